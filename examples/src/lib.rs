@@ -1,0 +1,8 @@
+//! Programs that show the resourcesync crates at work; see `src/bin/`.
+//!
+//! The library itself only compiles the workspace README's examples as doc-tests, so that
+//! the first code a user reads is code that runs.
+
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

@@ -1,0 +1,636 @@
+//! Checking a document against the standard's rules, entry by entry.
+//!
+//! The rules that span a document (Appendix A, order, one entry per capability, the
+//! interval of a change's datetime) are checked by a [`Checker`] that sees the head once
+//! and then each entry in turn. It keeps only what the next entry needs (the previous
+//! entry's time, the document's interval, the capabilities seen in a Capability List, the
+//! first package format of a dump), so a document of any size is checked in constant
+//! memory while it streams.
+
+use std::collections::HashSet;
+
+use crate::capability::{Capability, DocumentKind as K};
+use crate::rules::{Finding, Rule};
+use crate::{Change, Document, DocumentHead, Entry, Link, Md, Relation, W3cDateTime, uri};
+
+/// The most entries a document may hold (section 7, after the Sitemap protocol).
+pub const MAX_ENTRIES: u64 = 50_000;
+
+/// What the checker cannot see in the document itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CheckOptions {
+    /// The document is one part of an index (for instance, it was reached from a Resource
+    /// List Index), so the recommended `index` link is expected. Without this, the
+    /// standard's "in case an index exists" cannot be decided and the rule is not checked.
+    pub part_of_index: bool,
+}
+
+impl CheckOptions {
+    /// Options for a document that is, or is not, part of an index.
+    pub fn part_of_index(part_of_index: bool) -> CheckOptions {
+        CheckOptions { part_of_index }
+    }
+}
+
+/// How an attribute of Appendix A may be used at some level of some document.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Use {
+    Mandatory,
+    Recommended,
+    Optional,
+    NotUsed,
+    /// The standards say nothing; nothing is checked.
+    Unchecked,
+}
+
+/// Appendix A, Table 4, with the Archives specification's entries: how `at` and `from` are
+/// used on the document's `<rs:md>` and on its entries' `<rs:md>`.
+/// Returns `(top at, top from, entry at, entry from)`.
+fn time_attributes(kind: K) -> (Use, Use, Use, Use) {
+    use Use::*;
+    match kind {
+        K::ResourceList => (Mandatory, NotUsed, NotUsed, NotUsed),
+        K::ResourceListIndex | K::ResourceDump | K::ResourceDumpIndex => {
+            (Mandatory, NotUsed, Optional, NotUsed)
+        }
+        K::ResourceDumpManifest => (Mandatory, NotUsed, NotUsed, NotUsed),
+        K::ChangeList | K::ChangeDumpManifest => (NotUsed, Mandatory, NotUsed, NotUsed),
+        K::ChangeListIndex | K::ChangeDump | K::ChangeDumpIndex => {
+            (NotUsed, Mandatory, NotUsed, Recommended)
+        }
+        K::ResourceListArchive | K::ResourceDumpArchive => {
+            (Unchecked, Unchecked, Recommended, NotUsed)
+        }
+        K::ChangeListArchive | K::ChangeDumpArchive => (Unchecked, Unchecked, NotUsed, Optional),
+        _ => (Unchecked, Unchecked, Unchecked, Unchecked),
+    }
+}
+
+/// Which attribute orders the entries of a document.
+#[derive(Clone, Copy)]
+enum OrderKey {
+    /// The change's `datetime` (Change Lists, Change Dump Manifests).
+    Datetime,
+    /// The start `from` of the interval an entry covers (indexes, dumps, archives).
+    From,
+}
+
+impl OrderKey {
+    fn of(self, md: &Md) -> Option<&W3cDateTime> {
+        match self {
+            OrderKey::Datetime => md.datetime.as_ref(),
+            OrderKey::From => md.from.as_ref(),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            OrderKey::Datetime => "datetime",
+            OrderKey::From => "from",
+        }
+    }
+}
+
+/// The order rule of a kind, and the attribute it orders by.
+fn order_rule(kind: K) -> Option<(Rule, OrderKey)> {
+    Some(match kind {
+        K::ChangeList => (Rule::ChangeListOrder, OrderKey::Datetime),
+        K::ChangeDumpManifest => (Rule::ChangeDumpManifestOrder, OrderKey::Datetime),
+        K::ChangeListIndex => (Rule::ChangeListIndexOrder, OrderKey::From),
+        K::ChangeDump => (Rule::ChangeDumpOrder, OrderKey::From),
+        K::ChangeDumpIndex => (Rule::ChangeDumpIndexOrder, OrderKey::From),
+        K::ChangeListArchive => (Rule::ChangeListArchiveOrder, OrderKey::From),
+        K::ChangeDumpArchive => (Rule::ChangeDumpArchiveOrder, OrderKey::From),
+        _ => return None,
+    })
+}
+
+/// Kinds whose `up` link is mandatory: every capability document, manifest and archive,
+/// and the Capability List itself (to the Source Description).
+fn up_link_mandatory(kind: K) -> bool {
+    !matches!(
+        kind,
+        K::SourceDescription | K::SourceDescriptionIndex | K::Unknown
+    )
+}
+
+/// Kinds that may be a part of an index and then should link to it.
+fn may_have_index(kind: K) -> bool {
+    matches!(
+        kind,
+        K::ResourceList
+            | K::ResourceDump
+            | K::ChangeList
+            | K::ChangeDump
+            | K::ResourceListArchive
+            | K::ResourceDumpArchive
+            | K::ChangeListArchive
+            | K::ChangeDumpArchive
+    )
+}
+
+fn is_manifest(kind: K) -> bool {
+    matches!(kind, K::ResourceDumpManifest | K::ChangeDumpManifest)
+}
+
+/// Checks one document, head and entries, rule by rule.
+///
+/// Create it with the document's head (which it checks at once), pass each entry in
+/// document order to [`check_entry`](Checker::check_entry), and call
+/// [`finish`](Checker::finish) at the end. Findings are appended to a vector the caller
+/// owns, so the caller decides whether to keep, print or count them.
+///
+/// ```
+/// use resourcesync_model::{Change, Checker, DocumentHead, DocumentKind, Entry, Md, Rule};
+///
+/// let mut head = DocumentHead::of_kind(DocumentKind::ChangeList).unwrap();
+/// head.md.from = Some("2013-01-03T00:00:00Z".parse()?);
+/// let mut findings = Vec::new();
+/// let mut checker = Checker::new(&head, &mut findings);
+/// // The head has no `up` link.
+/// assert_eq!(findings[0].rule, Rule::UpLinkMandatory);
+///
+/// for time in ["2013-01-03T18:00:00Z", "2013-01-03T11:00:00Z"] {
+///     let mut entry = Entry::new("http://example.com/res1".parse()?);
+///     entry.md = Some(Md { change: Some(Change::Updated), datetime: Some(time.parse()?), ..Md::default() });
+///     checker.check_entry(&entry, &mut findings);
+/// }
+/// checker.finish(&mut findings);
+/// assert_eq!(findings[1].rule, Rule::ChangeListOrder);
+/// assert_eq!(findings[1].entry, Some(2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Checker {
+    kind: K,
+    from: Option<W3cDateTime>,
+    until: Option<W3cDateTime>,
+    entries: u64,
+    /// The order key of the last entry that had one.
+    previous: Option<W3cDateTime>,
+    /// Capabilities seen so far, in a Capability List only: bounded by its entries.
+    capabilities: HashSet<Capability>,
+    /// The media type of a dump's first package.
+    package_type: Option<String>,
+}
+
+impl Checker {
+    /// Starts checking a document with default [`CheckOptions`], checking its head.
+    pub fn new(head: &DocumentHead, findings: &mut Vec<Finding>) -> Checker {
+        Checker::with_options(head, CheckOptions::default(), findings)
+    }
+
+    /// Starts checking a document, checking its head.
+    pub fn with_options(
+        head: &DocumentHead,
+        options: CheckOptions,
+        findings: &mut Vec<Finding>,
+    ) -> Checker {
+        let kind = head.kind();
+        let checker = Checker {
+            kind,
+            from: head.md.from.clone(),
+            until: head.md.until.clone(),
+            entries: 0,
+            previous: None,
+            capabilities: HashSet::new(),
+            package_type: None,
+        };
+        checker.check_head(head, options, findings);
+        checker
+    }
+
+    /// The kind of the document being checked.
+    pub fn kind(&self) -> K {
+        self.kind
+    }
+
+    /// How many entries have been checked.
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    fn check_head(&self, head: &DocumentHead, options: CheckOptions, out: &mut Vec<Finding>) {
+        let kind = self.kind;
+        let md = &head.md;
+        match &md.capability {
+            None => out.push(Finding::new(Rule::CapabilityMandatory, None)),
+            Some(Capability::Other(value)) => out.push(Finding {
+                message: format!("capability \"{value}\" is not defined by the standards"),
+                ..Finding::new(Rule::CapabilityUnknown, None)
+            }),
+            Some(Capability::ResourceDumpManifest | Capability::ChangeDumpManifest)
+                if head.root == crate::Root::SitemapIndex =>
+            {
+                out.push(Finding::new(Rule::ManifestIndex, None));
+            }
+            Some(_) => {}
+        }
+        if kind == K::CapabilityListIndex {
+            out.push(Finding::new(Rule::CapabilityListIndex, None));
+        }
+
+        let (at, from, _, _) = time_attributes(kind);
+        let name = kind.name();
+        if at == Use::Mandatory && md.at.is_none() {
+            out.push(Finding {
+                message: format!("a {name}'s rs:md must have an at attribute"),
+                ..Finding::new(Rule::AtMandatory, None)
+            });
+        }
+        if from == Use::Mandatory && md.from.is_none() {
+            out.push(Finding {
+                message: format!("a {name}'s rs:md must have a from attribute"),
+                ..Finding::new(Rule::FromMandatory, None)
+            });
+        }
+        if at == Use::NotUsed && (md.at.is_some() || md.completed.is_some()) {
+            out.push(Finding {
+                message: format!("at and completed are not used on a {name}'s rs:md"),
+                ..Finding::new(Rule::AtNotUsed, None)
+            });
+        }
+        if from == Use::NotUsed && (md.from.is_some() || md.until.is_some()) {
+            out.push(Finding {
+                message: format!("from and until are not used on a {name}'s rs:md"),
+                ..Finding::new(Rule::FromNotUsed, None)
+            });
+        }
+        check_intervals(md, None, out);
+
+        if up_link_mandatory(kind) && head.link(&Relation::Up).is_none() {
+            out.push(Finding {
+                section: kind.section(),
+                message: format!("a {name} must have an rs:ln with rel=\"up\""),
+                ..Finding::new(Rule::UpLinkMandatory, None)
+            });
+        }
+        if options.part_of_index && may_have_index(kind) && head.link(&Relation::Index).is_none() {
+            out.push(Finding {
+                section: kind.section(),
+                message: format!(
+                    "a {name} that is part of an index should have an rs:ln with rel=\"index\""
+                ),
+                ..Finding::new(Rule::IndexLinkRecommended, None)
+            });
+        }
+        if matches!(kind, K::SourceDescription | K::CapabilityList)
+            && head.link(&Relation::DescribedBy).is_none()
+        {
+            out.push(Finding {
+                section: kind.section(),
+                message: format!("a {name} should have an rs:ln with rel=\"describedby\""),
+                ..Finding::new(Rule::DescribedbyLinkRecommended, None)
+            });
+        }
+        for link in &head.links {
+            check_link(kind, link, None, out);
+        }
+    }
+
+    /// Checks the next entry, in document order.
+    pub fn check_entry(&mut self, entry: &Entry, out: &mut Vec<Finding>) {
+        self.entries += 1;
+        let n = Some(self.entries);
+        let kind = self.kind;
+        if self.entries == MAX_ENTRIES + 1 {
+            out.push(Finding {
+                message: format!("more than {MAX_ENTRIES} entries"),
+                ..Finding::new(Rule::MaxEntries, n)
+            });
+        }
+        check_uri(&entry.loc, "loc", n, out);
+        let empty = Md::default();
+        let md = entry.md.as_ref().unwrap_or(&empty);
+
+        self.check_entry_times(md, n, out);
+        check_intervals(md, n, out);
+        self.check_order(md, n, out);
+
+        if let Some(Capability::Other(value)) = &md.capability {
+            out.push(Finding {
+                message: format!("capability \"{value}\" is not defined by the standards"),
+                ..Finding::new(Rule::CapabilityUnknown, n)
+            });
+        }
+        if matches!(kind, K::ChangeList | K::ChangeDumpManifest) && md.change.is_none() {
+            out.push(Finding {
+                section: kind.section(),
+                message: format!(
+                    "each {} entry must have rs:md with a change attribute",
+                    kind.name()
+                ),
+                ..Finding::new(Rule::ChangeMandatory, n)
+            });
+        }
+        if is_manifest(kind) && md.change != Some(Change::Deleted) {
+            if md.path.is_none() {
+                out.push(Finding {
+                    section: kind.section(),
+                    ..Finding::new(Rule::PathMandatory, n)
+                });
+            }
+            if md.media_type.is_none() {
+                out.push(Finding {
+                    section: kind.section(),
+                    ..Finding::new(Rule::ManifestTypeRecommended, n)
+                });
+            }
+        }
+        if let Some(path) = &md.path {
+            check_path(kind, path, "rs:md", n, out);
+        }
+        if let Some(hash) = &md.hash {
+            check_hash_algorithms(hash, n, out);
+        }
+        match kind {
+            K::CapabilityList => self.check_capability_list_entry(md, n, out),
+            K::SourceDescription => {
+                if md
+                    .capability
+                    .as_ref()
+                    .is_some_and(|c| *c != Capability::CapabilityList)
+                {
+                    out.push(Finding::new(Rule::SourceDescriptionEntryCapability, n));
+                }
+                if !entry.links.iter().any(|l| l.rel == Relation::DescribedBy) {
+                    out.push(Finding::new(Rule::EntryDescribedbyRecommended, n));
+                }
+            }
+            K::ResourceDump | K::ChangeDump => self.check_package(md, n, out),
+            _ => {}
+        }
+        for link in &entry.links {
+            check_link(kind, link, n, out);
+        }
+    }
+
+    /// Ends the check. Every rule is decided entry by entry, so this adds nothing today;
+    /// it exists so that a rule that needs the whole document can be added without
+    /// changing callers.
+    pub fn finish(self, _out: &mut Vec<Finding>) {}
+
+    fn check_entry_times(&self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+        let (_, _, at, from) = time_attributes(self.kind);
+        let name = self.kind.name();
+        if at == Use::NotUsed && (md.at.is_some() || md.completed.is_some()) {
+            out.push(Finding {
+                message: format!("at and completed are not used on the entries of a {name}"),
+                ..Finding::new(Rule::EntryAtNotUsed, n)
+            });
+        }
+        if from == Use::NotUsed && (md.from.is_some() || md.until.is_some()) {
+            out.push(Finding {
+                message: format!("from and until are not used on the entries of a {name}"),
+                ..Finding::new(Rule::EntryFromNotUsed, n)
+            });
+        }
+        if from == Use::Recommended && md.from.is_none() {
+            out.push(Finding {
+                message: format!("entries of a {name} should have rs:md with a from attribute"),
+                ..Finding::new(Rule::EntryFromRecommended, n)
+            });
+        }
+        if at == Use::Recommended && md.at.is_none() {
+            out.push(Finding {
+                section: self.kind.section(),
+                message: format!("entries of a {name} should have rs:md with an at attribute"),
+                ..Finding::new(Rule::EntryAtRecommended, n)
+            });
+        }
+        if let Some(datetime) = &md.datetime {
+            if matches!(self.kind, K::ChangeList | K::ChangeDumpManifest) {
+                let before = self.from.as_ref().filter(|from| datetime < *from);
+                let after = self.until.as_ref().filter(|until| datetime > *until);
+                if let Some(bound) = before {
+                    out.push(Finding {
+                        message: format!(
+                            "datetime {datetime} is before the document's from {bound}"
+                        ),
+                        ..Finding::new(Rule::DatetimeOutsideInterval, n)
+                    });
+                }
+                if let Some(bound) = after {
+                    out.push(Finding {
+                        message: format!(
+                            "datetime {datetime} is after the document's until {bound}"
+                        ),
+                        ..Finding::new(Rule::DatetimeOutsideInterval, n)
+                    });
+                }
+            }
+        }
+    }
+
+    fn check_order(&mut self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+        let Some((rule, key)) = order_rule(self.kind) else {
+            return;
+        };
+        // An entry without a time cannot be placed; the next one is compared with the
+        // last entry that had one (Example 19 lists an update without a datetime).
+        let Some(time) = key.of(md) else {
+            return;
+        };
+        if let Some(previous) = &self.previous {
+            if time < previous {
+                out.push(Finding {
+                    message: format!(
+                        "{} {time} is before the previous entry's {previous}",
+                        key.name()
+                    ),
+                    ..Finding::new(rule, n)
+                });
+            }
+        }
+        self.previous = Some(time.clone());
+    }
+
+    fn check_capability_list_entry(&mut self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+        let Some(capability) = &md.capability else {
+            out.push(Finding::new(Rule::CapabilityListEntryCapability, n));
+            return;
+        };
+        if !capability.is_listable() && !matches!(capability, Capability::Other(_)) {
+            out.push(Finding {
+                message: format!(
+                    "a Capability List entry must point at a capability document, not a {capability}"
+                ),
+                ..Finding::new(Rule::CapabilityListEntryKind, n)
+            });
+        }
+        if !self.capabilities.insert(capability.clone()) {
+            out.push(Finding {
+                message: format!("capability {capability} is listed more than once"),
+                ..Finding::new(Rule::CapabilityListDuplicate, n)
+            });
+        }
+    }
+
+    fn check_package(&mut self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+        if md.media_type.is_none() || md.length.is_none() {
+            out.push(Finding {
+                section: self.kind.section(),
+                ..Finding::new(Rule::DumpPackageMetadata, n)
+            });
+        }
+        if let Some(t) = &md.media_type {
+            let essence = t.essence().to_ascii_lowercase();
+            match &self.package_type {
+                None => self.package_type = Some(essence),
+                Some(first) if *first != essence => out.push(Finding {
+                    section: self.kind.section(),
+                    message: format!("package of type {essence} in a dump of {first} packages"),
+                    ..Finding::new(Rule::DumpPackageFormat, n)
+                }),
+                Some(_) => {}
+            }
+        }
+    }
+}
+
+/// `completed` not before `at`, `until` not before `from`, and the recommended form of all
+/// four, on one `<rs:md>`.
+fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+    if let (Some(at), Some(completed)) = (&md.at, &md.completed) {
+        if completed < at {
+            out.push(Finding {
+                message: format!("completed {completed} is before at {at}"),
+                ..Finding::new(Rule::CompletedBeforeAt, n)
+            });
+        }
+    }
+    if let (Some(from), Some(until)) = (&md.from, &md.until) {
+        if until < from {
+            out.push(Finding {
+                message: format!("until {until} is before from {from}"),
+                ..Finding::new(Rule::UntilBeforeFrom, n)
+            });
+        }
+    }
+    let times = [
+        ("at", &md.at),
+        ("completed", &md.completed),
+        ("from", &md.from),
+        ("until", &md.until),
+    ];
+    for (name, value) in times {
+        if let Some(value) = value.as_ref().filter(|v| !v.is_recommended_form()) {
+            out.push(Finding {
+                message: format!(
+                    "{name} {value} should be a complete UTC datetime (YYYY-MM-DDThh:mm:ss[.s]Z)"
+                ),
+                ..Finding::new(Rule::DatetimeForm, n)
+            });
+        }
+    }
+}
+
+fn check_uri(url: &url::Url, what: &str, n: Option<u64>, out: &mut Vec<Finding>) {
+    let len = url.as_str().chars().count();
+    if len > uri::MAX_URI_LEN {
+        out.push(Finding {
+            message: format!("{what} is {len} characters long, over {}", uri::MAX_URI_LEN),
+            ..Finding::new(Rule::UriLength, n)
+        });
+    }
+    if uri::has_unsafe_scheme(url) {
+        out.push(Finding {
+            message: format!("{what} uses the {} scheme", url.scheme()),
+            ..Finding::new(Rule::UriScheme, n)
+        });
+    }
+}
+
+fn check_hash_algorithms(hash: &crate::Hashes, n: Option<u64>, out: &mut Vec<Finding>) {
+    for name in hash.unknown_algorithms() {
+        out.push(Finding {
+            message: format!("hash algorithm \"{name}\" is not one the standard names"),
+            ..Finding::new(Rule::HashAlgorithmUnknown, n)
+        });
+    }
+}
+
+fn check_path(
+    kind: K,
+    path: &crate::BitstreamPath,
+    on: &str,
+    n: Option<u64>,
+    out: &mut Vec<Finding>,
+) {
+    if !is_manifest(kind) {
+        out.push(Finding {
+            message: format!("path \"{path}\" on {on} outside a manifest"),
+            ..Finding::new(Rule::PathOutsideManifest, n)
+        });
+    }
+    if !path.has_leading_slash() {
+        out.push(Finding {
+            message: format!("path \"{path}\" on {on} does not start with a slash"),
+            ..Finding::new(Rule::PathLeadingSlash, n)
+        });
+    }
+    if path.climbs_out() {
+        out.push(Finding {
+            message: format!("path \"{path}\" on {on} climbs out of the package"),
+            ..Finding::new(Rule::PathClimbsOut, n)
+        });
+    }
+}
+
+fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
+    check_uri(&link.href, "href", n, out);
+    if let Some(hash) = &link.hash {
+        check_hash_algorithms(hash, n, out);
+    }
+    if let Some(path) = &link.path {
+        check_path(kind, path, "rs:ln", n, out);
+    }
+    match link.rel {
+        Relation::Patch => {
+            if link.media_type.is_none() {
+                out.push(Finding::new(Rule::PatchLinkType, n));
+            }
+            if kind == K::ChangeDumpManifest && link.path.is_none() {
+                out.push(Finding::new(Rule::PatchLinkPath, n));
+            }
+        }
+        Relation::TimeGate => {
+            let extra = link.pri.is_some()
+                || link.modified.is_some()
+                || link.hash.is_some()
+                || link.length.is_some()
+                || link.media_type.is_some()
+                || link.path.is_some()
+                || link.encoding.is_some();
+            if extra {
+                out.push(Finding::new(Rule::TimegateLinkAttributes, n));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Checks a whole document in memory with default options; see [`Checker`] for streaming.
+///
+/// ```
+/// use resourcesync_model::{check, Document, DocumentHead, DocumentKind, Rule};
+///
+/// let doc = Document::new(DocumentHead::of_kind(DocumentKind::ResourceList).unwrap());
+/// let rules: Vec<Rule> = check(&doc).into_iter().map(|f| f.rule).collect();
+/// assert_eq!(rules, [Rule::AtMandatory, Rule::UpLinkMandatory]);
+/// ```
+pub fn check(document: &Document) -> Vec<Finding> {
+    check_with(document, CheckOptions::default())
+}
+
+/// Checks a whole document in memory.
+pub fn check_with(document: &Document, options: CheckOptions) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    let mut checker = Checker::with_options(&document.head, options, &mut findings);
+    for entry in &document.entries {
+        checker.check_entry(entry, &mut findings);
+    }
+    checker.finish(&mut findings);
+    findings
+}

@@ -1,0 +1,112 @@
+//! The typed data model of ResourceSync documents and the standard's rules.
+//!
+//! ResourceSync (ANSI/NISO Z39.99-2017, with the ResourceSync Archives specification) lets
+//! a Destination stay in step with a Source's changing resources through Sitemap documents
+//! with `<rs:md>` and `<rs:ln>` extensions. This crate holds every such document as values
+//! that cannot be invalid — [`W3cDateTime`], [`Capability`], [`Hashes`], [`Priority`],
+//! [`Relation`], [`MediaType`] — and checks what a value alone cannot show, the rules that
+//! span a document, with a [`Checker`] that reports each broken rule as a [`Finding`]
+//! naming the [`Rule`], the section of the standard and the entry.
+//!
+//! Out of scope: XML (see `resourcesync-xml`), packages (`resourcesync-package`), HTTP
+//! and the file system. This crate performs no IO and never reads the clock.
+//!
+//! # Entry types
+//! - [`Document`] = [`DocumentHead`] (root, document `<rs:md>` and `<rs:ln>`) + [`Entry`]s;
+//!   [`DocumentKind`] follows from the root and the capability.
+//! - [`Md`] and [`Link`]: every attribute of Table 3, typed.
+//! - [`Checker`] and [`check`]: the rules of sections 7–14, Appendix A and the Archives
+//!   specification, entry by entry in constant memory; [`Rule::ALL`] is the catalogue.
+//!
+//! # Example
+//! ```
+//! use resourcesync_model::*;
+//!
+//! // A Change List whose entries are out of order.
+//! let mut head = DocumentHead::of_kind(DocumentKind::ChangeList).unwrap();
+//! head.md.from = Some("2013-01-03T00:00:00Z".parse()?);
+//! head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+//! let mut doc = Document::new(head);
+//! for (loc, change, datetime) in [
+//!     ("http://example.com/res2.pdf", Change::Updated, "2013-01-03T13:00:00Z"),
+//!     ("http://example.com/res1.html", Change::Created, "2013-01-03T12:00+01:00"),
+//! ] {
+//!     let mut entry = Entry::new(loc.parse()?);
+//!     entry.md = Some(Md { change: Some(change), datetime: Some(datetime.parse()?), ..Md::default() });
+//!     doc.entries.push(entry);
+//! }
+//!
+//! let findings = check(&doc);
+//! assert_eq!(findings.len(), 1);
+//! assert_eq!(findings[0].rule, Rule::ChangeListOrder);
+//! assert_eq!(findings[0].rule.id(), "changelist-order");
+//! assert_eq!(findings[0].severity(), Severity::Error);
+//! assert_eq!(findings[0].section, "12.1");
+//! assert_eq!(findings[0].entry, Some(2));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Features
+//! - `serde`: `Serialize` and `Deserialize` on every data type; values such as datetimes,
+//!   hashes and relations as the text they have in a document.
+//!
+//! # Deviations
+//! Where this crate is stricter or more lenient than the standard, on purpose:
+//! - A W3C Datetime with a leap second (`:60`) is refused: it has no instant in chrono or
+//!   most stores. Offsets are limited to ±23:59 and years to four digits, as in the W3C
+//!   note.
+//! - Equality and order of [`W3cDateTime`] are on the instant, a value of reduced precision
+//!   standing for the start of its period and a date without a time for UTC.
+//! - URIs are kept in the `url` crate's normalised form (lower-case scheme and host, a `/`
+//!   path for an empty one), and white space inside a URI is refused rather than
+//!   percent-encoded.
+//! - The Archives specification's text leaves out whether an archive's entries must carry
+//!   `at` (Resource List and Resource Dump Archives); missing `at` there is a warning.
+//! - Order rules compare `datetime` (Change Lists, Change Dump Manifests) or `from` (the
+//!   others); an entry without that attribute is skipped, not guessed from `<lastmod>`.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod capability;
+mod check;
+mod datetime;
+mod document;
+mod entry;
+mod extension;
+mod hash;
+mod keyword;
+mod length;
+mod link;
+mod md;
+mod media_type;
+mod path;
+mod priority;
+mod relation;
+mod rules;
+mod uri;
+
+pub use capability::{Capability, DocumentKind, Root};
+pub use check::{CheckOptions, Checker, MAX_ENTRIES, check, check_with};
+pub use datetime::{DateTimeError, Offset, Precision, W3cDateTime};
+pub use document::{Document, DocumentHead};
+pub use entry::Entry;
+pub use extension::{Attribute, Element};
+pub use hash::{Hash, HashAlgorithm, HashError, Hashes};
+pub use keyword::{Change, ChangeFreq, KeywordError};
+pub use length::{LengthError, parse_length};
+pub use link::Link;
+pub use md::Md;
+pub use media_type::{MediaType, MediaTypeError};
+pub use path::BitstreamPath;
+pub use priority::{Priority, PriorityError};
+pub use relation::{PATCH_RELATION, Relation, RelationError};
+pub use rules::{Finding, Rule, RuleError, Severity, TextPosition};
+pub use uri::{MAX_URI_LEN, UriError, parse_uri};
+pub use url::Url;
+
+/// The ResourceSync XML namespace, bound to `rs` in the standard's examples.
+pub const RS_NAMESPACE: &str = "http://www.openarchives.org/rs/terms/";
+/// The Sitemap protocol's XML namespace.
+pub const SITEMAP_NAMESPACE: &str = "http://www.sitemaps.org/schemas/sitemap/0.9";

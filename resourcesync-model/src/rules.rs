@@ -1,0 +1,419 @@
+//! The catalogue of the standard's rules, and the findings that report a broken one.
+//!
+//! Each [`Rule`] has a stable [`id`](Rule::id), a [`Severity`] (an error for a MUST or a
+//! mandatory element or attribute, a warning for a SHOULD or a recommended one), the
+//! section of the standard it comes from and a message. Sections are those of ANSI/NISO
+//! Z39.99-2017; `Archives N` names a section of the ResourceSync Archives specification.
+
+use std::fmt;
+
+/// How serious a broken rule is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+#[allow(clippy::exhaustive_enums)] // the standard has MUST and SHOULD, nothing else
+pub enum Severity {
+    /// A SHOULD, or a recommended element or attribute, is not followed.
+    Warning,
+    /// A MUST, or a mandatory element or attribute, is broken.
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        })
+    }
+}
+
+/// An error that breaks a rule of the catalogue: every value type's parse error is one.
+pub trait RuleError: std::error::Error {
+    /// The rule the offending value breaks.
+    fn rule(&self) -> Rule;
+}
+
+macro_rules! catalogue {
+    ($(
+        $(#[$meta:meta])*
+        $variant:ident = ($id:literal, $severity:ident, $section:literal, $message:literal)
+    ),+ $(,)?) => {
+        /// A rule of the standard. The catalogue grows with the standard's coverage, so
+        /// the enum is non-exhaustive; ids never change meaning.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Rule {
+            $($(#[$meta])* $variant),+
+        }
+
+        impl Rule {
+            /// Every rule, in catalogue order.
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant),+];
+
+            /// The stable identifier, such as `"changelist-order"`.
+            pub fn id(self) -> &'static str {
+                match self { $(Rule::$variant => $id),+ }
+            }
+
+            /// Error for a MUST or mandatory item, warning for a SHOULD or recommended one.
+            pub fn severity(self) -> Severity {
+                match self { $(Rule::$variant => Severity::$severity),+ }
+            }
+
+            /// The section(s) of the standard the rule comes from.
+            pub fn section(self) -> &'static str {
+                match self { $(Rule::$variant => $section),+ }
+            }
+
+            /// What the rule requires, in one sentence.
+            pub fn message(self) -> &'static str {
+                match self { $(Rule::$variant => $message),+ }
+            }
+
+            /// The rule with this id.
+            pub fn from_id(id: &str) -> Option<Rule> {
+                Rule::ALL.iter().copied().find(|r| r.id() == id)
+            }
+        }
+    };
+}
+
+catalogue! {
+    // Values (section 7, Table 3).
+    /// Time attributes and `<lastmod>` are W3C Datetimes, with an offset on any time.
+    DatetimeSyntax = ("datetime-syntax", Error, "7",
+        "datetimes must be W3C Datetimes, with a time zone designator on any time"),
+    /// `at`, `completed`, `from`, `until` are best complete UTC datetimes.
+    DatetimeForm = ("datetime-recommended-form", Warning, "7",
+        "at, completed, from and until should be complete UTC datetimes (YYYY-MM-DDThh:mm:ss[.s]Z)"),
+    /// `hash` is a whitespace-delimited list of `algorithm:hexdigest`.
+    HashSyntax = ("hash-syntax", Error, "7",
+        "hash must be a whitespace-delimited list of algorithm:hex-digest tokens"),
+    /// A digest of a known algorithm has that algorithm's length.
+    HashDigestLength = ("hash-digest-length", Error, "7",
+        "a digest must have the length of its algorithm (md5 32, sha-1 40, sha-256 64 hex digits)"),
+    /// A hash algorithm the standard does not name is kept but flagged.
+    HashAlgorithmUnknown = ("hash-algorithm-unknown", Warning, "7",
+        "hash algorithms should be ones the standard names (md5, sha-1, sha-256)"),
+    /// `length` is a non-negative integer.
+    LengthSyntax = ("length-syntax", Error, "7",
+        "length must be a non-negative integer that fits 64 bits"),
+    /// `pri` is an integer from 1 to 999,999.
+    PriorityRange = ("pri-range", Error, "7",
+        "pri must be an integer from 1 to 999999"),
+    /// `change` is created, updated or deleted.
+    ChangeValue = ("change-value", Error, "7",
+        "change must be created, updated or deleted"),
+    /// `<changefreq>` is one of the Sitemap protocol's values.
+    ChangefreqValue = ("changefreq-value", Error, "7",
+        "changefreq must be always, hourly, daily, weekly, monthly, yearly or never"),
+    /// A capability the standards do not define is kept but flagged.
+    CapabilityUnknown = ("capability-unknown", Warning, "7",
+        "capability should be a value the standards define"),
+    /// `rel` is a registered relation name or a URI.
+    RelationSyntax = ("rel-syntax", Error, "7",
+        "rel must be a registered relation type or an absolute URI"),
+    /// `type` is a media type.
+    MediaTypeSyntax = ("type-syntax", Error, "7",
+        "type must be a media type (type/subtype)"),
+    /// `<loc>` and `href` are absolute URIs.
+    UriSyntax = ("uri-syntax", Error, "7",
+        "loc and href must be absolute URIs"),
+    /// URIs are under the Sitemap protocol's 2,048 characters.
+    UriLength = ("uri-length", Warning, "7",
+        "URIs should be at most 2048 characters long (Sitemap protocol)"),
+    /// URIs that run code or name local files.
+    UriScheme = ("uri-unsafe-scheme", Warning, "7",
+        "URIs should not use the javascript, data, file or vbscript schemes"),
+
+    // Documents.
+    /// The document's `<rs:md>` has a `capability`.
+    CapabilityMandatory = ("capability-mandatory", Error, "7",
+        "the document's rs:md must have a capability attribute"),
+    /// Manifests are `<urlset>` documents.
+    ManifestIndex = ("manifest-not-index", Error, "11.2, 13.2",
+        "a manifest must have the urlset root element"),
+    /// Capability Lists are not split into indexes.
+    CapabilityListIndex = ("capabilitylist-index", Warning, "9",
+        "Sources should not generate a sitemapindex Capability List"),
+    /// A document holds at most 50,000 entries.
+    MaxEntries = ("max-entries", Error, "7",
+        "a document must not have more than 50000 entries"),
+
+    // Time attributes (Appendix A and section 7).
+    /// `at` on documents that are snapshots.
+    AtMandatory = ("at-mandatory", Error, "Appendix A",
+        "the document's rs:md must have an at attribute"),
+    /// `from` on documents that cover an interval of changes.
+    FromMandatory = ("from-mandatory", Error, "Appendix A",
+        "the document's rs:md must have a from attribute"),
+    /// No `at` or `completed` on documents about changes.
+    AtNotUsed = ("at-not-used", Error, "Appendix A",
+        "at and completed are not used on this document's rs:md"),
+    /// No `from` or `until` on snapshot documents.
+    FromNotUsed = ("from-not-used", Error, "Appendix A",
+        "from and until are not used on this document's rs:md"),
+    /// No `at` or `completed` on entries of this kind of document.
+    EntryAtNotUsed = ("entry-at-not-used", Error, "Appendix A",
+        "at and completed are not used on the entries of this document"),
+    /// No `from` or `until` on entries of this kind of document.
+    EntryFromNotUsed = ("entry-from-not-used", Error, "Appendix A",
+        "from and until are not used on the entries of this document"),
+    /// `from` on the entries of Change List Indexes, Change Dumps and their indexes.
+    EntryFromRecommended = ("entry-from-recommended", Warning, "Appendix A",
+        "entries of this document should have rs:md with a from attribute"),
+    /// `at` on the entries of Resource List and Resource Dump Archives.
+    EntryAtRecommended = ("entry-at-recommended", Warning, "Archives 3, 4",
+        "entries of this archive should have rs:md with an at attribute"),
+    /// `completed` is not before `at`.
+    CompletedBeforeAt = ("completed-before-at", Error, "7",
+        "completed must not be before at"),
+    /// `until` is not before `from`.
+    UntilBeforeFrom = ("until-before-from", Error, "7",
+        "until must not be before from"),
+    /// A change's `datetime` lies within the document's `from` and `until`.
+    DatetimeOutsideInterval = ("datetime-in-interval", Error, "7",
+        "datetime must be equal to or after from, and before or equal to until"),
+
+    // Order.
+    /// Change List entries in forward chronological order.
+    ChangeListOrder = ("changelist-order", Error, "12.1",
+        "Change List entries must be in forward chronological order"),
+    /// Change List Index entries in forward chronological order.
+    ChangeListIndexOrder = ("changelist-index-order", Error, "12.2",
+        "a Change List Index must enumerate Change Lists in forward chronological order"),
+    /// Change Dump entries in forward chronological order.
+    ChangeDumpOrder = ("changedump-order", Warning, "13.1",
+        "Change Dump entries should be in forward chronological order"),
+    /// Change Dump Index entries in forward chronological order, as for Change List
+    /// Indexes.
+    ChangeDumpIndexOrder = ("changedump-index-order", Error, "13.1, 12.2",
+        "a Change Dump Index must enumerate Change Dumps in forward chronological order"),
+    /// Change Dump Manifest entries in forward chronological order.
+    ChangeDumpManifestOrder = ("changedump-manifest-order", Error, "13.2",
+        "Change Dump Manifest entries must be in forward chronological order"),
+    /// Change List Archive entries in chronological order.
+    ChangeListArchiveOrder = ("changelist-archive-order", Error, "Archives 5",
+        "the pointers in a Change List Archive must be in chronological order"),
+    /// Change Dump Archive entries in chronological order.
+    ChangeDumpArchiveOrder = ("changedump-archive-order", Error, "Archives 6",
+        "the pointers in a Change Dump Archive must be in chronological order"),
+
+    // Links.
+    /// The `up` link to the Capability List (or, from it, to the Source Description).
+    UpLinkMandatory = ("up-link-mandatory", Error, "9, 10.1, 10.2, 11.1, 11.2, 12.1, 12.2, 13.1, 13.2, Archives 3-6",
+        "the document must have an rs:ln with rel=\"up\""),
+    /// The `index` link to the parent index, where one exists.
+    IndexLinkRecommended = ("index-link-recommended", Warning, "10.1, 11.1, 12.1, 13.1, Archives 3-6",
+        "a document that is part of an index should have an rs:ln with rel=\"index\""),
+    /// The `describedby` link of Source Descriptions and Capability Lists.
+    DescribedbyLinkRecommended = ("describedby-link-recommended", Warning, "8, 9",
+        "the document should have an rs:ln with rel=\"describedby\""),
+    /// The `describedby` link on each Capability List of a Source Description.
+    EntryDescribedbyRecommended = ("entry-describedby-recommended", Warning, "8",
+        "each Capability List entry should have an rs:ln with rel=\"describedby\""),
+    /// The `type` of a patch link.
+    PatchLinkType = ("patch-link-type", Error, "14.4",
+        "a patch link must have a type attribute"),
+    /// The `path` of a patch link in a Change Dump Manifest.
+    PatchLinkPath = ("patch-link-path", Error, "14.4",
+        "a patch link in a Change Dump Manifest must have a path attribute"),
+    /// TimeGate links carry no other attributes.
+    TimegateLinkAttributes = ("timegate-link-attributes", Warning, "14.6",
+        "a timegate link should have no attributes but rel and href"),
+
+    // Entries.
+    /// `change` on Change List and Change Dump Manifest entries.
+    ChangeMandatory = ("change-mandatory", Error, "12.1, 13.2",
+        "each entry must have rs:md with a change attribute"),
+    /// `path` on manifest entries (not on deletions).
+    PathMandatory = ("path-mandatory", Error, "11.2, 13.2",
+        "each manifest entry must have rs:md with a path attribute (except deletions)"),
+    /// `path` starts with a slash.
+    PathLeadingSlash = ("path-leading-slash", Error, "11.2, 13.2",
+        "path must start with a slash"),
+    /// `path` stays inside the package.
+    PathClimbsOut = ("path-climbs-out", Error, "11.2, 13.2",
+        "path must be relative to the package root, with no .. segment above it"),
+    /// `path` is only used in manifests.
+    PathOutsideManifest = ("path-outside-manifest", Warning, "7",
+        "path is only used in Resource Dump Manifests and Change Dump Manifests"),
+    /// `type` on manifest entries.
+    ManifestTypeRecommended = ("manifest-type-recommended", Warning, "11.2, 13.2",
+        "manifest entries should have a type attribute"),
+    /// `capability` on Capability List entries.
+    CapabilityListEntryCapability = ("capabilitylist-entry-capability", Error, "9",
+        "each Capability List entry must have rs:md with a capability attribute"),
+    /// One entry per capability.
+    CapabilityListDuplicate = ("capabilitylist-duplicate", Error, "9, Archives 2.1",
+        "a Capability List must only contain one entry per capability"),
+    /// Capability List entries point at capability documents.
+    CapabilityListEntryKind = ("capabilitylist-entry-kind", Error, "9, Archives 2.1",
+        "a Capability List entry must point at a capability document (resourcelist, resourcedump, changelist, changedump or an archive)"),
+    /// Source Description entries point at Capability Lists.
+    SourceDescriptionEntryCapability = ("description-entry-capability", Error, "8",
+        "a Source Description entry's capability must be capabilitylist"),
+    /// `type` and `length` of a dump's packages.
+    DumpPackageMetadata = ("dump-package-metadata", Warning, "11.1, 13.1",
+        "each package should have rs:md with type and length attributes"),
+    /// All packages of a dump in one format.
+    DumpPackageFormat = ("dump-package-format", Warning, "11.1, 13.1",
+        "a dump should only point to packages of the same format"),
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for Rule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Rule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Rule::from_id(&s).ok_or_else(|| serde::de::Error::custom(format!("unknown rule {s}")))
+    }
+}
+
+/// A place in a document's text, filled in by readers that know it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct TextPosition {
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column, in characters.
+    pub column: u64,
+}
+
+/// One broken rule: which, where, and the detail of this occurrence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Finding {
+    /// The rule broken.
+    pub rule: Rule,
+    /// The section that applies to this document (one of the rule's sections).
+    pub section: &'static str,
+    /// What is wrong here, naming the offending values.
+    pub message: String,
+    /// The 1-based number of the entry, or `None` for the document level.
+    pub entry: Option<u64>,
+    /// Where in the text, when the reader knows.
+    pub position: Option<TextPosition>,
+}
+
+impl Finding {
+    /// A finding with the rule's own section and message.
+    pub fn new(rule: Rule, entry: Option<u64>) -> Finding {
+        Finding {
+            rule,
+            section: rule.section(),
+            message: rule.message().to_owned(),
+            entry,
+            position: None,
+        }
+    }
+
+    /// A finding for a value that failed to parse, with the error's message.
+    pub fn from_error(error: &dyn RuleError, entry: Option<u64>) -> Finding {
+        Finding {
+            message: error.to_string(),
+            ..Finding::new(error.rule(), entry)
+        }
+    }
+
+    /// The rule's severity.
+    pub fn severity(&self) -> Severity {
+        self.rule.severity()
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} [{}, section {}]",
+            self.severity(),
+            self.rule,
+            self.section
+        )?;
+        if let Some(entry) = self.entry {
+            write!(f, " entry {entry}")?;
+        }
+        if let Some(p) = self.position {
+            write!(f, " line {} column {}", p.line, p.column)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// A [`Finding`] as deserialized: serde cannot produce a `&'static str` from borrowed
+/// input, so the section is read as text and mapped to the catalogue's own string.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+struct FindingText {
+    rule: Rule,
+    section: String,
+    message: String,
+    entry: Option<u64>,
+    position: Option<TextPosition>,
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Finding {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let f = FindingText::deserialize(d)?;
+        let section = Rule::ALL
+            .iter()
+            .map(|r| r.section())
+            .chain(crate::DocumentKind::DEFINED.iter().map(|k| k.section()))
+            .find(|known| *known == f.section)
+            .ok_or_else(|| D::Error::custom(format!("unknown section {}", f.section)))?;
+        Ok(Finding {
+            rule: f.rule,
+            section,
+            message: f.message,
+            entry: f.entry,
+            position: f.position,
+        })
+    }
+}
+
+/// Cuts untrusted input for an error message, so that a hostile megabyte-long value does not
+/// become a megabyte-long message.
+pub(crate) fn clip(s: &str) -> String {
+    const MAX: usize = 64;
+    match s.char_indices().nth(MAX) {
+        None => s.to_owned(),
+        Some((at, _)) => format!("{}…", &s[..at]),
+    }
+}
+
+/// Serde as text for a type with `Display` and `FromStr`.
+macro_rules! serde_as_text {
+    ($t:ty) => {
+        #[cfg(feature = "serde")]
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use serde_as_text;

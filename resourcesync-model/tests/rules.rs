@@ -1,0 +1,468 @@
+//! Every rule of the catalogue, broken once and kept once.
+//!
+//! Each test is named after the rule it exercises. A document case starts from a clean
+//! document of a kind (one that breaks no rule), changes it once so that the rule breaks
+//! and once so that it is kept, often right at the rule's boundary. A value case parses
+//! a bad and a good text. `every_rule_has_a_case` fails when a rule is added to the
+//! catalogue without a case here.
+
+use resourcesync_model::{
+    BitstreamPath, Capability, Change, CheckOptions, Document, DocumentHead, DocumentKind as K,
+    Entry, HashAlgorithm, Hashes, Link, Md, MediaType, Priority, Relation, Root, Rule, RuleError,
+    Severity, W3cDateTime, check_with, parse_length, parse_uri,
+};
+
+fn url(s: &str) -> resourcesync_model::Url {
+    parse_uri(s).unwrap()
+}
+
+fn t(s: &str) -> W3cDateTime {
+    s.parse().unwrap()
+}
+
+fn md5() -> Hashes {
+    "md5:1584abdf8ebdc9802ac0c6a7402c03b6".parse().unwrap()
+}
+
+fn link(rel: Relation, href: &str) -> Link {
+    Link::new(rel, url(href))
+}
+
+/// One entry that breaks no rule in a document of `kind`, for the `n`th hour of the day.
+fn clean_entry(kind: K, n: u32) -> Entry {
+    let mut e = Entry::new(url(&format!("http://example.com/res{n}")));
+    let time = t(&format!("2013-01-03T{n:02}:00:00Z"));
+    let mut md = Md::default();
+    match kind {
+        K::ChangeList => {
+            md.change = Some(Change::Updated);
+            md.datetime = Some(time);
+        }
+        K::ChangeDumpManifest => {
+            md.change = Some(Change::Updated);
+            md.datetime = Some(time);
+            md.path = Some(BitstreamPath::new(format!("/changes/res{n}")));
+            md.media_type = Some("text/html".parse().unwrap());
+        }
+        K::ResourceDumpManifest => {
+            md.path = Some(BitstreamPath::new(format!("/resources/res{n}")));
+            md.media_type = Some("text/html".parse().unwrap());
+        }
+        K::ResourceDump => {
+            md.media_type = Some("application/zip".parse().unwrap());
+            md.length = Some(4765);
+            md.at = Some(time);
+        }
+        K::ChangeDump => {
+            md.media_type = Some("application/zip".parse().unwrap());
+            md.length = Some(4765);
+            md.from = Some(time);
+        }
+        K::ChangeListIndex | K::ChangeDumpIndex | K::ChangeListArchive | K::ChangeDumpArchive => {
+            md.from = Some(time);
+        }
+        K::ResourceListArchive | K::ResourceDumpArchive => md.at = Some(time),
+        K::CapabilityList => md.capability = Some(Capability::ResourceList),
+        K::SourceDescription => {
+            md.capability = Some(Capability::CapabilityList);
+            e.links
+                .push(link(Relation::DescribedBy, "http://example.com/about-set1"));
+        }
+        _ => {}
+    }
+    e.md = Some(md);
+    e
+}
+
+/// A document of `kind` with one entry that breaks no rule.
+fn clean(kind: K) -> Document {
+    let mut head = DocumentHead::of_kind(kind).unwrap();
+    match kind {
+        K::ResourceList
+        | K::ResourceListIndex
+        | K::ResourceDump
+        | K::ResourceDumpIndex
+        | K::ResourceDumpManifest => head.md.at = Some(t("2013-01-03T09:00:00Z")),
+        K::ChangeList
+        | K::ChangeListIndex
+        | K::ChangeDump
+        | K::ChangeDumpIndex
+        | K::ChangeDumpManifest => head.md.from = Some(t("2013-01-03T00:00:00Z")),
+        _ => {}
+    }
+    if !matches!(kind, K::SourceDescription | K::SourceDescriptionIndex) {
+        head.links
+            .push(link(Relation::Up, "http://example.com/capabilitylist.xml"));
+    }
+    if matches!(kind, K::SourceDescription | K::CapabilityList) {
+        head.links
+            .push(link(Relation::DescribedBy, "http://example.com/about"));
+    }
+    let mut doc = Document::new(head);
+    doc.entries.push(clean_entry(kind, 1));
+    doc
+}
+
+fn md(doc: &mut Document, i: usize) -> &mut Md {
+    doc.entries[i].md.get_or_insert_with(Md::default)
+}
+
+type Change1 = Box<dyn FnOnce(&mut Document)>;
+
+enum Case {
+    Doc {
+        kind: K,
+        options: CheckOptions,
+        broken: Change1,
+        kept: Change1,
+    },
+    /// The rule of the error from parsing a bad text, and whether a good text parsed.
+    Value { broken: Rule, kept: bool },
+}
+
+fn doc(
+    kind: K,
+    broken: impl FnOnce(&mut Document) + 'static,
+    kept: impl FnOnce(&mut Document) + 'static,
+) -> Case {
+    Case::Doc {
+        kind,
+        options: CheckOptions::default(),
+        broken: Box::new(broken),
+        kept: Box::new(kept),
+    }
+}
+
+fn value<T, E: RuleError>(bad: Result<T, E>, good: Result<T, E>) -> Case {
+    let Err(e) = bad else {
+        panic!("the bad value parsed");
+    };
+    Case::Value {
+        broken: e.rule(),
+        kept: good.is_ok(),
+    }
+}
+
+fn keep(_: &mut Document) {}
+
+impl Case {
+    fn run(self, rule: Rule) {
+        match self {
+            Case::Value { broken, kept } => {
+                assert_eq!(broken, rule, "the bad value breaks another rule");
+                assert!(kept, "the good value was refused");
+            }
+            Case::Doc {
+                kind,
+                options,
+                broken,
+                kept,
+            } => {
+                let mut d = clean(kind);
+                broken(&mut d);
+                let findings = check_with(&d, options);
+                let found = findings.iter().find(|f| f.rule == rule);
+                let found = found.unwrap_or_else(|| panic!("{rule:?} not reported: {findings:#?}"));
+                assert_eq!(found.severity(), rule.severity());
+                assert!(rule.section().contains(found.section) || found.section == kind.section());
+
+                let mut d = clean(kind);
+                kept(&mut d);
+                let findings = check_with(&d, options);
+                assert!(
+                    findings.iter().all(|f| f.rule != rule),
+                    "{rule:?} reported on the kept document: {findings:#?}"
+                );
+            }
+        }
+    }
+}
+
+macro_rules! rules {
+    ($($name:ident: $rule:expr => $case:expr;)+) => {
+        $(
+            #[test]
+            fn $name() {
+                let case: Case = $case;
+                case.run($rule);
+            }
+        )+
+
+        #[test]
+        fn every_rule_has_a_case() {
+            let covered = [$($rule),+];
+            for rule in Rule::ALL {
+                assert!(covered.contains(rule), "{rule:?} has no test");
+            }
+            for (i, rule) in covered.iter().enumerate() {
+                assert!(!covered[..i].contains(rule), "{rule:?} has two tests");
+            }
+        }
+    };
+}
+
+rules! {
+    // Values.
+    datetime_syntax: Rule::DatetimeSyntax =>
+        value("2013-02-30".parse::<W3cDateTime>(), "2013-02-28".parse());
+    datetime_recommended_form: Rule::DatetimeForm => doc(K::ResourceList,
+        |d| d.head.md.at = Some(t("2013-01-03T10:00+01:00")),
+        |d| d.head.md.at = Some(t("2013-01-03T09:00:00.5Z")));
+    hash_syntax: Rule::HashSyntax =>
+        value("md5:f40xZX_x_DFG".parse::<Hashes>(), "md5:1584abdf8ebdc9802ac0c6a7402c03b6".parse());
+    hash_digest_length: Rule::HashDigestLength =>
+        value("sha-256:1584abdf8ebdc9802ac0c6a7402c03b6".parse::<Hashes>(),
+              "sha-256:854f61290e2e197a11bc91063afce22e43f8ccc655237050ace766adc68dc784".parse());
+    hash_algorithm_unknown: Rule::HashAlgorithmUnknown => doc(K::ResourceList,
+        |d| md(d, 0).hash = Some("blake3:abcd".parse().unwrap()),
+        |d| md(d, 0).hash = Some(md5()));
+    length_syntax: Rule::LengthSyntax => value(parse_length("-1"), parse_length("0"));
+    pri_range: Rule::PriorityRange =>
+        value("1000000".parse::<Priority>(), "999999".parse());
+    change_value: Rule::ChangeValue => value("removed".parse::<Change>(), "deleted".parse());
+    changefreq_value: Rule::ChangefreqValue =>
+        value("sometimes".parse::<resourcesync_model::ChangeFreq>(), "never".parse());
+    capability_unknown: Rule::CapabilityUnknown => doc(K::CapabilityList,
+        |d| md(d, 0).capability = Some(Capability::from("mirrorlist")),
+        |d| md(d, 0).capability = Some(Capability::ChangeDumpArchive));
+    rel_syntax: Rule::RelationSyntax =>
+        value("my rel".parse::<Relation>(), "http://example.org/rels/my".parse());
+    type_syntax: Rule::MediaTypeSyntax =>
+        value("zip".parse::<MediaType>(), "application/vnd.example+zip; v=1".parse());
+    uri_syntax: Rule::UriSyntax =>
+        value(parse_uri("/res1"), parse_uri("http://example.com/res1"));
+    uri_length: Rule::UriLength => doc(K::ResourceList,
+        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2030))),
+        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2029))));
+    uri_unsafe_scheme: Rule::UriScheme => doc(K::ChangeList,
+        |d| d.entries[0].links.push(link(Relation::Duplicate, "file:///etc/passwd")),
+        |d| d.entries[0].links.push(link(Relation::Duplicate, "ftp://mirror.example.com/res1")));
+
+    // Documents.
+    capability_mandatory: Rule::CapabilityMandatory => doc(K::ResourceList,
+        |d| d.head.md.capability = None, keep);
+    manifest_not_index: Rule::ManifestIndex => doc(K::ResourceDumpManifest,
+        |d| d.head.root = Root::SitemapIndex, keep);
+    capabilitylist_index: Rule::CapabilityListIndex => doc(K::CapabilityList,
+        |d| d.head.root = Root::SitemapIndex, keep);
+    max_entries: Rule::MaxEntries => doc(K::ResourceList,
+        |d| { let e = d.entries[0].clone(); d.entries.resize(50_001, e) },
+        |d| { let e = d.entries[0].clone(); d.entries.resize(50_000, e) });
+
+    // Appendix A and intervals.
+    at_mandatory: Rule::AtMandatory => doc(K::ResourceDumpManifest,
+        |d| d.head.md.at = None, keep);
+    from_mandatory: Rule::FromMandatory => doc(K::ChangeDumpIndex,
+        |d| d.head.md.from = None, keep);
+    at_not_used: Rule::AtNotUsed => doc(K::ChangeList,
+        |d| d.head.md.completed = Some(t("2013-01-04T00:00:00Z")),
+        |d| d.head.md.until = Some(t("2013-01-04T00:00:00Z")));
+    from_not_used: Rule::FromNotUsed => doc(K::ResourceList,
+        |d| d.head.md.from = Some(t("2013-01-01T00:00:00Z")),
+        |d| d.head.md.completed = Some(t("2013-01-03T09:01:00Z")));
+    entry_at_not_used: Rule::EntryAtNotUsed => doc(K::ChangeDumpIndex,
+        |d| md(d, 0).at = Some(t("2013-01-03T00:00:00Z")),
+        |d| md(d, 0).until = Some(t("2013-01-04T00:00:00Z")));
+    entry_from_not_used: Rule::EntryFromNotUsed => doc(K::ResourceListIndex,
+        |d| md(d, 0).until = Some(t("2013-01-03T00:00:00Z")),
+        |d| md(d, 0).at = Some(t("2013-01-03T00:00:00Z")));
+    entry_from_recommended: Rule::EntryFromRecommended => doc(K::ChangeListIndex,
+        |d| d.entries[0].md = None, keep);
+    entry_at_recommended: Rule::EntryAtRecommended => doc(K::ResourceDumpArchive,
+        |d| md(d, 0).at = None, keep);
+    completed_before_at: Rule::CompletedBeforeAt => doc(K::ResourceList,
+        |d| d.head.md.completed = Some(t("2013-01-03T08:59:59Z")),
+        |d| d.head.md.completed = Some(t("2013-01-03T10:00+01:00")));
+    until_before_from: Rule::UntilBeforeFrom => doc(K::ChangeDump,
+        |d| md(d, 0).until = Some(t("2013-01-03T00:59:59Z")),
+        |d| md(d, 0).until = Some(t("2013-01-03T01:00:00Z")));
+    datetime_in_interval: Rule::DatetimeOutsideInterval => doc(K::ChangeList,
+        |d| { d.head.md.until = Some(t("2013-01-03T00:30:00Z")); }, // entry is at 01:00
+        |d| {
+            d.head.md.until = Some(t("2013-01-03T01:00:00Z"));
+            md(d, 0).datetime = Some(t("2013-01-03T02:00+01:00")); // = until, in another offset
+        });
+
+    // Order.
+    changelist_order: Rule::ChangeListOrder => order(K::ChangeList);
+    changelist_index_order: Rule::ChangeListIndexOrder => order(K::ChangeListIndex);
+    changedump_order: Rule::ChangeDumpOrder => order(K::ChangeDump);
+    changedump_index_order: Rule::ChangeDumpIndexOrder => order(K::ChangeDumpIndex);
+    changedump_manifest_order: Rule::ChangeDumpManifestOrder => order(K::ChangeDumpManifest);
+    changelist_archive_order: Rule::ChangeListArchiveOrder => order(K::ChangeListArchive);
+    changedump_archive_order: Rule::ChangeDumpArchiveOrder => order(K::ChangeDumpArchive);
+
+    // Links.
+    up_link_mandatory: Rule::UpLinkMandatory => doc(K::ChangeListArchive,
+        |d| d.head.links.clear(), keep);
+    index_link_recommended: Rule::IndexLinkRecommended => Case::Doc {
+        kind: K::ResourceList,
+        options: CheckOptions::part_of_index(true),
+        broken: Box::new(keep),
+        kept: Box::new(|d| d.head.links.push(link(Relation::Index, "http://example.com/index.xml"))),
+    };
+    describedby_link_recommended: Rule::DescribedbyLinkRecommended => doc(K::SourceDescription,
+        |d| d.head.links.clear(), keep);
+    entry_describedby_recommended: Rule::EntryDescribedbyRecommended => doc(K::SourceDescription,
+        |d| d.entries[0].links.clear(), keep);
+    patch_link_type: Rule::PatchLinkType => doc(K::ChangeList,
+        |d| d.entries[0].links.push(link(Relation::Patch, "http://example.com/res1.patch")),
+        |d| {
+            let mut l = link(Relation::Patch, "http://example.com/res1.patch");
+            l.media_type = Some("application/json-patch+json".parse().unwrap());
+            d.entries[0].links.push(l);
+        });
+    patch_link_path: Rule::PatchLinkPath => doc(K::ChangeDumpManifest,
+        |d| {
+            let mut l = link(Relation::Patch, "http://example.com/res1.patch");
+            l.media_type = Some("application/json-patch+json".parse().unwrap());
+            d.entries[0].links.push(l);
+        },
+        |d| {
+            let mut l = link(Relation::Patch, "http://example.com/res1.patch");
+            l.media_type = Some("application/json-patch+json".parse().unwrap());
+            l.path = Some("/changes/res1.patch".into());
+            d.entries[0].links.push(l);
+        });
+    timegate_link_attributes: Rule::TimegateLinkAttributes => doc(K::ChangeList,
+        |d| {
+            let mut l = link(Relation::TimeGate, "http://example.com/timegate/res1");
+            l.hash = Some(md5());
+            d.entries[0].links.push(l);
+        },
+        |d| d.entries[0].links.push(link(Relation::TimeGate, "http://example.com/timegate/res1")));
+
+    // Entries.
+    change_mandatory: Rule::ChangeMandatory => doc(K::ChangeDumpManifest,
+        |d| md(d, 0).change = None, keep);
+    path_mandatory: Rule::PathMandatory => doc(K::ChangeDumpManifest,
+        |d| md(d, 0).path = None,
+        |d| { md(d, 0).change = Some(Change::Deleted); md(d, 0).path = None; });
+    path_leading_slash: Rule::PathLeadingSlash => doc(K::ResourceDumpManifest,
+        |d| md(d, 0).path = Some("resources/res1".into()),
+        |d| md(d, 0).path = Some("/resources/res1".into()));
+    path_climbs_out: Rule::PathClimbsOut => doc(K::ResourceDumpManifest,
+        |d| md(d, 0).path = Some("/resources/../../etc/passwd".into()),
+        |d| md(d, 0).path = Some("/resources/../res1".into()));
+    path_outside_manifest: Rule::PathOutsideManifest => doc(K::ResourceList,
+        |d| md(d, 0).path = Some("/resources/res1".into()), keep);
+    manifest_type_recommended: Rule::ManifestTypeRecommended => doc(K::ChangeDumpManifest,
+        |d| md(d, 0).media_type = None,
+        |d| {
+            let m = md(d, 0);
+            m.change = Some(Change::Deleted);
+            m.media_type = None;
+            m.path = None;
+        });
+    capabilitylist_entry_capability: Rule::CapabilityListEntryCapability => doc(K::CapabilityList,
+        |d| d.entries[0].md = None, keep);
+    capabilitylist_duplicate: Rule::CapabilityListDuplicate => doc(K::CapabilityList,
+        |d| { let e = d.entries[0].clone(); d.entries.push(e) },
+        |d| {
+            let mut e = d.entries[0].clone();
+            md(d, 0).capability = Some(Capability::ResourceListArchive);
+            e.md = Some(Md { capability: Some(Capability::ChangeList), ..Md::default() });
+            d.entries.push(e);
+        });
+    capabilitylist_entry_kind: Rule::CapabilityListEntryKind => doc(K::CapabilityList,
+        |d| md(d, 0).capability = Some(Capability::Description),
+        |d| md(d, 0).capability = Some(Capability::ChangeListArchive));
+    description_entry_capability: Rule::SourceDescriptionEntryCapability => doc(K::SourceDescription,
+        |d| md(d, 0).capability = Some(Capability::ResourceList),
+        |d| d.entries[0].md = None);
+    dump_package_metadata: Rule::DumpPackageMetadata => doc(K::ResourceDump,
+        |d| md(d, 0).length = None, keep);
+    dump_package_format: Rule::DumpPackageFormat => doc(K::ChangeDump,
+        |d| {
+            let mut e = clean_entry(K::ChangeDump, 2);
+            e.md.as_mut().unwrap().media_type = Some("application/x-tar".parse().unwrap());
+            d.entries.push(e);
+        },
+        |d| {
+            let mut e = clean_entry(K::ChangeDump, 2);
+            e.md.as_mut().unwrap().media_type = Some("Application/ZIP; v=2".parse().unwrap());
+            d.entries.push(e);
+        });
+}
+
+/// Breaks a kind's order rule with a later entry listed first; keeps it with two entries
+/// at the same instant written in different offsets, then a later one.
+fn order(kind: K) -> Case {
+    doc(
+        kind,
+        move |d| {
+            d.entries.insert(0, clean_entry(kind, 3));
+            d.entries.push(clean_entry(kind, 2));
+        },
+        move |d| {
+            let mut same = clean_entry(kind, 1);
+            let m = same.md.as_mut().unwrap();
+            let shifted = t("2013-01-03T02:00+01:00");
+            if m.datetime.is_some() {
+                m.datetime = Some(shifted);
+            } else {
+                m.from = Some(shifted);
+            }
+            d.entries.push(same);
+            d.entries.push(clean_entry(kind, 2));
+        },
+    )
+}
+
+#[test]
+fn clean_documents_of_every_kind_break_no_rule() {
+    for kind in K::DEFINED {
+        let findings = check_with(&clean(kind), CheckOptions::default());
+        let expected: &[Rule] = match kind {
+            K::CapabilityListIndex => &[Rule::CapabilityListIndex],
+            _ => &[],
+        };
+        let rules: Vec<Rule> = findings.iter().map(|f| f.rule).collect();
+        assert_eq!(rules, expected, "{kind:?}: {findings:#?}");
+    }
+}
+
+#[test]
+fn findings_name_the_entry_and_the_kinds_section() {
+    let mut d = clean(K::ChangeDumpManifest);
+    d.entries.push(clean_entry(K::ChangeDumpManifest, 2));
+    d.entries[1].md.as_mut().unwrap().path = Some("res2".into());
+    d.head.links.clear();
+    let findings = check_with(&d, CheckOptions::default());
+    let up = findings
+        .iter()
+        .find(|f| f.rule == Rule::UpLinkMandatory)
+        .unwrap();
+    assert_eq!((up.section, up.entry), ("13.2", None));
+    assert_eq!(up.severity(), Severity::Error);
+    let slash = findings
+        .iter()
+        .find(|f| f.rule == Rule::PathLeadingSlash)
+        .unwrap();
+    assert_eq!(slash.entry, Some(2));
+    assert_eq!(
+        slash.to_string(),
+        "error [path-leading-slash, section 11.2, 13.2] entry 2: path \"res2\" on rs:md does not start with a slash"
+    );
+}
+
+#[test]
+fn rule_ids_are_unique_and_round_trip() {
+    for (i, rule) in Rule::ALL.iter().enumerate() {
+        assert_eq!(Rule::from_id(rule.id()), Some(*rule));
+        assert!(Rule::ALL[..i].iter().all(|r| r.id() != rule.id()));
+        assert!(!rule.message().is_empty() && !rule.section().is_empty());
+    }
+}
+
+#[test]
+fn unknown_hash_algorithms_are_kept() {
+    let h: Hashes = "md5:1584abdf8ebdc9802ac0c6a7402c03b6 x-crc32:0a1b2c3d"
+        .parse()
+        .unwrap();
+    assert!(h.get(&HashAlgorithm::Other("x-crc32".into())).is_some());
+    assert_eq!(
+        h.to_string(),
+        "md5:1584abdf8ebdc9802ac0c6a7402c03b6 x-crc32:0a1b2c3d"
+    );
+}
