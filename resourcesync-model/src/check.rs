@@ -291,15 +291,9 @@ impl Checker {
 
     /// Checks the next entry, in document order.
     pub fn check_entry(&mut self, entry: &Entry, out: &mut Vec<Finding>) {
-        self.entries += 1;
+        self.skip_entry(out);
         let n = Some(self.entries);
         let kind = self.kind;
-        if self.entries == MAX_ENTRIES + 1 {
-            out.push(Finding {
-                message: format!("more than {MAX_ENTRIES} entries"),
-                ..Finding::new(Rule::MaxEntries, n)
-            });
-        }
         check_uri(&entry.loc, "loc", n, out);
         let empty = Md::default();
         let md = entry.md.as_ref().unwrap_or(&empty);
@@ -363,6 +357,18 @@ impl Checker {
         }
         for link in &entry.links {
             check_link(kind, link, n, out);
+        }
+    }
+
+    /// Counts an entry that could not be read (a reader reported why), so that the entries
+    /// after it keep their numbers. It counts towards [`MAX_ENTRIES`] too.
+    pub fn skip_entry(&mut self, out: &mut Vec<Finding>) {
+        self.entries += 1;
+        if self.entries == MAX_ENTRIES + 1 {
+            out.push(Finding {
+                message: format!("more than {MAX_ENTRIES} entries"),
+                ..Finding::new(Rule::MaxEntries, Some(self.entries))
+            });
         }
     }
 

@@ -127,6 +127,29 @@ catalogue! {
     UriScheme = ("uri-unsafe-scheme", Warning, "7",
         "URIs should not use the javascript, data, file or vbscript schemes"),
 
+    // Structure, as read from XML (checked by readers such as resourcesync-xml).
+    /// The root and entries are in the Sitemap namespace.
+    SitemapNamespace = ("sitemap-namespace", Error, "7",
+        "urlset, sitemapindex, url, sitemap, loc, lastmod and changefreq must be in the Sitemap namespace"),
+    /// `md` and `ln` are in the ResourceSync namespace.
+    ResourceSyncNamespace = ("rs-namespace", Error, "4, 7",
+        "md and ln elements must be in the ResourceSync namespace http://www.openarchives.org/rs/terms/"),
+    /// ResourceSync attributes carry no namespace prefix.
+    AttributePrefix = ("attribute-no-prefix", Error, "7",
+        "ResourceSync attributes must not have a namespace prefix"),
+    /// Entries of the right element for the root.
+    EntryElement = ("entry-element", Error, "7",
+        "a urlset holds url entries and a sitemapindex holds sitemap entries"),
+    /// Every entry has a `<loc>`.
+    LocMandatory = ("loc-mandatory", Error, "7",
+        "each entry must have exactly one loc element"),
+    /// Every `<rs:ln>` has `rel` and `href`.
+    LinkRelHrefMandatory = ("link-rel-href-mandatory", Error, "7",
+        "each rs:ln must have rel and href attributes"),
+    /// One `<rs:md>` per document and per entry.
+    MdNotRepeatable = ("md-not-repeatable", Error, "7",
+        "a document or an entry has at most one rs:md element"),
+
     // Documents.
     /// The document's `<rs:md>` has a `capability`.
     CapabilityMandatory = ("capability-mandatory", Error, "7",

@@ -1,11 +1,80 @@
-//! Streaming reader and writer of ResourceSync documents (work in progress).
+//! Streaming reader and writer of ResourceSync documents.
 //!
-//! This crate will read every ResourceSync document (Source Description to Change Dump
-//! Archive Index) from any `BufRead` or byte slice in constant memory, yielding the
-//! document head and then one [`resourcesync_model::Entry`] at a time, and write them
-//! back entry by entry, splitting large sets into indexes.
+//! Every ResourceSync document — Source Description to Change Dump Archive Index — is a
+//! Sitemap with `<rs:md>` and `<rs:ln>` extensions. This crate reads any of them from a
+//! `BufRead` or a byte slice as a stream, the [`DocumentHead`] first and then one
+//! [`Entry`](resourcesync_model::Entry) at a time, in constant memory and at close to the
+//! speed of quick-xml itself; and writes them back entry by entry to any `Write`.
 //!
-//! Nothing is implemented yet: the crate exists so that the workspace has its final
-//! shape. It exports only the namespaces it will read.
+//! Out of scope: HTTP, files and the clock. The caller hands in bytes and takes bytes.
+//!
+//! # Entry types
+//! - [`Reader`]: streaming, namespace-aware, limited ([`Limits`]), checking the
+//!   standard's rules as it goes ([`resourcesync_model::Checker`]); [`read_document`] for
+//!   a whole document in memory.
+//! - [`Writer`]: streaming, escaping, ending with a fallible [`Writer::finish`];
+//!   [`write_document`] for a whole document.
+//!
+//! # Example
+//! ```
+//! use resourcesync_model::{Document, DocumentKind};
+//! use resourcesync_xml::{read_document, write_document};
+//!
+//! let xml = br#"<?xml version="1.0" encoding="UTF-8"?>
+//! <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+//!         xmlns:rs="http://www.openarchives.org/rs/terms/">
+//!   <rs:ln rel="up" href="http://example.com/dataset1/capabilitylist.xml"/>
+//!   <rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>
+//!   <url>
+//!     <loc>http://example.com/res1</loc>
+//!     <lastmod>2013-01-02T13:00:00+01:00</lastmod>
+//!     <rs:md hash="md5:1584abdf8ebdc9802ac0c6a7402c03b6" length="8876" type="text/html"/>
+//!   </url>
+//! </urlset>"#;
+//!
+//! let (doc, findings) = read_document(xml)?;
+//! assert_eq!(doc.head.kind(), DocumentKind::ResourceList);
+//! assert!(findings.is_empty());
+//!
+//! // Writing and reading back gives the same document, datetimes as they were written.
+//! let written = write_document(Vec::new(), &doc)?;
+//! let (again, _) = read_document(&written)?;
+//! assert_eq!(again, doc);
+//! assert_eq!(again.entries[0].lastmod.as_ref().unwrap().to_string(), "2013-01-02T13:00:00+01:00");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Safety on hostile input
+//! No DTD is processed and no entity other than XML's five is expanded: a `<!DOCTYPE>` or
+//! an unknown entity is an error. Input must be well-formed UTF-8 XML 1.0 without
+//! forbidden characters, with one root; the byte limit is counted after decompression.
+//!
+//! # Features
+//! - `gzip` (default): gzip-compressed documents are detected by content and decompressed.
+//!
+//! # Deviations
+//! - A root in no namespace is read as a Sitemap, with a [`Rule::SitemapNamespace`]
+//!   finding; `md` or `ln` outside the ResourceSync namespace are kept as extensions with
+//!   a [`Rule::ResourceSyncNamespace`] finding.
+//! - An element in another namespace between entries (not inside one) is read and
+//!   dropped; one inside an entry or the head is kept.
+//! - Extension elements keep their content as XML text; a prefix used inside that content
+//!   but declared on an outer element of the source is not declared again when written.
+//! - Error columns count bytes, not characters.
+//!
+//! [`Rule::SitemapNamespace`]: resourcesync_model::Rule::SitemapNamespace
+//! [`Rule::ResourceSyncNamespace`]: resourcesync_model::Rule::ResourceSyncNamespace
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
-pub use resourcesync_model::{RS_NAMESPACE, SITEMAP_NAMESPACE};
+mod error;
+mod input;
+mod reader;
+mod writer;
+
+pub use error::{Error, ErrorKind, Position, WriteError};
+pub use reader::{Limits, Reader, read_document};
+pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
+pub use writer::{Writer, write_document};

@@ -1,0 +1,128 @@
+//! Errors of reading and writing: what went wrong, and where.
+
+use std::fmt;
+use std::io;
+
+/// Where in a document something happened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Position {
+    /// Offset in bytes from the start of the (decompressed) document.
+    pub byte: u64,
+    /// 1-based line.
+    pub line: u64,
+    /// 1-based column, in bytes.
+    pub column: u64,
+    /// The 1-based number of the entry being read, if any.
+    pub entry: Option<u64>,
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}", self.line, self.column)?;
+        if let Some(entry) = self.entry {
+            write!(f, ", entry {entry}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a document could not be read as a ResourceSync document.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The bytes could not be read.
+    #[error("read failed: {0}")]
+    Io(#[source] io::Error),
+    /// The text is not well-formed XML, as quick-xml found.
+    #[error("not well-formed XML: {0}")]
+    Xml(#[source] quick_xml::Error),
+    /// A `<!DOCTYPE>`: DTDs and the entities they declare are never processed.
+    #[error("DOCTYPE declarations are refused: no DTD or entity is ever expanded")]
+    DocType,
+    /// An entity reference other than the five XML predefines.
+    #[error("unknown entity reference &{0};")]
+    UnknownEntity(String),
+    /// A character XML 1.0 forbids, such as NUL or another control character.
+    #[error("character U+{0:04X} is not allowed in XML")]
+    ForbiddenCharacter(u32),
+    /// A declared encoding other than UTF-8.
+    #[error("unsupported encoding \"{0}\": ResourceSync documents are read as UTF-8")]
+    Encoding(String),
+    /// No root element.
+    #[error("empty document: no root element")]
+    Empty,
+    /// The XML declaration somewhere other than at the very start.
+    #[error("the XML declaration must come first")]
+    MisplacedDeclaration,
+    /// Text where only elements may stand.
+    #[error("unexpected text {0:?}")]
+    UnexpectedText(String),
+    /// An element where it cannot stand, such as markup inside `<loc>` or a second root.
+    #[error("unexpected element <{0}>")]
+    UnexpectedElement(String),
+    /// The input ended inside the root element.
+    #[error("the document ends before </{0}>")]
+    Unclosed(String),
+    /// The root is not `<urlset>` or `<sitemapindex>` of the Sitemap protocol.
+    #[error("not a sitemap: the root element is <{name}> in namespace {namespace:?}")]
+    NotSitemap {
+        /// The root's local name.
+        name: String,
+        /// The root's namespace, if any.
+        namespace: Option<String>,
+    },
+    /// A prefix used without a declaration.
+    #[error("undeclared namespace prefix \"{0}\"")]
+    UndeclaredPrefix(String),
+    /// More entries than the limit allows.
+    #[error("more than {0} entries")]
+    TooManyEntries(u64),
+    /// More bytes than the limit allows (counted after decompression).
+    #[error("more than {0} bytes")]
+    TooLarge(u64),
+    /// Elements nested deeper than the limit.
+    #[error("elements nested deeper than {0}")]
+    TooDeep(usize),
+    /// One text or attribute value longer than the limit.
+    #[error("a value longer than {0} bytes")]
+    ValueTooLong(usize),
+}
+
+/// An error of reading, with the place it happened.
+#[derive(Debug, thiserror::Error)]
+#[error("{position}: {kind}")]
+pub struct Error {
+    /// What went wrong.
+    #[source]
+    pub kind: ErrorKind,
+    /// Where.
+    pub position: Position,
+}
+
+impl Error {
+    /// The kind of error.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+}
+
+/// An error of writing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteError {
+    /// The sink failed.
+    #[error("write failed: {0}")]
+    Io(#[from] io::Error),
+    /// A document would break a limit of the Sitemap protocol.
+    #[error("{what} would exceed the limit of {limit}")]
+    Limit {
+        /// What: entries or bytes.
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+    },
+    /// The entries cannot be written as asked, for instance a set without entries or a
+    /// part scheme that gives an invalid URI.
+    #[error("{0}")]
+    Invalid(String),
+}

@@ -1,0 +1,1269 @@
+//! The streaming reader: the head first, then one entry at a time.
+
+use std::io::BufRead;
+use std::mem;
+
+use quick_xml::NsReader;
+use quick_xml::XmlVersion;
+use quick_xml::events::{BytesStart, Event};
+use quick_xml::name::ResolveResult;
+use resourcesync_model::{
+    Attribute, BitstreamPath, Capability, CheckOptions, Checker, Document, DocumentHead,
+    DocumentKind, Element, Entry, Finding, Link, Md, RS_NAMESPACE, Root, Rule, RuleError,
+    SITEMAP_NAMESPACE, TextPosition, parse_length, parse_uri,
+};
+
+use crate::error::{Error, ErrorKind, Position};
+use crate::input::Input;
+
+/// Limits on what a reader accepts. Going over one is an [`Error`], never unbounded
+/// memory or time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Entries per document; the Sitemap protocol's 50,000 by default.
+    pub max_entries: u64,
+    /// Bytes per document, counted after decompression; the Sitemap protocol's
+    /// 52,428,800 (50 MiB) by default. This also bounds the size of any one XML event.
+    pub max_bytes: u64,
+    /// Nesting depth of elements, extensions included; 32 by default.
+    pub max_depth: usize,
+    /// Length in bytes of one text or attribute value, or of one extension element's
+    /// content; 1 MiB by default.
+    pub max_value_len: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_entries: 50_000,
+            max_bytes: 52_428_800,
+            max_depth: 32,
+            max_value_len: 1 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// No limit on entries or bytes; depth and value length keep their defaults, so
+    /// memory stays bounded. For validators, which report the standard's limits as
+    /// findings instead ([`Rule::MaxEntries`]).
+    pub fn unbounded_size() -> Limits {
+        Limits {
+            max_entries: u64::MAX,
+            max_bytes: u64::MAX,
+            ..Limits::default()
+        }
+    }
+
+    /// These limits with another entry limit.
+    pub fn with_max_entries(mut self, max_entries: u64) -> Limits {
+        self.max_entries = max_entries;
+        self
+    }
+
+    /// These limits with another byte limit.
+    pub fn with_max_bytes(mut self, max_bytes: u64) -> Limits {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// These limits with another depth limit.
+    pub fn with_max_depth(mut self, max_depth: usize) -> Limits {
+        self.max_depth = max_depth;
+        self
+    }
+
+    /// These limits with another value length limit.
+    pub fn with_max_value_len(mut self, max_value_len: usize) -> Limits {
+        self.max_value_len = max_value_len;
+        self
+    }
+}
+
+/// The elements a ResourceSync document is made of, by local name and namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tag {
+    UrlSet,
+    SitemapIndex,
+    Url,
+    Sitemap,
+    Loc,
+    Lastmod,
+    Changefreq,
+    Md,
+    Ln,
+    /// `md` or `ln` outside the ResourceSync namespace: kept as an extension, reported.
+    MisplacedRs,
+    /// Anything else: kept as an extension.
+    Other,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Prolog,
+    Head,
+    /// An entry's start tag has been read; its content has not.
+    EntryStarted {
+        empty: bool,
+    },
+    Entries,
+    Done,
+}
+
+/// Reads a ResourceSync document as a stream: the [`DocumentHead`] first, then one
+/// [`Entry`] at a time, in constant memory whatever the document's size.
+///
+/// Every value is parsed into its model type. A value that breaks a rule of the standard
+/// (a bad datetime, hash or URI, a missing `<loc>`) does not stop reading: it becomes a
+/// [`Finding`] with its place, and the raw attribute is kept as an extension so that
+/// writing the document back loses nothing; an entry whose `<loc>` cannot be read is
+/// skipped (and reported). With checking on (the default), the model's [`Checker`] runs
+/// as the entries stream, adding findings for the rules that span the document. Text
+/// that is not a well-formed, UTF-8, DTD-free XML sitemap, or that goes over a
+/// [`Limits`], is an [`Error`] that names the problem and its place.
+///
+/// Findings accumulate until taken with [`take_findings`](Reader::take_findings): take
+/// them as you go to keep memory constant on documents with many faults.
+///
+/// ```
+/// use resourcesync_xml::Reader;
+/// use resourcesync_model::{DocumentKind, Rule};
+///
+/// let xml = br#"<?xml version="1.0" encoding="UTF-8"?>
+/// <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+///         xmlns:rs="http://www.openarchives.org/rs/terms/">
+///   <rs:ln rel="up" href="http://example.com/dataset1/capabilitylist.xml"/>
+///   <rs:md capability="changelist" from="2013-01-03T00:00:00Z"/>
+///   <url><loc>http://example.com/res2.pdf</loc>
+///        <rs:md change="updated" datetime="2013-01-03T18:00:00Z"/></url>
+///   <url><loc>http://example.com/res3.tiff</loc>
+///        <rs:md change="deleted" datetime="2013-01-03T17:00:00Z"/></url>
+/// </urlset>"#;
+///
+/// let mut reader = Reader::from_slice(xml);
+/// assert_eq!(reader.head()?.kind(), DocumentKind::ChangeList);
+/// let mut locs = Vec::new();
+/// while let Some(entry) = reader.next_entry()? {
+///     locs.push(entry.loc.to_string());
+/// }
+/// assert_eq!(locs.len(), 2);
+/// let findings = reader.take_findings();
+/// assert_eq!(findings[0].rule, Rule::ChangeListOrder);
+/// assert_eq!(findings[0].entry, Some(2));
+/// assert_eq!(findings[0].position.unwrap().line, 8);
+/// # Ok::<(), resourcesync_xml::Error>(())
+/// ```
+pub struct Reader<R> {
+    xml: NsReader<Input<R>>,
+    buf: Vec<u8>,
+    /// Scratch for element text, reused across entries.
+    text: String,
+    limits: Limits,
+    state: State,
+    head: Option<DocumentHead>,
+    /// The root's name as written, for messages.
+    root_name: String,
+    /// The root was in no namespace: unprefixed elements are read as the Sitemap's.
+    lenient: bool,
+    check: Option<CheckOptions>,
+    checker: Option<Checker>,
+    findings: Vec<Finding>,
+    entries: u64,
+    /// Where the entry being read started.
+    entry_position: Position,
+    /// Where the event being handled started: byte, line, column.
+    event_at: (u64, u64, u64),
+}
+
+impl<'a> Reader<&'a [u8]> {
+    /// A reader over a byte slice, with default limits and checking on.
+    pub fn from_slice(bytes: &'a [u8]) -> Reader<&'a [u8]> {
+        // Sniffing a slice for gzip cannot fail.
+        match Reader::with_limits(bytes, Limits::default()) {
+            Ok(reader) => reader,
+            Err(_) => unreachable_slice(),
+        }
+    }
+}
+
+/// `Input::new` only fails when the underlying `fill_buf` does, which a slice never does.
+#[cold]
+fn unreachable_slice() -> ! {
+    unreachable!("filling a slice buffer cannot fail")
+}
+
+impl<R: BufRead> Reader<R> {
+    /// A reader over any `BufRead`, with default limits and checking on. Reads the first
+    /// bytes to detect gzip, which is why it can fail.
+    pub fn new(inner: R) -> Result<Reader<R>, Error> {
+        Reader::with_limits(inner, Limits::default())
+    }
+
+    /// A reader with the given limits and checking on.
+    pub fn with_limits(inner: R, limits: Limits) -> Result<Reader<R>, Error> {
+        let input = Input::new(inner, limits.max_bytes).map_err(|e| Error {
+            kind: ErrorKind::Io(e),
+            position: Position::default(),
+        })?;
+        let mut xml = NsReader::from_reader(input);
+        let config = xml.config_mut();
+        config.check_end_names = true;
+        config.expand_empty_elements = false;
+        config.trim_text(false);
+        Ok(Reader {
+            xml,
+            buf: Vec::with_capacity(1024),
+            text: String::new(),
+            limits,
+            state: State::Prolog,
+            head: None,
+            root_name: String::new(),
+            lenient: false,
+            check: Some(CheckOptions::default()),
+            checker: None,
+            findings: Vec::new(),
+            entries: 0,
+            entry_position: Position::default(),
+            event_at: (0, 1, 1),
+        })
+    }
+
+    /// Checks the standard's document-wide rules with these options, or not at all with
+    /// `None` (value and structure findings are still reported). Call before reading.
+    pub fn check(mut self, options: Option<CheckOptions>) -> Reader<R> {
+        self.check = options;
+        self
+    }
+
+    /// The document's head, reading it first if need be.
+    pub fn head(&mut self) -> Result<&DocumentHead, Error> {
+        if self.head.is_none() {
+            self.read_head()?;
+        }
+        match &self.head {
+            Some(head) => Ok(head),
+            None => Err(self.error(ErrorKind::Empty)),
+        }
+    }
+
+    /// The document's kind, reading the head first if need be.
+    pub fn kind(&mut self) -> Result<DocumentKind, Error> {
+        Ok(self.head()?.kind())
+    }
+
+    /// Entries seen so far, skipped ones included.
+    pub fn entries_read(&self) -> u64 {
+        self.entries
+    }
+
+    /// Bytes read so far, after decompression.
+    pub fn bytes_read(&self) -> u64 {
+        self.xml.get_ref().consumed()
+    }
+
+    /// The findings so far, in document order.
+    pub fn findings(&self) -> &[Finding] {
+        &self.findings
+    }
+
+    /// Takes the findings so far, leaving none.
+    pub fn take_findings(&mut self) -> Vec<Finding> {
+        mem::take(&mut self.findings)
+    }
+
+    /// The next entry, or `None` after the last. Entries whose `<loc>` is missing or
+    /// invalid are skipped, with a finding.
+    pub fn next_entry(&mut self) -> Result<Option<Entry>, Error> {
+        if self.head.is_none() {
+            self.read_head()?;
+        }
+        loop {
+            match self.state {
+                State::Prolog | State::Head => return Err(self.error(ErrorKind::Empty)),
+                State::Done => {
+                    if let Some(checker) = self.checker.take() {
+                        checker.finish(&mut self.findings);
+                    }
+                    return Ok(None);
+                }
+                State::EntryStarted { empty } => {
+                    self.state = State::Entries;
+                    if let Some(entry) = self.read_entry(empty)? {
+                        return Ok(Some(entry));
+                    }
+                }
+                State::Entries => self.read_between_entries()?,
+            }
+        }
+    }
+
+    /// Reads the rest of the document into memory.
+    pub fn read_to_document(mut self) -> Result<(Document, Vec<Finding>), Error> {
+        self.head()?;
+        let mut entries = Vec::new();
+        while let Some(entry) = self.next_entry()? {
+            entries.push(entry);
+        }
+        let head = self
+            .head
+            .take()
+            .ok_or_else(|| self.error(ErrorKind::Empty))?;
+        Ok((Document { head, entries }, self.findings))
+    }
+
+    // --- positions and errors ---
+
+    /// Where the event being handled started.
+    fn position(&self) -> Position {
+        let (byte, line, column) = self.event_at;
+        Position {
+            byte,
+            line,
+            column,
+            entry: matches!(self.state, State::Entries | State::EntryStarted { .. })
+                .then_some(self.entries)
+                .filter(|n| *n > 0),
+        }
+    }
+
+    fn error(&self, kind: ErrorKind) -> Error {
+        Error {
+            kind,
+            position: self.position(),
+        }
+    }
+
+    /// Remembers where the next event starts: quick-xml consumes its input exactly up to
+    /// the end of each event, so this is the end of the previous one.
+    fn mark(&mut self) {
+        let input = self.xml.get_ref();
+        let (line, column) = input.line_column();
+        self.event_at = (input.consumed(), line, column);
+    }
+
+    fn xml_error(&self, e: quick_xml::Error) -> Error {
+        let input = self.xml.get_ref();
+        let kind = match e {
+            _ if input.over_limit => ErrorKind::TooLarge(self.limits.max_bytes),
+            quick_xml::Error::Io(io) => {
+                ErrorKind::Io(std::io::Error::new(io.kind(), io.to_string()))
+            }
+            quick_xml::Error::Namespace(quick_xml::name::NamespaceError::UnknownPrefix(p)) => {
+                ErrorKind::UndeclaredPrefix(p)
+            }
+            other => ErrorKind::Xml(other),
+        };
+        let mut error = self.error(kind);
+        error.position.byte = self.xml.error_position().max(error.position.byte);
+        error
+    }
+
+    fn finding(&mut self, rule: Rule, message: String, at: Position) {
+        self.findings.push(Finding {
+            message,
+            entry: at.entry,
+            position: Some(TextPosition {
+                line: at.line,
+                column: at.column,
+            }),
+            ..Finding::new(rule, at.entry)
+        });
+    }
+
+    fn value_finding(&mut self, error: &dyn RuleError, at: Position) {
+        self.finding(error.rule(), error.to_string(), at);
+    }
+
+    // --- events ---
+
+    /// Reads the next event into the reusable buffer and hands it to `f`, with the
+    /// reader's other state available. Comments and processing instructions are skipped;
+    /// the DTD, a late declaration and the end of input are errors here.
+    fn with_event<T>(
+        &mut self,
+        mut f: impl FnMut(&mut Self, Event<'_>) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let mut buf = mem::take(&mut self.buf);
+        let result = loop {
+            buf.clear();
+            self.mark();
+            let event = match self.xml.read_event_into(&mut buf) {
+                Ok(event) => event,
+                Err(e) => break Err(self.xml_error(e)),
+            };
+            match event {
+                Event::Comment(_) | Event::PI(_) => continue,
+                Event::DocType(_) => break Err(self.error(ErrorKind::DocType)),
+                Event::Decl(_) => break Err(self.error(ErrorKind::MisplacedDeclaration)),
+                Event::Eof if self.state != State::Prolog => {
+                    let name = mem::take(&mut self.root_name);
+                    break Err(self.error(ErrorKind::Unclosed(name)));
+                }
+                event => break f(self, event),
+            }
+        };
+        self.buf = buf;
+        result
+    }
+
+    /// The element's tag, from its namespace and local name.
+    fn classify(&self, start: &BytesStart<'_>) -> Result<Tag, Error> {
+        let (ns, local) = self.xml.resolver().resolve_element(start.name());
+        let local = local.into_inner();
+        let ns = match ns {
+            ResolveResult::Bound(ns) => Some(ns.into_inner()),
+            ResolveResult::Unbound => None,
+            ResolveResult::Unknown(prefix) => {
+                return Err(self.error(ErrorKind::UndeclaredPrefix(prefix)));
+            }
+        };
+        let sitemap = ns == Some(SITEMAP_NAMESPACE) || (ns.is_none() && self.lenient);
+        Ok(match (local, ns) {
+            ("md", Some(RS_NAMESPACE)) => Tag::Md,
+            ("ln", Some(RS_NAMESPACE)) => Tag::Ln,
+            ("md" | "ln", _) => Tag::MisplacedRs,
+            ("urlset", _) if sitemap => Tag::UrlSet,
+            ("sitemapindex", _) if sitemap => Tag::SitemapIndex,
+            ("url", _) if sitemap => Tag::Url,
+            ("sitemap", _) if sitemap => Tag::Sitemap,
+            ("loc", _) if sitemap => Tag::Loc,
+            ("lastmod", _) if sitemap => Tag::Lastmod,
+            ("changefreq", _) if sitemap => Tag::Changefreq,
+            _ => Tag::Other,
+        })
+    }
+
+    // --- the head ---
+
+    fn read_head(&mut self) -> Result<(), Error> {
+        self.read_root()?;
+        while self.state == State::Head {
+            self.head_event()?;
+        }
+        let Some(head) = &self.head else {
+            return Err(self.error(ErrorKind::Empty));
+        };
+        if let Some(options) = self.check {
+            self.checker = Some(Checker::with_options(head, options, &mut self.findings));
+        }
+        Ok(())
+    }
+
+    fn read_root(&mut self) -> Result<(), Error> {
+        let mut first = true;
+        while self.state == State::Prolog {
+            let mut buf = mem::take(&mut self.buf);
+            buf.clear();
+            self.mark();
+            let event = self.xml.read_event_into(&mut buf);
+            let result = match event {
+                Err(e) => Err(self.xml_error(e)),
+                Ok(Event::Decl(decl)) if first => match decl.encoding() {
+                    Some(Ok(enc)) if !enc.eq_ignore_ascii_case("utf-8") => {
+                        Err(self.error(ErrorKind::Encoding(enc.into_owned())))
+                    }
+                    Some(Err(e)) => Err(self.xml_error(e.into())),
+                    _ => Ok(()),
+                },
+                Ok(Event::Decl(_)) => Err(self.error(ErrorKind::MisplacedDeclaration)),
+                Ok(Event::DocType(_)) => Err(self.error(ErrorKind::DocType)),
+                Ok(Event::Comment(_) | Event::PI(_)) => Ok(()),
+                Ok(Event::Text(t)) if is_xml_space(&t) => Ok(()),
+                Ok(Event::Text(t)) => Err(self.error(ErrorKind::UnexpectedText(clip(&t)))),
+                Ok(Event::GeneralRef(r)) => {
+                    Err(self.error(ErrorKind::UnexpectedText(format!("&{};", &*r))))
+                }
+                Ok(Event::CData(_)) => Err(self.error(ErrorKind::UnexpectedText("CDATA".into()))),
+                Ok(Event::Start(e)) => self.start_root(&e, false),
+                Ok(Event::Empty(e)) => self.start_root(&e, true),
+                Ok(Event::End(e)) => Err(self.error(ErrorKind::UnexpectedElement(format!(
+                    "/{}",
+                    e.name().as_ref()
+                )))),
+                Ok(Event::Eof) => Err(self.error(ErrorKind::Empty)),
+            };
+            self.buf = buf;
+            result?;
+            first = false;
+        }
+        Ok(())
+    }
+
+    fn start_root(&mut self, e: &BytesStart<'_>, empty: bool) -> Result<(), Error> {
+        let (ns, local) = self.xml.resolver().resolve_element(e.name());
+        let local = local.into_inner();
+        let ns = match ns {
+            ResolveResult::Bound(ns) => Some(ns.into_inner().to_owned()),
+            ResolveResult::Unbound => None,
+            ResolveResult::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
+        };
+        let root = match local {
+            "urlset" => Root::UrlSet,
+            "sitemapindex" => Root::SitemapIndex,
+            _ => None.ok_or_else(|| {
+                self.error(ErrorKind::NotSitemap {
+                    name: local.to_owned(),
+                    namespace: ns.clone(),
+                })
+            })?,
+        };
+        match ns.as_deref() {
+            Some(SITEMAP_NAMESPACE) => {}
+            None => {
+                // Sitemaps in the wild often forget the namespace; reading them as the
+                // Sitemap's is what every consumer does, but it is reported.
+                self.lenient = true;
+                let at = self.position();
+                self.finding(
+                    Rule::SitemapNamespace,
+                    format!("<{local}> is in no namespace; read as a Sitemap"),
+                    at,
+                );
+            }
+            Some(other) => {
+                return Err(self.error(ErrorKind::NotSitemap {
+                    name: local.to_owned(),
+                    namespace: Some(other.to_owned()),
+                }));
+            }
+        }
+        self.root_name = e.name().as_ref().to_owned();
+        let mut head = DocumentHead {
+            root,
+            md: Md::default(),
+            links: Vec::new(),
+            attributes: Vec::new(),
+            extensions: Vec::new(),
+        };
+        for attr in e.attributes() {
+            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
+            let key = attr.key.as_ref();
+            if key == "xmlns" || key.starts_with("xmlns:") {
+                continue;
+            }
+            let value = self.attribute_value(&attr)?;
+            let (namespace, prefix, name) = self.attribute_name(&attr)?;
+            head.attributes.push(Attribute {
+                namespace: namespace.unwrap_or_default(),
+                prefix,
+                name,
+                value,
+            });
+        }
+        self.head = Some(head);
+        self.state = if empty { State::Done } else { State::Head };
+        Ok(())
+    }
+
+    /// Reads the next child of the root or of an entry, skipping white space, and reads
+    /// the attributes of an element there; its content is left for the caller.
+    fn read_child(&mut self) -> Result<Child, Error> {
+        self.with_event(|r, event| {
+            let (e, empty) = match event {
+                Event::Start(e) => (e, false),
+                Event::Empty(e) => (e, true),
+                Event::End(_) => return Ok(Child::End),
+                event => return r.expect_space(event).map(|()| Child::Skip),
+            };
+            let mut at = r.position();
+            if matches!(r.state, State::Entries) {
+                at.entry = Some(r.entries);
+            }
+            Ok(match r.classify(&e)? {
+                tag @ (Tag::Url | Tag::Sitemap) => Child::Entry(tag, empty, at),
+                tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => Child::Text(tag, empty, at),
+                Tag::Md => Child::Md(r.md_attributes(&e, at)?, empty, at),
+                Tag::Ln => Child::Ln(r.link_attributes(&e, at)?, empty),
+                Tag::UrlSet | Tag::SitemapIndex => {
+                    return Err(r.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned())));
+                }
+                tag @ (Tag::MisplacedRs | Tag::Other) => {
+                    Child::Extension(r.extension_start(&e, tag, at)?, empty)
+                }
+            })
+        })
+    }
+
+    fn head_event(&mut self) -> Result<(), Error> {
+        match self.read_child()? {
+            Child::Skip => {}
+            Child::End => self.state = State::Done,
+            Child::Entry(tag, empty, at) => self.start_entry(tag, empty, at),
+            Child::Md(md, empty, at) => {
+                self.expect_no_content(empty)?;
+                let Some(head) = &mut self.head else {
+                    return Ok(());
+                };
+                if head.md != Md::default() {
+                    self.finding(
+                        Rule::MdNotRepeatable,
+                        "the document has more than one rs:md; the first is kept".into(),
+                        at,
+                    );
+                } else {
+                    head.md = md;
+                }
+            }
+            Child::Ln(link, empty) => {
+                self.expect_no_content(empty)?;
+                if let (Some(link), Some(head)) = (link, &mut self.head) {
+                    head.links.push(link);
+                }
+            }
+            Child::Text(tag, empty, at) => {
+                // A <loc> or <lastmod> outside any entry: kept as an extension.
+                let text = self.read_text(empty)?.to_owned();
+                let name = match tag {
+                    Tag::Loc => "loc",
+                    Tag::Lastmod => "lastmod",
+                    _ => "changefreq",
+                };
+                let _ = at;
+                if let Some(head) = &mut self.head {
+                    head.extensions.push(Element {
+                        namespace: SITEMAP_NAMESPACE.into(),
+                        prefix: None,
+                        name: name.into(),
+                        attributes: Vec::new(),
+                        content: crate::writer::escape_text(&text).into_owned(),
+                    });
+                }
+            }
+            Child::Extension(mut element, empty) => {
+                self.extension_content(&mut element, empty)?;
+                if let Some(head) = &mut self.head {
+                    head.extensions.push(element);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn start_entry(&mut self, tag: Tag, empty: bool, mut at: Position) {
+        self.entries += 1;
+        at.entry = Some(self.entries);
+        self.entry_position = at;
+        self.state = State::EntryStarted { empty };
+        let expected = match self.head.as_ref().map(|h| h.root) {
+            Some(Root::SitemapIndex) => Tag::Sitemap,
+            _ => Tag::Url,
+        };
+        if tag != expected {
+            self.finding(
+                Rule::EntryElement,
+                format!(
+                    "a <{}> entry in a <{}>",
+                    if tag == Tag::Url { "url" } else { "sitemap" },
+                    if expected == Tag::Url {
+                        "urlset"
+                    } else {
+                        "sitemapindex"
+                    }
+                ),
+                at,
+            );
+        }
+    }
+
+    // --- entries ---
+
+    fn read_between_entries(&mut self) -> Result<(), Error> {
+        match self.read_child()? {
+            Child::Skip => {}
+            Child::End => self.state = State::Done,
+            Child::Entry(tag, empty, at) => {
+                if self.entries >= self.limits.max_entries {
+                    return Err(self.error(ErrorKind::TooManyEntries(self.limits.max_entries)));
+                }
+                self.start_entry(tag, empty, at);
+            }
+            // The head has been handed out: document-level metadata after the first entry
+            // cannot be placed, and guessing would misread the document.
+            Child::Md(..) => {
+                return Err(self.error(ErrorKind::UnexpectedElement(
+                    "rs:md after the first entry".into(),
+                )));
+            }
+            Child::Ln(..) => {
+                return Err(self.error(ErrorKind::UnexpectedElement(
+                    "rs:ln after the first entry".into(),
+                )));
+            }
+            Child::Text(_, empty, _) => {
+                self.read_text(empty)?;
+            }
+            Child::Extension(mut element, empty) => {
+                // An extension between entries belongs to no entry; it is read (so its
+                // markup is checked and bounded) and dropped.
+                self.extension_content(&mut element, empty)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn read_entry(&mut self, empty: bool) -> Result<Option<Entry>, Error> {
+        let start = self.entry_position;
+        let mut loc = None;
+        let mut locs = 0;
+        let mut entry_md: Option<Md> = None;
+        let mut lastmod = None;
+        let mut changefreq = None;
+        let mut links = Vec::new();
+        let mut extensions = Vec::new();
+        let mut open = !empty;
+        while open {
+            match self.read_child()? {
+                Child::Skip => {}
+                Child::End => open = false,
+                Child::Entry(..) => {
+                    return Err(self.error(ErrorKind::UnexpectedElement(
+                        "an entry inside an entry".into(),
+                    )));
+                }
+                Child::Text(tag, child_empty, at) => {
+                    let text = self.read_text(child_empty)?;
+                    match tag {
+                        Tag::Loc => {
+                            locs += 1;
+                            if locs > 1 {
+                                self.finding(
+                                    Rule::LocMandatory,
+                                    "more than one loc; the first is kept".into(),
+                                    at,
+                                );
+                            } else {
+                                match parse_uri(text) {
+                                    Ok(url) => loc = Some(url),
+                                    Err(err) => self.value_finding(&err, at),
+                                }
+                            }
+                        }
+                        Tag::Lastmod => match text.parse() {
+                            Ok(t) => lastmod = Some(t),
+                            Err(err) => self.value_finding(&err, at),
+                        },
+                        _ => match text.parse() {
+                            Ok(c) => changefreq = Some(c),
+                            Err(err) => self.value_finding(&err, at),
+                        },
+                    }
+                }
+                Child::Md(md, child_empty, at) => {
+                    self.expect_no_content(child_empty)?;
+                    if entry_md.is_some() {
+                        self.finding(
+                            Rule::MdNotRepeatable,
+                            "the entry has more than one rs:md; the first is kept".into(),
+                            at,
+                        );
+                    } else {
+                        entry_md = Some(md);
+                    }
+                }
+                Child::Ln(link, child_empty) => {
+                    self.expect_no_content(child_empty)?;
+                    links.extend(link);
+                }
+                Child::Extension(mut element, child_empty) => {
+                    self.extension_content(&mut element, child_empty)?;
+                    extensions.push(element);
+                }
+            }
+        }
+        let Some(loc) = loc else {
+            if locs == 0 {
+                self.finding(
+                    Rule::LocMandatory,
+                    "the entry has no loc; skipped".into(),
+                    start,
+                );
+            }
+            if let Some(checker) = &mut self.checker {
+                checker.skip_entry(&mut self.findings);
+            }
+            return Ok(None);
+        };
+        let entry = Entry {
+            loc,
+            lastmod,
+            changefreq,
+            md: entry_md,
+            links,
+            extensions,
+        };
+        if let Some(checker) = &mut self.checker {
+            let before = self.findings.len();
+            checker.check_entry(&entry, &mut self.findings);
+            for f in &mut self.findings[before..] {
+                f.position.get_or_insert(TextPosition {
+                    line: start.line,
+                    column: start.column,
+                });
+            }
+        }
+        Ok(Some(entry))
+    }
+
+    /// Accepts white space, and refuses any other text, as content between elements.
+    fn expect_space(&self, event: Event<'_>) -> Result<(), Error> {
+        match event {
+            Event::Text(t) if is_xml_space(&t) => Ok(()),
+            Event::Text(t) => Err(self.error(ErrorKind::UnexpectedText(clip(&t)))),
+            Event::CData(_) => Err(self.error(ErrorKind::UnexpectedText("CDATA".into()))),
+            Event::GeneralRef(r) => {
+                Err(self.error(ErrorKind::UnexpectedText(format!("&{};", &*r))))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The text of a simple element (`<loc>`, `<lastmod>`, `<changefreq>`), references
+    /// resolved, white space around it trimmed. Markup inside is an error.
+    fn read_text(&mut self, empty: bool) -> Result<&str, Error> {
+        self.text.clear();
+        if !empty {
+            loop {
+                let done = self.with_event(|r, event| {
+                    match event {
+                        Event::Text(t) => {
+                            let content = t.xml10_content();
+                            r.push_text(&content)?;
+                        }
+                        Event::CData(c) => {
+                            let content = c.xml10_content();
+                            r.push_text(&content)?;
+                        }
+                        Event::GeneralRef(reference) => {
+                            let c = r.resolve_reference(&reference)?;
+                            r.push_text(c.encode_utf8(&mut [0; 4]))?;
+                        }
+                        Event::End(_) => return Ok(true),
+                        Event::Start(e) | Event::Empty(e) => {
+                            return Err(r.error(ErrorKind::UnexpectedElement(
+                                e.name().as_ref().to_owned(),
+                            )));
+                        }
+                        _ => {}
+                    }
+                    Ok(false)
+                })?;
+                if done {
+                    break;
+                }
+            }
+        }
+        Ok(self.text.trim_matches([' ', '\t', '\r', '\n']))
+    }
+
+    fn push_text(&mut self, s: &str) -> Result<(), Error> {
+        check_chars(s).map_err(|c| self.error(ErrorKind::ForbiddenCharacter(c)))?;
+        if self.text.len() + s.len() > self.limits.max_value_len {
+            return Err(self.error(ErrorKind::ValueTooLong(self.limits.max_value_len)));
+        }
+        self.text.push_str(s);
+        Ok(())
+    }
+
+    fn resolve_reference(&self, reference: &str) -> Result<char, Error> {
+        let c = match reference {
+            "amp" => '&',
+            "lt" => '<',
+            "gt" => '>',
+            "apos" => '\'',
+            "quot" => '"',
+            r if r.starts_with('#') => {
+                let number = r
+                    .strip_prefix("#x")
+                    .map(|hex| u32::from_str_radix(hex, 16))
+                    .unwrap_or_else(|| r[1..].parse());
+                number
+                    .ok()
+                    .and_then(char::from_u32)
+                    .ok_or_else(|| self.error(ErrorKind::UnknownEntity(clip(r))))?
+            }
+            other => return Err(self.error(ErrorKind::UnknownEntity(clip(other)))),
+        };
+        check_chars(c.encode_utf8(&mut [0; 4]))
+            .map_err(|code| self.error(ErrorKind::ForbiddenCharacter(code)))?;
+        Ok(c)
+    }
+
+    // --- attributes ---
+
+    fn attribute_value(
+        &self,
+        attr: &quick_xml::events::attributes::Attribute<'_>,
+    ) -> Result<String, Error> {
+        if attr.value.len() > self.limits.max_value_len {
+            return Err(self.error(ErrorKind::ValueTooLong(self.limits.max_value_len)));
+        }
+        let value =
+            attr.normalized_value(XmlVersion::Implicit1_0)
+                .map_err(|e| match e {
+                    quick_xml::Error::Escape(
+                        quick_xml::escape::EscapeError::UnrecognizedEntity(_, name),
+                    ) => self.error(ErrorKind::UnknownEntity(clip(&name))),
+                    other => self.xml_error(other),
+                })?;
+        check_chars(&value).map_err(|c| self.error(ErrorKind::ForbiddenCharacter(c)))?;
+        Ok(value.into_owned())
+    }
+
+    /// An attribute's namespace (`None` for no prefix), prefix and local name.
+    fn attribute_name(
+        &self,
+        attr: &quick_xml::events::attributes::Attribute<'_>,
+    ) -> Result<(Option<String>, Option<String>, String), Error> {
+        let (ns, local) = self.xml.resolver().resolve_attribute(attr.key);
+        let namespace = match ns {
+            ResolveResult::Bound(ns) => Some(ns.into_inner().to_owned()),
+            ResolveResult::Unbound => None,
+            ResolveResult::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
+        };
+        let prefix = attr.key.prefix().map(|p| p.into_inner().to_owned());
+        Ok((namespace, prefix, local.into_inner().to_owned()))
+    }
+
+    /// The ResourceSync attributes of an `rs:md` or `rs:ln` as (name, value) pairs, the
+    /// others as extensions. A prefixed ResourceSync attribute is read, and reported.
+    fn rs_attributes(
+        &mut self,
+        e: &BytesStart<'_>,
+        at: Position,
+    ) -> Result<(RsAttributes, Vec<Attribute>), Error> {
+        let mut rs = Vec::new();
+        let mut extensions = Vec::new();
+        for attr in e.attributes() {
+            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
+            let key = attr.key.as_ref();
+            if key == "xmlns" || key.starts_with("xmlns:") {
+                continue;
+            }
+            let value = self.attribute_value(&attr)?;
+            let (namespace, prefix, name) = self.attribute_name(&attr)?;
+            match namespace.as_deref() {
+                None => rs.push((name, value)),
+                Some(RS_NAMESPACE) => {
+                    self.finding(
+                        Rule::AttributePrefix,
+                        format!("attribute {key} has a namespace prefix"),
+                        at,
+                    );
+                    rs.push((name, value));
+                }
+                Some(_) => extensions.push(Attribute {
+                    namespace: namespace.unwrap_or_default(),
+                    prefix,
+                    name,
+                    value,
+                }),
+            }
+        }
+        Ok((rs, extensions))
+    }
+
+    fn md_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<Md, Error> {
+        let (attributes, extensions) = self.rs_attributes(e, at)?;
+        let mut md = Md {
+            extensions,
+            ..Md::default()
+        };
+        for (name, value) in attributes {
+            let ok = match name.as_str() {
+                "capability" => {
+                    md.capability = Some(Capability::from(value.as_str()));
+                    Ok(())
+                }
+                "at" => set(&mut md.at, value.parse()),
+                "completed" => set(&mut md.completed, value.parse()),
+                "from" => set(&mut md.from, value.parse()),
+                "until" => set(&mut md.until, value.parse()),
+                "datetime" => set(&mut md.datetime, value.parse()),
+                "change" => set(&mut md.change, value.parse()),
+                "hash" => set(&mut md.hash, value.parse()),
+                "length" => set(&mut md.length, parse_length(&value)),
+                "type" => set(&mut md.media_type, value.parse()),
+                "path" => {
+                    md.path = Some(BitstreamPath::new(value.clone()));
+                    Ok(())
+                }
+                "encoding" => {
+                    md.encoding = Some(value.clone());
+                    Ok(())
+                }
+                _ => Err(None),
+            };
+            self.keep_unread(ok, &mut md.extensions, name, value, at);
+        }
+        Ok(md)
+    }
+
+    fn link_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<Option<Link>, Error> {
+        let (attributes, mut extensions) = self.rs_attributes(e, at)?;
+        let (mut rel, mut href) = (None, None);
+        let (mut pri, mut modified, mut hash, mut length) = (None, None, None, None);
+        let (mut media_type, mut path, mut encoding) = (None, None, None);
+        let mut broken = false;
+        for (name, value) in attributes {
+            let ok = match name.as_str() {
+                "rel" => set(&mut rel, value.parse()),
+                "href" => set(&mut href, parse_uri(&value)),
+                "pri" => set(&mut pri, value.parse()),
+                "modified" => set(&mut modified, value.parse()),
+                "hash" => set(&mut hash, value.parse()),
+                "length" => set(&mut length, parse_length(&value)),
+                "type" => set(&mut media_type, value.parse()),
+                "path" => {
+                    path = Some(BitstreamPath::new(value.clone()));
+                    Ok(())
+                }
+                "encoding" => {
+                    encoding = Some(value.clone());
+                    Ok(())
+                }
+                _ => Err(None),
+            };
+            broken |= matches!(&ok, Err(Some(_))) && (name == "rel" || name == "href");
+            self.keep_unread(ok, &mut extensions, name, value, at);
+        }
+        let (Some(rel), Some(href)) = (rel, href) else {
+            if !broken {
+                self.finding(
+                    Rule::LinkRelHrefMandatory,
+                    "an rs:ln without rel or href; skipped".into(),
+                    at,
+                );
+            }
+            return Ok(None);
+        };
+        Ok(Some(Link {
+            rel,
+            href,
+            pri,
+            modified,
+            hash,
+            length,
+            media_type,
+            path,
+            encoding,
+            extensions,
+        }))
+    }
+
+    /// Keeps an attribute that was not read into the model: reported when its value broke
+    /// a rule, and kept as written either way so that writing the document back loses
+    /// nothing.
+    fn keep_unread(
+        &mut self,
+        result: Result<(), Option<Box<dyn RuleError>>>,
+        extensions: &mut Vec<Attribute>,
+        name: String,
+        value: String,
+        at: Position,
+    ) {
+        match result {
+            Ok(()) => {}
+            Err(error) => {
+                if let Some(error) = error {
+                    self.value_finding(error.as_ref(), at);
+                }
+                extensions.push(Attribute {
+                    namespace: String::new(),
+                    prefix: None,
+                    name,
+                    value,
+                });
+            }
+        }
+    }
+
+    /// `rs:md` and `rs:ln` are empty elements: allow white space inside, nothing else.
+    fn expect_no_content(&mut self, empty: bool) -> Result<(), Error> {
+        if empty {
+            return Ok(());
+        }
+        loop {
+            let done = self.with_event(|r, event| match event {
+                Event::End(_) => Ok(true),
+                Event::Start(e) | Event::Empty(e) => {
+                    Err(r.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned())))
+                }
+                event => r.expect_space(event).map(|()| false),
+            })?;
+            if done {
+                return Ok(());
+            }
+        }
+    }
+
+    // --- extensions ---
+
+    /// Reads an element outside the Sitemap and ResourceSync vocabularies, keeping its
+    /// content as XML text.
+    fn extension_start(
+        &mut self,
+        e: &BytesStart<'_>,
+        tag: Tag,
+        at: Position,
+    ) -> Result<Element, Error> {
+        let (ns, local) = self.xml.resolver().resolve_element(e.name());
+        let namespace = match ns {
+            ResolveResult::Bound(ns) => ns.into_inner().to_owned(),
+            ResolveResult::Unbound => String::new(),
+            ResolveResult::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
+        };
+        let name = local.into_inner().to_owned();
+        if tag == Tag::MisplacedRs {
+            self.finding(
+                Rule::ResourceSyncNamespace,
+                format!(
+                    "<{}> is in namespace \"{namespace}\", not ResourceSync's; kept as an extension",
+                    e.name().as_ref()
+                ),
+                at,
+            );
+        }
+        let prefix = e.name().prefix().map(|p| p.into_inner().to_owned());
+        let mut attributes = Vec::new();
+        for attr in e.attributes() {
+            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
+            let key = attr.key.as_ref();
+            if key == "xmlns" || key.starts_with("xmlns:") {
+                continue;
+            }
+            let value = self.attribute_value(&attr)?;
+            let (attr_ns, attr_prefix, attr_name) = self.attribute_name(&attr)?;
+            attributes.push(Attribute {
+                namespace: attr_ns.unwrap_or_default(),
+                prefix: attr_prefix,
+                name: attr_name,
+                value,
+            });
+        }
+        Ok(Element {
+            namespace,
+            prefix,
+            name,
+            attributes,
+            content: String::new(),
+        })
+    }
+
+    /// Reads an extension element's content as XML text, bounded in depth and length.
+    fn extension_content(&mut self, element: &mut Element, empty: bool) -> Result<(), Error> {
+        let content = &mut element.content;
+        if !empty {
+            let mut depth = 1usize;
+            while depth > 0 {
+                self.with_event(|r, event| {
+                    match &event {
+                        Event::Start(_) => {
+                            depth += 1;
+                            if depth > r.limits.max_depth {
+                                return Err(r.error(ErrorKind::TooDeep(r.limits.max_depth)));
+                            }
+                        }
+                        Event::End(_) => {
+                            depth -= 1;
+                            if depth == 0 {
+                                return Ok(());
+                            }
+                        }
+                        Event::GeneralRef(reference) => {
+                            r.resolve_reference(reference)?;
+                        }
+                        Event::Text(t) => {
+                            check_chars(t).map_err(|c| r.error(ErrorKind::ForbiddenCharacter(c)))?
+                        }
+                        _ => {}
+                    }
+                    crate::writer::write_event(content, &event);
+                    if content.len() > r.limits.max_value_len {
+                        return Err(r.error(ErrorKind::ValueTooLong(r.limits.max_value_len)));
+                    }
+                    Ok(())
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// ResourceSync attributes of an element, as (local name, value).
+type RsAttributes = Vec<(String, String)>;
+
+/// One child of the root or of an entry, its attributes read, its content not yet.
+enum Child {
+    /// White space, a comment or a processing instruction.
+    Skip,
+    /// The end of the parent.
+    End,
+    /// A `<url>` or `<sitemap>` start.
+    Entry(Tag, bool, Position),
+    /// `<loc>`, `<lastmod>` or `<changefreq>`.
+    Text(Tag, bool, Position),
+    /// `<rs:md>`, read.
+    Md(Md, bool, Position),
+    /// `<rs:ln>`, read, or `None` if it had no valid rel or href.
+    Ln(Option<Link>, bool),
+    /// Another element, its content to be read.
+    Extension(Element, bool),
+}
+
+/// Stores a parsed value, or hands back its error for reporting.
+fn set<T, E: RuleError + 'static>(
+    slot: &mut Option<T>,
+    parsed: Result<T, E>,
+) -> Result<(), Option<Box<dyn RuleError>>> {
+    match parsed {
+        Ok(value) => {
+            *slot = Some(value);
+            Ok(())
+        }
+        Err(e) => Err(Some(Box::new(e))),
+    }
+}
+
+fn is_xml_space(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
+/// The first character XML 1.0 forbids: C0 controls other than tab, line feed and
+/// carriage return, and U+FFFE and U+FFFF. (Surrogates cannot be in a `str`.)
+fn check_chars(s: &str) -> Result<(), u32> {
+    let bytes = s.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        if b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') {
+            return Err(u32::from(b));
+        }
+        // U+FFFE and U+FFFF are EF BF BE and EF BF BF in UTF-8.
+        if b == 0xEF && bytes.get(i + 1) == Some(&0xBF) {
+            if let Some(&last @ (0xBE | 0xBF)) = bytes.get(i + 2) {
+                return Err(0xFF00 | u32::from(last));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Cuts untrusted text for an error message.
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(40) {
+        None => s.to_owned(),
+        Some((at, _)) => format!("{}…", &s[..at]),
+    }
+}
+
+/// Reads a whole document from a byte slice, with default limits and checking on.
+///
+/// ```
+/// let xml = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/examples/ex14-resourcelist.xml"))?;
+/// let (doc, findings) = resourcesync_xml::read_document(&xml)?;
+/// assert_eq!(doc.entries.len(), 2);
+/// assert!(findings.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_document(bytes: &[u8]) -> Result<(Document, Vec<Finding>), Error> {
+    Reader::from_slice(bytes).read_to_document()
+}

@@ -1,0 +1,403 @@
+//! The streaming writer: the head first, then one entry at a time.
+
+use std::borrow::Cow;
+use std::fmt::Display;
+use std::io::Write;
+
+use quick_xml::events::Event;
+use resourcesync_model::{
+    Attribute, Document, DocumentHead, Element, Entry, Link, Md, RS_NAMESPACE, Root,
+    SITEMAP_NAMESPACE,
+};
+
+use crate::error::WriteError;
+
+/// Bytes gathered before they are handed to the sink.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// Writes a ResourceSync document to any `Write`, entry by entry, in constant memory.
+///
+/// [`new`](Writer::new) writes the XML declaration, the root and the head;
+/// [`write_entry`](Writer::write_entry) writes one entry; [`finish`](Writer::finish)
+/// closes the root, flushes and returns the sink. Nothing is written on `Drop`: a writer
+/// dropped without `finish` leaves an unterminated document, which no reader accepts.
+///
+/// Every value is escaped; datetimes are written as they were given; extension
+/// attributes and elements are written back with their namespaces declared where they
+/// stand. Bytes are gathered in a 64 KiB buffer, so the sink needs no buffering of its
+/// own.
+///
+/// ```
+/// use resourcesync_model::{Change, DocumentHead, DocumentKind, Entry, Link, Md, Relation};
+/// use resourcesync_xml::Writer;
+///
+/// let mut head = DocumentHead::of_kind(DocumentKind::ChangeList).unwrap();
+/// head.md.from = Some("2013-01-03T00:00:00Z".parse()?);
+/// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let mut writer = Writer::new(Vec::new(), &head)?;
+/// let mut entry = Entry::new("http://example.com/res1?a=1&b=2".parse()?);
+/// entry.md = Some(Md { change: Some(Change::Created), ..Md::default() });
+/// writer.write_entry(&entry)?;
+/// let xml = String::from_utf8(writer.finish()?)?;
+/// assert!(xml.contains("<loc>http://example.com/res1?a=1&amp;b=2</loc>"));
+/// assert!(xml.contains(r#"<rs:md capability="changelist" from="2013-01-03T00:00:00Z"/>"#));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Writer<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    root: Root,
+    entries: u64,
+    flushed: u64,
+}
+
+impl<W: Write> Writer<W> {
+    /// Starts a document: writes the declaration, the root element and the head.
+    pub fn new(out: W, head: &DocumentHead) -> Result<Writer<W>, WriteError> {
+        let mut w = Writer {
+            out,
+            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            root: head.root,
+            entries: 0,
+            flushed: 0,
+        };
+        w.buf
+            .extend_from_slice(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<");
+        w.buf.extend_from_slice(head.root.element().as_bytes());
+        w.buf.extend_from_slice(b" xmlns=\"");
+        w.buf.extend_from_slice(SITEMAP_NAMESPACE.as_bytes());
+        w.buf.extend_from_slice(b"\" xmlns:rs=\"");
+        w.buf.extend_from_slice(RS_NAMESPACE.as_bytes());
+        w.buf.push(b'"');
+        w.extension_attributes(&head.attributes);
+        w.buf.extend_from_slice(b">\n");
+        for link in &head.links {
+            w.link(link);
+            w.buf.push(b'\n');
+        }
+        w.md(&head.md);
+        w.buf.push(b'\n');
+        for element in &head.extensions {
+            w.element(element);
+            w.buf.push(b'\n');
+        }
+        w.maybe_flush()?;
+        Ok(w)
+    }
+
+    /// Writes one entry: a `<url>` in a `<urlset>`, a `<sitemap>` in a `<sitemapindex>`.
+    pub fn write_entry(&mut self, entry: &Entry) -> Result<(), WriteError> {
+        self.entry_into(entry);
+        self.entries += 1;
+        self.maybe_flush()
+    }
+
+    /// Entries written so far.
+    pub fn entries_written(&self) -> u64 {
+        self.entries
+    }
+
+    /// Bytes written so far, including those still buffered.
+    pub fn bytes_written(&self) -> u64 {
+        self.flushed + self.buf.len() as u64
+    }
+
+    /// The number of bytes that closing the document will add.
+    pub fn closing_len(&self) -> u64 {
+        self.root.element().len() as u64 + 4
+    }
+
+    /// Closes the root element, flushes everything to the sink and returns it.
+    pub fn finish(mut self) -> Result<W, WriteError> {
+        self.buf.extend_from_slice(b"</");
+        self.buf.extend_from_slice(self.root.element().as_bytes());
+        self.buf.extend_from_slice(b">\n");
+        self.out.write_all(&self.buf)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    /// Appends the entry's XML to the buffer.
+    pub(crate) fn entry_into(&mut self, entry: &Entry) {
+        let element = self.root.entry_element().as_bytes();
+        self.buf.push(b'<');
+        self.buf.extend_from_slice(element);
+        self.buf.extend_from_slice(b"><loc>");
+        escape_into(&mut self.buf, entry.loc.as_str(), false);
+        self.buf.extend_from_slice(b"</loc>");
+        if let Some(lastmod) = &entry.lastmod {
+            self.buf.extend_from_slice(b"<lastmod>");
+            display(&mut self.buf, lastmod);
+            self.buf.extend_from_slice(b"</lastmod>");
+        }
+        if let Some(changefreq) = entry.changefreq {
+            self.buf.extend_from_slice(b"<changefreq>");
+            self.buf.extend_from_slice(changefreq.as_str().as_bytes());
+            self.buf.extend_from_slice(b"</changefreq>");
+        }
+        if let Some(md) = &entry.md {
+            self.md(md);
+        }
+        for link in &entry.links {
+            self.link(link);
+        }
+        for extension in &entry.extensions {
+            self.element(extension);
+        }
+        self.buf.extend_from_slice(b"</");
+        self.buf.extend_from_slice(element);
+        self.buf.extend_from_slice(b">\n");
+    }
+
+    fn maybe_flush(&mut self) -> Result<(), WriteError> {
+        if self.buf.len() >= FLUSH_AT {
+            self.out.write_all(&self.buf)?;
+            self.flushed += self.buf.len() as u64;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn attr(&mut self, name: &str, value: &str) {
+        self.buf.push(b' ');
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.extend_from_slice(b"=\"");
+        escape_into(&mut self.buf, value, true);
+        self.buf.push(b'"');
+    }
+
+    fn attr_display(&mut self, name: &str, value: &dyn Display) {
+        self.buf.push(b' ');
+        self.buf.extend_from_slice(name.as_bytes());
+        self.buf.extend_from_slice(b"=\"");
+        let start = self.buf.len();
+        display(&mut self.buf, value);
+        // Model values print without markup characters but for media type parameters
+        // and the like; escape in place only when needed.
+        if self.buf[start..]
+            .iter()
+            .any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\t' | b'\n' | b'\r'))
+        {
+            let raw = String::from_utf8_lossy(&self.buf[start..]).into_owned();
+            self.buf.truncate(start);
+            escape_into(&mut self.buf, &raw, true);
+        }
+        self.buf.push(b'"');
+    }
+
+    fn md(&mut self, md: &Md) {
+        self.buf.extend_from_slice(b"<rs:md");
+        if let Some(c) = &md.capability {
+            self.attr("capability", c.as_str());
+        }
+        let times = [
+            ("at", &md.at),
+            ("completed", &md.completed),
+            ("from", &md.from),
+            ("until", &md.until),
+        ];
+        for (name, value) in times {
+            if let Some(value) = value {
+                self.attr_display(name, value);
+            }
+        }
+        if let Some(change) = md.change {
+            self.attr("change", change.as_str());
+        }
+        if let Some(datetime) = &md.datetime {
+            self.attr_display("datetime", datetime);
+        }
+        if let Some(hash) = &md.hash {
+            self.attr_display("hash", hash);
+        }
+        if let Some(length) = md.length {
+            self.attr_display("length", &length);
+        }
+        if let Some(t) = &md.media_type {
+            self.attr("type", t.as_str());
+        }
+        if let Some(path) = &md.path {
+            self.attr("path", path.as_str());
+        }
+        if let Some(encoding) = &md.encoding {
+            self.attr("encoding", encoding);
+        }
+        self.extension_attributes(&md.extensions);
+        self.buf.extend_from_slice(b"/>");
+    }
+
+    fn link(&mut self, link: &Link) {
+        self.buf.extend_from_slice(b"<rs:ln");
+        self.attr("rel", link.rel.as_str());
+        self.attr("href", link.href.as_str());
+        if let Some(pri) = link.pri {
+            self.attr_display("pri", &pri);
+        }
+        if let Some(modified) = &link.modified {
+            self.attr_display("modified", modified);
+        }
+        if let Some(hash) = &link.hash {
+            self.attr_display("hash", hash);
+        }
+        if let Some(length) = link.length {
+            self.attr_display("length", &length);
+        }
+        if let Some(t) = &link.media_type {
+            self.attr("type", t.as_str());
+        }
+        if let Some(path) = &link.path {
+            self.attr("path", path.as_str());
+        }
+        if let Some(encoding) = &link.encoding {
+            self.attr("encoding", encoding);
+        }
+        self.extension_attributes(&link.extensions);
+        self.buf.extend_from_slice(b"/>");
+    }
+
+    /// Writes attributes in other namespaces, declaring each namespace on the element
+    /// that carries it (once per prefix), and attributes in no namespace as they are.
+    fn extension_attributes(&mut self, attributes: &[Attribute]) {
+        let mut declared: Vec<(String, &str)> = Vec::new();
+        for attr in attributes {
+            if attr.namespace.is_empty() {
+                self.attr(&attr.name, &attr.value);
+                continue;
+            }
+            let prefix = match declared.iter().find(|(_, ns)| *ns == attr.namespace) {
+                Some((prefix, _)) => prefix.clone(),
+                None => {
+                    let prefix = usable_prefix(attr.prefix.as_deref(), declared.len());
+                    let prefix = if declared.iter().any(|(p, _)| *p == prefix) {
+                        format!("ns{}", declared.len() + 1)
+                    } else {
+                        prefix
+                    };
+                    self.attr(&format!("xmlns:{prefix}"), &attr.namespace);
+                    declared.push((prefix.clone(), &attr.namespace));
+                    prefix
+                }
+            };
+            self.attr(&format!("{prefix}:{}", attr.name), &attr.value);
+        }
+    }
+
+    /// Writes an extension element with its namespace declared on it.
+    fn element(&mut self, element: &Element) {
+        let qname = if element.namespace == SITEMAP_NAMESPACE || element.namespace.is_empty() {
+            element.name.clone()
+        } else {
+            let prefix = usable_prefix(element.prefix.as_deref(), 0);
+            format!("{prefix}:{}", element.name)
+        };
+        self.buf.push(b'<');
+        self.buf.extend_from_slice(qname.as_bytes());
+        if element.namespace.is_empty() {
+            // Undeclare the Sitemap default namespace: the element is in none.
+            self.buf.extend_from_slice(b" xmlns=\"\"");
+        } else if element.namespace != SITEMAP_NAMESPACE {
+            let prefix = usable_prefix(element.prefix.as_deref(), 0);
+            self.attr(&format!("xmlns:{prefix}"), &element.namespace);
+        }
+        self.extension_attributes(&element.attributes);
+        if element.content.is_empty() {
+            self.buf.extend_from_slice(b"/>");
+        } else {
+            self.buf.push(b'>');
+            self.buf.extend_from_slice(element.content.as_bytes());
+            self.buf.extend_from_slice(b"</");
+            self.buf.extend_from_slice(qname.as_bytes());
+            self.buf.push(b'>');
+        }
+    }
+}
+
+/// A prefix hint if it can be declared here, else a generated one. `rs`, `xml` and
+/// `xmlns` are taken.
+fn usable_prefix(hint: Option<&str>, n: usize) -> String {
+    match hint {
+        Some(p) if !matches!(p, "rs" | "xml" | "xmlns") && !p.is_empty() => p.to_owned(),
+        _ => format!("ns{}", n + 1),
+    }
+}
+
+fn display(buf: &mut Vec<u8>, value: &dyn Display) {
+    // Writing to a Vec cannot fail.
+    let _ = write!(buf, "{value}");
+}
+
+/// Escapes text (or an attribute value, which also protects white space from attribute
+/// value normalization) into `buf`.
+fn escape_into(buf: &mut Vec<u8>, s: &str, attribute: bool) {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let replacement: &[u8] = match b {
+            b'&' => b"&amp;",
+            b'<' => b"&lt;",
+            b'>' => b"&gt;",
+            b'"' if attribute => b"&quot;",
+            b'\t' if attribute => b"&#9;",
+            b'\n' if attribute => b"&#10;",
+            b'\r' => b"&#13;",
+            _ => continue,
+        };
+        buf.extend_from_slice(&bytes[start..i]);
+        buf.extend_from_slice(replacement);
+        start = i + 1;
+    }
+    buf.extend_from_slice(&bytes[start..]);
+}
+
+/// Text escaped for element content.
+pub(crate) fn escape_text(s: &str) -> Cow<'_, str> {
+    if !s.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'\r')) {
+        return Cow::Borrowed(s);
+    }
+    let mut buf = Vec::with_capacity(s.len() + 8);
+    escape_into(&mut buf, s, false);
+    Cow::Owned(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// Appends an event read inside an extension element as XML text, as it was written.
+pub(crate) fn write_event(out: &mut String, event: &Event<'_>) {
+    match event {
+        Event::Start(e) => {
+            out.push('<');
+            out.push_str(e);
+            out.push('>');
+        }
+        Event::Empty(e) => {
+            out.push('<');
+            out.push_str(e);
+            out.push_str("/>");
+        }
+        Event::End(e) => {
+            out.push_str("</");
+            out.push_str(e);
+            out.push('>');
+        }
+        // Text events hold the text as escaped in the source.
+        Event::Text(t) => out.push_str(t),
+        Event::CData(c) => {
+            out.push_str("<![CDATA[");
+            out.push_str(c);
+            out.push_str("]]>");
+        }
+        Event::GeneralRef(r) => {
+            out.push('&');
+            out.push_str(r);
+            out.push(';');
+        }
+        Event::Comment(_) | Event::PI(_) | Event::Decl(_) | Event::DocType(_) | Event::Eof => {}
+    }
+}
+
+/// Writes a whole document to a sink.
+pub fn write_document<W: Write>(out: W, document: &Document) -> Result<W, WriteError> {
+    let mut writer = Writer::new(out, &document.head)?;
+    for entry in &document.entries {
+        writer.write_entry(entry)?;
+    }
+    writer.finish()
+}
