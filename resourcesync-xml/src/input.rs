@@ -16,16 +16,36 @@ pub(crate) struct Input<R> {
     pub(crate) over_limit: bool,
 }
 
+/// The source, behind the first bytes read to sniff gzip and a byte order mark.
+type Sniffed<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
+
 enum Source<R> {
-    Plain(R),
+    Plain(Sniffed<R>),
     #[cfg(feature = "gzip")]
-    Gzip(io::BufReader<flate2::bufread::MultiGzDecoder<R>>),
+    Gzip(io::BufReader<flate2::bufread::MultiGzDecoder<Sniffed<R>>>),
 }
 
 impl<R: BufRead> Input<R> {
-    /// Wraps `inner`, decompressing it when it starts with the gzip magic bytes.
+    /// Wraps `inner`, decompressing it when it starts with the gzip magic bytes and
+    /// dropping a UTF-8 byte order mark. The first three bytes are read whatever the
+    /// source's buffer size, so a reader that hands out one byte at a time is sniffed the
+    /// same as a slice.
     pub(crate) fn new(mut inner: R, limit: u64) -> io::Result<Input<R>> {
-        let gzipped = inner.fill_buf()?.starts_with(&[0x1f, 0x8b]);
+        let mut first = Vec::with_capacity(3);
+        while first.len() < 3 {
+            let buf = inner.fill_buf()?;
+            if buf.is_empty() {
+                break;
+            }
+            let n = buf.len().min(3 - first.len());
+            first.extend_from_slice(&buf[..n]);
+            inner.consume(n);
+        }
+        let gzipped = first.starts_with(&[0x1f, 0x8b]);
+        if first == b"\xEF\xBB\xBF" {
+            first.clear();
+        }
+        let inner = io::Cursor::new(first).chain(inner);
         let inner = if gzipped {
             #[cfg(feature = "gzip")]
             {

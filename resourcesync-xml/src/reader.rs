@@ -1,5 +1,6 @@
 //! The streaming reader: the head first, then one entry at a time.
 
+use std::borrow::Cow;
 use std::io::BufRead;
 use std::mem;
 
@@ -174,6 +175,8 @@ pub struct Reader<R> {
     entry_position: Position,
     /// Where the event being handled started: byte, line, column.
     event_at: (u64, u64, u64),
+    /// The end of input has been reached and checked.
+    finished: bool,
 }
 
 impl<'a> Reader<&'a [u8]> {
@@ -226,6 +229,7 @@ impl<R: BufRead> Reader<R> {
             entries: 0,
             entry_position: Position::default(),
             event_at: (0, 1, 1),
+            finished: false,
         })
     }
 
@@ -282,8 +286,12 @@ impl<R: BufRead> Reader<R> {
             match self.state {
                 State::Prolog | State::Head => return Err(self.error(ErrorKind::Empty)),
                 State::Done => {
-                    if let Some(checker) = self.checker.take() {
-                        checker.finish(&mut self.findings);
+                    if !self.finished {
+                        self.finished = true;
+                        self.read_epilog()?;
+                        if let Some(checker) = self.checker.take() {
+                            checker.finish(&mut self.findings);
+                        }
                     }
                     return Ok(None);
                 }
@@ -490,6 +498,30 @@ impl<R: BufRead> Reader<R> {
         Ok(())
     }
 
+    /// After the root: only white space, comments and processing instructions, then the
+    /// end of input.
+    fn read_epilog(&mut self) -> Result<(), Error> {
+        loop {
+            let mut buf = mem::take(&mut self.buf);
+            buf.clear();
+            self.mark();
+            let result = match self.xml.read_event_into(&mut buf) {
+                Err(e) => Err(self.xml_error(e)),
+                Ok(Event::Eof) => {
+                    self.buf = buf;
+                    return Ok(());
+                }
+                Ok(Event::Comment(_) | Event::PI(_)) => Ok(()),
+                Ok(Event::Start(e) | Event::Empty(e)) => Err(self.error(
+                    ErrorKind::UnexpectedElement(format!("{} after the root", e.name().as_ref())),
+                )),
+                Ok(event) => self.expect_space(event),
+            };
+            self.buf = buf;
+            result?;
+        }
+    }
+
     fn start_root(&mut self, e: &BytesStart<'_>, empty: bool) -> Result<(), Error> {
         let (ns, local) = self.xml.resolver().resolve_element(e.name());
         let local = local.into_inner();
@@ -536,21 +568,8 @@ impl<R: BufRead> Reader<R> {
             attributes: Vec::new(),
             extensions: Vec::new(),
         };
-        for attr in e.attributes() {
-            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
-            let key = attr.key.as_ref();
-            if key == "xmlns" || key.starts_with("xmlns:") {
-                continue;
-            }
-            let value = self.attribute_value(&attr)?;
-            let (namespace, prefix, name) = self.attribute_name(&attr)?;
-            head.attributes.push(Attribute {
-                namespace: namespace.unwrap_or_default(),
-                prefix,
-                name,
-                value,
-            });
-        }
+        let at = self.position();
+        head.attributes = self.plain_attributes(e, at)?;
         self.head = Some(head);
         self.state = if empty { State::Done } else { State::Head };
         Ok(())
@@ -891,10 +910,10 @@ impl<R: BufRead> Reader<R> {
 
     // --- attributes ---
 
-    fn attribute_value(
+    fn attribute_value<'v>(
         &self,
-        attr: &quick_xml::events::attributes::Attribute<'_>,
-    ) -> Result<String, Error> {
+        attr: &quick_xml::events::attributes::Attribute<'v>,
+    ) -> Result<Cow<'v, str>, Error> {
         if attr.value.len() > self.limits.max_value_len {
             return Err(self.error(ErrorKind::ValueTooLong(self.limits.max_value_len)));
         }
@@ -907,72 +926,82 @@ impl<R: BufRead> Reader<R> {
                     other => self.xml_error(other),
                 })?;
         check_chars(&value).map_err(|c| self.error(ErrorKind::ForbiddenCharacter(c)))?;
-        Ok(value.into_owned())
+        Ok(value)
     }
 
-    /// An attribute's namespace (`None` for no prefix), prefix and local name.
-    fn attribute_name(
-        &self,
-        attr: &quick_xml::events::attributes::Attribute<'_>,
-    ) -> Result<(Option<String>, Option<String>, String), Error> {
+    /// Reads one attribute: `None` for a namespace declaration, a ResourceSync attribute
+    /// by local name and value (a prefixed one is read, and reported), or an extension.
+    fn attribute<'v>(
+        &mut self,
+        attr: &'v quick_xml::events::attributes::Attribute<'v>,
+        at: Position,
+    ) -> Result<Option<Attr<'v>>, Error> {
+        let key = attr.key.as_ref();
+        if key == "xmlns" || key.starts_with("xmlns:") {
+            return Ok(None);
+        }
+        let value = self.attribute_value(attr)?;
         let (ns, local) = self.xml.resolver().resolve_attribute(attr.key);
         let namespace = match ns {
+            ResolveResult::Unbound => return Ok(Some(Attr::Rs(local.into_inner(), value))),
+            ResolveResult::Bound(ns) if ns.into_inner() == RS_NAMESPACE => None,
             ResolveResult::Bound(ns) => Some(ns.into_inner().to_owned()),
-            ResolveResult::Unbound => None,
             ResolveResult::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
         };
-        let prefix = attr.key.prefix().map(|p| p.into_inner().to_owned());
-        Ok((namespace, prefix, local.into_inner().to_owned()))
+        let Some(namespace) = namespace else {
+            self.finding(
+                Rule::AttributePrefix,
+                format!("attribute {key} has a namespace prefix"),
+                at,
+            );
+            return Ok(Some(Attr::Rs(local.into_inner(), value)));
+        };
+        Ok(Some(Attr::Extension(Attribute {
+            namespace,
+            prefix: attr.key.prefix().map(|p| p.into_inner().to_owned()),
+            name: local.into_inner().to_owned(),
+            value: value.into_owned(),
+        })))
     }
 
-    /// The ResourceSync attributes of an `rs:md` or `rs:ln` as (name, value) pairs, the
-    /// others as extensions. A prefixed ResourceSync attribute is read, and reported.
-    fn rs_attributes(
+    /// Every attribute of an element kept as written, for roots and extensions.
+    fn plain_attributes(
         &mut self,
         e: &BytesStart<'_>,
         at: Position,
-    ) -> Result<(RsAttributes, Vec<Attribute>), Error> {
-        let mut rs = Vec::new();
-        let mut extensions = Vec::new();
+    ) -> Result<Vec<Attribute>, Error> {
+        let mut out = Vec::new();
         for attr in e.attributes() {
             let attr = attr.map_err(|err| self.xml_error(err.into()))?;
-            let key = attr.key.as_ref();
-            if key == "xmlns" || key.starts_with("xmlns:") {
-                continue;
-            }
-            let value = self.attribute_value(&attr)?;
-            let (namespace, prefix, name) = self.attribute_name(&attr)?;
-            match namespace.as_deref() {
-                None => rs.push((name, value)),
-                Some(RS_NAMESPACE) => {
-                    self.finding(
-                        Rule::AttributePrefix,
-                        format!("attribute {key} has a namespace prefix"),
-                        at,
-                    );
-                    rs.push((name, value));
-                }
-                Some(_) => extensions.push(Attribute {
-                    namespace: namespace.unwrap_or_default(),
-                    prefix,
-                    name,
-                    value,
+            match self.attribute(&attr, at)? {
+                None => {}
+                Some(Attr::Extension(a)) => out.push(a),
+                Some(Attr::Rs(name, value)) => out.push(Attribute {
+                    namespace: String::new(),
+                    prefix: None,
+                    name: name.to_owned(),
+                    value: value.into_owned(),
                 }),
             }
         }
-        Ok((rs, extensions))
+        Ok(out)
     }
 
     fn md_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<Md, Error> {
-        let (attributes, extensions) = self.rs_attributes(e, at)?;
-        let mut md = Md {
-            extensions,
-            ..Md::default()
-        };
-        for (name, value) in attributes {
-            let ok = match name.as_str() {
+        let mut md = Md::default();
+        for attr in e.attributes() {
+            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
+            let (name, value) = match self.attribute(&attr, at)? {
+                None => continue,
+                Some(Attr::Extension(a)) => {
+                    md.extensions.push(a);
+                    continue;
+                }
+                Some(Attr::Rs(name, value)) => (name, value),
+            };
+            let ok = match name {
                 "capability" => {
-                    md.capability = Some(Capability::from(value.as_str()));
+                    md.capability = Some(Capability::from(&*value));
                     Ok(())
                 }
                 "at" => set(&mut md.at, value.parse()),
@@ -985,28 +1014,37 @@ impl<R: BufRead> Reader<R> {
                 "length" => set(&mut md.length, parse_length(&value)),
                 "type" => set(&mut md.media_type, value.parse()),
                 "path" => {
-                    md.path = Some(BitstreamPath::new(value.clone()));
+                    md.path = Some(BitstreamPath::new(value.as_ref()));
                     Ok(())
                 }
                 "encoding" => {
-                    md.encoding = Some(value.clone());
+                    md.encoding = Some(value.as_ref().to_owned());
                     Ok(())
                 }
                 _ => Err(None),
             };
-            self.keep_unread(ok, &mut md.extensions, name, value, at);
+            self.keep_unread(ok, &mut md.extensions, name, &value, at);
         }
         Ok(md)
     }
 
     fn link_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<Option<Link>, Error> {
-        let (attributes, mut extensions) = self.rs_attributes(e, at)?;
+        let mut extensions = Vec::new();
         let (mut rel, mut href) = (None, None);
         let (mut pri, mut modified, mut hash, mut length) = (None, None, None, None);
         let (mut media_type, mut path, mut encoding) = (None, None, None);
         let mut broken = false;
-        for (name, value) in attributes {
-            let ok = match name.as_str() {
+        for attr in e.attributes() {
+            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
+            let (name, value) = match self.attribute(&attr, at)? {
+                None => continue,
+                Some(Attr::Extension(a)) => {
+                    extensions.push(a);
+                    continue;
+                }
+                Some(Attr::Rs(name, value)) => (name, value),
+            };
+            let ok = match name {
                 "rel" => set(&mut rel, value.parse()),
                 "href" => set(&mut href, parse_uri(&value)),
                 "pri" => set(&mut pri, value.parse()),
@@ -1015,17 +1053,17 @@ impl<R: BufRead> Reader<R> {
                 "length" => set(&mut length, parse_length(&value)),
                 "type" => set(&mut media_type, value.parse()),
                 "path" => {
-                    path = Some(BitstreamPath::new(value.clone()));
+                    path = Some(BitstreamPath::new(value.as_ref()));
                     Ok(())
                 }
                 "encoding" => {
-                    encoding = Some(value.clone());
+                    encoding = Some(value.as_ref().to_owned());
                     Ok(())
                 }
                 _ => Err(None),
             };
             broken |= matches!(&ok, Err(Some(_))) && (name == "rel" || name == "href");
-            self.keep_unread(ok, &mut extensions, name, value, at);
+            self.keep_unread(ok, &mut extensions, name, &value, at);
         }
         let (Some(rel), Some(href)) = (rel, href) else {
             if !broken {
@@ -1058,8 +1096,8 @@ impl<R: BufRead> Reader<R> {
         &mut self,
         result: Result<(), Option<Box<dyn RuleError>>>,
         extensions: &mut Vec<Attribute>,
-        name: String,
-        value: String,
+        name: &str,
+        value: &str,
         at: Position,
     ) {
         match result {
@@ -1071,8 +1109,8 @@ impl<R: BufRead> Reader<R> {
                 extensions.push(Attribute {
                     namespace: String::new(),
                     prefix: None,
-                    name,
-                    value,
+                    name: name.to_owned(),
+                    value: value.to_owned(),
                 });
             }
         }
@@ -1125,22 +1163,7 @@ impl<R: BufRead> Reader<R> {
             );
         }
         let prefix = e.name().prefix().map(|p| p.into_inner().to_owned());
-        let mut attributes = Vec::new();
-        for attr in e.attributes() {
-            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
-            let key = attr.key.as_ref();
-            if key == "xmlns" || key.starts_with("xmlns:") {
-                continue;
-            }
-            let value = self.attribute_value(&attr)?;
-            let (attr_ns, attr_prefix, attr_name) = self.attribute_name(&attr)?;
-            attributes.push(Attribute {
-                namespace: attr_ns.unwrap_or_default(),
-                prefix: attr_prefix,
-                name: attr_name,
-                value,
-            });
-        }
+        let attributes = self.plain_attributes(e, at)?;
         Ok(Element {
             namespace,
             prefix,
@@ -1190,8 +1213,13 @@ impl<R: BufRead> Reader<R> {
     }
 }
 
-/// ResourceSync attributes of an element, as (local name, value).
-type RsAttributes = Vec<(String, String)>;
+/// One attribute, read.
+enum Attr<'v> {
+    /// Unprefixed (or prefixed with the ResourceSync namespace): local name and value.
+    Rs(&'v str, Cow<'v, str>),
+    /// In another namespace.
+    Extension(Attribute),
+}
 
 /// One child of the root or of an entry, its attributes read, its content not yet.
 enum Child {

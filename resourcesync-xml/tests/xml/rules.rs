@@ -1,0 +1,185 @@
+//! The rules about a document's XML form, which only a reader can break: each is broken
+//! once and kept once (the model's tests cover every other rule).
+
+use resourcesync_model::Rule;
+use resourcesync_xml::Limits;
+
+use crate::read_everywhere;
+
+const NS: &str = r#"xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/""#;
+
+fn doc(root: &str, attrs: &str, body: &str) -> Vec<u8> {
+    format!(
+        r#"<{root} {attrs}><rs:ln rel="up" href="http://e.com/caps.xml"/><rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>{body}</{root}>"#
+    )
+    .into_bytes()
+}
+
+fn findings(bytes: &[u8]) -> Vec<Rule> {
+    let (_, findings) = read_everywhere(bytes, Limits::default())
+        .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(bytes)));
+    findings.iter().map(|f| f.rule).collect()
+}
+
+fn case(rule: Rule, broken: Vec<u8>, kept: Vec<u8>) {
+    assert!(findings(&broken).contains(&rule), "{rule:?} not reported");
+    assert!(
+        !findings(&kept).contains(&rule),
+        "{rule:?} reported on the kept document"
+    );
+}
+
+const ENTRY: &str = "<url><loc>http://e.com/a</loc></url>";
+
+#[test]
+fn sitemap_namespace() {
+    case(
+        Rule::SitemapNamespace,
+        doc(
+            "urlset",
+            r#"xmlns:rs="http://www.openarchives.org/rs/terms/""#,
+            ENTRY,
+        ),
+        doc("urlset", NS, ENTRY),
+    );
+    // A root without namespace is still read as a Sitemap.
+    let bytes = doc(
+        "urlset",
+        r#"xmlns:rs="http://www.openarchives.org/rs/terms/""#,
+        ENTRY,
+    );
+    let (doc, _) = read_everywhere(&bytes, Limits::default()).unwrap();
+    assert_eq!(doc.entries.len(), 1);
+}
+
+#[test]
+fn rs_namespace() {
+    // rs bound to another URI: the md is not ResourceSync's, and says so.
+    let other = r#"xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://example.com/not-rs/""#;
+    let broken = format!(r#"<urlset {other}><rs:md capability="resourcelist"/></urlset>"#);
+    // The ResourceSync namespace under another prefix, and as a default namespace.
+    let kept = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:r="http://www.openarchives.org/rs/terms/"><r:ln rel="up" href="http://e.com/c"/><md xmlns="http://www.openarchives.org/rs/terms/" capability="resourcelist" at="2013-01-03T09:00:00Z"/></urlset>"#;
+    case(
+        Rule::ResourceSyncNamespace,
+        broken.into_bytes(),
+        kept.as_bytes().to_vec(),
+    );
+    let (doc, findings) = read_everywhere(kept.as_bytes(), Limits::default()).unwrap();
+    assert!(findings.is_empty(), "{findings:?}");
+    assert_eq!(
+        doc.head.kind(),
+        resourcesync_model::DocumentKind::ResourceList
+    );
+}
+
+#[test]
+fn attribute_no_prefix() {
+    case(
+        Rule::AttributePrefix,
+        doc(
+            "urlset",
+            NS,
+            r#"<url><loc>http://e.com/a</loc><rs:md rs:length="3"/></url>"#,
+        ),
+        doc(
+            "urlset",
+            NS,
+            r#"<url><loc>http://e.com/a</loc><rs:md length="3"/></url>"#,
+        ),
+    );
+}
+
+#[test]
+fn entry_element() {
+    case(
+        Rule::EntryElement,
+        doc("urlset", NS, "<sitemap><loc>http://e.com/a</loc></sitemap>"),
+        doc("urlset", NS, ENTRY),
+    );
+}
+
+#[test]
+fn loc_mandatory() {
+    case(
+        Rule::LocMandatory,
+        doc("urlset", NS, "<url><lastmod>2013-01-01</lastmod></url>"),
+        doc("urlset", NS, ENTRY),
+    );
+    case(
+        Rule::LocMandatory,
+        doc(
+            "urlset",
+            NS,
+            "<url><loc>http://e.com/a</loc><loc>http://e.com/b</loc></url>",
+        ),
+        doc("urlset", NS, ENTRY),
+    );
+}
+
+#[test]
+fn link_rel_href_mandatory() {
+    case(
+        Rule::LinkRelHrefMandatory,
+        doc(
+            "urlset",
+            NS,
+            r#"<url><loc>http://e.com/a</loc><rs:ln href="http://e.com/m"/></url>"#,
+        ),
+        doc(
+            "urlset",
+            NS,
+            r#"<url><loc>http://e.com/a</loc><rs:ln rel="duplicate" href="http://e.com/m"/></url>"#,
+        ),
+    );
+}
+
+#[test]
+fn md_not_repeatable() {
+    case(
+        Rule::MdNotRepeatable,
+        doc(
+            "urlset",
+            NS,
+            r#"<url><loc>http://e.com/a</loc><rs:md length="1"/><rs:md length="2"/></url>"#,
+        ),
+        doc(
+            "urlset",
+            NS,
+            r#"<url><loc>http://e.com/a</loc><rs:md length="1"/></url>"#,
+        ),
+    );
+}
+
+#[test]
+fn bad_values_are_findings_with_places_and_kept() {
+    let bytes = doc(
+        "urlset",
+        NS,
+        "<url><loc>http://e.com/a</loc>\n<lastmod>2013-02-30</lastmod><rs:md length=\"-1\" pri=\"x\"/></url>\n<url><loc>/relative</loc></url>",
+    );
+    let (doc, findings) = read_everywhere(&bytes, Limits::default()).unwrap();
+    let rules: Vec<(Rule, Option<u64>, u64)> = findings
+        .iter()
+        .map(|f| (f.rule, f.entry, f.position.unwrap().line))
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            (Rule::DatetimeSyntax, Some(1), 2),
+            (Rule::LengthSyntax, Some(1), 2),
+            (Rule::UriSyntax, Some(2), 3),
+        ]
+    );
+    // The entry with a bad loc is skipped; the bad length and the unknown pri attribute
+    // are kept as written.
+    assert_eq!(doc.entries.len(), 1);
+    let kept: Vec<(&str, &str)> = doc.entries[0]
+        .md
+        .as_ref()
+        .unwrap()
+        .extensions
+        .iter()
+        .map(|a| (a.name.as_str(), a.value.as_str()))
+        .collect();
+    assert_eq!(kept, [("length", "-1"), ("pri", "x")]);
+}
