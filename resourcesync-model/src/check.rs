@@ -532,17 +532,19 @@ fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
     }
 }
 
-fn check_uri(url: &url::Url, what: &str, n: Option<u64>, out: &mut Vec<Finding>) {
-    let len = url.as_str().chars().count();
-    if len > uri::MAX_URI_LEN {
+fn check_uri(value: &crate::Uri, what: &str, n: Option<u64>, out: &mut Vec<Finding>) {
+    // Bytes bound characters from above: count characters only for long URIs.
+    let s = value.as_str();
+    if s.len() > uri::MAX_URI_LEN && s.chars().count() > uri::MAX_URI_LEN {
+        let len = s.chars().count();
         out.push(Finding {
             message: format!("{what} is {len} characters long, over {}", uri::MAX_URI_LEN),
             ..Finding::new(Rule::UriLength, n)
         });
     }
-    if uri::has_unsafe_scheme(url) {
+    if value.has_unsafe_scheme() {
         out.push(Finding {
-            message: format!("{what} uses the {} scheme", url.scheme()),
+            message: format!("{what} uses the {} scheme", value.scheme()),
             ..Finding::new(Rule::UriScheme, n)
         });
     }

@@ -1,8 +1,6 @@
 //! `<url>` and `<sitemap>`: one entry of a document.
 
-use url::Url;
-
-use crate::{ChangeFreq, Link, Md, Relation, W3cDateTime, extension::Element};
+use crate::{ChangeFreq, Link, Md, Relation, Uri, W3cDateTime, extension::Element};
 
 /// One `<url>` (in a `<urlset>`) or `<sitemap>` (in a `<sitemapindex>`) entry.
 ///
@@ -18,7 +16,7 @@ use crate::{ChangeFreq, Link, Md, Relation, W3cDateTime, extension::Element};
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Entry {
     /// `<loc>`: the URI of the resource, document or package.
-    pub loc: Url,
+    pub loc: Uri,
     /// `<lastmod>`: when the resource was last modified.
     pub lastmod: Option<W3cDateTime>,
     /// `<changefreq>`: a hint of how often the resource changes.
@@ -33,7 +31,7 @@ pub struct Entry {
 
 impl Entry {
     /// An entry with only its `<loc>`.
-    pub fn new(loc: Url) -> Entry {
+    pub fn new(loc: Uri) -> Entry {
         Entry {
             loc,
             lastmod: None,

@@ -57,9 +57,8 @@
 //!   note.
 //! - Equality and order of [`W3cDateTime`] are on the instant, a value of reduced precision
 //!   standing for the start of its period and a date without a time for UTC.
-//! - URIs are kept in the `url` crate's normalised form (lower-case scheme and host, a `/`
-//!   path for an empty one), and white space inside a URI is refused rather than
-//!   percent-encoded.
+//! - URIs are kept exactly as written, never normalised; white space inside a URI is
+//!   refused rather than percent-encoded. [`Uri::to_url`] gives the normalised form.
 //! - The Archives specification's text leaves out whether an archive's entries must carry
 //!   `at` (Resource List and Resource Dump Archives); missing `at` there is a warning.
 //! - Order rules compare `datetime` (Change Lists, Change Dump Manifests) or `from` (the
@@ -103,7 +102,7 @@ pub use path::BitstreamPath;
 pub use priority::{Priority, PriorityError};
 pub use relation::{PATCH_RELATION, Relation, RelationError};
 pub use rules::{Finding, Rule, RuleError, Severity, TextPosition};
-pub use uri::{MAX_URI_LEN, UriError, parse_uri};
+pub use uri::{MAX_URI_LEN, Uri, UriError};
 pub use url::Url;
 
 /// The ResourceSync XML namespace, bound to `rs` in the standard's examples.

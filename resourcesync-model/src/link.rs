@@ -1,9 +1,7 @@
 //! `<rs:ln>`: a link from a document or an entry to a related resource (sections 7, 14).
 
-use url::Url;
-
 use crate::{
-    BitstreamPath, Hashes, MediaType, Priority, Relation, W3cDateTime, extension::Attribute,
+    BitstreamPath, Hashes, MediaType, Priority, Relation, Uri, W3cDateTime, extension::Attribute,
 };
 
 /// The attributes of an `<rs:ln>` element, each typed.
@@ -21,7 +19,7 @@ pub struct Link {
     /// `rel`: the relation of the target to the document or resource.
     pub rel: Relation,
     /// `href`: the target.
-    pub href: Url,
+    pub href: Uri,
     /// `pri`: the priority among links with the same relation.
     pub pri: Option<Priority>,
     /// `modified`: when the target was last modified.
@@ -42,7 +40,7 @@ pub struct Link {
 
 impl Link {
     /// A link with only its two mandatory attributes.
-    pub fn new(rel: Relation, href: Url) -> Link {
+    pub fn new(rel: Relation, href: Uri) -> Link {
         Link {
             rel,
             href,

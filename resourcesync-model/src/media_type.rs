@@ -38,10 +38,16 @@ impl RuleError for MediaTypeError {
 /// RFC 6838 restricted-name: an alphanumeric first character, then up to 126 of
 /// alphanumerics and `!#$&-^_.+`.
 fn restricted_name(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && s.len() <= 127
-        && chars.all(|c| c.is_ascii_alphanumeric() || "!#$&-^_.+".contains(c))
+    let b = s.as_bytes();
+    b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.len() <= 127
+        && b.iter().all(|&c| {
+            c.is_ascii_alphanumeric()
+                || matches!(
+                    c,
+                    b'!' | b'#' | b'$' | b'&' | b'-' | b'^' | b'_' | b'.' | b'+'
+                )
+        })
 }
 
 impl MediaType {

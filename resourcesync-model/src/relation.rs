@@ -127,7 +127,7 @@ impl FromStr for Relation {
         if registered {
             return Ok(Relation::Registered(s.to_owned()));
         }
-        if crate::uri::is_absolute_uri(s) {
+        if crate::Uri::parse(s).is_ok() {
             return Ok(Relation::Uri(s.to_owned()));
         }
         Err(RelationError {

@@ -1,11 +1,36 @@
-//! URIs in `<loc>` and `href`: absolute, checked, parsed once.
+//! URIs in `<loc>` and `href`: absolute, checked, and kept exactly as written.
 
-use url::Url;
+use std::fmt;
+use std::str::FromStr;
 
 use crate::rules::{Rule, RuleError};
 
 /// The longest URI the Sitemap protocol allows in `<loc>`, in characters.
 pub const MAX_URI_LEN: usize = 2048;
+
+/// An absolute URI (RFC 3986, or an IRI with non-ASCII characters), as written.
+///
+/// A URI identifies a resource: a Destination compares the `<loc>` of a Change List with
+/// the one it stored from a Resource List, so the text is kept exactly, never normalised.
+/// Checking is one pass over the bytes: a scheme, then no white space, control or
+/// delimiter characters (`"<>\^`{|}`), every `%` followed by two hex digits, and an
+/// authority after `http:` and `https:`. [`Uri::to_url`] parses it fully with the `url`
+/// crate when a caller needs the parts.
+///
+/// ```
+/// use resourcesync_model::Uri;
+///
+/// let uri: Uri = " http://Example.com/res1?a=1&b=2 ".parse()?;
+/// assert_eq!(uri.as_str(), "http://Example.com/res1?a=1&b=2");
+/// assert_eq!(uri.scheme(), "http");
+/// assert_eq!(uri.to_url()?.host_str(), Some("example.com"));
+/// assert!("/res1".parse::<Uri>().is_err());
+/// assert!("http://example.com/a b".parse::<Uri>().is_err());
+/// assert!("http:/no-authority".parse::<Uri>().is_err());
+/// # Ok::<(), resourcesync_model::UriError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Uri(Box<str>);
 
 /// A `<loc>` or `href` value that is not an absolute URI.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -23,47 +48,198 @@ impl RuleError for UriError {
     }
 }
 
-/// Parses an absolute URI as found in `<loc>` or `href`.
-///
-/// Leading and trailing XML white space is ignored (sitemaps often wrap `<loc>` text);
-/// white space or control characters inside the URI, and relative references, are
-/// refused. The result is the URL crate's normalised form (`HTTP://Example.com` becomes
-/// `http://example.com/`), which is how it is written back.
-///
-/// ```
-/// use resourcesync_model::parse_uri;
-///
-/// assert_eq!(parse_uri(" http://example.com/res1 ")?.as_str(), "http://example.com/res1");
-/// assert!(parse_uri("/res1").is_err());
-/// assert!(parse_uri("http://example.com/a b").is_err());
-/// # Ok::<(), resourcesync_model::UriError>(())
-/// ```
-pub fn parse_uri(text: &str) -> Result<Url, UriError> {
-    let s = text.trim_matches([' ', '\t', '\r', '\n']);
-    let fail = |reason: String| UriError {
-        input: crate::rules::clip(s),
-        reason,
-    };
-    if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(fail(
-            "white space or control character inside the URI".into(),
-        ));
+/// Bytes that may not stand in a URI outside the ASCII letters, digits and the
+/// delimiters RFC 3986 allows: controls, space, and `"<>\^`{|}`.
+const fn forbidden_table() -> [bool; 128] {
+    let mut t = [false; 128];
+    let mut i = 0;
+    while i < 0x21 {
+        t[i] = true;
+        i += 1;
     }
-    Url::parse(s).map_err(|e| match e {
-        url::ParseError::RelativeUrlWithoutBase => fail("not an absolute URI".into()),
-        other => fail(other.to_string()),
-    })
+    t[0x7F] = true;
+    let bad = b"\"<>\\^`{|}";
+    let mut j = 0;
+    while j < bad.len() {
+        t[bad[j] as usize] = true;
+        j += 1;
+    }
+    t
+}
+const FORBIDDEN: [bool; 128] = forbidden_table();
+
+/// 1 for a forbidden byte or `%`, for the fast pass over a URI.
+const SUSPECT: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 128 {
+        if FORBIDDEN[i] {
+            t[i] = 1;
+        }
+        i += 1;
+    }
+    t[b'%' as usize] = 1;
+    t
+};
+
+impl Uri {
+    /// Checks and keeps a URI. Leading and trailing XML white space is dropped (sitemaps
+    /// often wrap `<loc>` text); anything else is kept as written.
+    pub fn parse(text: &str) -> Result<Uri, UriError> {
+        let s = text.trim_matches([' ', '\t', '\r', '\n']);
+        let fail = |reason: &str| UriError {
+            input: crate::rules::clip(s),
+            reason: reason.to_owned(),
+        };
+        let b = s.as_bytes();
+        let colon = b
+            .iter()
+            .position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')))
+            .filter(|&at| b[at] == b':' && at > 0 && b[0].is_ascii_alphabetic())
+            .ok_or_else(|| fail("not an absolute URI (no scheme)"))?;
+        // A branch-free pass flags forbidden bytes and percent signs; only a URI with
+        // either is looked at byte by byte.
+        let flags = b[colon + 1..]
+            .iter()
+            .fold(0u8, |acc, &c| acc | SUSPECT[usize::from(c)]);
+        if flags != 0 {
+            for (i, &c) in b.iter().enumerate().skip(colon + 1) {
+                if c < 0x80 && FORBIDDEN[c as usize] {
+                    return Err(fail(if c <= b' ' || c == 0x7F {
+                        "white space or control character inside the URI"
+                    } else {
+                        "character not allowed in a URI"
+                    }));
+                }
+                if c == b'%'
+                    && !(b.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                        && b.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+                {
+                    return Err(fail("'%' not followed by two hex digits"));
+                }
+            }
+        }
+        let scheme = &s[..colon];
+        if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+            let rest = &s[colon + 1..];
+            let host = rest
+                .strip_prefix("//")
+                .map(|r| r.split(['/', '?', '#']).next().unwrap_or(""));
+            if host.is_none_or(str::is_empty) {
+                return Err(fail("an http URI needs //host"));
+            }
+        }
+        Ok(Uri(s.into()))
+    }
+
+    /// The URI as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The scheme, as written (compare it case-insensitively).
+    pub fn scheme(&self) -> &str {
+        self.0.split(':').next().unwrap_or("")
+    }
+
+    /// The URI parsed by the `url` crate (WHATWG URL), normalised: lower-case scheme and
+    /// host, `/` for an empty path.
+    pub fn to_url(&self) -> Result<url::Url, UriError> {
+        url::Url::parse(&self.0).map_err(|e| UriError {
+            input: crate::rules::clip(&self.0),
+            reason: e.to_string(),
+        })
+    }
+
+    /// Whether the scheme runs code or names local files, never a Source's resources.
+    pub fn has_unsafe_scheme(&self) -> bool {
+        let scheme = self.scheme();
+        ["javascript", "data", "file", "vbscript"]
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(scheme))
+    }
 }
 
-/// Whether `s` is an absolute URI (a scheme, then anything `Url` accepts).
-pub(crate) fn is_absolute_uri(s: &str) -> bool {
-    parse_uri(s).is_ok()
+impl FromStr for Uri {
+    type Err = UriError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Uri::parse(s)
+    }
 }
 
-/// Schemes that point at local files or run code, never at a Source's resources.
-const UNSAFE_SCHEMES: [&str; 4] = ["javascript", "data", "file", "vbscript"];
+impl TryFrom<&str> for Uri {
+    type Error = UriError;
+    fn try_from(s: &str) -> Result<Self, Self::Error> {
+        Uri::parse(s)
+    }
+}
 
-/// Whether a URI's scheme is one a Destination must not follow blindly.
-pub(crate) fn has_unsafe_scheme(url: &Url) -> bool {
-    UNSAFE_SCHEMES.contains(&url.scheme())
+impl From<url::Url> for Uri {
+    /// A parsed URL is always an absolute URI.
+    fn from(url: url::Url) -> Self {
+        Uri(String::from(url).into())
+    }
+}
+
+impl AsRef<str> for Uri {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Uri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+crate::rules::serde_as_text!(Uri);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_absolute_uris_as_written() {
+        for s in [
+            "http://example.com",
+            "HTTPS://Example.COM:8080/a/../b?q=%20#frag",
+            "ftp://mirror.example.com/res1",
+            "urn:isbn:0451450523",
+            "mailto:a@example.com",
+            "http://example.com/caf\u{e9}",
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+        ] {
+            assert_eq!(Uri::parse(s).unwrap().as_str(), s);
+        }
+    }
+
+    #[test]
+    fn refuses_relative_spaces_controls_and_bad_escapes() {
+        for s in [
+            "",
+            "/res1",
+            "res1",
+            "1http://example.com",
+            "://example.com",
+            "http://exa mple.com",
+            "http://example.com/\u{0}",
+            "http://example.com/<script>",
+            "http://example.com/%zz",
+            "http://example.com/%4",
+            "http:/path",
+            "http://",
+            "http:///path",
+        ] {
+            let e = Uri::parse(s).unwrap_err();
+            assert_eq!(e.rule(), Rule::UriSyntax, "{s}");
+        }
+    }
+
+    #[test]
+    fn unsafe_schemes() {
+        assert!(Uri::parse("JavaScript:x").unwrap().has_unsafe_scheme());
+        assert!(!Uri::parse("https://e.com/").unwrap().has_unsafe_scheme());
+    }
 }

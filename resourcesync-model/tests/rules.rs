@@ -9,11 +9,11 @@
 use resourcesync_model::{
     BitstreamPath, Capability, Change, CheckOptions, Document, DocumentHead, DocumentKind as K,
     Entry, HashAlgorithm, Hashes, Link, Md, MediaType, Priority, Relation, Root, Rule, RuleError,
-    Severity, W3cDateTime, check_with, parse_length, parse_uri,
+    Severity, Uri, W3cDateTime, check_with, parse_length,
 };
 
-fn url(s: &str) -> resourcesync_model::Url {
-    parse_uri(s).unwrap()
+fn url(s: &str) -> resourcesync_model::Uri {
+    Uri::parse(s).unwrap()
 }
 
 fn t(s: &str) -> W3cDateTime {
@@ -243,7 +243,7 @@ rules! {
     type_syntax: Rule::MediaTypeSyntax =>
         value("zip".parse::<MediaType>(), "application/vnd.example+zip; v=1".parse());
     uri_syntax: Rule::UriSyntax =>
-        value(parse_uri("/res1"), parse_uri("http://example.com/res1"));
+        value(Uri::parse("/res1"), Uri::parse("http://example.com/res1"));
     uri_length: Rule::UriLength => doc(K::ResourceList,
         |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2030))),
         |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2029))));

@@ -11,7 +11,7 @@ use quick_xml::name::ResolveResult;
 use resourcesync_model::{
     Attribute, BitstreamPath, Capability, CheckOptions, Checker, Document, DocumentHead,
     DocumentKind, Element, Entry, Finding, Link, Md, RS_NAMESPACE, Root, Rule, RuleError,
-    SITEMAP_NAMESPACE, TextPosition, parse_length, parse_uri,
+    SITEMAP_NAMESPACE, TextPosition, Uri, parse_length,
 };
 
 use crate::error::{Error, ErrorKind, Position};
@@ -752,7 +752,7 @@ impl<R: BufRead> Reader<R> {
                                     at,
                                 );
                             } else {
-                                match parse_uri(text) {
+                                match Uri::parse(text) {
                                     Ok(url) => loc = Some(url),
                                     Err(err) => self.value_finding(&err, at),
                                 }
@@ -1046,7 +1046,7 @@ impl<R: BufRead> Reader<R> {
             };
             let ok = match name {
                 "rel" => set(&mut rel, value.parse()),
-                "href" => set(&mut href, parse_uri(&value)),
+                "href" => set(&mut href, Uri::parse(&value)),
                 "pri" => set(&mut pri, value.parse()),
                 "modified" => set(&mut modified, value.parse()),
                 "hash" => set(&mut hash, value.parse()),
@@ -1261,6 +1261,14 @@ fn is_xml_space(s: &str) -> bool {
 /// carriage return, and U+FFFE and U+FFFF. (Surrogates cannot be in a `str`.)
 fn check_chars(s: &str) -> Result<(), u32> {
     let bytes = s.as_bytes();
+    // A branch-free pass the compiler vectorises: no byte below 0x20 and no 0xEF lead
+    // byte means nothing to look at. Only values with one take the slow path.
+    let suspect = bytes
+        .iter()
+        .fold(false, |acc, &b| acc | (b < 0x20) | (b == 0xEF));
+    if !suspect {
+        return Ok(());
+    }
     for (i, &b) in bytes.iter().enumerate() {
         if b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') {
             return Err(u32::from(b));

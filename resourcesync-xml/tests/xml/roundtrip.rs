@@ -8,7 +8,7 @@ use resourcesync_xml::{Limits, write_document};
 
 use crate::read_everywhere;
 
-fn url() -> impl Strategy<Value = Url> {
+fn url() -> impl Strategy<Value = Uri> {
     (
         "[a-z]{1,8}",
         "[a-zA-Z0-9/._~-]{0,24}",
@@ -16,7 +16,7 @@ fn url() -> impl Strategy<Value = Url> {
     )
         .prop_map(|(host, path, query)| {
             let q = query.map(|q| format!("?{q}")).unwrap_or_default();
-            parse_uri(&format!("http://{host}.example.com/{path}{q}")).unwrap()
+            Uri::parse(&format!("http://{host}.example.com/{path}{q}")).unwrap()
         })
 }
 

@@ -1,0 +1,27 @@
+//! Reads a generated 50,000-entry Resource List many times, for a profiler.
+//! `RAW=1` runs the raw quick-xml loop instead; `NOCHECK=1` turns rule checking off.
+fn main() {
+    let doc =
+        resourcesync_benches::document(resourcesync_model::DocumentKind::ResourceList, 0, 50_000);
+    let bytes = resourcesync_benches::xml(&doc);
+    let raw = std::env::var_os("RAW").is_some();
+    let check = std::env::var_os("NOCHECK").is_none();
+    let start = std::time::Instant::now();
+    let mut total = 0;
+    for _ in 0..20 {
+        if raw {
+            total += resourcesync_benches::raw_loop(&bytes[..]);
+            continue;
+        }
+        let reader = resourcesync_xml::Reader::with_limits(
+            &bytes[..],
+            resourcesync_xml::Limits::unbounded_size(),
+        )
+        .unwrap();
+        let mut r = reader.check(check.then(Default::default));
+        while let Some(e) = r.next_entry().unwrap() {
+            total += e.links.len();
+        }
+    }
+    println!("{total} in {:?} per document", start.elapsed() / 20);
+}
