@@ -177,6 +177,8 @@ pub struct Reader<R> {
     event_at: (u64, u64, u64),
     /// The end of input has been reached and checked.
     finished: bool,
+    /// The document's `rs:md` while the head is read.
+    head_md: Option<Md>,
 }
 
 impl<'a> Reader<&'a [u8]> {
@@ -230,6 +232,7 @@ impl<R: BufRead> Reader<R> {
             entry_position: Position::default(),
             event_at: (0, 1, 1),
             finished: false,
+            head_md: None,
         })
     }
 
@@ -449,6 +452,9 @@ impl<R: BufRead> Reader<R> {
         while self.state == State::Head {
             self.head_event()?;
         }
+        if let (Some(head), Some(md)) = (&mut self.head, self.head_md.take()) {
+            head.md = md;
+        }
         let Some(head) = &self.head else {
             return Err(self.error(ErrorKind::Empty));
         };
@@ -577,7 +583,10 @@ impl<R: BufRead> Reader<R> {
 
     /// Reads the next child of the root or of an entry, skipping white space, and reads
     /// the attributes of an element there; its content is left for the caller.
-    fn read_child(&mut self) -> Result<Child, Error> {
+    ///
+    /// An `rs:md` goes into `md` when that is empty (else it is reported as repeated) and
+    /// an `rs:ln` onto `links`, so that these large values are built where they stay.
+    fn read_child(&mut self, md: &mut Option<Md>, links: &mut Vec<Link>) -> Result<Child, Error> {
         self.with_event(|r, event| {
             let (e, empty) = match event {
                 Event::Start(e) => (e, false),
@@ -592,8 +601,22 @@ impl<R: BufRead> Reader<R> {
             Ok(match r.classify(&e)? {
                 tag @ (Tag::Url | Tag::Sitemap) => Child::Entry(tag, empty, at),
                 tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => Child::Text(tag, empty, at),
-                Tag::Md => Child::Md(r.md_attributes(&e, at)?, empty, at),
-                Tag::Ln => Child::Ln(r.link_attributes(&e, at)?, empty),
+                Tag::Md => {
+                    let parsed = r.md_attributes(&e, at)?;
+                    let repeated = md.is_some();
+                    if !repeated {
+                        *md = Some(parsed);
+                    }
+                    Child::Md {
+                        empty,
+                        at,
+                        repeated,
+                    }
+                }
+                Tag::Ln => {
+                    links.extend(r.link_attributes(&e, at)?);
+                    Child::Ln { empty }
+                }
                 Tag::UrlSet | Tag::SitemapIndex => {
                     return Err(r.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned())));
                 }
@@ -605,31 +628,32 @@ impl<R: BufRead> Reader<R> {
     }
 
     fn head_event(&mut self) -> Result<(), Error> {
-        match self.read_child()? {
+        let mut md = self.head_md.take();
+        let mut links = Vec::new();
+        let child = self.read_child(&mut md, &mut links);
+        self.head_md = md;
+        if let Some(head) = &mut self.head {
+            head.links.append(&mut links);
+        }
+        match child? {
             Child::Skip => {}
             Child::End => self.state = State::Done,
             Child::Entry(tag, empty, at) => self.start_entry(tag, empty, at),
-            Child::Md(md, empty, at) => {
+            Child::Md {
+                empty,
+                at,
+                repeated,
+            } => {
                 self.expect_no_content(empty)?;
-                let Some(head) = &mut self.head else {
-                    return Ok(());
-                };
-                if head.md != Md::default() {
+                if repeated {
                     self.finding(
                         Rule::MdNotRepeatable,
                         "the document has more than one rs:md; the first is kept".into(),
                         at,
                     );
-                } else {
-                    head.md = md;
                 }
             }
-            Child::Ln(link, empty) => {
-                self.expect_no_content(empty)?;
-                if let (Some(link), Some(head)) = (link, &mut self.head) {
-                    head.links.push(link);
-                }
-            }
+            Child::Ln { empty } => self.expect_no_content(empty)?,
             Child::Text(tag, empty, at) => {
                 // A <loc> or <lastmod> outside any entry: kept as an extension.
                 let text = self.read_text(empty)?.to_owned();
@@ -688,7 +712,8 @@ impl<R: BufRead> Reader<R> {
     // --- entries ---
 
     fn read_between_entries(&mut self) -> Result<(), Error> {
-        match self.read_child()? {
+        let (mut md, mut links) = (None, Vec::new());
+        match self.read_child(&mut md, &mut links)? {
             Child::Skip => {}
             Child::End => self.state = State::Done,
             Child::Entry(tag, empty, at) => {
@@ -699,12 +724,12 @@ impl<R: BufRead> Reader<R> {
             }
             // The head has been handed out: document-level metadata after the first entry
             // cannot be placed, and guessing would misread the document.
-            Child::Md(..) => {
+            Child::Md { .. } => {
                 return Err(self.error(ErrorKind::UnexpectedElement(
                     "rs:md after the first entry".into(),
                 )));
             }
-            Child::Ln(..) => {
+            Child::Ln { .. } => {
                 return Err(self.error(ErrorKind::UnexpectedElement(
                     "rs:ln after the first entry".into(),
                 )));
@@ -732,7 +757,7 @@ impl<R: BufRead> Reader<R> {
         let mut extensions = Vec::new();
         let mut open = !empty;
         while open {
-            match self.read_child()? {
+            match self.read_child(&mut entry_md, &mut links)? {
                 Child::Skip => {}
                 Child::End => open = false,
                 Child::Entry(..) => {
@@ -768,22 +793,21 @@ impl<R: BufRead> Reader<R> {
                         },
                     }
                 }
-                Child::Md(md, child_empty, at) => {
+                Child::Md {
+                    empty: child_empty,
+                    at,
+                    repeated,
+                } => {
                     self.expect_no_content(child_empty)?;
-                    if entry_md.is_some() {
+                    if repeated {
                         self.finding(
                             Rule::MdNotRepeatable,
                             "the entry has more than one rs:md; the first is kept".into(),
                             at,
                         );
-                    } else {
-                        entry_md = Some(md);
                     }
                 }
-                Child::Ln(link, child_empty) => {
-                    self.expect_no_content(child_empty)?;
-                    links.extend(link);
-                }
+                Child::Ln { empty: child_empty } => self.expect_no_content(child_empty)?,
                 Child::Extension(mut element, child_empty) => {
                     self.extension_content(&mut element, child_empty)?;
                     extensions.push(element);
@@ -1231,10 +1255,14 @@ enum Child {
     Entry(Tag, bool, Position),
     /// `<loc>`, `<lastmod>` or `<changefreq>`.
     Text(Tag, bool, Position),
-    /// `<rs:md>`, read.
-    Md(Md, bool, Position),
-    /// `<rs:ln>`, read, or `None` if it had no valid rel or href.
-    Ln(Option<Link>, bool),
+    /// `<rs:md>`, read into the caller's slot unless it was `repeated`.
+    Md {
+        empty: bool,
+        at: Position,
+        repeated: bool,
+    },
+    /// `<rs:ln>`, read onto the caller's list (unless it had no valid rel or href).
+    Ln { empty: bool },
     /// Another element, its content to be read.
     Extension(Element, bool),
 }
