@@ -14,6 +14,8 @@
 //!   a whole document in memory.
 //! - [`Writer`]: streaming, escaping, ending with a fallible [`Writer::finish`];
 //!   [`write_document`] for a whole document.
+//! - [`SetWriter`]: a Resource List, Resource Dump, Change List or Change Dump of any size,
+//!   split into as many documents as the limits require, with the index over them.
 //!
 //! # Example
 //! ```
@@ -72,9 +74,11 @@
 mod error;
 mod input;
 mod reader;
+mod set;
 mod writer;
 
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use reader::{Limits, Reader, read_document};
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
+pub use set::{SetLimits, SetSummary, SetWriter};
 pub use writer::{Writer, write_document};

@@ -51,6 +51,29 @@ pub struct Writer<W: Write> {
     flushed: u64,
 }
 
+impl Writer<Vec<u8>> {
+    /// A writer of entries only, without declaration, root or head: the serializer the
+    /// set writer uses for the body of a part whose head is not known yet.
+    pub(crate) fn entries_only(root: Root) -> Writer<Vec<u8>> {
+        Writer {
+            out: Vec::new(),
+            buf: Vec::with_capacity(4096),
+            root,
+            entries: 0,
+            flushed: 0,
+        }
+    }
+
+    /// Everything written, and a writer emptied for reuse.
+    pub(crate) fn take_bytes(&mut self) -> Vec<u8> {
+        let mut bytes = std::mem::take(&mut self.out);
+        bytes.append(&mut self.buf);
+        self.flushed = 0;
+        self.entries = 0;
+        bytes
+    }
+}
+
 impl<W: Write> Writer<W> {
     /// Starts a document: writes the declaration, the root element and the head.
     pub fn new(out: W, head: &DocumentHead) -> Result<Writer<W>, WriteError> {
@@ -117,8 +140,14 @@ impl<W: Write> Writer<W> {
         Ok(self.out)
     }
 
+    /// Appends raw XML (entries serialized by another writer) as it is.
+    pub(crate) fn append_raw(&mut self, xml: &[u8]) -> Result<(), WriteError> {
+        self.buf.extend_from_slice(xml);
+        self.maybe_flush()
+    }
+
     /// Appends the entry's XML to the buffer.
-    pub(crate) fn entry_into(&mut self, entry: &Entry) {
+    fn entry_into(&mut self, entry: &Entry) {
         let element = self.root.entry_element().as_bytes();
         self.buf.push(b'<');
         self.buf.extend_from_slice(element);

@@ -7,6 +7,7 @@ mod examples;
 mod hostile;
 mod roundtrip;
 mod rules;
+mod set;
 
 use std::io::{BufRead, Read};
 
