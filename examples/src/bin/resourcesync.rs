@@ -101,6 +101,11 @@ impl Report {
     }
 }
 
+/// A read error as its message (without the place) and its place.
+fn unreadable(e: resourcesync_xml::Error) -> (String, Option<resourcesync_xml::Position>) {
+    (e.kind.to_string(), Some(e.position))
+}
+
 fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {
     let mut report = Report::default();
     let mut kind = None;
@@ -128,7 +133,7 @@ fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {
             match next {
                 Ok(Some(_)) => {}
                 Ok(None) => return Ok(()),
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(unreadable(e)),
             }
         }
     })();
@@ -139,10 +144,12 @@ fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {
     };
     if json {
         let mut errors = report.errors;
-        if let Err(message) = &read {
+        if let Err((message, position)) = &read {
             errors.push(json!({
                 "rule": null, "section": null, "message": message,
-                "line": null, "column": null, "entry": null,
+                "line": position.map(|p| p.line),
+                "column": position.map(|p| p.column),
+                "entry": position.and_then(|p| p.entry),
             }));
         }
         let object = json!({
