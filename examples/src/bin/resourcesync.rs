@@ -112,18 +112,19 @@ fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {
     let mut entries = 0;
     let read = (|| {
         if input.starts_with("http://") || input.starts_with("https://") {
-            return Err(
+            return Err((
                 "URLs are not supported yet: download the document and give its file".to_string(),
-            );
+                None,
+            ));
         }
-        let file = File::open(input).map_err(|e| format!("cannot open: {e}"))?;
+        let file = File::open(input).map_err(|e| (format!("cannot open: {e}"), None))?;
         // The standard's limits are reported as findings (max-entries), not refused.
         let mut reader = Reader::with_limits(
             BufReader::with_capacity(64 * 1024, file),
             Limits::unbounded_size(),
         )
-        .map_err(|e| e.to_string())?;
-        kind = Some(reader.kind().map_err(|e| e.to_string())?);
+        .map_err(unreadable)?;
+        kind = Some(reader.kind().map_err(unreadable)?);
         loop {
             let next = reader.next_entry();
             for f in reader.take_findings() {
@@ -163,10 +164,11 @@ fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {
         });
         let _ = writeln!(out, "{object}");
     } else {
-        if let Err(message) = &read {
+        if let Err((message, position)) = &read {
+            let place = position.map(|p| format!(" at {p}")).unwrap_or_default();
             let _ = writeln!(
                 out,
-                "{input}: cannot be read as a ResourceSync document: {message}"
+                "{input}: cannot be read as a ResourceSync document{place}: {message}"
             );
         }
         let _ = writeln!(
