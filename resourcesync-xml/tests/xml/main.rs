@@ -5,6 +5,7 @@
 
 mod examples;
 mod hostile;
+mod interop;
 mod roundtrip;
 mod rules;
 mod set;
