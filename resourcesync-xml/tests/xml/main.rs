@@ -4,6 +4,7 @@
 //! out 1 to 7 bytes at a time, so that tokens split across reads are covered.
 
 mod examples;
+mod fuzz_corpus;
 mod hostile;
 mod interop;
 mod roundtrip;
