@@ -5,7 +5,7 @@
 use resourcesync_xml::{Limits, Reader, read_document, write_document};
 
 #[path = "../../../fuzz/common/document.rs"]
-#[allow(dead_code, clippy::all)]
+#[allow(dead_code, unreachable_pub, clippy::all)]
 mod document;
 
 fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
