@@ -71,6 +71,12 @@ pub enum ErrorKind {
         /// The root's namespace, if any.
         namespace: Option<String>,
     },
+    /// A namespace declaration XML Namespaces forbids (`xmlns:p=""`, a reserved prefix).
+    #[error("invalid namespace declaration {0}")]
+    Namespace(String),
+    /// More namespace bindings in scope than the reader keeps.
+    #[error("more than {0} namespace bindings in scope")]
+    TooManyNamespaces(usize),
     /// A prefix used without a declaration.
     #[error("undeclared namespace prefix \"{0}\"")]
     UndeclaredPrefix(String),

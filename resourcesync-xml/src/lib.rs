@@ -73,6 +73,7 @@
 
 mod error;
 mod input;
+mod namespace;
 mod reader;
 mod set;
 mod writer;

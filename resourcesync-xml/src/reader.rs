@@ -4,10 +4,8 @@ use std::borrow::Cow;
 use std::io::BufRead;
 use std::mem;
 
-use quick_xml::NsReader;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
-use quick_xml::name::ResolveResult;
 use resourcesync_model::{
     Attribute, BitstreamPath, Capability, CheckOptions, Checker, Document, DocumentHead,
     DocumentKind, Element, Entry, Finding, Link, Md, RS_NAMESPACE, Root, Rule, RuleError,
@@ -16,6 +14,10 @@ use resourcesync_model::{
 
 use crate::error::{Error, ErrorKind, Position};
 use crate::input::Input;
+use crate::namespace::{DeclarationError, Known, Namespaces, Resolved};
+
+/// Namespace bindings in scope at once, at most.
+const MAX_BINDINGS: usize = 128;
 
 /// Limits on what a reader accepts. Going over one is an [`Error`], never unbounded
 /// memory or time.
@@ -156,7 +158,8 @@ enum State {
 /// # Ok::<(), resourcesync_xml::Error>(())
 /// ```
 pub struct Reader<R> {
-    xml: NsReader<Input<R>>,
+    xml: quick_xml::Reader<Input<R>>,
+    ns: Namespaces,
     buf: Vec<u8>,
     /// Scratch for element text, reused across entries.
     text: String,
@@ -211,13 +214,14 @@ impl<R: BufRead> Reader<R> {
             kind: ErrorKind::Io(e),
             position: Position::default(),
         })?;
-        let mut xml = NsReader::from_reader(input);
+        let mut xml = quick_xml::Reader::from_reader(input);
         let config = xml.config_mut();
         config.check_end_names = true;
         config.expand_empty_elements = false;
         config.trim_text(false);
         Ok(Reader {
             xml,
+            ns: Namespaces::new(MAX_BINDINGS),
             buf: Vec::with_capacity(1024),
             text: String::new(),
             limits,
@@ -370,6 +374,14 @@ impl<R: BufRead> Reader<R> {
         error
     }
 
+    fn declaration_error(&self, e: DeclarationError) -> Error {
+        match e {
+            DeclarationError::Invalid(key) => self.error(ErrorKind::Namespace(key)),
+            DeclarationError::TooMany(n) => self.error(ErrorKind::TooManyNamespaces(n)),
+            DeclarationError::Value(e) => self.xml_error(e),
+        }
+    }
+
     fn finding(&mut self, rule: Rule, message: String, at: Position) {
         self.findings.push(Finding {
             message,
@@ -411,6 +423,25 @@ impl<R: BufRead> Reader<R> {
                     let name = mem::take(&mut self.root_name);
                     break Err(self.error(ErrorKind::Unclosed(name)));
                 }
+                Event::Start(e) => {
+                    if let Err(err) = self.ns.push(&e) {
+                        break Err(self.declaration_error(err));
+                    }
+                    break f(self, Event::Start(e));
+                }
+                Event::Empty(e) => {
+                    if let Err(err) = self.ns.push(&e) {
+                        break Err(self.declaration_error(err));
+                    }
+                    let result = f(self, Event::Empty(e));
+                    self.ns.pop();
+                    break result;
+                }
+                Event::End(e) => {
+                    let result = f(self, Event::End(e));
+                    self.ns.pop();
+                    break result;
+                }
                 event => break f(self, event),
             }
         };
@@ -420,27 +451,34 @@ impl<R: BufRead> Reader<R> {
 
     /// The element's tag, from its namespace and local name.
     fn classify(&self, start: &BytesStart<'_>) -> Result<Tag, Error> {
-        let (ns, local) = self.xml.resolver().resolve_element(start.name());
-        let local = local.into_inner();
-        let ns = match ns {
-            ResolveResult::Bound(ns) => Some(ns.into_inner()),
-            ResolveResult::Unbound => None,
-            ResolveResult::Unknown(prefix) => {
-                return Err(self.error(ErrorKind::UndeclaredPrefix(prefix)));
+        let (known, local) = self.ns.known_element(start.name().0);
+        let sitemap = match known {
+            Some(Known::Sitemap) => true,
+            None => self.lenient,
+            Some(Known::ResourceSync) => {
+                return Ok(match local {
+                    "md" => Tag::Md,
+                    "ln" => Tag::Ln,
+                    _ => Tag::Other,
+                });
+            }
+            Some(Known::Other) => {
+                // An undeclared prefix is an error, not an extension.
+                if let (Resolved::Unknown(prefix), _) = self.ns.element(start.name().0) {
+                    return Err(self.error(ErrorKind::UndeclaredPrefix(prefix)));
+                }
+                false
             }
         };
-        let sitemap = ns == Some(SITEMAP_NAMESPACE) || (ns.is_none() && self.lenient);
-        Ok(match (local, ns) {
-            ("md", Some(RS_NAMESPACE)) => Tag::Md,
-            ("ln", Some(RS_NAMESPACE)) => Tag::Ln,
-            ("md" | "ln", _) => Tag::MisplacedRs,
-            ("urlset", _) if sitemap => Tag::UrlSet,
-            ("sitemapindex", _) if sitemap => Tag::SitemapIndex,
-            ("url", _) if sitemap => Tag::Url,
-            ("sitemap", _) if sitemap => Tag::Sitemap,
-            ("loc", _) if sitemap => Tag::Loc,
-            ("lastmod", _) if sitemap => Tag::Lastmod,
-            ("changefreq", _) if sitemap => Tag::Changefreq,
+        Ok(match local {
+            "md" | "ln" => Tag::MisplacedRs,
+            "url" if sitemap => Tag::Url,
+            "loc" if sitemap => Tag::Loc,
+            "lastmod" if sitemap => Tag::Lastmod,
+            "sitemap" if sitemap => Tag::Sitemap,
+            "changefreq" if sitemap => Tag::Changefreq,
+            "urlset" if sitemap => Tag::UrlSet,
+            "sitemapindex" if sitemap => Tag::SitemapIndex,
             _ => Tag::Other,
         })
     }
@@ -489,8 +527,14 @@ impl<R: BufRead> Reader<R> {
                     Err(self.error(ErrorKind::UnexpectedText(format!("&{};", &*r))))
                 }
                 Ok(Event::CData(_)) => Err(self.error(ErrorKind::UnexpectedText("CDATA".into()))),
-                Ok(Event::Start(e)) => self.start_root(&e, false),
-                Ok(Event::Empty(e)) => self.start_root(&e, true),
+                Ok(Event::Start(e)) => match self.ns.push(&e) {
+                    Ok(()) => self.start_root(&e, false),
+                    Err(err) => Err(self.declaration_error(err)),
+                },
+                Ok(Event::Empty(e)) => match self.ns.push(&e) {
+                    Ok(()) => self.start_root(&e, true),
+                    Err(err) => Err(self.declaration_error(err)),
+                },
                 Ok(Event::End(e)) => Err(self.error(ErrorKind::UnexpectedElement(format!(
                     "/{}",
                     e.name().as_ref()
@@ -529,12 +573,11 @@ impl<R: BufRead> Reader<R> {
     }
 
     fn start_root(&mut self, e: &BytesStart<'_>, empty: bool) -> Result<(), Error> {
-        let (ns, local) = self.xml.resolver().resolve_element(e.name());
-        let local = local.into_inner();
+        let (ns, local) = self.ns.element(e.name().0);
         let ns = match ns {
-            ResolveResult::Bound(ns) => Some(ns.into_inner().to_owned()),
-            ResolveResult::Unbound => None,
-            ResolveResult::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
+            Resolved::Bound(ns) => Some(ns.to_owned()),
+            Resolved::Unbound => None,
+            Resolved::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
         };
         let root = match local {
             "urlset" => Root::UrlSet,
@@ -965,12 +1008,12 @@ impl<R: BufRead> Reader<R> {
             return Ok(None);
         }
         let value = self.attribute_value(attr)?;
-        let (ns, local) = self.xml.resolver().resolve_attribute(attr.key);
+        let (ns, local) = self.ns.attribute(key);
         let namespace = match ns {
-            ResolveResult::Unbound => return Ok(Some(Attr::Rs(local.into_inner(), value))),
-            ResolveResult::Bound(ns) if ns.into_inner() == RS_NAMESPACE => None,
-            ResolveResult::Bound(ns) => Some(ns.into_inner().to_owned()),
-            ResolveResult::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
+            Resolved::Unbound => return Ok(Some(Attr::Rs(local, value))),
+            Resolved::Bound(RS_NAMESPACE) => None,
+            Resolved::Bound(ns) => Some(ns.to_owned()),
+            Resolved::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
         };
         let Some(namespace) = namespace else {
             self.finding(
@@ -978,12 +1021,12 @@ impl<R: BufRead> Reader<R> {
                 format!("attribute {key} has a namespace prefix"),
                 at,
             );
-            return Ok(Some(Attr::Rs(local.into_inner(), value)));
+            return Ok(Some(Attr::Rs(local, value)));
         };
         Ok(Some(Attr::Extension(Attribute {
             namespace,
             prefix: attr.key.prefix().map(|p| p.into_inner().to_owned()),
-            name: local.into_inner().to_owned(),
+            name: local.to_owned(),
             value: value.into_owned(),
         })))
     }
@@ -1169,13 +1212,13 @@ impl<R: BufRead> Reader<R> {
         tag: Tag,
         at: Position,
     ) -> Result<Element, Error> {
-        let (ns, local) = self.xml.resolver().resolve_element(e.name());
+        let (ns, local) = self.ns.element(e.name().0);
         let namespace = match ns {
-            ResolveResult::Bound(ns) => ns.into_inner().to_owned(),
-            ResolveResult::Unbound => String::new(),
-            ResolveResult::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
+            Resolved::Bound(ns) => ns.to_owned(),
+            Resolved::Unbound => String::new(),
+            Resolved::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
         };
-        let name = local.into_inner().to_owned();
+        let name = local.to_owned();
         if tag == Tag::MisplacedRs {
             self.finding(
                 Rule::ResourceSyncNamespace,
