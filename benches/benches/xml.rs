@@ -55,5 +55,55 @@ fn bench(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench);
+/// A 1,000,000-entry Resource List published with the set writer: 20 parts of 50,000
+/// entries and the index over them, read through the index.
+fn bench_set(c: &mut Criterion) {
+    use resourcesync_model::Uri;
+    use resourcesync_xml::{SetLimits, SetWriter};
+    use std::collections::BTreeMap;
+
+    let mut store: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let head = document(DocumentKind::ResourceList, 0, 0).head;
+    let mut set = SetWriter::new(
+        head,
+        "http://example.com/resourcelist.xml".parse().unwrap(),
+        |i| format!("http://example.com/resourcelist-{i:03}.xml").parse(),
+        |uri: &Uri, xml: &[u8]| {
+            store.insert(uri.to_string(), xml.to_vec());
+            Ok(())
+        },
+        SetLimits::default(),
+    )
+    .unwrap();
+    for i in 0..1_000_000 {
+        set.write_entry(&resourcesync_benches::entry(i, false))
+            .unwrap();
+    }
+    assert_eq!(set.finish().unwrap().documents.len(), 21);
+    let total: usize = store.values().map(Vec::len).sum();
+    let index = store["http://example.com/resourcelist.xml"].clone();
+
+    let read_set = || {
+        let mut reader = Reader::new(&index[..]).unwrap();
+        let mut n = 0;
+        while let Some(part) = reader.next_entry().unwrap() {
+            n += read_all(&store[part.loc.as_str()]);
+        }
+        n
+    };
+    assert_eq!(read_set(), 1_100_000);
+
+    let mut g = c.benchmark_group("xml/resourcelist-1m-index-20-parts");
+    g.throughput(Throughput::Bytes(total as u64));
+    g.sample_size(10);
+    g.bench_function("raw quick-xml NsReader loop (floor)", |b| {
+        b.iter(|| store.values().map(|doc| raw_loop(&doc[..])).sum::<usize>())
+    });
+    g.bench_function("resourcesync-xml typed read", |b| {
+        b.iter(|| black_box(read_set()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_set);
 criterion_main!(benches);

@@ -28,7 +28,8 @@ fn bytes(seed: u64, n: usize) -> Vec<u8> {
 pub fn entry(i: u64, change: bool) -> Entry {
     let mut e = Entry::new(
         Uri::parse(&format!(
-            "http://example.com/dataset1/resources/{i:08}.html"
+            "http://example.com/repository/collections/dataset-{:04}/items/{i:08}/content.html",
+            i % 1000
         ))
         .unwrap(),
     );
@@ -43,7 +44,7 @@ pub fn entry(i: u64, change: bool) -> Entry {
     e.md = Some(Md {
         hash: Some(hashes),
         length: Some(1000 + i * 37 % 100_000),
-        media_type: Some("text/html".parse().unwrap()),
+        media_type: Some("text/html; charset=utf-8".parse().unwrap()),
         change: change.then_some(Change::Updated),
         datetime: change.then_some(time),
         ..Md::default()
