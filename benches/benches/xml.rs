@@ -12,6 +12,17 @@ use resourcesync_model::DocumentKind;
 use resourcesync_xml::{Limits, Reader, Writer};
 
 fn read_all(bytes: &[u8]) -> u64 {
+    let mut reader = Reader::from_slice_with_limits(bytes, Limits::unbounded_size());
+    let mut n = 0;
+    while let Some(entry) = reader.next_entry().unwrap() {
+        n += entry.links.len() as u64 + 1;
+        black_box(entry);
+    }
+    assert!(reader.findings().is_empty());
+    n
+}
+
+fn read_all_buffered(bytes: &[u8]) -> u64 {
     let mut reader = Reader::with_limits(bytes, Limits::unbounded_size()).unwrap();
     let mut n = 0;
     while let Some(entry) = reader.next_entry().unwrap() {
@@ -36,8 +47,11 @@ fn bench(c: &mut Criterion) {
         g.bench_function("raw quick-xml NsReader loop (floor)", |b| {
             b.iter(|| black_box(raw_loop(&bytes[..])))
         });
-        g.bench_function("resourcesync-xml typed read", |b| {
+        g.bench_function("resourcesync-xml typed read (slice)", |b| {
             b.iter(|| black_box(read_all(&bytes)))
+        });
+        g.bench_function("resourcesync-xml typed read (BufRead)", |b| {
+            b.iter(|| black_box(read_all_buffered(&bytes)))
         });
         let mut out = Vec::with_capacity(bytes.len() + 1024);
         g.bench_function("resourcesync-xml write", |b| {
@@ -84,7 +98,7 @@ fn bench_set(c: &mut Criterion) {
     let index = store["http://example.com/resourcelist.xml"].clone();
 
     let read_set = || {
-        let mut reader = Reader::new(&index[..]).unwrap();
+        let mut reader = Reader::from_slice(&index[..]);
         let mut n = 0;
         while let Some(part) = reader.next_entry().unwrap() {
             n += read_all(&store[part.loc.as_str()]);

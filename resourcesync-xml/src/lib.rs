@@ -76,10 +76,12 @@ mod input;
 mod namespace;
 mod reader;
 mod set;
+mod source;
 mod writer;
 
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use reader::{Limits, Reader, read_document};
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
 pub use set::{SetLimits, SetSummary, SetWriter};
+pub use source::{Buffered, Slice, Source};
 pub use writer::{Writer, write_document};

@@ -13,8 +13,8 @@ use resourcesync_model::{
 };
 
 use crate::error::{Error, ErrorKind, Position};
-use crate::input::Input;
 use crate::namespace::{DeclarationError, Known, Namespaces, Resolved};
+use crate::source::{Buffered, Slice, Source};
 
 /// Namespace bindings in scope at once, at most.
 const MAX_BINDINGS: usize = 128;
@@ -157,8 +157,8 @@ enum State {
 /// assert_eq!(findings[0].position.unwrap().line, 8);
 /// # Ok::<(), resourcesync_xml::Error>(())
 /// ```
-pub struct Reader<R> {
-    xml: quick_xml::Reader<Input<R>>,
+pub struct Reader<S: Source> {
+    src: S,
     ns: Namespaces,
     buf: Vec<u8>,
     /// Scratch for element text, reused across entries.
@@ -184,43 +184,46 @@ pub struct Reader<R> {
     head_md: Option<Md>,
 }
 
-impl<'a> Reader<&'a [u8]> {
-    /// A reader over a byte slice, with default limits and checking on.
-    pub fn from_slice(bytes: &'a [u8]) -> Reader<&'a [u8]> {
-        // Sniffing a slice for gzip cannot fail.
-        match Reader::with_limits(bytes, Limits::default()) {
-            Ok(reader) => reader,
-            Err(_) => unreachable_slice(),
-        }
+impl<'a> Reader<Slice<'a>> {
+    /// A reader over a byte slice, with default limits and checking on. Events borrow
+    /// the slice: nothing is copied, which makes this the fastest way to read a document
+    /// in memory. A gzipped slice is decompressed.
+    pub fn from_slice(bytes: &'a [u8]) -> Reader<Slice<'a>> {
+        Reader::from_slice_with_limits(bytes, Limits::default())
+    }
+
+    /// A reader over a byte slice with the given limits. A slice longer than the byte
+    /// limit fails on the first read.
+    pub fn from_slice_with_limits(bytes: &'a [u8], limits: Limits) -> Reader<Slice<'a>> {
+        Reader::with_source(Slice::new(bytes, limits.max_bytes), limits)
     }
 }
 
-/// `Input::new` only fails when the underlying `fill_buf` does, which a slice never does.
-#[cold]
-fn unreachable_slice() -> ! {
-    unreachable!("filling a slice buffer cannot fail")
-}
-
-impl<R: BufRead> Reader<R> {
+impl<R: BufRead> Reader<Buffered<R>> {
     /// A reader over any `BufRead`, with default limits and checking on. Reads the first
-    /// bytes to detect gzip, which is why it can fail.
-    pub fn new(inner: R) -> Result<Reader<R>, Error> {
+    /// bytes to detect gzip and a byte order mark, which is why it can fail.
+    pub fn new(inner: R) -> Result<Reader<Buffered<R>>, Error> {
         Reader::with_limits(inner, Limits::default())
     }
 
-    /// A reader with the given limits and checking on.
-    pub fn with_limits(inner: R, limits: Limits) -> Result<Reader<R>, Error> {
-        let input = Input::new(inner, limits.max_bytes).map_err(|e| Error {
+    /// A reader over any `BufRead` with the given limits and checking on.
+    pub fn with_limits(inner: R, limits: Limits) -> Result<Reader<Buffered<R>>, Error> {
+        let src = Buffered::new(inner, limits.max_bytes).map_err(|e| Error {
             kind: ErrorKind::Io(e),
-            position: Position::default(),
+            position: Position {
+                line: 1,
+                column: 1,
+                ..Position::default()
+            },
         })?;
-        let mut xml = quick_xml::Reader::from_reader(input);
-        let config = xml.config_mut();
-        config.check_end_names = true;
-        config.expand_empty_elements = false;
-        config.trim_text(false);
-        Ok(Reader {
-            xml,
+        Ok(Reader::with_source(src, limits))
+    }
+}
+
+impl<S: Source> Reader<S> {
+    fn with_source(src: S, limits: Limits) -> Reader<S> {
+        Reader {
+            src,
             ns: Namespaces::new(MAX_BINDINGS),
             buf: Vec::with_capacity(1024),
             text: String::new(),
@@ -237,12 +240,12 @@ impl<R: BufRead> Reader<R> {
             event_at: (0, 1, 1),
             finished: false,
             head_md: None,
-        })
+        }
     }
 
     /// Checks the standard's document-wide rules with these options, or not at all with
     /// `None` (value and structure findings are still reported). Call before reading.
-    pub fn check(mut self, options: Option<CheckOptions>) -> Reader<R> {
+    pub fn check(mut self, options: Option<CheckOptions>) -> Reader<S> {
         self.check = options;
         self
     }
@@ -270,7 +273,7 @@ impl<R: BufRead> Reader<R> {
 
     /// Bytes read so far, after decompression.
     pub fn bytes_read(&self) -> u64 {
-        self.xml.get_ref().consumed()
+        self.src.bytes_read()
     }
 
     /// The findings so far, in document order.
@@ -329,7 +332,8 @@ impl<R: BufRead> Reader<R> {
 
     // --- positions and errors ---
 
-    /// Where the event being handled started.
+    /// Where the event being handled started. A slice source counts lines only when a
+    /// finding or error needs them: see `place`.
     fn position(&self) -> Position {
         let (byte, line, column) = self.event_at;
         Position {
@@ -345,22 +349,27 @@ impl<R: BufRead> Reader<R> {
     fn error(&self, kind: ErrorKind) -> Error {
         Error {
             kind,
-            position: self.position(),
+            position: self.place(self.position()),
         }
     }
 
     /// Remembers where the next event starts: quick-xml consumes its input exactly up to
     /// the end of each event, so this is the end of the previous one.
     fn mark(&mut self) {
-        let input = self.xml.get_ref();
-        let (line, column) = input.line_column();
-        self.event_at = (input.consumed(), line, column);
+        self.event_at = self.src.mark();
+    }
+
+    /// A position with its line and column, counted now if the source did not.
+    fn place(&self, mut p: Position) -> Position {
+        if p.line == 0 {
+            (p.line, p.column) = self.src.line_column(p.byte);
+        }
+        p
     }
 
     fn xml_error(&self, e: quick_xml::Error) -> Error {
-        let input = self.xml.get_ref();
         let kind = match e {
-            _ if input.over_limit => ErrorKind::TooLarge(self.limits.max_bytes),
+            _ if self.src.over_limit() => ErrorKind::TooLarge(self.limits.max_bytes),
             quick_xml::Error::Io(io) => {
                 ErrorKind::Io(std::io::Error::new(io.kind(), io.to_string()))
             }
@@ -370,7 +379,7 @@ impl<R: BufRead> Reader<R> {
             other => ErrorKind::Xml(other),
         };
         let mut error = self.error(kind);
-        error.position.byte = self.xml.error_position().max(error.position.byte);
+        error.position.byte = self.src.error_position().max(error.position.byte);
         error
     }
 
@@ -383,6 +392,7 @@ impl<R: BufRead> Reader<R> {
     }
 
     fn finding(&mut self, rule: Rule, message: String, at: Position) {
+        let at = self.place(at);
         self.findings.push(Finding {
             message,
             entry: at.entry,
@@ -411,7 +421,7 @@ impl<R: BufRead> Reader<R> {
         let result = loop {
             buf.clear();
             self.mark();
-            let event = match self.xml.read_event_into(&mut buf) {
+            let event = match self.src.read_event(&mut buf) {
                 Ok(event) => event,
                 Err(e) => break Err(self.xml_error(e)),
             };
@@ -508,7 +518,7 @@ impl<R: BufRead> Reader<R> {
             let mut buf = mem::take(&mut self.buf);
             buf.clear();
             self.mark();
-            let event = self.xml.read_event_into(&mut buf);
+            let event = self.src.read_event(&mut buf);
             let result = match event {
                 Err(e) => Err(self.xml_error(e)),
                 Ok(Event::Decl(decl)) if first => match decl.encoding() {
@@ -555,7 +565,7 @@ impl<R: BufRead> Reader<R> {
             let mut buf = mem::take(&mut self.buf);
             buf.clear();
             self.mark();
-            let result = match self.xml.read_event_into(&mut buf) {
+            let result = match self.src.read_event(&mut buf) {
                 Err(e) => Err(self.xml_error(e)),
                 Ok(Event::Eof) => {
                     self.buf = buf;
@@ -881,11 +891,14 @@ impl<R: BufRead> Reader<R> {
         if let Some(checker) = &mut self.checker {
             let before = self.findings.len();
             checker.check_entry(&entry, &mut self.findings);
-            for f in &mut self.findings[before..] {
-                f.position.get_or_insert(TextPosition {
-                    line: start.line,
-                    column: start.column,
-                });
+            if self.findings.len() > before {
+                let start = self.place(start);
+                for f in &mut self.findings[before..] {
+                    f.position.get_or_insert(TextPosition {
+                        line: start.line,
+                        column: start.column,
+                    });
+                }
             }
         }
         Ok(Some(entry))

@@ -50,11 +50,17 @@ impl BufRead for Chunks<'_> {
 /// What reading a whole document gives.
 pub type Outcome = Result<(Document, Vec<Finding>), Error>;
 
-/// Reads a document through the slice path and through every chunk size from 1 to 7,
-/// asserts that all eight agree (same document, same findings, or the same error
-/// message), and returns the slice path's outcome.
+/// Reads a document through the slice path, a `BufRead` over the whole slice, and
+/// `BufRead`s of every chunk size from 1 to 7; asserts that all nine agree (same document,
+/// same findings, or the same error message), and returns the slice path's outcome.
 pub fn read_everywhere(bytes: &[u8], limits: Limits) -> Outcome {
-    let slice = Reader::with_limits(bytes, limits).and_then(Reader::read_to_document);
+    let slice = Reader::from_slice_with_limits(bytes, limits).read_to_document();
+    let buffered = Reader::with_limits(bytes, limits).and_then(Reader::read_to_document);
+    match (&slice, &buffered) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "the BufRead path read differently"),
+        (Err(a), Err(b)) => assert_eq!(a.kind.to_string(), b.kind.to_string()),
+        (a, b) => panic!("BufRead: {b:?} but the slice gave {a:?}"),
+    }
     for n in 1..=7 {
         let chunked =
             Reader::with_limits(Chunks::new(bytes, n), limits).and_then(Reader::read_to_document);

@@ -1,0 +1,204 @@
+//! Where a reader's events come from: any `BufRead`, or a byte slice read in place.
+
+use std::cell::Cell;
+use std::io::BufRead;
+
+use quick_xml::events::Event;
+
+use crate::input::Input;
+
+/// Where a [`Reader`](crate::Reader) reads from: [`Buffered`] for any `BufRead`, [`Slice`]
+/// for a byte slice in memory. Sealed: the reader's two sources are all there are.
+pub trait Source: private::Sealed {}
+
+pub(crate) mod private {
+    use quick_xml::events::Event;
+
+    /// The operations a reader needs from its source.
+    pub trait Sealed {
+        /// The next event; a buffered source reads it into `buf`, a slice borrows it from
+        /// the input, which outlives `buf`. Either way the event does not borrow the
+        /// source, so the reader can go on using its other state while handling it.
+        fn read_event<'b>(&mut self, buf: &'b mut Vec<u8>) -> quick_xml::Result<Event<'b>>
+        where
+            Self: 'b;
+        /// Where the next event starts: byte offset, and line and column when the source
+        /// counts them as it goes (0 when they are computed on demand by `line_column`).
+        fn mark(&self) -> (u64, u64, u64);
+        /// Line and column of a byte offset already read, for sources that compute them
+        /// on demand.
+        fn line_column(&self, byte: u64) -> (u64, u64);
+        /// quick-xml's position of its last error.
+        fn error_position(&self) -> u64;
+        /// Whether the last failure was the byte limit.
+        fn over_limit(&self) -> bool;
+        /// Bytes read so far, after decompression.
+        fn bytes_read(&self) -> u64;
+    }
+}
+
+/// Settings shared by both sources: end tags must match; empty elements stay empty
+/// events; text is not trimmed (values are trimmed where the standard allows it).
+fn configure<R>(reader: &mut quick_xml::Reader<R>) {
+    let config = reader.config_mut();
+    config.check_end_names = true;
+    config.expand_empty_elements = false;
+    config.trim_text(false);
+}
+
+/// A source over any `BufRead`: bytes are counted, limited (after decompression) and
+/// copied into the reader's buffer one event at a time.
+pub struct Buffered<R> {
+    xml: quick_xml::Reader<Input<R>>,
+}
+
+impl<R: BufRead> Buffered<R> {
+    pub(crate) fn new(inner: R, max_bytes: u64) -> std::io::Result<Buffered<R>> {
+        let mut xml = quick_xml::Reader::from_reader(Input::new(inner, max_bytes)?);
+        configure(&mut xml);
+        Ok(Buffered { xml })
+    }
+}
+
+impl<R: BufRead> Source for Buffered<R> {}
+
+impl<R: BufRead> private::Sealed for Buffered<R> {
+    fn read_event<'b>(&mut self, buf: &'b mut Vec<u8>) -> quick_xml::Result<Event<'b>>
+    where
+        Self: 'b,
+    {
+        self.xml.read_event_into(buf)
+    }
+
+    fn mark(&self) -> (u64, u64, u64) {
+        let input = self.xml.get_ref();
+        let (line, column) = input.line_column();
+        (input.consumed(), line, column)
+    }
+
+    fn line_column(&self, _byte: u64) -> (u64, u64) {
+        // Marks of a buffered source carry their line and column already.
+        (0, 0)
+    }
+
+    fn error_position(&self) -> u64 {
+        self.xml.error_position()
+    }
+
+    fn over_limit(&self) -> bool {
+        self.xml.get_ref().over_limit
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.xml.get_ref().consumed()
+    }
+}
+
+/// A source over a byte slice: events borrow the slice, nothing is copied, and lines are
+/// counted only for the places a finding or error names. A gzipped slice is read through
+/// the buffered path, to decompress it.
+pub struct Slice<'a> {
+    inner: SliceInner<'a>,
+    /// The slice after any byte order mark, for counting lines.
+    bytes: &'a [u8],
+    /// The last place lines were counted up to: byte, line breaks before it, and the
+    /// offset after the last of them. Findings come in document order, so counting goes
+    /// on from here and the whole document is counted at most once.
+    counted: Cell<(u64, u64, u64)>,
+}
+
+enum SliceInner<'a> {
+    Borrowed(quick_xml::Reader<&'a [u8]>),
+    /// Boxed: rare, and four times the size of the borrowed reader.
+    Gzip(Box<Buffered<&'a [u8]>>),
+    /// Longer than the byte limit: the first read fails.
+    TooLarge,
+}
+
+impl<'a> Slice<'a> {
+    pub(crate) fn new(bytes: &'a [u8], max_bytes: u64) -> Slice<'a> {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let inner = if bytes.starts_with(&[0x1f, 0x8b]) {
+            match Buffered::new(bytes, max_bytes) {
+                Ok(b) => SliceInner::Gzip(Box::new(b)),
+                // Sniffing a slice cannot fail; refuse rather than guess.
+                Err(_) => SliceInner::TooLarge,
+            }
+        } else if bytes.len() as u64 > max_bytes {
+            SliceInner::TooLarge
+        } else {
+            let mut xml = quick_xml::Reader::from_reader(bytes);
+            configure(&mut xml);
+            SliceInner::Borrowed(xml)
+        };
+        Slice {
+            inner,
+            bytes,
+            counted: Cell::new((0, 0, 0)),
+        }
+    }
+}
+
+impl Source for Slice<'_> {}
+
+impl private::Sealed for Slice<'_> {
+    fn read_event<'b>(&mut self, buf: &'b mut Vec<u8>) -> quick_xml::Result<Event<'b>>
+    where
+        Self: 'b,
+    {
+        match &mut self.inner {
+            SliceInner::Borrowed(xml) => xml.read_event(),
+            SliceInner::Gzip(b) => b.read_event(buf),
+            SliceInner::TooLarge => Err(quick_xml::Error::Io(std::sync::Arc::new(
+                std::io::Error::other("byte limit reached"),
+            ))),
+        }
+    }
+
+    fn mark(&self) -> (u64, u64, u64) {
+        match &self.inner {
+            SliceInner::Borrowed(xml) => (xml.buffer_position(), 0, 0),
+            SliceInner::Gzip(b) => b.mark(),
+            SliceInner::TooLarge => (0, 1, 1),
+        }
+    }
+
+    fn line_column(&self, byte: u64) -> (u64, u64) {
+        let (mut at, mut lines, mut line_start) = self.counted.get();
+        if byte < at {
+            (at, lines, line_start) = (0, 0, 0);
+        }
+        let end = (byte as usize).min(self.bytes.len());
+        let from = (at as usize).min(end);
+        for i in memchr::memchr_iter(b'\n', &self.bytes[from..end]) {
+            lines += 1;
+            line_start = (from + i + 1) as u64;
+        }
+        self.counted.set((byte, lines, line_start));
+        (lines + 1, byte - line_start + 1)
+    }
+
+    fn error_position(&self) -> u64 {
+        match &self.inner {
+            SliceInner::Borrowed(xml) => xml.error_position(),
+            SliceInner::Gzip(b) => b.error_position(),
+            SliceInner::TooLarge => 0,
+        }
+    }
+
+    fn over_limit(&self) -> bool {
+        match &self.inner {
+            SliceInner::Borrowed(_) => false,
+            SliceInner::Gzip(b) => b.over_limit(),
+            SliceInner::TooLarge => true,
+        }
+    }
+
+    fn bytes_read(&self) -> u64 {
+        match &self.inner {
+            SliceInner::Borrowed(xml) => xml.buffer_position(),
+            SliceInner::Gzip(b) => b.bytes_read(),
+            SliceInner::TooLarge => 0,
+        }
+    }
+}
