@@ -1,11 +1,34 @@
-//! Resource Dump and Change Dump packages (work in progress).
+//! Resource Dump and Change Dump packages: write, read, verify, extract safely.
 //!
-//! This crate will write ZIP packages with a `manifest.xml` while hashing each bitstream,
-//! read and verify them (length, md5, sha-256), and extract them safely: every name
-//! checked before it reaches a file system, bombs bounded, all or nothing.
+//! A Resource Dump or Change Dump (sections 11 and 13 of ANSI/NISO Z39.99-2017) points at
+//! ZIP packages of bitstreams, each described by a `manifest.xml` at the top level. This
+//! crate writes such packages while hashing each bitstream, and reads them back.
 //!
-//! Nothing is implemented yet: the crate exists so that the workspace has its final
-//! shape. It exports only the manifest file name the standard fixes.
+//! Out of scope: HTTP. The caller hands in and takes readers, writers and paths.
+//!
+//! # Entry types
+//! - [`PackageWriter`]: streams [`Bitstream`]s into a ZIP with length, md5 and sha-256
+//!   computed in one pass, adds the manifest, returns the package's own fixity.
+//! - [`Package`]: opens a package, checks its manifest, verifies each bitstream while it
+//!   is read ([`VerifiedReader`]), and extracts all or nothing, within [`PackageLimits`].
+//! - [`safe_path`]: the one checked function through which a package name becomes a path.
+//! - [`Fixity`]: length, md5 and sha-256 in one pass.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+mod error;
+mod fixity;
+mod name;
+mod reader;
+mod writer;
+
+pub use error::PackageError;
+pub use fixity::{Digests, Fixity};
+pub use name::{NameError, safe_path};
+pub use reader::{FixityError, Package, PackageLimits, VerifiedReader};
+pub use writer::{Bitstream, Compression, PackageInfo, PackageOptions, PackageWriter};
 
 /// The name of the manifest at the top level of every package (sections 11.2, 13.2).
 pub const MANIFEST_NAME: &str = "manifest.xml";

@@ -1,0 +1,370 @@
+//! Writing a package: bitstreams streamed into a ZIP while their fixity is computed, and
+//! the manifest that describes them.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use resourcesync_model::{
+    BitstreamPath, Change, DocumentHead, DocumentKind, Entry, Md, MediaType, Uri, W3cDateTime,
+};
+use zip::write::SimpleFileOptions;
+use zip::{CompressionMethod, ZipWriter};
+
+use crate::fixity::{Digests, Fixity};
+use crate::{MANIFEST_NAME, PackageError, safe_path};
+
+/// How a bitstream is stored in the ZIP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Compression {
+    /// Stored for media types that are compressed already (images, audio, video, archives,
+    /// PDF), deflated otherwise.
+    #[default]
+    Auto,
+    /// Stored as it is.
+    Store,
+    /// Deflated.
+    Deflate,
+}
+
+impl Compression {
+    fn method(self, media_type: Option<&MediaType>) -> CompressionMethod {
+        match self {
+            Compression::Store => CompressionMethod::Stored,
+            Compression::Deflate => CompressionMethod::Deflated,
+            Compression::Auto => {
+                let essence = media_type.map(|t| t.essence().to_ascii_lowercase());
+                let compressed = essence.as_deref().is_some_and(|t| {
+                    t.starts_with("image/") && t != "image/svg+xml" && t != "image/bmp"
+                        || t.starts_with("audio/")
+                        || t.starts_with("video/")
+                        || matches!(
+                            t,
+                            "application/zip"
+                                | "application/gzip"
+                                | "application/x-gzip"
+                                | "application/x-bzip2"
+                                | "application/x-xz"
+                                | "application/zstd"
+                                | "application/x-7z-compressed"
+                                | "application/pdf"
+                                | "application/epub+zip"
+                        )
+                });
+                if compressed {
+                    CompressionMethod::Stored
+                } else {
+                    CompressionMethod::Deflated
+                }
+            }
+        }
+    }
+}
+
+/// Options of a package writer.
+///
+/// Output is always reproducible: every ZIP entry carries the ZIP format's earliest
+/// timestamp (1980-01-01 00:00) and mode 0644, since the library never reads the clock
+/// and the manifest, not the ZIP, carries the resources' times. The same bitstreams in the
+/// same order give the same bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PackageOptions {
+    /// How bitstreams are stored, unless one says otherwise.
+    pub compression: Compression,
+}
+
+impl PackageOptions {
+    /// Options with another default compression.
+    pub fn compression(mut self, compression: Compression) -> PackageOptions {
+        self.compression = compression;
+        self
+    }
+}
+
+/// One bitstream to add: the resource it belongs to and what the manifest says of it.
+/// Length and hashes are computed while it is written and need not be given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bitstream {
+    /// The URI the Source associates with the bitstream (`<loc>`).
+    pub loc: Uri,
+    /// Where it goes in the package, with the leading slash the standard requires.
+    pub path: BitstreamPath,
+    /// Its media type (`type`), recommended by the standard.
+    pub media_type: Option<MediaType>,
+    /// `<lastmod>` of the resource.
+    pub lastmod: Option<W3cDateTime>,
+    /// In a Change Dump: the change (created or updated; deletions have no bitstream).
+    pub change: Option<Change>,
+    /// In a Change Dump: when the change happened.
+    pub datetime: Option<W3cDateTime>,
+    /// How to store it, overriding the writer's default.
+    pub compression: Option<Compression>,
+    /// Links and anything else for the manifest entry; its `rs:md` is replaced.
+    pub entry: Option<Entry>,
+}
+
+impl Bitstream {
+    /// A bitstream with only its URI and path.
+    pub fn new(loc: Uri, path: BitstreamPath) -> Bitstream {
+        Bitstream {
+            loc,
+            path,
+            media_type: None,
+            lastmod: None,
+            change: None,
+            datetime: None,
+            compression: None,
+            entry: None,
+        }
+    }
+}
+
+/// The package's own fixity, for the Resource Dump or Change Dump entry that lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PackageInfo {
+    /// Length and digests of the whole ZIP file.
+    pub digests: Digests,
+    /// The manifest as written into the package.
+    pub manifest: resourcesync_model::Document,
+}
+
+/// Counts and hashes everything written through it: the package's own fixity.
+struct Hashing<W> {
+    inner: W,
+    fixity: Fixity,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.fixity.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes a Resource Dump or Change Dump package to any `Write`: each bitstream is streamed
+/// into the ZIP while its length, md5 and sha-256 are computed in the same pass, and
+/// [`finish`](PackageWriter::finish) adds `manifest.xml` at the top level and returns the
+/// package's own length and hashes.
+///
+/// The ZIP is written as a stream (sizes in data descriptors), so the sink needs no `Seek`
+/// and the package's digests are those of exactly the bytes written. Entries are marked
+/// ZIP64 when a bitstream may pass 4 GiB. Nothing fallible happens on `Drop`; for a file,
+/// [`PackageWriter::create`] writes beside the target and renames into place only in
+/// `finish`, so a failed write leaves nothing behind.
+///
+/// ```
+/// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
+/// use resourcesync_package::{Bitstream, PackageOptions, PackageWriter};
+///
+/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
+/// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
+/// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default())?;
+/// let mut b = Bitstream::new("http://example.com/res1".parse()?, "/resources/res1".into());
+/// b.media_type = Some("text/html".parse()?);
+/// let entry = writer.add(b, &b"<html></html>"[..])?;
+/// assert_eq!(entry.md.unwrap().length, Some(13));
+/// let (zip, info) = writer.finish()?;
+/// assert_eq!(info.digests.length, zip.len() as u64);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct PackageWriter<W: Write> {
+    zip: ZipWriter<zip::write::StreamWriter<Hashing<W>>>,
+    manifest: resourcesync_model::Document,
+    paths: HashSet<String>,
+    options: PackageOptions,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> PackageWriter<W> {
+    /// Starts a package whose manifest has this head: a Resource Dump Manifest (with
+    /// `at`) or a Change Dump Manifest (with `from`), and the `up` link.
+    pub fn new(
+        out: W,
+        head: DocumentHead,
+        options: PackageOptions,
+    ) -> Result<PackageWriter<W>, PackageError> {
+        if !matches!(
+            head.kind(),
+            DocumentKind::ResourceDumpManifest | DocumentKind::ChangeDumpManifest
+        ) {
+            return Err(PackageError::Invalid(format!(
+                "a package's manifest is a Resource Dump Manifest or a Change Dump Manifest, not a {}",
+                head.kind()
+            )));
+        }
+        let sink = Hashing {
+            inner: out,
+            fixity: Fixity::new(),
+        };
+        Ok(PackageWriter {
+            zip: ZipWriter::new_stream(sink),
+            manifest: resourcesync_model::Document::new(head),
+            paths: HashSet::new(),
+            options,
+            buf: vec![0; 64 * 1024],
+        })
+    }
+
+    fn file_options(&self, method: CompressionMethod, large: bool) -> SimpleFileOptions {
+        SimpleFileOptions::default()
+            .compression_method(method)
+            .last_modified_time(zip::DateTime::DEFAULT)
+            .unix_permissions(0o644)
+            .large_file(large)
+    }
+
+    /// Adds a bitstream, streaming `content` into the package. Returns its manifest entry,
+    /// with length and hashes filled in. Fails for a path without the leading slash, one
+    /// that is not a safe relative path, one used before, or `/manifest.xml`.
+    pub fn add(
+        &mut self,
+        bitstream: Bitstream,
+        mut content: impl Read,
+    ) -> Result<Entry, PackageError> {
+        let name = self.claim(&bitstream.path)?;
+        let method = bitstream
+            .compression
+            .unwrap_or(self.options.compression)
+            .method(bitstream.media_type.as_ref());
+        // Sizes are unknown until the end: mark every entry ZIP64-capable rather than fail
+        // at 4 GiB. It costs 20 bytes an entry.
+        let options = self.file_options(method, true);
+        self.zip.start_file(name, options)?;
+        let mut fixity = Fixity::new();
+        loop {
+            let n = match content.read(&mut self.buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(PackageError::Io(e)),
+            };
+            fixity.update(&self.buf[..n]);
+            self.zip.write_all(&self.buf[..n])?;
+        }
+        let digests = fixity.finish();
+        let mut entry = bitstream
+            .entry
+            .unwrap_or_else(|| Entry::new(bitstream.loc.clone()));
+        entry.loc = bitstream.loc;
+        entry.lastmod = bitstream.lastmod.or(entry.lastmod);
+        entry.md = Some(Md {
+            change: bitstream.change,
+            datetime: bitstream.datetime,
+            hash: Some(digests.hashes()),
+            length: Some(digests.length),
+            media_type: bitstream.media_type,
+            path: Some(bitstream.path),
+            ..entry.md.unwrap_or_default()
+        });
+        self.manifest.entries.push(entry.clone());
+        Ok(entry)
+    }
+
+    /// Adds a manifest entry without a bitstream: a deletion in a Change Dump Manifest.
+    pub fn add_deleted(
+        &mut self,
+        loc: Uri,
+        datetime: Option<W3cDateTime>,
+    ) -> Result<Entry, PackageError> {
+        if self.manifest.head.kind() != DocumentKind::ChangeDumpManifest {
+            return Err(PackageError::Invalid(
+                "deletions without a bitstream belong in a Change Dump Manifest".into(),
+            ));
+        }
+        let mut entry = Entry::new(loc);
+        entry.md = Some(Md {
+            change: Some(Change::Deleted),
+            datetime,
+            ..Md::default()
+        });
+        self.manifest.entries.push(entry.clone());
+        Ok(entry)
+    }
+
+    /// Checks a path and reserves its ZIP name.
+    fn claim(&mut self, path: &BitstreamPath) -> Result<String, PackageError> {
+        let Some(name) = path.as_str().strip_prefix('/') else {
+            return Err(PackageError::Invalid(format!(
+                "path {path} must start with a slash (sections 11.2, 13.2)"
+            )));
+        };
+        safe_path(name).map_err(|e| PackageError::Name(name.to_owned(), e))?;
+        if name.eq_ignore_ascii_case(MANIFEST_NAME) {
+            return Err(PackageError::Invalid(format!(
+                "path {path} is the manifest's"
+            )));
+        }
+        if !self.paths.insert(name.to_owned()) {
+            return Err(PackageError::Invalid(format!("path {path} is used twice")));
+        }
+        Ok(name.to_owned())
+    }
+
+    /// Bitstreams and deletions added so far.
+    pub fn entries(&self) -> usize {
+        self.manifest.entries.len()
+    }
+
+    /// Writes `manifest.xml`, closes the ZIP, and returns the sink with the package's own
+    /// length and hashes and the manifest.
+    pub fn finish(mut self) -> Result<(W, PackageInfo), PackageError> {
+        let xml = resourcesync_xml::write_document(Vec::new(), &self.manifest)
+            .map_err(|e| PackageError::Invalid(e.to_string()))?;
+        let options = self.file_options(CompressionMethod::Deflated, false);
+        self.zip.start_file(MANIFEST_NAME, options)?;
+        self.zip.write_all(&xml)?;
+        let stream = self.zip.finish()?;
+        let mut hashing = stream.into_inner();
+        hashing.flush()?;
+        let Hashing { inner, fixity } = hashing;
+        Ok((
+            inner,
+            PackageInfo {
+                digests: fixity.finish(),
+                manifest: self.manifest,
+            },
+        ))
+    }
+}
+
+impl PackageWriter<std::io::BufWriter<tempfile::NamedTempFile>> {
+    /// Starts a package that [`finish_file`](Self::finish_file) moves to `path`. It is
+    /// written to a temporary file in the same directory meanwhile, which is removed if the
+    /// writer is dropped or fails, so a failed write leaves nothing behind.
+    pub fn create(
+        path: &Path,
+        head: DocumentHead,
+        options: PackageOptions,
+    ) -> Result<PackageWriter<std::io::BufWriter<tempfile::NamedTempFile>>, PackageError> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let temp = tempfile::Builder::new()
+            .prefix(".resourcesync-package-")
+            .tempfile_in(dir)?;
+        PackageWriter::new(std::io::BufWriter::new(temp), head, options)
+    }
+
+    /// Finishes the package and moves it to `path`, which must not exist yet.
+    pub fn finish_file(self, path: &Path) -> Result<(PathBuf, PackageInfo), PackageError> {
+        let (out, info) = self.finish()?;
+        let temp = out
+            .into_inner()
+            .map_err(|e| PackageError::Io(e.into_error()))?;
+        temp.as_file().sync_all()?;
+        let file: File = temp
+            .persist_noclobber(path)
+            .map_err(|e| PackageError::Io(e.error))?;
+        drop(file);
+        Ok((path.to_path_buf(), info))
+    }
+}
