@@ -68,3 +68,9 @@ impl From<&str> for BitstreamPath {
         BitstreamPath::new(s)
     }
 }
+
+impl From<String> for BitstreamPath {
+    fn from(s: String) -> Self {
+        BitstreamPath(s)
+    }
+}

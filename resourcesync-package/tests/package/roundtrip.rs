@@ -1,0 +1,226 @@
+//! Packages written and read back: Resource and Change Dumps, stored and deflated, and
+//! random sets of bitstreams.
+
+use std::io::{Cursor, Read};
+
+use proptest::prelude::*;
+use resourcesync_model::{Change, DocumentKind, Relation};
+use resourcesync_package::{Bitstream, Compression, Package, PackageOptions, PackageWriter};
+
+use crate::manifest_head;
+
+fn bitstream(i: usize, media: &str) -> Bitstream {
+    let mut b = Bitstream::new(
+        format!("http://example.com/res{i}").parse().unwrap(),
+        format!("/resources/{i}/res").into(),
+    );
+    b.media_type = Some(media.parse().unwrap());
+    b
+}
+
+#[test]
+fn a_resource_dump_package_round_trips() {
+    let contents: Vec<Vec<u8>> = vec![b"<html>one</html>".to_vec(), vec![7u8; 100_000], Vec::new()];
+    let mut writer = PackageWriter::new(
+        Vec::new(),
+        manifest_head(DocumentKind::ResourceDumpManifest),
+        PackageOptions::default(),
+    )
+    .unwrap();
+    for (i, (content, media)) in contents
+        .iter()
+        .zip(["text/html", "image/png", "text/plain"])
+        .enumerate()
+    {
+        writer.add(bitstream(i, media), &content[..]).unwrap();
+    }
+    let (zip, info) = writer.finish().unwrap();
+    assert_eq!(info.digests.length, zip.len() as u64);
+    // The same bitstreams give the same bytes.
+    let mut again = PackageWriter::new(
+        Vec::new(),
+        manifest_head(DocumentKind::ResourceDumpManifest),
+        PackageOptions::default(),
+    )
+    .unwrap();
+    for (i, (content, media)) in contents
+        .iter()
+        .zip(["text/html", "image/png", "text/plain"])
+        .enumerate()
+    {
+        again.add(bitstream(i, media), &content[..]).unwrap();
+    }
+    assert_eq!(again.finish().unwrap().0, zip);
+
+    let mut package = Package::open(Cursor::new(&zip)).unwrap();
+    assert!(package.findings().is_empty(), "{:?}", package.findings());
+    assert_eq!(package.manifest(), &info.manifest);
+    for (i, content) in contents.iter().enumerate() {
+        let mut read = Vec::new();
+        package
+            .bitstream(i)
+            .unwrap()
+            .read_to_end(&mut read)
+            .unwrap();
+        assert_eq!(&read, content);
+        let md = package.entry(i).unwrap().md.clone().unwrap();
+        assert_eq!(md.length, Some(content.len() as u64));
+    }
+    // The PNG was stored, the HTML deflated.
+    let mut zip_archive = zip::ZipArchive::new(Cursor::new(&zip)).unwrap();
+    assert_eq!(
+        zip_archive
+            .by_name("resources/1/res")
+            .unwrap()
+            .compression(),
+        zip::CompressionMethod::Stored
+    );
+    assert_eq!(
+        zip_archive
+            .by_name("resources/0/res")
+            .unwrap()
+            .compression(),
+        zip::CompressionMethod::Deflated
+    );
+}
+
+#[test]
+fn a_change_dump_package_round_trips_with_deletions_and_patches() {
+    let mut writer = PackageWriter::new(
+        Vec::new(),
+        manifest_head(DocumentKind::ChangeDumpManifest),
+        PackageOptions::default().compression(Compression::Store),
+    )
+    .unwrap();
+    let mut created = bitstream(7, "text/html");
+    created.change = Some(Change::Created);
+    created.datetime = Some("2013-01-02T12:00:00Z".parse().unwrap());
+    writer.add(created, &b"v1"[..]).unwrap();
+    writer
+        .add_deleted(
+            "http://example.com/res5".parse().unwrap(),
+            Some("2013-01-02T19:00:00Z".parse().unwrap()),
+        )
+        .unwrap();
+    // A second version of the same resource at another path, with a patch link whose
+    // bitstream is in the package too (section 14.4).
+    let mut updated = Bitstream::new(
+        "http://example.com/res7".parse().unwrap(),
+        "/changes/res7-v2".into(),
+    );
+    updated.change = Some(Change::Updated);
+    updated.datetime = Some("2013-01-02T20:00:00Z".parse().unwrap());
+    let mut entry = resourcesync_model::Entry::new("http://example.com/res7".parse().unwrap());
+    let mut patch = resourcesync_model::Link::new(
+        Relation::Patch,
+        "http://example.com/res7.patch".parse().unwrap(),
+    );
+    patch.media_type = Some("application/json-patch+json".parse().unwrap());
+    patch.path = Some("/changes/res7.patch".into());
+    entry.links.push(patch);
+    updated.entry = Some(entry);
+    updated.media_type = Some("text/html".parse().unwrap());
+    writer.add(updated, &b"v2"[..]).unwrap();
+    let mut patch_bits = Bitstream::new(
+        "http://example.com/res7.patch".parse().unwrap(),
+        "/changes/res7.patch".into(),
+    );
+    patch_bits.change = Some(Change::Updated);
+    patch_bits.datetime = Some("2013-01-02T20:00:00Z".parse().unwrap());
+    patch_bits.media_type = Some("application/json-patch+json".parse().unwrap());
+    writer.add(patch_bits, &b"[]"[..]).unwrap();
+    let (zip, _) = writer.finish().unwrap();
+
+    let mut package = Package::open(Cursor::new(zip)).unwrap();
+    assert_eq!(package.manifest().entries.len(), 4);
+    assert_eq!(package.len(), 3, "the deletion has no bitstream");
+    assert!(package.findings().is_empty(), "{:?}", package.findings());
+    package.verify().unwrap();
+}
+
+#[test]
+fn the_writer_refuses_what_the_standard_does_not_allow() {
+    let head = manifest_head(DocumentKind::ResourceDumpManifest);
+    let mut writer =
+        PackageWriter::new(Vec::new(), head.clone(), PackageOptions::default()).unwrap();
+    let refuse = |w: &mut PackageWriter<Vec<u8>>, path: &str| {
+        w.add(
+            Bitstream::new("http://example.com/r".parse().unwrap(), path.into()),
+            &b""[..],
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    assert!(refuse(&mut writer, "no-slash").contains("must start with a slash"));
+    assert!(refuse(&mut writer, "/../evil").contains("unsafe name"));
+    assert!(refuse(&mut writer, "/manifest.xml").contains("manifest"));
+    writer.add(bitstream(1, "text/plain"), &b"x"[..]).unwrap();
+    assert!(refuse(&mut writer, "/resources/1/res").contains("used twice"));
+    assert!(
+        writer
+            .add_deleted("http://example.com/r".parse().unwrap(), None)
+            .is_err()
+    );
+    let list = resourcesync_model::DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
+    assert!(PackageWriter::new(Vec::new(), list, PackageOptions::default()).is_err());
+}
+
+#[test]
+fn a_file_is_written_beside_its_target_and_moved_into_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("dump-part1.zip");
+    let mut writer = PackageWriter::create(
+        &target,
+        manifest_head(DocumentKind::ResourceDumpManifest),
+        PackageOptions::default(),
+    )
+    .unwrap();
+    writer
+        .add(bitstream(1, "text/plain"), &b"hello"[..])
+        .unwrap();
+    // Dropped without finishing: nothing is left.
+    drop(writer);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+
+    let mut writer = PackageWriter::create(
+        &target,
+        manifest_head(DocumentKind::ResourceDumpManifest),
+        PackageOptions::default(),
+    )
+    .unwrap();
+    writer
+        .add(bitstream(1, "text/plain"), &b"hello"[..])
+        .unwrap();
+    let (path, info) = writer.finish_file(&target).unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), info.digests.length);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    Package::open(std::fs::File::open(&path).unwrap())
+        .unwrap()
+        .verify()
+        .unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn random_sets_of_bitstreams_round_trip(
+        contents in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..5000), 0..12),
+        store in any::<bool>(),
+    ) {
+        let options = PackageOptions::default().compression(if store { Compression::Store } else { Compression::Deflate });
+        let mut writer = PackageWriter::new(Vec::new(), manifest_head(DocumentKind::ResourceDumpManifest), options).unwrap();
+        for (i, c) in contents.iter().enumerate() {
+            writer.add(bitstream(i, "application/octet-stream"), &c[..]).unwrap();
+        }
+        let (zip, info) = writer.finish().unwrap();
+        prop_assert_eq!(info.digests.length, zip.len() as u64);
+        let mut package = Package::open(Cursor::new(zip)).unwrap();
+        prop_assert_eq!(package.len(), contents.len());
+        for (i, c) in contents.iter().enumerate() {
+            let mut read = Vec::new();
+            package.bitstream(i).unwrap().read_to_end(&mut read).unwrap();
+            prop_assert_eq!(&read, c);
+        }
+    }
+}
