@@ -11,6 +11,8 @@
 //!   computed in one pass, adds the manifest, returns the package's own fixity.
 //! - [`Package`]: opens a package, checks its manifest, verifies each bitstream while it
 //!   is read ([`VerifiedReader`]), and extracts all or nothing, within [`PackageLimits`].
+//! - [`DumpBuilder`]: splits bitstreams into as many packages as [`DumpLimits`] require
+//!   and returns the Resource Dump or Change Dump document that lists them.
 //! - [`safe_path`]: the one checked function through which a package name becomes a path.
 //! - [`Fixity`]: length, md5 and sha-256 in one pass.
 #![cfg_attr(
@@ -18,12 +20,14 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod dump;
 mod error;
 mod fixity;
 mod name;
 mod reader;
 mod writer;
 
+pub use dump::{DumpBuilder, DumpLimits};
 pub use error::PackageError;
 pub use fixity::{Digests, Fixity};
 pub use name::{NameError, safe_path};

@@ -181,6 +181,7 @@ pub struct PackageWriter<W: Write> {
     paths: HashSet<String>,
     options: PackageOptions,
     buf: Vec<u8>,
+    last_change: Option<W3cDateTime>,
 }
 
 impl<W: Write> PackageWriter<W> {
@@ -210,6 +211,7 @@ impl<W: Write> PackageWriter<W> {
             paths: HashSet::new(),
             options,
             buf: vec![0; 64 * 1024],
+            last_change: None,
         })
     }
 
@@ -223,7 +225,8 @@ impl<W: Write> PackageWriter<W> {
 
     /// Adds a bitstream, streaming `content` into the package. Returns its manifest entry,
     /// with length and hashes filled in. Fails for a path without the leading slash, one
-    /// that is not a safe relative path, one used before, or `/manifest.xml`.
+    /// that is not a safe relative path, one used before, or `/manifest.xml`, and for a
+    /// change dated before the previous one.
     pub fn add(
         &mut self,
         bitstream: Bitstream,
@@ -279,6 +282,7 @@ impl<W: Write> PackageWriter<W> {
                 "deletions without a bitstream belong in a Change Dump Manifest".into(),
             ));
         }
+        self.check_order(datetime.as_ref())?;
         let mut entry = Entry::new(loc);
         entry.md = Some(Md {
             change: Some(Change::Deleted),
@@ -306,6 +310,28 @@ impl<W: Write> PackageWriter<W> {
             return Err(PackageError::Invalid(format!("path {path} is used twice")));
         }
         Ok(name.to_owned())
+    }
+
+    /// Sets the `until` of a Change Dump Manifest before it is written (the dump builder
+    /// knows it only when the next package starts).
+    pub(crate) fn set_until(&mut self, until: Option<W3cDateTime>) {
+        self.manifest.head.md.until = until;
+    }
+
+    /// Checks that a change does not come before the last one (section 13.2).
+    fn check_order(&mut self, datetime: Option<&W3cDateTime>) -> Result<(), PackageError> {
+        let Some(datetime) = datetime else {
+            return Ok(());
+        };
+        if let Some(last) = &self.last_change {
+            if datetime < last {
+                return Err(PackageError::Invalid(format!(
+                    "a change at {datetime} after one at {last}: a Change Dump Manifest lists changes in forward chronological order"
+                )));
+            }
+        }
+        self.last_change = Some(datetime.clone());
+        Ok(())
     }
 
     /// Bitstreams and deletions added so far.

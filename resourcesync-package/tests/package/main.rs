@@ -1,5 +1,6 @@
 //! Integration tests of resourcesync-package, one binary with a module per topic.
 
+mod dump;
 mod hostile;
 mod interop;
 mod roundtrip;

@@ -1,0 +1,347 @@
+//! Building a Resource Dump or Change Dump: bitstreams split into as many packages as the
+//! limits require, and the dump document that lists them.
+
+use std::io::{self, Read, Write};
+
+use resourcesync_model::{
+    Document, DocumentHead, DocumentKind, Entry, Link, Md, MediaType, Relation, Uri, UriError,
+    W3cDateTime,
+};
+
+use crate::PackageError;
+use crate::writer::{Bitstream, PackageInfo, PackageOptions, PackageWriter};
+
+/// Limits of one package.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DumpLimits {
+    /// Bytes of bitstream content per package; a package closes before a bitstream whose
+    /// length hint would take it past this, or right after one without a hint that did.
+    /// 1 GiB by default.
+    pub max_bytes: u64,
+    /// Bitstreams (and deletions) per package, at most the 50,000 a manifest may list.
+    pub max_entries: usize,
+}
+
+impl Default for DumpLimits {
+    fn default() -> Self {
+        DumpLimits {
+            max_bytes: 1 << 30,
+            max_entries: 50_000,
+        }
+    }
+}
+
+impl DumpLimits {
+    /// Limits of `max_bytes` bytes and `max_entries` entries per package.
+    pub fn new(max_bytes: u64, max_entries: usize) -> DumpLimits {
+        DumpLimits {
+            max_bytes,
+            max_entries: max_entries.clamp(1, 50_000),
+        }
+    }
+}
+
+/// Stores a copy of package `n`'s manifest and returns its URI.
+type StoreManifest = dyn FnMut(usize, &Uri, &[u8]) -> io::Result<Uri>;
+
+/// The package being filled.
+struct Open<W: Write> {
+    writer: PackageWriter<W>,
+    uri: Uri,
+    content: u64,
+    from: Option<W3cDateTime>,
+}
+
+/// Builds a Resource Dump or a Change Dump: bitstreams go into ZIP packages, a new one
+/// whenever the [`DumpLimits`] require, and [`finish`](DumpBuilder::finish) returns the
+/// dump document that lists every package with `type="application/zip"`, its length, md5
+/// and sha-256, and its times.
+///
+/// Give it the dump's head (a Resource Dump with `at` and maybe `completed`, or a Change
+/// Dump with `from` and maybe `until`, and the `up` link), a scheme naming the packages, a
+/// sink that opens a writer for a package's URI, and options. With
+/// [`with_manifest_copies`](DumpBuilder::with_manifest_copies) each entry also gets a
+/// `contents` link to a copy of its package's manifest, stored through a second sink.
+///
+/// Packages of a Resource Dump carry the dump's `at` and `completed`. Packages of a Change
+/// Dump cover contiguous intervals like the parts of a Change List: the first starts at the
+/// dump's `from`, each later one at the `datetime` of its first change; each ends where the
+/// next starts, the last at the dump's `until` or open. Changes must come in forward
+/// chronological order.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation, Uri};
+/// use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageOptions};
+///
+/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDump).unwrap();
+/// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
+/// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let mut packages = BTreeMap::new();
+/// let mut dump = DumpBuilder::new(
+///     head,
+///     |n| format!("http://example.com/resourcedump-part{n}.zip").parse(),
+///     |_uri: &Uri| Ok(Vec::new()),
+///     |uri: &Uri, zip: Vec<u8>| { packages.insert(uri.to_string(), zip); Ok(()) },
+///     DumpLimits::new(u64::MAX, 2),
+///     PackageOptions::default(),
+/// )?;
+/// for i in 0..5 {
+///     let b = Bitstream::new(format!("http://example.com/res{i}").parse()?, format!("/res{i}").into());
+///     dump.add(b, &b"content"[..])?;
+/// }
+/// let document = dump.finish()?;
+/// assert_eq!(document.head.kind(), DocumentKind::ResourceDump);
+/// assert_eq!(document.entries.len(), 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct DumpBuilder<N, O, C, W: Write> {
+    head: DocumentHead,
+    package_uri: N,
+    open_package: O,
+    close_package: C,
+    manifests: Option<Box<StoreManifest>>,
+    limits: DumpLimits,
+    options: PackageOptions,
+    intervals: bool,
+    current: Option<Open<W>>,
+    document: Document,
+    /// The `from` of the next package of a Change Dump.
+    next_from: Option<W3cDateTime>,
+    last_change: Option<W3cDateTime>,
+}
+
+impl<N, O, C, W> DumpBuilder<N, O, C, W>
+where
+    N: FnMut(usize) -> Result<Uri, UriError>,
+    O: FnMut(&Uri) -> io::Result<W>,
+    C: FnMut(&Uri, W) -> io::Result<()>,
+    W: Write,
+{
+    /// Starts a dump. `package_uri(n)` names the `n`th package (from 1); `open_package`
+    /// gives the writer a package is streamed into and `close_package` takes it back when
+    /// the package is complete. Fails unless the head is a Resource Dump or Change Dump.
+    pub fn new(
+        head: DocumentHead,
+        package_uri: N,
+        open_package: O,
+        close_package: C,
+        limits: DumpLimits,
+        options: PackageOptions,
+    ) -> Result<DumpBuilder<N, O, C, W>, PackageError> {
+        let intervals = match head.kind() {
+            DocumentKind::ResourceDump => false,
+            DocumentKind::ChangeDump => true,
+            other => {
+                return Err(PackageError::Invalid(format!(
+                    "a dump is a Resource Dump or a Change Dump, not a {other}"
+                )));
+            }
+        };
+        Ok(DumpBuilder {
+            next_from: head.md.from.clone(),
+            document: Document::new(head.clone()),
+            head,
+            package_uri,
+            open_package,
+            close_package,
+            manifests: None,
+            limits,
+            options,
+            intervals,
+            current: None,
+            last_change: None,
+        })
+    }
+
+    /// Stores a copy of each package's manifest through `store(n, package_uri, xml)`,
+    /// which returns the copy's URI, and links it from the package's entry with
+    /// `rel="contents"`.
+    pub fn with_manifest_copies(
+        mut self,
+        store: impl FnMut(usize, &Uri, &[u8]) -> io::Result<Uri> + 'static,
+    ) -> Self {
+        self.manifests = Some(Box::new(store));
+        self
+    }
+
+    /// The head of the manifest of a package: the dump's `up` link and times.
+    fn manifest_head(&self, from: Option<W3cDateTime>) -> DocumentHead {
+        let kind = if self.intervals {
+            DocumentKind::ChangeDumpManifest
+        } else {
+            DocumentKind::ResourceDumpManifest
+        };
+        let mut head = DocumentHead::of_kind(kind).unwrap_or_else(|| self.head.clone());
+        head.links = self
+            .head
+            .links
+            .iter()
+            .filter(|l| l.rel == Relation::Up)
+            .cloned()
+            .collect();
+        if self.intervals {
+            head.md.from = from;
+        } else {
+            head.md.at = self.head.md.at.clone();
+            head.md.completed = self.head.md.completed.clone();
+        }
+        head
+    }
+
+    fn open(&mut self) -> Result<(), PackageError> {
+        let n = self.document.entries.len() + 1;
+        let uri = (self.package_uri)(n)
+            .map_err(|e| PackageError::Invalid(format!("package {n}: {e}")))?;
+        let from = self.next_from.clone();
+        let sink = (self.open_package)(&uri)?;
+        let writer = PackageWriter::new(sink, self.manifest_head(from.clone()), self.options)?;
+        self.current = Some(Open {
+            writer,
+            uri,
+            content: 0,
+            from,
+        });
+        Ok(())
+    }
+
+    /// Closes the current package, its interval ending at `until`.
+    fn close(&mut self, until: Option<W3cDateTime>) -> Result<(), PackageError> {
+        let Some(mut open) = self.current.take() else {
+            return Ok(());
+        };
+        if self.intervals {
+            open.writer.set_until(until.clone());
+        }
+        let (sink, info) = open.writer.finish()?;
+        (self.close_package)(&open.uri, sink)?;
+        let n = self.document.entries.len() + 1;
+        let entry = self.entry(n, &open.uri, &info, open.from, until)?;
+        self.document.entries.push(entry);
+        Ok(())
+    }
+
+    fn entry(
+        &mut self,
+        n: usize,
+        uri: &Uri,
+        info: &PackageInfo,
+        from: Option<W3cDateTime>,
+        until: Option<W3cDateTime>,
+    ) -> Result<Entry, PackageError> {
+        let mut entry = Entry::new(uri.clone());
+        let zip: MediaType =
+            "application/zip"
+                .parse()
+                .map_err(|e: resourcesync_model::MediaTypeError| {
+                    PackageError::Invalid(e.to_string())
+                })?;
+        entry.md = Some(Md {
+            media_type: Some(zip),
+            length: Some(info.digests.length),
+            hash: Some(info.digests.hashes()),
+            at: (!self.intervals).then(|| self.head.md.at.clone()).flatten(),
+            completed: (!self.intervals)
+                .then(|| self.head.md.completed.clone())
+                .flatten(),
+            from: if self.intervals { from } else { None },
+            until: if self.intervals { until } else { None },
+            ..Md::default()
+        });
+        if let Some(store) = &mut self.manifests {
+            let xml = resourcesync_xml::write_document(Vec::new(), &info.manifest)
+                .map_err(|e| PackageError::Invalid(e.to_string()))?;
+            let href = store(n, uri, &xml)?;
+            let mut link = Link::new(Relation::Contents, href);
+            link.media_type = "application/xml".parse().ok();
+            entry.links.push(link);
+        }
+        Ok(entry)
+    }
+
+    /// Adds a bitstream, starting a new package first if this one would go over a limit.
+    /// `length_hint`, if known, lets the package close before the bitstream rather than
+    /// after it.
+    pub fn add(&mut self, bitstream: Bitstream, content: impl Read) -> Result<Entry, PackageError> {
+        self.add_sized(bitstream, content, None)
+    }
+
+    /// [`add`](Self::add) with the content's length known beforehand.
+    pub fn add_sized(
+        &mut self,
+        bitstream: Bitstream,
+        content: impl Read,
+        length_hint: Option<u64>,
+    ) -> Result<Entry, PackageError> {
+        let time = bitstream.datetime.clone();
+        self.before(time.as_ref(), length_hint.unwrap_or(0))?;
+        let open = self
+            .current
+            .as_mut()
+            .ok_or_else(|| PackageError::Invalid("no package".into()))?;
+        let entry = open.writer.add(bitstream, content)?;
+        open.content += entry.md.as_ref().and_then(|md| md.length).unwrap_or(0);
+        self.after(time);
+        Ok(entry)
+    }
+
+    /// Adds a deletion to a Change Dump (no bitstream).
+    pub fn add_deleted(
+        &mut self,
+        loc: Uri,
+        datetime: Option<W3cDateTime>,
+    ) -> Result<Entry, PackageError> {
+        self.before(datetime.as_ref(), 0)?;
+        let open = self
+            .current
+            .as_mut()
+            .ok_or_else(|| PackageError::Invalid("no package".into()))?;
+        let entry = open.writer.add_deleted(loc, datetime.clone())?;
+        self.after(datetime);
+        Ok(entry)
+    }
+
+    /// Checks order, and closes and opens packages as the limits require.
+    fn before(&mut self, time: Option<&W3cDateTime>, hint: u64) -> Result<(), PackageError> {
+        if let (Some(time), Some(last)) = (time, &self.last_change) {
+            if time < last {
+                return Err(PackageError::Invalid(format!(
+                    "a change at {time} after one at {last}: changes must come in forward chronological order"
+                )));
+            }
+        }
+        let full = self.current.as_ref().is_some_and(|open| {
+            open.writer.entries() >= self.limits.max_entries
+                || (open.writer.entries() > 0
+                    && open.content.saturating_add(hint) > self.limits.max_bytes)
+                || open.content >= self.limits.max_bytes
+        });
+        if full {
+            let until = if self.intervals {
+                time.cloned().or_else(|| self.last_change.clone())
+            } else {
+                None
+            };
+            self.next_from = until.clone();
+            self.close(until)?;
+        }
+        if self.current.is_none() {
+            self.open()?;
+        }
+        Ok(())
+    }
+
+    fn after(&mut self, time: Option<W3cDateTime>) {
+        if time.is_some() {
+            self.last_change = time;
+        }
+    }
+
+    /// Closes the last package and returns the dump document listing every package.
+    pub fn finish(mut self) -> Result<Document, PackageError> {
+        let until = self.head.md.until.clone();
+        self.close(until)?;
+        Ok(self.document)
+    }
+}
