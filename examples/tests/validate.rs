@@ -110,3 +110,51 @@ fn every_example_validates_as_the_spec_readme_says() {
         assert_eq!(status(&["validate", &name]), expected, "{name}");
     }
 }
+
+#[test]
+fn packages_are_validated_bitstream_by_bitstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../resourcesync-package/tests/package/packages.py"
+        ))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    assert_eq!(status(&["validate", &path("valid-deflated.zip")]), 0);
+    // The Python reference implementation's manifests lack the leading slash: an error.
+    assert_eq!(status(&["validate", &path("resync-style.zip")]), 1);
+    assert_eq!(status(&["validate", &path("unlisted.zip")]), 0);
+    assert_eq!(status(&["validate", &path("fixity-sha256.zip")]), 1);
+    assert_eq!(status(&["validate", &path("name-dotdot.zip")]), 2);
+    assert_eq!(status(&["validate", &path("no-manifest.zip")]), 2);
+
+    let out = run(&[
+        "validate",
+        "--json",
+        &path("fixity-md5.zip"),
+        &path("unlisted.zip"),
+    ]);
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["kind"], "Resource Dump Manifest");
+    assert_eq!(lines[0]["errors"][0]["rule"], "bitstream-fixity");
+    assert_eq!(lines[0]["errors"][0]["entry"], 1);
+    assert!(
+        lines[0]["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("md5")
+    );
+    assert_eq!(lines[1]["warnings"][0]["rule"], "unlisted-file");
+}

@@ -146,6 +146,12 @@ catalogue! {
     /// Every `<rs:ln>` has `rel` and `href`.
     LinkRelHrefMandatory = ("link-rel-href-mandatory", Error, "7",
         "each rs:ln must have rel and href attributes"),
+    /// A package's bitstream has the length and hashes its manifest gives.
+    BitstreamFixity = ("bitstream-fixity", Error, "11.2, 13.2",
+        "a bitstream in a package must have the length and hashes its manifest entry gives"),
+    /// Every file in a package is one its manifest describes.
+    UnlistedFile = ("unlisted-file", Warning, "11.2, 13.2",
+        "a package should hold only the bitstreams its manifest describes"),
     /// One `<rs:md>` per document and per entry.
     MdNotRepeatable = ("md-not-repeatable", Error, "7",
         "a document or an entry has at most one rs:md element"),

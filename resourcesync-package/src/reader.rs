@@ -305,6 +305,36 @@ impl<R: Read + Seek> Package<R> {
         Ok(())
     }
 
+    /// Checks the whole package against the standard: the manifest's findings, a
+    /// [`Rule::UnlistedFile`](resourcesync_model::Rule::UnlistedFile) warning per file the
+    /// manifest does not describe, and a
+    /// [`Rule::BitstreamFixity`](resourcesync_model::Rule::BitstreamFixity) error per
+    /// bitstream whose length or hashes differ from its entry (numbered as in the
+    /// manifest). Fails only when the package cannot be read (IO, ZIP, limits).
+    pub fn check(&mut self) -> Result<Vec<Finding>, PackageError> {
+        use resourcesync_model::Rule;
+        let mut findings = self.findings.clone();
+        for name in &self.unlisted {
+            findings.push(Finding {
+                message: format!("{name} is in the package but not in its manifest"),
+                ..Finding::new(Rule::UnlistedFile, None)
+            });
+        }
+        for i in 0..self.listed.len() {
+            let entry = self.listed[i].entry as u64 + 1;
+            let mut reader = self.bitstream(i)?;
+            match io::copy(&mut reader, &mut io::sink()).map_err(unwrap_io) {
+                Ok(_) => {}
+                Err(PackageError::Fixity(f)) => findings.push(Finding {
+                    message: f.to_string(),
+                    ..Finding::new(Rule::BitstreamFixity, Some(entry))
+                }),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(findings)
+    }
+
     /// Extracts every bitstream to its path below `target`, with `manifest.xml`, all or
     /// nothing: into a temporary directory beside `target`, renamed to `target` only when
     /// every bitstream has been written and verified. `target` must not exist. On error

@@ -4,6 +4,7 @@ mod dump;
 mod hostile;
 mod interop;
 mod roundtrip;
+mod rules;
 
 use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
 
