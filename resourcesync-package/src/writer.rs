@@ -132,15 +132,113 @@ pub struct PackageInfo {
 }
 
 /// Counts and hashes everything written through it: the package's own fixity.
+///
+/// Every byte of a package is hashed twice, once as part of its bitstream and once as part
+/// of the package, so the package's digests are computed on a thread of their own: bytes
+/// are copied into 1 MiB chunks that a hashing thread takes while this one goes on. A
+/// bounded channel keeps at most four chunks in flight. If no thread can be started, the
+/// hashing happens here.
 struct Hashing<W> {
     inner: W,
-    fixity: Fixity,
+    chunk: Vec<u8>,
+    worker: Option<Worker>,
+    /// Used when no worker thread could be started.
+    inline: Fixity,
+    /// The worker died with bytes of ours: the digests cannot be had.
+    lost: bool,
+}
+
+struct Worker {
+    chunks: std::sync::mpsc::SyncSender<Vec<u8>>,
+    spares: std::sync::mpsc::Receiver<Vec<u8>>,
+    handle: std::thread::JoinHandle<Digests>,
+}
+
+const CHUNK: usize = 1 << 20;
+
+impl<W: Write> Hashing<W> {
+    fn new(inner: W) -> Hashing<W> {
+        let (chunks, incoming) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        let (give_back, spares) = std::sync::mpsc::channel::<Vec<u8>>();
+        let worker = std::thread::Builder::new()
+            .name("resourcesync-package-hash".into())
+            .spawn(move || {
+                let mut fixity = Fixity::new();
+                for mut chunk in incoming {
+                    fixity.update(&chunk);
+                    chunk.clear();
+                    // The writer may be gone; a spare it never takes is simply dropped.
+                    let _ = give_back.send(chunk);
+                }
+                fixity.finish()
+            })
+            .ok()
+            .map(|handle| Worker {
+                chunks,
+                spares,
+                handle,
+            });
+        Hashing {
+            inner,
+            chunk: Vec::with_capacity(CHUNK),
+            worker,
+            inline: Fixity::new(),
+            lost: false,
+        }
+    }
+
+    fn hash(&mut self, bytes: &[u8]) {
+        let Some(worker) = &self.worker else {
+            self.inline.update(bytes);
+            return;
+        };
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let n = rest.len().min(CHUNK - self.chunk.len());
+            self.chunk.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            if self.chunk.len() == CHUNK {
+                let spare = worker
+                    .spares
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
+                let full = std::mem::replace(&mut self.chunk, spare);
+                if worker.chunks.send(full).is_err() {
+                    // The worker died with bytes of ours: `finish` reports it.
+                    self.worker = None;
+                    self.lost = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The sink and the digests of everything written.
+    fn finish(mut self) -> io::Result<(W, Digests)> {
+        self.inner.flush()?;
+        if self.lost {
+            return Err(io::Error::other("the package hashing thread failed"));
+        }
+        let digests = match self.worker.take() {
+            Some(worker) => {
+                let last = std::mem::take(&mut self.chunk);
+                let sent = last.is_empty() || worker.chunks.send(last).is_ok();
+                drop(worker.chunks);
+                match (sent, worker.handle.join()) {
+                    (true, Ok(digests)) => digests,
+                    _ => return Err(io::Error::other("the package hashing thread failed")),
+                }
+            }
+            None => std::mem::take(&mut self.inline).finish(),
+        };
+        Ok((self.inner, digests))
+    }
 }
 
 impl<W: Write> Write for Hashing<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(buf)?;
-        self.fixity.update(&buf[..n]);
+        self.hash(&buf[..n]);
         Ok(n)
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -201,10 +299,7 @@ impl<W: Write> PackageWriter<W> {
                 head.kind()
             )));
         }
-        let sink = Hashing {
-            inner: out,
-            fixity: Fixity::new(),
-        };
+        let sink = Hashing::new(out);
         Ok(PackageWriter {
             zip: ZipWriter::new_stream(sink),
             manifest: resourcesync_model::Document::new(head),
@@ -348,13 +443,11 @@ impl<W: Write> PackageWriter<W> {
         self.zip.start_file(MANIFEST_NAME, options)?;
         self.zip.write_all(&xml)?;
         let stream = self.zip.finish()?;
-        let mut hashing = stream.into_inner();
-        hashing.flush()?;
-        let Hashing { inner, fixity } = hashing;
+        let (inner, digests) = stream.into_inner().finish()?;
         Ok((
             inner,
             PackageInfo {
-                digests: fixity.finish(),
+                digests,
                 manifest: self.manifest,
             },
         ))

@@ -1,0 +1,107 @@
+//! Writing and reading+verifying packages of stored bitstreams, each beside the floor
+//! measured in the same run: md5 and sha-256 computed in one pass over the same bytes in
+//! memory, which any package writer or verifier must do at least.
+//!
+//! `cargo bench -p resourcesync-benches --bench package`
+
+use std::hint::black_box;
+use std::io::{Cursor, Read};
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
+use resourcesync_package::{
+    Bitstream, Compression, Fixity, Package, PackageOptions, PackageWriter,
+};
+
+fn head() -> DocumentHead {
+    let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
+    head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
+    head.links.push(Link::new(
+        Relation::Up,
+        "http://example.com/capabilitylist.xml".parse().unwrap(),
+    ));
+    head
+}
+
+/// Pseudo-random bytes (xorshift), which no compressor would shrink.
+fn content(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Writes the package into `out`, cleared first: a buffer reused across iterations, whose
+/// pages are already mapped, so that the benchmark measures the writer rather than the
+/// kernel zeroing a fresh gigabyte each time (a file sink has no such cost either).
+fn write(bitstreams: &[Vec<u8>], out: &mut Vec<u8>) -> usize {
+    out.clear();
+    let options = PackageOptions::default().compression(Compression::Store);
+    let mut writer = PackageWriter::new(out, head(), options).unwrap();
+    for (i, b) in bitstreams.iter().enumerate() {
+        let bitstream = Bitstream::new(
+            format!("http://example.com/res{i}").parse().unwrap(),
+            format!("/resources/{i}").into(),
+        );
+        writer.add(bitstream, &b[..]).unwrap();
+    }
+    writer.finish().unwrap().0.len()
+}
+
+fn floor(bitstreams: &[Vec<u8>]) -> u64 {
+    let mut n = 0;
+    for b in bitstreams {
+        let mut f = Fixity::new();
+        f.update(b);
+        n += f.finish().length;
+    }
+    n
+}
+
+fn bench(c: &mut Criterion) {
+    for (name, count, size) in [("10000x4KiB", 10_000, 4 << 10), ("20x50MiB", 20, 50 << 20)] {
+        let bitstreams: Vec<Vec<u8>> = (0..count).map(|i| content(size, i as u64 + 1)).collect();
+        let total = (count * size) as u64;
+        let mut zip = Vec::with_capacity(count * size + (1 << 20));
+        write(&bitstreams, &mut zip);
+        let mut out = Vec::with_capacity(zip.len());
+        write(&bitstreams, &mut out);
+        let mut g = c.benchmark_group(format!("package/{name}"));
+        g.throughput(Throughput::Bytes(total));
+        g.sample_size(10);
+        g.bench_function("floor: md5 + sha-256 in one pass", |b| {
+            b.iter(|| black_box(floor(&bitstreams)))
+        });
+        g.bench_function("write (stored)", |b| {
+            b.iter(|| black_box(write(&bitstreams, &mut out)))
+        });
+        g.bench_function("read and verify", |b| {
+            b.iter(|| {
+                let mut package = Package::open(Cursor::new(&zip[..])).unwrap();
+                let mut buf = vec![0u8; 64 << 10];
+                let mut n = 0;
+                for i in 0..package.len() {
+                    let mut r = package.bitstream(i).unwrap();
+                    loop {
+                        let k = r.read(&mut buf).unwrap();
+                        if k == 0 {
+                            break;
+                        }
+                        n += k;
+                    }
+                }
+                assert_eq!(n as u64, total);
+                n
+            })
+        });
+        g.finish();
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
