@@ -1,6 +1,7 @@
 //! Integration tests of resourcesync-package, one binary with a module per topic.
 
 mod dump;
+mod fuzz_corpus;
 mod hostile;
 mod interop;
 mod roundtrip;
