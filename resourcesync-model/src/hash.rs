@@ -156,11 +156,39 @@ impl Hash {
     /// # Ok::<(), resourcesync_model::HashError>(())
     /// ```
     pub fn from_bytes(algorithm: HashAlgorithm, bytes: &[u8]) -> Result<Hash, HashError> {
-        use fmt::Write as _;
-        let mut hex = String::with_capacity(bytes.len() * 2);
-        for b in bytes {
-            let _ = write!(hex, "{b:02x}");
+        // Digests of up to 32 bytes are kept as bytes: no text to build or check.
+        if bytes.len() <= 32 {
+            if let Some(len) = algorithm.digest_len() {
+                if len != bytes.len() {
+                    return Err(HashError::DigestLength {
+                        input: format!("{algorithm}:…"),
+                        algorithm: algorithm.to_string(),
+                        expected: len * 2,
+                        actual: bytes.len() * 2,
+                    });
+                }
+            }
+            if bytes.is_empty() {
+                return Err(HashError::Syntax {
+                    input: format!("{algorithm}:"),
+                    reason: "missing digest after ':'",
+                });
+            }
+            let mut own = [0u8; 32];
+            own[..bytes.len()].copy_from_slice(bytes);
+            return Ok(Hash {
+                algorithm,
+                digest: Digest::Bytes {
+                    len: bytes.len() as u8,
+                    bytes: own,
+                },
+            });
         }
+        let hex: String = bytes
+            .iter()
+            .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
+            .map(char::from)
+            .collect();
         Hash::new(algorithm, &hex)
     }
 

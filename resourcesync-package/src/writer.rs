@@ -439,7 +439,10 @@ impl<W: Write> PackageWriter<W> {
     pub fn finish(mut self) -> Result<(W, PackageInfo), PackageError> {
         let xml = resourcesync_xml::write_document(Vec::new(), &self.manifest)
             .map_err(|e| PackageError::Invalid(e.to_string()))?;
-        let options = self.file_options(CompressionMethod::Deflated, false);
+        // Deflate's fastest level: a manifest is repetitive text and shrinks well anyway.
+        let options = self
+            .file_options(CompressionMethod::Deflated, false)
+            .compression_level(Some(1));
         self.zip.start_file(MANIFEST_NAME, options)?;
         self.zip.write_all(&xml)?;
         let stream = self.zip.finish()?;
