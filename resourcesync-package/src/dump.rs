@@ -280,7 +280,7 @@ where
             .current
             .as_mut()
             .ok_or_else(|| PackageError::Invalid("no package".into()))?;
-        let entry = open.writer.add(bitstream, content)?;
+        let entry = open.writer.add(bitstream, content)?.clone();
         open.content += entry.md.as_ref().and_then(|md| md.length).unwrap_or(0);
         self.after(time);
         Ok(entry)

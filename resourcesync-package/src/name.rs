@@ -44,6 +44,13 @@ pub enum NameError {
 /// # Ok::<(), resourcesync_package::NameError>(())
 /// ```
 pub fn safe_path(name: &str) -> Result<PathBuf, NameError> {
+    check_name(name)?;
+    let trimmed = name.strip_suffix('/').unwrap_or(name);
+    Ok(trimmed.split('/').collect())
+}
+
+/// The checks of [`safe_path`], without building the path.
+pub(crate) fn check_name(name: &str) -> Result<(), NameError> {
     let owned = || name.to_owned();
     if name.trim_matches('/').is_empty() {
         return Err(NameError::Empty);
@@ -62,15 +69,14 @@ pub fn safe_path(name: &str) -> Result<PathBuf, NameError> {
     }
     // A directory entry ends with one slash.
     let trimmed = name.strip_suffix('/').unwrap_or(name);
-    let mut path = PathBuf::new();
     for segment in trimmed.split('/') {
         match segment {
             "." | ".." => return Err(NameError::DotSegment(owned())),
             "" => return Err(NameError::Empty),
-            s => path.push(s),
+            _ => {}
         }
     }
-    Ok(path)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use crate::fixity::{Digests, Fixity};
-use crate::{MANIFEST_NAME, PackageError, safe_path};
+use crate::{MANIFEST_NAME, PackageError};
 
 /// How a bitstream is stored in the ZIP.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -120,6 +120,20 @@ impl Bitstream {
             entry: None,
         }
     }
+}
+
+/// Reads until `buf` is full or the reader ends; returns how much was read.
+fn fill(reader: &mut impl Read, buf: &mut [u8]) -> Result<usize, PackageError> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match reader.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(PackageError::Io(e)),
+        }
+    }
+    Ok(filled)
 }
 
 /// The package's own fixity, for the Resource Dump or Change Dump entry that lists it.
@@ -268,7 +282,7 @@ impl<W: Write> Write for Hashing<W> {
 /// let mut b = Bitstream::new("http://example.com/res1".parse()?, "/resources/res1".into());
 /// b.media_type = Some("text/html".parse()?);
 /// let entry = writer.add(b, &b"<html></html>"[..])?;
-/// assert_eq!(entry.md.unwrap().length, Some(13));
+/// assert_eq!(entry.md.as_ref().unwrap().length, Some(13));
 /// let (zip, info) = writer.finish()?;
 /// assert_eq!(info.digests.length, zip.len() as u64);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -319,6 +333,7 @@ impl<W: Write> PackageWriter<W> {
     }
 
     /// Adds a bitstream, streaming `content` into the package. Returns its manifest entry,
+    /// as it stands in the manifest,
     /// with length and hashes filled in. Fails for a path without the leading slash, one
     /// that is not a safe relative path, one used before, or `/manifest.xml`, and for a
     /// change dated before the previous one.
@@ -326,26 +341,28 @@ impl<W: Write> PackageWriter<W> {
         &mut self,
         bitstream: Bitstream,
         mut content: impl Read,
-    ) -> Result<Entry, PackageError> {
+    ) -> Result<&Entry, PackageError> {
         let name = self.claim(&bitstream.path)?;
         let method = bitstream
             .compression
             .unwrap_or(self.options.compression)
             .method(bitstream.media_type.as_ref());
-        // Sizes are unknown until the end: mark every entry ZIP64-capable rather than fail
-        // at 4 GiB. It costs 20 bytes an entry.
-        let options = self.file_options(method, true);
+        // Read the first buffer before the entry starts: a bitstream that ends within it
+        // (most do) has a known small size and needs no ZIP64 fields; one that does not
+        // may pass 4 GiB and is marked ZIP64-capable rather than fail there.
+        let mut filled = fill(&mut content, &mut self.buf)?;
+        let whole = filled < self.buf.len();
+        let options = self.file_options(method, !whole);
         self.zip.start_file(name, options)?;
         let mut fixity = Fixity::new();
-        loop {
-            let n = match content.read(&mut self.buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(PackageError::Io(e)),
+        while filled > 0 {
+            fixity.update(&self.buf[..filled]);
+            self.zip.write_all(&self.buf[..filled])?;
+            filled = if whole {
+                0
+            } else {
+                fill(&mut content, &mut self.buf)?
             };
-            fixity.update(&self.buf[..n]);
-            self.zip.write_all(&self.buf[..n])?;
         }
         let digests = fixity.finish();
         let mut entry = bitstream
@@ -362,8 +379,12 @@ impl<W: Write> PackageWriter<W> {
             path: Some(bitstream.path),
             ..entry.md.unwrap_or_default()
         });
-        self.manifest.entries.push(entry.clone());
-        Ok(entry)
+        self.manifest.entries.push(entry);
+        Ok(self
+            .manifest
+            .entries
+            .last()
+            .unwrap_or_else(|| unreachable!()))
     }
 
     /// Adds a manifest entry without a bitstream: a deletion in a Change Dump Manifest.
@@ -395,7 +416,7 @@ impl<W: Write> PackageWriter<W> {
                 "path {path} must start with a slash (sections 11.2, 13.2)"
             )));
         };
-        safe_path(name).map_err(|e| PackageError::Name(name.to_owned(), e))?;
+        crate::name::check_name(name).map_err(|e| PackageError::Name(name.to_owned(), e))?;
         if name.eq_ignore_ascii_case(MANIFEST_NAME) {
             return Err(PackageError::Invalid(format!(
                 "path {path} is the manifest's"
