@@ -260,10 +260,11 @@ where
         Ok(entry)
     }
 
-    /// Adds a bitstream, starting a new package first if this one would go over a limit.
+    /// Adds a bitstream, starting a new package first if this one would go over a limit,
+    /// and returns its length.
     /// `length_hint`, if known, lets the package close before the bitstream rather than
     /// after it.
-    pub fn add(&mut self, bitstream: Bitstream, content: impl Read) -> Result<Entry, PackageError> {
+    pub fn add(&mut self, bitstream: Bitstream, content: impl Read) -> Result<u64, PackageError> {
         self.add_sized(bitstream, content, None)
     }
 
@@ -273,17 +274,17 @@ where
         bitstream: Bitstream,
         content: impl Read,
         length_hint: Option<u64>,
-    ) -> Result<Entry, PackageError> {
+    ) -> Result<u64, PackageError> {
         let time = bitstream.datetime.clone();
         self.before(time.as_ref(), length_hint.unwrap_or(0))?;
         let open = self
             .current
             .as_mut()
             .ok_or_else(|| PackageError::Invalid("no package".into()))?;
-        let entry = open.writer.add(bitstream, content)?.clone();
-        open.content += entry.md.as_ref().and_then(|md| md.length).unwrap_or(0);
+        let length = open.writer.add(bitstream, content)?;
+        open.content += length;
         self.after(time);
-        Ok(entry)
+        Ok(length)
     }
 
     /// Adds a deletion to a Change Dump (no bitstream).

@@ -1,10 +1,12 @@
 //! Writing a package: bitstreams streamed into a ZIP while their fixity is computed, and
 //! the manifest that describes them.
 
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 
 use resourcesync_model::{
     BitstreamPath, Change, DocumentHead, DocumentKind, Entry, Md, MediaType, Uri, W3cDateTime,
@@ -145,17 +147,103 @@ pub struct PackageInfo {
     pub manifest: resourcesync_model::Document,
 }
 
-/// Counts and hashes everything written through it: the package's own fixity.
+/// Messages to the hashing thread, in the order the bytes were written.
+enum Msg {
+    /// The next bytes of the package.
+    Chunk(Vec<u8>),
+    /// A stored bitstream whose sha-256 the thread computes starts at this offset of the
+    /// package stream.
+    Start(u64),
+    /// The bitstream last started ends at this offset.
+    End(u64),
+    /// Reply with the sha-256 of every bitstream ended so far, in order, once all their
+    /// bytes have been hashed.
+    Sync(mpsc::Sender<Vec<[u8; 32]>>),
+}
+
+/// A bitstream's sha-256 computed from a range of the package stream.
+struct Range {
+    start: u64,
+    end: Option<u64>,
+    sha256: sha2::Sha256,
+}
+
+/// The hashing thread: the package's md5 and sha-256, and the sha-256 of the stored
+/// bitstreams handed to it (ranges of the package stream). Runs until the channel closes.
+fn hash_package(incoming: mpsc::Receiver<Msg>, spares: mpsc::Sender<Vec<u8>>) -> Digests {
+    use sha2::Digest as _;
+    let mut fixity = Fixity::new();
+    let mut offset = 0u64;
+    let mut ranges: VecDeque<Range> = VecDeque::new();
+    let mut done: Vec<[u8; 32]> = Vec::new();
+    let mut waiting: Option<mpsc::Sender<Vec<[u8; 32]>>> = None;
+    for msg in incoming {
+        match msg {
+            Msg::Chunk(mut chunk) => {
+                fixity.update(&chunk);
+                let end = offset + chunk.len() as u64;
+                for r in ranges.iter_mut() {
+                    if r.start >= end {
+                        break;
+                    }
+                    let from = r.start.max(offset);
+                    let to = r.end.unwrap_or(u64::MAX).min(end);
+                    if from < to {
+                        r.sha256
+                            .update(&chunk[(from - offset) as usize..(to - offset) as usize]);
+                    }
+                }
+                offset = end;
+                chunk.clear();
+                // The writer may be gone; a spare it never takes is simply dropped.
+                let _ = spares.send(chunk);
+            }
+            Msg::Start(start) => ranges.push_back(Range {
+                start,
+                end: None,
+                sha256: sha2::Sha256::new(),
+            }),
+            Msg::End(end) => {
+                if let Some(r) = ranges.back_mut() {
+                    r.end = Some(end);
+                }
+            }
+            Msg::Sync(reply) => waiting = Some(reply),
+        }
+        while ranges
+            .front()
+            .is_some_and(|r| r.end.is_some_and(|end| end <= offset))
+        {
+            if let Some(r) = ranges.pop_front() {
+                done.push(r.sha256.finalize().into());
+            }
+        }
+        if ranges.is_empty() {
+            if let Some(reply) = waiting.take() {
+                let _ = reply.send(std::mem::take(&mut done));
+            }
+        }
+    }
+    fixity.finish()
+}
+
+/// Counts and hashes everything written through it: the package's own fixity, and the
+/// sha-256 of the stored bitstreams handed over.
 ///
 /// Every byte of a package is hashed twice, once as part of its bitstream and once as part
-/// of the package, so the package's digests are computed on a thread of their own: bytes
-/// are copied into 1 MiB chunks that a hashing thread takes while this one goes on. A
-/// bounded channel keeps at most four chunks in flight. If no thread can be started, the
-/// hashing happens here.
+/// of the package, so the hashing is split over two threads: bytes are copied into 1 MiB
+/// chunks that a hashing thread takes (at most four in flight) while this one goes on.
+/// That thread computes the package's md5 and sha-256, and the sha-256 of about half of the
+/// stored bitstreams (whose bytes stand verbatim in the package), to balance the two
+/// threads' work. If no thread can be started, everything is hashed here.
 struct Hashing<W> {
     inner: W,
     chunk: Vec<u8>,
     worker: Option<Worker>,
+    /// Chunks sent and not yet given back.
+    in_flight: usize,
+    /// Bytes written so far, shared with the package writer for bitstream offsets.
+    written: Arc<AtomicU64>,
     /// Used when no worker thread could be started.
     inline: Fixity,
     /// The worker died with bytes of ours: the digests cannot be had.
@@ -163,32 +251,26 @@ struct Hashing<W> {
 }
 
 struct Worker {
-    chunks: std::sync::mpsc::SyncSender<Vec<u8>>,
-    spares: std::sync::mpsc::Receiver<Vec<u8>>,
+    /// Unbounded, so that the small messages of many small bitstreams never block; the
+    /// chunks are bounded by `in_flight`.
+    messages: mpsc::Sender<Msg>,
+    spares: mpsc::Receiver<Vec<u8>>,
     handle: std::thread::JoinHandle<Digests>,
 }
 
 const CHUNK: usize = 1 << 20;
+const IN_FLIGHT: usize = 4;
 
 impl<W: Write> Hashing<W> {
     fn new(inner: W) -> Hashing<W> {
-        let (chunks, incoming) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
-        let (give_back, spares) = std::sync::mpsc::channel::<Vec<u8>>();
+        let (messages, incoming) = mpsc::channel::<Msg>();
+        let (give_back, spares) = mpsc::channel::<Vec<u8>>();
         let worker = std::thread::Builder::new()
             .name("resourcesync-package-hash".into())
-            .spawn(move || {
-                let mut fixity = Fixity::new();
-                for mut chunk in incoming {
-                    fixity.update(&chunk);
-                    chunk.clear();
-                    // The writer may be gone; a spare it never takes is simply dropped.
-                    let _ = give_back.send(chunk);
-                }
-                fixity.finish()
-            })
+            .spawn(move || hash_package(incoming, give_back))
             .ok()
             .map(|handle| Worker {
-                chunks,
+                messages,
                 spares,
                 handle,
             });
@@ -196,33 +278,70 @@ impl<W: Write> Hashing<W> {
             inner,
             chunk: Vec::with_capacity(CHUNK),
             worker,
+            in_flight: 0,
+            written: Arc::default(),
             inline: Fixity::new(),
             lost: false,
         }
     }
 
-    fn hash(&mut self, bytes: &[u8]) {
+    /// A sender of messages to the hashing thread, if there is one.
+    fn messages(&self) -> Option<mpsc::Sender<Msg>> {
+        self.worker.as_ref().map(|w| w.messages.clone())
+    }
+
+    /// Hands the bytes gathered so far to the hashing thread, waiting first if it has
+    /// `IN_FLIGHT` chunks still to hash.
+    fn send_chunk(&mut self) {
         let Some(worker) = &self.worker else {
-            self.inline.update(bytes);
             return;
         };
+        if self.chunk.is_empty() {
+            return;
+        }
+        let mut spare = None;
+        while let Ok(s) = worker.spares.try_recv() {
+            self.in_flight = self.in_flight.saturating_sub(1);
+            spare = Some(s);
+        }
+        if self.in_flight >= IN_FLIGHT {
+            match worker.spares.recv() {
+                Ok(s) => {
+                    self.in_flight -= 1;
+                    spare = Some(s);
+                }
+                Err(_) => {
+                    self.worker = None;
+                    self.lost = true;
+                    return;
+                }
+            }
+        }
+        let spare = spare.unwrap_or_else(|| Vec::with_capacity(CHUNK));
+        let full = std::mem::replace(&mut self.chunk, spare);
+        if worker.messages.send(Msg::Chunk(full)).is_err() {
+            // The worker died with bytes of ours: `finish` reports it.
+            self.worker = None;
+            self.lost = true;
+        } else {
+            self.in_flight += 1;
+        }
+    }
+
+    fn hash(&mut self, bytes: &[u8]) {
+        self.written
+            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        if self.worker.is_none() {
+            self.inline.update(bytes);
+            return;
+        }
         let mut rest = bytes;
         while !rest.is_empty() {
             let n = rest.len().min(CHUNK - self.chunk.len());
             self.chunk.extend_from_slice(&rest[..n]);
             rest = &rest[n..];
             if self.chunk.len() == CHUNK {
-                let spare = worker
-                    .spares
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
-                let full = std::mem::replace(&mut self.chunk, spare);
-                if worker.chunks.send(full).is_err() {
-                    // The worker died with bytes of ours: `finish` reports it.
-                    self.worker = None;
-                    self.lost = true;
-                    return;
-                }
+                self.send_chunk();
             }
         }
     }
@@ -230,17 +349,16 @@ impl<W: Write> Hashing<W> {
     /// The sink and the digests of everything written.
     fn finish(mut self) -> io::Result<(W, Digests)> {
         self.inner.flush()?;
+        self.send_chunk();
         if self.lost {
             return Err(io::Error::other("the package hashing thread failed"));
         }
         let digests = match self.worker.take() {
             Some(worker) => {
-                let last = std::mem::take(&mut self.chunk);
-                let sent = last.is_empty() || worker.chunks.send(last).is_ok();
-                drop(worker.chunks);
-                match (sent, worker.handle.join()) {
-                    (true, Ok(digests)) => digests,
-                    _ => return Err(io::Error::other("the package hashing thread failed")),
+                drop(worker.messages);
+                match worker.handle.join() {
+                    Ok(digests) => digests,
+                    Err(_) => return Err(io::Error::other("the package hashing thread failed")),
                 }
             }
             None => std::mem::take(&mut self.inline).finish(),
@@ -255,7 +373,13 @@ impl<W: Write> Write for Hashing<W> {
         self.hash(&buf[..n]);
         Ok(n)
     }
+
+    /// Flushes the sink, and hands what is gathered to the hashing thread.
     fn flush(&mut self) -> io::Result<()> {
+        self.send_chunk();
+        if self.lost {
+            return Err(io::Error::other("the package hashing thread failed"));
+        }
         self.inner.flush()
     }
 }
@@ -281,8 +405,7 @@ impl<W: Write> Write for Hashing<W> {
 /// let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default())?;
 /// let mut b = Bitstream::new("http://example.com/res1".parse()?, "/resources/res1".into());
 /// b.media_type = Some("text/html".parse()?);
-/// let entry = writer.add(b, &b"<html></html>"[..])?;
-/// assert_eq!(entry.md.as_ref().unwrap().length, Some(13));
+/// assert_eq!(writer.add(b, &b"<html></html>"[..])?, 13);
 /// let (zip, info) = writer.finish()?;
 /// assert_eq!(info.digests.length, zip.len() as u64);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -294,6 +417,16 @@ pub struct PackageWriter<W: Write> {
     options: PackageOptions,
     buf: Vec<u8>,
     last_change: Option<W3cDateTime>,
+    /// Messages to the hashing thread, and the bytes written so far: for the stored
+    /// bitstreams whose sha-256 that thread computes.
+    messages: Option<mpsc::Sender<Msg>>,
+    written: Arc<AtomicU64>,
+    /// Manifest entries of bitstreams waiting for the thread's sha-256: (entry, md5).
+    pending: Vec<(usize, [u8; 16])>,
+    /// Bytes of stored bitstreams whose sha-256 was computed here, and there: the next is
+    /// handed over while there is less there.
+    sha_here: u64,
+    sha_there: u64,
 }
 
 impl<W: Write> PackageWriter<W> {
@@ -314,7 +447,14 @@ impl<W: Write> PackageWriter<W> {
             )));
         }
         let sink = Hashing::new(out);
+        let messages = sink.messages();
+        let written = sink.written.clone();
         Ok(PackageWriter {
+            messages,
+            written,
+            pending: Vec::new(),
+            sha_here: 0,
+            sha_there: 0,
             zip: ZipWriter::new_stream(sink),
             manifest: resourcesync_model::Document::new(head),
             paths: HashSet::new(),
@@ -332,8 +472,8 @@ impl<W: Write> PackageWriter<W> {
             .large_file(large)
     }
 
-    /// Adds a bitstream, streaming `content` into the package. Returns its manifest entry,
-    /// as it stands in the manifest,
+    /// Adds a bitstream, streaming `content` into the package, and returns its length. Its
+    /// manifest entry, in [`PackageInfo::manifest`],
     /// with length and hashes filled in. Fails for a path without the leading slash, one
     /// that is not a safe relative path, one used before, or `/manifest.xml`, and for a
     /// change dated before the previous one.
@@ -341,7 +481,7 @@ impl<W: Write> PackageWriter<W> {
         &mut self,
         bitstream: Bitstream,
         mut content: impl Read,
-    ) -> Result<&Entry, PackageError> {
+    ) -> Result<u64, PackageError> {
         let name = self.claim(&bitstream.path)?;
         let method = bitstream
             .compression
@@ -354,9 +494,29 @@ impl<W: Write> PackageWriter<W> {
         let whole = filled < self.buf.len();
         let options = self.file_options(method, !whole);
         self.zip.start_file(name, options)?;
+        // A stored bitstream's bytes stand verbatim in the package, so the hashing thread
+        // can take its sha-256 from there; about half of them are handed over, by bytes,
+        // to balance the threads (that thread hashes the whole package besides).
+        let offload = match (&self.messages, method) {
+            (Some(messages), CompressionMethod::Stored) if self.sha_there <= self.sha_here => {
+                let start = self.written.load(Ordering::Relaxed);
+                messages
+                    .send(Msg::Start(start))
+                    .is_ok()
+                    .then(|| messages.clone())
+            }
+            _ => None,
+        };
         let mut fixity = Fixity::new();
+        let mut md5 = <md5::Md5 as md5::Digest>::new();
+        let mut length = 0u64;
         while filled > 0 {
-            fixity.update(&self.buf[..filled]);
+            if offload.is_some() {
+                md5::Digest::update(&mut md5, &self.buf[..filled]);
+                length += filled as u64;
+            } else {
+                fixity.update(&self.buf[..filled]);
+            }
             self.zip.write_all(&self.buf[..filled])?;
             filled = if whole {
                 0
@@ -364,7 +524,29 @@ impl<W: Write> PackageWriter<W> {
                 fill(&mut content, &mut self.buf)?
             };
         }
-        let digests = fixity.finish();
+        let (hash, length) = match &offload {
+            Some(messages) => {
+                let end = self.written.load(Ordering::Relaxed);
+                if messages.send(Msg::End(end)).is_err() {
+                    return Err(PackageError::Io(io::Error::other(
+                        "the package hashing thread failed",
+                    )));
+                }
+                self.pending.push((
+                    self.manifest.entries.len(),
+                    md5::Digest::finalize(md5).into(),
+                ));
+                self.sha_there += length;
+                (None, length)
+            }
+            None => {
+                let digests = fixity.finish();
+                if method == CompressionMethod::Stored {
+                    self.sha_here += digests.length;
+                }
+                (Some(digests.hashes()), digests.length)
+            }
+        };
         let mut entry = bitstream
             .entry
             .unwrap_or_else(|| Entry::new(bitstream.loc.clone()));
@@ -373,18 +555,42 @@ impl<W: Write> PackageWriter<W> {
         entry.md = Some(Md {
             change: bitstream.change,
             datetime: bitstream.datetime,
-            hash: Some(digests.hashes()),
-            length: Some(digests.length),
+            hash,
+            length: Some(length),
             media_type: bitstream.media_type,
             path: Some(bitstream.path),
             ..entry.md.unwrap_or_default()
         });
         self.manifest.entries.push(entry);
-        Ok(self
-            .manifest
-            .entries
-            .last()
-            .unwrap_or_else(|| unreachable!()))
+        Ok(length)
+    }
+
+    /// Fills in the sha-256 the hashing thread computed.
+    fn collect_hashes(&mut self) -> Result<(), PackageError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let failed = || PackageError::Io(io::Error::other("the package hashing thread failed"));
+        // Hand over the bytes gathered so far, then wait for every range to be hashed.
+        self.zip.flush()?;
+        let (reply, answer) = mpsc::channel();
+        let messages = self.messages.as_ref().ok_or_else(failed)?;
+        messages.send(Msg::Sync(reply)).map_err(|_| failed())?;
+        let sha256s = answer.recv().map_err(|_| failed())?;
+        if sha256s.len() != self.pending.len() {
+            return Err(failed());
+        }
+        for ((entry, md5), sha256) in std::mem::take(&mut self.pending).into_iter().zip(sha256s) {
+            let digests = Digests {
+                length: 0,
+                md5,
+                sha256,
+            };
+            if let Some(md) = self.manifest.entries[entry].md.as_mut() {
+                md.hash = Some(digests.hashes());
+            }
+        }
+        Ok(())
     }
 
     /// Adds a manifest entry without a bitstream: a deletion in a Change Dump Manifest.
@@ -458,6 +664,9 @@ impl<W: Write> PackageWriter<W> {
     /// Writes `manifest.xml`, closes the ZIP, and returns the sink with the package's own
     /// length and hashes and the manifest.
     pub fn finish(mut self) -> Result<(W, PackageInfo), PackageError> {
+        self.collect_hashes()?;
+        // The hashing thread finishes when every sender is gone.
+        self.messages = None;
         let xml = resourcesync_xml::write_document(Vec::new(), &self.manifest)
             .map_err(|e| PackageError::Invalid(e.to_string()))?;
         // Deflate's fastest level: a manifest is repetitive text and shrinks well anyway.
