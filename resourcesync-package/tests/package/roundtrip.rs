@@ -224,3 +224,47 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn large_bitstreams_round_trip_stored_and_deflated() {
+    // 24 MiB that deflate shrinks and 8 MiB it cannot, in one package each way.
+    let text: Vec<u8> = (0..24u32 << 20)
+        .map(|i| b"resourcesync "[(i % 13) as usize])
+        .collect();
+    let mut x = 1u64;
+    let noise: Vec<u8> = (0..8 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    for compression in [Compression::Store, Compression::Deflate] {
+        let options = PackageOptions::default().compression(compression);
+        let mut writer = PackageWriter::new(
+            Vec::new(),
+            manifest_head(DocumentKind::ResourceDumpManifest),
+            options,
+        )
+        .unwrap();
+        writer.add(bitstream(0, "text/plain"), &text[..]).unwrap();
+        writer
+            .add(bitstream(1, "application/octet-stream"), &noise[..])
+            .unwrap();
+        let (zip, info) = writer.finish().unwrap();
+        assert_eq!(info.digests.length, zip.len() as u64);
+        if compression == Compression::Deflate {
+            assert!(zip.len() < noise.len() + (2 << 20), "the text was deflated");
+        }
+        let mut package = Package::open(Cursor::new(zip)).unwrap();
+        package.verify().unwrap();
+        let mut read = Vec::new();
+        package
+            .bitstream(0)
+            .unwrap()
+            .read_to_end(&mut read)
+            .unwrap();
+        assert!(read == text);
+    }
+}
