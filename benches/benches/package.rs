@@ -23,19 +23,6 @@ fn head() -> DocumentHead {
     head
 }
 
-/// Pseudo-random bytes (xorshift), which no compressor would shrink.
-fn content(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
 /// Writes the package into `out`, cleared first: a buffer reused across iterations, whose
 /// pages are already mapped, so that the benchmark measures the writer rather than the
 /// kernel zeroing a fresh gigabyte each time (a file sink has no such cost either).
@@ -78,7 +65,11 @@ fn floor(bitstreams: &[(Bitstream, Vec<u8>)]) -> u64 {
 
 fn bench(c: &mut Criterion) {
     for (name, count, size) in [("10000x4KiB", 10_000, 4 << 10), ("20x50MiB", 20, 50 << 20)] {
-        let bitstreams = described((0..count).map(|i| content(size, i as u64 + 1)).collect());
+        let bitstreams = described(
+            (0..count)
+                .map(|i| resourcesync_benches::bytes(i as u64 + 1, size))
+                .collect(),
+        );
         let total = (count * size) as u64;
         let mut zip = Vec::with_capacity(count * size + (1 << 20));
         write(&bitstreams, &mut zip);

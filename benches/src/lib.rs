@@ -10,8 +10,9 @@ use resourcesync_model::{
     Relation, Uri, W3cDateTime,
 };
 
-/// A cheap deterministic byte stream (xorshift), so that digests look random.
-fn bytes(seed: u64, n: usize) -> Vec<u8> {
+/// A cheap deterministic byte stream (xorshift): digests that look random, content no
+/// compressor shrinks.
+pub fn bytes(seed: u64, n: usize) -> Vec<u8> {
     let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
     (0..n)
         .map(|_| {
