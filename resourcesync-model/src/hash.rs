@@ -305,7 +305,8 @@ impl fmt::Display for Hash {
 impl FromStr for Hash {
     type Err = HashError;
     fn from_str(token: &str) -> Result<Self, Self::Err> {
-        let Some((alg, hex)) = token.split_once(':') else {
+        let colon = token.bytes().position(|b| b == b':');
+        let Some((alg, hex)) = colon.map(|at| (&token[..at], &token[at + 1..])) else {
             return Err(HashError::Syntax {
                 input: crate::rules::clip(token),
                 reason: "expected algorithm:digest",

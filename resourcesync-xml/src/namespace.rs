@@ -51,6 +51,13 @@ impl Known {
     }
 }
 
+/// Splits `prefix:local` at its colon. A byte loop: names are short, and std's char
+/// searcher and memchr both cost more to set up than the search.
+fn split_name(qname: &str) -> Option<(&str, &str)> {
+    let at = qname.bytes().position(|b| b == b':')?;
+    Some((&qname[..at], &qname[at + 1..]))
+}
+
 pub(crate) struct Namespaces {
     /// (prefix, URI, which): `""` is the default namespace, and an empty URI undeclares it.
     bindings: Vec<(Box<str>, Box<str>, Known)>,
@@ -135,7 +142,7 @@ impl Namespaces {
     /// prefix, no default namespace), with its local name: the fast path of classifying.
     /// An undeclared prefix counts as `Other`; `element` reports it.
     pub(crate) fn known_element<'n>(&self, qname: &'n str) -> (Option<Known>, &'n str) {
-        let (prefix, local) = qname.split_once(':').unwrap_or(("", qname));
+        let (prefix, local) = split_name(qname).unwrap_or(("", qname));
         match self.binding(prefix) {
             Some((_, uri, _)) if prefix.is_empty() && uri.is_empty() => (None, local),
             Some((.., known)) => (Some(*known), local),
@@ -146,7 +153,7 @@ impl Namespaces {
 
     /// An element's namespace and local name: unprefixed names take the default namespace.
     pub(crate) fn element<'n>(&self, qname: &'n str) -> (Resolved<'_>, &'n str) {
-        match qname.split_once(':') {
+        match split_name(qname) {
             Some((prefix, local)) => (self.prefixed(prefix), local),
             None => match self.lookup("") {
                 Some(uri) if !uri.is_empty() => (Resolved::Bound(uri), qname),
@@ -157,7 +164,7 @@ impl Namespaces {
 
     /// An attribute's namespace and local name: unprefixed attributes are in no namespace.
     pub(crate) fn attribute<'n>(&self, qname: &'n str) -> (Resolved<'_>, &'n str) {
-        match qname.split_once(':') {
+        match split_name(qname) {
             Some((prefix, local)) => (self.prefixed(prefix), local),
             None => (Resolved::Unbound, qname),
         }
