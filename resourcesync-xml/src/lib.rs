@@ -3,8 +3,9 @@
 //! Every ResourceSync document — Source Description to Change Dump Archive Index — is a
 //! Sitemap with `<rs:md>` and `<rs:ln>` extensions. This crate reads any of them from a
 //! `BufRead` or a byte slice as a stream, the [`DocumentHead`] first and then one
-//! [`Entry`](resourcesync_model::Entry) at a time, in constant memory and at close to the
-//! speed of quick-xml itself; and writes them back entry by entry to any `Write`.
+//! [`Entry`](resourcesync_model::Entry) at a time, in constant memory (about 240 MiB/s of
+//! typed, checked entries here, half the speed of a raw quick-xml loop that builds
+//! nothing: see `benches/README.md`); and writes them back entry by entry to any `Write`.
 //!
 //! Out of scope: HTTP, files and the clock. The caller hands in bytes and takes bytes.
 //!
