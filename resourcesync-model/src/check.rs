@@ -514,14 +514,8 @@ fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
             });
         }
     }
-    let times = [
-        ("at", &md.at),
-        ("completed", &md.completed),
-        ("from", &md.from),
-        ("until", &md.until),
-    ];
-    for (name, value) in times {
-        if let Some(value) = value.as_ref().filter(|v| !v.is_recommended_form()) {
+    for (name, value) in md.times() {
+        if let Some(value) = value.filter(|v| !v.is_recommended_form()) {
             out.push(Finding {
                 message: format!(
                     "{name} {value} should be a complete UTC datetime (YYYY-MM-DDThh:mm:ss[.s]Z)"

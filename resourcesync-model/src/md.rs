@@ -53,3 +53,16 @@ pub struct Md {
     /// Attributes in other namespaces.
     pub extensions: Vec<Attribute>,
 }
+
+impl Md {
+    /// The four time attributes of Appendix A by name, in the order the standard lists
+    /// them: `at`, `completed`, `from`, `until`.
+    pub fn times(&self) -> [(&'static str, Option<&W3cDateTime>); 4] {
+        [
+            ("at", self.at.as_ref()),
+            ("completed", self.completed.as_ref()),
+            ("from", self.from.as_ref()),
+            ("until", self.until.as_ref()),
+        ]
+    }
+}

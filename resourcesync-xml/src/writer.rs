@@ -219,13 +219,7 @@ impl<W: Write> Writer<W> {
         if let Some(c) = &md.capability {
             self.attr("capability", c.as_str());
         }
-        let times = [
-            ("at", &md.at),
-            ("completed", &md.completed),
-            ("from", &md.from),
-            ("until", &md.until),
-        ];
-        for (name, value) in times {
+        for (name, value) in md.times() {
             if let Some(value) = value {
                 self.attr_display(name, value);
             }
