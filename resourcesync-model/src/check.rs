@@ -134,6 +134,23 @@ fn is_manifest(kind: K) -> bool {
     matches!(kind, K::ResourceDumpManifest | K::ChangeDumpManifest)
 }
 
+/// The `<rs:md>` of an entry that has none: built once, not for every entry checked.
+static EMPTY_MD: Md = Md {
+    capability: None,
+    at: None,
+    completed: None,
+    from: None,
+    until: None,
+    change: None,
+    datetime: None,
+    hash: None,
+    length: None,
+    path: None,
+    media_type: None,
+    encoding: None,
+    extensions: Vec::new(),
+};
+
 /// Checks one document, head and entries, rule by rule.
 ///
 /// Create it with the document's head (which it checks at once), pass each entry in
@@ -295,8 +312,7 @@ impl Checker {
         let n = Some(self.entries);
         let kind = self.kind;
         check_uri(&entry.loc, "loc", n, out);
-        let empty = Md::default();
-        let md = entry.md.as_ref().unwrap_or(&empty);
+        let md = entry.md.as_ref().unwrap_or(&EMPTY_MD);
 
         self.check_entry_times(md, n, out);
         check_intervals(md, n, out);

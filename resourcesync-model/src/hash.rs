@@ -253,7 +253,14 @@ impl Hash {
 
     /// The digest as hex, as written.
     pub fn hex(&self) -> String {
-        self.to_string()[self.algorithm.as_str().len() + 1..].to_owned()
+        match &self.digest {
+            Digest::Bytes { len, bytes } => bytes[..usize::from(*len)]
+                .iter()
+                .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
+                .map(char::from)
+                .collect(),
+            Digest::Text(text) => text.to_string(),
+        }
     }
 
     /// The digest's bytes.

@@ -647,10 +647,8 @@ impl<S: Source> Reader<S> {
                 Event::End(_) => return Ok(Child::End),
                 event => return r.expect_space(event).map(|()| Child::Skip),
             };
-            let mut at = r.position();
-            if matches!(r.state, State::Entries) {
-                at.entry = Some(r.entries);
-            }
+            // Inside an entry, `position` numbers it already.
+            let at = r.position();
             Ok(match r.classify(&e)? {
                 tag @ (Tag::Url | Tag::Sitemap) => Child::Entry(tag, empty, at),
                 tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => Child::Text(tag, empty, at),

@@ -125,11 +125,6 @@ impl<W: Write> Writer<W> {
         self.flushed + self.buf.len() as u64
     }
 
-    /// The number of bytes that closing the document will add.
-    pub fn closing_len(&self) -> u64 {
-        self.root.element().len() as u64 + 4
-    }
-
     /// Closes the root element, flushes everything to the sink and returns it.
     pub fn finish(mut self) -> Result<W, WriteError> {
         self.buf.extend_from_slice(b"</");
