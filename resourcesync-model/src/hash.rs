@@ -134,6 +134,15 @@ const HEX_VALUE: [u8; 256] = {
     t
 };
 
+/// Bytes as lower-case hex.
+fn lower_hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
+        .map(char::from)
+        .collect()
+}
+
 fn nibble(c: u8) -> Option<u8> {
     let v = HEX_VALUE[usize::from(c)];
     (v & 0x80 == 0).then_some(v & 0x0F)
@@ -184,12 +193,7 @@ impl Hash {
                 },
             });
         }
-        let hex: String = bytes
-            .iter()
-            .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
-            .map(char::from)
-            .collect();
-        Hash::new(algorithm, &hex)
+        Hash::new(algorithm, &lower_hex(bytes))
     }
 
     fn check(token: &str, algorithm: HashAlgorithm, hex: &str) -> Result<Hash, HashError> {
@@ -254,11 +258,7 @@ impl Hash {
     /// The digest as hex, as written.
     pub fn hex(&self) -> String {
         match &self.digest {
-            Digest::Bytes { len, bytes } => bytes[..usize::from(*len)]
-                .iter()
-                .flat_map(|b| [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]])
-                .map(char::from)
-                .collect(),
+            Digest::Bytes { len, bytes } => lower_hex(&bytes[..usize::from(*len)]),
             Digest::Text(text) => text.to_string(),
         }
     }

@@ -76,7 +76,9 @@ impl Digests {
                 _ => continue,
             };
             if !hash.matches(actual) {
-                let hex: String = actual.iter().map(|b| format!("{b:02x}")).collect();
+                let hex = Hash::from_bytes(hash.algorithm().clone(), actual)
+                    .map(|h| h.hex())
+                    .unwrap_or_default();
                 return Some((hash.algorithm().to_string(), hash.hex(), hex));
             }
         }
