@@ -21,36 +21,23 @@ fn bitstream(i: usize, media: &str) -> Bitstream {
 #[test]
 fn a_resource_dump_package_round_trips() {
     let contents: Vec<Vec<u8>> = vec![b"<html>one</html>".to_vec(), vec![7u8; 100_000], Vec::new()];
-    let mut writer = PackageWriter::new(
-        Vec::new(),
-        manifest_head(DocumentKind::ResourceDumpManifest),
-        PackageOptions::default(),
-    )
-    .unwrap();
-    for (i, (content, media)) in contents
-        .iter()
-        .zip(["text/html", "image/png", "text/plain"])
-        .enumerate()
-    {
-        writer.add(bitstream(i, media), &content[..]).unwrap();
-    }
-    let (zip, info) = writer.finish().unwrap();
+    let write = || {
+        let mut writer = PackageWriter::new(
+            Vec::new(),
+            manifest_head(DocumentKind::ResourceDumpManifest),
+            PackageOptions::default(),
+        )
+        .unwrap();
+        let media = ["text/html", "image/png", "text/plain"];
+        for (i, (content, media)) in contents.iter().zip(media).enumerate() {
+            writer.add(bitstream(i, media), &content[..]).unwrap();
+        }
+        writer.finish().unwrap()
+    };
+    let (zip, info) = write();
     assert_eq!(info.digests.length, zip.len() as u64);
     // The same bitstreams give the same bytes.
-    let mut again = PackageWriter::new(
-        Vec::new(),
-        manifest_head(DocumentKind::ResourceDumpManifest),
-        PackageOptions::default(),
-    )
-    .unwrap();
-    for (i, (content, media)) in contents
-        .iter()
-        .zip(["text/html", "image/png", "text/plain"])
-        .enumerate()
-    {
-        again.add(bitstream(i, media), &content[..]).unwrap();
-    }
-    assert_eq!(again.finish().unwrap().0, zip);
+    assert_eq!(write().0, zip);
 
     let mut package = Package::open(Cursor::new(&zip)).unwrap();
     assert!(package.findings().is_empty(), "{:?}", package.findings());

@@ -270,8 +270,16 @@ fn hostile_input_is_refused_with_the_right_error() {
 fn gzipped_documents_are_read() {
     let plain = doc(&url("http://e.com/a"));
     let (doc_plain, _) = read_everywhere(&plain, Limits::default()).unwrap();
-    let (doc_gz, _) = read_everywhere(&gzip(&plain), Limits::default()).unwrap();
+    let zipped = gzip(&plain);
+    let (doc_gz, _) = read_everywhere(&zipped, Limits::default()).unwrap();
     assert_eq!(doc_plain, doc_gz);
+    // Bytes are counted after decompression, through either source.
+    let mut reader = resourcesync_xml::Reader::new(&zipped[..]).unwrap();
+    while reader.next_entry().unwrap().is_some() {}
+    assert_eq!(reader.bytes_read(), plain.len() as u64);
+    let mut reader = resourcesync_xml::Reader::from_slice(&zipped);
+    while reader.next_entry().unwrap().is_some() {}
+    assert_eq!(reader.bytes_read(), plain.len() as u64);
 }
 
 #[test]

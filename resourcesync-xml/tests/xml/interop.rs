@@ -35,6 +35,21 @@ fn python() -> Option<PathBuf> {
     None
 }
 
+/// Runs the interop script with these arguments; returns what it printed.
+fn resync(python: &std::path::Path, args: &[&std::ffi::OsStr]) -> Vec<u8> {
+    let out = Command::new(python)
+        .arg(SCRIPT)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 const SCRIPT: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/interop/resync_interop.py"
@@ -110,17 +125,7 @@ fn documents_resync_writes_are_read_as_resync_reads_them() {
     let Some(python) = python() else { return };
     let dir = std::env::temp_dir().join(format!("resourcesync-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = Command::new(&python)
-        .arg(SCRIPT)
-        .arg("write")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    resync(&python, &["write".as_ref(), dir.as_os_str()]);
     let expected: Value =
         serde_json::from_slice(&std::fs::read(dir.join("expected.json")).unwrap()).unwrap();
     let expected = expected.as_object().unwrap();
@@ -173,18 +178,9 @@ fn documents_we_write_are_read_by_resync_as_we_read_them() {
         files.push(path);
         ours.push(describe(&doc));
     }
-    let out = Command::new(&python)
-        .arg(SCRIPT)
-        .arg("read")
-        .args(&files)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let theirs: Vec<Value> = String::from_utf8(out.stdout)
+    let mut args = vec![std::ffi::OsStr::new("read")];
+    args.extend(files.iter().map(|f| f.as_os_str()));
+    let theirs: Vec<Value> = String::from_utf8(resync(&python, &args))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
