@@ -95,20 +95,52 @@ pub enum ErrorKind {
 }
 
 /// An error of reading, with the place it happened.
-#[derive(Debug, thiserror::Error)]
-#[error("{position}: {kind}")]
-pub struct Error {
-    /// What went wrong.
-    #[source]
-    pub kind: ErrorKind,
-    /// Where.
-    pub position: Position,
+///
+/// One pointer wide, so that the reader's results stay small on the path where nothing
+/// goes wrong.
+#[derive(Debug)]
+pub struct Error(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    kind: ErrorKind,
+    position: Position,
 }
 
 impl Error {
-    /// The kind of error.
+    pub(crate) fn new(kind: ErrorKind, position: Position) -> Error {
+        Error(Box::new(Inner { kind, position }))
+    }
+
+    /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
+    }
+
+    /// Where it went wrong.
+    pub fn position(&self) -> Position {
+        self.0.position
+    }
+
+    /// What went wrong, taking it out of the error.
+    pub fn into_kind(self) -> ErrorKind {
+        self.0.kind
+    }
+
+    pub(crate) fn position_mut(&mut self) -> &mut Position {
+        &mut self.0.position
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.0.position, self.0.kind)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0.kind)
     }
 }
 

@@ -208,13 +208,13 @@ impl<R: BufRead> Reader<Buffered<R>> {
 
     /// A reader over any `BufRead` with the given limits and checking on.
     pub fn with_limits(inner: R, limits: Limits) -> Result<Reader<Buffered<R>>, Error> {
-        let src = Buffered::new(inner, limits.max_bytes).map_err(|e| Error {
-            kind: ErrorKind::Io(e),
-            position: Position {
+        let src = Buffered::new(inner, limits.max_bytes).map_err(|e| {
+            let start = Position {
                 line: 1,
                 column: 1,
                 ..Position::default()
-            },
+            };
+            Error::new(ErrorKind::Io(e), start)
         })?;
         Ok(Reader::with_source(src, limits))
     }
@@ -346,11 +346,9 @@ impl<S: Source> Reader<S> {
         }
     }
 
+    #[cold]
     fn error(&self, kind: ErrorKind) -> Error {
-        Error {
-            kind,
-            position: self.place(self.position()),
-        }
+        Error::new(kind, self.place(self.position()))
     }
 
     /// Remembers where the next event starts: quick-xml consumes its input exactly up to
@@ -367,6 +365,7 @@ impl<S: Source> Reader<S> {
         p
     }
 
+    #[cold]
     fn xml_error(&self, e: quick_xml::Error) -> Error {
         let kind = match e {
             _ if self.src.over_limit() => ErrorKind::TooLarge(self.limits.max_bytes),
@@ -379,7 +378,8 @@ impl<S: Source> Reader<S> {
             other => ErrorKind::Xml(other),
         };
         let mut error = self.error(kind);
-        error.position.byte = self.src.error_position().max(error.position.byte);
+        let position = error.position_mut();
+        position.byte = self.src.error_position().max(position.byte);
         error
     }
 
@@ -995,6 +995,12 @@ impl<S: Source> Reader<S> {
         if attr.value.len() > self.limits.max_value_len {
             return Err(self.error(ErrorKind::ValueTooLong(self.limits.max_value_len)));
         }
+        // One vectorised pass: a value without `&`, without bytes below 0x20 (tab, CR and
+        // LF are normalized to spaces, the others are forbidden) and without 0xEF (the
+        // lead byte of U+FFFE and U+FFFF) is its own normalized value, and valid.
+        if !needs_attention(attr.value.as_bytes(), b'&') {
+            return Ok(attr.value.clone());
+        }
         let value =
             attr.normalized_value(XmlVersion::Implicit1_0)
                 .map_err(|e| match e {
@@ -1067,42 +1073,46 @@ impl<S: Source> Reader<S> {
 
     fn md_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<Md, Error> {
         let mut md = Md::default();
-        for attr in e.attributes() {
+        let mut seen = Seen::default();
+        for attr in e.attributes().with_checks(false) {
             let attr = attr.map_err(|err| self.xml_error(err.into()))?;
             let (name, value) = match self.attribute(&attr, at)? {
                 None => continue,
                 Some(Attr::Extension(a)) => {
+                    seen.other = true;
                     md.extensions.push(a);
                     continue;
                 }
                 Some(Attr::Rs(name, value)) => (name, value),
             };
-            let ok = match name {
+            let (bit, ok) = match name {
                 "capability" => {
                     md.capability = Some(Capability::from(&*value));
-                    Ok(())
+                    (0, Ok(()))
                 }
-                "at" => set(&mut md.at, value.parse()),
-                "completed" => set(&mut md.completed, value.parse()),
-                "from" => set(&mut md.from, value.parse()),
-                "until" => set(&mut md.until, value.parse()),
-                "datetime" => set(&mut md.datetime, value.parse()),
-                "change" => set(&mut md.change, value.parse()),
-                "hash" => set(&mut md.hash, value.parse()),
-                "length" => set(&mut md.length, parse_length(&value)),
-                "type" => set(&mut md.media_type, value.parse()),
+                "at" => (1, set(&mut md.at, value.parse())),
+                "completed" => (2, set(&mut md.completed, value.parse())),
+                "from" => (3, set(&mut md.from, value.parse())),
+                "until" => (4, set(&mut md.until, value.parse())),
+                "datetime" => (5, set(&mut md.datetime, value.parse())),
+                "change" => (6, set(&mut md.change, value.parse())),
+                "hash" => (7, set(&mut md.hash, value.parse())),
+                "length" => (8, set(&mut md.length, parse_length(&value))),
+                "type" => (9, set(&mut md.media_type, value.parse())),
                 "path" => {
                     md.path = Some(BitstreamPath::new(value.as_ref()));
-                    Ok(())
+                    (10, Ok(()))
                 }
                 "encoding" => {
                     md.encoding = Some(value.as_ref().to_owned());
-                    Ok(())
+                    (11, Ok(()))
                 }
-                _ => Err(None),
+                _ => (NOT_KNOWN, Err(None)),
             };
+            seen.note(&attr, name, bit);
             self.keep_unread(ok, &mut md.extensions, name, &value, at);
         }
+        self.check_duplicates(e, seen)?;
         Ok(md)
     }
 
@@ -1112,37 +1122,41 @@ impl<S: Source> Reader<S> {
         let (mut pri, mut modified, mut hash, mut length) = (None, None, None, None);
         let (mut media_type, mut path, mut encoding) = (None, None, None);
         let mut broken = false;
-        for attr in e.attributes() {
+        let mut seen = Seen::default();
+        for attr in e.attributes().with_checks(false) {
             let attr = attr.map_err(|err| self.xml_error(err.into()))?;
             let (name, value) = match self.attribute(&attr, at)? {
                 None => continue,
                 Some(Attr::Extension(a)) => {
+                    seen.other = true;
                     extensions.push(a);
                     continue;
                 }
                 Some(Attr::Rs(name, value)) => (name, value),
             };
-            let ok = match name {
-                "rel" => set(&mut rel, value.parse()),
-                "href" => set(&mut href, Uri::parse(&value)),
-                "pri" => set(&mut pri, value.parse()),
-                "modified" => set(&mut modified, value.parse()),
-                "hash" => set(&mut hash, value.parse()),
-                "length" => set(&mut length, parse_length(&value)),
-                "type" => set(&mut media_type, value.parse()),
+            let (bit, ok) = match name {
+                "rel" => (0, set(&mut rel, value.parse())),
+                "href" => (1, set(&mut href, Uri::parse(&value))),
+                "pri" => (2, set(&mut pri, value.parse())),
+                "modified" => (3, set(&mut modified, value.parse())),
+                "hash" => (4, set(&mut hash, value.parse())),
+                "length" => (5, set(&mut length, parse_length(&value))),
+                "type" => (6, set(&mut media_type, value.parse())),
                 "path" => {
                     path = Some(BitstreamPath::new(value.as_ref()));
-                    Ok(())
+                    (7, Ok(()))
                 }
                 "encoding" => {
                     encoding = Some(value.as_ref().to_owned());
-                    Ok(())
+                    (8, Ok(()))
                 }
-                _ => Err(None),
+                _ => (NOT_KNOWN, Err(None)),
             };
+            seen.note(&attr, name, bit);
             broken |= matches!(&ok, Err(Some(_))) && (name == "rel" || name == "href");
             self.keep_unread(ok, &mut extensions, name, &value, at);
         }
+        self.check_duplicates(e, seen)?;
         let (Some(rel), Some(href)) = (rel, href) else {
             if !broken {
                 self.finding(
@@ -1165,6 +1179,19 @@ impl<S: Source> Reader<S> {
             encoding,
             extensions,
         }))
+    }
+
+    /// Refuses an element that repeats an attribute. `rs:md` and `rs:ln` are read without
+    /// quick-xml's own check (it keeps a list of names per element); their known names are
+    /// checked by `Seen`, and only an element with other attributes is checked again here.
+    fn check_duplicates(&self, e: &BytesStart<'_>, seen: Seen) -> Result<(), Error> {
+        // quick-xml's check finds the repeat and says where it is.
+        if seen.other || seen.repeated {
+            for attr in e.attributes() {
+                attr.map_err(|err| self.xml_error(err.into()))?;
+            }
+        }
+        Ok(())
     }
 
     /// Keeps an attribute that was not read into the model: reported when its value broke
@@ -1291,6 +1318,33 @@ impl<S: Source> Reader<S> {
     }
 }
 
+/// The bit of an attribute `rs:md` or `rs:ln` does not read into the model.
+const NOT_KNOWN: u32 = u32::MAX;
+
+/// Which attributes of an `rs:md` or `rs:ln` have been read, to find repeats.
+#[derive(Clone, Copy, Default)]
+struct Seen {
+    /// One bit per known unprefixed name.
+    known: u32,
+    /// Some known name came twice.
+    repeated: bool,
+    /// Some attribute was prefixed or unknown: the names need quick-xml's full check.
+    other: bool,
+}
+
+impl Seen {
+    /// Notes an attribute read as `name`, with its bit among the element's known names.
+    fn note(&mut self, attr: &quick_xml::events::attributes::Attribute<'_>, name: &str, bit: u32) {
+        let unprefixed = attr.key.as_ref().len() == name.len();
+        if bit == NOT_KNOWN || !unprefixed {
+            self.other = true;
+        } else {
+            self.repeated |= self.known & 1 << bit != 0;
+            self.known |= 1 << bit;
+        }
+    }
+}
+
 /// One attribute, read.
 enum Attr<'v> {
     /// Unprefixed (or prefixed with the ResourceSync namespace): local name and value.
@@ -1343,12 +1397,9 @@ fn is_xml_space(s: &str) -> bool {
 /// carriage return, and U+FFFE and U+FFFF. (Surrogates cannot be in a `str`.)
 fn check_chars(s: &str) -> Result<(), u32> {
     let bytes = s.as_bytes();
-    // A branch-free pass the compiler vectorises: no byte below 0x20 and no 0xEF lead
-    // byte means nothing to look at. Only values with one take the slow path.
-    let suspect = bytes
-        .iter()
-        .fold(false, |acc, &b| acc | (b < 0x20) | (b == 0xEF));
-    if !suspect {
+    // No byte below 0x20 and no 0xEF lead byte means nothing to look at. Only values
+    // with one take the slow path. (`\0` stands for "no other byte".)
+    if !needs_attention(bytes, 0) {
         return Ok(());
     }
     for (i, &b) in bytes.iter().enumerate() {
@@ -1363,6 +1414,14 @@ fn check_chars(s: &str) -> Result<(), u32> {
         }
     }
     Ok(())
+}
+
+/// Whether `bytes` has a byte below 0x20, the byte 0xEF or `also`: a branch-free pass the
+/// compiler vectorises, so that the common value costs one read of its bytes.
+fn needs_attention(bytes: &[u8], also: u8) -> bool {
+    bytes.iter().fold(false, |acc, &b| {
+        acc | (b < 0x20) | (b == 0xEF) | (b == also)
+    })
 }
 
 /// Cuts untrusted text for an error message.

@@ -115,7 +115,7 @@ fn is_zip(file: &mut File) -> bool {
 
 /// A read error as its message (without the place) and its place.
 fn unreadable(e: resourcesync_xml::Error) -> (String, Option<resourcesync_xml::Position>) {
-    (e.kind.to_string(), Some(e.position))
+    (e.kind().to_string(), Some(e.position()))
 }
 
 fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {

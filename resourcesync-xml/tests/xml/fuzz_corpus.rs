@@ -34,8 +34,8 @@ fn reader_corpus() {
         let chunked = Reader::with_limits(crate::Chunks::new(&data, 1), limits)
             .and_then(Reader::read_to_document);
         assert_eq!(
-            slice.as_ref().map_err(|e| e.kind.to_string()).ok(),
-            chunked.as_ref().map_err(|e| e.kind.to_string()).ok(),
+            slice.as_ref().map_err(|e| e.kind().to_string()).ok(),
+            chunked.as_ref().map_err(|e| e.kind().to_string()).ok(),
             "{name}"
         );
     }

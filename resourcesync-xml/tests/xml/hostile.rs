@@ -196,6 +196,26 @@ fn rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
             "xml",
         ),
         (
+            "duplicate attribute of rs:ln",
+            doc(
+                "<url><loc>http://e.com/</loc><rs:ln rel=\"a\" href=\"http://e.com/a\" rel=\"b\"/></url>",
+            ),
+            d,
+            "xml",
+        ),
+        (
+            "duplicate extension attribute of rs:md",
+            doc("<url><loc>http://e.com/</loc><rs:md x=\"1\" length=\"2\" x=\"3\"/></url>"),
+            d,
+            "xml",
+        ),
+        (
+            "duplicate prefixed attribute of rs:md",
+            doc("<url><loc>http://e.com/</loc><rs:md rs:type=\"a/b\" rs:type=\"a/c\"/></url>"),
+            d,
+            "xml",
+        ),
+        (
             "markup inside loc",
             doc("<url><loc>http://e.com/<b>x</b></loc></url>"),
             d,
@@ -258,7 +278,7 @@ fn hostile_input_is_refused_with_the_right_error() {
         match read_everywhere(&bytes, limits) {
             Ok(_) => panic!("{name}: read without error"),
             Err(e) => {
-                assert_eq!(kind_name(&e.kind), expected, "{name}: {e}");
+                assert_eq!(kind_name(e.kind()), expected, "{name}: {e}");
                 // The message names a place.
                 assert!(e.to_string().starts_with("line "), "{name}: {e}");
             }

@@ -58,7 +58,7 @@ pub fn read_everywhere(bytes: &[u8], limits: Limits) -> Outcome {
     let buffered = Reader::with_limits(bytes, limits).and_then(Reader::read_to_document);
     match (&slice, &buffered) {
         (Ok(a), Ok(b)) => assert_eq!(a, b, "the BufRead path read differently"),
-        (Err(a), Err(b)) => assert_eq!(a.kind.to_string(), b.kind.to_string()),
+        (Err(a), Err(b)) => assert_eq!(a.kind().to_string(), b.kind().to_string()),
         (a, b) => panic!("BufRead: {b:?} but the slice gave {a:?}"),
     }
     for n in 1..=7 {
@@ -67,8 +67,8 @@ pub fn read_everywhere(bytes: &[u8], limits: Limits) -> Outcome {
         match (&slice, &chunked) {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "chunks of {n} read differently"),
             (Err(a), Err(b)) => assert_eq!(
-                a.kind.to_string(),
-                b.kind.to_string(),
+                a.kind().to_string(),
+                b.kind().to_string(),
                 "chunks of {n} failed differently"
             ),
             (a, b) => panic!("chunks of {n}: {b:?} but the slice gave {a:?}"),
