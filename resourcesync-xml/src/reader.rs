@@ -653,10 +653,12 @@ impl<S: Source> Reader<S> {
                 tag @ (Tag::Url | Tag::Sitemap) => Child::Entry(tag, empty, at),
                 tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => Child::Text(tag, empty, at),
                 Tag::Md => {
-                    let parsed = r.md_attributes(&e, at)?;
+                    // Built where it stays: an `Md` is large, and moving it costs.
                     let repeated = md.is_some();
-                    if !repeated {
-                        *md = Some(parsed);
+                    if repeated {
+                        r.md_attributes(&e, at, &mut Md::default())?;
+                    } else {
+                        r.md_attributes(&e, at, md.insert(Md::default()))?;
                     }
                     Child::Md {
                         empty,
@@ -672,7 +674,7 @@ impl<S: Source> Reader<S> {
                     return Err(r.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned())));
                 }
                 tag @ (Tag::MisplacedRs | Tag::Other) => {
-                    Child::Extension(r.extension_start(&e, tag, at)?, empty)
+                    Child::Extension(Box::new(r.extension_start(&e, tag, at)?), empty)
                 }
             })
         })
@@ -727,7 +729,7 @@ impl<S: Source> Reader<S> {
             Child::Extension(mut element, empty) => {
                 self.extension_content(&mut element, empty)?;
                 if let Some(head) = &mut self.head {
-                    head.extensions.push(element);
+                    head.extensions.push(*element);
                 }
             }
         }
@@ -799,72 +801,22 @@ impl<S: Source> Reader<S> {
 
     fn read_entry(&mut self, empty: bool) -> Result<Option<Entry>, Error> {
         let start = self.entry_position;
-        let mut loc = None;
-        let mut locs = 0;
-        let mut entry_md: Option<Md> = None;
-        let mut lastmod = None;
-        let mut changefreq = None;
-        let mut links = Vec::new();
-        let mut extensions = Vec::new();
-        let mut open = !empty;
-        while open {
-            match self.read_child(&mut entry_md, &mut links)? {
-                Child::Skip => {}
-                Child::End => open = false,
-                Child::Entry(..) => {
-                    return Err(self.error(ErrorKind::UnexpectedElement(
-                        "an entry inside an entry".into(),
-                    )));
-                }
-                Child::Text(tag, child_empty, at) => {
-                    let text = self.read_text(child_empty)?;
-                    match tag {
-                        Tag::Loc => {
-                            locs += 1;
-                            if locs > 1 {
-                                self.finding(
-                                    Rule::LocMandatory,
-                                    "more than one loc; the first is kept".into(),
-                                    at,
-                                );
-                            } else {
-                                match Uri::parse(text) {
-                                    Ok(url) => loc = Some(url),
-                                    Err(err) => self.value_finding(&err, at),
-                                }
-                            }
-                        }
-                        Tag::Lastmod => match text.parse() {
-                            Ok(t) => lastmod = Some(t),
-                            Err(err) => self.value_finding(&err, at),
-                        },
-                        _ => match text.parse() {
-                            Ok(c) => changefreq = Some(c),
-                            Err(err) => self.value_finding(&err, at),
-                        },
-                    }
-                }
-                Child::Md {
-                    empty: child_empty,
-                    at,
-                    repeated,
-                } => {
-                    self.expect_no_content(child_empty)?;
-                    if repeated {
-                        self.finding(
-                            Rule::MdNotRepeatable,
-                            "the entry has more than one rs:md; the first is kept".into(),
-                            at,
-                        );
-                    }
-                }
-                Child::Ln { empty: child_empty } => self.expect_no_content(child_empty)?,
-                Child::Extension(mut element, child_empty) => {
-                    self.extension_content(&mut element, child_empty)?;
-                    extensions.push(element);
-                }
-            }
+        let mut parts = EntryParts::default();
+        if !empty {
+            let mut buf = mem::take(&mut self.buf);
+            let result = self.read_entry_children(&mut buf, &mut parts);
+            self.buf = buf;
+            result?;
         }
+        let EntryParts {
+            loc,
+            locs,
+            md: entry_md,
+            lastmod,
+            changefreq,
+            links,
+            extensions,
+        } = parts;
         let Some(loc) = loc else {
             if locs == 0 {
                 self.finding(
@@ -900,6 +852,208 @@ impl<S: Source> Reader<S> {
             }
         }
         Ok(Some(entry))
+    }
+
+    /// Reads an entry's children up to its end tag: the hot path of reading, one flat
+    /// loop over events into `buf`, where the head and the gaps between entries go through
+    /// `read_child`.
+    fn read_entry_children(
+        &mut self,
+        buf: &mut Vec<u8>,
+        parts: &mut EntryParts,
+    ) -> Result<(), Error> {
+        loop {
+            buf.clear();
+            self.mark();
+            let event = match self.src.read_event(buf) {
+                Ok(event) => event,
+                Err(e) => return Err(self.xml_error(e)),
+            };
+            let (e, empty) = match event {
+                Event::Start(e) => (e, false),
+                Event::Empty(e) => (e, true),
+                Event::End(_) => {
+                    self.ns.pop();
+                    return Ok(());
+                }
+                other => {
+                    self.between_children(other)?;
+                    continue;
+                }
+            };
+            self.ns
+                .push(&e)
+                .map_err(|err| self.declaration_error(err))?;
+            let at = self.position();
+            match self.classify(&e)? {
+                tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => {
+                    drop(e);
+                    if empty {
+                        self.ns.pop();
+                    }
+                    self.read_text_into(buf, empty)?;
+                    self.entry_text(tag, at, parts);
+                }
+                Tag::Md => {
+                    let repeated = parts.md.is_some();
+                    if repeated {
+                        self.md_attributes(&e, at, &mut Md::default())?;
+                        self.finding(
+                            Rule::MdNotRepeatable,
+                            "the entry has more than one rs:md; the first is kept".into(),
+                            at,
+                        );
+                    } else {
+                        // Built where it stays: an `Md` is large, and moving it costs.
+                        self.md_attributes(&e, at, parts.md.insert(Md::default()))?;
+                    }
+                    drop(e);
+                    self.end_of_empty_element(buf, empty)?;
+                }
+                Tag::Ln => {
+                    parts.links.extend(self.link_attributes(&e, at)?);
+                    drop(e);
+                    self.end_of_empty_element(buf, empty)?;
+                }
+                Tag::Url | Tag::Sitemap => {
+                    return Err(self.error(ErrorKind::UnexpectedElement(
+                        "an entry inside an entry".into(),
+                    )));
+                }
+                Tag::UrlSet | Tag::SitemapIndex => {
+                    return Err(
+                        self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
+                    );
+                }
+                tag @ (Tag::MisplacedRs | Tag::Other) => {
+                    let mut element = self.extension_start(&e, tag, at)?;
+                    drop(e);
+                    if empty {
+                        self.ns.pop();
+                    }
+                    self.extension_content(&mut element, empty)?;
+                    parts.extensions.push(element);
+                }
+            }
+        }
+    }
+
+    /// Reads the value of an entry's `<loc>`, `<lastmod>` or `<changefreq>` from `self.text`.
+    fn entry_text(&mut self, tag: Tag, at: Position, parts: &mut EntryParts) {
+        let text = self.text.trim_matches([' ', '\t', '\r', '\n']);
+        match tag {
+            Tag::Loc => {
+                parts.locs += 1;
+                if parts.locs > 1 {
+                    self.finding(
+                        Rule::LocMandatory,
+                        "more than one loc; the first is kept".into(),
+                        at,
+                    );
+                } else {
+                    match Uri::parse(text) {
+                        Ok(url) => parts.loc = Some(url),
+                        Err(err) => self.value_finding(&err, at),
+                    }
+                }
+            }
+            Tag::Lastmod => match text.parse() {
+                Ok(t) => parts.lastmod = Some(t),
+                Err(err) => self.value_finding(&err, at),
+            },
+            _ => match text.parse() {
+                Ok(c) => parts.changefreq = Some(c),
+                Err(err) => self.value_finding(&err, at),
+            },
+        }
+    }
+
+    /// Closes `rs:md` or `rs:ln`: an empty element's scope, or the content of one written
+    /// with an end tag, which may only be white space.
+    fn end_of_empty_element(&mut self, buf: &mut Vec<u8>, empty: bool) -> Result<(), Error> {
+        if empty {
+            self.ns.pop();
+            return Ok(());
+        }
+        loop {
+            buf.clear();
+            self.mark();
+            match self.src.read_event(buf) {
+                Err(e) => return Err(self.xml_error(e)),
+                Ok(Event::End(_)) => {
+                    self.ns.pop();
+                    return Ok(());
+                }
+                Ok(Event::Start(e) | Event::Empty(e)) => {
+                    return Err(
+                        self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
+                    );
+                }
+                Ok(other) => self.between_children(other)?,
+            }
+        }
+    }
+
+    /// An event other than a start or end tag where elements are expected: comments,
+    /// processing instructions and white space are passed over, anything else refused.
+    fn between_children(&mut self, event: Event<'_>) -> Result<(), Error> {
+        match event {
+            Event::Comment(_) | Event::PI(_) => Ok(()),
+            Event::DocType(_) => Err(self.error(ErrorKind::DocType)),
+            Event::Decl(_) => Err(self.error(ErrorKind::MisplacedDeclaration)),
+            Event::Eof => {
+                let name = mem::take(&mut self.root_name);
+                Err(self.error(ErrorKind::Unclosed(name)))
+            }
+            other => self.expect_space(other),
+        }
+    }
+
+    /// Reads the text of a simple element into `self.text`, up to and including its end
+    /// tag, with `buf` for the events. See `read_text`.
+    fn read_text_into(&mut self, buf: &mut Vec<u8>, empty: bool) -> Result<(), Error> {
+        self.text.clear();
+        if empty {
+            return Ok(());
+        }
+        loop {
+            buf.clear();
+            self.mark();
+            let event = match self.src.read_event(buf) {
+                Ok(event) => event,
+                Err(e) => return Err(self.xml_error(e)),
+            };
+            match event {
+                Event::Text(t) => {
+                    // Text without line breaks, controls or `U+FFFx` is its own content.
+                    if needs_attention(t.as_bytes(), 0) {
+                        let content = t.xml10_content();
+                        self.push_text(&content)?;
+                    } else {
+                        self.push_checked_text(&t)?;
+                    }
+                }
+                Event::CData(c) => {
+                    let content = c.xml10_content();
+                    self.push_text(&content)?;
+                }
+                Event::GeneralRef(reference) => {
+                    let c = self.resolve_reference(&reference)?;
+                    self.push_text(c.encode_utf8(&mut [0; 4]))?;
+                }
+                Event::End(_) => {
+                    self.ns.pop();
+                    return Ok(());
+                }
+                Event::Start(e) | Event::Empty(e) => {
+                    return Err(
+                        self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
+                    );
+                }
+                Event::Comment(_) | Event::PI(_) => {}
+                other => self.between_children(other)?,
+            }
+        }
     }
 
     /// Accepts white space, and refuses any other text, as content between elements.
@@ -955,6 +1109,11 @@ impl<S: Source> Reader<S> {
 
     fn push_text(&mut self, s: &str) -> Result<(), Error> {
         check_chars(s).map_err(|c| self.error(ErrorKind::ForbiddenCharacter(c)))?;
+        self.push_checked_text(s)
+    }
+
+    /// Adds text whose characters are known to be allowed.
+    fn push_checked_text(&mut self, s: &str) -> Result<(), Error> {
         if self.text.len() + s.len() > self.limits.max_value_len {
             return Err(self.error(ErrorKind::ValueTooLong(self.limits.max_value_len)));
         }
@@ -1071,8 +1230,12 @@ impl<S: Source> Reader<S> {
         Ok(out)
     }
 
-    fn md_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<Md, Error> {
-        let mut md = Md::default();
+    fn md_attributes(
+        &mut self,
+        e: &BytesStart<'_>,
+        at: Position,
+        md: &mut Md,
+    ) -> Result<(), Error> {
         let mut seen = Seen::default();
         for attr in e.attributes().with_checks(false) {
             let attr = attr.map_err(|err| self.xml_error(err.into()))?;
@@ -1112,8 +1275,7 @@ impl<S: Source> Reader<S> {
             seen.note(&attr, name, bit);
             self.keep_unread(ok, &mut md.extensions, name, &value, at);
         }
-        self.check_duplicates(e, seen)?;
-        Ok(md)
+        self.check_duplicates(e, seen)
     }
 
     fn link_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<Option<Link>, Error> {
@@ -1345,6 +1507,19 @@ impl Seen {
     }
 }
 
+/// The parts of an entry as its children are read.
+#[derive(Default)]
+struct EntryParts {
+    loc: Option<Uri>,
+    /// How many `<loc>` there were.
+    locs: u32,
+    md: Option<Md>,
+    lastmod: Option<resourcesync_model::W3cDateTime>,
+    changefreq: Option<resourcesync_model::ChangeFreq>,
+    links: Vec<Link>,
+    extensions: Vec<Element>,
+}
+
 /// One attribute, read.
 enum Attr<'v> {
     /// Unprefixed (or prefixed with the ResourceSync namespace): local name and value.
@@ -1371,8 +1546,8 @@ enum Child {
     },
     /// `<rs:ln>`, read onto the caller's list (unless it had no valid rel or href).
     Ln { empty: bool },
-    /// Another element, its content to be read.
-    Extension(Element, bool),
+    /// Another element, its content to be read. Boxed: rare, and large.
+    Extension(Box<Element>, bool),
 }
 
 /// Stores a parsed value, or hands back its error for reporting.
