@@ -764,39 +764,87 @@ impl<S: Source> Reader<S> {
 
     // --- entries ---
 
+    /// Reads up to the next entry's start tag, or the end of the root.
     fn read_between_entries(&mut self) -> Result<(), Error> {
-        let (mut md, mut links) = (None, Vec::new());
-        match self.read_child(&mut md, &mut links)? {
-            Child::Skip => {}
-            Child::End => self.state = State::Done,
-            Child::Entry(tag, empty, at) => {
-                if self.entries >= self.limits.max_entries {
-                    return Err(self.error(ErrorKind::TooManyEntries(self.limits.max_entries)));
+        let mut buf = mem::take(&mut self.buf);
+        let result = self.read_between_entries_into(&mut buf);
+        self.buf = buf;
+        result
+    }
+
+    fn read_between_entries_into(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
+        loop {
+            buf.clear();
+            self.mark();
+            let event = match self.src.read_event(buf) {
+                Ok(event) => event,
+                Err(e) => return Err(self.xml_error(e)),
+            };
+            let (e, empty) = match event {
+                Event::Start(e) => (e, false),
+                Event::Empty(e) => (e, true),
+                Event::End(_) => {
+                    self.ns.pop();
+                    self.state = State::Done;
+                    return Ok(());
                 }
-                self.start_entry(tag, empty, at);
-            }
-            // The head has been handed out: document-level metadata after the first entry
-            // cannot be placed, and guessing would misread the document.
-            Child::Md { .. } => {
-                return Err(self.error(ErrorKind::UnexpectedElement(
-                    "rs:md after the first entry".into(),
-                )));
-            }
-            Child::Ln { .. } => {
-                return Err(self.error(ErrorKind::UnexpectedElement(
-                    "rs:ln after the first entry".into(),
-                )));
-            }
-            Child::Text(_, empty, _) => {
-                self.read_text(empty)?;
-            }
-            Child::Extension(mut element, empty) => {
-                // An extension between entries belongs to no entry; it is read (so its
-                // markup is checked and bounded) and dropped.
-                self.extension_content(&mut element, empty)?;
+                other => {
+                    self.between_children(other)?;
+                    continue;
+                }
+            };
+            self.ns
+                .push(&e)
+                .map_err(|err| self.declaration_error(err))?;
+            let at = self.position();
+            let tag = self.classify(&e)?;
+            match tag {
+                Tag::Url | Tag::Sitemap => {
+                    if self.entries >= self.limits.max_entries {
+                        return Err(self.error(ErrorKind::TooManyEntries(self.limits.max_entries)));
+                    }
+                    if empty {
+                        self.ns.pop();
+                    }
+                    self.start_entry(tag, empty, at);
+                    return Ok(());
+                }
+                // The head has been handed out: document-level metadata after the first
+                // entry cannot be placed, and guessing would misread the document.
+                Tag::Md => {
+                    return Err(self.error(ErrorKind::UnexpectedElement(
+                        "rs:md after the first entry".into(),
+                    )));
+                }
+                Tag::Ln => {
+                    return Err(self.error(ErrorKind::UnexpectedElement(
+                        "rs:ln after the first entry".into(),
+                    )));
+                }
+                Tag::UrlSet | Tag::SitemapIndex => {
+                    return Err(
+                        self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
+                    );
+                }
+                Tag::Loc | Tag::Lastmod | Tag::Changefreq => {
+                    drop(e);
+                    if empty {
+                        self.ns.pop();
+                    }
+                    self.read_text_into(buf, empty)?;
+                }
+                Tag::MisplacedRs | Tag::Other => {
+                    // An extension between entries belongs to no entry; it is read (so
+                    // its markup is checked and bounded) and dropped.
+                    let mut element = self.extension_start(&e, tag, at)?;
+                    drop(e);
+                    if empty {
+                        self.ns.pop();
+                    }
+                    self.extension_content(&mut element, empty)?;
+                }
             }
         }
-        Ok(())
     }
 
     fn read_entry(&mut self, empty: bool) -> Result<Option<Entry>, Error> {
