@@ -307,8 +307,11 @@ impl<S: Source> Reader<S> {
                 }
                 State::EntryStarted { empty } => {
                     self.state = State::Entries;
-                    if let Some(entry) = self.read_entry(empty)? {
-                        return Ok(Some(entry));
+                    // Handed on as it is: an entry is large, and unwrapping and wrapping
+                    // it again would copy it.
+                    match self.read_entry(empty) {
+                        Ok(None) => {}
+                        result => return result,
                     }
                 }
                 State::Entries => self.read_between_entries()?,
