@@ -511,6 +511,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn eight_digit_decoding_agrees_with_the_table() {
+        // Every byte value at every place of a group: only 0-9a-f decode, to the value
+        // the table gives.
+        for place in 0..8 {
+            for b in 0..=255u8 {
+                let mut group = *b"09afc3e7";
+                group[place] = b;
+                let lower = group.iter().all(|&c| HEX_VALUE[usize::from(c)] < 0x10);
+                let decoded = decode8(u64::from_le_bytes(group));
+                assert_eq!(decoded.is_some(), lower, "{group:?}");
+                if let Some(bytes) = decoded {
+                    for (i, byte) in bytes.iter().enumerate() {
+                        let hi = nibble(group[2 * i]).unwrap();
+                        let lo = nibble(group[2 * i + 1]).unwrap();
+                        assert_eq!(*byte, hi << 4 | lo);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tokens_end_where_they_end() {
+        let h: Hashes = "  md5:1e0d5cb8ef6ba40c99b14c0237be735e\tsha-1:00112233445566778899aabbccddeeff00112233\nx:1 "
+            .parse()
+            .unwrap();
+        assert_eq!(h.len(), 3);
+        // A digest longer than its algorithm's is one token, reported by length.
+        let long = format!("md5:{}", "a".repeat(34));
+        assert!(matches!(
+            long.parse::<Hashes>(),
+            Err(HashError::DigestLength { actual: 34, .. })
+        ));
+        // Upper case is read on the careful path and kept as written.
+        let upper = "md5:1E0D5CB8EF6BA40C99B14C0237BE735E";
+        assert_eq!(upper.parse::<Hashes>().unwrap().to_string(), upper);
+    }
+
+    #[test]
     fn digest_lengths_are_checked_for_known_algorithms() {
         assert!(
             "md5:1e0d5cb8ef6ba40c99b14c0237be735e"
