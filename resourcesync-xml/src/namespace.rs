@@ -114,6 +114,19 @@ impl Namespaces {
         Ok(())
     }
 
+    /// How many bindings are in scope: the same number as at some element means the same
+    /// bindings, since they are only added by an element and only taken away with it.
+    pub(crate) fn len(&self) -> usize {
+        self.bindings.len()
+    }
+
+    /// Whether the Sitemap namespace is the default one and `rs` is bound to
+    /// ResourceSync's, as nearly every document has it.
+    pub(crate) fn is_conventional(&self) -> bool {
+        self.lookup("") == Some(resourcesync_model::SITEMAP_NAMESPACE)
+            && self.lookup("rs") == Some(resourcesync_model::RS_NAMESPACE)
+    }
+
     /// Closes the innermost element's scope.
     pub(crate) fn pop(&mut self) {
         if let Some(len) = self.scopes.pop() {

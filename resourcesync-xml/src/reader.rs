@@ -182,6 +182,10 @@ pub struct Reader<S: Source> {
     finished: bool,
     /// The document's `rs:md` while the head is read.
     head_md: Option<Md>,
+    /// How many namespace bindings are in scope when exactly the root's are, if the root
+    /// binds them the conventional way (see `Namespaces::is_conventional`); `usize::MAX`
+    /// otherwise.
+    conventional_bindings: usize,
 }
 
 impl<'a> Reader<Slice<'a>> {
@@ -240,6 +244,7 @@ impl<S: Source> Reader<S> {
             event_at: (0, 1, 1),
             finished: false,
             head_md: None,
+            conventional_bindings: usize::MAX,
         }
     }
 
@@ -464,6 +469,19 @@ impl<S: Source> Reader<S> {
 
     /// The element's tag, from its namespace and local name.
     fn classify(&self, start: &BytesStart<'_>) -> Result<Tag, Error> {
+        // With the root's conventional bindings in scope, names as written say it all.
+        if self.ns.len() == self.conventional_bindings {
+            match start.name().0 {
+                "url" => return Ok(Tag::Url),
+                "loc" => return Ok(Tag::Loc),
+                "lastmod" => return Ok(Tag::Lastmod),
+                "rs:md" => return Ok(Tag::Md),
+                "rs:ln" => return Ok(Tag::Ln),
+                "sitemap" => return Ok(Tag::Sitemap),
+                "changefreq" => return Ok(Tag::Changefreq),
+                _ => {}
+            }
+        }
         let (known, local) = self.ns.known_element(start.name().0);
         let sitemap = match known {
             Some(Known::Sitemap) => true,
@@ -621,6 +639,9 @@ impl<S: Source> Reader<S> {
                     namespace: Some(other.to_owned()),
                 }));
             }
+        }
+        if self.ns.is_conventional() {
+            self.conventional_bindings = self.ns.len();
         }
         self.root_name = e.name().as_ref().to_owned();
         let mut head = DocumentHead {

@@ -73,6 +73,32 @@ fn rs_namespace() {
 }
 
 #[test]
+fn names_are_resolved_inside_entries_that_rebind_prefixes() {
+    // The root binds the conventional prefixes; entries rebind them: names are read by
+    // namespace, not as written.
+    let body = concat!(
+        r#"<url xmlns:rs="http://example.com/not-rs/"><loc>http://e.com/a</loc>"#,
+        r#"<rs:md length="1"/></url>"#,
+        r#"<url><loc xmlns="urn:other">http://e.com/b</loc></url>"#,
+        r#"<s:url xmlns:s="http://www.sitemaps.org/schemas/sitemap/0.9">"#,
+        r#"<s:loc>http://e.com/c</s:loc><md xmlns="http://www.openarchives.org/rs/terms/" length="3"/></s:url>"#,
+    );
+    let bytes = doc("urlset", NS, body);
+    let (doc, findings) = read_everywhere(&bytes, Limits::default()).unwrap();
+    let rules: Vec<Rule> = findings.iter().map(|f| f.rule).collect();
+    assert!(rules.contains(&Rule::ResourceSyncNamespace), "{rules:?}");
+    assert!(rules.contains(&Rule::LocMandatory), "{rules:?}");
+    assert_eq!(doc.entries.len(), 2);
+    assert!(doc.entries[0].md.is_none());
+    assert_eq!(
+        doc.entries[0].extensions[0].namespace,
+        "http://example.com/not-rs/"
+    );
+    assert_eq!(doc.entries[1].loc.as_str(), "http://e.com/c");
+    assert_eq!(doc.entries[1].md.as_ref().unwrap().length, Some(3));
+}
+
+#[test]
 fn attribute_no_prefix() {
     case(
         Rule::AttributePrefix,
