@@ -121,11 +121,14 @@ impl Uri {
         }
         let scheme = &s[..colon];
         if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
-            let rest = &s[colon + 1..];
-            let host = rest
-                .strip_prefix("//")
-                .map(|r| r.split(['/', '?', '#']).next().unwrap_or(""));
-            if host.is_none_or(str::is_empty) {
+            // The host is what follows `//` up to a `/`, `?` or `#`: it is empty exactly
+            // when one of those (or the end) comes first.
+            let rest = &b[colon + 1..];
+            let has_host = rest
+                .strip_prefix(b"//")
+                .and_then(|r| r.first())
+                .is_some_and(|c| !matches!(c, b'/' | b'?' | b'#'));
+            if !has_host {
                 return Err(fail("an http URI needs //host"));
             }
         }
