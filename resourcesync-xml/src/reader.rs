@@ -902,17 +902,19 @@ impl<S: Source> Reader<S> {
             }
             return Ok(None);
         };
-        let entry = Entry {
+        // Built as the result and checked there: an entry is large, and building it
+        // first and wrapping it after would copy it.
+        let result = Ok(Some(Entry {
             loc,
             lastmod,
             changefreq,
             md: entry_md,
             links,
             extensions,
-        };
-        if let Some(checker) = &mut self.checker {
+        }));
+        if let (Some(checker), Ok(Some(entry))) = (&mut self.checker, &result) {
             let before = self.findings.len();
-            checker.check_entry(&entry, &mut self.findings);
+            checker.check_entry(entry, &mut self.findings);
             if self.findings.len() > before {
                 let start = self.place(start);
                 for f in &mut self.findings[before..] {
@@ -923,7 +925,7 @@ impl<S: Source> Reader<S> {
                 }
             }
         }
-        Ok(Some(entry))
+        result
     }
 
     /// Reads an entry's children up to its end tag: the hot path of reading, one flat

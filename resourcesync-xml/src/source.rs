@@ -142,6 +142,7 @@ impl<'a> Slice<'a> {
 impl Source for Slice<'_> {}
 
 impl private::Sealed for Slice<'_> {
+    #[inline]
     fn read_event<'b>(&mut self, buf: &'b mut Vec<u8>) -> quick_xml::Result<Event<'b>>
     where
         Self: 'b,
@@ -155,6 +156,7 @@ impl private::Sealed for Slice<'_> {
         }
     }
 
+    #[inline]
     fn mark(&self) -> (u64, u64, u64) {
         match &self.inner {
             SliceInner::Borrowed(xml) => (xml.buffer_position(), 0, 0),
