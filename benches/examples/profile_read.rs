@@ -1,8 +1,13 @@
 //! Reads a generated 50,000-entry Resource List many times, for a profiler.
-//! `RAW=1` runs the raw quick-xml loop instead; `NOCHECK=1` turns rule checking off.
+//! `RAW=1` runs the raw quick-xml loop instead; `NOCHECK=1` turns rule checking off;
+//! `CHANGES=1` reads a Change List instead.
 fn main() {
-    let doc =
-        resourcesync_benches::document(resourcesync_model::DocumentKind::ResourceList, 0, 50_000);
+    let kind = if std::env::var_os("CHANGES").is_some() {
+        resourcesync_model::DocumentKind::ChangeList
+    } else {
+        resourcesync_model::DocumentKind::ResourceList
+    };
+    let doc = resourcesync_benches::document(kind, 0, 50_000);
     let bytes = resourcesync_benches::xml(&doc);
     let raw = std::env::var_os("RAW").is_some();
     let check = std::env::var_os("NOCHECK").is_none();

@@ -294,6 +294,14 @@ impl<S: Source> Reader<S> {
     /// The next entry, or `None` after the last. Entries whose `<loc>` is missing or
     /// invalid are skipped, with a finding.
     pub fn next_entry(&mut self) -> Result<Option<Entry>, Error> {
+        let mut slot = None;
+        self.next_entry_into(&mut slot)?;
+        Ok(slot)
+    }
+
+    /// Reads the next entry into `slot` (`None` after the last). An entry is built where it
+    /// is to stay, its `rs:md` included: entries are large, and moving them costs.
+    fn next_entry_into(&mut self, slot: &mut Option<Entry>) -> Result<(), Error> {
         if self.head.is_none() {
             self.read_head()?;
         }
@@ -308,15 +316,13 @@ impl<S: Source> Reader<S> {
                             checker.finish(&mut self.findings);
                         }
                     }
-                    return Ok(None);
+                    *slot = None;
+                    return Ok(());
                 }
                 State::EntryStarted { empty } => {
                     self.state = State::Entries;
-                    // Handed on as it is: an entry is large, and unwrapping and wrapping
-                    // it again would copy it.
-                    match self.read_entry(empty) {
-                        Ok(None) => {}
-                        result => return result,
+                    if self.read_entry(empty, slot)? {
+                        return Ok(());
                     }
                 }
                 State::Entries => self.read_between_entries()?,
@@ -871,26 +877,19 @@ impl<S: Source> Reader<S> {
         }
     }
 
-    fn read_entry(&mut self, empty: bool) -> Result<Option<Entry>, Error> {
+    /// Reads an entry into `slot`; false when it was skipped for want of a `<loc>`.
+    fn read_entry(&mut self, empty: bool, slot: &mut Option<Entry>) -> Result<bool, Error> {
         let start = self.entry_position;
+        *slot = None;
         let mut parts = EntryParts::default();
         if !empty {
             let mut buf = mem::take(&mut self.buf);
-            let result = self.read_entry_children(&mut buf, &mut parts);
+            let result = self.read_entry_children(&mut buf, &mut parts, slot);
             self.buf = buf;
             result?;
         }
-        let EntryParts {
-            loc,
-            locs,
-            md: entry_md,
-            lastmod,
-            changefreq,
-            links,
-            extensions,
-        } = parts;
-        let Some(loc) = loc else {
-            if locs == 0 {
+        let Some(entry) = slot else {
+            if parts.locs == 0 {
                 self.finding(
                     Rule::LocMandatory,
                     "the entry has no loc; skipped".into(),
@@ -900,19 +899,13 @@ impl<S: Source> Reader<S> {
             if let Some(checker) = &mut self.checker {
                 checker.skip_entry(&mut self.findings);
             }
-            return Ok(None);
+            return Ok(false);
         };
-        // Built as the result and checked there: an entry is large, and building it
-        // first and wrapping it after would copy it.
-        let result = Ok(Some(Entry {
-            loc,
-            lastmod,
-            changefreq,
-            md: entry_md,
-            links,
-            extensions,
-        }));
-        if let (Some(checker), Ok(Some(entry))) = (&mut self.checker, &result) {
+        entry.lastmod = parts.lastmod;
+        entry.changefreq = parts.changefreq;
+        entry.links = parts.links;
+        entry.extensions = parts.extensions;
+        if let Some(checker) = &mut self.checker {
             let before = self.findings.len();
             checker.check_entry(entry, &mut self.findings);
             if self.findings.len() > before {
@@ -925,7 +918,7 @@ impl<S: Source> Reader<S> {
                 }
             }
         }
-        result
+        Ok(true)
     }
 
     /// Reads an entry's children up to its end tag: the hot path of reading, one flat
@@ -935,6 +928,7 @@ impl<S: Source> Reader<S> {
         &mut self,
         buf: &mut Vec<u8>,
         parts: &mut EntryParts,
+        slot: &mut Option<Entry>,
     ) -> Result<(), Error> {
         loop {
             buf.clear();
@@ -966,11 +960,15 @@ impl<S: Source> Reader<S> {
                         self.ns.pop();
                     }
                     self.read_text_into(buf, empty)?;
-                    self.entry_text(tag, at, parts);
+                    self.entry_text(tag, at, parts, slot);
                 }
                 Tag::Md => {
-                    let repeated = parts.md.is_some();
-                    if repeated {
+                    // Into the entry once its <loc> has made it.
+                    let md = match slot {
+                        Some(entry) => &mut entry.md,
+                        None => &mut parts.md,
+                    };
+                    if md.is_some() {
                         self.md_attributes(&e, at, &mut Md::default())?;
                         self.finding(
                             Rule::MdNotRepeatable,
@@ -979,7 +977,7 @@ impl<S: Source> Reader<S> {
                         );
                     } else {
                         // Built where it stays: an `Md` is large, and moving it costs.
-                        self.md_attributes(&e, at, parts.md.insert(Md::default()))?;
+                        self.md_attributes(&e, at, md.insert(Md::default()))?;
                     }
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
@@ -1013,7 +1011,13 @@ impl<S: Source> Reader<S> {
     }
 
     /// Reads the value of an entry's `<loc>`, `<lastmod>` or `<changefreq>` from `self.text`.
-    fn entry_text(&mut self, tag: Tag, at: Position, parts: &mut EntryParts) {
+    fn entry_text(
+        &mut self,
+        tag: Tag,
+        at: Position,
+        parts: &mut EntryParts,
+        slot: &mut Option<Entry>,
+    ) {
         let text = self.text.trim_matches([' ', '\t', '\r', '\n']);
         match tag {
             Tag::Loc => {
@@ -1026,7 +1030,12 @@ impl<S: Source> Reader<S> {
                     );
                 } else {
                     match Uri::parse(text) {
-                        Ok(url) => parts.loc = Some(url),
+                        Ok(loc) => {
+                            let mut entry = Entry::new(loc);
+                            // An rs:md read before the <loc> (rare): from now on, the entry's.
+                            entry.md = parts.md.take();
+                            *slot = Some(entry);
+                        }
                         Err(err) => self.value_finding(&err, at),
                     }
                 }
@@ -1581,10 +1590,10 @@ impl Seen {
     }
 }
 
-/// The parts of an entry as its children are read.
+/// The parts of an entry as its children are read, but for its `<loc>` and `rs:md`: the
+/// entry is made when its `<loc>` is read, and an `rs:md` after it is read into it.
 #[derive(Default)]
 struct EntryParts {
-    loc: Option<Uri>,
     /// How many `<loc>` there were.
     locs: u32,
     md: Option<Md>,

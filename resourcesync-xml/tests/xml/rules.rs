@@ -99,6 +99,29 @@ fn names_are_resolved_inside_entries_that_rebind_prefixes() {
 }
 
 #[test]
+fn children_of_an_entry_in_any_order() {
+    // The rs:md before the <loc> is the entry's; the one after it is a repeat.
+    let body = concat!(
+        r#"<url><rs:md length="1"/><lastmod>2013-01-03</lastmod><loc>http://e.com/a</loc>"#,
+        r#"<rs:ln rel="duplicate" href="http://m.e.com/a"/><rs:md length="2"/></url>"#,
+        r#"<url><rs:ln rel="duplicate" href="http://m.e.com/b"/><loc>http://e.com/b</loc></url>"#,
+    );
+    let bytes = doc("urlset", NS, body);
+    let (doc, findings) = read_everywhere(&bytes, Limits::default()).unwrap();
+    let rules: Vec<Rule> = findings.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, [Rule::MdNotRepeatable]);
+    assert_eq!(findings[0].entry, Some(1));
+    let [a, b] = &doc.entries[..] else {
+        panic!("{:?}", doc.entries)
+    };
+    assert_eq!(a.md.as_ref().unwrap().length, Some(1));
+    assert!(a.lastmod.is_some());
+    assert_eq!(a.links.len(), 1);
+    assert!(b.md.is_none());
+    assert_eq!(b.links[0].href.as_str(), "http://m.e.com/b");
+}
+
+#[test]
 fn attribute_no_prefix() {
     case(
         Rule::AttributePrefix,
