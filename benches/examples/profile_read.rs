@@ -1,6 +1,6 @@
 //! Reads a generated 50,000-entry Resource List many times, for a profiler.
 //! `RAW=1` runs the raw quick-xml loop instead; `NOCHECK=1` turns rule checking off;
-//! `CHANGES=1` reads a Change List instead.
+//! `CHANGES=1` reads a Change List instead; `BUFREAD=1` reads through `BufRead`.
 fn main() {
     let kind = if std::env::var_os("CHANGES").is_some() {
         resourcesync_model::DocumentKind::ChangeList
@@ -22,11 +22,18 @@ fn main() {
             total += resourcesync_benches::raw_loop(&bytes[..]);
             continue;
         }
-        let reader = resourcesync_xml::Reader::from_slice_with_limits(
-            &bytes[..],
-            resourcesync_xml::Limits::unbounded_size(),
-        );
-        let mut r = reader.check(check.then(Default::default));
+        let limits = resourcesync_xml::Limits::unbounded_size();
+        let options = check.then(Default::default);
+        if std::env::var_os("BUFREAD").is_some() {
+            let reader = resourcesync_xml::Reader::with_limits(&bytes[..], limits).unwrap();
+            let mut r = reader.check(options);
+            while let Some(e) = r.next_entry().unwrap() {
+                total += e.links.len();
+            }
+            continue;
+        }
+        let reader = resourcesync_xml::Reader::from_slice_with_limits(&bytes[..], limits);
+        let mut r = reader.check(options);
         while let Some(e) = r.next_entry().unwrap() {
             total += e.links.len();
         }
