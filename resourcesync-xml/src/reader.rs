@@ -180,8 +180,6 @@ pub struct Reader<S: Source> {
     event_at: (u64, u64, u64),
     /// The end of input has been reached and checked.
     finished: bool,
-    /// The document's `rs:md` while the head is read.
-    head_md: Option<Md>,
     /// How many namespace bindings are in scope when exactly the root's are, if the root
     /// binds them the conventional way (see `Namespaces::is_conventional`); `usize::MAX`
     /// otherwise.
@@ -243,7 +241,6 @@ impl<S: Source> Reader<S> {
             entry_position: Position::default(),
             event_at: (0, 1, 1),
             finished: false,
-            head_md: None,
             conventional_bindings: usize::MAX,
         }
     }
@@ -424,55 +421,6 @@ impl<S: Source> Reader<S> {
 
     // --- events ---
 
-    /// Reads the next event into the reusable buffer and hands it to `f`, with the
-    /// reader's other state available. Comments and processing instructions are skipped;
-    /// the DTD, a late declaration and the end of input are errors here.
-    fn with_event<T>(
-        &mut self,
-        mut f: impl FnMut(&mut Self, Event<'_>) -> Result<T, Error>,
-    ) -> Result<T, Error> {
-        let mut buf = mem::take(&mut self.buf);
-        let result = loop {
-            buf.clear();
-            self.mark();
-            let event = match self.src.read_event(&mut buf) {
-                Ok(event) => event,
-                Err(e) => break Err(self.xml_error(e)),
-            };
-            match event {
-                Event::Comment(_) | Event::PI(_) => continue,
-                Event::DocType(_) => break Err(self.error(ErrorKind::DocType)),
-                Event::Decl(_) => break Err(self.error(ErrorKind::MisplacedDeclaration)),
-                Event::Eof if self.state != State::Prolog => {
-                    let name = mem::take(&mut self.root_name);
-                    break Err(self.error(ErrorKind::Unclosed(name)));
-                }
-                Event::Start(e) => {
-                    if let Err(err) = self.ns.push(&e) {
-                        break Err(self.declaration_error(err));
-                    }
-                    break f(self, Event::Start(e));
-                }
-                Event::Empty(e) => {
-                    if let Err(err) = self.ns.push(&e) {
-                        break Err(self.declaration_error(err));
-                    }
-                    let result = f(self, Event::Empty(e));
-                    self.ns.pop();
-                    break result;
-                }
-                Event::End(e) => {
-                    let result = f(self, Event::End(e));
-                    self.ns.pop();
-                    break result;
-                }
-                event => break f(self, event),
-            }
-        };
-        self.buf = buf;
-        result
-    }
-
     /// The element's tag, from its namespace and local name.
     fn classify(&self, start: &BytesStart<'_>) -> Result<Tag, Error> {
         // With the root's conventional bindings in scope, names as written say it all.
@@ -524,11 +472,23 @@ impl<S: Source> Reader<S> {
 
     fn read_head(&mut self) -> Result<(), Error> {
         self.read_root()?;
-        while self.state == State::Head {
-            self.head_event()?;
-        }
-        if let (Some(head), Some(md)) = (&mut self.head, self.head_md.take()) {
-            head.md = md;
+        if self.state == State::Head {
+            let mut parts = HeadParts::default();
+            let mut buf = mem::take(&mut self.buf);
+            let result = self.read_head_children(&mut buf, &mut parts);
+            self.buf = buf;
+            let first_entry = result?;
+            if let Some(head) = &mut self.head {
+                if let Some(md) = parts.md {
+                    head.md = md;
+                }
+                head.links = parts.links;
+                head.extensions = parts.extensions;
+            }
+            match first_entry {
+                Some((tag, empty, at)) => self.start_entry(tag, empty, at),
+                None => self.state = State::Done,
+            }
         }
         let Some(head) = &self.head else {
             return Err(self.error(ErrorKind::Empty));
@@ -537,6 +497,94 @@ impl<S: Source> Reader<S> {
             self.checker = Some(Checker::with_options(head, options, &mut self.findings));
         }
         Ok(())
+    }
+
+    /// Reads the root's children up to the first entry's start tag, which it returns, or
+    /// to the root's end (`None`).
+    fn read_head_children(
+        &mut self,
+        buf: &mut Vec<u8>,
+        parts: &mut HeadParts,
+    ) -> Result<Option<(Tag, bool, Position)>, Error> {
+        loop {
+            buf.clear();
+            self.mark();
+            let event = match self.src.read_event(buf) {
+                Ok(event) => event,
+                Err(e) => return Err(self.xml_error(e)),
+            };
+            let (e, empty) = match event {
+                Event::Start(e) => (e, false),
+                Event::Empty(e) => (e, true),
+                Event::End(_) => {
+                    self.ns.pop();
+                    return Ok(None);
+                }
+                other => {
+                    self.between_children(other)?;
+                    continue;
+                }
+            };
+            self.ns
+                .push(&e)
+                .map_err(|err| self.declaration_error(err))?;
+            let at = self.position();
+            match self.classify(&e)? {
+                tag @ (Tag::Url | Tag::Sitemap) => {
+                    if empty {
+                        self.ns.pop();
+                    }
+                    return Ok(Some((tag, empty, at)));
+                }
+                tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => {
+                    // A <loc> or <lastmod> outside any entry: kept as an extension.
+                    drop(e);
+                    self.read_text_into(buf, empty)?;
+                    let name = match tag {
+                        Tag::Loc => "loc",
+                        Tag::Lastmod => "lastmod",
+                        _ => "changefreq",
+                    };
+                    parts.extensions.push(Element {
+                        namespace: SITEMAP_NAMESPACE.into(),
+                        prefix: None,
+                        name: name.into(),
+                        attributes: Vec::new(),
+                        content: crate::writer::escape_text(self.text()).into_owned(),
+                    });
+                }
+                Tag::Md => {
+                    if parts.md.is_some() {
+                        self.md_attributes(&e, at, &mut Md::default())?;
+                        self.finding(
+                            Rule::MdNotRepeatable,
+                            "the document has more than one rs:md; the first is kept".into(),
+                            at,
+                        );
+                    } else {
+                        self.md_attributes(&e, at, parts.md.insert(Md::default()))?;
+                    }
+                    drop(e);
+                    self.end_of_empty_element(buf, empty)?;
+                }
+                Tag::Ln => {
+                    parts.links.extend(self.link_attributes(&e, at)?);
+                    drop(e);
+                    self.end_of_empty_element(buf, empty)?;
+                }
+                Tag::UrlSet | Tag::SitemapIndex => {
+                    return Err(
+                        self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
+                    );
+                }
+                tag @ (Tag::MisplacedRs | Tag::Other) => {
+                    let mut element = self.extension_start(&e, tag, at)?;
+                    drop(e);
+                    self.extension_content(buf, &mut element, empty)?;
+                    parts.extensions.push(element);
+                }
+            }
+        }
     }
 
     fn read_root(&mut self) -> Result<(), Error> {
@@ -664,108 +712,6 @@ impl<S: Source> Reader<S> {
         Ok(())
     }
 
-    /// Reads the next child of the root or of an entry, skipping white space, and reads
-    /// the attributes of an element there; its content is left for the caller.
-    ///
-    /// An `rs:md` goes into `md` when that is empty (else it is reported as repeated) and
-    /// an `rs:ln` onto `links`, so that these large values are built where they stay.
-    fn read_child(&mut self, md: &mut Option<Md>, links: &mut Vec<Link>) -> Result<Child, Error> {
-        self.with_event(|r, event| {
-            let (e, empty) = match event {
-                Event::Start(e) => (e, false),
-                Event::Empty(e) => (e, true),
-                Event::End(_) => return Ok(Child::End),
-                event => return r.expect_space(event).map(|()| Child::Skip),
-            };
-            // Inside an entry, `position` numbers it already.
-            let at = r.position();
-            Ok(match r.classify(&e)? {
-                tag @ (Tag::Url | Tag::Sitemap) => Child::Entry(tag, empty, at),
-                tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => Child::Text(tag, empty, at),
-                Tag::Md => {
-                    // Built where it stays: an `Md` is large, and moving it costs.
-                    let repeated = md.is_some();
-                    if repeated {
-                        r.md_attributes(&e, at, &mut Md::default())?;
-                    } else {
-                        r.md_attributes(&e, at, md.insert(Md::default()))?;
-                    }
-                    Child::Md {
-                        empty,
-                        at,
-                        repeated,
-                    }
-                }
-                Tag::Ln => {
-                    links.extend(r.link_attributes(&e, at)?);
-                    Child::Ln { empty }
-                }
-                Tag::UrlSet | Tag::SitemapIndex => {
-                    return Err(r.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned())));
-                }
-                tag @ (Tag::MisplacedRs | Tag::Other) => {
-                    Child::Extension(Box::new(r.extension_start(&e, tag, at)?), empty)
-                }
-            })
-        })
-    }
-
-    fn head_event(&mut self) -> Result<(), Error> {
-        let mut md = self.head_md.take();
-        let mut links = Vec::new();
-        let child = self.read_child(&mut md, &mut links);
-        self.head_md = md;
-        if let Some(head) = &mut self.head {
-            head.links.append(&mut links);
-        }
-        match child? {
-            Child::Skip => {}
-            Child::End => self.state = State::Done,
-            Child::Entry(tag, empty, at) => self.start_entry(tag, empty, at),
-            Child::Md {
-                empty,
-                at,
-                repeated,
-            } => {
-                self.expect_no_content(empty)?;
-                if repeated {
-                    self.finding(
-                        Rule::MdNotRepeatable,
-                        "the document has more than one rs:md; the first is kept".into(),
-                        at,
-                    );
-                }
-            }
-            Child::Ln { empty } => self.expect_no_content(empty)?,
-            Child::Text(tag, empty, at) => {
-                // A <loc> or <lastmod> outside any entry: kept as an extension.
-                let text = self.read_text(empty)?.to_owned();
-                let name = match tag {
-                    Tag::Loc => "loc",
-                    Tag::Lastmod => "lastmod",
-                    _ => "changefreq",
-                };
-                let _ = at;
-                if let Some(head) = &mut self.head {
-                    head.extensions.push(Element {
-                        namespace: SITEMAP_NAMESPACE.into(),
-                        prefix: None,
-                        name: name.into(),
-                        attributes: Vec::new(),
-                        content: crate::writer::escape_text(&text).into_owned(),
-                    });
-                }
-            }
-            Child::Extension(mut element, empty) => {
-                self.extension_content(&mut element, empty)?;
-                if let Some(head) = &mut self.head {
-                    head.extensions.push(*element);
-                }
-            }
-        }
-        Ok(())
-    }
-
     fn start_entry(&mut self, tag: Tag, empty: bool, mut at: Position) {
         self.entries += 1;
         at.entry = Some(self.entries);
@@ -858,9 +804,6 @@ impl<S: Source> Reader<S> {
                 }
                 Tag::Loc | Tag::Lastmod | Tag::Changefreq => {
                     drop(e);
-                    if empty {
-                        self.ns.pop();
-                    }
                     self.read_text_into(buf, empty)?;
                 }
                 Tag::MisplacedRs | Tag::Other => {
@@ -868,10 +811,7 @@ impl<S: Source> Reader<S> {
                     // its markup is checked and bounded) and dropped.
                     let mut element = self.extension_start(&e, tag, at)?;
                     drop(e);
-                    if empty {
-                        self.ns.pop();
-                    }
-                    self.extension_content(&mut element, empty)?;
+                    self.extension_content(buf, &mut element, empty)?;
                 }
             }
         }
@@ -956,9 +896,6 @@ impl<S: Source> Reader<S> {
             match self.classify(&e)? {
                 tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => {
                     drop(e);
-                    if empty {
-                        self.ns.pop();
-                    }
                     self.read_text_into(buf, empty)?;
                     self.entry_text(tag, at, parts, slot);
                 }
@@ -1000,10 +937,7 @@ impl<S: Source> Reader<S> {
                 tag @ (Tag::MisplacedRs | Tag::Other) => {
                     let mut element = self.extension_start(&e, tag, at)?;
                     drop(e);
-                    if empty {
-                        self.ns.pop();
-                    }
-                    self.extension_content(&mut element, empty)?;
+                    self.extension_content(buf, &mut element, empty)?;
                     parts.extensions.push(element);
                 }
             }
@@ -1018,7 +952,7 @@ impl<S: Source> Reader<S> {
         parts: &mut EntryParts,
         slot: &mut Option<Entry>,
     ) {
-        let text = self.text.trim_matches([' ', '\t', '\r', '\n']);
+        let text = self.text();
         match tag {
             Tag::Loc => {
                 parts.locs += 1;
@@ -1092,11 +1026,13 @@ impl<S: Source> Reader<S> {
         }
     }
 
-    /// Reads the text of a simple element into `self.text`, up to and including its end
-    /// tag, with `buf` for the events. See `read_text`.
+    /// Reads the text of a simple element (`<loc>`, `<lastmod>`, `<changefreq>`) into
+    /// `self.text`, references resolved, up to and including its end tag (closing its
+    /// scope), with `buf` for the events. Markup inside is an error.
     fn read_text_into(&mut self, buf: &mut Vec<u8>, empty: bool) -> Result<(), Error> {
         self.text.clear();
         if empty {
+            self.ns.pop();
             return Ok(());
         }
         loop {
@@ -1152,42 +1088,9 @@ impl<S: Source> Reader<S> {
         }
     }
 
-    /// The text of a simple element (`<loc>`, `<lastmod>`, `<changefreq>`), references
-    /// resolved, white space around it trimmed. Markup inside is an error.
-    fn read_text(&mut self, empty: bool) -> Result<&str, Error> {
-        self.text.clear();
-        if !empty {
-            loop {
-                let done = self.with_event(|r, event| {
-                    match event {
-                        Event::Text(t) => {
-                            let content = t.xml10_content();
-                            r.push_text(&content)?;
-                        }
-                        Event::CData(c) => {
-                            let content = c.xml10_content();
-                            r.push_text(&content)?;
-                        }
-                        Event::GeneralRef(reference) => {
-                            let c = r.resolve_reference(&reference)?;
-                            r.push_text(c.encode_utf8(&mut [0; 4]))?;
-                        }
-                        Event::End(_) => return Ok(true),
-                        Event::Start(e) | Event::Empty(e) => {
-                            return Err(r.error(ErrorKind::UnexpectedElement(
-                                e.name().as_ref().to_owned(),
-                            )));
-                        }
-                        _ => {}
-                    }
-                    Ok(false)
-                })?;
-                if done {
-                    break;
-                }
-            }
-        }
-        Ok(self.text.trim_matches([' ', '\t', '\r', '\n']))
+    /// The text last read by `read_text_into`, without the white space around it.
+    fn text(&self) -> &str {
+        self.text.trim_matches([' ', '\t', '\r', '\n'])
     }
 
     fn push_text(&mut self, s: &str) -> Result<(), Error> {
@@ -1466,25 +1369,6 @@ impl<S: Source> Reader<S> {
         }
     }
 
-    /// `rs:md` and `rs:ln` are empty elements: allow white space inside, nothing else.
-    fn expect_no_content(&mut self, empty: bool) -> Result<(), Error> {
-        if empty {
-            return Ok(());
-        }
-        loop {
-            let done = self.with_event(|r, event| match event {
-                Event::End(_) => Ok(true),
-                Event::Start(e) | Event::Empty(e) => {
-                    Err(r.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned())))
-                }
-                event => r.expect_space(event).map(|()| false),
-            })?;
-            if done {
-                return Ok(());
-            }
-        }
-    }
-
     // --- extensions ---
 
     /// Reads an element outside the Sitemap and ResourceSync vocabularies, keeping its
@@ -1523,43 +1407,68 @@ impl<S: Source> Reader<S> {
         })
     }
 
-    /// Reads an extension element's content as XML text, bounded in depth and length.
-    fn extension_content(&mut self, element: &mut Element, empty: bool) -> Result<(), Error> {
-        let content = &mut element.content;
-        if !empty {
-            let mut depth = 1usize;
-            while depth > 0 {
-                self.with_event(|r, event| {
-                    match &event {
-                        Event::Start(_) => {
-                            depth += 1;
-                            if depth > r.limits.max_depth {
-                                return Err(r.error(ErrorKind::TooDeep(r.limits.max_depth)));
-                            }
-                        }
-                        Event::End(_) => {
-                            depth -= 1;
-                            if depth == 0 {
-                                return Ok(());
-                            }
-                        }
-                        Event::GeneralRef(reference) => {
-                            r.resolve_reference(reference)?;
-                        }
-                        Event::Text(t) => {
-                            check_chars(t).map_err(|c| r.error(ErrorKind::ForbiddenCharacter(c)))?
-                        }
-                        _ => {}
+    /// Reads an extension element's content as XML text, bounded in depth and length, up
+    /// to and including its end tag (closing its scope), with `buf` for the events.
+    fn extension_content(
+        &mut self,
+        buf: &mut Vec<u8>,
+        element: &mut Element,
+        empty: bool,
+    ) -> Result<(), Error> {
+        if empty {
+            self.ns.pop();
+            return Ok(());
+        }
+        let mut depth = 1usize;
+        loop {
+            buf.clear();
+            self.mark();
+            let event = match self.src.read_event(buf) {
+                Ok(event) => event,
+                Err(e) => return Err(self.xml_error(e)),
+            };
+            match &event {
+                Event::Comment(_)
+                | Event::PI(_)
+                | Event::DocType(_)
+                | Event::Decl(_)
+                | Event::Eof => {
+                    // Passed over (comments, processing instructions) or refused.
+                    self.between_children(event)?;
+                    continue;
+                }
+                Event::Start(e) => {
+                    self.ns.push(e).map_err(|err| self.declaration_error(err))?;
+                    depth += 1;
+                    if depth > self.limits.max_depth {
+                        return Err(self.error(ErrorKind::TooDeep(self.limits.max_depth)));
                     }
-                    crate::writer::write_event(content, &event);
-                    if content.len() > r.limits.max_value_len {
-                        return Err(r.error(ErrorKind::ValueTooLong(r.limits.max_value_len)));
+                }
+                Event::Empty(e) => {
+                    // Its declarations are checked, and go out of scope at once.
+                    self.ns.push(e).map_err(|err| self.declaration_error(err))?;
+                    self.ns.pop();
+                }
+                Event::End(_) => {
+                    self.ns.pop();
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(());
                     }
-                    Ok(())
-                })?;
+                }
+                Event::GeneralRef(reference) => {
+                    self.resolve_reference(reference)?;
+                }
+                Event::Text(t) => {
+                    check_chars(t).map_err(|c| self.error(ErrorKind::ForbiddenCharacter(c)))?
+                }
+                Event::CData(_) => {}
+            }
+            crate::writer::write_event(&mut element.content, &event);
+            if element.content.len() > self.limits.max_value_len {
+                return Err(self.error(ErrorKind::ValueTooLong(self.limits.max_value_len)));
             }
         }
-        Ok(())
     }
 }
 
@@ -1590,6 +1499,14 @@ impl Seen {
     }
 }
 
+/// The children of the root before the first entry, as they are read.
+#[derive(Default)]
+struct HeadParts {
+    md: Option<Md>,
+    links: Vec<Link>,
+    extensions: Vec<Element>,
+}
+
 /// The parts of an entry as its children are read, but for its `<loc>` and `rs:md`: the
 /// entry is made when its `<loc>` is read, and an `rs:md` after it is read into it.
 #[derive(Default)]
@@ -1609,28 +1526,6 @@ enum Attr<'v> {
     Rs(&'v str, Cow<'v, str>),
     /// In another namespace.
     Extension(Attribute),
-}
-
-/// One child of the root or of an entry, its attributes read, its content not yet.
-enum Child {
-    /// White space, a comment or a processing instruction.
-    Skip,
-    /// The end of the parent.
-    End,
-    /// A `<url>` or `<sitemap>` start.
-    Entry(Tag, bool, Position),
-    /// `<loc>`, `<lastmod>` or `<changefreq>`.
-    Text(Tag, bool, Position),
-    /// `<rs:md>`, read into the caller's slot unless it was `repeated`.
-    Md {
-        empty: bool,
-        at: Position,
-        repeated: bool,
-    },
-    /// `<rs:ln>`, read onto the caller's list (unless it had no valid rel or href).
-    Ln { empty: bool },
-    /// Another element, its content to be read. Boxed: rare, and large.
-    Extension(Box<Element>, bool),
 }
 
 /// Stores a parsed value, or hands back its error for reporting.
