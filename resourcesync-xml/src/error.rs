@@ -98,6 +98,16 @@ pub enum ErrorKind {
 ///
 /// One pointer wide, so that the reader's results stay small on the path where nothing
 /// goes wrong.
+///
+/// ```
+/// use resourcesync_xml::{ErrorKind, Reader};
+///
+/// let xml = b"<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n<url><loc>&bogus;</loc></url></urlset>";
+/// let error = Reader::from_slice(xml).read_to_document().unwrap_err();
+/// assert!(matches!(error.kind(), ErrorKind::UnknownEntity(name) if name == "bogus"));
+/// assert_eq!((error.position().line, error.position().entry), (2, Some(1)));
+/// assert!(matches!(error.into_kind(), ErrorKind::UnknownEntity(_)));
+/// ```
 #[derive(Debug)]
 pub struct Error(Box<Inner>);
 

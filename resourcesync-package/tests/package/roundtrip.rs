@@ -156,28 +156,25 @@ fn the_writer_refuses_what_the_standard_does_not_allow() {
 fn a_file_is_written_beside_its_target_and_moved_into_place() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("dump-part1.zip");
-    let mut writer = PackageWriter::create(
-        &target,
-        manifest_head(DocumentKind::ResourceDumpManifest),
-        PackageOptions::default(),
-    )
-    .unwrap();
-    writer
-        .add(bitstream(1, "text/plain"), &b"hello"[..])
+    // A writer with one bitstream added, not finished.
+    let started = || {
+        let mut writer = PackageWriter::create(
+            &target,
+            manifest_head(DocumentKind::ResourceDumpManifest),
+            PackageOptions::default(),
+        )
         .unwrap();
+        writer
+            .add(bitstream(1, "text/plain"), &b"hello"[..])
+            .unwrap();
+        writer
+    };
+    let writer = started();
     // Dropped without finishing: nothing is left.
     drop(writer);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 
-    let mut writer = PackageWriter::create(
-        &target,
-        manifest_head(DocumentKind::ResourceDumpManifest),
-        PackageOptions::default(),
-    )
-    .unwrap();
-    writer
-        .add(bitstream(1, "text/plain"), &b"hello"[..])
-        .unwrap();
+    let writer = started();
     let (path, info) = writer.finish_file(&target).unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), info.digests.length);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);

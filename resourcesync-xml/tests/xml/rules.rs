@@ -136,6 +136,14 @@ fn attribute_no_prefix() {
             r#"<url><loc>http://e.com/a</loc><rs:md length="3"/></url>"#,
         ),
     );
+    // `length` and `rs:length` are different names to XML, so not a repeated attribute:
+    // read (the prefixed one reported), not refused.
+    let both = doc(
+        "urlset",
+        NS,
+        r#"<url><loc>http://e.com/a</loc><rs:md length="3" rs:length="4"/></url>"#,
+    );
+    assert!(findings(&both).contains(&Rule::AttributePrefix));
 }
 
 #[test]
