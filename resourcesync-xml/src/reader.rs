@@ -475,7 +475,7 @@ impl<S: Source> Reader<S> {
         if self.state == State::Head {
             let mut parts = HeadParts::default();
             let mut buf = mem::take(&mut self.buf);
-            let result = self.read_head_children(&mut buf, &mut parts);
+            let result = self.read_root_children(&mut buf, Some(&mut parts));
             self.buf = buf;
             let first_entry = result?;
             if let Some(head) = &mut self.head {
@@ -485,10 +485,7 @@ impl<S: Source> Reader<S> {
                 head.links = parts.links;
                 head.extensions = parts.extensions;
             }
-            match first_entry {
-                Some((tag, empty, at)) => self.start_entry(tag, empty, at),
-                None => self.state = State::Done,
-            }
+            self.enter(first_entry)?;
         }
         let Some(head) = &self.head else {
             return Err(self.error(ErrorKind::Empty));
@@ -499,12 +496,13 @@ impl<S: Source> Reader<S> {
         Ok(())
     }
 
-    /// Reads the root's children up to the first entry's start tag, which it returns, or
-    /// to the root's end (`None`).
-    fn read_head_children(
+    /// Reads the root's children up to the next entry's start tag, which it returns, or to
+    /// the root's end (`None`). Before the first entry, `head` takes the document's
+    /// metadata, links and extensions; after it (`None`), see `read_between_entries`.
+    fn read_root_children(
         &mut self,
         buf: &mut Vec<u8>,
-        parts: &mut HeadParts,
+        mut head: Option<&mut HeadParts>,
     ) -> Result<Option<(Tag, bool, Position)>, Error> {
         loop {
             buf.clear();
@@ -540,6 +538,9 @@ impl<S: Source> Reader<S> {
                     // A <loc> or <lastmod> outside any entry: kept as an extension.
                     drop(e);
                     self.read_text_into(buf, empty)?;
+                    let Some(parts) = head.as_deref_mut() else {
+                        continue;
+                    };
                     let name = match tag {
                         Tag::Loc => "loc",
                         Tag::Lastmod => "lastmod",
@@ -554,6 +555,9 @@ impl<S: Source> Reader<S> {
                     });
                 }
                 Tag::Md => {
+                    let Some(parts) = head.as_deref_mut() else {
+                        return Err(self.after_first_entry("rs:md"));
+                    };
                     if parts.md.is_some() {
                         self.md_attributes(&e, at, &mut Md::default())?;
                         self.finding(
@@ -568,6 +572,9 @@ impl<S: Source> Reader<S> {
                     self.end_of_empty_element(buf, empty)?;
                 }
                 Tag::Ln => {
+                    let Some(parts) = head.as_deref_mut() else {
+                        return Err(self.after_first_entry("rs:ln"));
+                    };
                     parts.links.extend(self.link_attributes(&e, at)?);
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
@@ -581,7 +588,9 @@ impl<S: Source> Reader<S> {
                     let mut element = self.extension_start(&e, tag, at)?;
                     drop(e);
                     self.extension_content(buf, &mut element, empty)?;
-                    parts.extensions.push(element);
+                    if let Some(parts) = head.as_deref_mut() {
+                        parts.extensions.push(element);
+                    }
                 }
             }
         }
@@ -740,81 +749,37 @@ impl<S: Source> Reader<S> {
 
     // --- entries ---
 
-    /// Reads up to the next entry's start tag, or the end of the root.
+    /// Reads up to the next entry's start tag, or the end of the root. Between entries,
+    /// document-level metadata is refused (the head has been handed out: it cannot be
+    /// placed, and guessing would misread the document); other children are read, so that
+    /// their markup is checked and bounded, and dropped.
     fn read_between_entries(&mut self) -> Result<(), Error> {
         let mut buf = mem::take(&mut self.buf);
-        let result = self.read_between_entries_into(&mut buf);
+        let result = self.read_root_children(&mut buf, None);
         self.buf = buf;
-        result
+        self.enter(result?)
     }
 
-    fn read_between_entries_into(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
-        loop {
-            buf.clear();
-            self.mark();
-            let event = match self.src.read_event(buf) {
-                Ok(event) => event,
-                Err(e) => return Err(self.xml_error(e)),
-            };
-            let (e, empty) = match event {
-                Event::Start(e) => (e, false),
-                Event::Empty(e) => (e, true),
-                Event::End(_) => {
-                    self.ns.pop();
-                    self.state = State::Done;
-                    return Ok(());
+    /// Document-level metadata after the first entry: refused.
+    #[cold]
+    fn after_first_entry(&self, name: &str) -> Error {
+        self.error(ErrorKind::UnexpectedElement(format!(
+            "{name} after the first entry"
+        )))
+    }
+
+    /// Starts the entry whose start tag was read, or ends the document at the root's end.
+    fn enter(&mut self, next: Option<(Tag, bool, Position)>) -> Result<(), Error> {
+        match next {
+            Some((tag, empty, at)) => {
+                if self.entries >= self.limits.max_entries {
+                    return Err(self.error(ErrorKind::TooManyEntries(self.limits.max_entries)));
                 }
-                other => {
-                    self.between_children(other)?;
-                    continue;
-                }
-            };
-            self.ns
-                .push(&e)
-                .map_err(|err| self.declaration_error(err))?;
-            let at = self.position();
-            let tag = self.classify(&e)?;
-            match tag {
-                Tag::Url | Tag::Sitemap => {
-                    if self.entries >= self.limits.max_entries {
-                        return Err(self.error(ErrorKind::TooManyEntries(self.limits.max_entries)));
-                    }
-                    if empty {
-                        self.ns.pop();
-                    }
-                    self.start_entry(tag, empty, at);
-                    return Ok(());
-                }
-                // The head has been handed out: document-level metadata after the first
-                // entry cannot be placed, and guessing would misread the document.
-                Tag::Md => {
-                    return Err(self.error(ErrorKind::UnexpectedElement(
-                        "rs:md after the first entry".into(),
-                    )));
-                }
-                Tag::Ln => {
-                    return Err(self.error(ErrorKind::UnexpectedElement(
-                        "rs:ln after the first entry".into(),
-                    )));
-                }
-                Tag::UrlSet | Tag::SitemapIndex => {
-                    return Err(
-                        self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
-                    );
-                }
-                Tag::Loc | Tag::Lastmod | Tag::Changefreq => {
-                    drop(e);
-                    self.read_text_into(buf, empty)?;
-                }
-                Tag::MisplacedRs | Tag::Other => {
-                    // An extension between entries belongs to no entry; it is read (so
-                    // its markup is checked and bounded) and dropped.
-                    let mut element = self.extension_start(&e, tag, at)?;
-                    drop(e);
-                    self.extension_content(buf, &mut element, empty)?;
-                }
+                self.start_entry(tag, empty, at);
             }
+            None => self.state = State::Done,
         }
+        Ok(())
     }
 
     /// Reads an entry into `slot`; false when it was skipped for want of a `<loc>`.

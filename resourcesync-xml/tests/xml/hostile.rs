@@ -250,9 +250,25 @@ fn rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
             "element",
         ),
         (
+            "rs:ln after the first entry",
+            doc(&format!(
+                "{}<rs:ln rel=\"up\" href=\"http://e.com/c\"/>",
+                url("http://e.com/")
+            )),
+            d,
+            "element",
+        ),
+        (
             "over the entry limit",
             doc(&many),
             d.with_max_entries(3),
+            "entries",
+        ),
+        (
+            // The first entry counts like any other.
+            "an entry limit of zero",
+            doc(&url("http://e.com/")),
+            d.with_max_entries(0),
             "entries",
         ),
         (
