@@ -16,6 +16,10 @@ use crate::{Change, Document, DocumentHead, Entry, Link, Md, Relation, W3cDateTi
 /// The most entries a document may hold (section 7, after the Sitemap protocol).
 pub const MAX_ENTRIES: u64 = 50_000;
 
+/// The most bytes a document may take, uncompressed (section 7, after the Sitemap
+/// protocol's 50 MB): 52,428,800. Only a reader sees bytes; see [`Rule::MaxBytes`].
+pub const MAX_BYTES: u64 = 52_428_800;
+
 /// What the checker cannot see in the document itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]

@@ -87,7 +87,7 @@ mod rules;
 mod uri;
 
 pub use capability::{Capability, DocumentKind, Root};
-pub use check::{CheckOptions, Checker, MAX_ENTRIES, check, check_with};
+pub use check::{CheckOptions, Checker, MAX_BYTES, MAX_ENTRIES, check, check_with};
 pub use datetime::{DateTimeError, Offset, Precision, W3cDateTime};
 pub use document::{Document, DocumentHead};
 pub use entry::Entry;

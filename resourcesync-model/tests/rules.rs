@@ -181,8 +181,11 @@ impl Case {
 /// Rules about the XML form of a document or a package, which no model value can break:
 /// readers report them. `resourcesync-xml/tests/xml/rules.rs` breaks and keeps the first
 /// seven, `resourcesync-package/tests/package/rules.rs` the last two.
-const READ_TIME_RULES: [Rule; 9] = [
+const READ_TIME_RULES: [Rule; 12] = [
     Rule::SitemapNamespace,
+    Rule::HeadBeforeEntries,
+    Rule::AttributeUnknown,
+    Rule::MaxBytes,
     Rule::ResourceSyncNamespace,
     Rule::AttributePrefix,
     Rule::EntryElement,

@@ -42,6 +42,10 @@ pub enum ErrorKind {
     /// An entity reference other than the five XML predefines.
     #[error("unknown entity reference &{0};")]
     UnknownEntity(String),
+    /// A character reference XML's grammar refuses: a sign, no digits, or a number that
+    /// is no character (`&#x+41;`, `&#;`, `&#xD800;`).
+    #[error("invalid character reference &{0};")]
+    CharacterReference(String),
     /// A character XML 1.0 forbids, such as NUL or another control character.
     #[error("character U+{0:04X} is not allowed in XML")]
     ForbiddenCharacter(u32),
@@ -92,6 +96,24 @@ pub enum ErrorKind {
     /// One text or attribute value longer than the limit.
     #[error("a value longer than {0} bytes")]
     ValueTooLong(usize),
+    /// One piece of XML — a tag, a run of text, a comment, a processing instruction or a
+    /// CDATA section — longer than the limit.
+    #[error("a tag, text, comment, processing instruction or CDATA section longer than {0} bytes")]
+    EventTooLong(u64),
+    /// More child elements in one entry, or in the head, than the limit allows.
+    #[error("more than {0} child elements in one entry or in the head")]
+    TooManyChildren(usize),
+    /// More attributes on one element than the limit allows.
+    #[error("more than {0} attributes on one element")]
+    TooManyAttributes(usize),
+    /// One entry, or the head, longer than the limit.
+    #[error("{what} longer than {limit} bytes")]
+    EntryTooLong {
+        /// `"an entry"` or `"the head"`.
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+    },
 }
 
 /// An error of reading, with the place it happened.

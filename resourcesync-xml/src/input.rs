@@ -24,6 +24,14 @@ pub(crate) struct Input<R> {
     scanned: u64,
     /// Set when a read was refused for the limit, so the caller can tell it from IO.
     pub(crate) over_limit: bool,
+    /// Where the event being read started, and how many bytes one event may take: the
+    /// XML reader copies an event whole into its buffer, so this bounds the memory that
+    /// one comment, processing instruction, CDATA section, tag or run of text can take,
+    /// whether it is kept or skipped.
+    event_start: u64,
+    max_event: u64,
+    /// Set when a read was refused for the event limit.
+    pub(crate) over_event: bool,
 }
 
 /// The source after sniffing its first bytes: as it was when it could be sniffed without
@@ -68,7 +76,7 @@ impl<R: BufRead> Input<R> {
     /// dropping a UTF-8 byte order mark. The first three bytes are looked at whatever the
     /// source's buffer size, so a reader that hands out one byte at a time is sniffed the
     /// same as a slice.
-    pub(crate) fn new(mut inner: R, limit: u64) -> io::Result<Input<R>> {
+    pub(crate) fn new(mut inner: R, limit: u64, max_event: u64) -> io::Result<Input<R>> {
         let peek = inner.fill_buf()?;
         let (first, sniffed) = if peek.len() >= 3 {
             let mut first = [0u8; 3];
@@ -124,7 +132,16 @@ impl<R: BufRead> Input<R> {
             breaks: VecDeque::new(),
             scanned: 0,
             over_limit: false,
+            event_start: 0,
+            max_event,
+            over_event: false,
         })
+    }
+
+    /// Marks where the next event starts: from here on, at most `max_event` bytes are
+    /// handed out until the next mark.
+    pub(crate) fn start_event(&mut self) {
+        self.event_start = self.consumed;
     }
 
     /// Bytes consumed by the XML reader so far.
@@ -163,7 +180,15 @@ impl<R: BufRead> BufRead for Input<R> {
             self.over_limit = true;
             return Err(io::Error::other("byte limit reached"));
         }
-        let n = usize::try_from(room)
+        let event_room = self
+            .event_start
+            .saturating_add(self.max_event)
+            .saturating_sub(self.consumed);
+        if event_room == 0 && !buf.is_empty() {
+            self.over_event = true;
+            return Err(io::Error::other("event limit reached"));
+        }
+        let n = usize::try_from(room.min(event_room))
             .unwrap_or(usize::MAX)
             .min(buf.len())
             .min(WINDOW);

@@ -8,8 +8,8 @@ use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
 use resourcesync_model::{
     Attribute, BitstreamPath, Capability, CheckOptions, Checker, Document, DocumentHead,
-    DocumentKind, Element, Entry, Finding, Link, Md, RS_NAMESPACE, Root, Rule, RuleError,
-    SITEMAP_NAMESPACE, TextPosition, Uri, parse_length,
+    DocumentKind, Element, Entry, Finding, Link, MAX_BYTES, MAX_ENTRIES, Md, RS_NAMESPACE, Root,
+    Rule, RuleError, SITEMAP_NAMESPACE, TextPosition, Uri, parse_length,
 };
 
 use crate::error::{Error, ErrorKind, Position};
@@ -34,15 +34,34 @@ pub struct Limits {
     /// Length in bytes of one text or attribute value, or of one extension element's
     /// content; 1 MiB by default.
     pub max_value_len: usize,
+    /// Length in bytes of one piece of XML as written: a tag with its attributes, a run
+    /// of text, a comment, a processing instruction or a CDATA section, whether it is
+    /// kept or skipped; 2 MiB by default. A reader over `BufRead` holds one such piece in
+    /// memory at a time, so this bounds what a huge comment or run of white space costs.
+    pub max_event_len: u64,
+    /// Length in bytes of one entry as written, from its start tag to its end tag, and of
+    /// the head (the root's children before the first entry); 8 MiB by default. An entry
+    /// is kept in memory whole, links and extension elements included, so this bounds
+    /// what one entry costs.
+    pub max_entry_len: u64,
+    /// Child elements of one entry, or of the root before the first entry; 1,024 by
+    /// default. They are kept until the entry is handed out.
+    pub max_children: usize,
+    /// Attributes of one element; 256 by default.
+    pub max_attributes: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_entries: 50_000,
-            max_bytes: 52_428_800,
+            max_entries: MAX_ENTRIES,
+            max_bytes: MAX_BYTES,
             max_depth: 32,
             max_value_len: 1 << 20,
+            max_event_len: 2 << 20,
+            max_entry_len: 8 << 20,
+            max_children: 1024,
+            max_attributes: 256,
         }
     }
 }
@@ -82,6 +101,31 @@ impl Limits {
         self.max_value_len = max_value_len;
         self
     }
+
+    /// These limits with another limit on one piece of XML (tag, text, comment,
+    /// processing instruction, CDATA section).
+    pub fn with_max_event_len(mut self, max_event_len: u64) -> Limits {
+        self.max_event_len = max_event_len;
+        self
+    }
+
+    /// These limits with another limit on the child elements of an entry or the head.
+    pub fn with_max_children(mut self, max_children: usize) -> Limits {
+        self.max_children = max_children;
+        self
+    }
+
+    /// These limits with another limit on the attributes of one element.
+    pub fn with_max_attributes(mut self, max_attributes: usize) -> Limits {
+        self.max_attributes = max_attributes;
+        self
+    }
+
+    /// These limits with another limit on one entry, and on the head.
+    pub fn with_max_entry_len(mut self, max_entry_len: u64) -> Limits {
+        self.max_entry_len = max_entry_len;
+        self
+    }
 }
 
 /// The elements a ResourceSync document is made of, by local name and namespace.
@@ -98,6 +142,10 @@ enum Tag {
     Ln,
     /// `md` or `ln` outside the ResourceSync namespace: kept as an extension, reported.
     MisplacedRs,
+    /// An element named like one of the Sitemap's outside its namespace (such as a
+    /// `<url xmlns="">`): kept as an extension, reported, never read as what it looks
+    /// like.
+    MisplacedSitemap,
     /// Anything else: kept as an extension.
     Other,
 }
@@ -178,6 +226,9 @@ pub struct Reader<S: Source> {
     entry_position: Position,
     /// Where the event being handled started: byte, line, column.
     event_at: (u64, u64, u64),
+    /// Where the entry or head being read started, and which it is: both are kept in
+    /// memory whole, so their length is limited.
+    scope: Option<(u64, &'static str)>,
     /// The end of input has been reached and checked.
     finished: bool,
     /// How many namespace bindings are in scope when exactly the root's are, if the root
@@ -197,7 +248,10 @@ impl<'a> Reader<Slice<'a>> {
     /// A reader over a byte slice with the given limits. A slice longer than the byte
     /// limit fails on the first read.
     pub fn from_slice_with_limits(bytes: &'a [u8], limits: Limits) -> Reader<Slice<'a>> {
-        Reader::with_source(Slice::new(bytes, limits.max_bytes), limits)
+        Reader::with_source(
+            Slice::new(bytes, limits.max_bytes, limits.max_event_len),
+            limits,
+        )
     }
 }
 
@@ -210,7 +264,7 @@ impl<R: BufRead> Reader<Buffered<R>> {
 
     /// A reader over any `BufRead` with the given limits and checking on.
     pub fn with_limits(inner: R, limits: Limits) -> Result<Reader<Buffered<R>>, Error> {
-        let src = Buffered::new(inner, limits.max_bytes).map_err(|e| {
+        let src = Buffered::new(inner, limits.max_bytes, limits.max_event_len).map_err(|e| {
             let start = Position {
                 line: 1,
                 column: 1,
@@ -240,6 +294,7 @@ impl<S: Source> Reader<S> {
             entries: 0,
             entry_position: Position::default(),
             event_at: (0, 1, 1),
+            scope: None,
             finished: false,
             conventional_bindings: usize::MAX,
         }
@@ -311,6 +366,15 @@ impl<S: Source> Reader<S> {
                         self.read_epilog()?;
                         if let Some(checker) = self.checker.take() {
                             checker.finish(&mut self.findings);
+                            let bytes = self.src.bytes_read();
+                            if bytes > MAX_BYTES {
+                                let end = self.place(self.position());
+                                self.finding(
+                                    Rule::MaxBytes,
+                                    format!("{bytes} bytes, uncompressed: more than {MAX_BYTES}"),
+                                    end,
+                                );
+                            }
                         }
                     }
                     *slot = None;
@@ -364,8 +428,20 @@ impl<S: Source> Reader<S> {
 
     /// Remembers where the next event starts: quick-xml consumes its input exactly up to
     /// the end of each event, so this is the end of the previous one.
-    fn mark(&mut self) {
+    ///
+    /// While an entry or the head is read, this is also where its length is checked: it
+    /// is kept in memory whole.
+    fn mark(&mut self) -> Result<(), Error> {
         self.event_at = self.src.mark();
+        if let Some((start, what)) = self.scope {
+            if self.event_at.0 - start > self.limits.max_entry_len {
+                return Err(self.error(ErrorKind::EntryTooLong {
+                    what,
+                    limit: self.limits.max_entry_len,
+                }));
+            }
+        }
+        Ok(())
     }
 
     /// A position with its line and column, counted now if the source did not.
@@ -380,6 +456,7 @@ impl<S: Source> Reader<S> {
     fn xml_error(&self, e: quick_xml::Error) -> Error {
         let kind = match e {
             _ if self.src.over_limit() => ErrorKind::TooLarge(self.limits.max_bytes),
+            _ if self.src.over_event() => ErrorKind::EventTooLong(self.limits.max_event_len),
             quick_xml::Error::Io(io) => {
                 ErrorKind::Io(std::io::Error::new(io.kind(), io.to_string()))
             }
@@ -444,6 +521,7 @@ impl<S: Source> Reader<S> {
                 return Ok(match local {
                     "md" => Tag::Md,
                     "ln" => Tag::Ln,
+                    _ if is_sitemap_name(local) => Tag::MisplacedSitemap,
                     _ => Tag::Other,
                 });
             }
@@ -464,6 +542,7 @@ impl<S: Source> Reader<S> {
             "changefreq" if sitemap => Tag::Changefreq,
             "urlset" if sitemap => Tag::UrlSet,
             "sitemapindex" if sitemap => Tag::SitemapIndex,
+            _ if !sitemap && is_sitemap_name(local) => Tag::MisplacedSitemap,
             _ => Tag::Other,
         })
     }
@@ -506,7 +585,7 @@ impl<S: Source> Reader<S> {
     ) -> Result<Option<(Tag, bool, Position)>, Error> {
         loop {
             buf.clear();
-            self.mark();
+            self.mark()?;
             let event = match self.src.read_event(buf) {
                 Ok(event) => event,
                 Err(e) => return Err(self.xml_error(e)),
@@ -527,8 +606,16 @@ impl<S: Source> Reader<S> {
                 .push(&e)
                 .map_err(|err| self.declaration_error(err))?;
             let at = self.position();
-            match self.classify(&e)? {
+            let tag = self.classify(&e)?;
+            if let Some(parts) = head.as_deref_mut() {
+                if !matches!(tag, Tag::Url | Tag::Sitemap) {
+                    parts.children += 1;
+                    self.check_children(parts.children)?;
+                }
+            }
+            match tag {
                 tag @ (Tag::Url | Tag::Sitemap) => {
+                    self.stray_attributes(&e, at)?;
                     if empty {
                         self.ns.pop();
                     }
@@ -556,7 +643,11 @@ impl<S: Source> Reader<S> {
                 }
                 Tag::Md => {
                     let Some(parts) = head.as_deref_mut() else {
-                        return Err(self.after_first_entry("rs:md"));
+                        self.after_first_entry(&e, at);
+                        self.md_attributes(&e, at, &mut Md::default())?;
+                        drop(e);
+                        self.end_of_empty_element(buf, empty)?;
+                        continue;
                     };
                     if parts.md.is_some() {
                         self.md_attributes(&e, at, &mut Md::default())?;
@@ -573,7 +664,11 @@ impl<S: Source> Reader<S> {
                 }
                 Tag::Ln => {
                     let Some(parts) = head.as_deref_mut() else {
-                        return Err(self.after_first_entry("rs:ln"));
+                        self.after_first_entry(&e, at);
+                        self.link_attributes(&e, at)?;
+                        drop(e);
+                        self.end_of_empty_element(buf, empty)?;
+                        continue;
                     };
                     parts.links.extend(self.link_attributes(&e, at)?);
                     drop(e);
@@ -584,7 +679,7 @@ impl<S: Source> Reader<S> {
                         self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
                     );
                 }
-                tag @ (Tag::MisplacedRs | Tag::Other) => {
+                tag @ (Tag::MisplacedRs | Tag::MisplacedSitemap | Tag::Other) => {
                     let mut element = self.extension_start(&e, tag, at)?;
                     drop(e);
                     self.extension_content(buf, &mut element, empty)?;
@@ -601,7 +696,7 @@ impl<S: Source> Reader<S> {
         while self.state == State::Prolog {
             let mut buf = mem::take(&mut self.buf);
             buf.clear();
-            self.mark();
+            self.mark()?;
             let event = self.src.read_event(&mut buf);
             let result = match event {
                 Err(e) => Err(self.xml_error(e)),
@@ -648,7 +743,7 @@ impl<S: Source> Reader<S> {
         loop {
             let mut buf = mem::take(&mut self.buf);
             buf.clear();
-            self.mark();
+            self.mark()?;
             let result = match self.src.read_event(&mut buf) {
                 Err(e) => Err(self.xml_error(e)),
                 Ok(Event::Eof) => {
@@ -718,6 +813,9 @@ impl<S: Source> Reader<S> {
         head.attributes = self.plain_attributes(e, at)?;
         self.head = Some(head);
         self.state = if empty { State::Done } else { State::Head };
+        if !empty {
+            self.scope = Some((at.byte, "the head"));
+        }
         Ok(())
     }
 
@@ -725,6 +823,7 @@ impl<S: Source> Reader<S> {
         self.entries += 1;
         at.entry = Some(self.entries);
         self.entry_position = at;
+        self.scope = Some((at.byte, "an entry"));
         self.state = State::EntryStarted { empty };
         let expected = match self.head.as_ref().map(|h| h.root) {
             Some(Root::SitemapIndex) => Tag::Sitemap,
@@ -750,9 +849,9 @@ impl<S: Source> Reader<S> {
     // --- entries ---
 
     /// Reads up to the next entry's start tag, or the end of the root. Between entries,
-    /// document-level metadata is refused (the head has been handed out: it cannot be
-    /// placed, and guessing would misread the document); other children are read, so that
-    /// their markup is checked and bounded, and dropped.
+    /// document-level metadata is reported (the head has been handed out: it cannot be
+    /// placed, and guessing would misread the document); it and other children are read,
+    /// so that their markup is checked and bounded, and dropped.
     fn read_between_entries(&mut self) -> Result<(), Error> {
         let mut buf = mem::take(&mut self.buf);
         let result = self.read_root_children(&mut buf, None);
@@ -760,16 +859,24 @@ impl<S: Source> Reader<S> {
         self.enter(result?)
     }
 
-    /// Document-level metadata after the first entry: refused.
+    /// Document-level metadata after the first entry: reported, and read (so that its
+    /// values are checked) but dropped, since the head has been handed out.
     #[cold]
-    fn after_first_entry(&self, name: &str) -> Error {
-        self.error(ErrorKind::UnexpectedElement(format!(
-            "{name} after the first entry"
-        )))
+    fn after_first_entry(&mut self, e: &BytesStart<'_>, at: Position) {
+        let at = Position { entry: None, ..at };
+        self.finding(
+            Rule::HeadBeforeEntries,
+            format!(
+                "<{}> after the first entry; ignored, as the document's metadata comes first",
+                e.name().as_ref()
+            ),
+            at,
+        );
     }
 
     /// Starts the entry whose start tag was read, or ends the document at the root's end.
     fn enter(&mut self, next: Option<(Tag, bool, Position)>) -> Result<(), Error> {
+        self.scope = None;
         match next {
             Some((tag, empty, at)) => {
                 if self.entries >= self.limits.max_entries {
@@ -793,6 +900,7 @@ impl<S: Source> Reader<S> {
             self.buf = buf;
             result?;
         }
+        self.scope = None;
         let Some(entry) = slot else {
             if parts.locs == 0 {
                 self.finding(
@@ -837,7 +945,7 @@ impl<S: Source> Reader<S> {
     ) -> Result<(), Error> {
         loop {
             buf.clear();
-            self.mark();
+            self.mark()?;
             let event = match self.src.read_event(buf) {
                 Ok(event) => event,
                 Err(e) => return Err(self.xml_error(e)),
@@ -858,8 +966,11 @@ impl<S: Source> Reader<S> {
                 .push(&e)
                 .map_err(|err| self.declaration_error(err))?;
             let at = self.position();
+            parts.children += 1;
+            self.check_children(parts.children)?;
             match self.classify(&e)? {
                 tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => {
+                    self.stray_attributes(&e, at)?;
                     drop(e);
                     self.read_text_into(buf, empty)?;
                     self.entry_text(tag, at, parts, slot);
@@ -899,7 +1010,7 @@ impl<S: Source> Reader<S> {
                         self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
                     );
                 }
-                tag @ (Tag::MisplacedRs | Tag::Other) => {
+                tag @ (Tag::MisplacedRs | Tag::MisplacedSitemap | Tag::Other) => {
                     let mut element = self.extension_start(&e, tag, at)?;
                     drop(e);
                     self.extension_content(buf, &mut element, empty)?;
@@ -959,7 +1070,7 @@ impl<S: Source> Reader<S> {
         }
         loop {
             buf.clear();
-            self.mark();
+            self.mark()?;
             match self.src.read_event(buf) {
                 Err(e) => return Err(self.xml_error(e)),
                 Ok(Event::End(_)) => {
@@ -1002,7 +1113,7 @@ impl<S: Source> Reader<S> {
         }
         loop {
             buf.clear();
-            self.mark();
+            self.mark()?;
             let event = match self.src.read_event(buf) {
                 Ok(event) => event,
                 Err(e) => return Err(self.xml_error(e)),
@@ -1038,6 +1149,24 @@ impl<S: Source> Reader<S> {
                 other => self.between_children(other)?,
             }
         }
+    }
+
+    /// Refuses the child element that makes an entry's or the head's children too many:
+    /// they are kept in memory until the entry is handed out.
+    fn check_children(&self, children: usize) -> Result<(), Error> {
+        if children > self.limits.max_children {
+            return Err(self.error(ErrorKind::TooManyChildren(self.limits.max_children)));
+        }
+        Ok(())
+    }
+
+    /// Refuses the attribute that makes an element's attributes too many: they are kept,
+    /// and finding a repeated name takes time that grows with their square.
+    fn check_attributes(&self, attributes: usize) -> Result<(), Error> {
+        if attributes > self.limits.max_attributes {
+            return Err(self.error(ErrorKind::TooManyAttributes(self.limits.max_attributes)));
+        }
+        Ok(())
     }
 
     /// Accepts white space, and refuses any other text, as content between elements.
@@ -1079,16 +1208,8 @@ impl<S: Source> Reader<S> {
             "gt" => '>',
             "apos" => '\'',
             "quot" => '"',
-            r if r.starts_with('#') => {
-                let number = r
-                    .strip_prefix("#x")
-                    .map(|hex| u32::from_str_radix(hex, 16))
-                    .unwrap_or_else(|| r[1..].parse());
-                number
-                    .ok()
-                    .and_then(char::from_u32)
-                    .ok_or_else(|| self.error(ErrorKind::UnknownEntity(clip(r))))?
-            }
+            r if r.starts_with('#') => char_reference(r)
+                .ok_or_else(|| self.error(ErrorKind::CharacterReference(clip(r))))?,
             other => return Err(self.error(ErrorKind::UnknownEntity(clip(other)))),
         };
         check_chars(c.encode_utf8(&mut [0; 4]))
@@ -1110,6 +1231,9 @@ impl<S: Source> Reader<S> {
         // lead byte of U+FFFE and U+FFFF) is its own normalized value, and valid.
         if !needs_attention(attr.value.as_bytes(), b'&') {
             return Ok(attr.value.clone());
+        }
+        if let Some(reference) = bad_char_reference(&attr.value) {
+            return Err(self.error(ErrorKind::CharacterReference(clip(reference))));
         }
         let value =
             attr.normalized_value(XmlVersion::Implicit1_0)
@@ -1165,7 +1289,8 @@ impl<S: Source> Reader<S> {
         at: Position,
     ) -> Result<Vec<Attribute>, Error> {
         let mut out = Vec::new();
-        for attr in e.attributes() {
+        for (n, attr) in e.attributes().enumerate() {
+            self.check_attributes(n + 1)?;
             let attr = attr.map_err(|err| self.xml_error(err.into()))?;
             match self.attribute(&attr, at)? {
                 None => {}
@@ -1188,7 +1313,8 @@ impl<S: Source> Reader<S> {
         md: &mut Md,
     ) -> Result<(), Error> {
         let mut seen = Seen::default();
-        for attr in e.attributes().with_checks(false) {
+        for (n, attr) in e.attributes().with_checks(false).enumerate() {
+            self.check_attributes(n + 1)?;
             let attr = attr.map_err(|err| self.xml_error(err.into()))?;
             let (name, value) = match self.attribute(&attr, at)? {
                 None => continue,
@@ -1221,7 +1347,10 @@ impl<S: Source> Reader<S> {
                     md.encoding = Some(value.as_ref().to_owned());
                     (11, Ok(()))
                 }
-                _ => (NOT_KNOWN, Err(None)),
+                _ => {
+                    self.unknown_attribute(&attr, name, "rs:md", MD_ATTRIBUTES, at);
+                    (NOT_KNOWN, Err(None))
+                }
             };
             seen.note(&attr, name, bit);
             self.keep_unread(ok, &mut md.extensions, name, &value, at);
@@ -1236,7 +1365,8 @@ impl<S: Source> Reader<S> {
         let (mut media_type, mut path, mut encoding) = (None, None, None);
         let mut broken = false;
         let mut seen = Seen::default();
-        for attr in e.attributes().with_checks(false) {
+        for (n, attr) in e.attributes().with_checks(false).enumerate() {
+            self.check_attributes(n + 1)?;
             let attr = attr.map_err(|err| self.xml_error(err.into()))?;
             let (name, value) = match self.attribute(&attr, at)? {
                 None => continue,
@@ -1263,7 +1393,10 @@ impl<S: Source> Reader<S> {
                     encoding = Some(value.as_ref().to_owned());
                     (8, Ok(()))
                 }
-                _ => (NOT_KNOWN, Err(None)),
+                _ => {
+                    self.unknown_attribute(&attr, name, "rs:ln", LN_ATTRIBUTES, at);
+                    (NOT_KNOWN, Err(None))
+                }
             };
             seen.note(&attr, name, bit);
             broken |= matches!(&ok, Err(Some(_))) && (name == "rel" || name == "href");
@@ -1292,6 +1425,54 @@ impl<S: Source> Reader<S> {
             encoding,
             extensions,
         }))
+    }
+
+    /// Reports an attribute in no namespace that the element does not have, naming the
+    /// one probably meant (`lenght` for `length`): kept as an extension, it would
+    /// otherwise go unnoticed and, say, the fixity it was to carry be lost. An attribute
+    /// prefixed with the ResourceSync namespace is reported as such already.
+    #[cold]
+    fn unknown_attribute(
+        &mut self,
+        attr: &quick_xml::events::attributes::Attribute<'_>,
+        name: &str,
+        element: &str,
+        known: &[&str],
+        at: Position,
+    ) {
+        let key = attr.key.as_ref();
+        let message = match closest(name, known) {
+            Some(meant) => format!(
+                "unknown attribute {key} on {element}; did you mean {meant}? It is kept, not understood"
+            ),
+            None => format!("unknown attribute {key} on {element}; it is kept, not understood"),
+        };
+        self.finding(Rule::AttributeUnknown, message, at);
+    }
+
+    /// Reports the attributes of a Sitemap element that has none (`<url>`, `<loc>` …):
+    /// the model has no place for them, so they are not kept. Namespace declarations are
+    /// not attributes here.
+    fn stray_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<(), Error> {
+        if e.attributes_raw().is_empty() {
+            return Ok(());
+        }
+        for (n, attr) in e.attributes().enumerate() {
+            self.check_attributes(n + 1)?;
+            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
+            if self.attribute(&attr, at)?.is_some() {
+                self.finding(
+                    Rule::AttributeUnknown,
+                    format!(
+                        "attribute {} on <{}>: the Sitemap protocol defines none; ignored",
+                        attr.key.as_ref(),
+                        e.name().as_ref()
+                    ),
+                    at,
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Refuses an element that repeats an attribute. `rs:md` and `rs:ln` are read without
@@ -1351,15 +1532,22 @@ impl<S: Source> Reader<S> {
             Resolved::Unknown(p) => return Err(self.error(ErrorKind::UndeclaredPrefix(p))),
         };
         let name = local.to_owned();
-        if tag == Tag::MisplacedRs {
-            self.finding(
-                Rule::ResourceSyncNamespace,
+        let misplaced = match tag {
+            Tag::MisplacedRs => Some((Rule::ResourceSyncNamespace, "ResourceSync's")),
+            Tag::MisplacedSitemap => Some((Rule::SitemapNamespace, "the Sitemap's")),
+            _ => None,
+        };
+        if let Some((rule, whose)) = misplaced {
+            let written = e.name();
+            let written = written.as_ref();
+            let message = if namespace.is_empty() {
+                format!("<{written}> is in no namespace, not {whose}; kept as an extension")
+            } else {
                 format!(
-                    "<{}> is in namespace \"{namespace}\", not ResourceSync's; kept as an extension",
-                    e.name().as_ref()
-                ),
-                at,
-            );
+                    "<{written}> is in namespace \"{namespace}\", not {whose}; kept as an extension"
+                )
+            };
+            self.finding(rule, message, at);
         }
         let prefix = e.name().prefix().map(|p| p.into_inner().to_owned());
         let attributes = self.plain_attributes(e, at)?;
@@ -1387,7 +1575,7 @@ impl<S: Source> Reader<S> {
         let mut depth = 1usize;
         loop {
             buf.clear();
-            self.mark();
+            self.mark()?;
             let event = match self.src.read_event(buf) {
                 Ok(event) => event,
                 Err(e) => return Err(self.xml_error(e)),
@@ -1437,6 +1625,73 @@ impl<S: Source> Reader<S> {
     }
 }
 
+/// The attributes of `rs:md` (Table 3).
+const MD_ATTRIBUTES: &[&str] = &[
+    "capability",
+    "at",
+    "completed",
+    "from",
+    "until",
+    "datetime",
+    "change",
+    "hash",
+    "length",
+    "type",
+    "path",
+    "encoding",
+];
+
+/// The attributes of `rs:ln` (Table 3).
+const LN_ATTRIBUTES: &[&str] = &[
+    "rel", "href", "pri", "modified", "hash", "length", "type", "path", "encoding",
+];
+
+/// The name in `known` that `name` is most likely a misspelling of: the same but for
+/// case, or at most one edit (two for longer names) away, counting a swap of two
+/// neighbours as one edit.
+fn closest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    if let Some(k) = known.iter().find(|k| k.eq_ignore_ascii_case(name)) {
+        return Some(k);
+    }
+    let allowed = if name.chars().count() > 5 { 2 } else { 1 };
+    known
+        .iter()
+        .map(|k| (edit_distance(name, k), *k))
+        .filter(|(d, _)| *d <= allowed)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Optimal string alignment distance between two short names: insertions, deletions,
+/// substitutions and swaps of neighbours, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    if a.len().abs_diff(b.len()) > 2 || a.len() > 64 {
+        return usize::MAX;
+    }
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 /// The bit of an attribute `rs:md` or `rs:ln` does not read into the model.
 const NOT_KNOWN: u32 = u32::MAX;
 
@@ -1467,6 +1722,8 @@ impl Seen {
 /// The children of the root before the first entry, as they are read.
 #[derive(Default)]
 struct HeadParts {
+    /// How many child elements there were.
+    children: usize,
     md: Option<Md>,
     links: Vec<Link>,
     extensions: Vec<Element>,
@@ -1476,6 +1733,8 @@ struct HeadParts {
 /// entry is made when its `<loc>` is read, and an `rs:md` after it is read into it.
 #[derive(Default)]
 struct EntryParts {
+    /// How many child elements there were.
+    children: usize,
     /// How many `<loc>` there were.
     locs: u32,
     md: Option<Md>,
@@ -1507,6 +1766,14 @@ fn set<T, E: RuleError + 'static>(
     }
 }
 
+/// Whether `local` names an element of the Sitemap protocol that a reader reads.
+fn is_sitemap_name(local: &str) -> bool {
+    matches!(
+        local,
+        "urlset" | "sitemapindex" | "url" | "sitemap" | "loc" | "lastmod" | "changefreq"
+    )
+}
+
 fn is_xml_space(s: &str) -> bool {
     s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
 }
@@ -1527,11 +1794,42 @@ fn check_chars(s: &str) -> Result<(), u32> {
         // U+FFFE and U+FFFF are EF BF BE and EF BF BF in UTF-8.
         if b == 0xEF && bytes.get(i + 1) == Some(&0xBF) {
             if let Some(&last @ (0xBE | 0xBF)) = bytes.get(i + 2) {
-                return Err(0xFF00 | u32::from(last));
+                return Err(0xFFC0 | u32::from(last & 0x3F));
             }
         }
     }
     Ok(())
+}
+
+/// The character a character reference (`#65`, `#x41`, without `&` and `;`) stands for.
+/// XML's grammar allows digits only: `u32`'s own parsers also take a sign, and the
+/// reference must name a character XML allows (checked by the caller).
+fn char_reference(reference: &str) -> Option<char> {
+    let (digits, radix) = match reference.strip_prefix("#x") {
+        Some(hex) => (hex, 16),
+        None => (reference.strip_prefix('#')?, 10),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| (b as char).is_digit(radix)) {
+        return None;
+    }
+    u32::from_str_radix(digits, radix)
+        .ok()
+        .and_then(char::from_u32)
+}
+
+/// Character references in an attribute value that XML's grammar refuses (a sign, no
+/// digits), which quick-xml's unescaping accepts: the first, without `&` and `;`.
+fn bad_char_reference(value: &str) -> Option<&str> {
+    let mut rest = value;
+    while let Some(at) = rest.find("&#") {
+        let reference = &rest[at + 1..];
+        let end = reference.find(';').unwrap_or(reference.len());
+        if char_reference(&reference[..end]).is_none() {
+            return Some(&reference[..end]);
+        }
+        rest = &reference[end..];
+    }
+    None
 }
 
 /// Whether `bytes` has a byte below 0x20, the byte 0xEF or `also`: a branch-free pass the

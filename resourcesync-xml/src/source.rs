@@ -24,7 +24,8 @@ pub(crate) mod private {
             Self: 'b;
         /// Where the next event starts: byte offset, and line and column when the source
         /// counts them as it goes (0 when they are computed on demand by `line_column`).
-        fn mark(&self) -> (u64, u64, u64);
+        /// The event limit counts from here.
+        fn mark(&mut self) -> (u64, u64, u64);
         /// Line and column of a byte offset already read, for sources that compute them
         /// on demand.
         fn line_column(&self, byte: u64) -> (u64, u64);
@@ -32,6 +33,8 @@ pub(crate) mod private {
         fn error_position(&self) -> u64;
         /// Whether the last failure was the byte limit.
         fn over_limit(&self) -> bool;
+        /// Whether the last failure was the limit on one event.
+        fn over_event(&self) -> bool;
         /// Bytes read so far, after decompression.
         fn bytes_read(&self) -> u64;
     }
@@ -53,8 +56,8 @@ pub struct Buffered<R> {
 }
 
 impl<R: BufRead> Buffered<R> {
-    pub(crate) fn new(inner: R, max_bytes: u64) -> std::io::Result<Buffered<R>> {
-        let mut xml = quick_xml::Reader::from_reader(Input::new(inner, max_bytes)?);
+    pub(crate) fn new(inner: R, max_bytes: u64, max_event: u64) -> std::io::Result<Buffered<R>> {
+        let mut xml = quick_xml::Reader::from_reader(Input::new(inner, max_bytes, max_event)?);
         configure(&mut xml);
         Ok(Buffered { xml })
     }
@@ -70,8 +73,9 @@ impl<R: BufRead> private::Sealed for Buffered<R> {
         self.xml.read_event_into(buf)
     }
 
-    fn mark(&self) -> (u64, u64, u64) {
-        let input = self.xml.get_ref();
+    fn mark(&mut self) -> (u64, u64, u64) {
+        let input = self.xml.get_mut();
+        input.start_event();
         let (line, column) = input.line_column();
         (input.consumed(), line, column)
     }
@@ -87,6 +91,10 @@ impl<R: BufRead> private::Sealed for Buffered<R> {
 
     fn over_limit(&self) -> bool {
         self.xml.get_ref().over_limit
+    }
+
+    fn over_event(&self) -> bool {
+        self.xml.get_ref().over_event
     }
 
     fn bytes_read(&self) -> u64 {
@@ -105,6 +113,12 @@ pub struct Slice<'a> {
     /// offset after the last of them. Findings come in document order, so counting goes
     /// on from here and the whole document is counted at most once.
     counted: Cell<(u64, u64, u64)>,
+    /// Bytes one event may take. Events borrow the slice, so nothing accumulates; the
+    /// limit is checked all the same, so that a document fails the same way whichever
+    /// source reads it.
+    max_event: u64,
+    /// The last read was refused for the event limit.
+    over_event: bool,
 }
 
 enum SliceInner<'a> {
@@ -116,10 +130,10 @@ enum SliceInner<'a> {
 }
 
 impl<'a> Slice<'a> {
-    pub(crate) fn new(bytes: &'a [u8], max_bytes: u64) -> Slice<'a> {
+    pub(crate) fn new(bytes: &'a [u8], max_bytes: u64, max_event: u64) -> Slice<'a> {
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         let inner = if bytes.starts_with(&[0x1f, 0x8b]) {
-            match Buffered::new(bytes, max_bytes) {
+            match Buffered::new(bytes, max_bytes, max_event) {
                 Ok(b) => SliceInner::Gzip(Box::new(b)),
                 // Sniffing a slice cannot fail; refuse rather than guess.
                 Err(_) => SliceInner::TooLarge,
@@ -135,7 +149,19 @@ impl<'a> Slice<'a> {
             inner,
             bytes,
             counted: Cell::new((0, 0, 0)),
+            max_event,
+            over_event: false,
         }
+    }
+}
+
+impl Slice<'_> {
+    #[cold]
+    fn refuse_event(&mut self) -> quick_xml::Error {
+        self.over_event = true;
+        quick_xml::Error::Io(std::sync::Arc::new(std::io::Error::other(
+            "event limit reached",
+        )))
     }
 }
 
@@ -148,7 +174,14 @@ impl private::Sealed for Slice<'_> {
         Self: 'b,
     {
         match &mut self.inner {
-            SliceInner::Borrowed(xml) => xml.read_event(),
+            SliceInner::Borrowed(xml) => {
+                let start = xml.buffer_position();
+                let event = xml.read_event()?;
+                if xml.buffer_position() - start > self.max_event {
+                    return Err(self.refuse_event());
+                }
+                Ok(event)
+            }
             SliceInner::Gzip(b) => b.read_event(buf),
             SliceInner::TooLarge => Err(quick_xml::Error::Io(std::sync::Arc::new(
                 std::io::Error::other("byte limit reached"),
@@ -157,8 +190,8 @@ impl private::Sealed for Slice<'_> {
     }
 
     #[inline]
-    fn mark(&self) -> (u64, u64, u64) {
-        match &self.inner {
+    fn mark(&mut self) -> (u64, u64, u64) {
+        match &mut self.inner {
             SliceInner::Borrowed(xml) => (xml.buffer_position(), 0, 0),
             SliceInner::Gzip(b) => b.mark(),
             SliceInner::TooLarge => (0, 1, 1),
@@ -193,6 +226,14 @@ impl private::Sealed for Slice<'_> {
             SliceInner::Borrowed(_) => false,
             SliceInner::Gzip(b) => b.over_limit(),
             SliceInner::TooLarge => true,
+        }
+    }
+
+    fn over_event(&self) -> bool {
+        match &self.inner {
+            SliceInner::Borrowed(_) => self.over_event,
+            SliceInner::Gzip(b) => b.over_event(),
+            SliceInner::TooLarge => false,
         }
     }
 

@@ -41,6 +41,11 @@ fn kind_name(kind: &ErrorKind) -> &'static str {
         ErrorKind::TooLarge(_) => "bytes",
         ErrorKind::TooDeep(_) => "depth",
         ErrorKind::ValueTooLong(_) => "value",
+        ErrorKind::CharacterReference(_) => "charref",
+        ErrorKind::EventTooLong(_) => "event",
+        ErrorKind::EntryTooLong { .. } => "entry",
+        ErrorKind::TooManyChildren(_) => "children",
+        ErrorKind::TooManyAttributes(_) => "attributes",
         _ => "other",
     }
 }
@@ -241,24 +246,6 @@ fn rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
             "element",
         ),
         (
-            "rs:md after the first entry",
-            doc(&format!(
-                "{}<rs:md capability=\"x\"/>",
-                url("http://e.com/")
-            )),
-            d,
-            "element",
-        ),
-        (
-            "rs:ln after the first entry",
-            doc(&format!(
-                "{}<rs:ln rel=\"up\" href=\"http://e.com/c\"/>",
-                url("http://e.com/")
-            )),
-            d,
-            "element",
-        ),
-        (
             "over the entry limit",
             doc(&many),
             d.with_max_entries(3),
@@ -281,16 +268,236 @@ fn rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
         ("deep nesting", doc(&deep), d, "depth"),
         (
             "one huge value",
-            doc(&url(&format!("http://e.com/{}", "a".repeat(2 << 20)))),
+            doc(&url(&format!("http://e.com/{}", "a".repeat(3 << 19)))),
             d,
             "value",
         ),
     ]
 }
 
+/// Character references XML's grammar refuses, in text, attribute values and extension
+/// content: `u32`'s parsers take a sign, XML takes digits only.
+fn character_reference_rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
+    let d = Limits::default();
+    let in_text = |r: &str| doc(&url(&format!("http://e.com/{r}")));
+    let in_attribute = |r: &str| {
+        doc(&format!(
+            "<url><loc>http://e.com/</loc><rs:md type=\"a/b{r}\"/></url>"
+        ))
+    };
+    let in_extension = |r: &str| {
+        doc(&format!(
+            "<url><loc>http://e.com/</loc><x:y xmlns:x=\"urn:x\">{r}</x:y></url>"
+        ))
+    };
+    let mut rows = Vec::new();
+    for (name, reference) in [
+        ("plus sign, hexadecimal", "&#x+41;"),
+        ("plus sign, decimal", "&#+65;"),
+        ("minus sign", "&#-65;"),
+        ("no digits, hexadecimal", "&#x;"),
+        ("no digits, decimal", "&#;"),
+        ("white space", "&#x 41;"),
+        ("surrogate", "&#xD800;"),
+        ("beyond Unicode", "&#x110000;"),
+        ("upper-case X", "&#X41;"),
+    ] {
+        rows.push((name, in_text(reference), d, "charref"));
+        rows.push((name, in_attribute(reference), d, "charref"));
+        rows.push((name, in_extension(reference), d, "charref"));
+    }
+    rows
+}
+
+/// What a reader passes over rather than keeps — comments, processing instructions, CDATA,
+/// white space, tags — is bounded all the same, plain and gzipped, even with the byte
+/// limits off as a validator runs; and what it keeps per entry is bounded by count and
+/// length.
+fn bounded_rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
+    // Smaller limits than the defaults keep the rows quick through readers of 1 to 7
+    // bytes; the first two rows and tests/memory.rs use the defaults.
+    let u = Limits::unbounded_size()
+        .with_max_event_len(64 << 10)
+        .with_max_entry_len(1 << 20);
+    let big = 100 << 10;
+    let huge_comment = doc(&format!("<!--{}-->", "c".repeat(3 << 20)));
+    let mut rows = vec![
+        (
+            "comment over the default limit, gzipped",
+            gzip(&huge_comment),
+            Limits::unbounded_size(),
+            "event",
+        ),
+        (
+            "comment over the default limit",
+            huge_comment,
+            Limits::unbounded_size(),
+            "event",
+        ),
+    ];
+    let pieces: Vec<(&'static str, String)> = vec![
+        ("comment", format!("<!--{}-->", "c".repeat(big))),
+        (
+            "processing instruction",
+            format!("<?pi {}?>", "p".repeat(big)),
+        ),
+        ("white space between entries", " ".repeat(big)),
+        (
+            "white space inside an entry",
+            format!("<url>{}<loc>http://e.com/</loc></url>", "\n".repeat(big)),
+        ),
+        (
+            "CDATA section",
+            format!(
+                "<url><loc><![CDATA[http://e.com/{}]]></loc></url>",
+                "a".repeat(big)
+            ),
+        ),
+        (
+            "comment inside an extension",
+            format!(
+                "<url><loc>http://e.com/</loc><x:y xmlns:x=\"urn:x\"><!--{}--></x:y></url>",
+                "c".repeat(big)
+            ),
+        ),
+        (
+            "start tag",
+            format!(
+                "<url><loc>http://e.com/</loc><x:y xmlns:x=\"urn:x\" {}/></url>",
+                "  ".repeat(big / 2)
+            ),
+        ),
+    ];
+    for (name, piece) in pieces {
+        let plain = doc(&format!(
+            "{}{piece}{}",
+            url("http://e.com/1"),
+            url("http://e.com/2")
+        ));
+        rows.push((name, gzip(&plain), u, "event"));
+        rows.push((name, plain, u, "event"));
+    }
+    let children = |n: usize| "<x:a xmlns:x=\"urn:x\"/>".repeat(n);
+    let links = |n: usize| "<rs:ln rel=\"alternate\" href=\"http://e.com/m\"/>".repeat(n);
+    let attributes = |n: usize| (0..n).map(|i| format!(" x:a{i}=\"1\"")).collect::<String>();
+    rows.extend([
+        (
+            "many extension elements in one entry",
+            doc(&format!("<url><loc>http://e.com/</loc>{}</url>", children(1025))),
+            u,
+            "children",
+        ),
+        (
+            "many links in one entry",
+            doc(&format!("<url><loc>http://e.com/</loc>{}</url>", links(1025))),
+            u,
+            "children",
+        ),
+        (
+            "many locs in one entry",
+            doc(&format!("<url>{}</url>", "<loc>http://e.com/</loc>".repeat(1025))),
+            u,
+            "children",
+        ),
+        (
+            "many links in the head",
+            format!("{HEAD}{}</urlset>", links(1025)).into_bytes(),
+            u,
+            "children",
+        ),
+        (
+            "many attributes on rs:md",
+            doc(&format!(
+                "<url><loc>http://e.com/</loc><rs:md xmlns:x=\"urn:x\"{}/></url>",
+                attributes(257)
+            )),
+            u,
+            "attributes",
+        ),
+        (
+            "many attributes on rs:ln",
+            doc(&format!(
+                "<url><loc>http://e.com/</loc><rs:ln rel=\"a\" href=\"http://e.com/\" xmlns:x=\"urn:x\"{}/></url>",
+                attributes(257)
+            )),
+            u,
+            "attributes",
+        ),
+        (
+            "many attributes on an extension element",
+            doc(&format!(
+                "<url><loc>http://e.com/</loc><x:y xmlns:x=\"urn:x\"{}/></url>",
+                attributes(257)
+            )),
+            u,
+            "attributes",
+        ),
+        (
+            "many attributes on url",
+            doc(&format!(
+                "<url xmlns:x=\"urn:x\"{}><loc>http://e.com/</loc></url>",
+                attributes(257)
+            )),
+            u,
+            "attributes",
+        ),
+        (
+            // Each extension is under the value limit, their number under the children
+            // limit: the entry's length is what stops it.
+            "one long entry",
+            doc(&format!(
+                "<url><loc>http://e.com/</loc>{}</url>",
+                format!("<x:y xmlns:x=\"urn:x\">{}</x:y>", "v".repeat(50_000)).repeat(30)
+            )),
+            u,
+            "entry",
+        ),
+        (
+            "a long head",
+            format!(
+                "{HEAD}{}</urlset>",
+                format!("<x:y xmlns:x=\"urn:x\">{}</x:y>", "v".repeat(50_000)).repeat(30)
+            )
+            .into_bytes(),
+            u,
+            "entry",
+        ),
+    ]);
+    rows
+}
+
 #[test]
 fn hostile_input_is_refused_with_the_right_error() {
-    for (name, bytes, limits, expected) in rows() {
+    check_rows(rows());
+}
+
+#[test]
+fn malformed_character_references_are_refused() {
+    check_rows(character_reference_rows());
+}
+
+#[test]
+fn what_is_skipped_or_kept_is_bounded() {
+    check_rows(bounded_rows());
+}
+
+#[test]
+fn noncharacters_are_named_right() {
+    for (text, named) in [("\u{FFFE}", "U+FFFE"), ("\u{FFFF}", "U+FFFF")] {
+        for bytes in [
+            doc(&url(&format!("http://e.com/{text}"))),
+            doc(&format!(
+                "<url><loc>http://e.com/</loc><rs:md type=\"a/b{text}\"/></url>"
+            )),
+        ] {
+            let e = read_everywhere(&bytes, Limits::default()).unwrap_err();
+            assert!(e.to_string().contains(named), "{e}");
+        }
+    }
+}
+
+fn check_rows(rows: Vec<(&'static str, Vec<u8>, Limits, &'static str)>) {
+    for (name, bytes, limits, expected) in rows {
         match read_everywhere(&bytes, limits) {
             Ok(_) => panic!("{name}: read without error"),
             Err(e) => {

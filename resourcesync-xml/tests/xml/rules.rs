@@ -224,6 +224,8 @@ fn bad_values_are_findings_with_places_and_kept() {
         [
             (Rule::DatetimeSyntax, Some(1), 2),
             (Rule::LengthSyntax, Some(1), 2),
+            // pri is an attribute of rs:ln, not of rs:md.
+            (Rule::AttributeUnknown, Some(1), 2),
             (Rule::UriSyntax, Some(2), 3),
         ]
     );
@@ -239,4 +241,184 @@ fn bad_values_are_findings_with_places_and_kept() {
         .map(|a| (a.name.as_str(), a.value.as_str()))
         .collect();
     assert_eq!(kept, [("length", "-1"), ("pri", "x")]);
+}
+
+#[test]
+fn sitemap_elements_in_the_wrong_namespace() {
+    // Entries that undeclare the default namespace are no entries: reported, each.
+    let undeclared = r#"<url xmlns=""><loc>http://e.com/a</loc></url><url xmlns=""><loc>http://e.com/b</loc></url>"#;
+    let (read, found) = read_everywhere(&doc("urlset", NS, undeclared), Limits::default()).unwrap();
+    assert_eq!(read.entries.len(), 0);
+    let namespace: Vec<_> = found
+        .iter()
+        .filter(|f| f.rule == Rule::SitemapNamespace)
+        .collect();
+    assert_eq!(namespace.len(), 2, "{found:?}");
+    assert!(
+        namespace[0].message.contains("no namespace"),
+        "{}",
+        namespace[0].message
+    );
+
+    for (name, body) in [
+        (
+            "loc in another namespace",
+            r#"<url><loc>http://e.com/a</loc><x:loc xmlns:x="urn:x">http://e.com/b</x:loc></url>"#,
+        ),
+        (
+            "lastmod in no namespace",
+            r#"<url><loc>http://e.com/a</loc><lastmod xmlns="">2013-01-01</lastmod></url>"#,
+        ),
+        (
+            "url in the ResourceSync namespace",
+            r#"<rs:url><loc>http://e.com/a</loc></rs:url>"#,
+        ),
+        (
+            "sitemap in another namespace",
+            r#"<x:sitemap xmlns:x="urn:x"/>"#,
+        ),
+        (
+            "changefreq in another namespace",
+            r#"<url><loc>http://e.com/a</loc><x:changefreq xmlns:x="urn:x">daily</x:changefreq></url>"#,
+        ),
+    ] {
+        let broken = doc("urlset", NS, body);
+        assert!(
+            findings(&broken).contains(&Rule::SitemapNamespace),
+            "{name}"
+        );
+    }
+    // An element of another vocabulary with another name is an extension, unreported.
+    let kept = doc(
+        "urlset",
+        NS,
+        r#"<url><loc>http://e.com/a</loc><x:image xmlns:x="urn:x"/></url>"#,
+    );
+    assert!(!findings(&kept).contains(&Rule::SitemapNamespace));
+}
+
+#[test]
+fn head_before_entries() {
+    let late = format!(
+        r#"{ENTRY}<rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/><rs:ln rel="up" href="http://e.com/c"/>{ENTRY}"#
+    );
+    case(
+        Rule::HeadBeforeEntries,
+        doc("urlset", NS, &late),
+        doc("urlset", NS, ENTRY),
+    );
+    // Read to the end, both entries kept, one finding for each element.
+    let (read, found) = read_everywhere(&doc("urlset", NS, &late), Limits::default()).unwrap();
+    assert_eq!(read.entries.len(), 2);
+    let late: Vec<_> = found
+        .iter()
+        .filter(|f| f.rule == Rule::HeadBeforeEntries)
+        .collect();
+    assert_eq!(late.len(), 2);
+    // Its values are still checked.
+    let bad = format!(r#"{ENTRY}<rs:md capability="resourcelist" at="2013-13-03"/>"#);
+    assert!(findings(&doc("urlset", NS, &bad)).contains(&Rule::DatetimeSyntax));
+}
+
+#[test]
+fn attribute_unknown() {
+    let rows = [
+        (r#"<rs:md lenght="5"/>"#, "did you mean length"),
+        (
+            r#"<rs:md Hash="md5:1584abdf8ebdc9802ac0c6a7402c03b6"/>"#,
+            "did you mean hash",
+        ),
+        (r#"<rs:md tpye="text/html"/>"#, "did you mean type"),
+        (
+            r#"<rs:md datetiem="2013-01-03T09:00:00Z"/>"#,
+            "did you mean datetime",
+        ),
+        (r#"<rs:md colour="red"/>"#, "kept, not understood"),
+        (
+            r#"<rs:ln rel="alternate" hreff="http://e.com/b" href="http://e.com/b"/>"#,
+            "did you mean href",
+        ),
+        (
+            r#"<rs:ln rel="alternate" href="http://e.com/b" capability="x"/>"#,
+            "kept, not understood",
+        ),
+    ];
+    for (child, says) in rows {
+        let broken = doc(
+            "urlset",
+            NS,
+            &format!("<url><loc>http://e.com/a</loc>{child}</url>"),
+        );
+        let (_, found) = read_everywhere(&broken, Limits::default()).unwrap();
+        let finding = found
+            .iter()
+            .find(|f| f.rule == Rule::AttributeUnknown)
+            .unwrap_or_else(|| panic!("{child}: {found:?}"));
+        assert!(
+            finding.message.contains(says),
+            "{child}: {}",
+            finding.message
+        );
+        assert_eq!(finding.entry, Some(1));
+    }
+    // Attributes of Sitemap elements, which have none.
+    for body in [
+        r#"<url priority="1"><loc>http://e.com/a</loc></url>"#,
+        r#"<url><loc type="x">http://e.com/a</loc></url>"#,
+        r#"<url><loc>http://e.com/a</loc><lastmod at="x">2013-01-01</lastmod></url>"#,
+        r#"<url xmlns:x="urn:x" x:y="1"><loc>http://e.com/a</loc></url>"#,
+    ] {
+        let found = findings(&doc("urlset", NS, body));
+        assert!(found.contains(&Rule::AttributeUnknown), "{body}: {found:?}");
+    }
+    // Extension attributes in a namespace of their own, and declarations, are fine.
+    case(
+        Rule::AttributeUnknown,
+        doc(
+            "urlset",
+            NS,
+            r#"<url><loc>http://e.com/a</loc><rs:md lenght="5"/></url>"#,
+        ),
+        doc(
+            "urlset",
+            NS,
+            r#"<url xmlns:x="urn:x"><loc>http://e.com/a</loc><rs:md length="5" x:lenght="5"/></url>"#,
+        ),
+    );
+}
+
+#[test]
+fn max_bytes() {
+    // Entries with long locations make a document over 50 MiB quickly.
+    let loc = format!("http://e.com/{}", "a".repeat(1900));
+    let entry = format!("<url><loc>{loc}</loc></url>\n");
+    let n = resourcesync_model::MAX_BYTES as usize / entry.len() + 1;
+    let big = doc("urlset", NS, &entry.repeat(n));
+    assert!(big.len() as u64 > resourcesync_model::MAX_BYTES);
+    // A validator reads on and reports it, through either source.
+    let (read, found) =
+        resourcesync_xml::Reader::from_slice_with_limits(&big, Limits::unbounded_size())
+            .read_to_document()
+            .unwrap();
+    assert_eq!(read.entries.len(), n);
+    assert!(
+        found.iter().any(|f| f.rule == Rule::MaxBytes),
+        "{:?}",
+        found.first()
+    );
+    let (_, found) = resourcesync_xml::Reader::with_limits(&big[..], Limits::unbounded_size())
+        .unwrap()
+        .read_to_document()
+        .unwrap();
+    assert!(found.iter().any(|f| f.rule == Rule::MaxBytes));
+    // With the default limits, the document is refused.
+    let error = resourcesync_xml::Reader::from_slice(&big)
+        .read_to_document()
+        .unwrap_err();
+    assert!(matches!(
+        error.kind(),
+        resourcesync_xml::ErrorKind::TooLarge(_)
+    ));
+    // Under the limit is fine.
+    assert!(!findings(&doc("urlset", NS, &entry)).contains(&Rule::MaxBytes));
 }
