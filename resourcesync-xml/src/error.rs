@@ -30,12 +30,13 @@ impl fmt::Display for Position {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
-    /// The bytes could not be read.
+    /// The bytes could not be read. (The message includes the cause's, so it is not
+    /// also the error's `source`: no chain prints it twice.)
     #[error("read failed: {0}")]
-    Io(#[source] io::Error),
+    Io(io::Error),
     /// The text is not well-formed XML, as quick-xml found.
     #[error("not well-formed XML: {0}")]
-    Xml(#[source] quick_xml::Error),
+    Xml(quick_xml::Error),
     /// A `<!DOCTYPE>`: DTDs and the entities they declare are never processed.
     #[error("DOCTYPE declarations are refused: no DTD or entity is ever expanded")]
     DocType,
@@ -58,17 +59,31 @@ pub enum ErrorKind {
     /// The XML declaration somewhere other than at the very start.
     #[error("the XML declaration must come first")]
     MisplacedDeclaration,
-    /// Text where only elements may stand.
-    #[error("unexpected text {0:?}")]
+    /// Text where only elements may stand (cut to 40 characters).
+    #[error("unexpected text \"{0}\"")]
     UnexpectedText(String),
-    /// An element where it cannot stand, such as markup inside `<loc>` or a second root.
+    /// A CDATA section where only elements may stand.
+    #[error("unexpected CDATA section")]
+    UnexpectedCData,
+    /// An element where it cannot stand, such as markup inside `<loc>` or `<rs:md>`, or a
+    /// `<urlset>` inside the root. The name as written.
     #[error("unexpected element <{0}>")]
     UnexpectedElement(String),
+    /// An entry's start tag inside an entry. The name as written.
+    #[error("an entry inside an entry: <{0}>")]
+    NestedEntry(String),
+    /// An end tag before the root element. The name as written.
+    #[error("end tag </{0}> before the root element")]
+    UnexpectedEndTag(String),
+    /// An element after the end of the root element, such as a second root. The name as
+    /// written.
+    #[error("element <{0}> after the root element")]
+    AfterRoot(String),
     /// The input ended inside the root element.
     #[error("the document ends before </{0}>")]
     Unclosed(String),
     /// The root is not `<urlset>` or `<sitemapindex>` of the Sitemap protocol.
-    #[error("not a sitemap: the root element is <{name}> in namespace {namespace:?}")]
+    #[error("not a sitemap: the root element is <{name}> in {}", in_namespace(.namespace.as_deref()))]
     NotSitemap {
         /// The root's local name.
         name: String,
@@ -170,9 +185,14 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0.kind)
+/// The message names the place and the kind, and the kind's message includes its cause,
+/// so there is no `source`: an error chain prints each cause once.
+impl std::error::Error for Error {}
+
+fn in_namespace(namespace: Option<&str>) -> String {
+    match namespace {
+        Some(ns) => format!("namespace \"{ns}\""),
+        None => "no namespace".into(),
     }
 }
 
@@ -180,9 +200,10 @@ impl std::error::Error for Error {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WriteError {
-    /// The sink failed.
+    /// The sink failed. (The message includes the cause's, so it is not also the
+    /// error's `source`.)
     #[error("write failed: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// A document would break a limit of the Sitemap protocol.
     #[error("{what} would exceed the limit of {limit}")]
     Limit {
@@ -195,4 +216,10 @@ pub enum WriteError {
     /// part scheme that gives an invalid URI.
     #[error("{0}")]
     Invalid(String),
+}
+
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> WriteError {
+        WriteError::Io(e)
+    }
 }

@@ -237,6 +237,20 @@ pub struct Reader<S: Source> {
     conventional_bindings: usize,
 }
 
+impl<S: Source> std::fmt::Debug for Reader<S> {
+    /// Where the reader is: not its buffers, which hold the document's bytes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("state", &self.state)
+            .field("kind", &self.head.as_ref().map(DocumentHead::kind))
+            .field("entries_read", &self.entries)
+            .field("bytes_read", &self.src.bytes_read())
+            .field("findings", &self.findings.len())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
 impl<'a> Reader<Slice<'a>> {
     /// A reader over a byte slice, with default limits and checking on. Events borrow
     /// the slice: nothing is copied, which makes this the fastest way to read a document
@@ -715,7 +729,7 @@ impl<S: Source> Reader<S> {
                 Ok(Event::GeneralRef(r)) => {
                     Err(self.error(ErrorKind::UnexpectedText(format!("&{};", &*r))))
                 }
-                Ok(Event::CData(_)) => Err(self.error(ErrorKind::UnexpectedText("CDATA".into()))),
+                Ok(Event::CData(_)) => Err(self.error(ErrorKind::UnexpectedCData)),
                 Ok(Event::Start(e)) => match self.ns.push(&e) {
                     Ok(()) => self.start_root(&e, false),
                     Err(err) => Err(self.declaration_error(err)),
@@ -724,10 +738,9 @@ impl<S: Source> Reader<S> {
                     Ok(()) => self.start_root(&e, true),
                     Err(err) => Err(self.declaration_error(err)),
                 },
-                Ok(Event::End(e)) => Err(self.error(ErrorKind::UnexpectedElement(format!(
-                    "/{}",
-                    e.name().as_ref()
-                )))),
+                Ok(Event::End(e)) => {
+                    Err(self.error(ErrorKind::UnexpectedEndTag(e.name().as_ref().to_owned())))
+                }
                 Ok(Event::Eof) => Err(self.error(ErrorKind::Empty)),
             };
             self.buf = buf;
@@ -751,9 +764,9 @@ impl<S: Source> Reader<S> {
                     return Ok(());
                 }
                 Ok(Event::Comment(_) | Event::PI(_)) => Ok(()),
-                Ok(Event::Start(e) | Event::Empty(e)) => Err(self.error(
-                    ErrorKind::UnexpectedElement(format!("{} after the root", e.name().as_ref())),
-                )),
+                Ok(Event::Start(e) | Event::Empty(e)) => {
+                    Err(self.error(ErrorKind::AfterRoot(e.name().as_ref().to_owned())))
+                }
                 Ok(event) => self.expect_space(event),
             };
             self.buf = buf;
@@ -1001,9 +1014,7 @@ impl<S: Source> Reader<S> {
                     self.end_of_empty_element(buf, empty)?;
                 }
                 Tag::Url | Tag::Sitemap => {
-                    return Err(self.error(ErrorKind::UnexpectedElement(
-                        "an entry inside an entry".into(),
-                    )));
+                    return Err(self.error(ErrorKind::NestedEntry(e.name().as_ref().to_owned())));
                 }
                 Tag::UrlSet | Tag::SitemapIndex => {
                     return Err(
@@ -1174,7 +1185,7 @@ impl<S: Source> Reader<S> {
         match event {
             Event::Text(t) if is_xml_space(&t) => Ok(()),
             Event::Text(t) => Err(self.error(ErrorKind::UnexpectedText(clip(&t)))),
-            Event::CData(_) => Err(self.error(ErrorKind::UnexpectedText("CDATA".into()))),
+            Event::CData(_) => Err(self.error(ErrorKind::UnexpectedCData)),
             Event::GeneralRef(r) => {
                 Err(self.error(ErrorKind::UnexpectedText(format!("&{};", &*r))))
             }

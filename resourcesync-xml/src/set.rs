@@ -113,6 +113,7 @@ struct Part {
 /// assert!(findings.is_empty());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[must_use = "a SetWriter dropped without finish() stores no index and may hold back a part"]
 pub struct SetWriter<N, S> {
     head: DocumentHead,
     uri: Uri,
@@ -129,6 +130,18 @@ pub struct SetWriter<N, S> {
     /// Bytes of a part's head and closing tag, without an `until`.
     overhead: u64,
     intervals: bool,
+}
+
+impl<N, S> std::fmt::Debug for SetWriter<N, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SetWriter")
+            .field("kind", &self.head.kind())
+            .field("uri", &self.uri)
+            .field("parts", &self.parts.len())
+            .field("entries", &self.entries)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<N, S> SetWriter<N, S>

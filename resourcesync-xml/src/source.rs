@@ -63,6 +63,14 @@ impl<R: BufRead> Buffered<R> {
     }
 }
 
+impl<R: BufRead> std::fmt::Debug for Buffered<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffered")
+            .field("bytes_read", &self.xml.get_ref().consumed())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<R: BufRead> Source for Buffered<R> {}
 
 impl<R: BufRead> private::Sealed for Buffered<R> {
@@ -162,6 +170,15 @@ impl Slice<'_> {
         quick_xml::Error::Io(std::sync::Arc::new(std::io::Error::other(
             "event limit reached",
         )))
+    }
+}
+
+impl std::fmt::Debug for Slice<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slice")
+            .field("len", &self.bytes.len())
+            .field("gzip", &matches!(self.inner, SliceInner::Gzip(_)))
+            .finish_non_exhaustive()
     }
 }
 

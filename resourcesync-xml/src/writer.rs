@@ -43,12 +43,23 @@ const FLUSH_AT: usize = 64 * 1024;
 /// assert!(xml.contains(r#"<rs:md capability="changelist" from="2013-01-03T00:00:00Z"/>"#));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[must_use = "a Writer dropped without finish() leaves an unterminated document"]
 pub struct Writer<W: Write> {
     out: W,
     buf: Vec<u8>,
     root: Root,
     entries: u64,
     flushed: u64,
+}
+
+impl<W: Write> std::fmt::Debug for Writer<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("root", &self.root)
+            .field("entries_written", &self.entries)
+            .field("bytes_written", &self.bytes_written())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Writer<Vec<u8>> {

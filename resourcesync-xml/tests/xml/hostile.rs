@@ -34,6 +34,10 @@ fn kind_name(kind: &ErrorKind) -> &'static str {
         ErrorKind::MisplacedDeclaration => "decl",
         ErrorKind::UnexpectedText(_) => "text",
         ErrorKind::UnexpectedElement(_) => "element",
+        ErrorKind::AfterRoot(_) => "after-root",
+        ErrorKind::NestedEntry(_) => "nested-entry",
+        ErrorKind::UnexpectedEndTag(_) => "end-tag",
+        ErrorKind::UnexpectedCData => "cdata",
         ErrorKind::Unclosed(_) => "unclosed",
         ErrorKind::NotSitemap { .. } => "not-sitemap",
         ErrorKind::UndeclaredPrefix(_) => "prefix",
@@ -132,7 +136,7 @@ fn rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
             "second root",
             [doc(""), b"<urlset/>".to_vec()].concat(),
             d,
-            "element",
+            "after-root",
         ),
         (
             "text after the root",
@@ -233,6 +237,16 @@ fn rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
             "text",
         ),
         ("text inside the root", doc("stray text"), d, "text"),
+        ("CDATA inside the root", doc("<![CDATA[x]]>"), d, "cdata"),
+        (
+            "CDATA inside url",
+            doc("<url><![CDATA[x]]><loc>http://e.com/</loc></url>"),
+            d,
+            "cdata",
+        ),
+        // quick-xml finds it before the reader could.
+        ("end tag first", b"</urlset>".to_vec(), d, "xml"),
+        ("urlset inside the root", doc("<urlset/>"), d, "element"),
         (
             "content inside rs:md",
             doc("<url><loc>http://e.com/</loc><rs:md>x</rs:md></url>"),
@@ -243,7 +257,7 @@ fn rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
             "entry inside an entry",
             doc("<url><loc>http://e.com/</loc><url/></url>"),
             d,
-            "element",
+            "nested-entry",
         ),
         (
             "over the entry limit",
@@ -504,9 +518,47 @@ fn check_rows(rows: Vec<(&'static str, Vec<u8>, Limits, &'static str)>) {
                 assert_eq!(kind_name(e.kind()), expected, "{name}: {e}");
                 // The message names a place.
                 assert!(e.to_string().starts_with("line "), "{name}: {e}");
+                assert_readable(name, &e);
             }
         }
     }
+}
+
+/// An error's message shows no Rust syntax, and no cause in its chain is printed twice
+/// (once in a message and again as the source after it).
+pub fn assert_readable(name: &str, e: &(dyn std::error::Error + 'static)) {
+    let mut level: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(error) = level {
+        let message = error.to_string();
+        for debug in ["Some(", "None", "Box(", "\\u{"] {
+            assert!(!message.contains(debug), "{name}: {message}");
+        }
+        if let Some(source) = error.source() {
+            assert!(
+                !message.contains(&source.to_string()),
+                "{name}: {message} repeats its source"
+            );
+        }
+        level = error.source();
+    }
+}
+
+#[test]
+fn write_errors_name_their_cause_once() {
+    #[derive(Debug)]
+    struct Failing;
+    impl std::io::Write for Failing {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let (document, _) = read_everywhere(&doc(&url("http://e.com/a")), Limits::default()).unwrap();
+    let e = resourcesync_xml::write_document(Failing, &document).unwrap_err();
+    assert_eq!(e.to_string(), "write failed: disk full");
+    assert_readable("write", &e);
 }
 
 #[test]
