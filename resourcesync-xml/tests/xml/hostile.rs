@@ -526,7 +526,7 @@ fn check_rows(rows: Vec<(&'static str, Vec<u8>, Limits, &'static str)>) {
 
 /// An error's message shows no Rust syntax, and no cause in its chain is printed twice
 /// (once in a message and again as the source after it).
-pub fn assert_readable(name: &str, e: &(dyn std::error::Error + 'static)) {
+fn assert_readable(name: &str, e: &(dyn std::error::Error + 'static)) {
     let mut level: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(error) = level {
         let message = error.to_string();
