@@ -91,33 +91,100 @@ fn option<T>(
     }
 }
 
+/// Any text at all, control characters and U+FFFE included: what a caller may put in an
+/// extension, which the writer must refuse or write so that it reads back as itself.
+fn raw_text(u: &mut Unstructured<'_>) -> Result<String> {
+    let s: String = u.arbitrary()?;
+    Ok(s.chars().take(40).collect())
+}
+
+/// Namespaces an extension may be given, the reserved and the odd included.
+const NAMESPACES: &[&str] = &[
+    "",
+    "http://example.org/ext",
+    "http://www.google.com/schemas/sitemap-image/1.1",
+    SITEMAP_NAMESPACE,
+    RS_NAMESPACE,
+    "http://www.w3.org/XML/1998/namespace",
+    "http://www.w3.org/2000/xmlns/",
+    "urn:a b\t<&\"",
+];
+
+/// Prefix hints, the unusable included.
+const PREFIXES: &[Option<&str>] = &[
+    None,
+    Some("ex"),
+    Some("ns1"),
+    Some("ns2"),
+    Some("rs"),
+    Some("xml"),
+    Some("xmlns"),
+    Some(""),
+    Some("a b"),
+    Some("1x"),
+];
+
+/// Local names: ordinary ones, the standard's own, and ones that are no XML name.
+fn extension_name(u: &mut Unstructured<'_>) -> Result<String> {
+    Ok(match u.int_in_range(0..=3)? {
+        0 => name(u)?,
+        1 => pick(
+            u,
+            &[
+                "url",
+                "loc",
+                "lastmod",
+                "md",
+                "ln",
+                "length",
+                "at",
+                "hash",
+                "type",
+                "rel",
+                "href",
+                "pri",
+                "capability",
+                "path",
+                "xmlns",
+                "lang",
+                "priority",
+            ],
+        )?
+        .to_string(),
+        2 => raw_text(u)?,
+        _ => format!("x-{}", name(u)?),
+    })
+}
+
 fn attributes(u: &mut Unstructured<'_>) -> Result<Vec<Attribute>> {
-    let n = u.int_in_range(0..=2)?;
-    let mut out: Vec<Attribute> = Vec::new();
-    for _ in 0..n {
-        let a = if u.arbitrary()? {
-            Attribute {
-                namespace: "http://example.org/ext".into(),
-                prefix: Some("ex".into()),
-                name: name(u)?,
-                value: text(u)?,
-            }
-        } else {
-            Attribute {
-                namespace: String::new(),
-                prefix: None,
-                name: format!("x-{}", name(u)?),
-                value: text(u)?,
-            }
-        };
-        if !out
-            .iter()
-            .any(|b| b.namespace == a.namespace && b.name == a.name)
-        {
-            out.push(a);
-        }
-    }
-    Ok(out)
+    let n = u.int_in_range(0..=3)?;
+    (0..n)
+        .map(|_| {
+            let value = if u.arbitrary()? {
+                raw_text(u)?
+            } else {
+                // Values a typed attribute of the same name would take.
+                pick(
+                    u,
+                    &[
+                        "5",
+                        "2013-01-01",
+                        "md5:1584abdf8ebdc9802ac0c6a7402c03b6",
+                        "text/html",
+                        "deleted",
+                        "up",
+                    ],
+                )?
+                .to_string()
+            };
+            Ok(Attribute {
+                namespace: pick(u, NAMESPACES)?.to_string(),
+                prefix: pick(u, PREFIXES)?.map(str::to_owned),
+                name: extension_name(u)?,
+                value,
+            })
+        })
+        .collect()
 }
 
 fn hashes(u: &mut Unstructured<'_>) -> Result<Hashes> {
@@ -183,24 +250,59 @@ fn link(u: &mut Unstructured<'_>) -> Result<Link> {
     Ok(link)
 }
 
+/// Pieces of extension content: well-formed and not, declared and not, and the text
+/// that would end the document early.
+const CONTENT: &[&str] = &[
+    "",
+    "text",
+    "&amp; &lt; &#65; &#x42;",
+    "&foo;",
+    "&#x+41;",
+    "<a/>",
+    "<img:loc a=\"1\">x</img:loc>",
+    "<q:b/>",
+    "<q:b xmlns:q=\"urn:q\"><q:c/></q:b>",
+    "<b q:a=\"1\"/>",
+    "</url></urlset>",
+    "<a>",
+    "</a>",
+    "<![CDATA[<raw> & ]]>",
+    "<!-- a comment -->",
+    "<?pi x?>",
+    "a ]]> b",
+    " \n\t ",
+    "<b a=\"1\" a=\"2\"/>",
+];
+
 fn elements(u: &mut Unstructured<'_>) -> Result<Vec<Element>> {
-    let n = u.int_in_range(0..=1)?;
+    let n = u.int_in_range(0..=2)?;
     (0..n)
         .map(|_| {
-            let raw = text(u)?;
-            let content = raw
-                .replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('\r', "&#13;");
+            let pieces = u.int_in_range(0..=3)?;
+            let mut content = String::new();
+            for _ in 0..pieces {
+                if u.arbitrary()? {
+                    content.push_str(pick(u, CONTENT)?);
+                } else {
+                    content.push_str(&raw_text(u)?);
+                }
+            }
             Ok(Element {
-                namespace: "http://www.google.com/schemas/sitemap-image/1.1".into(),
-                prefix: Some("image".into()),
-                name: name(u)?,
-                attributes: attributes(u)?
-                    .into_iter()
-                    .filter(|a| !a.namespace.is_empty())
-                    .collect(),
+                namespace: pick(u, NAMESPACES)?.to_string(),
+                prefix: pick(
+                    u,
+                    &[
+                        None,
+                        Some("image"),
+                        Some("img"),
+                        Some("rs"),
+                        Some("ns1"),
+                        Some("x y"),
+                    ],
+                )?
+                .map(str::to_owned),
+                name: extension_name(u)?,
+                attributes: attributes(u)?,
                 content,
             })
         })
@@ -227,13 +329,89 @@ pub fn document(u: &mut Unstructured<'_>) -> Result<Document> {
     head.md = head_md;
     let n = u.int_in_range(0..=2)?;
     head.links = (0..n).map(|_| link(u)).collect::<Result<_>>()?;
-    head.attributes = attributes(u)?
-        .into_iter()
-        .filter(|a| !a.namespace.is_empty())
-        .collect();
+    head.attributes = attributes(u)?;
     head.extensions = elements(u)?;
     let mut doc = Document::new(head);
     let n = u.int_in_range(0..=8)?;
     doc.entries = (0..n).map(|_| entry(u)).collect::<Result<_>>()?;
     Ok(doc)
+}
+
+/// The round trip every generator of documents asserts: whatever the writer accepts, the
+/// reader reads back as the same document — datetimes as written, not only the same
+/// instants (`is_identical`), extensions the same but for the prefixes they were written
+/// with (a prefix is a hint) — and writing that again gives the same bytes. What the
+/// writer refuses is refused with an error, never written.
+pub fn assert_round_trip(doc: &Document) {
+    let Ok(xml) = resourcesync_xml::write_document(Vec::new(), doc) else {
+        return;
+    };
+    let (read, _) = resourcesync_xml::read_document(&xml).unwrap_or_else(|e| {
+        panic!(
+            "what the writer accepts, the reader reads: {e}\n{}",
+            String::from_utf8_lossy(&xml)
+        )
+    });
+    assert_eq!(without_prefixes(&read), without_prefixes(doc));
+    let (ours, theirs) = (datetimes(&read), datetimes(doc));
+    assert_eq!(ours.len(), theirs.len());
+    for (a, b) in ours.iter().zip(&theirs) {
+        assert!(a.is_identical(b), "{a} was written as {b}");
+    }
+    let again = resourcesync_xml::write_document(Vec::new(), &read).expect("written once");
+    assert_eq!(again, xml, "the second write differs");
+}
+
+fn without_prefixes(doc: &Document) -> Document {
+    fn attributes(list: &mut [Attribute]) {
+        list.iter_mut().for_each(|a| a.prefix = None);
+    }
+    fn elements(list: &mut [Element]) {
+        for e in list {
+            e.prefix = None;
+            attributes(&mut e.attributes);
+        }
+    }
+    fn md(md: &mut Md) {
+        attributes(&mut md.extensions);
+    }
+    let mut doc = doc.clone();
+    attributes(&mut doc.head.attributes);
+    md(&mut doc.head.md);
+    doc.head
+        .links
+        .iter_mut()
+        .for_each(|l| attributes(&mut l.extensions));
+    elements(&mut doc.head.extensions);
+    for entry in &mut doc.entries {
+        if let Some(m) = &mut entry.md {
+            md(m);
+        }
+        entry
+            .links
+            .iter_mut()
+            .for_each(|l| attributes(&mut l.extensions));
+        elements(&mut entry.extensions);
+    }
+    doc
+}
+
+/// Every datetime of a document, in document order.
+fn datetimes(doc: &Document) -> Vec<&W3cDateTime> {
+    fn md<'a>(md: &'a Md, out: &mut Vec<&'a W3cDateTime>) {
+        for t in [&md.at, &md.completed, &md.from, &md.until, &md.datetime] {
+            out.extend(t.as_ref());
+        }
+    }
+    let mut out = Vec::new();
+    md(&doc.head.md, &mut out);
+    out.extend(doc.head.links.iter().filter_map(|l| l.modified.as_ref()));
+    for entry in &doc.entries {
+        out.extend(entry.lastmod.as_ref());
+        if let Some(m) = &entry.md {
+            md(m, &mut out);
+        }
+        out.extend(entry.links.iter().filter_map(|l| l.modified.as_ref()));
+    }
+    out
 }

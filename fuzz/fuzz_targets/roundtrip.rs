@@ -1,5 +1,6 @@
-//! A structured round trip: an arbitrary document, written and read back, is the same
-//! document, and writing it again gives the same bytes.
+//! A structured round trip: an arbitrary document — extensions unsanitised, entries in any
+//! order — is refused by the writer or, written and read back, is the same document, and
+//! writing it again gives the same bytes.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -9,11 +10,7 @@ mod document;
 
 fuzz_target!(|data: &[u8]| {
     let mut u = arbitrary::Unstructured::new(data);
-    let Ok(doc) = document::document(&mut u) else {
-        return;
-    };
-    let xml = resourcesync_xml::write_document(Vec::new(), &doc).expect("writing to a Vec");
-    let (read, _) = resourcesync_xml::read_document(&xml).expect("what we write, we read");
-    assert_eq!(read, doc);
-    assert_eq!(resourcesync_xml::write_document(Vec::new(), &read).expect("writing"), xml);
+    if let Ok(doc) = document::document(&mut u) {
+        document::assert_round_trip(&doc);
+    }
 });

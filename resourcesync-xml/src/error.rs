@@ -212,6 +212,24 @@ pub enum WriteError {
         /// The limit.
         limit: u64,
     },
+    /// An extension attribute or element that cannot be written so that it reads back as
+    /// itself.
+    #[error("{place}: {error}")]
+    Extension {
+        /// Where: `rs:md`, `rs:ln`, `the root` or `an extension element`.
+        place: &'static str,
+        /// What is wrong with it.
+        error: crate::ExtensionError,
+    },
+    /// A value with a character XML cannot carry, even escaped: a C0 control character
+    /// other than tab, line feed and carriage return, U+FFFE or U+FFFF.
+    #[error("{place}: character U+{code:04X} is not allowed in XML")]
+    ForbiddenCharacter {
+        /// The attribute or element whose value it is.
+        place: String,
+        /// The character's code point.
+        code: u32,
+    },
     /// The entries cannot be written as asked, for instance a set without entries or a
     /// part scheme that gives an invalid URI.
     #[error("{0}")]

@@ -8,7 +8,7 @@
 use quick_xml::events::BytesStart;
 
 /// The XML namespace, bound to `xml` in every document.
-const XML_NAMESPACE: &str = "http://www.w3.org/XML/1998/namespace";
+pub(crate) const XML_NAMESPACE: &str = "http://www.w3.org/XML/1998/namespace";
 
 /// What a prefix resolves to.
 #[derive(Debug, PartialEq, Eq)]

@@ -1162,6 +1162,29 @@ impl<S: Source> Reader<S> {
         }
     }
 
+    /// Refuses an element inside extension content whose name or attributes use a prefix
+    /// without a declaration: kept as text, it would be written back as a document no
+    /// namespace-aware reader accepts.
+    fn check_prefixes(&self, e: &BytesStart<'_>) -> Result<(), Error> {
+        if let (Resolved::Unknown(p), _) = self.ns.element(e.name().as_ref()) {
+            return Err(self.error(ErrorKind::UndeclaredPrefix(p)));
+        }
+        if !e.attributes_raw().contains(':') {
+            return Ok(());
+        }
+        for (n, attr) in e.attributes().with_checks(false).enumerate() {
+            self.check_attributes(n + 1)?;
+            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
+            let key = attr.key.as_ref();
+            if !key.starts_with("xmlns") {
+                if let (Resolved::Unknown(p), _) = self.ns.attribute(key) {
+                    return Err(self.error(ErrorKind::UndeclaredPrefix(p)));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses the child element that makes an entry's or the head's children too many:
     /// they are kept in memory until the entry is handed out.
     fn check_children(&self, children: usize) -> Result<(), Error> {
@@ -1603,6 +1626,7 @@ impl<S: Source> Reader<S> {
                 }
                 Event::Start(e) => {
                     self.ns.push(e).map_err(|err| self.declaration_error(err))?;
+                    self.check_prefixes(e)?;
                     depth += 1;
                     if depth > self.limits.max_depth {
                         return Err(self.error(ErrorKind::TooDeep(self.limits.max_depth)));
@@ -1611,6 +1635,7 @@ impl<S: Source> Reader<S> {
                 Event::Empty(e) => {
                     // Its declarations are checked, and go out of scope at once.
                     self.ns.push(e).map_err(|err| self.declaration_error(err))?;
+                    self.check_prefixes(e)?;
                     self.ns.pop();
                 }
                 Event::End(_) => {
@@ -1778,7 +1803,7 @@ fn set<T, E: RuleError + 'static>(
 }
 
 /// Whether `local` names an element of the Sitemap protocol that a reader reads.
-fn is_sitemap_name(local: &str) -> bool {
+pub(crate) fn is_sitemap_name(local: &str) -> bool {
     matches!(
         local,
         "urlset" | "sitemapindex" | "url" | "sitemap" | "loc" | "lastmod" | "changefreq"
@@ -1791,7 +1816,7 @@ fn is_xml_space(s: &str) -> bool {
 
 /// The first character XML 1.0 forbids: C0 controls other than tab, line feed and
 /// carriage return, and U+FFFE and U+FFFF. (Surrogates cannot be in a `str`.)
-fn check_chars(s: &str) -> Result<(), u32> {
+pub(crate) fn check_chars(s: &str) -> Result<(), u32> {
     let bytes = s.as_bytes();
     // No byte below 0x20 and no 0xEF lead byte means nothing to look at. Only values
     // with one take the slow path. (`\0` stands for "no other byte".)
@@ -1815,7 +1840,7 @@ fn check_chars(s: &str) -> Result<(), u32> {
 /// The character a character reference (`#65`, `#x41`, without `&` and `;`) stands for.
 /// XML's grammar allows digits only: `u32`'s own parsers also take a sign, and the
 /// reference must name a character XML allows (checked by the caller).
-fn char_reference(reference: &str) -> Option<char> {
+pub(crate) fn char_reference(reference: &str) -> Option<char> {
     let (digits, radix) = match reference.strip_prefix("#x") {
         Some(hex) => (hex, 16),
         None => (reference.strip_prefix('#')?, 10),

@@ -6,11 +6,13 @@ use std::io::Write;
 
 use quick_xml::events::Event;
 use resourcesync_model::{
-    Attribute, Document, DocumentHead, Element, Entry, Link, Md, RS_NAMESPACE, Root,
-    SITEMAP_NAMESPACE,
+    Attribute, Change, Document, DocumentHead, Element, Entry, Hashes, Link, Md, MediaType,
+    Priority, RS_NAMESPACE, Root, SITEMAP_NAMESPACE, W3cDateTime, parse_length,
 };
 
 use crate::error::WriteError;
+use crate::extension::{ExtensionError, XML_NAMESPACE, check_attributes, check_element, is_ncname};
+use crate::reader::check_chars;
 
 /// Bytes gathered before they are handed to the sink.
 const FLUSH_AT: usize = 64 * 1024;
@@ -50,6 +52,9 @@ pub struct Writer<W: Write> {
     root: Root,
     entries: u64,
     flushed: u64,
+    /// The first value found that XML cannot carry, while an entry or the head is
+    /// serialized: they are checked as they are escaped, in one pass.
+    fault: Option<WriteError>,
 }
 
 impl<W: Write> std::fmt::Debug for Writer<W> {
@@ -72,6 +77,7 @@ impl Writer<Vec<u8>> {
             root,
             entries: 0,
             flushed: 0,
+            fault: None,
         }
     }
 
@@ -88,12 +94,14 @@ impl Writer<Vec<u8>> {
 impl<W: Write> Writer<W> {
     /// Starts a document: writes the declaration, the root element and the head.
     pub fn new(out: W, head: &DocumentHead) -> Result<Writer<W>, WriteError> {
+        check_head(head)?;
         let mut w = Writer {
             out,
             buf: Vec::with_capacity(FLUSH_AT + 4096),
             root: head.root,
             entries: 0,
             flushed: 0,
+            fault: None,
         };
         w.buf
             .extend_from_slice(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<");
@@ -103,7 +111,7 @@ impl<W: Write> Writer<W> {
         w.buf.extend_from_slice(b"\" xmlns:rs=\"");
         w.buf.extend_from_slice(RS_NAMESPACE.as_bytes());
         w.buf.push(b'"');
-        w.extension_attributes(&head.attributes);
+        w.extension_attributes(&head.attributes, &mut root_bindings());
         w.buf.extend_from_slice(b">\n");
         for link in &head.links {
             w.link(link);
@@ -115,13 +123,28 @@ impl<W: Write> Writer<W> {
             w.element(element);
             w.buf.push(b'\n');
         }
+        if let Some(fault) = w.fault.take() {
+            return Err(fault);
+        }
         w.maybe_flush()?;
         Ok(w)
     }
 
     /// Writes one entry: a `<url>` in a `<urlset>`, a `<sitemap>` in a `<sitemapindex>`.
+    ///
+    /// An entry that cannot be written so that it reads back as itself — an extension
+    /// that is not well-formed or would be read as something else
+    /// ([`WriteError::Extension`]), a value with a character XML cannot carry
+    /// ([`WriteError::ForbiddenCharacter`]) — is refused, and nothing of it is written: the
+    /// writer can go on with the next entry.
     pub fn write_entry(&mut self, entry: &Entry) -> Result<(), WriteError> {
+        check_entry(entry)?;
+        let start = self.buf.len();
         self.entry_into(entry);
+        if let Some(fault) = self.fault.take() {
+            self.buf.truncate(start);
+            return Err(fault);
+        }
         self.entries += 1;
         self.maybe_flush()
     }
@@ -158,7 +181,9 @@ impl<W: Write> Writer<W> {
         self.buf.push(b'<');
         self.buf.extend_from_slice(element);
         self.buf.extend_from_slice(b"><loc>");
-        escape_into(&mut self.buf, entry.loc.as_str(), false);
+        if let Err(code) = escape_into(&mut self.buf, entry.loc.as_str(), false) {
+            self.forbidden("loc", code);
+        }
         self.buf.extend_from_slice(b"</loc>");
         if let Some(lastmod) = &entry.lastmod {
             self.buf.extend_from_slice(b"<lastmod>");
@@ -197,8 +222,19 @@ impl<W: Write> Writer<W> {
         self.buf.push(b' ');
         self.buf.extend_from_slice(name.as_bytes());
         self.buf.extend_from_slice(b"=\"");
-        escape_into(&mut self.buf, value, true);
+        if let Err(code) = escape_into(&mut self.buf, value, true) {
+            self.forbidden(name, code);
+        }
         self.buf.push(b'"');
+    }
+
+    /// Notes a value XML cannot carry; the entry or head being written is refused.
+    #[cold]
+    fn forbidden(&mut self, place: &str, code: u32) {
+        self.fault.get_or_insert(WriteError::ForbiddenCharacter {
+            place: place.to_owned(),
+            code,
+        });
     }
 
     fn attr_display(&mut self, name: &str, value: &dyn Display) {
@@ -215,7 +251,9 @@ impl<W: Write> Writer<W> {
         {
             let raw = String::from_utf8_lossy(&self.buf[start..]).into_owned();
             self.buf.truncate(start);
-            escape_into(&mut self.buf, &raw, true);
+            if let Err(code) = escape_into(&mut self.buf, &raw, true) {
+                self.forbidden(name, code);
+            }
         }
         self.buf.push(b'"');
     }
@@ -251,7 +289,7 @@ impl<W: Write> Writer<W> {
         if let Some(encoding) = &md.encoding {
             self.attr("encoding", encoding);
         }
-        self.extension_attributes(&md.extensions);
+        self.extension_attributes(&md.extensions, &mut root_bindings());
         self.buf.extend_from_slice(b"/>");
     }
 
@@ -280,14 +318,15 @@ impl<W: Write> Writer<W> {
         if let Some(encoding) = &link.encoding {
             self.attr("encoding", encoding);
         }
-        self.extension_attributes(&link.extensions);
+        self.extension_attributes(&link.extensions, &mut root_bindings());
         self.buf.extend_from_slice(b"/>");
     }
 
     /// Writes attributes in other namespaces, declaring each namespace on the element
-    /// that carries it (once per prefix), and attributes in no namespace as they are.
-    fn extension_attributes(&mut self, attributes: &[Attribute]) {
-        let mut declared: Vec<(String, &str)> = Vec::new();
+    /// that carries it (once), and attributes in no namespace as they are. `declared`
+    /// holds the bindings already made on this element (and `rs` and `xml`, which are in
+    /// scope everywhere), so that no prefix is declared twice or bound to two namespaces.
+    fn extension_attributes(&mut self, attributes: &[Attribute], declared: &mut Bindings) {
         for attr in attributes {
             if attr.namespace.is_empty() {
                 self.attr(&attr.name, &attr.value);
@@ -296,14 +335,9 @@ impl<W: Write> Writer<W> {
             let prefix = match declared.iter().find(|(_, ns)| *ns == attr.namespace) {
                 Some((prefix, _)) => prefix.clone(),
                 None => {
-                    let prefix = usable_prefix(attr.prefix.as_deref(), declared.len());
-                    let prefix = if declared.iter().any(|(p, _)| *p == prefix) {
-                        format!("ns{}", declared.len() + 1)
-                    } else {
-                        prefix
-                    };
+                    let prefix = free_prefix(attr.prefix.as_deref(), declared);
                     self.attr(&format!("xmlns:{prefix}"), &attr.namespace);
-                    declared.push((prefix.clone(), &attr.namespace));
+                    declared.push((prefix.clone(), attr.namespace.clone()));
                     prefix
                 }
             };
@@ -313,22 +347,22 @@ impl<W: Write> Writer<W> {
 
     /// Writes an extension element with its namespace declared on it.
     fn element(&mut self, element: &Element) {
-        let qname = if element.namespace == SITEMAP_NAMESPACE || element.namespace.is_empty() {
-            element.name.clone()
-        } else {
-            let prefix = usable_prefix(element.prefix.as_deref(), 0);
-            format!("{prefix}:{}", element.name)
+        let mut declared = root_bindings();
+        let prefix = element_prefix(element, &declared);
+        let qname = match &prefix {
+            Some(prefix) => format!("{prefix}:{}", element.name),
+            None => element.name.clone(),
         };
         self.buf.push(b'<');
         self.buf.extend_from_slice(qname.as_bytes());
         if element.namespace.is_empty() {
             // Undeclare the Sitemap default namespace: the element is in none.
             self.buf.extend_from_slice(b" xmlns=\"\"");
-        } else if element.namespace != SITEMAP_NAMESPACE {
-            let prefix = usable_prefix(element.prefix.as_deref(), 0);
+        } else if let Some(prefix) = prefix {
             self.attr(&format!("xmlns:{prefix}"), &element.namespace);
+            declared.push((prefix, element.namespace.clone()));
         }
-        self.extension_attributes(&element.attributes);
+        self.extension_attributes(&element.attributes, &mut declared);
         if element.content.is_empty() {
             self.buf.extend_from_slice(b"/>");
         } else {
@@ -341,12 +375,124 @@ impl<W: Write> Writer<W> {
     }
 }
 
-/// A prefix hint if it can be declared here, else a generated one. `rs`, `xml` and
-/// `xmlns` are taken.
-fn usable_prefix(hint: Option<&str>, n: usize) -> String {
+/// Prefixes bound on an element, with their namespaces.
+type Bindings = Vec<(String, String)>;
+
+/// What is in scope on every element the writer writes: `rs`, bound on the root, and
+/// `xml`, bound in every document.
+fn root_bindings() -> Bindings {
+    vec![
+        ("rs".into(), RS_NAMESPACE.into()),
+        ("xml".into(), XML_NAMESPACE.into()),
+    ]
+}
+
+/// The prefix an extension element is written with: none in the Sitemap namespace (the
+/// default) or in no namespace (written with `xmlns=""`), else its hint where that is a
+/// free prefix, else a generated one.
+fn element_prefix(element: &Element, declared: &Bindings) -> Option<String> {
+    if element.namespace.is_empty() || element.namespace == SITEMAP_NAMESPACE {
+        return None;
+    }
+    Some(free_prefix(element.prefix.as_deref(), declared))
+}
+
+/// The hint if it is a prefix that can be declared here, else the first of `ns1`, `ns2`
+/// … that is free. `xmlns` is never one, and `rs` and `xml` are taken (`declared`
+/// holds them).
+fn free_prefix(hint: Option<&str>, declared: &Bindings) -> String {
+    let free = |p: &str| !declared.iter().any(|(taken, _)| taken == p);
     match hint {
-        Some(p) if !matches!(p, "rs" | "xml" | "xmlns") && !p.is_empty() => p.to_owned(),
-        _ => format!("ns{}", n + 1),
+        Some(p) if is_ncname(p) && p != "xmlns" && free(p) => p.to_owned(),
+        _ => (1..)
+            .map(|n| format!("ns{n}"))
+            .find(|p| free(p))
+            .unwrap_or_default(),
+    }
+}
+
+/// Checks what of the head is open data: the root's attributes, the document's `rs:md`
+/// and `rs:ln` extension attributes, and its extension elements.
+fn check_head(head: &DocumentHead) -> Result<(), WriteError> {
+    check_attributes(&head.attributes, &|_, _| false).map_err(|e| extension("the root", e))?;
+    check_md(&head.md)?;
+    for link in &head.links {
+        check_link(link)?;
+    }
+    check_elements(&head.extensions)
+}
+
+/// Checks what of an entry is open data, as [`check_head`] does.
+fn check_entry(entry: &Entry) -> Result<(), WriteError> {
+    if let Some(md) = &entry.md {
+        check_md(md)?;
+    }
+    for link in &entry.links {
+        check_link(link)?;
+    }
+    check_elements(&entry.extensions)
+}
+
+fn check_md(md: &Md) -> Result<(), WriteError> {
+    if md.extensions.is_empty() {
+        return Ok(());
+    }
+    check_attributes(&md.extensions, &|name, value| md_reads(md, name, value))
+        .map_err(|e| extension("rs:md", e))
+}
+
+fn check_link(link: &Link) -> Result<(), WriteError> {
+    if link.extensions.is_empty() {
+        return Ok(());
+    }
+    check_attributes(&link.extensions, &|name, value| ln_reads(link, name, value))
+        .map_err(|e| extension("rs:ln", e))
+}
+
+fn check_elements(elements: &[Element]) -> Result<(), WriteError> {
+    for element in elements {
+        let prefix = element_prefix(element, &root_bindings());
+        check_element(element, prefix.as_deref())
+            .map_err(|e| extension("an extension element", e))?;
+    }
+    Ok(())
+}
+
+#[cold]
+fn extension(place: &'static str, error: ExtensionError) -> WriteError {
+    WriteError::Extension { place, error }
+}
+
+/// Whether a reader would read an `rs:md` attribute in no namespace as the typed one: an
+/// extension attribute that would is refused, since it would come back as something
+/// else (or twice, when the typed one is set too). Values that do not parse are kept by a
+/// reader as written, so they may be written back.
+fn md_reads(md: &Md, name: &str, value: &str) -> bool {
+    match name {
+        "capability" | "path" | "encoding" => true,
+        "at" => md.at.is_some() || value.parse::<W3cDateTime>().is_ok(),
+        "completed" => md.completed.is_some() || value.parse::<W3cDateTime>().is_ok(),
+        "from" => md.from.is_some() || value.parse::<W3cDateTime>().is_ok(),
+        "until" => md.until.is_some() || value.parse::<W3cDateTime>().is_ok(),
+        "datetime" => md.datetime.is_some() || value.parse::<W3cDateTime>().is_ok(),
+        "change" => md.change.is_some() || value.parse::<Change>().is_ok(),
+        "hash" => md.hash.is_some() || value.parse::<Hashes>().is_ok(),
+        "length" => md.length.is_some() || parse_length(value).is_ok(),
+        "type" => md.media_type.is_some() || value.parse::<MediaType>().is_ok(),
+        _ => false,
+    }
+}
+
+/// As [`md_reads`], for `rs:ln`.
+fn ln_reads(link: &Link, name: &str, value: &str) -> bool {
+    match name {
+        "rel" | "href" | "path" | "encoding" => true,
+        "pri" => link.pri.is_some() || value.parse::<Priority>().is_ok(),
+        "modified" => link.modified.is_some() || value.parse::<W3cDateTime>().is_ok(),
+        "hash" => link.hash.is_some() || value.parse::<Hashes>().is_ok(),
+        "length" => link.length.is_some() || parse_length(value).is_ok(),
+        "type" => link.media_type.is_some() || value.parse::<MediaType>().is_ok(),
+        _ => false,
     }
 }
 
@@ -356,8 +502,10 @@ fn display(buf: &mut Vec<u8>, value: &dyn Display) {
 }
 
 /// Escapes text (or an attribute value, which also protects white space from attribute
-/// value normalization) into `buf`.
-fn escape_into(buf: &mut Vec<u8>, s: &str, attribute: bool) {
+/// value normalization) into `buf`. A character XML cannot carry, even escaped (a C0
+/// control but tab, line feed and carriage return; U+FFFE; U+FFFF), is refused with its
+/// code point; what was escaped up to it stays in `buf`, for the caller to drop.
+fn escape_into(buf: &mut Vec<u8>, s: &str, attribute: bool) -> Result<(), u32> {
     let bytes = s.as_bytes();
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
@@ -369,6 +517,11 @@ fn escape_into(buf: &mut Vec<u8>, s: &str, attribute: bool) {
             b'\t' if attribute => b"&#9;",
             b'\n' if attribute => b"&#10;",
             b'\r' => b"&#13;",
+            0..0x20 if !matches!(b, b'\t' | b'\n') => return Err(u32::from(b)),
+            0xEF => {
+                check_chars(&s[i..(i + 3).min(s.len())])?;
+                continue;
+            }
             _ => continue,
         };
         buf.extend_from_slice(&bytes[start..i]);
@@ -376,6 +529,7 @@ fn escape_into(buf: &mut Vec<u8>, s: &str, attribute: bool) {
         start = i + 1;
     }
     buf.extend_from_slice(&bytes[start..]);
+    Ok(())
 }
 
 /// Text escaped for element content.
@@ -384,7 +538,8 @@ pub(crate) fn escape_text(s: &str) -> Cow<'_, str> {
         return Cow::Borrowed(s);
     }
     let mut buf = Vec::with_capacity(s.len() + 8);
-    escape_into(&mut buf, s, false);
+    // The reader hands in text whose characters it has checked.
+    let _ = escape_into(&mut buf, s, false);
     Cow::Owned(String::from_utf8_lossy(&buf).into_owned())
 }
 

@@ -193,6 +193,20 @@ fn rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
             "xml",
         ),
         (
+            "undeclared prefix inside an extension",
+            doc("<url><loc>http://e.com/</loc><x:y xmlns:x=\"urn:x\"><z:q/></x:y></url>"),
+            d,
+            "prefix",
+        ),
+        (
+            "undeclared attribute prefix inside an extension",
+            doc(
+                "<url><loc>http://e.com/</loc><x:y xmlns:x=\"urn:x\"><x:q z:a=\"1\">t</x:q></x:y></url>",
+            ),
+            d,
+            "prefix",
+        ),
+        (
             "undeclared prefix",
             doc("<url><loc>http://e.com/</loc><x:y/></url>"),
             d,

@@ -67,6 +67,93 @@ fn text() -> impl Strategy<Value = String> {
     "[a-zA-Z0-9 <>&\"'\t\n\r=é☃-]{0,16}"
 }
 
+/// Namespaces an extension may be given, the reserved and the odd included.
+fn namespace() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => Just("http://example.org/ext".to_string()),
+        1 => Just(String::new()),
+        1 => Just(SITEMAP_NAMESPACE.to_string()),
+        1 => Just(RS_NAMESPACE.to_string()),
+        1 => Just("http://www.w3.org/XML/1998/namespace".to_string()),
+        1 => Just("http://www.w3.org/2000/xmlns/".to_string()),
+        1 => "[ -~]{0,12}",
+    ]
+}
+
+/// Prefix hints, the unusable included.
+fn prefix() -> impl Strategy<Value = Option<String>> {
+    prop_oneof![
+        Just(None),
+        Just(Some("ex".to_string())),
+        Just(Some("rs".to_string())),
+        Just(Some("xml".to_string())),
+        Just(Some("xmlns".to_string())),
+        Just(Some("ns1".to_string())),
+        "[ -~]{0,4}".prop_map(Some),
+    ]
+}
+
+/// Any local name: ordinary, the standard's own, or no XML name at all.
+fn any_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "[a-z]{1,6}",
+        1 => prop::sample::select(vec!["url", "loc", "md", "ln", "length", "at", "hash", "rel", "href", "xmlns", "capability"]).prop_map(str::to_owned),
+        1 => "\\PC{0,6}",
+    ]
+}
+
+/// Unsanitised extension attributes: any namespace, prefix, name and value, control
+/// characters included, names repeated.
+fn any_extension_attributes() -> impl Strategy<Value = Vec<Attribute>> {
+    proptest::collection::vec(
+        (
+            namespace(),
+            prefix(),
+            any_name(),
+            prop_oneof!["\\PC{0,8}", "[\\x00-\\x1f]{1,2}", Just("5".to_string())],
+        )
+            .prop_map(|(namespace, prefix, name, value)| Attribute {
+                namespace,
+                prefix,
+                name,
+                value,
+            }),
+        0..3,
+    )
+}
+
+/// Unsanitised extension elements: any namespace, prefix and name, and content that may
+/// be unbalanced, undeclared, or close the document early.
+fn any_extension_elements() -> impl Strategy<Value = Vec<Element>> {
+    proptest::collection::vec(
+        (
+            namespace(),
+            prefix(),
+            any_name(),
+            any_extension_attributes(),
+            prop_oneof![
+                Just(String::new()),
+                Just("</url></urlset>".to_string()),
+                Just("<q:b/>".to_string()),
+                Just("<q:b xmlns:q=\"urn:q\"/>".to_string()),
+                Just("<a>".to_string()),
+                Just("<!-- c -->".to_string()),
+                Just("&bogus;".to_string()),
+                "\\PC{0,10}",
+                "[<>&a-z/=\" ]{0,12}",
+            ],
+        )
+            .prop_map(|(namespace, prefix, name, attributes, content)| Element {
+                namespace,
+                prefix,
+                name,
+                attributes,
+                content,
+            }),
+        0..2,
+    )
+}
+
 fn extension_attributes() -> impl Strategy<Value = Vec<Attribute>> {
     proptest::collection::vec(
         (0..2u8, "[a-z]{1,6}", text()).prop_map(|(ns, name, value)| {
@@ -263,8 +350,34 @@ fn document() -> impl Strategy<Value = Document> {
         })
 }
 
+/// A document whose extensions are unsanitised, in the head and in its entries.
+fn document_with_any_extensions() -> impl Strategy<Value = Document> {
+    (
+        document(),
+        any_extension_attributes(),
+        any_extension_attributes(),
+        any_extension_elements(),
+        any_extension_elements(),
+    )
+        .prop_map(|(mut doc, root, md, head, entry)| {
+            doc.head.attributes.extend(root);
+            doc.head.md.extensions.extend(md);
+            doc.head.extensions.extend(head);
+            if let Some(first) = doc.entries.first_mut() {
+                first.extensions.extend(entry);
+            }
+            doc
+        })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Whatever the writer accepts reads back as itself; the rest it refuses.
+    #[test]
+    fn the_writer_never_writes_what_reads_differently(doc in document_with_any_extensions()) {
+        crate::document::assert_round_trip(&doc);
+    }
 
     #[test]
     fn write_then_read_gives_the_same_document(doc in document()) {
@@ -275,4 +388,172 @@ proptest! {
         // Same bytes again: every value kept its written form.
         prop_assert_eq!(write_document(Vec::new(), &read).unwrap(), written);
     }
+}
+
+fn ext_attribute(namespace: &str, prefix: Option<&str>, name: &str, value: &str) -> Attribute {
+    Attribute {
+        namespace: namespace.into(),
+        prefix: prefix.map(str::to_owned),
+        name: name.into(),
+        value: value.into(),
+    }
+}
+
+fn ext_element(namespace: &str, prefix: Option<&str>, name: &str, content: &str) -> Element {
+    Element {
+        namespace: namespace.into(),
+        prefix: prefix.map(str::to_owned),
+        name: name.into(),
+        attributes: Vec::new(),
+        content: content.into(),
+    }
+}
+
+fn resource_list() -> DocumentHead {
+    let mut head = DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
+    head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
+    head
+}
+
+/// An element and its attributes in different namespaces once both got `ns1`, and the
+/// element declared it twice; hints that clash, or name another binding, are replaced.
+#[test]
+fn prefixes_are_declared_once_per_element() {
+    let mut element = ext_element("urn:a", None, "e", "");
+    element.attributes = vec![
+        ext_attribute("urn:b", None, "x", "1"),
+        ext_attribute("urn:c", Some("ns1"), "y", "2"),
+        ext_attribute("urn:d", Some("ns2"), "z", "3"),
+        ext_attribute("urn:e", Some("rs"), "w", "4"),
+    ];
+    let mut entry = Entry::new("http://e.com/a".parse().unwrap());
+    entry.extensions.push(element);
+    entry.md = Some(Md {
+        extensions: vec![
+            ext_attribute("urn:b", Some("rs"), "x", "1"),
+            ext_attribute("urn:c", Some("ns1"), "y", "2"),
+            ext_attribute("urn:d", None, "z", "3"),
+        ],
+        ..Md::default()
+    });
+    let mut doc = Document::new(resource_list());
+    doc.entries.push(entry);
+    crate::document::assert_round_trip(&doc);
+    let xml = String::from_utf8(write_document(Vec::new(), &doc).unwrap()).unwrap();
+    assert!(!xml.contains("xmlns:rs=\"urn:"), "{xml}");
+}
+
+#[test]
+fn extensions_that_would_read_differently_are_refused() {
+    let refused: Vec<(&str, Element)> = vec![
+        (
+            "closes the document",
+            ext_element("urn:a", None, "e", "</url></urlset>"),
+        ),
+        ("unbalanced", ext_element("urn:a", None, "e", "<b>")),
+        (
+            "undeclared prefix",
+            ext_element("urn:a", None, "e", "<q:b/>"),
+        ),
+        ("bare ampersand", ext_element("urn:a", None, "e", "a & b")),
+        ("unknown entity", ext_element("urn:a", None, "e", "&nbsp;")),
+        ("comment", ext_element("urn:a", None, "e", "<!-- c -->")),
+        (
+            "control character",
+            ext_element("urn:a", None, "e", "\u{1}"),
+        ),
+        ("no XML name", ext_element("urn:a", None, "a b", "")),
+        (
+            "a Sitemap element",
+            ext_element(SITEMAP_NAMESPACE, None, "url", ""),
+        ),
+        (
+            "a ResourceSync element",
+            ext_element(RS_NAMESPACE, None, "md", ""),
+        ),
+        (
+            "the xmlns namespace",
+            ext_element("http://www.w3.org/2000/xmlns/", None, "e", ""),
+        ),
+    ];
+    for (name, element) in refused {
+        let mut entry = Entry::new("http://e.com/a".parse().unwrap());
+        entry.extensions.push(element);
+        let mut writer = resourcesync_xml::Writer::new(Vec::new(), &resource_list()).unwrap();
+        let error = writer.write_entry(&entry).unwrap_err();
+        assert!(
+            matches!(error, resourcesync_xml::WriteError::Extension { .. }),
+            "{name}: {error}"
+        );
+        // Nothing of the refused entry was written, and the writer goes on.
+        writer
+            .write_entry(&Entry::new("http://e.com/b".parse().unwrap()))
+            .unwrap();
+        let xml = writer.finish().unwrap();
+        let (read, _) = read_everywhere(&xml, Limits::default()).unwrap();
+        assert_eq!(read.entries.len(), 1, "{name}");
+    }
+    let refused_attributes = [
+        (
+            "typed attribute of rs:md",
+            ext_attribute("", None, "length", "5"),
+        ),
+        (
+            "ResourceSync namespace",
+            ext_attribute(RS_NAMESPACE, None, "foo", "1"),
+        ),
+        ("a declaration", ext_attribute("", None, "xmlns", "urn:x")),
+        ("no XML name", ext_attribute("urn:a", None, "1x", "1")),
+    ];
+    for (name, attribute) in refused_attributes {
+        let mut entry = Entry::new("http://e.com/a".parse().unwrap());
+        let mut md = Md::default();
+        md.extensions.push(attribute);
+        entry.md = Some(md);
+        let mut writer = resourcesync_xml::Writer::new(Vec::new(), &resource_list()).unwrap();
+        assert!(writer.write_entry(&entry).is_err(), "{name}");
+    }
+    // The same attribute twice.
+    let mut head = resource_list();
+    head.attributes = vec![
+        ext_attribute("urn:a", None, "x", "1"),
+        ext_attribute("urn:a", Some("p"), "x", "2"),
+    ];
+    assert!(resourcesync_xml::Writer::new(Vec::new(), &head).is_err());
+}
+
+#[test]
+fn values_xml_cannot_carry_are_refused() {
+    let mut entry = Entry::new("http://e.com/a".parse().unwrap());
+    entry.md = Some(Md {
+        encoding: Some("gzip\u{0}".into()),
+        ..Md::default()
+    });
+    let mut writer = resourcesync_xml::Writer::new(Vec::new(), &resource_list()).unwrap();
+    let error = writer.write_entry(&entry).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "encoding: character U+0000 is not allowed in XML"
+    );
+    entry.md = Some(Md {
+        path: Some(BitstreamPath::new("/a\u{FFFE}")),
+        ..Md::default()
+    });
+    let error = writer.write_entry(&entry).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "path: character U+FFFE is not allowed in XML"
+    );
+    // Tab, line feed and carriage return are carried, escaped.
+    entry.md = Some(Md {
+        encoding: Some("a\tb\nc\rd".into()),
+        ..Md::default()
+    });
+    writer.write_entry(&entry).unwrap();
+    let (read, _) = read_everywhere(&writer.finish().unwrap(), Limits::default()).unwrap();
+    assert_eq!(read.entries.len(), 1);
+    assert_eq!(
+        read.entries[0].md.as_ref().unwrap().encoding.as_deref(),
+        Some("a\tb\nc\rd")
+    );
 }
