@@ -311,7 +311,7 @@ impl Checker {
         self.skip_entry(out);
         let n = Some(self.entries);
         let kind = self.kind;
-        check_uri(&entry.loc, "loc", n, out);
+        check_uri(&entry.loc, UriPlace::Loc, n, out);
         let md = entry.md.as_ref().unwrap_or(&EMPTY_MD);
 
         self.check_entry_times(md, n, out);
@@ -542,20 +542,72 @@ fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
     }
 }
 
-fn check_uri(value: &crate::Uri, what: &str, n: Option<u64>, out: &mut Vec<Finding>) {
+/// Where a URI stands, for the messages and for the rules that depend on it.
+#[derive(Clone, Copy)]
+enum UriPlace<'a> {
+    /// An entry's `<loc>`.
+    Loc,
+    /// The `href` of a link with this relation.
+    Href(&'a Relation),
+}
+
+fn check_uri(value: &crate::Uri, place: UriPlace<'_>, n: Option<u64>, out: &mut Vec<Finding>) {
+    let what = match place {
+        UriPlace::Loc => "loc",
+        UriPlace::Href(_) => "href",
+    };
     // Bytes bound characters from above: count characters only for long URIs.
     let s = value.as_str();
     if s.len() > uri::MAX_URI_LEN && s.chars().count() > uri::MAX_URI_LEN {
         let len = s.chars().count();
         out.push(Finding {
-            message: format!("{what} is {len} characters long, over {}", uri::MAX_URI_LEN),
+            message: format!(
+                "{what} is {len} characters long; the Sitemap protocol allows less than {}",
+                uri::MAX_URI_LEN + 1
+            ),
             ..Finding::new(Rule::UriLength, n)
         });
     }
-    if value.has_unsafe_scheme() {
+    if value.is_http() {
+        // The common case: one compare of the scheme, then the authority.
+    } else if value.has_unsafe_scheme() {
         out.push(Finding {
-            message: format!("{what} uses the {} scheme", value.scheme()),
+            message: format!(
+                "{what} \"{}\" uses the {} scheme, which runs code or names local files",
+                crate::rules::clip(s),
+                value.scheme()
+            ),
             ..Finding::new(Rule::UriScheme, n)
+        });
+    } else if !matches!(place, UriPlace::Href(Relation::Duplicate)) {
+        out.push(Finding {
+            message: format!(
+                "{what} \"{}\" uses the {} scheme, not http or https",
+                crate::rules::clip(s),
+                value.scheme()
+            ),
+            ..Finding::new(Rule::UriSchemeNotHttp, n)
+        });
+    }
+    if let (Some(userinfo), Some(host)) = (value.userinfo(), value.host()) {
+        out.push(Finding {
+            message: format!(
+                "{what} \"{}\" has the userinfo \"{}\" before its host: it names the host \"{}\"",
+                crate::rules::clip(s),
+                crate::rules::clip(userinfo),
+                crate::rules::clip(host)
+            ),
+            ..Finding::new(Rule::UriUserinfo, n)
+        });
+    }
+    if let Some(c) = value.bidi_formatting_char() {
+        out.push(Finding {
+            message: format!(
+                "{what} \"{}\" contains the bidirectional formatting character U+{:04X}",
+                crate::rules::clip(s).escape_default(),
+                u32::from(c)
+            ),
+            ..Finding::new(Rule::UriBidi, n)
         });
     }
 }
@@ -601,7 +653,7 @@ fn check_path(
 }
 
 fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
-    check_uri(&link.href, "href", n, out);
+    check_uri(&link.href, UriPlace::Href(&link.rel), n, out);
     if let Some(hash) = &link.hash {
         check_hash_algorithms(hash, n, out);
     }

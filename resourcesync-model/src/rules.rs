@@ -3,7 +3,10 @@
 //! Each [`Rule`] has a stable [`id`](Rule::id), a [`Severity`] (an error for a MUST or a
 //! mandatory element or attribute, a warning for a SHOULD or a recommended one), the
 //! section of the standard it comes from and a message. Sections are those of ANSI/NISO
-//! Z39.99-2017; `Archives N` names a section of the ResourceSync Archives specification.
+//! Z39.99-2017; `Archives N` names a section of the ResourceSync Archives specification;
+//! `Sitemap protocol` and `RFC N x.y` name a specification the standard builds on, for a
+//! rule whose text is there and not in the standard. A rule that no text states (one that
+//! guards a Destination against hostile input) says so in its documentation and message.
 
 use std::fmt;
 
@@ -120,12 +123,29 @@ catalogue! {
     /// `<loc>` and `href` are absolute URIs.
     UriSyntax = ("uri-syntax", Error, "7",
         "loc and href must be absolute URIs"),
-    /// URIs are under the Sitemap protocol's 2,048 characters.
-    UriLength = ("uri-length", Warning, "7",
-        "URIs should be at most 2048 characters long (Sitemap protocol)"),
-    /// URIs that run code or name local files.
-    UriScheme = ("uri-unsafe-scheme", Warning, "7",
-        "URIs should not use the javascript, data, file or vbscript schemes"),
+    /// URIs are less than 2,048 characters long: a rule of the Sitemap protocol, which the
+    /// standard builds on, not of the standard's own text.
+    UriLength = ("uri-length", Warning, "Sitemap protocol",
+        "URIs should be less than 2048 characters long (Sitemap protocol)"),
+    /// URIs that run code or name local files. No text of the standard forbids them; they
+    /// never name a Source's resources, and a Destination that follows one runs code or
+    /// reads its own files.
+    UriScheme = ("uri-unsafe-scheme", Error, "7",
+        "loc and href must not use the javascript, vbscript, data or file schemes (not a rule of the standard's text: such URIs never name a Source's resources)"),
+    /// URIs other than http and https, but for `duplicate` links, which section 14.2 lets
+    /// point to a mirror reached by another protocol. No text of the standard requires
+    /// http; its `length` and `encoding` are defined by HTTP responses (section 7).
+    UriSchemeNotHttp = ("uri-scheme-not-http", Warning, "7",
+        "loc and href should be http or https URIs (not a rule of the standard's text: the standard works over HTTP)"),
+    /// A userinfo in the authority hides the real host (`http://a.example@b.example/` is
+    /// a request to b.example). RFC 3986 deprecates `user:password` there; the standard
+    /// says nothing.
+    UriUserinfo = ("uri-userinfo", Warning, "RFC 3986 3.2.1",
+        "loc and href should not have a userinfo before the host (RFC 3986; not a rule of the standard's text)"),
+    /// Bidirectional formatting characters, which RFC 3987 forbids in IRIs: they make a
+    /// URI display as another.
+    UriBidi = ("uri-bidi", Error, "RFC 3987 4.1",
+        "URIs must not contain bidirectional formatting characters (RFC 3987)"),
 
     // Structure, as read from XML (checked by readers such as resourcesync-xml).
     /// The root and entries are in the Sitemap namespace.

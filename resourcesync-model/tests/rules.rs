@@ -247,12 +247,22 @@ rules! {
         value("zip".parse::<MediaType>(), "application/vnd.example+zip; v=1".parse());
     uri_syntax: Rule::UriSyntax =>
         value(Uri::parse("/res1"), Uri::parse("http://example.com/res1"));
+    // "less than 2,048 characters": 19 + 2029 = 2048 breaks it, 2047 keeps it.
     uri_length: Rule::UriLength => doc(K::ResourceList,
-        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2030))),
-        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2029))));
+        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2029))),
+        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2028))));
     uri_unsafe_scheme: Rule::UriScheme => doc(K::ChangeList,
         |d| d.entries[0].links.push(link(Relation::Duplicate, "file:///etc/passwd")),
         |d| d.entries[0].links.push(link(Relation::Duplicate, "ftp://mirror.example.com/res1")));
+    uri_scheme_not_http: Rule::UriSchemeNotHttp => doc(K::ResourceList,
+        |d| d.entries[0].loc = url("ftp://example.com/res1"),
+        |d| d.entries[0].loc = url("HTTPS://example.com/res1"));
+    uri_userinfo: Rule::UriUserinfo => doc(K::ResourceList,
+        |d| d.entries[0].loc = url("http://example.com@evil.example/res1"),
+        |d| d.entries[0].loc = url("http://example.com/res1@evil.example"));
+    uri_bidi: Rule::UriBidi => doc(K::ResourceList,
+        |d| d.entries[0].loc = url("http://example.com/res1\u{202E}fdp.exe"),
+        |d| d.entries[0].loc = url("http://example.com/r\u{e9}s1"));
 
     // Documents.
     capability_mandatory: Rule::CapabilityMandatory => doc(K::ResourceList,
