@@ -423,8 +423,8 @@ impl Checker {
         }
         if let Some(datetime) = &md.datetime {
             if matches!(self.kind, K::ChangeList | K::ChangeDumpManifest) {
-                let before = self.from.as_ref().filter(|from| datetime < *from);
-                let after = self.until.as_ref().filter(|until| datetime > *until);
+                let before = self.from.as_ref().filter(|from| datetime.precedes(from));
+                let after = self.until.as_ref().filter(|until| until.precedes(datetime));
                 if let Some(bound) = before {
                     out.push(Finding {
                         message: format!(
@@ -454,8 +454,10 @@ impl Checker {
         let Some(time) = key.of(md) else {
             return;
         };
+        // Wholly before, so that `2013-01-03` after `2013-01-03T11:00:00Z` is in order: the
+        // day may be any time of that day.
         if let Some(previous) = &self.previous {
-            if time < previous {
+            if time.precedes(previous) {
                 out.push(Finding {
                     message: format!(
                         "{} {time} is before the previous entry's {previous}",
@@ -514,8 +516,10 @@ impl Checker {
 /// `completed` not before `at`, `until` not before `from`, and the recommended form of all
 /// four, on one `<rs:md>`.
 fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+    // A lower bound is the start of its period and an upper bound its end
+    // (`W3cDateTime::precedes`): `until="2013-01-03"` covers the whole day.
     if let (Some(at), Some(completed)) = (&md.at, &md.completed) {
-        if completed < at {
+        if completed.precedes(at) {
             out.push(Finding {
                 message: format!("completed {completed} is before at {at}"),
                 ..Finding::new(Rule::CompletedBeforeAt, n)
@@ -523,7 +527,7 @@ fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
         }
     }
     if let (Some(from), Some(until)) = (&md.from, &md.until) {
-        if until < from {
+        if until.precedes(from) {
             out.push(Finding {
                 message: format!("until {until} is before from {from}"),
                 ..Finding::new(Rule::UntilBeforeFrom, n)
@@ -619,7 +623,10 @@ fn check_hash_algorithms(hash: &crate::Hashes, n: Option<u64>, out: &mut Vec<Fin
     }
     for name in hash.unknown_algorithms() {
         out.push(Finding {
-            message: format!("hash algorithm \"{name}\" is not one the standard names"),
+            message: format!(
+                "hash algorithm \"{}\" is not in IANA's hash name registries",
+                crate::rules::clip(name)
+            ),
             ..Finding::new(Rule::HashAlgorithmUnknown, n)
         });
     }

@@ -95,10 +95,13 @@ catalogue! {
         "hash must be a whitespace-delimited list of algorithm:hex-digest tokens"),
     /// A digest of a known algorithm has that algorithm's length.
     HashDigestLength = ("hash-digest-length", Error, "7",
-        "a digest must have the length of its algorithm (md5 32, sha-1 40, sha-256 64 hex digits)"),
-    /// A hash algorithm the standard does not name is kept but flagged.
+        "a digest must have the length of its algorithm (md5 32, sha-1 40, sha-256 64 hex digits, and so on)"),
+    /// A hash algorithm outside IANA's hash name registries is kept but flagged. Section 7
+    /// only gives `md5:` and `sha-256:` as examples: no text of the standard requires a
+    /// registered name, but a Destination cannot check a digest of an algorithm it does not
+    /// know.
     HashAlgorithmUnknown = ("hash-algorithm-unknown", Warning, "7",
-        "hash algorithms should be ones the standard names (md5, sha-1, sha-256)"),
+        "hash algorithms should be ones of IANA's Hash Function Textual Names or Named Information registries (not a rule of the standard's text)"),
     /// `length` is a non-negative integer.
     LengthSyntax = ("length-syntax", Error, "7",
         "length must be a non-negative integer that fits 64 bits"),
