@@ -204,7 +204,12 @@ impl Checker {
         options: CheckOptions,
         findings: &mut Vec<Finding>,
     ) -> Checker {
-        let kind = head.kind();
+        // A near miss of a defined capability is reported, and the document checked as the
+        // kind meant, so that the rules of that kind are not silently turned off.
+        let kind = match head.md.capability.as_ref().and_then(Capability::meant) {
+            Some(meant) => K::new(head.root, Some(&meant)),
+            None => head.kind(),
+        };
         let checker = Checker {
             kind,
             from: head.md.from.clone(),
@@ -218,7 +223,9 @@ impl Checker {
         checker
     }
 
-    /// The kind of the document being checked.
+    /// The kind of the document being checked: the kind its capability means, when that
+    /// is a near miss of a defined value ([`Capability::meant`]), else
+    /// [`DocumentHead::kind`].
     pub fn kind(&self) -> K {
         self.kind
     }
@@ -233,10 +240,9 @@ impl Checker {
         let md = &head.md;
         match &md.capability {
             None => out.push(Finding::new(Rule::CapabilityMandatory, None)),
-            Some(Capability::Other(value)) => out.push(Finding {
-                message: format!("capability \"{value}\" is not defined by the standards"),
-                ..Finding::new(Rule::CapabilityUnknown, None)
-            }),
+            Some(capability @ Capability::Other(_)) => {
+                out.push(undefined_capability(capability, None));
+            }
             Some(Capability::ResourceDumpManifest | Capability::ChangeDumpManifest)
                 if head.root == crate::Root::SitemapIndex =>
             {
@@ -318,11 +324,11 @@ impl Checker {
         check_intervals(md, n, out);
         self.check_order(md, n, out);
 
-        if let Some(Capability::Other(value)) = &md.capability {
-            out.push(Finding {
-                message: format!("capability \"{value}\" is not defined by the standards"),
-                ..Finding::new(Rule::CapabilityUnknown, n)
-            });
+        // In a Source Description, any capability but capabilitylist is an error of its own.
+        if let Some(capability @ Capability::Other(_)) = &md.capability {
+            if kind != K::SourceDescription || capability.meant().is_some() {
+                out.push(undefined_capability(capability, n));
+            }
         }
         if matches!(kind, K::ChangeList | K::ChangeDumpManifest) && md.change.is_none() {
             out.push(Finding {
@@ -357,12 +363,17 @@ impl Checker {
         match kind {
             K::CapabilityList => self.check_capability_list_entry(md, n, out),
             K::SourceDescription => {
-                if md
-                    .capability
-                    .as_ref()
-                    .is_some_and(|c| *c != Capability::CapabilityList)
-                {
-                    out.push(Finding::new(Rule::SourceDescriptionEntryCapability, n));
+                if let Some(capability) = &md.capability {
+                    let meant = capability.meant();
+                    if *meant.as_ref().unwrap_or(capability) != Capability::CapabilityList {
+                        out.push(Finding {
+                            message: format!(
+                                "a Source Description entry's capability must be capabilitylist, not \"{}\"",
+                                crate::rules::clip(capability.as_str())
+                            ),
+                            ..Finding::new(Rule::SourceDescriptionEntryCapability, n)
+                        });
+                    }
                 }
                 if !entry.links.iter().any(|l| l.rel == Relation::DescribedBy) {
                     out.push(Finding::new(Rule::EntryDescribedbyRecommended, n));
@@ -471,10 +482,13 @@ impl Checker {
     }
 
     fn check_capability_list_entry(&mut self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
-        let Some(capability) = &md.capability else {
+        let Some(written) = &md.capability else {
             out.push(Finding::new(Rule::CapabilityListEntryCapability, n));
             return;
         };
+        // A near miss was reported as such; the entry is checked as the capability meant.
+        let meant = written.meant();
+        let capability = meant.as_ref().unwrap_or(written);
         if !capability.is_listable() && !matches!(capability, Capability::Other(_)) {
             out.push(Finding {
                 message: format!(
@@ -510,6 +524,22 @@ impl Checker {
                 Some(_) => {}
             }
         }
+    }
+}
+
+/// The finding for a capability the standards do not define: an error naming the value
+/// meant for a near miss, else a warning.
+fn undefined_capability(capability: &Capability, n: Option<u64>) -> Finding {
+    let value = crate::rules::clip(capability.as_str());
+    match capability.meant() {
+        Some(meant) => Finding {
+            message: format!("capability \"{value}\" is not defined; did you mean \"{meant}\"?"),
+            ..Finding::new(Rule::CapabilityMisspelt, n)
+        },
+        None => Finding {
+            message: format!("capability \"{value}\" is not defined by the standards"),
+            ..Finding::new(Rule::CapabilityUnknown, n)
+        },
     }
 }
 

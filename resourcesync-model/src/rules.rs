@@ -117,6 +117,11 @@ catalogue! {
     /// A capability the standards do not define is kept but flagged.
     CapabilityUnknown = ("capability-unknown", Warning, "7",
         "capability should be a value the standards define"),
+    /// A capability that is a near miss of a defined value (`ResourceList`, `chnagelist`):
+    /// see [`Capability::meant`](crate::Capability::meant). The document is checked as
+    /// the kind meant.
+    CapabilityMisspelt = ("capability-misspelt", Error, "7",
+        "capability must be a defined value, written as the standards write it"),
     /// `rel` is a registered relation name or a URI.
     RelationSyntax = ("rel-syntax", Error, "7",
         "rel must be a registered relation type or an absolute URI"),

@@ -241,6 +241,9 @@ rules! {
     capability_unknown: Rule::CapabilityUnknown => doc(K::CapabilityList,
         |d| md(d, 0).capability = Some(Capability::from("mirrorlist")),
         |d| md(d, 0).capability = Some(Capability::ChangeDumpArchive));
+    capability_misspelt: Rule::CapabilityMisspelt => doc(K::CapabilityList,
+        |d| md(d, 0).capability = Some(Capability::from("ResourceList")),
+        |d| md(d, 0).capability = Some(Capability::from("x-resourcelist")));
     rel_syntax: Rule::RelationSyntax =>
         value("my rel".parse::<Relation>(), "http://example.org/rels/my".parse());
     type_syntax: Rule::MediaTypeSyntax =>
