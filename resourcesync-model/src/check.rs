@@ -7,7 +7,8 @@
 //! first package format of a dump), so a document of any size is checked in constant
 //! memory while it streams.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 use crate::capability::{Capability, DocumentKind as K};
 use crate::rules::{Finding, Rule};
@@ -190,6 +191,8 @@ pub struct Checker {
     capabilities: HashSet<Capability>,
     /// The media type of a dump's first package.
     package_type: Option<String>,
+    /// The `<loc>`s seen, in the kinds that list each resource once.
+    locs: Option<LocSet>,
 }
 
 impl Checker {
@@ -218,6 +221,8 @@ impl Checker {
             previous: None,
             capabilities: HashSet::new(),
             package_type: None,
+            locs: (!matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown))
+                .then(LocSet::default),
         };
         checker.check_head(head, options, findings);
         checker
@@ -307,6 +312,14 @@ impl Checker {
                 ..Finding::new(Rule::DescribedbyLinkRecommended, None)
             });
         }
+        if let Some(change) = md.change {
+            out.push(Finding {
+                message: format!(
+                    "change=\"{change}\" on the document's rs:md: change is only used on entries"
+                ),
+                ..Finding::new(Rule::ChangeNotUsed, None)
+            });
+        }
         for link in &head.links {
             check_link(kind, link, None, out);
         }
@@ -323,6 +336,18 @@ impl Checker {
         self.check_entry_times(md, n, out);
         check_intervals(md, n, out);
         self.check_order(md, n, out);
+        if let Some(locs) = &mut self.locs {
+            if let Some(first) = locs.insert(&entry.loc, self.entries) {
+                out.push(Finding {
+                    section: kind.section(),
+                    message: format!(
+                        "loc \"{}\" is listed again; entry {first} lists it first",
+                        crate::rules::clip(entry.loc.as_str())
+                    ),
+                    ..Finding::new(Rule::LocDuplicate, n)
+                });
+            }
+        }
 
         // In a Source Description, any capability but capabilitylist is an error of its own.
         if let Some(capability @ Capability::Other(_)) = &md.capability {
@@ -340,7 +365,28 @@ impl Checker {
                 ..Finding::new(Rule::ChangeMandatory, n)
             });
         }
-        if is_manifest(kind) && md.change != Some(Change::Deleted) {
+        let deleted = md.change == Some(Change::Deleted);
+        match md.change {
+            None => {}
+            Some(_) if matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown) => {}
+            // One fault, one finding: a deletion in a Resource Dump Manifest is an error
+            // of its own, not also a change where none is used, nor a missing path.
+            Some(Change::Deleted) if kind == K::ResourceDumpManifest => out.push(Finding {
+                message: format!(
+                    "loc \"{}\" is listed as deleted in a Resource Dump Manifest, which describes the bitstreams of a snapshot",
+                    crate::rules::clip(entry.loc.as_str())
+                ),
+                ..Finding::new(Rule::ResourceDumpManifestDeleted, n)
+            }),
+            Some(change) => out.push(Finding {
+                message: format!(
+                    "change=\"{change}\" on an entry of a {}: change is only used in Change Lists and Change Dump Manifests",
+                    kind.name()
+                ),
+                ..Finding::new(Rule::ChangeNotUsed, n)
+            }),
+        }
+        if is_manifest(kind) && !deleted {
             if md.path.is_none() {
                 out.push(Finding {
                     section: kind.section(),
@@ -363,6 +409,14 @@ impl Checker {
         match kind {
             K::CapabilityList => self.check_capability_list_entry(md, n, out),
             K::SourceDescription => {
+                // The entry's rs:md is optional, but when present it must say
+                // capabilitylist.
+                if entry.md.is_some() && md.capability.is_none() {
+                    out.push(Finding {
+                        message: "a Source Description entry's rs:md has no capability; it must have capability=\"capabilitylist\"".into(),
+                        ..Finding::new(Rule::SourceDescriptionEntryCapability, n)
+                    });
+                }
                 if let Some(capability) = &md.capability {
                     let meant = capability.meant();
                     if *meant.as_ref().unwrap_or(capability) != Capability::CapabilityList {
@@ -689,6 +743,59 @@ fn check_path(
     }
 }
 
+/// The `<loc>`s of a document's entries, for [`Rule::LocDuplicate`], in bounded memory.
+///
+/// Each URI is kept as a 128-bit hash, two SipHash-1-3 values under keys drawn at random
+/// for each document, with the number of the entry that listed it first: 32 bytes an
+/// entry in the table, about 2 MiB for the 50,000 entries a document may have. Entries
+/// after the 50,000th (already a [`Rule::MaxEntries`] error) are not remembered, so a
+/// larger document cannot grow it. Two different URIs share a hash with a chance near
+/// 2^-128 for any pair, and keys an attacker does not know make it impossible to aim at:
+/// a false finding is not a practical concern. URIs compare as written (the model never
+/// normalises them): `http://Example.com/a` and `http://example.com/a` are two.
+#[derive(Clone, Debug, Default)]
+struct LocSet {
+    keys: (RandomState, RandomState),
+    first: HashMap<u128, u32, BuildHasherDefault<Prehashed>>,
+}
+
+impl LocSet {
+    /// Remembers a URI listed by entry `n`; returns the entry that listed it before.
+    fn insert(&mut self, loc: &crate::Uri, n: u64) -> Option<u32> {
+        let key = u128::from(self.keys.0.hash_one(loc.as_str())) << 64
+            | u128::from(self.keys.1.hash_one(loc.as_str()));
+        if let Some(first) = self.first.get(&key) {
+            return Some(*first);
+        }
+        if n <= MAX_ENTRIES {
+            // n fits u32: MAX_ENTRIES does.
+            self.first.insert(key, n as u32);
+        }
+        None
+    }
+}
+
+/// A hasher for keys that are random hashes already: it keeps their low 64 bits.
+#[derive(Clone, Copy, Debug, Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u128` is used; any other input is folded in all the same.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u128(&mut self, n: u128) {
+        self.0 = n as u64;
+    }
+}
+
 fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
     check_uri(&link.href, UriPlace::Href(&link.rel), n, out);
     if let Some(hash) = &link.hash {
@@ -699,6 +806,22 @@ fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
     }
     match link.rel {
         Relation::Patch => {
+            let applicable =
+                n.is_some() && matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown);
+            if !applicable {
+                let place = match (n, kind) {
+                    (None, _) => format!("on a {}'s document level", kind.name()),
+                    (Some(_), K::ChangeDump) => "on a Change Dump's entry (the patches of a Change Dump belong in its Change Dump Manifests)".to_owned(),
+                    (Some(_), _) => format!("on an entry of a {}", kind.name()),
+                };
+                out.push(Finding {
+                    message: format!(
+                        "patch link to \"{}\" {place}: patch links are only applicable to Change Lists and Change Dumps",
+                        crate::rules::clip(link.href.as_str())
+                    ),
+                    ..Finding::new(Rule::PatchLinkNotApplicable, n)
+                });
+            }
             if link.media_type.is_none() {
                 out.push(Finding::new(Rule::PatchLinkType, n));
             }
@@ -706,6 +829,35 @@ fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
                 out.push(Finding::new(Rule::PatchLinkPath, n));
             }
         }
+        Relation::Duplicate => {
+            let repeated: Vec<&str> = [
+                ("hash", link.hash.is_some()),
+                ("length", link.length.is_some()),
+                ("type", link.media_type.is_some()),
+                ("encoding", link.encoding.is_some()),
+                ("path", link.path.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(name, present)| present.then_some(name))
+            .collect();
+            if !repeated.is_empty() {
+                out.push(Finding {
+                    message: format!(
+                        "duplicate link to \"{}\" has {}: a mirror's rs:md values are the resource's, and should be omitted",
+                        crate::rules::clip(link.href.as_str()),
+                        repeated.join(", ")
+                    ),
+                    ..Finding::new(Rule::DuplicateLinkAttributes, n)
+                });
+            }
+        }
+        Relation::Alternate if link.media_type.is_none() => out.push(Finding {
+            message: format!(
+                "alternate link to \"{}\" has no type",
+                crate::rules::clip(link.href.as_str())
+            ),
+            ..Finding::new(Rule::AlternateLinkType, n)
+        }),
         Relation::TimeGate => {
             let extra = link.pri.is_some()
                 || link.modified.is_some()

@@ -276,6 +276,18 @@ catalogue! {
     /// The `path` of a patch link in a Change Dump Manifest.
     PatchLinkPath = ("patch-link-path", Error, "14.4",
         "a patch link in a Change Dump Manifest must have a path attribute"),
+    /// Patch links only where they are applicable: on the entries of Change Lists and of
+    /// Change Dump Manifests (a Change Dump's patches are described in its packages'
+    /// manifests).
+    PatchLinkNotApplicable = ("patch-link-not-applicable", Warning, "14.4",
+        "patch links are only applicable to Change Lists and Change Dumps (in their manifests)"),
+    /// A `duplicate` link does not repeat the attributes of `<rs:md>`: the mirror's
+    /// values are expected to be the resource's.
+    DuplicateLinkAttributes = ("duplicate-link-attributes", Warning, "14.2",
+        "a duplicate link should omit the rs:md attributes (hash, length, type, encoding, path)"),
+    /// The `type` of an `alternate` link.
+    AlternateLinkType = ("alternate-link-type", Warning, "14.3",
+        "an alternate link should have a type attribute"),
     /// TimeGate links carry no other attributes.
     TimegateLinkAttributes = ("timegate-link-attributes", Warning, "14.6",
         "a timegate link should have no attributes but rel and href"),
@@ -284,6 +296,19 @@ catalogue! {
     /// `change` on Change List and Change Dump Manifest entries.
     ChangeMandatory = ("change-mandatory", Error, "12.1, 13.2",
         "each entry must have rs:md with a change attribute"),
+    /// `change` is only used in Change Lists and Change Dump Manifests.
+    ChangeNotUsed = ("change-not-used", Warning, "7",
+        "change is only used on the entries of Change Lists and Change Dump Manifests"),
+    /// A Resource Dump Manifest describes the bitstreams of a snapshot: a deleted resource
+    /// has none, and every entry must have the `path` of one.
+    ResourceDumpManifestDeleted = ("resourcedump-manifest-deleted", Error, "11.2",
+        "a Resource Dump Manifest entry must describe a bitstream in the package, not a deletion"),
+    /// The same `<loc>` twice where each entry stands for a different resource, document
+    /// or package. Change Lists and Change Dump Manifests list a resource once per change
+    /// and are not checked. The sections say "one `<url>` per" resource, Capability List,
+    /// capability, bitstream, package or listed document; none says "must".
+    LocDuplicate = ("loc-duplicate", Warning, "8, 9, 10.1, 10.2, 11.1, 11.2, 12.2, 13.1, Archives 3-6",
+        "a document should list each resource once: the same loc is listed twice"),
     /// `path` on manifest entries (not on deletions).
     PathMandatory = ("path-mandatory", Error, "11.2, 13.2",
         "each manifest entry must have rs:md with a path attribute (except deletions)"),
@@ -308,9 +333,10 @@ catalogue! {
     /// Capability List entries point at capability documents.
     CapabilityListEntryKind = ("capabilitylist-entry-kind", Error, "9, Archives 2.1",
         "a Capability List entry must point at a capability document (resourcelist, resourcedump, changelist, changedump or an archive)"),
-    /// Source Description entries point at Capability Lists.
+    /// Source Description entries point at Capability Lists: their optional `<rs:md>` must
+    /// have `capability="capabilitylist"`.
     SourceDescriptionEntryCapability = ("description-entry-capability", Error, "8",
-        "a Source Description entry's capability must be capabilitylist"),
+        "a Source Description entry's rs:md must have capability=\"capabilitylist\""),
     /// `type` and `length` of a dump's packages.
     DumpPackageMetadata = ("dump-package-metadata", Warning, "11.1, 13.1",
         "each package should have rs:md with type and length attributes"),

@@ -28,6 +28,17 @@ fn link(rel: Relation, href: &str) -> Link {
     Link::new(rel, url(href))
 }
 
+trait WithType {
+    fn with_type(self, media_type: &str) -> Self;
+}
+
+impl WithType for Link {
+    fn with_type(mut self, media_type: &str) -> Link {
+        self.media_type = Some(media_type.parse().unwrap());
+        self
+    }
+}
+
 /// One entry that breaks no rule in a document of `kind`, for the `n`th hour of the day.
 fn clean_entry(kind: K, n: u32) -> Entry {
     let mut e = Entry::new(url(&format!("http://example.com/res{n}")));
@@ -274,7 +285,7 @@ rules! {
         |d| d.head.root = Root::SitemapIndex, keep);
     capabilitylist_index: Rule::CapabilityListIndex => doc(K::CapabilityList,
         |d| d.head.root = Root::SitemapIndex, keep);
-    max_entries: Rule::MaxEntries => doc(K::ResourceList,
+    max_entries: Rule::MaxEntries => doc(K::ChangeList,
         |d| { let e = d.entries[0].clone(); d.entries.resize(50_001, e) },
         |d| { let e = d.entries[0].clone(); d.entries.resize(50_000, e) });
 
@@ -353,6 +364,30 @@ rules! {
             l.path = Some("/changes/res1.patch".into());
             d.entries[0].links.push(l);
         });
+    patch_link_not_applicable: Rule::PatchLinkNotApplicable => doc(K::ResourceList,
+        |d| {
+            let mut l = link(Relation::Patch, "http://example.com/res1.patch");
+            l.media_type = Some("application/json-patch+json".parse().unwrap());
+            d.entries[0].links.push(l);
+        },
+        |d| d.entries[0].links.push(link(Relation::Alternate, "http://example.com/res1.patch")
+            .with_type("application/json-patch+json")));
+    duplicate_link_attributes: Rule::DuplicateLinkAttributes => doc(K::ChangeList,
+        |d| {
+            let mut l = link(Relation::Duplicate, "http://mirror.example.com/res1");
+            l.length = Some(8876);
+            d.entries[0].links.push(l);
+        },
+        |d| {
+            let mut l = link(Relation::Duplicate, "http://mirror.example.com/res1");
+            l.pri = Some(Priority::new(1).unwrap());
+            l.modified = Some(t("2013-01-03T18:00:00Z"));
+            d.entries[0].links.push(l);
+        });
+    alternate_link_type: Rule::AlternateLinkType => doc(K::ResourceList,
+        |d| d.entries[0].links.push(link(Relation::Alternate, "http://example.com/res1.html")),
+        |d| d.entries[0].links.push(link(Relation::Alternate, "http://example.com/res1.html")
+            .with_type("text/html")));
     timegate_link_attributes: Rule::TimegateLinkAttributes => doc(K::ChangeList,
         |d| {
             let mut l = link(Relation::TimeGate, "http://example.com/timegate/res1");
@@ -364,6 +399,15 @@ rules! {
     // Entries.
     change_mandatory: Rule::ChangeMandatory => doc(K::ChangeDumpManifest,
         |d| md(d, 0).change = None, keep);
+    change_not_used: Rule::ChangeNotUsed => doc(K::ResourceList,
+        |d| md(d, 0).change = Some(Change::Created),
+        keep);
+    resourcedump_manifest_deleted: Rule::ResourceDumpManifestDeleted => doc(K::ResourceDumpManifest,
+        |d| md(d, 0).change = Some(Change::Deleted),
+        keep);
+    loc_duplicate: Rule::LocDuplicate => doc(K::ResourceList,
+        |d| { let e = d.entries[0].clone(); d.entries.push(e) },
+        |d| d.entries.push(clean_entry(K::ResourceList, 2)));
     path_mandatory: Rule::PathMandatory => doc(K::ChangeDumpManifest,
         |d| md(d, 0).path = None,
         |d| { md(d, 0).change = Some(Change::Deleted); md(d, 0).path = None; });
@@ -397,7 +441,7 @@ rules! {
         |d| md(d, 0).capability = Some(Capability::Description),
         |d| md(d, 0).capability = Some(Capability::ChangeListArchive));
     description_entry_capability: Rule::SourceDescriptionEntryCapability => doc(K::SourceDescription,
-        |d| md(d, 0).capability = Some(Capability::ResourceList),
+        |d| md(d, 0).capability = None,
         |d| d.entries[0].md = None);
     dump_package_metadata: Rule::DumpPackageMetadata => doc(K::ResourceDump,
         |d| md(d, 0).length = None, keep);
