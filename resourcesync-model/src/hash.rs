@@ -185,6 +185,17 @@ pub enum HashError {
         /// Hex digits given.
         actual: usize,
     },
+    /// Two different digests for one algorithm: one representation has one digest per
+    /// algorithm, so at least one of them is wrong and the fixity says nothing.
+    #[error("invalid hash: two different {algorithm} digests, \"{first}\" and \"{second}\"")]
+    Conflict {
+        /// The algorithm, as written first.
+        algorithm: String,
+        /// The first digest, cut to 64 characters.
+        first: String,
+        /// The other digest, cut to 64 characters.
+        second: String,
+    },
 }
 
 impl RuleError for HashError {
@@ -192,6 +203,7 @@ impl RuleError for HashError {
         match self {
             HashError::Syntax { .. } => Rule::HashSyntax,
             HashError::DigestLength { .. } => Rule::HashDigestLength,
+            HashError::Conflict { .. } => Rule::HashConflict,
         }
     }
 }
@@ -495,12 +507,21 @@ impl FromStr for Hash {
 pub struct Hashes(Vec<Hash>);
 
 impl Hashes {
-    /// A list of digests; fails when empty, since an empty `hash` attribute says nothing.
+    /// A list of digests; fails when empty, since an empty `hash` attribute says nothing,
+    /// and when one algorithm has two different digests ([`HashError::Conflict`]). The same
+    /// digest twice is accepted and kept as written: it is redundant, not contradictory.
     pub fn new(hashes: Vec<Hash>) -> Result<Hashes, HashError> {
         if hashes.is_empty() {
             return Err(HashError::Syntax {
                 input: String::new(),
                 reason: "no digest",
+            });
+        }
+        if let Some((a, b)) = conflict(&hashes) {
+            return Err(HashError::Conflict {
+                algorithm: a.algorithm().to_string(),
+                first: crate::rules::clip(&a.hex()),
+                second: crate::rules::clip(&b.hex()),
             });
         }
         Ok(Hashes(hashes))
@@ -534,6 +555,43 @@ impl Hashes {
             _ => None,
         })
     }
+}
+
+/// Whether two hashes are of the same algorithm: known ones are one variant whatever the
+/// case they were written in, and other names compare case-insensitively too.
+fn same_algorithm(a: &HashAlgorithm, b: &HashAlgorithm) -> bool {
+    match (a, b) {
+        (HashAlgorithm::Other(x), HashAlgorithm::Other(y)) => x.eq_ignore_ascii_case(y),
+        _ => a == b,
+    }
+}
+
+/// The first two digests of one algorithm that differ (hex case aside).
+fn conflict(hashes: &[Hash]) -> Option<(&Hash, &Hash)> {
+    // Nearly every attribute has one to three digests: compare pairs. A hostile attribute
+    // with thousands goes through a map instead, so the cost stays linear.
+    if hashes.len() <= 8 {
+        for (i, b) in hashes.iter().enumerate() {
+            for a in &hashes[..i] {
+                if same_algorithm(a.algorithm(), b.algorithm()) && a.bytes() != b.bytes() {
+                    return Some((a, b));
+                }
+            }
+        }
+        return None;
+    }
+    let mut first: std::collections::HashMap<String, &Hash> = std::collections::HashMap::new();
+    for b in hashes {
+        let name = b.algorithm().as_str().to_ascii_lowercase();
+        match first.get(&name) {
+            Some(a) if a.bytes() != b.bytes() => return Some((a, b)),
+            Some(_) => {}
+            None => {
+                first.insert(name, b);
+            }
+        }
+    }
+    None
 }
 
 impl From<Hash> for Hashes {
@@ -719,6 +777,51 @@ mod tests {
                 HashAlgorithm::Other(other.into())
             );
         }
+    }
+
+    #[test]
+    fn one_digest_per_algorithm() {
+        let md5a = "md5:1e0d5cb8ef6ba40c99b14c0237be735e";
+        let md5b = "md5:1584abdf8ebdc9802ac0c6a7402c03b6";
+        let sha = "sha-256:854f61290e2e197a11bc91063afce22e43f8ccc655237050ace766adc68dc784";
+        let conflicts = [
+            format!("{md5a} {md5b}"),
+            format!("{md5a} {sha} {md5b}"),
+            format!("{md5a} MD5:1584ABDF8EBDC9802AC0C6A7402C03B6"),
+            "x-crc:0a1b x-crc:0a1c".to_owned(),
+            "X-CRC:0a1b x-crc:0a1c".to_owned(),
+            // Past the pairwise path.
+            format!("{} {md5b}", [md5a; 9].join(" ")),
+        ];
+        for text in &conflicts {
+            let e = text.parse::<Hashes>().unwrap_err();
+            assert_eq!(e.rule(), Rule::HashConflict, "{text}");
+            assert!(matches!(e, HashError::Conflict { .. }), "{text}");
+        }
+        assert_eq!(
+            format!("{md5a} {md5b}")
+                .parse::<Hashes>()
+                .unwrap_err()
+                .to_string(),
+            "invalid hash: two different md5 digests, \"1e0d5cb8ef6ba40c99b14c0237be735e\" and \"1584abdf8ebdc9802ac0c6a7402c03b6\""
+        );
+        // The same digest twice, in any case, is accepted and kept as written.
+        let kept = [
+            format!("{md5a} {md5a}"),
+            format!("{md5a} MD5:1E0D5CB8EF6BA40C99B14C0237BE735E"),
+            format!("{md5a} {sha}"),
+            [md5a; 12].join(" "),
+            "x-crc:0a1b y-crc:0a1c".to_owned(),
+        ];
+        for text in &kept {
+            let h: Hashes = text.parse().unwrap();
+            assert_eq!(h.len(), text.split(' ').count(), "{text}");
+        }
+        // Built in code too.
+        let a: Hash = md5a.parse().unwrap();
+        let b: Hash = md5b.parse().unwrap();
+        assert!(Hashes::new(vec![a.clone(), b]).is_err());
+        assert!(Hashes::new(vec![a.clone(), a]).is_ok());
     }
 
     #[test]

@@ -96,6 +96,11 @@ catalogue! {
     /// A digest of a known algorithm has that algorithm's length.
     HashDigestLength = ("hash-digest-length", Error, "7",
         "a digest must have the length of its algorithm (md5 32, sha-1 40, sha-256 64 hex digits, and so on)"),
+    /// One digest per algorithm in a `hash` attribute: the values are "fixity information
+    /// for a resource representation", and one representation has one digest per
+    /// algorithm. The same digest twice is accepted.
+    HashConflict = ("hash-conflict", Error, "7",
+        "hash must not give two different digests for one algorithm"),
     /// A hash algorithm outside IANA's hash name registries is kept but flagged. Section 7
     /// only gives `md5:` and `sha-256:` as examples: no text of the standard requires a
     /// registered name, but a Destination cannot check a digest of an algorithm it does not

@@ -240,6 +240,9 @@ rules! {
     hash_digest_length: Rule::HashDigestLength =>
         value("sha-256:1584abdf8ebdc9802ac0c6a7402c03b6".parse::<Hashes>(),
               "sha-256:854f61290e2e197a11bc91063afce22e43f8ccc655237050ace766adc68dc784".parse());
+    hash_conflict: Rule::HashConflict =>
+        value("md5:1584abdf8ebdc9802ac0c6a7402c03b6 md5:1e0d5cb8ef6ba40c99b14c0237be735e".parse::<Hashes>(),
+              "md5:1584abdf8ebdc9802ac0c6a7402c03b6 MD5:1584ABDF8EBDC9802AC0C6A7402C03B6".parse());
     hash_algorithm_unknown: Rule::HashAlgorithmUnknown => doc(K::ResourceList,
         |d| md(d, 0).hash = Some("blake3:abcd".parse().unwrap()),
         |d| md(d, 0).hash = Some(md5()));
