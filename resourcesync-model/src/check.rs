@@ -12,7 +12,10 @@ use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 use crate::capability::{Capability, DocumentKind as K};
 use crate::rules::{Finding, Rule};
-use crate::{Change, Document, DocumentHead, Entry, Link, Md, Relation, W3cDateTime, uri};
+use crate::{
+    AttributeName as A, Attributes, Change, Document, DocumentHead, Entry, Link, Malformed, Md,
+    Relation, W3cDateTime, uri,
+};
 
 /// The most entries a document may hold (section 7, after the Sitemap protocol).
 pub const MAX_ENTRIES: u64 = 50_000;
@@ -207,6 +210,34 @@ impl Checker {
         options: CheckOptions,
         findings: &mut Vec<Finding>,
     ) -> Checker {
+        Checker::with_malformed(head, options, Malformed::default(), findings)
+    }
+
+    /// Starts checking a document whose reader found some of the head's attributes present
+    /// but malformed, or dropped some of its links, and reported them: those are taken as
+    /// present, so that a malformed `at` is not also a missing one. See [`Malformed`].
+    ///
+    /// ```
+    /// use resourcesync_model::*;
+    ///
+    /// // <rs:md capability="resourcelist" at="yesterday"/>: the reader reported the
+    /// // datetime and left `at` empty.
+    /// let mut head = DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
+    /// head.links.push(Link::new(Relation::Up, "http://example.com/caps.xml".parse()?));
+    /// let malformed = Malformed { md: Attributes::NONE.with(AttributeName::At), ..Malformed::default() };
+    /// let mut findings = Vec::new();
+    /// Checker::with_malformed(&head, CheckOptions::default(), malformed, &mut findings);
+    /// assert!(findings.is_empty());
+    /// Checker::new(&head, &mut findings);
+    /// assert_eq!(findings[0].rule, Rule::AtMandatory);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_malformed(
+        head: &DocumentHead,
+        options: CheckOptions,
+        malformed: Malformed<'_>,
+        findings: &mut Vec<Finding>,
+    ) -> Checker {
         // A near miss of a defined capability is reported, and the document checked as the
         // kind meant, so that the rules of that kind are not silently turned off.
         let kind = match head.md.capability.as_ref().and_then(Capability::meant) {
@@ -224,7 +255,7 @@ impl Checker {
             locs: (!matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown))
                 .then(LocSet::default),
         };
-        checker.check_head(head, options, findings);
+        checker.check_head(head, options, malformed, findings);
         checker
     }
 
@@ -240,10 +271,20 @@ impl Checker {
         self.entries
     }
 
-    fn check_head(&self, head: &DocumentHead, options: CheckOptions, out: &mut Vec<Finding>) {
+    fn check_head(
+        &self,
+        head: &DocumentHead,
+        options: CheckOptions,
+        malformed: Malformed<'_>,
+        out: &mut Vec<Finding>,
+    ) {
         let kind = self.kind;
         let md = &head.md;
+        let bad = malformed.md;
+        // A link is there when it was kept, or dropped for a malformed href.
+        let has_link = |rel: &Relation| head.link(rel).is_some() || malformed.dropped(rel);
         match &md.capability {
+            None if bad.contains(A::Capability) => {}
             None => out.push(Finding::new(Rule::CapabilityMandatory, None)),
             Some(capability @ Capability::Other(_)) => {
                 out.push(undefined_capability(capability, None));
@@ -261,13 +302,13 @@ impl Checker {
 
         let (at, from, _, _) = time_attributes(kind);
         let name = kind.name();
-        if at == Use::Mandatory && md.at.is_none() {
+        if at == Use::Mandatory && md.at.is_none() && !bad.contains(A::At) {
             out.push(Finding {
                 message: format!("a {name}'s rs:md must have an at attribute"),
                 ..Finding::new(Rule::AtMandatory, None)
             });
         }
-        if from == Use::Mandatory && md.from.is_none() {
+        if from == Use::Mandatory && md.from.is_none() && !bad.contains(A::From) {
             out.push(Finding {
                 message: format!("a {name}'s rs:md must have a from attribute"),
                 ..Finding::new(Rule::FromMandatory, None)
@@ -287,14 +328,14 @@ impl Checker {
         }
         check_intervals(md, None, out);
 
-        if up_link_mandatory(kind) && head.link(&Relation::Up).is_none() {
+        if up_link_mandatory(kind) && !has_link(&Relation::Up) {
             out.push(Finding {
                 section: kind.section(),
                 message: format!("a {name} must have an rs:ln with rel=\"up\""),
                 ..Finding::new(Rule::UpLinkMandatory, None)
             });
         }
-        if options.part_of_index && may_have_index(kind) && head.link(&Relation::Index).is_none() {
+        if options.part_of_index && may_have_index(kind) && !has_link(&Relation::Index) {
             out.push(Finding {
                 section: kind.section(),
                 message: format!(
@@ -304,7 +345,7 @@ impl Checker {
             });
         }
         if matches!(kind, K::SourceDescription | K::CapabilityList)
-            && head.link(&Relation::DescribedBy).is_none()
+            && !has_link(&Relation::DescribedBy)
         {
             out.push(Finding {
                 section: kind.section(),
@@ -320,20 +361,33 @@ impl Checker {
                 ..Finding::new(Rule::ChangeNotUsed, None)
             });
         }
-        for link in &head.links {
-            check_link(kind, link, None, out);
+        for (i, link) in head.links.iter().enumerate() {
+            check_link(kind, link, None, malformed.link(i), out);
         }
     }
 
     /// Checks the next entry, in document order.
     pub fn check_entry(&mut self, entry: &Entry, out: &mut Vec<Finding>) {
+        self.check_entry_with(entry, Malformed::default(), out);
+    }
+
+    /// Checks the next entry, in document order, whose reader found some attributes present
+    /// but malformed, or dropped some links, and reported them: those are taken as present,
+    /// so that a malformed `change` is not also a missing one. See [`Malformed`].
+    pub fn check_entry_with(
+        &mut self,
+        entry: &Entry,
+        malformed: Malformed<'_>,
+        out: &mut Vec<Finding>,
+    ) {
         self.skip_entry(out);
+        let bad = malformed.md;
         let n = Some(self.entries);
         let kind = self.kind;
         check_uri(&entry.loc, UriPlace::Loc, n, out);
         let md = entry.md.as_ref().unwrap_or(&EMPTY_MD);
 
-        self.check_entry_times(md, n, out);
+        self.check_entry_times(md, bad, n, out);
         check_intervals(md, n, out);
         self.check_order(md, n, out);
         if let Some(locs) = &mut self.locs {
@@ -355,7 +409,10 @@ impl Checker {
                 out.push(undefined_capability(capability, n));
             }
         }
-        if matches!(kind, K::ChangeList | K::ChangeDumpManifest) && md.change.is_none() {
+        if matches!(kind, K::ChangeList | K::ChangeDumpManifest)
+            && md.change.is_none()
+            && !bad.contains(A::Change)
+        {
             out.push(Finding {
                 section: kind.section(),
                 message: format!(
@@ -387,13 +444,13 @@ impl Checker {
             }),
         }
         if is_manifest(kind) && !deleted {
-            if md.path.is_none() {
+            if md.path.is_none() && !bad.contains(A::Path) {
                 out.push(Finding {
                     section: kind.section(),
                     ..Finding::new(Rule::PathMandatory, n)
                 });
             }
-            if md.media_type.is_none() {
+            if md.media_type.is_none() && !bad.contains(A::Type) {
                 out.push(Finding {
                     section: kind.section(),
                     ..Finding::new(Rule::ManifestTypeRecommended, n)
@@ -407,11 +464,11 @@ impl Checker {
             check_hash_algorithms(hash, n, out);
         }
         match kind {
-            K::CapabilityList => self.check_capability_list_entry(md, n, out),
+            K::CapabilityList => self.check_capability_list_entry(md, bad, n, out),
             K::SourceDescription => {
                 // The entry's rs:md is optional, but when present it must say
                 // capabilitylist.
-                if entry.md.is_some() && md.capability.is_none() {
+                if entry.md.is_some() && md.capability.is_none() && !bad.contains(A::Capability) {
                     out.push(Finding {
                         message: "a Source Description entry's rs:md has no capability; it must have capability=\"capabilitylist\"".into(),
                         ..Finding::new(Rule::SourceDescriptionEntryCapability, n)
@@ -429,15 +486,17 @@ impl Checker {
                         });
                     }
                 }
-                if !entry.links.iter().any(|l| l.rel == Relation::DescribedBy) {
+                if !entry.links.iter().any(|l| l.rel == Relation::DescribedBy)
+                    && !malformed.dropped(&Relation::DescribedBy)
+                {
                     out.push(Finding::new(Rule::EntryDescribedbyRecommended, n));
                 }
             }
-            K::ResourceDump | K::ChangeDump => self.check_package(md, n, out),
+            K::ResourceDump | K::ChangeDump => self.check_package(md, bad, n, out),
             _ => {}
         }
-        for link in &entry.links {
-            check_link(kind, link, n, out);
+        for (i, link) in entry.links.iter().enumerate() {
+            check_link(kind, link, n, malformed.link(i), out);
         }
     }
 
@@ -458,7 +517,7 @@ impl Checker {
     /// changing callers.
     pub fn finish(self, _out: &mut Vec<Finding>) {}
 
-    fn check_entry_times(&self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+    fn check_entry_times(&self, md: &Md, bad: Attributes, n: Option<u64>, out: &mut Vec<Finding>) {
         let (_, _, at, from) = time_attributes(self.kind);
         let name = self.kind.name();
         if at == Use::NotUsed && (md.at.is_some() || md.completed.is_some()) {
@@ -473,13 +532,13 @@ impl Checker {
                 ..Finding::new(Rule::EntryFromNotUsed, n)
             });
         }
-        if from == Use::Recommended && md.from.is_none() {
+        if from == Use::Recommended && md.from.is_none() && !bad.contains(A::From) {
             out.push(Finding {
                 message: format!("entries of a {name} should have rs:md with a from attribute"),
                 ..Finding::new(Rule::EntryFromRecommended, n)
             });
         }
-        if at == Use::Recommended && md.at.is_none() {
+        if at == Use::Recommended && md.at.is_none() && !bad.contains(A::At) {
             out.push(Finding {
                 section: self.kind.section(),
                 message: format!("entries of a {name} should have rs:md with an at attribute"),
@@ -535,9 +594,17 @@ impl Checker {
         self.previous = Some(time.clone());
     }
 
-    fn check_capability_list_entry(&mut self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+    fn check_capability_list_entry(
+        &mut self,
+        md: &Md,
+        bad: Attributes,
+        n: Option<u64>,
+        out: &mut Vec<Finding>,
+    ) {
         let Some(written) = &md.capability else {
-            out.push(Finding::new(Rule::CapabilityListEntryCapability, n));
+            if !bad.contains(A::Capability) {
+                out.push(Finding::new(Rule::CapabilityListEntryCapability, n));
+            }
             return;
         };
         // A near miss was reported as such; the entry is checked as the capability meant.
@@ -559,8 +626,10 @@ impl Checker {
         }
     }
 
-    fn check_package(&mut self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
-        if md.media_type.is_none() || md.length.is_none() {
+    fn check_package(&mut self, md: &Md, bad: Attributes, n: Option<u64>, out: &mut Vec<Finding>) {
+        let has_type = md.media_type.is_some() || bad.contains(A::Type);
+        let has_length = md.length.is_some() || bad.contains(A::Length);
+        if !has_type || !has_length {
             out.push(Finding {
                 section: self.kind.section(),
                 ..Finding::new(Rule::DumpPackageMetadata, n)
@@ -796,7 +865,8 @@ impl Hasher for Prehashed {
     }
 }
 
-fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
+fn check_link(kind: K, link: &Link, n: Option<u64>, bad: Attributes, out: &mut Vec<Finding>) {
+    let has_type = link.media_type.is_some() || bad.contains(A::Type);
     check_uri(&link.href, UriPlace::Href(&link.rel), n, out);
     if let Some(hash) = &link.hash {
         check_hash_algorithms(hash, n, out);
@@ -822,10 +892,10 @@ fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
                     ..Finding::new(Rule::PatchLinkNotApplicable, n)
                 });
             }
-            if link.media_type.is_none() {
+            if !has_type {
                 out.push(Finding::new(Rule::PatchLinkType, n));
             }
-            if kind == K::ChangeDumpManifest && link.path.is_none() {
+            if kind == K::ChangeDumpManifest && link.path.is_none() && !bad.contains(A::Path) {
                 out.push(Finding::new(Rule::PatchLinkPath, n));
             }
         }
@@ -851,7 +921,7 @@ fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
                 });
             }
         }
-        Relation::Alternate if link.media_type.is_none() => out.push(Finding {
+        Relation::Alternate if !has_type => out.push(Finding {
             message: format!(
                 "alternate link to \"{}\" has no type",
                 crate::rules::clip(link.href.as_str())
