@@ -48,8 +48,9 @@ enum Use {
     Unchecked,
 }
 
-/// Appendix A, Table 4, with the Archives specification's entries: how `at` and `from` are
-/// used on the document's `<rs:md>` and on its entries' `<rs:md>`.
+/// Appendix A, Table 4 (mandatory, recommended, optional), section 7 (not used) and the
+/// Archives specification's entries: how `at` and `from` are used on the document's
+/// `<rs:md>` and on its entries' `<rs:md>`.
 /// Returns `(top at, top from, entry at, entry from)`.
 fn time_attributes(kind: K) -> (Use, Use, Use, Use) {
     use Use::*;

@@ -161,8 +161,9 @@ catalogue! {
         "URIs must not contain bidirectional formatting characters (RFC 3987)"),
 
     // Structure, as read from XML (checked by readers such as resourcesync-xml).
-    /// The root and entries are in the Sitemap namespace.
-    SitemapNamespace = ("sitemap-namespace", Error, "7",
+    /// The root and entries are in the Sitemap namespace (bound in section 4, used by
+    /// every format of section 7).
+    SitemapNamespace = ("sitemap-namespace", Error, "4, 7",
         "urlset, sitemapindex, url, sitemap, loc, lastmod and changefreq must be in the Sitemap namespace"),
     /// `md` and `ln` are in the ResourceSync namespace.
     ResourceSyncNamespace = ("rs-namespace", Error, "4, 7",
@@ -210,17 +211,23 @@ catalogue! {
     /// `from` on documents that cover an interval of changes.
     FromMandatory = ("from-mandatory", Error, "Appendix A",
         "the document's rs:md must have a from attribute"),
-    /// No `at` or `completed` on documents about changes.
-    AtNotUsed = ("at-not-used", Error, "Appendix A",
+    /// No `at` or `completed` on documents about changes: section 7 says they are "not
+    /// used for" them (Appendix A only leaves their cells empty).
+    AtNotUsed = ("at-not-used", Error, "7",
         "at and completed are not used on this document's rs:md"),
-    /// No `from` or `until` on snapshot documents.
-    FromNotUsed = ("from-not-used", Error, "Appendix A",
+    /// No `from` or `until` on snapshot documents: section 7 says they are "not used for"
+    /// them.
+    FromNotUsed = ("from-not-used", Error, "7",
         "from and until are not used on this document's rs:md"),
-    /// No `at` or `completed` on entries of this kind of document.
-    EntryAtNotUsed = ("entry-at-not-used", Error, "Appendix A",
+    /// No `at` or `completed` on entries of this kind of document: on entries, section 7
+    /// says they are "only used for" Resource List Indexes, Resource Dumps and Resource
+    /// Dump Indexes (and the Archives add Resource List and Resource Dump Archives).
+    EntryAtNotUsed = ("entry-at-not-used", Error, "7",
         "at and completed are not used on the entries of this document"),
-    /// No `from` or `until` on entries of this kind of document.
-    EntryFromNotUsed = ("entry-from-not-used", Error, "Appendix A",
+    /// No `from` or `until` on entries of this kind of document: on entries, section 7
+    /// says they are "only used for" Change List Indexes, Change Dumps and Change Dump
+    /// Indexes (and the Archives add Change List and Change Dump Archives).
+    EntryFromNotUsed = ("entry-from-not-used", Error, "7",
         "from and until are not used on the entries of this document"),
     /// `from` on the entries of Change List Indexes, Change Dumps and their indexes.
     EntryFromRecommended = ("entry-from-recommended", Warning, "Appendix A",
@@ -228,12 +235,14 @@ catalogue! {
     /// `at` on the entries of Resource List and Resource Dump Archives.
     EntryAtRecommended = ("entry-at-recommended", Warning, "Archives 3, 4",
         "entries of this archive should have rs:md with an at attribute"),
-    /// `completed` is not before `at`.
+    /// `completed` is not before `at`. Section 7 has no sentence that says so: it says
+    /// the two "express an interval" during which the snapshot was taken.
     CompletedBeforeAt = ("completed-before-at", Error, "7",
-        "completed must not be before at"),
-    /// `until` is not before `from`.
+        "completed must not be before at (section 7: at and completed express an interval)"),
+    /// `until` is not before `from`. Section 7 has no sentence that says so: `from` and
+    /// `until` bound the changes "since" one and "up until" the other.
     UntilBeforeFrom = ("until-before-from", Error, "7",
-        "until must not be before from"),
+        "until must not be before from (section 7: from and until bound an interval)"),
     /// A change's `datetime` lies within the document's `from` and `until`.
     DatetimeOutsideInterval = ("datetime-in-interval", Error, "7",
         "datetime must be equal to or after from, and before or equal to until"),

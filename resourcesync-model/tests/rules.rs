@@ -542,3 +542,51 @@ fn unknown_hash_algorithms_are_kept() {
         "md5:1584abdf8ebdc9802ac0c6a7402c03b6 x-crc32:0a1b2c3d"
     );
 }
+
+#[test]
+fn sections_name_where_the_text_says_it() {
+    // Every part of every section is a section of the standard (4 to 14, with
+    // subsections), Appendix A, a section of the Archives, the Sitemap protocol or an RFC.
+    for rule in Rule::ALL {
+        for part in rule.section().split(", ") {
+            let standard = part.split('.').all(|n| n.parse::<u32>().is_ok())
+                && part
+                    .split('.')
+                    .next()
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| (4..=14).contains(&n));
+            let known = standard
+                || part == "Appendix A"
+                || part.starts_with("Archives ")
+                || part == "Sitemap protocol"
+                || part.starts_with("RFC ");
+            assert!(known, "{rule:?}: {part}");
+        }
+    }
+    // "not used" is stated in section 7, not in Appendix A.
+    for rule in [
+        Rule::AtNotUsed,
+        Rule::FromNotUsed,
+        Rule::EntryAtNotUsed,
+        Rule::EntryFromNotUsed,
+        Rule::ChangeNotUsed,
+        Rule::PathOutsideManifest,
+    ] {
+        assert_eq!(rule.section(), "7", "{rule:?}");
+    }
+    assert_eq!(Rule::UriLength.section(), "Sitemap protocol");
+    assert_eq!(Rule::UriBidi.section(), "RFC 3987 4.1");
+    // Rules with no text of the standard behind them say so.
+    for rule in [
+        Rule::UriScheme,
+        Rule::UriSchemeNotHttp,
+        Rule::UriUserinfo,
+        Rule::HashAlgorithmUnknown,
+    ] {
+        assert!(
+            rule.message().contains("not a rule of the standard's text"),
+            "{rule:?}: {}",
+            rule.message()
+        );
+    }
+}
