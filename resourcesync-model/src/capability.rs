@@ -75,6 +75,64 @@ impl Capability {
         }
     }
 
+    /// The defined capability a near-miss value was meant to be, or `None` for a defined
+    /// value and for any other undefined one.
+    ///
+    /// A value is a near miss when it differs from a defined value only by letter case
+    /// (`ResourceList`), by separators (`resource_list`, `Resource List`,
+    /// `ResourceDumpManifest`), or by a small edit: one insertion, deletion, substitution or
+    /// transposition of adjacent letters (Damerau-Levenshtein, optimal string alignment),
+    /// two for the defined values of twelve or more letters. The defined values are at
+    /// least four edits apart, so a near miss is never near two of them. A value that is a
+    /// defined one with a hyphenated prefix or suffix (`x-changelist`,
+    /// `resourcelist-v2`) is taken as a deliberate extension, as `resourcelist-archive`
+    /// extends `resourcelist`, and is not a near miss.
+    ///
+    /// ```
+    /// use resourcesync_model::Capability;
+    ///
+    /// assert_eq!(Capability::from("ResourceList").meant(), Some(Capability::ResourceList));
+    /// assert_eq!(Capability::from("chnagelist").meant(), Some(Capability::ChangeList));
+    /// assert_eq!(Capability::from("mirrorlist").meant(), None);
+    /// assert_eq!(Capability::ResourceList.meant(), None);
+    /// ```
+    pub fn meant(&self) -> Option<Capability> {
+        let Capability::Other(value) = self else {
+            return None;
+        };
+        // The longest defined value has 21 letters; anything much longer is no near miss,
+        // and a hostile megabyte-long value costs nothing.
+        if value.len() > 32 {
+            return None;
+        }
+        let lower = value.to_ascii_lowercase();
+        let squashed: String = lower
+            .chars()
+            .filter(|c| !matches!(c, '-' | '_' | ' ' | '.'))
+            .collect();
+        let mut best: Option<(usize, Capability)> = None;
+        for c in Capability::DEFINED {
+            let name = c.as_str();
+            if lower == name || squashed == name.replace('-', "") {
+                return Some(c);
+            }
+            let allowed = if name.len() >= 12 { 2 } else { 1 };
+            let distance = edit_distance(lower.as_bytes(), name.as_bytes(), allowed);
+            if distance <= allowed && best.as_ref().is_none_or(|(d, _)| distance < *d) {
+                best = Some((distance, c));
+            }
+        }
+        let (_, meant) = best?;
+        let name = meant.as_str();
+        let extension = lower
+            .strip_prefix(name)
+            .is_some_and(|rest| rest.starts_with('-'))
+            || lower
+                .strip_suffix(name)
+                .is_some_and(|rest| rest.ends_with('-'));
+        (!extension).then_some(meant)
+    }
+
     /// Whether a Capability List may enumerate this capability: the four core capabilities
     /// (section 9) and the four archives (Archives, section 2.1).
     pub fn is_listable(&self) -> bool {
@@ -90,6 +148,38 @@ impl Capability {
                 | Capability::ChangeDumpArchive
         )
     }
+}
+
+/// The optimal-string-alignment distance of `a` and `b` (insertions, deletions,
+/// substitutions and transpositions of adjacent bytes), or `limit + 1` as soon as it is
+/// known to be over `limit`.
+fn edit_distance(a: &[u8], b: &[u8], limit: usize) -> usize {
+    if a.len().abs_diff(b.len()) > limit {
+        return limit + 1;
+    }
+    // Three rows of the classic table: two back for transpositions.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        current[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (previous[j] + 1)
+                .min(current[j - 1] + 1)
+                .min(previous[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(before[j - 2] + 1);
+            }
+            current[j] = d;
+        }
+        if current.iter().min().is_some_and(|&m| m > limit) {
+            return limit + 1;
+        }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()].min(limit + 1)
 }
 
 impl FromStr for Capability {
@@ -400,6 +490,34 @@ mod tests {
             DocumentKind::new(Root::UrlSet, Some(&Capability::from("mirror"))),
             DocumentKind::Unknown
         );
+    }
+
+    #[test]
+    fn edit_distances() {
+        for (a, b, d) in [
+            ("changelist", "changelist", 0),
+            ("chnagelist", "changelist", 1),
+            ("changelst", "changelist", 1),
+            ("changelists", "changelist", 1),
+            ("xhangelist", "changelist", 1),
+            ("hcnagelist", "changelist", 2),
+            ("resourcelist", "resourcedump", 4),
+        ] {
+            assert_eq!(edit_distance(a.as_bytes(), b.as_bytes(), 5), d, "{a} {b}");
+        }
+        assert_eq!(edit_distance(b"resourcelist", b"changedump", 2), 3);
+    }
+
+    #[test]
+    fn defined_values_are_far_apart() {
+        for a in Capability::DEFINED {
+            for b in Capability::DEFINED {
+                if a != b {
+                    let d = edit_distance(a.as_str().as_bytes(), b.as_str().as_bytes(), 10);
+                    assert!(d >= 4, "{a} {b}: {d}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -7,11 +7,15 @@
 //! first package format of a dump), so a document of any size is checked in constant
 //! memory while it streams.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
 use crate::capability::{Capability, DocumentKind as K};
 use crate::rules::{Finding, Rule};
-use crate::{Change, Document, DocumentHead, Entry, Link, Md, Relation, W3cDateTime, uri};
+use crate::{
+    AttributeName as A, Attributes, Change, Document, DocumentHead, Entry, Link, Malformed, Md,
+    Relation, W3cDateTime, uri,
+};
 
 /// The most entries a document may hold (section 7, after the Sitemap protocol).
 pub const MAX_ENTRIES: u64 = 50_000;
@@ -48,8 +52,9 @@ enum Use {
     Unchecked,
 }
 
-/// Appendix A, Table 4, with the Archives specification's entries: how `at` and `from` are
-/// used on the document's `<rs:md>` and on its entries' `<rs:md>`.
+/// Appendix A, Table 4 (mandatory, recommended, optional), section 7 (not used) and the
+/// Archives specification's entries: how `at` and `from` are used on the document's
+/// `<rs:md>` and on its entries' `<rs:md>`.
 /// Returns `(top at, top from, entry at, entry from)`.
 fn time_attributes(kind: K) -> (Use, Use, Use, Use) {
     use Use::*;
@@ -194,6 +199,8 @@ pub struct Checker {
     capabilities: HashSet<Capability>,
     /// The media type of a dump's first package.
     package_type: Option<String>,
+    /// The `<loc>`s seen, in the kinds that list each resource once.
+    locs: Option<LocSet>,
 }
 
 impl Checker {
@@ -208,7 +215,40 @@ impl Checker {
         options: CheckOptions,
         findings: &mut Vec<Finding>,
     ) -> Checker {
-        let kind = head.kind();
+        Checker::with_malformed(head, options, Malformed::default(), findings)
+    }
+
+    /// Starts checking a document whose reader found some of the head's attributes present
+    /// but malformed, or dropped some of its links, and reported them: those are taken as
+    /// present, so that a malformed `at` is not also a missing one. See [`Malformed`].
+    ///
+    /// ```
+    /// use resourcesync_model::*;
+    ///
+    /// // <rs:md capability="resourcelist" at="yesterday"/>: the reader reported the
+    /// // datetime and left `at` empty.
+    /// let mut head = DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
+    /// head.links.push(Link::new(Relation::Up, "http://example.com/caps.xml".parse()?));
+    /// let malformed = Malformed { md: Attributes::NONE.with(AttributeName::At), ..Malformed::default() };
+    /// let mut findings = Vec::new();
+    /// Checker::with_malformed(&head, CheckOptions::default(), malformed, &mut findings);
+    /// assert!(findings.is_empty());
+    /// Checker::new(&head, &mut findings);
+    /// assert_eq!(findings[0].rule, Rule::AtMandatory);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_malformed(
+        head: &DocumentHead,
+        options: CheckOptions,
+        malformed: Malformed<'_>,
+        findings: &mut Vec<Finding>,
+    ) -> Checker {
+        // A near miss of a defined capability is reported, and the document checked as the
+        // kind meant, so that the rules of that kind are not silently turned off.
+        let kind = match head.md.capability.as_ref().and_then(Capability::meant) {
+            Some(meant) => K::new(head.root, Some(&meant)),
+            None => head.kind(),
+        };
         let checker = Checker {
             kind,
             from: head.md.from.clone(),
@@ -217,12 +257,16 @@ impl Checker {
             previous: None,
             capabilities: HashSet::new(),
             package_type: None,
+            locs: (!matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown))
+                .then(LocSet::default),
         };
-        checker.check_head(head, options, findings);
+        checker.check_head(head, options, malformed, findings);
         checker
     }
 
-    /// The kind of the document being checked.
+    /// The kind of the document being checked: the kind its capability means, when that
+    /// is a near miss of a defined value ([`Capability::meant`]), else
+    /// [`DocumentHead::kind`].
     pub fn kind(&self) -> K {
         self.kind
     }
@@ -232,15 +276,24 @@ impl Checker {
         self.entries
     }
 
-    fn check_head(&self, head: &DocumentHead, options: CheckOptions, out: &mut Vec<Finding>) {
+    fn check_head(
+        &self,
+        head: &DocumentHead,
+        options: CheckOptions,
+        malformed: Malformed<'_>,
+        out: &mut Vec<Finding>,
+    ) {
         let kind = self.kind;
         let md = &head.md;
+        let bad = malformed.md;
+        // A link is there when it was kept, or dropped for a malformed href.
+        let has_link = |rel: &Relation| head.link(rel).is_some() || malformed.dropped(rel);
         match &md.capability {
+            None if bad.contains(A::Capability) => {}
             None => out.push(Finding::new(Rule::CapabilityMandatory, None)),
-            Some(Capability::Other(value)) => out.push(Finding {
-                message: format!("capability \"{value}\" is not defined by the standards"),
-                ..Finding::new(Rule::CapabilityUnknown, None)
-            }),
+            Some(capability @ Capability::Other(_)) => {
+                out.push(undefined_capability(capability, None));
+            }
             Some(Capability::ResourceDumpManifest | Capability::ChangeDumpManifest)
                 if head.root == crate::Root::SitemapIndex =>
             {
@@ -254,13 +307,13 @@ impl Checker {
 
         let (at, from, _, _) = time_attributes(kind);
         let name = kind.name();
-        if at == Use::Mandatory && md.at.is_none() {
+        if at == Use::Mandatory && md.at.is_none() && !bad.contains(A::At) {
             out.push(Finding {
                 message: format!("a {name}'s rs:md must have an at attribute"),
                 ..Finding::new(Rule::AtMandatory, None)
             });
         }
-        if from == Use::Mandatory && md.from.is_none() {
+        if from == Use::Mandatory && md.from.is_none() && !bad.contains(A::From) {
             out.push(Finding {
                 message: format!("a {name}'s rs:md must have a from attribute"),
                 ..Finding::new(Rule::FromMandatory, None)
@@ -280,14 +333,14 @@ impl Checker {
         }
         check_intervals(md, None, out);
 
-        if up_link_mandatory(kind) && head.link(&Relation::Up).is_none() {
+        if up_link_mandatory(kind) && !has_link(&Relation::Up) {
             out.push(Finding {
                 section: kind.section(),
                 message: format!("a {name} must have an rs:ln with rel=\"up\""),
                 ..Finding::new(Rule::UpLinkMandatory, None)
             });
         }
-        if options.part_of_index && may_have_index(kind) && head.link(&Relation::Index).is_none() {
+        if options.part_of_index && may_have_index(kind) && !has_link(&Relation::Index) {
             out.push(Finding {
                 section: kind.section(),
                 message: format!(
@@ -297,7 +350,7 @@ impl Checker {
             });
         }
         if matches!(kind, K::SourceDescription | K::CapabilityList)
-            && head.link(&Relation::DescribedBy).is_none()
+            && !has_link(&Relation::DescribedBy)
         {
             out.push(Finding {
                 section: kind.section(),
@@ -305,30 +358,66 @@ impl Checker {
                 ..Finding::new(Rule::DescribedbyLinkRecommended, None)
             });
         }
-        for link in &head.links {
-            check_link(kind, link, None, out);
+        if let Some(change) = md.change {
+            out.push(Finding {
+                message: format!(
+                    "change=\"{change}\" on the document's rs:md: change is only used on entries"
+                ),
+                ..Finding::new(Rule::ChangeNotUsed, None)
+            });
+        }
+        for (i, link) in head.links.iter().enumerate() {
+            check_link(kind, link, None, malformed.link(i), out);
         }
     }
 
     /// Checks the next entry, in document order.
     pub fn check_entry(&mut self, entry: &Entry, out: &mut Vec<Finding>) {
+        self.check_entry_with(entry, Malformed::default(), out);
+    }
+
+    /// Checks the next entry, in document order, whose reader found some attributes present
+    /// but malformed, or dropped some links, and reported them: those are taken as present,
+    /// so that a malformed `change` is not also a missing one. See [`Malformed`].
+    pub fn check_entry_with(
+        &mut self,
+        entry: &Entry,
+        malformed: Malformed<'_>,
+        out: &mut Vec<Finding>,
+    ) {
         self.skip_entry(out);
+        let bad = malformed.md;
         let n = Some(self.entries);
         let kind = self.kind;
-        check_uri(&entry.loc, "loc", n, out);
+        check_uri(&entry.loc, UriPlace::Loc, n, out);
         let md = entry.md.as_ref().unwrap_or(&EMPTY_MD);
 
-        self.check_entry_times(md, n, out);
+        self.check_entry_times(md, bad, n, out);
         check_intervals(md, n, out);
         self.check_order(md, n, out);
-
-        if let Some(Capability::Other(value)) = &md.capability {
-            out.push(Finding {
-                message: format!("capability \"{value}\" is not defined by the standards"),
-                ..Finding::new(Rule::CapabilityUnknown, n)
-            });
+        if let Some(locs) = &mut self.locs {
+            if let Some(first) = locs.insert(&entry.loc, self.entries) {
+                out.push(Finding {
+                    section: kind.section(),
+                    message: format!(
+                        "loc \"{}\" is listed again; entry {first} lists it first",
+                        crate::rules::clip(entry.loc.as_str())
+                    ),
+                    ..Finding::new(Rule::LocDuplicate, n)
+                });
+            }
         }
-        if matches!(kind, K::ChangeList | K::ChangeDumpManifest) && md.change.is_none() {
+
+        // In a Source Description, any capability but capabilitylist is an error of its own.
+        if let Some(capability @ Capability::Other(_)) = &md.capability {
+            if kind != K::SourceDescription || capability.meant().is_some() {
+                out.push(undefined_capability(capability, n));
+            }
+        }
+        if matches!(kind, K::ChangeList | K::ChangeDumpManifest)
+            && md.change.is_none()
+            && !bad.contains(A::Change)
+        {
             out.push(Finding {
                 section: kind.section(),
                 message: format!(
@@ -338,14 +427,35 @@ impl Checker {
                 ..Finding::new(Rule::ChangeMandatory, n)
             });
         }
-        if is_manifest(kind) && md.change != Some(Change::Deleted) {
-            if md.path.is_none() {
+        let deleted = md.change == Some(Change::Deleted);
+        match md.change {
+            None => {}
+            Some(_) if matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown) => {}
+            // One fault, one finding: a deletion in a Resource Dump Manifest is an error
+            // of its own, not also a change where none is used, nor a missing path.
+            Some(Change::Deleted) if kind == K::ResourceDumpManifest => out.push(Finding {
+                message: format!(
+                    "loc \"{}\" is listed as deleted in a Resource Dump Manifest, which describes the bitstreams of a snapshot",
+                    crate::rules::clip(entry.loc.as_str())
+                ),
+                ..Finding::new(Rule::ResourceDumpManifestDeleted, n)
+            }),
+            Some(change) => out.push(Finding {
+                message: format!(
+                    "change=\"{change}\" on an entry of a {}: change is only used in Change Lists and Change Dump Manifests",
+                    kind.name()
+                ),
+                ..Finding::new(Rule::ChangeNotUsed, n)
+            }),
+        }
+        if is_manifest(kind) && !deleted {
+            if md.path.is_none() && !bad.contains(A::Path) {
                 out.push(Finding {
                     section: kind.section(),
                     ..Finding::new(Rule::PathMandatory, n)
                 });
             }
-            if md.media_type.is_none() {
+            if md.media_type.is_none() && !bad.contains(A::Type) {
                 out.push(Finding {
                     section: kind.section(),
                     ..Finding::new(Rule::ManifestTypeRecommended, n)
@@ -359,24 +469,39 @@ impl Checker {
             check_hash_algorithms(hash, n, out);
         }
         match kind {
-            K::CapabilityList => self.check_capability_list_entry(md, n, out),
+            K::CapabilityList => self.check_capability_list_entry(md, bad, n, out),
             K::SourceDescription => {
-                if md
-                    .capability
-                    .as_ref()
-                    .is_some_and(|c| *c != Capability::CapabilityList)
-                {
-                    out.push(Finding::new(Rule::SourceDescriptionEntryCapability, n));
+                // The entry's rs:md is optional, but when present it must say
+                // capabilitylist.
+                if entry.md.is_some() && md.capability.is_none() && !bad.contains(A::Capability) {
+                    out.push(Finding {
+                        message: "a Source Description entry's rs:md has no capability; it must have capability=\"capabilitylist\"".into(),
+                        ..Finding::new(Rule::SourceDescriptionEntryCapability, n)
+                    });
                 }
-                if !entry.links.iter().any(|l| l.rel == Relation::DescribedBy) {
+                if let Some(capability) = &md.capability {
+                    let meant = capability.meant();
+                    if *meant.as_ref().unwrap_or(capability) != Capability::CapabilityList {
+                        out.push(Finding {
+                            message: format!(
+                                "a Source Description entry's capability must be capabilitylist, not \"{}\"",
+                                crate::rules::clip(capability.as_str())
+                            ),
+                            ..Finding::new(Rule::SourceDescriptionEntryCapability, n)
+                        });
+                    }
+                }
+                if !entry.links.iter().any(|l| l.rel == Relation::DescribedBy)
+                    && !malformed.dropped(&Relation::DescribedBy)
+                {
                     out.push(Finding::new(Rule::EntryDescribedbyRecommended, n));
                 }
             }
-            K::ResourceDump | K::ChangeDump => self.check_package(md, n, out),
+            K::ResourceDump | K::ChangeDump => self.check_package(md, bad, n, out),
             _ => {}
         }
-        for link in &entry.links {
-            check_link(kind, link, n, out);
+        for (i, link) in entry.links.iter().enumerate() {
+            check_link(kind, link, n, malformed.link(i), out);
         }
     }
 
@@ -397,7 +522,7 @@ impl Checker {
     /// changing callers.
     pub fn finish(self, _out: &mut Vec<Finding>) {}
 
-    fn check_entry_times(&self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+    fn check_entry_times(&self, md: &Md, bad: Attributes, n: Option<u64>, out: &mut Vec<Finding>) {
         let (_, _, at, from) = time_attributes(self.kind);
         let name = self.kind.name();
         if at == Use::NotUsed && (md.at.is_some() || md.completed.is_some()) {
@@ -412,13 +537,13 @@ impl Checker {
                 ..Finding::new(Rule::EntryFromNotUsed, n)
             });
         }
-        if from == Use::Recommended && md.from.is_none() {
+        if from == Use::Recommended && md.from.is_none() && !bad.contains(A::From) {
             out.push(Finding {
                 message: format!("entries of a {name} should have rs:md with a from attribute"),
                 ..Finding::new(Rule::EntryFromRecommended, n)
             });
         }
-        if at == Use::Recommended && md.at.is_none() {
+        if at == Use::Recommended && md.at.is_none() && !bad.contains(A::At) {
             out.push(Finding {
                 section: self.kind.section(),
                 message: format!("entries of a {name} should have rs:md with an at attribute"),
@@ -427,8 +552,8 @@ impl Checker {
         }
         if let Some(datetime) = &md.datetime {
             if matches!(self.kind, K::ChangeList | K::ChangeDumpManifest) {
-                let before = self.from.as_ref().filter(|from| datetime < *from);
-                let after = self.until.as_ref().filter(|until| datetime > *until);
+                let before = self.from.as_ref().filter(|from| datetime.precedes(from));
+                let after = self.until.as_ref().filter(|until| until.precedes(datetime));
                 if let Some(bound) = before {
                     out.push(Finding {
                         message: format!(
@@ -458,8 +583,10 @@ impl Checker {
         let Some(time) = key.of(md) else {
             return;
         };
+        // Wholly before, so that `2013-01-03` after `2013-01-03T11:00:00Z` is in order: the
+        // day may be any time of that day.
         if let Some(previous) = &self.previous {
-            if time < previous {
+            if time.precedes(previous) {
                 out.push(Finding {
                     message: format!(
                         "{} {time} is before the previous entry's {previous}",
@@ -472,11 +599,22 @@ impl Checker {
         self.previous = Some(time.clone());
     }
 
-    fn check_capability_list_entry(&mut self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
-        let Some(capability) = &md.capability else {
-            out.push(Finding::new(Rule::CapabilityListEntryCapability, n));
+    fn check_capability_list_entry(
+        &mut self,
+        md: &Md,
+        bad: Attributes,
+        n: Option<u64>,
+        out: &mut Vec<Finding>,
+    ) {
+        let Some(written) = &md.capability else {
+            if !bad.contains(A::Capability) {
+                out.push(Finding::new(Rule::CapabilityListEntryCapability, n));
+            }
             return;
         };
+        // A near miss was reported as such; the entry is checked as the capability meant.
+        let meant = written.meant();
+        let capability = meant.as_ref().unwrap_or(written);
         if !capability.is_listable() && !matches!(capability, Capability::Other(_)) {
             out.push(Finding {
                 message: format!(
@@ -493,8 +631,10 @@ impl Checker {
         }
     }
 
-    fn check_package(&mut self, md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
-        if md.media_type.is_none() || md.length.is_none() {
+    fn check_package(&mut self, md: &Md, bad: Attributes, n: Option<u64>, out: &mut Vec<Finding>) {
+        let has_type = md.media_type.is_some() || bad.contains(A::Type);
+        let has_length = md.length.is_some() || bad.contains(A::Length);
+        if !has_type || !has_length {
             out.push(Finding {
                 section: self.kind.section(),
                 ..Finding::new(Rule::DumpPackageMetadata, n)
@@ -515,11 +655,29 @@ impl Checker {
     }
 }
 
+/// The finding for a capability the standards do not define: an error naming the value
+/// meant for a near miss, else a warning.
+fn undefined_capability(capability: &Capability, n: Option<u64>) -> Finding {
+    let value = crate::rules::clip(capability.as_str());
+    match capability.meant() {
+        Some(meant) => Finding {
+            message: format!("capability \"{value}\" is not defined; did you mean \"{meant}\"?"),
+            ..Finding::new(Rule::CapabilityMisspelt, n)
+        },
+        None => Finding {
+            message: format!("capability \"{value}\" is not defined by the standards"),
+            ..Finding::new(Rule::CapabilityUnknown, n)
+        },
+    }
+}
+
 /// `completed` not before `at`, `until` not before `from`, and the recommended form of all
 /// four, on one `<rs:md>`.
 fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+    // A lower bound is the start of its period and an upper bound its end
+    // (`W3cDateTime::precedes`): `until="2013-01-03"` covers the whole day.
     if let (Some(at), Some(completed)) = (&md.at, &md.completed) {
-        if completed < at {
+        if completed.precedes(at) {
             out.push(Finding {
                 message: format!("completed {completed} is before at {at}"),
                 ..Finding::new(Rule::CompletedBeforeAt, n)
@@ -527,7 +685,7 @@ fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
         }
     }
     if let (Some(from), Some(until)) = (&md.from, &md.until) {
-        if until < from {
+        if until.precedes(from) {
             out.push(Finding {
                 message: format!("until {until} is before from {from}"),
                 ..Finding::new(Rule::UntilBeforeFrom, n)
@@ -546,20 +704,72 @@ fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
     }
 }
 
-fn check_uri(value: &crate::Uri, what: &str, n: Option<u64>, out: &mut Vec<Finding>) {
+/// Where a URI stands, for the messages and for the rules that depend on it.
+#[derive(Clone, Copy)]
+enum UriPlace<'a> {
+    /// An entry's `<loc>`.
+    Loc,
+    /// The `href` of a link with this relation.
+    Href(&'a Relation),
+}
+
+fn check_uri(value: &crate::Uri, place: UriPlace<'_>, n: Option<u64>, out: &mut Vec<Finding>) {
+    let what = match place {
+        UriPlace::Loc => "loc",
+        UriPlace::Href(_) => "href",
+    };
     // Bytes bound characters from above: count characters only for long URIs.
     let s = value.as_str();
     if s.len() > uri::MAX_URI_LEN && s.chars().count() > uri::MAX_URI_LEN {
         let len = s.chars().count();
         out.push(Finding {
-            message: format!("{what} is {len} characters long, over {}", uri::MAX_URI_LEN),
+            message: format!(
+                "{what} is {len} characters long; the Sitemap protocol allows less than {}",
+                uri::MAX_URI_LEN + 1
+            ),
             ..Finding::new(Rule::UriLength, n)
         });
     }
-    if value.has_unsafe_scheme() {
+    if value.is_http() {
+        // The common case: one compare of the scheme, then the authority.
+    } else if value.has_unsafe_scheme() {
         out.push(Finding {
-            message: format!("{what} uses the {} scheme", value.scheme()),
+            message: format!(
+                "{what} \"{}\" uses the {} scheme, which runs code or names local files",
+                crate::rules::clip(s),
+                value.scheme()
+            ),
             ..Finding::new(Rule::UriScheme, n)
+        });
+    } else if !matches!(place, UriPlace::Href(Relation::Duplicate)) {
+        out.push(Finding {
+            message: format!(
+                "{what} \"{}\" uses the {} scheme, not http or https",
+                crate::rules::clip(s),
+                value.scheme()
+            ),
+            ..Finding::new(Rule::UriSchemeNotHttp, n)
+        });
+    }
+    if let (Some(userinfo), Some(host)) = (value.userinfo(), value.host()) {
+        out.push(Finding {
+            message: format!(
+                "{what} \"{}\" has the userinfo \"{}\" before its host: it names the host \"{}\"",
+                crate::rules::clip(s),
+                crate::rules::clip(userinfo),
+                crate::rules::clip(host)
+            ),
+            ..Finding::new(Rule::UriUserinfo, n)
+        });
+    }
+    if let Some(c) = value.bidi_formatting_char() {
+        out.push(Finding {
+            message: format!(
+                "{what} \"{}\" contains the bidirectional formatting character U+{:04X}",
+                crate::rules::clip(s).escape_default(),
+                u32::from(c)
+            ),
+            ..Finding::new(Rule::UriBidi, n)
         });
     }
 }
@@ -571,7 +781,10 @@ fn check_hash_algorithms(hash: &crate::Hashes, n: Option<u64>, out: &mut Vec<Fin
     }
     for name in hash.unknown_algorithms() {
         out.push(Finding {
-            message: format!("hash algorithm \"{name}\" is not one the standard names"),
+            message: format!(
+                "hash algorithm \"{}\" is not in IANA's hash name registries",
+                crate::rules::clip(name)
+            ),
             ..Finding::new(Rule::HashAlgorithmUnknown, n)
         });
     }
@@ -604,8 +817,64 @@ fn check_path(
     }
 }
 
-fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
-    check_uri(&link.href, "href", n, out);
+/// The `<loc>`s of a document's entries, for [`Rule::LocDuplicate`], in bounded memory.
+///
+/// Each URI is kept as a 64-bit SipHash-1-3 under a key drawn at random for each document,
+/// with the number of the entry that listed it first: 16 bytes an entry in the table,
+/// about 1 MiB for the 50,000 entries a document may have. Entries after the 50,000th
+/// (already a [`Rule::MaxEntries`] error) are not remembered, so a larger document cannot
+/// grow it. Two different URIs of one document share a hash with a chance of about
+/// n²/2⁶⁵, 7·10⁻¹¹ for a full document, and a key an attacker does not know makes that
+/// impossible to aim at; such a collision would report a false `loc-duplicate` warning.
+/// A 128-bit key was measured: its table is twice as large and inserting into it cost
+/// two to three times as much, for a chance that is already negligible. URIs compare as
+/// written (the model never normalises them): `http://Example.com/a` and
+/// `http://example.com/a` are two.
+#[derive(Clone, Debug, Default)]
+struct LocSet {
+    key: RandomState,
+    first: HashMap<u64, u32, BuildHasherDefault<Prehashed>>,
+}
+
+impl LocSet {
+    /// Remembers a URI listed by entry `n`; returns the entry that listed it before.
+    fn insert(&mut self, loc: &crate::Uri, n: u64) -> Option<u32> {
+        let key = self.key.hash_one(loc.as_str());
+        if let Some(first) = self.first.get(&key) {
+            return Some(*first);
+        }
+        if n <= MAX_ENTRIES {
+            // n fits u32: MAX_ENTRIES does.
+            self.first.insert(key, n as u32);
+        }
+        None
+    }
+}
+
+/// A hasher for keys that are random hashes already: it keeps their low 64 bits.
+#[derive(Clone, Copy, Debug, Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u64` is used; any other input is folded in all the same.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+fn check_link(kind: K, link: &Link, n: Option<u64>, bad: Attributes, out: &mut Vec<Finding>) {
+    let has_type = link.media_type.is_some() || bad.contains(A::Type);
+    check_uri(&link.href, UriPlace::Href(&link.rel), n, out);
     if let Some(hash) = &link.hash {
         check_hash_algorithms(hash, n, out);
     }
@@ -614,13 +883,58 @@ fn check_link(kind: K, link: &Link, n: Option<u64>, out: &mut Vec<Finding>) {
     }
     match link.rel {
         Relation::Patch => {
-            if link.media_type.is_none() {
+            let applicable =
+                n.is_some() && matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown);
+            if !applicable {
+                let place = match (n, kind) {
+                    (None, _) => format!("on a {}'s document level", kind.name()),
+                    (Some(_), K::ChangeDump) => "on a Change Dump's entry (the patches of a Change Dump belong in its Change Dump Manifests)".to_owned(),
+                    (Some(_), _) => format!("on an entry of a {}", kind.name()),
+                };
+                out.push(Finding {
+                    message: format!(
+                        "patch link to \"{}\" {place}: patch links are only applicable to Change Lists and Change Dumps",
+                        crate::rules::clip(link.href.as_str())
+                    ),
+                    ..Finding::new(Rule::PatchLinkNotApplicable, n)
+                });
+            }
+            if !has_type {
                 out.push(Finding::new(Rule::PatchLinkType, n));
             }
-            if kind == K::ChangeDumpManifest && link.path.is_none() {
+            if kind == K::ChangeDumpManifest && link.path.is_none() && !bad.contains(A::Path) {
                 out.push(Finding::new(Rule::PatchLinkPath, n));
             }
         }
+        Relation::Duplicate => {
+            let repeated: Vec<&str> = [
+                ("hash", link.hash.is_some()),
+                ("length", link.length.is_some()),
+                ("type", link.media_type.is_some()),
+                ("encoding", link.encoding.is_some()),
+                ("path", link.path.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(name, present)| present.then_some(name))
+            .collect();
+            if !repeated.is_empty() {
+                out.push(Finding {
+                    message: format!(
+                        "duplicate link to \"{}\" has {}: a mirror's rs:md values are the resource's, and should be omitted",
+                        crate::rules::clip(link.href.as_str()),
+                        repeated.join(", ")
+                    ),
+                    ..Finding::new(Rule::DuplicateLinkAttributes, n)
+                });
+            }
+        }
+        Relation::Alternate if !has_type => out.push(Finding {
+            message: format!(
+                "alternate link to \"{}\" has no type",
+                crate::rules::clip(link.href.as_str())
+            ),
+            ..Finding::new(Rule::AlternateLinkType, n)
+        }),
         Relation::TimeGate => {
             let extra = link.pri.is_some()
                 || link.modified.is_some()

@@ -148,7 +148,11 @@ fn days_in_month(year: u16, month: u8) -> u8 {
 impl FromStr for W3cDateTime {
     type Err = DateTimeError;
 
+    /// Leading and trailing XML white space (space, tab, CR, LF) is dropped first, as XML
+    /// Schema's `whiteSpace="collapse"` does for `xs:dateTime` attribute values; white
+    /// space inside the value is an error.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim_matches([' ', '\t', '\r', '\n']);
         let mut dt = W3cDateTime::parse_fields(s)?;
         dt.epoch = dt.compute_epoch();
         Ok(dt)
@@ -459,24 +463,64 @@ impl W3cDateTime {
         self.to_chrono().with_timezone(&Utc)
     }
 
-    /// Seconds since the Unix epoch of the instant, from the fields (days from the civil
-    /// calendar, after Howard Hinnant's `days_from_civil`), minus the offset.
+    /// Seconds since the Unix epoch of the instant, from the fields, minus the offset.
     fn compute_epoch(&self) -> i64 {
-        let (y, m, d) = (
-            i64::from(self.year) - i64::from(self.month <= 2),
+        days_from_civil(
+            i64::from(self.year),
             i64::from(self.month),
             i64::from(self.day),
-        );
-        let era = y.div_euclid(400);
-        let yoe = y - era * 400;
-        let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        let days = era * 146_097 + doe - 719_468;
-        days * 86_400
+        ) * 86_400
             + i64::from(self.hour) * 3600
             + i64::from(self.minute) * 60
             + i64::from(self.second)
             - i64::from(self.offset_seconds())
+    }
+
+    /// The first second after the period a value of reduced precision names, in seconds
+    /// since the Unix epoch: the next year, month, day or minute. `None` for a value with
+    /// seconds, which names an instant.
+    fn period_end(&self) -> Option<i64> {
+        let (y, m) = (i64::from(self.year), i64::from(self.month));
+        let start_of = |y, m, d| days_from_civil(y, m, d) * 86_400;
+        Some(match self.precision {
+            Precision::Year => start_of(y + 1, 1, 1),
+            Precision::Month if m == 12 => start_of(y + 1, 1, 1),
+            Precision::Month => start_of(y, m + 1, 1),
+            Precision::Day => self.epoch + 86_400,
+            Precision::Minute => self.epoch + 60,
+            Precision::Second | Precision::Fraction(_) => return None,
+        })
+    }
+
+    /// Whether this value lies wholly before `other`: every instant of the period it names
+    /// is before the start of `other`'s.
+    ///
+    /// A value of reduced precision names a period — `2013-01-03` the whole day,
+    /// `2013-01-03T11:00Z` the whole minute — and a value with seconds an instant. `<`
+    /// compares starts only, so `2013-01-03 < 2013-01-03T11:00:00Z`, yet an `until` of
+    /// `2013-01-03` covers 11:00 that day. Interval and order rules use this instead: a
+    /// lower bound is the start of its period and an upper bound its end.
+    ///
+    /// ```
+    /// use resourcesync_model::W3cDateTime;
+    ///
+    /// let t = |s: &str| s.parse::<W3cDateTime>().unwrap();
+    /// // The day 2013-01-03 does not lie before 11:00 that day, nor 11:00 before the day.
+    /// assert!(!t("2013-01-03").precedes(&t("2013-01-03T11:00:00Z")));
+    /// assert!(!t("2013-01-03T11:00:00Z").precedes(&t("2013-01-03")));
+    /// // It lies before the next day, and 11:00 the day before lies before it.
+    /// assert!(t("2013-01-03").precedes(&t("2013-01-04T00:00:00Z")));
+    /// assert!(t("2013-01-02T11:00:00Z").precedes(&t("2013-01-03")));
+    /// // Instants compare as instants.
+    /// assert!(t("2013-01-03T11:00:00Z").precedes(&t("2013-01-03T11:00:00.5Z")));
+    /// ```
+    pub fn precedes(&self, other: &W3cDateTime) -> bool {
+        match self.period_end() {
+            // `other` starts at `other.epoch` plus a fraction of a second, at or after
+            // the end exactly when its whole seconds are.
+            Some(end) => end <= other.epoch,
+            None => self < other,
+        }
     }
 
     /// Fraction digits past the ninth that carry a value (trailing zeros dropped).
@@ -485,6 +529,17 @@ impl W3cDateTime {
             .as_deref()
             .map_or("", |s| s.trim_end_matches('0'))
     }
+}
+
+/// Days since 1970-01-01 of a date of the proleptic Gregorian calendar, after Howard
+/// Hinnant's `days_from_civil`.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = year - i64::from(month <= 2);
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }
 
 impl<Tz: TimeZone> From<DateTime<Tz>> for W3cDateTime {
@@ -594,6 +649,77 @@ mod tests {
         ] {
             assert_eq!(dt(s).to_string(), s);
         }
+    }
+
+    #[test]
+    fn white_space_around_the_value_is_dropped() {
+        for s in [
+            " 2013-01-03T09:00:00Z",
+            "2013-01-03T09:00:00Z ",
+            "\t\r\n 2013-01-03T09:00:00Z \n",
+        ] {
+            let v = dt(s);
+            assert!(v.is_identical(&dt("2013-01-03T09:00:00Z")), "{s:?}");
+            assert_eq!(v.to_string(), "2013-01-03T09:00:00Z");
+        }
+        assert!(dt(" 2013 ").is_identical(&dt("2013")));
+        for bad in [
+            "2013-01-03 T09:00:00Z",
+            "2013-01-03T09:00:00 Z",
+            " ",
+            "",
+            "\u{a0}2013",
+        ] {
+            assert!(bad.parse::<W3cDateTime>().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn periods_end_where_their_precision_ends() {
+        // (value, the first instant after its period, an instant inside its period)
+        let rows = [
+            ("2013", "2014-01-01T00:00:00Z", "2013-12-31T23:59:59.999Z"),
+            ("2013-12", "2014-01-01T00:00:00Z", "2013-12-31T23:59:59Z"),
+            ("2012-02", "2012-03-01T00:00:00Z", "2012-02-29T12:00:00Z"),
+            ("2013-02", "2013-03-01T00:00:00Z", "2013-02-28T23:59:59Z"),
+            (
+                "2013-01-03",
+                "2013-01-04T00:00:00Z",
+                "2013-01-03T23:59:59.9Z",
+            ),
+            (
+                "2013-01-03T11:00Z",
+                "2013-01-03T11:01:00Z",
+                "2013-01-03T11:00:59Z",
+            ),
+            (
+                "2013-01-03T12:00+01:00",
+                "2013-01-03T11:01:00Z",
+                "2013-01-03T11:00:59Z",
+            ),
+            (
+                "2013-01-03T11:00:00Z",
+                "2013-01-03T11:00:00.001Z",
+                "2013-01-03T11:00:00Z",
+            ),
+            (
+                "2013-01-03T11:00:00.5Z",
+                "2013-01-03T11:00:00.6Z",
+                "2013-01-03T11:00:00.5Z",
+            ),
+        ];
+        for (value, after, inside) in rows {
+            let v = dt(value);
+            assert!(v.precedes(&dt(after)), "{value} precedes {after}");
+            assert!(
+                !v.precedes(&dt(inside)),
+                "{value} does not precede {inside}"
+            );
+            // And the other way: the period's start is a lower bound.
+            assert!(!v.precedes(&v), "{value}");
+        }
+        // The period of the last year ends in the year 10000, which has no W3C form.
+        assert!(!dt("9999").precedes(&dt("9999-12-31T23:59:59Z")));
     }
 
     #[test]

@@ -7,49 +7,148 @@ use crate::rules::{Rule, RuleError};
 
 /// A hash algorithm named in a `hash` attribute.
 ///
-/// The standard names `md5`, `sha-1` and `sha-256` (in the style of the Atom Link
-/// Extensions); any other token is kept as [`HashAlgorithm::Other`] and flagged by
+/// Section 7 gives `md5:` and `sha-256:` as examples of the token that names an algorithm
+/// and says no more; the `hash` attribute comes from the Atom Link Extensions, whose tokens
+/// are the IANA hash names. The algorithms of IANA's "Hash Function Textual Names" registry
+/// (`md2`, `md5`, `sha-1`, `sha-224`, `sha-256`, `sha-384`, `sha-512`, `shake128`,
+/// `shake256`) and "Named Information Hash Algorithm Registry" (`sha-256-128` and the other
+/// truncations, `sha3-*`, `blake2*`) are known, with their digest lengths; names compare
+/// case-insensitively and are written back in the registry's lower case. Any other token is
+/// kept as written as [`HashAlgorithm::Other`] and flagged by
 /// [`Rule::HashAlgorithmUnknown`](crate::Rule::HashAlgorithmUnknown).
+///
+/// ```
+/// use resourcesync_model::HashAlgorithm;
+///
+/// assert_eq!(HashAlgorithm::from_token("SHA-512"), HashAlgorithm::Sha512);
+/// assert_eq!(HashAlgorithm::Sha512.digest_len(), Some(64));
+/// assert_eq!(HashAlgorithm::from_token("crc32"), HashAlgorithm::Other("crc32".into()));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
+#[allow(non_camel_case_types)] // `Sha3_256` reads as the registry's `sha3-256`
 pub enum HashAlgorithm {
+    /// `md2`: 16-byte digests (Hash Function Textual Names).
+    Md2,
     /// `md5`: 16-byte digests.
     Md5,
     /// `sha-1`: 20-byte digests.
     Sha1,
+    /// `sha-224`: 28-byte digests.
+    Sha224,
     /// `sha-256`: 32-byte digests.
     Sha256,
+    /// `sha-384`: 48-byte digests.
+    Sha384,
+    /// `sha-512`: 64-byte digests.
+    Sha512,
+    /// `shake128`: 32-byte digests (its output length in the registry's RFC 8692).
+    Shake128,
+    /// `shake256`: 64-byte digests (RFC 8692).
+    Shake256,
+    /// `sha-256-128`: sha-256 cut to 16 bytes (Named Information, RFC 6920).
+    Sha256_128,
+    /// `sha-256-120`: sha-256 cut to 15 bytes (RFC 6920).
+    Sha256_120,
+    /// `sha-256-96`: sha-256 cut to 12 bytes (RFC 6920).
+    Sha256_96,
+    /// `sha-256-64`: sha-256 cut to 8 bytes (RFC 6920).
+    Sha256_64,
+    /// `sha-256-32`: sha-256 cut to 4 bytes (RFC 6920).
+    Sha256_32,
+    /// `sha3-224`: 28-byte digests (Named Information).
+    Sha3_224,
+    /// `sha3-256`: 32-byte digests (Named Information).
+    Sha3_256,
+    /// `sha3-384`: 48-byte digests (Named Information).
+    Sha3_384,
+    /// `sha3-512`: 64-byte digests (Named Information).
+    Sha3_512,
+    /// `blake2s-256`: 32-byte digests (Named Information).
+    Blake2s256,
+    /// `blake2b-256`: 32-byte digests (Named Information).
+    Blake2b256,
+    /// `blake2b-512`: 64-byte digests (Named Information).
+    Blake2b512,
     /// Any other token, as written.
     Other(String),
 }
 
+/// Every known algorithm, its registered name and its digest length in bytes; the three
+/// that nearly every document uses come first.
+const REGISTERED: [(HashAlgorithm, &str, usize); 21] = [
+    (HashAlgorithm::Md5, "md5", 16),
+    (HashAlgorithm::Sha256, "sha-256", 32),
+    (HashAlgorithm::Sha1, "sha-1", 20),
+    (HashAlgorithm::Md2, "md2", 16),
+    (HashAlgorithm::Sha224, "sha-224", 28),
+    (HashAlgorithm::Sha384, "sha-384", 48),
+    (HashAlgorithm::Sha512, "sha-512", 64),
+    (HashAlgorithm::Shake128, "shake128", 32),
+    (HashAlgorithm::Shake256, "shake256", 64),
+    (HashAlgorithm::Sha256_128, "sha-256-128", 16),
+    (HashAlgorithm::Sha256_120, "sha-256-120", 15),
+    (HashAlgorithm::Sha256_96, "sha-256-96", 12),
+    (HashAlgorithm::Sha256_64, "sha-256-64", 8),
+    (HashAlgorithm::Sha256_32, "sha-256-32", 4),
+    (HashAlgorithm::Sha3_224, "sha3-224", 28),
+    (HashAlgorithm::Sha3_256, "sha3-256", 32),
+    (HashAlgorithm::Sha3_384, "sha3-384", 48),
+    (HashAlgorithm::Sha3_512, "sha3-512", 64),
+    (HashAlgorithm::Blake2s256, "blake2s-256", 32),
+    (HashAlgorithm::Blake2b256, "blake2b-256", 32),
+    (HashAlgorithm::Blake2b512, "blake2b-512", 64),
+];
+
 impl HashAlgorithm {
-    /// The token written before the colon.
+    /// Every known algorithm, in the order of the registries.
+    pub fn known() -> impl Iterator<Item = HashAlgorithm> {
+        REGISTERED.into_iter().map(|(a, _, _)| a)
+    }
+
+    /// The token written before the colon: the registry's name for a known algorithm.
     pub fn as_str(&self) -> &str {
         match self {
+            // The three common ones without a search of the table.
             HashAlgorithm::Md5 => "md5",
             HashAlgorithm::Sha1 => "sha-1",
             HashAlgorithm::Sha256 => "sha-256",
             HashAlgorithm::Other(s) => s,
+            known => REGISTERED
+                .iter()
+                .find(|(a, _, _)| a == known)
+                .map_or("", |(_, name, _)| name),
         }
     }
 
-    /// The digest length in bytes, for the algorithms the standard names.
+    /// The digest length in bytes, for the known algorithms.
     pub fn digest_len(&self) -> Option<usize> {
         match self {
             HashAlgorithm::Md5 => Some(16),
             HashAlgorithm::Sha1 => Some(20),
             HashAlgorithm::Sha256 => Some(32),
             HashAlgorithm::Other(_) => None,
+            known => REGISTERED
+                .iter()
+                .find(|(a, _, _)| a == known)
+                .map(|(_, _, len)| *len),
         }
     }
 
-    fn from_token(token: &str) -> HashAlgorithm {
+    /// The algorithm a token names, compared case-insensitively with the registered
+    /// names; any other token is [`HashAlgorithm::Other`], as written.
+    pub fn from_token(token: &str) -> HashAlgorithm {
         match token {
             "md5" => HashAlgorithm::Md5,
             "sha-1" => HashAlgorithm::Sha1,
             "sha-256" => HashAlgorithm::Sha256,
-            other => HashAlgorithm::Other(other.to_owned()),
+            other => REGISTERED
+                .iter()
+                .find(|(_, name, _)| name.eq_ignore_ascii_case(other))
+                .map_or_else(
+                    || HashAlgorithm::Other(other.to_owned()),
+                    |(a, _, _)| a.clone(),
+                ),
         }
     }
 }
@@ -86,6 +185,17 @@ pub enum HashError {
         /// Hex digits given.
         actual: usize,
     },
+    /// Two different digests for one algorithm: one representation has one digest per
+    /// algorithm, so at least one of them is wrong and the fixity says nothing.
+    #[error("invalid hash: two different {algorithm} digests, \"{first}\" and \"{second}\"")]
+    Conflict {
+        /// The algorithm, as written first.
+        algorithm: String,
+        /// The first digest, cut to 64 characters.
+        first: String,
+        /// The other digest, cut to 64 characters.
+        second: String,
+    },
 }
 
 impl RuleError for HashError {
@@ -93,6 +203,7 @@ impl RuleError for HashError {
         match self {
             HashError::Syntax { .. } => Rule::HashSyntax,
             HashError::DigestLength { .. } => Rule::HashDigestLength,
+            HashError::Conflict { .. } => Rule::HashConflict,
         }
     }
 }
@@ -396,12 +507,21 @@ impl FromStr for Hash {
 pub struct Hashes(Vec<Hash>);
 
 impl Hashes {
-    /// A list of digests; fails when empty, since an empty `hash` attribute says nothing.
+    /// A list of digests; fails when empty, since an empty `hash` attribute says nothing,
+    /// and when one algorithm has two different digests ([`HashError::Conflict`]). The same
+    /// digest twice is accepted and kept as written: it is redundant, not contradictory.
     pub fn new(hashes: Vec<Hash>) -> Result<Hashes, HashError> {
         if hashes.is_empty() {
             return Err(HashError::Syntax {
                 input: String::new(),
                 reason: "no digest",
+            });
+        }
+        if let Some((a, b)) = conflict(&hashes) {
+            return Err(HashError::Conflict {
+                algorithm: a.algorithm().to_string(),
+                first: crate::rules::clip(&a.hex()),
+                second: crate::rules::clip(&b.hex()),
             });
         }
         Ok(Hashes(hashes))
@@ -427,7 +547,7 @@ impl Hashes {
         self.0.is_empty()
     }
 
-    /// Algorithms the standard does not name, for the warning of
+    /// Algorithms that are not known, for the warning of
     /// [`Rule::HashAlgorithmUnknown`](crate::Rule::HashAlgorithmUnknown).
     pub fn unknown_algorithms(&self) -> impl Iterator<Item = &str> {
         self.0.iter().filter_map(|h| match h.algorithm() {
@@ -435,6 +555,43 @@ impl Hashes {
             _ => None,
         })
     }
+}
+
+/// Whether two hashes are of the same algorithm: known ones are one variant whatever the
+/// case they were written in, and other names compare case-insensitively too.
+fn same_algorithm(a: &HashAlgorithm, b: &HashAlgorithm) -> bool {
+    match (a, b) {
+        (HashAlgorithm::Other(x), HashAlgorithm::Other(y)) => x.eq_ignore_ascii_case(y),
+        _ => a == b,
+    }
+}
+
+/// The first two digests of one algorithm that differ (hex case aside).
+fn conflict(hashes: &[Hash]) -> Option<(&Hash, &Hash)> {
+    // Nearly every attribute has one to three digests: compare pairs. A hostile attribute
+    // with thousands goes through a map instead, so the cost stays linear.
+    if hashes.len() <= 8 {
+        for (i, b) in hashes.iter().enumerate() {
+            for a in &hashes[..i] {
+                if same_algorithm(a.algorithm(), b.algorithm()) && a.bytes() != b.bytes() {
+                    return Some((a, b));
+                }
+            }
+        }
+        return None;
+    }
+    let mut first: std::collections::HashMap<String, &Hash> = std::collections::HashMap::new();
+    for b in hashes {
+        let name = b.algorithm().as_str().to_ascii_lowercase();
+        match first.get(&name) {
+            Some(a) if a.bytes() != b.bytes() => return Some((a, b)),
+            Some(_) => {}
+            None => {
+                first.insert(name, b);
+            }
+        }
+    }
+    None
 }
 
 impl From<Hash> for Hashes {
@@ -569,6 +726,102 @@ mod tests {
         // Unknown algorithms are kept; their length is not known.
         let h: Hashes = "blake3:abcd".parse().unwrap();
         assert_eq!(h.unknown_algorithms().collect::<Vec<_>>(), ["blake3"]);
+    }
+
+    #[test]
+    fn every_registered_algorithm_in_any_case_with_its_length() {
+        let rows = [
+            ("md2", 32),
+            ("md5", 32),
+            ("sha-1", 40),
+            ("sha-224", 56),
+            ("sha-256", 64),
+            ("sha-384", 96),
+            ("sha-512", 128),
+            ("shake128", 64),
+            ("shake256", 128),
+            ("sha-256-128", 32),
+            ("sha-256-120", 30),
+            ("sha-256-96", 24),
+            ("sha-256-64", 16),
+            ("sha-256-32", 8),
+            ("sha3-224", 56),
+            ("sha3-256", 64),
+            ("sha3-384", 96),
+            ("sha3-512", 128),
+            ("blake2s-256", 64),
+            ("blake2b-256", 64),
+            ("blake2b-512", 128),
+        ];
+        assert_eq!(rows.len(), HashAlgorithm::known().count());
+        for (name, digits) in rows {
+            for written in [name.to_owned(), name.to_ascii_uppercase()] {
+                let algorithm = HashAlgorithm::from_token(&written);
+                assert!(!matches!(algorithm, HashAlgorithm::Other(_)), "{written}");
+                assert_eq!(algorithm.as_str(), name);
+                assert_eq!(algorithm.digest_len(), Some(digits / 2), "{written}");
+                let ok = format!("{written}:{}", "ab".repeat(digits / 2));
+                let h: Hashes = ok.parse().unwrap();
+                assert!(h.unknown_algorithms().next().is_none(), "{ok}");
+                assert_eq!(h.to_string(), format!("{name}:{}", "ab".repeat(digits / 2)));
+                for wrong in [digits - 2, digits + 2] {
+                    let bad = format!("{written}:{}", "c".repeat(wrong));
+                    let e = bad.parse::<Hashes>().unwrap_err();
+                    assert_eq!(e.rule(), Rule::HashDigestLength, "{bad}");
+                }
+            }
+        }
+        for other in ["sha256", "sha-2", "sha3-255", "crc32", "x-md5"] {
+            assert_eq!(
+                HashAlgorithm::from_token(other),
+                HashAlgorithm::Other(other.into())
+            );
+        }
+    }
+
+    #[test]
+    fn one_digest_per_algorithm() {
+        let md5a = "md5:1e0d5cb8ef6ba40c99b14c0237be735e";
+        let md5b = "md5:1584abdf8ebdc9802ac0c6a7402c03b6";
+        let sha = "sha-256:854f61290e2e197a11bc91063afce22e43f8ccc655237050ace766adc68dc784";
+        let conflicts = [
+            format!("{md5a} {md5b}"),
+            format!("{md5a} {sha} {md5b}"),
+            format!("{md5a} MD5:1584ABDF8EBDC9802AC0C6A7402C03B6"),
+            "x-crc:0a1b x-crc:0a1c".to_owned(),
+            "X-CRC:0a1b x-crc:0a1c".to_owned(),
+            // Past the pairwise path.
+            format!("{} {md5b}", [md5a; 9].join(" ")),
+        ];
+        for text in &conflicts {
+            let e = text.parse::<Hashes>().unwrap_err();
+            assert_eq!(e.rule(), Rule::HashConflict, "{text}");
+            assert!(matches!(e, HashError::Conflict { .. }), "{text}");
+        }
+        assert_eq!(
+            format!("{md5a} {md5b}")
+                .parse::<Hashes>()
+                .unwrap_err()
+                .to_string(),
+            "invalid hash: two different md5 digests, \"1e0d5cb8ef6ba40c99b14c0237be735e\" and \"1584abdf8ebdc9802ac0c6a7402c03b6\""
+        );
+        // The same digest twice, in any case, is accepted and kept as written.
+        let kept = [
+            format!("{md5a} {md5a}"),
+            format!("{md5a} MD5:1E0D5CB8EF6BA40C99B14C0237BE735E"),
+            format!("{md5a} {sha}"),
+            [md5a; 12].join(" "),
+            "x-crc:0a1b y-crc:0a1c".to_owned(),
+        ];
+        for text in &kept {
+            let h: Hashes = text.parse().unwrap();
+            assert_eq!(h.len(), text.split(' ').count(), "{text}");
+        }
+        // Built in code too.
+        let a: Hash = md5a.parse().unwrap();
+        let b: Hash = md5b.parse().unwrap();
+        assert!(Hashes::new(vec![a.clone(), b]).is_err());
+        assert!(Hashes::new(vec![a.clone(), a]).is_ok());
     }
 
     #[test]

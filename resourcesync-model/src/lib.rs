@@ -63,6 +63,17 @@
 //!   `at` (Resource List and Resource Dump Archives); missing `at` there is a warning.
 //! - Order rules compare `datetime` (Change Lists, Change Dump Manifests) or `from` (the
 //!   others); an entry without that attribute is skipped, not guessed from `<lastmod>`.
+//! - A value of reduced precision names a period: interval and order rules take a lower
+//!   bound at the start of its period and an upper bound at its end
+//!   ([`W3cDateTime::precedes`]), so `until="2013-01-03"` covers that whole day.
+//! - A capability that is a near miss of a defined value ([`Capability::meant`]) is an
+//!   error, and the document is checked as the kind meant (so its missing `at` or `up`
+//!   link is reported too); [`Checker::kind`] is that kind. Any other undefined
+//!   capability is a warning, and only the rules common to every document apply.
+//! - Relation names and the names of known hash algorithms compare case-insensitively and
+//!   are written back in the registries' lower case.
+//! - Some rules guard a Destination without text of the standard behind them (unsafe URI
+//!   schemes, userinfo, unknown hash algorithms); each says so in its documentation.
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -78,6 +89,7 @@ mod hash;
 mod keyword;
 mod length;
 mod link;
+mod malformed;
 mod md;
 mod media_type;
 mod path;
@@ -96,6 +108,7 @@ pub use hash::{Hash, HashAlgorithm, HashError, Hashes};
 pub use keyword::{Change, ChangeFreq, KeywordError};
 pub use length::{LengthError, parse_length};
 pub use link::Link;
+pub use malformed::{AttributeName, Attributes, Malformed};
 pub use md::Md;
 pub use media_type::{MediaType, MediaTypeError};
 pub use path::BitstreamPath;

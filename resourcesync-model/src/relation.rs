@@ -12,12 +12,15 @@ pub const PATCH_RELATION: &str = "http://www.openarchives.org/rs/terms/patch";
 ///
 /// The relations the standards use have their own variants; any other relation registered
 /// with IANA is [`Relation::Registered`] and an extension relation is [`Relation::Uri`]
-/// (RFC 5988, section 4.2). Both keep the text as written.
+/// (RFC 5988, section 4.2). Both keep the text as written. Relation names compare
+/// case-insensitively (RFC 8288): `rel="Up"` parses to [`Relation::Up`], which writes
+/// itself back as `up`.
 ///
 /// ```
 /// use resourcesync_model::Relation;
 ///
 /// assert_eq!("up".parse::<Relation>()?, Relation::Up);
+/// assert_eq!("DescribedBy".parse::<Relation>()?, Relation::DescribedBy);
 /// assert_eq!("http://www.openarchives.org/rs/terms/patch".parse::<Relation>()?, Relation::Patch);
 /// assert_eq!("license".parse::<Relation>()?, Relation::Registered("license".into()));
 /// assert!("not a relation".parse::<Relation>().is_err());
@@ -116,7 +119,11 @@ impl RuleError for RelationError {
 impl FromStr for Relation {
     type Err = RelationError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if let Some((r, _)) = NAMED.iter().find(|(_, text)| *text == s) {
+        // RFC 8288, sections 2.1.1 and 2.1.2: registered relation names and extension
+        // relation URIs both compare case-insensitively, so `Up` is the `up` link and
+        // the patch URI may be written in any case. A named relation is written back in
+        // the standard's spelling.
+        if let Some((r, _)) = NAMED.iter().find(|(_, text)| text.eq_ignore_ascii_case(s)) {
             return Ok(r.clone());
         }
         // RFC 5988: reg-rel-type = LOALPHA *( LOALPHA / DIGIT / "." / "-" ); relation
@@ -154,6 +161,25 @@ mod tests {
             assert_eq!(text.parse::<Relation>().unwrap(), r);
             assert_eq!(r.as_str(), text);
         }
+        for (r, text) in NAMED {
+            for variant in [
+                text.to_ascii_uppercase(),
+                text[..1].to_ascii_uppercase() + &text[1..],
+            ] {
+                assert_eq!(variant.parse::<Relation>().unwrap(), r, "{variant}");
+            }
+        }
+        assert_eq!(
+            "HTTP://WWW.OPENARCHIVES.ORG/RS/TERMS/PATCH"
+                .parse::<Relation>()
+                .unwrap(),
+            Relation::Patch
+        );
+        // Not a registered name of ours, but still registered-name syntax: kept as written.
+        assert_eq!(
+            "License".parse::<Relation>().unwrap(),
+            Relation::Registered("License".into())
+        );
         let uri: Relation = "http://example.org/rel/x".parse().unwrap();
         assert_eq!(uri, Relation::Uri("http://example.org/rel/x".into()));
         for bad in ["", "1up", "up down", "a_b", "/relative"] {

@@ -3,7 +3,10 @@
 //! Each [`Rule`] has a stable [`id`](Rule::id), a [`Severity`] (an error for a MUST or a
 //! mandatory element or attribute, a warning for a SHOULD or a recommended one), the
 //! section of the standard it comes from and a message. Sections are those of ANSI/NISO
-//! Z39.99-2017; `Archives N` names a section of the ResourceSync Archives specification.
+//! Z39.99-2017; `Archives N` names a section of the ResourceSync Archives specification;
+//! `Sitemap protocol` and `RFC N x.y` name a specification the standard builds on, for a
+//! rule whose text is there and not in the standard. A rule that no text states (one that
+//! guards a Destination against hostile input) says so in its documentation and message.
 
 use std::fmt;
 
@@ -92,10 +95,18 @@ catalogue! {
         "hash must be a whitespace-delimited list of algorithm:hex-digest tokens"),
     /// A digest of a known algorithm has that algorithm's length.
     HashDigestLength = ("hash-digest-length", Error, "7",
-        "a digest must have the length of its algorithm (md5 32, sha-1 40, sha-256 64 hex digits)"),
-    /// A hash algorithm the standard does not name is kept but flagged.
+        "a digest must have the length of its algorithm (md5 32, sha-1 40, sha-256 64 hex digits, and so on)"),
+    /// One digest per algorithm in a `hash` attribute: the values are "fixity information
+    /// for a resource representation", and one representation has one digest per
+    /// algorithm. The same digest twice is accepted.
+    HashConflict = ("hash-conflict", Error, "7",
+        "hash must not give two different digests for one algorithm"),
+    /// A hash algorithm outside IANA's hash name registries is kept but flagged. Section 7
+    /// only gives `md5:` and `sha-256:` as examples: no text of the standard requires a
+    /// registered name, but a Destination cannot check a digest of an algorithm it does not
+    /// know.
     HashAlgorithmUnknown = ("hash-algorithm-unknown", Warning, "7",
-        "hash algorithms should be ones the standard names (md5, sha-1, sha-256)"),
+        "hash algorithms should be ones of IANA's Hash Function Textual Names or Named Information registries (not a rule of the standard's text)"),
     /// `length` is a non-negative integer.
     LengthSyntax = ("length-syntax", Error, "7",
         "length must be a non-negative integer that fits 64 bits"),
@@ -111,6 +122,11 @@ catalogue! {
     /// A capability the standards do not define is kept but flagged.
     CapabilityUnknown = ("capability-unknown", Warning, "7",
         "capability should be a value the standards define"),
+    /// A capability that is a near miss of a defined value (`ResourceList`, `chnagelist`):
+    /// see [`Capability::meant`](crate::Capability::meant). The document is checked as
+    /// the kind meant.
+    CapabilityMisspelt = ("capability-misspelt", Error, "7",
+        "capability must be a defined value, written as the standards write it"),
     /// `rel` is a registered relation name or a URI.
     RelationSyntax = ("rel-syntax", Error, "7",
         "rel must be a registered relation type or an absolute URI"),
@@ -120,16 +136,34 @@ catalogue! {
     /// `<loc>` and `href` are absolute URIs.
     UriSyntax = ("uri-syntax", Error, "7",
         "loc and href must be absolute URIs"),
-    /// URIs are under the Sitemap protocol's 2,048 characters.
-    UriLength = ("uri-length", Warning, "7",
-        "URIs should be at most 2048 characters long (Sitemap protocol)"),
-    /// URIs that run code or name local files.
-    UriScheme = ("uri-unsafe-scheme", Warning, "7",
-        "URIs should not use the javascript, data, file or vbscript schemes"),
+    /// URIs are less than 2,048 characters long: a rule of the Sitemap protocol, which the
+    /// standard builds on, not of the standard's own text.
+    UriLength = ("uri-length", Warning, "Sitemap protocol",
+        "URIs should be less than 2048 characters long (Sitemap protocol)"),
+    /// URIs that run code or name local files. No text of the standard forbids them; they
+    /// never name a Source's resources, and a Destination that follows one runs code or
+    /// reads its own files.
+    UriScheme = ("uri-unsafe-scheme", Error, "7",
+        "loc and href must not use the javascript, vbscript, data or file schemes (not a rule of the standard's text: such URIs never name a Source's resources)"),
+    /// URIs other than http and https, but for `duplicate` links, which section 14.2 lets
+    /// point to a mirror reached by another protocol. No text of the standard requires
+    /// http; its `length` and `encoding` are defined by HTTP responses (section 7).
+    UriSchemeNotHttp = ("uri-scheme-not-http", Warning, "7",
+        "loc and href should be http or https URIs (not a rule of the standard's text: the standard works over HTTP)"),
+    /// A userinfo in the authority hides the real host (`http://a.example@b.example/` is
+    /// a request to b.example). RFC 3986 deprecates `user:password` there; the standard
+    /// says nothing.
+    UriUserinfo = ("uri-userinfo", Warning, "RFC 3986 3.2.1",
+        "loc and href should not have a userinfo before the host (RFC 3986; not a rule of the standard's text)"),
+    /// Bidirectional formatting characters, which RFC 3987 forbids in IRIs: they make a
+    /// URI display as another.
+    UriBidi = ("uri-bidi", Error, "RFC 3987 4.1",
+        "URIs must not contain bidirectional formatting characters (RFC 3987)"),
 
     // Structure, as read from XML (checked by readers such as resourcesync-xml).
-    /// The root and entries are in the Sitemap namespace.
-    SitemapNamespace = ("sitemap-namespace", Error, "7",
+    /// The root and entries are in the Sitemap namespace (bound in section 4, used by
+    /// every format of section 7).
+    SitemapNamespace = ("sitemap-namespace", Error, "4, 7",
         "urlset, sitemapindex, url, sitemap, loc, lastmod and changefreq must be in the Sitemap namespace"),
     /// `md` and `ln` are in the ResourceSync namespace.
     ResourceSyncNamespace = ("rs-namespace", Error, "4, 7",
@@ -186,17 +220,23 @@ catalogue! {
     /// `from` on documents that cover an interval of changes.
     FromMandatory = ("from-mandatory", Error, "Appendix A",
         "the document's rs:md must have a from attribute"),
-    /// No `at` or `completed` on documents about changes.
-    AtNotUsed = ("at-not-used", Error, "Appendix A",
+    /// No `at` or `completed` on documents about changes: section 7 says they are "not
+    /// used for" them (Appendix A only leaves their cells empty).
+    AtNotUsed = ("at-not-used", Error, "7",
         "at and completed are not used on this document's rs:md"),
-    /// No `from` or `until` on snapshot documents.
-    FromNotUsed = ("from-not-used", Error, "Appendix A",
+    /// No `from` or `until` on snapshot documents: section 7 says they are "not used for"
+    /// them.
+    FromNotUsed = ("from-not-used", Error, "7",
         "from and until are not used on this document's rs:md"),
-    /// No `at` or `completed` on entries of this kind of document.
-    EntryAtNotUsed = ("entry-at-not-used", Error, "Appendix A",
+    /// No `at` or `completed` on entries of this kind of document: on entries, section 7
+    /// says they are "only used for" Resource List Indexes, Resource Dumps and Resource
+    /// Dump Indexes (and the Archives add Resource List and Resource Dump Archives).
+    EntryAtNotUsed = ("entry-at-not-used", Error, "7",
         "at and completed are not used on the entries of this document"),
-    /// No `from` or `until` on entries of this kind of document.
-    EntryFromNotUsed = ("entry-from-not-used", Error, "Appendix A",
+    /// No `from` or `until` on entries of this kind of document: on entries, section 7
+    /// says they are "only used for" Change List Indexes, Change Dumps and Change Dump
+    /// Indexes (and the Archives add Change List and Change Dump Archives).
+    EntryFromNotUsed = ("entry-from-not-used", Error, "7",
         "from and until are not used on the entries of this document"),
     /// `from` on the entries of Change List Indexes, Change Dumps and their indexes.
     EntryFromRecommended = ("entry-from-recommended", Warning, "Appendix A",
@@ -204,12 +244,14 @@ catalogue! {
     /// `at` on the entries of Resource List and Resource Dump Archives.
     EntryAtRecommended = ("entry-at-recommended", Warning, "Archives 3, 4",
         "entries of this archive should have rs:md with an at attribute"),
-    /// `completed` is not before `at`.
+    /// `completed` is not before `at`. Section 7 has no sentence that says so: it says
+    /// the two "express an interval" during which the snapshot was taken.
     CompletedBeforeAt = ("completed-before-at", Error, "7",
-        "completed must not be before at"),
-    /// `until` is not before `from`.
+        "completed must not be before at (section 7: at and completed express an interval)"),
+    /// `until` is not before `from`. Section 7 has no sentence that says so: `from` and
+    /// `until` bound the changes "since" one and "up until" the other.
     UntilBeforeFrom = ("until-before-from", Error, "7",
-        "until must not be before from"),
+        "until must not be before from (section 7: from and until bound an interval)"),
     /// A change's `datetime` lies within the document's `from` and `until`.
     DatetimeOutsideInterval = ("datetime-in-interval", Error, "7",
         "datetime must be equal to or after from, and before or equal to until"),
@@ -257,6 +299,18 @@ catalogue! {
     /// The `path` of a patch link in a Change Dump Manifest.
     PatchLinkPath = ("patch-link-path", Error, "14.4",
         "a patch link in a Change Dump Manifest must have a path attribute"),
+    /// Patch links only where they are applicable: on the entries of Change Lists and of
+    /// Change Dump Manifests (a Change Dump's patches are described in its packages'
+    /// manifests).
+    PatchLinkNotApplicable = ("patch-link-not-applicable", Warning, "14.4",
+        "patch links are only applicable to Change Lists and Change Dumps (in their manifests)"),
+    /// A `duplicate` link does not repeat the attributes of `<rs:md>`: the mirror's
+    /// values are expected to be the resource's.
+    DuplicateLinkAttributes = ("duplicate-link-attributes", Warning, "14.2",
+        "a duplicate link should omit the rs:md attributes (hash, length, type, encoding, path)"),
+    /// The `type` of an `alternate` link.
+    AlternateLinkType = ("alternate-link-type", Warning, "14.3",
+        "an alternate link should have a type attribute"),
     /// TimeGate links carry no other attributes.
     TimegateLinkAttributes = ("timegate-link-attributes", Warning, "14.6",
         "a timegate link should have no attributes but rel and href"),
@@ -265,6 +319,19 @@ catalogue! {
     /// `change` on Change List and Change Dump Manifest entries.
     ChangeMandatory = ("change-mandatory", Error, "12.1, 13.2",
         "each entry must have rs:md with a change attribute"),
+    /// `change` is only used in Change Lists and Change Dump Manifests.
+    ChangeNotUsed = ("change-not-used", Warning, "7",
+        "change is only used on the entries of Change Lists and Change Dump Manifests"),
+    /// A Resource Dump Manifest describes the bitstreams of a snapshot: a deleted resource
+    /// has none, and every entry must have the `path` of one.
+    ResourceDumpManifestDeleted = ("resourcedump-manifest-deleted", Error, "11.2",
+        "a Resource Dump Manifest entry must describe a bitstream in the package, not a deletion"),
+    /// The same `<loc>` twice where each entry stands for a different resource, document
+    /// or package. Change Lists and Change Dump Manifests list a resource once per change
+    /// and are not checked. The sections say "one `<url>` per" resource, Capability List,
+    /// capability, bitstream, package or listed document; none says "must".
+    LocDuplicate = ("loc-duplicate", Warning, "8, 9, 10.1, 10.2, 11.1, 11.2, 12.2, 13.1, Archives 3-6",
+        "a document should list each resource once: the same loc is listed twice"),
     /// `path` on manifest entries (not on deletions).
     PathMandatory = ("path-mandatory", Error, "11.2, 13.2",
         "each manifest entry must have rs:md with a path attribute (except deletions)"),
@@ -289,9 +356,10 @@ catalogue! {
     /// Capability List entries point at capability documents.
     CapabilityListEntryKind = ("capabilitylist-entry-kind", Error, "9, Archives 2.1",
         "a Capability List entry must point at a capability document (resourcelist, resourcedump, changelist, changedump or an archive)"),
-    /// Source Description entries point at Capability Lists.
+    /// Source Description entries point at Capability Lists: their optional `<rs:md>` must
+    /// have `capability="capabilitylist"`.
     SourceDescriptionEntryCapability = ("description-entry-capability", Error, "8",
-        "a Source Description entry's capability must be capabilitylist"),
+        "a Source Description entry's rs:md must have capability=\"capabilitylist\""),
     /// `type` and `length` of a dump's packages.
     DumpPackageMetadata = ("dump-package-metadata", Warning, "11.1, 13.1",
         "each package should have rs:md with type and length attributes"),

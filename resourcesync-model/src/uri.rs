@@ -5,8 +5,9 @@ use std::str::FromStr;
 
 use crate::rules::{Rule, RuleError};
 
-/// The longest URI the Sitemap protocol allows in `<loc>`, in characters.
-pub const MAX_URI_LEN: usize = 2048;
+/// The longest URI the Sitemap protocol allows in `<loc>`, in characters: its text is
+/// "must be less than 2,048 characters", so 2,047.
+pub const MAX_URI_LEN: usize = 2047;
 
 /// An absolute URI (RFC 3986, or an IRI with non-ASCII characters), as written.
 ///
@@ -154,13 +155,84 @@ impl Uri {
         })
     }
 
-    /// Whether the scheme runs code or names local files, never a Source's resources.
+    /// Whether the scheme runs code or names local files (`javascript`, `vbscript`,
+    /// `data`, `file`, compared case-insensitively), never a Source's resources.
     pub fn has_unsafe_scheme(&self) -> bool {
         let scheme = self.scheme();
-        ["javascript", "data", "file", "vbscript"]
+        UNSAFE_SCHEMES
             .iter()
             .any(|s| s.eq_ignore_ascii_case(scheme))
     }
+
+    /// Whether the scheme is `http` or `https`, compared case-insensitively.
+    pub fn is_http(&self) -> bool {
+        let scheme = self.scheme();
+        scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+    }
+
+    /// The authority (RFC 3986, section 3.2): what follows `//` after the scheme, up to the
+    /// next `/`, `?` or `#`; `None` for a URI without `//` (`urn:`, `mailto:`).
+    ///
+    /// ```
+    /// use resourcesync_model::Uri;
+    ///
+    /// let uri: Uri = "http://a.example@b.example:8080/res1".parse()?;
+    /// assert_eq!(uri.authority(), Some("a.example@b.example:8080"));
+    /// assert_eq!(uri.userinfo(), Some("a.example"));
+    /// assert_eq!(uri.host(), Some("b.example"));
+    /// assert_eq!("urn:isbn:0451450523".parse::<Uri>()?.authority(), None);
+    /// # Ok::<(), resourcesync_model::UriError>(())
+    /// ```
+    pub fn authority(&self) -> Option<&str> {
+        let rest = &self.0[self.scheme().len() + 1..];
+        let rest = rest.strip_prefix("//")?;
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        Some(&rest[..end])
+    }
+
+    /// The userinfo of the authority: what stands before its last `@`. Browsers and HTTP
+    /// clients send the request to the host after the `@`, so a userinfo that looks like a
+    /// host (`http://a.example@b.example/`) misleads whoever reads the URI.
+    pub fn userinfo(&self) -> Option<&str> {
+        let authority = self.authority()?;
+        authority.rfind('@').map(|at| &authority[..at])
+    }
+
+    /// The host of the authority, as written: after any userinfo, without the port. An IP
+    /// literal keeps its brackets (`[::1]`).
+    pub fn host(&self) -> Option<&str> {
+        let authority = self.authority()?;
+        let host_port = authority
+            .rfind('@')
+            .map_or(authority, |at| &authority[at + 1..]);
+        if host_port.starts_with('[') {
+            let end = host_port.find(']').map_or(host_port.len(), |at| at + 1);
+            return Some(&host_port[..end]);
+        }
+        Some(host_port.split(':').next().unwrap_or(host_port))
+    }
+
+    /// The first bidirectional formatting character in the URI, which RFC 3987 (section
+    /// 4.1) forbids in IRIs: U+061C ARABIC LETTER MARK, U+200E LRM, U+200F RLM, U+202A to
+    /// U+202E (LRE, RLE, PDF, LRO, RLO) and U+2066 to U+2069 (LRI, RLI, FSI, PDI). They
+    /// change how a URI is displayed without changing what it names.
+    pub fn bidi_formatting_char(&self) -> Option<char> {
+        // Every one of them is outside ASCII: an ASCII URI, the common case, costs one
+        // pass that the compiler vectorises.
+        if self.0.is_ascii() {
+            return None;
+        }
+        self.0.chars().find(|&c| is_bidi_formatting(c))
+    }
+}
+
+/// Schemes that run code or name local files.
+const UNSAFE_SCHEMES: [&str; 4] = ["javascript", "vbscript", "data", "file"];
+
+/// The bidirectional formatting characters of RFC 3987, section 4.1, with U+061C and the
+/// isolates (U+2066 to U+2069) that Unicode added after it.
+fn is_bidi_formatting(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 impl FromStr for Uri {
@@ -242,7 +314,75 @@ mod tests {
 
     #[test]
     fn unsafe_schemes() {
-        assert!(Uri::parse("JavaScript:x").unwrap().has_unsafe_scheme());
-        assert!(!Uri::parse("https://e.com/").unwrap().has_unsafe_scheme());
+        for s in [
+            "JavaScript:x",
+            "vbscript:x",
+            "DATA:text/html,x",
+            "file:///etc/passwd",
+        ] {
+            let uri = Uri::parse(s).unwrap();
+            assert!(uri.has_unsafe_scheme() && !uri.is_http(), "{s}");
+        }
+        for s in ["https://e.com/", "HTTP://e.com/"] {
+            let uri = Uri::parse(s).unwrap();
+            assert!(!uri.has_unsafe_scheme() && uri.is_http(), "{s}");
+        }
+        let ftp = Uri::parse("ftp://e.com/").unwrap();
+        assert!(!ftp.has_unsafe_scheme() && !ftp.is_http());
+    }
+
+    #[test]
+    fn authority_userinfo_and_host() {
+        let cases = [
+            ("http://e.com/a", Some("e.com"), None, Some("e.com")),
+            ("http://e.com", Some("e.com"), None, Some("e.com")),
+            ("http://e.com?q", Some("e.com"), None, Some("e.com")),
+            (
+                "http://u:p@e.com:80/a",
+                Some("u:p@e.com:80"),
+                Some("u:p"),
+                Some("e.com"),
+            ),
+            (
+                "http://a@b@c.example#f",
+                Some("a@b@c.example"),
+                Some("a@b"),
+                Some("c.example"),
+            ),
+            (
+                "http://[::1]:8080/",
+                Some("[::1]:8080"),
+                None,
+                Some("[::1]"),
+            ),
+            ("http://e.com/a@b", Some("e.com"), None, Some("e.com")),
+            ("mailto:a@e.com", None, None, None),
+        ];
+        for (s, authority, userinfo, host) in cases {
+            let uri = Uri::parse(s).unwrap();
+            assert_eq!(
+                (uri.authority(), uri.userinfo(), uri.host()),
+                (authority, userinfo, host),
+                "{s}"
+            );
+        }
+    }
+
+    #[test]
+    fn bidi_formatting_characters() {
+        for c in [
+            '\u{061C}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}',
+            '\u{202E}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+        ] {
+            let uri = Uri::parse(&format!("http://e.com/a{c}b")).unwrap();
+            assert_eq!(uri.bidi_formatting_char(), Some(c));
+        }
+        // Neighbours of the ranges, and other non-ASCII text, are not formatting characters.
+        for c in [
+            '\u{200D}', '\u{2010}', '\u{2029}', '\u{202F}', '\u{2065}', '\u{206A}', '\u{e9}',
+        ] {
+            let uri = Uri::parse(&format!("http://e.com/a{c}b")).unwrap();
+            assert_eq!(uri.bidi_formatting_char(), None, "{c:?}");
+        }
     }
 }

@@ -28,6 +28,17 @@ fn link(rel: Relation, href: &str) -> Link {
     Link::new(rel, url(href))
 }
 
+trait WithType {
+    fn with_type(self, media_type: &str) -> Self;
+}
+
+impl WithType for Link {
+    fn with_type(mut self, media_type: &str) -> Link {
+        self.media_type = Some(media_type.parse().unwrap());
+        self
+    }
+}
+
 /// One entry that breaks no rule in a document of `kind`, for the `n`th hour of the day.
 fn clean_entry(kind: K, n: u32) -> Entry {
     let mut e = Entry::new(url(&format!("http://example.com/res{n}")));
@@ -232,6 +243,9 @@ rules! {
     hash_digest_length: Rule::HashDigestLength =>
         value("sha-256:1584abdf8ebdc9802ac0c6a7402c03b6".parse::<Hashes>(),
               "sha-256:854f61290e2e197a11bc91063afce22e43f8ccc655237050ace766adc68dc784".parse());
+    hash_conflict: Rule::HashConflict =>
+        value("md5:1584abdf8ebdc9802ac0c6a7402c03b6 md5:1e0d5cb8ef6ba40c99b14c0237be735e".parse::<Hashes>(),
+              "md5:1584abdf8ebdc9802ac0c6a7402c03b6 MD5:1584ABDF8EBDC9802AC0C6A7402C03B6".parse());
     hash_algorithm_unknown: Rule::HashAlgorithmUnknown => doc(K::ResourceList,
         |d| md(d, 0).hash = Some("blake3:abcd".parse().unwrap()),
         |d| md(d, 0).hash = Some(md5()));
@@ -244,18 +258,31 @@ rules! {
     capability_unknown: Rule::CapabilityUnknown => doc(K::CapabilityList,
         |d| md(d, 0).capability = Some(Capability::from("mirrorlist")),
         |d| md(d, 0).capability = Some(Capability::ChangeDumpArchive));
+    capability_misspelt: Rule::CapabilityMisspelt => doc(K::CapabilityList,
+        |d| md(d, 0).capability = Some(Capability::from("ResourceList")),
+        |d| md(d, 0).capability = Some(Capability::from("x-resourcelist")));
     rel_syntax: Rule::RelationSyntax =>
         value("my rel".parse::<Relation>(), "http://example.org/rels/my".parse());
     type_syntax: Rule::MediaTypeSyntax =>
         value("zip".parse::<MediaType>(), "application/vnd.example+zip; v=1".parse());
     uri_syntax: Rule::UriSyntax =>
         value(Uri::parse("/res1"), Uri::parse("http://example.com/res1"));
+    // "less than 2,048 characters": 19 + 2029 = 2048 breaks it, 2047 keeps it.
     uri_length: Rule::UriLength => doc(K::ResourceList,
-        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2030))),
-        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2029))));
+        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2029))),
+        |d| d.entries[0].loc = url(&format!("http://example.com/{}", "a".repeat(2028))));
     uri_unsafe_scheme: Rule::UriScheme => doc(K::ChangeList,
         |d| d.entries[0].links.push(link(Relation::Duplicate, "file:///etc/passwd")),
         |d| d.entries[0].links.push(link(Relation::Duplicate, "ftp://mirror.example.com/res1")));
+    uri_scheme_not_http: Rule::UriSchemeNotHttp => doc(K::ResourceList,
+        |d| d.entries[0].loc = url("ftp://example.com/res1"),
+        |d| d.entries[0].loc = url("HTTPS://example.com/res1"));
+    uri_userinfo: Rule::UriUserinfo => doc(K::ResourceList,
+        |d| d.entries[0].loc = url("http://example.com@evil.example/res1"),
+        |d| d.entries[0].loc = url("http://example.com/res1@evil.example"));
+    uri_bidi: Rule::UriBidi => doc(K::ResourceList,
+        |d| d.entries[0].loc = url("http://example.com/res1\u{202E}fdp.exe"),
+        |d| d.entries[0].loc = url("http://example.com/r\u{e9}s1"));
 
     // Documents.
     capability_mandatory: Rule::CapabilityMandatory => doc(K::ResourceList,
@@ -264,7 +291,7 @@ rules! {
         |d| d.head.root = Root::SitemapIndex, keep);
     capabilitylist_index: Rule::CapabilityListIndex => doc(K::CapabilityList,
         |d| d.head.root = Root::SitemapIndex, keep);
-    max_entries: Rule::MaxEntries => doc(K::ResourceList,
+    max_entries: Rule::MaxEntries => doc(K::ChangeList,
         |d| { let e = d.entries[0].clone(); d.entries.resize(50_001, e) },
         |d| { let e = d.entries[0].clone(); d.entries.resize(50_000, e) });
 
@@ -343,6 +370,30 @@ rules! {
             l.path = Some("/changes/res1.patch".into());
             d.entries[0].links.push(l);
         });
+    patch_link_not_applicable: Rule::PatchLinkNotApplicable => doc(K::ResourceList,
+        |d| {
+            let mut l = link(Relation::Patch, "http://example.com/res1.patch");
+            l.media_type = Some("application/json-patch+json".parse().unwrap());
+            d.entries[0].links.push(l);
+        },
+        |d| d.entries[0].links.push(link(Relation::Alternate, "http://example.com/res1.patch")
+            .with_type("application/json-patch+json")));
+    duplicate_link_attributes: Rule::DuplicateLinkAttributes => doc(K::ChangeList,
+        |d| {
+            let mut l = link(Relation::Duplicate, "http://mirror.example.com/res1");
+            l.length = Some(8876);
+            d.entries[0].links.push(l);
+        },
+        |d| {
+            let mut l = link(Relation::Duplicate, "http://mirror.example.com/res1");
+            l.pri = Some(Priority::new(1).unwrap());
+            l.modified = Some(t("2013-01-03T18:00:00Z"));
+            d.entries[0].links.push(l);
+        });
+    alternate_link_type: Rule::AlternateLinkType => doc(K::ResourceList,
+        |d| d.entries[0].links.push(link(Relation::Alternate, "http://example.com/res1.html")),
+        |d| d.entries[0].links.push(link(Relation::Alternate, "http://example.com/res1.html")
+            .with_type("text/html")));
     timegate_link_attributes: Rule::TimegateLinkAttributes => doc(K::ChangeList,
         |d| {
             let mut l = link(Relation::TimeGate, "http://example.com/timegate/res1");
@@ -354,6 +405,15 @@ rules! {
     // Entries.
     change_mandatory: Rule::ChangeMandatory => doc(K::ChangeDumpManifest,
         |d| md(d, 0).change = None, keep);
+    change_not_used: Rule::ChangeNotUsed => doc(K::ResourceList,
+        |d| md(d, 0).change = Some(Change::Created),
+        keep);
+    resourcedump_manifest_deleted: Rule::ResourceDumpManifestDeleted => doc(K::ResourceDumpManifest,
+        |d| md(d, 0).change = Some(Change::Deleted),
+        keep);
+    loc_duplicate: Rule::LocDuplicate => doc(K::ResourceList,
+        |d| { let e = d.entries[0].clone(); d.entries.push(e) },
+        |d| d.entries.push(clean_entry(K::ResourceList, 2)));
     path_mandatory: Rule::PathMandatory => doc(K::ChangeDumpManifest,
         |d| md(d, 0).path = None,
         |d| { md(d, 0).change = Some(Change::Deleted); md(d, 0).path = None; });
@@ -387,7 +447,7 @@ rules! {
         |d| md(d, 0).capability = Some(Capability::Description),
         |d| md(d, 0).capability = Some(Capability::ChangeListArchive));
     description_entry_capability: Rule::SourceDescriptionEntryCapability => doc(K::SourceDescription,
-        |d| md(d, 0).capability = Some(Capability::ResourceList),
+        |d| md(d, 0).capability = None,
         |d| d.entries[0].md = None);
     dump_package_metadata: Rule::DumpPackageMetadata => doc(K::ResourceDump,
         |d| md(d, 0).length = None, keep);
@@ -484,4 +544,52 @@ fn unknown_hash_algorithms_are_kept() {
         h.to_string(),
         "md5:1584abdf8ebdc9802ac0c6a7402c03b6 x-crc32:0a1b2c3d"
     );
+}
+
+#[test]
+fn sections_name_where_the_text_says_it() {
+    // Every part of every section is a section of the standard (4 to 14, with
+    // subsections), Appendix A, a section of the Archives, the Sitemap protocol or an RFC.
+    for rule in Rule::ALL {
+        for part in rule.section().split(", ") {
+            let standard = part.split('.').all(|n| n.parse::<u32>().is_ok())
+                && part
+                    .split('.')
+                    .next()
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .is_some_and(|n| (4..=14).contains(&n));
+            let known = standard
+                || part == "Appendix A"
+                || part.starts_with("Archives ")
+                || part == "Sitemap protocol"
+                || part.starts_with("RFC ");
+            assert!(known, "{rule:?}: {part}");
+        }
+    }
+    // "not used" is stated in section 7, not in Appendix A.
+    for rule in [
+        Rule::AtNotUsed,
+        Rule::FromNotUsed,
+        Rule::EntryAtNotUsed,
+        Rule::EntryFromNotUsed,
+        Rule::ChangeNotUsed,
+        Rule::PathOutsideManifest,
+    ] {
+        assert_eq!(rule.section(), "7", "{rule:?}");
+    }
+    assert_eq!(Rule::UriLength.section(), "Sitemap protocol");
+    assert_eq!(Rule::UriBidi.section(), "RFC 3987 4.1");
+    // Rules with no text of the standard behind them say so.
+    for rule in [
+        Rule::UriScheme,
+        Rule::UriSchemeNotHttp,
+        Rule::UriUserinfo,
+        Rule::HashAlgorithmUnknown,
+    ] {
+        assert!(
+            rule.message().contains("not a rule of the standard's text"),
+            "{rule:?}: {}",
+            rule.message()
+        );
+    }
 }

@@ -1,0 +1,251 @@
+//! Capabilities the standards do not define: a near miss of a defined value is an error
+//! that names the value meant, and the document is checked as the kind meant; any other
+//! value is a warning.
+
+use resourcesync_model::{
+    Capability, Checker, Document, DocumentHead, DocumentKind as K, Entry, Finding, Link, Md,
+    Relation, Root, Rule, Severity, check,
+};
+
+#[test]
+fn near_misses_name_the_value_meant() {
+    use Capability as C;
+    let rows: &[(&str, Option<Capability>)] = &[
+        // letter case
+        ("ResourceList", Some(C::ResourceList)),
+        ("RESOURCELIST", Some(C::ResourceList)),
+        ("ChangeList", Some(C::ChangeList)),
+        ("ChangeDump", Some(C::ChangeDump)),
+        ("Description", Some(C::Description)),
+        ("CapabilityList", Some(C::CapabilityList)),
+        ("ResourceDump-Manifest", Some(C::ResourceDumpManifest)),
+        // separators
+        ("resource-list", Some(C::ResourceList)),
+        ("resource_list", Some(C::ResourceList)),
+        ("Resource List", Some(C::ResourceList)),
+        ("ResourceDumpManifest", Some(C::ResourceDumpManifest)),
+        ("changedump_manifest", Some(C::ChangeDumpManifest)),
+        ("ResourceListArchive", Some(C::ResourceListArchive)),
+        ("change list archive", Some(C::ChangeListArchive)),
+        // one edit on a short value, two on a long one
+        ("chnagelist", Some(C::ChangeList)),
+        ("changelst", Some(C::ChangeList)),
+        ("changelists", Some(C::ChangeList)),
+        ("changedumps", Some(C::ChangeDump)),
+        ("descripton", Some(C::Description)),
+        ("resorcelist", Some(C::ResourceList)),
+        ("ressourcelist", Some(C::ResourceList)),
+        ("resourcelsit", Some(C::ResourceList)),
+        ("resorcelsit", Some(C::ResourceList)),
+        ("resourcedmp", Some(C::ResourceDump)),
+        ("capabilitylst", Some(C::CapabilityList)),
+        ("capabiltylists", Some(C::CapabilityList)),
+        ("resourcedump-manfest", Some(C::ResourceDumpManifest)),
+        ("changedump-manifset", Some(C::ChangeDumpManifest)),
+        ("changelist-archiv", Some(C::ChangeListArchive)),
+        ("resourcelist-archives", Some(C::ResourceListArchive)),
+        // not near misses: other words, deliberate extensions, two edits on a short value
+        ("mirrorlist", None),
+        ("changes", None),
+        ("list", None),
+        ("dump", None),
+        ("", None),
+        ("x-changelist", None),
+        ("x-resourcelist", None),
+        ("resourcelist-v2", None),
+        ("changelist-2", None),
+        ("chnagelsit", None),
+        ("descriptn", None),
+        ("http://example.org/capabilities/mirror", None),
+    ];
+    for (value, meant) in rows {
+        assert_eq!(Capability::from(*value).meant(), *meant, "{value:?}");
+    }
+    let long = "resourcelist".repeat(100_000);
+    assert_eq!(Capability::from(long.as_str()).meant(), None);
+}
+
+#[test]
+fn every_small_edit_of_every_defined_value_is_a_near_miss_of_it() {
+    for c in Capability::DEFINED {
+        let name = c.as_str();
+        let b = name.as_bytes();
+        let mut variants = vec![name.to_ascii_uppercase()];
+        for i in 0..b.len() {
+            // deletion, substitution, insertion, and transposition with the next letter
+            let mut v = b.to_vec();
+            v.remove(i);
+            variants.push(String::from_utf8(v).unwrap());
+            let mut v = b.to_vec();
+            v[i] = if v[i] == b'q' { b'z' } else { b'q' };
+            variants.push(String::from_utf8(v).unwrap());
+            let mut v = b.to_vec();
+            v.insert(i, b'q');
+            variants.push(String::from_utf8(v).unwrap());
+            if i + 1 < b.len() && b[i] != b[i + 1] {
+                let mut v = b.to_vec();
+                v.swap(i, i + 1);
+                variants.push(String::from_utf8(v).unwrap());
+            }
+        }
+        for v in variants {
+            let parsed = Capability::from(v.as_str());
+            assert!(matches!(parsed, Capability::Other(_)), "{v} is defined");
+            assert_eq!(parsed.meant(), Some(c.clone()), "{v}");
+        }
+    }
+}
+
+fn up() -> Link {
+    Link::new(
+        Relation::Up,
+        "http://example.com/capabilitylist.xml".parse().unwrap(),
+    )
+}
+
+fn rules(found: &[Finding]) -> Vec<(Rule, Option<u64>)> {
+    found.iter().map(|f| (f.rule, f.entry)).collect()
+}
+
+#[test]
+fn a_near_miss_document_is_checked_as_the_kind_meant() {
+    // capability="ResourceList", no at and no up link: all three are reported.
+    let head = DocumentHead::new(Root::UrlSet, Capability::from("ResourceList"));
+    let mut findings = Vec::new();
+    let checker = Checker::new(&head, &mut findings);
+    assert_eq!(checker.kind(), K::ResourceList);
+    assert_eq!(head.kind(), K::Unknown);
+    assert_eq!(
+        rules(&findings),
+        [
+            (Rule::CapabilityMisspelt, None),
+            (Rule::AtMandatory, None),
+            (Rule::UpLinkMandatory, None)
+        ]
+    );
+    assert_eq!(findings[0].severity(), Severity::Error);
+    assert_eq!(
+        findings[0].message,
+        "capability \"ResourceList\" is not defined; did you mean \"resourcelist\"?"
+    );
+
+    // On a sitemapindex, the index kind is meant.
+    let mut head = DocumentHead::new(Root::SitemapIndex, Capability::from("Change_List"));
+    head.links.push(up());
+    let mut findings = Vec::new();
+    let checker = Checker::new(&head, &mut findings);
+    assert_eq!(checker.kind(), K::ChangeListIndex);
+    assert_eq!(
+        rules(&findings),
+        [
+            (Rule::CapabilityMisspelt, None),
+            (Rule::FromMandatory, None)
+        ]
+    );
+
+    // Entries are checked as the kind meant: a Change List's change is mandatory.
+    let mut head = DocumentHead::new(Root::UrlSet, Capability::from("changelsit"));
+    head.md.from = Some("2013-01-03T00:00:00Z".parse().unwrap());
+    head.links.push(up());
+    let mut doc = Document::new(head);
+    doc.entries
+        .push(Entry::new("http://example.com/res1".parse().unwrap()));
+    assert_eq!(
+        rules(&check(&doc)),
+        [
+            (Rule::CapabilityMisspelt, None),
+            (Rule::ChangeMandatory, Some(1))
+        ]
+    );
+}
+
+#[test]
+fn any_other_capability_is_a_warning_and_turns_kind_rules_off() {
+    for value in ["mirrorlist", "x-resourcelist", "resourcelist-v2"] {
+        let head = DocumentHead::new(Root::UrlSet, Capability::from(value));
+        let found = check(&Document::new(head));
+        assert_eq!(rules(&found), [(Rule::CapabilityUnknown, None)], "{value}");
+        assert_eq!(found[0].severity(), Severity::Warning);
+        assert_eq!(
+            found[0].message,
+            format!("capability \"{value}\" is not defined by the standards")
+        );
+    }
+}
+
+fn entries(kind: K, capabilities: &[&str]) -> Vec<(Rule, Option<u64>)> {
+    let mut head = DocumentHead::of_kind(kind).unwrap();
+    head.links.push(up());
+    head.links.push(Link::new(
+        Relation::DescribedBy,
+        "http://example.com/about".parse().unwrap(),
+    ));
+    if kind == K::SourceDescription {
+        head.links.clear();
+        head.links.push(Link::new(
+            Relation::DescribedBy,
+            "http://example.com/about".parse().unwrap(),
+        ));
+    }
+    let mut doc = Document::new(head);
+    for (i, c) in capabilities.iter().enumerate() {
+        let mut e = Entry::new(format!("http://example.com/doc{i}.xml").parse().unwrap());
+        e.md = Some(Md {
+            capability: Some(Capability::from(*c)),
+            ..Md::default()
+        });
+        if kind == K::SourceDescription {
+            e.links.push(Link::new(
+                Relation::DescribedBy,
+                "http://example.com/about-set".parse().unwrap(),
+            ));
+        }
+        doc.entries.push(e);
+    }
+    rules(&check(&doc))
+}
+
+#[test]
+fn entries_with_near_misses() {
+    use Rule::*;
+    // Capability List: the near miss is checked as meant, for duplicates and kinds.
+    assert_eq!(
+        entries(K::CapabilityList, &["ResourceList"]),
+        [(CapabilityMisspelt, Some(1))]
+    );
+    assert_eq!(
+        entries(K::CapabilityList, &["resourcelist", "ResourceList"]),
+        [
+            (CapabilityMisspelt, Some(2)),
+            (CapabilityListDuplicate, Some(2))
+        ]
+    );
+    assert_eq!(
+        entries(K::CapabilityList, &["Description"]),
+        [
+            (CapabilityMisspelt, Some(1)),
+            (CapabilityListEntryKind, Some(1))
+        ]
+    );
+    assert_eq!(
+        entries(K::CapabilityList, &["mirrorlist"]),
+        [(CapabilityUnknown, Some(1))]
+    );
+    // Source Description: a near miss of capabilitylist is only misspelt; any other value
+    // is an error of the Source Description, not also an unknown capability.
+    assert_eq!(
+        entries(K::SourceDescription, &["CapabilityList"]),
+        [(CapabilityMisspelt, Some(1))]
+    );
+    assert_eq!(
+        entries(K::SourceDescription, &["mirrorlist"]),
+        [(SourceDescriptionEntryCapability, Some(1))]
+    );
+    assert_eq!(
+        entries(K::SourceDescription, &["ResourceList"]),
+        [
+            (CapabilityMisspelt, Some(1)),
+            (SourceDescriptionEntryCapability, Some(1))
+        ]
+    );
+}

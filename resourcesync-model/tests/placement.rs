@@ -1,0 +1,445 @@
+//! Where attributes, links and entries may stand: `change` only in Change Lists and Change
+//! Dump Manifests, no deletion in a Resource Dump Manifest, a Source Description entry's
+//! `rs:md` with its capability, patch links only for changes (14.4), duplicate links
+//! without `rs:md` attributes (14.2), alternate links with a type (14.3), and each `<loc>`
+//! once where entries stand for different resources.
+
+use resourcesync_model::{
+    BitstreamPath, Capability, Change, Checker, Document, DocumentHead, DocumentKind as K, Entry,
+    Finding, Link, MAX_ENTRIES, Md, Relation, Rule, Severity, Uri, check,
+};
+
+fn t(s: &str) -> resourcesync_model::W3cDateTime {
+    s.parse().unwrap()
+}
+
+/// A head of `kind` that breaks no rule.
+fn head(kind: K) -> DocumentHead {
+    let mut head = DocumentHead::of_kind(kind).unwrap();
+    match kind {
+        K::ResourceList
+        | K::ResourceListIndex
+        | K::ResourceDump
+        | K::ResourceDumpIndex
+        | K::ResourceDumpManifest => head.md.at = Some(t("2013-01-03T09:00:00Z")),
+        K::ChangeList
+        | K::ChangeListIndex
+        | K::ChangeDump
+        | K::ChangeDumpIndex
+        | K::ChangeDumpManifest => head.md.from = Some(t("2013-01-03T00:00:00Z")),
+        _ => {}
+    }
+    if !matches!(kind, K::SourceDescription | K::SourceDescriptionIndex) {
+        head.links.push(Link::new(
+            Relation::Up,
+            "http://example.com/capabilitylist.xml".parse().unwrap(),
+        ));
+    }
+    head
+}
+
+/// The rules of `findings` that are among `of`, with their entries.
+fn only(findings: &[Finding], of: &[Rule]) -> Vec<(Rule, Option<u64>)> {
+    findings
+        .iter()
+        .filter(|f| of.contains(&f.rule))
+        .map(|f| (f.rule, f.entry))
+        .collect()
+}
+
+fn entry(loc: &str, md: Md) -> Entry {
+    let mut e = Entry::new(loc.parse().unwrap());
+    e.md = Some(md);
+    e
+}
+
+#[test]
+fn change_only_in_change_lists_and_change_dump_manifests() {
+    let rules = [Rule::ChangeNotUsed, Rule::ResourceDumpManifestDeleted];
+    for kind in K::DEFINED {
+        for change in Change::ALL {
+            let mut doc = Document::new(head(kind));
+            let mut md = Md {
+                change: Some(*change),
+                ..Md::default()
+            };
+            if kind == K::ResourceDumpManifest {
+                md.path = Some(BitstreamPath::new("/resources/res1"));
+            }
+            doc.entries.push(entry("http://example.com/res1", md));
+            let found = check(&doc);
+            let expected: &[(Rule, Option<u64>)] = match (kind, change) {
+                (K::ChangeList | K::ChangeDumpManifest, _) => &[],
+                (K::ResourceDumpManifest, Change::Deleted) => {
+                    &[(Rule::ResourceDumpManifestDeleted, Some(1))]
+                }
+                _ => &[(Rule::ChangeNotUsed, Some(1))],
+            };
+            assert_eq!(only(&found, &rules), expected, "{kind:?} {change}");
+        }
+        // On the document's rs:md, never.
+        let mut h = head(kind);
+        h.md.change = Some(Change::Updated);
+        let found = check(&Document::new(h));
+        assert_eq!(
+            only(&found, &rules),
+            [(Rule::ChangeNotUsed, None)],
+            "{kind:?}"
+        );
+    }
+}
+
+#[test]
+fn a_deletion_in_a_resource_dump_manifest_is_one_error() {
+    // Without a path, it is the deletion that is reported, not also the missing path, type
+    // or a change where none is used.
+    let mut doc = Document::new(head(K::ResourceDumpManifest));
+    doc.entries.push(entry(
+        "http://example.com/res1",
+        Md {
+            change: Some(Change::Deleted),
+            ..Md::default()
+        },
+    ));
+    let found = check(&doc);
+    assert_eq!(
+        found.iter().map(|f| (f.rule, f.entry)).collect::<Vec<_>>(),
+        [(Rule::ResourceDumpManifestDeleted, Some(1))]
+    );
+    assert_eq!(found[0].severity(), Severity::Error);
+    assert_eq!(
+        found[0].message,
+        "loc \"http://example.com/res1\" is listed as deleted in a Resource Dump Manifest, which describes the bitstreams of a snapshot"
+    );
+    // An update in it is only a change where none is used; the path is still mandatory.
+    let mut doc = Document::new(head(K::ResourceDumpManifest));
+    doc.entries.push(entry(
+        "http://example.com/res1",
+        Md {
+            change: Some(Change::Updated),
+            ..Md::default()
+        },
+    ));
+    let rules: Vec<Rule> = check(&doc).iter().map(|f| f.rule).collect();
+    assert_eq!(
+        rules,
+        [
+            Rule::ChangeNotUsed,
+            Rule::PathMandatory,
+            Rule::ManifestTypeRecommended
+        ]
+    );
+}
+
+#[test]
+fn a_source_description_entry_rs_md_has_capabilitylist() {
+    let rows: &[(Option<Md>, bool)] = &[
+        (None, false),
+        (
+            Some(Md {
+                capability: Some(Capability::CapabilityList),
+                ..Md::default()
+            }),
+            false,
+        ),
+        (Some(Md::default()), true),
+        (
+            Some(Md {
+                at: Some(t("2013-01-03T09:00:00Z")),
+                ..Md::default()
+            }),
+            true,
+        ),
+        (
+            Some(Md {
+                capability: Some(Capability::ResourceList),
+                ..Md::default()
+            }),
+            true,
+        ),
+        (
+            Some(Md {
+                capability: Some(Capability::Description),
+                ..Md::default()
+            }),
+            true,
+        ),
+    ];
+    for (md, broken) in rows {
+        let mut doc = Document::new(head(K::SourceDescription));
+        let mut e = Entry::new("http://example.com/capabilitylist.xml".parse().unwrap());
+        e.md = md.clone();
+        doc.entries.push(e);
+        let found = only(&check(&doc), &[Rule::SourceDescriptionEntryCapability]);
+        let expected: &[(Rule, Option<u64>)] = if *broken {
+            &[(Rule::SourceDescriptionEntryCapability, Some(1))]
+        } else {
+            &[]
+        };
+        assert_eq!(found, expected, "{md:?}");
+    }
+}
+
+fn typed(rel: Relation, href: &str, media_type: Option<&str>) -> Link {
+    let mut l = Link::new(rel, href.parse().unwrap());
+    l.media_type = media_type.map(|m| m.parse().unwrap());
+    l
+}
+
+#[test]
+fn patch_links_only_on_the_entries_of_change_lists_and_change_dump_manifests() {
+    let patch = || {
+        typed(
+            Relation::Patch,
+            "http://example.com/res1-diff",
+            Some("application/json-patch+json"),
+        )
+    };
+    for kind in K::DEFINED {
+        // On an entry.
+        let mut doc = Document::new(head(kind));
+        let mut e = Entry::new("http://example.com/res1".parse().unwrap());
+        e.links.push(patch());
+        doc.entries.push(e);
+        let found = only(&check(&doc), &[Rule::PatchLinkNotApplicable]);
+        let expected: &[(Rule, Option<u64>)] =
+            if matches!(kind, K::ChangeList | K::ChangeDumpManifest) {
+                &[]
+            } else {
+                &[(Rule::PatchLinkNotApplicable, Some(1))]
+            };
+        assert_eq!(found, expected, "{kind:?}");
+        // On the document, never.
+        let mut h = head(kind);
+        h.links.push(patch());
+        let found = only(&check(&Document::new(h)), &[Rule::PatchLinkNotApplicable]);
+        assert_eq!(found, [(Rule::PatchLinkNotApplicable, None)], "{kind:?}");
+    }
+    let mut doc = Document::new(head(K::ChangeDump));
+    let mut e = Entry::new("http://example.com/package.zip".parse().unwrap());
+    e.links.push(patch());
+    doc.entries.push(e);
+    let found = check(&doc);
+    let f = found
+        .iter()
+        .find(|f| f.rule == Rule::PatchLinkNotApplicable)
+        .unwrap();
+    assert!(
+        f.message.contains("belong in its Change Dump Manifests"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn duplicate_links_omit_rs_md_attributes() {
+    let mirror = || {
+        Link::new(
+            Relation::Duplicate,
+            "http://mirror.example.com/res1".parse().unwrap(),
+        )
+    };
+    let hash = "md5:1584abdf8ebdc9802ac0c6a7402c03b6".parse().unwrap();
+    let rows: Vec<(Link, Option<&str>)> = vec![
+        (mirror(), None),
+        (
+            Link {
+                pri: Some(resourcesync_model::Priority::new(1).unwrap()),
+                ..mirror()
+            },
+            None,
+        ),
+        (
+            Link {
+                modified: Some(t("2013-01-03T18:00:00Z")),
+                ..mirror()
+            },
+            None,
+        ),
+        (
+            Link {
+                hash: Some(hash),
+                ..mirror()
+            },
+            Some("hash"),
+        ),
+        (
+            Link {
+                length: Some(8876),
+                ..mirror()
+            },
+            Some("length"),
+        ),
+        (
+            Link {
+                media_type: Some("text/html".parse().unwrap()),
+                ..mirror()
+            },
+            Some("type"),
+        ),
+        (
+            Link {
+                encoding: Some("gzip".into()),
+                ..mirror()
+            },
+            Some("encoding"),
+        ),
+        (
+            Link {
+                path: Some("/res1".into()),
+                ..mirror()
+            },
+            Some("path"),
+        ),
+        (
+            Link {
+                length: Some(1),
+                encoding: Some("gzip".into()),
+                ..mirror()
+            },
+            Some("length, encoding"),
+        ),
+    ];
+    for (link, named) in rows {
+        let mut doc = Document::new(head(K::ChangeList));
+        let mut e = entry(
+            "http://example.com/res1",
+            Md {
+                change: Some(Change::Updated),
+                ..Md::default()
+            },
+        );
+        e.links.push(link.clone());
+        doc.entries.push(e);
+        let found: Vec<Finding> = check(&doc)
+            .into_iter()
+            .filter(|f| f.rule == Rule::DuplicateLinkAttributes)
+            .collect();
+        match named {
+            None => assert!(found.is_empty(), "{link:?}: {found:#?}"),
+            Some(names) => {
+                assert_eq!(found.len(), 1, "{link:?}");
+                assert_eq!(found[0].severity(), Severity::Warning);
+                assert!(
+                    found[0].message.contains(&format!("has {names}:")),
+                    "{}",
+                    found[0].message
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn alternate_links_carry_a_type() {
+    for (link, broken) in [
+        (
+            typed(Relation::Alternate, "http://example.com/res1.html", None),
+            true,
+        ),
+        (
+            typed(
+                Relation::Alternate,
+                "http://example.com/res1.html",
+                Some("text/html"),
+            ),
+            false,
+        ),
+        (
+            typed(Relation::Canonical, "http://example.com/res1", None),
+            false,
+        ),
+        (
+            typed(
+                "ALTERNATE".parse().unwrap(),
+                "http://example.com/res1.pdf",
+                None,
+            ),
+            true,
+        ),
+    ] {
+        for kind in [K::ResourceList, K::ChangeList, K::ResourceDumpManifest] {
+            let mut doc = Document::new(head(kind));
+            let mut e = Entry::new("http://example.com/res1".parse().unwrap());
+            e.links.push(link.clone());
+            doc.entries.push(e);
+            let found = only(&check(&doc), &[Rule::AlternateLinkType]);
+            assert_eq!(!found.is_empty(), broken, "{kind:?} {link:?}");
+        }
+    }
+}
+
+#[test]
+fn each_loc_once_where_entries_are_different_resources() {
+    for kind in K::DEFINED {
+        let mut doc = Document::new(head(kind));
+        for loc in [
+            "http://example.com/a",
+            "http://example.com/b",
+            "http://example.com/a",
+            "http://Example.com/a",
+            "http://example.com/a/",
+            "http://example.com/b",
+        ] {
+            doc.entries.push(Entry::new(loc.parse().unwrap()));
+        }
+        let found: Vec<Finding> = check(&doc)
+            .into_iter()
+            .filter(|f| f.rule == Rule::LocDuplicate)
+            .collect();
+        if matches!(kind, K::ChangeList | K::ChangeDumpManifest) {
+            assert!(
+                found.is_empty(),
+                "{kind:?}: a resource is listed once per change"
+            );
+            continue;
+        }
+        // URIs compare as written: only the exact repeats are reported.
+        assert_eq!(
+            found.iter().map(|f| f.entry).collect::<Vec<_>>(),
+            [Some(3), Some(6)],
+            "{kind:?}"
+        );
+        assert_eq!(found[0].section, kind.section());
+        assert_eq!(
+            found[0].message,
+            "loc \"http://example.com/a\" is listed again; entry 1 lists it first"
+        );
+        assert_eq!(
+            found[1].message,
+            "loc \"http://example.com/b\" is listed again; entry 2 lists it first"
+        );
+    }
+}
+
+#[test]
+fn loc_memory_is_bounded_by_the_entry_limit() {
+    // Past MAX_ENTRIES, locs are still compared with those remembered, but not kept: the
+    // table stops growing. 50,000 distinct locs, then one repeat of the first and one
+    // new loc repeated twice past the limit (not remembered, so not found).
+    let mut findings = Vec::new();
+    let mut checker = Checker::new(&head(K::ResourceList), &mut findings);
+    for i in 0..MAX_ENTRIES {
+        checker.check_entry(
+            &Entry::new(Uri::parse(&format!("http://example.com/r{i}")).unwrap()),
+            &mut findings,
+        );
+    }
+    for loc in [
+        "http://example.com/r0",
+        "http://example.com/new",
+        "http://example.com/new",
+    ] {
+        checker.check_entry(&Entry::new(loc.parse().unwrap()), &mut findings);
+    }
+    assert_eq!(
+        findings
+            .iter()
+            .map(|f| (f.rule, f.entry))
+            .collect::<Vec<_>>(),
+        [
+            (Rule::MaxEntries, Some(MAX_ENTRIES + 1)),
+            (Rule::LocDuplicate, Some(MAX_ENTRIES + 1)),
+        ]
+    );
+}
