@@ -4,8 +4,8 @@
 use std::io::{self, Read, Write};
 
 use resourcesync_model::{
-    Document, DocumentHead, DocumentKind, Entry, Link, Md, MediaType, Relation, Uri, UriError,
-    W3cDateTime,
+    ChangeOrder, Document, DocumentHead, DocumentKind, Entry, Link, Md, MediaType, Relation, Uri,
+    UriError, W3cDateTime,
 };
 
 use crate::PackageError;
@@ -109,7 +109,8 @@ pub struct DumpBuilder<N, O, C, W: Write> {
     document: Document,
     /// The `from` of the next package of a Change Dump.
     next_from: Option<W3cDateTime>,
-    last_change: Option<W3cDateTime>,
+    /// The changes of a Change Dump, across its packages.
+    order: ChangeOrder,
 }
 
 impl<N, O, C, W> DumpBuilder<N, O, C, W>
@@ -151,7 +152,7 @@ where
             options,
             intervals,
             current: None,
-            last_change: None,
+            order: ChangeOrder::new(),
         })
     }
 
@@ -305,12 +306,8 @@ where
 
     /// Checks order, and closes and opens packages as the limits require.
     fn before(&mut self, time: Option<&W3cDateTime>, hint: u64) -> Result<(), PackageError> {
-        if let (Some(time), Some(last)) = (time, &self.last_change) {
-            if time < last {
-                return Err(PackageError::Invalid(format!(
-                    "a change at {time} after one at {last}: changes must come in forward chronological order"
-                )));
-            }
+        if self.intervals {
+            self.order.check(time)?;
         }
         let full = self.current.as_ref().is_some_and(|open| {
             open.writer.entries() >= self.limits.max_entries
@@ -320,7 +317,7 @@ where
         });
         if full {
             let until = if self.intervals {
-                time.cloned().or_else(|| self.last_change.clone())
+                time.or(self.order.last()).cloned()
             } else {
                 None
             };
@@ -334,9 +331,7 @@ where
     }
 
     fn after(&mut self, time: Option<W3cDateTime>) {
-        if time.is_some() {
-            self.last_change = time;
-        }
+        self.order.record(time.as_ref());
     }
 
     /// Closes the last package and returns the dump document listing every package.

@@ -20,6 +20,9 @@ pub enum PackageError {
     /// A bitstream whose length or a hash differs from the manifest.
     #[error("{0}")]
     Fixity(#[from] crate::FixityError),
+    /// A change that comes before an earlier one of a Change Dump or its manifest.
+    #[error(transparent)]
+    Order(#[from] resourcesync_model::OrderError),
     /// A name that cannot safely become a path.
     #[error("unsafe name {0:?}: {1}")]
     Name(String, #[source] NameError),

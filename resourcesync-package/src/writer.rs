@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 
 use resourcesync_model::{
-    BitstreamPath, Change, DocumentHead, DocumentKind, Entry, Md, MediaType, Uri, W3cDateTime,
+    BitstreamPath, Change, ChangeOrder, DocumentHead, DocumentKind, Entry, Md, MediaType, Uri,
+    W3cDateTime,
 };
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
@@ -416,7 +417,8 @@ pub struct PackageWriter<W: Write> {
     paths: HashSet<String>,
     options: PackageOptions,
     buf: Vec<u8>,
-    last_change: Option<W3cDateTime>,
+    /// The changes of a Change Dump Manifest, in forward chronological order (13.2).
+    order: ChangeOrder,
     /// Messages to the hashing thread, and the bytes written so far: for the stored
     /// bitstreams whose sha-256 that thread computes.
     messages: Option<mpsc::Sender<Msg>>,
@@ -460,7 +462,7 @@ impl<W: Write> PackageWriter<W> {
             paths: HashSet::new(),
             options,
             buf: vec![0; 64 * 1024],
-            last_change: None,
+            order: ChangeOrder::new(),
         })
     }
 
@@ -475,13 +477,16 @@ impl<W: Write> PackageWriter<W> {
     /// Adds a bitstream, streaming `content` into the package, and returns its length. Its
     /// manifest entry, in [`PackageInfo::manifest`],
     /// with length and hashes filled in. Fails for a path without the leading slash, one
-    /// that is not a safe relative path, one used before, or `/manifest.xml`, and for a
-    /// change dated before the previous one.
+    /// that is not a safe relative path, one used before, or `/manifest.xml`, and, in a
+    /// Change Dump Manifest, for a change dated before an earlier bitstream's or
+    /// deletion's (section 13.2). A bitstream refused for its path or its time leaves
+    /// nothing in the package.
     pub fn add(
         &mut self,
         bitstream: Bitstream,
         mut content: impl Read,
     ) -> Result<u64, PackageError> {
+        self.check_order(bitstream.datetime.as_ref())?;
         let name = self.claim(&bitstream.path)?;
         let method = bitstream
             .compression
@@ -561,6 +566,10 @@ impl<W: Write> PackageWriter<W> {
             path: Some(bitstream.path),
             ..entry.md.unwrap_or_default()
         });
+        if self.manifest.head.kind() == DocumentKind::ChangeDumpManifest {
+            self.order
+                .record(entry.md.as_ref().and_then(|md| md.datetime.as_ref()));
+        }
         self.manifest.entries.push(entry);
         Ok(length)
     }
@@ -605,6 +614,7 @@ impl<W: Write> PackageWriter<W> {
             ));
         }
         self.check_order(datetime.as_ref())?;
+        self.order.record(datetime.as_ref());
         let mut entry = Entry::new(loc);
         entry.md = Some(Md {
             change: Some(Change::Deleted),
@@ -640,19 +650,12 @@ impl<W: Write> PackageWriter<W> {
         self.manifest.head.md.until = until;
     }
 
-    /// Checks that a change does not come before the last one (section 13.2).
-    fn check_order(&mut self, datetime: Option<&W3cDateTime>) -> Result<(), PackageError> {
-        let Some(datetime) = datetime else {
-            return Ok(());
-        };
-        if let Some(last) = &self.last_change {
-            if datetime < last {
-                return Err(PackageError::Invalid(format!(
-                    "a change at {datetime} after one at {last}: a Change Dump Manifest lists changes in forward chronological order"
-                )));
-            }
+    /// Checks that a change does not come before an earlier one, in a Change Dump
+    /// Manifest (section 13.2); a Resource Dump Manifest has no order.
+    fn check_order(&self, datetime: Option<&W3cDateTime>) -> Result<(), PackageError> {
+        if self.manifest.head.kind() == DocumentKind::ChangeDumpManifest {
+            self.order.check(datetime)?;
         }
-        self.last_change = Some(datetime.clone());
         Ok(())
     }
 

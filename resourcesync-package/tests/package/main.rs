@@ -4,6 +4,7 @@ mod dump;
 mod fuzz_corpus;
 mod hostile;
 mod interop;
+mod order;
 mod roundtrip;
 mod rules;
 
