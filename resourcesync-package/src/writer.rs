@@ -1,7 +1,7 @@
 //! Writing a package: bitstreams streamed into a ZIP while their fixity is computed, and
 //! the manifest that describes them.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use crate::fixity::{Digests, Fixity};
-use crate::{MANIFEST_NAME, PackageError};
+use crate::{Collision, MANIFEST_NAME, Misuse, PackageError};
 
 /// How a bitstream is stored in the ZIP.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -414,7 +414,10 @@ impl<W: Write> Write for Hashing<W> {
 pub struct PackageWriter<W: Write> {
     zip: ZipWriter<zip::write::StreamWriter<Hashing<W>>>,
     manifest: resourcesync_model::Document,
-    paths: HashSet<String>,
+    /// The names used, folded as a case-insensitive file system would, to the name given.
+    paths: HashMap<String, String>,
+    /// The directories those names imply, folded, to the first name under each.
+    directories: HashMap<String, String>,
     options: PackageOptions,
     buf: Vec<u8>,
     /// The changes of a Change Dump Manifest, in forward chronological order (13.2).
@@ -443,10 +446,7 @@ impl<W: Write> PackageWriter<W> {
             head.kind(),
             DocumentKind::ResourceDumpManifest | DocumentKind::ChangeDumpManifest
         ) {
-            return Err(PackageError::Invalid(format!(
-                "a package's manifest is a Resource Dump Manifest or a Change Dump Manifest, not a {}",
-                head.kind()
-            )));
+            return Err(Misuse::ManifestKind { kind: head.kind() }.into());
         }
         let sink = Hashing::new(out);
         let messages = sink.messages();
@@ -459,7 +459,8 @@ impl<W: Write> PackageWriter<W> {
             sha_there: 0,
             zip: ZipWriter::new_stream(sink),
             manifest: resourcesync_model::Document::new(head),
-            paths: HashSet::new(),
+            paths: HashMap::new(),
+            directories: HashMap::new(),
             options,
             buf: vec![0; 64 * 1024],
             order: ChangeOrder::new(),
@@ -609,9 +610,7 @@ impl<W: Write> PackageWriter<W> {
         datetime: Option<W3cDateTime>,
     ) -> Result<Entry, PackageError> {
         if self.manifest.head.kind() != DocumentKind::ChangeDumpManifest {
-            return Err(PackageError::Invalid(
-                "deletions without a bitstream belong in a Change Dump Manifest".into(),
-            ));
+            return Err(Misuse::DeletionInResourceDump.into());
         }
         self.check_order(datetime.as_ref())?;
         self.order.record(datetime.as_ref());
@@ -625,22 +624,68 @@ impl<W: Write> PackageWriter<W> {
         Ok(entry)
     }
 
-    /// Checks a path and reserves its ZIP name.
+    /// Checks a path and reserves its ZIP name: a path the reader would refuse, as unsafe
+    /// or as colliding with an earlier one on some file system, is refused here.
     fn claim(&mut self, path: &BitstreamPath) -> Result<String, PackageError> {
         let Some(name) = path.as_str().strip_prefix('/') else {
-            return Err(PackageError::Invalid(format!(
-                "path {path} must start with a slash (sections 11.2, 13.2)"
-            )));
+            return Err(Misuse::PathWithoutSlash {
+                path: path.to_string(),
+            }
+            .into());
         };
-        crate::name::check_name(name).map_err(|e| PackageError::Name(name.to_owned(), e))?;
+        let misuse = |m: Misuse| Err(PackageError::Misuse(m));
+        if let Err(reason) = crate::name::check_name(name) {
+            return misuse(Misuse::UnsafePath {
+                path: path.to_string(),
+                reason,
+            });
+        }
         if name.eq_ignore_ascii_case(MANIFEST_NAME) {
-            return Err(PackageError::Invalid(format!(
-                "path {path} is the manifest's"
-            )));
+            return misuse(Misuse::ManifestPath {
+                path: path.to_string(),
+            });
         }
-        if !self.paths.insert(name.to_owned()) {
-            return Err(PackageError::Invalid(format!("path {path} is used twice")));
+        if name.ends_with('/') {
+            return misuse(Misuse::UnsafePath {
+                path: path.to_string(),
+                reason: crate::NameError::Empty,
+            });
         }
+        let folded = crate::archive::fold(name).into_owned();
+        let collision = |earlier: &str, collision| {
+            misuse(Misuse::PathCollision {
+                path: path.to_string(),
+                earlier: format!("/{earlier}"),
+                collision,
+            })
+        };
+        if let Some(earlier) = self.paths.get(&folded) {
+            if earlier == name {
+                return misuse(Misuse::PathUsedTwice {
+                    path: path.to_string(),
+                });
+            }
+            let kind = if crate::archive::nfc(earlier) == crate::archive::nfc(name) {
+                Collision::Normalization
+            } else {
+                Collision::Case
+            };
+            return collision(earlier, kind);
+        }
+        if let Some(earlier) = self.directories.get(&folded) {
+            return collision(earlier, Collision::FileAsDirectory);
+        }
+        for (at, _) in name.match_indices('/') {
+            if let Some(earlier) = self.paths.get(&*crate::archive::fold(&name[..at])) {
+                return collision(earlier, Collision::FileAsDirectory);
+            }
+        }
+        for (at, _) in name.match_indices('/') {
+            self.directories
+                .entry(crate::archive::fold(&name[..at]).into_owned())
+                .or_insert_with(|| name.to_owned());
+        }
+        self.paths.insert(folded, name.to_owned());
         Ok(name.to_owned())
     }
 
@@ -671,7 +716,7 @@ impl<W: Write> PackageWriter<W> {
         // The hashing thread finishes when every sender is gone.
         self.messages = None;
         let xml = resourcesync_xml::write_document(Vec::new(), &self.manifest)
-            .map_err(|e| PackageError::Invalid(e.to_string()))?;
+            .map_err(PackageError::ManifestWrite)?;
         // Deflate's fastest level: a manifest is repetitive text and shrinks well anyway.
         let options = self
             .file_options(CompressionMethod::Deflated, false)

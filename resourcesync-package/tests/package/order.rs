@@ -4,7 +4,9 @@
 use std::io::Cursor;
 
 use resourcesync_model::{Change, DocumentKind, Rule};
-use resourcesync_package::{Bitstream, Package, PackageError, PackageOptions, PackageWriter};
+use resourcesync_package::{
+    Bitstream, Misuse, Package, PackageError, PackageOptions, PackageWriter,
+};
 
 use crate::manifest_head;
 
@@ -45,7 +47,7 @@ fn run(steps: &[Step]) -> (Vec<usize>, Vec<Rule>) {
         };
         match result {
             Ok(()) => {}
-            Err(PackageError::Order(e)) => {
+            Err(PackageError::Misuse(Misuse::Order(e))) => {
                 // The error names both times, as written.
                 let message = e.to_string();
                 assert!(
@@ -160,7 +162,7 @@ fn a_refused_bitstream_does_not_take_its_path() {
         .unwrap();
     assert!(matches!(
         writer.add(bitstream("2013-01-02T10:00:00Z"), &b"old"[..]),
-        Err(PackageError::Order(_))
+        Err(PackageError::Misuse(Misuse::Order(_)))
     ));
     writer
         .add(bitstream("2013-01-02T12:00:00Z"), &b"new"[..])

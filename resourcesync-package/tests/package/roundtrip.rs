@@ -5,7 +5,9 @@ use std::io::{Cursor, Read};
 
 use proptest::prelude::*;
 use resourcesync_model::{Change, DocumentKind, Relation};
-use resourcesync_package::{Bitstream, Compression, Package, PackageOptions, PackageWriter};
+use resourcesync_package::{
+    Bitstream, Collision, Compression, Misuse, Package, PackageError, PackageOptions, PackageWriter,
+};
 
 use crate::manifest_head;
 
@@ -128,28 +130,77 @@ fn a_change_dump_package_round_trips_with_deletions_and_patches() {
 #[test]
 fn the_writer_refuses_what_the_standard_does_not_allow() {
     let head = manifest_head(DocumentKind::ResourceDumpManifest);
-    let mut writer =
-        PackageWriter::new(Vec::new(), head.clone(), PackageOptions::default()).unwrap();
-    let refuse = |w: &mut PackageWriter<Vec<u8>>, path: &str| {
-        w.add(
-            Bitstream::new("http://example.com/r".parse().unwrap(), path.into()),
+    let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default()).unwrap();
+    let refuse = |w: &mut PackageWriter<Vec<u8>>, path: &str| match w.add(
+        Bitstream::new("http://example.com/r".parse().unwrap(), path.into()),
+        &b""[..],
+    ) {
+        Err(PackageError::Misuse(misuse)) => misuse,
+        other => panic!("{path}: {other:?}"),
+    };
+    assert!(matches!(
+        refuse(&mut writer, "no-slash"),
+        Misuse::PathWithoutSlash { .. }
+    ));
+    assert!(matches!(
+        refuse(&mut writer, "/../evil"),
+        Misuse::UnsafePath { .. }
+    ));
+    assert!(matches!(
+        refuse(&mut writer, "/dir/"),
+        Misuse::UnsafePath { .. }
+    ));
+    let long = format!("/{}", "x".repeat(256));
+    assert!(matches!(
+        refuse(&mut writer, &long),
+        Misuse::UnsafePath { .. }
+    ));
+    assert!(matches!(
+        refuse(&mut writer, "/manifest.xml"),
+        Misuse::ManifestPath { .. }
+    ));
+    writer.add(bitstream(1, "text/plain"), &b"x"[..]).unwrap();
+    // Every path the reader would refuse as colliding with /resources/1/res.
+    for (path, expected) in [
+        ("/resources/1/res", None),
+        ("/resources/1/RES", Some(Collision::Case)),
+        ("/resources/1/res/x", Some(Collision::FileAsDirectory)),
+        ("/resources", Some(Collision::FileAsDirectory)),
+        ("/RESOURCES/1", Some(Collision::FileAsDirectory)),
+    ] {
+        match (refuse(&mut writer, path), expected) {
+            (Misuse::PathUsedTwice { .. }, None) => {}
+            (Misuse::PathCollision { collision, .. }, Some(expected)) => {
+                assert_eq!(collision, expected, "{path}")
+            }
+            (other, _) => panic!("{path}: {other:?}"),
+        }
+    }
+    writer
+        .add(
+            Bitstream::new("http://example.com/c".parse().unwrap(), "/caf\u{e9}".into()),
             &b""[..],
         )
-        .unwrap_err()
-        .to_string()
-    };
-    assert!(refuse(&mut writer, "no-slash").contains("must start with a slash"));
-    assert!(refuse(&mut writer, "/../evil").contains("unsafe name"));
-    assert!(refuse(&mut writer, "/manifest.xml").contains("manifest"));
-    writer.add(bitstream(1, "text/plain"), &b"x"[..]).unwrap();
-    assert!(refuse(&mut writer, "/resources/1/res").contains("used twice"));
-    assert!(
-        writer
-            .add_deleted("http://example.com/r".parse().unwrap(), None)
-            .is_err()
-    );
+        .unwrap();
+    assert!(matches!(
+        refuse(&mut writer, "/cafe\u{301}"),
+        Misuse::PathCollision {
+            collision: Collision::Normalization,
+            ..
+        }
+    ));
+    assert!(matches!(
+        writer.add_deleted("http://example.com/r".parse().unwrap(), None),
+        Err(PackageError::Misuse(Misuse::DeletionInResourceDump))
+    ));
+    // What the writer accepted, the reader reads.
+    let (zip, _) = writer.finish().unwrap();
+    Package::open(Cursor::new(zip)).unwrap().verify().unwrap();
     let list = resourcesync_model::DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
-    assert!(PackageWriter::new(Vec::new(), list, PackageOptions::default()).is_err());
+    assert!(matches!(
+        PackageWriter::new(Vec::new(), list, PackageOptions::default()),
+        Err(PackageError::Misuse(Misuse::ManifestKind { .. }))
+    ));
 }
 
 #[test]
