@@ -96,6 +96,7 @@ struct Open<W: Write> {
 /// assert_eq!(document.entries.len(), 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[must_use = "the dump document is returned only by `finish`, which also closes the last package"]
 pub struct DumpBuilder<N, O, C, W: Write> {
     head: DocumentHead,
     package_uri: N,
@@ -111,6 +112,18 @@ pub struct DumpBuilder<N, O, C, W: Write> {
     next_from: Option<W3cDateTime>,
     /// The changes of a Change Dump, across its packages.
     order: ChangeOrder,
+}
+
+impl<N, O, C, W: Write> std::fmt::Debug for DumpBuilder<N, O, C, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DumpBuilder")
+            .field("kind", &self.head.kind())
+            .field("packages", &self.document.entries.len())
+            .field("open", &self.current.as_ref().map(|open| &open.writer))
+            .field("limits", &self.limits)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<N, O, C, W> DumpBuilder<N, O, C, W>

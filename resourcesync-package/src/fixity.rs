@@ -25,6 +25,14 @@ pub struct Digests {
     pub sha256: [u8; 32],
 }
 
+impl std::fmt::Debug for Fixity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fixity")
+            .field("length", &self.length)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Fixity {
     /// Nothing seen yet.
     pub fn new() -> Fixity {

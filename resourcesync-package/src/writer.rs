@@ -1,7 +1,7 @@
 //! Writing a package: bitstreams streamed into a ZIP while their fixity is computed, and
 //! the manifest that describes them.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use crate::fixity::{Digests, Fixity};
+use crate::hashing::{Hashing, Msg};
 use crate::{Collision, MANIFEST_NAME, Misuse, PackageError};
 
 /// How a bitstream is stored in the ZIP.
@@ -66,23 +67,41 @@ impl Compression {
     }
 }
 
-/// Options of a package writer.
+/// Options of a package writer: [`default`](Default::default), then the builder methods.
 ///
 /// Output is always reproducible: every ZIP entry carries the ZIP format's earliest
 /// timestamp (1980-01-01 00:00) and mode 0644, since the library never reads the clock
 /// and the manifest, not the ZIP, carries the resources' times. The same bitstreams in the
 /// same order give the same bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PackageOptions {
     /// How bitstreams are stored, unless one says otherwise.
     pub compression: Compression,
+    /// Whether a second thread hashes the package while it is written (the default); see
+    /// the crate's documentation. Either way the bytes and digests are the same.
+    pub hashing_thread: bool,
+}
+
+impl Default for PackageOptions {
+    fn default() -> Self {
+        PackageOptions {
+            compression: Compression::default(),
+            hashing_thread: true,
+        }
+    }
 }
 
 impl PackageOptions {
     /// Options with another default compression.
     pub fn compression(mut self, compression: Compression) -> PackageOptions {
         self.compression = compression;
+        self
+    }
+
+    /// Options with or without the hashing thread.
+    pub fn hashing_thread(mut self, thread: bool) -> PackageOptions {
+        self.hashing_thread = thread;
         self
     }
 }
@@ -148,243 +167,6 @@ pub struct PackageInfo {
     pub manifest: resourcesync_model::Document,
 }
 
-/// Messages to the hashing thread, in the order the bytes were written.
-enum Msg {
-    /// The next bytes of the package.
-    Chunk(Vec<u8>),
-    /// A stored bitstream whose sha-256 the thread computes starts at this offset of the
-    /// package stream.
-    Start(u64),
-    /// The bitstream last started ends at this offset.
-    End(u64),
-    /// Reply with the sha-256 of every bitstream ended so far, in order, once all their
-    /// bytes have been hashed.
-    Sync(mpsc::Sender<Vec<[u8; 32]>>),
-}
-
-/// A bitstream's sha-256 computed from a range of the package stream.
-struct Range {
-    start: u64,
-    end: Option<u64>,
-    sha256: sha2::Sha256,
-}
-
-/// The hashing thread: the package's md5 and sha-256, and the sha-256 of the stored
-/// bitstreams handed to it (ranges of the package stream). Runs until the channel closes.
-fn hash_package(incoming: mpsc::Receiver<Msg>, spares: mpsc::Sender<Vec<u8>>) -> Digests {
-    use sha2::Digest as _;
-    let mut fixity = Fixity::new();
-    let mut offset = 0u64;
-    let mut ranges: VecDeque<Range> = VecDeque::new();
-    let mut done: Vec<[u8; 32]> = Vec::new();
-    let mut waiting: Option<mpsc::Sender<Vec<[u8; 32]>>> = None;
-    for msg in incoming {
-        match msg {
-            Msg::Chunk(mut chunk) => {
-                fixity.update(&chunk);
-                let end = offset + chunk.len() as u64;
-                for r in ranges.iter_mut() {
-                    if r.start >= end {
-                        break;
-                    }
-                    let from = r.start.max(offset);
-                    let to = r.end.unwrap_or(u64::MAX).min(end);
-                    if from < to {
-                        r.sha256
-                            .update(&chunk[(from - offset) as usize..(to - offset) as usize]);
-                    }
-                }
-                offset = end;
-                chunk.clear();
-                // The writer may be gone; a spare it never takes is simply dropped.
-                let _ = spares.send(chunk);
-            }
-            Msg::Start(start) => ranges.push_back(Range {
-                start,
-                end: None,
-                sha256: sha2::Sha256::new(),
-            }),
-            Msg::End(end) => {
-                if let Some(r) = ranges.back_mut() {
-                    r.end = Some(end);
-                }
-            }
-            Msg::Sync(reply) => waiting = Some(reply),
-        }
-        while ranges
-            .front()
-            .is_some_and(|r| r.end.is_some_and(|end| end <= offset))
-        {
-            if let Some(r) = ranges.pop_front() {
-                done.push(r.sha256.finalize().into());
-            }
-        }
-        if ranges.is_empty() {
-            if let Some(reply) = waiting.take() {
-                let _ = reply.send(std::mem::take(&mut done));
-            }
-        }
-    }
-    fixity.finish()
-}
-
-/// Counts and hashes everything written through it: the package's own fixity, and the
-/// sha-256 of the stored bitstreams handed over.
-///
-/// Every byte of a package is hashed twice, once as part of its bitstream and once as part
-/// of the package, so the hashing is split over two threads: bytes are copied into 1 MiB
-/// chunks that a hashing thread takes (at most four in flight) while this one goes on.
-/// That thread computes the package's md5 and sha-256, and the sha-256 of about half of the
-/// stored bitstreams (whose bytes stand verbatim in the package), to balance the two
-/// threads' work. If no thread can be started, everything is hashed here.
-struct Hashing<W> {
-    inner: W,
-    chunk: Vec<u8>,
-    worker: Option<Worker>,
-    /// Chunks sent and not yet given back.
-    in_flight: usize,
-    /// Bytes written so far, shared with the package writer for bitstream offsets.
-    written: Arc<AtomicU64>,
-    /// Used when no worker thread could be started.
-    inline: Fixity,
-    /// The worker died with bytes of ours: the digests cannot be had.
-    lost: bool,
-}
-
-struct Worker {
-    /// Unbounded, so that the small messages of many small bitstreams never block; the
-    /// chunks are bounded by `in_flight`.
-    messages: mpsc::Sender<Msg>,
-    spares: mpsc::Receiver<Vec<u8>>,
-    handle: std::thread::JoinHandle<Digests>,
-}
-
-const CHUNK: usize = 1 << 20;
-const IN_FLIGHT: usize = 4;
-
-impl<W: Write> Hashing<W> {
-    fn new(inner: W) -> Hashing<W> {
-        let (messages, incoming) = mpsc::channel::<Msg>();
-        let (give_back, spares) = mpsc::channel::<Vec<u8>>();
-        let worker = std::thread::Builder::new()
-            .name("resourcesync-package-hash".into())
-            .spawn(move || hash_package(incoming, give_back))
-            .ok()
-            .map(|handle| Worker {
-                messages,
-                spares,
-                handle,
-            });
-        Hashing {
-            inner,
-            chunk: Vec::with_capacity(CHUNK),
-            worker,
-            in_flight: 0,
-            written: Arc::default(),
-            inline: Fixity::new(),
-            lost: false,
-        }
-    }
-
-    /// A sender of messages to the hashing thread, if there is one.
-    fn messages(&self) -> Option<mpsc::Sender<Msg>> {
-        self.worker.as_ref().map(|w| w.messages.clone())
-    }
-
-    /// Hands the bytes gathered so far to the hashing thread, waiting first if it has
-    /// `IN_FLIGHT` chunks still to hash.
-    fn send_chunk(&mut self) {
-        let Some(worker) = &self.worker else {
-            return;
-        };
-        if self.chunk.is_empty() {
-            return;
-        }
-        let mut spare = None;
-        while let Ok(s) = worker.spares.try_recv() {
-            self.in_flight = self.in_flight.saturating_sub(1);
-            spare = Some(s);
-        }
-        if self.in_flight >= IN_FLIGHT {
-            match worker.spares.recv() {
-                Ok(s) => {
-                    self.in_flight -= 1;
-                    spare = Some(s);
-                }
-                Err(_) => {
-                    self.worker = None;
-                    self.lost = true;
-                    return;
-                }
-            }
-        }
-        let spare = spare.unwrap_or_else(|| Vec::with_capacity(CHUNK));
-        let full = std::mem::replace(&mut self.chunk, spare);
-        if worker.messages.send(Msg::Chunk(full)).is_err() {
-            // The worker died with bytes of ours: `finish` reports it.
-            self.worker = None;
-            self.lost = true;
-        } else {
-            self.in_flight += 1;
-        }
-    }
-
-    fn hash(&mut self, bytes: &[u8]) {
-        self.written
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        if self.worker.is_none() {
-            self.inline.update(bytes);
-            return;
-        }
-        let mut rest = bytes;
-        while !rest.is_empty() {
-            let n = rest.len().min(CHUNK - self.chunk.len());
-            self.chunk.extend_from_slice(&rest[..n]);
-            rest = &rest[n..];
-            if self.chunk.len() == CHUNK {
-                self.send_chunk();
-            }
-        }
-    }
-
-    /// The sink and the digests of everything written.
-    fn finish(mut self) -> io::Result<(W, Digests)> {
-        self.inner.flush()?;
-        self.send_chunk();
-        if self.lost {
-            return Err(io::Error::other("the package hashing thread failed"));
-        }
-        let digests = match self.worker.take() {
-            Some(worker) => {
-                drop(worker.messages);
-                match worker.handle.join() {
-                    Ok(digests) => digests,
-                    Err(_) => return Err(io::Error::other("the package hashing thread failed")),
-                }
-            }
-            None => std::mem::take(&mut self.inline).finish(),
-        };
-        Ok((self.inner, digests))
-    }
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hash(&buf[..n]);
-        Ok(n)
-    }
-
-    /// Flushes the sink, and hands what is gathered to the hashing thread.
-    fn flush(&mut self) -> io::Result<()> {
-        self.send_chunk();
-        if self.lost {
-            return Err(io::Error::other("the package hashing thread failed"));
-        }
-        self.inner.flush()
-    }
-}
-
 /// Writes a Resource Dump or Change Dump package to any `Write`: each bitstream is streamed
 /// into the ZIP while its length, md5 and sha-256 are computed in the same pass, and
 /// [`finish`](PackageWriter::finish) adds `manifest.xml` at the top level and returns the
@@ -411,6 +193,7 @@ impl<W: Write> Write for Hashing<W> {
 /// assert_eq!(info.digests.length, zip.len() as u64);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[must_use = "a package is complete only once `finish` has written its manifest"]
 pub struct PackageWriter<W: Write> {
     zip: ZipWriter<zip::write::StreamWriter<Hashing<W>>>,
     manifest: resourcesync_model::Document,
@@ -434,6 +217,17 @@ pub struct PackageWriter<W: Write> {
     sha_there: u64,
 }
 
+impl<W: Write> std::fmt::Debug for PackageWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackageWriter")
+            .field("kind", &self.manifest.head.kind())
+            .field("entries", &self.manifest.entries.len())
+            .field("options", &self.options)
+            .field("hashing_thread", &self.messages.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl<W: Write> PackageWriter<W> {
     /// Starts a package whose manifest has this head: a Resource Dump Manifest (with
     /// `at`) or a Change Dump Manifest (with `from`), and the `up` link.
@@ -448,7 +242,7 @@ impl<W: Write> PackageWriter<W> {
         ) {
             return Err(Misuse::ManifestKind { kind: head.kind() }.into());
         }
-        let sink = Hashing::new(out);
+        let sink = Hashing::new(out, options.hashing_thread);
         let messages = sink.messages();
         let written = sink.written.clone();
         Ok(PackageWriter {
@@ -577,12 +371,15 @@ impl<W: Write> PackageWriter<W> {
 
     /// Fills in the sha-256 the hashing thread computed.
     fn collect_hashes(&mut self) -> Result<(), PackageError> {
+        // Hand over the bytes gathered so far. This flushes the last bitstream's deflate
+        // stream too (an empty block), so it is done with or without the hashing thread
+        // and whether or not it has work: the bytes must not depend on either.
+        self.zip.flush()?;
         if self.pending.is_empty() {
             return Ok(());
         }
         let failed = || PackageError::Io(io::Error::other("the package hashing thread failed"));
-        // Hand over the bytes gathered so far, then wait for every range to be hashed.
-        self.zip.flush()?;
+        // Wait for every range to be hashed.
         let (reply, answer) = mpsc::channel();
         let messages = self.messages.as_ref().ok_or_else(failed)?;
         messages.send(Msg::Sync(reply)).map_err(|_| failed())?;

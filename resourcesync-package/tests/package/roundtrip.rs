@@ -303,3 +303,50 @@ fn large_bitstreams_round_trip_stored_and_deflated() {
         assert!(read == text);
     }
 }
+
+#[test]
+fn with_and_without_the_hashing_thread_the_bytes_are_the_same() {
+    // Stored and deflated, small and past the 1 MiB chunks, so that both threads' shares of
+    // the stored bitstreams' sha-256 are exercised.
+    let contents: Vec<Vec<u8>> = (0..40)
+        .map(|i: usize| {
+            let len = if i % 7 == 0 { (3 << 20) + i } else { i * 997 };
+            (0..len).map(|k| (k * 31 + i) as u8).collect()
+        })
+        .collect();
+    let write = |thread: bool| {
+        let options = PackageOptions::default().hashing_thread(thread);
+        let mut writer = PackageWriter::new(
+            Vec::new(),
+            manifest_head(DocumentKind::ResourceDumpManifest),
+            options,
+        )
+        .unwrap();
+        assert!(format!("{writer:?}").contains(&format!("hashing_thread: {thread}")));
+        for (i, content) in contents.iter().enumerate() {
+            let mut b = bitstream(
+                i,
+                if i % 2 == 0 {
+                    "image/png"
+                } else {
+                    "text/plain"
+                },
+            );
+            b.compression = (i % 3 == 0).then_some(Compression::Deflate);
+            writer.add(b, &content[..]).unwrap();
+        }
+        writer.finish().unwrap()
+    };
+    let (threaded, threaded_info) = write(true);
+    let (single, single_info) = write(false);
+    let first = threaded.iter().zip(&single).position(|(a, b)| a != b);
+    assert_eq!(threaded_info.manifest, single_info.manifest);
+    assert!(
+        first.is_none() && threaded.len() == single.len(),
+        "the packages differ from byte {first:?}: {:?}",
+        String::from_utf8_lossy(&threaded[first.unwrap_or(0).saturating_sub(40)..][..200])
+    );
+    assert_eq!(threaded_info, single_info);
+    let mut package = Package::open(Cursor::new(single)).unwrap();
+    assert_eq!(package.check().unwrap(), []);
+}
