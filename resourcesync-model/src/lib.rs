@@ -17,6 +17,8 @@
 //! - [`Md`] and [`Link`]: every attribute of Table 3, typed.
 //! - [`Checker`] and [`check`]: the rules of sections 7–14, Appendix A and the Archives
 //!   specification, entry by entry in constant memory; [`Rule::ALL`] is the catalogue.
+//! - [`ChangeOrder`]: the forward chronological order a writer of changes keeps, so that
+//!   it refuses what the checker would report.
 //!
 //! # Example
 //! ```
@@ -92,6 +94,7 @@ mod link;
 mod malformed;
 mod md;
 mod media_type;
+mod order;
 mod path;
 mod priority;
 mod relation;
@@ -111,6 +114,7 @@ pub use link::Link;
 pub use malformed::{AttributeName, Attributes, Malformed};
 pub use md::Md;
 pub use media_type::{MediaType, MediaTypeError};
+pub use order::{ChangeOrder, OrderError};
 pub use path::BitstreamPath;
 pub use priority::{Priority, PriorityError};
 pub use relation::{PATCH_RELATION, Relation, RelationError};

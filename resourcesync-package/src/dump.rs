@@ -4,12 +4,12 @@
 use std::io::{self, Read, Write};
 
 use resourcesync_model::{
-    Document, DocumentHead, DocumentKind, Entry, Link, Md, MediaType, Relation, Uri, UriError,
+    ChangeOrder, Document, DocumentHead, DocumentKind, Entry, Link, Md, Relation, Uri, UriError,
     W3cDateTime,
 };
 
-use crate::PackageError;
 use crate::writer::{Bitstream, PackageInfo, PackageOptions, PackageWriter};
+use crate::{Misuse, PackageError};
 
 /// Limits of one package.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +96,7 @@ struct Open<W: Write> {
 /// assert_eq!(document.entries.len(), 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[must_use = "the dump document is returned only by `finish`, which also closes the last package"]
 pub struct DumpBuilder<N, O, C, W: Write> {
     head: DocumentHead,
     package_uri: N,
@@ -109,7 +110,20 @@ pub struct DumpBuilder<N, O, C, W: Write> {
     document: Document,
     /// The `from` of the next package of a Change Dump.
     next_from: Option<W3cDateTime>,
-    last_change: Option<W3cDateTime>,
+    /// The changes of a Change Dump, across its packages.
+    order: ChangeOrder,
+}
+
+impl<N, O, C, W: Write> std::fmt::Debug for DumpBuilder<N, O, C, W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DumpBuilder")
+            .field("kind", &self.head.kind())
+            .field("packages", &self.document.entries.len())
+            .field("open", &self.current.as_ref().map(|open| &open.writer))
+            .field("limits", &self.limits)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<N, O, C, W> DumpBuilder<N, O, C, W>
@@ -134,9 +148,7 @@ where
             DocumentKind::ResourceDump => false,
             DocumentKind::ChangeDump => true,
             other => {
-                return Err(PackageError::Invalid(format!(
-                    "a dump is a Resource Dump or a Change Dump, not a {other}"
-                )));
+                return Err(Misuse::DumpKind { kind: other }.into());
             }
         };
         Ok(DumpBuilder {
@@ -151,7 +163,7 @@ where
             options,
             intervals,
             current: None,
-            last_change: None,
+            order: ChangeOrder::new(),
         })
     }
 
@@ -190,20 +202,20 @@ where
         head
     }
 
-    fn open(&mut self) -> Result<(), PackageError> {
+    /// Starts the next package.
+    fn open(&mut self) -> Result<Open<W>, PackageError> {
         let n = self.document.entries.len() + 1;
-        let uri = (self.package_uri)(n)
-            .map_err(|e| PackageError::Invalid(format!("package {n}: {e}")))?;
+        let uri =
+            (self.package_uri)(n).map_err(|reason| Misuse::PackageUri { number: n, reason })?;
         let from = self.next_from.clone();
         let sink = (self.open_package)(&uri)?;
         let writer = PackageWriter::new(sink, self.manifest_head(from.clone()), self.options)?;
-        self.current = Some(Open {
+        Ok(Open {
             writer,
             uri,
             content: 0,
             from,
-        });
-        Ok(())
+        })
     }
 
     /// Closes the current package, its interval ending at `until`.
@@ -231,14 +243,9 @@ where
         until: Option<W3cDateTime>,
     ) -> Result<Entry, PackageError> {
         let mut entry = Entry::new(uri.clone());
-        let zip: MediaType =
-            "application/zip"
-                .parse()
-                .map_err(|e: resourcesync_model::MediaTypeError| {
-                    PackageError::Invalid(e.to_string())
-                })?;
         entry.md = Some(Md {
-            media_type: Some(zip),
+            // A valid media type: parsing cannot fail.
+            media_type: "application/zip".parse().ok(),
             length: Some(info.digests.length),
             hash: Some(info.digests.hashes()),
             at: (!self.intervals).then(|| self.head.md.at.clone()).flatten(),
@@ -251,7 +258,7 @@ where
         });
         if let Some(store) = &mut self.manifests {
             let xml = resourcesync_xml::write_document(Vec::new(), &info.manifest)
-                .map_err(|e| PackageError::Invalid(e.to_string()))?;
+                .map_err(PackageError::ManifestWrite)?;
             let href = store(n, uri, &xml)?;
             let mut link = Link::new(Relation::Contents, href);
             link.media_type = "application/xml".parse().ok();
@@ -276,11 +283,7 @@ where
         length_hint: Option<u64>,
     ) -> Result<u64, PackageError> {
         let time = bitstream.datetime.clone();
-        self.before(time.as_ref(), length_hint.unwrap_or(0))?;
-        let open = self
-            .current
-            .as_mut()
-            .ok_or_else(|| PackageError::Invalid("no package".into()))?;
+        let open = self.before(time.as_ref(), length_hint.unwrap_or(0))?;
         let length = open.writer.add(bitstream, content)?;
         open.content += length;
         self.after(time);
@@ -293,24 +296,21 @@ where
         loc: Uri,
         datetime: Option<W3cDateTime>,
     ) -> Result<Entry, PackageError> {
-        self.before(datetime.as_ref(), 0)?;
-        let open = self
-            .current
-            .as_mut()
-            .ok_or_else(|| PackageError::Invalid("no package".into()))?;
+        let open = self.before(datetime.as_ref(), 0)?;
         let entry = open.writer.add_deleted(loc, datetime.clone())?;
         self.after(datetime);
         Ok(entry)
     }
 
-    /// Checks order, and closes and opens packages as the limits require.
-    fn before(&mut self, time: Option<&W3cDateTime>, hint: u64) -> Result<(), PackageError> {
-        if let (Some(time), Some(last)) = (time, &self.last_change) {
-            if time < last {
-                return Err(PackageError::Invalid(format!(
-                    "a change at {time} after one at {last}: changes must come in forward chronological order"
-                )));
-            }
+    /// Checks order, and closes and opens packages as the limits require; returns the
+    /// package the next entry goes into.
+    fn before(
+        &mut self,
+        time: Option<&W3cDateTime>,
+        hint: u64,
+    ) -> Result<&mut Open<W>, PackageError> {
+        if self.intervals {
+            self.order.check(time)?;
         }
         let full = self.current.as_ref().is_some_and(|open| {
             open.writer.entries() >= self.limits.max_entries
@@ -320,23 +320,22 @@ where
         });
         if full {
             let until = if self.intervals {
-                time.cloned().or_else(|| self.last_change.clone())
+                time.or(self.order.last()).cloned()
             } else {
                 None
             };
             self.next_from = until.clone();
             self.close(until)?;
         }
-        if self.current.is_none() {
-            self.open()?;
-        }
-        Ok(())
+        let open = match self.current.take() {
+            Some(open) => open,
+            None => self.open()?,
+        };
+        Ok(self.current.insert(open))
     }
 
     fn after(&mut self, time: Option<W3cDateTime>) {
-        if time.is_some() {
-            self.last_change = time;
-        }
+        self.order.record(time.as_ref());
     }
 
     /// Closes the last package and returns the dump document listing every package.

@@ -4,6 +4,8 @@ use md5::{Digest as _, Md5};
 use resourcesync_model::{Hash, HashAlgorithm, Hashes};
 use sha2::Sha256;
 
+use crate::Mismatch;
+
 /// Length, md5 and sha-256 of a byte stream, updated as it goes.
 #[derive(Clone, Default)]
 pub struct Fixity {
@@ -21,6 +23,14 @@ pub struct Digests {
     pub md5: [u8; 16],
     /// The sha-256 digest.
     pub sha256: [u8; 32],
+}
+
+impl std::fmt::Debug for Fixity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fixity")
+            .field("length", &self.length)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Fixity {
@@ -66,21 +76,24 @@ impl Digests {
         }
     }
 
-    /// Whether these digests agree with every digest of `hashes` this crate can compute.
-    /// Returns the first that does not, as (algorithm, expected, actual hex).
-    pub fn mismatch(&self, hashes: &Hashes) -> Option<(String, String, String)> {
+    /// The first digest of `hashes` this crate can compute (md5, sha-256) that these
+    /// digests do not match, or `None` when all agree.
+    pub fn mismatch(&self, hashes: &Hashes) -> Option<Mismatch> {
+        // A parsed md5 or sha-256 has its algorithm's length (Hash::new checks it), so the
+        // conversions below cannot fail; the zeros are never seen.
         for hash in hashes {
-            let actual: &[u8] = match hash.algorithm() {
-                HashAlgorithm::Md5 => &self.md5,
-                HashAlgorithm::Sha256 => &self.sha256,
+            let mismatch = match hash.algorithm() {
+                HashAlgorithm::Md5 if !hash.matches(&self.md5) => Mismatch::Md5 {
+                    expected: hash.bytes().try_into().unwrap_or([0; 16]),
+                    actual: self.md5,
+                },
+                HashAlgorithm::Sha256 if !hash.matches(&self.sha256) => Mismatch::Sha256 {
+                    expected: hash.bytes().try_into().unwrap_or([0; 32]),
+                    actual: self.sha256,
+                },
                 _ => continue,
             };
-            if !hash.matches(actual) {
-                let hex = Hash::from_bytes(hash.algorithm().clone(), actual)
-                    .map(|h| h.hex())
-                    .unwrap_or_default();
-                return Some((hash.algorithm().to_string(), hash.hex(), hex));
-            }
+            return Some(mismatch);
         }
         None
     }
@@ -107,6 +120,12 @@ mod tests {
         );
         assert!(d.mismatch(&d.hashes()).is_none());
         let other: Hashes = "md5:00000000000000000000000000000000".parse().unwrap();
-        assert_eq!(d.mismatch(&other).unwrap().0, "md5");
+        assert_eq!(
+            d.mismatch(&other),
+            Some(Mismatch::Md5 {
+                expected: [0; 16],
+                actual: d.md5
+            })
+        );
     }
 }

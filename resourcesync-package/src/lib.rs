@@ -16,6 +16,21 @@
 //! - [`safe_path`]: the one checked function through which a package name becomes a path.
 //! - [`Fixity`]: length, md5 and sha-256 in one pass.
 //!
+//! # Errors
+//! [`PackageError`] separates a bad package ([`BadPackage`]: the ZIP's structure, names
+//! and headers, the manifest's paths; [`FixityError`]; an unreadable manifest, whose XML
+//! error keeps its position; a ZIP the zip crate cannot read) from a reached limit
+//! ([`LimitExceeded`]) and from caller misuse ([`Misuse`]). Each is data to match on, and
+//! each error either prints the error it wraps or returns it as its `source`, never both.
+//!
+//! # Reading
+//! The zip crate reads the central directory; this crate reads everything after it: each
+//! local header, compared with the central directory, and each entry's bytes, counted
+//! against its declared sizes and CRC-32 as they are read. Declared sizes that cannot be
+//! true (data past the central directory or into the next entry, a stored entry with two
+//! sizes, more than deflate can expand to) are refused on opening; sizes that turn out to
+//! be lies are errors as soon as they show, before a byte past them is returned.
+//!
 //! # Example
 //! ```
 //! use std::io::{Cursor, Read};
@@ -46,29 +61,49 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Threads
+//! [`PackageWriter`] hashes every byte twice, as part of its bitstream and as part of the
+//! package, and spreads that over two threads: a hashing thread (module `hashing`) takes
+//! the package's bytes in 1 MiB chunks, at most four in flight, and computes the package's
+//! md5 and sha-256 and the sha-256 of about half of the stored bitstreams, whose bytes
+//! stand verbatim in the package. The thread ends with `finish`, or when the writer is
+//! dropped. [`PackageOptions::hashing_thread`] turns it off, for callers that want one
+//! thread only; the bytes and digests are the same either way. Reading uses no thread.
+//!
 //! # Deviations
 //! - Extraction refuses every `.` and `..` segment, not only those that climb out, and
-//!   names with a colon, a backslash or a control character.
+//!   names with a colon, a backslash or a control character, or a segment longer than
+//!   255 bytes.
+//! - A package whose names would collide on some file system is refused: names that
+//!   differ only in case or in Unicode normalization (NFC and NFD), and a name used both as
+//!   a file and as a directory. The writer refuses such paths too.
 //! - Manifest paths without the leading slash (as the Python reference implementation
 //!   writes them) are read, and reported as `path-leading-slash`.
 //! - ZIP entries carry the fixed timestamp 1980-01-01: the library does not read the clock.
+// Every public type has Debug: enforced, since clippy runs with warnings as errors.
+#![warn(missing_debug_implementations)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod archive;
 mod dump;
 mod error;
 mod fixity;
+mod hashing;
 mod name;
 mod reader;
 mod writer;
 
 pub use dump::{DumpBuilder, DumpLimits};
-pub use error::PackageError;
+pub use error::{
+    BadPackage, Collision, ContentProblem, FixityError, HeaderProblem, LimitExceeded, Mismatch,
+    Misuse, PackageError, PathProblem, SizeProblem,
+};
 pub use fixity::{Digests, Fixity};
-pub use name::{NameError, safe_path};
-pub use reader::{FixityError, Package, PackageLimits, VerifiedReader};
+pub use name::{MAX_SEGMENT_BYTES, NameError, safe_path};
+pub use reader::{Package, PackageLimits, VerifiedReader};
 pub use writer::{Bitstream, Compression, PackageInfo, PackageOptions, PackageWriter};
 
 /// The name of the manifest at the top level of every package (sections 11.2, 13.2).

@@ -24,7 +24,19 @@ pub enum NameError {
     /// A `.` or `..` segment: the path would not be what it says.
     #[error("name {0:?} has a . or .. segment")]
     DotSegment(String),
+    /// A segment longer than the 255 bytes most file systems allow in one name.
+    #[error("name {name:?} has a segment of {length} bytes, more than {MAX_SEGMENT_BYTES}")]
+    SegmentTooLong {
+        /// The whole name.
+        name: String,
+        /// The segment's length in bytes.
+        length: usize,
+    },
 }
+
+/// The longest segment (file or directory name) [`safe_path`] accepts, in bytes: ext4,
+/// XFS, Btrfs and APFS allow 255 bytes, NTFS 255 UTF-16 units, which is never fewer.
+pub const MAX_SEGMENT_BYTES: usize = 255;
 
 /// The relative path a package entry named `name` (as written in the ZIP, with `/`
 /// separators) may be extracted to, or why it may not.
@@ -32,7 +44,8 @@ pub enum NameError {
 /// Stricter than zip's `enclosed_name()`, which strips a leading root rather than refusing
 /// it: any `.` or `..` segment, backslash, colon, control character or leading separator is
 /// refused, so the result always stays below the directory it is joined to. Empty
-/// segments (`a//b`) are refused too, since two names would map to one path.
+/// segments (`a//b`) are refused too, since two names would map to one path, and so are
+/// segments longer than [`MAX_SEGMENT_BYTES`], which no common file system can create.
 ///
 /// ```
 /// use resourcesync_package::safe_path;
@@ -73,6 +86,12 @@ pub(crate) fn check_name(name: &str) -> Result<(), NameError> {
         match segment {
             "." | ".." => return Err(NameError::DotSegment(owned())),
             "" => return Err(NameError::Empty),
+            long if long.len() > MAX_SEGMENT_BYTES => {
+                return Err(NameError::SegmentTooLong {
+                    name: owned(),
+                    length: long.len(),
+                });
+            }
             _ => {}
         }
     }
@@ -102,6 +121,21 @@ mod tests {
             ("C:x", NameError::Drive("C:x".into())),
             ("a\0b", NameError::Control("a\0b".into())),
             ("a\nb", NameError::Control("a\nb".into())),
+            (
+                &format!("a/{}/b", "x".repeat(256)),
+                NameError::SegmentTooLong {
+                    name: format!("a/{}/b", "x".repeat(256)),
+                    length: 256,
+                },
+            ),
+            (
+                // 128 two-byte characters: 128 characters, 256 bytes.
+                &"é".repeat(128),
+                NameError::SegmentTooLong {
+                    name: "é".repeat(128),
+                    length: 256,
+                },
+            ),
         ] {
             assert_eq!(safe_path(name), Err(expected), "{name:?}");
         }
@@ -115,6 +149,8 @@ mod tests {
             PathBuf::from("a").join("b c").join("d.html")
         );
         assert_eq!(safe_path("dir/").unwrap(), PathBuf::from("dir"));
+        let longest = "x".repeat(MAX_SEGMENT_BYTES);
+        assert_eq!(safe_path(&longest).unwrap(), PathBuf::from(&longest));
         assert_eq!(
             safe_path("..a/b..").unwrap(),
             PathBuf::from("..a").join("b..")

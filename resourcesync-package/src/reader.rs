@@ -1,16 +1,18 @@
 //! Reading a package: its manifest checked, its bitstreams verified as they are read, and
 //! extraction that is all or nothing.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::fs;
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use resourcesync_model::{Change, Document, DocumentKind, Finding, Hashes};
-use zip::{CompressionMethod, ZipArchive};
 
+use crate::archive::{self, EntryReader, ZipEntry};
+use crate::error::{BadPackage, LimitExceeded, Misuse, PathProblem};
 use crate::fixity::Fixity;
-use crate::{MANIFEST_NAME, PackageError, safe_path};
+use crate::{FixityError, MANIFEST_NAME, Mismatch, PackageError, safe_path};
 
 /// Limits on what reading a package may cost. Decompressed bytes are counted as they are
 /// inflated, never taken from what the archive declares.
@@ -57,20 +59,6 @@ impl PackageLimits {
     }
 }
 
-/// What a reader found wrong with a bitstream's content.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("bitstream {path}: {what} is {actual}, the manifest says {expected}")]
-pub struct FixityError {
-    /// The bitstream's path in the package.
-    pub path: String,
-    /// `length`, `md5` or `sha-256`.
-    pub what: String,
-    /// What the manifest says.
-    pub expected: String,
-    /// What the bytes are.
-    pub actual: String,
-}
-
 /// One bitstream the manifest lists: its manifest entry and where it is in the ZIP.
 #[derive(Clone, Debug)]
 struct Listed {
@@ -113,13 +101,31 @@ struct Listed {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Package<R: Read + Seek> {
-    zip: ZipArchive<R>,
+    reader: R,
+    /// Where `reader` is, when known: entries read in file order need no seek.
+    pos: Option<u64>,
+    /// The buffer deflated entries are read through.
+    buf: Vec<u8>,
+    entries: Vec<ZipEntry>,
     manifest: Document,
     findings: Vec<Finding>,
     listed: Vec<Listed>,
     unlisted: Vec<String>,
     limits: PackageLimits,
     inflated: u64,
+}
+
+impl<R: Read + Seek> fmt::Debug for Package<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Package")
+            .field("kind", &self.manifest.head.kind())
+            .field("zip_entries", &self.entries.len())
+            .field("bitstreams", &self.listed.len())
+            .field("unlisted", &self.unlisted)
+            .field("limits", &self.limits)
+            .field("inflated", &self.inflated)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<R: Read + Seek> Package<R> {
@@ -130,103 +136,56 @@ impl<R: Read + Seek> Package<R> {
 
     /// Opens a package with the given limits.
     pub fn open_with_limits(reader: R, limits: PackageLimits) -> Result<Package<R>, PackageError> {
-        let mut zip = ZipArchive::new(reader)?;
-        if zip.len() > limits.max_entries {
-            return Err(PackageError::Invalid(format!(
-                "the package has {} entries, more than {}",
-                zip.len(),
-                limits.max_entries
-            )));
-        }
-        if zip.has_duplicate_names() {
-            return Err(PackageError::Invalid(
-                "the package has two entries of the same name".into(),
-            ));
-        }
-        let names = (0..zip.len())
-            .map(|i| match zip.name_for_index(i) {
-                Some(Ok(name)) => Ok(name.into_owned()),
-                Some(Err(e)) => Err(PackageError::Zip(e)),
-                None => Err(PackageError::Invalid(format!("no entry {i}"))),
-            })
-            .collect::<Result<Vec<String>, PackageError>>()?;
-        for (i, name) in names.iter().enumerate() {
-            check_entry(&mut zip, i, name)?;
-        }
-        let Some(manifest_index) = names.iter().position(|n| n == MANIFEST_NAME) else {
-            let near = names.iter().find(|n| {
-                n.rsplit('/')
+        let (mut reader, entries) = archive::read_directory(reader, &limits)?;
+        let Some(manifest_index) = entries.iter().position(|e| e.name == MANIFEST_NAME) else {
+            let near = entries.iter().find(|e| {
+                e.name
+                    .rsplit('/')
                     .next()
                     .is_some_and(|base| base.eq_ignore_ascii_case(MANIFEST_NAME))
             });
-            return Err(PackageError::Invalid(match near {
-                Some(n) => format!("no manifest.xml at the top level of the package (found {n:?})"),
-                None => "no manifest.xml in the package".into(),
-            }));
+            return Err(match near {
+                Some(e) => BadPackage::ManifestElsewhere {
+                    found: e.name.clone(),
+                },
+                None => BadPackage::NoManifest,
+            }
+            .into());
         };
-        let xml = read_limited(&mut zip, manifest_index, limits.max_manifest_bytes)?;
-        let (manifest, findings) = resourcesync_xml::read_document(&xml)
-            .map_err(|e| PackageError::Invalid(format!("manifest.xml: {e}")))?;
+        let mut pos = None;
+        let mut buf = Vec::new();
+        let max = limits.max_manifest_bytes;
+        let mut xml = Vec::new();
+        archive::open_entry(&mut reader, &mut pos, &mut buf, &entries[manifest_index])?
+            .take(max.saturating_add(1))
+            .read_to_end(&mut xml)
+            .map_err(unwrap_io)?;
+        if xml.len() as u64 > max {
+            return Err(LimitExceeded::ManifestBytes { max }.into());
+        }
+        let (manifest, findings) =
+            resourcesync_xml::read_document(&xml).map_err(PackageError::Manifest)?;
+        let kind = manifest.head.kind();
         if !matches!(
-            manifest.head.kind(),
+            kind,
             DocumentKind::ResourceDumpManifest | DocumentKind::ChangeDumpManifest
         ) {
-            return Err(PackageError::Invalid(format!(
-                "manifest.xml is a {}, not a Resource Dump or Change Dump Manifest",
-                manifest.head.kind()
-            )));
+            return Err(BadPackage::NotAManifest { kind }.into());
         }
-
-        let by_name: HashMap<&str, usize> = names
+        let listed = listed(&manifest, &entries)?;
+        let listed_names: HashSet<&str> = listed.iter().map(|l| l.name.as_str()).collect();
+        let unlisted = entries
             .iter()
-            .enumerate()
-            .map(|(i, n)| (n.as_str(), i))
-            .collect();
-        let mut listed = Vec::new();
-        let mut seen: HashMap<String, usize> = HashMap::new();
-        for (i, entry) in manifest.entries.iter().enumerate() {
-            let md = entry.md.as_ref();
-            let Some(path) = md.and_then(|md| md.path.as_ref()) else {
-                // A deletion in a Change Dump Manifest has no bitstream; a missing path
-                // anywhere else is a finding of the manifest's (path-mandatory).
-                continue;
-            };
-            if md.and_then(|md| md.change) == Some(Change::Deleted) {
-                continue;
-            }
-            // The standard's paths start with a slash; tolerate its absence (reported as
-            // path-leading-slash), as the Python reference implementation leaves it out.
-            let name = path
-                .as_str()
-                .strip_prefix('/')
-                .unwrap_or(path.as_str())
-                .to_owned();
-            if let Some(first) = seen.insert(name.clone(), i) {
-                return Err(PackageError::Invalid(format!(
-                    "the manifest lists {path} twice (entries {} and {})",
-                    first + 1,
-                    i + 1
-                )));
-            }
-            let Some(&zip_index) = by_name.get(name.as_str()) else {
-                return Err(PackageError::Invalid(format!(
-                    "the manifest lists {path} (entry {}), which the package does not have",
-                    i + 1
-                )));
-            };
-            listed.push(Listed {
-                entry: i,
-                zip_index,
-                name,
-            });
-        }
-        let unlisted = names
-            .iter()
-            .filter(|n| *n != MANIFEST_NAME && !n.ends_with('/') && !seen.contains_key(n.as_str()))
-            .cloned()
+            .filter(|e| {
+                e.name != MANIFEST_NAME && !e.is_dir && !listed_names.contains(e.name.as_str())
+            })
+            .map(|e| e.name.clone())
             .collect();
         Ok(Package {
-            zip,
+            reader,
+            pos,
+            buf,
+            entries,
             manifest,
             findings,
             listed,
@@ -268,37 +227,45 @@ impl<R: Read + Seek> Package<R> {
 
     /// The `i`th bitstream, as a reader that verifies it as it is read: reading past the
     /// length the manifest gives, or reaching the end with another length or another md5
-    /// or sha-256, is an `InvalidData` error whose inner error is a [`FixityError`] naming
-    /// the bitstream, the expected and the actual value; going over a limit is an error
-    /// too.
+    /// or sha-256, is an `InvalidData` error whose inner error is a
+    /// [`PackageError::Fixity`] naming the bitstream, the expected and the actual value;
+    /// a local header or content that disagrees with the ZIP's central directory is a
+    /// [`PackageError::Bad`], and going over a limit a [`PackageError::Limit`].
     pub fn bitstream(&mut self, i: usize) -> Result<VerifiedReader<'_, R>, PackageError> {
-        let listed = self
-            .listed
-            .get(i)
-            .ok_or_else(|| PackageError::Invalid(format!("no bitstream {i}")))?
-            .clone();
-        let md = self.manifest.entries[listed.entry]
-            .md
-            .clone()
-            .unwrap_or_default();
-        let file = self.zip.by_index(listed.zip_index)?;
-        let compressed = file.compressed_size();
+        let listed = self.listed.get(i).ok_or(Misuse::NoBitstream {
+            index: i,
+            len: self.listed.len(),
+        })?;
+        let md = self.manifest.entries[listed.entry].md.as_ref();
+        let (length, hashes) = (
+            md.and_then(|md| md.length),
+            md.and_then(|md| md.hash.clone()),
+        );
+        let entry = &self.entries[listed.zip_index];
+        let inner = archive::open_entry(&mut self.reader, &mut self.pos, &mut self.buf, entry)?;
         Ok(VerifiedReader {
-            inner: file,
-            path: listed.name,
-            length: md.length,
-            hashes: md.hash,
+            inner,
+            length,
+            hashes,
             fixity: Fixity::new(),
-            compressed,
             limits: self.limits,
             inflated: &mut self.inflated,
             done: false,
         })
     }
 
-    /// Reads every bitstream to its end, verifying length and every listed hash.
+    /// The bitstreams' numbers in the order they stand in the ZIP, so that reading them
+    /// all needs no seek.
+    fn file_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.listed.len()).collect();
+        order.sort_by_key(|&i| self.entries[self.listed[i].zip_index].header_start);
+        order
+    }
+
+    /// Reads every bitstream to its end, verifying length and every listed hash, in the
+    /// order they stand in the ZIP; fails with the first that does not verify.
     pub fn verify(&mut self) -> Result<(), PackageError> {
-        for i in 0..self.listed.len() {
+        for i in self.file_order() {
             let mut reader = self.bitstream(i)?;
             io::copy(&mut reader, &mut io::sink()).map_err(unwrap_io)?;
         }
@@ -320,16 +287,26 @@ impl<R: Read + Seek> Package<R> {
                 ..Finding::new(Rule::UnlistedFile, None)
             });
         }
-        for i in 0..self.listed.len() {
+        let mut fixity = Vec::new();
+        for i in self.file_order() {
             let entry = self.listed[i].entry as u64 + 1;
             let mut reader = self.bitstream(i)?;
             match io::copy(&mut reader, &mut io::sink()).map_err(unwrap_io) {
                 Ok(_) => {}
-                Err(PackageError::Fixity(f)) => findings.push(Finding {
+                Err(PackageError::Fixity(f)) => fixity.push(Finding {
                     message: f.to_string(),
                     ..Finding::new(Rule::BitstreamFixity, Some(entry))
                 }),
                 Err(e) => return Err(e),
+            }
+        }
+        fixity.sort_by_key(|f| f.entry);
+        findings.extend(fixity);
+        // The entries not read above: their local headers must agree too.
+        let read: HashSet<usize> = self.listed.iter().map(|l| l.zip_index).collect();
+        for (k, entry) in self.entries.iter().enumerate() {
+            if entry.name != MANIFEST_NAME && !read.contains(&k) {
+                archive::open_entry(&mut self.reader, &mut self.pos, &mut self.buf, entry)?;
             }
         }
         Ok(findings)
@@ -341,10 +318,7 @@ impl<R: Read + Seek> Package<R> {
     /// nothing is left behind.
     pub fn extract(&mut self, target: &Path) -> Result<PathBuf, PackageError> {
         if target.exists() {
-            return Err(PackageError::Invalid(format!(
-                "{} exists already",
-                target.display()
-            )));
+            return Err(Misuse::TargetExists(target.to_path_buf()).into());
         }
         let parent = target
             .parent()
@@ -353,9 +327,8 @@ impl<R: Read + Seek> Package<R> {
         let temp = tempfile::Builder::new()
             .prefix(".resourcesync-extract-")
             .tempdir_in(parent)?;
-        for i in 0..self.listed.len() {
-            let relative = safe_path(&self.listed[i].name)
-                .map_err(|e| PackageError::Name(self.listed[i].name.clone(), e))?;
+        for i in self.file_order() {
+            let relative = safe_path(&self.listed[i].name).map_err(BadPackage::UnsafeName)?;
             let path = temp.path().join(relative);
             if let Some(dir) = path.parent() {
                 fs::create_dir_all(dir)?;
@@ -367,7 +340,7 @@ impl<R: Read + Seek> Package<R> {
             file.flush()?;
         }
         let xml = resourcesync_xml::write_document(Vec::new(), &self.manifest)
-            .map_err(|e| PackageError::Invalid(e.to_string()))?;
+            .map_err(PackageError::ManifestWrite)?;
         fs::write(temp.path().join(MANIFEST_NAME), xml)?;
         let kept = temp.keep();
         fs::rename(&kept, target).inspect_err(|_| {
@@ -377,129 +350,135 @@ impl<R: Read + Seek> Package<R> {
     }
 }
 
-/// Refuses entries this crate will not read: encrypted ones, compression other than store
-/// and deflate, links and special files, and unsafe names.
-fn check_entry<R: Read + Seek>(
-    zip: &mut ZipArchive<R>,
-    i: usize,
-    name: &str,
-) -> Result<(), PackageError> {
-    let file = zip.by_index_raw(i)?;
-    if file.encrypted() {
-        return Err(PackageError::Invalid(format!("{name:?} is encrypted")));
-    }
-    if !matches!(
-        file.compression(),
-        CompressionMethod::Stored | CompressionMethod::Deflated
-    ) {
-        return Err(PackageError::Invalid(format!(
-            "{name:?} uses compression method {:?}: only store and deflate are read",
-            file.compression()
-        )));
-    }
-    if file.is_symlink() {
-        return Err(PackageError::Invalid(format!(
-            "{name:?} is a symbolic link"
-        )));
-    }
-    if let Some(mode) = file.unix_mode() {
-        let kind = mode & 0o170_000;
-        if kind != 0 && kind != 0o100_000 && kind != 0o040_000 {
-            return Err(PackageError::Invalid(format!(
-                "{name:?} is a special file (mode {mode:o})"
-            )));
+/// The bitstreams the manifest lists, each found in the ZIP; a path that names no
+/// bitstream, or one listed before, is an error naming the entry and the path.
+fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, PackageError> {
+    let by_name: HashMap<&str, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.name.as_str(), i))
+        .collect();
+    let directories = archive::directories(entries);
+    let mut listed = Vec::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, entry) in manifest.entries.iter().enumerate() {
+        let md = entry.md.as_ref();
+        let Some(path) = md.and_then(|md| md.path.as_ref()) else {
+            // A deletion in a Change Dump Manifest has no bitstream; a missing path
+            // anywhere else is a finding of the manifest's (path-mandatory).
+            continue;
+        };
+        if md.and_then(|md| md.change) == Some(Change::Deleted) {
+            continue;
         }
+        let path = path.as_str();
+        // The standard's paths start with a slash; tolerate its absence (reported as
+        // path-leading-slash), as the Python reference implementation leaves it out.
+        let name = path.strip_prefix('/').unwrap_or(path);
+        let problem = if path.starts_with("//") {
+            Some(PathProblem::Network)
+        } else if name.is_empty() {
+            Some(PathProblem::Root)
+        } else if name.ends_with('/') {
+            Some(PathProblem::Directory)
+        } else if let Err(e) = crate::name::check_name(name) {
+            Some(PathProblem::Unsafe(e))
+        } else if name.eq_ignore_ascii_case(MANIFEST_NAME) {
+            Some(PathProblem::Manifest)
+        } else if let Some(&first) = seen.get(name) {
+            Some(PathProblem::Twice { first: first + 1 })
+        } else if directories.contains(name) {
+            Some(PathProblem::NamesDirectory)
+        } else if !by_name.contains_key(name) {
+            Some(PathProblem::Missing)
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(BadPackage::ManifestPath {
+                entry: i + 1,
+                path: path.to_owned(),
+                problem,
+            }
+            .into());
+        }
+        seen.insert(name, i);
+        listed.push(Listed {
+            entry: i,
+            zip_index: by_name[name],
+            name: name.to_owned(),
+        });
     }
-    safe_path(name).map_err(|e| PackageError::Name(name.to_owned(), e))?;
-    Ok(())
-}
-
-/// Reads one entry whole, refusing more than `max` decompressed bytes.
-fn read_limited<R: Read + Seek>(
-    zip: &mut ZipArchive<R>,
-    i: usize,
-    max: u64,
-) -> Result<Vec<u8>, PackageError> {
-    let file = zip.by_index(i)?;
-    let mut bytes = Vec::new();
-    file.take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(PackageError::Invalid(format!(
-            "manifest.xml is larger than {max} bytes"
-        )));
-    }
-    Ok(bytes)
+    Ok(listed)
 }
 
 /// An IO error from a verified reader, back to the package error inside it.
 fn unwrap_io(e: io::Error) -> PackageError {
     if e.get_ref().is_some_and(|inner| inner.is::<PackageError>()) {
-        if let Some(inner) = e.into_inner() {
-            if let Ok(package) = inner.downcast::<PackageError>() {
-                return *package;
-            }
+        if let Some(Ok(package)) = e.into_inner().map(|inner| inner.downcast::<PackageError>()) {
+            return *package;
         }
-        return PackageError::Invalid("unreadable bitstream".into());
+        // is::<PackageError>() held, so the downcast cannot fail; the error is gone.
+        return PackageError::Io(io::Error::from(io::ErrorKind::InvalidData));
     }
     PackageError::Io(e)
 }
 
 /// A bitstream's content, verified as it is read. See [`Package::bitstream`].
 pub struct VerifiedReader<'a, R: Read + Seek> {
-    inner: zip::read::ZipFile<'a, R>,
-    path: String,
+    inner: EntryReader<'a, R>,
     length: Option<u64>,
     hashes: Option<Hashes>,
     fixity: Fixity,
-    compressed: u64,
     limits: PackageLimits,
     inflated: &'a mut u64,
     done: bool,
 }
 
-impl<R: Read + Seek> VerifiedReader<'_, R> {
-    fn fail(&self, error: PackageError) -> io::Error {
-        io::Error::new(io::ErrorKind::InvalidData, error)
+impl<R: Read + Seek> fmt::Debug for VerifiedReader<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("VerifiedReader")
+            .field("path", &self.inner.name)
+            .field("length", &self.length)
+            .field("hashes", &self.hashes)
+            .field("read", &self.fixity.length())
+            .finish_non_exhaustive()
     }
+}
 
-    fn fixity_error(&self, what: &str, expected: String, actual: String) -> io::Error {
-        self.fail(PackageError::Fixity(FixityError {
-            path: self.path.clone(),
-            what: what.to_owned(),
-            expected,
-            actual,
-        }))
+impl<R: Read + Seek> VerifiedReader<'_, R> {
+    fn fixity_error(&self, mismatch: Mismatch) -> io::Error {
+        archive::invalid(FixityError {
+            path: self.inner.name.clone(),
+            mismatch,
+        })
     }
 
     /// Checks what was read so far against the limits and the manifest's length.
     fn check_growth(&self) -> io::Result<()> {
         let read = self.fixity.length();
-        if let Some(length) = self.length {
-            if read > length {
-                return Err(self.fixity_error(
-                    "length",
-                    length.to_string(),
-                    format!("more than {length}"),
-                ));
+        if let Some(expected) = self.length {
+            if read > expected {
+                return Err(self.fixity_error(Mismatch::Longer { expected }));
             }
         }
+        let path = || self.inner.name.clone();
         if read > self.limits.max_entry_bytes {
-            return Err(self.fail(PackageError::Invalid(format!(
-                "bitstream {} inflates to more than {} bytes",
-                self.path, self.limits.max_entry_bytes
-            ))));
+            return Err(archive::invalid(LimitExceeded::EntryBytes {
+                path: path(),
+                max: self.limits.max_entry_bytes,
+            }));
         }
         if *self.inflated > self.limits.max_total_bytes {
-            return Err(self.fail(PackageError::Invalid(format!(
-                "the package inflates to more than {} bytes",
-                self.limits.max_total_bytes
-            ))));
+            return Err(archive::invalid(LimitExceeded::TotalBytes {
+                max: self.limits.max_total_bytes,
+            }));
         }
-        if read > 1 << 20 && read / self.compressed.max(1) > self.limits.max_ratio {
-            return Err(self.fail(PackageError::Invalid(format!(
-                "bitstream {} inflates more than {} times its compressed size",
-                self.path, self.limits.max_ratio
-            ))));
+        if read > 1 << 20 && read / self.inner.compressed.max(1) > self.limits.max_ratio {
+            return Err(archive::invalid(LimitExceeded::Ratio {
+                path: path(),
+                max: self.limits.max_ratio,
+            }));
         }
         Ok(())
     }
@@ -507,19 +486,16 @@ impl<R: Read + Seek> VerifiedReader<'_, R> {
     /// At the end: the length and every hash the manifest gives.
     fn check_end(&mut self) -> io::Result<()> {
         let digests = std::mem::take(&mut self.fixity).finish();
-        if let Some(length) = self.length {
-            if digests.length != length {
-                return Err(self.fixity_error(
-                    "length",
-                    length.to_string(),
-                    digests.length.to_string(),
-                ));
+        if let Some(expected) = self.length {
+            if digests.length != expected {
+                return Err(self.fixity_error(Mismatch::Length {
+                    expected,
+                    actual: digests.length,
+                }));
             }
         }
-        if let Some(hashes) = &self.hashes {
-            if let Some((what, expected, actual)) = digests.mismatch(hashes) {
-                return Err(self.fixity_error(&what, expected, actual));
-            }
+        if let Some(mismatch) = self.hashes.as_ref().and_then(|h| digests.mismatch(h)) {
+            return Err(self.fixity_error(mismatch));
         }
         Ok(())
     }
@@ -530,7 +506,13 @@ impl<R: Read + Seek> Read for VerifiedReader<'_, R> {
         if self.done {
             return Ok(0);
         }
-        let n = self.inner.read(buf)?;
+        let n = match self.inner.read(buf) {
+            Ok(n) => n,
+            Err(e) => {
+                self.done = true;
+                return Err(e);
+            }
+        };
         if n == 0 {
             self.done = true;
             self.check_end()?;
@@ -538,7 +520,10 @@ impl<R: Read + Seek> Read for VerifiedReader<'_, R> {
         }
         self.fixity.update(&buf[..n]);
         *self.inflated += n as u64;
-        self.check_growth()?;
+        if let Err(e) = self.check_growth() {
+            self.done = true;
+            return Err(e);
+        }
         Ok(n)
     }
 }

@@ -1,7 +1,7 @@
 //! Writing a package: bitstreams streamed into a ZIP while their fixity is computed, and
 //! the manifest that describes them.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
@@ -9,13 +9,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 
 use resourcesync_model::{
-    BitstreamPath, Change, DocumentHead, DocumentKind, Entry, Md, MediaType, Uri, W3cDateTime,
+    BitstreamPath, Change, ChangeOrder, DocumentHead, DocumentKind, Entry, Md, MediaType, Uri,
+    W3cDateTime,
 };
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
 use crate::fixity::{Digests, Fixity};
-use crate::{MANIFEST_NAME, PackageError};
+use crate::hashing::{Hashing, Msg};
+use crate::{Collision, MANIFEST_NAME, Misuse, PackageError};
 
 /// How a bitstream is stored in the ZIP.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,23 +67,41 @@ impl Compression {
     }
 }
 
-/// Options of a package writer.
+/// Options of a package writer: [`default`](Default::default), then the builder methods.
 ///
 /// Output is always reproducible: every ZIP entry carries the ZIP format's earliest
 /// timestamp (1980-01-01 00:00) and mode 0644, since the library never reads the clock
 /// and the manifest, not the ZIP, carries the resources' times. The same bitstreams in the
 /// same order give the same bytes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PackageOptions {
     /// How bitstreams are stored, unless one says otherwise.
     pub compression: Compression,
+    /// Whether a second thread hashes the package while it is written (the default); see
+    /// the crate's documentation. Either way the bytes and digests are the same.
+    pub hashing_thread: bool,
+}
+
+impl Default for PackageOptions {
+    fn default() -> Self {
+        PackageOptions {
+            compression: Compression::default(),
+            hashing_thread: true,
+        }
+    }
 }
 
 impl PackageOptions {
     /// Options with another default compression.
     pub fn compression(mut self, compression: Compression) -> PackageOptions {
         self.compression = compression;
+        self
+    }
+
+    /// Options with or without the hashing thread.
+    pub fn hashing_thread(mut self, thread: bool) -> PackageOptions {
+        self.hashing_thread = thread;
         self
     }
 }
@@ -147,243 +167,6 @@ pub struct PackageInfo {
     pub manifest: resourcesync_model::Document,
 }
 
-/// Messages to the hashing thread, in the order the bytes were written.
-enum Msg {
-    /// The next bytes of the package.
-    Chunk(Vec<u8>),
-    /// A stored bitstream whose sha-256 the thread computes starts at this offset of the
-    /// package stream.
-    Start(u64),
-    /// The bitstream last started ends at this offset.
-    End(u64),
-    /// Reply with the sha-256 of every bitstream ended so far, in order, once all their
-    /// bytes have been hashed.
-    Sync(mpsc::Sender<Vec<[u8; 32]>>),
-}
-
-/// A bitstream's sha-256 computed from a range of the package stream.
-struct Range {
-    start: u64,
-    end: Option<u64>,
-    sha256: sha2::Sha256,
-}
-
-/// The hashing thread: the package's md5 and sha-256, and the sha-256 of the stored
-/// bitstreams handed to it (ranges of the package stream). Runs until the channel closes.
-fn hash_package(incoming: mpsc::Receiver<Msg>, spares: mpsc::Sender<Vec<u8>>) -> Digests {
-    use sha2::Digest as _;
-    let mut fixity = Fixity::new();
-    let mut offset = 0u64;
-    let mut ranges: VecDeque<Range> = VecDeque::new();
-    let mut done: Vec<[u8; 32]> = Vec::new();
-    let mut waiting: Option<mpsc::Sender<Vec<[u8; 32]>>> = None;
-    for msg in incoming {
-        match msg {
-            Msg::Chunk(mut chunk) => {
-                fixity.update(&chunk);
-                let end = offset + chunk.len() as u64;
-                for r in ranges.iter_mut() {
-                    if r.start >= end {
-                        break;
-                    }
-                    let from = r.start.max(offset);
-                    let to = r.end.unwrap_or(u64::MAX).min(end);
-                    if from < to {
-                        r.sha256
-                            .update(&chunk[(from - offset) as usize..(to - offset) as usize]);
-                    }
-                }
-                offset = end;
-                chunk.clear();
-                // The writer may be gone; a spare it never takes is simply dropped.
-                let _ = spares.send(chunk);
-            }
-            Msg::Start(start) => ranges.push_back(Range {
-                start,
-                end: None,
-                sha256: sha2::Sha256::new(),
-            }),
-            Msg::End(end) => {
-                if let Some(r) = ranges.back_mut() {
-                    r.end = Some(end);
-                }
-            }
-            Msg::Sync(reply) => waiting = Some(reply),
-        }
-        while ranges
-            .front()
-            .is_some_and(|r| r.end.is_some_and(|end| end <= offset))
-        {
-            if let Some(r) = ranges.pop_front() {
-                done.push(r.sha256.finalize().into());
-            }
-        }
-        if ranges.is_empty() {
-            if let Some(reply) = waiting.take() {
-                let _ = reply.send(std::mem::take(&mut done));
-            }
-        }
-    }
-    fixity.finish()
-}
-
-/// Counts and hashes everything written through it: the package's own fixity, and the
-/// sha-256 of the stored bitstreams handed over.
-///
-/// Every byte of a package is hashed twice, once as part of its bitstream and once as part
-/// of the package, so the hashing is split over two threads: bytes are copied into 1 MiB
-/// chunks that a hashing thread takes (at most four in flight) while this one goes on.
-/// That thread computes the package's md5 and sha-256, and the sha-256 of about half of the
-/// stored bitstreams (whose bytes stand verbatim in the package), to balance the two
-/// threads' work. If no thread can be started, everything is hashed here.
-struct Hashing<W> {
-    inner: W,
-    chunk: Vec<u8>,
-    worker: Option<Worker>,
-    /// Chunks sent and not yet given back.
-    in_flight: usize,
-    /// Bytes written so far, shared with the package writer for bitstream offsets.
-    written: Arc<AtomicU64>,
-    /// Used when no worker thread could be started.
-    inline: Fixity,
-    /// The worker died with bytes of ours: the digests cannot be had.
-    lost: bool,
-}
-
-struct Worker {
-    /// Unbounded, so that the small messages of many small bitstreams never block; the
-    /// chunks are bounded by `in_flight`.
-    messages: mpsc::Sender<Msg>,
-    spares: mpsc::Receiver<Vec<u8>>,
-    handle: std::thread::JoinHandle<Digests>,
-}
-
-const CHUNK: usize = 1 << 20;
-const IN_FLIGHT: usize = 4;
-
-impl<W: Write> Hashing<W> {
-    fn new(inner: W) -> Hashing<W> {
-        let (messages, incoming) = mpsc::channel::<Msg>();
-        let (give_back, spares) = mpsc::channel::<Vec<u8>>();
-        let worker = std::thread::Builder::new()
-            .name("resourcesync-package-hash".into())
-            .spawn(move || hash_package(incoming, give_back))
-            .ok()
-            .map(|handle| Worker {
-                messages,
-                spares,
-                handle,
-            });
-        Hashing {
-            inner,
-            chunk: Vec::with_capacity(CHUNK),
-            worker,
-            in_flight: 0,
-            written: Arc::default(),
-            inline: Fixity::new(),
-            lost: false,
-        }
-    }
-
-    /// A sender of messages to the hashing thread, if there is one.
-    fn messages(&self) -> Option<mpsc::Sender<Msg>> {
-        self.worker.as_ref().map(|w| w.messages.clone())
-    }
-
-    /// Hands the bytes gathered so far to the hashing thread, waiting first if it has
-    /// `IN_FLIGHT` chunks still to hash.
-    fn send_chunk(&mut self) {
-        let Some(worker) = &self.worker else {
-            return;
-        };
-        if self.chunk.is_empty() {
-            return;
-        }
-        let mut spare = None;
-        while let Ok(s) = worker.spares.try_recv() {
-            self.in_flight = self.in_flight.saturating_sub(1);
-            spare = Some(s);
-        }
-        if self.in_flight >= IN_FLIGHT {
-            match worker.spares.recv() {
-                Ok(s) => {
-                    self.in_flight -= 1;
-                    spare = Some(s);
-                }
-                Err(_) => {
-                    self.worker = None;
-                    self.lost = true;
-                    return;
-                }
-            }
-        }
-        let spare = spare.unwrap_or_else(|| Vec::with_capacity(CHUNK));
-        let full = std::mem::replace(&mut self.chunk, spare);
-        if worker.messages.send(Msg::Chunk(full)).is_err() {
-            // The worker died with bytes of ours: `finish` reports it.
-            self.worker = None;
-            self.lost = true;
-        } else {
-            self.in_flight += 1;
-        }
-    }
-
-    fn hash(&mut self, bytes: &[u8]) {
-        self.written
-            .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        if self.worker.is_none() {
-            self.inline.update(bytes);
-            return;
-        }
-        let mut rest = bytes;
-        while !rest.is_empty() {
-            let n = rest.len().min(CHUNK - self.chunk.len());
-            self.chunk.extend_from_slice(&rest[..n]);
-            rest = &rest[n..];
-            if self.chunk.len() == CHUNK {
-                self.send_chunk();
-            }
-        }
-    }
-
-    /// The sink and the digests of everything written.
-    fn finish(mut self) -> io::Result<(W, Digests)> {
-        self.inner.flush()?;
-        self.send_chunk();
-        if self.lost {
-            return Err(io::Error::other("the package hashing thread failed"));
-        }
-        let digests = match self.worker.take() {
-            Some(worker) => {
-                drop(worker.messages);
-                match worker.handle.join() {
-                    Ok(digests) => digests,
-                    Err(_) => return Err(io::Error::other("the package hashing thread failed")),
-                }
-            }
-            None => std::mem::take(&mut self.inline).finish(),
-        };
-        Ok((self.inner, digests))
-    }
-}
-
-impl<W: Write> Write for Hashing<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hash(&buf[..n]);
-        Ok(n)
-    }
-
-    /// Flushes the sink, and hands what is gathered to the hashing thread.
-    fn flush(&mut self) -> io::Result<()> {
-        self.send_chunk();
-        if self.lost {
-            return Err(io::Error::other("the package hashing thread failed"));
-        }
-        self.inner.flush()
-    }
-}
-
 /// Writes a Resource Dump or Change Dump package to any `Write`: each bitstream is streamed
 /// into the ZIP while its length, md5 and sha-256 are computed in the same pass, and
 /// [`finish`](PackageWriter::finish) adds `manifest.xml` at the top level and returns the
@@ -410,13 +193,18 @@ impl<W: Write> Write for Hashing<W> {
 /// assert_eq!(info.digests.length, zip.len() as u64);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+#[must_use = "a package is complete only once `finish` has written its manifest"]
 pub struct PackageWriter<W: Write> {
     zip: ZipWriter<zip::write::StreamWriter<Hashing<W>>>,
     manifest: resourcesync_model::Document,
-    paths: HashSet<String>,
+    /// The names used, folded as a case-insensitive file system would, to the name given.
+    paths: HashMap<String, String>,
+    /// The directories those names imply, folded, to the first name under each.
+    directories: HashMap<String, String>,
     options: PackageOptions,
     buf: Vec<u8>,
-    last_change: Option<W3cDateTime>,
+    /// The changes of a Change Dump Manifest, in forward chronological order (13.2).
+    order: ChangeOrder,
     /// Messages to the hashing thread, and the bytes written so far: for the stored
     /// bitstreams whose sha-256 that thread computes.
     messages: Option<mpsc::Sender<Msg>>,
@@ -427,6 +215,17 @@ pub struct PackageWriter<W: Write> {
     /// handed over while there is less there.
     sha_here: u64,
     sha_there: u64,
+}
+
+impl<W: Write> std::fmt::Debug for PackageWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackageWriter")
+            .field("kind", &self.manifest.head.kind())
+            .field("entries", &self.manifest.entries.len())
+            .field("options", &self.options)
+            .field("hashing_thread", &self.messages.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl<W: Write> PackageWriter<W> {
@@ -441,12 +240,9 @@ impl<W: Write> PackageWriter<W> {
             head.kind(),
             DocumentKind::ResourceDumpManifest | DocumentKind::ChangeDumpManifest
         ) {
-            return Err(PackageError::Invalid(format!(
-                "a package's manifest is a Resource Dump Manifest or a Change Dump Manifest, not a {}",
-                head.kind()
-            )));
+            return Err(Misuse::ManifestKind { kind: head.kind() }.into());
         }
-        let sink = Hashing::new(out);
+        let sink = Hashing::new(out, options.hashing_thread);
         let messages = sink.messages();
         let written = sink.written.clone();
         Ok(PackageWriter {
@@ -457,10 +253,11 @@ impl<W: Write> PackageWriter<W> {
             sha_there: 0,
             zip: ZipWriter::new_stream(sink),
             manifest: resourcesync_model::Document::new(head),
-            paths: HashSet::new(),
+            paths: HashMap::new(),
+            directories: HashMap::new(),
             options,
             buf: vec![0; 64 * 1024],
-            last_change: None,
+            order: ChangeOrder::new(),
         })
     }
 
@@ -475,13 +272,16 @@ impl<W: Write> PackageWriter<W> {
     /// Adds a bitstream, streaming `content` into the package, and returns its length. Its
     /// manifest entry, in [`PackageInfo::manifest`],
     /// with length and hashes filled in. Fails for a path without the leading slash, one
-    /// that is not a safe relative path, one used before, or `/manifest.xml`, and for a
-    /// change dated before the previous one.
+    /// that is not a safe relative path, one used before, or `/manifest.xml`, and, in a
+    /// Change Dump Manifest, for a change dated before an earlier bitstream's or
+    /// deletion's (section 13.2). A bitstream refused for its path or its time leaves
+    /// nothing in the package.
     pub fn add(
         &mut self,
         bitstream: Bitstream,
         mut content: impl Read,
     ) -> Result<u64, PackageError> {
+        self.check_order(bitstream.datetime.as_ref())?;
         let name = self.claim(&bitstream.path)?;
         let method = bitstream
             .compression
@@ -561,18 +361,25 @@ impl<W: Write> PackageWriter<W> {
             path: Some(bitstream.path),
             ..entry.md.unwrap_or_default()
         });
+        if self.manifest.head.kind() == DocumentKind::ChangeDumpManifest {
+            self.order
+                .record(entry.md.as_ref().and_then(|md| md.datetime.as_ref()));
+        }
         self.manifest.entries.push(entry);
         Ok(length)
     }
 
     /// Fills in the sha-256 the hashing thread computed.
     fn collect_hashes(&mut self) -> Result<(), PackageError> {
+        // Hand over the bytes gathered so far. This flushes the last bitstream's deflate
+        // stream too (an empty block), so it is done with or without the hashing thread
+        // and whether or not it has work: the bytes must not depend on either.
+        self.zip.flush()?;
         if self.pending.is_empty() {
             return Ok(());
         }
         let failed = || PackageError::Io(io::Error::other("the package hashing thread failed"));
-        // Hand over the bytes gathered so far, then wait for every range to be hashed.
-        self.zip.flush()?;
+        // Wait for every range to be hashed.
         let (reply, answer) = mpsc::channel();
         let messages = self.messages.as_ref().ok_or_else(failed)?;
         messages.send(Msg::Sync(reply)).map_err(|_| failed())?;
@@ -600,11 +407,10 @@ impl<W: Write> PackageWriter<W> {
         datetime: Option<W3cDateTime>,
     ) -> Result<Entry, PackageError> {
         if self.manifest.head.kind() != DocumentKind::ChangeDumpManifest {
-            return Err(PackageError::Invalid(
-                "deletions without a bitstream belong in a Change Dump Manifest".into(),
-            ));
+            return Err(Misuse::DeletionInResourceDump.into());
         }
         self.check_order(datetime.as_ref())?;
+        self.order.record(datetime.as_ref());
         let mut entry = Entry::new(loc);
         entry.md = Some(Md {
             change: Some(Change::Deleted),
@@ -615,22 +421,68 @@ impl<W: Write> PackageWriter<W> {
         Ok(entry)
     }
 
-    /// Checks a path and reserves its ZIP name.
+    /// Checks a path and reserves its ZIP name: a path the reader would refuse, as unsafe
+    /// or as colliding with an earlier one on some file system, is refused here.
     fn claim(&mut self, path: &BitstreamPath) -> Result<String, PackageError> {
         let Some(name) = path.as_str().strip_prefix('/') else {
-            return Err(PackageError::Invalid(format!(
-                "path {path} must start with a slash (sections 11.2, 13.2)"
-            )));
+            return Err(Misuse::PathWithoutSlash {
+                path: path.to_string(),
+            }
+            .into());
         };
-        crate::name::check_name(name).map_err(|e| PackageError::Name(name.to_owned(), e))?;
+        let misuse = |m: Misuse| Err(PackageError::Misuse(m));
+        if let Err(reason) = crate::name::check_name(name) {
+            return misuse(Misuse::UnsafePath {
+                path: path.to_string(),
+                reason,
+            });
+        }
         if name.eq_ignore_ascii_case(MANIFEST_NAME) {
-            return Err(PackageError::Invalid(format!(
-                "path {path} is the manifest's"
-            )));
+            return misuse(Misuse::ManifestPath {
+                path: path.to_string(),
+            });
         }
-        if !self.paths.insert(name.to_owned()) {
-            return Err(PackageError::Invalid(format!("path {path} is used twice")));
+        if name.ends_with('/') {
+            return misuse(Misuse::UnsafePath {
+                path: path.to_string(),
+                reason: crate::NameError::Empty,
+            });
         }
+        let folded = crate::archive::fold(name).into_owned();
+        let collision = |earlier: &str, collision| {
+            misuse(Misuse::PathCollision {
+                path: path.to_string(),
+                earlier: format!("/{earlier}"),
+                collision,
+            })
+        };
+        if let Some(earlier) = self.paths.get(&folded) {
+            if earlier == name {
+                return misuse(Misuse::PathUsedTwice {
+                    path: path.to_string(),
+                });
+            }
+            let kind = if crate::archive::nfc(earlier) == crate::archive::nfc(name) {
+                Collision::Normalization
+            } else {
+                Collision::Case
+            };
+            return collision(earlier, kind);
+        }
+        if let Some(earlier) = self.directories.get(&folded) {
+            return collision(earlier, Collision::FileAsDirectory);
+        }
+        for (at, _) in name.match_indices('/') {
+            if let Some(earlier) = self.paths.get(&*crate::archive::fold(&name[..at])) {
+                return collision(earlier, Collision::FileAsDirectory);
+            }
+        }
+        for (at, _) in name.match_indices('/') {
+            self.directories
+                .entry(crate::archive::fold(&name[..at]).into_owned())
+                .or_insert_with(|| name.to_owned());
+        }
+        self.paths.insert(folded, name.to_owned());
         Ok(name.to_owned())
     }
 
@@ -640,19 +492,12 @@ impl<W: Write> PackageWriter<W> {
         self.manifest.head.md.until = until;
     }
 
-    /// Checks that a change does not come before the last one (section 13.2).
-    fn check_order(&mut self, datetime: Option<&W3cDateTime>) -> Result<(), PackageError> {
-        let Some(datetime) = datetime else {
-            return Ok(());
-        };
-        if let Some(last) = &self.last_change {
-            if datetime < last {
-                return Err(PackageError::Invalid(format!(
-                    "a change at {datetime} after one at {last}: a Change Dump Manifest lists changes in forward chronological order"
-                )));
-            }
+    /// Checks that a change does not come before an earlier one, in a Change Dump
+    /// Manifest (section 13.2); a Resource Dump Manifest has no order.
+    fn check_order(&self, datetime: Option<&W3cDateTime>) -> Result<(), PackageError> {
+        if self.manifest.head.kind() == DocumentKind::ChangeDumpManifest {
+            self.order.check(datetime)?;
         }
-        self.last_change = Some(datetime.clone());
         Ok(())
     }
 
@@ -668,7 +513,7 @@ impl<W: Write> PackageWriter<W> {
         // The hashing thread finishes when every sender is gone.
         self.messages = None;
         let xml = resourcesync_xml::write_document(Vec::new(), &self.manifest)
-            .map_err(|e| PackageError::Invalid(e.to_string()))?;
+            .map_err(PackageError::ManifestWrite)?;
         // Deflate's fastest level: a manifest is repetitive text and shrinks well anyway.
         let options = self
             .file_options(CompressionMethod::Deflated, false)

@@ -4,7 +4,7 @@
 use std::io;
 
 use resourcesync_model::{
-    DocumentHead, DocumentKind, Entry, Link, Md, Relation, Root, Uri, W3cDateTime,
+    ChangeOrder, DocumentHead, DocumentKind, Entry, Link, Md, Relation, Root, Uri, W3cDateTime,
 };
 
 use crate::error::WriteError;
@@ -130,6 +130,8 @@ pub struct SetWriter<N, S> {
     /// Bytes of a part's head and closing tag, without an `until`.
     overhead: u64,
     intervals: bool,
+    /// The order of the whole set, across parts: a part's own `last` starts again empty.
+    order: ChangeOrder,
 }
 
 impl<N, S> std::fmt::Debug for SetWriter<N, S> {
@@ -181,6 +183,7 @@ where
             entries: 0,
             overhead: 0,
             intervals,
+            order: ChangeOrder::new(),
         };
         writer.overhead = writer.part_document(&writer.current, None, true)?.len() as u64;
         Ok(writer)
@@ -198,14 +201,9 @@ where
         } else {
             None
         };
-        if let (Some(time), Some(last)) = (time, &self.current.last) {
-            if time < last {
-                return Err(WriteError::Invalid(format!(
-                    "entry {} at {time} is before the previous entry at {last}: changes must come in forward chronological order",
-                    self.entries + 1
-                )));
-            }
-        }
+        self.order
+            .check(time)
+            .map_err(|e| WriteError::Invalid(format!("entry {}: {e}", self.entries + 1)))?;
         let time_len = time.map_or(0, |t| t.to_string().len());
         let fits = |part: &Part| {
             let until_len = part.longest_time.max(time_len) as u64 + 9; // ` until=""`
@@ -229,6 +227,7 @@ where
         if let Some(time) = time {
             part.last = Some(time.clone());
         }
+        self.order.record(time);
         self.entries += 1;
         Ok(())
     }

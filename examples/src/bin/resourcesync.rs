@@ -118,6 +118,24 @@ fn unreadable(e: resourcesync_xml::Error) -> (String, Option<resourcesync_xml::P
     (e.kind().to_string(), Some(e.position()))
 }
 
+/// A package error as its message and its sources' (each error either prints its source
+/// or returns it), with the manifest's place when the manifest is unreadable.
+fn package_error(
+    e: resourcesync_package::PackageError,
+) -> (String, Option<resourcesync_xml::Position>) {
+    if let resourcesync_package::PackageError::Manifest(xml) = e {
+        let (message, position) = unreadable(xml);
+        return (format!("manifest.xml cannot be read: {message}"), position);
+    }
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(s) = source {
+        message = format!("{message}: {s}");
+        source = s.source();
+    }
+    (message, None)
+}
+
 fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {
     let mut report = Report::default();
     let mut kind = None;
@@ -131,11 +149,11 @@ fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {
         }
         let mut file = File::open(input).map_err(|e| (format!("cannot open: {e}"), None))?;
         if is_zip(&mut file) {
-            let mut package = resourcesync_package::Package::open(BufReader::new(file))
-                .map_err(|e| (e.to_string(), None))?;
+            let mut package =
+                resourcesync_package::Package::open(BufReader::new(file)).map_err(package_error)?;
             kind = Some(package.manifest().head.kind());
             entries = package.manifest().entries.len() as u64;
-            for f in package.check().map_err(|e| (e.to_string(), None))? {
+            for f in package.check().map_err(package_error)? {
                 report.add(&f, json, out, input);
             }
             return Ok(());

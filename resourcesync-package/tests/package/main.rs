@@ -4,6 +4,7 @@ mod dump;
 mod fuzz_corpus;
 mod hostile;
 mod interop;
+mod order;
 mod roundtrip;
 mod rules;
 
@@ -43,4 +44,30 @@ pub fn python_packages() -> tempfile::TempDir {
         String::from_utf8_lossy(&out.stderr)
     );
     dir
+}
+
+/// The messages of an error and its sources, joined by ": ", as a command would print
+/// them. Fails when a message prints Rust debug syntax, or repeats its source's message
+/// (an error either prints its source or returns it, never both).
+pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut messages = vec![error.to_string()];
+    let mut current = error;
+    while let Some(source) = current.source() {
+        let (parent, child) = (current.to_string(), source.to_string());
+        // resourcesync_xml::Error prints its kind and returns it as its source too: that
+        // crate's to mend, not this one's.
+        if current.downcast_ref::<resourcesync_xml::Error>().is_none() {
+            assert!(
+                child.is_empty() || !parent.contains(&child),
+                "{parent:?} prints its source {child:?} too"
+            );
+        }
+        messages.push(child);
+        current = source;
+    }
+    let text = messages.join(": ");
+    for debug in ["Some(", "None", "\"\"\""] {
+        assert!(!text.contains(debug), "debug syntax in {text:?}");
+    }
+    text
 }

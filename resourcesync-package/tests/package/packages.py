@@ -9,8 +9,10 @@ library: a fresh machine has Python but nothing installed.
 """
 import hashlib
 import os
+import struct
 import sys
 import zipfile
+import zlib
 
 UP = "http://example.com/dataset1/capabilitylist.xml"
 
@@ -21,7 +23,7 @@ def manifest(entries, slash=True):
         md5 = hashlib.md5(data).hexdigest()
         sha = hashlib.sha256(data).hexdigest()
         attrs = extra.get("attrs", 'hash="md5:%s sha-256:%s" length="%d"' % (md5, sha, len(data)))
-        p = ("/" if slash else "") + path
+        p = extra.get("path", ("/" if slash else "") + path)
         urls.append('<url><loc>%s</loc><rs:md %s type="text/plain" path="%s"/></url>' % (loc, attrs, p))
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -31,6 +33,45 @@ def manifest(entries, slash=True):
         '<rs:md capability="resourcedump-manifest" at="2013-01-03T09:00:00Z"/>%s</urlset>'
         % (UP, "".join(urls))
     ).encode()
+
+
+def raw_zip(path, entries):
+    """Writes a ZIP byte by byte, so that headers can lie. Each entry is a dict: name and
+    data (uncompressed); optional method (0 or 8), and overrides of what the headers say:
+    local_name, size and csize (both headers), local_size, local_csize, local_method, pad
+    (bytes before the local header, where the central directory says it starts),
+    zip64 (a (size, csize) pair written as the central ZIP64 extra field), offset (where
+    the central directory says the local header is)."""
+    out, central = bytearray(), bytearray()
+    for e in entries:
+        name = e["name"].encode()
+        data = e["data"]
+        method = e.get("method", 0)
+        stored = data if method == 0 else zlib.compress(data)[2:-4]
+        crc = zlib.crc32(data)
+        size, csize = e.get("size", len(data)), e.get("csize", len(stored))
+        offset = e.get("offset", len(out))
+        out += e.get("pad", b"")
+        local_name = e.get("local_name", e["name"]).encode()
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0x800, e.get("local_method", method),
+                           0, 0x21, crc, e.get("local_csize", csize) & 0xFFFFFFFF,
+                           e.get("local_size", size) & 0xFFFFFFFF, len(local_name), 0)
+        out += local_name + stored
+        extra = b""
+        if "zip64" in e:
+            size64, csize64 = e["zip64"]
+            extra = struct.pack("<HHQQ", 1, 16, size64, csize64)
+            size = csize = 0xFFFFFFFF
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 0x031E, 45, 0x800, method, 0,
+                               0x21, crc, csize & 0xFFFFFFFF, size & 0xFFFFFFFF, len(name),
+                               len(extra), 0, 0, 0, 0o100644 << 16, offset)
+        central += name + extra
+    start = len(out)
+    out += central
+    out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central),
+                       start, 0)
+    with open(path, "wb") as f:
+        f.write(out)
 
 
 def write(path, files, compression=zipfile.ZIP_DEFLATED):
@@ -80,6 +121,10 @@ def main(d):
     z = os.path.join(d, "two-manifests.zip")
     write(z, [("resources/res1", r1, None), ("manifest.xml", manifest(good[:1]), None),
               ("manifest.xml", manifest(good[:1]), None)])
+    write(os.path.join(d, "manifest-not-xml.zip"),
+          [("resources/res1", r1, None),
+           ("manifest.xml", b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+                            b'<url><loc>&bogus;</loc></url></urlset>', None)])
     package("missing-bitstream.zip", bitstreams=good[:1])
     package("listed-twice.zip", entries=[good[0], good[0]], bitstreams=good[:1])
     with open(os.path.join(d, "valid-deflated.zip"), "rb") as f:
@@ -141,6 +186,75 @@ def main(d):
                         ("short", short_len)]:
         entries = [("http://example.com/res1", "resources/res1", r1, {"attrs": attrs})]
         package("fixity-%s.zip" % case, entries=entries)
+
+    # Manifest paths that name no bitstream (the package has resources/res1 and
+    # resources/sub/res2, and maybe a directory entry): the second entry's path.
+    for case, path, dirs in [
+        ("network", "//server/share/resources/res1", []),
+        ("root", "/", []),
+        ("empty", "", []),
+        ("trailing-slash", "/resources/sub/res2/", []),
+        ("trailing-slash-directory", "/resources/sub/", ["resources/sub/"]),
+        ("directory-entry", "/resources/sub", ["resources/sub/"]),
+        ("implied-directory", "/resources/sub", []),
+        ("dot", "/resources/./res1", []),
+        ("dotdot", "/resources/sub/../res1", []),
+        ("empty-segment", "/resources//res1", []),
+        ("backslash", "\\\\server\\share\\res1", []),
+        ("drive", "/C:/resources/res1", []),
+        ("manifest", "/manifest.xml", []),
+        ("long-segment", "/resources/" + "x" * 256, []),
+        ("twice", "/resources/res1", []),
+        ("twice-without-slash", "resources/res1", []),
+    ]:
+        entries = [good[0], (good[1][0], good[1][1], good[1][2], {"path": path})]
+        package("path-%s.zip" % case, entries=entries,
+                extra=[(d, b"", None) for d in dirs])
+
+    # ZIP headers that lie (written byte by byte). Each has resources/res1 and a manifest
+    # listing it; the first entry is the one that lies.
+    def lying(case, entry, extra=()):
+        listed = [("http://example.com/res1", "resources/res1", r1, {})]
+        raw_zip(os.path.join(d, "zip-%s.zip" % case),
+                [dict({"name": "resources/res1", "data": r1}, **entry)] + list(extra)
+                + [{"name": "manifest.xml", "data": manifest(listed)}])
+
+    lying("stored-claims-gigabytes", {"size": 3 << 30, "csize": 3 << 30})
+    lying("deflated-claims-gigabytes", {"method": 8, "size": 3 << 30})
+    lying("stored-two-sizes", {"size": len(r1) + 1})
+    lying("deflated-shorter-than-declared", {"method": 8, "size": len(r1) + 10})
+    lying("deflated-longer-than-declared", {"method": 8, "size": len(r1) - 5})
+    lying("zip64-exabytes-deflated", {"method": 8, "zip64": (1 << 60, len(zlib.compress(r1)) - 6)})
+    lying("zip64-exabytes-compressed", {"method": 8, "zip64": (len(r1), 1 << 60)})
+    lying("zip64-exabytes-stored", {"zip64": (1 << 60, 1 << 60)})
+    lying("zip64-fewer-deflated", {"method": 8, "zip64": (3, len(zlib.compress(r1)) - 6),
+                                   "local_size": 3})
+    lying("zip64-fewer-stored", {"zip64": (3, 3), "local_size": 3, "local_csize": 3})
+    lying("local-name", {"local_name": "resources/evil"})
+    lying("local-size", {"local_size": len(r1) + 1, "local_csize": len(r1) + 1})
+    lying("local-method", {"local_method": 8})
+    lying("local-missing", {"pad": b"\0" * 64})
+    lying("local-shifted", {"offset": 1})
+    lying("overlap", {}, [{"name": "resources/res2", "data": r1, "offset": 0}])
+    listed = [("http://example.com/res1", "resources/res1", r1, {})]
+    raw_zip(os.path.join(d, "zip-local-name-manifest.zip"),
+            [{"name": "resources/res1", "data": r1},
+             {"name": "manifest.xml", "data": manifest(listed), "local_name": "manifest.xm_"}])
+
+    # Names that one file system path would hold twice.
+    for case, first, second in [
+            ("case", "resources/res1", "resources/RES1"),
+            ("case-sharp-s", "resources/stra\u00dfe", "resources/STRASSE"),
+            ("nfd", "resources/caf\u00e9", "resources/cafe\u0301"),
+            ("file-as-directory", "resources/res1", "resources/res1/x"),
+            ("directory-entry", "resources/res1", "resources/res1/")]:
+        listed = [("http://example.com/res1", first, r1, {})]
+        write(os.path.join(d, "collide-%s.zip" % case),
+              [(first, r1, None), (second, b"" if second.endswith("/") else r1, None),
+               ("manifest.xml", manifest(listed), None)])
+    write(os.path.join(d, "name-long-segment.zip"),
+          [("resources/" + "x" * 256, r1, None),
+           ("manifest.xml", manifest([("http://example.com/e", "resources/" + "x" * 256, r1, {})]), None)])
 
 
 if __name__ == "__main__":

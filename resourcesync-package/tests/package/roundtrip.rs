@@ -5,7 +5,9 @@ use std::io::{Cursor, Read};
 
 use proptest::prelude::*;
 use resourcesync_model::{Change, DocumentKind, Relation};
-use resourcesync_package::{Bitstream, Compression, Package, PackageOptions, PackageWriter};
+use resourcesync_package::{
+    Bitstream, Collision, Compression, Misuse, Package, PackageError, PackageOptions, PackageWriter,
+};
 
 use crate::manifest_head;
 
@@ -128,28 +130,77 @@ fn a_change_dump_package_round_trips_with_deletions_and_patches() {
 #[test]
 fn the_writer_refuses_what_the_standard_does_not_allow() {
     let head = manifest_head(DocumentKind::ResourceDumpManifest);
-    let mut writer =
-        PackageWriter::new(Vec::new(), head.clone(), PackageOptions::default()).unwrap();
-    let refuse = |w: &mut PackageWriter<Vec<u8>>, path: &str| {
-        w.add(
-            Bitstream::new("http://example.com/r".parse().unwrap(), path.into()),
+    let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default()).unwrap();
+    let refuse = |w: &mut PackageWriter<Vec<u8>>, path: &str| match w.add(
+        Bitstream::new("http://example.com/r".parse().unwrap(), path.into()),
+        &b""[..],
+    ) {
+        Err(PackageError::Misuse(misuse)) => misuse,
+        other => panic!("{path}: {other:?}"),
+    };
+    assert!(matches!(
+        refuse(&mut writer, "no-slash"),
+        Misuse::PathWithoutSlash { .. }
+    ));
+    assert!(matches!(
+        refuse(&mut writer, "/../evil"),
+        Misuse::UnsafePath { .. }
+    ));
+    assert!(matches!(
+        refuse(&mut writer, "/dir/"),
+        Misuse::UnsafePath { .. }
+    ));
+    let long = format!("/{}", "x".repeat(256));
+    assert!(matches!(
+        refuse(&mut writer, &long),
+        Misuse::UnsafePath { .. }
+    ));
+    assert!(matches!(
+        refuse(&mut writer, "/manifest.xml"),
+        Misuse::ManifestPath { .. }
+    ));
+    writer.add(bitstream(1, "text/plain"), &b"x"[..]).unwrap();
+    // Every path the reader would refuse as colliding with /resources/1/res.
+    for (path, expected) in [
+        ("/resources/1/res", None),
+        ("/resources/1/RES", Some(Collision::Case)),
+        ("/resources/1/res/x", Some(Collision::FileAsDirectory)),
+        ("/resources", Some(Collision::FileAsDirectory)),
+        ("/RESOURCES/1", Some(Collision::FileAsDirectory)),
+    ] {
+        match (refuse(&mut writer, path), expected) {
+            (Misuse::PathUsedTwice { .. }, None) => {}
+            (Misuse::PathCollision { collision, .. }, Some(expected)) => {
+                assert_eq!(collision, expected, "{path}")
+            }
+            (other, _) => panic!("{path}: {other:?}"),
+        }
+    }
+    writer
+        .add(
+            Bitstream::new("http://example.com/c".parse().unwrap(), "/caf\u{e9}".into()),
             &b""[..],
         )
-        .unwrap_err()
-        .to_string()
-    };
-    assert!(refuse(&mut writer, "no-slash").contains("must start with a slash"));
-    assert!(refuse(&mut writer, "/../evil").contains("unsafe name"));
-    assert!(refuse(&mut writer, "/manifest.xml").contains("manifest"));
-    writer.add(bitstream(1, "text/plain"), &b"x"[..]).unwrap();
-    assert!(refuse(&mut writer, "/resources/1/res").contains("used twice"));
-    assert!(
-        writer
-            .add_deleted("http://example.com/r".parse().unwrap(), None)
-            .is_err()
-    );
+        .unwrap();
+    assert!(matches!(
+        refuse(&mut writer, "/cafe\u{301}"),
+        Misuse::PathCollision {
+            collision: Collision::Normalization,
+            ..
+        }
+    ));
+    assert!(matches!(
+        writer.add_deleted("http://example.com/r".parse().unwrap(), None),
+        Err(PackageError::Misuse(Misuse::DeletionInResourceDump))
+    ));
+    // What the writer accepted, the reader reads.
+    let (zip, _) = writer.finish().unwrap();
+    Package::open(Cursor::new(zip)).unwrap().verify().unwrap();
     let list = resourcesync_model::DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
-    assert!(PackageWriter::new(Vec::new(), list, PackageOptions::default()).is_err());
+    assert!(matches!(
+        PackageWriter::new(Vec::new(), list, PackageOptions::default()),
+        Err(PackageError::Misuse(Misuse::ManifestKind { .. }))
+    ));
 }
 
 #[test]
@@ -251,4 +302,51 @@ fn large_bitstreams_round_trip_stored_and_deflated() {
             .unwrap();
         assert!(read == text);
     }
+}
+
+#[test]
+fn with_and_without_the_hashing_thread_the_bytes_are_the_same() {
+    // Stored and deflated, small and past the 1 MiB chunks, so that both threads' shares of
+    // the stored bitstreams' sha-256 are exercised.
+    let contents: Vec<Vec<u8>> = (0..40)
+        .map(|i: usize| {
+            let len = if i % 7 == 0 { (3 << 20) + i } else { i * 997 };
+            (0..len).map(|k| (k * 31 + i) as u8).collect()
+        })
+        .collect();
+    let write = |thread: bool| {
+        let options = PackageOptions::default().hashing_thread(thread);
+        let mut writer = PackageWriter::new(
+            Vec::new(),
+            manifest_head(DocumentKind::ResourceDumpManifest),
+            options,
+        )
+        .unwrap();
+        assert!(format!("{writer:?}").contains(&format!("hashing_thread: {thread}")));
+        for (i, content) in contents.iter().enumerate() {
+            let mut b = bitstream(
+                i,
+                if i % 2 == 0 {
+                    "image/png"
+                } else {
+                    "text/plain"
+                },
+            );
+            b.compression = (i % 3 == 0).then_some(Compression::Deflate);
+            writer.add(b, &content[..]).unwrap();
+        }
+        writer.finish().unwrap()
+    };
+    let (threaded, threaded_info) = write(true);
+    let (single, single_info) = write(false);
+    let first = threaded.iter().zip(&single).position(|(a, b)| a != b);
+    assert_eq!(threaded_info.manifest, single_info.manifest);
+    assert!(
+        first.is_none() && threaded.len() == single.len(),
+        "the packages differ from byte {first:?}: {:?}",
+        String::from_utf8_lossy(&threaded[first.unwrap_or(0).saturating_sub(40)..][..200])
+    );
+    assert_eq!(threaded_info, single_info);
+    let mut package = Package::open(Cursor::new(single)).unwrap();
+    assert_eq!(package.check().unwrap(), []);
 }

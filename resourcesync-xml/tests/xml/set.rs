@@ -186,6 +186,19 @@ fn refusals() {
         publish(K::ChangeList, &backwards, SetLimits::default()),
         Err(WriteError::Invalid(_))
     ));
+    // Out of order across parts: the entry without a datetime closes the first part and
+    // starts a second, and the next is compared with the first part's change all the same.
+    let mut untimed = entry(6, true);
+    untimed.md.as_mut().unwrap().datetime = None;
+    let across = [entry(5, true), untimed, entry(4, true)];
+    match publish(K::ChangeList, &across, SetLimits::new(1, 52_428_800)) {
+        Err(WriteError::Invalid(message)) => assert_eq!(
+            message,
+            "entry 3: a change at 2013-01-01T00:04:00Z comes after one at 2013-01-01T00:05:00Z: \
+             changes come in forward chronological order"
+        ),
+        other => panic!("{:?}", other.map(|(uris, _)| uris)),
+    }
     let huge = [entry(1, false)];
     assert!(matches!(
         publish(K::ResourceList, &huge, SetLimits::new(10, 300)),
