@@ -190,10 +190,10 @@ catalogue! {
     MdNotRepeatable = ("md-not-repeatable", Error, "7",
         "a document or an entry has at most one rs:md element"),
     /// The document's `<rs:md>` and `<rs:ln>` stand before its first entry.
-    HeadBeforeEntries = ("head-before-entries", Warning, "7 (figure), resourcesync.xsd",
+    HeadBeforeEntries = ("head-before-entries", Warning, "7",
         "the document's rs:md and rs:ln should come before its first entry (shown by section 7's figure and required by the schema; no sentence of the standard states it)"),
     /// Attributes in no namespace are ones the standards define.
-    AttributeUnknown = ("attribute-unknown", Warning, "7 (Table 3), Sitemap protocol",
+    AttributeUnknown = ("attribute-unknown", Warning, "7, Sitemap protocol",
         "attributes in no namespace should be ones the standards define for the element; others are kept but not understood"),
     /// A document is at most 52,428,800 bytes, uncompressed.
     MaxBytes = ("max-bytes", Error, "7, Sitemap protocol",
