@@ -7,9 +7,10 @@ use std::mem;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
 use resourcesync_model::{
-    Attribute, BitstreamPath, Capability, CheckOptions, Checker, Document, DocumentHead,
-    DocumentKind, Element, Entry, Finding, Link, MAX_BYTES, MAX_ENTRIES, Md, RS_NAMESPACE, Root,
-    Rule, RuleError, SITEMAP_NAMESPACE, TextPosition, Uri, parse_length,
+    Attribute, AttributeName, Attributes, BitstreamPath, Capability, CheckOptions, Checker,
+    Document, DocumentHead, DocumentKind, Element, Entry, Finding, Link, MAX_BYTES, MAX_ENTRIES,
+    Malformed, Md, RS_NAMESPACE, Relation, Root, Rule, RuleError, SITEMAP_NAMESPACE, TextPosition,
+    Uri, parse_length,
 };
 
 use crate::error::{Error, ErrorKind, Position};
@@ -564,6 +565,7 @@ impl<S: Source> Reader<S> {
     // --- the head ---
 
     fn read_head(&mut self) -> Result<(), Error> {
+        let mut malformed = MalformedParts::default();
         self.read_root()?;
         if self.state == State::Head {
             let mut parts = HeadParts::default();
@@ -579,12 +581,18 @@ impl<S: Source> Reader<S> {
                 head.extensions = parts.extensions;
             }
             self.enter(first_entry)?;
+            malformed = parts.malformed;
         }
         let Some(head) = &self.head else {
             return Err(self.error(ErrorKind::Empty));
         };
         if let Some(options) = self.check {
-            self.checker = Some(Checker::with_options(head, options, &mut self.findings));
+            self.checker = Some(Checker::with_malformed(
+                head,
+                options,
+                malformed.as_malformed(),
+                &mut self.findings,
+            ));
         }
         Ok(())
     }
@@ -671,7 +679,8 @@ impl<S: Source> Reader<S> {
                             at,
                         );
                     } else {
-                        self.md_attributes(&e, at, parts.md.insert(Md::default()))?;
+                        parts.malformed.md =
+                            self.md_attributes(&e, at, parts.md.insert(Md::default()))?;
                     }
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
@@ -679,12 +688,13 @@ impl<S: Source> Reader<S> {
                 Tag::Ln => {
                     let Some(parts) = head.as_deref_mut() else {
                         self.after_first_entry(&e, at);
-                        self.link_attributes(&e, at)?;
+                        let _ = self.link_attributes(&e, at)?;
                         drop(e);
                         self.end_of_empty_element(buf, empty)?;
                         continue;
                     };
-                    parts.links.extend(self.link_attributes(&e, at)?);
+                    let read = self.link_attributes(&e, at)?;
+                    parts.malformed.add(read, &mut parts.links);
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
                 }
@@ -929,11 +939,11 @@ impl<S: Source> Reader<S> {
         };
         entry.lastmod = parts.lastmod;
         entry.changefreq = parts.changefreq;
-        entry.links = parts.links;
-        entry.extensions = parts.extensions;
+        entry.links = mem::take(&mut parts.links);
+        entry.extensions = mem::take(&mut parts.extensions);
         if let Some(checker) = &mut self.checker {
             let before = self.findings.len();
-            checker.check_entry(entry, &mut self.findings);
+            checker.check_entry_with(entry, parts.malformed.as_malformed(), &mut self.findings);
             if self.findings.len() > before {
                 let start = self.place(start);
                 for f in &mut self.findings[before..] {
@@ -1003,13 +1013,15 @@ impl<S: Source> Reader<S> {
                         );
                     } else {
                         // Built where it stays: an `Md` is large, and moving it costs.
-                        self.md_attributes(&e, at, md.insert(Md::default()))?;
+                        parts.malformed.md =
+                            self.md_attributes(&e, at, md.insert(Md::default()))?;
                     }
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
                 }
                 Tag::Ln => {
-                    parts.links.extend(self.link_attributes(&e, at)?);
+                    let read = self.link_attributes(&e, at)?;
+                    parts.malformed.add(read, &mut parts.links);
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
                 }
@@ -1340,12 +1352,15 @@ impl<S: Source> Reader<S> {
         Ok(out)
     }
 
+    /// Reads `rs:md`'s attributes into `md`, and returns those present but malformed
+    /// (reported here, so that the checker does not report them missing too).
     fn md_attributes(
         &mut self,
         e: &BytesStart<'_>,
         at: Position,
         md: &mut Md,
-    ) -> Result<(), Error> {
+    ) -> Result<Attributes, Error> {
+        let mut malformed = Attributes::NONE;
         let mut seen = Seen::default();
         for (n, attr) in e.attributes().with_checks(false).enumerate() {
             self.check_attributes(n + 1)?;
@@ -1387,12 +1402,15 @@ impl<S: Source> Reader<S> {
                 }
             };
             seen.note(&attr, name, bit);
+            note_malformed(&ok, name, &mut malformed);
             self.keep_unread(ok, &mut md.extensions, name, &value, at);
         }
-        self.check_duplicates(e, seen)
+        self.check_duplicates(e, seen)?;
+        Ok(malformed)
     }
 
-    fn link_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<Option<Link>, Error> {
+    fn link_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<LinkRead, Error> {
+        let mut malformed = Attributes::NONE;
         let mut extensions = Vec::new();
         let (mut rel, mut href) = (None, None);
         let (mut pri, mut modified, mut hash, mut length) = (None, None, None, None);
@@ -1434,31 +1452,40 @@ impl<S: Source> Reader<S> {
             };
             seen.note(&attr, name, bit);
             broken |= matches!(&ok, Err(Some(_))) && (name == "rel" || name == "href");
+            note_malformed(&ok, name, &mut malformed);
             self.keep_unread(ok, &mut extensions, name, &value, at);
         }
         self.check_duplicates(e, seen)?;
-        let (Some(rel), Some(href)) = (rel, href) else {
-            if !broken {
-                self.finding(
-                    Rule::LinkRelHrefMandatory,
-                    "an rs:ln without rel or href; skipped".into(),
-                    at,
-                );
+        let (rel, href) = match (rel, href) {
+            (Some(rel), Some(href)) => (rel, href),
+            (rel, _) => {
+                if !broken {
+                    self.finding(
+                        Rule::LinkRelHrefMandatory,
+                        "an rs:ln without rel or href; skipped".into(),
+                        at,
+                    );
+                }
+                // A link whose relation was read but whose href was not is not also
+                // missing.
+                return Ok(LinkRead::Dropped(rel.filter(|_| broken)));
             }
-            return Ok(None);
         };
-        Ok(Some(Link {
-            rel,
-            href,
-            pri,
-            modified,
-            hash,
-            length,
-            media_type,
-            path,
-            encoding,
-            extensions,
-        }))
+        Ok(LinkRead::Kept(
+            Link {
+                rel,
+                href,
+                pri,
+                modified,
+                hash,
+                length,
+                media_type,
+                path,
+                encoding,
+                extensions,
+            },
+            malformed,
+        ))
     }
 
     /// Reports an attribute in no namespace that the element does not have, naming the
@@ -1755,9 +1782,67 @@ impl Seen {
     }
 }
 
+/// What `rs:ln` gave.
+// Returned and taken apart at once, never stored: boxing the link would only add an
+// allocation per link.
+#[allow(clippy::large_enum_variant)]
+enum LinkRead {
+    /// A link, with its attributes that were present but malformed.
+    Kept(Link, Attributes),
+    /// No link: its `href` was malformed (with the relation, when that was read), or
+    /// `rel` or `href` was missing or malformed.
+    Dropped(Option<Relation>),
+}
+
+/// What was present but malformed in the head or an entry, for the checker
+/// ([`Malformed`]), built as the children are read.
+#[derive(Default)]
+struct MalformedParts {
+    md: Attributes,
+    /// One per kept link, but only once some link has a malformed attribute.
+    links: Vec<Attributes>,
+    dropped_links: Vec<Relation>,
+}
+
+impl MalformedParts {
+    /// Adds a link read, keeping it in `links` when it was kept.
+    fn add(&mut self, read: LinkRead, links: &mut Vec<Link>) {
+        match read {
+            LinkRead::Kept(link, malformed) => {
+                if malformed != Attributes::NONE {
+                    self.links.resize(links.len(), Attributes::NONE);
+                    self.links.push(malformed);
+                }
+                links.push(link);
+            }
+            LinkRead::Dropped(rel) => self.dropped_links.extend(rel),
+        }
+    }
+
+    fn as_malformed(&self) -> Malformed<'_> {
+        Malformed {
+            md: self.md,
+            links: &self.links,
+            dropped_links: &self.dropped_links,
+        }
+    }
+}
+
+/// Notes an attribute of `rs:md` or `rs:ln` whose value was present but could not be read.
+fn note_malformed(
+    result: &Result<(), Option<Box<dyn RuleError>>>,
+    name: &str,
+    malformed: &mut Attributes,
+) {
+    if let (Err(Some(_)), Some(attribute)) = (result, AttributeName::from_name(name)) {
+        malformed.insert(attribute);
+    }
+}
+
 /// The children of the root before the first entry, as they are read.
 #[derive(Default)]
 struct HeadParts {
+    malformed: MalformedParts,
     /// How many child elements there were.
     children: usize,
     md: Option<Md>,
@@ -1769,6 +1854,7 @@ struct HeadParts {
 /// entry is made when its `<loc>` is read, and an `rs:md` after it is read into it.
 #[derive(Default)]
 struct EntryParts {
+    malformed: MalformedParts,
     /// How many child elements there were.
     children: usize,
     /// How many `<loc>` there were.

@@ -422,3 +422,52 @@ fn max_bytes() {
     // Under the limit is fine.
     assert!(!findings(&doc("urlset", NS, &entry)).contains(&Rule::MaxBytes));
 }
+
+/// A malformed mandatory attribute is one fault: reported as malformed, not also as
+/// missing.
+#[test]
+fn one_fault_one_finding() {
+    let rows: [(&str, &str, &str, Rule, Rule); 5] = [
+        (
+            "a malformed at",
+            r#"<rs:ln rel="up" href="http://e.com/caps.xml"/><rs:md capability="resourcelist" at="yesterday"/>"#,
+            "<url><loc>http://e.com/a</loc></url>",
+            Rule::DatetimeSyntax,
+            Rule::AtMandatory,
+        ),
+        (
+            "a malformed from",
+            r#"<rs:ln rel="up" href="http://e.com/caps.xml"/><rs:md capability="changelist" from="2013-13-01"/>"#,
+            r#"<url><loc>http://e.com/a</loc><rs:md change="created"/></url>"#,
+            Rule::DatetimeSyntax,
+            Rule::FromMandatory,
+        ),
+        (
+            "a malformed change",
+            r#"<rs:ln rel="up" href="http://e.com/caps.xml"/><rs:md capability="changelist" from="2013-01-01T00:00:00Z"/>"#,
+            r#"<url><loc>http://e.com/a</loc><rs:md change="modified"/></url>"#,
+            Rule::ChangeValue,
+            Rule::ChangeMandatory,
+        ),
+        (
+            "a malformed up href",
+            r#"<rs:ln rel="up" href="not a uri"/><rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>"#,
+            "<url><loc>http://e.com/a</loc></url>",
+            Rule::UriSyntax,
+            Rule::UpLinkMandatory,
+        ),
+        (
+            "a malformed patch type",
+            r#"<rs:ln rel="up" href="http://e.com/caps.xml"/><rs:md capability="changelist" from="2013-01-01T00:00:00Z"/>"#,
+            r#"<url><loc>http://e.com/a</loc><rs:md change="updated"/><rs:ln rel="http://www.openarchives.org/rs/terms/patch" href="http://e.com/p" type="json"/></url>"#,
+            Rule::MediaTypeSyntax,
+            Rule::PatchLinkType,
+        ),
+    ];
+    for (name, head, body, reported, not_also) in rows {
+        let bytes = format!("<urlset {NS}>{head}{body}</urlset>").into_bytes();
+        let found = findings(&bytes);
+        assert!(found.contains(&reported), "{name}: {found:?}");
+        assert!(!found.contains(&not_also), "{name}: {found:?}");
+    }
+}
