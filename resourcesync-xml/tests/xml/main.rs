@@ -22,6 +22,7 @@ use resourcesync_model::{Document, Finding};
 use resourcesync_xml::{Error, Limits, Reader};
 
 /// A `BufRead` over a slice that hands out at most `n` bytes per `fill_buf`.
+#[derive(Debug)]
 pub struct Chunks<'a> {
     data: &'a [u8],
     n: usize,
