@@ -54,14 +54,10 @@ pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut current = error;
     while let Some(source) = current.source() {
         let (parent, child) = (current.to_string(), source.to_string());
-        // resourcesync_xml::Error prints its kind and returns it as its source too: that
-        // crate's to mend, not this one's.
-        if current.downcast_ref::<resourcesync_xml::Error>().is_none() {
-            assert!(
-                child.is_empty() || !parent.contains(&child),
-                "{parent:?} prints its source {child:?} too"
-            );
-        }
+        assert!(
+            child.is_empty() || !parent.contains(&child),
+            "{parent:?} prints its source {child:?} too"
+        );
         messages.push(child);
         current = source;
     }
