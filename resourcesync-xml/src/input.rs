@@ -64,7 +64,67 @@ enum Source<R> {
     Plain(Sniffed<R>),
     #[cfg(feature = "gzip")]
     /// Boxed: rarer, and several times the size of a plain source.
-    Gzip(Box<WithoutBom<io::BufReader<flate2::bufread::MultiGzDecoder<Sniffed<R>>>>>),
+    Gzip(Box<Decompressed<R>>),
+}
+
+/// A gzipped source, decompressed: pieces in, a window of text out, the BOM taken off.
+#[cfg(feature = "gzip")]
+type Decompressed<R> =
+    WithoutBom<io::BufReader<flate2::bufread::MultiGzDecoder<Pieces<Sniffed<R>>>>>;
+
+/// How much compressed input the decoder is given at a time.
+#[cfg(feature = "gzip")]
+const PIECE: usize = 8 * 1024;
+
+/// Compressed input handed to the decoder in pieces of `PIECE` bytes (the last shorter),
+/// whatever sizes the source hands out. flate2 drops what it decoded in a call that then
+/// finds the stream corrupt: fed what the source gave, a corrupt stream was an IO error
+/// from a slice, and through a `BufRead` of a few bytes the text decoded before the fault
+/// came first, and failed as XML. Fed the same pieces, the decoder does the same on every
+/// path. The copy costs little beside inflating.
+#[cfg(feature = "gzip")]
+struct Pieces<R> {
+    inner: R,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+}
+
+#[cfg(feature = "gzip")]
+impl<R: BufRead> Read for Pieces<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+#[cfg(feature = "gzip")]
+impl<R: BufRead> BufRead for Pieces<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+            // What was read before an error stays, and is handed out next time.
+            while self.end < self.buf.len() {
+                match self.inner.read(&mut self.buf[self.end..]) {
+                    Ok(0) => break,
+                    Ok(n) => self.end += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(&self.buf[self.start..self.end])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.start = (self.start + amt).min(self.end);
+    }
 }
 
 /// Decompressed content with its byte order mark, if any, taken off, as a plain source's
@@ -157,7 +217,12 @@ impl<R: BufRead> Input<R> {
                 Source::Gzip(Box::new(WithoutBom {
                     inner: io::BufReader::with_capacity(
                         WINDOW,
-                        flate2::bufread::MultiGzDecoder::new(sniffed),
+                        flate2::bufread::MultiGzDecoder::new(Pieces {
+                            inner: sniffed,
+                            buf: vec![0; PIECE].into_boxed_slice(),
+                            start: 0,
+                            end: 0,
+                        }),
                     ),
                     first: Vec::with_capacity(BOM.len()),
                     handed: 0,
