@@ -1,4 +1,4 @@
-//! Replays the committed corpora of the `reader` and `roundtrip` fuzz targets (in
+//! Replays the committed corpora of the `reader`, `slice` and `roundtrip` fuzz targets (in
 //! `fuzz/`) with the same properties, so plain `cargo test` exercises them; every crash a
 //! fuzzer finds is added to its corpus as a named file.
 
@@ -75,11 +75,15 @@ fn describe(outcome: &Outcome) -> String {
     }
 }
 
-/// Every file of the reader corpus read on every path: no panic,
+/// Every file of the reader corpora (`reader` and `slice`) read on every path: no panic,
 /// and the same outcome. Every disagreement is listed before the test fails.
 #[test]
 fn reader_corpora_read_the_same_on_every_path() {
-    let files = corpus("reader");
+    let mut files = corpus("reader");
+    files.extend(corpus("slice"));
+    // The slice corpus was seeded from the reader corpus: read each content once.
+    files.sort_by(|a, b| a.1.cmp(&b.1));
+    files.dedup_by(|a, b| a.1 == b.1);
     let differences: Vec<String> = files
         .iter()
         .flat_map(|(name, data)| differences(name, data))
