@@ -1,6 +1,8 @@
-//! `resourcesync validate`: output, JSON shape and exit status on the spec's examples.
+//! The `resourcesync` command: its command line, and `validate`'s output, JSON shape and
+//! exit status on the spec's examples, on standard input and on packages.
 
-use std::process::{Command, Output};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_resourcesync"))
@@ -8,6 +10,52 @@ fn run(args: &[&str]) -> Output {
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/examples"))
         .output()
         .expect("run resourcesync")
+}
+
+/// Runs the command with `input` on its standard input.
+fn run_with_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/examples"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run resourcesync");
+    // Written from another thread, so that a command that stops reading early cannot
+    // leave both sides waiting on full pipes.
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait for resourcesync");
+    writer.join().unwrap();
+    out
+}
+
+fn stdout(out: &Output) -> &str {
+    std::str::from_utf8(&out.stdout).unwrap()
+}
+
+fn stderr(out: &Output) -> &str {
+    std::str::from_utf8(&out.stderr).unwrap()
+}
+
+/// The lines of `--json` output, parsed.
+fn json_lines(out: &Output) -> Vec<serde_json::Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn example(name: &str) -> Vec<u8> {
+    std::fs::read(format!(
+        "{}/../spec/examples/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 fn status(args: &[&str]) -> i32 {
@@ -35,8 +83,6 @@ fn exit_status_says_valid_broken_or_unreadable() {
         status(&["validate", "ex27-patch-links.xml", "ex11-robots.txt"]),
         2
     );
-    assert_eq!(status(&["validate"]), 2);
-    assert_eq!(status(&["check", "ex14-resourcelist.xml"]), 2);
 }
 
 #[test]
@@ -46,7 +92,10 @@ fn text_output_names_rule_section_and_place() {
     assert!(text.contains(
         "ex27-patch-links.xml: error [hash-syntax, section 7] entry 1 line 7 column 5: invalid hash"
     ), "{text}");
-    assert!(text.ends_with("ex27-patch-links.xml: Change List, 2 entries, 4 errors, 0 warnings\n"));
+    assert!(text.ends_with(
+        "ex27-patch-links.xml: Change List, 2 entries, 4 errors, 0 warnings\n\
+         summary: 1 documents (0 unreadable), 2 entries, 4 errors, 0 warnings\n"
+    ));
 }
 
 #[test]
@@ -58,12 +107,9 @@ fn json_output_has_one_object_per_input() {
         "ex11-robots.txt",
     ]);
     assert_eq!(out.status.code(), Some(2));
-    let text = String::from_utf8(out.stdout).unwrap();
-    let lines: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 2);
+    let lines = json_lines(&out);
+    // One object per input, then the summary.
+    assert_eq!(lines.len(), 3);
     let manifest = &lines[0];
     assert_eq!(manifest["input"], "ex05-resourcedump-manifest.xml");
     assert_eq!(manifest["kind"], "Resource Dump Manifest");
@@ -142,11 +188,9 @@ fn packages_are_validated_bitstream_by_bitstream() {
         &path("fixity-md5.zip"),
         &path("unlisted.zip"),
     ]);
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    assert_eq!(out.status.code(), Some(1));
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["kind"], "Resource Dump Manifest");
     assert_eq!(lines[0]["errors"][0]["rule"], "bitstream-fixity");
     assert_eq!(lines[0]["errors"][0]["entry"], 1);
@@ -157,4 +201,241 @@ fn packages_are_validated_bitstream_by_bitstream() {
             .contains("md5")
     );
     assert_eq!(lines[1]["warnings"][0]["rule"], "unlisted-file");
+    // The summary adds up the packages' manifests and findings.
+    let sum = |field: &str| {
+        lines[..2]
+            .iter()
+            .map(|l| l[field].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    let summary = &lines[2]["summary"];
+    assert_eq!(summary["documents"], 2);
+    assert_eq!(summary["unreadable"], 0);
+    assert_eq!(summary["entries"], sum("entries"));
+    assert_eq!(summary["errors"], sum("error_count"));
+    assert_eq!(summary["warnings"], sum("warning_count"));
+    assert!(summary["entries"].as_u64().unwrap() >= 2, "{summary}");
+    assert_eq!(summary["exit_status"], 1);
+
+    // A package is read from its end: not from standard input, even when valid.
+    let zip = std::fs::read(path("valid-deflated.zip")).unwrap();
+    let out = run_with_stdin(&["validate", "-"], &zip);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).starts_with("<stdin>: cannot be read as a ResourceSync document: a ZIP"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn help_describes_subcommands_options_output_and_exit_status() {
+    for args in [&["--help"][..], &["-h"], &["help"]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let text = stdout(&out);
+        assert!(text.contains("Usage: resourcesync <COMMAND>"), "{text}");
+        assert!(text.contains("validate  Checks documents"), "{text}");
+        assert!(text.contains("--version"), "{text}");
+        assert!(text.contains("Exit status:\n  0  "), "{text}");
+    }
+    for args in [&["validate", "--help"][..], &["help", "validate"]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let text = stdout(&out);
+        for expected in [
+            "Usage: resourcesync validate [OPTIONS] <INPUT>...",
+            "- for standard input",
+            "--json",
+            "--deny-warnings",
+            "summary: <n> documents (<n> unreadable), <n> entries, <n> errors, <n> warnings",
+            "\"error_count\", \"warning_count\"",
+            "{\"summary\": {\"documents\", \"unreadable\", \"entries\"",
+            "  1  some input breaks a rule, or has a warning with --deny-warnings",
+            "  2  some input cannot be read",
+        ] {
+            assert!(
+                text.contains(expected),
+                "{args:?} lacks {expected:?}:\n{text}"
+            );
+        }
+    }
+    // The short help keeps the exit statuses and points to the long one.
+    let text = stdout(&run(&["validate", "-h"])).to_string();
+    assert!(text.contains("Exit status:"), "{text}");
+    assert!(text.contains("see more with '--help'"), "{text}");
+    assert!(!text.contains("error_count"), "{text}");
+}
+
+#[test]
+fn version_is_the_crate_version() {
+    for flag in ["--version", "-V"] {
+        let out = run(&[flag]);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(
+            stdout(&out),
+            format!("resourcesync {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
+
+#[test]
+fn command_line_errors_are_named_and_exit_with_2() {
+    let out = run(&["check", "ex14-resourcelist.xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    assert!(
+        stderr(&out).starts_with("error: unrecognized subcommand 'check'"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run(&["validate", "--frobnicate", "ex14-resourcelist.xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+    assert!(
+        stderr(&out).starts_with("error: unexpected argument '--frobnicate' found"),
+        "{}",
+        stderr(&out)
+    );
+    // A near miss is named.
+    let out = run(&["validate", "--deny-warning", "ex14-resourcelist.xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--deny-warnings"), "{}", stderr(&out));
+
+    // No input, no subcommand.
+    for args in [&["validate"][..], &[]] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stdout(&out).is_empty(), "{args:?}");
+        assert!(stderr(&out).contains("Usage: resourcesync"), "{args:?}");
+    }
+    // After --, an argument that looks like an option is an input.
+    let out = run(&["validate", "--", "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).starts_with("--json: cannot be read as a ResourceSync document: cannot open"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn dash_reads_standard_input_gzipped_or_not() {
+    let plain = example("ex14-resourcelist.xml");
+    let mut gzipped = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzipped.write_all(&plain).unwrap();
+    let gzipped = gzipped.finish().unwrap();
+    for input in [&plain, &gzipped] {
+        let out = run_with_stdin(&["validate", "-"], input);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(
+            stdout(&out),
+            "<stdin>: Resource List, 2 entries, 0 errors, 0 warnings\n\
+             summary: 1 documents (0 unreadable), 2 entries, 0 errors, 0 warnings\n"
+        );
+    }
+
+    // Standard input beside files, findings named after it.
+    let out = run_with_stdin(
+        &["validate", "--json", "ex14-resourcelist.xml", "-"],
+        &example("ex27-patch-links.xml"),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let lines = json_lines(&out);
+    assert_eq!(lines[1]["input"], "<stdin>");
+    assert_eq!(lines[1]["kind"], "Change List");
+    assert_eq!(lines[1]["error_count"], 4);
+    assert_eq!(lines[1]["errors"][0]["line"], 7);
+
+    // Empty, short and broken input on stdin is unreadable, with its place.
+    for input in [&b""[..], b"<", b"<urlset"] {
+        let out = run_with_stdin(&["validate", "-"], input);
+        assert_eq!(out.status.code(), Some(2), "{input:?}");
+        assert!(
+            stdout(&out).contains("<stdin>: cannot be read as a ResourceSync document at line 1"),
+            "{}",
+            stdout(&out)
+        );
+    }
+}
+
+#[test]
+fn deny_warnings_makes_warnings_fail() {
+    // ex07 has warnings and no errors.
+    assert_eq!(status(&["validate", "ex07-source-description.xml"]), 0);
+    assert_eq!(
+        status(&["validate", "--deny-warnings", "ex07-source-description.xml"]),
+        1
+    );
+    // Anywhere on the line, and over JSON output too.
+    assert_eq!(
+        status(&[
+            "validate",
+            "ex07-source-description.xml",
+            "--deny-warnings",
+            "--json"
+        ]),
+        1
+    );
+    // Without warnings it changes nothing; unreadable input stays 2.
+    assert_eq!(
+        status(&["validate", "--deny-warnings", "ex14-resourcelist.xml"]),
+        0
+    );
+    assert_eq!(
+        status(&[
+            "validate",
+            "--deny-warnings",
+            "ex07-source-description.xml",
+            "ex11-robots.txt"
+        ]),
+        2
+    );
+    let out = run(&[
+        "validate",
+        "--deny-warnings",
+        "--json",
+        "ex07-source-description.xml",
+    ]);
+    assert_eq!(json_lines(&out)[1]["summary"]["exit_status"], 1);
+}
+
+#[test]
+fn summary_adds_up_every_input() {
+    let inputs = [
+        "ex27-patch-links.xml",
+        "ex07-source-description.xml",
+        "ex11-robots.txt",
+        "ex14-resourcelist.xml",
+    ];
+    let mut args = vec!["validate"];
+    args.extend(inputs);
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(2));
+    // 2 + 1 + 0 + 2 entries; 4 errors and one for the unreadable robots.txt; ex07's 2
+    // warnings.
+    assert!(
+        stdout(&out).ends_with(
+            "ex14-resourcelist.xml: Resource List, 2 entries, 0 errors, 0 warnings\n\
+             summary: 4 documents (1 unreadable), 5 entries, 5 errors, 2 warnings\n"
+        ),
+        "{}",
+        stdout(&out)
+    );
+
+    args.insert(1, "--json");
+    let out = run(&args);
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 5);
+    assert_eq!(
+        lines[4],
+        serde_json::json!({"summary": {
+            "documents": 4, "unreadable": 1, "entries": 5, "errors": 5, "warnings": 2,
+            "exit_status": 2,
+        }})
+    );
+    for (line, input) in lines.iter().zip(inputs) {
+        assert_eq!(line["input"], input);
+    }
 }

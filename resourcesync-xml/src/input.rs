@@ -7,6 +7,9 @@ use std::io::{self, BufRead, Read};
 /// remembering them takes, whatever buffer the source hands out.
 const WINDOW: usize = 64 * 1024;
 
+/// UTF-8's byte order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// A `BufRead` that counts what the XML reader consumes (bytes and line breaks, for
 /// positions) and refuses to hand out more than a limit. The limit applies to the bytes
 /// after decompression, so a gzip bomb stops at the same size as a plain document.
@@ -68,7 +71,119 @@ impl<R: BufRead> BufRead for Sniffed<R> {
 enum Source<R> {
     Plain(Sniffed<R>),
     #[cfg(feature = "gzip")]
-    Gzip(io::BufReader<flate2::bufread::MultiGzDecoder<Sniffed<R>>>),
+    /// Boxed: rarer, and several times the size of a plain source.
+    Gzip(Box<Decompressed<R>>),
+}
+
+/// A gzipped source, decompressed: pieces in, a window of text out, the BOM taken off.
+#[cfg(feature = "gzip")]
+type Decompressed<R> =
+    WithoutBom<io::BufReader<flate2::bufread::MultiGzDecoder<Pieces<Sniffed<R>>>>>;
+
+/// How much compressed input the decoder is given at a time.
+#[cfg(feature = "gzip")]
+const PIECE: usize = 8 * 1024;
+
+/// Compressed input handed to the decoder in pieces of `PIECE` bytes (the last shorter),
+/// whatever sizes the source hands out. flate2 drops what it decoded in a call that then
+/// finds the stream corrupt: fed what the source gave, a corrupt stream was an IO error
+/// from a slice, and through a `BufRead` of a few bytes the text decoded before the fault
+/// came first, and failed as XML. Fed the same pieces, the decoder does the same on every
+/// path. The copy costs little beside inflating.
+#[cfg(feature = "gzip")]
+struct Pieces<R> {
+    inner: R,
+    buf: Box<[u8]>,
+    start: usize,
+    end: usize,
+}
+
+#[cfg(feature = "gzip")]
+impl<R: BufRead> Read for Pieces<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+#[cfg(feature = "gzip")]
+impl<R: BufRead> BufRead for Pieces<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.start == self.end {
+            (self.start, self.end) = (0, 0);
+            // What was read before an error stays, and is handed out next time.
+            while self.end < self.buf.len() {
+                match self.inner.read(&mut self.buf[self.end..]) {
+                    Ok(0) => break,
+                    Ok(n) => self.end += n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(&self.buf[self.start..self.end])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.start = (self.start + amt).min(self.end);
+    }
+}
+
+/// Decompressed content with its byte order mark, if any, taken off, as a plain source's
+/// is in `Input::new`: the first bytes are read aside at the first read (not when the
+/// reader is made, so that a broken gzip stream fails where it always has), whatever the
+/// sizes the decoder hands out, and handed out first unless they are a BOM. Left to
+/// quick-xml, the BOM was stripped only when the decoder's first buffer held all of it,
+/// and counted in positions.
+#[cfg(feature = "gzip")]
+struct WithoutBom<R> {
+    inner: R,
+    /// Up to the first three bytes, read aside.
+    first: Vec<u8>,
+    /// How many of `first` have been consumed.
+    handed: usize,
+    /// Whether `first` is complete and a BOM dropped from it.
+    sniffed: bool,
+}
+
+#[cfg(feature = "gzip")]
+impl<R: BufRead> WithoutBom<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if !self.sniffed {
+            while self.first.len() < BOM.len() {
+                let buf = self.inner.fill_buf()?;
+                if buf.is_empty() {
+                    break;
+                }
+                let n = buf.len().min(BOM.len() - self.first.len());
+                self.first.extend_from_slice(&buf[..n]);
+                self.inner.consume(n);
+            }
+            if self.first == BOM {
+                self.first.clear();
+            }
+            self.sniffed = true;
+        }
+        if self.handed < self.first.len() {
+            return Ok(&self.first[self.handed..]);
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        // `amt` is at most what the last `fill_buf` handed out, which came from one side.
+        if self.handed < self.first.len() {
+            self.handed += amt;
+        } else {
+            self.inner.consume(amt);
+        }
+    }
 }
 
 impl<R: BufRead> Input<R> {
@@ -81,7 +196,7 @@ impl<R: BufRead> Input<R> {
         let (first, sniffed) = if peek.len() >= 3 {
             let mut first = [0u8; 3];
             first.copy_from_slice(&peek[..3]);
-            if first == *b"\xEF\xBB\xBF" {
+            if first == BOM {
                 inner.consume(3);
             }
             (first.to_vec(), Sniffed::Direct(inner))
@@ -97,7 +212,7 @@ impl<R: BufRead> Input<R> {
                 first.extend_from_slice(&buf[..n]);
                 inner.consume(n);
             }
-            let kept = if first == b"\xEF\xBB\xBF" {
+            let kept = if first == BOM {
                 Vec::new()
             } else {
                 first.clone()
@@ -107,10 +222,20 @@ impl<R: BufRead> Input<R> {
         let inner = if first.starts_with(&[0x1f, 0x8b]) {
             #[cfg(feature = "gzip")]
             {
-                Source::Gzip(io::BufReader::with_capacity(
-                    WINDOW,
-                    flate2::bufread::MultiGzDecoder::new(sniffed),
-                ))
+                Source::Gzip(Box::new(WithoutBom {
+                    inner: io::BufReader::with_capacity(
+                        WINDOW,
+                        flate2::bufread::MultiGzDecoder::new(Pieces {
+                            inner: sniffed,
+                            buf: vec![0; PIECE].into_boxed_slice(),
+                            start: 0,
+                            end: 0,
+                        }),
+                    ),
+                    first: Vec::with_capacity(BOM.len()),
+                    handed: 0,
+                    sniffed: false,
+                }))
             }
             #[cfg(not(feature = "gzip"))]
             {
@@ -203,7 +328,15 @@ impl<R: BufRead> BufRead for Input<R> {
                 .extend(memchr::memchr_iter(b'\n', &buf[from..n]).map(|at| base + at as u64));
             self.scanned = end;
         }
-        let n = n.min(self.scanned.saturating_sub(self.consumed) as usize);
+        let mut n = n.min(self.scanned.saturating_sub(self.consumed) as usize);
+        // quick-xml strips a byte order mark it finds whole at the start of its first
+        // buffer. The content's BOM has been stripped already, so one there now is a
+        // second, a character of the document (U+FEFF): until something is consumed it is
+        // handed out a byte at a time, and quick-xml reads it as text, as it does when the
+        // source's own buffers are shorter than a BOM, and as the slice path does.
+        if self.consumed == 0 && buf[..n].starts_with(BOM) {
+            n = 1;
+        }
         Ok(&buf[..n])
     }
 

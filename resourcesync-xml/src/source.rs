@@ -138,10 +138,14 @@ enum SliceInner<'a> {
 }
 
 impl<'a> Slice<'a> {
-    pub(crate) fn new(bytes: &'a [u8], max_bytes: u64, max_event: u64) -> Slice<'a> {
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        let inner = if bytes.starts_with(&[0x1f, 0x8b]) {
-            match Buffered::new(bytes, max_bytes, max_event) {
+    pub(crate) fn new(input: &'a [u8], max_bytes: u64, max_event: u64) -> Slice<'a> {
+        // As `Input` does for a `BufRead`: gzip is sniffed on the first bytes as given, so
+        // a byte order mark says text, and one BOM is stripped. quick-xml strips it here,
+        // from the slice it reads, so that it does not strip a second one, which is a
+        // character of the document (U+FEFF); positions count from after it either way.
+        let bytes = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+        let inner = if input.starts_with(&[0x1f, 0x8b]) {
+            match Buffered::new(input, max_bytes, max_event) {
                 Ok(b) => SliceInner::Gzip(Box::new(b)),
                 // Sniffing a slice cannot fail; refuse rather than guess.
                 Err(_) => SliceInner::TooLarge,
@@ -149,7 +153,7 @@ impl<'a> Slice<'a> {
         } else if bytes.len() as u64 > max_bytes {
             SliceInner::TooLarge
         } else {
-            let mut xml = quick_xml::Reader::from_reader(bytes);
+            let mut xml = quick_xml::Reader::from_reader(input);
             configure(&mut xml);
             SliceInner::Borrowed(xml)
         };

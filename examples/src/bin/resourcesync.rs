@@ -1,40 +1,106 @@
 //! The `resourcesync` command.
 //!
 //! ```text
-//! resourcesync validate [--json] <FILE>...
+//! resourcesync validate [--json] [--deny-warnings] <INPUT>...
 //! ```
 //!
-//! For each input: the document kind, the number of entries, and every error and warning
-//! with its rule id, section of the standard, message and place. Exit status 0 when no
-//! input has an error, 1 when some input breaks a rule, 2 when some input cannot be read
-//! as a ResourceSync document at all (or the command line is wrong). It streams: memory
-//! does not grow with the size of a document. Gzipped files are read as they are. A ZIP
-//! file is read as a Resource Dump or Change Dump package: its manifest is checked and
-//! every bitstream verified against it (`bitstream-fixity`), files the manifest does not
-//! describe are reported (`unlisted-file`), and a package that cannot be opened (no
-//! manifest, unsafe names, a missing bitstream, …) counts as unreadable.
-//!
-//! With `--json`, one JSON object per input and line:
-//! `{"input", "kind", "entries", "errors": [{"rule", "section", "message", "line",
-//! "column", "entry"}], "warnings": [...]}`, `null` where a place is unknown; a document
-//! that cannot be read has one error whose rule and section are `null`. To keep memory
-//! bounded, at most 10,000 errors and 10,000 warnings are listed per input;
-//! `"error_count"` and `"warning_count"` always give the totals.
+//! What each subcommand does, what it prints (text and JSON) and its exit statuses are
+//! written once, in its help below: `resourcesync validate --help`. Subcommands are
+//! variants of [`Command`], each with arguments of its own, so `sync`, `build` and
+//! `serve` can join `validate` without touching it.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use resourcesync_model::{Finding, Severity};
-use resourcesync_xml::{Limits, Reader};
+use clap::{Args, Parser, Subcommand};
+use resourcesync_model::{DocumentKind, Finding, Severity};
+use resourcesync_xml::{Limits, Position, Reader};
 use serde_json::{Value, json};
 
-const USAGE: &str = "usage: resourcesync validate [--json] <FILE>...";
+/// Exit statuses of `validate`; the top-level help shows them too, as there is only one
+/// subcommand so far.
+const EXIT_STATUS: &str = "\
+Exit status:
+  0  every input was read and breaks no rule (warnings allowed, unless --deny-warnings)
+  1  some input breaks a rule, or has a warning with --deny-warnings
+  2  some input cannot be read as a ResourceSync document, or the command line is wrong
+The worst input decides. --help and --version exit with 0.";
+
+/// What `validate` does, for its long help.
+const VALIDATE_ABOUT: &str = "\
+Checks documents and packages against the standard's rules.
+
+Each INPUT is a file, or - for standard input. A document is checked as it streams, in
+memory that does not grow with its size; gzipped input is decompressed, from a file or
+from standard input. A file that starts like a ZIP archive is read as a Resource Dump or
+Change Dump package: its manifest is checked and every bitstream verified against it
+(bitstream-fixity), files the manifest does not describe are reported (unlisted-file),
+and a package that cannot be opened (no manifest, unsafe names, a missing bitstream, ...)
+counts as unreadable. A package is read from its end, so it must be a file: on standard
+input it is unreadable. URLs are not fetched.";
+
+/// The output of `validate`, for its long help.
+const VALIDATE_OUTPUT: &str = "\
+Output:
+  For each input, every error and warning on a line of its own:
+    <input>: error [<rule>, section <section>] entry <n> line <l> column <c>: <message>
+  then one line of counts:
+    <input>: <kind>, <n> entries, <n> errors, <n> warnings
+  and, after all inputs, one line over all of them:
+    summary: <n> documents (<n> unreadable), <n> entries, <n> errors, <n> warnings
+  An input that cannot be read counts one error; standard input is named <stdin>.
+
+JSON (--json):
+  One object per input and line:
+    {\"input\", \"kind\", \"entries\", \"errors\": [{\"rule\", \"section\", \"message\",
+     \"line\", \"column\", \"entry\"}], \"warnings\": [...], \"error_count\", \"warning_count\"}
+  null where a place or kind is unknown; an input that cannot be read has one error whose
+  rule and section are null. To keep memory bounded, at most 10,000 errors and 10,000
+  warnings are listed per input; error_count and warning_count always give the totals.
+  Then one last object over all inputs:
+    {\"summary\": {\"documents\", \"unreadable\", \"entries\", \"errors\", \"warnings\",
+     \"exit_status\"}}";
 
 /// Findings listed per severity and input in JSON output; the counts are always exact.
 const MAX_LISTED: usize = 10_000;
 
-/// What one input came to.
+/// ResourceSync (ANSI/NISO Z39.99-2017) documents and packages.
+#[derive(Parser)]
+#[command(name = "resourcesync", version, after_help = EXIT_STATUS)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand)]
+enum Command {
+    /// Checks documents and packages against the standard's rules.
+    #[command(
+        long_about = VALIDATE_ABOUT,
+        after_help = EXIT_STATUS,
+        after_long_help = format!("{VALIDATE_OUTPUT}\n\n{EXIT_STATUS}"),
+    )]
+    Validate(ValidateArgs),
+}
+
+/// The arguments of `validate`.
+#[derive(Args)]
+struct ValidateArgs {
+    /// Documents (plain or gzipped) and ZIP packages; - reads standard input.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+    /// One JSON object per input and line, then a summary object.
+    #[arg(long)]
+    json: bool,
+    /// Warnings make the exit status 1, as errors do.
+    #[arg(long)]
+    deny_warnings: bool,
+}
+
+/// What one input came to, from best to worst.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Outcome {
     Valid,
@@ -42,43 +108,81 @@ enum Outcome {
     Unreadable,
 }
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (Some("validate"), rest) = (args.first().map(String::as_str), args.get(1..)) else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
-    };
-    let rest = rest.unwrap_or_default();
-    let json = rest.iter().any(|a| a == "--json");
-    let inputs: Vec<&String> = rest.iter().filter(|a| *a != "--json").collect();
-    if inputs.is_empty() || inputs.iter().any(|a| a.starts_with("--")) {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
+impl Outcome {
+    fn exit_status(self) -> u8 {
+        match self {
+            Outcome::Valid => 0,
+            Outcome::BreaksRules => 1,
+            Outcome::Unreadable => 2,
+        }
     }
+}
+
+fn main() -> ExitCode {
+    // clap prints help and version to stdout with status 0, and usage errors to stderr
+    // with status 2, the status of an unreadable input.
+    match Cli::parse().command {
+        Command::Validate(args) => validate_all(&args),
+    }
+}
+
+/// Validates every input, prints the summary, and returns the worst outcome's status.
+fn validate_all(args: &ValidateArgs) -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let mut worst = Outcome::Valid;
-    for input in inputs {
-        let outcome = validate(input, json, &mut out);
+    let (mut documents, mut unreadable, mut entries, mut errors, mut warnings) = (0, 0, 0, 0, 0);
+    for input in &args.inputs {
+        let report = validate(input, args.json, &mut out);
+        let mut outcome = report.outcome();
+        if args.deny_warnings && report.warning_count > 0 {
+            outcome = outcome.max(Outcome::BreaksRules);
+        }
         worst = worst.max(outcome);
+        documents += 1;
+        unreadable += u64::from(report.unreadable.is_some());
+        entries += report.entries;
+        errors += report.total_errors();
+        warnings += report.warning_count;
     }
+    let status = worst.exit_status();
+    let _ = if args.json {
+        let summary = json!({"summary": {
+            "documents": documents,
+            "unreadable": unreadable,
+            "entries": entries,
+            "errors": errors,
+            "warnings": warnings,
+            "exit_status": status,
+        }});
+        writeln!(out, "{summary}")
+    } else {
+        writeln!(
+            out,
+            "summary: {documents} documents ({unreadable} unreadable), {entries} entries, \
+             {errors} errors, {warnings} warnings"
+        )
+    };
     if out.flush().is_err() {
         return ExitCode::from(2);
     }
-    ExitCode::from(match worst {
-        Outcome::Valid => 0,
-        Outcome::BreaksRules => 1,
-        Outcome::Unreadable => 2,
-    })
+    ExitCode::from(status)
 }
 
-/// The findings of one input, listed up to a bound and counted.
+/// Why an input could not be read: the message (without the place) and the place.
+type Unreadable = (String, Option<Position>);
+
+/// What one input came to: its kind and entries, its findings listed up to a bound and
+/// counted, and why it could not be read, if it could not.
 #[derive(Default)]
 struct Report {
+    kind: Option<DocumentKind>,
+    entries: u64,
     errors: Vec<Value>,
     warnings: Vec<Value>,
     error_count: u64,
     warning_count: u64,
+    unreadable: Option<Unreadable>,
 }
 
 impl Report {
@@ -103,18 +207,36 @@ impl Report {
             let _ = writeln!(out, "{input}: {f}");
         }
     }
+
+    /// Errors, an unreadable input counting one.
+    fn total_errors(&self) -> u64 {
+        self.error_count + u64::from(self.unreadable.is_some())
+    }
+
+    fn outcome(&self) -> Outcome {
+        if self.unreadable.is_some() {
+            Outcome::Unreadable
+        } else if self.error_count > 0 {
+            Outcome::BreaksRules
+        } else {
+            Outcome::Valid
+        }
+    }
 }
+
+/// The ZIP local file header's signature, with which a package starts.
+const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
 
 /// Whether a file starts with a ZIP local file header; the file is rewound either way.
 fn is_zip(file: &mut File) -> bool {
-    use std::io::{Read, Seek};
+    use std::io::Seek;
     let mut magic = [0u8; 4];
-    let zip = file.read_exact(&mut magic).is_ok() && magic == *b"PK\x03\x04";
+    let zip = file.read_exact(&mut magic).is_ok() && magic == ZIP_MAGIC;
     file.rewind().is_ok() && zip
 }
 
 /// A read error as its message (without the place) and its place.
-fn unreadable(e: resourcesync_xml::Error) -> (String, Option<resourcesync_xml::Position>) {
+fn unreadable(e: resourcesync_xml::Error) -> Unreadable {
     (e.kind().to_string(), Some(e.position()))
 }
 
@@ -136,56 +258,24 @@ fn package_error(
     (message, None)
 }
 
-fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {
-    let mut report = Report::default();
-    let mut kind = None;
-    let mut entries = 0;
-    let read = (|| {
-        if input.starts_with("http://") || input.starts_with("https://") {
-            return Err((
-                "URLs are not supported yet: download the document and give its file".to_string(),
-                None,
-            ));
-        }
-        let mut file = File::open(input).map_err(|e| (format!("cannot open: {e}"), None))?;
-        if is_zip(&mut file) {
-            let mut package =
-                resourcesync_package::Package::open(BufReader::new(file)).map_err(package_error)?;
-            kind = Some(package.manifest().head.kind());
-            entries = package.manifest().entries.len() as u64;
-            for f in package.check().map_err(package_error)? {
-                report.add(&f, json, out, input);
-            }
-            return Ok(());
-        }
-        // The standard's limits are reported as findings (max-entries), not refused.
-        let mut reader = Reader::with_limits(
-            BufReader::with_capacity(64 * 1024, file),
-            Limits::unbounded_size(),
-        )
-        .map_err(unreadable)?;
-        kind = Some(reader.kind().map_err(unreadable)?);
-        loop {
-            let next = reader.next_entry();
-            for f in reader.take_findings() {
-                report.add(&f, json, out, input);
-            }
-            entries = reader.entries_read();
-            match next {
-                Ok(Some(_)) => {}
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(unreadable(e)),
-            }
-        }
-    })();
-    let outcome = match &read {
-        Err(_) => Outcome::Unreadable,
-        Ok(()) if report.error_count > 0 => Outcome::BreaksRules,
-        Ok(()) => Outcome::Valid,
+/// Reads and checks one input, printing its findings and its line (or JSON object).
+fn validate(input: &std::path::Path, json: bool, out: &mut impl Write) -> Report {
+    let stdin = input.as_os_str() == "-";
+    let name = if stdin {
+        "<stdin>".to_string()
+    } else {
+        input.display().to_string()
     };
+    let mut report = Report::default();
+    let read = if stdin {
+        read_stdin(&mut report, json, out, &name)
+    } else {
+        read_file(input, &mut report, json, out, &name)
+    };
+    report.unreadable = read.err();
     if json {
-        let mut errors = report.errors;
-        if let Err((message, position)) = &read {
+        let mut errors = std::mem::take(&mut report.errors);
+        if let Some((message, position)) = &report.unreadable {
             errors.push(json!({
                 "rule": null, "section": null, "message": message,
                 "line": position.map(|p| p.line),
@@ -194,30 +284,114 @@ fn validate(input: &str, json: bool, out: &mut impl Write) -> Outcome {
             }));
         }
         let object = json!({
-            "input": input,
-            "kind": kind.map(|k| k.name()),
-            "entries": entries,
+            "input": name,
+            "kind": report.kind.map(|k| k.name()),
+            "entries": report.entries,
             "errors": errors,
-            "warnings": report.warnings,
-            "error_count": report.error_count + u64::from(read.is_err()),
+            "warnings": std::mem::take(&mut report.warnings),
+            "error_count": report.total_errors(),
             "warning_count": report.warning_count,
         });
         let _ = writeln!(out, "{object}");
     } else {
-        if let Err((message, position)) = &read {
+        if let Some((message, position)) = &report.unreadable {
             let place = position.map(|p| format!(" at {p}")).unwrap_or_default();
             let _ = writeln!(
                 out,
-                "{input}: cannot be read as a ResourceSync document{place}: {message}"
+                "{name}: cannot be read as a ResourceSync document{place}: {message}"
             );
         }
         let _ = writeln!(
             out,
-            "{input}: {}, {entries} entries, {} errors, {} warnings",
-            kind.map_or("unreadable", |k| k.name()),
-            report.error_count + u64::from(read.is_err()),
+            "{name}: {}, {} entries, {} errors, {} warnings",
+            report.kind.map_or("unreadable", |k| k.name()),
+            report.entries,
+            report.total_errors(),
             report.warning_count
         );
     }
-    outcome
+    report
+}
+
+/// Reads a file: a package when it starts like a ZIP archive, else a document.
+fn read_file(
+    input: &std::path::Path,
+    report: &mut Report,
+    json: bool,
+    out: &mut impl Write,
+    name: &str,
+) -> Result<(), Unreadable> {
+    if name.starts_with("http://") || name.starts_with("https://") {
+        return Err((
+            "URLs are not supported yet: download the document and give its file".to_string(),
+            None,
+        ));
+    }
+    let mut file = File::open(input).map_err(|e| (format!("cannot open: {e}"), None))?;
+    if is_zip(&mut file) {
+        let mut package =
+            resourcesync_package::Package::open(BufReader::new(file)).map_err(package_error)?;
+        report.kind = Some(package.manifest().head.kind());
+        report.entries = package.manifest().entries.len() as u64;
+        for f in package.check().map_err(package_error)? {
+            report.add(&f, json, out, name);
+        }
+        return Ok(());
+    }
+    read_document(
+        BufReader::with_capacity(64 * 1024, file),
+        report,
+        json,
+        out,
+        name,
+    )
+}
+
+/// Reads standard input as a document. Its first bytes are read aside to tell a ZIP
+/// package, which cannot be read from a stream, and put back in front of the rest.
+fn read_stdin(
+    report: &mut Report,
+    json: bool,
+    out: &mut impl Write,
+    name: &str,
+) -> Result<(), Unreadable> {
+    let mut stdin = BufReader::with_capacity(64 * 1024, io::stdin().lock());
+    let mut first = Vec::with_capacity(ZIP_MAGIC.len());
+    (&mut stdin)
+        .take(ZIP_MAGIC.len() as u64)
+        .read_to_end(&mut first)
+        .map_err(|e| (format!("cannot read: {e}"), None))?;
+    if first == ZIP_MAGIC {
+        return Err((
+            "a ZIP package is read from its end, so not from standard input: give its file"
+                .to_string(),
+            None,
+        ));
+    }
+    read_document(io::Cursor::new(first).chain(stdin), report, json, out, name)
+}
+
+/// Reads a document (gzipped or not) as it streams, reporting its findings as they come.
+fn read_document(
+    input: impl BufRead,
+    report: &mut Report,
+    json: bool,
+    out: &mut impl Write,
+    name: &str,
+) -> Result<(), Unreadable> {
+    // The standard's limits are reported as findings (max-entries), not refused.
+    let mut reader = Reader::with_limits(input, Limits::unbounded_size()).map_err(unreadable)?;
+    report.kind = Some(reader.kind().map_err(unreadable)?);
+    loop {
+        let next = reader.next_entry();
+        for f in reader.take_findings() {
+            report.add(&f, json, out, name);
+        }
+        report.entries = reader.entries_read();
+        match next {
+            Ok(Some(_)) => {}
+            Ok(None) => return Ok(()),
+            Err(e) => return Err(unreadable(e)),
+        }
+    }
 }
