@@ -1963,11 +1963,25 @@ fn needs_attention(bytes: &[u8], also: u8) -> bool {
 }
 
 /// Cuts untrusted text for an error message.
+/// Characters that cannot be seen (controls, byte order marks, zero-width and
+/// bidirectional formatting characters) are shown as `<U+FEFF>`, so that a message names
+/// what is there.
 fn clip(s: &str) -> String {
-    match s.char_indices().nth(40) {
-        None => s.to_owned(),
-        Some((at, _)) => format!("{}…", &s[..at]),
+    let mut out = String::new();
+    for (n, c) in s.chars().enumerate() {
+        if n == 40 {
+            out.push('…');
+            break;
+        }
+        if c.is_control()
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+        {
+            out.push_str(&format!("<U+{:04X}>", u32::from(c)));
+        } else {
+            out.push(c);
+        }
     }
+    out
 }
 
 /// Reads a whole document from a byte slice, with default limits and checking on.
