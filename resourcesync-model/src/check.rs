@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher, RandomState};
 
-use crate::capability::{Capability, DocumentKind as K};
+use crate::capability::{Capability, DocumentKind, DocumentKind as K};
 use crate::rules::{Finding, Rule};
 use crate::{
     AttributeName as A, Attributes, Change, Document, DocumentHead, Entry, Link, Malformed, Md,
@@ -267,7 +267,7 @@ impl Checker {
     /// The kind of the document being checked: the kind its capability means, when that
     /// is a near miss of a defined value ([`Capability::meant`]), else
     /// [`DocumentHead::kind`].
-    pub fn kind(&self) -> K {
+    pub fn kind(&self) -> DocumentKind {
         self.kind
     }
 

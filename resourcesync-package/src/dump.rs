@@ -4,8 +4,8 @@
 use std::io::{self, Read, Write};
 
 use resourcesync_model::{
-    ChangeOrder, Document, DocumentHead, DocumentKind, Entry, Link, Md, Relation, Uri, UriError,
-    W3cDateTime,
+    ChangeOrder, Document, DocumentHead, DocumentKind, Entry, Link, MAX_ENTRIES, Md, Relation, Uri,
+    UriError, W3cDateTime,
 };
 
 use crate::writer::{Bitstream, PackageInfo, PackageOptions, PackageWriter};
@@ -27,7 +27,7 @@ impl Default for DumpLimits {
     fn default() -> Self {
         DumpLimits {
             max_bytes: 1 << 30,
-            max_entries: 50_000,
+            max_entries: MAX_ENTRIES as usize,
         }
     }
 }
@@ -37,7 +37,7 @@ impl DumpLimits {
     pub fn new(max_bytes: u64, max_entries: usize) -> DumpLimits {
         DumpLimits {
             max_bytes,
-            max_entries: max_entries.clamp(1, 50_000),
+            max_entries: max_entries.clamp(1, MAX_ENTRIES as usize),
         }
     }
 }

@@ -4,7 +4,8 @@
 use std::io;
 
 use resourcesync_model::{
-    ChangeOrder, DocumentHead, DocumentKind, Entry, Link, Md, Relation, Root, Uri, W3cDateTime,
+    ChangeOrder, DocumentHead, DocumentKind, Entry, Link, MAX_BYTES, MAX_ENTRIES, Md, Relation,
+    Root, Uri, W3cDateTime,
 };
 
 use crate::error::WriteError;
@@ -23,8 +24,8 @@ pub struct SetLimits {
 impl Default for SetLimits {
     fn default() -> Self {
         SetLimits {
-            max_entries: 50_000,
-            max_bytes: 52_428_800,
+            max_entries: MAX_ENTRIES,
+            max_bytes: MAX_BYTES,
         }
     }
 }
@@ -34,8 +35,8 @@ impl SetLimits {
     /// the Sitemap protocol's are lowered to them.
     pub fn new(max_entries: u64, max_bytes: u64) -> SetLimits {
         SetLimits {
-            max_entries: max_entries.min(50_000),
-            max_bytes: max_bytes.min(52_428_800),
+            max_entries: max_entries.min(MAX_ENTRIES),
+            max_bytes: max_bytes.min(MAX_BYTES),
         }
     }
 }
@@ -242,10 +243,10 @@ where
         let next = Part::new(if self.intervals { until.clone() } else { None });
         let part = std::mem::replace(&mut self.current, next);
         let number = self.parts.len() + 1;
-        if number > 50_000 {
+        if number as u64 > MAX_ENTRIES {
             return Err(WriteError::Limit {
                 what: "parts in one index",
-                limit: 50_000,
+                limit: MAX_ENTRIES,
             });
         }
         let uri = (self.part_uri)(number)
