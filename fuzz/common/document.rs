@@ -161,7 +161,12 @@ fn attributes(u: &mut Unstructured<'_>) -> Result<Vec<Attribute>> {
     (0..n)
         .map(|_| {
             let value = if u.arbitrary()? {
-                raw_text(u)?
+                // Text XML can carry, markup characters included, or anything at all.
+                if u.arbitrary()? {
+                    text(u)?
+                } else {
+                    raw_text(u)?
+                }
             } else {
                 // Values a typed attribute of the same name would take.
                 pick(
