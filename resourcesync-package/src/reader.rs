@@ -77,7 +77,6 @@ impl PackageLimits {
 struct Listed {
     entry: usize,
     zip_index: usize,
-    name: String,
 }
 
 /// A package opened for reading: the ZIP's directory read, the manifest read and
@@ -186,13 +185,12 @@ impl<R: Read + Seek> Package<R> {
             return Err(BadPackage::NotAManifest { kind }.into());
         }
         let listed = listed(&manifest, &entries)?;
-        let listed_names: HashSet<&str> = listed.iter().map(|l| l.name.as_str()).collect();
+        let is_listed = listed_entries(&listed, entries.len());
         let unlisted = entries
             .iter()
-            .filter(|e| {
-                e.name != MANIFEST_NAME && !e.is_dir && !listed_names.contains(e.name.as_str())
-            })
-            .map(|e| e.name.clone())
+            .zip(&is_listed)
+            .filter(|(e, listed)| e.name != MANIFEST_NAME && !e.is_dir && !**listed)
+            .map(|(e, _)| e.name.clone())
             .collect();
         Ok(Package {
             reader,
@@ -470,9 +468,9 @@ impl<R: Read + Seek> Package<R> {
         fixity.sort_by_key(|f| f.entry);
         findings.extend(fixity);
         // The entries not read above: their local headers must agree too.
-        let read: HashSet<usize> = self.listed.iter().map(|l| l.zip_index).collect();
-        for (k, entry) in self.entries.iter().enumerate() {
-            if entry.name != MANIFEST_NAME && !read.contains(&k) {
+        let read = listed_entries(&self.listed, self.entries.len());
+        for (entry, read) in self.entries.iter().zip(read) {
+            if entry.name != MANIFEST_NAME && !read {
                 archive::open_entry(&mut self.reader, &mut self.pos, &mut self.buf, entry)?;
             }
         }
@@ -495,7 +493,8 @@ impl<R: Read + Seek> Package<R> {
             .prefix(".resourcesync-extract-")
             .tempdir_in(parent)?;
         for i in self.file_order() {
-            let relative = safe_path(&self.listed[i].name).map_err(BadPackage::UnsafeName)?;
+            let name = &self.entries[self.listed[i].zip_index].name;
+            let relative = safe_path(name).map_err(BadPackage::UnsafeName)?;
             let path = temp.path().join(relative);
             if let Some(dir) = path.parent() {
                 fs::create_dir_all(dir)?;
@@ -519,15 +518,18 @@ impl<R: Read + Seek> Package<R> {
 
 /// The bitstreams the manifest lists, each found in the ZIP; a path that names no
 /// bitstream, or one listed before, is an error naming the entry and the path.
+///
+/// A package written in the manifest's order is read without a map: each path is looked
+/// for first in the ZIP entry after the last one found, and the map of names and the set
+/// of directories are made only when needed.
 fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, PackageError> {
-    let by_name: HashMap<&str, usize> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.name.as_str(), i))
-        .collect();
-    let directories = archive::directories(entries);
-    let mut listed = Vec::new();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut by_name: Option<HashMap<&str, usize>> = None;
+    let mut directories: Option<HashSet<String>> = None;
+    let mut listed = Vec::with_capacity(manifest.entries.len());
+    // The manifest entry that listed each ZIP entry: ZIP names are unique, so a path listed
+    // twice finds the same ZIP entry twice.
+    let mut seen: Vec<Option<usize>> = vec![None; entries.len()];
+    let mut next = 0;
     for (i, entry) in manifest.entries.iter().enumerate() {
         let md = entry.md.as_ref();
         let Some(path) = md.and_then(|md| md.path.as_ref()) else {
@@ -542,6 +544,23 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
         // The standard's paths start with a slash; tolerate its absence (reported as
         // path-leading-slash), as the Python reference implementation leaves it out.
         let name = path.strip_prefix('/').unwrap_or(path);
+        let mut find = || match entries.get(next) {
+            Some(e) if e.name == name => Some(next),
+            _ => by_name
+                .get_or_insert_with(|| {
+                    entries
+                        .iter()
+                        .enumerate()
+                        .map(|(k, e)| (e.name.as_str(), k))
+                        .collect()
+                })
+                .get(name)
+                .copied(),
+        };
+        // A name found is a file's (manifest names ending in a slash are refused first, and
+        // ZIP directories' names end in one) and so no directory: the ZIP was refused on
+        // opening if a file's name were another entry's directory.
+        let mut found = None;
         let problem = if path.starts_with("//") {
             Some(PathProblem::Network)
         } else if name.is_empty() {
@@ -552,14 +571,16 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
             Some(PathProblem::Unsafe(e))
         } else if name.eq_ignore_ascii_case(MANIFEST_NAME) {
             Some(PathProblem::Manifest)
-        } else if let Some(&first) = seen.get(name) {
-            Some(PathProblem::Twice { first: first + 1 })
-        } else if directories.contains(name) {
+        } else if let Some(k) = find() {
+            found = Some(k);
+            seen[k].map(|first| PathProblem::Twice { first: first + 1 })
+        } else if directories
+            .get_or_insert_with(|| archive::directories(entries))
+            .contains(name)
+        {
             Some(PathProblem::NamesDirectory)
-        } else if !by_name.contains_key(name) {
-            Some(PathProblem::Missing)
         } else {
-            None
+            Some(PathProblem::Missing)
         };
         if let Some(problem) = problem {
             return Err(BadPackage::ManifestPath {
@@ -569,14 +590,26 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
             }
             .into());
         }
-        seen.insert(name, i);
+        let Some(k) = found else {
+            continue;
+        };
+        seen[k] = Some(i);
+        next = k + 1;
         listed.push(Listed {
             entry: i,
-            zip_index: by_name[name],
-            name: name.to_owned(),
+            zip_index: k,
         });
     }
     Ok(listed)
+}
+
+/// Whether each ZIP entry is a listed bitstream.
+fn listed_entries(listed: &[Listed], entries: usize) -> Vec<bool> {
+    let mut is_listed = vec![false; entries];
+    for l in listed {
+        is_listed[l.zip_index] = true;
+    }
+    is_listed
 }
 
 /// Bitstream bytes handed to the md5 thread at once, and buffers of them at most.
