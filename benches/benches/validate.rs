@@ -5,7 +5,9 @@
 //! `Package` calls as `examples/src/bin/resourcesync.rs` does for a ZIP (the magic number
 //! read and the file rewound, `Package::open` over a default `BufReader` of the file, the
 //! manifest's kind and entry count, `check`), in process, reading the file from the disk
-//! (the page cache, after the first iteration). Throughput is in bytes of bitstreams.
+//! (the page cache, after the first iteration). `Package::open` is `open_with_limits` with
+//! the default limits; "one thread" turns the hashing thread off. Throughput is in bytes
+//! of bitstreams.
 //!
 //! `cargo bench -p resourcesync-benches --bench validate -- --warm-up-time 1 --measurement-time 5`
 
@@ -17,7 +19,7 @@ use std::path::Path;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
 use resourcesync_package::{
-    Bitstream, Compression, Fixity, Package, PackageOptions, PackageWriter,
+    Bitstream, Compression, Fixity, Package, PackageLimits, PackageOptions, PackageWriter,
 };
 
 fn head() -> DocumentHead {
@@ -59,13 +61,15 @@ fn floor(contents: &[Vec<u8>]) -> u64 {
     n
 }
 
-/// What `resourcesync validate` does with a ZIP file: the entries and the findings.
-fn validate(path: &Path) -> (usize, usize) {
+/// What `resourcesync validate` does with a ZIP file: the entries and the findings; with
+/// `thread` false, without the hashing thread (the command has it).
+fn validate(path: &Path, thread: bool) -> (usize, usize) {
     let mut file = File::open(path).unwrap();
     let mut magic = [0u8; 4];
     let zip = file.read_exact(&mut magic).is_ok() && magic == *b"PK\x03\x04";
     assert!(file.rewind().is_ok() && zip);
-    let mut package = Package::open(BufReader::new(file)).unwrap();
+    let limits = PackageLimits::default().with_hashing_thread(thread);
+    let mut package = Package::open_with_limits(BufReader::new(file), limits).unwrap();
     black_box(package.manifest().head.kind());
     let entries = package.manifest().entries.len();
     let findings = package.check().unwrap();
@@ -80,7 +84,7 @@ fn bench(c: &mut Criterion) {
             .collect();
         let path = dir.path().join(format!("{name}.zip"));
         write(&contents, &path);
-        assert_eq!(validate(&path), (count, 0));
+        assert_eq!(validate(&path, true), (count, 0));
         let mut g = c.benchmark_group(format!("validate/{name}"));
         g.throughput(Throughput::Bytes((count * size) as u64));
         g.sample_size(10);
@@ -91,7 +95,12 @@ fn bench(c: &mut Criterion) {
         g.bench_function("floor: md5 + sha-256 in one pass", |b| {
             b.iter(|| black_box(floor(&contents)))
         });
-        g.bench_function("validate (file)", |b| b.iter(|| black_box(validate(&path))));
+        g.bench_function("validate (file)", |b| {
+            b.iter(|| black_box(validate(&path, true)))
+        });
+        g.bench_function("validate (file), one thread", |b| {
+            b.iter(|| black_box(validate(&path, false)))
+        });
         g.finish();
         std::fs::remove_file(&path).unwrap();
     }
