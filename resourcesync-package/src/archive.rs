@@ -388,7 +388,8 @@ pub(crate) fn open_entry<'a, R: Read + Seek>(
         .saturating_add(30)
         .saturating_add((name_len + extra_len) as u64);
     check_sizes(entry, data_start)?;
-    *pos = Some(data_start);
+    // The position stays unknown until the data is read to its end (`finish`): a reader
+    // dropped before then has moved the reader by an unknown amount.
     let data = match entry.method {
         Method::Stored => Data::Stored(reader.take(entry.compressed)),
         Method::Deflated => {

@@ -255,3 +255,56 @@ impl<W: Write> Write for Hashing<W> {
         self.inner.flush()
     }
 }
+
+/// Bytes of bitstreams handed to the md5 thread of verification: `bytes[..filled]`, in
+/// which the bitstreams listed in `ends` end (each offset ends one; the first continues the
+/// bitstream the previous batch left unfinished), each with whether the thread is to hash
+/// it (the reading thread hashes some small bitstreams itself when the thread is behind).
+pub(crate) struct Batch {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) filled: usize,
+    pub(crate) ends: Vec<(usize, bool)>,
+}
+
+impl Batch {
+    pub(crate) fn new(size: usize) -> Batch {
+        Batch {
+            bytes: vec![0; size],
+            filled: 0,
+            ends: Vec::new(),
+        }
+    }
+}
+
+/// The md5 thread of [`Package::verify`](crate::Package::verify) and
+/// [`Package::check`](crate::Package::check): hashes the batches in order and gives each
+/// back, emptied, with the md5 of every bitstream that ended in it. Runs until the channel
+/// closes or nobody takes its replies. A bitstream it is not to hash gets zeros.
+pub(crate) fn md5_of_batches(
+    incoming: mpsc::Receiver<Batch>,
+    replies: mpsc::Sender<(Batch, Vec<[u8; 16]>)>,
+) {
+    use md5::{Digest as _, Md5};
+    let mut md5 = Md5::new();
+    for mut batch in incoming {
+        let mut from = 0;
+        let mut digests = Vec::with_capacity(batch.ends.len());
+        for &(end, hash) in &batch.ends {
+            if hash {
+                md5.update(&batch.bytes[from..end]);
+                digests.push(md5.finalize_reset().into());
+            } else {
+                // Its bytes in earlier batches are forgotten too.
+                md5.reset();
+                digests.push([0; 16]);
+            }
+            from = end;
+        }
+        md5.update(&batch.bytes[from..batch.filled]);
+        batch.filled = 0;
+        batch.ends.clear();
+        if replies.send((batch, digests)).is_err() {
+            return;
+        }
+    }
+}

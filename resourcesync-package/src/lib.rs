@@ -68,7 +68,19 @@
 //! md5 and sha-256 and the sha-256 of about half of the stored bitstreams, whose bytes
 //! stand verbatim in the package. The thread ends with `finish`, or when the writer is
 //! dropped. [`PackageOptions::hashing_thread`] turns it off, for callers that want one
-//! thread only; the bytes and digests are the same either way. Reading uses no thread.
+//! thread only; the bytes and digests are the same either way.
+//!
+//! [`Package::verify`] and [`Package::check`] compute the bitstreams' md5 on a second,
+//! scoped thread, which lives for that one call: the reading thread reads each bitstream
+//! (CRC-32, sizes and limits counted on the inflated bytes, as always), computes its length
+//! and sha-256, and hands its bytes over in 1 MiB batches, at most four in flight; the md5
+//! comes back per bitstream, and each fixity error is judged and reported in file order,
+//! naming its bitstream, as on one thread. While the md5 thread is two batches behind,
+//! bitstreams of up to 64 KiB are hashed whole on the reading thread, which keeps the two
+//! balanced when bitstreams are small. [`PackageLimits::hashing_thread`] turns the thread
+//! off; it is not started either on a single core, for bitstreams of less than 256 KiB in
+//! all, or when it cannot be; the findings and errors are the same either way.
+//! [`VerifiedReader`] and [`Package::extract`] use no thread.
 //!
 //! # Deviations
 //! - Extraction refuses every `.` and `..` segment, not only those that climb out, and

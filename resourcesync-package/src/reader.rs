@@ -1,17 +1,19 @@
 //! Reading a package: its manifest checked, its bitstreams verified as they are read, and
 //! extraction that is all or nothing.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt;
 use std::fs;
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 
 use resourcesync_model::{Change, Document, DocumentKind, Finding, Hashes};
 
 use crate::archive::{self, EntryReader, ZipEntry};
 use crate::error::{BadPackage, LimitExceeded, Misuse, PathProblem};
-use crate::fixity::Fixity;
+use crate::fixity::{Digests, Fixity};
+use crate::hashing::{self, Batch};
 use crate::{FixityError, MANIFEST_NAME, Mismatch, PackageError, safe_path};
 
 /// Limits on what reading a package may cost. Decompressed bytes are counted as they are
@@ -30,6 +32,10 @@ pub struct PackageLimits {
     pub max_entries: usize,
     /// Decompressed bytes of `manifest.xml`: the Sitemap protocol's 52,428,800.
     pub max_manifest_bytes: u64,
+    /// Not a limit: whether [`verify`](Package::verify) and [`check`](Package::check) may
+    /// compute the bitstreams' md5 on a second thread (the default); see the crate's
+    /// documentation. Either way they find the same.
+    pub hashing_thread: bool,
 }
 
 impl Default for PackageLimits {
@@ -40,6 +46,7 @@ impl Default for PackageLimits {
             max_ratio: 1_000,
             max_entries: 100_000,
             max_manifest_bytes: 52_428_800,
+            hashing_thread: true,
         }
     }
 }
@@ -57,6 +64,12 @@ impl PackageLimits {
         self.max_ratio = ratio;
         self
     }
+
+    /// These limits with or without the hashing thread of verification.
+    pub fn with_hashing_thread(mut self, thread: bool) -> PackageLimits {
+        self.hashing_thread = thread;
+        self
+    }
 }
 
 /// One bitstream the manifest lists: its manifest entry and where it is in the ZIP.
@@ -64,7 +77,6 @@ impl PackageLimits {
 struct Listed {
     entry: usize,
     zip_index: usize,
-    name: String,
 }
 
 /// A package opened for reading: the ZIP's directory read, the manifest read and
@@ -173,13 +185,12 @@ impl<R: Read + Seek> Package<R> {
             return Err(BadPackage::NotAManifest { kind }.into());
         }
         let listed = listed(&manifest, &entries)?;
-        let listed_names: HashSet<&str> = listed.iter().map(|l| l.name.as_str()).collect();
+        let is_listed = listed_entries(&listed, entries.len());
         let unlisted = entries
             .iter()
-            .filter(|e| {
-                e.name != MANIFEST_NAME && !e.is_dir && !listed_names.contains(e.name.as_str())
-            })
-            .map(|e| e.name.clone())
+            .zip(&is_listed)
+            .filter(|(e, listed)| e.name != MANIFEST_NAME && !e.is_dir && !**listed)
+            .map(|(e, _)| e.name.clone())
             .collect();
         Ok(Package {
             reader,
@@ -265,11 +276,166 @@ impl<R: Read + Seek> Package<R> {
     /// Reads every bitstream to its end, verifying length and every listed hash, in the
     /// order they stand in the ZIP; fails with the first that does not verify.
     pub fn verify(&mut self) -> Result<(), PackageError> {
-        for i in self.file_order() {
+        self.verify_each(&mut |_, f| Err(f.into()))
+    }
+
+    /// Reads every bitstream to its end in file order and hands each fixity error, with
+    /// the bitstream's number, to `fixity`, in file order; stops at the first error that
+    /// `fixity` returns, or at the first other error. With two threads (see the crate's
+    /// documentation) a bitstream's md5 is known only once the hashing thread has reached
+    /// it: fixity errors are still handed over in file order, and all of those before a
+    /// bitstream that cannot be read before its error is returned, as with one thread.
+    fn verify_each(
+        &mut self,
+        fixity: &mut dyn FnMut(usize, FixityError) -> Result<(), PackageError>,
+    ) -> Result<(), PackageError> {
+        let order = self.file_order();
+        if self.two_threads(&order) {
+            if let Some(result) = self.verify_threaded(&order, fixity) {
+                return result;
+            }
+        }
+        for i in order {
             let mut reader = self.bitstream(i)?;
-            io::copy(&mut reader, &mut io::sink()).map_err(unwrap_io)?;
+            match io::copy(&mut reader, &mut io::sink()).map_err(unwrap_io) {
+                Ok(_) => {}
+                Err(PackageError::Fixity(f)) => fixity(i, f)?,
+                Err(e) => return Err(e),
+            }
         }
         Ok(())
+    }
+
+    /// Whether to verify on two threads: when allowed, when the machine has two cores or
+    /// more, and when the bitstreams are large enough to repay starting a thread.
+    fn two_threads(&self, order: &[usize]) -> bool {
+        if !self.limits.hashing_thread {
+            return false;
+        }
+        let bytes = order
+            .iter()
+            .map(|&i| self.entries[self.listed[i].zip_index].size)
+            .fold(0, u64::saturating_add);
+        bytes >= THREAD_BYTES && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+    }
+
+    /// [`verify_each`](Package::verify_each) with the md5 computed on a scoped thread;
+    /// `None`, before anything is read, when no thread can be started.
+    fn verify_threaded(
+        &mut self,
+        order: &[usize],
+        fixity: &mut dyn FnMut(usize, FixityError) -> Result<(), PackageError>,
+    ) -> Option<Result<(), PackageError>> {
+        std::thread::scope(|scope| {
+            let (batches, incoming) = mpsc::channel();
+            let (replies, done) = mpsc::channel();
+            let worker = std::thread::Builder::new()
+                .name("resourcesync-package-md5".into())
+                .spawn_scoped(scope, move || hashing::md5_of_batches(incoming, replies))
+                .ok()?;
+            let pipe = Pipe {
+                batches,
+                done,
+                batch: Batch::new(BATCH),
+                buffers: 1,
+                in_flight: 0,
+                pending: VecDeque::new(),
+                stopped: false,
+                spares: Vec::new(),
+            };
+            // Dropping the pipe closes the channel: the thread ends after its batches.
+            let result = self.pipeline(order, pipe, fixity);
+            if worker.join().is_err() && result.is_ok() {
+                return Some(Err(thread_failed()));
+            }
+            Some(result)
+        })
+    }
+
+    /// Reads the bitstreams in `order` into batches for the md5 thread, computing their
+    /// length and sha-256 here and checking the limits as they are read.
+    fn pipeline(
+        &mut self,
+        order: &[usize],
+        mut pipe: Pipe,
+        fixity: &mut dyn FnMut(usize, FixityError) -> Result<(), PackageError>,
+    ) -> Result<(), PackageError> {
+        use md5::Md5;
+        use sha2::{Digest as _, Sha256};
+        let Package {
+            reader,
+            pos,
+            buf,
+            entries,
+            manifest,
+            listed,
+            limits,
+            inflated,
+            ..
+        } = self;
+        let facts = Facts {
+            entries,
+            manifest,
+            listed,
+        };
+        for &i in order {
+            let (entry, length, _) = facts.expected(i);
+            // A small bitstream while the thread is behind: its md5 is computed here.
+            let inline = entry.size <= INLINE_BYTES && pipe.behind(&facts, fixity)?;
+            let mut read_one = || -> Result<Result<ReadToEnd, FixityError>, PackageError> {
+                let mut data = archive::open_entry(reader, pos, buf, entry)?;
+                let mut sha256 = Sha256::new();
+                let mut md5 = inline.then(Md5::new);
+                let mut read = 0u64;
+                loop {
+                    if pipe.batch.filled == pipe.batch.bytes.len() {
+                        pipe.send(&facts, fixity)?;
+                    }
+                    let batch = &mut pipe.batch;
+                    let n = data
+                        .read(&mut batch.bytes[batch.filled..])
+                        .map_err(unwrap_io)?;
+                    if n == 0 {
+                        return Ok(Ok(ReadToEnd {
+                            length: read,
+                            sha256: sha256.finalize().into(),
+                            md5: md5.map(|md5| md5.finalize().into()),
+                        }));
+                    }
+                    let bytes = &batch.bytes[batch.filled..batch.filled + n];
+                    sha256.update(bytes);
+                    if let Some(md5) = md5.as_mut() {
+                        md5.update(bytes);
+                    }
+                    batch.filled += n;
+                    read += n as u64;
+                    *inflated += n as u64;
+                    match growth(
+                        &entry.name,
+                        read,
+                        length,
+                        entry.compressed,
+                        *inflated,
+                        limits,
+                    ) {
+                        Ok(()) => {}
+                        Err(PackageError::Fixity(f)) => return Ok(Err(f)),
+                        Err(e) => return Err(e),
+                    }
+                }
+            };
+            match read_one() {
+                Ok(outcome) => {
+                    pipe.batch.ends.push((pipe.batch.filled, !inline));
+                    pipe.pending.push_back(Pending { index: i, outcome });
+                }
+                // Stopped by `fixity`, or the thread failed: that is the error.
+                Err(e) if pipe.stopped => return Err(e),
+                // Else the fixity errors of the bitstreams before this one come first.
+                Err(e) => return pipe.drain(&facts, fixity).and(Err(e)),
+            }
+        }
+        pipe.drain(&facts, fixity)
     }
 
     /// Checks the whole package against the standard: the manifest's findings, a
@@ -287,25 +453,24 @@ impl<R: Read + Seek> Package<R> {
                 ..Finding::new(Rule::UnlistedFile, None)
             });
         }
-        let mut fixity = Vec::new();
-        for i in self.file_order() {
-            let entry = self.listed[i].entry as u64 + 1;
-            let mut reader = self.bitstream(i)?;
-            match io::copy(&mut reader, &mut io::sink()).map_err(unwrap_io) {
-                Ok(_) => {}
-                Err(PackageError::Fixity(f)) => fixity.push(Finding {
-                    message: f.to_string(),
-                    ..Finding::new(Rule::BitstreamFixity, Some(entry))
-                }),
-                Err(e) => return Err(e),
-            }
-        }
+        let mut failed = Vec::new();
+        self.verify_each(&mut |i, f| {
+            failed.push((i, f));
+            Ok(())
+        })?;
+        let mut fixity: Vec<Finding> = failed
+            .into_iter()
+            .map(|(i, f)| Finding {
+                message: f.to_string(),
+                ..Finding::new(Rule::BitstreamFixity, Some(self.listed[i].entry as u64 + 1))
+            })
+            .collect();
         fixity.sort_by_key(|f| f.entry);
         findings.extend(fixity);
         // The entries not read above: their local headers must agree too.
-        let read: HashSet<usize> = self.listed.iter().map(|l| l.zip_index).collect();
-        for (k, entry) in self.entries.iter().enumerate() {
-            if entry.name != MANIFEST_NAME && !read.contains(&k) {
+        let read = listed_entries(&self.listed, self.entries.len());
+        for (entry, read) in self.entries.iter().zip(read) {
+            if entry.name != MANIFEST_NAME && !read {
                 archive::open_entry(&mut self.reader, &mut self.pos, &mut self.buf, entry)?;
             }
         }
@@ -328,7 +493,8 @@ impl<R: Read + Seek> Package<R> {
             .prefix(".resourcesync-extract-")
             .tempdir_in(parent)?;
         for i in self.file_order() {
-            let relative = safe_path(&self.listed[i].name).map_err(BadPackage::UnsafeName)?;
+            let name = &self.entries[self.listed[i].zip_index].name;
+            let relative = safe_path(name).map_err(BadPackage::UnsafeName)?;
             let path = temp.path().join(relative);
             if let Some(dir) = path.parent() {
                 fs::create_dir_all(dir)?;
@@ -352,15 +518,18 @@ impl<R: Read + Seek> Package<R> {
 
 /// The bitstreams the manifest lists, each found in the ZIP; a path that names no
 /// bitstream, or one listed before, is an error naming the entry and the path.
+///
+/// A package written in the manifest's order is read without a map: each path is looked
+/// for first in the ZIP entry after the last one found, and the map of names and the set
+/// of directories are made only when needed.
 fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, PackageError> {
-    let by_name: HashMap<&str, usize> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.name.as_str(), i))
-        .collect();
-    let directories = archive::directories(entries);
-    let mut listed = Vec::new();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let mut by_name: Option<HashMap<&str, usize>> = None;
+    let mut directories: Option<HashSet<String>> = None;
+    let mut listed = Vec::with_capacity(manifest.entries.len());
+    // The manifest entry that listed each ZIP entry: ZIP names are unique, so a path listed
+    // twice finds the same ZIP entry twice.
+    let mut seen: Vec<Option<usize>> = vec![None; entries.len()];
+    let mut next = 0;
     for (i, entry) in manifest.entries.iter().enumerate() {
         let md = entry.md.as_ref();
         let Some(path) = md.and_then(|md| md.path.as_ref()) else {
@@ -375,6 +544,23 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
         // The standard's paths start with a slash; tolerate its absence (reported as
         // path-leading-slash), as the Python reference implementation leaves it out.
         let name = path.strip_prefix('/').unwrap_or(path);
+        let mut find = || match entries.get(next) {
+            Some(e) if e.name == name => Some(next),
+            _ => by_name
+                .get_or_insert_with(|| {
+                    entries
+                        .iter()
+                        .enumerate()
+                        .map(|(k, e)| (e.name.as_str(), k))
+                        .collect()
+                })
+                .get(name)
+                .copied(),
+        };
+        // A name found is a file's (manifest names ending in a slash are refused first, and
+        // ZIP directories' names end in one) and so no directory: the ZIP was refused on
+        // opening if a file's name were another entry's directory.
+        let mut found = None;
         let problem = if path.starts_with("//") {
             Some(PathProblem::Network)
         } else if name.is_empty() {
@@ -385,14 +571,16 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
             Some(PathProblem::Unsafe(e))
         } else if name.eq_ignore_ascii_case(MANIFEST_NAME) {
             Some(PathProblem::Manifest)
-        } else if let Some(&first) = seen.get(name) {
-            Some(PathProblem::Twice { first: first + 1 })
-        } else if directories.contains(name) {
+        } else if let Some(k) = find() {
+            found = Some(k);
+            seen[k].map(|first| PathProblem::Twice { first: first + 1 })
+        } else if directories
+            .get_or_insert_with(|| archive::directories(entries))
+            .contains(name)
+        {
             Some(PathProblem::NamesDirectory)
-        } else if !by_name.contains_key(name) {
-            Some(PathProblem::Missing)
         } else {
-            None
+            Some(PathProblem::Missing)
         };
         if let Some(problem) = problem {
             return Err(BadPackage::ManifestPath {
@@ -402,14 +590,275 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
             }
             .into());
         }
-        seen.insert(name, i);
+        let Some(k) = found else {
+            continue;
+        };
+        seen[k] = Some(i);
+        next = k + 1;
         listed.push(Listed {
             entry: i,
-            zip_index: by_name[name],
-            name: name.to_owned(),
+            zip_index: k,
         });
     }
     Ok(listed)
+}
+
+/// Whether each ZIP entry is a listed bitstream.
+fn listed_entries(listed: &[Listed], entries: usize) -> Vec<bool> {
+    let mut is_listed = vec![false; entries];
+    for l in listed {
+        is_listed[l.zip_index] = true;
+    }
+    is_listed
+}
+
+/// Bitstream bytes handed to the md5 thread at once, and buffers of them at most.
+const BATCH: usize = 1 << 20;
+const BATCHES: usize = 4;
+/// Bitstreams of this size or less have their md5 computed on the reading thread when the
+/// md5 thread has `BEHIND` batches or more to hash: the reading thread has less to do
+/// (sha-256, reading, CRC-32), and many small bitstreams keep the two threads balanced.
+const INLINE_BYTES: u64 = 64 << 10;
+const BEHIND: usize = 2;
+/// In unit tests every small bitstream is hashed here (the integration tests, with the
+/// library built as it ships, take the md5 thread's path).
+const ALWAYS_INLINE: bool = cfg!(test);
+/// Bitstreams of fewer bytes in all are verified on one thread.
+const THREAD_BYTES: u64 = 256 << 10;
+
+fn thread_failed() -> PackageError {
+    PackageError::Io(io::Error::other("the package hashing thread failed"))
+}
+
+/// What the manifest says of the bitstreams, for judging them.
+struct Facts<'a> {
+    entries: &'a [ZipEntry],
+    manifest: &'a Document,
+    listed: &'a [Listed],
+}
+
+impl<'a> Facts<'a> {
+    /// The `i`th bitstream's ZIP entry, and the length and hashes its manifest entry gives.
+    fn expected(&self, i: usize) -> (&'a ZipEntry, Option<u64>, Option<&'a Hashes>) {
+        let listed = &self.listed[i];
+        let md = self.manifest.entries[listed.entry].md.as_ref();
+        (
+            &self.entries[listed.zip_index],
+            md.and_then(|md| md.length),
+            md.and_then(|md| md.hash.as_ref()),
+        )
+    }
+}
+
+/// A bitstream read on the two-thread path, its md5 still to come (unless computed here):
+/// what was read, or the fixity error found while reading it.
+struct Pending {
+    index: usize,
+    outcome: Result<ReadToEnd, FixityError>,
+}
+
+/// A bitstream read to its end on the two-thread path.
+struct ReadToEnd {
+    length: u64,
+    sha256: [u8; 32],
+    /// Computed by the reading thread rather than the md5 thread.
+    md5: Option<[u8; 16]>,
+}
+
+/// The reading thread's end of the md5 thread.
+struct Pipe {
+    batches: mpsc::Sender<Batch>,
+    done: mpsc::Receiver<(Batch, Vec<[u8; 16]>)>,
+    /// The batch being filled.
+    batch: Batch,
+    /// Batches allocated, at most `BATCHES`.
+    buffers: usize,
+    /// Batches sent and not yet given back.
+    in_flight: usize,
+    /// Bitstreams read whose md5 has not come back, in file order.
+    pending: VecDeque<Pending>,
+    /// `fixity` returned an error, or the thread failed: nothing more is judged.
+    stopped: bool,
+    /// Batches given back and not yet used.
+    spares: Vec<Batch>,
+}
+
+impl Pipe {
+    /// Sends the batch being filled, and takes another: one given back, or a new one
+    /// while fewer than `BATCHES` exist, or else the next given back.
+    fn send(
+        &mut self,
+        facts: &Facts<'_>,
+        fixity: &mut dyn FnMut(usize, FixityError) -> Result<(), PackageError>,
+    ) -> Result<(), PackageError> {
+        self.send_inner(facts, fixity)
+            .inspect_err(|_| self.stopped = true)
+    }
+
+    fn send_inner(
+        &mut self,
+        facts: &Facts<'_>,
+        fixity: &mut dyn FnMut(usize, FixityError) -> Result<(), PackageError>,
+    ) -> Result<(), PackageError> {
+        let mut spare = self.spares.pop();
+        while let Ok(reply) = self.done.try_recv() {
+            let batch = self.judge(reply, facts, fixity)?;
+            self.spares.extend(spare.replace(batch));
+        }
+        let next = match spare {
+            Some(spare) => spare,
+            None if self.buffers < BATCHES => {
+                self.buffers += 1;
+                Batch::new(BATCH)
+            }
+            None => {
+                let reply = self.done.recv().map_err(|_| thread_failed())?;
+                self.judge(reply, facts, fixity)?
+            }
+        };
+        let full = std::mem::replace(&mut self.batch, next);
+        self.batches.send(full).map_err(|_| thread_failed())?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Whether the md5 thread is behind, by `BEHIND` batches or more, once the batches it
+    /// has given back are judged.
+    fn behind(
+        &mut self,
+        facts: &Facts<'_>,
+        fixity: &mut dyn FnMut(usize, FixityError) -> Result<(), PackageError>,
+    ) -> Result<bool, PackageError> {
+        if ALWAYS_INLINE {
+            return Ok(true);
+        }
+        if self.in_flight < BEHIND {
+            return Ok(false);
+        }
+        while let Ok(reply) = self.done.try_recv() {
+            let spare = self
+                .judge(reply, facts, fixity)
+                .inspect_err(|_| self.stopped = true)?;
+            self.spares.push(spare);
+        }
+        Ok(self.in_flight >= BEHIND)
+    }
+
+    /// Judges the bitstreams whose md5 came back, handing on their fixity errors; returns
+    /// the emptied batch.
+    fn judge(
+        &mut self,
+        (batch, md5s): (Batch, Vec<[u8; 16]>),
+        facts: &Facts<'_>,
+        fixity: &mut dyn FnMut(usize, FixityError) -> Result<(), PackageError>,
+    ) -> Result<Batch, PackageError> {
+        self.in_flight -= 1;
+        for md5 in md5s {
+            let Some(pending) = self.pending.pop_front() else {
+                return Err(thread_failed());
+            };
+            let (entry, length, hashes) = facts.expected(pending.index);
+            let error = match pending.outcome {
+                Err(f) => Some(f),
+                Ok(read) => {
+                    let digests = Digests {
+                        length: read.length,
+                        md5: read.md5.unwrap_or(md5),
+                        sha256: read.sha256,
+                    };
+                    judge(&entry.name, length, hashes, &digests)
+                }
+            };
+            if let Some(f) = error {
+                fixity(pending.index, f)?;
+            }
+        }
+        Ok(batch)
+    }
+
+    /// Sends what is gathered and judges every bitstream read.
+    fn drain(
+        &mut self,
+        facts: &Facts<'_>,
+        fixity: &mut dyn FnMut(usize, FixityError) -> Result<(), PackageError>,
+    ) -> Result<(), PackageError> {
+        if self.batch.filled > 0 || !self.batch.ends.is_empty() {
+            let last = std::mem::replace(&mut self.batch, Batch::new(0));
+            self.batches.send(last).map_err(|_| thread_failed())?;
+            self.in_flight += 1;
+        }
+        while self.in_flight > 0 {
+            let reply = self.done.recv().map_err(|_| thread_failed())?;
+            self.judge(reply, facts, fixity)?;
+        }
+        match self.pending.is_empty() {
+            true => Ok(()),
+            false => Err(thread_failed()),
+        }
+    }
+}
+
+/// The fixity error of a bitstream read to its end, if any: its length first, then the
+/// first of the manifest's hashes that differs.
+fn judge(
+    path: &str,
+    length: Option<u64>,
+    hashes: Option<&Hashes>,
+    digests: &Digests,
+) -> Option<FixityError> {
+    let mismatch = match length {
+        Some(expected) if digests.length != expected => Mismatch::Length {
+            expected,
+            actual: digests.length,
+        },
+        _ => hashes.and_then(|h| digests.mismatch(h))?,
+    };
+    Some(FixityError {
+        path: path.to_owned(),
+        mismatch,
+    })
+}
+
+/// Checks `read` bytes of a bitstream, `inflated` of the package, against the manifest's
+/// length and the limits.
+fn growth(
+    path: &str,
+    read: u64,
+    length: Option<u64>,
+    compressed: u64,
+    inflated: u64,
+    limits: &PackageLimits,
+) -> Result<(), PackageError> {
+    if let Some(expected) = length {
+        if read > expected {
+            return Err(FixityError {
+                path: path.to_owned(),
+                mismatch: Mismatch::Longer { expected },
+            }
+            .into());
+        }
+    }
+    if read > limits.max_entry_bytes {
+        return Err(LimitExceeded::EntryBytes {
+            path: path.to_owned(),
+            max: limits.max_entry_bytes,
+        }
+        .into());
+    }
+    if inflated > limits.max_total_bytes {
+        return Err(LimitExceeded::TotalBytes {
+            max: limits.max_total_bytes,
+        }
+        .into());
+    }
+    if read > 1 << 20 && read / compressed.max(1) > limits.max_ratio {
+        return Err(LimitExceeded::Ratio {
+            path: path.to_owned(),
+            max: limits.max_ratio,
+        }
+        .into());
+    }
+    Ok(())
 }
 
 /// An IO error from a verified reader, back to the package error inside it.
@@ -447,57 +896,31 @@ impl<R: Read + Seek> fmt::Debug for VerifiedReader<'_, R> {
 }
 
 impl<R: Read + Seek> VerifiedReader<'_, R> {
-    fn fixity_error(&self, mismatch: Mismatch) -> io::Error {
-        archive::invalid(FixityError {
-            path: self.inner.name.clone(),
-            mismatch,
-        })
-    }
-
     /// Checks what was read so far against the limits and the manifest's length.
     fn check_growth(&self) -> io::Result<()> {
-        let read = self.fixity.length();
-        if let Some(expected) = self.length {
-            if read > expected {
-                return Err(self.fixity_error(Mismatch::Longer { expected }));
-            }
-        }
-        let path = || self.inner.name.clone();
-        if read > self.limits.max_entry_bytes {
-            return Err(archive::invalid(LimitExceeded::EntryBytes {
-                path: path(),
-                max: self.limits.max_entry_bytes,
-            }));
-        }
-        if *self.inflated > self.limits.max_total_bytes {
-            return Err(archive::invalid(LimitExceeded::TotalBytes {
-                max: self.limits.max_total_bytes,
-            }));
-        }
-        if read > 1 << 20 && read / self.inner.compressed.max(1) > self.limits.max_ratio {
-            return Err(archive::invalid(LimitExceeded::Ratio {
-                path: path(),
-                max: self.limits.max_ratio,
-            }));
-        }
-        Ok(())
+        growth(
+            &self.inner.name,
+            self.fixity.length(),
+            self.length,
+            self.inner.compressed,
+            *self.inflated,
+            &self.limits,
+        )
+        .map_err(archive::invalid)
     }
 
     /// At the end: the length and every hash the manifest gives.
     fn check_end(&mut self) -> io::Result<()> {
         let digests = std::mem::take(&mut self.fixity).finish();
-        if let Some(expected) = self.length {
-            if digests.length != expected {
-                return Err(self.fixity_error(Mismatch::Length {
-                    expected,
-                    actual: digests.length,
-                }));
-            }
+        match judge(
+            &self.inner.name,
+            self.length,
+            self.hashes.as_ref(),
+            &digests,
+        ) {
+            Some(f) => Err(archive::invalid(f)),
+            None => Ok(()),
         }
-        if let Some(mismatch) = self.hashes.as_ref().and_then(|h| digests.mismatch(h)) {
-            return Err(self.fixity_error(mismatch));
-        }
-        Ok(())
     }
 }
 
@@ -525,5 +948,97 @@ impl<R: Read + Seek> Read for VerifiedReader<'_, R> {
             return Err(e);
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Cursor, Write as _};
+
+    use super::*;
+    use crate::{Bitstream, Compression, PackageOptions, PackageWriter};
+
+    /// 40 bitstreams of 8 KiB and one of 1.5 MiB; three changed after hashing, one longer
+    /// and one shorter than the manifest says.
+    fn corrupt() -> Vec<u8> {
+        let mut head =
+            resourcesync_model::DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
+        head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
+        head.links.push(resourcesync_model::Link::new(
+            resourcesync_model::Relation::Up,
+            "http://example.com/caps.xml".parse().unwrap(),
+        ));
+        let mut contents: Vec<Vec<u8>> = (0..41u32)
+            .map(|i| {
+                let n = if i == 20 { 3 << 19 } else { 8 << 10 };
+                (0..n)
+                    .map(|k| (k as u32).wrapping_mul(i + 7).to_le_bytes()[1])
+                    .collect()
+            })
+            .collect();
+        let options = PackageOptions::default().compression(Compression::Store);
+        let mut writer = PackageWriter::new(Vec::new(), head, options).unwrap();
+        for (i, content) in contents.iter().enumerate() {
+            let b = Bitstream::new(
+                format!("http://example.com/{i}").parse().unwrap(),
+                format!("/b/{i}").into(),
+            );
+            writer.add(b, &content[..]).unwrap();
+        }
+        let mut manifest = writer.finish().unwrap().1.manifest;
+        for i in [2, 20, 40] {
+            contents[i][100] ^= 1;
+        }
+        *manifest.entries[5]
+            .md
+            .as_mut()
+            .unwrap()
+            .length
+            .as_mut()
+            .unwrap() -= 1;
+        *manifest.entries[6]
+            .md
+            .as_mut()
+            .unwrap()
+            .length
+            .as_mut()
+            .unwrap() += 1;
+        let mut zip = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored);
+        for (i, content) in contents.iter().enumerate() {
+            zip.start_file(format!("b/{i}"), stored).unwrap();
+            zip.write_all(content).unwrap();
+        }
+        zip.start_file(MANIFEST_NAME, stored).unwrap();
+        let xml = resourcesync_xml::write_document(Vec::new(), &manifest).unwrap();
+        zip.write_all(&xml).unwrap();
+        zip.finish().unwrap().into_inner()
+    }
+
+    fn check(zip: &[u8], thread: bool) -> Vec<String> {
+        let limits = PackageLimits::default().with_hashing_thread(thread);
+        let mut package = Package::open_with_limits(Cursor::new(zip), limits).unwrap();
+        assert_eq!(package.two_threads(&package.file_order()), thread);
+        let findings = package.check().unwrap();
+        findings
+            .iter()
+            .filter(|f| f.rule == resourcesync_model::Rule::BitstreamFixity)
+            .map(|f| f.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn bitstreams_hashed_on_the_reading_thread_find_the_same() {
+        let zip = corrupt();
+        let one = check(&zip, false);
+        assert_eq!(one.len(), 5, "{one:#?}");
+        assert_eq!(check(&zip, true), one);
+        let limits = PackageLimits::default();
+        let error = Package::open_with_limits(Cursor::new(&zip[..]), limits)
+            .unwrap()
+            .verify()
+            .unwrap_err();
+        assert!(error.to_string().contains("b/2"), "{error}");
     }
 }

@@ -7,6 +7,7 @@ mod interop;
 mod order;
 mod roundtrip;
 mod rules;
+mod threads;
 
 use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
 
