@@ -152,7 +152,9 @@ impl FromStr for W3cDateTime {
     /// Schema's `whiteSpace="collapse"` does for `xs:dateTime` attribute values; white
     /// space inside the value is an error.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let s = s.trim_matches([' ', '\t', '\r', '\n']);
+        // XML's white space is ASCII's but for form feed, which XML forbids anyway; the
+        // byte-wise trim costs a fraction of a char-set one.
+        let s = s.trim_ascii();
         let mut dt = W3cDateTime::parse_fields(s)?;
         dt.epoch = dt.compute_epoch();
         Ok(dt)

@@ -166,8 +166,11 @@ impl Uri {
 
     /// Whether the scheme is `http` or `https`, compared case-insensitively.
     pub fn is_http(&self) -> bool {
-        let scheme = self.scheme();
-        scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+        // By prefix: finding the scheme's colon first cost more than the comparison.
+        let b = self.0.as_bytes();
+        let http =
+            |n: usize| b.len() > n && b[n] == b':' && b[..n].eq_ignore_ascii_case(&b"https"[..n]);
+        http(4) || http(5)
     }
 
     /// The authority (RFC 3986, section 3.2): what follows `//` after the scheme, up to the

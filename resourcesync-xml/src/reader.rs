@@ -1230,7 +1230,9 @@ impl<S: Source> Reader<S> {
 
     /// The text last read by `read_text_into`, without the white space around it.
     fn text(&self) -> &str {
-        self.text.trim_matches([' ', '\t', '\r', '\n'])
+        // XML's white space is ASCII's but for form feed, which the text cannot hold (it
+        // is a forbidden character): the byte-wise trim is the cheaper.
+        self.text.trim_ascii()
     }
 
     fn push_text(&mut self, s: &str) -> Result<(), Error> {
@@ -1514,10 +1516,16 @@ impl<S: Source> Reader<S> {
     /// Reports the attributes of a Sitemap element that has none (`<url>`, `<loc>` …):
     /// the model has no place for them, so they are not kept. Namespace declarations are
     /// not attributes here.
+    #[inline]
     fn stray_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<(), Error> {
         if e.attributes_raw().is_empty() {
             return Ok(());
         }
+        self.report_stray_attributes(e, at)
+    }
+
+    #[cold]
+    fn report_stray_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<(), Error> {
         for (n, attr) in e.attributes().enumerate() {
             self.check_attributes(n + 1)?;
             let attr = attr.map_err(|err| self.xml_error(err.into()))?;
@@ -1834,8 +1842,11 @@ fn note_malformed(
     name: &str,
     malformed: &mut Attributes,
 ) {
-    if let (Err(Some(_)), Some(attribute)) = (result, AttributeName::from_name(name)) {
-        malformed.insert(attribute);
+    // The name is looked up only for a malformed value: this runs for every attribute.
+    if matches!(result, Err(Some(_))) {
+        if let Some(attribute) = AttributeName::from_name(name) {
+            malformed.insert(attribute);
+        }
     }
 }
 

@@ -189,7 +189,9 @@ impl std::fmt::Debug for Slice<'_> {
 impl Source for Slice<'_> {}
 
 impl private::Sealed for Slice<'_> {
-    #[inline]
+    // Always: it is called once per event from a dozen places, and a call that returns an
+    // event through memory cost 5 % of reading when it stopped being inlined.
+    #[inline(always)]
     fn read_event<'b>(&mut self, buf: &'b mut Vec<u8>) -> quick_xml::Result<Event<'b>>
     where
         Self: 'b,

@@ -507,6 +507,15 @@ fn display(buf: &mut Vec<u8>, value: &dyn Display) {
 /// code point; what was escaped up to it stays in `buf`, for the caller to drop.
 fn escape_into(buf: &mut Vec<u8>, s: &str, attribute: bool) -> Result<(), u32> {
     let bytes = s.as_bytes();
+    // One branch-free pass the compiler vectorises: most values have nothing to escape
+    // or refuse, and are copied whole.
+    let plain = !bytes.iter().fold(false, |acc, &b| {
+        acc | (b < 0x20) | (b == b'&') | (b == b'<') | (b == b'>') | (b == b'"') | (b == 0xEF)
+    });
+    if plain {
+        buf.extend_from_slice(bytes);
+        return Ok(());
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let replacement: &[u8] = match b {
