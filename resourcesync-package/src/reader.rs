@@ -8,7 +8,7 @@ use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use resourcesync_model::{Change, Document, DocumentKind, Finding, Hashes};
+use resourcesync_model::{Change, Document, DocumentKind, Finding, Hashes, MAX_BYTES};
 
 use crate::archive::{self, EntryReader, ZipEntry};
 use crate::error::{BadPackage, LimitExceeded, Misuse, PathProblem};
@@ -45,7 +45,7 @@ impl Default for PackageLimits {
             max_total_bytes: 64 << 30,
             max_ratio: 1_000,
             max_entries: 100_000,
-            max_manifest_bytes: 52_428_800,
+            max_manifest_bytes: MAX_BYTES,
             hashing_thread: true,
         }
     }

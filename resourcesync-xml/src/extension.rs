@@ -13,7 +13,7 @@ use resourcesync_model::{Attribute, Element, RS_NAMESPACE, SITEMAP_NAMESPACE};
 
 pub(crate) use crate::namespace::XML_NAMESPACE;
 use crate::namespace::{Namespaces, Resolved};
-use crate::reader::{char_reference, check_chars, is_sitemap_name};
+use crate::reader::{bad_char_reference, char_reference, check_chars, is_sitemap_name};
 
 /// The namespace of namespace declarations, which no element or attribute may be in.
 const XMLNS_NAMESPACE: &str = "http://www.w3.org/2000/xmlns/";
@@ -213,21 +213,12 @@ fn check_content(text: &str, scopes: &mut Namespaces) -> Result<(), ExtensionErr
 }
 
 /// Character references in an attribute value, by XML's grammar (quick-xml's unescaping
-/// takes a sign).
+/// takes a sign): the reader's own check.
 fn check_references(raw: &str) -> Result<(), ExtensionError> {
-    let mut rest = raw;
-    while let Some(at) = rest.find("&#") {
-        let reference = &rest[at + 1..];
-        let end = reference.find(';').unwrap_or(reference.len());
-        if char_reference(&reference[..end]).is_none() {
-            return Err(content(format!(
-                "reference &{}; is not XML's",
-                &reference[..end]
-            )));
-        }
-        rest = &reference[end..];
+    match bad_char_reference(raw) {
+        Some(reference) => Err(content(format!("reference &{reference}; is not XML's"))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn check_text(s: &str) -> Result<(), ExtensionError> {

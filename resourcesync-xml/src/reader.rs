@@ -1952,7 +1952,7 @@ pub(crate) fn char_reference(reference: &str) -> Option<char> {
 
 /// Character references in an attribute value that XML's grammar refuses (a sign, no
 /// digits), which quick-xml's unescaping accepts: the first, without `&` and `;`.
-fn bad_char_reference(value: &str) -> Option<&str> {
+pub(crate) fn bad_char_reference(value: &str) -> Option<&str> {
     let mut rest = value;
     while let Some(at) = rest.find("&#") {
         let reference = &rest[at + 1..];
