@@ -5,38 +5,16 @@
 //! once where entries stand for different resources.
 
 use resourcesync_model::{
-    BitstreamPath, Capability, Change, Checker, Document, DocumentHead, DocumentKind as K, Entry,
-    Finding, Link, MAX_ENTRIES, Md, Relation, Rule, Severity, Uri, check,
+    BitstreamPath, Capability, Change, Checker, Document, DocumentKind as K, Entry, Finding, Link,
+    MAX_ENTRIES, Md, Relation, Rule, Severity, Uri, check,
 };
 
 fn t(s: &str) -> resourcesync_model::W3cDateTime {
     s.parse().unwrap()
 }
 
-/// A head of `kind` that breaks no rule.
-fn head(kind: K) -> DocumentHead {
-    let mut head = DocumentHead::of_kind(kind).unwrap();
-    match kind {
-        K::ResourceList
-        | K::ResourceListIndex
-        | K::ResourceDump
-        | K::ResourceDumpIndex
-        | K::ResourceDumpManifest => head.md.at = Some(t("2013-01-03T09:00:00Z")),
-        K::ChangeList
-        | K::ChangeListIndex
-        | K::ChangeDump
-        | K::ChangeDumpIndex
-        | K::ChangeDumpManifest => head.md.from = Some(t("2013-01-03T00:00:00Z")),
-        _ => {}
-    }
-    if !matches!(kind, K::SourceDescription | K::SourceDescriptionIndex) {
-        head.links.push(Link::new(
-            Relation::Up,
-            "http://example.com/capabilitylist.xml".parse().unwrap(),
-        ));
-    }
-    head
-}
+mod common;
+use common::clean_head as head;
 
 /// The rules of `findings` that are among `of`, with their entries.
 fn only(findings: &[Finding], of: &[Rule]) -> Vec<(Rule, Option<u64>)> {

@@ -7,10 +7,12 @@
 //! catalogue without a case here.
 
 use resourcesync_model::{
-    BitstreamPath, Capability, Change, CheckOptions, Document, DocumentHead, DocumentKind as K,
-    Entry, HashAlgorithm, Hashes, Link, Md, MediaType, Priority, Relation, Root, Rule, RuleError,
+    BitstreamPath, Capability, Change, CheckOptions, Document, DocumentKind as K, Entry,
+    HashAlgorithm, Hashes, Link, Md, MediaType, Priority, Relation, Root, Rule, RuleError,
     Severity, Uri, W3cDateTime, check_with, parse_length,
 };
+
+mod common;
 
 fn url(s: &str) -> resourcesync_model::Uri {
     Uri::parse(s).unwrap()
@@ -87,24 +89,7 @@ fn clean_entry(kind: K, n: u32) -> Entry {
 
 /// A document of `kind` with one entry that breaks no rule.
 fn clean(kind: K) -> Document {
-    let mut head = DocumentHead::of_kind(kind).unwrap();
-    match kind {
-        K::ResourceList
-        | K::ResourceListIndex
-        | K::ResourceDump
-        | K::ResourceDumpIndex
-        | K::ResourceDumpManifest => head.md.at = Some(t("2013-01-03T09:00:00Z")),
-        K::ChangeList
-        | K::ChangeListIndex
-        | K::ChangeDump
-        | K::ChangeDumpIndex
-        | K::ChangeDumpManifest => head.md.from = Some(t("2013-01-03T00:00:00Z")),
-        _ => {}
-    }
-    if !matches!(kind, K::SourceDescription | K::SourceDescriptionIndex) {
-        head.links
-            .push(link(Relation::Up, "http://example.com/capabilitylist.xml"));
-    }
+    let mut head = common::clean_head(kind);
     if matches!(kind, K::SourceDescription | K::CapabilityList) {
         head.links
             .push(link(Relation::DescribedBy, "http://example.com/about"));
