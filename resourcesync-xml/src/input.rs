@@ -101,14 +101,7 @@ struct Pieces<R> {
 #[cfg(feature = "gzip")]
 impl<R: BufRead> Read for Pieces<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let buf = self.fill_buf()?;
-            let n = buf.len().min(out.len());
-            out[..n].copy_from_slice(&buf[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
+        read_through_buffer(self, out)
     }
 }
 
@@ -282,14 +275,7 @@ impl<R: BufRead> Input<R> {
 
 impl<R: BufRead> Read for Input<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let buf = self.fill_buf()?;
-            let n = buf.len().min(out.len());
-            out[..n].copy_from_slice(&buf[..n]);
-            n
-        };
-        self.consume(n);
-        Ok(n)
+        read_through_buffer(self, out)
     }
 }
 
@@ -356,4 +342,16 @@ impl<R: BufRead> BufRead for Input<R> {
             Source::Gzip(r) => r.consume(amt),
         }
     }
+}
+
+/// `Read` for a type whose reading is its `BufRead`: copies from its buffer.
+fn read_through_buffer(source: &mut impl BufRead, out: &mut [u8]) -> io::Result<usize> {
+    let n = {
+        let buf = source.fill_buf()?;
+        let n = buf.len().min(out.len());
+        out[..n].copy_from_slice(&buf[..n]);
+        n
+    };
+    source.consume(n);
+    Ok(n)
 }
