@@ -8,20 +8,9 @@ use std::hint::black_box;
 use std::io::{Cursor, Read};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
 use resourcesync_package::{
     Bitstream, Compression, Fixity, Package, PackageOptions, PackageWriter,
 };
-
-fn head() -> DocumentHead {
-    let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
-    head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
-    head.links.push(Link::new(
-        Relation::Up,
-        "http://example.com/capabilitylist.xml".parse().unwrap(),
-    ));
-    head
-}
 
 /// Writes the package into `out`, cleared first: a buffer reused across iterations, whose
 /// pages are already mapped, so that the benchmark measures the writer rather than the
@@ -32,7 +21,8 @@ fn head() -> DocumentHead {
 fn write(bitstreams: &[(Bitstream, Vec<u8>)], out: &mut Vec<u8>) -> usize {
     out.clear();
     let options = PackageOptions::default().compression(Compression::Store);
-    let mut writer = PackageWriter::new(out, head(), options).unwrap();
+    let mut writer =
+        PackageWriter::new(out, resourcesync_benches::manifest_head(), options).unwrap();
     for (bitstream, content) in bitstreams {
         writer.add(bitstream.clone(), &content[..]).unwrap();
     }

@@ -17,26 +17,16 @@ use std::io::{BufReader, Read, Seek};
 use std::path::Path;
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
 use resourcesync_package::{
     Bitstream, Compression, Fixity, Package, PackageLimits, PackageOptions, PackageWriter,
 };
-
-fn head() -> DocumentHead {
-    let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
-    head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
-    head.links.push(Link::new(
-        Relation::Up,
-        "http://example.com/capabilitylist.xml".parse().unwrap(),
-    ));
-    head
-}
 
 /// Writes a package of `contents`, stored, to `path`.
 fn write(contents: &[Vec<u8>], path: &Path) {
     let file = std::io::BufWriter::new(File::create(path).unwrap());
     let options = PackageOptions::default().compression(Compression::Store);
-    let mut writer = PackageWriter::new(file, head(), options).unwrap();
+    let mut writer =
+        PackageWriter::new(file, resourcesync_benches::manifest_head(), options).unwrap();
     for (i, content) in contents.iter().enumerate() {
         let mut bitstream = Bitstream::new(
             format!("http://example.com/res{i}").parse().unwrap(),

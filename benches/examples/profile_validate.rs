@@ -6,7 +6,6 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
 
-use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
 use resourcesync_package::{
     Bitstream, Compression, Fixity, Package, PackageLimits, PackageOptions, PackageWriter,
 };
@@ -18,12 +17,7 @@ fn main() {
         (20, 50 << 20)
     };
     let rounds: usize = std::env::var("ROUNDS").map_or(5, |r| r.parse().unwrap());
-    let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
-    head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
-    head.links.push(Link::new(
-        Relation::Up,
-        "http://example.com/caps.xml".parse().unwrap(),
-    ));
+    let head = resourcesync_benches::manifest_head();
     let thread = std::env::var("THREAD").map_or(true, |t| t != "0");
     let floor = std::env::var_os("FLOOR").is_some();
     let contents: Vec<Vec<u8>> = (0..count)

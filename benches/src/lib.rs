@@ -59,6 +59,17 @@ pub fn entry(i: u64, change: bool) -> Entry {
     e
 }
 
+/// The head of a Resource Dump Manifest that breaks no rule, for the package benches.
+pub fn manifest_head() -> DocumentHead {
+    let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
+    head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
+    head.links.push(Link::new(
+        Relation::Up,
+        Uri::parse("http://example.com/capabilitylist.xml").unwrap(),
+    ));
+    head
+}
+
 /// A Resource List (or, with `change`, a Change List) of `n` entries starting at `first`.
 pub fn document(kind: DocumentKind, first: u64, n: u64) -> Document {
     let mut head = DocumentHead::of_kind(kind).unwrap();
