@@ -10,7 +10,7 @@ fn main() {
         (20, 50 << 20)
     };
     let content = vec![0x5au8; size];
-    let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
+    let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest);
     head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
     head.links.push(Link::new(
         Relation::Up,

@@ -36,19 +36,20 @@ pub fn entry(i: u64, change: bool) -> Entry {
     );
     let secs = 1_357_000_000 + i as i64 * 7;
     let time = W3cDateTime::from(chrono::DateTime::from_timestamp(secs, 0).unwrap());
-    e.lastmod = Some(time.clone());
+    e.lastmod = Some(time);
     let hashes = Hashes::new(vec![
         Hash::from_bytes(HashAlgorithm::Md5, &bytes(i, 16)).unwrap(),
         Hash::from_bytes(HashAlgorithm::Sha256, &bytes(i + 1, 32)).unwrap(),
     ])
     .unwrap();
-    e.md = Some(Md {
-        hash: Some(hashes),
-        length: Some(1000 + i * 37 % 100_000),
-        media_type: Some("text/html; charset=utf-8".parse().unwrap()),
-        change: change.then_some(Change::Updated),
-        datetime: change.then_some(time),
-        ..Md::default()
+    e.md = Some({
+        let mut md = Md::new()
+            .with_hash(hashes)
+            .with_length(1000 + i * 37 % 100_000)
+            .with_media_type("text/html; charset=utf-8".parse().unwrap());
+        md.change = change.then_some(Change::Updated);
+        md.datetime = change.then_some(time);
+        md
     });
     if i % 10 == 0 {
         e.links.push(Link::new(
@@ -61,7 +62,7 @@ pub fn entry(i: u64, change: bool) -> Entry {
 
 /// The head of a Resource Dump Manifest that breaks no rule, for the package benches.
 pub fn manifest_head() -> DocumentHead {
-    let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
+    let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest);
     head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
     head.links.push(Link::new(
         Relation::Up,
@@ -72,7 +73,7 @@ pub fn manifest_head() -> DocumentHead {
 
 /// A Resource List (or, with `change`, a Change List) of `n` entries starting at `first`.
 pub fn document(kind: DocumentKind, first: u64, n: u64) -> Document {
-    let mut head = DocumentHead::of_kind(kind).unwrap();
+    let mut head = DocumentHead::of_kind(kind);
     head.links.push(Link::new(
         Relation::Up,
         Uri::parse("http://example.com/dataset1/capabilitylist.xml").unwrap(),

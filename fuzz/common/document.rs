@@ -207,29 +207,31 @@ fn hashes(u: &mut Unstructured<'_>) -> Result<Hashes> {
 }
 
 fn md(u: &mut Unstructured<'_>) -> Result<Md> {
-    Ok(Md {
-        capability: option(u, |u| {
+    Ok({
+        let mut md = Md::new();
+        md.capability = option(u, |u| {
             Ok(Capability::from(*pick(
                 u,
                 &["resourcelist", "changedump-archive", "x-other"],
             )?))
-        })?,
-        at: option(u, datetime)?,
-        completed: option(u, datetime)?,
-        from: option(u, datetime)?,
-        until: option(u, datetime)?,
-        change: option(u, |u| Ok(*pick(u, Change::ALL)?))?,
-        datetime: option(u, datetime)?,
-        hash: option(u, hashes)?,
-        length: option(u, |u| u.arbitrary())?,
-        path: option(u, |u| Ok(BitstreamPath::new(format!("/{}", name(u)?))))?,
-        media_type: option(u, |u| {
+        })?;
+        md.at = option(u, datetime)?;
+        md.completed = option(u, datetime)?;
+        md.from = option(u, datetime)?;
+        md.until = option(u, datetime)?;
+        md.change = option(u, |u| Ok(*pick(u, Change::ALL)?))?;
+        md.datetime = option(u, datetime)?;
+        md.hash = option(u, hashes)?;
+        md.length = option(u, |u| u.arbitrary())?;
+        md.path = option(u, |u| Ok(BitstreamPath::new(format!("/{}", name(u)?))))?;
+        md.media_type = option(u, |u| {
             Ok(pick(u, &["text/html", "application/xml; charset=\"a&b\""])?
                 .parse()
                 .expect("valid"))
-        })?,
-        encoding: option(u, |u| Ok(pick(u, &["gzip", "br"])?.to_string()))?,
-        extensions: attributes(u)?,
+        })?;
+        md.encoding = option(u, |u| Ok(pick(u, &["gzip", "br"])?.to_string()))?;
+        md.extensions = attributes(u)?;
+        md
     })
 }
 
@@ -328,7 +330,7 @@ fn entry(u: &mut Unstructured<'_>) -> Result<Entry> {
 /// An arbitrary document of any kind, with extensions.
 pub fn document(u: &mut Unstructured<'_>) -> Result<Document> {
     let kind = *pick(u, &DocumentKind::DEFINED)?;
-    let mut head = DocumentHead::of_kind(kind).expect("defined kinds have heads");
+    let mut head = DocumentHead::of_kind(kind);
     let mut head_md = md(u)?;
     head_md.capability = head.md.capability.take();
     head.md = head_md;

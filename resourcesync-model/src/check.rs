@@ -168,18 +168,19 @@ static EMPTY_MD: Md = Md {
 /// owns, so the caller decides whether to keep, print or count them.
 ///
 /// ```
-/// use resourcesync_model::{Change, Checker, DocumentHead, DocumentKind, Entry, Md, Rule};
+/// use resourcesync_model::{Change, Checker, DocumentHead, DocumentKind, Entry, Rule};
 ///
-/// let mut head = DocumentHead::of_kind(DocumentKind::ChangeList).unwrap();
-/// head.md.from = Some("2013-01-03T00:00:00Z".parse()?);
+/// let head = DocumentHead::of_kind(DocumentKind::ChangeList)
+///     .with_from("2013-01-03T00:00:00Z".parse()?);
 /// let mut findings = Vec::new();
 /// let mut checker = Checker::new(&head, &mut findings);
 /// // The head has no `up` link.
 /// assert_eq!(findings[0].rule, Rule::UpLinkMandatory);
 ///
 /// for time in ["2013-01-03T18:00:00Z", "2013-01-03T11:00:00Z"] {
-///     let mut entry = Entry::new("http://example.com/res1".parse()?);
-///     entry.md = Some(Md { change: Some(Change::Updated), datetime: Some(time.parse()?), ..Md::default() });
+///     let entry = Entry::new("http://example.com/res1".parse()?)
+///         .with_change(Change::Updated)
+///         .with_datetime(time.parse()?);
 ///     checker.check_entry(&entry, &mut findings);
 /// }
 /// checker.finish(&mut findings);
@@ -227,7 +228,7 @@ impl Checker {
     ///
     /// // <rs:md capability="resourcelist" at="yesterday"/>: the reader reported the
     /// // datetime and left `at` empty.
-    /// let mut head = DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
+    /// let mut head = DocumentHead::of_kind(DocumentKind::ResourceList);
     /// head.links.push(Link::new(Relation::Up, "http://example.com/caps.xml".parse()?));
     /// let malformed = Malformed { md: Attributes::NONE.with(AttributeName::At), ..Malformed::default() };
     /// let mut findings = Vec::new();
@@ -251,8 +252,8 @@ impl Checker {
         };
         let checker = Checker {
             kind,
-            from: head.md.from.clone(),
-            until: head.md.until.clone(),
+            from: head.md.from,
+            until: head.md.until,
             entries: 0,
             previous: None,
             capabilities: HashSet::new(),
@@ -596,7 +597,7 @@ impl Checker {
                 });
             }
         }
-        self.previous = Some(time.clone());
+        self.previous = Some(*time);
     }
 
     fn check_capability_list_entry(
@@ -965,7 +966,7 @@ fn check_link(kind: K, link: &Link, n: Option<u64>, bad: Attributes, out: &mut V
 /// ```
 /// use resourcesync_model::{check, Document, DocumentHead, DocumentKind, Rule};
 ///
-/// let doc = Document::new(DocumentHead::of_kind(DocumentKind::ResourceList).unwrap());
+/// let doc = Document::new(DocumentHead::of_kind(DocumentKind::ResourceList));
 /// let rules: Vec<Rule> = check(&doc).into_iter().map(|f| f.rule).collect();
 /// assert_eq!(rules, [Rule::AtMandatory, Rule::UpLinkMandatory]);
 /// ```

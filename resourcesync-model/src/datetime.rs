@@ -41,7 +41,7 @@ use crate::rules::{Rule, RuleError};
 /// assert!("2013-02-30".parse::<W3cDateTime>().is_err());
 /// # Ok::<(), resourcesync_model::DateTimeError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct W3cDateTime {
     year: u16,
     month: u8,
@@ -57,9 +57,10 @@ pub struct W3cDateTime {
     /// Seconds since the Unix epoch of the instant (UTC), computed once on construction so
     /// that comparing and sorting are integer compares.
     epoch: i64,
-    /// Fraction digits after the ninth, as written. Rare enough to box: most documents
-    /// use whole seconds, and keeping them lets any number of digits round-trip.
-    sub_nanos: Option<Box<str>>,
+    /// Fraction digits after the ninth (up to [`W3cDateTime::MAX_FRACTION_DIGITS`] in all),
+    /// scaled to nineteen decimal places, so that values of any width compare as integers;
+    /// the precision says how many of them were written.
+    sub_nanos: u64,
 }
 
 /// The granularity a [`W3cDateTime`] was written with: the six forms of the W3C note.
@@ -175,7 +176,7 @@ impl W3cDateTime {
             nanos: 0,
             precision: Precision::Year,
             offset: None,
-            sub_nanos: None,
+            sub_nanos: 0,
             epoch: 0,
         };
         // `digits` bounds every value it returns: four digits fit u16, two fit u8.
@@ -244,12 +245,23 @@ impl W3cDateTime {
                 if count == 0 {
                     return Err(err(s, "expected digits after '.'"));
                 }
+                if count > W3cDateTime::MAX_FRACTION_DIGITS as usize {
+                    return Err(err(
+                        s,
+                        "more than 28 fraction digits of a second (this library keeps up to 28)",
+                    ));
+                }
                 let first = count.min(9);
                 // Nine digits fit u32; scale to nanoseconds.
                 let n = digits(b, start, first).unwrap_or(0);
                 dt.nanos = n * 10u32.pow((9 - first) as u32);
                 if count > 9 {
-                    dt.sub_nanos = Some(s[start + 9..end].into());
+                    // At most nineteen digits, so they fit u64 scaled to nineteen places.
+                    let mut sub = 0u64;
+                    for &d in &b[start + 9..end] {
+                        sub = sub * 10 + u64::from(d - b'0');
+                    }
+                    dt.sub_nanos = sub * 10u64.pow((19 - (count - 9)) as u32);
                 }
                 dt.precision = Precision::Fraction(u32::try_from(count).unwrap_or(u32::MAX));
                 at = end;
@@ -324,7 +336,7 @@ impl fmt::Display for W3cDateTime {
             put(b":");
             put(&two(self.second));
         }
-        let mut tail = None;
+        let mut tail: Option<([u8; 19], usize)> = None;
         if let Precision::Fraction(digits) = self.precision {
             put(b".");
             let shown = digits.min(9) as usize;
@@ -335,7 +347,15 @@ impl fmt::Display for W3cDateTime {
                 n /= 10;
             }
             put(&frac[..shown]);
-            tail = self.sub_nanos.as_deref();
+            if digits > 9 {
+                let mut n = self.sub_nanos;
+                let mut rest = [b'0'; 19];
+                for slot in rest.iter_mut().rev() {
+                    *slot = b'0' + (n % 10) as u8;
+                    n /= 10;
+                }
+                tail = Some((rest, (digits - 9) as usize));
+            }
         }
         let zone: Option<(u8, u16)> = match self.offset {
             None => None,
@@ -366,14 +386,19 @@ impl fmt::Display for W3cDateTime {
         };
         // Every byte written above is ASCII.
         f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)?;
-        if let Some(rest) = tail {
-            f.write_str(rest)?;
+        if let Some((rest, len)) = tail {
+            f.write_str(std::str::from_utf8(&rest[..len]).map_err(|_| fmt::Error)?)?;
         }
         f.write_str(std::str::from_utf8(&zone_buf[..zone_len]).map_err(|_| fmt::Error)?)
     }
 }
 
 impl W3cDateTime {
+    /// The most fraction digits of a second a value keeps. The W3C note sets no bound;
+    /// this one (a ten-thousandth of a yoctosecond) lets the value be `Copy` and 40 bytes,
+    /// and a longer fraction is refused with a [`DateTimeError`] rather than cut.
+    pub const MAX_FRACTION_DIGITS: u32 = 28;
+
     /// A complete UTC date and time with whole seconds, the form section 7 recommends.
     ///
     /// Fails when a field is out of range (month 13, February 30, hour 24, second 60) or the
@@ -524,13 +549,6 @@ impl W3cDateTime {
             None => self < other,
         }
     }
-
-    /// Fraction digits past the ninth that carry a value (trailing zeros dropped).
-    fn significant_sub_nanos(&self) -> &str {
-        self.sub_nanos
-            .as_deref()
-            .map_or("", |s| s.trim_end_matches('0'))
-    }
 }
 
 /// Days since 1970-01-01 of a date of the proleptic Gregorian calendar, after Howard
@@ -579,11 +597,29 @@ impl<Tz: TimeZone> From<DateTime<Tz>> for W3cDateTime {
             nanos,
             precision,
             offset: Some(offset),
-            sub_nanos: None,
+            sub_nanos: 0,
             epoch: 0,
         };
         dt.epoch = dt.compute_epoch();
         dt
+    }
+}
+
+impl From<std::time::SystemTime> for W3cDateTime {
+    /// The instant in UTC, in the form section 7 recommends, with as many fraction digits
+    /// as the nanoseconds need: `W3cDateTime::from(SystemTime::now())` is "now" for a
+    /// caller that reads the clock (this crate never does).
+    ///
+    /// ```
+    /// use std::time::{Duration, SystemTime};
+    /// use resourcesync_model::W3cDateTime;
+    ///
+    /// let t = SystemTime::UNIX_EPOCH + Duration::from_millis(1_357_203_600_250);
+    /// assert_eq!(W3cDateTime::from(t).to_string(), "2013-01-03T09:00:00.25Z");
+    /// assert!(W3cDateTime::from(SystemTime::now()).is_recommended_form());
+    /// ```
+    fn from(value: std::time::SystemTime) -> Self {
+        W3cDateTime::from(DateTime::<Utc>::from(value))
     }
 }
 
@@ -606,15 +642,8 @@ impl Ord for W3cDateTime {
         self.epoch
             .cmp(&other.epoch)
             .then(self.nanos.cmp(&other.nanos))
-            .then_with(|| {
-                // Digits past the ninth compare as decimal fractions: "5" > "49".
-                let (a, b) = (self.significant_sub_nanos(), other.significant_sub_nanos());
-                let width = a.len().max(b.len());
-                a.bytes()
-                    .chain(std::iter::repeat(b'0'))
-                    .take(width)
-                    .cmp(b.bytes().chain(std::iter::repeat(b'0')).take(width))
-            })
+            // Digits past the ninth are scaled to one width, so "5" > "49" as integers.
+            .then(self.sub_nanos.cmp(&other.sub_nanos))
     }
 }
 
@@ -622,7 +651,7 @@ impl Hash for W3cDateTime {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.epoch.hash(state);
         self.nanos.hash(state);
-        self.significant_sub_nanos().hash(state);
+        self.sub_nanos.hash(state);
     }
 }
 
@@ -779,6 +808,41 @@ mod tests {
             assert!(s.parse::<W3cDateTime>().is_err(), "{s} must be refused");
         }
         assert!(dt("2000-02-29") < dt("2000-03-01"));
+    }
+
+    #[test]
+    fn fractions_keep_up_to_twenty_eight_digits() {
+        let longest = "2013-01-03T09:00:00.1234567890123456789012345678Z";
+        assert_eq!(dt(longest).to_string(), longest);
+        assert!(dt(longest) > dt("2013-01-03T09:00:00.1234567890123456789012345677Z"));
+        assert_eq!(
+            dt("2013-01-03T09:00:00.0000000000000000000000000010Z"),
+            dt("2013-01-03T09:00:00.000000000000000000000000001Z")
+        );
+        let e = "2013-01-03T09:00:00.12345678901234567890123456789Z"
+            .parse::<W3cDateTime>()
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("more than 28 fraction digits"),
+            "{e}"
+        );
+        // Copy: a value is used after it was passed by value.
+        let a = dt(longest);
+        let b = a;
+        assert!(a.is_identical(&b));
+    }
+
+    #[test]
+    fn system_time_is_utc() {
+        use std::time::{Duration, SystemTime};
+        let t = SystemTime::UNIX_EPOCH + Duration::new(1_357_203_600, 5);
+        let w = W3cDateTime::from(t);
+        assert_eq!(w.to_string(), "2013-01-03T09:00:00.000000005Z");
+        assert!(w.is_recommended_form());
+        assert_eq!(
+            W3cDateTime::from(SystemTime::UNIX_EPOCH).to_string(),
+            "1970-01-01T00:00:00Z"
+        );
     }
 
     #[test]

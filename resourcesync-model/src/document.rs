@@ -1,14 +1,28 @@
 //! A whole document: its head (root, `<rs:md>`, `<rs:ln>`) and its entries.
 
-use crate::{Capability, DocumentKind, Entry, Link, Md, Relation, Root, extension};
+use crate::{Capability, DocumentKind, Entry, Link, Md, Relation, Root, W3cDateTime, extension};
 
 /// Everything in a document before its first entry: the root element, the document's
 /// `<rs:md>` and `<rs:ln>` elements, and extensions.
 ///
 /// A streaming reader yields this first and the entries one at a time after it, so that a
 /// document of any size is handled in constant memory.
+///
+/// Built with [`DocumentHead::of_kind`] and `with_` methods; `#[non_exhaustive]`, its fields
+/// public to read and to set.
+///
+/// ```
+/// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
+///
+/// let head = DocumentHead::of_kind(DocumentKind::ChangeList)
+///     .with_from("2013-01-02T00:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// assert_eq!(head.kind(), DocumentKind::ChangeList);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct DocumentHead {
     /// `<urlset>` or `<sitemapindex>`.
     pub root: Root,
@@ -37,9 +51,62 @@ impl DocumentHead {
         }
     }
 
-    /// The head of a document of this kind; `None` for [`DocumentKind::Unknown`].
-    pub fn of_kind(kind: DocumentKind) -> Option<DocumentHead> {
-        Some(DocumentHead::new(kind.root()?, kind.capability()?))
+    /// A head with a root and nothing else, not even a capability: where a reader starts.
+    pub fn of_root(root: Root) -> DocumentHead {
+        DocumentHead {
+            root,
+            md: Md::default(),
+            links: Vec::new(),
+            attributes: Vec::new(),
+            extensions: Vec::new(),
+        }
+    }
+
+    /// The head of a document of this kind: its root and its capability.
+    ///
+    /// For [`DocumentKind::Unknown`], which names no capability, it is a `<urlset>` without
+    /// one, whose [`kind`](DocumentHead::kind) is `Unknown` again; a writer refuses to
+    /// publish it, since section 7 requires the capability.
+    pub fn of_kind(kind: DocumentKind) -> DocumentHead {
+        match (kind.root(), kind.capability()) {
+            (Some(root), Some(capability)) => DocumentHead::new(root, capability),
+            _ => DocumentHead::of_root(Root::UrlSet),
+        }
+    }
+
+    /// Sets the document's `at`: when taking the snapshot started.
+    #[must_use]
+    pub fn with_at(mut self, at: W3cDateTime) -> DocumentHead {
+        self.md.at = Some(at);
+        self
+    }
+
+    /// Sets the document's `completed`: when taking the snapshot completed.
+    #[must_use]
+    pub fn with_completed(mut self, completed: W3cDateTime) -> DocumentHead {
+        self.md.completed = Some(completed);
+        self
+    }
+
+    /// Sets the document's `from`: the start of the changes it covers.
+    #[must_use]
+    pub fn with_from(mut self, from: W3cDateTime) -> DocumentHead {
+        self.md.from = Some(from);
+        self
+    }
+
+    /// Sets the document's `until`: the end of the changes it covers.
+    #[must_use]
+    pub fn with_until(mut self, until: W3cDateTime) -> DocumentHead {
+        self.md.until = Some(until);
+        self
+    }
+
+    /// Adds an `<rs:ln>` to the document.
+    #[must_use]
+    pub fn with_link(mut self, link: Link) -> DocumentHead {
+        self.links.push(link);
+        self
     }
 
     /// What the document is, from its root and capability.
@@ -59,7 +126,7 @@ impl DocumentHead {
 /// ```
 /// use resourcesync_model::{Document, DocumentHead, DocumentKind, Entry};
 ///
-/// let mut doc = Document::new(DocumentHead::of_kind(DocumentKind::ResourceList).unwrap());
+/// let mut doc = Document::new(DocumentHead::of_kind(DocumentKind::ResourceList));
 /// doc.entries.push(Entry::new("http://example.com/res1".parse()?));
 /// assert_eq!(doc.head.kind(), DocumentKind::ResourceList);
 /// # Ok::<(), Box<dyn std::error::Error>>(())

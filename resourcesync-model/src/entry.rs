@@ -1,19 +1,32 @@
 //! `<url>` and `<sitemap>`: one entry of a document.
 
-use crate::{ChangeFreq, Link, Md, Relation, Uri, W3cDateTime, extension::Element};
+use crate::{
+    BitstreamPath, Capability, Change, ChangeFreq, Hashes, Link, Md, MediaType, Relation, Uri,
+    W3cDateTime, extension::Element,
+};
 
 /// One `<url>` (in a `<urlset>`) or `<sitemap>` (in a `<sitemapindex>`) entry.
 ///
-/// ```
-/// use resourcesync_model::{Change, Entry, Md};
+/// Built with [`Entry::new`] and `with_` methods: those named after an `<rs:md>` attribute
+/// set it on the entry's `<rs:md>`, which they add when it is missing. The type is
+/// `#[non_exhaustive]`; its fields are public to read and to set.
 ///
-/// let mut entry = Entry::new("http://example.com/res1".parse()?);
-/// entry.md = Some(Md { change: Some(Change::Created), ..Md::default() });
+/// ```
+/// use resourcesync_model::{Change, Entry, Link, Relation};
+///
+/// let entry = Entry::new("http://example.com/res1".parse()?)
+///     .with_change(Change::Created)
+///     .with_datetime("2013-01-03T09:00:00Z".parse()?)
+///     .with_length(8876)
+///     .with_hash("md5:1584abdf8ebdc9802ac0c6a7402c03b6".parse()?)
+///     .with_link(Link::new(Relation::Duplicate, "http://mirror.example.com/res1".parse()?));
 /// assert_eq!(entry.change(), Some(Change::Created));
+/// assert_eq!(entry.md.as_ref().and_then(|md| md.length), Some(8876));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct Entry {
     /// `<loc>`: the URI of the resource, document or package.
     pub loc: Uri,
@@ -42,6 +55,46 @@ impl Entry {
         }
     }
 
+    /// Sets `<lastmod>`.
+    #[must_use]
+    pub fn with_lastmod(mut self, lastmod: W3cDateTime) -> Entry {
+        self.lastmod = Some(lastmod);
+        self
+    }
+
+    /// Sets `<changefreq>`.
+    #[must_use]
+    pub fn with_changefreq(mut self, changefreq: ChangeFreq) -> Entry {
+        self.changefreq = Some(changefreq);
+        self
+    }
+
+    /// Sets the whole `<rs:md>`.
+    #[must_use]
+    pub fn with_md(mut self, md: Md) -> Entry {
+        self.md = Some(md);
+        self
+    }
+
+    /// Adds an `<rs:ln>`.
+    #[must_use]
+    pub fn with_link(mut self, link: Link) -> Entry {
+        self.links.push(link);
+        self
+    }
+
+    /// Adds an element in another namespace.
+    #[must_use]
+    pub fn with_extension(mut self, element: Element) -> Entry {
+        self.extensions.push(element);
+        self
+    }
+
+    /// The entry's `<rs:md>`, added empty when missing.
+    pub fn md_mut(&mut self) -> &mut Md {
+        self.md.get_or_insert_with(Md::default)
+    }
+
     /// The `change` attribute, if any.
     pub fn change(&self) -> Option<crate::Change> {
         self.md.as_ref().and_then(|md| md.change)
@@ -54,3 +107,21 @@ impl Entry {
         links
     }
 }
+
+macro_rules! entry_with {
+    ($($(#[$doc:meta])* $method:ident: $field:ident: $value:ty,)*) => {
+        impl Entry {
+            $(
+                $(#[$doc])*
+                ///
+                /// On the entry's `<rs:md>`, added when missing.
+                #[must_use]
+                pub fn $method(mut self, value: $value) -> Entry {
+                    self.md_mut().$field = Some(value);
+                    self
+                }
+            )*
+        }
+    };
+}
+crate::md::md_attributes!(entry_with);

@@ -305,6 +305,29 @@ impl Hash {
         Hash::check(&token, algorithm, hex)
     }
 
+    /// An md5 digest from its bytes; cannot fail, since the length is md5's.
+    pub fn md5(digest: [u8; 16]) -> Hash {
+        Hash::known(HashAlgorithm::Md5, &digest)
+    }
+
+    /// A sha-256 digest from its bytes; cannot fail, since the length is sha-256's.
+    pub fn sha256(digest: [u8; 32]) -> Hash {
+        Hash::known(HashAlgorithm::Sha256, &digest)
+    }
+
+    /// A digest of at most 32 bytes whose length the caller guarantees is the algorithm's.
+    fn known(algorithm: HashAlgorithm, digest: &[u8]) -> Hash {
+        let mut bytes = [0u8; 32];
+        bytes[..digest.len()].copy_from_slice(digest);
+        Hash {
+            algorithm,
+            digest: Digest::Bytes {
+                len: digest.len() as u8,
+                bytes,
+            },
+        }
+    }
+
     /// A digest from its bytes, written in lowercase hex.
     ///
     /// ```
@@ -525,6 +548,12 @@ impl Hashes {
             });
         }
         Ok(Hashes(hashes))
+    }
+
+    /// An md5 and a sha-256 digest, the pair this family computes; cannot fail, since two
+    /// algorithms cannot conflict.
+    pub fn md5_sha256(md5: [u8; 16], sha256: [u8; 32]) -> Hashes {
+        Hashes(vec![Hash::md5(md5), Hash::sha256(sha256)])
     }
 
     /// The digest for an algorithm, if listed.

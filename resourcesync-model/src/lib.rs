@@ -25,16 +25,15 @@
 //! use resourcesync_model::*;
 //!
 //! // A Change List whose entries are out of order.
-//! let mut head = DocumentHead::of_kind(DocumentKind::ChangeList).unwrap();
-//! head.md.from = Some("2013-01-03T00:00:00Z".parse()?);
-//! head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+//! let head = DocumentHead::of_kind(DocumentKind::ChangeList)
+//!     .with_from("2013-01-03T00:00:00Z".parse()?)
+//!     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 //! let mut doc = Document::new(head);
 //! for (loc, change, datetime) in [
 //!     ("http://example.com/res2.pdf", Change::Updated, "2013-01-03T13:00:00Z"),
 //!     ("http://example.com/res1.html", Change::Created, "2013-01-03T12:00+01:00"),
 //! ] {
-//!     let mut entry = Entry::new(loc.parse()?);
-//!     entry.md = Some(Md { change: Some(change), datetime: Some(datetime.parse()?), ..Md::default() });
+//!     let entry = Entry::new(loc.parse()?).with_change(change).with_datetime(datetime.parse()?);
 //!     doc.entries.push(entry);
 //! }
 //!
@@ -87,6 +86,7 @@ mod datetime;
 mod document;
 mod entry;
 mod extension;
+mod fixity;
 mod hash;
 mod keyword;
 mod length;
@@ -107,6 +107,7 @@ pub use datetime::{DateTimeError, Offset, Precision, W3cDateTime};
 pub use document::{Document, DocumentHead};
 pub use entry::Entry;
 pub use extension::{Attribute, Element};
+pub use fixity::{Digest, Digests, Fixity, FixityMismatch};
 pub use hash::{Hash, HashAlgorithm, HashError, Hashes};
 pub use keyword::{Change, ChangeFreq, KeywordError};
 pub use length::{LengthError, parse_length};

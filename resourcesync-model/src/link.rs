@@ -6,6 +6,9 @@ use crate::{
 
 /// The attributes of an `<rs:ln>` element, each typed.
 ///
+/// Built with [`Link::new`] and one `with_` method per optional attribute; the type is
+/// `#[non_exhaustive]`, its fields public to read and to set.
+///
 /// ```
 /// use resourcesync_model::{Link, Priority, Relation};
 ///
@@ -15,6 +18,7 @@ use crate::{
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct Link {
     /// `rel`: the relation of the target to the document or resource.
     pub rel: Relation,
@@ -55,8 +59,32 @@ impl Link {
         }
     }
 
+    /// Adds an attribute in another namespace.
+    #[must_use]
+    pub fn with_extension(mut self, attribute: Attribute) -> Link {
+        self.extensions.push(attribute);
+        self
+    }
+
     /// The priority, [`Priority::DEFAULT`] when `pri` is absent (section 7).
     pub fn priority(&self) -> Priority {
         self.pri.unwrap_or_default()
     }
 }
+
+crate::md::with_attributes!(Link {
+    /// Sets `pri`.
+    with_pri: pri: Priority,
+    /// Sets `modified`.
+    with_modified: modified: W3cDateTime,
+    /// Sets `hash`.
+    with_hash: hash: Hashes,
+    /// Sets `length`.
+    with_length: length: u64,
+    /// Sets `type`.
+    with_media_type: media_type: MediaType,
+    /// Sets `path`.
+    with_path: path: BitstreamPath,
+    /// Sets `encoding`.
+    with_encoding: encoding: String,
+});

@@ -11,19 +11,22 @@ use crate::{
 /// the standard, checked by [`Checker`](crate::Checker), not a limit of this type, so that
 /// a document that breaks it can still be read and reported.
 ///
+/// Built with [`Md::new`] and one `with_` method per attribute; the type is
+/// `#[non_exhaustive]` so that an attribute added by a later version of the standard does not
+/// break callers. Its fields are public to read and to set.
+///
 /// ```
 /// use resourcesync_model::{Capability, Md};
 ///
-/// let md = Md {
-///     capability: Some(Capability::ChangeList),
-///     from: Some("2013-01-03T00:00:00Z".parse()?),
-///     ..Md::default()
-/// };
+/// let md = Md::new()
+///     .with_capability(Capability::ChangeList)
+///     .with_from("2013-01-03T00:00:00Z".parse()?);
 /// assert!(md.until.is_none());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[non_exhaustive]
 pub struct Md {
     /// `capability`: what the document, or the document an entry points to, is.
     pub capability: Option<Capability>,
@@ -54,7 +57,78 @@ pub struct Md {
     pub extensions: Vec<Attribute>,
 }
 
+/// Defines a `with_` method per `Option` attribute of a builder-style type, each
+/// documented with the attribute's name as written in a document.
+macro_rules! with_attributes {
+    ($ty:ident { $($(#[$doc:meta])* $method:ident: $field:ident: $value:ty,)* }) => {
+        impl $ty {
+            $(
+                $(#[$doc])*
+                #[must_use]
+                pub fn $method(mut self, value: $value) -> $ty {
+                    self.$field = Some(value);
+                    self
+                }
+            )*
+        }
+    };
+}
+pub(crate) use with_attributes;
+
+/// Defines, on [`Entry`](crate::Entry), the same `with_` methods as on `Md`, each setting the
+/// attribute on the entry's `<rs:md>` (added when missing).
+macro_rules! md_attributes {
+    ($callback:ident) => {
+        $callback! {
+            /// Sets `capability`.
+            with_capability: capability: Capability,
+            /// Sets `at`.
+            with_at: at: W3cDateTime,
+            /// Sets `completed`.
+            with_completed: completed: W3cDateTime,
+            /// Sets `from`.
+            with_from: from: W3cDateTime,
+            /// Sets `until`.
+            with_until: until: W3cDateTime,
+            /// Sets `change`.
+            with_change: change: Change,
+            /// Sets `datetime`.
+            with_datetime: datetime: W3cDateTime,
+            /// Sets `hash`.
+            with_hash: hash: Hashes,
+            /// Sets `length`.
+            with_length: length: u64,
+            /// Sets `path`.
+            with_path: path: BitstreamPath,
+            /// Sets `type`.
+            with_media_type: media_type: MediaType,
+            /// Sets `encoding`.
+            with_encoding: encoding: String,
+        }
+    };
+}
+pub(crate) use md_attributes;
+
+macro_rules! md_with {
+    ($($(#[$doc:meta])* $method:ident: $field:ident: $value:ty,)*) => {
+        with_attributes!(Md { $($(#[$doc])* $method: $field: $value,)* });
+    };
+}
+md_attributes!(md_with);
+
 impl Md {
+    /// An `<rs:md>` without attributes, to add them to with the `with_` methods.
+    pub fn new() -> Md {
+        Md::default()
+    }
+
+    /// Adds an attribute in another namespace.
+    #[must_use]
+    pub fn with_extension(mut self, attribute: Attribute) -> Md {
+        self.extensions.push(attribute);
+        self
+    }
+
     /// The four time attributes of Appendix A by name, in the order the standard lists
     /// them: `at`, `completed`, `from`, `until`.
     pub fn times(&self) -> [(&'static str, Option<&W3cDateTime>); 4] {

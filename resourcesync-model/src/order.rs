@@ -65,8 +65,8 @@ impl ChangeOrder {
     pub fn check(&self, time: Option<&W3cDateTime>) -> Result<(), OrderError> {
         match (time, &self.last) {
             (Some(time), Some(last)) if time < last => Err(OrderError {
-                time: time.clone(),
-                previous: last.clone(),
+                time: *time,
+                previous: *last,
             }),
             _ => Ok(()),
         }
@@ -76,7 +76,7 @@ impl ChangeOrder {
     /// and the caller has taken the change. `None` changes nothing.
     pub fn record(&mut self, time: Option<&W3cDateTime>) {
         if let Some(time) = time {
-            self.last = Some(time.clone());
+            self.last = Some(*time);
         }
     }
 

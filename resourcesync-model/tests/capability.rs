@@ -174,7 +174,7 @@ fn any_other_capability_is_a_warning_and_turns_kind_rules_off() {
 }
 
 fn entries(kind: K, capabilities: &[&str]) -> Vec<(Rule, Option<u64>)> {
-    let mut head = DocumentHead::of_kind(kind).unwrap();
+    let mut head = DocumentHead::of_kind(kind);
     head.links.push(up());
     head.links.push(Link::new(
         Relation::DescribedBy,
@@ -190,10 +190,7 @@ fn entries(kind: K, capabilities: &[&str]) -> Vec<(Rule, Option<u64>)> {
     let mut doc = Document::new(head);
     for (i, c) in capabilities.iter().enumerate() {
         let mut e = Entry::new(format!("http://example.com/doc{i}.xml").parse().unwrap());
-        e.md = Some(Md {
-            capability: Some(Capability::from(*c)),
-            ..Md::default()
-        });
+        e.md = Some(Md::new().with_capability(Capability::from(*c)));
         if kind == K::SourceDescription {
             e.links.push(Link::new(
                 Relation::DescribedBy,

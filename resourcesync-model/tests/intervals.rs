@@ -13,7 +13,7 @@ fn t(s: &str) -> W3cDateTime {
 
 /// A Change List from `from` (until `until`) with one update per datetime.
 fn change_list(from: &str, until: Option<&str>, datetimes: &[&str]) -> Document {
-    let mut head = DocumentHead::of_kind(K::ChangeList).unwrap();
+    let mut head = DocumentHead::of_kind(K::ChangeList);
     head.md.from = Some(t(from));
     head.md.until = until.map(t);
     head.links.push(Link::new(
@@ -23,11 +23,11 @@ fn change_list(from: &str, until: Option<&str>, datetimes: &[&str]) -> Document 
     let mut doc = Document::new(head);
     for (i, datetime) in datetimes.iter().enumerate() {
         let mut entry = Entry::new(format!("http://example.com/res{i}").parse().unwrap());
-        entry.md = Some(Md {
-            change: Some(Change::Updated),
-            datetime: Some(t(datetime)),
-            ..Md::default()
-        });
+        entry.md = Some(
+            Md::new()
+                .with_change(Change::Updated)
+                .with_datetime(t(datetime)),
+        );
         doc.entries.push(entry);
     }
     doc
@@ -193,7 +193,7 @@ fn until_and_completed_cover_their_period() {
         ("2013-01-03T09:00:00Z", "2013-01-02", true),
         ("2013-01-03T09:00:00Z", "2013-01-03T08:59Z", true),
     ] {
-        let mut head = DocumentHead::of_kind(K::ResourceList).unwrap();
+        let mut head = DocumentHead::of_kind(K::ResourceList);
         head.md.at = Some(t(at));
         head.md.completed = Some(t(completed));
         head.links.push(Link::new(
@@ -261,7 +261,7 @@ fn relation_names_compare_case_insensitively() {
         assert_eq!(text.parse::<Relation>().unwrap(), rel, "{text}");
     }
     // `rel="Up"` is the mandatory up link.
-    let mut head = DocumentHead::of_kind(K::ResourceList).unwrap();
+    let mut head = DocumentHead::of_kind(K::ResourceList);
     head.md.at = Some(t("2013-01-03T09:00:00Z"));
     head.links.push(Link::new(
         "Up".parse().unwrap(),

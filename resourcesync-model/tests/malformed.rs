@@ -33,7 +33,7 @@ fn malformed_head_attributes_are_not_also_missing() {
         (K::ChangeDumpManifest, A::From, Rule::FromMandatory),
     ];
     for (kind, attribute, rule) in rows {
-        let mut head = DocumentHead::of_kind(kind).unwrap();
+        let mut head = DocumentHead::of_kind(kind);
         head.links.push(up());
         let none = Malformed::default();
         assert_eq!(
@@ -62,7 +62,7 @@ fn malformed_head_attributes_are_not_also_missing() {
         );
     }
     // capability
-    let mut head = DocumentHead::of_kind(K::ResourceList).unwrap();
+    let mut head = DocumentHead::of_kind(K::ResourceList);
     head.md.capability = None;
     let malformed = Malformed {
         md: Attributes::NONE.with(A::Capability),
@@ -105,7 +105,7 @@ fn dropped_links_are_not_also_missing() {
         ),
     ];
     for (kind, rel, rule, options) in rows {
-        let mut head = DocumentHead::of_kind(kind).unwrap();
+        let mut head = DocumentHead::of_kind(kind);
         head.md.at = Some(t("2013-01-03T09:00:00Z"));
         head.md.from = None;
         if matches!(kind, K::ChangeList) {
@@ -144,7 +144,7 @@ fn dropped_links_are_not_also_missing() {
 
 /// A head of `kind` that breaks no rule, checked, then `entry` with `malformed`.
 fn entry_rules(kind: K, entry: &Entry, malformed: Malformed<'_>) -> Vec<Rule> {
-    let mut head = DocumentHead::of_kind(kind).unwrap();
+    let mut head = DocumentHead::of_kind(kind);
     head.md.at = Some(t("2013-01-03T09:00:00Z"));
     if matches!(
         kind,
@@ -178,18 +178,14 @@ fn malformed_entry_attributes_are_not_also_missing() {
         e.md = Some(md);
         e
     };
-    let manifest = Md {
-        change: Some(Change::Updated),
-        path: Some("/changes/res1".into()),
-        media_type: Some("text/html".parse().unwrap()),
-        ..Md::default()
-    };
-    let package = Md {
-        media_type: Some("application/zip".parse().unwrap()),
-        length: Some(1),
-        from: Some(t("2013-01-03T00:00:00Z")),
-        ..Md::default()
-    };
+    let manifest = Md::new()
+        .with_change(Change::Updated)
+        .with_path("/changes/res1".into())
+        .with_media_type("text/html".parse().unwrap());
+    let package = Md::new()
+        .with_media_type("application/zip".parse().unwrap())
+        .with_length(1)
+        .with_from(t("2013-01-03T00:00:00Z"));
     // (kind, entry, the malformed attribute, the rule that reports it missing)
     let rows: Vec<(K, Entry, A, Rule)> = vec![
         (
@@ -200,64 +196,71 @@ fn malformed_entry_attributes_are_not_also_missing() {
         ),
         (
             K::ChangeDumpManifest,
-            md(Md {
-                change: None,
-                ..manifest.clone()
+            md({
+                let mut md = manifest.clone();
+                md.change = None;
+                md
             }),
             A::Change,
             Rule::ChangeMandatory,
         ),
         (
             K::ChangeDumpManifest,
-            md(Md {
-                path: None,
-                ..manifest.clone()
+            md({
+                let mut md = manifest.clone();
+                md.path = None;
+                md
             }),
             A::Path,
             Rule::PathMandatory,
         ),
         (
             K::ChangeDumpManifest,
-            md(Md {
-                media_type: None,
-                ..manifest.clone()
+            md({
+                let mut md = manifest.clone();
+                md.media_type = None;
+                md
             }),
             A::Type,
             Rule::ManifestTypeRecommended,
         ),
         (
             K::ResourceDumpManifest,
-            md(Md {
-                change: None,
-                path: None,
-                ..manifest.clone()
+            md({
+                let mut md = manifest.clone();
+                md.change = None;
+                md.path = None;
+                md
             }),
             A::Path,
             Rule::PathMandatory,
         ),
         (
             K::ChangeDump,
-            md(Md {
-                media_type: None,
-                ..package.clone()
+            md({
+                let mut md = package.clone();
+                md.media_type = None;
+                md
             }),
             A::Type,
             Rule::DumpPackageMetadata,
         ),
         (
             K::ChangeDump,
-            md(Md {
-                length: None,
-                ..package.clone()
+            md({
+                let mut md = package.clone();
+                md.length = None;
+                md
             }),
             A::Length,
             Rule::DumpPackageMetadata,
         ),
         (
             K::ChangeDump,
-            md(Md {
-                from: None,
-                ..package.clone()
+            md({
+                let mut md = package.clone();
+                md.from = None;
+                md
             }),
             A::From,
             Rule::EntryFromRecommended,
@@ -333,12 +336,13 @@ fn malformed_link_attributes_are_not_also_missing() {
     ];
     for (kind, link, attribute, rule) in rows {
         let mut entry = Entry::new("http://example.com/res1".parse().unwrap());
-        entry.md = Some(Md {
-            change: matches!(kind, K::ChangeList | K::ChangeDumpManifest)
-                .then_some(Change::Updated),
-            path: (kind == K::ChangeDumpManifest).then(|| "/res1".into()),
-            media_type: (kind == K::ChangeDumpManifest).then(|| "text/html".parse().unwrap()),
-            ..Md::default()
+        entry.md = Some({
+            let mut md = Md::new();
+            md.change =
+                matches!(kind, K::ChangeList | K::ChangeDumpManifest).then_some(Change::Updated);
+            md.path = (kind == K::ChangeDumpManifest).then(|| "/res1".into());
+            md.media_type = (kind == K::ChangeDumpManifest).then(|| "text/html".parse().unwrap());
+            md
         });
         // The link is second, after one with nothing malformed.
         entry.links.push(Link::new(
@@ -367,10 +371,7 @@ fn malformed_link_attributes_are_not_also_missing() {
     }
     // A dropped describedby link on a Source Description entry.
     let mut entry = Entry::new("http://example.com/caps.xml".parse().unwrap());
-    entry.md = Some(Md {
-        capability: Some(Capability::CapabilityList),
-        ..Md::default()
-    });
+    entry.md = Some(Md::new().with_capability(Capability::CapabilityList));
     assert_eq!(
         entry_rules(K::SourceDescription, &entry, Malformed::default()),
         [Rule::EntryDescribedbyRecommended]

@@ -37,10 +37,7 @@ fn change_only_in_change_lists_and_change_dump_manifests() {
     for kind in K::DEFINED {
         for change in Change::ALL {
             let mut doc = Document::new(head(kind));
-            let mut md = Md {
-                change: Some(*change),
-                ..Md::default()
-            };
+            let mut md = Md::new().with_change(*change);
             if kind == K::ResourceDumpManifest {
                 md.path = Some(BitstreamPath::new("/resources/res1"));
             }
@@ -74,10 +71,7 @@ fn a_deletion_in_a_resource_dump_manifest_is_one_error() {
     let mut doc = Document::new(head(K::ResourceDumpManifest));
     doc.entries.push(entry(
         "http://example.com/res1",
-        Md {
-            change: Some(Change::Deleted),
-            ..Md::default()
-        },
+        Md::new().with_change(Change::Deleted),
     ));
     let found = check(&doc);
     assert_eq!(
@@ -93,10 +87,7 @@ fn a_deletion_in_a_resource_dump_manifest_is_one_error() {
     let mut doc = Document::new(head(K::ResourceDumpManifest));
     doc.entries.push(entry(
         "http://example.com/res1",
-        Md {
-            change: Some(Change::Updated),
-            ..Md::default()
-        },
+        Md::new().with_change(Change::Updated),
     ));
     let rules: Vec<Rule> = check(&doc).iter().map(|f| f.rule).collect();
     assert_eq!(
@@ -114,32 +105,17 @@ fn a_source_description_entry_rs_md_has_capabilitylist() {
     let rows: &[(Option<Md>, bool)] = &[
         (None, false),
         (
-            Some(Md {
-                capability: Some(Capability::CapabilityList),
-                ..Md::default()
-            }),
+            Some(Md::new().with_capability(Capability::CapabilityList)),
             false,
         ),
         (Some(Md::default()), true),
+        (Some(Md::new().with_at(t("2013-01-03T09:00:00Z"))), true),
         (
-            Some(Md {
-                at: Some(t("2013-01-03T09:00:00Z")),
-                ..Md::default()
-            }),
+            Some(Md::new().with_capability(Capability::ResourceList)),
             true,
         ),
         (
-            Some(Md {
-                capability: Some(Capability::ResourceList),
-                ..Md::default()
-            }),
-            true,
-        ),
-        (
-            Some(Md {
-                capability: Some(Capability::Description),
-                ..Md::default()
-            }),
+            Some(Md::new().with_capability(Capability::Description)),
             true,
         ),
     ];
@@ -221,59 +197,67 @@ fn duplicate_links_omit_rs_md_attributes() {
     let rows: Vec<(Link, Option<&str>)> = vec![
         (mirror(), None),
         (
-            Link {
-                pri: Some(resourcesync_model::Priority::new(1).unwrap()),
-                ..mirror()
+            {
+                let mut link = mirror();
+                link.pri = Some(resourcesync_model::Priority::new(1).unwrap());
+                link
             },
             None,
         ),
         (
-            Link {
-                modified: Some(t("2013-01-03T18:00:00Z")),
-                ..mirror()
+            {
+                let mut link = mirror();
+                link.modified = Some(t("2013-01-03T18:00:00Z"));
+                link
             },
             None,
         ),
         (
-            Link {
-                hash: Some(hash),
-                ..mirror()
+            {
+                let mut link = mirror();
+                link.hash = Some(hash);
+                link
             },
             Some("hash"),
         ),
         (
-            Link {
-                length: Some(8876),
-                ..mirror()
+            {
+                let mut link = mirror();
+                link.length = Some(8876);
+                link
             },
             Some("length"),
         ),
         (
-            Link {
-                media_type: Some("text/html".parse().unwrap()),
-                ..mirror()
+            {
+                let mut link = mirror();
+                link.media_type = Some("text/html".parse().unwrap());
+                link
             },
             Some("type"),
         ),
         (
-            Link {
-                encoding: Some("gzip".into()),
-                ..mirror()
+            {
+                let mut link = mirror();
+                link.encoding = Some("gzip".into());
+                link
             },
             Some("encoding"),
         ),
         (
-            Link {
-                path: Some("/res1".into()),
-                ..mirror()
+            {
+                let mut link = mirror();
+                link.path = Some("/res1".into());
+                link
             },
             Some("path"),
         ),
         (
-            Link {
-                length: Some(1),
-                encoding: Some("gzip".into()),
-                ..mirror()
+            {
+                let mut link = mirror();
+                link.length = Some(1);
+                link.encoding = Some("gzip".into());
+                link
             },
             Some("length, encoding"),
         ),
@@ -282,10 +266,7 @@ fn duplicate_links_omit_rs_md_attributes() {
         let mut doc = Document::new(head(K::ChangeList));
         let mut e = entry(
             "http://example.com/res1",
-            Md {
-                change: Some(Change::Updated),
-                ..Md::default()
-            },
+            Md::new().with_change(Change::Updated),
         );
         e.links.push(link.clone());
         doc.entries.push(e);

@@ -425,7 +425,7 @@ rules! {
         |d| {
             let mut e = d.entries[0].clone();
             md(d, 0).capability = Some(Capability::ResourceListArchive);
-            e.md = Some(Md { capability: Some(Capability::ChangeList), ..Md::default() });
+            e.md = Some(Md::new().with_capability(Capability::ChangeList));
             d.entries.push(e);
         });
     capabilitylist_entry_kind: Rule::CapabilityListEntryKind => doc(K::CapabilityList,

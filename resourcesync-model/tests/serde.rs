@@ -6,7 +6,7 @@ use resourcesync_model::*;
 
 #[test]
 fn a_document_round_trips_through_json() {
-    let mut head = DocumentHead::of_kind(DocumentKind::ChangeDumpManifest).unwrap();
+    let mut head = DocumentHead::of_kind(DocumentKind::ChangeDumpManifest);
     head.md.from = Some("2013-01-02T00:00:00+01:00".parse().unwrap());
     head.links.push(Link::new(
         Relation::Up,
@@ -21,15 +21,15 @@ fn a_document_round_trips_through_json() {
         value: "kept".into(),
     });
     let mut entry = Entry::new("http://example.com/res7.html".parse().unwrap());
-    entry.md = Some(Md {
-        change: Some(Change::Created),
-        datetime: Some("2013-01-02T12:00:00.250Z".parse().unwrap()),
-        hash: Some("md5:1c1b0e264fa9b7e1e9aa6f9db8d6362b".parse().unwrap()),
-        length: Some(4339),
-        media_type: Some("text/html".parse().unwrap()),
-        path: Some("/changes/res7.html".into()),
-        ..Md::default()
-    });
+    entry.md = Some(
+        Md::new()
+            .with_change(Change::Created)
+            .with_datetime("2013-01-02T12:00:00.250Z".parse().unwrap())
+            .with_hash("md5:1c1b0e264fa9b7e1e9aa6f9db8d6362b".parse().unwrap())
+            .with_length(4339)
+            .with_media_type("text/html".parse().unwrap())
+            .with_path("/changes/res7.html".into()),
+    );
     let mut patch = Link::new(
         Relation::Patch,
         "http://example.com/res7.patch".parse().unwrap(),

@@ -8,7 +8,7 @@ use resourcesync_model::{
 
 /// A clean Resource List whose one entry has `loc`, and links `(rel, href)`.
 fn findings(loc: &str, links: &[(Relation, &str)]) -> Vec<Finding> {
-    let mut head = DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
+    let mut head = DocumentHead::of_kind(DocumentKind::ResourceList);
     head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
     head.links.push(Link::new(
         Relation::Up,
@@ -193,7 +193,7 @@ fn bidi_formatting_characters_anywhere() {
 #[test]
 fn capability_documents_are_checked_too() {
     // The Capability List's entries: a loc with an unsafe scheme is reported there as well.
-    let mut head = DocumentHead::of_kind(DocumentKind::CapabilityList).unwrap();
+    let mut head = DocumentHead::of_kind(DocumentKind::CapabilityList);
     head.links.push(Link::new(
         Relation::Up,
         "http://example.com/sd.xml".parse().unwrap(),
@@ -204,10 +204,7 @@ fn capability_documents_are_checked_too() {
     ));
     let mut doc = Document::new(head);
     let mut entry = Entry::new("file:///etc/passwd".parse().unwrap());
-    entry.md = Some(Md {
-        capability: Some(Capability::ResourceList),
-        ..Md::default()
-    });
+    entry.md = Some(Md::new().with_capability(Capability::ResourceList));
     doc.entries.push(entry);
     let found = check(&doc);
     assert_eq!(

@@ -4,7 +4,7 @@
 use std::io::{self, Read, Write};
 
 use resourcesync_model::{
-    ChangeOrder, Document, DocumentHead, DocumentKind, Entry, Link, MAX_ENTRIES, Md, Relation, Uri,
+    ChangeOrder, Document, DocumentHead, DocumentKind, Entry, Link, MAX_ENTRIES, Relation, Uri,
     UriError, W3cDateTime,
 };
 
@@ -75,7 +75,7 @@ struct Open<W: Write> {
 /// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation, Uri};
 /// use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageOptions};
 ///
-/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDump).unwrap();
+/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDump);
 /// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
 /// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 /// let mut packages = BTreeMap::new();
@@ -152,7 +152,7 @@ where
             }
         };
         Ok(DumpBuilder {
-            next_from: head.md.from.clone(),
+            next_from: head.md.from,
             document: Document::new(head.clone()),
             head,
             package_uri,
@@ -185,7 +185,7 @@ where
         } else {
             DocumentKind::ResourceDumpManifest
         };
-        let mut head = DocumentHead::of_kind(kind).unwrap_or_else(|| self.head.clone());
+        let mut head = DocumentHead::of_kind(kind);
         head.links = self
             .head
             .links
@@ -196,8 +196,8 @@ where
         if self.intervals {
             head.md.from = from;
         } else {
-            head.md.at = self.head.md.at.clone();
-            head.md.completed = self.head.md.completed.clone();
+            head.md.at = self.head.md.at;
+            head.md.completed = self.head.md.completed;
         }
         head
     }
@@ -207,9 +207,9 @@ where
         let n = self.document.entries.len() + 1;
         let uri =
             (self.package_uri)(n).map_err(|reason| Misuse::PackageUri { number: n, reason })?;
-        let from = self.next_from.clone();
+        let from = self.next_from;
         let sink = (self.open_package)(&uri)?;
-        let writer = PackageWriter::new(sink, self.manifest_head(from.clone()), self.options)?;
+        let writer = PackageWriter::new(sink, self.manifest_head(from), self.options)?;
         Ok(Open {
             writer,
             uri,
@@ -224,7 +224,7 @@ where
             return Ok(());
         };
         if self.intervals {
-            open.writer.set_until(until.clone());
+            open.writer.set_until(until);
         }
         let (sink, info) = open.writer.finish()?;
         (self.close_package)(&open.uri, sink)?;
@@ -243,19 +243,16 @@ where
         until: Option<W3cDateTime>,
     ) -> Result<Entry, PackageError> {
         let mut entry = Entry::new(uri.clone());
-        entry.md = Some(Md {
-            // A valid media type: parsing cannot fail.
-            media_type: "application/zip".parse().ok(),
-            length: Some(info.digests.length),
-            hash: Some(info.digests.hashes()),
-            at: (!self.intervals).then(|| self.head.md.at.clone()).flatten(),
-            completed: (!self.intervals)
-                .then(|| self.head.md.completed.clone())
-                .flatten(),
-            from: if self.intervals { from } else { None },
-            until: if self.intervals { until } else { None },
-            ..Md::default()
-        });
+        let md = entry.md_mut();
+        // A valid media type: parsing cannot fail.
+        md.media_type = "application/zip".parse().ok();
+        md.length = Some(info.digests.length);
+        md.hash = Some(info.digests.hashes());
+        if self.intervals {
+            (md.from, md.until) = (from, until);
+        } else {
+            (md.at, md.completed) = (self.head.md.at, self.head.md.completed);
+        }
         if let Some(store) = &mut self.manifests {
             let xml = resourcesync_xml::write_document(Vec::new(), &info.manifest)
                 .map_err(PackageError::ManifestWrite)?;
@@ -282,7 +279,7 @@ where
         content: impl Read,
         length_hint: Option<u64>,
     ) -> Result<u64, PackageError> {
-        let time = bitstream.datetime.clone();
+        let time = bitstream.datetime;
         let open = self.before(time.as_ref(), length_hint.unwrap_or(0))?;
         let length = open.writer.add(bitstream, content)?;
         open.content += length;
@@ -297,7 +294,7 @@ where
         datetime: Option<W3cDateTime>,
     ) -> Result<Entry, PackageError> {
         let open = self.before(datetime.as_ref(), 0)?;
-        let entry = open.writer.add_deleted(loc, datetime.clone())?;
+        let entry = open.writer.add_deleted(loc, datetime)?;
         self.after(datetime);
         Ok(entry)
     }
@@ -324,7 +321,7 @@ where
             } else {
                 None
             };
-            self.next_from = until.clone();
+            self.next_from = until;
             self.close(until)?;
         }
         let open = match self.current.take() {
@@ -340,7 +337,7 @@ where
 
     /// Closes the last package and returns the dump document listing every package.
     pub fn finish(mut self) -> Result<Document, PackageError> {
-        let until = self.head.md.until.clone();
+        let until = self.head.md.until;
         self.close(until)?;
         Ok(self.document)
     }

@@ -5,7 +5,7 @@
 //!
 //! Each error either prints the error it wraps or returns it from
 //! [`source`](std::error::Error::source), never both: errors of this crate that explain
-//! another ([`NameError`], [`OrderError`], [`Mismatch`]) are part of the message; errors of
+//! another ([`NameError`], [`OrderError`], [`FixityMismatch`]) are part of the message; errors of
 //! other layers (IO, the zip crate, the XML reader) are sources, so a caller prints the
 //! chain.
 
@@ -13,7 +13,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use resourcesync_model::{DocumentKind, OrderError, UriError};
+use resourcesync_model::{DocumentKind, FixityMismatch, OrderError, UriError};
 
 use crate::NameError;
 
@@ -523,74 +523,5 @@ pub struct FixityError {
     /// The bitstream's name in the package.
     pub path: String,
     /// What differs.
-    pub mismatch: Mismatch,
-}
-
-/// Which fixity check failed, with the expected and actual values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Mismatch {
-    /// Another length at its end.
-    Length {
-        /// The manifest's `length`.
-        expected: u64,
-        /// Bytes read.
-        actual: u64,
-    },
-    /// More bytes than the manifest's `length` (reading stopped there).
-    Longer {
-        /// The manifest's `length`.
-        expected: u64,
-    },
-    /// Another md5.
-    Md5 {
-        /// The manifest's digest.
-        expected: [u8; 16],
-        /// The bytes' digest.
-        actual: [u8; 16],
-    },
-    /// Another sha-256.
-    Sha256 {
-        /// The manifest's digest.
-        expected: [u8; 32],
-        /// The bytes' digest.
-        actual: [u8; 32],
-    },
-}
-
-/// Lowercase hexadecimal, as digests are written in a `hash` attribute.
-struct Hex<'a>(&'a [u8]);
-
-impl fmt::Display for Hex<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
-    }
-}
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Mismatch::Length { expected, actual } => {
-                write!(f, "length is {actual}, the manifest says {expected}")
-            }
-            Mismatch::Longer { expected } => {
-                write!(
-                    f,
-                    "length is more than {expected}, the manifest says {expected}"
-                )
-            }
-            Mismatch::Md5 { expected, actual } => write!(
-                f,
-                "md5 is {}, the manifest says {}",
-                Hex(actual),
-                Hex(expected)
-            ),
-            Mismatch::Sha256 { expected, actual } => write!(
-                f,
-                "sha-256 is {}, the manifest says {}",
-                Hex(actual),
-                Hex(expected)
-            ),
-        }
-    }
+    pub mismatch: FixityMismatch,
 }

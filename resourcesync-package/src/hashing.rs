@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 
-use crate::fixity::{Digests, Fixity};
+use resourcesync_model::{Digests, Fixity};
 
 /// Messages to the hashing thread, in the order the bytes were written.
 pub(crate) enum Msg {

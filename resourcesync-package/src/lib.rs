@@ -38,7 +38,7 @@
 //! use resourcesync_package::{Bitstream, Package, PackageOptions, PackageWriter};
 //!
 //! // A Change Dump package: one update and one deletion.
-//! let mut head = DocumentHead::of_kind(DocumentKind::ChangeDumpManifest).unwrap();
+//! let mut head = DocumentHead::of_kind(DocumentKind::ChangeDumpManifest);
 //! head.md.from = Some("2013-01-02T00:00:00Z".parse()?);
 //! head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 //! let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default())?;
@@ -101,7 +101,6 @@
 mod archive;
 mod dump;
 mod error;
-mod fixity;
 mod hashing;
 mod name;
 mod reader;
@@ -109,12 +108,12 @@ mod writer;
 
 pub use dump::{DumpBuilder, DumpLimits};
 pub use error::{
-    BadPackage, Collision, ContentProblem, FixityError, HeaderProblem, LimitExceeded, Mismatch,
-    Misuse, PackageError, PathProblem, SizeProblem,
+    BadPackage, Collision, ContentProblem, FixityError, HeaderProblem, LimitExceeded, Misuse,
+    PackageError, PathProblem, SizeProblem,
 };
-pub use fixity::{Digests, Fixity};
 pub use name::{MAX_SEGMENT_BYTES, NameError, safe_path};
 pub use reader::{Package, PackageLimits, VerifiedReader};
+pub use resourcesync_model::{Digest, Digests, Fixity, FixityMismatch};
 pub use writer::{Bitstream, Compression, PackageInfo, PackageOptions, PackageWriter};
 
 /// The name of the manifest at the top level of every package (sections 11.2, 13.2).

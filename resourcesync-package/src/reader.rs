@@ -12,9 +12,9 @@ use resourcesync_model::{Change, Document, DocumentKind, Finding, Hashes, MAX_BY
 
 use crate::archive::{self, EntryReader, ZipEntry};
 use crate::error::{BadPackage, LimitExceeded, Misuse, PathProblem};
-use crate::fixity::{Digests, Fixity};
 use crate::hashing::{self, Batch};
-use crate::{FixityError, MANIFEST_NAME, Mismatch, PackageError, safe_path};
+use crate::{FixityError, MANIFEST_NAME, PackageError, safe_path};
+use resourcesync_model::{Digest, Digests, Fixity, FixityMismatch};
 
 /// Limits on what reading a package may cost. Decompressed bytes are counted as they are
 /// inflated, never taken from what the archive declares.
@@ -97,7 +97,7 @@ struct Listed {
 /// use resourcesync_package::{Bitstream, Package, PackageOptions, PackageWriter};
 /// use std::io::Read;
 ///
-/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
+/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest);
 /// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
 /// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 /// let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default())?;
@@ -763,8 +763,8 @@ impl Pipe {
                 Ok(read) => {
                     let digests = Digests {
                         length: read.length,
-                        md5: read.md5.unwrap_or(md5),
-                        sha256: read.sha256,
+                        md5: Digest(read.md5.unwrap_or(md5)),
+                        sha256: Digest(read.sha256),
                     };
                     judge(&entry.name, length, hashes, &digests)
                 }
@@ -807,7 +807,7 @@ fn judge(
     digests: &Digests,
 ) -> Option<FixityError> {
     let mismatch = match length {
-        Some(expected) if digests.length != expected => Mismatch::Length {
+        Some(expected) if digests.length != expected => FixityMismatch::Length {
             expected,
             actual: digests.length,
         },
@@ -833,7 +833,7 @@ fn growth(
         if read > expected {
             return Err(FixityError {
                 path: path.to_owned(),
-                mismatch: Mismatch::Longer { expected },
+                mismatch: FixityMismatch::Longer { expected },
             }
             .into());
         }
@@ -962,7 +962,7 @@ mod tests {
     /// and one shorter than the manifest says.
     fn corrupt() -> Vec<u8> {
         let mut head =
-            resourcesync_model::DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
+            resourcesync_model::DocumentHead::of_kind(DocumentKind::ResourceDumpManifest);
         head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
         head.links.push(resourcesync_model::Link::new(
             resourcesync_model::Relation::Up,

@@ -9,15 +9,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 
 use resourcesync_model::{
-    BitstreamPath, Change, ChangeOrder, DocumentHead, DocumentKind, Entry, Md, MediaType, Uri,
+    BitstreamPath, Change, ChangeOrder, DocumentHead, DocumentKind, Entry, MediaType, Uri,
     W3cDateTime,
 };
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
-use crate::fixity::{Digests, Fixity};
 use crate::hashing::{Hashing, Msg};
 use crate::{Collision, MANIFEST_NAME, Misuse, PackageError};
+use resourcesync_model::{Digest, Digests, Fixity};
 
 /// How a bitstream is stored in the ZIP.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -182,7 +182,7 @@ pub struct PackageInfo {
 /// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
 /// use resourcesync_package::{Bitstream, PackageOptions, PackageWriter};
 ///
-/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest).unwrap();
+/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest);
 /// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
 /// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 /// let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default())?;
@@ -352,15 +352,10 @@ impl<W: Write> PackageWriter<W> {
             .unwrap_or_else(|| Entry::new(bitstream.loc.clone()));
         entry.loc = bitstream.loc;
         entry.lastmod = bitstream.lastmod.or(entry.lastmod);
-        entry.md = Some(Md {
-            change: bitstream.change,
-            datetime: bitstream.datetime,
-            hash,
-            length: Some(length),
-            media_type: bitstream.media_type,
-            path: Some(bitstream.path),
-            ..entry.md.unwrap_or_default()
-        });
+        let md = entry.md_mut();
+        (md.change, md.datetime, md.hash) = (bitstream.change, bitstream.datetime, hash);
+        (md.length, md.path) = (Some(length), Some(bitstream.path));
+        md.media_type = bitstream.media_type;
         if self.manifest.head.kind() == DocumentKind::ChangeDumpManifest {
             self.order
                 .record(entry.md.as_ref().and_then(|md| md.datetime.as_ref()));
@@ -390,8 +385,8 @@ impl<W: Write> PackageWriter<W> {
         for ((entry, md5), sha256) in std::mem::take(&mut self.pending).into_iter().zip(sha256s) {
             let digests = Digests {
                 length: 0,
-                md5,
-                sha256,
+                md5: Digest(md5),
+                sha256: Digest(sha256),
             };
             if let Some(md) = self.manifest.entries[entry].md.as_mut() {
                 md.hash = Some(digests.hashes());
@@ -411,12 +406,8 @@ impl<W: Write> PackageWriter<W> {
         }
         self.check_order(datetime.as_ref())?;
         self.order.record(datetime.as_ref());
-        let mut entry = Entry::new(loc);
-        entry.md = Some(Md {
-            change: Some(Change::Deleted),
-            datetime,
-            ..Md::default()
-        });
+        let mut entry = Entry::new(loc).with_change(Change::Deleted);
+        entry.md_mut().datetime = datetime;
         self.manifest.entries.push(entry.clone());
         Ok(entry)
     }

@@ -825,13 +825,7 @@ impl<S: Source> Reader<S> {
             self.conventional_bindings = self.ns.len();
         }
         self.root_name = e.name().as_ref().to_owned();
-        let mut head = DocumentHead {
-            root,
-            md: Md::default(),
-            links: Vec::new(),
-            attributes: Vec::new(),
-            extensions: Vec::new(),
-        };
+        let mut head = DocumentHead::of_root(root);
         let at = self.position();
         head.attributes = self.plain_attributes(e, at)?;
         self.head = Some(head);
@@ -1473,21 +1467,11 @@ impl<S: Source> Reader<S> {
                 return Ok(LinkRead::Dropped(rel.filter(|_| broken)));
             }
         };
-        Ok(LinkRead::Kept(
-            Link {
-                rel,
-                href,
-                pri,
-                modified,
-                hash,
-                length,
-                media_type,
-                path,
-                encoding,
-                extensions,
-            },
-            malformed,
-        ))
+        let mut link = Link::new(rel, href);
+        (link.pri, link.modified, link.hash, link.length) = (pri, modified, hash, length);
+        (link.media_type, link.path, link.encoding) = (media_type, path, encoding);
+        link.extensions = extensions;
+        Ok(LinkRead::Kept(link, malformed))
     }
 
     /// Reports an attribute in no namespace that the element does not have, naming the

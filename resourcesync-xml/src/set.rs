@@ -91,7 +91,7 @@ struct Part {
 /// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation, Uri};
 /// use resourcesync_xml::{SetLimits, SetWriter, read_document};
 ///
-/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
+/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceList);
 /// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
 /// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 ///
@@ -172,7 +172,7 @@ where
             }
         };
         let mut writer = SetWriter {
-            current: Part::new(head.md.from.clone()),
+            current: Part::new(head.md.from),
             head,
             uri,
             part_uri,
@@ -226,7 +226,7 @@ where
         part.entries += 1;
         part.longest_time = part.longest_time.max(time_len);
         if let Some(time) = time {
-            part.last = Some(time.clone());
+            part.last = Some(*time);
         }
         self.order.record(time);
         self.entries += 1;
@@ -236,11 +236,11 @@ where
     /// Closes the current part at `until` and starts the next one from there.
     fn close_part(&mut self, until: Option<W3cDateTime>) -> Result<(), WriteError> {
         let until = if self.intervals {
-            until.or_else(|| self.current.last.clone())
+            until.or(self.current.last)
         } else {
             None
         };
-        let next = Part::new(if self.intervals { until.clone() } else { None });
+        let next = Part::new(if self.intervals { until } else { None });
         let part = std::mem::replace(&mut self.current, next);
         let number = self.parts.len() + 1;
         if number as u64 > MAX_ENTRIES {
@@ -251,7 +251,7 @@ where
         }
         let uri = (self.part_uri)(number)
             .map_err(|e| WriteError::Invalid(format!("part {number}: {e}")))?;
-        self.parts.push((uri, part.from.clone(), until));
+        self.parts.push((uri, part.from, until));
         if number == 1 {
             // Held back: with a second part the set needs an index and this one an
             // `index` link; alone, it is the set itself.
@@ -283,7 +283,7 @@ where
     ) -> Result<Vec<u8>, WriteError> {
         let mut head = self.head.clone();
         if self.intervals {
-            head.md.from = part.from.clone();
+            head.md.from = part.from;
             head.md.until = until;
         }
         if in_index {
@@ -298,7 +298,7 @@ where
 
     /// Closes the last part and, if there are several, writes the index.
     pub fn finish(mut self) -> Result<SetSummary, WriteError> {
-        let last_until = self.head.md.until.clone();
+        let last_until = self.head.md.until;
         if self.parts.is_empty() {
             // Everything fitted: the one document is the set.
             let part = std::mem::replace(&mut self.current, Part::new(None));
@@ -315,7 +315,7 @@ where
         let number = self.parts.len() + 1;
         let uri = (self.part_uri)(number)
             .map_err(|e| WriteError::Invalid(format!("part {number}: {e}")))?;
-        self.parts.push((uri, part.from.clone(), last_until));
+        self.parts.push((uri, part.from, last_until));
         self.store_part(number - 1, &part)?;
         // The index: same capability and times, one entry per part.
         let mut head = self.head.clone();
@@ -324,17 +324,13 @@ where
         for (uri, from, until) in &self.parts {
             let mut entry = Entry::new(uri.clone());
             let md = if self.intervals {
-                Md {
-                    from: from.clone(),
-                    until: until.clone(),
-                    ..Md::default()
-                }
+                let mut md = Md::new();
+                (md.from, md.until) = (*from, *until);
+                md
             } else {
-                Md {
-                    at: self.head.md.at.clone(),
-                    completed: self.head.md.completed.clone(),
-                    ..Md::default()
-                }
+                let mut md = Md::new();
+                (md.at, md.completed) = (self.head.md.at, self.head.md.completed);
+                md
             };
             if md != Md::default() {
                 entry.md = Some(md);

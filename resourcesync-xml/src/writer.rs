@@ -33,12 +33,12 @@ const FLUSH_AT: usize = 64 * 1024;
 /// use resourcesync_model::{Change, DocumentHead, DocumentKind, Entry, Link, Md, Relation};
 /// use resourcesync_xml::Writer;
 ///
-/// let mut head = DocumentHead::of_kind(DocumentKind::ChangeList).unwrap();
+/// let mut head = DocumentHead::of_kind(DocumentKind::ChangeList);
 /// head.md.from = Some("2013-01-03T00:00:00Z".parse()?);
 /// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 /// let mut writer = Writer::new(Vec::new(), &head)?;
 /// let mut entry = Entry::new("http://example.com/res1?a=1&b=2".parse()?);
-/// entry.md = Some(Md { change: Some(Change::Created), ..Md::default() });
+/// entry.md = Some(Md::new().with_change(Change::Created));
 /// writer.write_entry(&entry)?;
 /// let xml = String::from_utf8(writer.finish()?)?;
 /// assert!(xml.contains("<loc>http://example.com/res1?a=1&amp;b=2</loc>"));

@@ -20,16 +20,12 @@ fn entry(loc: &str, md: Md) -> Result<Entry> {
 }
 
 fn change(kind: Change, datetime: &str) -> Result<Md> {
-    Ok(Md {
-        change: Some(kind),
-        datetime: Some(datetime.parse()?),
-        ..Md::default()
-    })
+    Ok(Md::new().with_change(kind).with_datetime(datetime.parse()?))
 }
 
 /// Example 19 of the standard, with its four changes.
 fn changelist(shuffled: bool) -> Result<Document> {
-    let mut head = DocumentHead::of_kind(DocumentKind::ChangeList).ok_or("no head")?;
+    let mut head = DocumentHead::of_kind(DocumentKind::ChangeList);
     head.md.from = Some("2013-01-03T00:00:00Z".parse()?);
     head.links.push(Link::new(
         Relation::Up,
@@ -59,7 +55,7 @@ fn changelist(shuffled: bool) -> Result<Document> {
 
 /// A Capability List that lists the Resource List twice and forgets its `up` link.
 fn capabilitylist() -> Result<Document> {
-    let head = DocumentHead::of_kind(DocumentKind::CapabilityList).ok_or("no head")?;
+    let head = DocumentHead::of_kind(DocumentKind::CapabilityList);
     let mut doc = Document::new(head);
     for (loc, capability) in [
         (
@@ -75,10 +71,7 @@ fn capabilitylist() -> Result<Document> {
             Capability::ChangeListArchive,
         ),
     ] {
-        let md = Md {
-            capability: Some(capability),
-            ..Md::default()
-        };
+        let md = Md::new().with_capability(capability);
         doc.entries.push(entry(loc, md)?);
     }
     Ok(doc)

@@ -5,7 +5,7 @@ use resourcesync_model::{DocumentHead, DocumentKind as K, Link, Relation};
 /// A head of `kind` that breaks no rule of its own: `at` on snapshots, `from` on change
 /// documents, an `up` link on every kind but the Source Description's.
 pub(crate) fn clean_head(kind: K) -> DocumentHead {
-    let mut head = DocumentHead::of_kind(kind).unwrap();
+    let mut head = DocumentHead::of_kind(kind);
     let t = |s: &str| s.parse().unwrap();
     match kind {
         K::ResourceList

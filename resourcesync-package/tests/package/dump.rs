@@ -14,7 +14,7 @@ use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, Package, PackageO
 type Store = Rc<RefCell<BTreeMap<String, Vec<u8>>>>;
 
 fn head(kind: DocumentKind) -> DocumentHead {
-    let mut head = DocumentHead::of_kind(kind).unwrap();
+    let mut head = DocumentHead::of_kind(kind);
     head.links.push(Link::new(
         Relation::Up,
         "http://example.com/caps.xml".parse().unwrap(),
@@ -66,7 +66,7 @@ fn build(kind: DocumentKind, n: usize, limits: DumpLimits) -> (Document, Store, 
             if i % 5 == 4 {
                 dump.add_deleted(
                     format!("http://example.com/gone{i}").parse().unwrap(),
-                    b.datetime.clone(),
+                    b.datetime,
                 )
                 .unwrap();
             }

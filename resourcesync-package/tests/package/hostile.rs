@@ -635,7 +635,7 @@ fn cases() -> Vec<Row> {
             d,
             Verify,
             is!(E::Fixity(_)),
-            "bitstream resources/res1: md5 is 0d4bf0603e788776029bfb1b307a4530, the manifest says 00000000000000000000000000000000",
+            "bitstream resources/res1: md5 is 0d4bf0603e788776029bfb1b307a4530, listed as 00000000000000000000000000000000",
         ),
         (
             "fixity-sha256.zip",
@@ -649,14 +649,14 @@ fn cases() -> Vec<Row> {
             d,
             Verify,
             is!(E::Fixity(_)),
-            "bitstream resources/res1: length is 15, the manifest says 16",
+            "bitstream resources/res1: length is 15, listed as 16",
         ),
         (
             "fixity-short.zip",
             d,
             Verify,
             is!(E::Fixity(_)),
-            "length is more than 14, the manifest says 14",
+            "length is more than 14, listed as 14",
         ),
     ]
 }

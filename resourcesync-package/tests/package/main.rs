@@ -13,7 +13,7 @@ use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
 
 /// The head of a manifest of `kind` with its time and `up` link.
 pub fn manifest_head(kind: DocumentKind) -> DocumentHead {
-    let mut head = DocumentHead::of_kind(kind).unwrap();
+    let mut head = DocumentHead::of_kind(kind);
     if kind == DocumentKind::ChangeDumpManifest {
         head.md.from = Some("2013-01-02T00:00:00Z".parse().unwrap());
     } else {

@@ -196,7 +196,7 @@ fn the_writer_refuses_what_the_standard_does_not_allow() {
     // What the writer accepted, the reader reads.
     let (zip, _) = writer.finish().unwrap();
     Package::open(Cursor::new(zip)).unwrap().verify().unwrap();
-    let list = resourcesync_model::DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
+    let list = resourcesync_model::DocumentHead::of_kind(DocumentKind::ResourceList);
     assert!(matches!(
         PackageWriter::new(Vec::new(), list, PackageOptions::default()),
         Err(PackageError::Misuse(Misuse::ManifestKind { .. }))

@@ -255,20 +255,22 @@ fn md() -> impl Strategy<Value = Md> {
                 (capability, at, completed, from, until),
                 (change, datetime, hash, length),
                 (path, t, encoding, extensions),
-            )| Md {
-                capability,
-                at,
-                completed,
-                from,
-                until,
-                change,
-                datetime,
-                hash,
-                length,
-                path: path.map(BitstreamPath::new),
-                media_type: t.map(|t| t.parse().unwrap()),
-                encoding,
-                extensions,
+            )| {
+                let mut md = Md::new();
+                md.capability = capability;
+                md.at = at;
+                md.completed = completed;
+                md.from = from;
+                md.until = until;
+                md.change = change;
+                md.datetime = datetime;
+                md.hash = hash;
+                md.length = length;
+                md.path = path.map(BitstreamPath::new);
+                md.media_type = t.map(|t| t.parse().unwrap());
+                md.encoding = encoding;
+                md.extensions = extensions;
+                md
             },
         )
 }
@@ -316,13 +318,14 @@ fn entry() -> impl Strategy<Value = Entry> {
         proptest::collection::vec(link(), 0..3),
         extension_elements(),
     )
-        .prop_map(|(loc, lastmod, changefreq, md, links, extensions)| Entry {
-            loc,
-            lastmod,
-            changefreq,
-            md,
-            links,
-            extensions,
+        .prop_map(|(loc, lastmod, changefreq, md, links, extensions)| {
+            let mut entry = Entry::new(loc);
+            entry.lastmod = lastmod;
+            entry.changefreq = changefreq;
+            entry.md = md;
+            entry.links = links;
+            entry.extensions = extensions;
+            entry
         })
 }
 
@@ -336,7 +339,7 @@ fn document() -> impl Strategy<Value = Document> {
         proptest::collection::vec(entry(), 0..6),
     )
         .prop_map(|(kind, mut md, links, attributes, extensions, entries)| {
-            let mut head = DocumentHead::of_kind(kind).unwrap();
+            let mut head = DocumentHead::of_kind(kind);
             md.capability = head.md.capability.take();
             head.md = md;
             head.links = links;
@@ -410,7 +413,7 @@ fn ext_element(namespace: &str, prefix: Option<&str>, name: &str, content: &str)
 }
 
 fn resource_list() -> DocumentHead {
-    let mut head = DocumentHead::of_kind(DocumentKind::ResourceList).unwrap();
+    let mut head = DocumentHead::of_kind(DocumentKind::ResourceList);
     head.md.at = Some("2013-01-03T09:00:00Z".parse().unwrap());
     head
 }
@@ -428,13 +431,14 @@ fn prefixes_are_declared_once_per_element() {
     ];
     let mut entry = Entry::new("http://e.com/a".parse().unwrap());
     entry.extensions.push(element);
-    entry.md = Some(Md {
-        extensions: vec![
+    entry.md = Some({
+        let mut md = Md::new();
+        md.extensions = vec![
             ext_attribute("urn:b", Some("rs"), "x", "1"),
             ext_attribute("urn:c", Some("ns1"), "y", "2"),
             ext_attribute("urn:d", None, "z", "3"),
-        ],
-        ..Md::default()
+        ];
+        md
     });
     let mut doc = Document::new(resource_list());
     doc.entries.push(entry);
@@ -525,30 +529,21 @@ fn extensions_that_would_read_differently_are_refused() {
 #[test]
 fn values_xml_cannot_carry_are_refused() {
     let mut entry = Entry::new("http://e.com/a".parse().unwrap());
-    entry.md = Some(Md {
-        encoding: Some("gzip\u{0}".into()),
-        ..Md::default()
-    });
+    entry.md = Some(Md::new().with_encoding("gzip\u{0}".into()));
     let mut writer = resourcesync_xml::Writer::new(Vec::new(), &resource_list()).unwrap();
     let error = writer.write_entry(&entry).unwrap_err();
     assert_eq!(
         error.to_string(),
         "encoding: character U+0000 is not allowed in XML"
     );
-    entry.md = Some(Md {
-        path: Some(BitstreamPath::new("/a\u{FFFE}")),
-        ..Md::default()
-    });
+    entry.md = Some(Md::new().with_path(BitstreamPath::new("/a\u{FFFE}")));
     let error = writer.write_entry(&entry).unwrap_err();
     assert_eq!(
         error.to_string(),
         "path: character U+FFFE is not allowed in XML"
     );
     // Tab, line feed and carriage return are carried, escaped.
-    entry.md = Some(Md {
-        encoding: Some("a\tb\nc\rd".into()),
-        ..Md::default()
-    });
+    entry.md = Some(Md::new().with_encoding("a\tb\nc\rd".into()));
     writer.write_entry(&entry).unwrap();
     let (read, _) = read_everywhere(&writer.finish().unwrap(), Limits::default()).unwrap();
     assert_eq!(read.entries.len(), 1);

@@ -11,7 +11,7 @@ use resourcesync_xml::{Limits, Reader, SetLimits, SetWriter, WriteError};
 use crate::rules_of;
 
 fn head(kind: K) -> DocumentHead {
-    let mut head = DocumentHead::of_kind(kind).unwrap();
+    let mut head = DocumentHead::of_kind(kind);
     head.links.push(Link::new(
         Relation::Up,
         "http://example.com/caps.xml".parse().unwrap(),
@@ -31,15 +31,13 @@ fn head(kind: K) -> DocumentHead {
 fn entry(i: u32, change: bool) -> Entry {
     let mut e = Entry::new(format!("http://example.com/res{i}").parse().unwrap());
     if change {
-        e.md = Some(Md {
-            change: Some(Change::Updated),
-            datetime: Some(
+        e.md = Some(
+            Md::new().with_change(Change::Updated).with_datetime(
                 format!("2013-01-01T{:02}:{:02}:00Z", i / 60, i % 60)
                     .parse()
                     .unwrap(),
             ),
-            ..Md::default()
-        });
+        );
     }
     e
 }
@@ -206,7 +204,7 @@ fn refusals() {
     ));
     let mut store = Store::new();
     let set = SetWriter::new(
-        DocumentHead::of_kind(K::CapabilityList).unwrap(),
+        DocumentHead::of_kind(K::CapabilityList),
         "http://example.com/caps.xml".parse().unwrap(),
         |n| format!("http://example.com/c{n}").parse(),
         |uri: &Uri, xml: &[u8]| {
