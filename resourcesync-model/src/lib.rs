@@ -121,6 +121,7 @@ pub use priority::{Priority, PriorityError};
 pub use relation::{PATCH_RELATION, Relation, RelationError};
 pub use rules::{Finding, Rule, RuleError, Severity, TextPosition};
 pub use uri::{MAX_URI_LEN, Uri, UriError};
+#[doc(no_inline)]
 pub use url::Url;
 
 /// The ResourceSync XML namespace, bound to `rs` in the standard's examples.

@@ -395,7 +395,9 @@ impl<'de> serde::Deserialize<'de> for Rule {
 pub struct TextPosition {
     /// 1-based line.
     pub line: u64,
-    /// 1-based column, in characters.
+    /// 1-based column, counted in bytes of the (decompressed) text, as the XML reader
+    /// counts them: a column after a non-ASCII character is greater than its character
+    /// count.
     pub column: u64,
 }
 

@@ -14,7 +14,7 @@ pub const MAX_URI_LEN: usize = 2047;
 /// A URI identifies a resource: a Destination compares the `<loc>` of a Change List with
 /// the one it stored from a Resource List, so the text is kept exactly, never normalised.
 /// Checking is one pass over the bytes: a scheme, then no white space, control or
-/// delimiter characters (`"<>\^`{|}`), every `%` followed by two hex digits, and an
+/// delimiter characters (`` "<>\^`{|} ``), every `%` followed by two hex digits, and an
 /// authority after `http:` and `https:`. [`Uri::to_url`] parses it fully with the `url`
 /// crate when a caller needs the parts.
 ///
@@ -50,7 +50,7 @@ impl RuleError for UriError {
 }
 
 /// Bytes that may not stand in a URI outside the ASCII letters, digits and the
-/// delimiters RFC 3986 allows: controls, space, and `"<>\^`{|}`.
+/// delimiters RFC 3986 allows: controls, space, and `` "<>\^`{|} ``.
 const fn forbidden_table() -> [bool; 128] {
     let mut t = [false; 128];
     let mut i = 0;

@@ -113,6 +113,7 @@ pub use error::{
 };
 pub use name::{MAX_SEGMENT_BYTES, NameError, safe_path};
 pub use reader::{Package, PackageLimits, VerifiedReader};
+#[doc(no_inline)]
 pub use resourcesync_model::{Digest, Digests, Fixity, FixityMismatch};
 pub use writer::{Bitstream, Compression, PackageInfo, PackageOptions, PackageWriter};
 

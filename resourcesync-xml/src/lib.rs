@@ -3,7 +3,7 @@
 //! Every ResourceSync document — Source Description to Change Dump Archive Index — is a
 //! Sitemap with `<rs:md>` and `<rs:ln>` extensions. This crate reads any of them from a
 //! `BufRead` or a byte slice as a stream, the [`DocumentHead`] first and then one
-//! [`Entry`](resourcesync_model::Entry) at a time, in constant memory (typed, checked
+//! `Entry` at a time, in constant memory (typed, checked
 //! entries from a slice at 82–84 % of the speed of a raw quick-xml loop that builds
 //! nothing: see `benches/README.md`); and writes them back entry by entry to any `Write`.
 //!
@@ -11,7 +11,7 @@
 //!
 //! # Entry types
 //! - [`Reader`]: streaming, namespace-aware, limited ([`Limits`]), checking the
-//!   standard's rules as it goes ([`resourcesync_model::Checker`]); [`read_document`] for
+//!   standard's rules as it goes (`resourcesync_model::Checker`); [`read_document`] for
 //!   a whole document in memory.
 //! - [`Writer`]: streaming, escaping, ending with a fallible [`Writer::finish`];
 //!   [`write_document`] for a whole document.
@@ -66,9 +66,9 @@
 //! - `gzip` (default): gzip-compressed documents are detected by content and decompressed.
 //!
 //! # Deviations
-//! - A root in no namespace is read as a Sitemap, with a [`Rule::SitemapNamespace`]
+//! - A root in no namespace is read as a Sitemap, with a `Rule::SitemapNamespace`
 //!   finding; `md` or `ln` outside the ResourceSync namespace are kept as extensions with
-//!   a [`Rule::ResourceSyncNamespace`] finding.
+//!   a `Rule::ResourceSyncNamespace` finding.
 //! - An element in another namespace between entries (not inside one) is read and
 //!   dropped; one inside an entry or the head is kept.
 //! - Extension elements keep their content as XML text. Content that uses a prefix
@@ -77,9 +77,7 @@
 //! - rs:md and rs:ln after the first entry are reported (`head-before-entries`) and
 //!   dropped: the head has been handed out by then.
 //! - Error columns count bytes, not characters.
-//!
-//! [`Rule::SitemapNamespace`]: resourcesync_model::Rule::SitemapNamespace
-//! [`Rule::ResourceSyncNamespace`]: resourcesync_model::Rule::ResourceSyncNamespace
+
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
@@ -97,6 +95,7 @@ mod writer;
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use extension::ExtensionError;
 pub use reader::{Limits, Reader, read_document};
+#[doc(no_inline)]
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
 pub use set::{SetLimits, SetSummary, SetWriter};
 pub use source::{Buffered, Slice, Source};
