@@ -128,3 +128,8 @@ pub use url::Url;
 pub const RS_NAMESPACE: &str = "http://www.openarchives.org/rs/terms/";
 /// The Sitemap protocol's XML namespace.
 pub const SITEMAP_NAMESPACE: &str = "http://www.sitemaps.org/schemas/sitemap/0.9";
+
+/// The README's example, compiled and run as a doc-test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
