@@ -1,4 +1,4 @@
-//! What several of the model's test binaries build the same way.
+//! What several of the test modules build the same way.
 
 use resourcesync_model::{DocumentHead, DocumentKind as K, Link, Relation};
 

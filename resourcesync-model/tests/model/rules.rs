@@ -12,7 +12,7 @@ use resourcesync_model::{
     Severity, Uri, W3cDateTime, check_with, parse_length,
 };
 
-mod common;
+use crate::common;
 
 fn url(s: &str) -> resourcesync_model::Uri {
     Uri::parse(s).unwrap()

@@ -13,8 +13,7 @@ fn t(s: &str) -> resourcesync_model::W3cDateTime {
     s.parse().unwrap()
 }
 
-mod common;
-use common::clean_head as head;
+use crate::common::clean_head as head;
 
 /// The rules of `findings` that are among `of`, with their entries.
 fn only(findings: &[Finding], of: &[Rule]) -> Vec<(Rule, Option<u64>)> {
