@@ -7,94 +7,117 @@ use resourcesync_model::{
     Relation, Root, Rule, Severity, check,
 };
 
+use rstest::rstest;
+
+#[rstest]
+// letter case
+#[case::letter_case_resourcelist("ResourceList", Some(Capability::ResourceList))]
+#[case::upper_case_resourcelist("RESOURCELIST", Some(Capability::ResourceList))]
+#[case::letter_case_changelist("ChangeList", Some(Capability::ChangeList))]
+#[case::letter_case_changedump("ChangeDump", Some(Capability::ChangeDump))]
+#[case::letter_case_description("Description", Some(Capability::Description))]
+#[case::letter_case_capabilitylist("CapabilityList", Some(Capability::CapabilityList))]
+#[case::letter_case_resourcedump_manifest(
+    "ResourceDump-Manifest",
+    Some(Capability::ResourceDumpManifest)
+)]
+// separators
+#[case::hyphen_resource_list("resource-list", Some(Capability::ResourceList))]
+#[case::underscore_resource_list("resource_list", Some(Capability::ResourceList))]
+#[case::space_resource_list("Resource List", Some(Capability::ResourceList))]
+#[case::no_hyphen_resourcedump_manifest(
+    "ResourceDumpManifest",
+    Some(Capability::ResourceDumpManifest)
+)]
+#[case::underscore_changedump_manifest("changedump_manifest", Some(Capability::ChangeDumpManifest))]
+#[case::no_hyphen_resourcelist_archive(
+    "ResourceListArchive",
+    Some(Capability::ResourceListArchive)
+)]
+#[case::spaces_changelist_archive("change list archive", Some(Capability::ChangeListArchive))]
+// one edit on a short value, two on a long one
+#[case::chnagelist("chnagelist", Some(Capability::ChangeList))]
+#[case::changelst("changelst", Some(Capability::ChangeList))]
+#[case::changelists("changelists", Some(Capability::ChangeList))]
+#[case::changedumps("changedumps", Some(Capability::ChangeDump))]
+#[case::descripton("descripton", Some(Capability::Description))]
+#[case::resorcelist("resorcelist", Some(Capability::ResourceList))]
+#[case::ressourcelist("ressourcelist", Some(Capability::ResourceList))]
+#[case::resourcelsit("resourcelsit", Some(Capability::ResourceList))]
+#[case::resorcelsit("resorcelsit", Some(Capability::ResourceList))]
+#[case::resourcedmp("resourcedmp", Some(Capability::ResourceDump))]
+#[case::capabilitylst("capabilitylst", Some(Capability::CapabilityList))]
+#[case::capabiltylists("capabiltylists", Some(Capability::CapabilityList))]
+#[case::resourcedump_manfest("resourcedump-manfest", Some(Capability::ResourceDumpManifest))]
+#[case::changedump_manifset("changedump-manifset", Some(Capability::ChangeDumpManifest))]
+#[case::changelist_archiv("changelist-archiv", Some(Capability::ChangeListArchive))]
+#[case::resourcelist_archives("resourcelist-archives", Some(Capability::ResourceListArchive))]
+// not near misses: other words, deliberate extensions, two edits on a short value
+#[case::other_word_mirrorlist("mirrorlist", None)]
+#[case::other_word_changes("changes", None)]
+#[case::other_word_list("list", None)]
+#[case::other_word_dump("dump", None)]
+#[case::empty("", None)]
+#[case::extension_x_changelist("x-changelist", None)]
+#[case::extension_x_resourcelist("x-resourcelist", None)]
+#[case::extension_resourcelist_v2("resourcelist-v2", None)]
+#[case::extension_changelist_2("changelist-2", None)]
+#[case::two_edits_chnagelsit("chnagelsit", None)]
+#[case::two_edits_descriptn("descriptn", None)]
+#[case::uri("http://example.org/capabilities/mirror", None)]
+fn near_misses_name_the_value_meant(#[case] value: &str, #[case] meant: Option<Capability>) {
+    assert_eq!(Capability::from(value).meant(), meant, "{value:?}");
+}
+
 #[test]
-fn near_misses_name_the_value_meant() {
-    use Capability as C;
-    let rows: &[(&str, Option<Capability>)] = &[
-        // letter case
-        ("ResourceList", Some(C::ResourceList)),
-        ("RESOURCELIST", Some(C::ResourceList)),
-        ("ChangeList", Some(C::ChangeList)),
-        ("ChangeDump", Some(C::ChangeDump)),
-        ("Description", Some(C::Description)),
-        ("CapabilityList", Some(C::CapabilityList)),
-        ("ResourceDump-Manifest", Some(C::ResourceDumpManifest)),
-        // separators
-        ("resource-list", Some(C::ResourceList)),
-        ("resource_list", Some(C::ResourceList)),
-        ("Resource List", Some(C::ResourceList)),
-        ("ResourceDumpManifest", Some(C::ResourceDumpManifest)),
-        ("changedump_manifest", Some(C::ChangeDumpManifest)),
-        ("ResourceListArchive", Some(C::ResourceListArchive)),
-        ("change list archive", Some(C::ChangeListArchive)),
-        // one edit on a short value, two on a long one
-        ("chnagelist", Some(C::ChangeList)),
-        ("changelst", Some(C::ChangeList)),
-        ("changelists", Some(C::ChangeList)),
-        ("changedumps", Some(C::ChangeDump)),
-        ("descripton", Some(C::Description)),
-        ("resorcelist", Some(C::ResourceList)),
-        ("ressourcelist", Some(C::ResourceList)),
-        ("resourcelsit", Some(C::ResourceList)),
-        ("resorcelsit", Some(C::ResourceList)),
-        ("resourcedmp", Some(C::ResourceDump)),
-        ("capabilitylst", Some(C::CapabilityList)),
-        ("capabiltylists", Some(C::CapabilityList)),
-        ("resourcedump-manfest", Some(C::ResourceDumpManifest)),
-        ("changedump-manifset", Some(C::ChangeDumpManifest)),
-        ("changelist-archiv", Some(C::ChangeListArchive)),
-        ("resourcelist-archives", Some(C::ResourceListArchive)),
-        // not near misses: other words, deliberate extensions, two edits on a short value
-        ("mirrorlist", None),
-        ("changes", None),
-        ("list", None),
-        ("dump", None),
-        ("", None),
-        ("x-changelist", None),
-        ("x-resourcelist", None),
-        ("resourcelist-v2", None),
-        ("changelist-2", None),
-        ("chnagelsit", None),
-        ("descriptn", None),
-        ("http://example.org/capabilities/mirror", None),
-    ];
-    for (value, meant) in rows {
-        assert_eq!(Capability::from(*value).meant(), *meant, "{value:?}");
-    }
+fn a_very_long_value_is_no_near_miss() {
     let long = "resourcelist".repeat(100_000);
     assert_eq!(Capability::from(long.as_str()).meant(), None);
 }
 
-#[test]
-fn every_small_edit_of_every_defined_value_is_a_near_miss_of_it() {
-    for c in Capability::DEFINED {
-        let name = c.as_str();
-        let b = name.as_bytes();
-        let mut variants = vec![name.to_ascii_uppercase()];
-        for i in 0..b.len() {
-            // deletion, substitution, insertion, and transposition with the next letter
+/// Every small edit of the defined value `c` is a near miss of it.
+fn every_small_edit_is_a_near_miss(c: Capability) {
+    let name = c.as_str();
+    let b = name.as_bytes();
+    let mut variants = vec![name.to_ascii_uppercase()];
+    for i in 0..b.len() {
+        // deletion, substitution, insertion, and transposition with the next letter
+        let mut v = b.to_vec();
+        v.remove(i);
+        variants.push(String::from_utf8(v).unwrap());
+        let mut v = b.to_vec();
+        v[i] = if v[i] == b'q' { b'z' } else { b'q' };
+        variants.push(String::from_utf8(v).unwrap());
+        let mut v = b.to_vec();
+        v.insert(i, b'q');
+        variants.push(String::from_utf8(v).unwrap());
+        if i + 1 < b.len() && b[i] != b[i + 1] {
             let mut v = b.to_vec();
-            v.remove(i);
+            v.swap(i, i + 1);
             variants.push(String::from_utf8(v).unwrap());
-            let mut v = b.to_vec();
-            v[i] = if v[i] == b'q' { b'z' } else { b'q' };
-            variants.push(String::from_utf8(v).unwrap());
-            let mut v = b.to_vec();
-            v.insert(i, b'q');
-            variants.push(String::from_utf8(v).unwrap());
-            if i + 1 < b.len() && b[i] != b[i + 1] {
-                let mut v = b.to_vec();
-                v.swap(i, i + 1);
-                variants.push(String::from_utf8(v).unwrap());
-            }
-        }
-        for v in variants {
-            let parsed = Capability::from(v.as_str());
-            assert!(matches!(parsed, Capability::Other(_)), "{v} is defined");
-            assert_eq!(parsed.meant(), Some(c.clone()), "{v}");
         }
     }
+    for v in variants {
+        let parsed = Capability::from(v.as_str());
+        assert!(matches!(parsed, Capability::Other(_)), "{v} is defined");
+        assert_eq!(parsed.meant(), Some(c.clone()), "{v}");
+    }
 }
+
+per_row!(every_small_edit_is_a_near_miss: Capability = Capability::DEFINED;
+    description: Capability::Description,
+    capabilitylist: Capability::CapabilityList,
+    resourcelist: Capability::ResourceList,
+    resourcedump: Capability::ResourceDump,
+    resourcedump_manifest: Capability::ResourceDumpManifest,
+    changelist: Capability::ChangeList,
+    changedump: Capability::ChangeDump,
+    changedump_manifest: Capability::ChangeDumpManifest,
+    resourcelist_archive: Capability::ResourceListArchive,
+    resourcedump_archive: Capability::ResourceDumpArchive,
+    changelist_archive: Capability::ChangeListArchive,
+    changedump_archive: Capability::ChangeDumpArchive,
+);
 
 fn up() -> Link {
     Link::new(
@@ -159,18 +182,19 @@ fn a_near_miss_document_is_checked_as_the_kind_meant() {
     );
 }
 
-#[test]
-fn any_other_capability_is_a_warning_and_turns_kind_rules_off() {
-    for value in ["mirrorlist", "x-resourcelist", "resourcelist-v2"] {
-        let head = DocumentHead::new(Root::UrlSet, Capability::from(value));
-        let found = check(&Document::new(head));
-        assert_eq!(rules(&found), [(Rule::CapabilityUnknown, None)], "{value}");
-        assert_eq!(found[0].severity(), Severity::Warning);
-        assert_eq!(
-            found[0].message,
-            format!("capability \"{value}\" is not defined by the standards")
-        );
-    }
+#[rstest]
+#[case::mirrorlist("mirrorlist")]
+#[case::x_resourcelist("x-resourcelist")]
+#[case::resourcelist_v2("resourcelist-v2")]
+fn any_other_capability_is_a_warning_and_turns_kind_rules_off(#[case] value: &str) {
+    let head = DocumentHead::new(Root::UrlSet, Capability::from(value));
+    let found = check(&Document::new(head));
+    assert_eq!(rules(&found), [(Rule::CapabilityUnknown, None)], "{value}");
+    assert_eq!(found[0].severity(), Severity::Warning);
+    assert_eq!(
+        found[0].message,
+        format!("capability \"{value}\" is not defined by the standards")
+    );
 }
 
 fn entries(kind: K, capabilities: &[&str]) -> Vec<(Rule, Option<u64>)> {

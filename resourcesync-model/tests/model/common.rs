@@ -28,3 +28,35 @@ pub(crate) fn clean_head(kind: K) -> DocumentHead {
     }
     head
 }
+
+/// One test per entry of a catalogue (`DocumentKind::DEFINED`, `Rule::ALL`, ...):
+///
+/// ```text
+/// per_row!(test_fn: Type = CATALOGUE; name: value, ...);
+/// ```
+///
+/// expands a module `test_fn` (beside the function `test_fn`) with one `#[test] fn name`
+/// per row, each calling `super::test_fn(value)`, so that a failing row names itself and
+/// does not hide the others. Its test `rows_are_the_catalogue` fails when the rows are not
+/// the catalogue's entries in its order, as when the catalogue gains one.
+macro_rules! per_row {
+    ($test:ident: $ty:ty = $all:expr; $($name:ident: $value:expr),+ $(,)?) => {
+        mod $test {
+            #[allow(unused_imports)]
+            use super::*;
+
+            $(
+                #[test]
+                fn $name() {
+                    super::$test($value);
+                }
+            )+
+
+            #[test]
+            fn rows_are_the_catalogue() {
+                let rows: &[$ty] = &[$($value),+];
+                assert_eq!(rows, &$all[..]);
+            }
+        }
+    };
+}

@@ -1,5 +1,6 @@
 //! Integration tests of resourcesync-model, one binary with a module per topic.
 
+#[macro_use]
 mod common;
 
 mod capability;
