@@ -60,3 +60,34 @@ macro_rules! per_row {
         }
     };
 }
+
+/// One test per defined kind of document: `per_kind!(test_fn)` for a `fn test_fn(kind:
+/// DocumentKind)`, by [`per_row!`].
+macro_rules! per_kind {
+    ($test:ident) => {
+        per_row!($test: resourcesync_model::DocumentKind = resourcesync_model::DocumentKind::DEFINED;
+            source_description: resourcesync_model::DocumentKind::SourceDescription,
+            source_description_index: resourcesync_model::DocumentKind::SourceDescriptionIndex,
+            capability_list: resourcesync_model::DocumentKind::CapabilityList,
+            capability_list_index: resourcesync_model::DocumentKind::CapabilityListIndex,
+            resource_list: resourcesync_model::DocumentKind::ResourceList,
+            resource_list_index: resourcesync_model::DocumentKind::ResourceListIndex,
+            resource_dump: resourcesync_model::DocumentKind::ResourceDump,
+            resource_dump_index: resourcesync_model::DocumentKind::ResourceDumpIndex,
+            resource_dump_manifest: resourcesync_model::DocumentKind::ResourceDumpManifest,
+            change_list: resourcesync_model::DocumentKind::ChangeList,
+            change_list_index: resourcesync_model::DocumentKind::ChangeListIndex,
+            change_dump: resourcesync_model::DocumentKind::ChangeDump,
+            change_dump_index: resourcesync_model::DocumentKind::ChangeDumpIndex,
+            change_dump_manifest: resourcesync_model::DocumentKind::ChangeDumpManifest,
+            resource_list_archive: resourcesync_model::DocumentKind::ResourceListArchive,
+            resource_list_archive_index: resourcesync_model::DocumentKind::ResourceListArchiveIndex,
+            resource_dump_archive: resourcesync_model::DocumentKind::ResourceDumpArchive,
+            resource_dump_archive_index: resourcesync_model::DocumentKind::ResourceDumpArchiveIndex,
+            change_list_archive: resourcesync_model::DocumentKind::ChangeListArchive,
+            change_list_archive_index: resourcesync_model::DocumentKind::ChangeListArchiveIndex,
+            change_dump_archive: resourcesync_model::DocumentKind::ChangeDumpArchive,
+            change_dump_archive_index: resourcesync_model::DocumentKind::ChangeDumpArchiveIndex,
+        );
+    };
+}

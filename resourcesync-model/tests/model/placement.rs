@@ -6,8 +6,9 @@
 
 use resourcesync_model::{
     BitstreamPath, Capability, Change, Checker, Document, DocumentKind as K, Entry, Finding, Link,
-    MAX_ENTRIES, Md, Relation, Rule, Severity, Uri, check,
+    MAX_ENTRIES, Md, Priority, Relation, Rule, Severity, Uri, check,
 };
+use rstest::rstest;
 
 fn t(s: &str) -> resourcesync_model::W3cDateTime {
     s.parse().unwrap()
@@ -25,43 +26,66 @@ fn only(findings: &[Finding], of: &[Rule]) -> Vec<(Rule, Option<u64>)> {
 }
 
 fn entry(loc: &str, md: Md) -> Entry {
-    let mut e = Entry::new(loc.parse().unwrap());
-    e.md = Some(md);
-    e
+    Entry::new(loc.parse().unwrap()).with_md(md)
 }
 
-#[test]
-fn change_only_in_change_lists_and_change_dump_manifests() {
-    let rules = [Rule::ChangeNotUsed, Rule::ResourceDumpManifestDeleted];
-    for kind in K::DEFINED {
-        for change in Change::ALL {
-            let mut doc = Document::new(head(kind));
-            let mut md = Md::new().with_change(*change);
-            if kind == K::ResourceDumpManifest {
-                md.path = Some(BitstreamPath::new("/resources/res1"));
-            }
-            doc.entries.push(entry("http://example.com/res1", md));
-            let found = check(&doc);
-            let expected: &[(Rule, Option<u64>)] = match (kind, change) {
-                (K::ChangeList | K::ChangeDumpManifest, _) => &[],
-                (K::ResourceDumpManifest, Change::Deleted) => {
-                    &[(Rule::ResourceDumpManifestDeleted, Some(1))]
-                }
-                _ => &[(Rule::ChangeNotUsed, Some(1))],
-            };
-            assert_eq!(only(&found, &rules), expected, "{kind:?} {change}");
-        }
-        // On the document's rs:md, never.
-        let mut h = head(kind);
-        h.md.change = Some(Change::Updated);
-        let found = check(&Document::new(h));
-        assert_eq!(
-            only(&found, &rules),
-            [(Rule::ChangeNotUsed, None)],
-            "{kind:?}"
-        );
+const CHANGE_RULES: [Rule; 2] = [Rule::ChangeNotUsed, Rule::ResourceDumpManifestDeleted];
+
+/// `change` on an entry of a document of `kind`: only Change Lists and Change Dump
+/// Manifests use it, and a Resource Dump Manifest lists no deletion.
+fn change_in_an_entry(kind: K, change: Change) {
+    let mut doc = Document::new(head(kind));
+    let mut md = Md::new().with_change(change);
+    if kind == K::ResourceDumpManifest {
+        md.path = Some(BitstreamPath::new("/resources/res1"));
     }
+    doc.entries.push(entry("http://example.com/res1", md));
+    let found = check(&doc);
+    let expected: &[(Rule, Option<u64>)] = match (kind, change) {
+        (K::ChangeList | K::ChangeDumpManifest, _) => &[],
+        (K::ResourceDumpManifest, Change::Deleted) => {
+            &[(Rule::ResourceDumpManifestDeleted, Some(1))]
+        }
+        _ => &[(Rule::ChangeNotUsed, Some(1))],
+    };
+    assert_eq!(only(&found, &CHANGE_RULES), expected, "{kind:?} {change}");
 }
+
+fn created_in_an_entry(kind: K) {
+    change_in_an_entry(kind, Change::Created);
+}
+per_kind!(created_in_an_entry);
+
+fn updated_in_an_entry(kind: K) {
+    change_in_an_entry(kind, Change::Updated);
+}
+per_kind!(updated_in_an_entry);
+
+fn deleted_in_an_entry(kind: K) {
+    change_in_an_entry(kind, Change::Deleted);
+}
+per_kind!(deleted_in_an_entry);
+
+#[test]
+fn every_change_value_has_its_tests_in_an_entry() {
+    assert_eq!(
+        Change::ALL,
+        [Change::Created, Change::Updated, Change::Deleted]
+    );
+}
+
+/// On the document's rs:md, `change` is never used.
+fn change_on_the_document(kind: K) {
+    let mut h = head(kind);
+    h.md.change = Some(Change::Updated);
+    let found = check(&Document::new(h));
+    assert_eq!(
+        only(&found, &CHANGE_RULES),
+        [(Rule::ChangeNotUsed, None)],
+        "{kind:?}"
+    );
+}
+per_kind!(change_on_the_document);
 
 #[test]
 fn a_deletion_in_a_resource_dump_manifest_is_one_error() {
@@ -99,38 +123,28 @@ fn a_deletion_in_a_resource_dump_manifest_is_one_error() {
     );
 }
 
-#[test]
-fn a_source_description_entry_rs_md_has_capabilitylist() {
-    let rows: &[(Option<Md>, bool)] = &[
-        (None, false),
-        (
-            Some(Md::new().with_capability(Capability::CapabilityList)),
-            false,
-        ),
-        (Some(Md::default()), true),
-        (Some(Md::new().with_at(t("2013-01-03T09:00:00Z"))), true),
-        (
-            Some(Md::new().with_capability(Capability::ResourceList)),
-            true,
-        ),
-        (
-            Some(Md::new().with_capability(Capability::Description)),
-            true,
-        ),
-    ];
-    for (md, broken) in rows {
-        let mut doc = Document::new(head(K::SourceDescription));
-        let mut e = Entry::new("http://example.com/capabilitylist.xml".parse().unwrap());
-        e.md = md.clone();
-        doc.entries.push(e);
-        let found = only(&check(&doc), &[Rule::SourceDescriptionEntryCapability]);
-        let expected: &[(Rule, Option<u64>)] = if *broken {
-            &[(Rule::SourceDescriptionEntryCapability, Some(1))]
-        } else {
-            &[]
-        };
-        assert_eq!(found, expected, "{md:?}");
-    }
+#[rstest]
+#[case::no_rs_md(None, false)]
+#[case::capabilitylist(Some(Md::new().with_capability(Capability::CapabilityList)), false)]
+#[case::no_capability(Some(Md::default()), true)]
+#[case::at_but_no_capability(Some(Md::new().with_at(t("2013-01-03T09:00:00Z"))), true)]
+#[case::resourcelist(Some(Md::new().with_capability(Capability::ResourceList)), true)]
+#[case::description(Some(Md::new().with_capability(Capability::Description)), true)]
+fn a_source_description_entry_rs_md_has_capabilitylist(
+    #[case] md: Option<Md>,
+    #[case] broken: bool,
+) {
+    let mut doc = Document::new(head(K::SourceDescription));
+    let mut e = Entry::new("http://example.com/capabilitylist.xml".parse().unwrap());
+    e.md = md.clone();
+    doc.entries.push(e);
+    let found = only(&check(&doc), &[Rule::SourceDescriptionEntryCapability]);
+    let expected: &[(Rule, Option<u64>)] = if broken {
+        &[(Rule::SourceDescriptionEntryCapability, Some(1))]
+    } else {
+        &[]
+    };
+    assert_eq!(found, expected, "{md:?}");
 }
 
 fn typed(rel: Relation, href: &str, media_type: Option<&str>) -> Link {
@@ -139,35 +153,42 @@ fn typed(rel: Relation, href: &str, media_type: Option<&str>) -> Link {
     l
 }
 
-#[test]
-fn patch_links_only_on_the_entries_of_change_lists_and_change_dump_manifests() {
-    let patch = || {
-        typed(
-            Relation::Patch,
-            "http://example.com/res1-diff",
-            Some("application/json-patch+json"),
-        )
+fn patch() -> Link {
+    typed(
+        Relation::Patch,
+        "http://example.com/res1-diff",
+        Some("application/json-patch+json"),
+    )
+}
+
+/// A patch link on an entry: only in Change Lists and Change Dump Manifests.
+fn patch_link_on_an_entry(kind: K) {
+    let mut doc = Document::new(head(kind));
+    let mut e = Entry::new("http://example.com/res1".parse().unwrap());
+    e.links.push(patch());
+    doc.entries.push(e);
+    let found = only(&check(&doc), &[Rule::PatchLinkNotApplicable]);
+    let expected: &[(Rule, Option<u64>)] = if matches!(kind, K::ChangeList | K::ChangeDumpManifest)
+    {
+        &[]
+    } else {
+        &[(Rule::PatchLinkNotApplicable, Some(1))]
     };
-    for kind in K::DEFINED {
-        // On an entry.
-        let mut doc = Document::new(head(kind));
-        let mut e = Entry::new("http://example.com/res1".parse().unwrap());
-        e.links.push(patch());
-        doc.entries.push(e);
-        let found = only(&check(&doc), &[Rule::PatchLinkNotApplicable]);
-        let expected: &[(Rule, Option<u64>)] =
-            if matches!(kind, K::ChangeList | K::ChangeDumpManifest) {
-                &[]
-            } else {
-                &[(Rule::PatchLinkNotApplicable, Some(1))]
-            };
-        assert_eq!(found, expected, "{kind:?}");
-        // On the document, never.
-        let mut h = head(kind);
-        h.links.push(patch());
-        let found = only(&check(&Document::new(h)), &[Rule::PatchLinkNotApplicable]);
-        assert_eq!(found, [(Rule::PatchLinkNotApplicable, None)], "{kind:?}");
-    }
+    assert_eq!(found, expected, "{kind:?}");
+}
+per_kind!(patch_link_on_an_entry);
+
+/// A patch link on the document: never.
+fn patch_link_on_the_document(kind: K) {
+    let mut h = head(kind);
+    h.links.push(patch());
+    let found = only(&check(&Document::new(h)), &[Rule::PatchLinkNotApplicable]);
+    assert_eq!(found, [(Rule::PatchLinkNotApplicable, None)], "{kind:?}");
+}
+per_kind!(patch_link_on_the_document);
+
+#[test]
+fn a_patch_link_in_a_change_dump_belongs_in_its_manifests() {
     let mut doc = Document::new(head(K::ChangeDump));
     let mut e = Entry::new("http://example.com/package.zip".parse().unwrap());
     e.links.push(patch());
@@ -184,191 +205,114 @@ fn patch_links_only_on_the_entries_of_change_lists_and_change_dump_manifests() {
     );
 }
 
-#[test]
-fn duplicate_links_omit_rs_md_attributes() {
-    let mirror = || {
-        Link::new(
-            Relation::Duplicate,
-            "http://mirror.example.com/res1".parse().unwrap(),
-        )
-    };
-    let hash = "md5:1584abdf8ebdc9802ac0c6a7402c03b6".parse().unwrap();
-    let rows: Vec<(Link, Option<&str>)> = vec![
-        (mirror(), None),
-        (
-            {
-                let mut link = mirror();
-                link.pri = Some(resourcesync_model::Priority::new(1).unwrap());
-                link
-            },
-            None,
-        ),
-        (
-            {
-                let mut link = mirror();
-                link.modified = Some(t("2013-01-03T18:00:00Z"));
-                link
-            },
-            None,
-        ),
-        (
-            {
-                let mut link = mirror();
-                link.hash = Some(hash);
-                link
-            },
-            Some("hash"),
-        ),
-        (
-            {
-                let mut link = mirror();
-                link.length = Some(8876);
-                link
-            },
-            Some("length"),
-        ),
-        (
-            {
-                let mut link = mirror();
-                link.media_type = Some("text/html".parse().unwrap());
-                link
-            },
-            Some("type"),
-        ),
-        (
-            {
-                let mut link = mirror();
-                link.encoding = Some("gzip".into());
-                link
-            },
-            Some("encoding"),
-        ),
-        (
-            {
-                let mut link = mirror();
-                link.path = Some("/res1".into());
-                link
-            },
-            Some("path"),
-        ),
-        (
-            {
-                let mut link = mirror();
-                link.length = Some(1);
-                link.encoding = Some("gzip".into());
-                link
-            },
-            Some("length, encoding"),
-        ),
-    ];
-    for (link, named) in rows {
-        let mut doc = Document::new(head(K::ChangeList));
-        let mut e = entry(
-            "http://example.com/res1",
-            Md::new().with_change(Change::Updated),
-        );
-        e.links.push(link.clone());
-        doc.entries.push(e);
-        let found: Vec<Finding> = check(&doc)
-            .into_iter()
-            .filter(|f| f.rule == Rule::DuplicateLinkAttributes)
-            .collect();
-        match named {
-            None => assert!(found.is_empty(), "{link:?}: {found:#?}"),
-            Some(names) => {
-                assert_eq!(found.len(), 1, "{link:?}");
-                assert_eq!(found[0].severity(), Severity::Warning);
-                assert!(
-                    found[0].message.contains(&format!("has {names}:")),
-                    "{}",
-                    found[0].message
-                );
-            }
-        }
-    }
+fn mirror() -> Link {
+    Link::new(
+        Relation::Duplicate,
+        "http://mirror.example.com/res1".parse().unwrap(),
+    )
 }
 
-#[test]
-fn alternate_links_carry_a_type() {
-    for (link, broken) in [
-        (
-            typed(Relation::Alternate, "http://example.com/res1.html", None),
-            true,
-        ),
-        (
-            typed(
-                Relation::Alternate,
-                "http://example.com/res1.html",
-                Some("text/html"),
-            ),
-            false,
-        ),
-        (
-            typed(Relation::Canonical, "http://example.com/res1", None),
-            false,
-        ),
-        (
-            typed(
-                "ALTERNATE".parse().unwrap(),
-                "http://example.com/res1.pdf",
-                None,
-            ),
-            true,
-        ),
-    ] {
-        for kind in [K::ResourceList, K::ChangeList, K::ResourceDumpManifest] {
-            let mut doc = Document::new(head(kind));
-            let mut e = Entry::new("http://example.com/res1".parse().unwrap());
-            e.links.push(link.clone());
-            doc.entries.push(e);
-            let found = only(&check(&doc), &[Rule::AlternateLinkType]);
-            assert_eq!(!found.is_empty(), broken, "{kind:?} {link:?}");
-        }
-    }
-}
-
-#[test]
-fn each_loc_once_where_entries_are_different_resources() {
-    for kind in K::DEFINED {
-        let mut doc = Document::new(head(kind));
-        for loc in [
-            "http://example.com/a",
-            "http://example.com/b",
-            "http://example.com/a",
-            "http://Example.com/a",
-            "http://example.com/a/",
-            "http://example.com/b",
-        ] {
-            doc.entries.push(Entry::new(loc.parse().unwrap()));
-        }
-        let found: Vec<Finding> = check(&doc)
-            .into_iter()
-            .filter(|f| f.rule == Rule::LocDuplicate)
-            .collect();
-        if matches!(kind, K::ChangeList | K::ChangeDumpManifest) {
+#[rstest]
+#[case::bare(mirror(), None)]
+#[case::pri(mirror().with_pri(Priority::new(1).unwrap()), None)]
+#[case::modified(mirror().with_modified(t("2013-01-03T18:00:00Z")), None)]
+#[case::hash(mirror().with_hash("md5:1584abdf8ebdc9802ac0c6a7402c03b6".parse().unwrap()), Some("hash"))]
+#[case::length(mirror().with_length(8876), Some("length"))]
+#[case::type_(mirror().with_media_type("text/html".parse().unwrap()), Some("type"))]
+#[case::encoding(mirror().with_encoding("gzip".into()), Some("encoding"))]
+#[case::path(mirror().with_path("/res1".into()), Some("path"))]
+#[case::length_and_encoding(mirror().with_length(1).with_encoding("gzip".into()), Some("length, encoding"))]
+fn duplicate_links_omit_rs_md_attributes(#[case] link: Link, #[case] named: Option<&str>) {
+    let mut doc = Document::new(head(K::ChangeList));
+    let mut e = entry(
+        "http://example.com/res1",
+        Md::new().with_change(Change::Updated),
+    );
+    e.links.push(link.clone());
+    doc.entries.push(e);
+    let found: Vec<Finding> = check(&doc)
+        .into_iter()
+        .filter(|f| f.rule == Rule::DuplicateLinkAttributes)
+        .collect();
+    match named {
+        None => assert!(found.is_empty(), "{link:?}: {found:#?}"),
+        Some(names) => {
+            assert_eq!(found.len(), 1, "{link:?}");
+            assert_eq!(found[0].severity(), Severity::Warning);
             assert!(
-                found.is_empty(),
-                "{kind:?}: a resource is listed once per change"
+                found[0].message.contains(&format!("has {names}:")),
+                "{}",
+                found[0].message
             );
-            continue;
         }
-        // URIs compare as written: only the exact repeats are reported.
-        assert_eq!(
-            found.iter().map(|f| f.entry).collect::<Vec<_>>(),
-            [Some(3), Some(6)],
-            "{kind:?}"
-        );
-        assert_eq!(found[0].section, kind.section());
-        assert_eq!(
-            found[0].message,
-            "loc \"http://example.com/a\" is listed again; entry 1 lists it first"
-        );
-        assert_eq!(
-            found[1].message,
-            "loc \"http://example.com/b\" is listed again; entry 2 lists it first"
-        );
     }
 }
+
+#[rstest]
+#[case::alternate_untyped(typed(Relation::Alternate, "http://example.com/res1.html", None), true)]
+#[case::alternate_typed(
+    typed(Relation::Alternate, "http://example.com/res1.html", Some("text/html")),
+    false
+)]
+#[case::canonical_untyped(typed(Relation::Canonical, "http://example.com/res1", None), false)]
+#[case::alternate_upper_case_untyped(
+    typed("ALTERNATE".parse().unwrap(), "http://example.com/res1.pdf", None),
+    true
+)]
+fn alternate_links_carry_a_type(
+    #[case] link: Link,
+    #[case] broken: bool,
+    #[values(K::ResourceList, K::ChangeList, K::ResourceDumpManifest)] kind: K,
+) {
+    let mut doc = Document::new(head(kind));
+    let mut e = Entry::new("http://example.com/res1".parse().unwrap());
+    e.links.push(link.clone());
+    doc.entries.push(e);
+    let found = only(&check(&doc), &[Rule::AlternateLinkType]);
+    assert_eq!(!found.is_empty(), broken, "{kind:?} {link:?}");
+}
+
+/// Each `<loc>` once, but in Change Lists and Change Dump Manifests.
+fn each_loc_once_where_entries_are_different_resources(kind: K) {
+    let mut doc = Document::new(head(kind));
+    for loc in [
+        "http://example.com/a",
+        "http://example.com/b",
+        "http://example.com/a",
+        "http://Example.com/a",
+        "http://example.com/a/",
+        "http://example.com/b",
+    ] {
+        doc.entries.push(Entry::new(loc.parse().unwrap()));
+    }
+    let found: Vec<Finding> = check(&doc)
+        .into_iter()
+        .filter(|f| f.rule == Rule::LocDuplicate)
+        .collect();
+    if matches!(kind, K::ChangeList | K::ChangeDumpManifest) {
+        assert!(
+            found.is_empty(),
+            "{kind:?}: a resource is listed once per change"
+        );
+        return;
+    }
+    // URIs compare as written: only the exact repeats are reported.
+    assert_eq!(
+        found.iter().map(|f| f.entry).collect::<Vec<_>>(),
+        [Some(3), Some(6)],
+        "{kind:?}"
+    );
+    assert_eq!(found[0].section, kind.section());
+    assert_eq!(
+        found[0].message,
+        "loc \"http://example.com/a\" is listed again; entry 1 lists it first"
+    );
+    assert_eq!(
+        found[1].message,
+        "loc \"http://example.com/b\" is listed again; entry 2 lists it first"
+    );
+}
+per_kind!(each_loc_once_where_entries_are_different_resources);
 
 #[test]
 fn loc_memory_is_bounded_by_the_entry_limit() {
