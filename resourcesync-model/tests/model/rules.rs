@@ -223,7 +223,7 @@ macro_rules! rules {
 rules! {
     // Rules about the XML form of a document or a package, which no model value can break:
     // readers report them. `resourcesync-xml/tests/xml/rules.rs` breaks and keeps the first
-    // seven, `resourcesync-package/tests/package/rules.rs` the last two.
+    // ten, `resourcesync-package/tests/package/rules.rs` the last two.
     read_time {
         sitemap_namespace: Rule::SitemapNamespace,
         head_before_entries: Rule::HeadBeforeEntries,
