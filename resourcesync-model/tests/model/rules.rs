@@ -11,8 +11,9 @@ use resourcesync_model::{
     HashAlgorithm, Hashes, Link, Md, MediaType, Priority, Relation, Root, Rule, RuleError,
     Severity, Uri, W3cDateTime, check_with, parse_length,
 };
+use rstest::rstest;
 
-mod common;
+use crate::common;
 
 fn url(s: &str) -> resourcesync_model::Uri {
     Uri::parse(s).unwrap()
@@ -174,26 +175,11 @@ impl Case {
     }
 }
 
-/// Rules about the XML form of a document or a package, which no model value can break:
-/// readers report them. `resourcesync-xml/tests/xml/rules.rs` breaks and keeps the first
-/// seven, `resourcesync-package/tests/package/rules.rs` the last two.
-const READ_TIME_RULES: [Rule; 12] = [
-    Rule::SitemapNamespace,
-    Rule::HeadBeforeEntries,
-    Rule::AttributeUnknown,
-    Rule::MaxBytes,
-    Rule::ResourceSyncNamespace,
-    Rule::AttributePrefix,
-    Rule::EntryElement,
-    Rule::LocMandatory,
-    Rule::LinkRelHrefMandatory,
-    Rule::MdNotRepeatable,
-    Rule::BitstreamFixity,
-    Rule::UnlistedFile,
-];
-
 macro_rules! rules {
-    ($($name:ident: $rule:expr => $case:expr;)+) => {
+    (
+        read_time { $($read_name:ident: $read_rule:expr,)+ }
+        $($name:ident: $rule:expr => $case:expr;)+
+    ) => {
         $(
             #[test]
             fn $name() {
@@ -205,7 +191,7 @@ macro_rules! rules {
         #[test]
         fn every_rule_has_a_case() {
             let mut covered = vec![$($rule),+];
-            covered.extend(READ_TIME_RULES);
+            covered.extend([$($read_rule),+]);
             for rule in Rule::ALL {
                 assert!(covered.contains(rule), "{rule:?} has no test");
             }
@@ -213,10 +199,46 @@ macro_rules! rules {
                 assert!(!covered[..i].contains(rule), "{rule:?} has two tests");
             }
         }
+
+        /// One test per rule of the catalogue, by [`in_the_catalogue`].
+        mod catalogue {
+            use super::*;
+
+            $(
+                #[test]
+                fn $read_name() {
+                    super::in_the_catalogue($read_rule);
+                }
+            )+
+            $(
+                #[test]
+                fn $name() {
+                    super::in_the_catalogue($rule);
+                }
+            )+
+        }
     };
 }
 
 rules! {
+    // Rules about the XML form of a document or a package, which no model value can break:
+    // readers report them. `resourcesync-xml/tests/xml/rules.rs` breaks and keeps the first
+    // ten, `resourcesync-package/tests/package/rules.rs` the last two.
+    read_time {
+        sitemap_namespace: Rule::SitemapNamespace,
+        head_before_entries: Rule::HeadBeforeEntries,
+        attribute_unknown: Rule::AttributeUnknown,
+        max_bytes: Rule::MaxBytes,
+        resourcesync_namespace: Rule::ResourceSyncNamespace,
+        attribute_prefix: Rule::AttributePrefix,
+        entry_element: Rule::EntryElement,
+        loc_mandatory: Rule::LocMandatory,
+        link_rel_href_mandatory: Rule::LinkRelHrefMandatory,
+        md_not_repeatable: Rule::MdNotRepeatable,
+        bitstream_fixity: Rule::BitstreamFixity,
+        unlisted_file: Rule::UnlistedFile,
+    }
+
     // Values.
     datetime_syntax: Rule::DatetimeSyntax =>
         value("2013-02-30".parse::<W3cDateTime>(), "2013-02-28".parse());
@@ -473,18 +495,18 @@ fn order(kind: K) -> Case {
     )
 }
 
-#[test]
-fn clean_documents_of_every_kind_break_no_rule() {
-    for kind in K::DEFINED {
-        let findings = check_with(&clean(kind), CheckOptions::default());
-        let expected: &[Rule] = match kind {
-            K::CapabilityListIndex => &[Rule::CapabilityListIndex],
-            _ => &[],
-        };
-        let rules: Vec<Rule> = findings.iter().map(|f| f.rule).collect();
-        assert_eq!(rules, expected, "{kind:?}: {findings:#?}");
-    }
+/// The clean document of `kind` breaks no rule (but the one a Capability List Index always
+/// breaks).
+fn clean_document_breaks_no_rule(kind: K) {
+    let findings = check_with(&clean(kind), CheckOptions::default());
+    let expected: &[Rule] = match kind {
+        K::CapabilityListIndex => &[Rule::CapabilityListIndex],
+        _ => &[],
+    };
+    let rules: Vec<Rule> = findings.iter().map(|f| f.rule).collect();
+    assert_eq!(rules, expected, "{kind:?}: {findings:#?}");
 }
+per_kind!(clean_document_breaks_no_rule);
 
 #[test]
 fn findings_name_the_entry_and_the_kinds_section() {
@@ -510,12 +532,31 @@ fn findings_name_the_entry_and_the_kinds_section() {
     );
 }
 
-#[test]
-fn rule_ids_are_unique_and_round_trip() {
-    for (i, rule) in Rule::ALL.iter().enumerate() {
-        assert_eq!(Rule::from_id(rule.id()), Some(*rule));
-        assert!(Rule::ALL[..i].iter().all(|r| r.id() != rule.id()));
-        assert!(!rule.message().is_empty() && !rule.section().is_empty());
+/// A rule of the catalogue: its id is its own and reads back, it has a message and a
+/// section, and every part of its section is a section of the standard (4 to 14, with
+/// subsections), Appendix A, a section of the Archives, the Sitemap protocol or an RFC.
+fn in_the_catalogue(rule: Rule) {
+    assert_eq!(Rule::from_id(rule.id()), Some(rule));
+    assert_eq!(
+        Rule::ALL.iter().filter(|r| r.id() == rule.id()).count(),
+        1,
+        "{rule:?}: id {} is not unique",
+        rule.id()
+    );
+    assert!(!rule.message().is_empty() && !rule.section().is_empty());
+    for part in rule.section().split(", ") {
+        let standard = part.split('.').all(|n| n.parse::<u32>().is_ok())
+            && part
+                .split('.')
+                .next()
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| (4..=14).contains(&n));
+        let known = standard
+            || part == "Appendix A"
+            || part.starts_with("Archives ")
+            || part == "Sitemap protocol"
+            || part.starts_with("RFC ");
+        assert!(known, "{rule:?}: {part}");
     }
 }
 
@@ -531,50 +572,34 @@ fn unknown_hash_algorithms_are_kept() {
     );
 }
 
+/// "not used" is stated in section 7, not in Appendix A.
+#[rstest]
+#[case::at_not_used(Rule::AtNotUsed)]
+#[case::from_not_used(Rule::FromNotUsed)]
+#[case::entry_at_not_used(Rule::EntryAtNotUsed)]
+#[case::entry_from_not_used(Rule::EntryFromNotUsed)]
+#[case::change_not_used(Rule::ChangeNotUsed)]
+#[case::path_outside_manifest(Rule::PathOutsideManifest)]
+fn not_used_is_stated_in_section_7(#[case] rule: Rule) {
+    assert_eq!(rule.section(), "7", "{rule:?}");
+}
+
 #[test]
-fn sections_name_where_the_text_says_it() {
-    // Every part of every section is a section of the standard (4 to 14, with
-    // subsections), Appendix A, a section of the Archives, the Sitemap protocol or an RFC.
-    for rule in Rule::ALL {
-        for part in rule.section().split(", ") {
-            let standard = part.split('.').all(|n| n.parse::<u32>().is_ok())
-                && part
-                    .split('.')
-                    .next()
-                    .and_then(|n| n.parse::<u32>().ok())
-                    .is_some_and(|n| (4..=14).contains(&n));
-            let known = standard
-                || part == "Appendix A"
-                || part.starts_with("Archives ")
-                || part == "Sitemap protocol"
-                || part.starts_with("RFC ");
-            assert!(known, "{rule:?}: {part}");
-        }
-    }
-    // "not used" is stated in section 7, not in Appendix A.
-    for rule in [
-        Rule::AtNotUsed,
-        Rule::FromNotUsed,
-        Rule::EntryAtNotUsed,
-        Rule::EntryFromNotUsed,
-        Rule::ChangeNotUsed,
-        Rule::PathOutsideManifest,
-    ] {
-        assert_eq!(rule.section(), "7", "{rule:?}");
-    }
+fn sections_outside_the_standard() {
     assert_eq!(Rule::UriLength.section(), "Sitemap protocol");
     assert_eq!(Rule::UriBidi.section(), "RFC 3987 4.1");
-    // Rules with no text of the standard behind them say so.
-    for rule in [
-        Rule::UriScheme,
-        Rule::UriSchemeNotHttp,
-        Rule::UriUserinfo,
-        Rule::HashAlgorithmUnknown,
-    ] {
-        assert!(
-            rule.message().contains("not a rule of the standard's text"),
-            "{rule:?}: {}",
-            rule.message()
-        );
-    }
+}
+
+/// Rules with no text of the standard behind them say so.
+#[rstest]
+#[case::uri_scheme(Rule::UriScheme)]
+#[case::uri_scheme_not_http(Rule::UriSchemeNotHttp)]
+#[case::uri_userinfo(Rule::UriUserinfo)]
+#[case::hash_algorithm_unknown(Rule::HashAlgorithmUnknown)]
+fn rules_with_no_text_of_the_standard_say_so(#[case] rule: Rule) {
+    assert!(
+        rule.message().contains("not a rule of the standard's text"),
+        "{rule:?}: {}",
+        rule.message()
+    );
 }
