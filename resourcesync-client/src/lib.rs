@@ -2,10 +2,18 @@
 //!
 //! This crate will be a state machine for discovery, navigation, baseline and incremental
 //! synchronization and audit that never opens a socket, reads a file or the clock: the
-//! caller performs each request it asks for and hands back the response.
+//! caller performs each request it asks for and hands back the response. The state machine
+//! is still to come; what exists are the pure building blocks it will use:
 //!
-//! Nothing is implemented yet: the crate exists so that the workspace has its final
-//! shape. It exports only the well-known path of a Source Description.
+//! - [`local_path`]: the one checked function by which a resource URI becomes a relative
+//!   path under a destination directory ([`local_path::PathMapper`]), and
+//!   [`local_path::PathSet`], which finds two URIs that would share a file.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
+
+pub mod local_path;
 
 /// Where a Source publishes its Source Description (section 6.3.2, RFC 5785).
 pub const WELL_KNOWN_PATH: &str = "/.well-known/resourcesync";

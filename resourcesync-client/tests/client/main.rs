@@ -1,0 +1,3 @@
+//! The client's building blocks, one module per topic.
+
+mod local_path;
