@@ -8,12 +8,16 @@
 //! - [`local_path`]: the one checked function by which a resource URI becomes a relative
 //!   path under a destination directory ([`local_path::PathMapper`]), and
 //!   [`local_path::PathSet`], which finds two URIs that would share a file.
+//! - [`policy`]: which URIs the client may fetch ([`policy::Policy`]): http and https only,
+//!   the Source's authority unless the caller allows others, no special-purpose addresses
+//!   (server-side request forgery), redirects and resolved addresses checked the same way.
 #![cfg_attr(
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
 pub mod local_path;
+pub mod policy;
 
 /// Where a Source publishes its Source Description (section 6.3.2, RFC 5785).
 pub const WELL_KNOWN_PATH: &str = "/.well-known/resourcesync";
