@@ -5,6 +5,9 @@
 //! caller performs each request it asks for and hands back the response. The state machine
 //! is still to come; what exists are the pure building blocks it will use:
 //!
+//! - [`discovery`]: the well-known URI of a Source Description, `Sitemap:` lines in
+//!   robots.txt, `<link rel="resourcesync">` in HTML and `Link:` headers (sections 6.3
+//!   and 8), each bounded and tolerant of any input.
 //! - [`local_path`]: the one checked function by which a resource URI becomes a relative
 //!   path under a destination directory ([`local_path::PathMapper`]), and
 //!   [`local_path::PathSet`], which finds two URIs that would share a file.
@@ -16,6 +19,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+pub mod discovery;
 pub mod local_path;
 pub mod policy;
 

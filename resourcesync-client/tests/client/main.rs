@@ -1,4 +1,5 @@
 //! The client's building blocks, one module per topic.
 
+mod discovery;
 mod local_path;
 mod policy;
