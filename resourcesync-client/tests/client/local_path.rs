@@ -525,3 +525,117 @@ proptest! {
         }
     }
 }
+
+/// The equivalence the mapping documents, written independently: authority as the `url`
+/// crate normalizes it, path segments percent-decoded, the query with hex digits in upper
+/// case and escapes of unreserved characters decoded, no fragment.
+fn documented_key(s: &str) -> (String, Vec<Vec<u8>>, Option<String>) {
+    let url = url::Url::parse(s).unwrap();
+    let authority = format!("{}{:?}", url.host_str().unwrap(), url.port());
+    let rest = &s[s.find("//").unwrap() + 2..];
+    let rest = &rest[rest.find(['/', '?', '#']).unwrap_or(rest.len())..];
+    let rest = rest.split('#').next().unwrap();
+    let (path, query) = match rest.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (rest, None),
+    };
+    let decode = |seg: &str| -> Vec<u8> {
+        let b = seg.as_bytes();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'%' {
+                out.push(u8::from_str_radix(&seg[i + 1..i + 3], 16).unwrap());
+                i += 3;
+            } else {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+        out
+    };
+    let segments = path
+        .trim_start_matches('/')
+        .split('/')
+        .map(decode)
+        .collect();
+    let query = query.map(|q| {
+        let mut out = String::new();
+        let mut i = 0;
+        while i < q.len() {
+            if q.as_bytes()[i] == b'%' {
+                let byte = u8::from_str_radix(&q[i + 1..i + 3], 16).unwrap();
+                if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+                    out.push(char::from(byte));
+                } else {
+                    out.push_str(&format!("%{byte:02X}"));
+                }
+                i += 3;
+            } else {
+                let c = q[i..].chars().next().unwrap();
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+        out
+    });
+    (authority, segments, query)
+}
+
+fn escaped_target() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        proptest::sample::select(vec![
+            "a", "A", "é", ":", "@", "!", "=", "&", "~", ".", "-", "%41", "%61", "%3A", "%3a",
+            "%40", "%26", "%3D", "%25", "%20", "%C3%A9", "%c3%a9", "%FF", "%7E", "%2E", "%3F",
+        ])
+        .prop_map(String::from),
+    ];
+    let segment = proptest::collection::vec(piece.clone(), 1..4).prop_map(|v| v.concat());
+    let query = proptest::option::of(
+        proptest::collection::vec(
+            prop_oneof![piece, Just("/".to_owned()), Just("?".to_owned())],
+            0..4,
+        )
+        .prop_map(|v| v.concat()),
+    );
+    (
+        proptest::sample::select(vec![
+            "http://example.com",
+            "https://EXAMPLE.com:443",
+            "http://example.org",
+        ]),
+        proptest::collection::vec(segment, 0..3),
+        any::<bool>(),
+        query,
+        proptest::option::of(Just("#f")),
+    )
+        .prop_map(|(origin, segments, slash, query, fragment)| {
+            let mut s = format!("{origin}/{}", segments.join("/"));
+            if slash && !segments.is_empty() {
+                s.push('/');
+            }
+            if let Some(q) = query {
+                s.push('?');
+                s.push_str(&q);
+            }
+            s.push_str(fragment.unwrap_or(""));
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Two URIs share a path only when the documented equivalence makes them one.
+    #[test]
+    fn only_documented_equivalents_share_a_path(targets in proptest::collection::vec(escaped_target(), 1..30)) {
+        let m = mapper("http://example.com/").with_other_authorities(true);
+        let mut seen: HashMap<LocalPath, String> = HashMap::new();
+        for t in targets {
+            let Ok(path) = m.local_path(&uri(&t)) else { continue };
+            if let Some(other) = seen.insert(path.clone(), t.clone()) {
+                prop_assert_eq!(documented_key(&other), documented_key(&t), "{} and {} share {}", other, t, path);
+            }
+        }
+    }
+}
