@@ -40,6 +40,11 @@
 //! - **A fragment** is dropped: it is never sent to the server, so `#x` and `#y` fetch the
 //!   same bytes. [`PathSet`] reports two such URIs as [`Collision::SameName`].
 //!
+//! One limit is in the file system, not the mapping: a resource `http://example.com/a` and
+//! a resource `http://example.com/a/b` cannot both be files, since `a` would have to be a
+//! file and a directory. [`PathSet`] reports it as [`Collision::FileAsDirectory`]; which
+//! of the two to keep is the caller's decision.
+//!
 //! # What is refused
 //! Each is a [`LocalPathError`] variant naming the URI: empty segments (`a//b`), `.` and
 //! `..` segments, their percent-encoded forms (`%2e%2E`, `.%2e`), backslashes (`%5c`; a raw
