@@ -7,10 +7,10 @@ use std::mem;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
 use resourcesync_model::{
-    Attribute, AttributeName, Attributes, BitstreamPath, Capability, CheckOptions, Checker,
-    Document, DocumentHead, DocumentKind, Element, Entry, Finding, Link, MAX_BYTES, MAX_ENTRIES,
-    Malformed, Md, RS_NAMESPACE, Relation, Root, Rule, RuleError, SITEMAP_NAMESPACE, TextPosition,
-    Uri, parse_length,
+    Attribute, AttributeName, Attributes, CheckOptions, Checker, Document, DocumentHead,
+    DocumentKind, Element, Entry, Finding, Link, MAX_BYTES, MAX_ENTRIES, Malformed, Md,
+    PartialLink, RS_NAMESPACE, Relation, Root, RsElement, Rule, RuleError, SITEMAP_NAMESPACE,
+    TextPosition, Uri,
 };
 
 use crate::error::{Error, ErrorKind, Position};
@@ -666,13 +666,13 @@ impl<S: Source> Reader<S> {
                 Tag::Md => {
                     let Some(parts) = head.as_deref_mut() else {
                         self.after_first_entry(&e, at);
-                        self.md_attributes(&e, at, &mut Md::default())?;
+                        self.rs_attributes(&e, at, &mut Md::default())?;
                         drop(e);
                         self.end_of_empty_element(buf, empty)?;
                         continue;
                     };
                     if parts.md.is_some() {
-                        self.md_attributes(&e, at, &mut Md::default())?;
+                        self.rs_attributes(&e, at, &mut Md::default())?;
                         self.finding(
                             Rule::MdNotRepeatable,
                             "the document has more than one rs:md; the first is kept".into(),
@@ -680,7 +680,7 @@ impl<S: Source> Reader<S> {
                         );
                     } else {
                         parts.malformed.md =
-                            self.md_attributes(&e, at, parts.md.insert(Md::default()))?;
+                            self.rs_attributes(&e, at, parts.md.insert(Md::default()))?;
                     }
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
@@ -1005,7 +1005,7 @@ impl<S: Source> Reader<S> {
                         None => &mut parts.md,
                     };
                     if md.is_some() {
-                        self.md_attributes(&e, at, &mut Md::default())?;
+                        self.rs_attributes(&e, at, &mut Md::default())?;
                         self.finding(
                             Rule::MdNotRepeatable,
                             "the entry has more than one rs:md; the first is kept".into(),
@@ -1014,7 +1014,7 @@ impl<S: Source> Reader<S> {
                     } else {
                         // Built where it stays: an `Md` is large, and moving it costs.
                         parts.malformed.md =
-                            self.md_attributes(&e, at, md.insert(Md::default()))?;
+                            self.rs_attributes(&e, at, md.insert(Md::default()))?;
                     }
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
@@ -1354,13 +1354,15 @@ impl<S: Source> Reader<S> {
         Ok(out)
     }
 
-    /// Reads `rs:md`'s attributes into `md`, and returns those present but malformed
-    /// (reported here, so that the checker does not report them missing too).
-    fn md_attributes(
+    /// Reads the attributes of `rs:md` or `rs:ln` into `into`, and returns those present
+    /// but malformed (reported here, so that the checker does not report them missing
+    /// too). An attribute that is not read into the model (malformed, unknown) is kept as
+    /// written, so that writing the document back loses nothing.
+    fn rs_attributes<T: ReadInto>(
         &mut self,
         e: &BytesStart<'_>,
         at: Position,
-        md: &mut Md,
+        into: &mut T,
     ) -> Result<Attributes, Error> {
         let mut malformed = Attributes::NONE;
         let mut seen = Seen::default();
@@ -1371,96 +1373,42 @@ impl<S: Source> Reader<S> {
                 None => continue,
                 Some(Attr::Extension(a)) => {
                     seen.other = true;
-                    md.extensions.push(a);
+                    into.extensions().push(a);
                     continue;
                 }
                 Some(Attr::Rs(name, value)) => (name, value),
             };
-            let (bit, ok) = match name {
-                "capability" => {
-                    md.capability = Some(Capability::from(&*value));
-                    (0, Ok(()))
-                }
-                "at" => (1, set(&mut md.at, value.parse())),
-                "completed" => (2, set(&mut md.completed, value.parse())),
-                "from" => (3, set(&mut md.from, value.parse())),
-                "until" => (4, set(&mut md.until, value.parse())),
-                "datetime" => (5, set(&mut md.datetime, value.parse())),
-                "change" => (6, set(&mut md.change, value.parse())),
-                "hash" => (7, set(&mut md.hash, value.parse())),
-                "length" => (8, set(&mut md.length, parse_length(&value))),
-                "type" => (9, set(&mut md.media_type, value.parse())),
-                "path" => {
-                    md.path = Some(BitstreamPath::new(value.as_ref()));
-                    (10, Ok(()))
-                }
-                "encoding" => {
-                    md.encoding = Some(value.as_ref().to_owned());
-                    (11, Ok(()))
-                }
-                _ => {
-                    self.unknown_attribute(&attr, name, "rs:md", MD_ATTRIBUTES, at);
-                    (NOT_KNOWN, Err(None))
-                }
-            };
-            seen.note(&attr, name, bit);
-            note_malformed(&ok, name, &mut malformed);
-            self.keep_unread(ok, &mut md.extensions, name, &value, at);
+            let known = AttributeName::from_name(name).filter(|a| a.is_on(T::ELEMENT));
+            seen.note(&attr, name, known);
+            match known {
+                Some(attribute) => match into.read(attribute, &value) {
+                    Ok(()) => continue,
+                    Err(error) => {
+                        malformed.insert(attribute);
+                        self.value_finding(error.as_ref(), at);
+                    }
+                },
+                None => self.unknown_attribute(&attr, name, T::ELEMENT, at),
+            }
+            into.extensions().push(Attribute {
+                namespace: String::new(),
+                prefix: None,
+                name: name.to_owned(),
+                value: value.into_owned(),
+            });
         }
         self.check_duplicates(e, seen)?;
         Ok(malformed)
     }
 
     fn link_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<LinkRead, Error> {
-        let mut malformed = Attributes::NONE;
-        let mut extensions = Vec::new();
-        let (mut rel, mut href) = (None, None);
-        let (mut pri, mut modified, mut hash, mut length) = (None, None, None, None);
-        let (mut media_type, mut path, mut encoding) = (None, None, None);
-        let mut broken = false;
-        let mut seen = Seen::default();
-        for (n, attr) in e.attributes().with_checks(false).enumerate() {
-            self.check_attributes(n + 1)?;
-            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
-            let (name, value) = match self.attribute(&attr, at)? {
-                None => continue,
-                Some(Attr::Extension(a)) => {
-                    seen.other = true;
-                    extensions.push(a);
-                    continue;
-                }
-                Some(Attr::Rs(name, value)) => (name, value),
-            };
-            let (bit, ok) = match name {
-                "rel" => (0, set(&mut rel, value.parse())),
-                "href" => (1, set(&mut href, Uri::parse(&value))),
-                "pri" => (2, set(&mut pri, value.parse())),
-                "modified" => (3, set(&mut modified, value.parse())),
-                "hash" => (4, set(&mut hash, value.parse())),
-                "length" => (5, set(&mut length, parse_length(&value))),
-                "type" => (6, set(&mut media_type, value.parse())),
-                "path" => {
-                    path = Some(BitstreamPath::new(value.as_ref()));
-                    (7, Ok(()))
-                }
-                "encoding" => {
-                    encoding = Some(value.as_ref().to_owned());
-                    (8, Ok(()))
-                }
-                _ => {
-                    self.unknown_attribute(&attr, name, "rs:ln", LN_ATTRIBUTES, at);
-                    (NOT_KNOWN, Err(None))
-                }
-            };
-            seen.note(&attr, name, bit);
-            broken |= matches!(&ok, Err(Some(_))) && (name == "rel" || name == "href");
-            note_malformed(&ok, name, &mut malformed);
-            self.keep_unread(ok, &mut extensions, name, &value, at);
-        }
-        self.check_duplicates(e, seen)?;
-        let (rel, href) = match (rel, href) {
-            (Some(rel), Some(href)) => (rel, href),
-            (rel, _) => {
+        let mut parts = PartialLink::default();
+        let malformed = self.rs_attributes(e, at, &mut parts)?;
+        match parts.into_link() {
+            Ok(link) => Ok(LinkRead::Kept(link, malformed)),
+            Err(parts) => {
+                let broken = malformed.contains(AttributeName::Rel)
+                    || malformed.contains(AttributeName::Href);
                 if !broken {
                     self.finding(
                         Rule::LinkRelHrefMandatory,
@@ -1470,24 +1418,9 @@ impl<S: Source> Reader<S> {
                 }
                 // A link whose relation was read but whose href was not is not also
                 // missing.
-                return Ok(LinkRead::Dropped(rel.filter(|_| broken)));
+                Ok(LinkRead::Dropped(parts.rel.filter(|_| broken)))
             }
-        };
-        Ok(LinkRead::Kept(
-            Link {
-                rel,
-                href,
-                pri,
-                modified,
-                hash,
-                length,
-                media_type,
-                path,
-                encoding,
-                extensions,
-            },
-            malformed,
-        ))
+        }
     }
 
     /// Reports an attribute in no namespace that the element does not have, naming the
@@ -1499,12 +1432,12 @@ impl<S: Source> Reader<S> {
         &mut self,
         attr: &quick_xml::events::attributes::Attribute<'_>,
         name: &str,
-        element: &str,
-        known: &[&str],
+        element: RsElement,
         at: Position,
     ) {
         let key = attr.key.as_ref();
-        let message = match closest(name, known) {
+        let known: Vec<&str> = element.attributes().map(AttributeName::as_str).collect();
+        let message = match closest(name, &known) {
             Some(meant) => format!(
                 "unknown attribute {key} on {element}; did you mean {meant}? It is kept, not understood"
             ),
@@ -1555,33 +1488,6 @@ impl<S: Source> Reader<S> {
             }
         }
         Ok(())
-    }
-
-    /// Keeps an attribute that was not read into the model: reported when its value broke
-    /// a rule, and kept as written either way so that writing the document back loses
-    /// nothing.
-    fn keep_unread(
-        &mut self,
-        result: Result<(), Option<Box<dyn RuleError>>>,
-        extensions: &mut Vec<Attribute>,
-        name: &str,
-        value: &str,
-        at: Position,
-    ) {
-        match result {
-            Ok(()) => {}
-            Err(error) => {
-                if let Some(error) = error {
-                    self.value_finding(error.as_ref(), at);
-                }
-                extensions.push(Attribute {
-                    namespace: String::new(),
-                    prefix: None,
-                    name: name.to_owned(),
-                    value: value.to_owned(),
-                });
-            }
-        }
     }
 
     // --- extensions ---
@@ -1696,27 +1602,6 @@ impl<S: Source> Reader<S> {
     }
 }
 
-/// The attributes of `rs:md` (Table 3).
-const MD_ATTRIBUTES: &[&str] = &[
-    "capability",
-    "at",
-    "completed",
-    "from",
-    "until",
-    "datetime",
-    "change",
-    "hash",
-    "length",
-    "type",
-    "path",
-    "encoding",
-];
-
-/// The attributes of `rs:ln` (Table 3).
-const LN_ATTRIBUTES: &[&str] = &[
-    "rel", "href", "pri", "modified", "hash", "length", "type", "path", "encoding",
-];
-
 /// The name in `known` that `name` is most likely a misspelling of: the same but for
 /// case, or at most one edit (two for longer names) away, counting a swap of two
 /// neighbours as one edit.
@@ -1763,14 +1648,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-/// The bit of an attribute `rs:md` or `rs:ln` does not read into the model.
-const NOT_KNOWN: u32 = u32::MAX;
-
 /// Which attributes of an `rs:md` or `rs:ln` have been read, to find repeats.
 #[derive(Clone, Copy, Default)]
 struct Seen {
-    /// One bit per known unprefixed name.
-    known: u32,
+    /// The known unprefixed names.
+    known: Attributes,
     /// Some known name came twice.
     repeated: bool,
     /// Some attribute was prefixed or unknown: the names need quick-xml's full check.
@@ -1778,15 +1660,51 @@ struct Seen {
 }
 
 impl Seen {
-    /// Notes an attribute read as `name`, with its bit among the element's known names.
-    fn note(&mut self, attr: &quick_xml::events::attributes::Attribute<'_>, name: &str, bit: u32) {
+    /// Notes an attribute read as `name`, the element's attribute `known` if it has one.
+    fn note(
+        &mut self,
+        attr: &quick_xml::events::attributes::Attribute<'_>,
+        name: &str,
+        known: Option<AttributeName>,
+    ) {
         let unprefixed = attr.key.as_ref().len() == name.len();
-        if bit == NOT_KNOWN || !unprefixed {
-            self.other = true;
-        } else {
-            self.repeated |= self.known & 1 << bit != 0;
-            self.known |= 1 << bit;
+        match known {
+            Some(attribute) if unprefixed => {
+                self.repeated |= self.known.contains(attribute);
+                self.known.insert(attribute);
+            }
+            _ => self.other = true,
         }
+    }
+}
+
+/// What an attribute of `rs:md` or `rs:ln` is read into: an [`Md`], or the
+/// [`PartialLink`] a [`Link`] is made of.
+trait ReadInto {
+    const ELEMENT: RsElement;
+    fn read(&mut self, attribute: AttributeName, text: &str) -> Result<(), Box<dyn RuleError>>;
+    fn extensions(&mut self) -> &mut Vec<Attribute>;
+}
+
+impl ReadInto for Md {
+    const ELEMENT: RsElement = RsElement::Md;
+    #[inline]
+    fn read(&mut self, attribute: AttributeName, text: &str) -> Result<(), Box<dyn RuleError>> {
+        attribute.read_md(self, text)
+    }
+    fn extensions(&mut self) -> &mut Vec<Attribute> {
+        &mut self.extensions
+    }
+}
+
+impl ReadInto for PartialLink {
+    const ELEMENT: RsElement = RsElement::Ln;
+    #[inline]
+    fn read(&mut self, attribute: AttributeName, text: &str) -> Result<(), Box<dyn RuleError>> {
+        attribute.read_ln(self, text)
+    }
+    fn extensions(&mut self) -> &mut Vec<Attribute> {
+        &mut self.extensions
     }
 }
 
@@ -1836,20 +1754,6 @@ impl MalformedParts {
     }
 }
 
-/// Notes an attribute of `rs:md` or `rs:ln` whose value was present but could not be read.
-fn note_malformed(
-    result: &Result<(), Option<Box<dyn RuleError>>>,
-    name: &str,
-    malformed: &mut Attributes,
-) {
-    // The name is looked up only for a malformed value: this runs for every attribute.
-    if matches!(result, Err(Some(_))) {
-        if let Some(attribute) = AttributeName::from_name(name) {
-            malformed.insert(attribute);
-        }
-    }
-}
-
 /// The children of the root before the first entry, as they are read.
 #[derive(Default)]
 struct HeadParts {
@@ -1883,20 +1787,6 @@ enum Attr<'v> {
     Rs(&'v str, Cow<'v, str>),
     /// In another namespace.
     Extension(Attribute),
-}
-
-/// Stores a parsed value, or hands back its error for reporting.
-fn set<T, E: RuleError + 'static>(
-    slot: &mut Option<T>,
-    parsed: Result<T, E>,
-) -> Result<(), Option<Box<dyn RuleError>>> {
-    match parsed {
-        Ok(value) => {
-            *slot = Some(value);
-            Ok(())
-        }
-        Err(e) => Err(Some(Box::new(e))),
-    }
 }
 
 /// Whether `local` names an element of the Sitemap protocol that a reader reads.
