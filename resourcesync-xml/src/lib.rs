@@ -85,19 +85,19 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod counted;
 mod error;
 mod extension;
 mod input;
 mod namespace;
 mod reader;
 mod set;
-mod source;
 mod writer;
 
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use extension::ExtensionError;
+pub use input::{Buffered, Input, Slice};
 pub use reader::{Limits, Reader, read_document};
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
 pub use set::{SetLimits, SetSummary, SetWriter};
-pub use source::{Buffered, Slice, Source};
 pub use writer::{Writer, write_document};

@@ -14,8 +14,8 @@ use resourcesync_model::{
 };
 
 use crate::error::{Error, ErrorKind, Position};
+use crate::input::{Buffered, Input, Slice};
 use crate::namespace::{DeclarationError, Known, Namespaces, Resolved};
-use crate::source::{Buffered, Slice, Source};
 
 /// Namespace bindings in scope at once, at most.
 const MAX_BINDINGS: usize = 128;
@@ -129,18 +129,18 @@ impl Limits {
     }
 }
 
-/// The next event, read into `buf` by a buffered source: where it starts is marked first
+/// The next event, read into `buf` by a buffered input: where it starts is marked first
 /// (see `Parser::mark`), and a failure returns an error with its place from the function
 /// it is used in. Every loop of the reader reads through here.
 // A macro, not a method: an `#[inline(always)]` method returning `Result<Event, Error>`
 // cost 0.5 % more instructions per read (3.5 M of 641 M), the event going through the
 // `Result` before each loop matched on it; expanded in place, the loops match on what the
-// source returns, as they did when each wrote this out.
+// input returns, as they did when each wrote this out.
 macro_rules! next_event {
     ($parser:ident, $buf:ident) => {{
         $buf.clear();
         $parser.mark()?;
-        match $parser.src.read_event($buf) {
+        match $parser.input.read_event($buf) {
             Ok(event) => event,
             Err(e) => return Err($parser.xml_error(e)),
         }
@@ -224,21 +224,21 @@ enum State {
 /// assert_eq!(findings[0].position.unwrap().line, 8);
 /// # Ok::<(), resourcesync_xml::Error>(())
 /// ```
-pub struct Reader<S: Source> {
-    /// The buffer a buffered source reads each event into (a slice's events borrow the
+pub struct Reader<I: Input> {
+    /// The buffer a buffered input reads each event into (a slice's events borrow the
     /// slice instead). It is kept apart from the parser, as quick-xml's `Reader` keeps its
     /// `ReaderState` apart from the buffer its caller hands in: an event borrows the
     /// buffer while the parser handles it, so each loop takes `buf` as an argument, reads
     /// with `next_event!` and goes on using the parser. (It was a field of the parser,
     /// taken out with `mem::take` around every loop and put back after.)
     buf: Vec<u8>,
-    parser: Parser<S>,
+    parser: Parser<I>,
 }
 
-/// What reading goes by: the source, the namespaces in scope, the place, the limits, the
+/// What reading goes by: the input, the namespaces in scope, the place, the limits, the
 /// head and the findings; everything of a [`Reader`] but its event buffer.
-struct Parser<S: Source> {
-    src: S,
+struct Parser<I: Input> {
+    input: I,
     ns: Namespaces,
     /// Scratch for element text, reused across entries.
     text: String,
@@ -268,7 +268,7 @@ struct Parser<S: Source> {
     conventional_bindings: usize,
 }
 
-impl<S: Source> std::fmt::Debug for Reader<S> {
+impl<I: Input> std::fmt::Debug for Reader<I> {
     /// Where the reader is: not its buffers, which hold the document's bytes.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let parser = &self.parser;
@@ -276,7 +276,7 @@ impl<S: Source> std::fmt::Debug for Reader<S> {
             .field("state", &parser.state)
             .field("kind", &parser.head.as_ref().map(DocumentHead::kind))
             .field("entries_read", &parser.entries)
-            .field("bytes_read", &parser.src.bytes_read())
+            .field("bytes_read", &parser.input.bytes_read())
             .field("findings", &parser.findings.len())
             .field("limits", &parser.limits)
             .finish_non_exhaustive()
@@ -294,7 +294,7 @@ impl<'a> Reader<Slice<'a>> {
     /// A reader over a byte slice with the given limits. A slice longer than the byte
     /// limit fails on the first read.
     pub fn from_slice_with_limits(bytes: &'a [u8], limits: Limits) -> Reader<Slice<'a>> {
-        Reader::with_source(
+        Reader::with_input(
             Slice::new(bytes, limits.max_bytes, limits.max_event_len),
             limits,
         )
@@ -310,7 +310,7 @@ impl<R: BufRead> Reader<Buffered<R>> {
 
     /// A reader over any `BufRead` with the given limits and checking on.
     pub fn with_limits(inner: R, limits: Limits) -> Result<Reader<Buffered<R>>, Error> {
-        let src = Buffered::new(inner, limits.max_bytes, limits.max_event_len).map_err(|e| {
+        let input = Buffered::new(inner, limits.max_bytes, limits.max_event_len).map_err(|e| {
             let start = Position {
                 line: 1,
                 column: 1,
@@ -318,16 +318,16 @@ impl<R: BufRead> Reader<Buffered<R>> {
             };
             Error::new(ErrorKind::Io(e), start)
         })?;
-        Ok(Reader::with_source(src, limits))
+        Ok(Reader::with_input(input, limits))
     }
 }
 
-impl<S: Source> Reader<S> {
-    fn with_source(src: S, limits: Limits) -> Reader<S> {
+impl<I: Input> Reader<I> {
+    fn with_input(input: I, limits: Limits) -> Reader<I> {
         Reader {
             buf: Vec::with_capacity(1024),
             parser: Parser {
-                src,
+                input,
                 ns: Namespaces::new(MAX_BINDINGS),
                 text: String::new(),
                 limits,
@@ -350,7 +350,7 @@ impl<S: Source> Reader<S> {
 
     /// Checks the standard's document-wide rules with these options, or not at all with
     /// `None` (value and structure findings are still reported). Call before reading.
-    pub fn check(mut self, options: Option<CheckOptions>) -> Reader<S> {
+    pub fn check(mut self, options: Option<CheckOptions>) -> Reader<I> {
         self.parser.check = options;
         self
     }
@@ -379,7 +379,7 @@ impl<S: Source> Reader<S> {
 
     /// Bytes read so far, after decompression.
     pub fn bytes_read(&self) -> u64 {
-        self.parser.src.bytes_read()
+        self.parser.input.bytes_read()
     }
 
     /// The findings so far, in document order.
@@ -415,7 +415,7 @@ impl<S: Source> Reader<S> {
     }
 }
 
-impl<S: Source> Parser<S> {
+impl<I: Input> Parser<I> {
     /// Reads the next entry into `slot` (`None` after the last). An entry is built where it
     /// is to stay, its `rs:md` included: entries are large, and moving them costs.
     fn next_entry_into(
@@ -435,7 +435,7 @@ impl<S: Source> Parser<S> {
                         self.read_epilog(buf)?;
                         if let Some(checker) = self.checker.take() {
                             checker.finish(&mut self.findings);
-                            let bytes = self.src.bytes_read();
+                            let bytes = self.input.bytes_read();
                             if bytes > MAX_BYTES {
                                 let end = self.place(self.position());
                                 self.finding(
@@ -462,7 +462,7 @@ impl<S: Source> Parser<S> {
 
     // --- positions and errors ---
 
-    /// Where the event being handled started. A slice source counts lines only when a
+    /// Where the event being handled started. A slice input counts lines only when a
     /// finding or error needs them: see `place`.
     fn position(&self) -> Position {
         let (byte, line, column) = self.event_at;
@@ -487,7 +487,7 @@ impl<S: Source> Parser<S> {
     /// While an entry or the head is read, this is also where its length is checked: it
     /// is kept in memory whole.
     fn mark(&mut self) -> Result<(), Error> {
-        self.event_at = self.src.mark();
+        self.event_at = self.input.mark();
         if let Some((start, what)) = self.scope {
             if self.event_at.0 - start > self.limits.max_entry_len {
                 return Err(self.error(ErrorKind::EntryTooLong {
@@ -499,10 +499,10 @@ impl<S: Source> Parser<S> {
         Ok(())
     }
 
-    /// A position with its line and column, counted now if the source did not.
+    /// A position with its line and column, counted now if the input did not.
     fn place(&self, mut p: Position) -> Position {
         if p.line == 0 {
-            (p.line, p.column) = self.src.line_column(p.byte);
+            (p.line, p.column) = self.input.line_column(p.byte);
         }
         p
     }
@@ -510,8 +510,8 @@ impl<S: Source> Parser<S> {
     #[cold]
     fn xml_error(&self, e: quick_xml::Error) -> Error {
         let kind = match e {
-            _ if self.src.over_limit() => ErrorKind::TooLarge(self.limits.max_bytes),
-            _ if self.src.over_event() => ErrorKind::EventTooLong(self.limits.max_event_len),
+            _ if self.input.over_limit() => ErrorKind::TooLarge(self.limits.max_bytes),
+            _ if self.input.over_event() => ErrorKind::EventTooLong(self.limits.max_event_len),
             quick_xml::Error::Io(io) => {
                 ErrorKind::Io(std::io::Error::new(io.kind(), io.to_string()))
             }
@@ -522,7 +522,7 @@ impl<S: Source> Parser<S> {
         };
         let mut error = self.error(kind);
         let position = error.position_mut();
-        position.byte = self.src.error_position().max(position.byte);
+        position.byte = self.input.error_position().max(position.byte);
         error
     }
 
