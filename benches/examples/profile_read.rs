@@ -26,14 +26,14 @@ fn main() {
         let options = check.then(Default::default);
         if std::env::var_os("BUFREAD").is_some() {
             let reader = resourcesync_xml::Reader::with_limits(&bytes[..], limits).unwrap();
-            let mut r = reader.check(options);
+            let mut r = reader.with_check_options(options);
             while let Some(e) = r.next_entry().unwrap() {
                 total += e.links.len();
             }
             continue;
         }
         let reader = resourcesync_xml::Reader::from_slice_with_limits(&bytes[..], limits);
-        let mut r = reader.check(options);
+        let mut r = reader.with_check_options(options);
         while let Some(e) = r.next_entry().unwrap() {
             total += e.links.len();
         }

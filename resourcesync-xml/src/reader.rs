@@ -348,9 +348,33 @@ impl<I: Input> Reader<I> {
         }
     }
 
-    /// Checks the standard's document-wide rules with these options, or not at all with
-    /// `None` (value and structure findings are still reported). Call before reading.
-    pub fn check(mut self, options: Option<CheckOptions>) -> Reader<I> {
+    /// The reader checking the standard's document-wide rules with these options, or not
+    /// at all with `None` (value and structure findings are still reported); the default
+    /// is `Some(CheckOptions::default())`. Call before reading: the options are taken when
+    /// the head is read.
+    ///
+    /// ```
+    /// use resourcesync_model::{CheckOptions, Rule};
+    /// use resourcesync_xml::Reader;
+    ///
+    /// let xml = br#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    ///                       xmlns:rs="http://www.openarchives.org/rs/terms/">
+    ///   <rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>
+    /// </urlset>"#;
+    /// let rules = |reader: Reader<_>| -> Result<Vec<Rule>, resourcesync_xml::Error> {
+    ///     Ok(reader.read_to_document()?.1.iter().map(|f| f.rule).collect())
+    /// };
+    /// assert_eq!(rules(Reader::from_slice(xml))?, [Rule::UpLinkMandatory]);
+    /// assert_eq!(rules(Reader::from_slice(xml).with_check_options(None))?, []);
+    /// // A part of a Resource List Index: its `index` link is expected too.
+    /// let part = Some(CheckOptions::part_of_index(true));
+    /// assert_eq!(
+    ///     rules(Reader::from_slice(xml).with_check_options(part))?,
+    ///     [Rule::UpLinkMandatory, Rule::IndexLinkRecommended]
+    /// );
+    /// # Ok::<(), resourcesync_xml::Error>(())
+    /// ```
+    pub fn with_check_options(mut self, options: Option<CheckOptions>) -> Reader<I> {
         self.parser.check = options;
         self
     }
