@@ -7,12 +7,14 @@
 //! entries from a slice at 82–84 % of the speed of a raw quick-xml loop that builds
 //! nothing: see `benches/README.md`); and writes them back entry by entry to any `Write`.
 //!
-//! Out of scope: HTTP, files and the clock. The caller hands in bytes and takes bytes.
+//! Out of scope: HTTP and the clock. The caller hands in bytes (or, to read a file, its
+//! path: [`Reader::open`]) and takes bytes.
 //!
 //! # Entry types
 //! - [`Reader`]: streaming, namespace-aware, limited ([`Limits`]), checking the
-//!   standard's rules as it goes ([`resourcesync_model::Checker`]); [`read_document`] for
-//!   a whole document in memory.
+//!   standard's rules as it goes ([`resourcesync_model::Checker`]), over a file
+//!   ([`Reader::open`]), any `BufRead` ([`Reader::new`]) or a slice
+//!   ([`Reader::from_slice`]); [`read_document`] for a whole document in memory.
 //! - [`Writer`]: streaming, escaping, ending with a fallible [`Writer::finish`];
 //!   [`write_document`] for a whole document.
 //! - [`SetWriter`]: a Resource List, Resource Dump, Change List or Change Dump of any size,

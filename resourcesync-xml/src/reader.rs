@@ -1,8 +1,10 @@
 //! The streaming reader: the head first, then one entry at a time.
 
 use std::borrow::Cow;
-use std::io::BufRead;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::mem;
+use std::path::{Path, PathBuf};
 
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
@@ -266,6 +268,8 @@ struct Parser<I: Input> {
     /// binds them the conventional way (see `Namespaces::is_conventional`); `usize::MAX`
     /// otherwise.
     conventional_bindings: usize,
+    /// The file being read, when the reader opened it: errors name it.
+    path: Option<PathBuf>,
 }
 
 impl<I: Input> std::fmt::Debug for Reader<I> {
@@ -322,6 +326,46 @@ impl<R: BufRead> Reader<Buffered<R>> {
     }
 }
 
+impl Reader<Buffered<BufReader<File>>> {
+    /// A reader of the file at `path`, with default limits and checking on. The file is
+    /// read through a 64 KiB buffer, and decompressed when it is gzipped (by content,
+    /// whatever its name); every error the reader returns names the path
+    /// ([`Error::path`]).
+    ///
+    /// ```
+    /// use resourcesync_xml::{ErrorKind, Reader};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/examples/ex14-resourcelist.xml");
+    /// let (doc, findings) = Reader::open(path)?.read_to_document()?;
+    /// assert_eq!((doc.entries.len(), findings.len()), (2, 0));
+    ///
+    /// let error = Reader::open("no/such/file.xml").unwrap_err();
+    /// assert!(matches!(error.kind(), ErrorKind::Open(_)));
+    /// assert!(error.to_string().starts_with("no/such/file.xml: cannot open: "));
+    /// # Ok::<(), resourcesync_xml::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Reader<Buffered<BufReader<File>>>, Error> {
+        Reader::open_with_limits(path, Limits::default())
+    }
+
+    /// A reader of the file at `path` with the given limits and checking on; see
+    /// [`open`](Reader::open).
+    pub fn open_with_limits(
+        path: impl AsRef<Path>,
+        limits: Limits,
+    ) -> Result<Reader<Buffered<BufReader<File>>>, Error> {
+        let path = path.as_ref();
+        let file = File::open(path)
+            .map_err(|e| Error::new(ErrorKind::Open(e), Position::default()).in_file(Some(path)))?;
+        // As large as the window in which the input looks for line breaks, so that one
+        // fill of the buffer serves one search.
+        let inner = BufReader::with_capacity(64 * 1024, file);
+        let mut reader = Reader::with_limits(inner, limits).map_err(|e| e.in_file(Some(path)))?;
+        reader.parser.path = Some(path.to_path_buf());
+        Ok(reader)
+    }
+}
+
 impl<I: Input> Reader<I> {
     fn with_input(input: I, limits: Limits) -> Reader<I> {
         Reader {
@@ -344,6 +388,7 @@ impl<I: Input> Reader<I> {
                 scope: None,
                 finished: false,
                 conventional_bindings: usize::MAX,
+                path: None,
             },
         }
     }
@@ -502,7 +547,7 @@ impl<I: Input> Parser<I> {
 
     #[cold]
     fn error(&self, kind: ErrorKind) -> Error {
-        Error::new(kind, self.place(self.position()))
+        Error::new(kind, self.place(self.position())).in_file(self.path.as_deref())
     }
 
     /// Remembers where the next event starts: quick-xml consumes its input exactly up to
