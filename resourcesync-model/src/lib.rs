@@ -105,7 +105,7 @@ mod rules;
 mod uri;
 
 pub use attribute::{
-    AttributeName, AttributeValue, Attributes, NotOnElement, PartialLink, RsElement,
+    AttributeName, AttributeSink, AttributeValue, Attributes, NotOnElement, PartialLink, RsElement,
 };
 pub use capability::{Capability, DocumentKind, Root};
 pub use check::{CheckOptions, Checker, MAX_BYTES, MAX_ENTRIES, check, check_with};

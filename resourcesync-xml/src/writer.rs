@@ -6,8 +6,8 @@ use std::io::Write;
 
 use quick_xml::events::Event;
 use resourcesync_model::{
-    Attribute, AttributeName, AttributeValue, Document, DocumentHead, Element, Entry, Link, Md,
-    RS_NAMESPACE, Root, RsElement, SITEMAP_NAMESPACE,
+    Attribute, AttributeName, AttributeSink, AttributeValue, Document, DocumentHead, Element,
+    Entry, Link, Md, RS_NAMESPACE, Root, RsElement, SITEMAP_NAMESPACE,
 };
 
 use crate::error::WriteError;
@@ -237,6 +237,9 @@ impl<W: Write> Writer<W> {
         });
     }
 
+    // Never inlined: `attr_value` is inlined at every attribute of `md` and `link`, and
+    // stays small that way.
+    #[inline(never)]
     fn attr_display(&mut self, name: &str, value: &dyn Display) {
         self.buf.push(b' ');
         self.buf.extend_from_slice(name.as_bytes());
@@ -259,32 +262,33 @@ impl<W: Write> Writer<W> {
     }
 
     /// Writes one attribute of Table 3: text as the model holds it, parsed values (times,
-    /// hashes, numbers) by their `Display`.
+    /// hashes, numbers) by their own `Display`, not `AttributeValue`'s, which would add a
+    /// call and a match per value. Inlined, so that at each attribute of `md` and `link`
+    /// the match is decided at compile time.
+    #[inline(always)]
     fn attr_value(&mut self, name: &str, value: AttributeValue<'_>) {
-        match value.as_str() {
-            Some(text) => self.attr(name, text),
-            None => self.attr_display(name, &value),
+        match value {
+            AttributeValue::DateTime(t) => self.attr_display(name, t),
+            AttributeValue::Hashes(h) => self.attr_display(name, h),
+            AttributeValue::Length(n) => self.attr_display(name, &n),
+            AttributeValue::Priority(p) => self.attr_display(name, &p),
+            other => match other.as_str() {
+                Some(text) => self.attr(name, text),
+                None => self.attr_display(name, &other),
+            },
         }
     }
 
     fn md(&mut self, md: &Md) {
         self.buf.extend_from_slice(b"<rs:md");
-        for attribute in AttributeName::ALL {
-            if let Some(value) = attribute.md_value(md) {
-                self.attr_value(attribute.as_str(), value);
-            }
-        }
+        AttributeName::for_each_in_md(md, self);
         self.extension_attributes(&md.extensions, &mut root_bindings());
         self.buf.extend_from_slice(b"/>");
     }
 
     fn link(&mut self, link: &Link) {
         self.buf.extend_from_slice(b"<rs:ln");
-        for attribute in AttributeName::ALL {
-            if let Some(value) = attribute.ln_value(link) {
-                self.attr_value(attribute.as_str(), value);
-            }
-        }
+        AttributeName::for_each_in_link(link, self);
         self.extension_attributes(&link.extensions, &mut root_bindings());
         self.buf.extend_from_slice(b"/>");
     }
@@ -339,6 +343,15 @@ impl<W: Write> Writer<W> {
             self.buf.extend_from_slice(qname.as_bytes());
             self.buf.push(b'>');
         }
+    }
+}
+
+impl<W: Write> AttributeSink for Writer<W> {
+    // Always: at each attribute of `md` and `link` the value's kind is then known, and
+    // the match in `attr_value` goes.
+    #[inline(always)]
+    fn attribute(&mut self, attribute: AttributeName, value: AttributeValue<'_>) {
+        self.attr_value(attribute.as_str(), value);
     }
 }
 
