@@ -40,5 +40,8 @@ fn main() {
     }
     // `ITER=0` measures generating and writing alone (callgrind's baseline): no division by
     // zero, whose panic's backtrace would count in it.
-    println!("{total} in {:?} per document", start.elapsed() / iterations.max(1));
+    println!(
+        "{total} in {:?} per document",
+        start.elapsed() / iterations.max(1)
+    );
 }

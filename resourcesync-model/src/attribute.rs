@@ -309,7 +309,7 @@ macro_rules! read_into {
             element: $element,
         }))
     };
-    ($ty:ty, $s:ident . $field:ident $($required:ident)?, $text:ident, $attribute:expr, $element:expr) => {{
+    ($ty:ty, $s:ident . $field:ident, $text:ident, $attribute:expr, $element:expr) => {{
         $s.$field = Some(<$ty as Value>::parse_value($text)?);
         Ok(())
     }};
@@ -324,6 +324,10 @@ macro_rules! move_field {
     ($link:ident, $parts:ident, $field:ident required) => {};
 }
 
+/// The table: one row per attribute, `Variant = "name": Type => md.field, ln.field;`,
+/// with `md.field` (its field in [`Md`]), `ln.field` (in [`Link`] and [`PartialLink`]) or
+/// both, and `(required)` after a field of `Link` that is not an `Option`. The rows'
+/// order is the order a writer writes the attributes.
 macro_rules! table {
     ($(
         $(#[$meta:meta])*
@@ -400,15 +404,16 @@ macro_rules! table {
             /// writer writes them ([`ALL`](AttributeName::ALL)).
             ///
             /// ```
-            /// use resourcesync_model::{AttributeName, AttributeValue, Md};
+            /// use resourcesync_model::{AttributeName, AttributeValue, Change, Md};
             ///
-            /// let md = Md { length: Some(8876), change: Some("created".parse()?), ..Md::default() };
+            /// let mut md = Md::default();
+            /// md.length = Some(8876);
+            /// md.change = Some(Change::Created);
             /// let mut written = Vec::new();
             /// AttributeName::for_each_in_md(&md, &mut |a: AttributeName, value: AttributeValue<'_>| {
             ///     written.push(format!("{a}=\"{value}\""))
             /// });
             /// assert_eq!(written, [r#"change="created""#, r#"length="8876""#]);
-            /// # Ok::<(), Box<dyn std::error::Error>>(())
             /// ```
             // Unrolled, one test per field: a loop over `ALL` with `md_value` took a
             // dispatch per attribute of the table, 6 % of writing an entry.
