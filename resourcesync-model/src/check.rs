@@ -14,7 +14,7 @@ use crate::capability::{Capability, DocumentKind, DocumentKind as K};
 use crate::rules::{Finding, Rule};
 use crate::{
     AttributeName as A, Attributes, Change, Document, DocumentHead, Entry, Link, Malformed, Md,
-    Relation, W3cDateTime, uri,
+    Relation, RsElement, W3cDateTime, uri,
 };
 
 /// The most entries a document may hold (section 7, after the Sitemap protocol).
@@ -917,16 +917,11 @@ fn check_link(kind: K, link: &Link, n: Option<u64>, bad: Attributes, out: &mut V
             }
         }
         Relation::Duplicate => {
-            let repeated: Vec<&str> = [
-                ("hash", link.hash.is_some()),
-                ("length", link.length.is_some()),
-                ("type", link.media_type.is_some()),
-                ("encoding", link.encoding.is_some()),
-                ("path", link.path.is_some()),
-            ]
-            .into_iter()
-            .filter_map(|(name, present)| present.then_some(name))
-            .collect();
+            let repeated: Vec<&str> = [A::Hash, A::Length, A::Type, A::Encoding, A::Path]
+                .into_iter()
+                .filter(|a| a.ln_value(link).is_some())
+                .map(A::as_str)
+                .collect();
             if !repeated.is_empty() {
                 out.push(Finding {
                     message: format!(
@@ -946,13 +941,10 @@ fn check_link(kind: K, link: &Link, n: Option<u64>, bad: Attributes, out: &mut V
             ..Finding::new(Rule::AlternateLinkType, n)
         }),
         Relation::TimeGate => {
-            let extra = link.pri.is_some()
-                || link.modified.is_some()
-                || link.hash.is_some()
-                || link.length.is_some()
-                || link.media_type.is_some()
-                || link.path.is_some()
-                || link.encoding.is_some();
+            // Any attribute of the table but the two every link has.
+            let extra = RsElement::Ln
+                .attributes()
+                .any(|a| !matches!(a, A::Rel | A::Href) && a.ln_value(link).is_some());
             if extra {
                 out.push(Finding::new(Rule::TimegateLinkAttributes, n));
             }

@@ -14,7 +14,9 @@
 //! # Entry types
 //! - [`Document`] = [`DocumentHead`] (root, document `<rs:md>` and `<rs:ln>`) + [`Entry`]s;
 //!   [`DocumentKind`] follows from the root and the capability.
-//! - [`Md`] and [`Link`]: every attribute of Table 3, typed.
+//! - [`Md`] and [`Link`]: every attribute of Table 3, typed; [`AttributeName`] is the one
+//!   table of those attributes (names, elements, parsing, values) that readers, writers and
+//!   the checker go by.
 //! - [`Checker`] and [`check`]: the rules of sections 7–14, Appendix A and the Archives
 //!   specification, entry by entry in constant memory; [`Rule::ALL`] is the catalogue.
 //! - [`ChangeOrder`]: the forward chronological order a writer of changes keeps, so that
@@ -80,6 +82,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod attribute;
 mod capability;
 mod check;
 mod datetime;
@@ -101,6 +104,9 @@ mod relation;
 mod rules;
 mod uri;
 
+pub use attribute::{
+    AttributeName, AttributeSink, AttributeValue, Attributes, NotOnElement, PartialLink, RsElement,
+};
 pub use capability::{Capability, DocumentKind, Root};
 pub use check::{CheckOptions, Checker, MAX_BYTES, MAX_ENTRIES, check, check_with};
 pub use datetime::{DateTimeError, Offset, Precision, W3cDateTime};
@@ -112,7 +118,7 @@ pub use hash::{Hash, HashAlgorithm, HashError, Hashes};
 pub use keyword::{Change, ChangeFreq, KeywordError};
 pub use length::{LengthError, parse_length};
 pub use link::Link;
-pub use malformed::{AttributeName, Attributes, Malformed};
+pub use malformed::Malformed;
 pub use md::Md;
 pub use media_type::{MediaType, MediaTypeError};
 pub use order::{ChangeOrder, OrderError};

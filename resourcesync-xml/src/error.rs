@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::io;
+use std::path::{Path, PathBuf};
 
 /// Where in a document something happened.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -30,6 +31,10 @@ impl fmt::Display for Position {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    /// The file could not be opened ([`Reader::open`](crate::Reader::open)); the error's
+    /// [`path`](Error::path) names it.
+    #[error("cannot open: {0}")]
+    Open(io::Error),
     /// The bytes could not be read. (The message includes the cause's, so it is not
     /// also the error's `source`: no chain prints it twice.)
     #[error("read failed: {0}")]
@@ -131,7 +136,8 @@ pub enum ErrorKind {
     },
 }
 
-/// An error of reading, with the place it happened.
+/// An error of reading, with the place it happened, and the file for a reader that
+/// opened one ([`Reader::open`](crate::Reader::open)).
 ///
 /// One pointer wide, so that the reader's results stay small on the path where nothing
 /// goes wrong.
@@ -143,6 +149,8 @@ pub enum ErrorKind {
 /// let error = Reader::from_slice(xml).read_to_document().unwrap_err();
 /// assert!(matches!(error.kind(), ErrorKind::UnknownEntity(name) if name == "bogus"));
 /// assert_eq!((error.position().line, error.position().entry), (2, Some(1)));
+/// assert!(error.path().is_none());
+/// assert_eq!(error.to_string(), "line 2, column 11, entry 1: unknown entity reference &bogus;");
 /// assert!(matches!(error.into_kind(), ErrorKind::UnknownEntity(_)));
 /// ```
 #[derive(Debug)]
@@ -152,11 +160,28 @@ pub struct Error(Box<Inner>);
 struct Inner {
     kind: ErrorKind,
     position: Position,
+    path: Option<PathBuf>,
 }
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, position: Position) -> Error {
-        Error(Box::new(Inner { kind, position }))
+        Error(Box::new(Inner {
+            kind,
+            position,
+            path: None,
+        }))
+    }
+
+    /// The error, naming the file it happened in.
+    pub(crate) fn in_file(mut self, path: Option<&Path>) -> Error {
+        self.0.path = path.map(Path::to_path_buf);
+        self
+    }
+
+    /// The file the document was read from, when the reader opened it
+    /// ([`Reader::open`](crate::Reader::open)).
+    pub fn path(&self) -> Option<&Path> {
+        self.0.path.as_deref()
     }
 
     /// What went wrong.
@@ -180,8 +205,16 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// `path: line 2, column 11, entry 1: what went wrong`, without the path when there is
+    /// none, and without the place for a file that could not be opened.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.0.position, self.0.kind)
+        if let Some(path) = &self.0.path {
+            write!(f, "{}: ", path.display())?;
+        }
+        if !matches!(self.0.kind, ErrorKind::Open(_)) {
+            write!(f, "{}: ", self.0.position)?;
+        }
+        write!(f, "{}", self.0.kind)
     }
 }
 

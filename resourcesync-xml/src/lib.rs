@@ -7,12 +7,14 @@
 //! entries from a slice at 82–84 % of the speed of a raw quick-xml loop that builds
 //! nothing: see `benches/README.md`); and writes them back entry by entry to any `Write`.
 //!
-//! Out of scope: HTTP, files and the clock. The caller hands in bytes and takes bytes.
+//! Out of scope: HTTP and the clock. The caller hands in bytes (or, to read a file, its
+//! path: [`Reader::open`]) and takes bytes.
 //!
 //! # Entry types
 //! - [`Reader`]: streaming, namespace-aware, limited ([`Limits`]), checking the
-//!   standard's rules as it goes (`resourcesync_model::Checker`); [`read_document`] for
-//!   a whole document in memory.
+//!   standard's rules as it goes (`resourcesync_model::Checker`), over a file
+//!   ([`Reader::open`]), any `BufRead` ([`Reader::new`]) or a slice
+//!   ([`Reader::from_slice`]); [`read_document`] for a whole document in memory.
 //! - [`Writer`]: streaming, escaping, ending with a fallible [`Writer::finish`];
 //!   [`write_document`] for a whole document.
 //! - [`SetWriter`]: a Resource List, Resource Dump, Change List or Change Dump of any size,
@@ -83,20 +85,20 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod counted;
 mod error;
 mod extension;
 mod input;
 mod namespace;
 mod reader;
 mod set;
-mod source;
 mod writer;
 
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use extension::ExtensionError;
+pub use input::{Buffered, Input, Slice};
 pub use reader::{Limits, Reader, read_document};
 #[doc(no_inline)]
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
 pub use set::{SetLimits, SetSummary, SetWriter};
-pub use source::{Buffered, Slice, Source};
 pub use writer::{Writer, write_document};

@@ -1,21 +1,23 @@
 //! The streaming reader: the head first, then one entry at a time.
 
 use std::borrow::Cow;
-use std::io::BufRead;
+use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::mem;
+use std::path::{Path, PathBuf};
 
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
 use resourcesync_model::{
-    Attribute, AttributeName, Attributes, BitstreamPath, Capability, CheckOptions, Checker,
-    Document, DocumentHead, DocumentKind, Element, Entry, Finding, Link, MAX_BYTES, MAX_ENTRIES,
-    Malformed, Md, RS_NAMESPACE, Relation, Root, Rule, RuleError, SITEMAP_NAMESPACE, TextPosition,
-    Uri, parse_length,
+    Attribute, AttributeName, Attributes, CheckOptions, Checker, Document, DocumentHead,
+    DocumentKind, Element, Entry, Finding, Link, MAX_BYTES, MAX_ENTRIES, Malformed, Md,
+    PartialLink, RS_NAMESPACE, Relation, Root, RsElement, Rule, RuleError, SITEMAP_NAMESPACE,
+    TextPosition, Uri,
 };
 
 use crate::error::{Error, ErrorKind, Position};
+use crate::input::{Buffered, Input, Slice};
 use crate::namespace::{DeclarationError, Known, Namespaces, Resolved};
-use crate::source::{Buffered, Slice, Source};
 
 /// Namespace bindings in scope at once, at most.
 const MAX_BINDINGS: usize = 128;
@@ -129,6 +131,24 @@ impl Limits {
     }
 }
 
+/// The next event, read into `buf` by a buffered input: where it starts is marked first
+/// (see `Parser::mark`), and a failure returns an error with its place from the function
+/// it is used in. Every loop of the reader reads through here.
+// A macro, not a method: an `#[inline(always)]` method returning `Result<Event, Error>`
+// cost 0.5 % more instructions per read (3.5 M of 641 M), the event going through the
+// `Result` before each loop matched on it; expanded in place, the loops match on what the
+// input returns, as they did when each wrote this out.
+macro_rules! next_event {
+    ($parser:ident, $buf:ident) => {{
+        $buf.clear();
+        $parser.mark()?;
+        match $parser.input.read_event($buf) {
+            Ok(event) => event,
+            Err(e) => return Err($parser.xml_error(e)),
+        }
+    }};
+}
+
 /// The elements a ResourceSync document is made of, by local name and namespace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Tag {
@@ -206,10 +226,22 @@ enum State {
 /// assert_eq!(findings[0].position.unwrap().line, 8);
 /// # Ok::<(), resourcesync_xml::Error>(())
 /// ```
-pub struct Reader<S: Source> {
-    src: S,
-    ns: Namespaces,
+pub struct Reader<I: Input> {
+    /// The buffer a buffered input reads each event into (a slice's events borrow the
+    /// slice instead). It is kept apart from the parser, as quick-xml's `Reader` keeps its
+    /// `ReaderState` apart from the buffer its caller hands in: an event borrows the
+    /// buffer while the parser handles it, so each loop takes `buf` as an argument, reads
+    /// with `next_event!` and goes on using the parser. (It was a field of the parser,
+    /// taken out with `mem::take` around every loop and put back after.)
     buf: Vec<u8>,
+    parser: Parser<I>,
+}
+
+/// What reading goes by: the input, the namespaces in scope, the place, the limits, the
+/// head and the findings; everything of a [`Reader`] but its event buffer.
+struct Parser<I: Input> {
+    input: I,
+    ns: Namespaces,
     /// Scratch for element text, reused across entries.
     text: String,
     limits: Limits,
@@ -236,18 +268,21 @@ pub struct Reader<S: Source> {
     /// binds them the conventional way (see `Namespaces::is_conventional`); `usize::MAX`
     /// otherwise.
     conventional_bindings: usize,
+    /// The file being read, when the reader opened it: errors name it.
+    path: Option<PathBuf>,
 }
 
-impl<S: Source> std::fmt::Debug for Reader<S> {
+impl<I: Input> std::fmt::Debug for Reader<I> {
     /// Where the reader is: not its buffers, which hold the document's bytes.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parser = &self.parser;
         f.debug_struct("Reader")
-            .field("state", &self.state)
-            .field("kind", &self.head.as_ref().map(DocumentHead::kind))
-            .field("entries_read", &self.entries)
-            .field("bytes_read", &self.src.bytes_read())
-            .field("findings", &self.findings.len())
-            .field("limits", &self.limits)
+            .field("state", &parser.state)
+            .field("kind", &parser.head.as_ref().map(DocumentHead::kind))
+            .field("entries_read", &parser.entries)
+            .field("bytes_read", &parser.input.bytes_read())
+            .field("findings", &parser.findings.len())
+            .field("limits", &parser.limits)
             .finish_non_exhaustive()
     }
 }
@@ -263,7 +298,7 @@ impl<'a> Reader<Slice<'a>> {
     /// A reader over a byte slice with the given limits. A slice longer than the byte
     /// limit fails on the first read.
     pub fn from_slice_with_limits(bytes: &'a [u8], limits: Limits) -> Reader<Slice<'a>> {
-        Reader::with_source(
+        Reader::with_input(
             Slice::new(bytes, limits.max_bytes, limits.max_event_len),
             limits,
         )
@@ -279,7 +314,7 @@ impl<R: BufRead> Reader<Buffered<R>> {
 
     /// A reader over any `BufRead` with the given limits and checking on.
     pub fn with_limits(inner: R, limits: Limits) -> Result<Reader<Buffered<R>>, Error> {
-        let src = Buffered::new(inner, limits.max_bytes, limits.max_event_len).map_err(|e| {
+        let input = Buffered::new(inner, limits.max_bytes, limits.max_event_len).map_err(|e| {
             let start = Position {
                 line: 1,
                 column: 1,
@@ -287,49 +322,117 @@ impl<R: BufRead> Reader<Buffered<R>> {
             };
             Error::new(ErrorKind::Io(e), start)
         })?;
-        Ok(Reader::with_source(src, limits))
+        Ok(Reader::with_input(input, limits))
     }
 }
 
-impl<S: Source> Reader<S> {
-    fn with_source(src: S, limits: Limits) -> Reader<S> {
+impl Reader<Buffered<BufReader<File>>> {
+    /// A reader of the file at `path`, with default limits and checking on. The file is
+    /// read through a 64 KiB buffer, and decompressed when it is gzipped (by content,
+    /// whatever its name); every error the reader returns names the path
+    /// ([`Error::path`]).
+    ///
+    /// ```
+    /// use resourcesync_xml::{ErrorKind, Reader};
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/examples/ex14-resourcelist.xml");
+    /// let (doc, findings) = Reader::open(path)?.read_to_document()?;
+    /// assert_eq!((doc.entries.len(), findings.len()), (2, 0));
+    ///
+    /// let error = Reader::open("no/such/file.xml").unwrap_err();
+    /// assert!(matches!(error.kind(), ErrorKind::Open(_)));
+    /// assert!(error.to_string().starts_with("no/such/file.xml: cannot open: "));
+    /// # Ok::<(), resourcesync_xml::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Reader<Buffered<BufReader<File>>>, Error> {
+        Reader::open_with_limits(path, Limits::default())
+    }
+
+    /// A reader of the file at `path` with the given limits and checking on; see
+    /// [`open`](Reader::open).
+    pub fn open_with_limits(
+        path: impl AsRef<Path>,
+        limits: Limits,
+    ) -> Result<Reader<Buffered<BufReader<File>>>, Error> {
+        let path = path.as_ref();
+        let file = File::open(path)
+            .map_err(|e| Error::new(ErrorKind::Open(e), Position::default()).in_file(Some(path)))?;
+        // As large as the window in which the input looks for line breaks, so that one
+        // fill of the buffer serves one search.
+        let inner = BufReader::with_capacity(64 * 1024, file);
+        let mut reader = Reader::with_limits(inner, limits).map_err(|e| e.in_file(Some(path)))?;
+        reader.parser.path = Some(path.to_path_buf());
+        Ok(reader)
+    }
+}
+
+impl<I: Input> Reader<I> {
+    fn with_input(input: I, limits: Limits) -> Reader<I> {
         Reader {
-            src,
-            ns: Namespaces::new(MAX_BINDINGS),
             buf: Vec::with_capacity(1024),
-            text: String::new(),
-            limits,
-            state: State::Prolog,
-            head: None,
-            root_name: String::new(),
-            lenient: false,
-            check: Some(CheckOptions::default()),
-            checker: None,
-            findings: Vec::new(),
-            entries: 0,
-            entry_position: Position::default(),
-            event_at: (0, 1, 1),
-            scope: None,
-            finished: false,
-            conventional_bindings: usize::MAX,
+            parser: Parser {
+                input,
+                ns: Namespaces::new(MAX_BINDINGS),
+                text: String::new(),
+                limits,
+                state: State::Prolog,
+                head: None,
+                root_name: String::new(),
+                lenient: false,
+                check: Some(CheckOptions::default()),
+                checker: None,
+                findings: Vec::new(),
+                entries: 0,
+                entry_position: Position::default(),
+                event_at: (0, 1, 1),
+                scope: None,
+                finished: false,
+                conventional_bindings: usize::MAX,
+                path: None,
+            },
         }
     }
 
-    /// Checks the standard's document-wide rules with these options, or not at all with
-    /// `None` (value and structure findings are still reported). Call before reading.
-    pub fn check(mut self, options: Option<CheckOptions>) -> Reader<S> {
-        self.check = options;
+    /// The reader checking the standard's document-wide rules with these options, or not
+    /// at all with `None` (value and structure findings are still reported); the default
+    /// is `Some(CheckOptions::default())`. Call before reading: the options are taken when
+    /// the head is read.
+    ///
+    /// ```
+    /// use resourcesync_model::{CheckOptions, Rule};
+    /// use resourcesync_xml::Reader;
+    ///
+    /// let xml = br#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    ///                       xmlns:rs="http://www.openarchives.org/rs/terms/">
+    ///   <rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>
+    /// </urlset>"#;
+    /// let rules = |reader: Reader<_>| -> Result<Vec<Rule>, resourcesync_xml::Error> {
+    ///     Ok(reader.read_to_document()?.1.iter().map(|f| f.rule).collect())
+    /// };
+    /// assert_eq!(rules(Reader::from_slice(xml))?, [Rule::UpLinkMandatory]);
+    /// assert_eq!(rules(Reader::from_slice(xml).with_check_options(None))?, []);
+    /// // A part of a Resource List Index: its `index` link is expected too.
+    /// let part = Some(CheckOptions::part_of_index(true));
+    /// assert_eq!(
+    ///     rules(Reader::from_slice(xml).with_check_options(part))?,
+    ///     [Rule::UpLinkMandatory, Rule::IndexLinkRecommended]
+    /// );
+    /// # Ok::<(), resourcesync_xml::Error>(())
+    /// ```
+    pub fn with_check_options(mut self, options: Option<CheckOptions>) -> Reader<I> {
+        self.parser.check = options;
         self
     }
 
     /// The document's head, reading it first if need be.
     pub fn head(&mut self) -> Result<&DocumentHead, Error> {
-        if self.head.is_none() {
-            self.read_head()?;
+        let parser = &mut self.parser;
+        if parser.head.is_none() {
+            parser.read_head(&mut self.buf)?;
         }
-        match &self.head {
+        match &parser.head {
             Some(head) => Ok(head),
-            None => Err(self.error(ErrorKind::Empty)),
+            None => Err(parser.error(ErrorKind::Empty)),
         }
     }
 
@@ -340,37 +443,57 @@ impl<S: Source> Reader<S> {
 
     /// Entries seen so far, skipped ones included.
     pub fn entries_read(&self) -> u64 {
-        self.entries
+        self.parser.entries
     }
 
     /// Bytes read so far, after decompression.
     pub fn bytes_read(&self) -> u64 {
-        self.src.bytes_read()
+        self.parser.input.bytes_read()
     }
 
     /// The findings so far, in document order.
     pub fn findings(&self) -> &[Finding] {
-        &self.findings
+        &self.parser.findings
     }
 
     /// Takes the findings so far, leaving none.
     pub fn take_findings(&mut self) -> Vec<Finding> {
-        mem::take(&mut self.findings)
+        mem::take(&mut self.parser.findings)
     }
 
     /// The next entry, or `None` after the last. Entries whose `<loc>` is missing or
     /// invalid are skipped, with a finding.
     pub fn next_entry(&mut self) -> Result<Option<Entry>, Error> {
         let mut slot = None;
-        self.next_entry_into(&mut slot)?;
+        self.parser.next_entry_into(&mut self.buf, &mut slot)?;
         Ok(slot)
     }
 
+    /// Reads the rest of the document into memory.
+    pub fn read_to_document(mut self) -> Result<(Document, Vec<Finding>), Error> {
+        self.head()?;
+        let mut entries = Vec::new();
+        while let Some(entry) = self.next_entry()? {
+            entries.push(entry);
+        }
+        let parser = self.parser;
+        let Some(head) = parser.head else {
+            return Err(parser.error(ErrorKind::Empty));
+        };
+        Ok((Document { head, entries }, parser.findings))
+    }
+}
+
+impl<I: Input> Parser<I> {
     /// Reads the next entry into `slot` (`None` after the last). An entry is built where it
     /// is to stay, its `rs:md` included: entries are large, and moving them costs.
-    fn next_entry_into(&mut self, slot: &mut Option<Entry>) -> Result<(), Error> {
+    fn next_entry_into(
+        &mut self,
+        buf: &mut Vec<u8>,
+        slot: &mut Option<Entry>,
+    ) -> Result<(), Error> {
         if self.head.is_none() {
-            self.read_head()?;
+            self.read_head(buf)?;
         }
         loop {
             match self.state {
@@ -378,10 +501,10 @@ impl<S: Source> Reader<S> {
                 State::Done => {
                     if !self.finished {
                         self.finished = true;
-                        self.read_epilog()?;
+                        self.read_epilog(buf)?;
                         if let Some(checker) = self.checker.take() {
                             checker.finish(&mut self.findings);
-                            let bytes = self.src.bytes_read();
+                            let bytes = self.input.bytes_read();
                             if bytes > MAX_BYTES {
                                 let end = self.place(self.position());
                                 self.finding(
@@ -397,32 +520,18 @@ impl<S: Source> Reader<S> {
                 }
                 State::EntryStarted { empty } => {
                     self.state = State::Entries;
-                    if self.read_entry(empty, slot)? {
+                    if self.read_entry(buf, empty, slot)? {
                         return Ok(());
                     }
                 }
-                State::Entries => self.read_between_entries()?,
+                State::Entries => self.read_between_entries(buf)?,
             }
         }
     }
 
-    /// Reads the rest of the document into memory.
-    pub fn read_to_document(mut self) -> Result<(Document, Vec<Finding>), Error> {
-        self.head()?;
-        let mut entries = Vec::new();
-        while let Some(entry) = self.next_entry()? {
-            entries.push(entry);
-        }
-        let head = self
-            .head
-            .take()
-            .ok_or_else(|| self.error(ErrorKind::Empty))?;
-        Ok((Document { head, entries }, self.findings))
-    }
-
     // --- positions and errors ---
 
-    /// Where the event being handled started. A slice source counts lines only when a
+    /// Where the event being handled started. A slice input counts lines only when a
     /// finding or error needs them: see `place`.
     fn position(&self) -> Position {
         let (byte, line, column) = self.event_at;
@@ -438,7 +547,7 @@ impl<S: Source> Reader<S> {
 
     #[cold]
     fn error(&self, kind: ErrorKind) -> Error {
-        Error::new(kind, self.place(self.position()))
+        Error::new(kind, self.place(self.position())).in_file(self.path.as_deref())
     }
 
     /// Remembers where the next event starts: quick-xml consumes its input exactly up to
@@ -447,7 +556,7 @@ impl<S: Source> Reader<S> {
     /// While an entry or the head is read, this is also where its length is checked: it
     /// is kept in memory whole.
     fn mark(&mut self) -> Result<(), Error> {
-        self.event_at = self.src.mark();
+        self.event_at = self.input.mark();
         if let Some((start, what)) = self.scope {
             if self.event_at.0 - start > self.limits.max_entry_len {
                 return Err(self.error(ErrorKind::EntryTooLong {
@@ -459,10 +568,10 @@ impl<S: Source> Reader<S> {
         Ok(())
     }
 
-    /// A position with its line and column, counted now if the source did not.
+    /// A position with its line and column, counted now if the input did not.
     fn place(&self, mut p: Position) -> Position {
         if p.line == 0 {
-            (p.line, p.column) = self.src.line_column(p.byte);
+            (p.line, p.column) = self.input.line_column(p.byte);
         }
         p
     }
@@ -470,8 +579,8 @@ impl<S: Source> Reader<S> {
     #[cold]
     fn xml_error(&self, e: quick_xml::Error) -> Error {
         let kind = match e {
-            _ if self.src.over_limit() => ErrorKind::TooLarge(self.limits.max_bytes),
-            _ if self.src.over_event() => ErrorKind::EventTooLong(self.limits.max_event_len),
+            _ if self.input.over_limit() => ErrorKind::TooLarge(self.limits.max_bytes),
+            _ if self.input.over_event() => ErrorKind::EventTooLong(self.limits.max_event_len),
             quick_xml::Error::Io(io) => {
                 ErrorKind::Io(std::io::Error::new(io.kind(), io.to_string()))
             }
@@ -482,7 +591,7 @@ impl<S: Source> Reader<S> {
         };
         let mut error = self.error(kind);
         let position = error.position_mut();
-        position.byte = self.src.error_position().max(position.byte);
+        position.byte = self.input.error_position().max(position.byte);
         error
     }
 
@@ -564,15 +673,12 @@ impl<S: Source> Reader<S> {
 
     // --- the head ---
 
-    fn read_head(&mut self) -> Result<(), Error> {
+    fn read_head(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
         let mut malformed = MalformedParts::default();
-        self.read_root()?;
+        self.read_root(buf)?;
         if self.state == State::Head {
             let mut parts = HeadParts::default();
-            let mut buf = mem::take(&mut self.buf);
-            let result = self.read_root_children(&mut buf, Some(&mut parts));
-            self.buf = buf;
-            let first_entry = result?;
+            let first_entry = self.read_root_children(buf, Some(&mut parts))?;
             if let Some(head) = &mut self.head {
                 if let Some(md) = parts.md {
                     head.md = md;
@@ -606,12 +712,7 @@ impl<S: Source> Reader<S> {
         mut head: Option<&mut HeadParts>,
     ) -> Result<Option<(Tag, bool, Position)>, Error> {
         loop {
-            buf.clear();
-            self.mark()?;
-            let event = match self.src.read_event(buf) {
-                Ok(event) => event,
-                Err(e) => return Err(self.xml_error(e)),
-            };
+            let event = next_event!(self, buf);
             let (e, empty) = match event {
                 Event::Start(e) => (e, false),
                 Event::Empty(e) => (e, true),
@@ -666,13 +767,13 @@ impl<S: Source> Reader<S> {
                 Tag::Md => {
                     let Some(parts) = head.as_deref_mut() else {
                         self.after_first_entry(&e, at);
-                        self.md_attributes(&e, at, &mut Md::default())?;
+                        self.rs_attributes(&e, at, &mut Md::default())?;
                         drop(e);
                         self.end_of_empty_element(buf, empty)?;
                         continue;
                     };
                     if parts.md.is_some() {
-                        self.md_attributes(&e, at, &mut Md::default())?;
+                        self.rs_attributes(&e, at, &mut Md::default())?;
                         self.finding(
                             Rule::MdNotRepeatable,
                             "the document has more than one rs:md; the first is kept".into(),
@@ -680,7 +781,7 @@ impl<S: Source> Reader<S> {
                         );
                     } else {
                         parts.malformed.md =
-                            self.md_attributes(&e, at, parts.md.insert(Md::default()))?;
+                            self.rs_attributes(&e, at, parts.md.insert(Md::default()))?;
                     }
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
@@ -715,46 +816,47 @@ impl<S: Source> Reader<S> {
         }
     }
 
-    fn read_root(&mut self) -> Result<(), Error> {
+    fn read_root(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
         let mut first = true;
         while self.state == State::Prolog {
-            let mut buf = mem::take(&mut self.buf);
-            buf.clear();
-            self.mark()?;
-            let event = self.src.read_event(&mut buf);
-            let result = match event {
-                Err(e) => Err(self.xml_error(e)),
-                Ok(Event::Decl(decl)) if first => match decl.encoding() {
+            match next_event!(self, buf) {
+                Event::Decl(decl) if first => match decl.encoding() {
                     Some(Ok(enc)) if !enc.eq_ignore_ascii_case("utf-8") => {
-                        Err(self.error(ErrorKind::Encoding(enc.into_owned())))
+                        return Err(self.error(ErrorKind::Encoding(enc.into_owned())));
                     }
-                    Some(Err(e)) => Err(self.xml_error(e.into())),
-                    _ => Ok(()),
+                    Some(Err(e)) => return Err(self.xml_error(e.into())),
+                    _ => {}
                 },
-                Ok(Event::Decl(_)) => Err(self.error(ErrorKind::MisplacedDeclaration)),
-                Ok(Event::DocType(_)) => Err(self.error(ErrorKind::DocType)),
-                Ok(Event::Comment(_) | Event::PI(_)) => Ok(()),
-                Ok(Event::Text(t)) if is_xml_space(&t) => Ok(()),
-                Ok(Event::Text(t)) => Err(self.error(ErrorKind::UnexpectedText(clip(&t)))),
-                Ok(Event::GeneralRef(r)) => {
-                    Err(self.error(ErrorKind::UnexpectedText(format!("&{};", &*r))))
+                Event::Decl(_) => return Err(self.error(ErrorKind::MisplacedDeclaration)),
+                Event::DocType(_) => return Err(self.error(ErrorKind::DocType)),
+                Event::Comment(_) | Event::PI(_) => {}
+                Event::Text(t) if is_xml_space(&t) => {}
+                Event::Text(t) => {
+                    return Err(self.error(ErrorKind::UnexpectedText(clip(&t))));
                 }
-                Ok(Event::CData(_)) => Err(self.error(ErrorKind::UnexpectedCData)),
-                Ok(Event::Start(e)) => match self.ns.push(&e) {
-                    Ok(()) => self.start_root(&e, false),
-                    Err(err) => Err(self.declaration_error(err)),
-                },
-                Ok(Event::Empty(e)) => match self.ns.push(&e) {
-                    Ok(()) => self.start_root(&e, true),
-                    Err(err) => Err(self.declaration_error(err)),
-                },
-                Ok(Event::End(e)) => {
-                    Err(self.error(ErrorKind::UnexpectedEndTag(e.name().as_ref().to_owned())))
+                Event::GeneralRef(r) => {
+                    return Err(self.error(ErrorKind::UnexpectedText(format!("&{};", &*r))));
                 }
-                Ok(Event::Eof) => Err(self.error(ErrorKind::Empty)),
-            };
-            self.buf = buf;
-            result?;
+                Event::CData(_) => return Err(self.error(ErrorKind::UnexpectedCData)),
+                Event::Start(e) => {
+                    self.ns
+                        .push(&e)
+                        .map_err(|err| self.declaration_error(err))?;
+                    self.start_root(&e, false)?;
+                }
+                Event::Empty(e) => {
+                    self.ns
+                        .push(&e)
+                        .map_err(|err| self.declaration_error(err))?;
+                    self.start_root(&e, true)?;
+                }
+                Event::End(e) => {
+                    return Err(
+                        self.error(ErrorKind::UnexpectedEndTag(e.name().as_ref().to_owned()))
+                    );
+                }
+                Event::Eof => return Err(self.error(ErrorKind::Empty)),
+            }
             first = false;
         }
         Ok(())
@@ -762,25 +864,16 @@ impl<S: Source> Reader<S> {
 
     /// After the root: only white space, comments and processing instructions, then the
     /// end of input.
-    fn read_epilog(&mut self) -> Result<(), Error> {
+    fn read_epilog(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
         loop {
-            let mut buf = mem::take(&mut self.buf);
-            buf.clear();
-            self.mark()?;
-            let result = match self.src.read_event(&mut buf) {
-                Err(e) => Err(self.xml_error(e)),
-                Ok(Event::Eof) => {
-                    self.buf = buf;
-                    return Ok(());
+            match next_event!(self, buf) {
+                Event::Eof => return Ok(()),
+                Event::Comment(_) | Event::PI(_) => {}
+                Event::Start(e) | Event::Empty(e) => {
+                    return Err(self.error(ErrorKind::AfterRoot(e.name().as_ref().to_owned())));
                 }
-                Ok(Event::Comment(_) | Event::PI(_)) => Ok(()),
-                Ok(Event::Start(e) | Event::Empty(e)) => {
-                    Err(self.error(ErrorKind::AfterRoot(e.name().as_ref().to_owned())))
-                }
-                Ok(event) => self.expect_space(event),
-            };
-            self.buf = buf;
-            result?;
+                event => self.expect_space(event)?,
+            }
         }
     }
 
@@ -869,11 +962,9 @@ impl<S: Source> Reader<S> {
     /// document-level metadata is reported (the head has been handed out: it cannot be
     /// placed, and guessing would misread the document); it and other children are read,
     /// so that their markup is checked and bounded, and dropped.
-    fn read_between_entries(&mut self) -> Result<(), Error> {
-        let mut buf = mem::take(&mut self.buf);
-        let result = self.read_root_children(&mut buf, None);
-        self.buf = buf;
-        self.enter(result?)
+    fn read_between_entries(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
+        let next = self.read_root_children(buf, None)?;
+        self.enter(next)
     }
 
     /// Document-level metadata after the first entry: reported, and read (so that its
@@ -907,15 +998,17 @@ impl<S: Source> Reader<S> {
     }
 
     /// Reads an entry into `slot`; false when it was skipped for want of a `<loc>`.
-    fn read_entry(&mut self, empty: bool, slot: &mut Option<Entry>) -> Result<bool, Error> {
+    fn read_entry(
+        &mut self,
+        buf: &mut Vec<u8>,
+        empty: bool,
+        slot: &mut Option<Entry>,
+    ) -> Result<bool, Error> {
         let start = self.entry_position;
         *slot = None;
         let mut parts = EntryParts::default();
         if !empty {
-            let mut buf = mem::take(&mut self.buf);
-            let result = self.read_entry_children(&mut buf, &mut parts, slot);
-            self.buf = buf;
-            result?;
+            self.read_entry_children(buf, &mut parts, slot)?;
         }
         self.scope = None;
         let Some(entry) = slot else {
@@ -961,12 +1054,7 @@ impl<S: Source> Reader<S> {
         slot: &mut Option<Entry>,
     ) -> Result<(), Error> {
         loop {
-            buf.clear();
-            self.mark()?;
-            let event = match self.src.read_event(buf) {
-                Ok(event) => event,
-                Err(e) => return Err(self.xml_error(e)),
-            };
+            let event = next_event!(self, buf);
             let (e, empty) = match event {
                 Event::Start(e) => (e, false),
                 Event::Empty(e) => (e, true),
@@ -999,7 +1087,7 @@ impl<S: Source> Reader<S> {
                         None => &mut parts.md,
                     };
                     if md.is_some() {
-                        self.md_attributes(&e, at, &mut Md::default())?;
+                        self.rs_attributes(&e, at, &mut Md::default())?;
                         self.finding(
                             Rule::MdNotRepeatable,
                             "the entry has more than one rs:md; the first is kept".into(),
@@ -1008,7 +1096,7 @@ impl<S: Source> Reader<S> {
                     } else {
                         // Built where it stays: an `Md` is large, and moving it costs.
                         parts.malformed.md =
-                            self.md_attributes(&e, at, md.insert(Md::default()))?;
+                            self.rs_attributes(&e, at, md.insert(Md::default()))?;
                     }
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
@@ -1086,20 +1174,17 @@ impl<S: Source> Reader<S> {
             return Ok(());
         }
         loop {
-            buf.clear();
-            self.mark()?;
-            match self.src.read_event(buf) {
-                Err(e) => return Err(self.xml_error(e)),
-                Ok(Event::End(_)) => {
+            match next_event!(self, buf) {
+                Event::End(_) => {
                     self.ns.pop();
                     return Ok(());
                 }
-                Ok(Event::Start(e) | Event::Empty(e)) => {
+                Event::Start(e) | Event::Empty(e) => {
                     return Err(
                         self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
                     );
                 }
-                Ok(other) => self.between_children(other)?,
+                other => self.between_children(other)?,
             }
         }
     }
@@ -1129,12 +1214,7 @@ impl<S: Source> Reader<S> {
             return Ok(());
         }
         loop {
-            buf.clear();
-            self.mark()?;
-            let event = match self.src.read_event(buf) {
-                Ok(event) => event,
-                Err(e) => return Err(self.xml_error(e)),
-            };
+            let event = next_event!(self, buf);
             match event {
                 Event::Text(t) => {
                     // Text without line breaks, controls or `U+FFFx` is its own content.
@@ -1348,13 +1428,15 @@ impl<S: Source> Reader<S> {
         Ok(out)
     }
 
-    /// Reads `rs:md`'s attributes into `md`, and returns those present but malformed
-    /// (reported here, so that the checker does not report them missing too).
-    fn md_attributes(
+    /// Reads the attributes of `rs:md` or `rs:ln` into `into`, and returns those present
+    /// but malformed (reported here, so that the checker does not report them missing
+    /// too). An attribute that is not read into the model (malformed, unknown) is kept as
+    /// written, so that writing the document back loses nothing.
+    fn rs_attributes<T: ReadInto>(
         &mut self,
         e: &BytesStart<'_>,
         at: Position,
-        md: &mut Md,
+        into: &mut T,
     ) -> Result<Attributes, Error> {
         let mut malformed = Attributes::NONE;
         let mut seen = Seen::default();
@@ -1365,96 +1447,42 @@ impl<S: Source> Reader<S> {
                 None => continue,
                 Some(Attr::Extension(a)) => {
                     seen.other = true;
-                    md.extensions.push(a);
+                    into.extensions().push(a);
                     continue;
                 }
                 Some(Attr::Rs(name, value)) => (name, value),
             };
-            let (bit, ok) = match name {
-                "capability" => {
-                    md.capability = Some(Capability::from(&*value));
-                    (0, Ok(()))
-                }
-                "at" => (1, set(&mut md.at, value.parse())),
-                "completed" => (2, set(&mut md.completed, value.parse())),
-                "from" => (3, set(&mut md.from, value.parse())),
-                "until" => (4, set(&mut md.until, value.parse())),
-                "datetime" => (5, set(&mut md.datetime, value.parse())),
-                "change" => (6, set(&mut md.change, value.parse())),
-                "hash" => (7, set(&mut md.hash, value.parse())),
-                "length" => (8, set(&mut md.length, parse_length(&value))),
-                "type" => (9, set(&mut md.media_type, value.parse())),
-                "path" => {
-                    md.path = Some(BitstreamPath::new(value.as_ref()));
-                    (10, Ok(()))
-                }
-                "encoding" => {
-                    md.encoding = Some(value.as_ref().to_owned());
-                    (11, Ok(()))
-                }
-                _ => {
-                    self.unknown_attribute(&attr, name, "rs:md", MD_ATTRIBUTES, at);
-                    (NOT_KNOWN, Err(None))
-                }
-            };
-            seen.note(&attr, name, bit);
-            note_malformed(&ok, name, &mut malformed);
-            self.keep_unread(ok, &mut md.extensions, name, &value, at);
+            let known = AttributeName::from_name(name).filter(|a| a.is_on(T::ELEMENT));
+            seen.note(&attr, name, known);
+            match known {
+                Some(attribute) => match into.read(attribute, &value) {
+                    Ok(()) => continue,
+                    Err(error) => {
+                        malformed.insert(attribute);
+                        self.value_finding(error.as_ref(), at);
+                    }
+                },
+                None => self.unknown_attribute(&attr, name, T::ELEMENT, at),
+            }
+            into.extensions().push(Attribute {
+                namespace: String::new(),
+                prefix: None,
+                name: name.to_owned(),
+                value: value.into_owned(),
+            });
         }
         self.check_duplicates(e, seen)?;
         Ok(malformed)
     }
 
     fn link_attributes(&mut self, e: &BytesStart<'_>, at: Position) -> Result<LinkRead, Error> {
-        let mut malformed = Attributes::NONE;
-        let mut extensions = Vec::new();
-        let (mut rel, mut href) = (None, None);
-        let (mut pri, mut modified, mut hash, mut length) = (None, None, None, None);
-        let (mut media_type, mut path, mut encoding) = (None, None, None);
-        let mut broken = false;
-        let mut seen = Seen::default();
-        for (n, attr) in e.attributes().with_checks(false).enumerate() {
-            self.check_attributes(n + 1)?;
-            let attr = attr.map_err(|err| self.xml_error(err.into()))?;
-            let (name, value) = match self.attribute(&attr, at)? {
-                None => continue,
-                Some(Attr::Extension(a)) => {
-                    seen.other = true;
-                    extensions.push(a);
-                    continue;
-                }
-                Some(Attr::Rs(name, value)) => (name, value),
-            };
-            let (bit, ok) = match name {
-                "rel" => (0, set(&mut rel, value.parse())),
-                "href" => (1, set(&mut href, Uri::parse(&value))),
-                "pri" => (2, set(&mut pri, value.parse())),
-                "modified" => (3, set(&mut modified, value.parse())),
-                "hash" => (4, set(&mut hash, value.parse())),
-                "length" => (5, set(&mut length, parse_length(&value))),
-                "type" => (6, set(&mut media_type, value.parse())),
-                "path" => {
-                    path = Some(BitstreamPath::new(value.as_ref()));
-                    (7, Ok(()))
-                }
-                "encoding" => {
-                    encoding = Some(value.as_ref().to_owned());
-                    (8, Ok(()))
-                }
-                _ => {
-                    self.unknown_attribute(&attr, name, "rs:ln", LN_ATTRIBUTES, at);
-                    (NOT_KNOWN, Err(None))
-                }
-            };
-            seen.note(&attr, name, bit);
-            broken |= matches!(&ok, Err(Some(_))) && (name == "rel" || name == "href");
-            note_malformed(&ok, name, &mut malformed);
-            self.keep_unread(ok, &mut extensions, name, &value, at);
-        }
-        self.check_duplicates(e, seen)?;
-        let (rel, href) = match (rel, href) {
-            (Some(rel), Some(href)) => (rel, href),
-            (rel, _) => {
+        let mut parts = PartialLink::default();
+        let malformed = self.rs_attributes(e, at, &mut parts)?;
+        match parts.into_link() {
+            Ok(link) => Ok(LinkRead::Kept(link, malformed)),
+            Err(parts) => {
+                let broken = malformed.contains(AttributeName::Rel)
+                    || malformed.contains(AttributeName::Href);
                 if !broken {
                     self.finding(
                         Rule::LinkRelHrefMandatory,
@@ -1464,14 +1492,9 @@ impl<S: Source> Reader<S> {
                 }
                 // A link whose relation was read but whose href was not is not also
                 // missing.
-                return Ok(LinkRead::Dropped(rel.filter(|_| broken)));
+                Ok(LinkRead::Dropped(parts.rel.filter(|_| broken)))
             }
-        };
-        let mut link = Link::new(rel, href);
-        (link.pri, link.modified, link.hash, link.length) = (pri, modified, hash, length);
-        (link.media_type, link.path, link.encoding) = (media_type, path, encoding);
-        link.extensions = extensions;
-        Ok(LinkRead::Kept(link, malformed))
+        }
     }
 
     /// Reports an attribute in no namespace that the element does not have, naming the
@@ -1483,12 +1506,12 @@ impl<S: Source> Reader<S> {
         &mut self,
         attr: &quick_xml::events::attributes::Attribute<'_>,
         name: &str,
-        element: &str,
-        known: &[&str],
+        element: RsElement,
         at: Position,
     ) {
         let key = attr.key.as_ref();
-        let message = match closest(name, known) {
+        let known: Vec<&str> = element.attributes().map(AttributeName::as_str).collect();
+        let message = match closest(name, &known) {
             Some(meant) => format!(
                 "unknown attribute {key} on {element}; did you mean {meant}? It is kept, not understood"
             ),
@@ -1539,33 +1562,6 @@ impl<S: Source> Reader<S> {
             }
         }
         Ok(())
-    }
-
-    /// Keeps an attribute that was not read into the model: reported when its value broke
-    /// a rule, and kept as written either way so that writing the document back loses
-    /// nothing.
-    fn keep_unread(
-        &mut self,
-        result: Result<(), Option<Box<dyn RuleError>>>,
-        extensions: &mut Vec<Attribute>,
-        name: &str,
-        value: &str,
-        at: Position,
-    ) {
-        match result {
-            Ok(()) => {}
-            Err(error) => {
-                if let Some(error) = error {
-                    self.value_finding(error.as_ref(), at);
-                }
-                extensions.push(Attribute {
-                    namespace: String::new(),
-                    prefix: None,
-                    name: name.to_owned(),
-                    value: value.to_owned(),
-                });
-            }
-        }
     }
 
     // --- extensions ---
@@ -1627,12 +1623,7 @@ impl<S: Source> Reader<S> {
         }
         let mut depth = 1usize;
         loop {
-            buf.clear();
-            self.mark()?;
-            let event = match self.src.read_event(buf) {
-                Ok(event) => event,
-                Err(e) => return Err(self.xml_error(e)),
-            };
+            let event = next_event!(self, buf);
             match &event {
                 Event::Comment(_)
                 | Event::PI(_)
@@ -1680,27 +1671,6 @@ impl<S: Source> Reader<S> {
     }
 }
 
-/// The attributes of `rs:md` (Table 3).
-const MD_ATTRIBUTES: &[&str] = &[
-    "capability",
-    "at",
-    "completed",
-    "from",
-    "until",
-    "datetime",
-    "change",
-    "hash",
-    "length",
-    "type",
-    "path",
-    "encoding",
-];
-
-/// The attributes of `rs:ln` (Table 3).
-const LN_ATTRIBUTES: &[&str] = &[
-    "rel", "href", "pri", "modified", "hash", "length", "type", "path", "encoding",
-];
-
 /// The name in `known` that `name` is most likely a misspelling of: the same but for
 /// case, or at most one edit (two for longer names) away, counting a swap of two
 /// neighbours as one edit.
@@ -1747,14 +1717,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-/// The bit of an attribute `rs:md` or `rs:ln` does not read into the model.
-const NOT_KNOWN: u32 = u32::MAX;
-
 /// Which attributes of an `rs:md` or `rs:ln` have been read, to find repeats.
 #[derive(Clone, Copy, Default)]
 struct Seen {
-    /// One bit per known unprefixed name.
-    known: u32,
+    /// The known unprefixed names.
+    known: Attributes,
     /// Some known name came twice.
     repeated: bool,
     /// Some attribute was prefixed or unknown: the names need quick-xml's full check.
@@ -1762,15 +1729,51 @@ struct Seen {
 }
 
 impl Seen {
-    /// Notes an attribute read as `name`, with its bit among the element's known names.
-    fn note(&mut self, attr: &quick_xml::events::attributes::Attribute<'_>, name: &str, bit: u32) {
+    /// Notes an attribute read as `name`, the element's attribute `known` if it has one.
+    fn note(
+        &mut self,
+        attr: &quick_xml::events::attributes::Attribute<'_>,
+        name: &str,
+        known: Option<AttributeName>,
+    ) {
         let unprefixed = attr.key.as_ref().len() == name.len();
-        if bit == NOT_KNOWN || !unprefixed {
-            self.other = true;
-        } else {
-            self.repeated |= self.known & 1 << bit != 0;
-            self.known |= 1 << bit;
+        match known {
+            Some(attribute) if unprefixed => {
+                self.repeated |= self.known.contains(attribute);
+                self.known.insert(attribute);
+            }
+            _ => self.other = true,
         }
+    }
+}
+
+/// What an attribute of `rs:md` or `rs:ln` is read into: an [`Md`], or the
+/// [`PartialLink`] a [`Link`] is made of.
+trait ReadInto {
+    const ELEMENT: RsElement;
+    fn read(&mut self, attribute: AttributeName, text: &str) -> Result<(), Box<dyn RuleError>>;
+    fn extensions(&mut self) -> &mut Vec<Attribute>;
+}
+
+impl ReadInto for Md {
+    const ELEMENT: RsElement = RsElement::Md;
+    #[inline]
+    fn read(&mut self, attribute: AttributeName, text: &str) -> Result<(), Box<dyn RuleError>> {
+        attribute.read_md(self, text)
+    }
+    fn extensions(&mut self) -> &mut Vec<Attribute> {
+        &mut self.extensions
+    }
+}
+
+impl ReadInto for PartialLink {
+    const ELEMENT: RsElement = RsElement::Ln;
+    #[inline]
+    fn read(&mut self, attribute: AttributeName, text: &str) -> Result<(), Box<dyn RuleError>> {
+        attribute.read_ln(self, text)
+    }
+    fn extensions(&mut self) -> &mut Vec<Attribute> {
+        &mut self.extensions
     }
 }
 
@@ -1820,20 +1823,6 @@ impl MalformedParts {
     }
 }
 
-/// Notes an attribute of `rs:md` or `rs:ln` whose value was present but could not be read.
-fn note_malformed(
-    result: &Result<(), Option<Box<dyn RuleError>>>,
-    name: &str,
-    malformed: &mut Attributes,
-) {
-    // The name is looked up only for a malformed value: this runs for every attribute.
-    if matches!(result, Err(Some(_))) {
-        if let Some(attribute) = AttributeName::from_name(name) {
-            malformed.insert(attribute);
-        }
-    }
-}
-
 /// The children of the root before the first entry, as they are read.
 #[derive(Default)]
 struct HeadParts {
@@ -1867,20 +1856,6 @@ enum Attr<'v> {
     Rs(&'v str, Cow<'v, str>),
     /// In another namespace.
     Extension(Attribute),
-}
-
-/// Stores a parsed value, or hands back its error for reporting.
-fn set<T, E: RuleError + 'static>(
-    slot: &mut Option<T>,
-    parsed: Result<T, E>,
-) -> Result<(), Option<Box<dyn RuleError>>> {
-    match parsed {
-        Ok(value) => {
-            *slot = Some(value);
-            Ok(())
-        }
-        Err(e) => Err(Some(Box::new(e))),
-    }
 }
 
 /// Whether `local` names an element of the Sitemap protocol that a reader reads.

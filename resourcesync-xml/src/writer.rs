@@ -6,8 +6,8 @@ use std::io::Write;
 
 use quick_xml::events::Event;
 use resourcesync_model::{
-    Attribute, Change, Document, DocumentHead, Element, Entry, Hashes, Link, Md, MediaType,
-    Priority, RS_NAMESPACE, Root, SITEMAP_NAMESPACE, W3cDateTime, parse_length,
+    Attribute, AttributeName, AttributeSink, AttributeValue, Document, DocumentHead, Element,
+    Entry, Link, Md, RS_NAMESPACE, Root, RsElement, SITEMAP_NAMESPACE,
 };
 
 use crate::error::WriteError;
@@ -237,6 +237,9 @@ impl<W: Write> Writer<W> {
         });
     }
 
+    // Never inlined: `attr_value` is inlined at every attribute of `md` and `link`, and
+    // stays small that way.
+    #[inline(never)]
     fn attr_display(&mut self, name: &str, value: &dyn Display) {
         self.buf.push(b' ');
         self.buf.extend_from_slice(name.as_bytes());
@@ -258,66 +261,34 @@ impl<W: Write> Writer<W> {
         self.buf.push(b'"');
     }
 
+    /// Writes one attribute of Table 3: text as the model holds it, parsed values (times,
+    /// hashes, numbers) by their own `Display`, not `AttributeValue`'s, which would add a
+    /// call and a match per value. Inlined, so that at each attribute of `md` and `link`
+    /// the match is decided at compile time.
+    #[inline(always)]
+    fn attr_value(&mut self, name: &str, value: AttributeValue<'_>) {
+        match value {
+            AttributeValue::DateTime(t) => self.attr_display(name, t),
+            AttributeValue::Hashes(h) => self.attr_display(name, h),
+            AttributeValue::Length(n) => self.attr_display(name, &n),
+            AttributeValue::Priority(p) => self.attr_display(name, &p),
+            other => match other.as_str() {
+                Some(text) => self.attr(name, text),
+                None => self.attr_display(name, &other),
+            },
+        }
+    }
+
     fn md(&mut self, md: &Md) {
         self.buf.extend_from_slice(b"<rs:md");
-        if let Some(c) = &md.capability {
-            self.attr("capability", c.as_str());
-        }
-        for (name, value) in md.times() {
-            if let Some(value) = value {
-                self.attr_display(name, value);
-            }
-        }
-        if let Some(change) = md.change {
-            self.attr("change", change.as_str());
-        }
-        if let Some(datetime) = &md.datetime {
-            self.attr_display("datetime", datetime);
-        }
-        if let Some(hash) = &md.hash {
-            self.attr_display("hash", hash);
-        }
-        if let Some(length) = md.length {
-            self.attr_display("length", &length);
-        }
-        if let Some(t) = &md.media_type {
-            self.attr("type", t.as_str());
-        }
-        if let Some(path) = &md.path {
-            self.attr("path", path.as_str());
-        }
-        if let Some(encoding) = &md.encoding {
-            self.attr("encoding", encoding);
-        }
+        AttributeName::for_each_in_md(md, self);
         self.extension_attributes(&md.extensions, &mut root_bindings());
         self.buf.extend_from_slice(b"/>");
     }
 
     fn link(&mut self, link: &Link) {
         self.buf.extend_from_slice(b"<rs:ln");
-        self.attr("rel", link.rel.as_str());
-        self.attr("href", link.href.as_str());
-        if let Some(pri) = link.pri {
-            self.attr_display("pri", &pri);
-        }
-        if let Some(modified) = &link.modified {
-            self.attr_display("modified", modified);
-        }
-        if let Some(hash) = &link.hash {
-            self.attr_display("hash", hash);
-        }
-        if let Some(length) = link.length {
-            self.attr_display("length", &length);
-        }
-        if let Some(t) = &link.media_type {
-            self.attr("type", t.as_str());
-        }
-        if let Some(path) = &link.path {
-            self.attr("path", path.as_str());
-        }
-        if let Some(encoding) = &link.encoding {
-            self.attr("encoding", encoding);
-        }
+        AttributeName::for_each_in_link(link, self);
         self.extension_attributes(&link.extensions, &mut root_bindings());
         self.buf.extend_from_slice(b"/>");
     }
@@ -372,6 +343,15 @@ impl<W: Write> Writer<W> {
             self.buf.extend_from_slice(qname.as_bytes());
             self.buf.push(b'>');
         }
+    }
+}
+
+impl<W: Write> AttributeSink for Writer<W> {
+    // Always: at each attribute of `md` and `link` the value's kind is then known, and
+    // the match in `attr_value` goes.
+    #[inline(always)]
+    fn attribute(&mut self, attribute: AttributeName, value: AttributeValue<'_>) {
+        self.attr_value(attribute.as_str(), value);
     }
 }
 
@@ -468,32 +448,15 @@ fn extension(place: &'static str, error: ExtensionError) -> WriteError {
 /// else (or twice, when the typed one is set too). Values that do not parse are kept by a
 /// reader as written, so they may be written back.
 fn md_reads(md: &Md, name: &str, value: &str) -> bool {
-    match name {
-        "capability" | "path" | "encoding" => true,
-        "at" => md.at.is_some() || value.parse::<W3cDateTime>().is_ok(),
-        "completed" => md.completed.is_some() || value.parse::<W3cDateTime>().is_ok(),
-        "from" => md.from.is_some() || value.parse::<W3cDateTime>().is_ok(),
-        "until" => md.until.is_some() || value.parse::<W3cDateTime>().is_ok(),
-        "datetime" => md.datetime.is_some() || value.parse::<W3cDateTime>().is_ok(),
-        "change" => md.change.is_some() || value.parse::<Change>().is_ok(),
-        "hash" => md.hash.is_some() || value.parse::<Hashes>().is_ok(),
-        "length" => md.length.is_some() || parse_length(value).is_ok(),
-        "type" => md.media_type.is_some() || value.parse::<MediaType>().is_ok(),
-        _ => false,
-    }
+    AttributeName::from_name(name)
+        .is_some_and(|a| a.is_on(RsElement::Md) && (a.md_value(md).is_some() || a.is_valid(value)))
 }
 
 /// As [`md_reads`], for `rs:ln`.
 fn ln_reads(link: &Link, name: &str, value: &str) -> bool {
-    match name {
-        "rel" | "href" | "path" | "encoding" => true,
-        "pri" => link.pri.is_some() || value.parse::<Priority>().is_ok(),
-        "modified" => link.modified.is_some() || value.parse::<W3cDateTime>().is_ok(),
-        "hash" => link.hash.is_some() || value.parse::<Hashes>().is_ok(),
-        "length" => link.length.is_some() || parse_length(value).is_ok(),
-        "type" => link.media_type.is_some() || value.parse::<MediaType>().is_ok(),
-        _ => false,
-    }
+    AttributeName::from_name(name).is_some_and(|a| {
+        a.is_on(RsElement::Ln) && (a.ln_value(link).is_some() || a.is_valid(value))
+    })
 }
 
 fn display(buf: &mut Vec<u8>, value: &dyn Display) {

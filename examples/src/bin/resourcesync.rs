@@ -10,13 +10,13 @@
 //! `serve` can join `validate` without touching it.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use resourcesync_model::{DocumentKind, Finding, Severity};
-use resourcesync_xml::{Limits, Position, Reader};
+use resourcesync_xml::{Input, Limits, Position, Reader};
 use serde_json::{Value, json};
 
 /// Exit statuses of `validate`; the top-level help shows them too, as there is only one
@@ -338,13 +338,16 @@ fn read_file(
         }
         return Ok(());
     }
-    read_document(
-        BufReader::with_capacity(64 * 1024, file),
-        report,
-        json,
-        out,
-        name,
-    )
+    // The reader opens the file itself (buffered, gzip detected by content), so that its
+    // errors name the path.
+    drop(file);
+    let reader = Reader::open_with_limits(input, limits()).map_err(unreadable)?;
+    read_document(reader, report, json, out, name)
+}
+
+/// The standard's limits are reported as findings (max-entries), not refused.
+fn limits() -> Limits {
+    Limits::unbounded_size()
 }
 
 /// Reads standard input as a document. Its first bytes are read aside to tell a ZIP
@@ -368,19 +371,19 @@ fn read_stdin(
             None,
         ));
     }
-    read_document(io::Cursor::new(first).chain(stdin), report, json, out, name)
+    let reader =
+        Reader::with_limits(io::Cursor::new(first).chain(stdin), limits()).map_err(unreadable)?;
+    read_document(reader, report, json, out, name)
 }
 
 /// Reads a document (gzipped or not) as it streams, reporting its findings as they come.
 fn read_document(
-    input: impl BufRead,
+    mut reader: Reader<impl Input>,
     report: &mut Report,
     json: bool,
     out: &mut impl Write,
     name: &str,
 ) -> Result<(), Unreadable> {
-    // The standard's limits are reported as findings (max-entries), not refused.
-    let mut reader = Reader::with_limits(input, Limits::unbounded_size()).map_err(unreadable)?;
     report.kind = Some(reader.kind().map_err(unreadable)?);
     loop {
         let next = reader.next_entry();

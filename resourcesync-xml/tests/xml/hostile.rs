@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use resourcesync_xml::{ErrorKind, Limits};
+use resourcesync_xml::{ErrorKind, Limits, Reader};
 
 use crate::read_everywhere;
 
@@ -25,6 +25,7 @@ fn url(loc: &str) -> String {
 fn kind_name(kind: &ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Io(_) => "io",
+        ErrorKind::Open(_) => "open",
         ErrorKind::Xml(_) => "xml",
         ErrorKind::DocType => "doctype",
         ErrorKind::UnknownEntity(_) => "entity",
@@ -589,6 +590,52 @@ fn gzipped_documents_are_read() {
     let mut reader = resourcesync_xml::Reader::from_slice(&zipped);
     while reader.next_entry().unwrap().is_some() {}
     assert_eq!(reader.bytes_read(), plain.len() as u64);
+}
+
+/// `Reader::open` reads a file as `BufRead`, gzipped or not, and every error, from opening
+/// it to a fault deep inside, names its path.
+#[test]
+fn files_are_opened_by_path_and_errors_name_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = doc(&url("http://e.com/a"));
+    let (expected, _) = read_everywhere(&plain, Limits::default()).unwrap();
+    for (name, bytes) in [("list.xml", plain.clone()), ("list.xml.gz", gzip(&plain))] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let (read, findings) = Reader::open(&path).unwrap().read_to_document().unwrap();
+        assert_eq!((read, findings), (expected.clone(), vec![]), "{name}");
+    }
+
+    let broken = dir.path().join("broken.xml.gz");
+    std::fs::write(&broken, gzip(&doc(&url("&bogus;")))).unwrap();
+    let error = Reader::open_with_limits(&broken, Limits::default())
+        .unwrap()
+        .read_to_document()
+        .unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::UnknownEntity(_)));
+    assert_eq!(error.path(), Some(broken.as_path()));
+    let message = error.to_string();
+    assert!(
+        message.starts_with(&format!("{}: line 4, column ", broken.display())),
+        "{message}"
+    );
+
+    let missing = dir.path().join("missing.xml");
+    let error = Reader::open(&missing).unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Open(e) if e.kind() == std::io::ErrorKind::NotFound));
+    assert_eq!(error.path(), Some(missing.as_path()));
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("{}: cannot open: ", missing.display()))
+    );
+
+    // A reader over a `BufRead` has no path to name.
+    let error = Reader::new(&doc(&url("&bogus;"))[..])
+        .unwrap()
+        .read_to_document()
+        .unwrap_err();
+    assert_eq!(error.path(), None);
 }
 
 #[test]

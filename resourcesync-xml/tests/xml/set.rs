@@ -78,7 +78,7 @@ fn read_back(store: &Store, index_kind: K, part_kind: K) -> Vec<Entry> {
         let bytes = &store[part.loc.as_str()];
         let mut r = Reader::new(&bytes[..])
             .unwrap()
-            .check(Some(CheckOptions::part_of_index(true)));
+            .with_check_options(Some(CheckOptions::part_of_index(true)));
         assert_eq!(r.kind().unwrap(), part_kind);
         let part_head = r.head().unwrap().clone();
         while let Some(e) = r.next_entry().unwrap() {
