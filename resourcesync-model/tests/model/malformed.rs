@@ -371,23 +371,24 @@ fn attribute_name_and_set(a: A) {
     assert!(!set.is_empty());
 }
 
+// In the order the writer writes them, which is A::ALL's.
 per_row!(attribute_name_and_set: A = A::ALL;
-    at: A::At,
     capability: A::Capability,
-    change: A::Change,
+    at: A::At,
     completed: A::Completed,
-    datetime: A::Datetime,
-    encoding: A::Encoding,
     from: A::From,
-    hash: A::Hash,
-    href: A::Href,
-    length: A::Length,
-    modified: A::Modified,
-    path: A::Path,
-    pri: A::Pri,
-    rel: A::Rel,
-    type_: A::Type,
     until: A::Until,
+    change: A::Change,
+    datetime: A::Datetime,
+    rel: A::Rel,
+    href: A::Href,
+    pri: A::Pri,
+    modified: A::Modified,
+    hash: A::Hash,
+    length: A::Length,
+    type_: A::Type,
+    path: A::Path,
+    encoding: A::Encoding,
 );
 
 #[test]
