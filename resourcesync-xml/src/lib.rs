@@ -15,8 +15,9 @@
 //! - [`Reader`]: streaming, namespace-aware, limited ([`Limits`]), checking the
 //!   standard's rules as it goes ([`resourcesync_model::Checker`]); [`read_document`] for
 //!   a whole document in memory.
-//! - [`Writer`]: streaming, escaping, ending with a fallible [`Writer::finish`];
-//!   [`write_document`] for a whole document.
+//! - [`Writer`]: streaming, escaping, checking the same rules as it goes and handing back
+//!   their findings from a fallible [`Writer::finish`], or refusing errors
+//!   ([`WriteOptions`]); [`write_document`] for a whole document.
 //! - [`Directory`]: a directory served at a base URI; the one checked way from a URI to a
 //!   file name.
 //! - [`SetWriter`]: a Resource List, Resource Dump, Change List or Change Dump of any size,
@@ -43,9 +44,11 @@
 //! assert_eq!(doc.head.kind(), DocumentKind::ResourceList);
 //! assert!(findings.is_empty());
 //!
-//! // Writing and reading back gives the same document, datetimes as they were written.
+//! // Writing and reading back gives the same document, datetimes as they were written;
+//! // the writer checks the same rules the reader does.
 //! let written = write_document(Vec::new(), &doc)?;
-//! let (again, _) = read_document(&written)?;
+//! assert!(written.findings.is_empty());
+//! let (again, _) = read_document(&written.output)?;
 //! assert_eq!(again, doc);
 //! assert_eq!(again.entries[0].lastmod.as_ref().unwrap().to_string(), "2013-01-02T13:00:00+01:00");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -66,8 +69,17 @@
 //! XML with every prefix declared, is refused ([`WriteError::Extension`]), as is a value
 //! with a character XML cannot carry ([`WriteError::ForbiddenCharacter`]).
 //!
+//! Writers check what readers check: the model's [`Checker`] runs over the head and each
+//! entry as they are written, and its findings come back with the output ([`Written`]).
+//! A [`Writer`] writes and reports by default, so that what was read writes back as it
+//! was; a [`SetWriter`], whose output is published, refuses errors by default
+//! ([`WriteError::Refused`], naming the entry and the rule).
+//!
 //! # Features
-//! - `gzip` (default): gzip-compressed documents are detected by content and decompressed.
+//! - `gzip` (default): gzip-compressed documents are detected by content and decompressed;
+//!   a [`SetWriter`] can compress the documents it writes (`Gzip`).
+//!
+//! [`Checker`]: resourcesync_model::Checker
 //!
 //! # Deviations
 //! - A root in no namespace is read as a Sitemap, with a [`Rule::SitemapNamespace`]
@@ -104,6 +116,8 @@ pub use error::{Error, ErrorKind, Position, WriteError};
 pub use extension::ExtensionError;
 pub use reader::{Limits, Reader, read_document};
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
-pub use set::{SetLimits, SetSummary, SetWriter};
+#[cfg(feature = "gzip")]
+pub use set::Gzip;
+pub use set::{DirectoryStore, SetLimits, SetOptions, SetStore, SetSummary, SetWriter};
 pub use source::{Buffered, Slice, Source};
-pub use writer::{Writer, write_document};
+pub use writer::{WriteOptions, Writer, Written, write_document, write_document_with};
