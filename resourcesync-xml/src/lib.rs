@@ -20,6 +20,8 @@
 //!   ([`WriteOptions`]); [`write_document`] for a whole document.
 //! - [`Directory`]: a directory served at a base URI; the one checked way from a URI to a
 //!   file name.
+//! - [`SetReader`]: an index and every document it lists as one stream of entries, each
+//!   part checked against the index, fetched through a function the caller gives.
 //! - [`SetWriter`]: a Resource List, Resource Dump, Change List or Change Dump of any size,
 //!   split into as many documents as the limits require, with the index over them.
 //!
@@ -108,6 +110,7 @@ mod input;
 mod namespace;
 mod reader;
 mod set;
+mod set_reader;
 mod source;
 mod writer;
 
@@ -119,5 +122,6 @@ pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
 #[cfg(feature = "gzip")]
 pub use set::Gzip;
 pub use set::{DirectoryStore, SetLimits, SetOptions, SetStore, SetSummary, SetWriter};
+pub use set_reader::{DocumentFinding, SetReadError, SetReader};
 pub use source::{Buffered, Slice, Source};
 pub use writer::{WriteOptions, Writer, Written, write_document, write_document_with};

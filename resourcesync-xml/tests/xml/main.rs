@@ -16,6 +16,7 @@ mod interop;
 mod roundtrip;
 mod rules;
 mod set;
+mod set_reader;
 mod write_checks;
 
 use std::io::{BufRead, Read};
