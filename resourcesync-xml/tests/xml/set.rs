@@ -7,7 +7,7 @@ use resourcesync_model::{
     Change, CheckOptions, DocumentHead, DocumentKind as K, Entry, Link, Md, Relation, Uri,
 };
 use resourcesync_xml::{
-    Directory, Gzip, Limits, Reader, SetLimits, SetOptions, SetWriter, WriteError, WriteOptions,
+    Directory, Limits, Reader, SetLimits, SetOptions, SetWriter, WriteError, WriteOptions,
     read_document,
 };
 
@@ -394,8 +394,11 @@ fn files(root: &std::path::Path) -> Vec<String> {
     names
 }
 
+#[cfg(feature = "gzip")]
 #[test]
 fn a_set_in_a_directory_names_its_parts_and_compresses_if_asked() {
+    use resourcesync_xml::Gzip;
+
     let entries: Vec<Entry> = (0..5).map(|i| entry(i, true)).collect();
     for (gzip, expected) in [
         (

@@ -7,9 +7,7 @@ use std::io;
 use resourcesync_model::{
     Change, Document, DocumentHead, DocumentKind as K, Entry, Link, Relation, Root, Uri,
 };
-use resourcesync_xml::{
-    Directory, Gzip, SetLimits, SetOptions, SetReadError, SetReader, SetWriter, write_document,
-};
+use resourcesync_xml::{SetLimits, SetReadError, SetReader, SetWriter, write_document};
 
 type Store = BTreeMap<Uri, Vec<u8>>;
 
@@ -131,8 +129,11 @@ fn a_set_written_by_the_set_writer_reads_back_as_one_stream() {
     assert_eq!(reader.head().kind(), K::ChangeListIndex);
 }
 
+#[cfg(feature = "gzip")]
 #[test]
 fn gzip_parts_in_a_directory_are_read_through_its_paths() {
+    use resourcesync_xml::{Directory, Gzip, SetOptions};
+
     let root = tempfile::tempdir().unwrap();
     let dir = Directory::new(root.path(), uri("http://example.com/sets/")).unwrap();
     let options = SetOptions::default()
