@@ -61,7 +61,7 @@ fn bench(c: &mut Criterion) {
                 for e in &doc.entries {
                     w.write_entry(e).unwrap();
                 }
-                w.finish().unwrap();
+                let _ = w.finish().unwrap();
                 black_box(out.len())
             })
         });
@@ -93,7 +93,7 @@ fn bench_set(c: &mut Criterion) {
         set.write_entry(&resourcesync_benches::entry(i, false))
             .unwrap();
     }
-    assert_eq!(set.finish().unwrap().documents.len(), 21);
+    assert_eq!(set.finish().unwrap().output.documents.len(), 21);
     let total: usize = store.values().map(Vec::len).sum();
     let index = store["http://example.com/resourcelist.xml"].clone();
 

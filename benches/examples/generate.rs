@@ -29,7 +29,7 @@ fn main() {
                 .write_entry(&resourcesync_benches::entry(i, false))
                 .unwrap();
         }
-        writer.finish().unwrap();
+        let _ = writer.finish().unwrap();
         println!("1 document, {n} entries");
         return;
     }
@@ -51,7 +51,7 @@ fn main() {
         set.write_entry(&resourcesync_benches::entry(i, false))
             .unwrap();
     }
-    let summary = set.finish().unwrap();
+    let summary = set.finish().unwrap().output;
     println!(
         "{} documents, {} entries",
         summary.documents.len(),

@@ -91,7 +91,9 @@ pub fn document(kind: DocumentKind, first: u64, n: u64) -> Document {
 
 /// The XML of a document.
 pub fn xml(doc: &Document) -> Vec<u8> {
-    resourcesync_xml::write_document(Vec::new(), doc).unwrap()
+    resourcesync_xml::write_document(Vec::new(), doc)
+        .unwrap()
+        .output
 }
 
 /// The floor: a raw quick-xml `NsReader` loop that reads every event, resolves every

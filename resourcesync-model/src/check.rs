@@ -506,6 +506,76 @@ impl Checker {
         }
     }
 
+    /// Checks the next entry as [`check_entry`](Checker::check_entry) does, then hands the
+    /// entry's findings to `refuse`: if it returns `true`, the entry is taken back and the
+    /// checker left as it was before it (the entry's number, time, `<loc>`, capability
+    /// and package type forgotten), so that the next entry is checked as if this one had
+    /// never come. The findings stay in `out` either way. Returns whether the entry was
+    /// kept.
+    ///
+    /// For writers, which refuse an entry that would break the standard and may go on
+    /// with the next.
+    ///
+    /// ```
+    /// use resourcesync_model::{Change, Checker, DocumentHead, DocumentKind, Entry, Severity};
+    ///
+    /// let head = DocumentHead::of_kind(DocumentKind::ChangeList)
+    ///     .with_from("2013-01-03T00:00:00Z".parse()?);
+    /// let mut findings = Vec::new();
+    /// let mut checker = Checker::new(&head, &mut findings);
+    /// findings.clear();
+    /// let refuse_errors = |f: &[resourcesync_model::Finding]| {
+    ///     f.iter().any(|f| f.severity() == Severity::Error)
+    /// };
+    /// let entry = |time: &str| -> Result<Entry, Box<dyn std::error::Error>> {
+    ///     Ok(Entry::new("http://example.com/res1".parse()?)
+    ///         .with_change(Change::Updated)
+    ///         .with_datetime(time.parse()?))
+    /// };
+    /// assert!(checker.check_entry_unless(&entry("2013-01-03T18:00:00Z")?, &mut findings, refuse_errors));
+    /// // Out of order: refused, and forgotten.
+    /// assert!(!checker.check_entry_unless(&entry("2013-01-03T11:00:00Z")?, &mut findings, refuse_errors));
+    /// assert_eq!(findings[0].entry, Some(2));
+    /// // The next entry is entry 2 again, compared with 18:00, not with 11:00.
+    /// assert!(!checker.check_entry_unless(&entry("2013-01-03T12:00:00Z")?, &mut findings, refuse_errors));
+    /// assert_eq!(findings[1].entry, Some(2));
+    /// assert!(checker.check_entry_unless(&entry("2013-01-03T19:00:00Z")?, &mut findings, refuse_errors));
+    /// assert_eq!(checker.entries(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_entry_unless(
+        &mut self,
+        entry: &Entry,
+        out: &mut Vec<Finding>,
+        refuse: impl FnOnce(&[Finding]) -> bool,
+    ) -> bool {
+        let start = out.len();
+        // What `check_entry` may change, kept to undo it: a clone of the whole checker
+        // would copy its table of `<loc>`s for every entry.
+        let (entries, previous) = (self.entries, self.previous);
+        let had_type = self.package_type.is_some();
+        let locs = self.locs.as_ref().map_or(0, |l| l.first.len());
+        let capabilities = self.capabilities.len();
+        self.check_entry(entry, out);
+        if !refuse(&out[start..]) {
+            return true;
+        }
+        (self.entries, self.previous) = (entries, previous);
+        if !had_type {
+            self.package_type = None;
+        }
+        if let Some(set) = self.locs.as_mut().filter(|l| l.first.len() > locs) {
+            set.remove(&entry.loc);
+        }
+        if self.capabilities.len() > capabilities {
+            if let Some(written) = entry.md.as_ref().and_then(|md| md.capability.as_ref()) {
+                let meant = written.meant();
+                self.capabilities.remove(meant.as_ref().unwrap_or(written));
+            }
+        }
+        false
+    }
+
     /// Counts an entry that could not be read (a reader reported why), so that the entries
     /// after it keep their numbers. It counts towards [`MAX_ENTRIES`] too.
     pub fn skip_entry(&mut self, out: &mut Vec<Finding>) {
@@ -858,6 +928,12 @@ impl LocSet {
             self.first.insert(key, n as u32);
         }
         None
+    }
+
+    /// Forgets a URI remembered by [`insert`](LocSet::insert).
+    fn remove(&mut self, loc: &crate::Uri) {
+        let key = self.key.hash_one(loc.as_str());
+        self.first.remove(&key);
     }
 }
 

@@ -255,7 +255,8 @@ where
         }
         if let Some(store) = &mut self.manifests {
             let xml = resourcesync_xml::write_document(Vec::new(), &info.manifest)
-                .map_err(PackageError::ManifestWrite)?;
+                .map_err(PackageError::ManifestWrite)?
+                .output;
             let href = store(n, uri, &xml)?;
             let mut link = Link::new(Relation::Contents, href);
             link.media_type = "application/xml".parse().ok();

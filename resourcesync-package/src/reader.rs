@@ -505,8 +505,11 @@ impl<R: Read + Seek> Package<R> {
             io::copy(&mut reader, &mut file).map_err(unwrap_io)?;
             file.flush()?;
         }
+        // Written and reported, never refused, as before; the package writer keeps a Change
+        // Dump Manifest's order itself and does not report the other findings (yet).
         let xml = resourcesync_xml::write_document(Vec::new(), &self.manifest)
-            .map_err(PackageError::ManifestWrite)?;
+            .map_err(PackageError::ManifestWrite)?
+            .output;
         fs::write(temp.path().join(MANIFEST_NAME), xml)?;
         let kept = temp.keep();
         fs::rename(&kept, target).inspect_err(|_| {
@@ -1011,7 +1014,9 @@ mod tests {
             zip.write_all(content).unwrap();
         }
         zip.start_file(MANIFEST_NAME, stored).unwrap();
-        let xml = resourcesync_xml::write_document(Vec::new(), &manifest).unwrap();
+        let xml = resourcesync_xml::write_document(Vec::new(), &manifest)
+            .unwrap()
+            .output;
         zip.write_all(&xml).unwrap();
         zip.finish().unwrap().into_inner()
     }

@@ -503,8 +503,11 @@ impl<W: Write> PackageWriter<W> {
         self.collect_hashes()?;
         // The hashing thread finishes when every sender is gone.
         self.messages = None;
+        // Written and reported, never refused, as before; the package writer keeps a Change
+        // Dump Manifest's order itself and does not report the other findings (yet).
         let xml = resourcesync_xml::write_document(Vec::new(), &self.manifest)
-            .map_err(PackageError::ManifestWrite)?;
+            .map_err(PackageError::ManifestWrite)?
+            .output;
         // Deflate's fastest level: a manifest is repetitive text and shrinks well anyway.
         let options = self
             .file_options(CompressionMethod::Deflated, false)

@@ -263,10 +263,39 @@ pub enum WriteError {
         /// The character's code point.
         code: u32,
     },
+    /// What would break a rule of the standard, refused by a writer that refuses errors
+    /// ([`WriteOptions::refuse_errors`](crate::WriteOptions::refuse_errors)): nothing of
+    /// it was written.
+    #[error("{} refused: {}", refused_what(*.entry), first_and_more(.findings))]
+    Refused {
+        /// The 1-based number of the entry refused, or `None` for the head or the end of
+        /// the document.
+        entry: Option<u64>,
+        /// The error findings, at least one.
+        findings: Vec<resourcesync_model::Finding>,
+    },
+    /// A set's document could not be given a file or written to it.
+    #[error("{0}")]
+    Directory(#[from] crate::DirectoryError),
     /// The entries cannot be written as asked, for instance a set without entries or a
     /// part scheme that gives an invalid URI.
     #[error("{0}")]
     Invalid(String),
+}
+
+fn refused_what(entry: Option<u64>) -> String {
+    match entry {
+        Some(n) => format!("entry {n}"),
+        None => "document".to_owned(),
+    }
+}
+
+fn first_and_more(findings: &[resourcesync_model::Finding]) -> String {
+    match findings {
+        [] => "no finding".to_owned(),
+        [one] => one.to_string(),
+        [first, rest @ ..] => format!("{first} (and {} more)", rest.len()),
+    }
 }
 
 impl From<io::Error> for WriteError {

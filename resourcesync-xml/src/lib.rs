@@ -3,20 +3,27 @@
 //! Every ResourceSync document — Source Description to Change Dump Archive Index — is a
 //! Sitemap with `<rs:md>` and `<rs:ln>` extensions. This crate reads any of them from a
 //! `BufRead` or a byte slice as a stream, the [`DocumentHead`] first and then one
-//! `Entry` at a time, in constant memory (typed, checked
-//! entries from a slice at 82–84 % of the speed of a raw quick-xml loop that builds
+//! `Entry` at a time, in constant memory (typed, checked entries from a slice at 82–84 %
+//! of the speed of a raw quick-xml loop that builds
 //! nothing: see `benches/README.md`); and writes them back entry by entry to any `Write`.
 //!
 //! Out of scope: HTTP and the clock. The caller hands in bytes (or, to read a file, its
-//! path: [`Reader::open`]) and takes bytes.
+//! path: [`Reader::open`]) and takes bytes; the one other exception is [`Directory`], which
+//! maps the URIs under a base to the files of a directory a web server publishes, and
+//! writes them atomically.
 //!
 //! # Entry types
 //! - [`Reader`]: streaming, namespace-aware, limited ([`Limits`]), checking the
 //!   standard's rules as it goes (`resourcesync_model::Checker`), over a file
 //!   ([`Reader::open`]), any `BufRead` ([`Reader::new`]) or a slice
 //!   ([`Reader::from_slice`]); [`read_document`] for a whole document in memory.
-//! - [`Writer`]: streaming, escaping, ending with a fallible [`Writer::finish`];
-//!   [`write_document`] for a whole document.
+//! - [`Writer`]: streaming, escaping, checking the same rules as it goes and handing back
+//!   their findings from a fallible [`Writer::finish`], or refusing errors
+//!   ([`WriteOptions`]); [`write_document`] for a whole document.
+//! - [`Directory`]: a directory served at a base URI; the one checked way from a URI to a
+//!   file name.
+//! - [`SetReader`]: an index and every document it lists as one stream of entries, each
+//!   part checked against the index, fetched through a function the caller gives.
 //! - [`SetWriter`]: a Resource List, Resource Dump, Change List or Change Dump of any size,
 //!   split into as many documents as the limits require, with the index over them.
 //!
@@ -41,9 +48,11 @@
 //! assert_eq!(doc.head.kind(), DocumentKind::ResourceList);
 //! assert!(findings.is_empty());
 //!
-//! // Writing and reading back gives the same document, datetimes as they were written.
+//! // Writing and reading back gives the same document, datetimes as they were written;
+//! // the writer checks the same rules the reader does.
 //! let written = write_document(Vec::new(), &doc)?;
-//! let (again, _) = read_document(&written)?;
+//! assert!(written.findings.is_empty());
+//! let (again, _) = read_document(&written.output)?;
 //! assert_eq!(again, doc);
 //! assert_eq!(again.entries[0].lastmod.as_ref().unwrap().to_string(), "2013-01-02T13:00:00+01:00");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -64,8 +73,15 @@
 //! XML with every prefix declared, is refused ([`WriteError::Extension`]), as is a value
 //! with a character XML cannot carry ([`WriteError::ForbiddenCharacter`]).
 //!
+//! Writers check what readers check: the model's `Checker` runs over the head and each
+//! entry as they are written, and its findings come back with the output ([`Written`]).
+//! A [`Writer`] writes and reports by default, so that what was read writes back as it
+//! was; a [`SetWriter`], whose output is published, refuses errors by default
+//! ([`WriteError::Refused`], naming the entry and the rule).
+//!
 //! # Features
-//! - `gzip` (default): gzip-compressed documents are detected by content and decompressed.
+//! - `gzip` (default): gzip-compressed documents are detected by content and decompressed;
+//!   a [`SetWriter`] can compress the documents it writes (`Gzip`).
 //!
 //! # Deviations
 //! - A root in no namespace is read as a Sitemap, with a `Rule::SitemapNamespace`
@@ -86,19 +102,25 @@
 )]
 
 mod counted;
+mod directory;
 mod error;
 mod extension;
 mod input;
 mod namespace;
 mod reader;
 mod set;
+mod set_reader;
 mod writer;
 
+pub use directory::{Directory, DirectoryError, MAX_SEGMENT_LEN};
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use extension::ExtensionError;
 pub use input::{Buffered, Input, Slice};
 pub use reader::{Limits, Reader, read_document};
 #[doc(no_inline)]
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
-pub use set::{SetLimits, SetSummary, SetWriter};
-pub use writer::{Writer, write_document};
+#[cfg(feature = "gzip")]
+pub use set::Gzip;
+pub use set::{DirectoryStore, SetLimits, SetOptions, SetStore, SetSummary, SetWriter};
+pub use set_reader::{DocumentFinding, SetReadError, SetReader};
+pub use writer::{WriteOptions, Writer, Written, write_document, write_document_with};

@@ -4,12 +4,13 @@
 use std::io;
 
 use resourcesync_model::{
-    ChangeOrder, DocumentHead, DocumentKind, Entry, Link, MAX_BYTES, MAX_ENTRIES, Md, Relation,
-    Root, Uri, W3cDateTime,
+    DocumentHead, DocumentKind, Entry, Link, MAX_BYTES, MAX_ENTRIES, Md, Relation, Root, Uri,
+    UriError, W3cDateTime,
 };
 
+use crate::directory::Directory;
 use crate::error::WriteError;
-use crate::writer::Writer;
+use crate::writer::{Checking, WriteOptions, Writer, Written};
 
 /// Limits of one published document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +42,166 @@ impl SetLimits {
     }
 }
 
+/// Which documents of a set are gzip-compressed (`.xml.gz`, as the Sitemap protocol
+/// allows). Limits count the bytes before compression, as readers do; readers
+/// decompress by content, whatever the name.
+///
+/// ```
+/// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation};
+/// use resourcesync_xml::{Directory, Gzip, SetLimits, SetOptions, SetWriter, read_document};
+///
+/// let head = DocumentHead::of_kind(DocumentKind::ResourceList)
+///     .with_at("2013-01-03T09:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let root = tempfile::tempdir()?;
+/// let dir = Directory::new(root.path(), "http://example.com/".parse()?)?;
+/// let options = SetOptions::default()
+///     .with_limits(SetLimits::new(2, 52_428_800))
+///     .with_gzip(Gzip::Parts);
+/// let mut set = SetWriter::in_directory(head, dir, "resourcelist.xml", options)?;
+/// for i in 0..3 {
+///     set.write_entry(&Entry::new(format!("http://example.com/res{i}").parse()?))?;
+/// }
+/// let names: Vec<String> = set.finish()?.output.documents.iter().map(|u| u.to_string()).collect();
+/// assert_eq!(names, [
+///     "http://example.com/resourcelist-00001.xml.gz",
+///     "http://example.com/resourcelist-00002.xml.gz",
+///     "http://example.com/resourcelist.xml",
+/// ]);
+/// let gz = std::fs::read(root.path().join("resourcelist-00002.xml.gz"))?;
+/// assert_eq!(gz[..2], [0x1f, 0x8b]);
+/// let (part, _) = read_document(&gz)?;
+/// assert_eq!(part.entries.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[cfg(feature = "gzip")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Gzip {
+    /// None (the default).
+    #[default]
+    Never,
+    /// The parts of a set that needs an index; the index, or a set that fits in one
+    /// document, stays plain XML.
+    Parts,
+    /// Every document: the parts, the index, and a set that fits in one document.
+    All,
+}
+
+/// How a [`SetWriter`] writes: its limits, its checking and its compression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SetOptions {
+    /// The limits of one document.
+    pub limits: SetLimits,
+    /// The standard's rules; errors are refused by default, since a set is published.
+    pub write: WriteOptions,
+    /// Which documents are gzip-compressed.
+    #[cfg(feature = "gzip")]
+    pub gzip: Gzip,
+}
+
+impl Default for SetOptions {
+    fn default() -> Self {
+        SetOptions {
+            limits: SetLimits::default(),
+            write: WriteOptions::default().with_refuse_errors(true),
+            #[cfg(feature = "gzip")]
+            gzip: Gzip::Never,
+        }
+    }
+}
+
+impl SetOptions {
+    /// These options, with these limits.
+    pub fn with_limits(mut self, limits: SetLimits) -> SetOptions {
+        self.limits = limits;
+        self
+    }
+
+    /// These options, with these write options (to report errors instead of refusing
+    /// them, say).
+    pub fn with_write(mut self, write: WriteOptions) -> SetOptions {
+        self.write = write;
+        self
+    }
+
+    /// These options, compressing these documents.
+    #[cfg(feature = "gzip")]
+    pub fn with_gzip(mut self, gzip: Gzip) -> SetOptions {
+        self.gzip = gzip;
+        self
+    }
+
+    /// Whether parts, and the index or single document, are compressed.
+    fn compressed(&self) -> (bool, bool) {
+        #[cfg(feature = "gzip")]
+        return match self.gzip {
+            Gzip::Never => (false, false),
+            Gzip::Parts => (true, false),
+            Gzip::All => (true, true),
+        };
+        #[cfg(not(feature = "gzip"))]
+        (false, false)
+    }
+}
+
+/// Where a [`SetWriter`] puts a set: the URIs of its parts, and the storage of each
+/// finished document.
+///
+/// Implemented for a pair of closures (part number to URI, and URI and bytes to storage;
+/// see [`SetWriter::new`]) and for [`DirectoryStore`].
+pub trait SetStore {
+    /// The URI of part `number`, counted from 1.
+    fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError>;
+    /// Stores a finished document, as it is to be served, under its URI.
+    fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError>;
+}
+
+impl<N, S> SetStore for (N, S)
+where
+    N: FnMut(usize) -> Result<Uri, UriError>,
+    S: FnMut(&Uri, &[u8]) -> io::Result<()>,
+{
+    fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
+        (self.0)(number).map_err(|e| WriteError::Invalid(format!("part {number}: {e}")))
+    }
+
+    fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
+        Ok((self.1)(uri, document)?)
+    }
+}
+
+/// A set's documents as files of a [`Directory`]: the parts named `<stem>-00001.xml`,
+/// `<stem>-00002.xml`, … beside the set's own `<stem>.xml` (`.xml.gz` for compressed
+/// ones), each written atomically.
+#[derive(Clone, Debug)]
+pub struct DirectoryStore {
+    directory: Directory,
+    stem: String,
+    part_suffix: &'static str,
+}
+
+impl DirectoryStore {
+    /// The directory.
+    pub fn directory(&self) -> &Directory {
+        &self.directory
+    }
+}
+
+impl SetStore for DirectoryStore {
+    fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
+        // Five digits: an index holds at most 50,000 parts, so names sort in order.
+        let name = format!("{}-{number:05}{}", self.stem, self.part_suffix);
+        Ok(self.directory.uri(&name)?)
+    }
+
+    fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
+        self.directory.write(uri, document)?;
+        Ok(())
+    }
+}
+
 /// What a finished set wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -57,8 +218,6 @@ struct Part {
     body: Vec<u8>,
     entries: u64,
     from: Option<W3cDateTime>,
-    /// The latest `datetime` (or `from`, for dumps) among its entries.
-    last: Option<W3cDateTime>,
     /// The longest datetime text its head may need, for the byte limit.
     longest_time: usize,
 }
@@ -67,60 +226,75 @@ struct Part {
 /// many documents as the limits require (entries and bytes), and the index over them.
 ///
 /// Give it the set's head (root `urlset`, the capability, `at`/`completed` or
-/// `from`/`until`, and the `up` link), the URI where the set is published, a scheme that
-/// names the parts, and a sink that stores a finished document under its URI. Then write
-/// the entries in order and [`finish`](SetWriter::finish).
+/// `from`/`until`, and the `up` link), the URI where the set is published, and where to
+/// put its documents: a [`Directory`] ([`in_directory`](SetWriter::in_directory)), a
+/// part-naming function and a sink ([`new`](SetWriter::new)), or any [`SetStore`]
+/// ([`with_store`](SetWriter::with_store)). Then write the entries in order and
+/// [`finish`](SetWriter::finish).
 ///
 /// - If every entry fits in one document, that document is stored at the set's URI, with
 ///   no index.
-/// - Otherwise each part is stored under `part_uri(1)`, `part_uri(2)`, … with an `index`
-///   link to the set's URI, and the index (a `<sitemapindex>` with the same capability)
-///   at the set's URI.
+/// - Otherwise each part is stored under the store's URI for it, with an `index` link to
+///   the set's URI, and the index (a `<sitemapindex>` with the same capability) at the
+///   set's URI.
 /// - Parts of a Resource List or Resource Dump carry the set's `at` and `completed`, and
 ///   so do their index entries. Parts of a Change List or Change Dump cover contiguous
-///   intervals: the first part starts at the set's `from`, each later part at the
-///   `datetime` (or, in a dump, the `from`) of its first entry, where the part before it
-///   ends (`until`); the last part ends at the set's `until` or stays open. Entries out of
-///   forward chronological order are refused, since they would break the standard.
+///   intervals: the first part starts at the set's `from`, each later part at the latest
+///   `datetime` (or, in a dump, `from`) written before it, where the part before it ends
+///   (`until`); the last part ends at the set's `until` or stays open.
+///
+/// The entries are checked as one document by the model's [`Checker`], the one a
+/// [`Reader`](crate::Reader) runs, and by default what breaks a rule of the standard is
+/// refused ([`SetOptions::write`]): the head by the constructor, an entry by
+/// [`write_entry`](SetWriter::write_entry) with its number (the set goes on without it;
+/// an entry out of forward chronological order in a Change List, say), the end by
+/// `finish`, before the last part and the index are stored. The entry limit of one
+/// document ([`Rule::MaxEntries`]) is kept by splitting, not checked over the set.
 ///
 /// A part is gathered in memory until it is complete (its head depends on its last
-/// entry), so memory is bounded by one part, at most `max_bytes`.
+/// entry), so memory is bounded by one part, at most `max_bytes`, and the checker's
+/// table of `<loc>`s, bounded by 50,000 entries.
 ///
 /// ```
-/// use std::collections::BTreeMap;
-/// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation, Uri};
-/// use resourcesync_xml::{SetLimits, SetWriter, read_document};
+/// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation};
+/// use resourcesync_xml::{Directory, SetLimits, SetOptions, SetWriter, read_document};
 ///
-/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceList);
-/// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
-/// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
-///
-/// let mut stored = BTreeMap::new();
-/// let mut set = SetWriter::new(
-///     head,
-///     "http://example.com/resourcelist.xml".parse()?,
-///     |n| format!("http://example.com/resourcelist-{n}.xml").parse(),
-///     |uri: &Uri, xml: &[u8]| { stored.insert(uri.to_string(), xml.to_vec()); Ok(()) },
-///     SetLimits::new(2, 52_428_800),
-/// )?;
+/// let head = DocumentHead::of_kind(DocumentKind::ResourceList)
+///     .with_at("2013-01-03T09:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let root = tempfile::tempdir()?;
+/// let dir = Directory::new(root.path(), "http://example.com/".parse()?)?;
+/// let options = SetOptions::default().with_limits(SetLimits::new(2, 52_428_800));
+/// let mut set = SetWriter::in_directory(head, dir, "resourcelist.xml", options)?;
 /// for i in 0..5 {
 ///     set.write_entry(&Entry::new(format!("http://example.com/res{i}").parse()?))?;
 /// }
-/// let summary = set.finish()?;
-/// assert_eq!(summary.documents.len(), 4); // three parts and the index
-/// let (index, findings) = read_document(&stored["http://example.com/resourcelist.xml"])?;
+/// let written = set.finish()?;
+/// assert_eq!(written.findings, []);
+/// let names: Vec<&str> = written.output.documents.iter().map(|u| u.as_str()).collect();
+/// assert_eq!(names, [
+///     "http://example.com/resourcelist-00001.xml",
+///     "http://example.com/resourcelist-00002.xml",
+///     "http://example.com/resourcelist-00003.xml",
+///     "http://example.com/resourcelist.xml",
+/// ]);
+/// let (index, findings) = read_document(&std::fs::read(root.path().join("resourcelist.xml"))?)?;
 /// assert_eq!(index.head.kind(), DocumentKind::ResourceListIndex);
 /// assert_eq!(index.entries.len(), 3);
 /// assert!(findings.is_empty());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// [`Checker`]: resourcesync_model::Checker
+/// [`Rule::MaxEntries`]: resourcesync_model::Rule::MaxEntries
 #[must_use = "a SetWriter dropped without finish() stores no index and may hold back a part"]
-pub struct SetWriter<N, S> {
+pub struct SetWriter<T> {
     head: DocumentHead,
     uri: Uri,
-    part_uri: N,
-    sink: S,
+    store: T,
     limits: SetLimits,
+    /// Whether parts, and the index or single document, are gzip-compressed.
+    compress: (bool, bool),
     /// Parts already stored (or, for the first, held until a second one is needed).
     parts: Vec<(Uri, Option<W3cDateTime>, Option<W3cDateTime>)>,
     /// The first part, held back until it is known whether the set needs an index.
@@ -131,11 +305,15 @@ pub struct SetWriter<N, S> {
     /// Bytes of a part's head and closing tag, without an `until`.
     overhead: u64,
     intervals: bool,
-    /// The order of the whole set, across parts: a part's own `last` starts again empty.
-    order: ChangeOrder,
+    /// The latest time among the entries so far, where the current part would end. Only
+    /// a boundary: the checker decides whether an entry is in order.
+    latest: Option<W3cDateTime>,
+    /// The standard's rules over the set's entries; taken by `finish`, which consumes the
+    /// writer, so always there before.
+    checking: Option<Checking>,
 }
 
-impl<N, S> std::fmt::Debug for SetWriter<N, S> {
+impl<T> std::fmt::Debug for SetWriter<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SetWriter")
             .field("kind", &self.head.kind())
@@ -147,21 +325,98 @@ impl<N, S> std::fmt::Debug for SetWriter<N, S> {
     }
 }
 
-impl<N, S> SetWriter<N, S>
+impl<N, S> SetWriter<(N, S)>
 where
-    N: FnMut(usize) -> Result<Uri, resourcesync_model::UriError>,
+    N: FnMut(usize) -> Result<Uri, UriError>,
     S: FnMut(&Uri, &[u8]) -> io::Result<()>,
 {
-    /// Starts a set. Fails for a kind that is not split into indexes (anything but a
-    /// Resource List, Resource Dump, Change List or Change Dump) or a head that is not a
-    /// `<urlset>`.
+    /// Starts a set published at `uri` whose part `n` is published at `part_uri(n)` and
+    /// whose documents `sink` stores, checked with errors refused, uncompressed; see
+    /// [`with_store`](SetWriter::with_store) for other options.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation, Uri};
+    /// use resourcesync_xml::{SetLimits, SetWriter, read_document};
+    ///
+    /// let head = DocumentHead::of_kind(DocumentKind::ResourceList)
+    ///     .with_at("2013-01-03T09:00:00Z".parse()?)
+    ///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+    /// let mut stored = BTreeMap::new();
+    /// let mut set = SetWriter::new(
+    ///     head,
+    ///     "http://example.com/resourcelist.xml".parse()?,
+    ///     |n| format!("http://example.com/resourcelist-{n}.xml").parse(),
+    ///     |uri: &Uri, xml: &[u8]| { stored.insert(uri.to_string(), xml.to_vec()); Ok(()) },
+    ///     SetLimits::new(2, 52_428_800),
+    /// )?;
+    /// for i in 0..5 {
+    ///     set.write_entry(&Entry::new(format!("http://example.com/res{i}").parse()?))?;
+    /// }
+    /// let summary = set.finish()?.output;
+    /// assert_eq!(summary.documents.len(), 4); // three parts and the index
+    /// let (index, findings) = read_document(&stored["http://example.com/resourcelist.xml"])?;
+    /// assert_eq!(index.head.kind(), DocumentKind::ResourceListIndex);
+    /// assert_eq!(index.entries.len(), 3);
+    /// assert!(findings.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(
         head: DocumentHead,
         uri: Uri,
         part_uri: N,
         sink: S,
         limits: SetLimits,
-    ) -> Result<SetWriter<N, S>, WriteError> {
+    ) -> Result<SetWriter<(N, S)>, WriteError> {
+        let options = SetOptions::default().with_limits(limits);
+        SetWriter::with_store(head, uri, (part_uri, sink), options)
+    }
+}
+
+impl SetWriter<DirectoryStore> {
+    /// Starts a set whose documents are files of `directory`: the set's own document
+    /// (the index, or the one document if everything fits) is `name`, which ends in
+    /// `.xml` (a `.gz` is added when it is compressed), and its parts are named after it,
+    /// `resourcelist.xml` having the parts `resourcelist-00001.xml`, … (`.xml.gz` when
+    /// compressed).
+    pub fn in_directory(
+        head: DocumentHead,
+        directory: Directory,
+        name: &str,
+        options: SetOptions,
+    ) -> Result<SetWriter<DirectoryStore>, WriteError> {
+        let stem = name
+            .strip_suffix(".xml.gz")
+            .or_else(|| name.strip_suffix(".xml"))
+            .filter(|stem| !stem.is_empty() && !stem.ends_with('/'))
+            .ok_or_else(|| {
+                WriteError::Invalid(format!("set name \"{name}\" does not end in .xml"))
+            })?;
+        let (parts, single) = options.compressed();
+        let suffix = |gzip| if gzip { ".xml.gz" } else { ".xml" };
+        let uri = directory.uri(&format!("{stem}{}", suffix(single)))?;
+        let mut store = DirectoryStore {
+            directory,
+            stem: stem.to_owned(),
+            part_suffix: suffix(parts),
+        };
+        // A stem no part name can be made of fails now, not after the first part.
+        store.part_uri(MAX_ENTRIES as usize)?;
+        SetWriter::with_store(head, uri, store, options)
+    }
+}
+
+impl<T: SetStore> SetWriter<T> {
+    /// Starts a set published at `uri`, whose documents go to `store`. Fails for a kind
+    /// that is not split into indexes (anything but a Resource List, Resource Dump,
+    /// Change List or Change Dump), a head that is not a `<urlset>`, or, when errors are
+    /// refused, a head that breaks a rule ([`WriteError::Refused`]).
+    pub fn with_store(
+        head: DocumentHead,
+        uri: Uri,
+        store: T,
+        options: SetOptions,
+    ) -> Result<SetWriter<T>, WriteError> {
         let intervals = match head.kind() {
             DocumentKind::ResourceList | DocumentKind::ResourceDump => false,
             DocumentKind::ChangeList | DocumentKind::ChangeDump => true,
@@ -171,29 +426,38 @@ where
                 )));
             }
         };
+        let checking = Checking::new(&head, options.write)?.for_set();
         let mut writer = SetWriter {
             current: Part::new(head.md.from),
             head,
             uri,
-            part_uri,
-            sink,
-            limits,
+            store,
+            limits: options.limits,
+            compress: options.compressed(),
             parts: Vec::new(),
             first: None,
             scratch: Writer::entries_only(Root::UrlSet),
             entries: 0,
             overhead: 0,
             intervals,
-            order: ChangeOrder::new(),
+            latest: None,
+            checking: Some(checking),
         };
         writer.overhead = writer.part_document(&writer.current, None, true)?.len() as u64;
         Ok(writer)
     }
 
     /// Writes the next entry, starting a new part when the current one is full.
+    ///
+    /// An entry that cannot be written as it would read back, or (when errors are
+    /// refused) that breaks a rule of the standard, is refused with nothing of it
+    /// written, and the set can go on with the next entry.
     pub fn write_entry(&mut self, entry: &Entry) -> Result<(), WriteError> {
         self.scratch.write_entry(entry)?;
         let bytes = self.scratch.take_bytes();
+        if let Some(checking) = &mut self.checking {
+            checking.entry(entry, self.entries + 1)?;
+        }
         let time = if self.intervals {
             entry
                 .md
@@ -202,9 +466,6 @@ where
         } else {
             None
         };
-        self.order
-            .check(time)
-            .map_err(|e| WriteError::Invalid(format!("entry {}: {e}", self.entries + 1)))?;
         let time_len = time.map_or(0, |t| t.to_string().len());
         let fits = |part: &Part| {
             let until_len = part.longest_time.max(time_len) as u64 + 9; // ` until=""`
@@ -219,28 +480,30 @@ where
                     limit: self.limits.max_bytes,
                 });
             }
-            self.close_part(time.cloned())?;
+            // The boundary is the latest time so far, or this entry's if later: an entry
+            // out of order (reported, or refused above) never makes a part end before
+            // it starts.
+            let until = match (self.latest, time) {
+                (Some(latest), Some(time)) => Some(latest.max(*time)),
+                (latest, time) => time.copied().or(latest),
+            };
+            self.close_part(until)?;
         }
         let part = &mut self.current;
         part.body.extend_from_slice(&bytes);
         part.entries += 1;
         part.longest_time = part.longest_time.max(time_len);
         if let Some(time) = time {
-            part.last = Some(*time);
+            self.latest = Some(self.latest.map_or(*time, |latest| latest.max(*time)));
         }
-        self.order.record(time);
         self.entries += 1;
         Ok(())
     }
 
     /// Closes the current part at `until` and starts the next one from there.
     fn close_part(&mut self, until: Option<W3cDateTime>) -> Result<(), WriteError> {
-        let until = if self.intervals {
-            until.or(self.current.last)
-        } else {
-            None
-        };
-        let next = Part::new(if self.intervals { until } else { None });
+        let until = if self.intervals { until } else { None };
+        let next = Part::new(until);
         let part = std::mem::replace(&mut self.current, next);
         let number = self.parts.len() + 1;
         if number as u64 > MAX_ENTRIES {
@@ -249,8 +512,7 @@ where
                 limit: MAX_ENTRIES,
             });
         }
-        let uri = (self.part_uri)(number)
-            .map_err(|e| WriteError::Invalid(format!("part {number}: {e}")))?;
+        let uri = self.store.part_uri(number)?;
         self.parts.push((uri, part.from, until));
         if number == 1 {
             // Held back: with a second part the set needs an index and this one an
@@ -269,8 +531,24 @@ where
         }
         let (uri, _, until) = self.parts[index].clone();
         let xml = self.part_document(part, until, true)?;
-        (self.sink)(&uri, &xml)?;
-        Ok(())
+        self.emit(&uri, xml, self.compress.0)
+    }
+
+    /// Stores a finished document, compressed if asked.
+    fn emit(&mut self, uri: &Uri, xml: Vec<u8>, compress: bool) -> Result<(), WriteError> {
+        #[cfg(feature = "gzip")]
+        if compress {
+            use std::io::Write;
+            let mut gz = flate2::write::GzEncoder::new(
+                Vec::with_capacity(xml.len() / 4),
+                flate2::Compression::default(),
+            );
+            gz.write_all(&xml)?;
+            return self.store.store(uri, &gz.finish()?);
+        }
+        #[cfg(not(feature = "gzip"))]
+        let _ = compress;
+        self.store.store(uri, &xml)
     }
 
     /// A part's document: the set's head with the part's times and, if it is one of
@@ -291,36 +569,48 @@ where
             head.links
                 .push(Link::new(Relation::Index, self.uri.clone()));
         }
-        let mut writer = Writer::new(Vec::with_capacity(part.body.len() + 1024), &head)?;
+        let mut writer = Writer::unchecked(Vec::with_capacity(part.body.len() + 1024), &head)?;
         writer.append_raw(&part.body)?;
-        writer.finish()
+        writer.close()
     }
 
-    /// Closes the last part and, if there are several, writes the index.
-    pub fn finish(mut self) -> Result<SetSummary, WriteError> {
+    /// Closes the last part and, if there are several, writes the index. Returns what
+    /// was written, with the findings of the standard's rules over the set's head and
+    /// entries (entries numbered across the set).
+    ///
+    /// When errors are refused and the end of the set brings one, neither the last part
+    /// nor the index is stored ([`WriteError::Refused`]); parts stored before stay.
+    pub fn finish(mut self) -> Result<Written<SetSummary>, WriteError> {
+        let findings = match self.checking.take() {
+            Some(checking) => checking.finish()?,
+            None => Vec::new(),
+        };
         let last_until = self.head.md.until;
         if self.parts.is_empty() {
             // Everything fitted: the one document is the set.
             let part = std::mem::replace(&mut self.current, Part::new(None));
             let xml = self.part_document(&part, last_until, false)?;
-            (self.sink)(&self.uri, &xml)?;
-            return Ok(SetSummary {
-                documents: vec![self.uri],
-                entries: self.entries,
+            let uri = self.uri.clone();
+            self.emit(&uri, xml, self.compress.1)?;
+            return Ok(Written {
+                output: SetSummary {
+                    documents: vec![self.uri],
+                    entries: self.entries,
+                },
+                findings,
             });
         }
         // A part is closed only when an entry did not fit, and that entry starts the
         // next one: the last part is never empty here.
         let part = std::mem::replace(&mut self.current, Part::new(None));
         let number = self.parts.len() + 1;
-        let uri = (self.part_uri)(number)
-            .map_err(|e| WriteError::Invalid(format!("part {number}: {e}")))?;
+        let uri = self.store.part_uri(number)?;
         self.parts.push((uri, part.from, last_until));
         self.store_part(number - 1, &part)?;
         // The index: same capability and times, one entry per part.
         let mut head = self.head.clone();
         head.root = Root::SitemapIndex;
-        let mut writer = Writer::new(Vec::new(), &head)?;
+        let mut writer = Writer::unchecked(Vec::new(), &head)?;
         for (uri, from, until) in &self.parts {
             let mut entry = Entry::new(uri.clone());
             let md = if self.intervals {
@@ -337,13 +627,17 @@ where
             }
             writer.write_entry(&entry)?;
         }
-        let xml = writer.finish()?;
-        (self.sink)(&self.uri, &xml)?;
+        let xml = writer.close()?;
+        let uri = self.uri.clone();
+        self.emit(&uri, xml, self.compress.1)?;
         let mut documents: Vec<Uri> = self.parts.into_iter().map(|(uri, ..)| uri).collect();
         documents.push(self.uri);
-        Ok(SetSummary {
-            documents,
-            entries: self.entries,
+        Ok(Written {
+            output: SetSummary {
+                documents,
+                entries: self.entries,
+            },
+            findings,
         })
     }
 }
@@ -354,7 +648,6 @@ impl Part {
             body: Vec::new(),
             entries: 0,
             from,
-            last: None,
             longest_time: 0,
         }
     }

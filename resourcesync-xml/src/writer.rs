@@ -6,8 +6,9 @@ use std::io::Write;
 
 use quick_xml::events::Event;
 use resourcesync_model::{
-    Attribute, AttributeName, AttributeSink, AttributeValue, Document, DocumentHead, Element,
-    Entry, Link, Md, RS_NAMESPACE, Root, RsElement, SITEMAP_NAMESPACE,
+    Attribute, AttributeName, AttributeSink, AttributeValue, CheckOptions, Checker, Document,
+    DocumentHead, Element, Entry, Finding, Link, Md, RS_NAMESPACE, Root, RsElement, Rule,
+    SITEMAP_NAMESPACE, Severity,
 };
 
 use crate::error::WriteError;
@@ -17,12 +18,201 @@ use crate::reader::check_chars;
 /// Bytes gathered before they are handed to the sink.
 const FLUSH_AT: usize = 64 * 1024;
 
+/// How a writer holds what it writes to the standard's rules.
+///
+/// Every writer runs the model's [`Checker`], the one a [`Reader`](crate::Reader) runs,
+/// over the head and each entry, and hands back its findings when it finishes
+/// ([`Written`]). With `refuse_errors`, what would be an error finding is not written:
+/// the head is refused by `new`, an entry by `write_entry` (nothing of it written, the
+/// writer can go on), and a rule only decided at the end by `finish`, each with
+/// [`WriteError::Refused`]. Warnings are never refused.
+///
+/// The default, for [`Writer`] and [`write_document`], is to write and report: a writer
+/// serializes what it is given, like a reader reads what it is given, so that a document
+/// read with its findings writes back as it was. A [`SetWriter`](crate::SetWriter)
+/// refuses by default, since what it writes is published.
+///
+/// ```
+/// use resourcesync_model::{Change, DocumentHead, DocumentKind, Entry, Link, Relation, Rule};
+/// use resourcesync_xml::{WriteError, WriteOptions, Writer};
+///
+/// let head = DocumentHead::of_kind(DocumentKind::ChangeList)
+///     .with_from("2013-01-03T00:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let options = WriteOptions::default().with_refuse_errors(true);
+/// let mut writer = Writer::with_options(Vec::new(), &head, options)?;
+/// let entry = |time: &str| -> Result<Entry, Box<dyn std::error::Error>> {
+///     Ok(Entry::new("http://example.com/res1".parse()?)
+///         .with_change(Change::Updated)
+///         .with_datetime(time.parse()?))
+/// };
+/// writer.write_entry(&entry("2013-01-03T18:00:00Z")?)?;
+/// let error = writer.write_entry(&entry("2013-01-03T11:00:00Z")?).unwrap_err();
+/// let WriteError::Refused { entry: Some(2), findings } = &error else { panic!("{error}") };
+/// assert_eq!(findings[0].rule, Rule::ChangeListOrder);
+/// writer.write_entry(&entry("2013-01-03T19:00:00Z")?)?; // entry 2, in order
+/// let written = writer.finish()?;
+/// assert_eq!(written.findings, []);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WriteOptions {
+    /// Refuse what would be an error finding instead of writing it and reporting it.
+    pub refuse_errors: bool,
+    /// What the checker cannot see in the document itself, such as whether it is a part
+    /// of an index.
+    pub check: CheckOptions,
+}
+
+impl WriteOptions {
+    /// These options, refusing errors or not.
+    pub fn with_refuse_errors(mut self, refuse_errors: bool) -> WriteOptions {
+        self.refuse_errors = refuse_errors;
+        self
+    }
+
+    /// These options, with these check options.
+    pub fn with_check(mut self, check: CheckOptions) -> WriteOptions {
+        self.check = check;
+        self
+    }
+}
+
+/// What a finished writer hands back: its output and the findings of the standard's rules
+/// on what it wrote, in document order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+#[must_use = "the findings report broken rules of what was written"]
+pub struct Written<T> {
+    /// The sink, or for a set its [`SetSummary`](crate::SetSummary).
+    pub output: T,
+    /// The findings, warnings only when errors were refused.
+    pub findings: Vec<Finding>,
+}
+
+impl<T> Written<T> {
+    /// Whether a finding is an error.
+    pub fn has_errors(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.severity() == Severity::Error)
+    }
+}
+
+/// The checking a writer does: the model's checker, its findings, and whether errors are
+/// refused.
+#[derive(Debug)]
+pub(crate) struct Checking {
+    checker: Checker,
+    pub(crate) findings: Vec<Finding>,
+    refuse: bool,
+    /// The entries are a whole set's, split into documents by the set writer: the entry
+    /// limit of one document does not apply.
+    set: bool,
+}
+
+impl Checking {
+    /// Checks `head`; refuses it if it has errors and errors are refused.
+    pub(crate) fn new(head: &DocumentHead, options: WriteOptions) -> Result<Checking, WriteError> {
+        let mut findings = Vec::new();
+        let checker = Checker::with_options(head, options.check, &mut findings);
+        if options.refuse_errors {
+            refuse(None, &findings)?;
+        }
+        Ok(Checking {
+            checker,
+            findings,
+            refuse: options.refuse_errors,
+            set: false,
+        })
+    }
+
+    /// The checking of a whole set's entries.
+    pub(crate) fn for_set(mut self) -> Checking {
+        self.set = true;
+        self
+    }
+
+    /// Checks the next entry, number `n`; a refused entry's findings go into the error,
+    /// and the checker forgets it.
+    pub(crate) fn entry(&mut self, entry: &Entry, n: u64) -> Result<(), WriteError> {
+        let start = self.findings.len();
+        let (refuse, set) = (self.refuse, self.set);
+        let counts = |f: &Finding| !(set && f.rule == Rule::MaxEntries);
+        let kept = self
+            .checker
+            .check_entry_unless(entry, &mut self.findings, |found| {
+                refuse
+                    && found
+                        .iter()
+                        .any(|f| f.severity() == Severity::Error && counts(f))
+            });
+        if set && self.findings.len() > start {
+            // Once, at the 50,001st entry of a set: cheap where it is not there.
+            let mut i = start;
+            while i < self.findings.len() {
+                if counts(&self.findings[i]) {
+                    i += 1;
+                } else {
+                    self.findings.remove(i);
+                }
+            }
+        }
+        if kept {
+            return Ok(());
+        }
+        let found = self.findings.split_off(start);
+        refuse_entry(n, found)
+    }
+
+    /// Ends the check; refuses the document if the end brings errors and errors are
+    /// refused.
+    pub(crate) fn finish(mut self) -> Result<Vec<Finding>, WriteError> {
+        let start = self.findings.len();
+        self.checker.finish(&mut self.findings);
+        if self.refuse {
+            refuse(None, &self.findings[start..])?;
+        }
+        Ok(self.findings)
+    }
+}
+
+/// Refuses with the error findings among `found`, if any.
+fn refuse(entry: Option<u64>, found: &[Finding]) -> Result<(), WriteError> {
+    if !found.iter().any(|f| f.severity() == Severity::Error) {
+        return Ok(());
+    }
+    Err(WriteError::Refused {
+        entry,
+        findings: found
+            .iter()
+            .filter(|f| f.severity() == Severity::Error)
+            .cloned()
+            .collect(),
+    })
+}
+
+#[cold]
+fn refuse_entry(n: u64, mut found: Vec<Finding>) -> Result<(), WriteError> {
+    found.retain(|f| f.severity() == Severity::Error);
+    Err(WriteError::Refused {
+        entry: Some(n),
+        findings: found,
+    })
+}
+
 /// Writes a ResourceSync document to any `Write`, entry by entry, in constant memory.
 ///
 /// [`new`](Writer::new) writes the XML declaration, the root and the head;
 /// [`write_entry`](Writer::write_entry) writes one entry; [`finish`](Writer::finish)
-/// closes the root, flushes and returns the sink. Nothing is written on `Drop`: a writer
-/// dropped without `finish` leaves an unterminated document, which no reader accepts.
+/// closes the root, flushes and returns the sink with the findings. Nothing is written on
+/// `Drop`: a writer dropped without `finish` leaves an unterminated document, which no
+/// reader accepts.
+///
+/// The standard's rules are checked as the entries go, as a [`Reader`](crate::Reader)
+/// checks them; by default what breaks them is written and reported, and with
+/// [`WriteOptions::refuse_errors`] refused ([`with_options`](Writer::with_options)).
 ///
 /// Every value is escaped; datetimes are written as they were given; extension
 /// attributes and elements are written back with their namespaces declared where they
@@ -38,9 +228,11 @@ const FLUSH_AT: usize = 64 * 1024;
 /// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 /// let mut writer = Writer::new(Vec::new(), &head)?;
 /// let mut entry = Entry::new("http://example.com/res1?a=1&b=2".parse()?);
-/// entry.md = Some(Md::new().with_change(Change::Created));
+/// entry.md = Some(Md::new().with_change(Change::Created).with_datetime("2013-01-03T09:00:00Z".parse()?));
 /// writer.write_entry(&entry)?;
-/// let xml = String::from_utf8(writer.finish()?)?;
+/// let written = writer.finish()?;
+/// assert_eq!(written.findings, []);
+/// let xml = String::from_utf8(written.output)?;
 /// assert!(xml.contains("<loc>http://example.com/res1?a=1&amp;b=2</loc>"));
 /// assert!(xml.contains(r#"<rs:md capability="changelist" from="2013-01-03T00:00:00Z"/>"#));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -55,6 +247,9 @@ pub struct Writer<W: Write> {
     /// The first value found that XML cannot carry, while an entry or the head is
     /// serialized: they are checked as they are escaped, in one pass.
     fault: Option<WriteError>,
+    /// The standard's rules; `None` in the set writer's internal writers, whose entries
+    /// the set writer checks itself.
+    checking: Option<Checking>,
 }
 
 impl<W: Write> std::fmt::Debug for Writer<W> {
@@ -78,6 +273,7 @@ impl Writer<Vec<u8>> {
             entries: 0,
             flushed: 0,
             fault: None,
+            checking: None,
         }
     }
 
@@ -92,9 +288,37 @@ impl Writer<Vec<u8>> {
 }
 
 impl<W: Write> Writer<W> {
-    /// Starts a document: writes the declaration, the root element and the head.
+    /// Starts a document: writes the declaration, the root element and the head, which it
+    /// checks; errors are reported, not refused ([`WriteOptions::default`]).
     pub fn new(out: W, head: &DocumentHead) -> Result<Writer<W>, WriteError> {
+        Writer::with_options(out, head, WriteOptions::default())
+    }
+
+    /// Starts a document with these options. With
+    /// [`refuse_errors`](WriteOptions::refuse_errors), a head that breaks a rule is
+    /// refused ([`WriteError::Refused`] with no entry number) and nothing is written.
+    pub fn with_options(
+        out: W,
+        head: &DocumentHead,
+        options: WriteOptions,
+    ) -> Result<Writer<W>, WriteError> {
         check_head(head)?;
+        let checking = Checking::new(head, options)?;
+        Writer::start(out, head, Some(checking))
+    }
+
+    /// Starts a document whose rules the caller checks, if anyone: the set writer's parts
+    /// and index, whose entries it has checked as one set.
+    pub(crate) fn unchecked(out: W, head: &DocumentHead) -> Result<Writer<W>, WriteError> {
+        check_head(head)?;
+        Writer::start(out, head, None)
+    }
+
+    fn start(
+        out: W,
+        head: &DocumentHead,
+        checking: Option<Checking>,
+    ) -> Result<Writer<W>, WriteError> {
         let mut w = Writer {
             out,
             buf: Vec::with_capacity(FLUSH_AT + 4096),
@@ -102,6 +326,7 @@ impl<W: Write> Writer<W> {
             entries: 0,
             flushed: 0,
             fault: None,
+            checking,
         };
         w.buf
             .extend_from_slice(b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<");
@@ -136,7 +361,10 @@ impl<W: Write> Writer<W> {
     /// that is not well-formed or would be read as something else
     /// ([`WriteError::Extension`]), a value with a character XML cannot carry
     /// ([`WriteError::ForbiddenCharacter`]) — is refused, and nothing of it is written: the
-    /// writer can go on with the next entry.
+    /// writer can go on with the next entry. So is, with
+    /// [`refuse_errors`](WriteOptions::refuse_errors), an entry that breaks a rule of the
+    /// standard ([`WriteError::Refused`] with its number), and the checker forgets it: the
+    /// next entry takes its number and is compared with the entries written.
     pub fn write_entry(&mut self, entry: &Entry) -> Result<(), WriteError> {
         check_entry(entry)?;
         let start = self.buf.len();
@@ -145,8 +373,28 @@ impl<W: Write> Writer<W> {
             self.buf.truncate(start);
             return Err(fault);
         }
+        if let Some(checking) = &mut self.checking {
+            if let Err(refused) = checking.entry(entry, self.entries + 1) {
+                self.buf.truncate(start);
+                return Err(refused);
+            }
+        }
         self.entries += 1;
         self.maybe_flush()
+    }
+
+    /// The findings so far, in document order.
+    pub fn findings(&self) -> &[Finding] {
+        self.checking.as_ref().map_or(&[], |c| &c.findings)
+    }
+
+    /// Takes the findings so far, leaving none: to keep memory constant over a document
+    /// with many.
+    pub fn take_findings(&mut self) -> Vec<Finding> {
+        self.checking
+            .as_mut()
+            .map(|c| std::mem::take(&mut c.findings))
+            .unwrap_or_default()
     }
 
     /// Entries written so far.
@@ -159,8 +407,26 @@ impl<W: Write> Writer<W> {
         self.flushed + self.buf.len() as u64
     }
 
+    /// Closes the root element, flushes everything to the sink and returns it, with the
+    /// findings not yet taken.
+    ///
+    /// With [`refuse_errors`](WriteOptions::refuse_errors), a rule that only the end of the
+    /// document decides refuses it ([`WriteError::Refused`] with no entry number): the
+    /// root is not closed, so what was flushed already is a document no reader accepts.
+    pub fn finish(mut self) -> Result<Written<W>, WriteError> {
+        let findings = match self.checking.take() {
+            Some(checking) => checking.finish()?,
+            None => Vec::new(),
+        };
+        let out = self.close()?;
+        Ok(Written {
+            output: out,
+            findings,
+        })
+    }
+
     /// Closes the root element, flushes everything to the sink and returns it.
-    pub fn finish(mut self) -> Result<W, WriteError> {
+    pub(crate) fn close(mut self) -> Result<W, WriteError> {
         self.buf.extend_from_slice(b"</");
         self.buf.extend_from_slice(self.root.element().as_bytes());
         self.buf.extend_from_slice(b">\n");
@@ -549,9 +815,36 @@ pub(crate) fn write_event(out: &mut String, event: &Event<'_>) {
     }
 }
 
-/// Writes a whole document to a sink.
-pub fn write_document<W: Write>(out: W, document: &Document) -> Result<W, WriteError> {
-    let mut writer = Writer::new(out, &document.head)?;
+/// Writes a whole document to a sink, reporting the findings of the standard's rules and
+/// refusing none ([`WriteOptions::default`]); see [`write_document_with`].
+///
+/// ```
+/// use resourcesync_model::{Change, Document, DocumentHead, DocumentKind, Entry, Link, Relation, Rule};
+/// use resourcesync_xml::write_document;
+///
+/// let head = DocumentHead::of_kind(DocumentKind::ChangeList)
+///     .with_from("2013-01-03T00:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let mut doc = Document::new(head);
+/// doc.entries.push(Entry::new("http://example.com/res1".parse()?)); // no change
+/// let written = write_document(Vec::new(), &doc)?;
+/// assert_eq!(written.findings[0].rule, Rule::ChangeMandatory);
+/// assert!(written.has_errors());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_document<W: Write>(out: W, document: &Document) -> Result<Written<W>, WriteError> {
+    write_document_with(out, document, WriteOptions::default())
+}
+
+/// Writes a whole document to a sink with these options: with
+/// [`refuse_errors`](WriteOptions::refuse_errors), the first part that breaks a rule — the
+/// head, an entry, or the end — stops the writing with [`WriteError::Refused`].
+pub fn write_document_with<W: Write>(
+    out: W,
+    document: &Document,
+    options: WriteOptions,
+) -> Result<Written<W>, WriteError> {
+    let mut writer = Writer::with_options(out, &document.head, options)?;
     for entry in &document.entries {
         writer.write_entry(entry)?;
     }

@@ -81,8 +81,12 @@ fn corrupt_package() -> (Vec<u8>, usize) {
         zip.write_all(content).unwrap();
     }
     zip.start_file("manifest.xml", stored).unwrap();
-    zip.write_all(&resourcesync_xml::write_document(Vec::new(), &manifest).unwrap())
-        .unwrap();
+    zip.write_all(
+        &resourcesync_xml::write_document(Vec::new(), &manifest)
+            .unwrap()
+            .output,
+    )
+    .unwrap();
     (zip.finish().unwrap().into_inner(), faults)
 }
 

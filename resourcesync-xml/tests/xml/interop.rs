@@ -177,7 +177,7 @@ fn documents_we_write_are_read_by_resync_as_we_read_them() {
         let (doc, _) =
             read_document(&std::fs::read(format!("{examples}/{name}")).unwrap()).unwrap();
         let path = dir.join(name);
-        std::fs::write(&path, write_document(Vec::new(), &doc).unwrap()).unwrap();
+        std::fs::write(&path, write_document(Vec::new(), &doc).unwrap().output).unwrap();
         files.push(path);
         ours.push(describe(&doc));
     }

@@ -384,12 +384,12 @@ proptest! {
 
     #[test]
     fn write_then_read_gives_the_same_document(doc in document()) {
-        let written = write_document(Vec::new(), &doc).unwrap();
+        let written = write_document(Vec::new(), &doc).unwrap().output;
         let (read, _) = read_everywhere(&written, Limits::default())
             .unwrap_or_else(|e| panic!("{e}\n{}", String::from_utf8_lossy(&written)));
         prop_assert_eq!(&read, &doc);
         // Same bytes again: every value kept its written form.
-        prop_assert_eq!(write_document(Vec::new(), &read).unwrap(), written);
+        prop_assert_eq!(write_document(Vec::new(), &read).unwrap().output, written);
     }
 }
 
@@ -443,7 +443,7 @@ fn prefixes_are_declared_once_per_element() {
     let mut doc = Document::new(resource_list());
     doc.entries.push(entry);
     crate::document::assert_round_trip(&doc);
-    let xml = String::from_utf8(write_document(Vec::new(), &doc).unwrap()).unwrap();
+    let xml = String::from_utf8(write_document(Vec::new(), &doc).unwrap().output).unwrap();
     assert!(!xml.contains("xmlns:rs=\"urn:"), "{xml}");
 }
 
@@ -493,7 +493,7 @@ fn extensions_that_would_read_differently_are_refused() {
         writer
             .write_entry(&Entry::new("http://e.com/b".parse().unwrap()))
             .unwrap();
-        let xml = writer.finish().unwrap();
+        let xml = writer.finish().unwrap().output;
         let (read, _) = read_everywhere(&xml, Limits::default()).unwrap();
         assert_eq!(read.entries.len(), 1, "{name}");
     }
@@ -545,7 +545,7 @@ fn values_xml_cannot_carry_are_refused() {
     // Tab, line feed and carriage return are carried, escaped.
     entry.md = Some(Md::new().with_encoding("a\tb\nc\rd".into()));
     writer.write_entry(&entry).unwrap();
-    let (read, _) = read_everywhere(&writer.finish().unwrap(), Limits::default()).unwrap();
+    let (read, _) = read_everywhere(&writer.finish().unwrap().output, Limits::default()).unwrap();
     assert_eq!(read.entries.len(), 1);
     assert_eq!(
         read.entries[0].md.as_ref().unwrap().encoding.as_deref(),

@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 use resourcesync_model::{
     Change, CheckOptions, DocumentHead, DocumentKind as K, Entry, Link, Md, Relation, Uri,
 };
-use resourcesync_xml::{Limits, Reader, SetLimits, SetWriter, WriteError};
+use resourcesync_xml::{
+    Directory, Limits, Reader, SetLimits, SetOptions, SetWriter, WriteError, WriteOptions,
+    read_document,
+};
 
 use crate::rules_of;
 
@@ -62,7 +65,7 @@ fn publish(kind: K, entries: &[Entry], limits: SetLimits) -> Result<(Vec<Uri>, S
     for e in entries {
         set.write_entry(e)?;
     }
-    let summary = set.finish()?;
+    let summary = set.finish()?.output;
     assert_eq!(summary.entries, entries.len() as u64);
     Ok((summary.documents, store))
 }
@@ -179,22 +182,40 @@ fn a_set_that_fits_is_one_document_at_the_sets_uri() {
 
 #[test]
 fn refusals() {
+    // Out of order: the checker's rule, with the entry's number, as a reader reports it.
     let backwards = [entry(5, true), entry(4, true)];
-    assert!(matches!(
-        publish(K::ChangeList, &backwards, SetLimits::default()),
-        Err(WriteError::Invalid(_))
-    ));
+    match publish(K::ChangeList, &backwards, SetLimits::default()) {
+        Err(WriteError::Refused {
+            entry: Some(2),
+            findings,
+        }) => assert_eq!(rules_of(&findings), [("changelist-order", Some(2))]),
+        other => panic!("{:?}", other.map(|(uris, _)| uris)),
+    }
     // Out of order across parts: the entry without a datetime closes the first part and
     // starts a second, and the next is compared with the first part's change all the same.
     let mut untimed = entry(6, true);
     untimed.md.as_mut().unwrap().datetime = None;
     let across = [entry(5, true), untimed, entry(4, true)];
     match publish(K::ChangeList, &across, SetLimits::new(1, 52_428_800)) {
-        Err(WriteError::Invalid(message)) => assert_eq!(
-            message,
-            "entry 3: a change at 2013-01-01T00:04:00Z comes after one at 2013-01-01T00:05:00Z: \
-             changes come in forward chronological order"
+        Err(e @ WriteError::Refused { entry: Some(3), .. }) => assert_eq!(
+            e.to_string(),
+            "entry 3 refused: error [changelist-order, section 12.1] entry 3: \
+             datetime 2013-01-01T00:04:00Z is before the previous entry's 2013-01-01T00:05:00Z"
         ),
+        other => panic!("{:?}", other.map(|(uris, _)| uris)),
+    }
+    // A Change List entry without `change`.
+    let mut unchanged = entry(7, true);
+    unchanged.md.as_mut().unwrap().change = None;
+    match publish(
+        K::ChangeList,
+        &[entry(5, true), unchanged],
+        SetLimits::default(),
+    ) {
+        Err(WriteError::Refused {
+            entry: Some(2),
+            findings,
+        }) => assert_eq!(rules_of(&findings), [("change-mandatory", Some(2))]),
         other => panic!("{:?}", other.map(|(uris, _)| uris)),
     }
     let huge = [entry(1, false)];
@@ -214,4 +235,292 @@ fn refusals() {
         SetLimits::default(),
     );
     assert!(matches!(set, Err(WriteError::Invalid(_))));
+}
+
+#[test]
+fn a_head_that_breaks_a_rule_is_refused_before_anything_is_stored() {
+    let mut no_from = head(K::ChangeList);
+    no_from.md.from = None;
+    let mut stored = 0;
+    let set = SetWriter::new(
+        no_from,
+        "http://example.com/list.xml".parse().unwrap(),
+        |n| format!("http://example.com/list-{n}.xml").parse(),
+        |_: &Uri, _: &[u8]| {
+            stored += 1;
+            Ok(())
+        },
+        SetLimits::default(),
+    );
+    match set {
+        Err(WriteError::Refused {
+            entry: None,
+            findings,
+        }) => {
+            assert_eq!(rules_of(&findings), [("from-mandatory", None)])
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(stored, 0);
+}
+
+#[test]
+fn a_refused_entry_is_forgotten_and_the_set_goes_on() {
+    let mut store = Store::new();
+    let mut set = SetWriter::new(
+        head(K::ChangeList),
+        "http://example.com/list.xml".parse().unwrap(),
+        |n| format!("http://example.com/list-{n}.xml").parse(),
+        |uri: &Uri, xml: &[u8]| {
+            store.insert(uri.to_string(), xml.to_vec());
+            Ok(())
+        },
+        SetLimits::new(2, 52_428_800),
+    )
+    .unwrap();
+    set.write_entry(&entry(10, true)).unwrap();
+    set.write_entry(&entry(20, true)).unwrap();
+    // Before 20: refused, and not taken as the latest time.
+    assert!(set.write_entry(&entry(15, true)).is_err());
+    let mut unchanged = entry(30, true);
+    unchanged.md.as_mut().unwrap().change = None;
+    // Refused too, and its 00:30 forgotten: 00:25 is in order after it.
+    assert!(set.write_entry(&unchanged).is_err());
+    set.write_entry(&entry(25, true)).unwrap();
+    let written = set.finish().unwrap();
+    assert_eq!(written.findings, []);
+    assert_eq!(written.output.entries, 3);
+    let entries = read_back(&store, K::ChangeListIndex, K::ChangeList);
+    assert_eq!(entries, [entry(10, true), entry(20, true), entry(25, true)]);
+}
+
+#[test]
+fn reporting_instead_of_refusing_writes_and_reports_with_set_wide_numbers() {
+    let mut store = Store::new();
+    let options = SetOptions::default()
+        .with_limits(SetLimits::new(2, 52_428_800))
+        .with_write(WriteOptions::default().with_refuse_errors(false));
+    let mut set = SetWriter::with_store(
+        head(K::ChangeList),
+        "http://example.com/list.xml".parse().unwrap(),
+        (
+            |n| format!("http://example.com/list-{n}.xml").parse(),
+            |uri: &Uri, xml: &[u8]| {
+                store.insert(uri.to_string(), xml.to_vec());
+                Ok(())
+            },
+        ),
+        options,
+    )
+    .unwrap();
+    for i in [10, 20, 30, 15] {
+        set.write_entry(&entry(i, true)).unwrap();
+    }
+    let written = set.finish().unwrap();
+    assert_eq!(rules_of(&written.findings), [("changelist-order", Some(4))]);
+    assert!(written.has_errors());
+    // The parts' intervals never end before they start: the boundary is the latest time.
+    let (index, findings) = read_document(&store["http://example.com/list.xml"]).unwrap();
+    assert_eq!(rules_of(&findings), []);
+    let md = index.entries[1].md.as_ref().unwrap();
+    assert_eq!(md.from.unwrap().to_string(), "2013-01-01T00:30:00Z");
+}
+
+#[test]
+fn a_change_dump_out_of_order_is_a_warning_written() {
+    let dump_entry = |i: u32| {
+        let mut e = Entry::new(format!("http://example.com/p{i}.zip").parse().unwrap());
+        e.md = Some(
+            Md::new()
+                .with_from(format!("2013-01-01T00:{i:02}:00Z").parse().unwrap())
+                .with_length(10)
+                .with_media_type("application/zip".parse().unwrap()),
+        );
+        e
+    };
+    let entries = [dump_entry(10), dump_entry(5), dump_entry(20)];
+    let mut store = Store::new();
+    let mut set = SetWriter::new(
+        head(K::ChangeDump),
+        "http://example.com/list.xml".parse().unwrap(),
+        |n| format!("http://example.com/list-{n}.xml").parse(),
+        |uri: &Uri, xml: &[u8]| {
+            store.insert(uri.to_string(), xml.to_vec());
+            Ok(())
+        },
+        SetLimits::new(1, 52_428_800),
+    )
+    .unwrap();
+    for e in &entries {
+        set.write_entry(e).unwrap();
+    }
+    let written = set.finish().unwrap();
+    assert_eq!(rules_of(&written.findings), [("changedump-order", Some(2))]);
+    let (index, findings) = read_document(&store["http://example.com/list.xml"]).unwrap();
+    assert_eq!(rules_of(&findings), []);
+    assert_eq!(index.entries.len(), 3);
+}
+
+#[test]
+fn a_set_has_no_entry_limit_of_its_own() {
+    let mut parts = 0;
+    let mut set = SetWriter::new(
+        head(K::ResourceList),
+        "http://example.com/list.xml".parse().unwrap(),
+        |n| format!("http://example.com/list-{n}.xml").parse(),
+        |_: &Uri, _: &[u8]| {
+            parts += 1;
+            Ok(())
+        },
+        SetLimits::default(),
+    )
+    .unwrap();
+    for i in 0..50_001 {
+        set.write_entry(&entry(i, false)).unwrap();
+    }
+    let written = set.finish().unwrap();
+    assert_eq!(written.findings, []);
+    assert_eq!(written.output.documents.len(), 3);
+    assert_eq!(parts, 3);
+}
+
+/// Files under `root`, relative, sorted.
+fn files(root: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(feature = "gzip")]
+#[test]
+fn a_set_in_a_directory_names_its_parts_and_compresses_if_asked() {
+    use resourcesync_xml::Gzip;
+
+    let entries: Vec<Entry> = (0..5).map(|i| entry(i, true)).collect();
+    for (gzip, expected) in [
+        (
+            Gzip::Never,
+            &[
+                "changelist-00001.xml",
+                "changelist-00002.xml",
+                "changelist-00003.xml",
+                "changelist.xml",
+            ][..],
+        ),
+        (
+            Gzip::Parts,
+            &[
+                "changelist-00001.xml.gz",
+                "changelist-00002.xml.gz",
+                "changelist-00003.xml.gz",
+                "changelist.xml",
+            ],
+        ),
+        (
+            Gzip::All,
+            &[
+                "changelist-00001.xml.gz",
+                "changelist-00002.xml.gz",
+                "changelist-00003.xml.gz",
+                "changelist.xml.gz",
+            ],
+        ),
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let dir = Directory::new(root.path(), "http://example.com/sets/".parse().unwrap()).unwrap();
+        let options = SetOptions::default()
+            .with_limits(SetLimits::new(2, 52_428_800))
+            .with_gzip(gzip);
+        let mut set =
+            SetWriter::in_directory(head(K::ChangeList), dir, "changelist.xml", options).unwrap();
+        for e in &entries {
+            set.write_entry(e).unwrap();
+        }
+        let written = set.finish().unwrap();
+        assert_eq!(written.findings, []);
+        assert_eq!(files(root.path()), expected, "{gzip:?}");
+        for (uri, name) in written.output.documents.iter().zip(expected) {
+            assert_eq!(uri.as_str(), format!("http://example.com/sets/{name}"));
+            let bytes = std::fs::read(root.path().join(name)).unwrap();
+            assert_eq!(
+                bytes.starts_with(&[0x1f, 0x8b]),
+                name.ends_with(".gz"),
+                "{name}"
+            );
+        }
+        // Read back through the index, parts decompressed on the way.
+        let index_name = expected[3];
+        let (index, _) =
+            read_document(&std::fs::read(root.path().join(index_name)).unwrap()).unwrap();
+        let mut read = Vec::new();
+        for part in &index.entries {
+            let name = part.loc.as_str().rsplit('/').next().unwrap();
+            let (doc, findings) =
+                read_document(&std::fs::read(root.path().join(name)).unwrap()).unwrap();
+            assert_eq!(rules_of(&findings), []);
+            assert_eq!(
+                doc.head.link(&Relation::Index).unwrap().href.as_str(),
+                format!("http://example.com/sets/{index_name}")
+            );
+            read.extend(doc.entries);
+        }
+        assert_eq!(read, entries);
+    }
+    // A set that fits is one document, compressed only with Gzip::All.
+    for (gzip, name) in [
+        (Gzip::Parts, "changelist.xml"),
+        (Gzip::All, "changelist.xml.gz"),
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let dir = Directory::new(root.path(), "http://example.com/".parse().unwrap()).unwrap();
+        let options = SetOptions::default().with_gzip(gzip);
+        let mut set =
+            SetWriter::in_directory(head(K::ChangeList), dir, "changelist.xml", options).unwrap();
+        set.write_entry(&entries[0]).unwrap();
+        let _ = set.finish().unwrap();
+        assert_eq!(files(root.path()), [name]);
+    }
+}
+
+#[test]
+fn a_set_in_a_directory_refuses_bad_names() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = Directory::new(root.path(), "http://example.com/".parse().unwrap()).unwrap();
+    for name in [
+        "changelist",
+        ".xml",
+        "../changelist.xml",
+        "a b.xml",
+        "sub/.xml",
+    ] {
+        let set = SetWriter::in_directory(
+            head(K::ChangeList),
+            dir.clone(),
+            name,
+            SetOptions::default(),
+        );
+        assert!(set.is_err(), "{name}");
+    }
+    // A name in a subdirectory puts the parts beside it.
+    let mut set = SetWriter::in_directory(
+        head(K::ResourceList),
+        dir,
+        "lists/resourcelist.xml",
+        SetOptions::default().with_limits(SetLimits::new(1, 52_428_800)),
+    )
+    .unwrap();
+    set.write_entry(&entry(1, false)).unwrap();
+    set.write_entry(&entry(2, false)).unwrap();
+    let _ = set.finish().unwrap();
+    assert_eq!(
+        files(&root.path().join("lists")),
+        [
+            "resourcelist-00001.xml",
+            "resourcelist-00002.xml",
+            "resourcelist.xml"
+        ]
+    );
 }
