@@ -74,7 +74,14 @@ fn build(kind: DocumentKind, n: usize, limits: DumpLimits) -> (Document, Store, 
         dump.add_sized(b, &content[..], Some(content.len() as u64))
             .unwrap();
     }
-    (dump.finish().unwrap(), packages, manifests)
+    let dump = dump.finish().unwrap();
+    assert!(dump.findings.is_empty(), "{:?}", dump.findings);
+    assert_eq!(dump.manifest_findings.len(), dump.document.entries.len());
+    for ((uri, findings), entry) in dump.manifest_findings.iter().zip(&dump.document.entries) {
+        assert_eq!(uri, &entry.loc);
+        assert!(findings.is_empty(), "{uri}: {findings:?}");
+    }
+    (dump.document, packages, manifests)
 }
 
 fn check_packages(doc: &Document, packages: &Store, manifests: &Store) -> usize {
@@ -84,10 +91,10 @@ fn check_packages(doc: &Document, packages: &Store, manifests: &Store) -> usize 
         let md = entry.md.as_ref().unwrap();
         assert_eq!(md.length, Some(zip.len() as u64));
         assert_eq!(md.media_type.as_ref().unwrap().as_str(), "application/zip");
-        let mut package = Package::open(Cursor::new(zip.clone())).unwrap();
+        let mut package = Package::new(Cursor::new(zip.clone())).unwrap();
         assert!(package.findings().is_empty(), "{:?}", package.findings());
         package.verify().unwrap();
-        bitstreams += package.len();
+        bitstreams += package.bitstream_count();
         // The contents link points at a copy of exactly the package's manifest.
         let copy = &manifests.borrow()[entry.links[0].href.as_str()];
         let (copied, _) = resourcesync_xml::read_document(copy).unwrap();
