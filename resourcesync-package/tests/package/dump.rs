@@ -1,17 +1,15 @@
 //! The dump builder: packages within the limits, a dump document that validates, and
 //! every package verifying against its entry.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::Cursor;
-use std::rc::Rc;
 
 use resourcesync_model::{
     Change, CheckOptions, Document, DocumentHead, DocumentKind, Link, Relation, Uri, check_with,
 };
 use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, Package, PackageOptions};
 
-type Store = Rc<RefCell<BTreeMap<String, Vec<u8>>>>;
+type Store = BTreeMap<String, Vec<u8>>;
 
 fn head(kind: DocumentKind) -> DocumentHead {
     let mut head = DocumentHead::of_kind(kind);
@@ -29,24 +27,24 @@ fn head(kind: DocumentKind) -> DocumentHead {
 }
 
 fn build(kind: DocumentKind, n: usize, limits: DumpLimits) -> (Document, Store, Store) {
-    let packages: Store = Rc::default();
-    let manifests: Store = Rc::default();
-    let (p, m) = (packages.clone(), manifests.clone());
+    // Both sinks borrow local maps: the builder lives no longer than they do.
+    let mut packages = Store::new();
+    let mut manifests = Store::new();
     let mut dump = DumpBuilder::new(
         head(kind),
         |i| format!("http://example.com/dump-part{i}.zip").parse(),
         |_: &Uri| Ok(Vec::new()),
-        move |uri: &Uri, zip: Vec<u8>| {
-            p.borrow_mut().insert(uri.to_string(), zip);
+        |uri: &Uri, zip: Vec<u8>| {
+            packages.insert(uri.to_string(), zip);
             Ok(())
         },
         limits,
         PackageOptions::default(),
     )
     .unwrap()
-    .with_manifest_copies(move |i, _, xml| {
+    .with_manifest_copies(|i, _, xml| {
         let uri = format!("http://example.com/dump-part{i}-manifest.xml");
-        m.borrow_mut().insert(uri.clone(), xml.to_vec());
+        manifests.insert(uri.clone(), xml.to_vec());
         Ok(uri.parse().unwrap())
     });
     for i in 0..n {
@@ -87,7 +85,7 @@ fn build(kind: DocumentKind, n: usize, limits: DumpLimits) -> (Document, Store, 
 fn check_packages(doc: &Document, packages: &Store, manifests: &Store) -> usize {
     let mut bitstreams = 0;
     for entry in &doc.entries {
-        let zip = &packages.borrow()[entry.loc.as_str()];
+        let zip = &packages[entry.loc.as_str()];
         let md = entry.md.as_ref().unwrap();
         assert_eq!(md.length, Some(zip.len() as u64));
         assert_eq!(md.media_type.as_ref().unwrap().as_str(), "application/zip");
@@ -96,7 +94,7 @@ fn check_packages(doc: &Document, packages: &Store, manifests: &Store) -> usize 
         package.verify().unwrap();
         bitstreams += package.bitstream_count();
         // The contents link points at a copy of exactly the package's manifest.
-        let copy = &manifests.borrow()[entry.links[0].href.as_str()];
+        let copy = &manifests[entry.links[0].href.as_str()];
         let (copied, _) = resourcesync_xml::read_document(copy).unwrap();
         assert_eq!(&copied, package.manifest());
         // A Change Dump's package covers the interval its manifest says.

@@ -118,6 +118,10 @@ fn a_change_dump_package_round_trips_with_deletions_and_patches() {
     patch_bits.datetime = Some("2013-01-02T20:00:00Z".parse().unwrap());
     patch_bits.media_type = Some("application/json-patch+json".parse().unwrap());
     writer.add(patch_bits, &b"[]"[..]).unwrap();
+    // Three names for three counts: the manifest's entries (deletions too), the
+    // bitstreams written (files in the ZIP but the manifest) and, read back, the same.
+    assert_eq!(writer.manifest_entries(), 4);
+    assert_eq!(writer.bitstream_count(), 3);
     let (zip, _) = writer.finish().unwrap();
 
     let mut package = Package::new(Cursor::new(zip)).unwrap();
