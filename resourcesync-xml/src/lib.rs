@@ -7,7 +7,9 @@
 //! entries from a slice at 82–84 % of the speed of a raw quick-xml loop that builds
 //! nothing: see `benches/README.md`); and writes them back entry by entry to any `Write`.
 //!
-//! Out of scope: HTTP, files and the clock. The caller hands in bytes and takes bytes.
+//! Out of scope: HTTP and the clock. The caller hands in bytes and takes bytes; the one
+//! exception is [`Directory`], which maps the URIs under a base to the files of a
+//! directory a web server publishes, and writes them atomically.
 //!
 //! # Entry types
 //! - [`Reader`]: streaming, namespace-aware, limited ([`Limits`]), checking the
@@ -15,6 +17,8 @@
 //!   a whole document in memory.
 //! - [`Writer`]: streaming, escaping, ending with a fallible [`Writer::finish`];
 //!   [`write_document`] for a whole document.
+//! - [`Directory`]: a directory served at a base URI; the one checked way from a URI to a
+//!   file name.
 //! - [`SetWriter`]: a Resource List, Resource Dump, Change List or Change Dump of any size,
 //!   split into as many documents as the limits require, with the index over them.
 //!
@@ -85,6 +89,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod directory;
 mod error;
 mod extension;
 mod input;
@@ -94,6 +99,7 @@ mod set;
 mod source;
 mod writer;
 
+pub use directory::{Directory, DirectoryError, MAX_SEGMENT_LEN};
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use extension::ExtensionError;
 pub use reader::{Limits, Reader, read_document};

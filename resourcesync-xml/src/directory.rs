@@ -1,0 +1,401 @@
+//! A directory on disk that a web server serves at a base URI: the one place where a
+//! document's URI becomes a file name.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use resourcesync_model::{Uri, UriError};
+
+/// The longest path segment, in bytes after percent-decoding, that [`Directory::path`]
+/// accepts: 255, the `NAME_MAX` of ext4, XFS, APFS and NTFS.
+pub const MAX_SEGMENT_LEN: usize = 255;
+
+/// A directory on disk that a web server publishes at a base URI.
+///
+/// Every URI under the base names one file under the directory: the base
+/// `http://example.com/dataset1/` and the directory `/srv/www/dataset1` put
+/// `http://example.com/dataset1/changes/changelist.xml` at
+/// `/srv/www/dataset1/changes/changelist.xml`. A URI reaches the file system only through
+/// [`path`](Directory::path), which refuses, each with its own [`DirectoryError`], a URI
+/// that could name a file outside the directory or a name a server would not serve as
+/// written. [`write`](Directory::write) replaces a file atomically.
+///
+/// Path segments are percent-decoded (`a%20b.xml` is the file `a b.xml`), as web servers
+/// map them. Symbolic links inside the directory are followed: they are the publisher's
+/// own.
+///
+/// ```
+/// use resourcesync_xml::Directory;
+///
+/// let root = tempfile::tempdir()?;
+/// let dir = Directory::new(root.path(), "http://example.com/dataset1/".parse()?)?;
+/// let uri = dir.uri("resourcelist-00001.xml")?;
+/// assert_eq!(uri.as_str(), "http://example.com/dataset1/resourcelist-00001.xml");
+/// let path = dir.write(&uri, b"<urlset/>")?;
+/// assert_eq!(path, root.path().join("resourcelist-00001.xml"));
+/// assert_eq!(std::fs::read(&path)?, b"<urlset/>");
+///
+/// // A URI that climbs out of the base names no file.
+/// assert!(dir.path(&"http://example.com/dataset1/../secret.xml".parse()?).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Directory {
+    root: PathBuf,
+    base: Uri,
+    /// The base's path, as written: from its first `/` to its last.
+    base_path_len: usize,
+}
+
+/// Why a base URI, a URI or a name cannot be mapped to a file, or the file not written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DirectoryError {
+    /// The base is not an `http` or `https` URI whose path ends in `/`, without query or
+    /// fragment, with segments [`Directory::path`] would accept.
+    #[error("invalid base URI \"{base}\": {reason}")]
+    InvalidBase {
+        /// The base as given.
+        base: Uri,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A relative name that does not make a URI.
+    #[error("name \"{name}\" makes no URI: {error}")]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// Why the joined text is no URI.
+        error: UriError,
+    },
+    /// Another scheme, host or port than the base's, or a path outside the base's.
+    #[error("{uri} is outside {base}")]
+    OutsideBase {
+        /// The URI refused.
+        uri: Uri,
+        /// The directory's base.
+        base: Uri,
+    },
+    /// A query or fragment, which a static file server ignores or serves elsewhere.
+    #[error("{uri} has a query or fragment")]
+    QueryOrFragment {
+        /// The URI refused.
+        uri: Uri,
+    },
+    /// A `.` or `..` segment.
+    #[error("{uri} has the dot segment \"{segment}\"")]
+    DotSegment {
+        /// The URI refused.
+        uri: Uri,
+        /// The segment as written.
+        segment: String,
+    },
+    /// A segment that is `.` or `..` once percent-decoded, such as `%2e%2E`.
+    #[error("{uri} has the percent-encoded dot segment \"{segment}\"")]
+    EncodedDotSegment {
+        /// The URI refused.
+        uri: Uri,
+        /// The segment as written.
+        segment: String,
+    },
+    /// A backslash, or a `/` or `\` percent-encoded inside a segment: Windows and some
+    /// servers read either as a separator.
+    #[error("{uri} has a backslash or an encoded separator in \"{segment}\"")]
+    Separator {
+        /// The URI refused.
+        uri: Uri,
+        /// The segment as written.
+        segment: String,
+    },
+    /// NUL or another control character (U+0000 to U+001F, U+007F), as written or
+    /// percent-encoded.
+    #[error("{uri} has the control character U+{code:04X}")]
+    ControlCharacter {
+        /// The URI refused.
+        uri: Uri,
+        /// The character's code point.
+        code: u32,
+    },
+    /// A segment that percent-decodes to bytes that are not UTF-8.
+    #[error("{uri}: segment \"{segment}\" is not UTF-8 once decoded")]
+    NotUtf8 {
+        /// The URI refused.
+        uri: Uri,
+        /// The segment as written.
+        segment: String,
+    },
+    /// An empty segment (`a//b`, or a path ending in `/`): a directory, or a name that
+    /// file systems collapse.
+    #[error("{uri} has an empty path segment")]
+    EmptySegment {
+        /// The URI refused.
+        uri: Uri,
+    },
+    /// A segment longer than [`MAX_SEGMENT_LEN`] bytes once decoded.
+    #[error("{uri} has a segment of {len} bytes, more than {MAX_SEGMENT_LEN}")]
+    SegmentTooLong {
+        /// The URI refused.
+        uri: Uri,
+        /// The decoded segment's length in bytes.
+        len: usize,
+    },
+    /// Creating the directories, writing, syncing or renaming the file failed. No
+    /// temporary file is left behind, and a file that was there before is unchanged.
+    #[error("writing {}: {source}", .path.display())]
+    Io {
+        /// The file being written.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+}
+
+impl Directory {
+    /// The directory `root`, served at `base`. The directory need not exist yet:
+    /// [`write`](Directory::write) creates it.
+    pub fn new(root: impl Into<PathBuf>, base: Uri) -> Result<Directory, DirectoryError> {
+        let invalid = |reason| DirectoryError::InvalidBase {
+            base: base.clone(),
+            reason,
+        };
+        if !base.is_http() {
+            return Err(invalid("not an http or https URI"));
+        }
+        let s = base.as_str();
+        if s.contains(['?', '#']) {
+            return Err(invalid("it has a query or fragment"));
+        }
+        let Some(authority) = base.authority().filter(|a| !a.is_empty()) else {
+            return Err(invalid("it has no host"));
+        };
+        let path_start = base.scheme().len() + 3 + authority.len();
+        let path = &s[path_start..];
+        if !path.ends_with('/') {
+            return Err(invalid("its path does not end in /"));
+        }
+        if base.to_url().is_err() {
+            return Err(invalid("its host or port cannot be parsed"));
+        }
+        let directory = Directory {
+            root: root.into(),
+            base_path_len: path.len(),
+            base: base.clone(),
+        };
+        // The base's own segments must be ones a file could have: they are compared, not
+        // joined, but a `..` or an empty one would make "under the base" ambiguous.
+        if path.len() > 1 {
+            for segment in path[1..path.len() - 1].split('/') {
+                if directory.segment(&base, segment).is_err() {
+                    return Err(invalid("its path has a segment no file could have"));
+                }
+            }
+        }
+        Ok(directory)
+    }
+
+    /// The directory on disk.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The URI the directory is served at, ending in `/`.
+    pub fn base(&self) -> &Uri {
+        &self.base
+    }
+
+    /// The URI of a file under the directory: the base joined with `relative`, a name
+    /// such as `resourcelist-00001.xml` or `changes/changelist.xml` written as it stands in
+    /// a URI (percent-encoded where need be). A name whose URI [`path`](Directory::path)
+    /// would refuse is refused.
+    pub fn uri(&self, relative: &str) -> Result<Uri, DirectoryError> {
+        let joined = format!("{}{relative}", self.base);
+        let uri: Uri = joined
+            .parse()
+            .map_err(|error| DirectoryError::InvalidName {
+                name: relative.to_owned(),
+                error,
+            })?;
+        self.path(&uri)?;
+        Ok(uri)
+    }
+
+    /// The file a URI under the base names.
+    ///
+    /// Refused, each with its own error: another scheme, host, port (compared as the
+    /// `url` crate normalises them: case-insensitively, a default port as none) or
+    /// userinfo, or a path
+    /// that does not start with the base's ([`DirectoryError::OutsideBase`]); a query or
+    /// fragment; `.` and `..` segments, as written or percent-encoded; backslashes and
+    /// encoded separators; control characters, as written or encoded; segments that are
+    /// empty, not UTF-8 once decoded, or longer than [`MAX_SEGMENT_LEN`].
+    pub fn path(&self, uri: &Uri) -> Result<PathBuf, DirectoryError> {
+        let s = uri.as_str();
+        // Control characters first: they would make every later message unreadable.
+        if let Some(b) = s.bytes().find(|&b| b < 0x20 || b == 0x7F) {
+            return Err(DirectoryError::ControlCharacter {
+                uri: uri.clone(),
+                code: u32::from(b),
+            });
+        }
+        if s.contains(['?', '#']) {
+            return Err(DirectoryError::QueryOrFragment { uri: uri.clone() });
+        }
+        let outside = || DirectoryError::OutsideBase {
+            uri: uri.clone(),
+            base: self.base.clone(),
+        };
+        let same_origin = match (uri.to_url(), self.base.to_url()) {
+            (Ok(a), Ok(b)) => a.origin() == b.origin(),
+            _ => false,
+        };
+        // A userinfo the base does not have is refused too: `http://example.org@example.com/`
+        // reads as another host to whoever reads it.
+        let same_origin = same_origin && uri.userinfo() == self.base.userinfo();
+        let Some(authority) = uri.authority().filter(|_| same_origin) else {
+            return Err(outside());
+        };
+        // The path as written: dot segments must be seen before anything resolves them.
+        // Its first segments must be the base's, compared decoded (`%7E` is `~`).
+        let path = &s[uri.scheme().len() + 3 + authority.len()..];
+        let mut segments = path.strip_prefix('/').ok_or_else(outside)?.split('/');
+        for base_segment in self.base_segments() {
+            let same = segments
+                .next()
+                .is_some_and(|segment| decode(segment) == decode(base_segment));
+            if !same {
+                return Err(outside());
+            }
+        }
+        let mut file = self.root.clone();
+        for segment in segments {
+            file.push(self.segment(uri, segment)?);
+        }
+        if file == self.root {
+            // The base itself: a directory, not a file.
+            return Err(DirectoryError::EmptySegment { uri: uri.clone() });
+        }
+        Ok(file)
+    }
+
+    /// The base path's segments, as written, without the empty one after its last `/`.
+    fn base_segments(&self) -> impl Iterator<Item = &str> {
+        let s = self.base.as_str();
+        let path = &s[s.len() - self.base_path_len..];
+        path[1..].split('/').filter(|segment| !segment.is_empty())
+    }
+
+    /// One path segment, decoded, or why it names no file.
+    fn segment(&self, uri: &Uri, segment: &str) -> Result<String, DirectoryError> {
+        let named = || segment.to_owned();
+        if segment.is_empty() {
+            return Err(DirectoryError::EmptySegment { uri: uri.clone() });
+        }
+        if segment == "." || segment == ".." {
+            return Err(DirectoryError::DotSegment {
+                uri: uri.clone(),
+                segment: named(),
+            });
+        }
+        if segment.contains('\\') {
+            return Err(DirectoryError::Separator {
+                uri: uri.clone(),
+                segment: named(),
+            });
+        }
+        let Some(decoded) = decode(segment) else {
+            return Err(DirectoryError::NotUtf8 {
+                uri: uri.clone(),
+                segment: named(),
+            });
+        };
+        if decoded == "." || decoded == ".." {
+            return Err(DirectoryError::EncodedDotSegment {
+                uri: uri.clone(),
+                segment: named(),
+            });
+        }
+        if let Some(c) = decoded.chars().find(|c| c.is_ascii_control()) {
+            return Err(DirectoryError::ControlCharacter {
+                uri: uri.clone(),
+                code: u32::from(c),
+            });
+        }
+        if decoded.contains(['/', '\\']) {
+            return Err(DirectoryError::Separator {
+                uri: uri.clone(),
+                segment: named(),
+            });
+        }
+        if decoded.len() > MAX_SEGMENT_LEN {
+            return Err(DirectoryError::SegmentTooLong {
+                uri: uri.clone(),
+                len: decoded.len(),
+            });
+        }
+        Ok(decoded)
+    }
+
+    /// Writes `bytes` as the file `uri` names, atomically: into a temporary file in the
+    /// target's directory, synced to disk, then renamed over the target, so a web server
+    /// serves the old file or the new one, never part of one. Creates the directories on
+    /// the way. On failure no temporary file is left behind and a file that was there
+    /// before is unchanged. Returns the file's path.
+    pub fn write(&self, uri: &Uri, bytes: &[u8]) -> Result<PathBuf, DirectoryError> {
+        let path = self.path(uri)?;
+        let io = |source| DirectoryError::Io {
+            path: path.clone(),
+            source,
+        };
+        // `path` has at least one segment under the root, so it has a parent.
+        let parent = path.parent().unwrap_or(&self.root);
+        fs::create_dir_all(parent).map_err(io)?;
+        // In the target's directory, not the system's temporary one: a rename is atomic
+        // only within one file system. Dropped on any error, which deletes it.
+        let mut temp = tempfile::Builder::new()
+            .prefix(".resourcesync-")
+            .suffix(".tmp")
+            .tempfile_in(parent)
+            .map_err(io)?;
+        temp.write_all(bytes).map_err(io)?;
+        temp.as_file().sync_all().map_err(io)?;
+        temp.persist(&path).map_err(|e| io(e.error))?;
+        // The rename is durable once the directory that holds it is synced. Windows
+        // cannot open a directory as a file, and does not need to.
+        #[cfg(unix)]
+        fs::File::open(parent)
+            .and_then(|dir| dir.sync_all())
+            .map_err(io)?;
+        Ok(path)
+    }
+}
+
+/// Percent-decodes a segment; `None` if the bytes are not UTF-8. A `%` not followed by
+/// two hex digits is kept as it is (a [`Uri`] never has one).
+fn decode(segment: &str) -> Option<String> {
+    if !segment.contains('%') {
+        return Some(segment.to_owned());
+    }
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        let escaped = match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
+            (b'%', Some(&h), Some(&l)) => hex(h).zip(hex(l)),
+            _ => None,
+        };
+        match escaped {
+            Some((h, l)) => {
+                // Two hex digits make a byte.
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
