@@ -2,15 +2,18 @@
 //! limits require, and the dump document that lists them.
 
 use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 
 use resourcesync_model::{
     Checker, Document, DocumentHead, DocumentKind, Entry, Finding, Link, MAX_ENTRIES, Relation,
     Uri, UriError, W3cDateTime,
 };
 
+use resourcesync_xml::Directory;
+
 use crate::writer::{
-    Bitstream, PackageInfo, PackageOptions, PackageWriter, check_first_entry, check_next_entry,
-    deleted_entry, refused,
+    Bitstream, PackageFile, PackageInfo, PackageOptions, PackageWriter, check_first_entry,
+    check_next_entry, deleted_entry, refused,
 };
 use crate::{Misuse, PackageError};
 
@@ -48,6 +51,33 @@ impl DumpLimits {
 /// Stores a copy of package `n`'s manifest and returns its URI.
 type StoreManifest<'a> = dyn FnMut(usize, &Uri, &[u8]) -> io::Result<Uri> + 'a;
 
+/// Where the packages go: the caller's sinks, or files of a directory.
+enum Destination<'a, N, O, C, W> {
+    Sinks {
+        package_uri: N,
+        open_package: O,
+        close_package: C,
+    },
+    Directory {
+        directory: &'a Directory,
+        /// The dump's name: `{name}.xml`, `{name}-00001.zip`, `{name}-00001-manifest.xml`.
+        name: String,
+        /// Opens a package file and moves it into place: [`PackageFile`]'s, for `W`.
+        create: fn(&Path) -> Result<W, PackageError>,
+        persist: fn(W) -> Result<PathBuf, PackageError>,
+    },
+}
+
+/// The type of a [`DumpBuilder`] that writes into a [`Directory`]
+/// ([`DumpBuilder::in_directory`]): its sinks are the directory's files.
+pub type DirectoryDumpBuilder<'a> = DumpBuilder<
+    'a,
+    fn(usize) -> Result<Uri, UriError>,
+    fn(&Uri) -> io::Result<PackageFile>,
+    fn(&Uri, PackageFile) -> io::Result<()>,
+    PackageFile,
+>;
+
 /// The package being filled.
 struct Open<W: Write> {
     writer: PackageWriter<W>,
@@ -69,6 +99,9 @@ pub struct DumpInfo {
     /// Each package's URI and the findings of its manifest
     /// ([`PackageInfo::findings`]), in the dump's order.
     pub manifest_findings: Vec<(Uri, Vec<Finding>)>,
+    /// In a directory ([`DumpBuilder::in_directory`]): the URI the dump document was
+    /// written at, and its file.
+    pub written: Option<(Uri, PathBuf)>,
 }
 
 /// Builds a Resource Dump or a Change Dump: bitstreams go into ZIP packages, a new one
@@ -131,9 +164,7 @@ pub struct DumpInfo {
 #[must_use = "the dump document is returned only by `finish`, which also closes the last package"]
 pub struct DumpBuilder<'a, N, O, C, W: Write> {
     head: DocumentHead,
-    package_uri: N,
-    open_package: O,
-    close_package: C,
+    destination: Destination<'a, N, O, C, W>,
     manifests: Option<Box<StoreManifest<'a>>>,
     limits: DumpLimits,
     options: PackageOptions,
@@ -184,6 +215,21 @@ where
         limits: DumpLimits,
         options: PackageOptions,
     ) -> Result<DumpBuilder<'a, N, O, C, W>, PackageError> {
+        let destination = Destination::Sinks {
+            package_uri,
+            open_package,
+            close_package,
+        };
+        DumpBuilder::with_destination(head, destination, limits, options)
+    }
+
+    /// [`new`](Self::new) with packages going to `destination`.
+    fn with_destination(
+        head: DocumentHead,
+        destination: Destination<'a, N, O, C, W>,
+        limits: DumpLimits,
+        options: PackageOptions,
+    ) -> Result<DumpBuilder<'a, N, O, C, W>, PackageError> {
         let intervals = match head.kind() {
             DocumentKind::ResourceDump => false,
             DocumentKind::ChangeDump => true,
@@ -206,9 +252,7 @@ where
             last_change: None,
             document: Document::new(head.clone()),
             head,
-            package_uri,
-            open_package,
-            close_package,
+            destination,
             manifests: None,
             limits,
             options,
@@ -302,7 +346,10 @@ where
             &mut self.findings,
             &self.options,
         )?;
-        (self.close_package)(&open.uri, sink)?;
+        match &mut self.destination {
+            Destination::Sinks { close_package, .. } => close_package(&open.uri, sink)?,
+            Destination::Directory { persist, .. } => drop(persist(sink)?),
+        }
         self.document.entries.push(entry);
         self.manifest_findings.push((open.uri, info.findings));
         Ok(())
@@ -322,14 +369,29 @@ where
         let md = entry.md_mut();
         md.length = Some(info.digests.length);
         md.hash = Some(info.digests.hashes());
-        if let Some(store) = &mut self.manifests {
-            let xml = resourcesync_xml::write_document(Vec::new(), &info.manifest)
-                .map_err(PackageError::ManifestWrite)?;
-            let href = store(n, uri, &xml)?;
-            let mut link = Link::new(Relation::Contents, href);
-            link.media_type = "application/xml".parse().ok();
-            entry.links.push(link);
+        let in_directory = match &self.destination {
+            Destination::Directory {
+                directory, name, ..
+            } => Some((*directory, name.as_str())),
+            Destination::Sinks { .. } => None,
+        };
+        if self.manifests.is_none() && in_directory.is_none() {
+            return Ok(entry);
         }
+        let xml = resourcesync_xml::write_document(Vec::new(), &info.manifest)
+            .map_err(PackageError::ManifestWrite)?;
+        let href = match (&mut self.manifests, in_directory) {
+            (Some(store), _) => store(n, uri, &xml)?,
+            (None, Some((directory, name))) => {
+                let href = directory.uri(&format!("{name}-{n:05}-manifest.xml"))?;
+                directory.write(&href, &xml)?;
+                href
+            }
+            (None, None) => return Ok(entry),
+        };
+        let mut link = Link::new(Relation::Contents, href);
+        link.media_type = "application/xml".parse().ok();
+        entry.links.push(link);
         Ok(entry)
     }
 
@@ -413,8 +475,14 @@ where
         let head = self.manifest_head(from);
         check_first_entry(&head, entry, &self.options)?;
         let n = self.document.entries.len() + 1 + usize::from(self.current.is_some());
-        let uri =
-            (self.package_uri)(n).map_err(|reason| Misuse::PackageUri { number: n, reason })?;
+        let uri = match &mut self.destination {
+            Destination::Sinks { package_uri, .. } => {
+                package_uri(n).map_err(|reason| Misuse::PackageUri { number: n, reason })?
+            }
+            Destination::Directory {
+                directory, name, ..
+            } => directory.uri(&format!("{name}-{n:05}.zip"))?,
+        };
         let mut checker = self.checker.clone();
         let mut findings = Vec::new();
         checker.check_entry(&self.entry_head(&uri, from, None), &mut findings);
@@ -430,7 +498,12 @@ where
             self.close(from)?;
         }
         self.next_from = from;
-        let sink = (self.open_package)(&uri)?;
+        let sink = match &mut self.destination {
+            Destination::Sinks { open_package, .. } => open_package(&uri)?,
+            Destination::Directory {
+                directory, create, ..
+            } => create(&directory.path(&uri)?)?,
+        };
         let writer = PackageWriter::new(sink, head, self.options)?;
         Ok(self.current.insert(Open {
             writer,
@@ -455,10 +528,87 @@ where
             }
             .into());
         }
+        let written = match &self.destination {
+            Destination::Directory {
+                directory, name, ..
+            } => {
+                let xml = resourcesync_xml::write_document(Vec::new(), &self.document)
+                    .map_err(PackageError::ManifestWrite)?;
+                let uri = directory.uri(&format!("{name}.xml"))?;
+                let path = directory.write(&uri, &xml)?;
+                Some((uri, path))
+            }
+            Destination::Sinks { .. } => None,
+        };
         Ok(DumpInfo {
             document: self.document,
             findings: self.findings,
             manifest_findings: self.manifest_findings,
+            written,
         })
+    }
+}
+
+impl<'a> DirectoryDumpBuilder<'a> {
+    /// Starts a dump written into `directory`, served at its base URI, under the name
+    /// `name`: the packages are the files `{name}-00001.zip`, `{name}-00002.zip`, …, each
+    /// with a copy of its manifest, `{name}-00001-manifest.xml`, linked from its entry
+    /// with `rel="contents"`; [`finish`](DumpBuilder::finish) writes the dump document,
+    /// `{name}.xml`, and returns its URI and path in [`DumpInfo::written`]. The
+    /// directory maps every URI to its file ([`Directory::path`]), so the caller writes no
+    /// such mapping.
+    ///
+    /// A package is written beside its file and moved into place when it is complete
+    /// (as [`PackageWriter::create`] does), never over a file that exists
+    /// ([`Misuse::TargetExists`]): a client that read an earlier dump document must not
+    /// find a package its entry does not describe. The manifest copies and the dump
+    /// document replace their files atomically ([`Directory::write`]), the dump document
+    /// last, once every package it lists is in place. A name that makes no URI under the
+    /// base is refused here; otherwise as [`new`](DumpBuilder::new). A store given to
+    /// [`with_manifest_copies`](DumpBuilder::with_manifest_copies) takes the manifest
+    /// copies instead of the directory.
+    ///
+    /// ```
+    /// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
+    /// use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, Package, PackageOptions};
+    /// use resourcesync_xml::Directory;
+    ///
+    /// let root = tempfile::tempdir()?;
+    /// let directory = Directory::new(root.path(), "http://example.com/dataset1/".parse()?)?;
+    /// let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
+    ///     .with_at("2013-01-03T09:00:00Z".parse()?)
+    ///     .with_link(Link::new(Relation::Up, "http://example.com/dataset1/capabilitylist.xml".parse()?));
+    /// let mut dump = DumpBuilder::in_directory(
+    ///     head, &directory, "resourcedump", DumpLimits::new(u64::MAX, 1), PackageOptions::default(),
+    /// )?;
+    /// for i in 1..=2 {
+    ///     let b = Bitstream::new(format!("http://example.com/res{i}").parse()?, format!("/res{i}").into());
+    ///     dump.add(b, &b"content"[..])?;
+    /// }
+    /// let dump = dump.finish()?;
+    /// let (uri, path) = dump.written.unwrap();
+    /// assert_eq!(uri.as_str(), "http://example.com/dataset1/resourcedump.xml");
+    /// assert_eq!(path, root.path().join("resourcedump.xml"));
+    /// let package = &dump.document.entries[1];
+    /// assert_eq!(package.loc.as_str(), "http://example.com/dataset1/resourcedump-00002.zip");
+    /// assert_eq!(package.links[0].href.as_str(), "http://example.com/dataset1/resourcedump-00002-manifest.xml");
+    /// Package::open(directory.path(&package.loc)?)?.verify()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn in_directory(
+        head: DocumentHead,
+        directory: &'a Directory,
+        name: &str,
+        limits: DumpLimits,
+        options: PackageOptions,
+    ) -> Result<DirectoryDumpBuilder<'a>, PackageError> {
+        directory.uri(&format!("{name}.xml"))?;
+        let destination = Destination::Directory {
+            directory,
+            name: name.to_owned(),
+            create: PackageFile::create_new,
+            persist: PackageFile::persist,
+        };
+        DumpBuilder::with_destination(head, destination, limits, options)
     }
 }

@@ -48,6 +48,11 @@ pub enum PackageError {
     /// The caller asked for something the standard or this crate does not allow.
     #[error(transparent)]
     Misuse(#[from] Misuse),
+    /// A URI under a [`Directory`](resourcesync_xml::Directory) that names no file there, or
+    /// a file of it that could not be written
+    /// ([`DumpBuilder::in_directory`](crate::DumpBuilder::in_directory)).
+    #[error(transparent)]
+    Directory(#[from] resourcesync_xml::DirectoryError),
     /// An error of a package file this crate opened or created itself
     /// ([`Package::open`](crate::Package::open), [`PackageWriter::create`](crate::PackageWriter::create)):
     /// the path, and the error as it would be without one.

@@ -124,7 +124,7 @@ mod name;
 mod reader;
 mod writer;
 
-pub use dump::{DumpBuilder, DumpInfo, DumpLimits};
+pub use dump::{DirectoryDumpBuilder, DumpBuilder, DumpInfo, DumpLimits};
 pub use error::{
     BadPackage, Collision, ContentProblem, FixityError, HeaderProblem, LimitExceeded, Misuse,
     PackageError, PathProblem, SizeProblem,

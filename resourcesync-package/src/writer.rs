@@ -761,6 +761,22 @@ impl PackageFile {
         })
     }
 
+    /// [`create`](Self::create), making `target`'s directory if need be, and refused at
+    /// once if `target` exists, before anything is written: the rename into place would
+    /// refuse it anyway, after the package was written.
+    pub(crate) fn create_new(target: &Path) -> Result<PackageFile, PackageError> {
+        if target.exists() {
+            return Err(Misuse::TargetExists(target.to_path_buf()).into());
+        }
+        if let Some(dir) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| PackageError::File {
+                path: target.to_path_buf(),
+                source: Box::new(PackageError::Io(e)),
+            })?;
+        }
+        PackageFile::create(target)
+    }
+
     /// The path the package goes to.
     pub fn target(&self) -> &Path {
         &self.target

@@ -146,3 +146,128 @@ fn a_change_dump_has_contiguous_intervals_in_order() {
     assert_eq!(intervals[0].0, "2013-01-01T00:00:00Z");
     assert_eq!(intervals.last().unwrap().1, None, "the dump is open");
 }
+
+mod in_directory {
+    use super::*;
+    use resourcesync_package::{Misuse, PackageError};
+    use resourcesync_xml::Directory;
+
+    fn files(root: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn change(i: usize) -> Bitstream {
+        let mut b = Bitstream::new(
+            format!("http://example.com/res{i}").parse().unwrap(),
+            format!("/changes/res{i}").into(),
+        );
+        b.media_type = Some("text/plain".parse().unwrap());
+        b.change = Some(Change::Updated);
+        b.datetime = Some(format!("2013-01-01T10:{i:02}:00Z").parse().unwrap());
+        b
+    }
+
+    #[test]
+    fn packages_manifest_copies_and_the_dump_document_land_under_the_base() {
+        let root = tempfile::tempdir().unwrap();
+        let directory = Directory::new(
+            root.path().join("dataset1"),
+            "http://example.com/dataset1/".parse().unwrap(),
+        )
+        .unwrap();
+        let mut dump = DumpBuilder::in_directory(
+            head(DocumentKind::ChangeDump),
+            &directory,
+            "changedump",
+            DumpLimits::new(u64::MAX, 2),
+            PackageOptions::default(),
+        )
+        .unwrap();
+        for i in 0..5 {
+            dump.add(change(i), &b"content"[..]).unwrap();
+        }
+        let dump = dump.finish().unwrap();
+        let (uri, path) = dump.written.clone().unwrap();
+        assert_eq!(uri.as_str(), "http://example.com/dataset1/changedump.xml");
+        assert_eq!(
+            files(&root.path().join("dataset1")),
+            [
+                "changedump-00001-manifest.xml",
+                "changedump-00001.zip",
+                "changedump-00002-manifest.xml",
+                "changedump-00002.zip",
+                "changedump-00003-manifest.xml",
+                "changedump-00003.zip",
+                "changedump.xml",
+            ],
+            "no temporary file is left"
+        );
+        // The document on disk is the one returned, and every URI in it names its file.
+        let (read, findings) =
+            resourcesync_xml::read_document(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(read, dump.document);
+        assert!(findings.is_empty(), "{findings:?}");
+        for entry in &dump.document.entries {
+            let mut package = Package::open(directory.path(&entry.loc).unwrap()).unwrap();
+            assert_eq!(package.check().unwrap(), []);
+            let copy = std::fs::read(directory.path(&entry.links[0].href).unwrap()).unwrap();
+            assert_eq!(
+                &resourcesync_xml::read_document(&copy).unwrap().0,
+                package.manifest()
+            );
+        }
+    }
+
+    #[test]
+    fn a_package_file_that_exists_is_refused_and_kept_and_a_dropped_dump_leaves_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let directory =
+            Directory::new(root.path(), "http://example.com/".parse().unwrap()).unwrap();
+        let start = || {
+            DumpBuilder::in_directory(
+                head(DocumentKind::ChangeDump),
+                &directory,
+                "changedump",
+                DumpLimits::default(),
+                PackageOptions::default(),
+            )
+            .unwrap()
+        };
+        // Dropped before finishing: not a file, not a temporary one.
+        let mut dump = start();
+        dump.add(change(1), &b"content"[..]).unwrap();
+        drop(dump);
+        assert_eq!(files(root.path()), [] as [&str; 0]);
+
+        std::fs::write(root.path().join("changedump-00001.zip"), b"older").unwrap();
+        let mut dump = start();
+        match dump.add(change(1), &b"content"[..]) {
+            Err(PackageError::Misuse(Misuse::TargetExists(path))) => {
+                assert_eq!(path, root.path().join("changedump-00001.zip"))
+            }
+            other => panic!("{other:?}"),
+        }
+        drop(dump);
+        assert_eq!(files(root.path()), ["changedump-00001.zip"]);
+        assert_eq!(
+            std::fs::read(root.path().join("changedump-00001.zip")).unwrap(),
+            b"older"
+        );
+
+        // A name that makes no file under the base is refused at once.
+        let error = DumpBuilder::in_directory(
+            head(DocumentKind::ChangeDump),
+            &directory,
+            "../changedump",
+            DumpLimits::default(),
+            PackageOptions::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(error, PackageError::Directory(_)), "{error:?}");
+    }
+}
