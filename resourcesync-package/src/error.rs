@@ -523,7 +523,10 @@ pub enum Misuse {
         /// How many bitstreams it has ([`Package::bitstream_count`](crate::Package::bitstream_count)).
         count: usize,
     },
-    /// An extraction target that exists already.
+    /// A target that exists already: of an extraction, or of a package file
+    /// ([`PackageWriter::finish_file`](crate::PackageWriter::finish_file),
+    /// [`DumpBuilder::in_directory`](crate::DumpBuilder::in_directory)), which is never
+    /// overwritten.
     #[error("{} exists already", .0.display())]
     TargetExists(PathBuf),
     /// A package URI scheme that gave an invalid URI.
