@@ -166,7 +166,14 @@ impl Bitstream {
         let md = entry.md_mut();
         (md.change, md.datetime) = (self.change, self.datetime);
         (md.length, md.path) = (Some(0), Some(self.path.clone()));
-        md.hash = Some(Fixity::new().finish().hashes());
+        // Zeros, not the digests of nothing: computing those would cost two hashes a
+        // bitstream for a value that is replaced.
+        let placeholder = Digests {
+            length: 0,
+            md5: Digest([0; 16]),
+            sha256: Digest([0; 32]),
+        };
+        md.hash = Some(placeholder.hashes());
         md.media_type = self.media_type;
         (entry, self.path, self.compression)
     }
