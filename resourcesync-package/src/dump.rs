@@ -375,19 +375,18 @@ where
             } => Some((*directory, name.as_str())),
             Destination::Sinks { .. } => None,
         };
-        if self.manifests.is_none() && in_directory.is_none() {
-            return Ok(entry);
-        }
-        let xml = resourcesync_xml::write_document(Vec::new(), &info.manifest)
-            .map_err(PackageError::ManifestWrite)?;
+        let xml = || {
+            resourcesync_xml::write_document(Vec::new(), &info.manifest)
+                .map_err(PackageError::ManifestWrite)
+        };
         let href = match (&mut self.manifests, in_directory) {
-            (Some(store), _) => store(n, uri, &xml)?,
+            (None, None) => return Ok(entry),
+            (Some(store), _) => store(n, uri, &xml()?)?,
             (None, Some((directory, name))) => {
                 let href = directory.uri(&format!("{name}-{n:05}-manifest.xml"))?;
-                directory.write(&href, &xml)?;
+                directory.write(&href, &xml()?)?;
                 href
             }
-            (None, None) => return Ok(entry),
         };
         let mut link = Link::new(Relation::Contents, href);
         link.media_type = "application/xml".parse().ok();
@@ -464,6 +463,8 @@ where
                 || (entries > 0 && open.content.saturating_add(hint) > self.limits.max_bytes)
                 || open.content >= self.limits.max_bytes
         });
+        // Taken and put back: returning a borrow of `current` from inside an `if let` on
+        // it would keep it borrowed for the rest of the function.
         if let Some(open) = self.current.take_if(|_| !full) {
             return Ok(self.current.insert(open));
         }

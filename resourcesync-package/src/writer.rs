@@ -298,12 +298,15 @@ fn file_options(method: CompressionMethod, large: bool) -> SimpleFileOptions {
 
 /// The findings of severity error among `findings`, if any and if they refuse; else `None`.
 pub(crate) fn refused(findings: &[Finding], options: &PackageOptions) -> Option<Vec<Finding>> {
+    if !options.refuse_errors {
+        return None;
+    }
     let errors: Vec<Finding> = findings
         .iter()
         .filter(|f| f.severity() == Severity::Error)
         .cloned()
         .collect();
-    (options.refuse_errors && !errors.is_empty()).then_some(errors)
+    (!errors.is_empty()).then_some(errors)
 }
 
 /// Runs `checker`, which has seen `document`, on its next entry, adding what it finds to
