@@ -249,3 +249,39 @@ fn the_dump_builder_refuses_a_package_uri_that_breaks_a_rule_before_opening_it()
     assert_eq!(dump.document.entries, []);
     assert_eq!(opened, 0);
 }
+
+#[test]
+fn an_error_known_only_when_a_package_closes_is_refused_before_it_is_published() {
+    let mut closed = Vec::new();
+    let mut dump = DumpBuilder::new(
+        change_dump_head(),
+        |n| format!("http://example.com/part{n}.zip").parse(),
+        |_: &Uri| Ok(Vec::new()),
+        |uri: &Uri, _: Vec<u8>| {
+            closed.push(uri.clone());
+            Ok(())
+        },
+        DumpLimits::default(),
+        PackageOptions::default(),
+    )
+    .unwrap()
+    // The copy's URI is known only once the package is complete.
+    .with_manifest_copies(|_, _, _| Ok("javascript:void(0)".parse().unwrap()));
+    dump.add(
+        change("http://example.com/r1", "/r1", "2013-01-01T10:00:00Z"),
+        &b"1"[..],
+    )
+    .unwrap();
+    match dump.finish() {
+        Err(PackageError::Misuse(Misuse::BreaksRule {
+            document: DocumentKind::ChangeDump,
+            loc: Some(loc),
+            errors,
+        })) => {
+            assert_eq!(loc.as_str(), "http://example.com/part1.zip");
+            assert_eq!(errors[0].rule, Rule::UriScheme);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(closed, [], "the package was not handed over");
+}

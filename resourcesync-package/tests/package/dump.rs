@@ -270,4 +270,26 @@ mod in_directory {
         .unwrap_err();
         assert!(matches!(error, PackageError::Directory(_)), "{error:?}");
     }
+
+    #[test]
+    fn a_dump_refused_when_a_package_closes_leaves_no_file() {
+        let root = tempfile::tempdir().unwrap();
+        let directory =
+            Directory::new(root.path(), "http://example.com/".parse().unwrap()).unwrap();
+        let mut dump = DumpBuilder::in_directory(
+            head(DocumentKind::ChangeDump),
+            &directory,
+            "changedump",
+            DumpLimits::default(),
+            PackageOptions::default(),
+        )
+        .unwrap()
+        .with_manifest_copies(|_, _, _| Ok("javascript:void(0)".parse().unwrap()));
+        dump.add(change(1), &b"content"[..]).unwrap();
+        assert!(matches!(
+            dump.finish(),
+            Err(PackageError::Misuse(Misuse::BreaksRule { .. }))
+        ));
+        assert_eq!(files(root.path()), [] as [&str; 0]);
+    }
 }
