@@ -14,7 +14,9 @@
 //!   checks its manifest, verifies each bitstream while it is read ([`VerifiedReader`]),
 //!   and extracts all or nothing, within [`PackageLimits`].
 //! - [`DumpBuilder`]: splits bitstreams into as many packages as [`DumpLimits`] require
-//!   and returns the Resource Dump or Change Dump document that lists them ([`DumpInfo`]).
+//!   and returns the Resource Dump or Change Dump document that lists them ([`DumpInfo`]);
+//!   through the caller's sinks, or into a [`resourcesync_xml::Directory`] served at a base
+//!   URI, with the manifest copies and the dump document ([`DumpBuilder::in_directory`]).
 //!
 //! # Writers check what readers check
 //! The writers run the model's [`Checker`](resourcesync_model::Checker), the one
