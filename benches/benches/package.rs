@@ -76,10 +76,10 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_function("read and verify", |b| {
             b.iter(|| {
-                let mut package = Package::open(Cursor::new(&zip[..])).unwrap();
+                let mut package = Package::new(Cursor::new(&zip[..])).unwrap();
                 let mut buf = vec![0u8; 64 << 10];
                 let mut n = 0;
-                for i in 0..package.len() {
+                for i in 0..package.bitstream_count() {
                     let mut r = package.bitstream(i).unwrap();
                     loop {
                         let k = r.read(&mut buf).unwrap();

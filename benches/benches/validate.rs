@@ -3,9 +3,9 @@
 //!
 //! The package is written once to a temporary file; each iteration makes the same
 //! `Package` calls as `examples/src/bin/resourcesync.rs` does for a ZIP (the magic number
-//! read and the file rewound, `Package::open` over a default `BufReader` of the file, the
+//! read and the file rewound, `Package::new` over a default `BufReader` of the file, the
 //! manifest's kind and entry count, `check`), in process, reading the file from the disk
-//! (the page cache, after the first iteration). `Package::open` is `open_with_limits` with
+//! (the page cache, after the first iteration). `Package::new` is `with_limits` with
 //! the default limits; "one thread" turns the hashing thread off. Throughput is in bytes
 //! of bitstreams.
 //!
@@ -59,7 +59,7 @@ fn validate(path: &Path, thread: bool) -> (usize, usize) {
     let zip = file.read_exact(&mut magic).is_ok() && magic == *b"PK\x03\x04";
     assert!(file.rewind().is_ok() && zip);
     let limits = PackageLimits::default().with_hashing_thread(thread);
-    let mut package = Package::open_with_limits(BufReader::new(file), limits).unwrap();
+    let mut package = Package::with_limits(BufReader::new(file), limits).unwrap();
     black_box(package.manifest().head.kind());
     let entries = package.manifest().entries.len();
     let findings = package.check().unwrap();

@@ -4,7 +4,7 @@
 //! in one pass over the same bytes in memory) and prints the ratio. Ends with the CPU time
 //! the process took beside the wall time.
 use std::fs::File;
-use std::io::{BufReader, BufWriter};
+use std::io::BufWriter;
 
 use resourcesync_package::{
     Bitstream, Compression, Fixity, Package, PackageLimits, PackageOptions, PackageWriter,
@@ -71,8 +71,7 @@ fn main() {
         });
         let start = std::time::Instant::now();
         let limits = PackageLimits::default().with_hashing_thread(thread);
-        let file = BufReader::new(File::open(&path).unwrap());
-        let mut package = Package::open_with_limits(file, limits).unwrap();
+        let mut package = Package::open_with_limits(&path, limits).unwrap();
         let opened = start.elapsed();
         let findings = package.check().unwrap();
         assert!(findings.is_empty());

@@ -2,13 +2,19 @@
 //! limits require, and the dump document that lists them.
 
 use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 
 use resourcesync_model::{
-    ChangeOrder, Document, DocumentHead, DocumentKind, Entry, Link, MAX_ENTRIES, Relation, Uri,
-    UriError, W3cDateTime,
+    Checker, Document, DocumentHead, DocumentKind, Entry, Finding, Link, MAX_ENTRIES, Relation,
+    Uri, UriError, W3cDateTime,
 };
 
-use crate::writer::{Bitstream, PackageInfo, PackageOptions, PackageWriter};
+use resourcesync_xml::Directory;
+
+use crate::writer::{
+    Bitstream, PackageFile, PackageInfo, PackageOptions, PackageWriter, check_first_entry,
+    check_next_entry, deleted_entry, refused,
+};
 use crate::{Misuse, PackageError};
 
 /// Limits of one package.
@@ -43,7 +49,34 @@ impl DumpLimits {
 }
 
 /// Stores a copy of package `n`'s manifest and returns its URI.
-type StoreManifest = dyn FnMut(usize, &Uri, &[u8]) -> io::Result<Uri>;
+type StoreManifest<'a> = dyn FnMut(usize, &Uri, &[u8]) -> io::Result<Uri> + 'a;
+
+/// Where the packages go: the caller's sinks, or files of a directory.
+enum Destination<'a, N, O, C, W> {
+    Sinks {
+        package_uri: N,
+        open_package: O,
+        close_package: C,
+    },
+    Directory {
+        directory: &'a Directory,
+        /// The dump's name: `{name}.xml`, `{name}-00001.zip`, `{name}-00001-manifest.xml`.
+        name: String,
+        /// Opens a package file and moves it into place: [`PackageFile`]'s, for `W`.
+        create: fn(&Path) -> Result<W, PackageError>,
+        persist: fn(W) -> Result<PathBuf, PackageError>,
+    },
+}
+
+/// The type of a [`DumpBuilder`] that writes into a [`Directory`]
+/// ([`DumpBuilder::in_directory`]): its sinks are the directory's files.
+pub type DirectoryDumpBuilder<'a> = DumpBuilder<
+    'a,
+    fn(usize) -> Result<Uri, UriError>,
+    fn(&Uri) -> io::Result<PackageFile>,
+    fn(&Uri, PackageFile) -> io::Result<()>,
+    PackageFile,
+>;
 
 /// The package being filled.
 struct Open<W: Write> {
@@ -51,6 +84,24 @@ struct Open<W: Write> {
     uri: Uri,
     content: u64,
     from: Option<W3cDateTime>,
+}
+
+/// What [`DumpBuilder::finish`] returns: the dump document and what the model's
+/// [`Checker`] found in it and in each package's manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DumpInfo {
+    /// The Resource Dump or Change Dump that lists every package.
+    pub document: Document,
+    /// The findings of the dump document: warnings, and errors only when
+    /// [`refuse_errors`](PackageOptions::refuse_errors) is off.
+    pub findings: Vec<Finding>,
+    /// Each package's URI and the findings of its manifest
+    /// ([`PackageInfo::findings`]), in the dump's order.
+    pub manifest_findings: Vec<(Uri, Vec<Finding>)>,
+    /// In a directory ([`DumpBuilder::in_directory`]): the URI the dump document was
+    /// written at, and its file.
+    pub written: Option<(Uri, PathBuf)>,
 }
 
 /// Builds a Resource Dump or a Change Dump: bitstreams go into ZIP packages, a new one
@@ -62,22 +113,32 @@ struct Open<W: Write> {
 /// Dump with `from` and maybe `until`, and the `up` link), a scheme naming the packages, a
 /// sink that opens a writer for a package's URI, and options. With
 /// [`with_manifest_copies`](DumpBuilder::with_manifest_copies) each entry also gets a
-/// `contents` link to a copy of its package's manifest, stored through a second sink.
+/// `contents` link to a copy of its package's manifest, stored through a second sink. The
+/// sinks may borrow what the caller owns, for the builder's lifetime `'a`.
 ///
 /// Packages of a Resource Dump carry the dump's `at` and `completed`. Packages of a Change
 /// Dump cover contiguous intervals like the parts of a Change List: the first starts at the
-/// dump's `from`, each later one at the `datetime` of its first change; each ends where the
-/// next starts, the last at the dump's `until` or open. Changes must come in forward
-/// chronological order.
+/// dump's `from`, each later one where the one before ends, at the `datetime` of the last
+/// change before it; the last ends at the dump's `until`, or is open.
+///
+/// It checks what a reader checks, as [`PackageWriter`] does: the model's [`Checker`] runs
+/// on each package's manifest and on the dump document. An entry that would break a rule
+/// of severity error is refused by [`add`](DumpBuilder::add) before anything of it is
+/// written, and the dump is left as it was; that includes a change before an earlier one,
+/// in its package or in an earlier package (whose end is the next one's start, so that the
+/// change would lie outside its package's interval). A package whose URI would be an
+/// error is refused before it is opened. An error of the dump document known only when a
+/// package is complete (its manifest copy's URI) is refused then: the package is not handed
+/// to `close_package`, and the builder should be dropped.
 ///
 /// ```
 /// use std::collections::BTreeMap;
 /// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation, Uri};
 /// use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageOptions};
 ///
-/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDump);
-/// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
-/// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
+///     .with_at("2013-01-03T09:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 /// let mut packages = BTreeMap::new();
 /// let mut dump = DumpBuilder::new(
 ///     head,
@@ -88,33 +149,41 @@ struct Open<W: Write> {
 ///     PackageOptions::default(),
 /// )?;
 /// for i in 0..5 {
-///     let b = Bitstream::new(format!("http://example.com/res{i}").parse()?, format!("/res{i}").into());
+///     let mut b = Bitstream::new(format!("http://example.com/res{i}").parse()?, format!("/res{i}").into());
+///     b.media_type = Some("text/plain".parse()?);
 ///     dump.add(b, &b"content"[..])?;
 /// }
-/// let document = dump.finish()?;
-/// assert_eq!(document.head.kind(), DocumentKind::ResourceDump);
-/// assert_eq!(document.entries.len(), 3);
+/// let dump = dump.finish()?;
+/// assert_eq!(dump.document.head.kind(), DocumentKind::ResourceDump);
+/// assert_eq!(dump.document.entries.len(), 3);
+/// assert!(dump.findings.is_empty());
+/// assert!(dump.manifest_findings.iter().all(|(_, findings)| findings.is_empty()));
+/// assert_eq!(packages.len(), 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "the dump document is returned only by `finish`, which also closes the last package"]
-pub struct DumpBuilder<N, O, C, W: Write> {
+pub struct DumpBuilder<'a, N, O, C, W: Write> {
     head: DocumentHead,
-    package_uri: N,
-    open_package: O,
-    close_package: C,
-    manifests: Option<Box<StoreManifest>>,
+    destination: Destination<'a, N, O, C, W>,
+    manifests: Option<Box<StoreManifest<'a>>>,
     limits: DumpLimits,
     options: PackageOptions,
     intervals: bool,
     current: Option<Open<W>>,
     document: Document,
+    /// The checker of the dump document, which has seen its head and every package's
+    /// entry, and what it found.
+    checker: Checker,
+    findings: Vec<Finding>,
+    manifest_findings: Vec<(Uri, Vec<Finding>)>,
     /// The `from` of the next package of a Change Dump.
     next_from: Option<W3cDateTime>,
-    /// The changes of a Change Dump, across its packages.
-    order: ChangeOrder,
+    /// The `datetime` of the last change taken that had one, across packages: where a
+    /// package of a Change Dump ends when it is full.
+    last_change: Option<W3cDateTime>,
 }
 
-impl<N, O, C, W: Write> std::fmt::Debug for DumpBuilder<N, O, C, W> {
+impl<N, O, C, W: Write> std::fmt::Debug for DumpBuilder<'_, N, O, C, W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DumpBuilder")
             .field("kind", &self.head.kind())
@@ -126,7 +195,7 @@ impl<N, O, C, W: Write> std::fmt::Debug for DumpBuilder<N, O, C, W> {
     }
 }
 
-impl<N, O, C, W> DumpBuilder<N, O, C, W>
+impl<'a, N, O, C, W> DumpBuilder<'a, N, O, C, W>
 where
     N: FnMut(usize) -> Result<Uri, UriError>,
     O: FnMut(&Uri) -> io::Result<W>,
@@ -135,7 +204,9 @@ where
 {
     /// Starts a dump. `package_uri(n)` names the `n`th package (from 1); `open_package`
     /// gives the writer a package is streamed into and `close_package` takes it back when
-    /// the package is complete. Fails unless the head is a Resource Dump or Change Dump.
+    /// the package is complete. Fails unless the head is a Resource Dump or Change Dump,
+    /// and for a head that breaks a rule of severity error (no `up` link, no `at` or
+    /// `from`, …) unless [`PackageOptions::refuse_errors`] is off.
     pub fn new(
         head: DocumentHead,
         package_uri: N,
@@ -143,7 +214,22 @@ where
         close_package: C,
         limits: DumpLimits,
         options: PackageOptions,
-    ) -> Result<DumpBuilder<N, O, C, W>, PackageError> {
+    ) -> Result<DumpBuilder<'a, N, O, C, W>, PackageError> {
+        let destination = Destination::Sinks {
+            package_uri,
+            open_package,
+            close_package,
+        };
+        DumpBuilder::with_destination(head, destination, limits, options)
+    }
+
+    /// [`new`](Self::new) with packages going to `destination`.
+    fn with_destination(
+        head: DocumentHead,
+        destination: Destination<'a, N, O, C, W>,
+        limits: DumpLimits,
+        options: PackageOptions,
+    ) -> Result<DumpBuilder<'a, N, O, C, W>, PackageError> {
         let intervals = match head.kind() {
             DocumentKind::ResourceDump => false,
             DocumentKind::ChangeDump => true,
@@ -151,34 +237,75 @@ where
                 return Err(Misuse::DumpKind { kind: other }.into());
             }
         };
+        let mut findings = Vec::new();
+        let checker = Checker::new(&head, &mut findings);
+        if let Some(errors) = refused(&findings, &options) {
+            return Err(Misuse::BreaksRule {
+                document: head.kind(),
+                loc: None,
+                errors,
+            }
+            .into());
+        }
         Ok(DumpBuilder {
             next_from: head.md.from,
+            last_change: None,
             document: Document::new(head.clone()),
             head,
-            package_uri,
-            open_package,
-            close_package,
+            destination,
             manifests: None,
             limits,
             options,
             intervals,
             current: None,
-            order: ChangeOrder::new(),
+            checker,
+            findings,
+            manifest_findings: Vec::new(),
         })
     }
 
     /// Stores a copy of each package's manifest through `store(n, package_uri, xml)`,
     /// which returns the copy's URI, and links it from the package's entry with
-    /// `rel="contents"`.
+    /// `rel="contents"`. `store` may borrow what outlives the builder.
+    ///
+    /// ```
+    /// # use std::collections::BTreeMap;
+    /// # use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation, Uri};
+    /// # use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageOptions};
+    /// # let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
+    /// #     .with_at("2013-01-03T09:00:00Z".parse()?)
+    /// #     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+    /// let mut copies = BTreeMap::new();
+    /// let mut dump = DumpBuilder::new(
+    ///     head,
+    ///     |n| format!("http://example.com/part{n}.zip").parse(),
+    ///     |_: &Uri| Ok(Vec::new()),
+    ///     |_: &Uri, _: Vec<u8>| Ok(()),
+    ///     DumpLimits::default(),
+    ///     PackageOptions::default(),
+    /// )?
+    /// .with_manifest_copies(|n, _, xml| {
+    ///     let uri = format!("http://example.com/part{n}-manifest.xml");
+    ///     copies.insert(uri.clone(), xml.to_vec());
+    ///     uri.parse().map_err(std::io::Error::other)
+    /// });
+    /// dump.add(Bitstream::new("http://example.com/res1".parse()?, "/res1".into()), &b"hi"[..])?;
+    /// let dump = dump.finish()?;
+    /// assert_eq!(dump.document.entries[0].links[0].href.as_str(), "http://example.com/part1-manifest.xml");
+    /// assert!(copies.contains_key("http://example.com/part1-manifest.xml"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn with_manifest_copies(
         mut self,
-        store: impl FnMut(usize, &Uri, &[u8]) -> io::Result<Uri> + 'static,
+        store: impl FnMut(usize, &Uri, &[u8]) -> io::Result<Uri> + 'a,
     ) -> Self {
         self.manifests = Some(Box::new(store));
         self
     }
 
-    /// The head of the manifest of a package: the dump's `up` link and times.
+    /// The head of the manifest of a package starting at `from`: the dump's `up` link and
+    /// times. A Change Dump Manifest's `until` is the dump's until the package is
+    /// complete, so that a change after the dump's `until` is refused when it is added.
     fn manifest_head(&self, from: Option<W3cDateTime>) -> DocumentHead {
         let kind = if self.intervals {
             DocumentKind::ChangeDumpManifest
@@ -194,28 +321,11 @@ where
             .cloned()
             .collect();
         if self.intervals {
-            head.md.from = from;
+            (head.md.from, head.md.until) = (from, self.head.md.until);
         } else {
-            head.md.at = self.head.md.at;
-            head.md.completed = self.head.md.completed;
+            (head.md.at, head.md.completed) = (self.head.md.at, self.head.md.completed);
         }
         head
-    }
-
-    /// Starts the next package.
-    fn open(&mut self) -> Result<Open<W>, PackageError> {
-        let n = self.document.entries.len() + 1;
-        let uri =
-            (self.package_uri)(n).map_err(|reason| Misuse::PackageUri { number: n, reason })?;
-        let from = self.next_from;
-        let sink = (self.open_package)(&uri)?;
-        let writer = PackageWriter::new(sink, self.manifest_head(from), self.options)?;
-        Ok(Open {
-            writer,
-            uri,
-            content: 0,
-            from,
-        })
     }
 
     /// Closes the current package, its interval ending at `until`.
@@ -224,16 +334,29 @@ where
             return Ok(());
         };
         if self.intervals {
-            open.writer.set_until(until);
+            open.writer.set_until(until)?;
         }
         let (sink, info) = open.writer.finish()?;
-        (self.close_package)(&open.uri, sink)?;
         let n = self.document.entries.len() + 1;
         let entry = self.entry(n, &open.uri, &info, open.from, until)?;
+        check_next_entry(
+            &mut self.checker,
+            &self.document,
+            &entry,
+            &mut self.findings,
+            &self.options,
+        )?;
+        match &mut self.destination {
+            Destination::Sinks { close_package, .. } => close_package(&open.uri, sink)?,
+            Destination::Directory { persist, .. } => drop(persist(sink)?),
+        }
         self.document.entries.push(entry);
+        self.manifest_findings.push((open.uri, info.findings));
         Ok(())
     }
 
+    /// The dump's entry of a complete package, with its fixity and the link to its
+    /// manifest's copy, stored here.
     fn entry(
         &mut self,
         n: usize,
@@ -242,104 +365,253 @@ where
         from: Option<W3cDateTime>,
         until: Option<W3cDateTime>,
     ) -> Result<Entry, PackageError> {
+        let mut entry = self.entry_head(uri, from, until);
+        let md = entry.md_mut();
+        md.length = Some(info.digests.length);
+        md.hash = Some(info.digests.hashes());
+        let in_directory = match &self.destination {
+            Destination::Directory {
+                directory, name, ..
+            } => Some((*directory, name.as_str())),
+            Destination::Sinks { .. } => None,
+        };
+        let xml = || {
+            resourcesync_xml::write_document(Vec::new(), &info.manifest)
+                .map(|written| written.output)
+                .map_err(PackageError::ManifestWrite)
+        };
+        let href = match (&mut self.manifests, in_directory) {
+            (None, None) => return Ok(entry),
+            (Some(store), _) => store(n, uri, &xml()?)?,
+            (None, Some((directory, name))) => {
+                let href = directory.uri(&format!("{name}-{n:05}-manifest.xml"))?;
+                directory.write(&href, &xml()?)?;
+                href
+            }
+        };
+        let mut link = Link::new(Relation::Contents, href);
+        link.media_type = "application/xml".parse().ok();
+        entry.links.push(link);
+        Ok(entry)
+    }
+
+    /// The dump's entry of a package but its length, hashes and manifest copy.
+    fn entry_head(
+        &self,
+        uri: &Uri,
+        from: Option<W3cDateTime>,
+        until: Option<W3cDateTime>,
+    ) -> Entry {
         let mut entry = Entry::new(uri.clone());
         let md = entry.md_mut();
         // A valid media type: parsing cannot fail.
         md.media_type = "application/zip".parse().ok();
-        md.length = Some(info.digests.length);
-        md.hash = Some(info.digests.hashes());
         if self.intervals {
             (md.from, md.until) = (from, until);
         } else {
             (md.at, md.completed) = (self.head.md.at, self.head.md.completed);
         }
-        if let Some(store) = &mut self.manifests {
-            let xml = resourcesync_xml::write_document(Vec::new(), &info.manifest)
-                .map_err(PackageError::ManifestWrite)?
-                .output;
-            let href = store(n, uri, &xml)?;
-            let mut link = Link::new(Relation::Contents, href);
-            link.media_type = "application/xml".parse().ok();
-            entry.links.push(link);
-        }
-        Ok(entry)
+        entry
     }
 
     /// Adds a bitstream, starting a new package first if this one would go over a limit,
-    /// and returns its length.
-    /// `length_hint`, if known, lets the package close before the bitstream rather than
-    /// after it.
+    /// and returns its length. Refused, leaving the dump as it was, for what
+    /// [`PackageWriter::add`] refuses, and for a change before the last one of the package
+    /// before (section 13.2 of the manifests, each package's interval of section 13.1).
     pub fn add(&mut self, bitstream: Bitstream, content: impl Read) -> Result<u64, PackageError> {
         self.add_sized(bitstream, content, None)
     }
 
-    /// [`add`](Self::add) with the content's length known beforehand.
+    /// [`add`](Self::add) with the content's length known beforehand: `length_hint` lets
+    /// the package close before the bitstream rather than after it.
     pub fn add_sized(
         &mut self,
         bitstream: Bitstream,
         content: impl Read,
         length_hint: Option<u64>,
     ) -> Result<u64, PackageError> {
-        let time = bitstream.datetime;
-        let open = self.before(time.as_ref(), length_hint.unwrap_or(0))?;
-        let length = open.writer.add(bitstream, content)?;
+        let (entry, path, compression) = bitstream.into_entry();
+        let time = entry.md.as_ref().and_then(|md| md.datetime);
+        let open = self.before(&entry, length_hint.unwrap_or(0))?;
+        let length = open.writer.add_entry(entry, &path, compression, content)?;
         open.content += length;
-        self.after(time);
+        self.last_change = time.or(self.last_change);
         Ok(length)
     }
 
-    /// Adds a deletion to a Change Dump (no bitstream).
+    /// Adds a deletion to a Change Dump (no bitstream); see
+    /// [`PackageWriter::add_deleted`].
     pub fn add_deleted(
         &mut self,
         loc: Uri,
         datetime: Option<W3cDateTime>,
     ) -> Result<Entry, PackageError> {
-        let open = self.before(datetime.as_ref(), 0)?;
-        let entry = open.writer.add_deleted(loc, datetime)?;
-        self.after(datetime);
+        let entry = deleted_entry(loc, datetime);
+        let open = self.before(&entry, 0)?;
+        let entry = open.writer.add_deleted_entry(entry)?;
+        self.last_change = datetime.or(self.last_change);
         Ok(entry)
     }
 
-    /// Checks order, and closes and opens packages as the limits require; returns the
-    /// package the next entry goes into.
-    fn before(
-        &mut self,
-        time: Option<&W3cDateTime>,
-        hint: u64,
-    ) -> Result<&mut Open<W>, PackageError> {
-        if self.intervals {
-            self.order.check(time)?;
-        }
+    /// Returns the package `entry` goes into: the current one, or, if it would go over a
+    /// limit or there is none, a new one. A new package is started only once `entry` has
+    /// been checked as its first entry and its URI as the dump's next entry, so that a
+    /// refused entry leaves no empty package behind and the full one open.
+    fn before(&mut self, entry: &Entry, hint: u64) -> Result<&mut Open<W>, PackageError> {
         let full = self.current.as_ref().is_some_and(|open| {
-            open.writer.entries() >= self.limits.max_entries
-                || (open.writer.entries() > 0
-                    && open.content.saturating_add(hint) > self.limits.max_bytes)
+            let entries = open.writer.manifest_entries();
+            entries >= self.limits.max_entries
+                || (entries > 0 && open.content.saturating_add(hint) > self.limits.max_bytes)
                 || open.content >= self.limits.max_bytes
         });
-        if full {
-            let until = if self.intervals {
-                time.or(self.order.last()).cloned()
-            } else {
-                None
-            };
-            self.next_from = until;
-            self.close(until)?;
+        // Taken and put back: returning a borrow of `current` from inside an `if let` on
+        // it would keep it borrowed for the rest of the function.
+        if let Some(open) = self.current.take_if(|_| !full) {
+            return Ok(self.current.insert(open));
         }
-        let open = match self.current.take() {
-            Some(open) => open,
-            None => self.open()?,
+        // A full package of a Change Dump ends at its last change, where the next starts.
+        let from = match &self.current {
+            Some(open) if self.intervals => self.last_change.or(open.from),
+            _ => self.next_from,
         };
-        Ok(self.current.insert(open))
+        let head = self.manifest_head(from);
+        check_first_entry(&head, entry, &self.options)?;
+        let n = self.document.entries.len() + 1 + usize::from(self.current.is_some());
+        let uri = match &mut self.destination {
+            Destination::Sinks { package_uri, .. } => {
+                package_uri(n).map_err(|reason| Misuse::PackageUri { number: n, reason })?
+            }
+            Destination::Directory {
+                directory, name, ..
+            } => directory.uri(&format!("{name}-{n:05}.zip"))?,
+        };
+        let mut checker = self.checker.clone();
+        let mut findings = Vec::new();
+        checker.check_entry(&self.entry_head(&uri, from, None), &mut findings);
+        if let Some(errors) = refused(&findings, &self.options) {
+            return Err(Misuse::BreaksRule {
+                document: self.head.kind(),
+                loc: Some(uri),
+                errors,
+            }
+            .into());
+        }
+        if self.current.is_some() {
+            self.close(from)?;
+        }
+        self.next_from = from;
+        let sink = match &mut self.destination {
+            Destination::Sinks { open_package, .. } => open_package(&uri)?,
+            Destination::Directory {
+                directory, create, ..
+            } => create(&directory.path(&uri)?)?,
+        };
+        let writer = PackageWriter::new(sink, head, self.options)?;
+        Ok(self.current.insert(Open {
+            writer,
+            uri,
+            content: 0,
+            from,
+        }))
     }
 
-    fn after(&mut self, time: Option<W3cDateTime>) {
-        self.order.record(time.as_ref());
-    }
-
-    /// Closes the last package and returns the dump document listing every package.
-    pub fn finish(mut self) -> Result<Document, PackageError> {
+    /// Closes the last package and returns the dump document listing every package, with
+    /// the findings of the dump and of each package's manifest.
+    pub fn finish(mut self) -> Result<DumpInfo, PackageError> {
         let until = self.head.md.until;
         self.close(until)?;
-        Ok(self.document)
+        let start = self.findings.len();
+        self.checker.finish(&mut self.findings);
+        if let Some(errors) = refused(&self.findings[start..], &self.options) {
+            return Err(Misuse::BreaksRule {
+                document: self.head.kind(),
+                loc: None,
+                errors,
+            }
+            .into());
+        }
+        let written = match &self.destination {
+            Destination::Directory {
+                directory, name, ..
+            } => {
+                let xml = resourcesync_xml::write_document(Vec::new(), &self.document)
+                    .map_err(PackageError::ManifestWrite)?
+                    .output;
+                let uri = directory.uri(&format!("{name}.xml"))?;
+                let path = directory.write(&uri, &xml)?;
+                Some((uri, path))
+            }
+            Destination::Sinks { .. } => None,
+        };
+        Ok(DumpInfo {
+            document: self.document,
+            findings: self.findings,
+            manifest_findings: self.manifest_findings,
+            written,
+        })
+    }
+}
+
+impl<'a> DirectoryDumpBuilder<'a> {
+    /// Starts a dump written into `directory`, served at its base URI, under the name
+    /// `name`: the packages are the files `{name}-00001.zip`, `{name}-00002.zip`, …, each
+    /// with a copy of its manifest, `{name}-00001-manifest.xml`, linked from its entry
+    /// with `rel="contents"`; [`finish`](DumpBuilder::finish) writes the dump document,
+    /// `{name}.xml`, and returns its URI and path in [`DumpInfo::written`]. The
+    /// directory maps every URI to its file ([`Directory::path`]), so the caller writes no
+    /// such mapping.
+    ///
+    /// A package is written beside its file and moved into place when it is complete
+    /// (as [`PackageWriter::create`] does), never over a file that exists
+    /// ([`Misuse::TargetExists`]): a client that read an earlier dump document must not
+    /// find a package its entry does not describe. The manifest copies and the dump
+    /// document replace their files atomically ([`Directory::write`]), the dump document
+    /// last, once every package it lists is in place. A name that makes no URI under the
+    /// base is refused here; otherwise as [`new`](DumpBuilder::new). A store given to
+    /// [`with_manifest_copies`](DumpBuilder::with_manifest_copies) takes the manifest
+    /// copies instead of the directory.
+    ///
+    /// ```
+    /// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
+    /// use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, Package, PackageOptions};
+    /// use resourcesync_xml::Directory;
+    ///
+    /// let root = tempfile::tempdir()?;
+    /// let directory = Directory::new(root.path(), "http://example.com/dataset1/".parse()?)?;
+    /// let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
+    ///     .with_at("2013-01-03T09:00:00Z".parse()?)
+    ///     .with_link(Link::new(Relation::Up, "http://example.com/dataset1/capabilitylist.xml".parse()?));
+    /// let mut dump = DumpBuilder::in_directory(
+    ///     head, &directory, "resourcedump", DumpLimits::new(u64::MAX, 1), PackageOptions::default(),
+    /// )?;
+    /// for i in 1..=2 {
+    ///     let b = Bitstream::new(format!("http://example.com/res{i}").parse()?, format!("/res{i}").into());
+    ///     dump.add(b, &b"content"[..])?;
+    /// }
+    /// let dump = dump.finish()?;
+    /// let (uri, path) = dump.written.unwrap();
+    /// assert_eq!(uri.as_str(), "http://example.com/dataset1/resourcedump.xml");
+    /// assert_eq!(path, root.path().join("resourcedump.xml"));
+    /// let package = &dump.document.entries[1];
+    /// assert_eq!(package.loc.as_str(), "http://example.com/dataset1/resourcedump-00002.zip");
+    /// assert_eq!(package.links[0].href.as_str(), "http://example.com/dataset1/resourcedump-00002-manifest.xml");
+    /// Package::open(directory.path(&package.loc)?)?.verify()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn in_directory(
+        head: DocumentHead,
+        directory: &'a Directory,
+        name: &str,
+        limits: DumpLimits,
+        options: PackageOptions,
+    ) -> Result<DirectoryDumpBuilder<'a>, PackageError> {
+        directory.uri(&format!("{name}.xml"))?;
+        let destination = Destination::Directory {
+            directory,
+            name: name.to_owned(),
+            create: PackageFile::create_new,
+            persist: PackageFile::persist,
+        };
+        DumpBuilder::with_destination(head, destination, limits, options)
     }
 }

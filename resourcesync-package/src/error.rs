@@ -5,7 +5,7 @@
 //!
 //! Each error either prints the error it wraps or returns it from
 //! [`source`](std::error::Error::source), never both: errors of this crate that explain
-//! another ([`NameError`], [`OrderError`], [`FixityMismatch`]) are part of the message; errors of
+//! another ([`NameError`], [`Finding`], [`FixityMismatch`]) are part of the message; errors of
 //! other layers (IO, the zip crate, the XML reader) are sources, so a caller prints the
 //! chain.
 
@@ -13,7 +13,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use resourcesync_model::{DocumentKind, FixityMismatch, OrderError, UriError};
+use resourcesync_model::{DocumentKind, Finding, FixityMismatch, Uri, UriError};
 
 use crate::NameError;
 
@@ -48,12 +48,22 @@ pub enum PackageError {
     /// The caller asked for something the standard or this crate does not allow.
     #[error(transparent)]
     Misuse(#[from] Misuse),
-}
-
-impl From<OrderError> for PackageError {
-    fn from(e: OrderError) -> Self {
-        PackageError::Misuse(Misuse::Order(e))
-    }
+    /// A URI under a [`Directory`](resourcesync_xml::Directory) that names no file there, or
+    /// a file of it that could not be written
+    /// ([`DumpBuilder::in_directory`](crate::DumpBuilder::in_directory)).
+    #[error(transparent)]
+    Directory(#[from] resourcesync_xml::DirectoryError),
+    /// An error of a package file this crate opened or created itself
+    /// ([`Package::open`](crate::Package::open), [`PackageWriter::create`](crate::PackageWriter::create)):
+    /// the path, and the error as it would be without one.
+    #[error("package file {}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: Box<PackageError>,
+    },
 }
 
 /// What is wrong with a package: the ZIP structure beyond what the zip crate checks, or
@@ -489,21 +499,34 @@ pub enum Misuse {
         /// How they collide.
         collision: Collision,
     },
-    /// A change before an earlier one, in a Change Dump or its manifest.
-    #[error(transparent)]
-    Order(OrderError),
-    /// A deletion added to a Resource Dump Manifest.
-    #[error("deletions without a bitstream belong in a Change Dump Manifest")]
-    DeletionInResourceDump,
+    /// A manifest or dump document that would break a rule of the standard of severity
+    /// [`Error`](resourcesync_model::Severity::Error), as the model's
+    /// [`Checker`](resourcesync_model::Checker) would find it in what is written: an
+    /// entry (a change out of order, a deletion in a Resource Dump Manifest, an unsafe
+    /// URI, …) or the head. Refused unless
+    /// [`PackageOptions::refuse_errors`](crate::PackageOptions::refuse_errors) is off.
+    #[error("{}", breaks_rule(*document, loc.as_ref(), errors))]
+    BreaksRule {
+        /// The document that would break it.
+        document: DocumentKind,
+        /// The `<loc>` of the entry refused, or `None` for the head.
+        loc: Option<Uri>,
+        /// The findings of severity error, each with its rule, section and entry number;
+        /// never empty.
+        errors: Vec<Finding>,
+    },
     /// A bitstream number the package does not have.
-    #[error("no bitstream {index}: the package has {len}")]
+    #[error("no bitstream {index}: the package has {count}")]
     NoBitstream {
         /// The number asked for (from 0).
         index: usize,
-        /// How many there are.
-        len: usize,
+        /// How many bitstreams it has ([`Package::bitstream_count`](crate::Package::bitstream_count)).
+        count: usize,
     },
-    /// An extraction target that exists already.
+    /// A target that exists already: of an extraction, or of a package file
+    /// ([`PackageWriter::finish_file`](crate::PackageWriter::finish_file),
+    /// [`DumpBuilder::in_directory`](crate::DumpBuilder::in_directory)), which is never
+    /// overwritten.
     #[error("{} exists already", .0.display())]
     TargetExists(PathBuf),
     /// A package URI scheme that gave an invalid URI.
@@ -514,6 +537,22 @@ pub enum Misuse {
         /// Why the URI is invalid.
         reason: UriError,
     },
+}
+
+/// The message of [`Misuse::BreaksRule`]: what was refused, and the first error.
+fn breaks_rule(document: DocumentKind, loc: Option<&Uri>, errors: &[Finding]) -> String {
+    let what = match loc {
+        Some(loc) => format!("entry {loc} of the {document}"),
+        None => format!("the head of the {document}"),
+    };
+    let first = errors
+        .first()
+        .map(|f| f.to_string())
+        .unwrap_or_else(|| "an error".to_owned());
+    match errors.len() {
+        0 | 1 => format!("{what} would break a rule: {first}"),
+        n => format!("{what} would break {n} rules: {first}, and more"),
+    }
 }
 
 /// A bitstream whose content differs from what its manifest entry says.

@@ -8,11 +8,24 @@
 //!
 //! # Entry types
 //! - [`PackageWriter`]: streams [`Bitstream`]s into a ZIP with length, md5 and sha-256
-//!   computed in one pass, adds the manifest, returns the package's own fixity.
-//! - [`Package`]: opens a package, checks its manifest, verifies each bitstream while it
-//!   is read ([`VerifiedReader`]), and extracts all or nothing, within [`PackageLimits`].
+//!   computed in one pass, adds the manifest, returns the package's own fixity; to any
+//!   `Write`, or to a file it moves into place atomically ([`PackageWriter::create`]).
+//! - [`Package`]: opens a package ([`Package::open`] a path, [`Package::new`] a reader),
+//!   checks its manifest, verifies each bitstream while it is read ([`VerifiedReader`]),
+//!   and extracts all or nothing, within [`PackageLimits`].
 //! - [`DumpBuilder`]: splits bitstreams into as many packages as [`DumpLimits`] require
-//!   and returns the Resource Dump or Change Dump document that lists them.
+//!   and returns the Resource Dump or Change Dump document that lists them ([`DumpInfo`]);
+//!   through the caller's sinks, or into a [`resourcesync_xml::Directory`] served at a base
+//!   URI, with the manifest copies and the dump document ([`DumpBuilder::in_directory`]).
+//!
+//! # Writers check what readers check
+//! The writers run the model's [`Checker`](resourcesync_model::Checker), the one
+//! [`Package`] runs on a manifest it reads, on every manifest and dump document they write,
+//! entry by entry. What they publish is read by others, so by default an entry that would
+//! break a rule of severity error is refused before it is written
+//! ([`Misuse::BreaksRule`]), leaving the package as it was;
+//! [`PackageOptions::refuse_errors`] turns that off. The findings come back from `finish`
+//! ([`PackageInfo::findings`], [`DumpInfo`]).
 //! - [`safe_path`]: the one checked function through which a package name becomes a path.
 //! - [`Fixity`]: length, md5 and sha-256 in one pass.
 //!
@@ -35,12 +48,12 @@
 //! ```
 //! use std::io::{Cursor, Read};
 //! use resourcesync_model::{Change, DocumentHead, DocumentKind, Link, Relation};
-//! use resourcesync_package::{Bitstream, Package, PackageOptions, PackageWriter};
+//! use resourcesync_package::{Bitstream, Misuse, Package, PackageError, PackageOptions, PackageWriter};
 //!
 //! // A Change Dump package: one update and one deletion.
-//! let mut head = DocumentHead::of_kind(DocumentKind::ChangeDumpManifest);
-//! head.md.from = Some("2013-01-02T00:00:00Z".parse()?);
-//! head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+//! let head = DocumentHead::of_kind(DocumentKind::ChangeDumpManifest)
+//!     .with_from("2013-01-02T00:00:00Z".parse()?)
+//!     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 //! let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default())?;
 //! let mut update = Bitstream::new("http://example.com/res7.html".parse()?, "/changes/res7.html".into());
 //! update.change = Some(Change::Updated);
@@ -48,12 +61,19 @@
 //! update.media_type = Some("text/html".parse()?);
 //! writer.add(update, &b"<html>v2</html>"[..])?;
 //! writer.add_deleted("http://example.com/res5.tiff".parse()?, Some("2013-01-02T19:00:00Z".parse()?))?;
+//! // A change before the last one would break the order rule of section 13.2: refused.
+//! let mut late = Bitstream::new("http://example.com/res8.html".parse()?, "/changes/res8.html".into());
+//! late.change = Some(Change::Created);
+//! late.datetime = Some("2013-01-02T08:00:00Z".parse()?);
+//! assert!(matches!(writer.add(late, &b"<html/>"[..]), Err(PackageError::Misuse(Misuse::BreaksRule { .. }))));
 //! let (zip, info) = writer.finish()?;
 //! assert_eq!(info.digests.length, zip.len() as u64);
+//! assert!(info.findings.is_empty());
 //!
 //! // Reading it back verifies every bitstream as it is read.
-//! let mut package = Package::open(Cursor::new(zip))?;
-//! assert_eq!(package.manifest().entries.len(), 2);
+//! let mut package = Package::new(Cursor::new(zip))?;
+//! assert_eq!(package.manifest().entries.len(), 2); // the update and the deletion
+//! assert_eq!(package.bitstream_count(), 1); // a deletion has no bitstream
 //! let mut html = String::new();
 //! package.bitstream(0)?.read_to_string(&mut html)?;
 //! assert_eq!(html, "<html>v2</html>");
@@ -106,7 +126,7 @@ mod name;
 mod reader;
 mod writer;
 
-pub use dump::{DumpBuilder, DumpLimits};
+pub use dump::{DirectoryDumpBuilder, DumpBuilder, DumpInfo, DumpLimits};
 pub use error::{
     BadPackage, Collision, ContentProblem, FixityError, HeaderProblem, LimitExceeded, Misuse,
     PackageError, PathProblem, SizeProblem,
@@ -115,7 +135,7 @@ pub use name::{MAX_SEGMENT_BYTES, NameError, safe_path};
 pub use reader::{Package, PackageLimits, VerifiedReader};
 #[doc(no_inline)]
 pub use resourcesync_model::{Digest, Digests, Fixity, FixityMismatch};
-pub use writer::{Bitstream, Compression, PackageInfo, PackageOptions, PackageWriter};
+pub use writer::{Bitstream, Compression, PackageFile, PackageInfo, PackageOptions, PackageWriter};
 
 /// The name of the manifest at the top level of every package (sections 11.2, 13.2).
 pub const MANIFEST_NAME: &str = "manifest.xml";

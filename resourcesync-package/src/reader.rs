@@ -104,8 +104,8 @@ struct Listed {
 /// writer.add(Bitstream::new("http://example.com/res1".parse()?, "/resources/res1".into()), &b"hello"[..])?;
 /// let (zip, _) = writer.finish()?;
 ///
-/// let mut package = Package::open(std::io::Cursor::new(zip))?;
-/// assert_eq!(package.manifest().entries.len(), 1);
+/// let mut package = Package::new(std::io::Cursor::new(zip))?;
+/// assert_eq!(package.bitstream_count(), 1);
 /// let mut content = String::new();
 /// package.bitstream(0)?.read_to_string(&mut content)?;
 /// assert_eq!(content, "hello");
@@ -140,14 +140,62 @@ impl<R: Read + Seek> fmt::Debug for Package<R> {
     }
 }
 
-impl<R: Read + Seek> Package<R> {
-    /// Opens a package with default limits.
-    pub fn open(reader: R) -> Result<Package<R>, PackageError> {
-        Package::open_with_limits(reader, PackageLimits::default())
+impl Package<io::BufReader<fs::File>> {
+    /// Opens the package file at `path` with default limits. Any error of opening it,
+    /// whether the file cannot be opened or the package is bad, is a
+    /// [`PackageError::File`] that names the path and holds the error
+    /// [`new`](Package::new) would return.
+    ///
+    /// ```
+    /// # use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
+    /// # use resourcesync_package::{Bitstream, PackageOptions, PackageWriter};
+    /// use resourcesync_package::{Package, PackageError};
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("part1.zip");
+    /// # let head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest)
+    /// #     .with_at("2013-01-03T09:00:00Z".parse()?)
+    /// #     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+    /// # let mut writer = PackageWriter::create(&path, head, PackageOptions::default())?;
+    /// # writer.add(Bitstream::new("http://example.com/res1".parse()?, "/res1".into()), &b"hi"[..])?;
+    /// # writer.finish_file()?;
+    /// let mut package = Package::open(&path)?;
+    /// package.verify()?;
+    /// assert_eq!(package.bitstream_count(), 1);
+    ///
+    /// let missing = Package::open(dir.path().join("missing.zip")).unwrap_err();
+    /// assert!(matches!(missing, PackageError::File { ref path, .. } if path.ends_with("missing.zip")));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Package<io::BufReader<fs::File>>, PackageError> {
+        Package::open_with_limits(path, PackageLimits::default())
     }
 
-    /// Opens a package with the given limits.
-    pub fn open_with_limits(reader: R, limits: PackageLimits) -> Result<Package<R>, PackageError> {
+    /// [`open`](Package::open) with the given limits.
+    pub fn open_with_limits(
+        path: impl AsRef<Path>,
+        limits: PackageLimits,
+    ) -> Result<Package<io::BufReader<fs::File>>, PackageError> {
+        let path = path.as_ref();
+        fs::File::open(path)
+            .map_err(PackageError::Io)
+            .and_then(|file| Package::with_limits(io::BufReader::new(file), limits))
+            .map_err(|e| PackageError::File {
+                path: path.to_path_buf(),
+                source: Box::new(e),
+            })
+    }
+}
+
+impl<R: Read + Seek> Package<R> {
+    /// Reads a package from `reader` with default limits. A file is better opened with
+    /// [`Package::open`], which buffers it and names its path in errors.
+    pub fn new(reader: R) -> Result<Package<R>, PackageError> {
+        Package::with_limits(reader, PackageLimits::default())
+    }
+
+    /// Reads a package from `reader` with the given limits.
+    pub fn with_limits(reader: R, limits: PackageLimits) -> Result<Package<R>, PackageError> {
         let (mut reader, entries) = archive::read_directory(reader, &limits)?;
         let Some(manifest_index) = entries.iter().position(|e| e.name == MANIFEST_NAME) else {
             let near = entries.iter().find(|e| {
@@ -206,7 +254,7 @@ impl<R: Read + Seek> Package<R> {
         })
     }
 
-    /// The manifest.
+    /// The manifest: its entries are the bitstreams' and the deletions'.
     pub fn manifest(&self) -> &Document {
         &self.manifest
     }
@@ -221,14 +269,14 @@ impl<R: Read + Seek> Package<R> {
         &self.unlisted
     }
 
-    /// How many bitstreams the manifest lists (deletions excluded).
-    pub fn len(&self) -> usize {
+    /// How many bitstreams the package has: files of the ZIP that the manifest lists,
+    /// numbered from 0 in the manifest's order for [`bitstream`](Package::bitstream) and
+    /// [`entry`](Package::entry). Fewer than the manifest's entries
+    /// (`manifest().entries.len()`) when it lists deletions, which have no bitstream;
+    /// files the manifest does not list are not counted (see
+    /// [`unlisted`](Package::unlisted)), nor is `manifest.xml`.
+    pub fn bitstream_count(&self) -> usize {
         self.listed.len()
-    }
-
-    /// Whether the manifest lists no bitstream.
-    pub fn is_empty(&self) -> bool {
-        self.listed.is_empty()
     }
 
     /// The manifest entry of the `i`th bitstream.
@@ -245,7 +293,7 @@ impl<R: Read + Seek> Package<R> {
     pub fn bitstream(&mut self, i: usize) -> Result<VerifiedReader<'_, R>, PackageError> {
         let listed = self.listed.get(i).ok_or(Misuse::NoBitstream {
             index: i,
-            len: self.listed.len(),
+            count: self.listed.len(),
         })?;
         let md = self.manifest.entries[listed.entry].md.as_ref();
         let (length, hashes) = (
@@ -1023,7 +1071,7 @@ mod tests {
 
     fn check(zip: &[u8], thread: bool) -> Vec<String> {
         let limits = PackageLimits::default().with_hashing_thread(thread);
-        let mut package = Package::open_with_limits(Cursor::new(zip), limits).unwrap();
+        let mut package = Package::with_limits(Cursor::new(zip), limits).unwrap();
         assert_eq!(package.two_threads(&package.file_order()), thread);
         let findings = package.check().unwrap();
         findings
@@ -1040,7 +1088,7 @@ mod tests {
         assert_eq!(one.len(), 5, "{one:#?}");
         assert_eq!(check(&zip, true), one);
         let limits = PackageLimits::default();
-        let error = Package::open_with_limits(Cursor::new(&zip[..]), limits)
+        let error = Package::with_limits(Cursor::new(&zip[..]), limits)
             .unwrap()
             .verify()
             .unwrap_err();

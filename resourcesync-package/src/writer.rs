@@ -2,15 +2,14 @@
 //! the manifest that describes them.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 
 use resourcesync_model::{
-    BitstreamPath, Change, ChangeOrder, DocumentHead, DocumentKind, Entry, MediaType, Uri,
-    W3cDateTime,
+    BitstreamPath, Change, Checker, DocumentHead, DocumentKind, Entry, Finding, MediaType,
+    Severity, Uri, W3cDateTime,
 };
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
@@ -81,6 +80,11 @@ pub struct PackageOptions {
     /// Whether a second thread hashes the package while it is written (the default); see
     /// the crate's documentation. Either way the bytes and digests are the same.
     pub hashing_thread: bool,
+    /// Whether a manifest (or a dump document) that would break a rule of severity
+    /// [`Error`](Severity::Error) is refused before it is written (the default). Off, it is
+    /// written anyway and the errors come back with the warnings, in
+    /// [`PackageInfo::findings`]. Warnings never refuse.
+    pub refuse_errors: bool,
 }
 
 impl Default for PackageOptions {
@@ -88,6 +92,7 @@ impl Default for PackageOptions {
         PackageOptions {
             compression: Compression::default(),
             hashing_thread: true,
+            refuse_errors: true,
         }
     }
 }
@@ -102,6 +107,13 @@ impl PackageOptions {
     /// Options with or without the hashing thread.
     pub fn hashing_thread(mut self, thread: bool) -> PackageOptions {
         self.hashing_thread = thread;
+        self
+    }
+
+    /// Options that refuse, or write anyway, what breaks a rule of severity
+    /// [`Error`](Severity::Error); see [`refuse_errors`](PackageOptions::refuse_errors).
+    pub fn refuse_errors(mut self, refuse: bool) -> PackageOptions {
+        self.refuse_errors = refuse;
         self
     }
 }
@@ -142,6 +154,29 @@ impl Bitstream {
             entry: None,
         }
     }
+
+    /// The manifest entry of this bitstream, as it will be written but for its length and
+    /// hashes, which are placeholders until the content is read (the checker looks at their
+    /// presence and algorithms, never their values); and its compression.
+    /// The path comes back beside the entry, which holds it too.
+    pub(crate) fn into_entry(self) -> (Entry, BitstreamPath, Option<Compression>) {
+        let mut entry = self.entry.unwrap_or_else(|| Entry::new(self.loc.clone()));
+        entry.loc = self.loc;
+        entry.lastmod = self.lastmod.or(entry.lastmod);
+        let md = entry.md_mut();
+        (md.change, md.datetime) = (self.change, self.datetime);
+        (md.length, md.path) = (Some(0), Some(self.path.clone()));
+        // Zeros, not the digests of nothing: computing those would cost two hashes a
+        // bitstream for a value that is replaced.
+        let placeholder = Digests {
+            length: 0,
+            md5: Digest([0; 16]),
+            sha256: Digest([0; 32]),
+        };
+        md.hash = Some(placeholder.hashes());
+        md.media_type = self.media_type;
+        (entry, self.path, self.compression)
+    }
 }
 
 /// Reads until `buf` is full or the reader ends; returns how much was read.
@@ -158,13 +193,19 @@ fn fill(reader: &mut impl Read, buf: &mut [u8]) -> Result<usize, PackageError> {
     Ok(filled)
 }
 
-/// The package's own fixity, for the Resource Dump or Change Dump entry that lists it.
+/// The package's own fixity, for the Resource Dump or Change Dump entry that lists it, and
+/// what was written.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PackageInfo {
     /// Length and digests of the whole ZIP file.
     pub digests: Digests,
     /// The manifest as written into the package.
     pub manifest: resourcesync_model::Document,
+    /// What the model's [`Checker`] found in the manifest, as a reader of the package would
+    /// find it: warnings, and errors only when
+    /// [`refuse_errors`](PackageOptions::refuse_errors) is off.
+    pub findings: Vec<Finding>,
 }
 
 /// Writes a Resource Dump or Change Dump package to any `Write`: each bitstream is streamed
@@ -172,25 +213,35 @@ pub struct PackageInfo {
 /// [`finish`](PackageWriter::finish) adds `manifest.xml` at the top level and returns the
 /// package's own length and hashes.
 ///
+/// The writer checks what a reader checks: the model's [`Checker`] sees the manifest's head
+/// when the writer starts and each entry as it is added, so that by default
+/// ([`PackageOptions::refuse_errors`]) an entry that would break a rule of severity
+/// [`Error`](Severity::Error) (a change out of order, a deletion in a Resource Dump
+/// Manifest, an unsafe URI, …) is refused with [`Misuse::BreaksRule`] before a byte of it is
+/// written, and the package is left as it was. The findings come back in
+/// [`PackageInfo::findings`].
+///
 /// The ZIP is written as a stream (sizes in data descriptors), so the sink needs no `Seek`
 /// and the package's digests are those of exactly the bytes written. Entries are marked
 /// ZIP64 when a bitstream may pass 4 GiB. Nothing fallible happens on `Drop`; for a file,
-/// [`PackageWriter::create`] writes beside the target and renames into place only in
-/// `finish`, so a failed write leaves nothing behind.
+/// [`PackageWriter::create`] writes beside the target and moves it into place only in
+/// [`finish_file`](PackageWriter::finish_file), so a failed or dropped writer leaves nothing
+/// behind.
 ///
 /// ```
 /// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
 /// use resourcesync_package::{Bitstream, PackageOptions, PackageWriter};
 ///
-/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest);
-/// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
-/// head.links.push(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest)
+///     .with_at("2013-01-03T09:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
 /// let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default())?;
 /// let mut b = Bitstream::new("http://example.com/res1".parse()?, "/resources/res1".into());
 /// b.media_type = Some("text/html".parse()?);
 /// assert_eq!(writer.add(b, &b"<html></html>"[..])?, 13);
 /// let (zip, info) = writer.finish()?;
 /// assert_eq!(info.digests.length, zip.len() as u64);
+/// assert!(info.findings.is_empty());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[must_use = "a package is complete only once `finish` has written its manifest"]
@@ -203,8 +254,14 @@ pub struct PackageWriter<W: Write> {
     directories: HashMap<String, String>,
     options: PackageOptions,
     buf: Vec<u8>,
-    /// The changes of a Change Dump Manifest, in forward chronological order (13.2).
-    order: ChangeOrder,
+    /// The model's checker, which has seen the head and every entry accepted.
+    checker: Checker,
+    /// What it found: the head's findings first (`head_findings` of them), then the
+    /// entries'.
+    findings: Vec<Finding>,
+    head_findings: usize,
+    /// Bitstreams added: the manifest's entries but the deletions.
+    bitstreams: usize,
     /// Messages to the hashing thread, and the bytes written so far: for the stored
     /// bitstreams whose sha-256 that thread computes.
     messages: Option<mpsc::Sender<Msg>>,
@@ -221,16 +278,105 @@ impl<W: Write> std::fmt::Debug for PackageWriter<W> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PackageWriter")
             .field("kind", &self.manifest.head.kind())
-            .field("entries", &self.manifest.entries.len())
+            .field("manifest_entries", &self.manifest.entries.len())
+            .field("bitstreams", &self.bitstreams)
+            .field("findings", &self.findings.len())
             .field("options", &self.options)
             .field("hashing_thread", &self.messages.is_some())
             .finish_non_exhaustive()
     }
 }
 
+/// The options of every ZIP entry: fixed time and mode, so the output is reproducible.
+fn file_options(method: CompressionMethod, large: bool) -> SimpleFileOptions {
+    SimpleFileOptions::default()
+        .compression_method(method)
+        .last_modified_time(zip::DateTime::DEFAULT)
+        .unix_permissions(0o644)
+        .large_file(large)
+}
+
+/// The findings of severity error among `findings`, if any and if they refuse; else `None`.
+pub(crate) fn refused(findings: &[Finding], options: &PackageOptions) -> Option<Vec<Finding>> {
+    if !options.refuse_errors {
+        return None;
+    }
+    let errors: Vec<Finding> = findings
+        .iter()
+        .filter(|f| f.severity() == Severity::Error)
+        .cloned()
+        .collect();
+    (!errors.is_empty()).then_some(errors)
+}
+
+/// Runs `checker`, which has seen `document`, on its next entry, adding what it finds to
+/// `findings`. When the entry breaks a rule of severity error and that refuses, the
+/// findings are dropped and the checker is rebuilt from the document, so that the refused
+/// entry leaves no trace (its number, its time, its `<loc>`): that costs a pass over the
+/// entries accepted, but only on refusal, where cloning the checker before every entry
+/// would copy its set of `<loc>`s each time.
+pub(crate) fn check_next_entry(
+    checker: &mut Checker,
+    document: &resourcesync_model::Document,
+    entry: &Entry,
+    findings: &mut Vec<Finding>,
+    options: &PackageOptions,
+) -> Result<(), PackageError> {
+    let start = findings.len();
+    checker.check_entry(entry, findings);
+    let Some(errors) = refused(&findings[start..], options) else {
+        return Ok(());
+    };
+    findings.truncate(start);
+    let mut scratch = Vec::new();
+    *checker = Checker::new(&document.head, &mut scratch);
+    for accepted in &document.entries {
+        scratch.clear();
+        checker.check_entry(accepted, &mut scratch);
+    }
+    Err(Misuse::BreaksRule {
+        document: document.head.kind(),
+        loc: Some(entry.loc.clone()),
+        errors,
+    }
+    .into())
+}
+
+/// The manifest entry of a deletion.
+pub(crate) fn deleted_entry(loc: Uri, datetime: Option<W3cDateTime>) -> Entry {
+    let mut entry = Entry::new(loc).with_change(Change::Deleted);
+    entry.md_mut().datetime = datetime;
+    entry
+}
+
+/// Checks one entry of a document of `head`'s kind on a checker of its own: the entry as
+/// the first of that document. The dump builder asks this before it starts a package for
+/// the entry, so that an entry refused leaves no empty package behind.
+pub(crate) fn check_first_entry(
+    head: &DocumentHead,
+    entry: &Entry,
+    options: &PackageOptions,
+) -> Result<(), PackageError> {
+    let mut findings = Vec::new();
+    let mut checker = Checker::new(head, &mut findings);
+    findings.clear();
+    checker.check_entry(entry, &mut findings);
+    match refused(&findings, options) {
+        Some(errors) => Err(Misuse::BreaksRule {
+            document: head.kind(),
+            loc: Some(entry.loc.clone()),
+            errors,
+        }
+        .into()),
+        None => Ok(()),
+    }
+}
+
 impl<W: Write> PackageWriter<W> {
     /// Starts a package whose manifest has this head: a Resource Dump Manifest (with
-    /// `at`) or a Change Dump Manifest (with `from`), and the `up` link.
+    /// `at`) or a Change Dump Manifest (with `from`), and the `up` link. A head that breaks
+    /// a rule of severity error (no `up` link, no `at` or `from`, …) is refused with
+    /// [`Misuse::BreaksRule`] unless [`PackageOptions::refuse_errors`] is off.
     pub fn new(
         out: W,
         head: DocumentHead,
@@ -241,6 +387,16 @@ impl<W: Write> PackageWriter<W> {
             DocumentKind::ResourceDumpManifest | DocumentKind::ChangeDumpManifest
         ) {
             return Err(Misuse::ManifestKind { kind: head.kind() }.into());
+        }
+        let mut findings = Vec::new();
+        let checker = Checker::new(&head, &mut findings);
+        if let Some(errors) = refused(&findings, &options) {
+            return Err(Misuse::BreaksRule {
+                document: head.kind(),
+                loc: None,
+                errors,
+            }
+            .into());
         }
         let sink = Hashing::new(out, options.hashing_thread);
         let messages = sink.messages();
@@ -257,43 +413,50 @@ impl<W: Write> PackageWriter<W> {
             directories: HashMap::new(),
             options,
             buf: vec![0; 64 * 1024],
-            order: ChangeOrder::new(),
+            checker,
+            head_findings: findings.len(),
+            findings,
+            bitstreams: 0,
         })
     }
 
-    fn file_options(&self, method: CompressionMethod, large: bool) -> SimpleFileOptions {
-        SimpleFileOptions::default()
-            .compression_method(method)
-            .last_modified_time(zip::DateTime::DEFAULT)
-            .unix_permissions(0o644)
-            .large_file(large)
+    /// Adds a bitstream, streaming `content` into the package, and returns its length. Its
+    /// manifest entry, with length and hashes filled in, is in [`PackageInfo::manifest`].
+    ///
+    /// Fails for a path without the leading slash, one that is not a safe relative path,
+    /// one used before, or `/manifest.xml`; and, unless
+    /// [`PackageOptions::refuse_errors`] is off, for an entry that breaks a rule of
+    /// severity error ([`Misuse::BreaksRule`]), such as a change dated before an earlier
+    /// bitstream's or deletion's in a Change Dump Manifest (section 13.2). A bitstream
+    /// refused for its path or a rule leaves the package as it was. An IO error while the
+    /// content is streamed leaves the package unusable: drop the writer.
+    pub fn add(&mut self, bitstream: Bitstream, content: impl Read) -> Result<u64, PackageError> {
+        let (entry, path, compression) = bitstream.into_entry();
+        self.add_entry(entry, &path, compression, content)
     }
 
-    /// Adds a bitstream, streaming `content` into the package, and returns its length. Its
-    /// manifest entry, in [`PackageInfo::manifest`],
-    /// with length and hashes filled in. Fails for a path without the leading slash, one
-    /// that is not a safe relative path, one used before, or `/manifest.xml`, and, in a
-    /// Change Dump Manifest, for a change dated before an earlier bitstream's or
-    /// deletion's (section 13.2). A bitstream refused for its path or its time leaves
-    /// nothing in the package.
-    pub fn add(
+    /// [`add`](Self::add) of a bitstream's manifest entry, made by
+    /// [`Bitstream::into_entry`].
+    pub(crate) fn add_entry(
         &mut self,
-        bitstream: Bitstream,
+        mut entry: Entry,
+        path: &BitstreamPath,
+        compression: Option<Compression>,
         mut content: impl Read,
     ) -> Result<u64, PackageError> {
-        self.check_order(bitstream.datetime.as_ref())?;
-        let name = self.claim(&bitstream.path)?;
-        let method = bitstream
-            .compression
+        let name = self.claimable(path)?;
+        let media_type = entry.md.as_ref().and_then(|md| md.media_type.as_ref());
+        let method = compression
             .unwrap_or(self.options.compression)
-            .method(bitstream.media_type.as_ref());
+            .method(media_type);
+        self.check(&entry)?;
         // Read the first buffer before the entry starts: a bitstream that ends within it
         // (most do) has a known small size and needs no ZIP64 fields; one that does not
         // may pass 4 GiB and is marked ZIP64-capable rather than fail there.
         let mut filled = fill(&mut content, &mut self.buf)?;
         let whole = filled < self.buf.len();
-        let options = self.file_options(method, !whole);
-        self.zip.start_file(name, options)?;
+        let options = file_options(method, !whole);
+        self.zip.start_file(name.as_str(), options)?;
         // A stored bitstream's bytes stand verbatim in the package, so the hashing thread
         // can take its sha-256 from there; about half of them are handed over, by bytes,
         // to balance the threads (that thread hashes the whole package besides).
@@ -347,21 +510,23 @@ impl<W: Write> PackageWriter<W> {
                 (Some(digests.hashes()), digests.length)
             }
         };
-        let mut entry = bitstream
-            .entry
-            .unwrap_or_else(|| Entry::new(bitstream.loc.clone()));
-        entry.loc = bitstream.loc;
-        entry.lastmod = bitstream.lastmod.or(entry.lastmod);
         let md = entry.md_mut();
-        (md.change, md.datetime, md.hash) = (bitstream.change, bitstream.datetime, hash);
-        (md.length, md.path) = (Some(length), Some(bitstream.path));
-        md.media_type = bitstream.media_type;
-        if self.manifest.head.kind() == DocumentKind::ChangeDumpManifest {
-            self.order
-                .record(entry.md.as_ref().and_then(|md| md.datetime.as_ref()));
-        }
+        (md.length, md.hash) = (Some(length), hash);
+        self.claim(name);
         self.manifest.entries.push(entry);
+        self.bitstreams += 1;
         Ok(length)
+    }
+
+    /// Runs the checker on the next entry; see [`check_next_entry`].
+    fn check(&mut self, entry: &Entry) -> Result<(), PackageError> {
+        check_next_entry(
+            &mut self.checker,
+            &self.manifest,
+            entry,
+            &mut self.findings,
+            &self.options,
+        )
     }
 
     /// Fills in the sha-256 the hashing thread computed.
@@ -395,26 +560,29 @@ impl<W: Write> PackageWriter<W> {
         Ok(())
     }
 
-    /// Adds a manifest entry without a bitstream: a deletion in a Change Dump Manifest.
+    /// Adds a manifest entry without a bitstream: a deletion, which belongs in a Change Dump
+    /// Manifest (in a Resource Dump Manifest it breaks `resourcedump-manifest-deleted` and is
+    /// refused, unless [`PackageOptions::refuse_errors`] is off). Returns the entry as
+    /// written. A refused deletion leaves the package as it was.
     pub fn add_deleted(
         &mut self,
         loc: Uri,
         datetime: Option<W3cDateTime>,
     ) -> Result<Entry, PackageError> {
-        if self.manifest.head.kind() != DocumentKind::ChangeDumpManifest {
-            return Err(Misuse::DeletionInResourceDump.into());
-        }
-        self.check_order(datetime.as_ref())?;
-        self.order.record(datetime.as_ref());
-        let mut entry = Entry::new(loc).with_change(Change::Deleted);
-        entry.md_mut().datetime = datetime;
+        self.add_deleted_entry(deleted_entry(loc, datetime))
+    }
+
+    /// [`add_deleted`](Self::add_deleted) of the entry made by `deleted_entry`.
+    pub(crate) fn add_deleted_entry(&mut self, entry: Entry) -> Result<Entry, PackageError> {
+        self.check(&entry)?;
         self.manifest.entries.push(entry.clone());
         Ok(entry)
     }
 
-    /// Checks a path and reserves its ZIP name: a path the reader would refuse, as unsafe
-    /// or as colliding with an earlier one on some file system, is refused here.
-    fn claim(&mut self, path: &BitstreamPath) -> Result<String, PackageError> {
+    /// Checks a path and returns its ZIP name, without reserving it: a path the reader
+    /// would refuse, as unsafe or as colliding with an earlier one on some file system, is
+    /// refused here. [`claim`](Self::claim) reserves it once the bitstream is taken.
+    fn claimable(&self, path: &BitstreamPath) -> Result<String, PackageError> {
         let Some(name) = path.as_str().strip_prefix('/') else {
             return Err(Misuse::PathWithoutSlash {
                 path: path.to_string(),
@@ -439,7 +607,7 @@ impl<W: Write> PackageWriter<W> {
                 reason: crate::NameError::Empty,
             });
         }
-        let folded = crate::archive::fold(name).into_owned();
+        let folded = crate::archive::fold(name);
         let collision = |earlier: &str, collision| {
             misuse(Misuse::PathCollision {
                 path: path.to_string(),
@@ -447,7 +615,7 @@ impl<W: Write> PackageWriter<W> {
                 collision,
             })
         };
-        if let Some(earlier) = self.paths.get(&folded) {
+        if let Some(earlier) = self.paths.get(&*folded) {
             if earlier == name {
                 return misuse(Misuse::PathUsedTwice {
                     path: path.to_string(),
@@ -460,7 +628,7 @@ impl<W: Write> PackageWriter<W> {
             };
             return collision(earlier, kind);
         }
-        if let Some(earlier) = self.directories.get(&folded) {
+        if let Some(earlier) = self.directories.get(&*folded) {
             return collision(earlier, Collision::FileAsDirectory);
         }
         for (at, _) in name.match_indices('/') {
@@ -468,39 +636,68 @@ impl<W: Write> PackageWriter<W> {
                 return collision(earlier, Collision::FileAsDirectory);
             }
         }
-        for (at, _) in name.match_indices('/') {
-            self.directories
-                .entry(crate::archive::fold(&name[..at]).into_owned())
-                .or_insert_with(|| name.to_owned());
-        }
-        self.paths.insert(folded, name.to_owned());
         Ok(name.to_owned())
     }
 
-    /// Sets the `until` of a Change Dump Manifest before it is written (the dump builder
-    /// knows it only when the next package starts).
-    pub(crate) fn set_until(&mut self, until: Option<W3cDateTime>) {
-        self.manifest.head.md.until = until;
+    /// Reserves a name that [`claimable`](Self::claimable) allowed.
+    fn claim(&mut self, name: String) {
+        for (at, _) in name.match_indices('/') {
+            self.directories
+                .entry(crate::archive::fold(&name[..at]).into_owned())
+                .or_insert_with(|| name.clone());
+        }
+        self.paths
+            .insert(crate::archive::fold(&name).into_owned(), name);
     }
 
-    /// Checks that a change does not come before an earlier one, in a Change Dump
-    /// Manifest (section 13.2); a Resource Dump Manifest has no order.
-    fn check_order(&self, datetime: Option<&W3cDateTime>) -> Result<(), PackageError> {
-        if self.manifest.head.kind() == DocumentKind::ChangeDumpManifest {
-            self.order.check(datetime)?;
+    /// Sets the `until` of a Change Dump Manifest before it is written (the dump builder
+    /// knows it only when the next package starts) and checks the head again, which is
+    /// refused as [`new`](Self::new) refuses it.
+    pub(crate) fn set_until(&mut self, until: Option<W3cDateTime>) -> Result<(), PackageError> {
+        self.manifest.head.md.until = until;
+        let mut head = Vec::new();
+        Checker::new(&self.manifest.head, &mut head);
+        if let Some(errors) = refused(&head, &self.options) {
+            return Err(Misuse::BreaksRule {
+                document: self.manifest.head.kind(),
+                loc: None,
+                errors,
+            }
+            .into());
         }
+        let entries = self.findings.split_off(self.head_findings);
+        self.head_findings = head.len();
+        self.findings = head;
+        self.findings.extend(entries);
         Ok(())
     }
 
-    /// Bitstreams and deletions added so far.
-    pub fn entries(&self) -> usize {
+    /// Entries of the manifest so far: bitstreams and deletions. A manifest holds at most
+    /// 50,000 ([`MAX_ENTRIES`](resourcesync_model::MAX_ENTRIES)).
+    pub fn manifest_entries(&self) -> usize {
         self.manifest.entries.len()
     }
 
+    /// Bitstreams added so far: the entries of the manifest but the deletions, which have
+    /// no bitstream. Each is a file in the package.
+    pub fn bitstream_count(&self) -> usize {
+        self.bitstreams
+    }
+
     /// Writes `manifest.xml`, closes the ZIP, and returns the sink with the package's own
-    /// length and hashes and the manifest.
+    /// length and hashes, the manifest and its findings.
     pub fn finish(mut self) -> Result<(W, PackageInfo), PackageError> {
         self.collect_hashes()?;
+        let start = self.findings.len();
+        self.checker.finish(&mut self.findings);
+        if let Some(errors) = refused(&self.findings[start..], &self.options) {
+            return Err(Misuse::BreaksRule {
+                document: self.manifest.head.kind(),
+                loc: None,
+                errors,
+            }
+            .into());
+        }
         // The hashing thread finishes when every sender is gone.
         self.messages = None;
         // Written and reported, never refused, as before; the package writer keeps a Change
@@ -509,9 +706,7 @@ impl<W: Write> PackageWriter<W> {
             .map_err(PackageError::ManifestWrite)?
             .output;
         // Deflate's fastest level: a manifest is repetitive text and shrinks well anyway.
-        let options = self
-            .file_options(CompressionMethod::Deflated, false)
-            .compression_level(Some(1));
+        let options = file_options(CompressionMethod::Deflated, false).compression_level(Some(1));
         self.zip.start_file(MANIFEST_NAME, options)?;
         self.zip.write_all(&xml)?;
         let stream = self.zip.finish()?;
@@ -521,41 +716,149 @@ impl<W: Write> PackageWriter<W> {
             PackageInfo {
                 digests,
                 manifest: self.manifest,
+                findings: self.findings,
             },
         ))
     }
 }
 
-impl PackageWriter<std::io::BufWriter<tempfile::NamedTempFile>> {
-    /// Starts a package that [`finish_file`](Self::finish_file) moves to `path`. It is
-    /// written to a temporary file in the same directory meanwhile, which is removed if the
-    /// writer is dropped or fails, so a failed write leaves nothing behind.
-    pub fn create(
-        path: &Path,
-        head: DocumentHead,
-        options: PackageOptions,
-    ) -> Result<PackageWriter<std::io::BufWriter<tempfile::NamedTempFile>>, PackageError> {
-        let dir = path
+/// A package file being written: a temporary file beside its target, which
+/// [`PackageWriter::finish_file`] moves into place, and which is removed if the writer is
+/// dropped or fails. See [`PackageWriter::create`].
+pub struct PackageFile {
+    temp: io::BufWriter<tempfile::NamedTempFile>,
+    target: PathBuf,
+}
+
+impl std::fmt::Debug for PackageFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PackageFile")
+            .field("target", &self.target)
+            .field("temp", &self.temp.get_ref().path())
+            .finish()
+    }
+}
+
+impl Write for PackageFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.temp.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.temp.write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.temp.flush()
+    }
+}
+
+impl PackageFile {
+    /// A temporary file in `target`'s directory, to become `target`.
+    pub(crate) fn create(target: &Path) -> Result<PackageFile, PackageError> {
+        let in_file = |source: io::Error| PackageError::File {
+            path: target.to_path_buf(),
+            source: Box::new(PackageError::Io(source)),
+        };
+        let dir = target
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         let temp = tempfile::Builder::new()
             .prefix(".resourcesync-package-")
-            .tempfile_in(dir)?;
-        PackageWriter::new(std::io::BufWriter::new(temp), head, options)
+            .tempfile_in(dir)
+            .map_err(in_file)?;
+        Ok(PackageFile {
+            temp: io::BufWriter::new(temp),
+            target: target.to_path_buf(),
+        })
     }
 
-    /// Finishes the package and moves it to `path`, which must not exist yet.
-    pub fn finish_file(self, path: &Path) -> Result<(PathBuf, PackageInfo), PackageError> {
-        let (out, info) = self.finish()?;
-        let temp = out
+    /// [`create`](Self::create), making `target`'s directory if need be, and refused at
+    /// once if `target` exists, before anything is written: the rename into place would
+    /// refuse it anyway, after the package was written.
+    pub(crate) fn create_new(target: &Path) -> Result<PackageFile, PackageError> {
+        if target.exists() {
+            return Err(Misuse::TargetExists(target.to_path_buf()).into());
+        }
+        if let Some(dir) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| PackageError::File {
+                path: target.to_path_buf(),
+                source: Box::new(PackageError::Io(e)),
+            })?;
+        }
+        PackageFile::create(target)
+    }
+
+    /// The path the package goes to.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Flushes the file to disk and moves it to its target, which must not exist
+    /// (the rename does not overwrite, and fails with [`Misuse::TargetExists`] if it
+    /// does). On error the temporary file is removed.
+    pub(crate) fn persist(self) -> Result<PathBuf, PackageError> {
+        let target = self.target;
+        let in_file = |source: PackageError| PackageError::File {
+            path: target.clone(),
+            source: Box::new(source),
+        };
+        let temp = self
+            .temp
             .into_inner()
-            .map_err(|e| PackageError::Io(e.into_error()))?;
-        temp.as_file().sync_all()?;
-        let file: File = temp
-            .persist_noclobber(path)
-            .map_err(|e| PackageError::Io(e.error))?;
-        drop(file);
-        Ok((path.to_path_buf(), info))
+            .map_err(|e| in_file(PackageError::Io(e.into_error())))?;
+        temp.as_file()
+            .sync_all()
+            .map_err(|e| in_file(PackageError::Io(e)))?;
+        match temp.persist_noclobber(&target) {
+            Ok(file) => drop(file),
+            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(Misuse::TargetExists(target).into());
+            }
+            Err(e) => return Err(in_file(PackageError::Io(e.error))),
+        }
+        Ok(target)
+    }
+}
+
+impl PackageWriter<PackageFile> {
+    /// Starts a package that [`finish_file`](Self::finish_file) writes to `path`, which
+    /// must not exist then. Meanwhile it is written to a temporary file in the same
+    /// directory, which is removed if the writer is dropped or fails, so that neither the
+    /// package nor a temporary file is left behind. Errors of the file name `path`
+    /// ([`PackageError::File`]).
+    ///
+    /// ```
+    /// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
+    /// use resourcesync_package::{Bitstream, PackageOptions, PackageWriter};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest)
+    ///     .with_at("2013-01-03T09:00:00Z".parse()?)
+    ///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+    /// let target = dir.path().join("part1.zip");
+    /// let mut writer = PackageWriter::create(&target, head, PackageOptions::default())?;
+    /// writer.add(Bitstream::new("http://example.com/res1".parse()?, "/res1".into()), &b"hi"[..])?;
+    /// let (path, info) = writer.finish_file()?;
+    /// assert_eq!(path, target);
+    /// assert_eq!(std::fs::metadata(&path)?.len(), info.digests.length);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn create(
+        path: &Path,
+        head: DocumentHead,
+        options: PackageOptions,
+    ) -> Result<PackageWriter<PackageFile>, PackageError> {
+        PackageWriter::new(PackageFile::create(path)?, head, options)
+    }
+
+    /// Finishes the package and moves it to the path given to
+    /// [`create`](Self::create), atomically: the file is synced to disk and renamed into
+    /// place, never over an existing file ([`Misuse::TargetExists`]). Returns the path and
+    /// what [`finish`](Self::finish) returns. On error nothing is left behind.
+    pub fn finish_file(self) -> Result<(PathBuf, PackageInfo), PackageError> {
+        let (file, info) = self.finish()?;
+        Ok((file.persist()?, info))
     }
 }

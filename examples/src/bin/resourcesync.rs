@@ -330,7 +330,7 @@ fn read_file(
     let mut file = File::open(input).map_err(|e| (format!("cannot open: {e}"), None))?;
     if is_zip(&mut file) {
         let mut package =
-            resourcesync_package::Package::open(BufReader::new(file)).map_err(package_error)?;
+            resourcesync_package::Package::new(BufReader::new(file)).map_err(package_error)?;
         report.kind = Some(package.manifest().head.kind());
         report.entries = package.manifest().entries.len() as u64;
         for f in package.check().map_err(package_error)? {

@@ -12,7 +12,7 @@ fn package_corpus() {
         let limits = PackageLimits::default()
             .with_bytes(1 << 20, 4 << 20)
             .with_ratio(100);
-        if let Ok(mut package) = Package::open_with_limits(std::io::Cursor::new(data), limits) {
+        if let Ok(mut package) = Package::with_limits(std::io::Cursor::new(data), limits) {
             let _ = package.check();
         }
         ran += 1;

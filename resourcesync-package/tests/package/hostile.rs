@@ -665,8 +665,8 @@ fn cases() -> Vec<Row> {
 fn extract_leaves_nothing(dir: &std::path::Path, name: &str, limits: PackageLimits) {
     let out = tempfile::tempdir().unwrap();
     let target = out.path().join("extracted");
-    let mut package = Package::open_with_limits(File::open(dir.join(name)).unwrap(), limits)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut package =
+        Package::open_with_limits(dir.join(name), limits).unwrap_or_else(|e| panic!("{name}: {e}"));
     assert!(package.extract(&target).is_err(), "{name} extracted");
     assert_eq!(
         std::fs::read_dir(out.path()).unwrap().count(),
@@ -679,7 +679,10 @@ fn extract_leaves_nothing(dir: &std::path::Path, name: &str, limits: PackageLimi
 fn hostile_packages_fail_where_and_how_they_should() {
     let dir = python_packages();
     for (name, limits, stage, expected, message) in cases() {
-        let open = || Package::open_with_limits(File::open(dir.path().join(name)).unwrap(), limits);
+        let open = || {
+            let file = File::open(dir.path().join(name)).unwrap();
+            Package::with_limits(std::io::BufReader::new(file), limits)
+        };
         let check = |error: &E, what: &str| {
             assert!(expected(error), "{name} ({what}): {error:?}");
             let text = crate::chain(error);
@@ -713,9 +716,22 @@ fn hostile_packages_fail_where_and_how_they_should() {
 #[test]
 fn an_unreadable_manifest_keeps_the_xml_error_and_its_position_as_the_source() {
     let dir = python_packages();
-    let error =
-        Package::open(File::open(dir.path().join("manifest-not-xml.zip")).unwrap()).unwrap_err();
-    let E::Manifest(xml) = &error else {
+    let path = dir.path().join("manifest-not-xml.zip");
+    let error = Package::open(&path).unwrap_err();
+    // Opened from a path, the error names it; the error it holds is the reader's.
+    let E::File {
+        path: named,
+        source,
+    } = &error
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!(named, &path);
+    assert!(
+        crate::chain(&error).starts_with(&format!("package file {}: manifest.xml", path.display()))
+    );
+    let error = &**source;
+    let E::Manifest(xml) = error else {
         panic!("{error:?}")
     };
     assert!(matches!(
@@ -723,10 +739,10 @@ fn an_unreadable_manifest_keeps_the_xml_error_and_its_position_as_the_source() {
         resourcesync_xml::ErrorKind::UnknownEntity(name) if name == "bogus"
     ));
     assert_eq!(xml.position().line, 2);
-    let source = std::error::Error::source(&error).unwrap();
+    let source = std::error::Error::source(error).unwrap();
     assert!(source.is::<resourcesync_xml::Error>());
     assert_eq!(
-        crate::chain(&error).split(": ").take(3).collect::<Vec<_>>(),
+        crate::chain(error).split(": ").take(3).collect::<Vec<_>>(),
         [
             "manifest.xml cannot be read",
             "line 2, column 11, entry 1",
@@ -744,9 +760,9 @@ fn valid_packages_from_python_open_verify_and_extract() {
         "resync-style.zip",
         "unlisted.zip",
     ] {
-        let mut package = Package::open(File::open(dir.path().join(name)).unwrap())
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(package.len(), 2, "{name}");
+        let mut package =
+            Package::open(dir.path().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(package.bitstream_count(), 2, "{name}");
         package.verify().unwrap_or_else(|e| panic!("{name}: {e}"));
         let rules: Vec<&str> = package.findings().iter().map(|f| f.rule.id()).collect();
         if name == "resync-style.zip" {

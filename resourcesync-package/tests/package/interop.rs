@@ -34,7 +34,7 @@ fn package() -> (tempfile::TempDir, std::path::PathBuf) {
         b.media_type = Some(media.parse().unwrap());
         writer.add(b, content).unwrap();
     }
-    writer.finish_file(&path).unwrap();
+    writer.finish_file().unwrap();
     (dir, path)
 }
 

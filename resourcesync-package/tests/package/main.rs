@@ -1,5 +1,6 @@
 //! Integration tests of resourcesync-package, one binary with a module per topic.
 
+mod checks;
 mod dump;
 mod fuzz_corpus;
 mod hostile;

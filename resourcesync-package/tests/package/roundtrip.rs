@@ -41,7 +41,7 @@ fn a_resource_dump_package_round_trips() {
     // The same bitstreams give the same bytes.
     assert_eq!(write().0, zip);
 
-    let mut package = Package::open(Cursor::new(&zip)).unwrap();
+    let mut package = Package::new(Cursor::new(&zip)).unwrap();
     assert!(package.findings().is_empty(), "{:?}", package.findings());
     assert_eq!(package.manifest(), &info.manifest);
     for (i, content) in contents.iter().enumerate() {
@@ -118,11 +118,19 @@ fn a_change_dump_package_round_trips_with_deletions_and_patches() {
     patch_bits.datetime = Some("2013-01-02T20:00:00Z".parse().unwrap());
     patch_bits.media_type = Some("application/json-patch+json".parse().unwrap());
     writer.add(patch_bits, &b"[]"[..]).unwrap();
+    // Three names for three counts: the manifest's entries (deletions too), the
+    // bitstreams written (files in the ZIP but the manifest) and, read back, the same.
+    assert_eq!(writer.manifest_entries(), 4);
+    assert_eq!(writer.bitstream_count(), 3);
     let (zip, _) = writer.finish().unwrap();
 
-    let mut package = Package::open(Cursor::new(zip)).unwrap();
+    let mut package = Package::new(Cursor::new(zip)).unwrap();
     assert_eq!(package.manifest().entries.len(), 4);
-    assert_eq!(package.len(), 3, "the deletion has no bitstream");
+    assert_eq!(
+        package.bitstream_count(),
+        3,
+        "the deletion has no bitstream"
+    );
     assert!(package.findings().is_empty(), "{:?}", package.findings());
     package.verify().unwrap();
 }
@@ -189,13 +197,25 @@ fn the_writer_refuses_what_the_standard_does_not_allow() {
             ..
         }
     ));
-    assert!(matches!(
-        writer.add_deleted("http://example.com/r".parse().unwrap(), None),
-        Err(PackageError::Misuse(Misuse::DeletionInResourceDump))
-    ));
+    // A deletion in a Resource Dump Manifest breaks resourcedump-manifest-deleted.
+    match writer.add_deleted("http://example.com/r".parse().unwrap(), None) {
+        Err(PackageError::Misuse(Misuse::BreaksRule {
+            document: DocumentKind::ResourceDumpManifest,
+            loc: Some(loc),
+            errors,
+        })) => {
+            assert_eq!(loc.as_str(), "http://example.com/r");
+            assert_eq!(
+                errors[0].rule,
+                resourcesync_model::Rule::ResourceDumpManifestDeleted
+            );
+            assert_eq!(errors[0].entry, Some(3), "numbered as the next entry");
+        }
+        other => panic!("{other:?}"),
+    }
     // What the writer accepted, the reader reads.
     let (zip, _) = writer.finish().unwrap();
-    Package::open(Cursor::new(zip)).unwrap().verify().unwrap();
+    Package::new(Cursor::new(zip)).unwrap().verify().unwrap();
     let list = resourcesync_model::DocumentHead::of_kind(DocumentKind::ResourceList);
     assert!(matches!(
         PackageWriter::new(Vec::new(), list, PackageOptions::default()),
@@ -225,14 +245,87 @@ fn a_file_is_written_beside_its_target_and_moved_into_place() {
     drop(writer);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 
+    // Finished: the file is at the path given to `create`, and nothing else.
     let writer = started();
-    let (path, info) = writer.finish_file(&target).unwrap();
+    let (path, info) = writer.finish_file().unwrap();
+    assert_eq!(path, target, "the path given to create");
     assert_eq!(std::fs::metadata(&path).unwrap().len(), info.digests.length);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    Package::open(std::fs::File::open(&path).unwrap())
-        .unwrap()
-        .verify()
+    Package::open(&path).unwrap().verify().unwrap();
+
+    // A second package for the same target is refused when it finishes, without
+    // overwriting the first, and its temporary file is gone.
+    let before = std::fs::read(&target).unwrap();
+    let mut second = started();
+    second
+        .add(bitstream(2, "text/plain"), &b"other"[..])
         .unwrap();
+    match second.finish_file() {
+        Err(PackageError::Misuse(Misuse::TargetExists(existing))) => {
+            assert_eq!(existing, target)
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read(&target).unwrap(), before);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn a_file_writer_refused_or_failing_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("part1.zip");
+    // A head that breaks a rule is refused before any file is made.
+    let mut head = manifest_head(DocumentKind::ResourceDumpManifest);
+    head.links.clear();
+    let error = PackageWriter::create(&target, head, PackageOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            PackageError::Misuse(Misuse::BreaksRule { loc: None, .. })
+        ),
+        "{error:?}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // An entry refused leaves the file writer usable, and a later IO error (content that
+    // fails to read) leaves no temporary file once the writer is dropped.
+    let mut writer = PackageWriter::create(
+        &target,
+        manifest_head(DocumentKind::ResourceDumpManifest),
+        PackageOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "the temporary file"
+    );
+    assert!(
+        writer
+            .add_deleted("http://example.com/gone".parse().unwrap(), None)
+            .is_err()
+    );
+    struct Failing;
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk on fire"))
+        }
+    }
+    assert!(matches!(
+        writer.add(bitstream(1, "text/plain"), Failing),
+        Err(PackageError::Io(_))
+    ));
+    drop(writer);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // A directory that does not exist: the error names the target.
+    let nowhere = dir.path().join("no/such/dir/part1.zip");
+    match PackageWriter::create(
+        &nowhere,
+        manifest_head(DocumentKind::ResourceDumpManifest),
+        PackageOptions::default(),
+    ) {
+        Err(PackageError::File { path, .. }) => assert_eq!(path, nowhere),
+        other => panic!("{other:?}"),
+    }
 }
 
 proptest! {
@@ -250,8 +343,8 @@ proptest! {
         }
         let (zip, info) = writer.finish().unwrap();
         prop_assert_eq!(info.digests.length, zip.len() as u64);
-        let mut package = Package::open(Cursor::new(zip)).unwrap();
-        prop_assert_eq!(package.len(), contents.len());
+        let mut package = Package::new(Cursor::new(zip)).unwrap();
+        prop_assert_eq!(package.bitstream_count(), contents.len());
         for (i, c) in contents.iter().enumerate() {
             let mut read = Vec::new();
             package.bitstream(i).unwrap().read_to_end(&mut read).unwrap();
@@ -292,7 +385,7 @@ fn large_bitstreams_round_trip_stored_and_deflated() {
         if compression == Compression::Deflate {
             assert!(zip.len() < noise.len() + (2 << 20), "the text was deflated");
         }
-        let mut package = Package::open(Cursor::new(zip)).unwrap();
+        let mut package = Package::new(Cursor::new(zip)).unwrap();
         package.verify().unwrap();
         let mut read = Vec::new();
         package
@@ -347,6 +440,6 @@ fn with_and_without_the_hashing_thread_the_bytes_are_the_same() {
         String::from_utf8_lossy(&threaded[first.unwrap_or(0).saturating_sub(40)..][..200])
     );
     assert_eq!(threaded_info, single_info);
-    let mut package = Package::open(Cursor::new(single)).unwrap();
+    let mut package = Package::new(Cursor::new(single)).unwrap();
     assert_eq!(package.check().unwrap(), []);
 }

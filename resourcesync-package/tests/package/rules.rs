@@ -1,15 +1,13 @@
 //! The two rules only a package reader can break: bitstream-fixity and unlisted-file,
 //! each broken once and kept once, through `Package::check`.
 
-use std::fs::File;
-
 use resourcesync_model::Rule;
 use resourcesync_package::Package;
 
 use crate::python_packages;
 
 fn rules(name: &str, dir: &tempfile::TempDir) -> Vec<(Rule, Option<u64>)> {
-    let mut package = Package::open(File::open(dir.path().join(name)).unwrap()).unwrap();
+    let mut package = Package::open(dir.path().join(name)).unwrap();
     package
         .check()
         .unwrap()

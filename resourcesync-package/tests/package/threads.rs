@@ -92,7 +92,7 @@ fn corrupt_package() -> (Vec<u8>, usize) {
 
 fn open(zip: &[u8], thread: bool) -> Package<Cursor<&[u8]>> {
     let limits = PackageLimits::default().with_hashing_thread(thread);
-    Package::open_with_limits(Cursor::new(zip), limits).unwrap()
+    Package::with_limits(Cursor::new(zip), limits).unwrap()
 }
 
 fn check(zip: &[u8], thread: bool) -> Result<Vec<String>, String> {
