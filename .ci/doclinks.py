@@ -1,42 +1,55 @@
 #!/usr/bin/env python3
 """Checks the HTML that rustdoc wrote for links that lead nowhere.
 
-Each library crate is documented alone (`cargo doc --no-deps -p <crate>` into an empty
-target directory), as a user or docs.rs may do in any order. rustdoc's own lint cannot see
-what this finds: a link to another crate's item resolves, but when that crate's docs are
-not beside it rustdoc writes the path itself as the address, or leaves the brackets in
-the text. Usage: doclinks.py <doc-dir>; exits 1 and lists each problem.
+rustdoc's broken-link lint cannot see a link to another crate's item that resolves but
+whose page rustdoc cannot place: documented with `--no-deps`, alone or in any order,
+rustdoc writes such a link's Rust path as its address (a link that leads nowhere), or,
+for a shortcut link, leaves the brackets in the text without a link.
+
+Usage: doclinks.py [--alone] <doc-dir> [<crate>...]
+  default  the docs were built with their dependencies (as `cargo doc` and docs.rs do):
+           every link must lead somewhere and no link text may be left unresolved.
+  --alone  the crates were documented alone (`--no-deps`): no link may lead nowhere;
+           shortcut links to other crates' items are then left as text, which is what
+           rustdoc can do without those crates' pages, and is accepted.
+Only the pages of the named crates (default: every resourcesync_* crate) are checked.
+Exits 1 and lists each problem.
 """
 import os
 import re
 import sys
 import urllib.parse
 
-root = sys.argv[1]
+args = sys.argv[1:]
+alone = "--alone" in args
+args = [a for a in args if a != "--alone"]
+root, crates = args[0], set(args[1:])
 problems = set()
-for dirpath, _, files in os.walk(root):
-    for name in files:
-        if not name.endswith(".html"):
-            continue
-        path = os.path.join(dirpath, name)
-        rel = os.path.relpath(path, root)
-        if rel.startswith(("src/", "static.files/")) or "/" not in rel:
-            continue
-        text = open(path, encoding="utf-8", errors="replace").read()
-        for href in re.findall(r'href="([^"#?]*)(?:[#?][^"]*)?"', text):
-            if not href or href.startswith(("http:", "https:", "mailto:", "javascript:")):
+for crate in sorted(os.listdir(root)):
+    top = os.path.join(root, crate)
+    if not os.path.isdir(top) or not (crate in crates or (not crates and crate.startswith("resourcesync_"))):
+        continue
+    for dirpath, _, files in os.walk(top):
+        for name in files:
+            if not name.endswith(".html"):
                 continue
-            if "${" in href:
-                continue
-            target = os.path.normpath(os.path.join(dirpath, urllib.parse.unquote(href)))
-            # Pages of other crates are not written when a crate is documented alone;
-            # rustdoc then leaves such links out, so a relative path to one is its own.
-            if not os.path.exists(target) and os.path.relpath(target, root).split("/")[0] == rel.split("/")[0]:
-                problems.add(f"{rel}: link to {href} leads nowhere")
-            if "::" in href:
-                problems.add(f"{rel}: a Rust path written as an address: {href}")
-        for left in re.findall(r"\[<code>([^<]*)</code>\]", text):
-            problems.add(f"{rel}: unresolved link text [{left}]")
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root)
+            text = open(path, encoding="utf-8", errors="replace").read()
+            for href in re.findall(r'<a\s[^>]*?href="([^"#?]*)(?:[#?][^"]*)?"', text):
+                if not href or href.startswith(("http:", "https:", "mailto:", "javascript:")):
+                    continue
+                if "::" in href:
+                    problems.add(f"{rel}: a Rust path written as an address: {href}")
+                    continue
+                target = os.path.normpath(os.path.join(dirpath, urllib.parse.unquote(href)))
+                # Other crates' pages are not there when a crate is documented alone.
+                other = os.path.relpath(target, root).split(os.sep)[0] != crate
+                if not os.path.exists(target) and not (alone and other):
+                    problems.add(f"{rel}: link to {href} leads nowhere")
+            if not alone:
+                for left in re.findall(r"\[<code>([^<]*)</code>\]", text):
+                    problems.add(f"{rel}: unresolved link text [{left}]")
 for p in sorted(problems):
     print(p)
 sys.exit(1 if problems else 0)

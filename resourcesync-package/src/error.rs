@@ -48,7 +48,7 @@ pub enum PackageError {
     /// The caller asked for something the standard or this crate does not allow.
     #[error(transparent)]
     Misuse(#[from] Misuse),
-    /// A URI under a [`Directory`](resourcesync_xml::Directory) that names no file there, or
+    /// A URI under a [`resourcesync_xml::Directory`] that names no file there, or
     /// a file of it that could not be written
     /// ([`DumpBuilder::in_directory`](crate::DumpBuilder::in_directory)).
     #[error(transparent)]
@@ -500,8 +500,8 @@ pub enum Misuse {
         collision: Collision,
     },
     /// A manifest or dump document that would break a rule of the standard of severity
-    /// [`Error`](resourcesync_model::Severity::Error), as the model's
-    /// [`Checker`](resourcesync_model::Checker) would find it in what is written: an
+    /// [`resourcesync_model::Severity::Error`], as the model's
+    /// [`resourcesync_model::Checker`] would find it in what is written: an
     /// entry (a change out of order, a deletion in a Resource Dump Manifest, an unsafe
     /// URI, …) or the head. Refused unless
     /// [`PackageOptions::refuse_errors`](crate::PackageOptions::refuse_errors) is off.

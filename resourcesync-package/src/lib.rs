@@ -19,7 +19,7 @@
 //!   URI, with the manifest copies and the dump document ([`DumpBuilder::in_directory`]).
 //!
 //! # Writers check what readers check
-//! The writers run the model's [`Checker`](resourcesync_model::Checker), the one
+//! The writers run the model's [`resourcesync_model::Checker`], the one
 //! [`Package`] runs on a manifest it reads, on every manifest and dump document they write,
 //! entry by entry. What they publish is read by others, so by default an entry that would
 //! break a rule of severity error is refused before it is written

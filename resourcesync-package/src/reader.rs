@@ -487,9 +487,9 @@ impl<R: Read + Seek> Package<R> {
     }
 
     /// Checks the whole package against the standard: the manifest's findings, a
-    /// [`Rule::UnlistedFile`](resourcesync_model::Rule::UnlistedFile) warning per file the
+    /// [`resourcesync_model::Rule::UnlistedFile`] warning per file the
     /// manifest does not describe, and a
-    /// [`Rule::BitstreamFixity`](resourcesync_model::Rule::BitstreamFixity) error per
+    /// [`resourcesync_model::Rule::BitstreamFixity`] error per
     /// bitstream whose length or hashes differ from its entry (numbered as in the
     /// manifest). Fails only when the package cannot be read (IO, ZIP, limits).
     pub fn check(&mut self) -> Result<Vec<Finding>, PackageError> {

@@ -81,7 +81,7 @@ pub struct PackageOptions {
     /// the crate's documentation. Either way the bytes and digests are the same.
     pub hashing_thread: bool,
     /// Whether a manifest (or a dump document) that would break a rule of severity
-    /// [`Error`](Severity::Error) is refused before it is written (the default). Off, it is
+    /// [`Severity::Error`] is refused before it is written (the default). Off, it is
     /// written anyway and the errors come back with the warnings, in
     /// [`PackageInfo::findings`]. Warnings never refuse.
     pub refuse_errors: bool,
@@ -111,7 +111,7 @@ impl PackageOptions {
     }
 
     /// Options that refuse, or write anyway, what breaks a rule of severity
-    /// [`Error`](Severity::Error); see [`refuse_errors`](PackageOptions::refuse_errors).
+    /// [`Severity::Error`]; see [`refuse_errors`](PackageOptions::refuse_errors).
     pub fn refuse_errors(mut self, refuse: bool) -> PackageOptions {
         self.refuse_errors = refuse;
         self
@@ -216,7 +216,7 @@ pub struct PackageInfo {
 /// The writer checks what a reader checks: the model's [`Checker`] sees the manifest's head
 /// when the writer starts and each entry as it is added, so that by default
 /// ([`PackageOptions::refuse_errors`]) an entry that would break a rule of severity
-/// [`Error`](Severity::Error) (a change out of order, a deletion in a Resource Dump
+/// [`Severity::Error`] (a change out of order, a deletion in a Resource Dump
 /// Manifest, an unsafe URI, …) is refused with [`Misuse::BreaksRule`] before a byte of it is
 /// written, and the package is left as it was. The findings come back in
 /// [`PackageInfo::findings`].
@@ -673,7 +673,7 @@ impl<W: Write> PackageWriter<W> {
     }
 
     /// Entries of the manifest so far: bitstreams and deletions. A manifest holds at most
-    /// 50,000 ([`MAX_ENTRIES`](resourcesync_model::MAX_ENTRIES)).
+    /// 50,000 ([`resourcesync_model::MAX_ENTRIES`]).
     pub fn manifest_entries(&self) -> usize {
         self.manifest.entries.len()
     }

@@ -243,13 +243,13 @@ struct Part {
 ///   `datetime` (or, in a dump, `from`) written before it, where the part before it ends
 ///   (`until`); the last part ends at the set's `until` or stays open.
 ///
-/// The entries are checked as one document by the model's [`Checker`], the one a
+/// The entries are checked as one document by the model's [`resourcesync_model::Checker`], the one a
 /// [`Reader`](crate::Reader) runs, and by default what breaks a rule of the standard is
 /// refused ([`SetOptions::write`]): the head by the constructor, an entry by
 /// [`write_entry`](SetWriter::write_entry) with its number (the set goes on without it;
 /// an entry out of forward chronological order in a Change List, say), the end by
 /// `finish`, before the last part and the index are stored. The entry limit of one
-/// document ([`Rule::MaxEntries`]) is kept by splitting, not checked over the set.
+/// document ([`resourcesync_model::Rule::MaxEntries`]) is kept by splitting, not checked over the set.
 ///
 /// A part is gathered in memory until it is complete (its head depends on its last
 /// entry), so memory is bounded by one part, at most `max_bytes`, and the checker's
@@ -284,9 +284,6 @@ struct Part {
 /// assert!(findings.is_empty());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-///
-/// [`Checker`]: resourcesync_model::Checker
-/// [`Rule::MaxEntries`]: resourcesync_model::Rule::MaxEntries
 #[must_use = "a SetWriter dropped without finish() stores no index and may hold back a part"]
 pub struct SetWriter<T> {
     head: DocumentHead,
