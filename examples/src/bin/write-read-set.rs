@@ -13,6 +13,7 @@ use std::error::Error;
 use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Parser;
 use resourcesync_model::{
@@ -36,8 +37,17 @@ struct Args {
     gzip: bool,
 }
 
-fn main() -> Result<(), Box<dyn Error>> {
-    let args = Args::parse();
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("write-read-set: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let dir = Directory::new(&args.dir, args.base)?;
     let at: W3cDateTime = "2013-01-03T09:00:00Z".parse()?;
     let head = DocumentHead::of_kind(DocumentKind::ResourceList)
