@@ -1,8 +1,8 @@
 //! `<url>` and `<sitemap>`: one entry of a document.
 
 use crate::{
-    BitstreamPath, Capability, Change, ChangeFreq, Hashes, Link, Md, MediaType, Relation, Uri,
-    W3cDateTime, extension::Element,
+    BitstreamPath, Capability, Change, ChangeFreq, Hash, HashAlgorithm, Hashes, Link, Md,
+    MediaType, Relation, Uri, W3cDateTime, extension::Element,
 };
 
 /// One `<url>` (in a `<urlset>`) or `<sitemap>` (in a `<sitemapindex>`) entry.
@@ -93,6 +93,37 @@ impl Entry {
     /// The entry's `<rs:md>`, added empty when missing.
     pub fn md_mut(&mut self) -> &mut Md {
         self.md.get_or_insert_with(Md::default)
+    }
+
+    /// The `length` of its `<rs:md>`, if any.
+    pub fn length(&self) -> Option<u64> {
+        self.md.as_ref().and_then(|md| md.length)
+    }
+
+    /// The `datetime` of its `<rs:md>`, if any.
+    pub fn datetime(&self) -> Option<W3cDateTime> {
+        self.md.as_ref().and_then(|md| md.datetime)
+    }
+
+    /// The `hash` of its `<rs:md>`, if any.
+    pub fn hashes(&self) -> Option<&Hashes> {
+        self.md.as_ref().and_then(|md| md.hash.as_ref())
+    }
+
+    /// The digest of its `<rs:md>` for one algorithm, if listed.
+    ///
+    /// ```
+    /// use resourcesync_model::{Entry, HashAlgorithm};
+    ///
+    /// let entry = Entry::new("http://example.com/res1".parse()?)
+    ///     .with_hash("md5:1584abdf8ebdc9802ac0c6a7402c03b6".parse()?);
+    /// let md5 = entry.hash(&HashAlgorithm::Md5).map(|h| h.hex());
+    /// assert_eq!(md5.as_deref(), Some("1584abdf8ebdc9802ac0c6a7402c03b6"));
+    /// assert!(entry.hash(&HashAlgorithm::Sha256).is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn hash(&self, algorithm: &HashAlgorithm) -> Option<&Hash> {
+        self.hashes().and_then(|h| h.get(algorithm))
     }
 
     /// The `change` attribute, if any.

@@ -155,6 +155,28 @@ impl Uri {
         })
     }
 
+    /// A reference resolved against this URI (RFC 3986, section 5, as the `url` crate
+    /// does it): `"resourcelist.xml"` against `http://example.com/dataset1/` is
+    /// `http://example.com/dataset1/resourcelist.xml`. Characters a URI cannot hold
+    /// (spaces, non-ASCII) are percent-encoded; the result is checked as any `Uri`.
+    ///
+    /// ```
+    /// use resourcesync_model::Uri;
+    ///
+    /// let base: Uri = "http://example.com/dataset1/capabilitylist.xml".parse()?;
+    /// assert_eq!(base.join("resourcelist.xml")?.as_str(), "http://example.com/dataset1/resourcelist.xml");
+    /// assert_eq!(base.join("../a b.txt")?.as_str(), "http://example.com/a%20b.txt");
+    /// assert_eq!(base.join("https://other.example/")?.as_str(), "https://other.example/");
+    /// # Ok::<(), resourcesync_model::UriError>(())
+    /// ```
+    pub fn join(&self, reference: &str) -> Result<Uri, UriError> {
+        let joined = self.to_url()?.join(reference).map_err(|e| UriError {
+            input: crate::rules::clip(reference),
+            reason: e.to_string(),
+        })?;
+        Uri::parse(joined.as_str())
+    }
+
     /// Whether the scheme runs code or names local files (`javascript`, `vbscript`,
     /// `data`, `file`, compared case-insensitively), never a Source's resources.
     pub fn has_unsafe_scheme(&self) -> bool {

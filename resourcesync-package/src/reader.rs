@@ -323,6 +323,7 @@ impl<R: Read + Seek> Package<R> {
 
     /// Reads every bitstream to its end, verifying length and every listed hash, in the
     /// order they stand in the ZIP; fails with the first that does not verify.
+    /// [`extract`](Package::extract) verifies as it writes: there is no need to call both.
     pub fn verify(&mut self) -> Result<(), PackageError> {
         self.verify_each(&mut |_, f| Err(f.into()))
     }
@@ -528,8 +529,10 @@ impl<R: Read + Seek> Package<R> {
     /// Extracts every bitstream to its path below `target`, with `manifest.xml`, all or
     /// nothing: into a temporary directory beside `target`, renamed to `target` only when
     /// every bitstream has been written and verified. `target` must not exist. On error
-    /// nothing is left behind.
-    pub fn extract(&mut self, target: &Path) -> Result<PathBuf, PackageError> {
+    /// nothing is left behind. Verifies every bitstream as [`verify`](Package::verify)
+    /// does, so a package need not be verified first.
+    pub fn extract(&mut self, target: impl AsRef<Path>) -> Result<PathBuf, PackageError> {
+        let target = target.as_ref();
         if target.exists() {
             return Err(Misuse::TargetExists(target.to_path_buf()).into());
         }
@@ -537,7 +540,15 @@ impl<R: Read + Seek> Package<R> {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let temp = tempfile::Builder::new()
+        let mut builder = tempfile::Builder::new();
+        // tempfile makes its directories owner-only (0700) and the rename keeps that: the
+        // extracted tree gets the mode of any directory the program makes instead.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(fs::Permissions::from_mode(0o777));
+        }
+        let temp = builder
             .prefix(".resourcesync-extract-")
             .tempdir_in(parent)?;
         for i in self.file_order() {

@@ -120,7 +120,24 @@ impl PackageOptions {
 
 /// One bitstream to add: the resource it belongs to and what the manifest says of it.
 /// Length and hashes are computed while it is written and need not be given.
+///
+/// Built with [`Bitstream::new`] and `with_` methods, like the model's entries;
+/// `#[non_exhaustive]`, its fields public to read and to set.
+///
+/// ```
+/// use resourcesync_model::Change;
+/// use resourcesync_package::{Bitstream, Compression};
+///
+/// let b = Bitstream::new("http://example.com/res1".parse()?, "/resources/res1".into())
+///     .with_media_type("text/html".parse()?)
+///     .with_change(Change::Updated)
+///     .with_datetime("2013-01-03T09:00:00Z".parse()?)
+///     .with_compression(Compression::Store);
+/// assert_eq!(b.change, Some(Change::Updated));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Bitstream {
     /// The URI the Source associates with the bitstream (`<loc>`).
     pub loc: Uri,
@@ -153,6 +170,48 @@ impl Bitstream {
             compression: None,
             entry: None,
         }
+    }
+
+    /// Sets the media type (`type`).
+    #[must_use]
+    pub fn with_media_type(mut self, media_type: MediaType) -> Bitstream {
+        self.media_type = Some(media_type);
+        self
+    }
+
+    /// Sets `<lastmod>`.
+    #[must_use]
+    pub fn with_lastmod(mut self, lastmod: W3cDateTime) -> Bitstream {
+        self.lastmod = Some(lastmod);
+        self
+    }
+
+    /// Sets the change (in a Change Dump).
+    #[must_use]
+    pub fn with_change(mut self, change: Change) -> Bitstream {
+        self.change = Some(change);
+        self
+    }
+
+    /// Sets when the change happened (in a Change Dump).
+    #[must_use]
+    pub fn with_datetime(mut self, datetime: W3cDateTime) -> Bitstream {
+        self.datetime = Some(datetime);
+        self
+    }
+
+    /// Sets how to store it, overriding the writer's default.
+    #[must_use]
+    pub fn with_compression(mut self, compression: Compression) -> Bitstream {
+        self.compression = Some(compression);
+        self
+    }
+
+    /// Sets the manifest entry's links and extensions (its `rs:md` is replaced).
+    #[must_use]
+    pub fn with_entry(mut self, entry: Entry) -> Bitstream {
+        self.entry = Some(entry);
+        self
     }
 
     /// The manifest entry of this bitstream, as it will be written but for its length and
@@ -753,6 +812,19 @@ impl Write for PackageFile {
     }
 }
 
+/// A temporary-file builder for a package that is published: readable by the web server,
+/// which often runs as another user. tempfile creates files owner-only (0600) and the
+/// rename keeps that; 0666 lets the umask decide, as for any file a program creates.
+fn published_file() -> tempfile::Builder<'static, 'static> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder
+}
+
 impl PackageFile {
     /// A temporary file in `target`'s directory, to become `target`.
     pub(crate) fn create(target: &Path) -> Result<PackageFile, PackageError> {
@@ -764,7 +836,7 @@ impl PackageFile {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
-        let temp = tempfile::Builder::new()
+        let temp = published_file()
             .prefix(".resourcesync-package-")
             .tempfile_in(dir)
             .map_err(in_file)?;
@@ -846,10 +918,16 @@ impl PackageWriter<PackageFile> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn create(
-        path: &Path,
+        path: impl AsRef<Path>,
         head: DocumentHead,
         options: PackageOptions,
     ) -> Result<PackageWriter<PackageFile>, PackageError> {
+        let path = path.as_ref();
+        // Refused at once, not after the whole package was written: the rename into
+        // place would refuse it then.
+        if path.exists() {
+            return Err(Misuse::TargetExists(path.to_path_buf()).into());
+        }
         PackageWriter::new(PackageFile::create(path)?, head, options)
     }
 

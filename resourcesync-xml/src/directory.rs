@@ -336,6 +336,29 @@ impl Directory {
         Ok(decoded)
     }
 
+    /// Opens the file `uri` names, for reading (through [`path`](Directory::path)): what a
+    /// [`SetReader`](crate::SetReader)'s fetch function over a directory needs.
+    ///
+    /// ```
+    /// use resourcesync_xml::Directory;
+    ///
+    /// let root = tempfile::tempdir()?;
+    /// let dir = Directory::new(root.path(), "http://example.com/".parse()?)?;
+    /// let uri = dir.uri("a.xml")?;
+    /// dir.write(&uri, b"<urlset/>")?;
+    /// let mut text = String::new();
+    /// std::io::Read::read_to_string(&mut dir.open(&uri)?, &mut text)?;
+    /// assert_eq!(text, "<urlset/>");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn open(&self, uri: &Uri) -> Result<io::BufReader<fs::File>, DirectoryError> {
+        let path = self.path(uri)?;
+        match fs::File::open(&path) {
+            Ok(file) => Ok(io::BufReader::new(file)),
+            Err(source) => Err(DirectoryError::Io { path, source }),
+        }
+    }
+
     /// Writes `bytes` as the file `uri` names, atomically: into a temporary file in the
     /// target's directory, synced to disk, then renamed over the target, so a web server
     /// serves the old file or the new one, never part of one. Creates the directories on
@@ -352,7 +375,7 @@ impl Directory {
         fs::create_dir_all(parent).map_err(io)?;
         // In the target's directory, not the system's temporary one: a rename is atomic
         // only within one file system. Dropped on any error, which deletes it.
-        let mut temp = tempfile::Builder::new()
+        let mut temp = published_file()
             .prefix(".resourcesync-")
             .suffix(".tmp")
             .tempfile_in(parent)
@@ -368,6 +391,32 @@ impl Directory {
             .map_err(io)?;
         Ok(path)
     }
+}
+
+impl From<DirectoryError> for io::Error {
+    /// An IO error keeps its kind; a URI the directory refuses is `InvalidInput`, so that a
+    /// [`SetReader`](crate::SetReader) fetch function can use `?` on [`Directory::open`].
+    fn from(e: DirectoryError) -> io::Error {
+        let kind = match &e {
+            DirectoryError::Io { source, .. } => source.kind(),
+            _ => io::ErrorKind::InvalidInput,
+        };
+        io::Error::new(kind, e)
+    }
+}
+
+/// A temporary-file builder for a file that is published: readable by the web server,
+/// which often runs as another user. tempfile creates its files owner-only (0600), and a
+/// rename keeps that mode; asking for 0666 lets the process's umask decide, as it would
+/// for any file the program creates (0644 under the usual 022).
+pub(crate) fn published_file() -> tempfile::Builder<'static, 'static> {
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    builder
 }
 
 /// Percent-decodes a segment; `None` if the bytes are not UTF-8. A `%` not followed by

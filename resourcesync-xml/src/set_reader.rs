@@ -109,6 +109,10 @@ struct Part<R: BufRead> {
 /// An error about a part ends that part: the next call goes on with the next one. An
 /// error of the index ends the set.
 ///
+/// Over a set published into a [`Directory`](crate::Directory), the fetch function is
+/// `|uri: &Uri| Ok(directory.open(uri)?)`: the directory maps the URI to its file, and its
+/// errors convert to `io::Error`.
+///
 /// Findings of every document are kept with its URI ([`DocumentFinding`]); take them as
 /// you go ([`take_findings`](SetReader::take_findings)) to keep memory constant. Besides
 /// them, memory holds two documents' buffers (the index's and one part's) and the URIs of

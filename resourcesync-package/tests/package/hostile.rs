@@ -790,6 +790,18 @@ fn valid_packages_from_python_open_verify_and_extract() {
         );
         assert!(target.join("resources/sub/res2").is_file());
         assert!(target.join("manifest.xml").is_file());
+        // The extracted tree has the mode of any directory the program makes, not the
+        // owner-only mode of a temporary directory.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let plain = out.path().join("plain");
+            std::fs::create_dir(&plain).unwrap();
+            let mode =
+                |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&target), mode(&plain), "{name}");
+            std::fs::remove_dir(&plain).unwrap();
+        }
         // Only the target is left beside it, no temporary directory.
         assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 1);
         // And extracting onto an existing target is refused.

@@ -253,10 +253,34 @@ fn a_file_is_written_beside_its_target_and_moved_into_place() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     Package::open(&path).unwrap().verify().unwrap();
 
-    // A second package for the same target is refused when it finishes, without
-    // overwriting the first, and its temporary file is gone.
+    // Readable as any file the program creates, not owner-only as tempfile makes them.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), mode(&plain));
+        std::fs::remove_file(&plain).unwrap();
+    }
+
+    // A second package for the same target is refused at once, before it is written.
     let before = std::fs::read(&target).unwrap();
+    match PackageWriter::create(
+        &target,
+        manifest_head(DocumentKind::ResourceDumpManifest),
+        PackageOptions::default(),
+    ) {
+        Err(PackageError::Misuse(Misuse::TargetExists(existing))) => {
+            assert_eq!(existing, target)
+        }
+        other => panic!("{other:?}"),
+    }
+    // A target that appears while the package is written is not overwritten either: the
+    // package is refused when it finishes, and its temporary file is gone.
+    std::fs::remove_file(&target).unwrap();
     let mut second = started();
+    std::fs::write(&target, &before).unwrap();
     second
         .add(bitstream(2, "text/plain"), &b"other"[..])
         .unwrap();

@@ -257,3 +257,49 @@ fn a_write_into_a_read_only_directory_fails_cleanly() {
     }
     assert_eq!(files(root.path()), ["a.xml"]);
 }
+
+/// A published file is readable by whoever may read the files the program creates (a web
+/// server running as another user): the process's umask decides, not tempfile's 0600.
+#[cfg(unix)]
+#[test]
+fn written_files_have_the_mode_of_any_file_the_program_creates() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let d = dir(root.path());
+    let written = d
+        .write(&uri("http://example.com/data/set/a/b.xml"), b"<urlset/>")
+        .unwrap();
+    let plain = root.path().join("plain");
+    fs::File::create(&plain).unwrap();
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&written), mode(&plain));
+    assert_ne!(
+        mode(&written) & 0o044,
+        0,
+        "readable by group or others under umask 022"
+    );
+}
+
+#[test]
+fn open_reads_what_write_wrote_and_refuses_what_path_refuses() {
+    let root = tempfile::tempdir().unwrap();
+    let d = dir(root.path());
+    let u = uri("http://example.com/data/set/x.xml");
+    d.write(&u, b"bytes").unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut d.open(&u).unwrap(), &mut text).unwrap();
+    assert_eq!(text, "bytes");
+    let missing = d
+        .open(&uri("http://example.com/data/set/y.xml"))
+        .unwrap_err();
+    assert!(matches!(missing, E::Io { .. }), "{missing:?}");
+    assert_eq!(
+        std::io::Error::from(missing).kind(),
+        std::io::ErrorKind::NotFound
+    );
+    let outside = d.open(&uri("http://example.org/x.xml")).unwrap_err();
+    assert_eq!(
+        std::io::Error::from(outside).kind(),
+        std::io::ErrorKind::InvalidInput
+    );
+}
