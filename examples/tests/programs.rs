@@ -363,7 +363,7 @@ fn resource_dump_extracts_the_files_it_was_given() {
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("verified 3 bitstreams against the manifest"),
+        text.contains("verified and extracted 3 bitstreams into"),
         "{text}"
     );
     assert!(

@@ -42,17 +42,12 @@ fn run(path: PathBuf) -> Result<bool, Box<dyn Error>> {
     }
     println!("loc\tlastmod\tlength\tmd5");
     while let Some(entry) = reader.next_entry()? {
-        let md = entry.md.as_ref();
-        let length = md.and_then(|md| md.length);
-        let md5 = md
-            .and_then(|md| md.hash.as_ref())
-            .and_then(|hashes| hashes.get(&HashAlgorithm::Md5))
-            .map(|hash| hash.hex());
+        let md5 = entry.hash(&HashAlgorithm::Md5).map(|hash| hash.hex());
         println!(
             "{}\t{}\t{}\t{}",
             entry.loc,
             or_dash(entry.lastmod),
-            or_dash(length),
+            or_dash(entry.length()),
             or_dash(md5)
         );
     }

@@ -50,7 +50,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         .with_at(W3cDateTime::from(SystemTime::now()))
         .with_link(Link::new(
             Relation::Up,
-            args.base.to_url()?.join("capabilitylist.xml")?.into(),
+            args.base.join("capabilitylist.xml")?,
         ));
 
     let mut writer = PackageWriter::create(&args.package, head, PackageOptions::default())?;
@@ -59,11 +59,8 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
             .file_name()
             .and_then(|n| n.to_str())
             .ok_or("a file name must be UTF-8")?;
-        let mut bitstream = Bitstream::new(
-            args.base.to_url()?.join(name)?.into(),
-            format!("/{name}").into(),
-        );
-        bitstream.lastmod = Some(fs::metadata(file)?.modified()?.into());
+        let bitstream = Bitstream::new(args.base.join(name)?, format!("/{name}").into())
+            .with_lastmod(fs::metadata(file)?.modified()?.into());
         let length = writer.add(bitstream, File::open(file)?)?;
         println!("added {} ({length} bytes) as /{name}", file.display());
     }
@@ -79,14 +76,14 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         println!("  {finding}");
     }
 
+    // Extracting verifies every bitstream against the manifest as it writes it.
     let mut package = Package::open(&path)?;
-    package.verify()?;
-    println!(
-        "verified {} bitstreams against the manifest",
-        package.bitstream_count()
-    );
     let target = package.extract(&args.extract)?;
-    println!("extracted into {}:", target.display());
+    println!(
+        "verified and extracted {} bitstreams into {}:",
+        package.bitstream_count(),
+        target.display()
+    );
     for entry in &package.manifest().entries {
         if let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) {
             println!("  {} <- {}", path, entry.loc);

@@ -10,8 +10,6 @@
 //! Usage: `write-read-set [--base URL] [--entries N] [--gzip] DIR`
 
 use std::error::Error;
-use std::fs::File;
-use std::io::{self, BufReader};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -73,11 +71,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     // Read back: each URI is fetched from the file the directory names for it. (With
     // `Gzip::Parts` the index stays `resourcelist.xml`; with `Gzip::All` it would be `.gz`.)
     let set_uri = dir.uri("resourcelist.xml")?;
-    let fetch = |uri: &Uri| -> io::Result<BufReader<File>> {
-        let path = dir.path(uri).map_err(io::Error::other)?;
-        Ok(BufReader::new(File::open(path)?))
-    };
-    let mut reader = SetReader::open(set_uri, fetch)?;
+    let mut reader = SetReader::open(set_uri, |uri: &Uri| Ok(dir.open(uri)?))?;
     let mut count = 0u64;
     while reader.next_entry()?.is_some() {
         count += 1;
