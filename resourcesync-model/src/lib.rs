@@ -49,6 +49,18 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Programs
+//! Short programs that use this crate as a user would, tested in the workspace:
+//! - [`read-resource-list`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/read-resource-list.rs)
+//!   reads a Resource List (plain or gzip) from a path and prints its entries and findings;
+//! - [`write-change-list`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/write-change-list.rs)
+//!   writes a Change List with the writer's checks refusing errors;
+//! - [`write-read-set`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/write-read-set.rs)
+//!   writes a 120,000-entry Resource List as a set into a directory under a base URL and
+//!   reads it back as one stream;
+//! - [`resource-dump`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/resource-dump.rs)
+//!   writes a Resource Dump package, then opens, verifies and extracts it.
+//!
 //! # Features
 //! - `serde`: `Serialize` and `Deserialize` on every data type; values such as datetimes,
 //!   hashes and relations as the text they have in a document.

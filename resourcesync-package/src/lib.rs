@@ -81,6 +81,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Programs
+//! Short programs that use this crate as a user would, tested in the workspace:
+//! - [`resource-dump`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/resource-dump.rs)
+//!   writes a Resource Dump package, then opens, verifies and extracts it.
+//!
 //! # Threads
 //! [`PackageWriter`] hashes every byte twice, as part of its bitstream and as part of the
 //! package, and spreads that over two threads: a hashing thread (module `hashing`) takes
@@ -139,3 +144,8 @@ pub use writer::{Bitstream, Compression, PackageFile, PackageInfo, PackageOption
 
 /// The name of the manifest at the top level of every package (sections 11.2, 13.2).
 pub const MANIFEST_NAME: &str = "manifest.xml";
+
+/// The README's example, compiled and run as a doc-test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -58,6 +58,16 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Programs
+//! Short programs that use this crate as a user would, tested in the workspace:
+//! - [`read-resource-list`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/read-resource-list.rs)
+//!   reads a Resource List (plain or gzip) from a path and prints its entries and findings;
+//! - [`write-change-list`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/write-change-list.rs)
+//!   writes a Change List with the writer's checks refusing errors;
+//! - [`write-read-set`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/write-read-set.rs)
+//!   writes a 120,000-entry Resource List as a set into a directory under a base URL and
+//!   reads it back as one stream.
+//!
 //! # Safety on hostile input
 //! No DTD is processed and no entity other than XML's five is expanded: a `<!DOCTYPE>` or
 //! an unknown entity is an error. Input must be well-formed UTF-8 XML 1.0 without
@@ -124,3 +134,8 @@ pub use set::Gzip;
 pub use set::{DirectoryStore, SetLimits, SetOptions, SetStore, SetSummary, SetWriter};
 pub use set_reader::{DocumentFinding, SetReadError, SetReader};
 pub use writer::{WriteOptions, Writer, Written, write_document, write_document_with};
+
+/// The README's example, compiled and run as a doc-test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
