@@ -237,16 +237,7 @@ where
                 return Err(Misuse::DumpKind { kind: other }.into());
             }
         };
-        let mut findings = Vec::new();
-        let checker = Checker::new(&head, &mut findings);
-        if let Some(errors) = refused(&findings, &options) {
-            return Err(Misuse::BreaksRule {
-                document: head.kind(),
-                loc: None,
-                errors,
-            }
-            .into());
-        }
+        let (checker, findings) = crate::writer::check_head(&head, &options)?;
         Ok(DumpBuilder {
             next_from: head.md.from,
             last_change: None,

@@ -368,12 +368,10 @@ pub(crate) fn refused(findings: &[Finding], options: &PackageOptions) -> Option<
     (!errors.is_empty()).then_some(errors)
 }
 
-/// Runs `checker`, which has seen `document`, on its next entry, adding what it finds to
-/// `findings`. When the entry breaks a rule of severity error and that refuses, the
-/// findings are dropped and the checker is rebuilt from the document, so that the refused
-/// entry leaves no trace (its number, its time, its `<loc>`): that costs a pass over the
-/// entries accepted, but only on refusal, where cloning the checker before every entry
-/// would copy its set of `<loc>`s each time.
+/// Runs `checker` on the document's next entry, adding what it finds to `findings`. An
+/// entry that breaks a rule of severity error, when that refuses, leaves no trace: its
+/// findings are dropped and the checker forgets it (its number, its time, its `<loc>`;
+/// `Checker::check_entry_unless`), so that the caller can go on.
 pub(crate) fn check_next_entry(
     checker: &mut Checker,
     document: &resourcesync_model::Document,
@@ -382,23 +380,36 @@ pub(crate) fn check_next_entry(
     options: &PackageOptions,
 ) -> Result<(), PackageError> {
     let start = findings.len();
-    checker.check_entry(entry, findings);
-    let Some(errors) = refused(&findings[start..], options) else {
+    if checker.check_entry_unless(entry, findings, |new| refused(new, options).is_some()) {
         return Ok(());
-    };
-    findings.truncate(start);
-    let mut scratch = Vec::new();
-    *checker = Checker::new(&document.head, &mut scratch);
-    for accepted in &document.entries {
-        scratch.clear();
-        checker.check_entry(accepted, &mut scratch);
     }
+    let errors = refused(&findings[start..], options).unwrap_or_default();
+    findings.truncate(start);
     Err(Misuse::BreaksRule {
         document: document.head.kind(),
         loc: Some(entry.loc.clone()),
         errors,
     }
     .into())
+}
+
+/// A checker for a document with this head, and the head's findings; refused when the
+/// head breaks a rule of severity error and that refuses.
+pub(crate) fn check_head(
+    head: &DocumentHead,
+    options: &PackageOptions,
+) -> Result<(Checker, Vec<Finding>), PackageError> {
+    let mut findings = Vec::new();
+    let checker = Checker::new(head, &mut findings);
+    match refused(&findings, options) {
+        Some(errors) => Err(Misuse::BreaksRule {
+            document: head.kind(),
+            loc: None,
+            errors,
+        }
+        .into()),
+        None => Ok((checker, findings)),
+    }
 }
 
 /// The manifest entry of a deletion.
@@ -447,16 +458,7 @@ impl<W: Write> PackageWriter<W> {
         ) {
             return Err(Misuse::ManifestKind { kind: head.kind() }.into());
         }
-        let mut findings = Vec::new();
-        let checker = Checker::new(&head, &mut findings);
-        if let Some(errors) = refused(&findings, &options) {
-            return Err(Misuse::BreaksRule {
-                document: head.kind(),
-                loc: None,
-                errors,
-            }
-            .into());
-        }
+        let (checker, findings) = check_head(&head, &options)?;
         let sink = Hashing::new(out, options.hashing_thread);
         let messages = sink.messages();
         let written = sink.written.clone();
