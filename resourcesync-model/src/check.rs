@@ -7,6 +7,7 @@
 //! first package format of a dump), so a document of any size is checked in constant
 //! memory while it streams.
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
@@ -919,21 +920,31 @@ struct LocSet {
 impl LocSet {
     /// Remembers a URI listed by entry `n`; returns the entry that listed it before.
     fn insert(&mut self, loc: &crate::Uri, n: u64) -> Option<u32> {
-        let key = self.key.hash_one(loc.as_str());
-        if let Some(first) = self.first.get(&key) {
-            return Some(*first);
+        // One probe: the entry is looked up where it would be inserted.
+        match self.first.entry(self.hash(loc)) {
+            Slot::Occupied(first) => Some(*first.get()),
+            Slot::Vacant(slot) => {
+                if n <= MAX_ENTRIES {
+                    // n fits u32: MAX_ENTRIES does.
+                    slot.insert(n as u32);
+                }
+                None
+            }
         }
-        if n <= MAX_ENTRIES {
-            // n fits u32: MAX_ENTRIES does.
-            self.first.insert(key, n as u32);
-        }
-        None
     }
 
     /// Forgets a URI remembered by [`insert`](LocSet::insert).
     fn remove(&mut self, loc: &crate::Uri) {
-        let key = self.key.hash_one(loc.as_str());
+        let key = self.hash(loc);
         self.first.remove(&key);
+    }
+
+    /// The URI's bytes hashed as they are, without the terminator `Hash for str` adds (a
+    /// set of whole URIs needs none).
+    fn hash(&self, loc: &crate::Uri) -> u64 {
+        let mut hasher = self.key.build_hasher();
+        hasher.write(loc.as_str().as_bytes());
+        hasher.finish()
     }
 }
 
