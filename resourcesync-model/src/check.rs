@@ -827,11 +827,9 @@ fn check_uri(value: &crate::Uri, place: UriPlace<'_>, n: Option<u64>, out: &mut 
             ..Finding::new(Rule::UriSchemeNotHttp, n)
         });
     }
-    // One branch-free pass the compiler vectorises: nearly no URI has an `@` (a userinfo)
-    // or a byte outside ASCII (which every bidirectional formatting character has).
-    let (at_sign, non_ascii) = s.bytes().fold((false, false), |(a, n), b| {
-        (a | (b == b'@'), n | (b >= 0x80))
-    });
+    // Nearly no URI has an `@` (a userinfo) or a byte outside ASCII (which every
+    // bidirectional formatting character has): `Uri::parse`'s own pass noted them.
+    let (at_sign, non_ascii) = (value.has_at_sign(), !value.is_ascii());
     if !at_sign {
     } else if let (Some(userinfo), Some(host)) = (value.userinfo(), value.host()) {
         out.push(Finding {
