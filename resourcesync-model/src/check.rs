@@ -7,6 +7,7 @@
 //! first package format of a dump), so a document of any size is checked in constant
 //! memory while it streams.
 
+use std::collections::hash_map::Entry as Slot;
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 
@@ -745,6 +746,10 @@ fn undefined_capability(capability: &Capability, n: Option<u64>) -> Finding {
 /// `completed` not before `at`, `until` not before `from`, and the recommended form of all
 /// four, on one `<rs:md>`.
 fn check_intervals(md: &Md, n: Option<u64>, out: &mut Vec<Finding>) {
+    // Most entries have none of the four: one test each, then nothing to build.
+    if md.at.is_none() && md.completed.is_none() && md.from.is_none() && md.until.is_none() {
+        return;
+    }
     // A lower bound is the start of its period and an upper bound its end
     // (`W3cDateTime::precedes`): `until="2013-01-03"` covers the whole day.
     if let (Some(at), Some(completed)) = (&md.at, &md.completed) {
@@ -822,11 +827,9 @@ fn check_uri(value: &crate::Uri, place: UriPlace<'_>, n: Option<u64>, out: &mut 
             ..Finding::new(Rule::UriSchemeNotHttp, n)
         });
     }
-    // One branch-free pass the compiler vectorises: nearly no URI has an `@` (a userinfo)
-    // or a byte outside ASCII (which every bidirectional formatting character has).
-    let (at_sign, non_ascii) = s.bytes().fold((false, false), |(a, n), b| {
-        (a | (b == b'@'), n | (b >= 0x80))
-    });
+    // Nearly no URI has an `@` (a userinfo) or a byte outside ASCII (which every
+    // bidirectional formatting character has): `Uri::parse`'s own pass noted them.
+    let (at_sign, non_ascii) = (value.has_at_sign(), !value.is_ascii());
     if !at_sign {
     } else if let (Some(userinfo), Some(host)) = (value.userinfo(), value.host()) {
         out.push(Finding {
@@ -919,21 +922,31 @@ struct LocSet {
 impl LocSet {
     /// Remembers a URI listed by entry `n`; returns the entry that listed it before.
     fn insert(&mut self, loc: &crate::Uri, n: u64) -> Option<u32> {
-        let key = self.key.hash_one(loc.as_str());
-        if let Some(first) = self.first.get(&key) {
-            return Some(*first);
+        // One probe: the entry is looked up where it would be inserted.
+        match self.first.entry(self.hash(loc)) {
+            Slot::Occupied(first) => Some(*first.get()),
+            Slot::Vacant(slot) => {
+                if n <= MAX_ENTRIES {
+                    // n fits u32: MAX_ENTRIES does.
+                    slot.insert(n as u32);
+                }
+                None
+            }
         }
-        if n <= MAX_ENTRIES {
-            // n fits u32: MAX_ENTRIES does.
-            self.first.insert(key, n as u32);
-        }
-        None
     }
 
     /// Forgets a URI remembered by [`insert`](LocSet::insert).
     fn remove(&mut self, loc: &crate::Uri) {
-        let key = self.key.hash_one(loc.as_str());
+        let key = self.hash(loc);
         self.first.remove(&key);
+    }
+
+    /// The URI's bytes hashed as they are, without the terminator `Hash for str` adds (a
+    /// set of whole URIs needs none).
+    fn hash(&self, loc: &crate::Uri) -> u64 {
+        let mut hasher = self.key.build_hasher();
+        hasher.write(loc.as_str().as_bytes());
+        hasher.finish()
     }
 }
 

@@ -30,8 +30,26 @@ pub const MAX_URI_LEN: usize = 2047;
 /// assert!("http:/no-authority".parse::<Uri>().is_err());
 /// # Ok::<(), resourcesync_model::UriError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Uri(Box<str>);
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Uri {
+    text: Box<str>,
+    /// [`HTTP`], [`AT_SIGN`] and [`NON_ASCII`], found by the pass that checked the text:
+    /// a function of it, so the derived traits stay those of the text.
+    flags: u8,
+}
+
+impl fmt::Debug for Uri {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Uri").field(&self.text).finish()
+    }
+}
+
+/// The scheme is `http` or `https`, in any case.
+const HTTP: u8 = 1;
+/// The URI has an `@` (it may have a userinfo).
+const AT_SIGN: u8 = 2;
+/// The URI has a byte outside ASCII.
+const NON_ASCII: u8 = 4;
 
 /// A `<loc>` or `href` value that is not an absolute URI.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -69,19 +87,30 @@ const fn forbidden_table() -> [bool; 128] {
 }
 const FORBIDDEN: [bool; 128] = forbidden_table();
 
-/// 1 for a forbidden byte or `%`, for the fast pass over a URI.
+/// 1 for a forbidden byte or `%`, for the fast pass over a URI; and [`AT_SIGN`] for `@`,
+/// [`NON_ASCII`] for bytes outside ASCII, which the same pass notes for the checker.
 const SUSPECT: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut i = 0;
-    while i < 128 {
-        if FORBIDDEN[i] {
+    while i < 256 {
+        if i >= 128 {
+            t[i] = NON_ASCII;
+        } else if FORBIDDEN[i] {
             t[i] = 1;
         }
         i += 1;
     }
     t[b'%' as usize] = 1;
+    t[b'@' as usize] = AT_SIGN;
     t
 };
+
+/// The pass over a URI's bytes: [`SUSPECT`]'s bits of every byte.
+fn scan(bytes: &[u8]) -> u8 {
+    bytes
+        .iter()
+        .fold(0u8, |acc, &c| acc | SUSPECT[usize::from(c)])
+}
 
 impl Uri {
     /// Checks and keeps a URI. Leading and trailing XML white space is dropped (sitemaps
@@ -100,10 +129,8 @@ impl Uri {
             .ok_or_else(|| fail("not an absolute URI (no scheme)"))?;
         // A branch-free pass flags forbidden bytes and percent signs; only a URI with
         // either is looked at byte by byte.
-        let flags = b[colon + 1..]
-            .iter()
-            .fold(0u8, |acc, &c| acc | SUSPECT[usize::from(c)]);
-        if flags != 0 {
+        let flags = scan(&b[colon + 1..]);
+        if flags & 1 != 0 {
             for (i, &c) in b.iter().enumerate().skip(colon + 1) {
                 if c < 0x80 && FORBIDDEN[c as usize] {
                     return Err(fail(if c <= b' ' || c == 0x7F {
@@ -121,7 +148,8 @@ impl Uri {
             }
         }
         let scheme = &s[..colon];
-        if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") {
+        let http = scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https");
+        if http {
             // The host is what follows `//` up to a `/`, `?` or `#`: it is empty exactly
             // when one of those (or the end) comes first.
             let rest = &b[colon + 1..];
@@ -133,24 +161,27 @@ impl Uri {
                 return Err(fail("an http URI needs //host"));
             }
         }
-        Ok(Uri(s.into()))
+        Ok(Uri {
+            text: s.into(),
+            flags: (flags & (AT_SIGN | NON_ASCII)) | if http { HTTP } else { 0 },
+        })
     }
 
     /// The URI as written.
     pub fn as_str(&self) -> &str {
-        &self.0
+        &self.text
     }
 
     /// The scheme, as written (compare it case-insensitively).
     pub fn scheme(&self) -> &str {
-        self.0.split(':').next().unwrap_or("")
+        self.text.split(':').next().unwrap_or("")
     }
 
     /// The URI parsed by the `url` crate (WHATWG URL), normalised: lower-case scheme and
     /// host, `/` for an empty path.
     pub fn to_url(&self) -> Result<url::Url, UriError> {
-        url::Url::parse(&self.0).map_err(|e| UriError {
-            input: crate::rules::clip(&self.0),
+        url::Url::parse(&self.text).map_err(|e| UriError {
+            input: crate::rules::clip(&self.text),
             reason: e.to_string(),
         })
     }
@@ -188,11 +219,8 @@ impl Uri {
 
     /// Whether the scheme is `http` or `https`, compared case-insensitively.
     pub fn is_http(&self) -> bool {
-        // By prefix: finding the scheme's colon first cost more than the comparison.
-        let b = self.0.as_bytes();
-        let http =
-            |n: usize| b.len() > n && b[n] == b':' && b[..n].eq_ignore_ascii_case(&b"https"[..n]);
-        http(4) || http(5)
+        // Noted by the pass that checked the text.
+        self.flags & HTTP != 0
     }
 
     /// The authority (RFC 3986, section 3.2): what follows `//` after the scheme, up to the
@@ -209,7 +237,7 @@ impl Uri {
     /// # Ok::<(), resourcesync_model::UriError>(())
     /// ```
     pub fn authority(&self) -> Option<&str> {
-        let rest = &self.0[self.scheme().len() + 1..];
+        let rest = &self.text[self.scheme().len() + 1..];
         let rest = rest.strip_prefix("//")?;
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         Some(&rest[..end])
@@ -237,6 +265,16 @@ impl Uri {
         Some(host_port.split(':').next().unwrap_or(host_port))
     }
 
+    /// Whether the URI has an `@`, without which it has no userinfo.
+    pub(crate) fn has_at_sign(&self) -> bool {
+        self.flags & AT_SIGN != 0
+    }
+
+    /// Whether every byte of the URI is ASCII.
+    pub(crate) fn is_ascii(&self) -> bool {
+        self.flags & NON_ASCII == 0
+    }
+
     /// The first bidirectional formatting character in the URI, which RFC 3987 (section
     /// 4.1) forbids in IRIs: U+061C ARABIC LETTER MARK, U+200E LRM, U+200F RLM, U+202A to
     /// U+202E (LRE, RLE, PDF, LRO, RLO) and U+2066 to U+2069 (LRI, RLI, FSI, PDI). They
@@ -244,10 +282,10 @@ impl Uri {
     pub fn bidi_formatting_char(&self) -> Option<char> {
         // Every one of them is outside ASCII: an ASCII URI, the common case, costs one
         // pass that the compiler vectorises.
-        if self.0.is_ascii() {
+        if self.flags & NON_ASCII == 0 {
             return None;
         }
-        self.0.chars().find(|&c| is_bidi_formatting(c))
+        self.text.chars().find(|&c| is_bidi_formatting(c))
     }
 }
 
@@ -277,19 +315,24 @@ impl TryFrom<&str> for Uri {
 impl From<url::Url> for Uri {
     /// A parsed URL is always an absolute URI.
     fn from(url: url::Url) -> Self {
-        Uri(String::from(url).into())
+        let text: Box<str> = String::from(url).into();
+        let b = text.as_bytes();
+        let http =
+            |n: usize| b.len() > n && b[n] == b':' && b[..n].eq_ignore_ascii_case(&b"https"[..n]);
+        let flags = (scan(b) & (AT_SIGN | NON_ASCII)) | if http(4) || http(5) { HTTP } else { 0 };
+        Uri { text, flags }
     }
 }
 
 impl AsRef<str> for Uri {
     fn as_ref(&self) -> &str {
-        &self.0
+        &self.text
     }
 }
 
 impl fmt::Display for Uri {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
