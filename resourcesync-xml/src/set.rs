@@ -206,6 +206,10 @@ impl SetStore for DirectoryStore {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SetSummary {
+    /// The set's URI, where a reader starts: the one document, or the index. Written into
+    /// a [`Directory`](crate::Directory) with `Gzip::All`, it ends in
+    /// `.xml.gz`.
+    pub uri: Uri,
     /// The URIs of the documents written, in order: one document at the set's URI when
     /// everything fitted in one, else the parts and then the index at the set's URI.
     pub documents: Vec<Uri>,
@@ -591,7 +595,8 @@ impl<T: SetStore> SetWriter<T> {
             self.emit(&uri, xml, self.compress.1)?;
             return Ok(Written {
                 output: SetSummary {
-                    documents: vec![self.uri],
+                    documents: vec![self.uri.clone()],
+                    uri: self.uri,
                     entries: self.entries,
                 },
                 findings,
@@ -628,9 +633,10 @@ impl<T: SetStore> SetWriter<T> {
         let uri = self.uri.clone();
         self.emit(&uri, xml, self.compress.1)?;
         let mut documents: Vec<Uri> = self.parts.into_iter().map(|(uri, ..)| uri).collect();
-        documents.push(self.uri);
+        documents.push(self.uri.clone());
         Ok(Written {
             output: SetSummary {
+                uri: self.uri,
                 documents,
                 entries: self.entries,
             },

@@ -68,10 +68,9 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
         println!("  {uri} -> {}", dir.path(uri)?.display());
     }
 
-    // Read back: each URI is fetched from the file the directory names for it. (With
-    // `Gzip::Parts` the index stays `resourcelist.xml`; with `Gzip::All` it would be `.gz`.)
-    let set_uri = dir.uri("resourcelist.xml")?;
-    let mut reader = SetReader::open(set_uri, |uri: &Uri| Ok(dir.open(uri)?))?;
+    // Read back from the set's URI (the index, or the one document): each URI is fetched
+    // from the file the directory names for it.
+    let mut reader = SetReader::open(summary.uri, |uri: &Uri| Ok(dir.open(uri)?))?;
     let mut count = 0u64;
     while reader.next_entry()?.is_some() {
         count += 1;

@@ -453,6 +453,11 @@ fn a_set_in_a_directory_names_its_parts_and_compresses_if_asked() {
         }
         // Read back through the index, parts decompressed on the way.
         let index_name = expected[3];
+        assert_eq!(
+            written.output.uri.as_str(),
+            format!("http://example.com/sets/{index_name}"),
+            "the set's URI is the index's"
+        );
         let (index, _) =
             read_document(&std::fs::read(root.path().join(index_name)).unwrap()).unwrap();
         let mut read = Vec::new();
@@ -480,8 +485,10 @@ fn a_set_in_a_directory_names_its_parts_and_compresses_if_asked() {
         let mut set =
             SetWriter::in_directory(head(K::ChangeList), dir, "changelist.xml", options).unwrap();
         set.write_entry(&entries[0]).unwrap();
-        let _ = set.finish().unwrap();
+        let summary = set.finish().unwrap().output;
         assert_eq!(files(root.path()), [name]);
+        assert_eq!(summary.uri.as_str(), format!("http://example.com/{name}"));
+        assert_eq!(summary.documents, std::slice::from_ref(&summary.uri));
     }
 }
 
