@@ -2,21 +2,13 @@
 //! `RAW=1` runs the raw quick-xml loop instead; `NOCHECK=1` turns rule checking off;
 //! `CHANGES=1` reads a Change List instead; `BUFREAD=1` reads through `BufRead`.
 fn main() {
-    let kind = if std::env::var_os("CHANGES").is_some() {
-        resourcesync_model::DocumentKind::ChangeList
-    } else {
-        resourcesync_model::DocumentKind::ResourceList
-    };
-    let doc = resourcesync_benches::document(kind, 0, 50_000);
+    let doc = resourcesync_benches::profiled_document();
     let bytes = resourcesync_benches::xml(&doc);
     let raw = std::env::var_os("RAW").is_some();
     let check = std::env::var_os("NOCHECK").is_none();
     let start = std::time::Instant::now();
     let mut total = 0;
-    let iterations: u32 = std::env::var("ITER")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+    let iterations = resourcesync_benches::profiled_iterations();
     for _ in 0..iterations {
         if raw {
             total += resourcesync_benches::raw_loop(&bytes[..]);

@@ -2,16 +2,8 @@
 //! `write` bench does, for a profiler. `CHANGES=1` writes a Change List instead; `ITER`
 //! writes (20); `ITER=0` generates the document alone (callgrind's baseline).
 fn main() {
-    let kind = if std::env::var_os("CHANGES").is_some() {
-        resourcesync_model::DocumentKind::ChangeList
-    } else {
-        resourcesync_model::DocumentKind::ResourceList
-    };
-    let doc = resourcesync_benches::document(kind, 0, 50_000);
-    let iterations: u32 = std::env::var("ITER")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20);
+    let doc = resourcesync_benches::profiled_document();
+    let iterations = resourcesync_benches::profiled_iterations();
     let mut out = Vec::with_capacity(20 << 20);
     let start = std::time::Instant::now();
     let mut total = 0;

@@ -24,6 +24,26 @@ pub fn bytes(seed: u64, n: usize) -> Vec<u8> {
         .collect()
 }
 
+/// The document a profile program works on, from its environment: the 50,000-entry
+/// Change List with `CHANGES` set, else the Resource List.
+pub fn profiled_document() -> Document {
+    let kind = if std::env::var_os("CHANGES").is_some() {
+        DocumentKind::ChangeList
+    } else {
+        DocumentKind::ResourceList
+    };
+    document(kind, 0, 50_000)
+}
+
+/// How many times a profile program repeats its work: `ITER`, 20 by default (`ITER=0`
+/// is callgrind's baseline, the setup alone).
+pub fn profiled_iterations() -> u32 {
+    std::env::var("ITER")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20)
+}
+
 /// A realistic entry: lastmod, an md5 and a sha-256 hash, length and type; one in ten
 /// with a `duplicate` link; a change and its datetime in change lists. About 330 bytes.
 pub fn entry(i: u64, change: bool) -> Entry {
