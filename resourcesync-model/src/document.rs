@@ -149,3 +149,25 @@ impl Document {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_of_every_kind_is_of_that_kind() {
+        for kind in DocumentKind::DEFINED
+            .into_iter()
+            .chain([DocumentKind::Unknown])
+        {
+            let head = DocumentHead::of_kind(kind);
+            assert_eq!(head.kind(), kind, "{kind:?}");
+            assert_eq!(head.md.capability, kind.capability(), "{kind:?}");
+        }
+        // The one head without a capability is a <urlset>, as a reader starts one.
+        assert_eq!(
+            DocumentHead::of_kind(DocumentKind::Unknown),
+            DocumentHead::of_root(Root::UrlSet)
+        );
+    }
+}
