@@ -3,6 +3,7 @@
 #[macro_use]
 mod common;
 
+mod attribute;
 mod capability;
 mod datetime;
 mod fuzz_corpus;
