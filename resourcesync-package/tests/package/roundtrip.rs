@@ -350,6 +350,20 @@ fn a_file_writer_refused_or_failing_leaves_nothing() {
         Err(PackageError::File { path, .. }) => assert_eq!(path, nowhere),
         other => panic!("{other:?}"),
     }
+    // Opening a package that is not there, or not a package: the error names the path.
+    let missing = dir.path().join("missing.zip");
+    match Package::open(&missing) {
+        Err(e @ PackageError::File { .. }) => {
+            assert!(e.to_string().contains("missing.zip"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let not_zip = dir.path().join("not.zip");
+    std::fs::write(&not_zip, b"plain text").unwrap();
+    match Package::open(&not_zip) {
+        Err(PackageError::File { path, .. }) => assert_eq!(path, not_zip),
+        other => panic!("{other:?}"),
+    }
 }
 
 proptest! {
