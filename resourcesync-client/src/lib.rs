@@ -72,9 +72,26 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod client;
+mod config;
 pub mod discovery;
+mod event;
+mod feed;
+pub mod inventory;
 pub mod local_path;
 pub mod policy;
+mod request;
+mod state;
+
+pub use client::Client;
+pub use config::{Bounds, Config, ConfigError, Mode, Shard};
+pub use event::{
+    Action, Change, ChangeId, DocumentRead, Event, Extract, Problem, ProblemKind, Progress,
+    Report, Standing, Store, Warning,
+};
+pub use inventory::{Held, Inventory, MemoryInventory};
+pub use request::{Purpose, Request, RequestId};
+pub use state::{Checkpoint, Position, State};
 
 /// Where a Source publishes its Source Description (section 6.3.2, RFC 5785); see
 /// [`discovery::well_known_uri`].

@@ -1,0 +1,253 @@
+//! What a sync does: its [`Mode`], where it starts, and the bounds it keeps.
+
+use std::time::Duration;
+
+use resourcesync_model::Uri;
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::local_path::PathMapper;
+use crate::policy::Policy;
+
+/// What a run of the client does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Mode {
+    /// Bring the Destination in step from the Source's current state: a Resource List
+    /// (or Index) compared with the inventory, or a Resource Dump; then the checkpoint
+    /// is the listing's `at`.
+    Baseline {
+        /// Take the resources from the Resource Dump when the Source offers one.
+        prefer_dump: bool,
+    },
+    /// Apply the changes since the checkpoint: Change Lists, their Indexes and Archive,
+    /// Change Dumps. Needs a checkpoint from a baseline.
+    Incremental,
+    /// Compare the inventory with the Source's Resource List and report; nothing is
+    /// fetched but documents.
+    Audit,
+}
+
+/// One of `n` shards: a baseline or audit then covers only the resources whose URI
+/// hashes to `k` (xxh3, stable across versions and machines), so that `n` workers, each
+/// with its own state, sync one Source together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    k: u64,
+    n: u64,
+}
+
+impl Shard {
+    /// Shard `k` of `n`; `None` unless `k < n`.
+    pub fn new(k: u64, n: u64) -> Option<Shard> {
+        (k < n).then_some(Shard { k, n })
+    }
+
+    /// Whether the resource `uri` is in this shard.
+    pub fn contains(&self, uri: &Uri) -> bool {
+        xxh3_64(uri.as_str().as_bytes()) % self.n == self.k
+    }
+}
+
+/// Numbers that bound a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Bounds {
+    /// Requests in flight at once; 8 by default.
+    pub max_in_flight: usize,
+    /// Resource fetches waiting their turn before the client stops asking for more
+    /// documents (it reads on when they drain); 10,000 by default. This bounds the
+    /// client's memory when most of a large listing differs.
+    pub max_queued: usize,
+    /// Attempts at one request (a failure, a timeout, a 5xx or 429 is tried again); 3 by
+    /// default.
+    pub attempts: u32,
+    /// The wait before the first retry, doubled for each next; 1 s by default.
+    pub retry_delay: Duration,
+    /// A request with no response head or body for this long is cancelled
+    /// ([`Event::Cancel`](crate::Event::Cancel)) and retried; 60 s by default.
+    pub request_timeout: Duration,
+    /// Redirects followed for one request; 10 by default.
+    pub max_redirects: u32,
+    /// How deep documents may nest below the first (Source Description > Capability List
+    /// > index > list is 3); 4 by default.
+    pub max_depth: u32,
+    /// Warnings reported per document; more are counted, not reported. 100 by default.
+    pub max_warnings: usize,
+    /// Bytes of a discovery response read (robots.txt, an HTML page); 1 MiB by default.
+    pub max_discovery_bytes: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
+            max_in_flight: 8,
+            max_queued: 10_000,
+            attempts: 3,
+            retry_delay: Duration::from_secs(1),
+            request_timeout: Duration::from_secs(60),
+            max_redirects: 10,
+            max_depth: 4,
+            max_warnings: 100,
+            max_discovery_bytes: 1 << 20,
+        }
+    }
+}
+
+/// How a [`Client`](crate::Client) runs: what it does, from where, within which bounds.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Config {
+    /// Where the sync starts: a Source's base URI (ending in `/`: discovery, section 8),
+    /// or any of its documents (Source Description, Capability List, a list or an
+    /// index), recognized by what it turns out to be.
+    pub start: Uri,
+    /// What the run does.
+    pub mode: Mode,
+    /// Announce the changes, fetch and change nothing, and leave the state as it was.
+    pub dry_run: bool,
+    /// In a baseline, delete what the Destination holds and the Source no longer lists
+    /// (only after the whole listing was read).
+    pub delete: bool,
+    /// Deletions one run may make; over it, the run deletes nothing and says so.
+    pub max_deletes: u64,
+    /// Only this shard's resources.
+    pub shard: Option<Shard>,
+    /// Keep an incremental run going: read the Change Lists again this long after
+    /// catching up, instead of finishing.
+    pub follow: Option<Duration>,
+    /// What may be fetched.
+    pub policy: Policy,
+    /// Where resources go, relative to the destination.
+    pub paths: PathMapper,
+    /// Bounds of the run.
+    pub bounds: Bounds,
+}
+
+/// A [`Config`] that cannot be: its start is no URI the client could fetch or map.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cannot start at {start:?}: {reason}")]
+pub struct ConfigError {
+    /// The start URI.
+    pub start: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl Config {
+    /// A run in `mode` starting at `start`, with the policy and paths of the Source at
+    /// `start` (its authority only; paths relative to its root), no deletions, no shard.
+    pub fn new(start: Uri, mode: Mode) -> Result<Config, ConfigError> {
+        let error = |reason: String| ConfigError {
+            start: start.to_string(),
+            reason,
+        };
+        let policy = Policy::new(&start).map_err(|e| error(e.to_string()))?;
+        let mut root = start.to_url().map_err(|e| error(e.to_string()))?;
+        root.set_path("/");
+        root.set_query(None);
+        root.set_fragment(None);
+        let paths = PathMapper::new(&Uri::from(root)).map_err(|e| error(e.to_string()))?;
+        Ok(Config {
+            start,
+            mode,
+            dry_run: false,
+            delete: false,
+            max_deletes: u64::MAX,
+            shard: None,
+            follow: None,
+            policy,
+            paths,
+            bounds: Bounds::default(),
+        })
+    }
+
+    /// This configuration as a dry run.
+    pub fn with_dry_run(mut self, dry_run: bool) -> Config {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// This configuration deleting what the Source no longer lists, at most `max`.
+    pub fn with_delete(mut self, max: u64) -> Config {
+        self.delete = true;
+        self.max_deletes = max;
+        self
+    }
+
+    /// This configuration for one shard.
+    pub fn with_shard(mut self, shard: Shard) -> Config {
+        self.shard = Some(shard);
+        self
+    }
+
+    /// This configuration following the Change Lists, reading them again `every` after
+    /// catching up.
+    pub fn with_follow(mut self, every: Duration) -> Config {
+        self.follow = Some(every);
+        self
+    }
+
+    /// This configuration with another policy.
+    pub fn with_policy(mut self, policy: Policy) -> Config {
+        self.policy = policy;
+        self
+    }
+
+    /// This configuration with another path mapper.
+    pub fn with_paths(mut self, paths: PathMapper) -> Config {
+        self.paths = paths;
+        self
+    }
+
+    /// This configuration with other bounds.
+    pub fn with_bounds(mut self, bounds: Bounds) -> Config {
+        self.bounds = bounds;
+        self
+    }
+
+    /// Whether the start is a base to discover from (its path ends with `/`) rather
+    /// than a document.
+    pub(crate) fn discovers(&self) -> bool {
+        match self.start.to_url() {
+            Ok(url) => url.path().ends_with('/') && url.query().is_none(),
+            Err(_) => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const XXH3_EXAMPLE: u64 = 0;
+
+    #[test]
+    fn shards_partition() {
+        let shards: Vec<Shard> = (0..4).map(|k| Shard::new(k, 4).unwrap()).collect();
+        let mut counts = [0; 4];
+        for i in 0..1000 {
+            let uri: Uri = format!("https://example.com/r/{i}").parse().unwrap();
+            let owners: Vec<usize> = (0..4).filter(|&k| shards[k].contains(&uri)).collect();
+            assert_eq!(owners.len(), 1);
+            counts[owners[0]] += 1;
+        }
+        assert!(counts.iter().all(|&c| c > 150), "{counts:?}");
+        assert_eq!(Shard::new(4, 4), None);
+        // Stable: the same URI is in the same shard on every machine and version (xxh3 is
+        // a specified algorithm; this value is its known digest).
+        assert_eq!(xxh3_64(b"https://example.com/a"), XXH3_EXAMPLE);
+    }
+
+    #[test]
+    fn bases_discover_documents_do_not() {
+        let base = Config::new("https://example.com/".parse().unwrap(), Mode::Audit).unwrap();
+        assert!(base.discovers());
+        let doc = Config::new(
+            "https://example.com/capabilitylist.xml".parse().unwrap(),
+            Mode::Audit,
+        )
+        .unwrap();
+        assert!(!doc.discovers());
+        assert!(Config::new("ftp://example.com/".parse().unwrap(), Mode::Audit).is_err());
+    }
+}

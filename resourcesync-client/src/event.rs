@@ -1,0 +1,350 @@
+//! What the client tells its caller: [`Event`]s, from [`Client::poll_event`](crate::Client::poll_event).
+//!
+//! Two kinds: instructions the caller carries out and then confirms ([`Event::Store`],
+//! [`Event::Extract`], [`Event::Delete`], each followed by
+//! [`Client::applied`](crate::Client::applied) or [`Client::failed`](crate::Client::failed)),
+//! and reports ([`Event::Change`], [`Event::Document`], [`Event::Warning`],
+//! [`Event::Problem`], [`Event::Audit`], [`Event::Checkpoint`], [`Event::Done`]).
+
+use std::fmt;
+
+use resourcesync_model::{DocumentKind, FixityMismatch, Md, Rule, Uri, W3cDateTime};
+use serde::Serialize;
+
+use crate::inventory::Difference;
+use crate::local_path::{LocalPath, LocalPathError, PathCollision};
+use crate::policy::PolicyError;
+use crate::request::RequestId;
+
+/// A change the client makes to the Destination, named in the events that announce and
+/// instruct it and in the caller's confirmation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ChangeId(pub(crate) u64);
+
+impl fmt::Display for ChangeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "change {}", self.0)
+    }
+}
+
+/// What a change does to a resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Action {
+    /// The resource is new to the Destination.
+    Create,
+    /// The Destination holds another version.
+    Update,
+    /// The Source no longer has it.
+    Delete,
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Action::Create => "create",
+            Action::Update => "update",
+            Action::Delete => "delete",
+        })
+    }
+}
+
+/// A change the client decided on: which resource, what happens to it, where it lives
+/// under the destination, and the metadata the Source listed for it.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Change {
+    /// Names the change in the events that follow and in the caller's confirmation.
+    pub id: ChangeId,
+    /// What happens.
+    pub action: Action,
+    /// The resource.
+    pub uri: Uri,
+    /// Its path relative to the destination.
+    pub path: LocalPath,
+    /// What the Source listed (length, hashes, type, datetime), if anything.
+    pub md: Option<Md>,
+    /// The `lastmod` the Source listed, to keep with the resource.
+    pub lastmod: Option<W3cDateTime>,
+}
+
+/// Store what was received: the body of `request`, which the caller kept as it arrived
+/// (a temporary file), passed every check and is the resource `change.uri`. Move it to
+/// `change.path` (atomically: rename), then call
+/// [`Client::applied`](crate::Client::applied).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Store {
+    /// The change.
+    pub change: Change,
+    /// The request whose body is the resource.
+    pub request: RequestId,
+    /// Length and digests of the body, to keep in the inventory.
+    pub digests: resourcesync_model::Digests,
+}
+
+/// Take a resource from a package: bitstream `bitstream` (the index of its entry in the
+/// manifest the caller handed over with
+/// [`Client::handle_manifest`](crate::Client::handle_manifest)) of the package the caller
+/// received for `package` is the resource `change.uri`; copy it to `change.path` through
+/// `resourcesync-package`'s verified reader, then confirm.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Extract {
+    /// The change.
+    pub change: Change,
+    /// The request whose body was the package.
+    pub package: RequestId,
+    /// The bitstream's index in the manifest.
+    pub bitstream: usize,
+}
+
+/// How an audited resource stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Standing {
+    /// Listed and held, but another version is held.
+    Changed(Difference),
+    /// Listed, not held.
+    Missing,
+    /// Held, not listed.
+    Extra,
+}
+
+/// Something wrong: a refusal, a failure, a broken promise of the Source. The run goes
+/// on where it can; [`Report::problems`] counts these.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Problem {
+    /// The URI it is about, if one.
+    pub uri: Option<Uri>,
+    /// The request it is about, if one.
+    pub request: Option<RequestId>,
+    /// What.
+    pub kind: ProblemKind,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.uri {
+            Some(uri) => write!(f, "{uri}: {}", self.kind),
+            None => write!(f, "{}", self.kind),
+        }
+    }
+}
+
+/// What a [`Problem`] is.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProblemKind {
+    /// The policy refuses the URI (or a redirect to it): not fetched.
+    #[error(transparent)]
+    Refused(PolicyError),
+    /// The URI has no safe local path: not created, updated or deleted.
+    #[error(transparent)]
+    Path(LocalPathError),
+    /// Two resources would share one file on a case-insensitive or normalizing file
+    /// system: the second is not written.
+    #[error(transparent)]
+    Collision(Box<PathCollision>),
+    /// The response had this status (after the attempts allowed).
+    #[error("HTTP status {0}")]
+    Status(u16),
+    /// The request failed (after the attempts allowed): the caller's reason.
+    #[error("request failed: {0}")]
+    Failed(String),
+    /// The body is not what the Source listed; it is not committed.
+    #[error("fixity: {0}")]
+    Fixity(FixityMismatch),
+    /// A document could not be read; its message names the place.
+    #[error("document: {0}")]
+    Document(String),
+    /// A document is reached a second time in one run (an index loop).
+    #[error("document reached twice (a loop)")]
+    Loop,
+    /// Documents nest deeper than the bound.
+    #[error("documents nest deeper than {0}")]
+    TooDeep(u32),
+    /// A document is not what its parent promised.
+    #[error("expected {expected}, found {found}")]
+    Unexpected {
+        /// What the parent promised.
+        expected: String,
+        /// What the document is.
+        found: String,
+    },
+    /// The Source offers no document to do this with (no Resource List for a baseline,
+    /// no Change List for an incremental sync), or discovery found nothing.
+    #[error("the Source offers no {0}")]
+    NotOffered(&'static str),
+    /// An incremental sync without a checkpoint: run a baseline first.
+    #[error("no checkpoint for this set: a baseline must come first")]
+    NoCheckpoint,
+    /// The changes on offer start after the checkpoint: some changes were never seen. A
+    /// new baseline is needed; nothing was applied.
+    #[error("changes before {from} are no longer offered, the checkpoint is {checkpoint}")]
+    Gap {
+        /// The checkpoint's datetime.
+        checkpoint: W3cDateTime,
+        /// The earliest change on offer (or where a document after a hole starts).
+        from: W3cDateTime,
+    },
+    /// More deletions than allowed: none were made.
+    #[error("{would} deletions, more than the {limit} allowed: none made")]
+    DeleteLimit {
+        /// Deletions the run would have made.
+        would: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The caller could not apply a change.
+    #[error("not applied: {0}")]
+    NotApplied(String),
+}
+
+/// A warning: the Source's documents break a rule, or the client worked around
+/// something. The run is not affected.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Warning {
+    /// The document, if the warning is about one.
+    pub document: Option<Uri>,
+    /// The entry in it, counting from 1, if about one.
+    pub entry: Option<u64>,
+    /// The rule broken, if a rule.
+    pub rule: Option<Rule>,
+    /// What.
+    pub message: String,
+}
+
+/// A document read to its end.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct DocumentRead {
+    /// The request it came in.
+    pub request: RequestId,
+    /// Its URI.
+    pub uri: Uri,
+    /// What it is.
+    pub kind: DocumentKind,
+    /// Entries read.
+    pub entries: u64,
+    /// Its `at`, if it has one.
+    pub at: Option<W3cDateTime>,
+}
+
+/// What a run did, in numbers, with [`Event::Done`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Report {
+    /// Everything the run set out to do was done (or, in a dry run, decided): no
+    /// failure, no refusal, no gap.
+    pub complete: bool,
+    /// For an audit: the Destination is in step with the Source.
+    pub in_sync: Option<bool>,
+    /// The Source time the run refers to: the listing's `at` (baseline, audit), the last
+    /// change applied (incremental).
+    pub at: Option<W3cDateTime>,
+    /// Documents read.
+    pub documents: u64,
+    /// Resources listed (in this shard).
+    pub listed: u64,
+    /// Listed and held as listed.
+    pub unchanged: u64,
+    /// Created, updated, deleted: confirmed by the caller (in a dry run, decided).
+    pub created: u64,
+    /// See `created`.
+    pub updated: u64,
+    /// See `created`.
+    pub deleted: u64,
+    /// Changes that failed (fetch, fixity, the caller).
+    pub failed: u64,
+    /// URIs refused by the policy or the path mapper.
+    pub refused: u64,
+    /// Audit: listed and held, another version.
+    pub changed: u64,
+    /// Audit: listed, not held.
+    pub missing: u64,
+    /// Audit: held, not listed.
+    pub extra: u64,
+    /// Requests made.
+    pub requests: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Warnings, reported or not.
+    pub warnings: u64,
+    /// Problems.
+    pub problems: u64,
+}
+
+/// Where the run stands, for progress bars.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Documents read.
+    pub documents: u64,
+    /// Resources listed so far.
+    pub listed: u64,
+    /// Changes decided so far.
+    pub planned: u64,
+    /// Changes confirmed, failed or refused so far.
+    pub settled: u64,
+    /// Body bytes received so far.
+    pub bytes: u64,
+    /// Requests in flight.
+    pub in_flight: usize,
+}
+
+/// What the client tells its caller.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A change was decided (in every run, dry or not). A real run follows it with a
+    /// request for the resource and then [`Event::Store`], or with [`Event::Extract`] or
+    /// [`Event::Delete`].
+    Change(Change),
+    /// Store a verified body; then confirm.
+    Store(Store),
+    /// Discard the body received for `request`: it failed a check, or the request was
+    /// retried elsewhere. Nothing to confirm.
+    Discard {
+        /// The request.
+        request: RequestId,
+        /// The change it was for.
+        change: ChangeId,
+    },
+    /// Take a resource out of a package; then confirm.
+    Extract(Extract),
+    /// The package received for this request is no longer needed: every bitstream taken
+    /// from it is settled (or it failed its checks).
+    Release(RequestId),
+    /// Delete the resource; then confirm.
+    Delete(Change),
+    /// The body of this request is a package, verified against what the Source listed:
+    /// open it (`resourcesync_package::Package`) and hand its manifest over with
+    /// [`Client::handle_manifest`](crate::Client::handle_manifest).
+    Package(RequestId),
+    /// Abort this request: it took too long (it is retried under another id).
+    Cancel(RequestId),
+    /// A document was read.
+    Document(DocumentRead),
+    /// An audited resource that is not in step.
+    Audit {
+        /// The resource.
+        uri: Uri,
+        /// How it stands.
+        standing: Standing,
+    },
+    /// The state moved: save [`Client::state`](crate::Client::state) now, if you save it.
+    Checkpoint,
+    /// A warning.
+    Warning(Warning),
+    /// A problem.
+    Problem(Problem),
+    /// Where the run stands; after each document.
+    Progress(Progress),
+    /// The run is over.
+    Done(Report),
+}

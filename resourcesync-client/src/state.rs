@@ -1,0 +1,136 @@
+//! What a Destination keeps between runs: plain serde data the caller owns, saves and
+//! hands back to the next [`Client`](crate::Client).
+//!
+//! One [`Checkpoint`] per set of resources (per Capability List, or per document when a
+//! sync starts at a list with none): where in the Source's stream of changes everything
+//! is applied. A checkpoint moves only past changes the caller confirmed as applied
+//! ([`Client::applied`](crate::Client::applied)), so a crash at any point resumes
+//! without losing a change. Resuming may apply a change a second time (one applied
+//! after the last checkpoint the caller saved); applying a change twice is harmless:
+//! a create or update writes the same resource, a delete of what is gone does nothing.
+
+use std::collections::BTreeMap;
+
+use resourcesync_model::W3cDateTime;
+use serde::{Deserialize, Serialize};
+
+/// The state of a Destination: a checkpoint per set of resources it synchronizes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct State {
+    /// Checkpoints by the URI of their set's Capability List (or of the document the
+    /// sync started at, when it has none).
+    pub sets: BTreeMap<String, Checkpoint>,
+}
+
+impl State {
+    /// No baseline yet.
+    pub fn new() -> State {
+        State::default()
+    }
+
+    /// The checkpoint of the set whose Capability List is `set`.
+    pub fn checkpoint(&self, set: &str) -> Option<&Checkpoint> {
+        self.sets.get(set)
+    }
+}
+
+/// Where in a set's stream of changes the Destination is: every change before this
+/// place is applied.
+///
+/// Changes are ordered by their datetime (`rs:md datetime`, else `lastmod`), and by
+/// position among changes of the same datetime (an entry with neither takes the
+/// datetime of the one before it). A change is *before* the checkpoint when its datetime
+/// is earlier than [`datetime`](Checkpoint::datetime), or equal to it and it is one of
+/// the first [`count`](Checkpoint::count) changes with that datetime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Checkpoint {
+    /// Changes before this datetime are applied.
+    pub datetime: W3cDateTime,
+    /// And this many of the changes at exactly this datetime, in stream order.
+    pub count: u64,
+}
+
+impl Checkpoint {
+    /// Everything before `datetime` is applied, nothing at it.
+    pub fn at(datetime: W3cDateTime) -> Checkpoint {
+        Checkpoint { datetime, count: 0 }
+    }
+
+    /// Whether the change at `position` is before this checkpoint (applied).
+    pub fn covers(&self, position: Position) -> bool {
+        position.datetime < self.datetime
+            || (position.datetime == self.datetime && position.index < self.count)
+    }
+}
+
+/// The place of one change in a set's stream: its datetime, and how many changes of the
+/// same datetime came before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    /// The change's datetime.
+    pub datetime: W3cDateTime,
+    /// Changes with the same datetime before it.
+    pub index: u64,
+}
+
+impl Position {
+    /// The checkpoint just before this change: applied up to it, not including it.
+    pub fn checkpoint_before(self) -> Checkpoint {
+        Checkpoint {
+            datetime: self.datetime,
+            count: self.index,
+        }
+    }
+
+    /// The checkpoint just after this change.
+    pub fn checkpoint_after(self) -> Checkpoint {
+        Checkpoint {
+            datetime: self.datetime,
+            count: self.index + 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> W3cDateTime {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn a_checkpoint_covers_what_is_before_it() {
+        let cp = Checkpoint {
+            datetime: t("2020-01-01T00:00:00Z"),
+            count: 2,
+        };
+        let at = |d: &str, index| Position {
+            datetime: t(d),
+            index,
+        };
+        assert!(cp.covers(at("2019-12-31T23:59:59Z", 7)));
+        assert!(cp.covers(at("2020-01-01T00:00:00Z", 1)));
+        assert!(!cp.covers(at("2020-01-01T00:00:00Z", 2)));
+        assert!(!cp.covers(at("2020-01-01T00:00:01Z", 0)));
+        assert_eq!(at("2020-01-01T00:00:00Z", 1).checkpoint_after(), cp);
+        assert_eq!(at("2020-01-01T00:00:00Z", 2).checkpoint_before(), cp);
+    }
+
+    #[test]
+    fn state_is_plain_json() {
+        let mut state = State::new();
+        state.sets.insert(
+            "https://example.com/capabilitylist.xml".into(),
+            Checkpoint::at(t("2020-01-01T00:00:00Z")),
+        );
+        let json = serde_json::to_string(&state).unwrap();
+        assert_eq!(
+            json,
+            r#"{"sets":{"https://example.com/capabilitylist.xml":{"datetime":"2020-01-01T00:00:00Z","count":0}}}"#
+        );
+        assert_eq!(serde_json::from_str::<State>(&json).unwrap(), state);
+    }
+}
