@@ -1,13 +1,15 @@
 //! The state machine: [`Client`].
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::{Read, Seek};
 use std::time::Instant;
 
 use http::{HeaderMap, StatusCode};
 use resourcesync_model::{
-    Capability, Change as Changed, Document, DocumentHead, DocumentKind, Entry, Fixity,
+    Capability, Change as Changed, DocumentHead, DocumentKind, Entry, Fixity,
     FixityMismatch, Md, Relation, Uri, W3cDateTime,
 };
+use resourcesync_package::Package;
 use resourcesync_xml::Limits;
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -45,7 +47,7 @@ use crate::state::{Checkpoint, Position, State};
 ///    [`Event::Extract`] (copy a bitstream out of a package), [`Event::Delete`], each
 ///    confirmed with [`applied`](Client::applied) or [`failed`](Client::failed);
 ///    [`Event::Package`] (open the kept package and hand its manifest over with
-///    [`handle_manifest`](Client::handle_manifest)); [`Event::Cancel`] (abort that
+///    [`handle_package`](Client::handle_package)); [`Event::Cancel`] (abort that
 ///    request); [`Event::Checkpoint`] (save [`state`](Client::state)). Then go back to 1:
 ///    an input may have made room for new requests.
 /// 4. When nothing is in flight, wait until [`poll_timeout`](Client::poll_timeout) and
@@ -84,7 +86,7 @@ pub struct Client<I> {
     /// Changes decided, not yet settled.
     changes: HashMap<ChangeId, Pending>,
     /// Unsettled bitstreams per package.
-    packages: HashMap<RequestId, Package>,
+    packages: HashMap<RequestId, Unpacking>,
     /// xxh3-128 of every URI listed (baseline, audit), for deletions and extras.
     listed: Vec<u128>,
     /// Paths written in this run, for collisions.
@@ -313,7 +315,7 @@ struct Pending {
     stored: bool,
 }
 
-struct Package {
+struct Unpacking {
     set: usize,
     unsettled: u64,
     manifest_read: bool,
@@ -765,19 +767,26 @@ impl<I: Inventory> Client<I> {
         self.advance(Some(now));
     }
 
-    /// The package received for `id` (announced by [`Event::Package`]) holds this
-    /// manifest: its entries, in order, are its bitstreams. The client decides what to
-    /// take from it ([`Event::Extract`]).
-    pub fn handle_manifest(&mut self, id: RequestId, manifest: &Document, now: Instant) {
-        let Some(package) = self.packages.get_mut(&id) else {
+    /// The package received for `id` (announced by [`Event::Package`]), opened by the
+    /// caller with `resourcesync-package`: the client reads its manifest (already in
+    /// memory; this performs no IO) and decides what to take from it
+    /// ([`Event::Extract`] names bitstreams by their number in `package`).
+    pub fn handle_package<R: Read + Seek>(&mut self, id: RequestId, package: &Package<R>, now: Instant) {
+        let Some(pending) = self.packages.get_mut(&id) else {
             return;
         };
-        if package.manifest_read {
+        if pending.manifest_read {
             return;
         }
-        package.manifest_read = true;
-        let set = package.set;
-        let candidate = package.candidate;
+        pending.manifest_read = true;
+        // Bitstreams are numbered among the entries that have one (a deletion has none).
+        let numbers: HashMap<usize, usize> = (0..package.bitstream_count())
+            .filter_map(|i| package.entry(i).map(|e| (e as *const Entry as usize, i)))
+            .collect();
+        let manifest = package.manifest();
+        let bitstream_of = |e: &Entry| numbers.get(&(e as *const Entry as usize)).copied();
+        let set = pending.set;
+        let candidate = pending.candidate;
         let expected = if candidate.is_some() {
             Capability::ChangeDumpManifest
         } else {
@@ -820,8 +829,7 @@ impl<I: Inventory> Client<I> {
                 let raws = manifest
                     .entries
                     .iter()
-                    .enumerate()
-                    .map(|(i, e)| raw(e, Some((id, i))))
+                    .map(|e| raw(e, bitstream_of(e).map(|i| (id, i))))
                     .collect();
                 if let Some(stream) = self.sets[set].stream.as_mut() {
                     if let Some(cand) = stream.candidates.get_mut(c) {
@@ -831,8 +839,16 @@ impl<I: Inventory> Client<I> {
                 }
             }
             None => {
-                for (i, entry) in manifest.entries.iter().enumerate() {
-                    self.listed_entry(set, entry, Some((id, i)));
+                for entry in &manifest.entries {
+                    match bitstream_of(entry) {
+                        Some(i) => self.listed_entry(set, entry, Some((id, i))),
+                        None => self.warn(
+                            None,
+                            None,
+                            None,
+                            format!("{}: listed in the manifest without a bitstream; skipped", entry.loc),
+                        ),
+                    }
                 }
             }
         }
@@ -1678,7 +1694,7 @@ impl<I: Inventory> Client<I> {
                 Ok(()) => {
                     self.packages.insert(
                         id,
-                        Package {
+                        Unpacking {
                             set: *set,
                             unsettled: 0,
                             manifest_read: false,

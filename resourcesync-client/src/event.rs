@@ -85,9 +85,9 @@ pub struct Store {
 }
 
 /// Take a resource from a package: bitstream `bitstream` (the index of its entry in the
-/// manifest the caller handed over with
-/// [`Client::handle_manifest`](crate::Client::handle_manifest)) of the package the caller
-/// received for `package` is the resource `change.uri`; copy it to `change.path` through
+/// package, as `resourcesync_package::Package::bitstream` numbers them) of the package
+/// the caller handed over with [`Client::handle_package`](crate::Client::handle_package)
+/// for `package` is the resource `change.uri`; copy it to `change.path` through
 /// `resourcesync-package`'s verified reader, then confirm.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -324,7 +324,7 @@ pub enum Event {
     Delete(Change),
     /// The body of this request is a package, verified against what the Source listed:
     /// open it (`resourcesync_package::Package`) and hand its manifest over with
-    /// [`Client::handle_manifest`](crate::Client::handle_manifest).
+    /// [`Client::handle_package`](crate::Client::handle_package).
     Package(RequestId),
     /// Abort this request: it took too long (it is retried under another id).
     Cancel(RequestId),

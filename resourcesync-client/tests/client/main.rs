@@ -3,3 +3,5 @@
 mod discovery;
 mod local_path;
 mod policy;
+mod sim;
+mod sync;
