@@ -446,6 +446,8 @@ pub struct Drive {
     pub crash_after: Option<u64>,
     /// Answer the requests in flight in this rotation (0: oldest first).
     pub rotate: usize,
+    /// Return when nothing is in flight and the client only waits for a timeout.
+    pub stop_when_idle: bool,
 }
 
 impl Default for Drive {
@@ -455,6 +457,7 @@ impl Default for Drive {
             fault: None,
             crash_after: None,
             rotate: 0,
+            stop_when_idle: false,
         }
     }
 }
@@ -503,6 +506,15 @@ pub fn sync(
         dest.state = client.state().clone();
     }
     run
+}
+
+/// Drives `client` until it waits only for a timeout (or is done).
+pub fn drive_client_until_idle(
+    client: &mut Client<MemoryInventory>,
+    source: &Source,
+    dest: &mut Destination,
+) -> Run {
+    drive_client(client, source, dest, Drive { stop_when_idle: true, ..Drive::default() })
 }
 
 /// Drives `client` against `source` until Done (or a crash).
@@ -609,6 +621,9 @@ pub fn drive_client(
             continue;
         }
         if in_flight.is_empty() {
+            if drive.stop_when_idle {
+                return run;
+            }
             match client.poll_timeout() {
                 Some(at) => {
                     now = now.max(at);

@@ -1,8 +1,8 @@
 //! The client against the simulated Source: every path, faults included.
 
-use resourcesync_client::{Event, Mode, ProblemKind, Standing};
+use resourcesync_client::{Action, Event, Mode, ProblemKind, Shard, Standing};
 
-use crate::sim::{sync, Destination, Drive, Fault, Source};
+use crate::sim::{sync, Destination, Drive, Fault, Response, Source};
 
 fn source(n: usize) -> Source {
     let mut s = Source::new();
@@ -15,6 +15,40 @@ fn source(n: usize) -> Source {
 }
 
 const BASELINE: Mode = Mode::Baseline { prefer_dump: false };
+const DUMP: Mode = Mode::Baseline { prefer_dump: true };
+
+fn changes(run: &crate::sim::Run, action: Action) -> usize {
+    run.events
+        .iter()
+        .filter(|e| matches!(e, Event::Change(c) if c.action == action))
+        .count()
+}
+
+fn baseline(s: &Source) -> Destination {
+    let mut d = Destination::default();
+    let run = sync(s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(s), "{}", d.difference(s));
+    d
+}
+
+/// Some changes at the Source after a baseline: creates, updates, deletes, and several
+/// changes to one resource.
+fn change(s: &mut Source) {
+    s.tick(5);
+    s.put("r/new-1.txt", b"new one");
+    s.put("r/0.txt", b"updated zero");
+    s.tick(1);
+    s.delete("r/1.txt");
+    s.put("r/2.txt", b"two, first");
+    s.put("r/2.txt", b"two, second");
+    s.tick(3);
+    s.put("r/new-2.txt", b"new two");
+    s.delete("r/new-2.txt");
+    s.put("r/3.txt", b"three again");
+    s.tick(2);
+    s.publish();
+}
 
 #[test]
 fn a_baseline_from_discovery_brings_the_destination_in_step() {
@@ -26,5 +60,441 @@ fn a_baseline_from_discovery_brings_the_destination_in_step() {
     assert!(report.complete, "{report:?}");
     assert_eq!(report.created, 25);
     assert!(d.equals(&s), "{}", d.difference(&s));
-    assert_eq!(d.state.sets.len(), 1);
+    // The checkpoint is the Resource List's `at`.
+    let cp = d.state.checkpoint("http://example.com/capabilitylist.xml").unwrap();
+    assert_eq!(cp.datetime, crate::sim::time(10));
+    assert!(run.requests[0].ends_with("/.well-known/resourcesync"));
+}
+
+#[test]
+fn a_baseline_starts_at_any_document() {
+    for start in ["capabilitylist.xml", "resourcelist.xml", ".well-known/resourcesync"] {
+        let mut s = source(30);
+        s.publish.list_part = 7;
+        s.publish();
+        let mut d = Destination::default();
+        let run = sync(&s, &mut d, BASELINE, start, |c| c, Drive::default());
+        assert!(run.report().complete, "{start}: {:?}", run.problems());
+        assert!(d.equals(&s), "{start}: {}", d.difference(&s));
+        // An index of five parts was read.
+        assert_eq!(run.report().documents as usize, 6 + if start == "resourcelist.xml" { 0 } else { 1 } + if start.starts_with('.') { 1 } else { 0 });
+    }
+}
+
+#[test]
+fn discovery_falls_back_to_robots_txt_and_link_headers() {
+    let mut s = source(3);
+    let sd = s.files.remove(".well-known/resourcesync").unwrap();
+    s.files.insert("sd.xml".into(), sd.clone());
+    s.files.insert("robots.txt".into(), Response::ok(b"User-agent: *\nSitemap: /sd.xml\n".to_vec()));
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s));
+
+    s.files.remove("robots.txt");
+    s.files.insert(
+        "".into(),
+        Response {
+            status: 200,
+            headers: vec![("link".into(), r#"<sd.xml>; rel="resourcesync""#.into())],
+            body: b"<html><head></head></html>".to_vec(),
+        },
+    );
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s));
+
+    s.files.remove("");
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert!(!run.report().complete);
+    assert!(run.problems().iter().any(|p| p.contains("offers no Source Description")), "{:?}", run.problems());
+}
+
+#[test]
+fn a_second_baseline_fetches_only_what_differs() {
+    let mut s = source(40);
+    let mut d = baseline(&s);
+    s.tick(100);
+    s.put("r/5.txt", b"five changed");
+    s.publish();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    let report = run.report();
+    assert_eq!((report.updated, report.unchanged, report.created), (1, 39, 0), "{report:?}");
+    assert_eq!(run.requests.iter().filter(|r| r.contains("/r/")).count(), 1);
+    assert!(d.equals(&s));
+}
+
+#[test]
+fn deletion_happens_only_when_asked_and_within_the_limit() {
+    let mut s = source(10);
+    let mut d = baseline(&s);
+    s.delete("r/3.txt");
+    s.delete("r/4.txt");
+    s.tick(1);
+    s.publish();
+    // Not asked: nothing deleted.
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert_eq!(changes(&run, Action::Delete), 0);
+    assert!(d.files.contains_key("r/3.txt"));
+    // Over the limit: nothing deleted, and said so.
+    let run = sync(&s, &mut d, BASELINE, "", |c| c.with_delete(1), Drive::default());
+    assert!(run.problems().iter().any(|p| p.contains("2 deletions, more than the 1 allowed")), "{:?}", run.problems());
+    assert!(d.files.contains_key("r/3.txt"));
+    assert!(!run.report().complete);
+    // Within it.
+    let run = sync(&s, &mut d, BASELINE, "", |c| c.with_delete(2), Drive::default());
+    assert_eq!(run.report().deleted, 2);
+    assert!(d.equals(&s), "{}", d.difference(&s));
+}
+
+#[test]
+fn nothing_is_deleted_when_the_listing_was_not_read_whole() {
+    let mut s = source(20);
+    s.publish.list_part = 5;
+    s.publish();
+    let mut d = baseline(&s);
+    s.delete("r/3.txt");
+    s.tick(1);
+    s.publish();
+    let fault = Box::new(|uri: &str, _| uri.ends_with("resourcelist-2.xml").then_some(Fault::Status(404)));
+    let run = sync(&s, &mut d, BASELINE, "", |c| c.with_delete(10), Drive { fault: Some(fault), ..Drive::default() });
+    assert_eq!(changes(&run, Action::Delete), 0);
+    assert!(!run.report().complete);
+    assert!(d.files.contains_key("r/3.txt"));
+}
+
+#[test]
+fn a_baseline_from_a_resource_dump() {
+    let mut s = source(12);
+    s.publish.resource_dump = true;
+    s.publish();
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, DUMP, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(run.report().created, 12);
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    // No resource was fetched on its own: they came in the package.
+    assert!(!run.requests.iter().any(|r| r.contains("/r/")));
+    assert!(run.events.iter().any(|e| matches!(e, Event::Release(_))));
+}
+
+#[test]
+fn incremental_syncs_apply_the_changes_since_the_checkpoint() {
+    for (part, archive, dump, datetimes) in [
+        (1000, false, false, true),
+        (2, false, false, true),
+        (2, true, false, true),
+        (3, false, true, true),
+        (1000, false, false, false),
+    ] {
+        let mut s = source(10);
+        s.publish.change_part = part;
+        s.publish.archive = archive;
+        s.publish.change_dump = dump;
+        s.publish.datetimes = datetimes;
+        s.publish();
+        let mut d = baseline(&s);
+        change(&mut s);
+        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+        let what = format!("part {part} archive {archive} dump {dump} datetimes {datetimes}");
+        assert!(run.report().complete, "{what}: {:?}", run.problems());
+        assert!(d.equals(&s), "{what}: {}", d.difference(&s));
+        // Several changes to one resource collapse to the last.
+        let twos = run.events.iter().filter(|e| matches!(e, Event::Change(c) if c.uri.as_str().ends_with("r/2.txt"))).count();
+        assert_eq!(twos, 1, "{what}");
+        // Once more: nothing new.
+        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+        assert!(run.report().complete, "{what}: {:?}", run.problems());
+        assert_eq!(changes(&run, Action::Create) + changes(&run, Action::Update) + changes(&run, Action::Delete), 0, "{what}");
+        // More changes, and again.
+        s.tick(7);
+        s.put("r/9.txt", b"nine");
+        s.delete("r/0.txt");
+        s.publish();
+        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+        assert!(run.report().complete, "{what}: {:?}", run.problems());
+        assert!(d.equals(&s), "{what}: {}", d.difference(&s));
+    }
+}
+
+#[test]
+fn an_incremental_sync_needs_a_checkpoint() {
+    let s = source(3);
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    assert!(!run.report().complete);
+    assert!(run.problems().iter().any(|p| p.contains("baseline must come first")), "{:?}", run.problems());
+}
+
+#[test]
+fn a_gap_is_reported_and_nothing_applied() {
+    let mut s = source(5);
+    let mut d = baseline(&s);
+    change(&mut s);
+    s.publish.forget_before = s.now - 1;
+    s.put("r/4.txt", b"four later");
+    s.publish();
+    let before = d.files.clone();
+    let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    assert!(run.events.iter().any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Gap { .. }))), "{:?}", run.problems());
+    assert!(!run.report().complete);
+    assert_eq!(d.files, before);
+}
+
+#[test]
+fn an_audit_reports_changed_missing_and_extra() {
+    let mut s = source(6);
+    let mut d = baseline(&s);
+    let run = sync(&s, &mut d, Mode::Audit, "", |c| c, Drive::default());
+    assert_eq!(run.report().in_sync, Some(true));
+    s.tick(3);
+    s.put("r/0.txt", b"changed");
+    s.put("r/extra.txt", b"missing here");
+    s.delete("r/5.txt");
+    s.publish();
+    let before = d.files.clone();
+    let run = sync(&s, &mut d, Mode::Audit, "", |c| c, Drive::default());
+    let r = run.report();
+    assert_eq!(r.in_sync, Some(false));
+    assert_eq!((r.changed, r.missing, r.extra), (1, 1, 1), "{r:?}");
+    assert_eq!(r.at, Some(crate::sim::time(s.now)));
+    assert!(run.events.iter().any(|e| matches!(e, Event::Audit { standing: Standing::Extra, uri } if uri.as_str().ends_with("r/5.txt"))));
+    assert_eq!(d.files, before, "an audit changes nothing");
+}
+
+#[test]
+fn a_dry_run_decides_the_same_changes_and_changes_nothing() {
+    let mut s = source(8);
+    let mut d = baseline(&s);
+    change(&mut s);
+    let state = d.state.clone();
+    let files = d.files.clone();
+    let dry = sync(&s, &mut d, Mode::Incremental, "", |c| c.with_dry_run(true), Drive::default());
+    assert_eq!(d.state, state);
+    assert_eq!(d.files, files);
+    assert!(!dry.events.iter().any(|e| matches!(e, Event::Store(_) | Event::Delete(_) | Event::Checkpoint)));
+    assert!(!dry.requests.iter().any(|r| r.contains("/r/")));
+    let real = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    let decided = |run: &crate::sim::Run| -> Vec<(Action, String)> {
+        run.events.iter().filter_map(|e| match e { Event::Change(c) => Some((c.action, c.uri.to_string())), _ => None }).collect()
+    };
+    assert_eq!(decided(&dry), decided(&real));
+    assert!(d.equals(&s));
+}
+
+#[test]
+fn shards_split_a_baseline_between_workers() {
+    let s = source(60);
+    let mut union = std::collections::BTreeMap::new();
+    let mut total = 0;
+    for k in 0..3 {
+        let mut d = Destination::default();
+        let run = sync(&s, &mut d, BASELINE, "", |c| c.with_shard(Shard::new(k, 3).unwrap()), Drive::default());
+        assert!(run.report().complete);
+        total += run.report().listed;
+        assert!(d.files.len() < 60);
+        union.extend(d.files);
+    }
+    assert_eq!(total, 60);
+    let mut d = Destination::default();
+    d.files = union;
+    assert!(d.equals(&s));
+}
+
+#[test]
+fn server_errors_and_cut_bodies_are_retried() {
+    let s = source(10);
+    let mut d = Destination::default();
+    let fault = Box::new(|uri: &str, attempt| match attempt {
+        0 if uri.ends_with("r/1.txt") => Some(Fault::Status(500)),
+        0 if uri.ends_with("r/2.txt") => Some(Fault::Truncate(3)),
+        0 if uri.ends_with("r/3.txt") => Some(Fault::Status(429)),
+        0 if uri.ends_with("resourcelist.xml") => Some(Fault::Status(503)),
+        0 if uri.ends_with("r/4.txt") => Some(Fault::Hang),
+        _ => None,
+    });
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive { fault: Some(fault), ..Drive::default() });
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    assert!(run.events.iter().any(|e| matches!(e, Event::Cancel(_))), "the hung request was cancelled");
+}
+
+#[test]
+fn failures_leave_the_checkpoint_where_it_was() {
+    let mut s = source(10);
+    let mut d = baseline(&s);
+    change(&mut s);
+    let state = d.state.clone();
+    // The resource is gone for good, or corrupt: not committed, and the checkpoint
+    // stays before it.
+    for fault in [Fault::Status(404), Fault::Corrupt, Fault::Status(500)] {
+        let f = fault.clone();
+        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive {
+            fault: Some(Box::new(move |uri: &str, _| uri.ends_with("r/0.txt").then(|| f.clone()))),
+            ..Drive::default()
+        });
+        assert!(!run.report().complete, "{fault:?}");
+        assert!(d.files.get("r/0.txt").is_some_and(|b| b == b"resource 0"), "{fault:?}");
+        assert_ne!(d.state, state, "{fault:?}: changes before the failed one are checkpointed");
+        let cp = d.state.sets.values().next().unwrap();
+        assert!(cp.datetime <= crate::sim::time(15), "{fault:?}: {cp:?}");
+        if matches!(fault, Fault::Corrupt) {
+            assert!(run.events.iter().any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Fixity(_)))));
+            assert!(run.events.iter().any(|e| matches!(e, Event::Discard { .. })));
+        }
+    }
+    // When the faults stop, the next run converges.
+    let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+}
+
+#[test]
+fn redirects_are_followed_on_the_authority_and_refused_off_it() {
+    let mut s = source(4);
+    let body = s.resources.get("r/0.txt").unwrap().0.clone();
+    s.files.insert("moved/0.txt".into(), Response::ok(body));
+    let mut d = Destination::default();
+    let fault = Box::new(|uri: &str, _| {
+        if uri.ends_with("r/0.txt") {
+            Some(Fault::Redirect("/moved/0.txt".into()))
+        } else if uri.ends_with("r/1.txt") {
+            Some(Fault::Redirect("http://169.254.169.254/latest/meta-data".into()))
+        } else if uri.ends_with("r/2.txt") {
+            Some(Fault::Redirect("https://elsewhere.example/2.txt".into()))
+        } else {
+            None
+        }
+    });
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive { fault: Some(fault), ..Drive::default() });
+    assert_eq!(d.files.get("r/0.txt").map(Vec::as_slice), Some(&b"resource 0"[..]));
+    assert!(!d.files.contains_key("r/1.txt") && !d.files.contains_key("r/2.txt"));
+    assert!(!run.requests.iter().any(|r| r.contains("169.254") || r.contains("elsewhere")));
+    assert_eq!(run.report().refused, 2, "{:?}", run.problems());
+}
+
+#[test]
+fn index_loops_deep_nesting_and_broken_promises_are_refused() {
+    let mut s = source(3);
+    // An index that lists itself.
+    let looped = br#"<?xml version="1.0" encoding="UTF-8"?>
+<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>
+<sitemap><loc>http://example.com/resourcelist.xml</loc></sitemap>
+</sitemapindex>"#;
+    s.files.insert("resourcelist.xml".into(), Response::ok(looped.to_vec()));
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert!(run.events.iter().any(|e| matches!(e, Event::Problem(p) if p.kind == ProblemKind::Loop)), "{:?}", run.problems());
+    assert!(!run.report().complete);
+
+    // A chain of indexes deeper than the bound.
+    for i in 0..8 {
+        let next = format!("http://example.com/deep-{}.xml", i + 1);
+        let doc = format!(r#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/><sitemap><loc>{next}</loc></sitemap></sitemapindex>"#);
+        s.files.insert(format!("deep-{i}.xml"), Response::ok(doc.into_bytes()));
+    }
+    let run = sync(&s, &mut d, BASELINE, "deep-0.xml", |c| c, Drive::default());
+    assert!(run.events.iter().any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::TooDeep(_)))), "{:?}", run.problems());
+    assert!(run.requests.len() <= 6, "{:?}", run.requests);
+
+    // The Capability List promises a Resource List; the document is a Change List.
+    let mut s = source(3);
+    let cl = s.files.get("changelist.xml").unwrap().clone();
+    s.files.insert("resourcelist.xml".into(), cl);
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert!(run.problems().iter().any(|p| p.contains("expected resourcelist")), "{:?}", run.problems());
+}
+
+#[test]
+fn uris_that_climb_out_are_never_written_or_deleted() {
+    let mut s = source(2);
+    let base = "http://example.com/";
+    let evil = [
+        "r/%2e%2e/%2e%2e/etc/passwd",
+        "r/..%2f..%2fescape",
+        "r/a%5c..%5c..%5cwin",
+        "r/nul%00byte",
+    ];
+    let mut entries = String::new();
+    for e in evil {
+        entries += &format!("<url><loc>{base}{e}</loc></url>");
+    }
+    let doc = format!(r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/>{entries}<url><loc>{base}r/0.txt</loc></url></urlset>"#);
+    s.files.insert("resourcelist.xml".into(), Response::ok(doc.into_bytes()));
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert_eq!(d.files.keys().cloned().collect::<Vec<_>>(), vec!["r/0.txt".to_string()]);
+    assert_eq!(run.report().refused, evil.len() as u64, "{:?}", run.problems());
+    for e in &run.events {
+        if let Event::Change(c) = e {
+            assert!(!c.path.as_str().contains(".."), "{c:?}");
+        }
+    }
+}
+
+#[test]
+fn a_crash_at_any_point_resumes_without_losing_a_change() {
+    let mut s = source(10);
+    s.publish.change_part = 3;
+    s.publish();
+    let d0 = baseline(&s);
+    change(&mut s);
+    for crash_after in 0..8 {
+        let mut d = Destination { files: d0.files.clone(), inventory: d0.inventory.clone(), state: d0.state.clone() };
+        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive { crash_after: Some(crash_after), ..Drive::default() });
+        if !run.crashed {
+            assert!(d.equals(&s));
+            continue;
+        }
+        // What the Destination saved survives; the next run picks up from there.
+        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+        assert!(run.report().complete, "crash after {crash_after}: {:?}", run.problems());
+        assert!(d.equals(&s), "crash after {crash_after}: {}", d.difference(&s));
+    }
+}
+
+#[test]
+fn mirrors_are_tried_in_priority_order_with_the_loc_last() {
+    let mut s = source(1);
+    s.files.insert("m1/0.txt".into(), Response::ok(b"resource 0".to_vec()));
+    let doc = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/>
+<url><loc>http://example.com/r/0.txt</loc><rs:md length="10"/>
+<rs:ln rel="duplicate" pri="2" href="http://example.com/m1/0.txt"/>
+<rs:ln rel="duplicate" pri="1" href="http://example.com/m0/0.txt"/>
+<rs:ln rel="http://example.org/unknown-relation" href="http://example.com/x"/>
+</url></urlset>"#;
+    s.files.insert("resourcelist.xml".into(), Response::ok(doc.as_bytes().to_vec()));
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    let fetched: Vec<&String> = run.requests.iter().filter(|r| r.ends_with("0.txt")).collect();
+    assert_eq!(fetched, ["http://example.com/m0/0.txt", "http://example.com/m1/0.txt"]);
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s));
+}
+
+#[test]
+fn following_reads_the_change_lists_again_later() {
+    let mut s = source(3);
+    let mut d = baseline(&s);
+    change(&mut s);
+    let config = resourcesync_client::Config::new(s.uri(""), Mode::Incremental)
+        .unwrap()
+        .with_follow(std::time::Duration::from_secs(60));
+    let mut client = resourcesync_client::Client::new(config, d.state.clone(), std::mem::take(&mut d.inventory));
+    // Drive until caught up: no Done, a timeout set.
+    let run = crate::sim::drive_client_until_idle(&mut client, &s, &mut d);
+    assert!(run.report.is_none());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    let at = client.poll_timeout().expect("a timeout for the next reading");
+    s.tick(30);
+    s.put("r/later.txt", b"later");
+    s.publish();
+    client.handle_timeout(at);
+    let run = crate::sim::drive_client_until_idle(&mut client, &s, &mut d);
+    assert!(run.report.is_none());
+    assert!(d.equals(&s), "{}", d.difference(&s));
 }
