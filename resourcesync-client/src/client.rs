@@ -1844,8 +1844,11 @@ impl<I: Inventory> Client<I> {
         let Some(stream) = self.sets[set].stream.as_mut() else { return Ok(()) };
         let checkpoint = stream.checkpoint.datetime;
         let earliest = stream.candidates.iter().filter_map(|c| c.from).min();
+        // A list that starts at the checkpoint's datetime may not hold every change at
+        // it: lists are closed and opened within one second, and an earlier one whose
+        // interval ends there may hold some. So the archive is read then too.
         let missing_early = match earliest {
-            Some(from) => from > checkpoint,
+            Some(from) => from >= checkpoint,
             None => stream.candidates.is_empty(),
         };
         if missing_early && !stream.archive_read {
@@ -1864,7 +1867,11 @@ impl<I: Inventory> Client<I> {
         }
         let Some(stream) = self.sets[set].stream.as_mut() else { return Ok(()) };
         stream.candidates.retain(|c| c.until.is_none_or(|u| u >= checkpoint));
-        stream.candidates.sort_by(|a, b| a.from.cmp(&b.from));
+        // By `from`; among lists that start together (closed and opened within one
+        // second), the closed ones first, by `until`, and an open one last.
+        stream
+            .candidates
+            .sort_by_key(|c| (c.from, c.until.is_none(), c.until));
         for pair in stream.candidates.windows(2) {
             if let (Some(until), Some(from)) = (pair[0].until, pair[1].from) {
                 if from > until {

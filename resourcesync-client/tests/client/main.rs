@@ -5,3 +5,4 @@ mod local_path;
 mod policy;
 mod sim;
 mod sync;
+mod convergence;
