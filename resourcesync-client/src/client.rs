@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use http::{HeaderMap, StatusCode};
 use resourcesync_model::{
-    Capability, Change as Changed, DocumentHead, DocumentKind, Entry, Fixity,
-    FixityMismatch, Md, Relation, Uri, W3cDateTime,
+    Capability, Change as Changed, DocumentHead, DocumentKind, Entry, Fixity, FixityMismatch, Md,
+    Relation, Uri, W3cDateTime,
 };
 use resourcesync_package::Package;
 use resourcesync_xml::Limits;
@@ -16,8 +16,8 @@ use xxhash_rust::xxh3::xxh3_128;
 use crate::config::{Config, Mode};
 use crate::discovery;
 use crate::event::{
-    Action, Change, ChangeId, DocumentRead, Event, Extract, Problem, ProblemKind, Progress,
-    Report, Standing, Store, Warning,
+    Action, Change, ChangeId, DocumentRead, Event, Extract, Problem, ProblemKind, Progress, Report,
+    Standing, Store, Warning,
 };
 use crate::feed::{Feed, Next};
 use crate::inventory::{Comparison, Inventory};
@@ -228,8 +228,11 @@ struct Head {
 /// One set of resources: a Capability List's, or a list's without one.
 struct Set {
     key: String,
-    /// The key is a Capability List's URI (else the start document's).
+    /// The key is a Capability List's URI, read first.
     listed_by_capabilities: bool,
+    /// What a run following the Change Lists reads again: the Capability List, or the
+    /// document the run started at.
+    start: Uri,
     offered: Offered,
     /// Documents and packages of the set queued or in flight.
     pending: u32,
@@ -335,9 +338,11 @@ fn hash(uri: &Uri) -> u128 {
 }
 
 fn http_uri(uri: &Uri) -> Option<http::Uri> {
-    http::Uri::try_from(uri.as_str())
-        .ok()
-        .or_else(|| uri.to_url().ok().and_then(|u| http::Uri::try_from(u.as_str()).ok()))
+    http::Uri::try_from(uri.as_str()).ok().or_else(|| {
+        uri.to_url()
+            .ok()
+            .and_then(|u| http::Uri::try_from(u.as_str()).ok())
+    })
 }
 
 impl<I: Inventory> Client<I> {
@@ -466,7 +471,9 @@ impl<I: Inventory> Client<I> {
                 job,
                 ProblemKind::Refused(crate::policy::PolicyError {
                     uri: uri.to_string(),
-                    refusal: crate::policy::Refusal::Unparsable("not an HTTP request target".into()),
+                    refusal: crate::policy::Refusal::Unparsable(
+                        "not an HTTP request target".into(),
+                    ),
                 }),
                 None,
                 now,
@@ -559,13 +566,17 @@ impl<I: Inventory> Client<I> {
             self.follow_at = None;
             self.visited.clear();
             for i in 0..self.sets.len() {
-                let Some(uri) = self.capability_list_uri(i) else {
-                    continue;
-                };
+                let uri = self.sets[i].start.clone();
                 self.sets[i].stream = None;
                 if self.sets[i].listed_by_capabilities {
                     self.sets[i].phase = Phase::Capabilities;
-                    self.push_doc(i, uri, Role::Capabilities, 1, Some(Capability::CapabilityList));
+                    self.push_doc(
+                        i,
+                        uri,
+                        Role::Capabilities,
+                        1,
+                        Some(Capability::CapabilityList),
+                    );
                 } else if self.start_stream(i) {
                     self.sets[i].phase = Phase::Reading;
                     self.push_doc(i, uri, Role::Changes, 0, None);
@@ -651,6 +662,24 @@ impl<I: Inventory> Client<I> {
             }
         }
         self.advance(Some(now));
+    }
+
+    /// The caller's resolver gave `address` for the host of `id`, before connecting: the
+    /// client checks it against its policy (a public name that resolves to a loopback,
+    /// link-local or private address is refused unless the Source is on one too). When
+    /// refused the request fails, and an [`Event::Cancel`] says not to connect.
+    pub fn handle_address(&mut self, id: RequestId, address: std::net::IpAddr, now: Instant) {
+        let Some(flight) = self.flights.get(&id) else {
+            return;
+        };
+        if let Err(e) = self.config.policy.check_address(&flight.job.uri, address) {
+            if let Some(flight) = self.flights.remove(&id) {
+                self.events.push_back(Event::Cancel(id));
+                self.discard(id, &flight.job);
+                self.fail_job(flight.job, ProblemKind::Refused(e), Some(id), now);
+            }
+            self.advance(Some(now));
+        }
     }
 
     /// A chunk of the body of `id`.
@@ -771,7 +800,12 @@ impl<I: Inventory> Client<I> {
     /// caller with `resourcesync-package`: the client reads its manifest (already in
     /// memory; this performs no IO) and decides what to take from it
     /// ([`Event::Extract`] names bitstreams by their number in `package`).
-    pub fn handle_package<R: Read + Seek>(&mut self, id: RequestId, package: &Package<R>, now: Instant) {
+    pub fn handle_package<R: Read + Seek>(
+        &mut self,
+        id: RequestId,
+        package: &Package<R>,
+        now: Instant,
+    ) {
         let Some(pending) = self.packages.get_mut(&id) else {
             return;
         };
@@ -846,7 +880,10 @@ impl<I: Inventory> Client<I> {
                             None,
                             None,
                             None,
-                            format!("{}: listed in the manifest without a bitstream; skipped", entry.loc),
+                            format!(
+                                "{}: listed in the manifest without a bitstream; skipped",
+                                entry.loc
+                            ),
                         ),
                     }
                 }
@@ -884,7 +921,14 @@ impl<I: Inventory> Client<I> {
         }
     }
 
-    fn push_doc(&mut self, set: usize, uri: Uri, role: Role, depth: u32, expect: Option<Capability>) {
+    fn push_doc(
+        &mut self,
+        set: usize,
+        uri: Uri,
+        role: Role,
+        depth: u32,
+        expect: Option<Capability>,
+    ) {
         if !self.visited.insert(uri.as_str().to_owned()) {
             self.sets[set].failed = true;
             self.push_problem(Some(&uri), None, ProblemKind::Loop);
@@ -918,9 +962,12 @@ impl<I: Inventory> Client<I> {
 
     fn redirect(&mut self, id: RequestId, mut job: Job, location: &str, now: Instant) {
         match self.config.policy.check_redirect(&job.uri, location) {
-            Ok(_) if job.redirects >= self.config.bounds.max_redirects => {
-                self.fail_job(job, ProblemKind::Failed("too many redirects".into()), Some(id), now)
-            }
+            Ok(_) if job.redirects >= self.config.bounds.max_redirects => self.fail_job(
+                job,
+                ProblemKind::Failed("too many redirects".into()),
+                Some(id),
+                now,
+            ),
             Ok(target) => {
                 job.uri = target;
                 job.redirects += 1;
@@ -950,6 +997,10 @@ impl<I: Inventory> Client<I> {
             What::Document(doc) => {
                 if let Some(step) = doc.then {
                     // No Source Description at the well-known URI: discovery goes on.
+                    // A refusal is said all the same.
+                    if matches!(kind, ProblemKind::Refused(_)) {
+                        self.push_problem(Some(&job.uri), id, kind);
+                    }
                     self.root_pending -= 1;
                     self.visited.remove(job.uri.as_str());
                     self.discover(Some(step));
@@ -1000,7 +1051,13 @@ impl<I: Inventory> Client<I> {
         self.events.push_back(problem(uri, id, kind));
     }
 
-    fn warn(&mut self, document: Option<&Uri>, entry: Option<u64>, rule: Option<resourcesync_model::Rule>, message: String) {
+    fn warn(
+        &mut self,
+        document: Option<&Uri>,
+        entry: Option<u64>,
+        rule: Option<resourcesync_model::Rule>,
+        message: String,
+    ) {
         self.report.warnings += 1;
         self.events.push_back(Event::Warning(Warning {
             document: document.cloned(),
@@ -1017,7 +1074,11 @@ impl<I: Inventory> Client<I> {
         let base = self.config.start.clone();
         let uri = match step {
             None => {
-                self.push_problem(Some(&base), None, ProblemKind::NotOffered("Source Description (discovery found none)"));
+                self.push_problem(
+                    Some(&base),
+                    None,
+                    ProblemKind::NotOffered("Source Description (discovery found none)"),
+                );
                 return;
             }
             Some(Step::Robots) => base.join("/robots.txt"),
@@ -1033,7 +1094,9 @@ impl<I: Inventory> Client<I> {
                     redirects: 0,
                 });
             }
-            (Err(e), _) => self.push_problem(Some(&base), None, ProblemKind::Document(e.to_string())),
+            (Err(e), _) => {
+                self.push_problem(Some(&base), None, ProblemKind::Document(e.to_string()))
+            }
             (Ok(_), None) => {}
         }
     }
@@ -1047,8 +1110,11 @@ impl<I: Inventory> Client<I> {
         let found = match step {
             Step::Robots => discovery::robots_txt(&job.uri, body, &limits),
             Step::Home => {
-                let mut found = discovery::link_headers(&job.uri, links.iter().map(String::as_str), &limits);
-                found.uris.extend(discovery::html_links(&job.uri, body, &limits).uris);
+                let mut found =
+                    discovery::link_headers(&job.uri, links.iter().map(String::as_str), &limits);
+                found
+                    .uris
+                    .extend(discovery::html_links(&job.uri, body, &limits).uris);
                 found
             }
         };
@@ -1157,7 +1223,12 @@ impl<I: Inventory> Client<I> {
     }
 
     /// Decides what a document is read for, from its head and what its parent promised.
-    fn on_head(&mut self, id: RequestId, job: &Job, head: &DocumentHead) -> Result<(), ProblemKind> {
+    fn on_head(
+        &mut self,
+        id: RequestId,
+        job: &Job,
+        head: &DocumentHead,
+    ) -> Result<(), ProblemKind> {
         let What::Document(doc) = &job.what else {
             return Ok(());
         };
@@ -1173,6 +1244,25 @@ impl<I: Inventory> Client<I> {
         }
         let mode = self.config.mode;
         let mut set = doc.set;
+        if doc.role == Role::Any {
+            if let Some(instead) = self.instead_of_start(head, kind) {
+                // Read the whole set instead: this document is not read on (and may be
+                // reached again from there).
+                self.visited.remove(job.uri.as_str());
+                self.push_root_doc(instead, Role::Any, None, false);
+                if self.flights.remove(&id).is_some() {
+                    self.events.push_back(Event::Cancel(id));
+                    self.root_pending -= 1;
+                }
+                return Ok(());
+            }
+        }
+        // A list started at directly belongs to the set of the Capability List it
+        // points `up` to, if it does: baseline and incremental runs then share it.
+        let key = head
+            .link(&Relation::Up)
+            .map(|l| l.href.to_string())
+            .unwrap_or_else(|| job.uri.to_string());
         let role = match (doc.role, kind) {
             (Role::Any, DocumentKind::SourceDescription) => Role::Any,
             (Role::Any, DocumentKind::CapabilityList) => {
@@ -1182,31 +1272,40 @@ impl<I: Inventory> Client<I> {
             (Role::Any, DocumentKind::ResourceList | DocumentKind::ResourceListIndex)
                 if mode != Mode::Incremental =>
             {
-                set = Some(self.new_set(job.uri.as_str(), Phase::Reading));
+                set = Some(self.new_start_set(&key, &job.uri));
                 Role::Listing
             }
             (Role::Any, DocumentKind::ResourceDump | DocumentKind::ResourceDumpIndex)
                 if matches!(mode, Mode::Baseline { .. }) =>
             {
-                set = Some(self.new_set(job.uri.as_str(), Phase::Reading));
+                set = Some(self.new_start_set(&key, &job.uri));
                 Role::Dump
             }
             (
                 Role::Any,
-                DocumentKind::ChangeList | DocumentKind::ChangeListIndex | DocumentKind::ChangeDump
+                DocumentKind::ChangeList
+                | DocumentKind::ChangeListIndex
+                | DocumentKind::ChangeDump
                 | DocumentKind::ChangeDumpIndex,
             ) if mode == Mode::Incremental => {
-                let s = self.new_set(job.uri.as_str(), Phase::Reading);
-                if !self.start_stream(s) {
+                let s = self.new_start_set(&key, &job.uri);
+                if self.start_stream(s) {
+                    set = Some(s);
+                    Role::Changes
+                } else {
+                    // No checkpoint (said): the document is not read on.
                     self.sets[s].phase = Phase::Finished;
-                    return Ok(());
+                    Role::Any
                 }
-                set = Some(s);
-                Role::Changes
             }
             (Role::Any, DocumentKind::Unknown) if doc.discovered => {
                 // A plain Sitemap found by discovery: not ResourceSync.
-                self.warn(Some(&job.uri), None, None, "not a ResourceSync document; ignored".into());
+                self.warn(
+                    Some(&job.uri),
+                    None,
+                    None,
+                    "not a ResourceSync document; ignored".into(),
+                );
                 Role::Any
             }
             (Role::Any, _) => {
@@ -1266,12 +1365,47 @@ impl<I: Inventory> Client<I> {
         Ok(())
     }
 
+    /// Where a run that starts at a list should read instead: a baseline or audit reads
+    /// a Resource List's whole index (its `index` link), never one part (deleting what
+    /// the other parts list); an incremental run reads the Capability List a Resource
+    /// List or Dump points `up` to, where the Change Lists are.
+    fn instead_of_start(&mut self, head: &DocumentHead, kind: DocumentKind) -> Option<Uri> {
+        let link = match (self.config.mode, kind) {
+            (Mode::Incremental, k)
+                if matches!(
+                    k,
+                    DocumentKind::ResourceList
+                        | DocumentKind::ResourceListIndex
+                        | DocumentKind::ResourceDump
+                        | DocumentKind::ResourceDumpIndex
+                ) =>
+            {
+                head.link(&Relation::Up)?
+            }
+            (Mode::Baseline { .. } | Mode::Audit, DocumentKind::ResourceList) => {
+                head.link(&Relation::Index)?
+            }
+            _ => return None,
+        };
+        let uri = link.href.clone();
+        self.checked(&uri)
+    }
+
+    /// The set of a list the run started at: keyed by `key`, re-read from `start`.
+    fn new_start_set(&mut self, key: &str, start: &Uri) -> usize {
+        let set = self.new_set(key, Phase::Reading);
+        self.sets[set].start = start.clone();
+        set
+    }
+
     fn new_set(&mut self, key: &str, phase: Phase) -> usize {
         if let Some(i) = self.sets.iter().position(|s| s.key == key) {
             return i;
         }
+        let start = key.parse().unwrap_or_else(|_| self.config.start.clone());
         self.sets.push(Set {
             key: key.to_owned(),
+            start,
             listed_by_capabilities: phase == Phase::Capabilities,
             offered: Offered::default(),
             pending: 0,
@@ -1331,12 +1465,23 @@ impl<I: Inventory> Client<I> {
         match (role, kind) {
             (Role::Any, DocumentKind::SourceDescription) => {
                 if capability != Some(Capability::CapabilityList) {
-                    self.warn(Some(&doc_uri), Some(n), None, "entry is not a Capability List; ignored".into());
+                    self.warn(
+                        Some(&doc_uri),
+                        Some(n),
+                        None,
+                        "entry is not a Capability List; ignored".into(),
+                    );
                     return;
                 }
                 if let Some(uri) = self.checked(&entry.loc) {
                     let s = self.new_set(uri.as_str(), Phase::Capabilities);
-                    self.push_doc(s, uri, Role::Capabilities, depth + 1, Some(Capability::CapabilityList));
+                    self.push_doc(
+                        s,
+                        uri,
+                        Role::Capabilities,
+                        depth + 1,
+                        Some(Capability::CapabilityList),
+                    );
                 }
             }
             (Role::Capabilities, _) => {
@@ -1358,12 +1503,19 @@ impl<I: Inventory> Client<I> {
                 let Some(s) = set else { return };
                 if depth + 1 > self.config.bounds.max_depth {
                     self.sets[s].failed = true;
-                    self.push_problem(Some(&entry.loc), Some(id), ProblemKind::TooDeep(self.config.bounds.max_depth));
+                    self.push_problem(
+                        Some(&entry.loc),
+                        Some(id),
+                        ProblemKind::TooDeep(self.config.bounds.max_depth),
+                    );
                     return;
                 }
                 let expect = k.capability();
                 match role {
-                    Role::Changes | Role::Archive if k == DocumentKind::ChangeListIndex || k == DocumentKind::ChangeDumpIndex => {
+                    Role::Changes | Role::Archive
+                        if k == DocumentKind::ChangeListIndex
+                            || k == DocumentKind::ChangeDumpIndex =>
+                    {
                         // Change lists (or dumps) become candidates, read in order later.
                         self.add_candidate(s, &entry, k == DocumentKind::ChangeDumpIndex);
                     }
@@ -1395,7 +1547,8 @@ impl<I: Inventory> Client<I> {
                     });
                 }
             }
-            (Role::Changes, DocumentKind::ChangeDump) | (Role::Archive, DocumentKind::ChangeDumpArchive) => {
+            (Role::Changes, DocumentKind::ChangeDump)
+            | (Role::Archive, DocumentKind::ChangeDumpArchive) => {
                 if let Some(s) = set {
                     self.add_candidate(s, &entry, true);
                 }
@@ -1405,14 +1558,18 @@ impl<I: Inventory> Client<I> {
                     self.add_candidate(s, &entry, false);
                 }
             }
-            (Role::Changes, DocumentKind::ChangeList) | (Role::Candidate(_), DocumentKind::ChangeList) => {
+            (Role::Changes, DocumentKind::ChangeList)
+            | (Role::Candidate(_), DocumentKind::ChangeList) => {
                 let Some(s) = set else { return };
-                let Some(stream) = self.sets[s].stream.as_mut() else { return };
+                let Some(stream) = self.sets[s].stream.as_mut() else {
+                    return;
+                };
                 let c = match role {
                     Role::Candidate(c) => c,
                     _ => stream.candidates.len().saturating_sub(1),
                 };
-                if let Some(Some(loaded)) = stream.candidates.get_mut(c).map(|c| c.loaded.as_mut()) {
+                if let Some(Some(loaded)) = stream.candidates.get_mut(c).map(|c| c.loaded.as_mut())
+                {
                     loaded.push(raw(&entry, None));
                 }
             }
@@ -1421,7 +1578,9 @@ impl<I: Inventory> Client<I> {
     }
 
     fn add_candidate(&mut self, set: usize, entry: &Entry, dump: bool) {
-        let Some(stream) = self.sets[set].stream.as_mut() else { return };
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return;
+        };
         if stream.candidates.iter().any(|c| c.uri == entry.loc) {
             return;
         }
@@ -1449,8 +1608,12 @@ impl<I: Inventory> Client<I> {
     }
 
     fn document_read(&mut self, id: RequestId) {
-        let Some(flight) = self.flights.remove(&id) else { return };
-        let Body::Document(doc) = flight.body else { return };
+        let Some(flight) = self.flights.remove(&id) else {
+            return;
+        };
+        let Body::Document(doc) = flight.body else {
+            return;
+        };
         let Some(head) = doc.head else { return };
         self.report.documents += 1;
         self.progress.documents += 1;
@@ -1478,16 +1641,21 @@ impl<I: Inventory> Client<I> {
         self.sets[set].phase = Phase::Reading;
         let offered = &self.sets[set].offered;
         let (uri, role, expect, what) = match self.config.mode {
-            Mode::Baseline { prefer_dump } => match (&offered.resourcelist, &offered.resourcedump) {
-                (_, Some(dump)) if prefer_dump || offered.resourcelist.is_none() => {
-                    (dump.clone(), Role::Dump, Capability::ResourceDump, "Resource List or Dump")
+            Mode::Baseline { prefer_dump } => {
+                match (&offered.resourcelist, &offered.resourcedump) {
+                    (_, Some(dump)) if prefer_dump || offered.resourcelist.is_none() => (
+                        dump.clone(),
+                        Role::Dump,
+                        Capability::ResourceDump,
+                        "Resource List or Dump",
+                    ),
+                    (Some(list), _) => (list.clone(), Role::Listing, Capability::ResourceList, ""),
+                    _ => {
+                        self.set_not_offered(set, "Resource List or Dump");
+                        return;
+                    }
                 }
-                (Some(list), _) => (list.clone(), Role::Listing, Capability::ResourceList, ""),
-                _ => {
-                    self.set_not_offered(set, "Resource List or Dump");
-                    return;
-                }
-            },
+            }
             Mode::Audit => match &offered.resourcelist {
                 Some(list) => (list.clone(), Role::Listing, Capability::ResourceList, ""),
                 None => {
@@ -1598,7 +1766,11 @@ impl<I: Inventory> Client<I> {
         };
         if action != Action::Delete {
             if let Err(collision) = self.paths.insert(&entry.loc, &path) {
-                self.push_problem(Some(&entry.loc), None, ProblemKind::Collision(Box::new(collision)));
+                self.push_problem(
+                    Some(&entry.loc),
+                    None,
+                    ProblemKind::Collision(Box::new(collision)),
+                );
                 return None;
             }
         }
@@ -1669,11 +1841,19 @@ impl<I: Inventory> Client<I> {
     }
 
     /// A resource's body ended: checked against what was listed.
-    fn fetched(&mut self, id: RequestId, job: Job, digests: resourcesync_model::Digests, now: Instant) {
+    fn fetched(
+        &mut self,
+        id: RequestId,
+        job: Job,
+        digests: resourcesync_model::Digests,
+        now: Instant,
+    ) {
         match &job.what {
             What::Resource { change, .. } => {
                 let change = *change;
-                let Some(pending) = self.changes.get_mut(&change) else { return };
+                let Some(pending) = self.changes.get_mut(&change) else {
+                    return;
+                };
                 match digests.verify(pending.change.md.as_ref()) {
                     Ok(()) => {
                         pending.stored = true;
@@ -1685,7 +1865,10 @@ impl<I: Inventory> Client<I> {
                         }));
                     }
                     Err(mismatch) => {
-                        self.events.push_back(Event::Discard { request: id, change });
+                        self.events.push_back(Event::Discard {
+                            request: id,
+                            change,
+                        });
                         self.fail_job(job, ProblemKind::Fixity(mismatch), Some(id), now);
                     }
                 }
@@ -1717,7 +1900,9 @@ impl<I: Inventory> Client<I> {
     }
 
     fn release_if_settled(&mut self, package: RequestId) {
-        let Some(p) = self.packages.get(&package) else { return };
+        let Some(p) = self.packages.get(&package) else {
+            return;
+        };
         if p.manifest_read && p.unsettled == 0 && p.candidate.is_none() {
             self.packages.remove(&package);
             self.events.push_back(Event::Release(package));
@@ -1729,7 +1914,9 @@ impl<I: Inventory> Client<I> {
     }
 
     fn settle(&mut self, change: ChangeId, failure: Option<ProblemKind>) {
-        let Some(pending) = self.changes.remove(&change) else { return };
+        let Some(pending) = self.changes.remove(&change) else {
+            return;
+        };
         self.progress.settled += 1;
         let set = pending.set;
         match failure {
@@ -1790,7 +1977,9 @@ impl<I: Inventory> Client<I> {
                 }
                 continue;
             }
-            let Some(stream) = self.sets[set].stream.as_mut() else { return };
+            let Some(stream) = self.sets[set].stream.as_mut() else {
+                return;
+            };
             // Load the next candidates, then apply them together.
             if stream.next < stream.candidates.len() && stream.batch_entries < BATCH {
                 let c = stream.next;
@@ -1816,10 +2005,20 @@ impl<I: Inventory> Client<I> {
                         });
                     }
                     Some(uri) => {
-                        if let Some(cand) = self.sets[set].stream.as_mut().and_then(|s| s.candidates.get_mut(c)) {
+                        if let Some(cand) = self.sets[set]
+                            .stream
+                            .as_mut()
+                            .and_then(|s| s.candidates.get_mut(c))
+                        {
                             cand.loaded = Some(Vec::new());
                         }
-                        self.push_doc(set, uri, Role::Candidate(c), 3, Some(Capability::ChangeList));
+                        self.push_doc(
+                            set,
+                            uri,
+                            Role::Candidate(c),
+                            3,
+                            Some(Capability::ChangeList),
+                        );
                     }
                     None => {
                         self.sets[set].failed = true;
@@ -1841,7 +2040,9 @@ impl<I: Inventory> Client<I> {
     /// Orders a set's candidates, reads the archive when the changes on offer start
     /// after the checkpoint, and refuses gaps.
     fn plan(&mut self, set: usize) -> Result<(), ProblemKind> {
-        let Some(stream) = self.sets[set].stream.as_mut() else { return Ok(()) };
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return Ok(());
+        };
         let checkpoint = stream.checkpoint.datetime;
         let earliest = stream.candidates.iter().filter_map(|c| c.from).min();
         // A list that starts at the checkpoint's datetime may not hold every change at
@@ -1855,7 +2056,13 @@ impl<I: Inventory> Client<I> {
             if let Some(archive) = stream.archive.clone() {
                 stream.archive_read = true;
                 if let Some(uri) = self.checked(&archive) {
-                    self.push_doc(set, uri, Role::Archive, 3, Some(Capability::ChangeListArchive));
+                    self.push_doc(
+                        set,
+                        uri,
+                        Role::Archive,
+                        3,
+                        Some(Capability::ChangeListArchive),
+                    );
                 }
                 return Ok(());
             }
@@ -1865,8 +2072,12 @@ impl<I: Inventory> Client<I> {
                 return Err(ProblemKind::Gap { checkpoint, from });
             }
         }
-        let Some(stream) = self.sets[set].stream.as_mut() else { return Ok(()) };
-        stream.candidates.retain(|c| c.until.is_none_or(|u| u >= checkpoint));
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return Ok(());
+        };
+        stream
+            .candidates
+            .retain(|c| c.until.is_none_or(|u| u >= checkpoint));
         // By `from`; among lists that start together (closed and opened within one
         // second), the closed ones first, by `until`, and an open one last.
         stream
@@ -1875,7 +2086,10 @@ impl<I: Inventory> Client<I> {
         for pair in stream.candidates.windows(2) {
             if let (Some(until), Some(from)) = (pair[0].until, pair[1].from) {
                 if from > until {
-                    return Err(ProblemKind::Gap { checkpoint: until, from });
+                    return Err(ProblemKind::Gap {
+                        checkpoint: until,
+                        from,
+                    });
                 }
             }
         }
@@ -1887,7 +2101,9 @@ impl<I: Inventory> Client<I> {
 
     /// Applies the loaded candidates `batch_start..next`: positions, collapse, decide.
     fn apply_batch(&mut self, set: usize) {
-        let Some(stream) = self.sets[set].stream.as_mut() else { return };
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return;
+        };
         let checkpoint = stream.checkpoint;
         let mut cursor = stream.cursor;
         let mut last = None;
@@ -1914,7 +2130,10 @@ impl<I: Inventory> Client<I> {
                     (None, Some((at, next))) => (at, next),
                     (None, None) => (checkpoint.datetime, checkpoint.count),
                 };
-                let position = Position { datetime: at, index: next };
+                let position = Position {
+                    datetime: at,
+                    index: next,
+                };
                 cursor = Some((at, next + 1));
                 last = Some(position);
                 if checkpoint.covers(position) {
@@ -1934,7 +2153,10 @@ impl<I: Inventory> Client<I> {
         stream.issued.clear();
         stream.failed_at = None;
         stream.batch_packages = packages;
-        let mut ordered: Vec<(Position, Raw)> = order.into_iter().filter_map(|u| latest.remove(&u)).collect();
+        let mut ordered: Vec<(Position, Raw)> = order
+            .into_iter()
+            .filter_map(|u| latest.remove(&u))
+            .collect();
         ordered.sort_by(|a, b| a.0.cmp(&b.0));
         for (position, r) in ordered {
             if let Some(shard) = &self.config.shard {
@@ -1968,7 +2190,9 @@ impl<I: Inventory> Client<I> {
     /// Every change of the batch is settled: move the checkpoint, release its packages.
     fn batch_settled(&mut self, set: usize) {
         let dry = self.config.dry_run;
-        let Some(stream) = self.sets[set].stream.as_mut() else { return };
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return;
+        };
         stream.applying = false;
         let new = match (stream.failed_at, stream.batch_end) {
             (Some(failed), _) => Some(failed.checkpoint_before()),
@@ -1978,7 +2202,12 @@ impl<I: Inventory> Client<I> {
         let failed = stream.failed_at.is_some();
         let packages = std::mem::take(&mut stream.batch_packages);
         if let Some(new) = new {
-            if !dry && new != stream.checkpoint && (new.datetime > stream.checkpoint.datetime || (new.datetime == stream.checkpoint.datetime && new.count > stream.checkpoint.count)) {
+            if !dry
+                && new != stream.checkpoint
+                && (new.datetime > stream.checkpoint.datetime
+                    || (new.datetime == stream.checkpoint.datetime
+                        && new.count > stream.checkpoint.count))
+            {
                 stream.checkpoint = new;
                 let key = self.sets[set].key.clone();
                 self.state.sets.insert(key, new);
@@ -2019,7 +2248,10 @@ impl<I: Inventory> Client<I> {
             }
         }
         let reading = self.root_pending > 0
-            || self.sets.iter().any(|s| s.phase != Phase::Finished || s.pending > 0)
+            || self
+                .sets
+                .iter()
+                .any(|s| s.phase != Phase::Finished || s.pending > 0)
             || !self.docs.is_empty();
         if reading {
             return;
@@ -2028,7 +2260,11 @@ impl<I: Inventory> Client<I> {
             self.swept = true;
             self.sweep();
         }
-        if !self.changes.is_empty() || !self.flights.is_empty() || !self.fetches.is_empty() || !self.waiting.is_empty() {
+        if !self.changes.is_empty()
+            || !self.flights.is_empty()
+            || !self.fetches.is_empty()
+            || !self.waiting.is_empty()
+        {
             return;
         }
         if !self.packages.is_empty() {
@@ -2054,7 +2290,11 @@ impl<I: Inventory> Client<I> {
     fn sweep(&mut self) {
         if self.sets.is_empty() {
             if self.report.problems == 0 {
-                self.push_problem(Some(&self.config.start.clone()), None, ProblemKind::NotOffered("Source Description"));
+                self.push_problem(
+                    Some(&self.config.start.clone()),
+                    None,
+                    ProblemKind::NotOffered("Source Description"),
+                );
             }
             return;
         }
@@ -2064,7 +2304,12 @@ impl<I: Inventory> Client<I> {
         }
         if self.sets.iter().any(|s| s.failed) {
             if !audit {
-                self.warn(None, None, None, "the listing was not read whole: nothing is deleted".into());
+                self.warn(
+                    None,
+                    None,
+                    None,
+                    "the listing was not read whole: nothing is deleted".into(),
+                );
             }
             return;
         }
@@ -2074,13 +2319,20 @@ impl<I: Inventory> Client<I> {
         let paths = &self.config.paths;
         let mut gone: Vec<Uri> = Vec::new();
         let mut count = 0u64;
-        let limit = if audit { u64::MAX } else { self.config.max_deletes };
+        let limit = if audit {
+            u64::MAX
+        } else {
+            self.config.max_deletes
+        };
         self.inventory.for_each(&mut |uri, _| {
             if shard.is_some_and(|s| !s.contains(uri)) || listed.binary_search(&hash(uri)).is_ok() {
                 return;
             }
             // What is not the Source's to list is not ours to delete.
-            if matches!(paths.local_path(uri), Err(LocalPathError::OtherAuthority { .. } | LocalPathError::OutsideBase { .. })) {
+            if matches!(
+                paths.local_path(uri),
+                Err(LocalPathError::OtherAuthority { .. } | LocalPathError::OutsideBase { .. })
+            ) {
                 return;
             }
             count += 1;
@@ -2091,12 +2343,22 @@ impl<I: Inventory> Client<I> {
         if audit {
             for uri in gone {
                 self.report.extra += 1;
-                self.events.push_back(Event::Audit { uri, standing: Standing::Extra });
+                self.events.push_back(Event::Audit {
+                    uri,
+                    standing: Standing::Extra,
+                });
             }
             return;
         }
         if count > limit {
-            self.push_problem(None, None, ProblemKind::DeleteLimit { would: count, limit });
+            self.push_problem(
+                None,
+                None,
+                ProblemKind::DeleteLimit {
+                    would: count,
+                    limit,
+                },
+            );
             return;
         }
         let set = 0;
@@ -2131,7 +2393,8 @@ impl<I: Inventory> Client<I> {
         self.report.complete = self.report.problems == 0 && !self.sets.iter().any(|s| s.failed);
         if self.config.mode == Mode::Audit {
             self.report.in_sync = Some(
-                self.report.complete && self.report.changed + self.report.missing + self.report.extra == 0,
+                self.report.complete
+                    && self.report.changed + self.report.missing + self.report.extra == 0,
             );
         }
         self.done = true;

@@ -100,9 +100,7 @@ impl Held {
             return Comparison::Same;
         }
         match (lastmod, &self.lastmod) {
-            (Some(listed), Some(held)) if held < listed => {
-                Comparison::Differs(Difference::Lastmod)
-            }
+            (Some(listed), Some(held)) if held < listed => Comparison::Differs(Difference::Lastmod),
             (Some(_), Some(_)) => Comparison::Same,
             _ => Comparison::Differs(Difference::Unknown),
         }
@@ -235,18 +233,25 @@ mod tests {
         let same = Md::new().with_hash(digests(b"abc").hashes());
         let other = Md::new().with_hash(digests(b"abd").hashes());
         // A later lastmod does not matter when the hashes agree.
-        assert_eq!(held.compare(Some(&same), Some(&t("2021-01-01T00:00:00Z"))), Comparison::Same);
+        assert_eq!(
+            held.compare(Some(&same), Some(&t("2021-01-01T00:00:00Z"))),
+            Comparison::Same
+        );
         assert_eq!(
             held.compare(Some(&other), None),
             Comparison::Differs(Difference::Hash)
         );
-        let md5_only = Md::new().with_hash(Hashes::from(resourcesync_model::Hash::md5(digests(b"abc").md5.0)));
+        let md5_only = Md::new().with_hash(Hashes::from(resourcesync_model::Hash::md5(
+            digests(b"abc").md5.0,
+        )));
         assert_eq!(held.compare(Some(&md5_only), None), Comparison::Same);
     }
 
     #[test]
     fn length_then_lastmod_then_unknown() {
-        let held = Held::new().with_length(3).with_lastmod(t("2020-01-01T00:00:00Z"));
+        let held = Held::new()
+            .with_length(3)
+            .with_lastmod(t("2020-01-01T00:00:00Z"));
         assert_eq!(
             held.compare(Some(&Md::new().with_length(4)), None),
             Comparison::Differs(Difference::Length)
@@ -255,7 +260,10 @@ mod tests {
             held.compare(None, Some(&t("2020-01-02T00:00:00Z"))),
             Comparison::Differs(Difference::Lastmod)
         );
-        assert_eq!(held.compare(None, Some(&t("2020-01-01T00:00:00Z"))), Comparison::Same);
+        assert_eq!(
+            held.compare(None, Some(&t("2020-01-01T00:00:00Z"))),
+            Comparison::Same
+        );
         assert_eq!(
             Held::new().compare(None, Some(&t("2020-01-01T00:00:00Z"))),
             Comparison::Differs(Difference::Unknown)

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use resourcesync_client::Mode;
 
-use crate::sim::{sync, Destination, Drive, Fault, Source};
+use crate::sim::{Destination, Drive, Fault, Source, sync};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -16,7 +16,10 @@ enum Op {
     Delete(u8),
     Tick(u8),
     /// An incremental sync, with faults drawn from the seed, maybe a crash.
-    Sync { faults: u64, crash: Option<u8> },
+    Sync {
+        faults: u64,
+        crash: Option<u8>,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {

@@ -2,7 +2,7 @@
 
 use resourcesync_client::{Action, Event, Mode, ProblemKind, Shard, Standing};
 
-use crate::sim::{sync, Destination, Drive, Fault, Response, Source};
+use crate::sim::{Destination, Drive, Fault, Response, Source, sync};
 
 fn source(n: usize) -> Source {
     let mut s = Source::new();
@@ -61,14 +61,21 @@ fn a_baseline_from_discovery_brings_the_destination_in_step() {
     assert_eq!(report.created, 25);
     assert!(d.equals(&s), "{}", d.difference(&s));
     // The checkpoint is the Resource List's `at`.
-    let cp = d.state.checkpoint("http://example.com/capabilitylist.xml").unwrap();
+    let cp = d
+        .state
+        .checkpoint("http://example.com/capabilitylist.xml")
+        .unwrap();
     assert_eq!(cp.datetime, crate::sim::time(10));
     assert!(run.requests[0].ends_with("/.well-known/resourcesync"));
 }
 
 #[test]
 fn a_baseline_starts_at_any_document() {
-    for start in ["capabilitylist.xml", "resourcelist.xml", ".well-known/resourcesync"] {
+    for start in [
+        "capabilitylist.xml",
+        "resourcelist.xml",
+        ".well-known/resourcesync",
+    ] {
         let mut s = source(30);
         s.publish.list_part = 7;
         s.publish();
@@ -77,7 +84,11 @@ fn a_baseline_starts_at_any_document() {
         assert!(run.report().complete, "{start}: {:?}", run.problems());
         assert!(d.equals(&s), "{start}: {}", d.difference(&s));
         // An index of five parts was read.
-        assert_eq!(run.report().documents as usize, 6 + if start == "resourcelist.xml" { 0 } else { 1 } + if start.starts_with('.') { 1 } else { 0 });
+        assert_eq!(
+            run.report().documents as usize,
+            6 + if start == "resourcelist.xml" { 0 } else { 1 }
+                + if start.starts_with('.') { 1 } else { 0 }
+        );
     }
 }
 
@@ -86,7 +97,10 @@ fn discovery_falls_back_to_robots_txt_and_link_headers() {
     let mut s = source(3);
     let sd = s.files.remove(".well-known/resourcesync").unwrap();
     s.files.insert("sd.xml".into(), sd.clone());
-    s.files.insert("robots.txt".into(), Response::ok(b"User-agent: *\nSitemap: /sd.xml\n".to_vec()));
+    s.files.insert(
+        "robots.txt".into(),
+        Response::ok(b"User-agent: *\nSitemap: /sd.xml\n".to_vec()),
+    );
     let mut d = Destination::default();
     let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
     assert!(run.report().complete, "{:?}", run.problems());
@@ -110,7 +124,13 @@ fn discovery_falls_back_to_robots_txt_and_link_headers() {
     let mut d = Destination::default();
     let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
     assert!(!run.report().complete);
-    assert!(run.problems().iter().any(|p| p.contains("offers no Source Description")), "{:?}", run.problems());
+    assert!(
+        run.problems()
+            .iter()
+            .any(|p| p.contains("offers no Source Description")),
+        "{:?}",
+        run.problems()
+    );
 }
 
 #[test]
@@ -122,7 +142,11 @@ fn a_second_baseline_fetches_only_what_differs() {
     s.publish();
     let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
     let report = run.report();
-    assert_eq!((report.updated, report.unchanged, report.created), (1, 39, 0), "{report:?}");
+    assert_eq!(
+        (report.updated, report.unchanged, report.created),
+        (1, 39, 0),
+        "{report:?}"
+    );
     assert_eq!(run.requests.iter().filter(|r| r.contains("/r/")).count(), 1);
     assert!(d.equals(&s));
 }
@@ -140,12 +164,32 @@ fn deletion_happens_only_when_asked_and_within_the_limit() {
     assert_eq!(changes(&run, Action::Delete), 0);
     assert!(d.files.contains_key("r/3.txt"));
     // Over the limit: nothing deleted, and said so.
-    let run = sync(&s, &mut d, BASELINE, "", |c| c.with_delete(1), Drive::default());
-    assert!(run.problems().iter().any(|p| p.contains("2 deletions, more than the 1 allowed")), "{:?}", run.problems());
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| c.with_delete(1),
+        Drive::default(),
+    );
+    assert!(
+        run.problems()
+            .iter()
+            .any(|p| p.contains("2 deletions, more than the 1 allowed")),
+        "{:?}",
+        run.problems()
+    );
     assert!(d.files.contains_key("r/3.txt"));
     assert!(!run.report().complete);
     // Within it.
-    let run = sync(&s, &mut d, BASELINE, "", |c| c.with_delete(2), Drive::default());
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| c.with_delete(2),
+        Drive::default(),
+    );
     assert_eq!(run.report().deleted, 2);
     assert!(d.equals(&s), "{}", d.difference(&s));
 }
@@ -159,8 +203,21 @@ fn nothing_is_deleted_when_the_listing_was_not_read_whole() {
     s.delete("r/3.txt");
     s.tick(1);
     s.publish();
-    let fault = Box::new(|uri: &str, _| uri.ends_with("resourcelist-2.xml").then_some(Fault::Status(404)));
-    let run = sync(&s, &mut d, BASELINE, "", |c| c.with_delete(10), Drive { fault: Some(fault), ..Drive::default() });
+    let fault = Box::new(|uri: &str, _| {
+        uri.ends_with("resourcelist-2.xml")
+            .then_some(Fault::Status(404))
+    });
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| c.with_delete(10),
+        Drive {
+            fault: Some(fault),
+            ..Drive::default()
+        },
+    );
     assert_eq!(changes(&run, Action::Delete), 0);
     assert!(!run.report().complete);
     assert!(d.files.contains_key("r/3.txt"));
@@ -203,12 +260,22 @@ fn incremental_syncs_apply_the_changes_since_the_checkpoint() {
         assert!(run.report().complete, "{what}: {:?}", run.problems());
         assert!(d.equals(&s), "{what}: {}", d.difference(&s));
         // Several changes to one resource collapse to the last.
-        let twos = run.events.iter().filter(|e| matches!(e, Event::Change(c) if c.uri.as_str().ends_with("r/2.txt"))).count();
+        let twos = run
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::Change(c) if c.uri.as_str().ends_with("r/2.txt")))
+            .count();
         assert_eq!(twos, 1, "{what}");
         // Once more: nothing new.
         let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
         assert!(run.report().complete, "{what}: {:?}", run.problems());
-        assert_eq!(changes(&run, Action::Create) + changes(&run, Action::Update) + changes(&run, Action::Delete), 0, "{what}");
+        assert_eq!(
+            changes(&run, Action::Create)
+                + changes(&run, Action::Update)
+                + changes(&run, Action::Delete),
+            0,
+            "{what}"
+        );
         // More changes, and again.
         s.tick(7);
         s.put("r/9.txt", b"nine");
@@ -226,7 +293,13 @@ fn an_incremental_sync_needs_a_checkpoint() {
     let mut d = Destination::default();
     let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
     assert!(!run.report().complete);
-    assert!(run.problems().iter().any(|p| p.contains("baseline must come first")), "{:?}", run.problems());
+    assert!(
+        run.problems()
+            .iter()
+            .any(|p| p.contains("baseline must come first")),
+        "{:?}",
+        run.problems()
+    );
 }
 
 #[test]
@@ -239,7 +312,13 @@ fn a_gap_is_reported_and_nothing_applied() {
     s.publish();
     let before = d.files.clone();
     let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
-    assert!(run.events.iter().any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Gap { .. }))), "{:?}", run.problems());
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Gap { .. }))),
+        "{:?}",
+        run.problems()
+    );
     assert!(!run.report().complete);
     assert_eq!(d.files, before);
 }
@@ -272,14 +351,31 @@ fn a_dry_run_decides_the_same_changes_and_changes_nothing() {
     change(&mut s);
     let state = d.state.clone();
     let files = d.files.clone();
-    let dry = sync(&s, &mut d, Mode::Incremental, "", |c| c.with_dry_run(true), Drive::default());
+    let dry = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        |c| c.with_dry_run(true),
+        Drive::default(),
+    );
     assert_eq!(d.state, state);
     assert_eq!(d.files, files);
-    assert!(!dry.events.iter().any(|e| matches!(e, Event::Store(_) | Event::Delete(_) | Event::Checkpoint)));
+    assert!(
+        !dry.events
+            .iter()
+            .any(|e| matches!(e, Event::Store(_) | Event::Delete(_) | Event::Checkpoint))
+    );
     assert!(!dry.requests.iter().any(|r| r.contains("/r/")));
     let real = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
     let decided = |run: &crate::sim::Run| -> Vec<(Action, String)> {
-        run.events.iter().filter_map(|e| match e { Event::Change(c) => Some((c.action, c.uri.to_string())), _ => None }).collect()
+        run.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Change(c) => Some((c.action, c.uri.to_string())),
+                _ => None,
+            })
+            .collect()
     };
     assert_eq!(decided(&dry), decided(&real));
     assert!(d.equals(&s));
@@ -292,7 +388,14 @@ fn shards_split_a_baseline_between_workers() {
     let mut total = 0;
     for k in 0..3 {
         let mut d = Destination::default();
-        let run = sync(&s, &mut d, BASELINE, "", |c| c.with_shard(Shard::new(k, 3).unwrap()), Drive::default());
+        let run = sync(
+            &s,
+            &mut d,
+            BASELINE,
+            "",
+            |c| c.with_shard(Shard::new(k, 3).unwrap()),
+            Drive::default(),
+        );
         assert!(run.report().complete);
         total += run.report().listed;
         assert!(d.files.len() < 60);
@@ -316,10 +419,23 @@ fn server_errors_and_cut_bodies_are_retried() {
         0 if uri.ends_with("r/4.txt") => Some(Fault::Hang),
         _ => None,
     });
-    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive { fault: Some(fault), ..Drive::default() });
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| c,
+        Drive {
+            fault: Some(fault),
+            ..Drive::default()
+        },
+    );
     assert!(run.report().complete, "{:?}", run.problems());
     assert!(d.equals(&s), "{}", d.difference(&s));
-    assert!(run.events.iter().any(|e| matches!(e, Event::Cancel(_))), "the hung request was cancelled");
+    assert!(
+        run.events.iter().any(|e| matches!(e, Event::Cancel(_))),
+        "the hung request was cancelled"
+    );
 }
 
 #[test]
@@ -332,18 +448,39 @@ fn failures_leave_the_checkpoint_where_it_was() {
     // stays before it.
     for fault in [Fault::Status(404), Fault::Corrupt, Fault::Status(500)] {
         let f = fault.clone();
-        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive {
-            fault: Some(Box::new(move |uri: &str, _| uri.ends_with("r/0.txt").then(|| f.clone()))),
-            ..Drive::default()
-        });
+        let run = sync(
+            &s,
+            &mut d,
+            Mode::Incremental,
+            "",
+            |c| c,
+            Drive {
+                fault: Some(Box::new(move |uri: &str, _| {
+                    uri.ends_with("r/0.txt").then(|| f.clone())
+                })),
+                ..Drive::default()
+            },
+        );
         assert!(!run.report().complete, "{fault:?}");
-        assert!(d.files.get("r/0.txt").is_some_and(|b| b == b"resource 0"), "{fault:?}");
-        assert_ne!(d.state, state, "{fault:?}: changes before the failed one are checkpointed");
+        assert!(
+            d.files.get("r/0.txt").is_some_and(|b| b == b"resource 0"),
+            "{fault:?}"
+        );
+        assert_ne!(
+            d.state, state,
+            "{fault:?}: changes before the failed one are checkpointed"
+        );
         let cp = d.state.sets.values().next().unwrap();
         assert!(cp.datetime <= crate::sim::time(15), "{fault:?}: {cp:?}");
         if matches!(fault, Fault::Corrupt) {
-            assert!(run.events.iter().any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Fixity(_)))));
-            assert!(run.events.iter().any(|e| matches!(e, Event::Discard { .. })));
+            assert!(run.events.iter().any(
+                |e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Fixity(_)))
+            ));
+            assert!(
+                run.events
+                    .iter()
+                    .any(|e| matches!(e, Event::Discard { .. }))
+            );
         }
     }
     // When the faults stop, the next run converges.
@@ -362,17 +499,36 @@ fn redirects_are_followed_on_the_authority_and_refused_off_it() {
         if uri.ends_with("r/0.txt") {
             Some(Fault::Redirect("/moved/0.txt".into()))
         } else if uri.ends_with("r/1.txt") {
-            Some(Fault::Redirect("http://169.254.169.254/latest/meta-data".into()))
+            Some(Fault::Redirect(
+                "http://169.254.169.254/latest/meta-data".into(),
+            ))
         } else if uri.ends_with("r/2.txt") {
             Some(Fault::Redirect("https://elsewhere.example/2.txt".into()))
         } else {
             None
         }
     });
-    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive { fault: Some(fault), ..Drive::default() });
-    assert_eq!(d.files.get("r/0.txt").map(Vec::as_slice), Some(&b"resource 0"[..]));
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| c,
+        Drive {
+            fault: Some(fault),
+            ..Drive::default()
+        },
+    );
+    assert_eq!(
+        d.files.get("r/0.txt").map(Vec::as_slice),
+        Some(&b"resource 0"[..])
+    );
     assert!(!d.files.contains_key("r/1.txt") && !d.files.contains_key("r/2.txt"));
-    assert!(!run.requests.iter().any(|r| r.contains("169.254") || r.contains("elsewhere")));
+    assert!(
+        !run.requests
+            .iter()
+            .any(|r| r.contains("169.254") || r.contains("elsewhere"))
+    );
     assert_eq!(run.report().refused, 2, "{:?}", run.problems());
 }
 
@@ -385,20 +541,36 @@ fn index_loops_deep_nesting_and_broken_promises_are_refused() {
 <rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/>
 <sitemap><loc>http://example.com/resourcelist.xml</loc></sitemap>
 </sitemapindex>"#;
-    s.files.insert("resourcelist.xml".into(), Response::ok(looped.to_vec()));
+    s.files
+        .insert("resourcelist.xml".into(), Response::ok(looped.to_vec()));
     let mut d = Destination::default();
     let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
-    assert!(run.events.iter().any(|e| matches!(e, Event::Problem(p) if p.kind == ProblemKind::Loop)), "{:?}", run.problems());
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, Event::Problem(p) if p.kind == ProblemKind::Loop)),
+        "{:?}",
+        run.problems()
+    );
     assert!(!run.report().complete);
 
     // A chain of indexes deeper than the bound.
     for i in 0..8 {
         let next = format!("http://example.com/deep-{}.xml", i + 1);
-        let doc = format!(r#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/><sitemap><loc>{next}</loc></sitemap></sitemapindex>"#);
-        s.files.insert(format!("deep-{i}.xml"), Response::ok(doc.into_bytes()));
+        let doc = format!(
+            r#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:00Z"/><sitemap><loc>{next}</loc></sitemap></sitemapindex>"#
+        );
+        s.files
+            .insert(format!("deep-{i}.xml"), Response::ok(doc.into_bytes()));
     }
     let run = sync(&s, &mut d, BASELINE, "deep-0.xml", |c| c, Drive::default());
-    assert!(run.events.iter().any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::TooDeep(_)))), "{:?}", run.problems());
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::TooDeep(_)))),
+        "{:?}",
+        run.problems()
+    );
     assert!(run.requests.len() <= 6, "{:?}", run.requests);
 
     // The Capability List promises a Resource List; the document is a Change List.
@@ -406,7 +578,13 @@ fn index_loops_deep_nesting_and_broken_promises_are_refused() {
     let cl = s.files.get("changelist.xml").unwrap().clone();
     s.files.insert("resourcelist.xml".into(), cl);
     let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
-    assert!(run.problems().iter().any(|p| p.contains("expected resourcelist")), "{:?}", run.problems());
+    assert!(
+        run.problems()
+            .iter()
+            .any(|p| p.contains("expected resourcelist")),
+        "{:?}",
+        run.problems()
+    );
 }
 
 #[test]
@@ -423,12 +601,23 @@ fn uris_that_climb_out_are_never_written_or_deleted() {
     for e in evil {
         entries += &format!("<url><loc>{base}{e}</loc></url>");
     }
-    let doc = format!(r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/>{entries}<url><loc>{base}r/0.txt</loc></url></urlset>"#);
-    s.files.insert("resourcelist.xml".into(), Response::ok(doc.into_bytes()));
+    let doc = format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/>{entries}<url><loc>{base}r/0.txt</loc></url></urlset>"#
+    );
+    s.files
+        .insert("resourcelist.xml".into(), Response::ok(doc.into_bytes()));
     let mut d = Destination::default();
     let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
-    assert_eq!(d.files.keys().cloned().collect::<Vec<_>>(), vec!["r/0.txt".to_string()]);
-    assert_eq!(run.report().refused, evil.len() as u64, "{:?}", run.problems());
+    assert_eq!(
+        d.files.keys().cloned().collect::<Vec<_>>(),
+        vec!["r/0.txt".to_string()]
+    );
+    assert_eq!(
+        run.report().refused,
+        evil.len() as u64,
+        "{:?}",
+        run.problems()
+    );
     for e in &run.events {
         if let Event::Change(c) = e {
             assert!(!c.path.as_str().contains(".."), "{c:?}");
@@ -444,34 +633,67 @@ fn a_crash_at_any_point_resumes_without_losing_a_change() {
     let d0 = baseline(&s);
     change(&mut s);
     for crash_after in 0..8 {
-        let mut d = Destination { files: d0.files.clone(), inventory: d0.inventory.clone(), state: d0.state.clone() };
-        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive { crash_after: Some(crash_after), ..Drive::default() });
+        let mut d = Destination {
+            files: d0.files.clone(),
+            inventory: d0.inventory.clone(),
+            state: d0.state.clone(),
+        };
+        let run = sync(
+            &s,
+            &mut d,
+            Mode::Incremental,
+            "",
+            |c| c,
+            Drive {
+                crash_after: Some(crash_after),
+                ..Drive::default()
+            },
+        );
         if !run.crashed {
             assert!(d.equals(&s));
             continue;
         }
         // What the Destination saved survives; the next run picks up from there.
         let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
-        assert!(run.report().complete, "crash after {crash_after}: {:?}", run.problems());
-        assert!(d.equals(&s), "crash after {crash_after}: {}", d.difference(&s));
+        assert!(
+            run.report().complete,
+            "crash after {crash_after}: {:?}",
+            run.problems()
+        );
+        assert!(
+            d.equals(&s),
+            "crash after {crash_after}: {}",
+            d.difference(&s)
+        );
     }
 }
 
 #[test]
 fn mirrors_are_tried_in_priority_order_with_the_loc_last() {
     let mut s = source(1);
-    s.files.insert("m1/0.txt".into(), Response::ok(b"resource 0".to_vec()));
+    s.files
+        .insert("m1/0.txt".into(), Response::ok(b"resource 0".to_vec()));
     let doc = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/>
 <url><loc>http://example.com/r/0.txt</loc><rs:md length="10"/>
 <rs:ln rel="duplicate" pri="2" href="http://example.com/m1/0.txt"/>
 <rs:ln rel="duplicate" pri="1" href="http://example.com/m0/0.txt"/>
 <rs:ln rel="http://example.org/unknown-relation" href="http://example.com/x"/>
 </url></urlset>"#;
-    s.files.insert("resourcelist.xml".into(), Response::ok(doc.as_bytes().to_vec()));
+    s.files.insert(
+        "resourcelist.xml".into(),
+        Response::ok(doc.as_bytes().to_vec()),
+    );
     let mut d = Destination::default();
     let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
-    let fetched: Vec<&String> = run.requests.iter().filter(|r| r.ends_with("0.txt")).collect();
-    assert_eq!(fetched, ["http://example.com/m0/0.txt", "http://example.com/m1/0.txt"]);
+    let fetched: Vec<&String> = run
+        .requests
+        .iter()
+        .filter(|r| r.ends_with("0.txt"))
+        .collect();
+    assert_eq!(
+        fetched,
+        ["http://example.com/m0/0.txt", "http://example.com/m1/0.txt"]
+    );
     assert!(run.report().complete, "{:?}", run.problems());
     assert!(d.equals(&s));
 }
@@ -484,12 +706,15 @@ fn following_reads_the_change_lists_again_later() {
     let config = resourcesync_client::Config::new(s.uri(""), Mode::Incremental)
         .unwrap()
         .with_follow(std::time::Duration::from_secs(60));
-    let mut client = resourcesync_client::Client::new(config, d.state.clone(), std::mem::take(&mut d.inventory));
+    let mut client =
+        resourcesync_client::Client::new(config, d.state.clone(), std::mem::take(&mut d.inventory));
     // Drive until caught up: no Done, a timeout set.
     let run = crate::sim::drive_client_until_idle(&mut client, &s, &mut d);
     assert!(run.report.is_none());
     assert!(d.equals(&s), "{}", d.difference(&s));
-    let at = client.poll_timeout().expect("a timeout for the next reading");
+    let at = client
+        .poll_timeout()
+        .expect("a timeout for the next reading");
     s.tick(30);
     s.put("r/later.txt", b"later");
     s.publish();
@@ -497,4 +722,175 @@ fn following_reads_the_change_lists_again_later() {
     let run = crate::sim::drive_client_until_idle(&mut client, &s, &mut d);
     assert!(run.report.is_none());
     assert!(d.equals(&s), "{}", d.difference(&s));
+}
+
+#[test]
+fn a_part_leads_to_its_index_and_a_list_up_to_its_changes() {
+    let mut s = source(12);
+    s.publish.list_part = 4;
+    s.publish();
+    // A baseline started at one part reads the whole index (and may delete safely).
+    let mut d = Destination::default();
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "resourcelist-1.xml",
+        |c| c.with_delete(0),
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    // Its checkpoint is the Capability List's set, so an incremental run started at the
+    // Resource List goes up to the Capability List and on to the Change List.
+    assert!(
+        d.state
+            .checkpoint("http://example.com/capabilitylist.xml")
+            .is_some(),
+        "{:?}",
+        d.state
+    );
+    change(&mut s);
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+}
+
+#[test]
+fn resolved_addresses_are_checked_against_the_policy() {
+    let s = source(1);
+    let config = resourcesync_client::Config::new(s.uri(""), BASELINE).unwrap();
+    let mut client = resourcesync_client::Client::new(
+        config,
+        Default::default(),
+        resourcesync_client::MemoryInventory::new(),
+    );
+    let now = std::time::Instant::now();
+    let request = client.poll_request(now).unwrap();
+    client.handle_address(request.id, "127.0.0.1".parse().unwrap(), now);
+    let events: Vec<Event> = std::iter::from_fn(|| client.poll_event()).collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Cancel(id) if *id == request.id)),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Refused(_)))),
+        "{events:?}"
+    );
+    // A public address is fine.
+    let mut client = resourcesync_client::Client::new(
+        resourcesync_client::Config::new(s.uri(""), BASELINE).unwrap(),
+        Default::default(),
+        resourcesync_client::MemoryInventory::new(),
+    );
+    let request = client.poll_request(now).unwrap();
+    client.handle_address(request.id, "93.184.216.34".parse().unwrap(), now);
+    assert!(
+        std::iter::from_fn(|| client.poll_event())
+            .all(|e| !matches!(e, Event::Cancel(_) | Event::Problem(_)))
+    );
+}
+
+/// A Resource Dump package as the Python reference implementation writes it: bitstream
+/// paths without the leading slash.
+fn python_style_package(s: &Source) -> Vec<u8> {
+    use std::io::Write;
+    let mut urls = String::new();
+    for (path, (bytes, _)) in &s.resources {
+        let mut f = resourcesync_model::Fixity::new();
+        f.update(bytes);
+        let d = f.finish();
+        urls += &format!(
+            r#"<url><loc>{}{path}</loc><rs:md hash="{}" length="{}" path="{path}"/></url>"#,
+            s.base,
+            d.hashes(),
+            d.length
+        );
+    }
+    let manifest = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{}capabilitylist.xml"/><rs:md capability="resourcedump-manifest" at="2020-01-01T00:00:10Z"/>{urls}</urlset>"#,
+        s.base
+    );
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    zip.start_file("manifest.xml", options).unwrap();
+    zip.write_all(manifest.as_bytes()).unwrap();
+    for (path, (bytes, _)) in &s.resources {
+        zip.start_file(path.as_str(), options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+#[test]
+fn dumps_written_by_the_python_reference_implementation_sync_with_a_warning() {
+    let mut s = source(5);
+    s.publish.resource_dump = true;
+    s.publish();
+    let zip = python_style_package(&s);
+    let mut f = resourcesync_model::Fixity::new();
+    f.update(&zip);
+    let d = f.finish();
+    let dump = format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{}capabilitylist.xml"/><rs:md capability="resourcedump" at="2020-01-01T00:00:10Z"/><url><loc>{}resourcedump-1.zip</loc><rs:md length="{}" hash="{}"/></url></urlset>"#,
+        s.base,
+        s.base,
+        d.length,
+        d.hashes()
+    );
+    s.files
+        .insert("resourcedump.xml".into(), Response::ok(dump.into_bytes()));
+    s.files
+        .insert("resourcedump-1.zip".into(), Response::ok(zip));
+    let mut dest = Destination::default();
+    let run = sync(&s, &mut dest, DUMP, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(dest.equals(&s), "{}", dest.difference(&s));
+    let warned = run
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Warning(w) if w.message.contains("does not start with")))
+        .count();
+    assert_eq!(warned, 5);
+}
+
+#[test]
+fn a_package_that_fails_its_listed_hash_is_not_opened() {
+    let mut s = source(3);
+    s.publish.resource_dump = true;
+    s.publish();
+    let mut d = Destination::default();
+    let fault = Box::new(|uri: &str, _| uri.ends_with(".zip").then_some(Fault::Corrupt));
+    let run = sync(
+        &s,
+        &mut d,
+        DUMP,
+        "",
+        |c| c,
+        Drive {
+            fault: Some(fault),
+            ..Drive::default()
+        },
+    );
+    assert!(!run.report().complete);
+    assert!(d.files.is_empty());
+    assert!(!run.events.iter().any(|e| matches!(e, Event::Package(_))));
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Fixity(_))))
+    );
 }
