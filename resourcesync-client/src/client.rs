@@ -139,7 +139,8 @@ enum What {
     },
     Package {
         set: usize,
-        md: Option<Md>,
+        /// What the Source listed for it (boxed: jobs queue by the thousand).
+        md: Option<Box<Md>>,
         /// Which candidate of the set's change stream, for a Change Dump.
         candidate: Option<usize>,
     },
@@ -1371,17 +1372,13 @@ impl<I: Inventory> Client<I> {
     /// List or Dump points `up` to, where the Change Lists are.
     fn instead_of_start(&mut self, head: &DocumentHead, kind: DocumentKind) -> Option<Uri> {
         let link = match (self.config.mode, kind) {
-            (Mode::Incremental, k)
-                if matches!(
-                    k,
-                    DocumentKind::ResourceList
-                        | DocumentKind::ResourceListIndex
-                        | DocumentKind::ResourceDump
-                        | DocumentKind::ResourceDumpIndex
-                ) =>
-            {
-                head.link(&Relation::Up)?
-            }
+            (
+                Mode::Incremental,
+                DocumentKind::ResourceList
+                | DocumentKind::ResourceListIndex
+                | DocumentKind::ResourceDump
+                | DocumentKind::ResourceDumpIndex,
+            ) => head.link(&Relation::Up)?,
             (Mode::Baseline { .. } | Mode::Audit, DocumentKind::ResourceList) => {
                 head.link(&Relation::Index)?
             }
@@ -1539,7 +1536,7 @@ impl<I: Inventory> Client<I> {
                         uri,
                         what: What::Package {
                             set: s,
-                            md: entry.md.clone(),
+                            md: entry.md.clone().map(Box::new),
                             candidate: None,
                         },
                         attempt: 0,
@@ -1873,7 +1870,7 @@ impl<I: Inventory> Client<I> {
                     }
                 }
             }
-            What::Package { set, md, candidate } => match digests.verify(md.as_ref()) {
+            What::Package { set, md, candidate } => match digests.verify(md.as_deref()) {
                 Ok(()) => {
                     self.packages.insert(
                         id,
@@ -1997,7 +1994,7 @@ impl<I: Inventory> Client<I> {
                             uri,
                             what: What::Package {
                                 set,
-                                md,
+                                md: md.map(Box::new),
                                 candidate: Some(c),
                             },
                             attempt: 0,
@@ -2157,7 +2154,7 @@ impl<I: Inventory> Client<I> {
             .into_iter()
             .filter_map(|u| latest.remove(&u))
             .collect();
-        ordered.sort_by(|a, b| a.0.cmp(&b.0));
+        ordered.sort_by_key(|a| a.0);
         for (position, r) in ordered {
             if let Some(shard) = &self.config.shard {
                 if !shard.contains(&r.uri) {

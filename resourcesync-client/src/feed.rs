@@ -6,6 +6,7 @@
 use resourcesync_model::{CheckOptions, DocumentHead, Entry, Finding};
 use resourcesync_xml::{Error, Limits, Reader};
 
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Next {
     Entry(Entry),
     NeedMore,

@@ -98,8 +98,6 @@ pub enum Fault {
     Redirect(String),
     /// No answer at all: the request hangs until the client gives up on it.
     Hang,
-    /// This response instead.
-    Replace(Response),
 }
 
 pub type FaultFn = Box<dyn FnMut(&str, u32) -> Option<Fault>>;
@@ -173,7 +171,8 @@ impl Source {
 
     fn xml(doc: &Document) -> Response {
         let mut out = Vec::new();
-        resourcesync_xml::write_document(&mut out, doc).unwrap();
+        let written = resourcesync_xml::write_document(&mut out, doc).unwrap();
+        drop(written);
         Response::ok(out)
     }
 
@@ -773,7 +772,6 @@ pub fn drive_client(
                 }
                 continue;
             }
-            Some(Fault::Replace(r)) => response = r,
         }
         let mut headers = HeaderMap::new();
         for (k, v) in &response.headers {

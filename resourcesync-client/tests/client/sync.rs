@@ -402,8 +402,10 @@ fn shards_split_a_baseline_between_workers() {
         union.extend(d.files);
     }
     assert_eq!(total, 60);
-    let mut d = Destination::default();
-    d.files = union;
+    let d = Destination {
+        files: union,
+        ..Destination::default()
+    };
     assert!(d.equals(&s));
 }
 
