@@ -219,7 +219,8 @@ impl Config {
 mod tests {
     use super::*;
 
-    const XXH3_EXAMPLE: u64 = 0;
+    /// xxh3-64 of `https://example.com/a`, pinned: shards must not move between versions.
+    const XXH3_EXAMPLE: u64 = 1_412_038_690_480_783_815;
 
     #[test]
     fn shards_partition() {
@@ -235,7 +236,10 @@ mod tests {
         assert_eq!(Shard::new(4, 4), None);
         // Stable: the same URI is in the same shard on every machine and version (xxh3 is
         // a specified algorithm; this value is its known digest).
+        assert_eq!(xxh3_64(b""), 0x2D06_8005_38D3_94C2, "XXH3's published test vector");
         assert_eq!(xxh3_64(b"https://example.com/a"), XXH3_EXAMPLE);
+        let uri: Uri = "https://example.com/a".parse().unwrap();
+        assert!(Shard::new(XXH3_EXAMPLE % 7, 7).unwrap().contains(&uri));
     }
 
     #[test]
