@@ -551,7 +551,7 @@ impl<I: Inventory> Client<I> {
             .collect();
         for id in expired {
             if let Some(flight) = self.flights.remove(&id) {
-                self.events.push_back(Event::Cancel(id));
+                self.events.push_back(Event::Cancel { request: id });
                 self.discard(id, &flight.job);
                 self.retry(flight.job, id, ProblemKind::Failed("timed out".into()), now);
             }
@@ -653,7 +653,7 @@ impl<I: Inventory> Client<I> {
                 let Some(flight) = self.flights.remove(&id) else {
                     return;
                 };
-                self.events.push_back(Event::Cancel(id));
+                self.events.push_back(Event::Cancel { request: id });
                 self.discard(id, &flight.job);
                 let kind = match other {
                     Err(e) => ProblemKind::Refused(e),
@@ -675,7 +675,7 @@ impl<I: Inventory> Client<I> {
         };
         if let Err(e) = self.config.policy.check_address(&flight.job.uri, address) {
             if let Some(flight) = self.flights.remove(&id) {
-                self.events.push_back(Event::Cancel(id));
+                self.events.push_back(Event::Cancel { request: id });
                 self.discard(id, &flight.job);
                 self.fail_job(flight.job, ProblemKind::Refused(e), Some(id), now);
             }
@@ -729,7 +729,7 @@ impl<I: Inventory> Client<I> {
             }
             Err(kind) => {
                 if let Some(flight) = self.flights.remove(&id) {
-                    self.events.push_back(Event::Cancel(id));
+                    self.events.push_back(Event::Cancel { request: id });
                     self.discard(id, &flight.job);
                     self.fail_job(flight.job, kind, Some(id), now);
                 }
@@ -783,7 +783,7 @@ impl<I: Inventory> Client<I> {
                 self.events
                     .push_back(problem(None, Some(id), ProblemKind::Failed(reason)));
                 self.report.problems += 1;
-                self.events.push_back(Event::Release(id));
+                self.events.push_back(Event::Release { request: id });
                 self.package_gone(set);
                 self.advance(Some(now));
             }
@@ -838,7 +838,7 @@ impl<I: Inventory> Client<I> {
                 },
             );
             self.packages.remove(&id);
-            self.events.push_back(Event::Release(id));
+            self.events.push_back(Event::Release { request: id });
             self.package_gone(set);
             self.advance(Some(now));
             return;
@@ -1215,7 +1215,7 @@ impl<I: Inventory> Client<I> {
 
     fn document_failed(&mut self, id: RequestId, kind: ProblemKind, now: Instant) {
         if let Some(flight) = self.flights.remove(&id) {
-            self.events.push_back(Event::Cancel(id));
+            self.events.push_back(Event::Cancel { request: id });
             let mut job = flight.job;
             // A broken document is not retried: it would break the same way.
             job.attempt = self.config.bounds.attempts;
@@ -1252,7 +1252,7 @@ impl<I: Inventory> Client<I> {
                 self.visited.remove(job.uri.as_str());
                 self.push_root_doc(instead, Role::Any, None, false);
                 if self.flights.remove(&id).is_some() {
-                    self.events.push_back(Event::Cancel(id));
+                    self.events.push_back(Event::Cancel { request: id });
                     self.root_pending -= 1;
                 }
                 return Ok(());
@@ -1881,10 +1881,10 @@ impl<I: Inventory> Client<I> {
                             candidate: *candidate,
                         },
                     );
-                    self.events.push_back(Event::Package(id));
+                    self.events.push_back(Event::Package { request: id });
                 }
                 Err(mismatch) => {
-                    self.events.push_back(Event::Release(id));
+                    self.events.push_back(Event::Release { request: id });
                     self.fail_job(job, ProblemKind::Fixity(mismatch), Some(id), now);
                 }
             },
@@ -1902,7 +1902,7 @@ impl<I: Inventory> Client<I> {
         };
         if p.manifest_read && p.unsettled == 0 && p.candidate.is_none() {
             self.packages.remove(&package);
-            self.events.push_back(Event::Release(package));
+            self.events.push_back(Event::Release { request: package });
         }
     }
 
@@ -2214,7 +2214,7 @@ impl<I: Inventory> Client<I> {
         }
         for p in packages {
             self.packages.remove(&p);
-            self.events.push_back(Event::Release(p));
+            self.events.push_back(Event::Release { request: p });
         }
         if failed {
             // Later changes wait until this one is applied: stop here.
@@ -2268,7 +2268,7 @@ impl<I: Inventory> Client<I> {
             let left: Vec<RequestId> = self.packages.keys().copied().collect();
             for p in left {
                 self.packages.remove(&p);
-                self.events.push_back(Event::Release(p));
+                self.events.push_back(Event::Release { request: p });
             }
         }
         if let (Some(every), Mode::Incremental) = (self.config.follow, self.config.mode) {

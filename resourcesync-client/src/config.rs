@@ -236,7 +236,11 @@ mod tests {
         assert_eq!(Shard::new(4, 4), None);
         // Stable: the same URI is in the same shard on every machine and version (xxh3 is
         // a specified algorithm; this value is its known digest).
-        assert_eq!(xxh3_64(b""), 0x2D06_8005_38D3_94C2, "XXH3's published test vector");
+        assert_eq!(
+            xxh3_64(b""),
+            0x2D06_8005_38D3_94C2,
+            "XXH3's published test vector"
+        );
         assert_eq!(xxh3_64(b"https://example.com/a"), XXH3_EXAMPLE);
         let uri: Uri = "https://example.com/a".parse().unwrap();
         assert!(Shard::new(XXH3_EXAMPLE % 7, 7).unwrap().contains(&uri));

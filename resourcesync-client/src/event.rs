@@ -52,7 +52,7 @@ impl fmt::Display for Action {
 
 /// A change the client decided on: which resource, what happens to it, where it lives
 /// under the destination, and the metadata the Source listed for it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Change {
     /// Names the change in the events that follow and in the caller's confirmation.
@@ -73,7 +73,7 @@ pub struct Change {
 /// (a temporary file), passed every check and is the resource `change.uri`. Move it to
 /// `change.path` (atomically: rename), then call
 /// [`Client::applied`](crate::Client::applied).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Store {
     /// The change.
@@ -81,6 +81,7 @@ pub struct Store {
     /// The request whose body is the resource.
     pub request: RequestId,
     /// Length and digests of the body, to keep in the inventory.
+    #[serde(serialize_with = "digests")]
     pub digests: resourcesync_model::Digests,
 }
 
@@ -89,7 +90,7 @@ pub struct Store {
 /// the caller handed over with [`Client::handle_package`](crate::Client::handle_package)
 /// for `package` is the resource `change.uri`; copy it to `change.path` through
 /// `resourcesync-package`'s verified reader, then confirm.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Extract {
     /// The change.
@@ -206,7 +207,7 @@ pub enum ProblemKind {
 
 /// A warning: the Source's documents break a rule, or the client worked around
 /// something. The run is not affected.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Warning {
     /// The document, if the warning is about one.
@@ -220,7 +221,7 @@ pub struct Warning {
 }
 
 /// A document read to its end.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct DocumentRead {
     /// The request it came in.
@@ -297,8 +298,10 @@ pub struct Progress {
     pub in_flight: usize,
 }
 
-/// What the client tells its caller.
-#[derive(Clone, Debug, PartialEq)]
+/// What the client tells its caller. Serialized (for programs that read a driver's
+/// output) as an object whose `event` member names the variant in kebab case.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum Event {
     /// A change was decided (in every run, dry or not). A real run follows it with a
@@ -319,15 +322,25 @@ pub enum Event {
     Extract(Extract),
     /// The package received for this request is no longer needed: every bitstream taken
     /// from it is settled (or it failed its checks).
-    Release(RequestId),
+    Release {
+        /// The request the package came in.
+        request: RequestId,
+    },
     /// Delete the resource; then confirm.
     Delete(Change),
     /// The body of this request is a package, verified against what the Source listed:
     /// open it (`resourcesync_package::Package`) and hand its manifest over with
     /// [`Client::handle_package`](crate::Client::handle_package).
-    Package(RequestId),
-    /// Abort this request: it took too long (it is retried under another id).
-    Cancel(RequestId),
+    Package {
+        /// The request the package came in.
+        request: RequestId,
+    },
+    /// Abort this request: it took too long, or its target was refused (a quiet
+    /// request is retried under another id).
+    Cancel {
+        /// The request.
+        request: RequestId,
+    },
     /// A document was read.
     Document(DocumentRead),
     /// An audited resource that is not in step.
@@ -347,4 +360,81 @@ pub enum Event {
     Progress(Progress),
     /// The run is over.
     Done(Report),
+}
+
+/// A body's length and digests as the `length` and `hash` attributes would give them.
+fn digests<S: serde::Serializer>(
+    digests: &resourcesync_model::Digests,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeStruct;
+    let mut out = serializer.serialize_struct("Digests", 2)?;
+    out.serialize_field("length", &digests.length)?;
+    out.serialize_field("hash", &digests.hashes().to_string())?;
+    out.end()
+}
+
+impl Serialize for Problem {
+    /// `uri`, `request`, `kind` (the variant in kebab case) and `message` (its text).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Problem", 4)?;
+        out.serialize_field("uri", &self.uri)?;
+        out.serialize_field("request", &self.request)?;
+        out.serialize_field("kind", self.kind.name())?;
+        out.serialize_field("message", &self.kind.to_string())?;
+        out.end()
+    }
+}
+
+impl ProblemKind {
+    /// The variant's name in kebab case, as serialized.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProblemKind::Refused(_) => "refused",
+            ProblemKind::Path(_) => "path",
+            ProblemKind::Collision(_) => "collision",
+            ProblemKind::Status(_) => "status",
+            ProblemKind::Failed(_) => "failed",
+            ProblemKind::Fixity(_) => "fixity",
+            ProblemKind::Document(_) => "document",
+            ProblemKind::Loop => "loop",
+            ProblemKind::TooDeep(_) => "too-deep",
+            ProblemKind::Unexpected { .. } => "unexpected",
+            ProblemKind::NotOffered(_) => "not-offered",
+            ProblemKind::NoCheckpoint => "no-checkpoint",
+            ProblemKind::Gap { .. } => "gap",
+            ProblemKind::DeleteLimit { .. } => "delete-limit",
+            ProblemKind::NotApplied(_) => "not-applied",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialize_as_tagged_objects() {
+        let problem = Event::Problem(Problem {
+            uri: Some("https://example.com/a".parse().unwrap()),
+            request: Some(RequestId(3)),
+            kind: ProblemKind::Status(503),
+        });
+        assert_eq!(
+            serde_json::to_string(&problem).unwrap(),
+            r#"{"event":"problem","uri":"https://example.com/a","request":3,"kind":"status","message":"HTTP status 503"}"#
+        );
+        let cancel = Event::Cancel {
+            request: RequestId(7),
+        };
+        assert_eq!(
+            serde_json::to_string(&cancel).unwrap(),
+            r#"{"event":"cancel","request":7}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&Event::Checkpoint).unwrap(),
+            r#"{"event":"checkpoint"}"#
+        );
+    }
 }

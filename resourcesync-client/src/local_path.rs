@@ -217,6 +217,13 @@ pub enum LocalPathError {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LocalPath(String);
 
+impl serde::Serialize for LocalPath {
+    /// As its text, `/` between names.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.0)
+    }
+}
+
 impl LocalPath {
     /// The path with `/` between names.
     pub fn as_str(&self) -> &str {

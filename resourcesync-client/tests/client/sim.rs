@@ -677,20 +677,20 @@ pub fn drive_client(
                     );
                     confirm = Some(extract.change.id);
                 }
-                Event::Package(id) => {
+                Event::Package { request: id } => {
                     let body = kept.remove(id).expect("a package body was kept");
                     let package = Package::new(Cursor::new(body)).unwrap();
                     client.handle_package(*id, &package, now);
                     packages.insert(*id, package);
                 }
-                Event::Release(id) => {
+                Event::Release { request: id } => {
                     packages.remove(id);
                     kept.remove(id);
                 }
                 Event::Discard { request, .. } => {
                     kept.remove(request);
                 }
-                Event::Cancel(id) => {
+                Event::Cancel { request: id } => {
                     in_flight.retain(|(r, _)| r != id);
                     hung.retain(|r| r != id);
                     kept.remove(id);

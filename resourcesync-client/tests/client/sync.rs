@@ -235,7 +235,11 @@ fn a_baseline_from_a_resource_dump() {
     assert!(d.equals(&s), "{}", d.difference(&s));
     // No resource was fetched on its own: they came in the package.
     assert!(!run.requests.iter().any(|r| r.contains("/r/")));
-    assert!(run.events.iter().any(|e| matches!(e, Event::Release(_))));
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, Event::Release { request: _ }))
+    );
 }
 
 #[test]
@@ -435,7 +439,9 @@ fn server_errors_and_cut_bodies_are_retried() {
     assert!(run.report().complete, "{:?}", run.problems());
     assert!(d.equals(&s), "{}", d.difference(&s));
     assert!(
-        run.events.iter().any(|e| matches!(e, Event::Cancel(_))),
+        run.events
+            .iter()
+            .any(|e| matches!(e, Event::Cancel { request: _ })),
         "the hung request was cancelled"
     );
 }
@@ -781,7 +787,7 @@ fn resolved_addresses_are_checked_against_the_policy() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::Cancel(id) if *id == request.id)),
+            .any(|e| matches!(e, Event::Cancel { request: id } if *id == request.id)),
         "{events:?}"
     );
     assert!(
@@ -800,7 +806,7 @@ fn resolved_addresses_are_checked_against_the_policy() {
     client.handle_address(request.id, "93.184.216.34".parse().unwrap(), now);
     assert!(
         std::iter::from_fn(|| client.poll_event())
-            .all(|e| !matches!(e, Event::Cancel(_) | Event::Problem(_)))
+            .all(|e| !matches!(e, Event::Cancel { request: _ } | Event::Problem(_)))
     );
 }
 
@@ -889,7 +895,11 @@ fn a_package_that_fails_its_listed_hash_is_not_opened() {
     );
     assert!(!run.report().complete);
     assert!(d.files.is_empty());
-    assert!(!run.events.iter().any(|e| matches!(e, Event::Package(_))));
+    assert!(
+        !run.events
+            .iter()
+            .any(|e| matches!(e, Event::Package { request: _ }))
+    );
     assert!(
         run.events
             .iter()
