@@ -461,25 +461,24 @@ impl<I: Inventory> Client<I> {
         }
         // Documents first, unless enough fetches wait: documents find the work, and
         // fetches drain what they found.
-        let job = if self.fetches.len() >= self.config.bounds.max_queued || self.docs.is_empty() {
-            self.fetches.pop_front().or_else(|| self.docs.pop_front())
-        } else {
-            self.docs.pop_front()
-        }?;
-        let Some(target) = http_uri(&job.uri) else {
-            let uri = job.uri.clone();
-            self.fail_job(
-                job,
-                ProblemKind::Refused(crate::policy::PolicyError {
-                    uri: uri.to_string(),
-                    refusal: crate::policy::Refusal::Unparsable(
-                        "not an HTTP request target".into(),
-                    ),
-                }),
-                None,
-                now,
-            );
-            return self.poll_request(now);
+        let (job, target) = loop {
+            let job = if self.fetches.len() >= self.config.bounds.max_queued || self.docs.is_empty()
+            {
+                self.fetches.pop_front().or_else(|| self.docs.pop_front())
+            } else {
+                self.docs.pop_front()
+            }?;
+            match http_uri(&job.uri) {
+                Some(target) => break (job, target),
+                None => {
+                    let uri = job.uri.to_string();
+                    let refusal =
+                        crate::policy::Refusal::Unparsable("not an HTTP request target".into());
+                    let kind = ProblemKind::Refused(crate::policy::PolicyError { uri, refusal });
+                    self.fail_job(job, kind, None, now);
+                    self.advance(Some(now));
+                }
+            }
         };
         self.next_id += 1;
         let id = RequestId(self.next_id);
@@ -992,7 +991,7 @@ impl<I: Inventory> Client<I> {
     fn fail_job(&mut self, job: Job, kind: ProblemKind, id: Option<RequestId>, _now: Instant) {
         match job.what {
             What::Discover(step) => {
-                self.root_pending -= 1;
+                self.root_pending = self.root_pending.saturating_sub(1);
                 self.discover(step.next());
             }
             What::Document(doc) => {
@@ -1002,7 +1001,7 @@ impl<I: Inventory> Client<I> {
                     if matches!(kind, ProblemKind::Refused(_)) {
                         self.push_problem(Some(&job.uri), id, kind);
                     }
-                    self.root_pending -= 1;
+                    self.root_pending = self.root_pending.saturating_sub(1);
                     self.visited.remove(job.uri.as_str());
                     self.discover(Some(step));
                     return;
@@ -1011,9 +1010,9 @@ impl<I: Inventory> Client<I> {
                 match doc.set {
                     Some(set) => {
                         self.sets[set].failed = true;
-                        self.sets[set].pending -= 1;
+                        self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
                     }
-                    None => self.root_pending -= 1,
+                    None => self.root_pending = self.root_pending.saturating_sub(1),
                 }
             }
             What::Resource { change, mut others } => {
@@ -1036,7 +1035,7 @@ impl<I: Inventory> Client<I> {
             What::Package { set, .. } => {
                 self.push_problem(Some(&job.uri), id, kind);
                 self.sets[set].failed = true;
-                self.sets[set].pending -= 1;
+                self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
             }
         }
     }
@@ -1103,7 +1102,7 @@ impl<I: Inventory> Client<I> {
     }
 
     fn discovered(&mut self, job: Job, body: &[u8], links: &[String]) {
-        self.root_pending -= 1;
+        self.root_pending = self.root_pending.saturating_sub(1);
         let What::Discover(step) = job.what else {
             return;
         };
@@ -1253,7 +1252,7 @@ impl<I: Inventory> Client<I> {
                 self.push_root_doc(instead, Role::Any, None, false);
                 if self.flights.remove(&id).is_some() {
                     self.events.push_back(Event::Cancel { request: id });
-                    self.root_pending -= 1;
+                    self.root_pending = self.root_pending.saturating_sub(1);
                 }
                 return Ok(());
             }
@@ -1317,11 +1316,17 @@ impl<I: Inventory> Client<I> {
             }
             (role, _) => role,
         };
-        // The start was counted as a root job; it now belongs to its set.
+        // The start was counted as a root job; it now belongs to its set (and a failure
+        // later in its body is counted there).
         if doc.set.is_none() {
             if let Some(s) = set {
-                self.root_pending -= 1;
+                self.root_pending = self.root_pending.saturating_sub(1);
                 self.sets[s].pending += 1;
+                if let Some(flight) = self.flights.get_mut(&id) {
+                    if let What::Document(d) = &mut flight.job.what {
+                        d.set = Some(s);
+                    }
+                }
             }
         }
         if let Some(Flight {
@@ -1626,9 +1631,9 @@ impl<I: Inventory> Client<I> {
                 if head.role == Role::Capabilities {
                     self.capabilities_read(s);
                 }
-                self.sets[s].pending -= 1;
+                self.sets[s].pending = self.sets[s].pending.saturating_sub(1);
             }
-            None => self.root_pending -= 1,
+            None => self.root_pending = self.root_pending.saturating_sub(1),
         }
         self.events.push_back(Event::Progress(self.progress()));
     }
@@ -1893,7 +1898,7 @@ impl<I: Inventory> Client<I> {
     }
 
     fn package_gone(&mut self, set: usize) {
-        self.sets[set].pending -= 1;
+        self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
     }
 
     fn release_if_settled(&mut self, package: RequestId) {

@@ -906,3 +906,19 @@ fn a_package_that_fails_its_listed_hash_is_not_opened() {
             .any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Fixity(_))))
     );
 }
+
+#[test]
+fn a_start_document_cut_short_after_its_head_is_read_again() {
+    let mut s = source(30);
+    s.publish.list_part = 100;
+    s.publish();
+    let cut = s.files["resourcelist.xml"].body.len() / 2;
+    let mut d = Destination::default();
+    let fault = Box::new(move |uri: &str, attempt| {
+        (uri.ends_with("resourcelist.xml") && attempt == 0).then_some(Fault::Truncate(cut))
+    });
+    let run = sync(&s, &mut d, BASELINE, "resourcelist.xml", |c| c, Drive { fault: Some(fault), ..Drive::default() });
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    assert_eq!(run.requests.iter().filter(|r| r.ends_with("resourcelist.xml")).count(), 2);
+}
