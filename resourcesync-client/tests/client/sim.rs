@@ -584,6 +584,14 @@ pub fn sync(
     run
 }
 
+/// A response being delivered.
+struct Exchange {
+    keep: bool,
+    body: Vec<u8>,
+    at: usize,
+    cut: bool,
+}
+
 /// Drives `client` until it waits only for a timeout (or is done).
 pub fn drive_client_until_idle(
     client: &mut Client<MemoryInventory>,
@@ -623,18 +631,10 @@ pub fn drive_client(
     };
     let mut confirmations = 0u64;
     let mut chunk_i = 0usize;
+    let mut exchanges: HashMap<RequestId, Exchange> = HashMap::new();
     for _step in 0..2_000_000 {
-        while let Some(request) = client.poll_request(now) {
-            assert!(
-                in_flight.len() + hung.len() < client.config().bounds.max_in_flight,
-                "more requests in flight than the bound"
-            );
-            let uri = request.http.uri().to_string();
-            assert_eq!(request.http.method(), http::Method::GET);
-            run.requests.push(uri.clone());
-            in_flight.push((request.id, uri));
-        }
-        // Events first: they may confirm changes and so free the client to go on.
+        // Events first: they may confirm changes and so free the client to go on, and a
+        // Cancel ends a request.
         let mut progressed = false;
         while let Some(event) = client.poll_event() {
             progressed = true;
@@ -692,6 +692,7 @@ pub fn drive_client(
                 }
                 Event::Cancel { request: id } => {
                     in_flight.retain(|(r, _)| r != id);
+                    exchanges.remove(id);
                     hung.retain(|r| r != id);
                     kept.remove(id);
                 }
@@ -713,6 +714,23 @@ pub fn drive_client(
             assert!(client.poll_request(now).is_none(), "no request after Done");
             return run;
         }
+        // After the events: a Cancel among them ended a request.
+        while let Some(request) = client.poll_request(now) {
+            // A request answered with an error status is over for the client, though its
+            // body is still delivered (and ignored).
+            let live = in_flight
+                .iter()
+                .filter(|(id, _)| exchanges.get(id).is_none_or(|e| e.keep))
+                .count();
+            assert!(
+                live + hung.len() < client.config().bounds.max_in_flight,
+                "more requests in flight than the bound"
+            );
+            let uri = request.http.uri().to_string();
+            assert_eq!(request.http.method(), http::Method::GET);
+            run.requests.push(uri.clone());
+            in_flight.push((request.id, uri));
+        }
         if progressed {
             continue;
         }
@@ -729,71 +747,89 @@ pub fn drive_client(
                 None => panic!("the client waits for nothing and is not done: {client:?}"),
             }
         }
+        // One step of one exchange: its head, or its next chunk, or its end; so that the
+        // bodies of several requests arrive interleaved.
         let pick = drive.rotate % in_flight.len();
         drive.rotate = drive.rotate.wrapping_add(drive.rotate.max(1));
-        let (id, uri) = in_flight.remove(pick);
-        let attempt = {
-            let n = asked.entry(uri.clone()).or_default();
-            *n += 1;
-            *n - 1
-        };
-        let fault = drive.fault.as_mut().and_then(|f| f(&uri, attempt));
-        let mut response = source.respond(&uri);
-        let mut truncate = None;
-        match fault {
-            None => {}
-            Some(Fault::Status(s)) => {
-                response = Response {
-                    status: s,
-                    headers: vec![],
-                    body: b"fault".to_vec(),
-                }
-            }
-            Some(Fault::Truncate(n)) => truncate = Some(n),
-            Some(Fault::Corrupt) => {
-                if let Some(b) = response.body.last_mut() {
-                    *b ^= 0x20;
-                }
-            }
-            Some(Fault::Redirect(location)) => {
-                response = Response {
-                    status: 302,
-                    headers: vec![("location".into(), location)],
-                    body: vec![],
-                }
-            }
-            Some(Fault::Hang) => {
-                hung.push(id);
-                if in_flight.is_empty() {
-                    if let Some(at) = client.poll_timeout() {
-                        now = now.max(at);
-                        client.handle_timeout(now);
+        let id = in_flight[pick].0;
+        let uri = in_flight[pick].1.clone();
+        let exchange = match exchanges.remove(&id) {
+            Some(exchange) => exchange,
+            None => {
+                let attempt = {
+                    let n = asked.entry(uri.clone()).or_default();
+                    *n += 1;
+                    *n - 1
+                };
+                let fault = drive.fault.as_mut().and_then(|f| f(&uri, attempt));
+                let mut response = source.respond(&uri);
+                let mut truncate = None;
+                match fault {
+                    None => {}
+                    Some(Fault::Status(s)) => {
+                        response = Response {
+                            status: s,
+                            headers: vec![],
+                            body: b"fault".to_vec(),
+                        }
+                    }
+                    Some(Fault::Truncate(n)) => truncate = Some(n),
+                    Some(Fault::Corrupt) => {
+                        if let Some(b) = response.body.last_mut() {
+                            *b ^= 0x20;
+                        }
+                    }
+                    Some(Fault::Redirect(location)) => {
+                        response = Response {
+                            status: 302,
+                            headers: vec![("location".into(), location)],
+                            body: vec![],
+                        }
+                    }
+                    Some(Fault::Hang) => {
+                        in_flight.remove(pick);
+                        hung.push(id);
+                        if in_flight.is_empty() {
+                            if let Some(at) = client.poll_timeout() {
+                                now = now.max(at);
+                                client.handle_timeout(now);
+                            }
+                        }
+                        continue;
                     }
                 }
+                let mut headers = HeaderMap::new();
+                for (k, v) in &response.headers {
+                    headers.append(
+                        http::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                        HeaderValue::from_str(v).unwrap(),
+                    );
+                }
+                now += Duration::from_millis(10);
+                let status = StatusCode::from_u16(response.status).unwrap();
+                client.handle_response(id, status, &headers, now);
+                if let Some(n) = truncate {
+                    response.body.truncate(n);
+                }
+                exchanges.insert(
+                    id,
+                    Exchange {
+                        keep: status.is_success(),
+                        body: response.body,
+                        at: 0,
+                        cut: truncate.is_some(),
+                    },
+                );
                 continue;
             }
-        }
-        let mut headers = HeaderMap::new();
-        for (k, v) in &response.headers {
-            headers.append(
-                http::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
-                HeaderValue::from_str(v).unwrap(),
-            );
-        }
-        now += Duration::from_millis(10);
-        client.handle_response(
-            id,
-            StatusCode::from_u16(response.status).unwrap(),
-            &headers,
-            now,
-        );
-        let body = match truncate {
-            Some(n) => &response.body[..n.min(response.body.len())],
-            None => &response.body[..],
         };
-        let keep = (200..300).contains(&response.status);
-        let mut at = 0;
-        while at < body.len() {
+        let Exchange {
+            keep,
+            body,
+            at,
+            cut,
+        } = exchange;
+        if at < body.len() {
             let n = drive.chunks[chunk_i % drive.chunks.len()].max(1);
             chunk_i += 1;
             let end = (at + n).min(body.len());
@@ -803,9 +839,19 @@ pub fn drive_client(
                     .extend_from_slice(&body[at..end]);
             }
             client.handle_body(id, &body[at..end], now);
-            at = end;
+            exchanges.insert(
+                id,
+                Exchange {
+                    keep,
+                    body,
+                    at: end,
+                    cut,
+                },
+            );
+            continue;
         }
-        if truncate.is_some() {
+        in_flight.remove(pick);
+        if cut {
             kept.remove(&id);
             client.handle_failure(id, "connection closed", now);
         } else {

@@ -917,8 +917,24 @@ fn a_start_document_cut_short_after_its_head_is_read_again() {
     let fault = Box::new(move |uri: &str, attempt| {
         (uri.ends_with("resourcelist.xml") && attempt == 0).then_some(Fault::Truncate(cut))
     });
-    let run = sync(&s, &mut d, BASELINE, "resourcelist.xml", |c| c, Drive { fault: Some(fault), ..Drive::default() });
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c,
+        Drive {
+            fault: Some(fault),
+            ..Drive::default()
+        },
+    );
     assert!(run.report().complete, "{:?}", run.problems());
     assert!(d.equals(&s), "{}", d.difference(&s));
-    assert_eq!(run.requests.iter().filter(|r| r.ends_with("resourcelist.xml")).count(), 2);
+    assert_eq!(
+        run.requests
+            .iter()
+            .filter(|r| r.ends_with("resourcelist.xml"))
+            .count(),
+        2
+    );
 }
