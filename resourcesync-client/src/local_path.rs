@@ -170,6 +170,15 @@ pub enum LocalPathError {
         /// The name it maps to.
         name: String,
     },
+    /// A path whose first name is one the destination keeps for itself (see
+    /// [`PathMapper::with_kept_name`]), compared as a case-insensitive file system would.
+    #[error("{uri:?} maps under {name:?}, which the destination keeps for itself")]
+    KeptName {
+        /// The URI.
+        uri: String,
+        /// The kept name.
+        name: String,
+    },
     /// A name ending in `.` or a space, which Windows silently drops, so that `a.` and `a`
     /// would be one file.
     #[error("{uri:?} maps to {name:?}, which ends in a dot or space")]
@@ -289,6 +298,8 @@ pub struct PathMapper {
     prefix: Vec<Vec<u8>>,
     other_authorities: bool,
     max_path_bytes: usize,
+    /// First names no resource may take, folded.
+    kept: Vec<String>,
 }
 
 impl PathMapper {
@@ -313,6 +324,7 @@ impl PathMapper {
             prefix,
             other_authorities: false,
             max_path_bytes: DEFAULT_MAX_PATH_BYTES,
+            kept: Vec::new(),
         })
     }
 
@@ -322,6 +334,15 @@ impl PathMapper {
     #[must_use]
     pub fn with_other_authorities(mut self, allowed: bool) -> PathMapper {
         self.other_authorities = allowed;
+        self
+    }
+
+    /// Keeps the top-level name `name` for the destination's own use (a driver's state,
+    /// its temporary files): no resource maps to it or under it, in any case or
+    /// normalization, so that no Source can overwrite or delete what is kept there.
+    #[must_use]
+    pub fn with_kept_name(mut self, name: &str) -> PathMapper {
+        self.kept.push(fold(name));
         self
     }
 
@@ -382,6 +403,15 @@ impl PathMapper {
         names.push(name);
         for name in &names {
             check_name(uri, name)?;
+        }
+        if let Some(kept) = names.first().and_then(|first| {
+            let first = fold(first);
+            self.kept.iter().find(|k| **k == first)
+        }) {
+            return Err(LocalPathError::KeptName {
+                uri: uri.as_str().to_owned(),
+                name: kept.clone(),
+            });
         }
         let path = names.join("/");
         if path.len() > self.max_path_bytes {

@@ -639,3 +639,29 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn kept_names_are_never_mapped_to() {
+    let mapper = PathMapper::new(&"http://example.com/".parse().unwrap())
+        .unwrap()
+        .with_kept_name(".resourcesync");
+    for uri in [
+        "http://example.com/.resourcesync/state.json",
+        "http://example.com/.ResourceSync/state.json",
+        "http://example.com/%2Eresourcesync/x",
+        "http://example.com/.resourcesync",
+    ] {
+        let e = mapper.local_path(&uri.parse().unwrap()).unwrap_err();
+        assert!(matches!(e, LocalPathError::KeptName { .. }), "{uri}: {e}");
+    }
+    assert!(
+        mapper
+            .local_path(&"http://example.com/a/.resourcesync".parse().unwrap())
+            .is_ok()
+    );
+    assert!(
+        mapper
+            .local_path(&"http://example.com/.resourcesync2".parse().unwrap())
+            .is_ok()
+    );
+}
