@@ -13,18 +13,59 @@ use resourcesync_model::{Digest, Digests, HashAlgorithm, Md, Uri, W3cDateTime};
 /// What the Destination holds of one resource: as much as it knows of it. Every field is
 /// optional; the comparison ([`Held::compare`]) uses the strongest evidence both sides
 /// have.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+///
+/// Serialized with the digests in hexadecimal, absent fields left out.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[non_exhaustive]
 pub struct Held {
     /// Length in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub length: Option<u64>,
     /// When the held copy was last modified at the Source, as the Source said when it
     /// was fetched (not the local file's time, which says when it was written here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lastmod: Option<W3cDateTime>,
     /// The md5 digest of the held bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex")]
     pub md5: Option<Digest<16>>,
     /// The sha-256 digest of the held bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "hex")]
     pub sha256: Option<Digest<32>>,
+}
+
+/// Digests as lowercase hexadecimal.
+mod hex {
+    use resourcesync_model::Digest;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer, const N: usize>(
+        digest: &Option<Digest<N>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match digest {
+            Some(d) => serializer.collect_str(d),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>, const N: usize>(
+        deserializer: D,
+    ) -> Result<Option<Digest<N>>, D::Error> {
+        let Some(text) = Option::<String>::deserialize(deserializer)? else {
+            return Ok(None);
+        };
+        let bad = || serde::de::Error::custom(format!("not {N} bytes in hexadecimal: {text:?}"));
+        if text.len() != 2 * N || !text.is_ascii() {
+            return Err(bad());
+        }
+        let mut out = [0u8; N];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+        }
+        Ok(Some(Digest(out)))
+    }
 }
 
 impl Held {
@@ -154,8 +195,10 @@ impl<T: Inventory + ?Sized> Inventory for &T {
 
 /// An inventory kept in memory: a map from URI to what is held. A driver fills it from
 /// its own records, and keeps it up to date as it applies the client's changes
-/// ([`MemoryInventory::insert`], [`MemoryInventory::remove`]).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// ([`MemoryInventory::insert`], [`MemoryInventory::remove`]). Serialized as a map from
+/// URI to [`Held`], to keep between runs.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct MemoryInventory {
     held: HashMap<Uri, Held>,
 }
@@ -245,6 +288,33 @@ mod tests {
             digests(b"abc").md5.0,
         )));
         assert_eq!(held.compare(Some(&md5_only), None), Comparison::Same);
+    }
+
+    #[test]
+    fn an_inventory_keeps_as_json() {
+        let mut inventory = MemoryInventory::new();
+        inventory.insert(
+            "https://example.com/a".parse().unwrap(),
+            Held::of(&digests(b"abc"), Some(t("2020-01-01T00:00:00Z"))),
+        );
+        inventory.insert(
+            "https://example.com/b".parse().unwrap(),
+            Held::new().with_length(4),
+        );
+        let json = serde_json::to_string(&inventory).unwrap();
+        assert!(
+            json.contains(r#""md5":"900150983cd24fb0d6963f7d28e17f72""#),
+            "{json}"
+        );
+        assert!(
+            json.contains(r#""https://example.com/b":{"length":4}"#),
+            "{json}"
+        );
+        assert_eq!(
+            serde_json::from_str::<MemoryInventory>(&json).unwrap(),
+            inventory
+        );
+        assert!(serde_json::from_str::<Held>(r#"{"md5":"00"}"#).is_err());
     }
 
     #[test]
