@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! resourcesync validate [--json] [--deny-warnings] <INPUT>...
+//! resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>
 //! ```
 //!
 //! What each subcommand does, what it prints (text and JSON) and its exit statuses are
@@ -19,8 +20,9 @@ use resourcesync_model::{DocumentKind, Finding, Severity};
 use resourcesync_xml::{Input, Limits, Position, Reader};
 use serde_json::{Value, json};
 
-/// Exit statuses of `validate`; the top-level help shows them too, as there is only one
-/// subcommand so far.
+mod sync;
+
+/// Exit statuses of `validate`.
 const EXIT_STATUS: &str = "\
 Exit status:
   0  every input was read and breaks no rule (warnings allowed, unless --deny-warnings)
@@ -68,7 +70,7 @@ const MAX_LISTED: usize = 10_000;
 
 /// ResourceSync (ANSI/NISO Z39.99-2017) documents and packages.
 #[derive(Parser)]
-#[command(name = "resourcesync", version, after_help = EXIT_STATUS)]
+#[command(name = "resourcesync", version)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -84,6 +86,13 @@ enum Command {
         after_long_help = format!("{VALIDATE_OUTPUT}\n\n{EXIT_STATUS}"),
     )]
     Validate(ValidateArgs),
+    /// Keeps a directory in step with a ResourceSync Source.
+    #[command(
+        long_about = sync::SYNC_ABOUT,
+        after_help = sync::SYNC_EXIT,
+        after_long_help = format!("{}\n\n{}", sync::SYNC_OUTPUT, sync::SYNC_EXIT),
+    )]
+    Sync(sync::SyncArgs),
 }
 
 /// The arguments of `validate`.
@@ -123,6 +132,7 @@ fn main() -> ExitCode {
     // with status 2, the status of an unreadable input.
     match Cli::parse().command {
         Command::Validate(args) => validate_all(&args),
+        Command::Sync(args) => sync::run(&args),
     }
 }
 

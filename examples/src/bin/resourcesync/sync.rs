@@ -1,0 +1,585 @@
+//! `resourcesync sync`: keeps a directory in step with a Source, driving the sans-IO
+//! client (`resourcesync-client`) over reqwest and tokio.
+//!
+//! The main task owns the client; one task per request streams the response to it over a
+//! channel (and, for a resource or a package, into a temporary file first). What the
+//! client decides is carried out here: a stored resource is renamed into place, a
+//! deletion removes a file, a package is opened with `resourcesync-package`. The state
+//! and the inventory live in `<DIR>/.resourcesync/`, a name the client's path mapper
+//! keeps out of every Source's reach.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use http::{HeaderMap, StatusCode};
+use indicatif::{ProgressBar, ProgressStyle};
+use resourcesync_client::{
+    Client, Config, Event, Held, MemoryInventory, Mode, Purpose, Report, Request, RequestId,
+    Standing, State,
+};
+use resourcesync_package::Package;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+
+/// The name under `<DIR>` the sync keeps for itself.
+const KEPT: &str = ".resourcesync";
+
+/// What `sync` does, for its long help.
+pub(crate) const SYNC_ABOUT: &str = "\
+Keeps DIR in step with the ResourceSync Source at SOURCE-URL.
+
+SOURCE-URL is the Source's base (ending in /: discovery by the well-known URI, robots.txt
+and the home page's links) or any of its documents: Source Description, Capability List,
+a list or an index. The first run into DIR is a baseline (from the Resource List, or the
+Resource Dump with --dump); later runs go on incrementally from the checkpoint the last
+one saved, through Change Lists, their Index and Archive, or Change Dumps. Each resource
+is checked against its listed length and hashes, written to a temporary file and renamed
+into place; nothing is written outside DIR, whatever the Source lists. The state and the
+inventory are kept in DIR/.resourcesync/, which no resource can overwrite.";
+
+/// The output of `sync`, for its long help.
+pub(crate) const SYNC_OUTPUT: &str = "\
+Output:
+  Problems and warnings on standard error as they happen; progress bars when standard
+  error is a terminal; then one summary line on standard output:
+    <mode>: <n> created, <n> updated, <n> deleted, <n> unchanged, <n> failed,
+    <n> refused, <n> bytes, <n> requests, <s> s, complete|incomplete
+  and for an audit the counts changed, missing, extra and whether DIR is in sync.
+
+JSON (--json):
+  Every event of the client as one object per line ({\"event\": \"change\", ...}), then
+  {\"summary\": {\"mode\", \"complete\", \"in_sync\", \"at\", \"created\", \"updated\",
+  \"deleted\", \"unchanged\", \"failed\", \"refused\", \"bytes\", \"requests\", \"seconds\", ...}}";
+
+/// Exit statuses of `sync`.
+pub(crate) const SYNC_EXIT: &str = "\
+Exit status:
+  0  the sync completed (an audit: DIR is in sync)
+  1  it did not complete, refused something, or (an audit) DIR is not in sync
+  2  it could not start: a bad URL or option, DIR unusable, saved state unreadable";
+
+/// The arguments of `sync`.
+#[derive(Args)]
+pub(crate) struct SyncArgs {
+    /// The Source's base URL (ending in /) or the URL of one of its documents.
+    #[arg(value_name = "SOURCE-URL")]
+    source: String,
+    /// The destination directory (created if missing).
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Compare DIR with the Source and report; change nothing.
+    #[arg(long)]
+    audit: bool,
+    /// Decide and report the changes; fetch no resource, change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// A baseline even when DIR has a checkpoint.
+    #[arg(long)]
+    baseline: bool,
+    /// Take a baseline from the Resource Dump when the Source has one.
+    #[arg(long)]
+    dump: bool,
+    /// In a baseline, delete what the Source no longer lists.
+    #[arg(long)]
+    delete: bool,
+    /// Delete at most N resources (with --delete); over it, nothing is deleted.
+    #[arg(long, value_name = "N", default_value_t = u64::MAX, hide_default_value = true)]
+    max_deletes: u64,
+    /// Requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    concurrency: usize,
+    /// Answer requests for URLs under PREFIX from the directory DIR (a mirror on disk).
+    #[arg(long, value_name = "PREFIX=DIR")]
+    mirror: Vec<String>,
+    /// One JSON object per event and line, then a summary object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// What a request task tells the main task.
+enum Msg {
+    Head(RequestId, StatusCode, HeaderMap),
+    Chunk(RequestId, Vec<u8>),
+    End(RequestId),
+    Failed(RequestId, String),
+}
+
+/// Why a sync could not start (exit status 2).
+struct Unusable(String);
+
+impl<E: std::fmt::Display> From<E> for Unusable {
+    fn from(e: E) -> Unusable {
+        Unusable(e.to_string())
+    }
+}
+
+/// Runs `sync` and returns its exit status.
+pub(crate) fn run(args: &SyncArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("resourcesync sync: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(sync(args)) {
+        Ok(status) => ExitCode::from(status),
+        Err(Unusable(reason)) => {
+            eprintln!("resourcesync sync: {reason}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Where DIR keeps what is not a resource.
+struct Kept {
+    dir: PathBuf,
+}
+
+impl Kept {
+    fn state(&self) -> PathBuf {
+        self.dir.join("state.json")
+    }
+
+    fn inventory(&self) -> PathBuf {
+        self.dir.join("inventory.json")
+    }
+
+    fn temp(&self, id: RequestId) -> PathBuf {
+        self.dir.join("tmp").join(id.to_string().replace(' ', "-"))
+    }
+
+    fn load<T: serde::de::DeserializeOwned + Default>(path: &Path) -> Result<T, Unusable> {
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| Unusable(format!("{} is unreadable: {e}", path.display()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(T::default()),
+            Err(e) => Err(Unusable(format!("{}: {e}", path.display()))),
+        }
+    }
+
+    /// Writes `value` to `path` atomically: a temporary file, then a rename.
+    fn save(path: &Path, value: &impl serde::Serialize) -> io::Result<()> {
+        let temp = path.with_extension("json.tmp");
+        let mut file = std::fs::File::create(&temp)?;
+        serde_json::to_writer(&mut file, value)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    }
+}
+
+async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
+    let started = Instant::now();
+    let start = args
+        .source
+        .parse()
+        .map_err(|e| Unusable(format!("{:?} is not a URL: {e}", args.source)))?;
+    let kept = Kept {
+        dir: args.dir.join(KEPT),
+    };
+    std::fs::create_dir_all(kept.dir.join("tmp"))
+        .map_err(|e| Unusable(format!("{}: {e}", args.dir.display())))?;
+    // Temporary files of a sync that was stopped are of no use.
+    for entry in std::fs::read_dir(kept.dir.join("tmp"))?.flatten() {
+        let _ = std::fs::remove_file(entry.path());
+    }
+    let state: State = Kept::load(&kept.state())?;
+    let inventory: MemoryInventory = Kept::load(&kept.inventory())?;
+    let mode = if args.audit {
+        Mode::Audit
+    } else if args.baseline || state.sets.is_empty() {
+        Mode::Baseline {
+            prefer_dump: args.dump,
+        }
+    } else {
+        Mode::Incremental
+    };
+    let mut config = Config::new(start, mode)?.with_dry_run(args.dry_run);
+    config = config
+        .clone()
+        .with_paths(config.paths.clone().with_kept_name(KEPT));
+    if args.delete {
+        config = config.with_delete(args.max_deletes);
+    }
+    let mut bounds = config.bounds;
+    bounds.max_in_flight = args.concurrency.max(1);
+    config = config.with_bounds(bounds);
+    let mirrors = args
+        .mirror
+        .iter()
+        .map(|m| match m.split_once('=') {
+            Some((prefix, dir)) => Ok((prefix.to_owned(), PathBuf::from(dir))),
+            None => Err(Unusable(format!("--mirror {m:?} is not PREFIX=DIR"))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION")))
+        .build()?;
+
+    let mut client = Client::new(config, state, inventory);
+    let (tx, mut rx) = mpsc::channel::<Msg>(256);
+    let mut tasks: HashMap<RequestId, tokio::task::JoinHandle<()>> = HashMap::new();
+    let mut packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>> = HashMap::new();
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("{spinner} {pos}/{len} changes, {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    let stdout = io::stdout();
+    let report: Report = loop {
+        let now = Instant::now();
+        while let Some(request) = client.poll_request(now) {
+            let id = request.id;
+            let temp = match request.purpose {
+                Purpose::Resource { .. } | Purpose::Package => Some(kept.temp(id)),
+                _ => None,
+            };
+            let task = tokio::spawn(fetch(
+                http.clone(),
+                request,
+                temp,
+                tx.clone(),
+                mirrors.clone(),
+            ));
+            tasks.insert(id, task);
+        }
+        let mut done = None;
+        let mut acted = false;
+        while let Some(event) = client.poll_event() {
+            acted = true;
+            if args.json {
+                if let Ok(line) = serde_json::to_string(&event) {
+                    let _ = writeln!(stdout.lock(), "{line}");
+                }
+            }
+            match event {
+                Event::Store(store) => {
+                    let target = args.dir.join(store.change.path.to_path_buf());
+                    match place(&kept.temp(store.request), &target) {
+                        Ok(()) => {
+                            let held = Held::of(&store.digests, store.change.lastmod);
+                            client
+                                .inventory_mut()
+                                .insert(store.change.uri.clone(), held);
+                            client.applied(store.change.id);
+                        }
+                        Err(e) => {
+                            client.failed(store.change.id, format!("{}: {e}", target.display()))
+                        }
+                    }
+                    tasks.remove(&store.request);
+                }
+                Event::Discard { request, .. } => {
+                    let _ = std::fs::remove_file(kept.temp(request));
+                }
+                Event::Delete(change) => {
+                    let target = args.dir.join(change.path.to_path_buf());
+                    match std::fs::remove_file(&target) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                            client.failed(change.id, format!("{}: {e}", target.display()))
+                        }
+                        _ => {
+                            remove_empty_parents(&target, &args.dir);
+                            client.inventory_mut().remove(&change.uri);
+                            client.applied(change.id);
+                        }
+                    }
+                }
+                Event::Package { request } => match Package::open(kept.temp(request)) {
+                    Ok(package) => {
+                        client.handle_package(request, &package, Instant::now());
+                        packages.insert(request, package);
+                    }
+                    Err(e) => client.handle_failure(request, e.to_string(), Instant::now()),
+                },
+                Event::Extract(extract) => {
+                    let target = args.dir.join(extract.change.path.to_path_buf());
+                    let temp = kept
+                        .dir
+                        .join("tmp")
+                        .join(format!("extract-{}", extract.change.id).replace(' ', "-"));
+                    let result = match packages.get_mut(&extract.package) {
+                        Some(package) => copy_bitstream(package, extract.bitstream, &temp)
+                            .and_then(|held| place(&temp, &target).map(|()| held)),
+                        None => Err(io::Error::other("the package is not open")),
+                    };
+                    match result {
+                        Ok(digests) => {
+                            let held = Held::of(&digests, extract.change.lastmod);
+                            client
+                                .inventory_mut()
+                                .insert(extract.change.uri.clone(), held);
+                            client.applied(extract.change.id);
+                        }
+                        Err(e) => {
+                            let _ = std::fs::remove_file(&temp);
+                            client.failed(extract.change.id, format!("{}: {e}", target.display()))
+                        }
+                    }
+                }
+                Event::Release { request } => {
+                    packages.remove(&request);
+                    let _ = std::fs::remove_file(kept.temp(request));
+                }
+                Event::Cancel { request } => {
+                    if let Some(task) = tasks.remove(&request) {
+                        task.abort();
+                    }
+                    let _ = std::fs::remove_file(kept.temp(request));
+                }
+                Event::Checkpoint => {
+                    if let Err(e) = save(&kept, &client) {
+                        eprintln!("resourcesync sync: cannot save the state: {e}");
+                    }
+                }
+                Event::Problem(problem) if !args.json => {
+                    bar.suspend(|| eprintln!("problem: {problem}"));
+                }
+                Event::Warning(warning) if !args.json => {
+                    let document = warning
+                        .document
+                        .map(|d| format!("{d}: "))
+                        .unwrap_or_default();
+                    bar.suspend(|| eprintln!("warning: {document}{}", warning.message));
+                }
+                Event::Audit { uri, standing } if !args.json => {
+                    let standing = match standing {
+                        Standing::Changed(_) => "changed",
+                        Standing::Missing => "missing",
+                        _ => "extra",
+                    };
+                    bar.suspend(|| eprintln!("{standing}: {uri}"));
+                }
+                Event::Done(report) => done = Some(report),
+                _ => {}
+            }
+        }
+        let progress = client.progress();
+        bar.set_length(progress.planned);
+        bar.set_position(progress.settled);
+        bar.set_message(format!(
+            "{} documents, {} listed, {} bytes",
+            progress.documents, progress.listed, progress.bytes
+        ));
+        if let Some(report) = done {
+            break report;
+        }
+        if acted {
+            continue;
+        }
+        let timeout = client.poll_timeout();
+        tokio::select! {
+            message = rx.recv() => match message {
+                Some(Msg::Head(id, status, headers)) => client.handle_response(id, status, &headers, Instant::now()),
+                Some(Msg::Chunk(id, bytes)) => client.handle_body(id, &bytes, Instant::now()),
+                Some(Msg::End(id)) => client.handle_end(id, Instant::now()),
+                Some(Msg::Failed(id, reason)) => client.handle_failure(id, reason, Instant::now()),
+                None => {}
+            },
+            () = sleep_until(timeout) => client.handle_timeout(Instant::now()),
+        }
+    };
+    bar.finish_and_clear();
+    for (_, task) in tasks {
+        task.abort();
+    }
+    if !args.dry_run && !args.audit {
+        save(&kept, &client)?;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let name = match mode {
+        Mode::Audit => "audit",
+        Mode::Incremental => "incremental",
+        _ => "baseline",
+    };
+    if args.json {
+        let mut summary = serde_json::to_value(&report)?;
+        if let Some(object) = summary.as_object_mut() {
+            object.insert("mode".into(), name.into());
+            object.insert("seconds".into(), seconds.into());
+        }
+        let _ = writeln!(
+            stdout.lock(),
+            "{}",
+            serde_json::json!({ "summary": summary })
+        );
+    } else {
+        let mut line = format!(
+            "{name}: {} created, {} updated, {} deleted, {} unchanged, {} failed, {} refused, {} bytes, {} requests, {seconds:.2} s, {}",
+            report.created,
+            report.updated,
+            report.deleted,
+            report.unchanged,
+            report.failed,
+            report.refused,
+            report.bytes,
+            report.requests,
+            if report.complete {
+                "complete"
+            } else {
+                "incomplete"
+            },
+        );
+        if let Some(in_sync) = report.in_sync {
+            line += &format!(
+                ", {} changed, {} missing, {} extra, {}",
+                report.changed,
+                report.missing,
+                report.extra,
+                if in_sync { "in sync" } else { "not in sync" }
+            );
+        }
+        let _ = writeln!(stdout.lock(), "{line}");
+    }
+    let ok = report.complete && report.in_sync.unwrap_or(true);
+    Ok(if ok { 0 } else { 1 })
+}
+
+/// Saves the state and the inventory.
+fn save(kept: &Kept, client: &Client<MemoryInventory>) -> io::Result<()> {
+    Kept::save(&kept.inventory(), client.inventory())?;
+    Kept::save(&kept.state(), client.state())
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Moves a finished temporary file to `target`, making its directories.
+fn place(temp: &Path, target: &Path) -> io::Result<()> {
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::rename(temp, target)
+}
+
+/// Removes the directories a deletion left empty, up to (not including) `root`.
+fn remove_empty_parents(file: &Path, root: &Path) {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if d == root || std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}
+
+/// Copies bitstream `i` of `package` to `temp`, verified as it is read.
+fn copy_bitstream(
+    package: &mut Package<io::BufReader<std::fs::File>>,
+    i: usize,
+    temp: &Path,
+) -> io::Result<resourcesync_model::Digests> {
+    let mut reader = package.bitstream(i).map_err(io::Error::other)?;
+    let mut file = std::fs::File::create(temp)?;
+    let mut fixity = resourcesync_model::Fixity::new();
+    let mut buf = vec![0; 64 * 1024];
+    loop {
+        let n = io::Read::read(&mut reader, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        fixity.update(&buf[..n]);
+        file.write_all(&buf[..n])?;
+    }
+    file.sync_all()?;
+    Ok(fixity.finish())
+}
+
+/// Makes one request and streams its response to the main task: into `temp` as well,
+/// for a resource or a package answered with success.
+async fn fetch(
+    http: reqwest::Client,
+    request: Request,
+    temp: Option<PathBuf>,
+    tx: mpsc::Sender<Msg>,
+    mirrors: Vec<(String, PathBuf)>,
+) {
+    let id = request.id;
+    let url = request.http.uri().to_string();
+    if let Some((prefix, dir)) = mirrors.iter().find(|(p, _)| url.starts_with(p.as_str())) {
+        let local = dir.join(&url[prefix.len()..]);
+        let (status, body) = match tokio::fs::read(&local).await {
+            Ok(body) => (StatusCode::OK, body),
+            Err(_) => (StatusCode::NOT_FOUND, Vec::new()),
+        };
+        let _ = tx.send(Msg::Head(id, status, HeaderMap::new())).await;
+        if status.is_success() {
+            if let Some(temp) = &temp {
+                if let Err(e) = tokio::fs::write(temp, &body).await {
+                    let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+                    return;
+                }
+            }
+            for chunk in body.chunks(64 * 1024) {
+                let _ = tx.send(Msg::Chunk(id, chunk.to_vec())).await;
+            }
+        }
+        let _ = tx.send(Msg::End(id)).await;
+        return;
+    }
+    let mut response = match http.get(&url).send().await {
+        Ok(response) => response,
+        Err(e) => {
+            let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+            return;
+        }
+    };
+    let status = response.status();
+    let headers = response.headers().clone();
+    if tx.send(Msg::Head(id, status, headers)).await.is_err() {
+        return;
+    }
+    if !status.is_success() {
+        return;
+    }
+    let mut file = match &temp {
+        Some(temp) => match tokio::fs::File::create(temp).await {
+            Ok(file) => Some(file),
+            Err(e) => {
+                let _ = tx
+                    .send(Msg::Failed(id, format!("{}: {e}", temp.display())))
+                    .await;
+                return;
+            }
+        },
+        None => None,
+    };
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if let Some(file) = &mut file {
+                    if let Err(e) = file.write_all(&chunk).await {
+                        let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+                        return;
+                    }
+                }
+                if tx.send(Msg::Chunk(id, chunk.to_vec())).await.is_err() {
+                    return;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+                return;
+            }
+        }
+    }
+    if let Some(mut file) = file {
+        if let Err(e) = file.flush().await {
+            let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+            return;
+        }
+    }
+    let _ = tx.send(Msg::End(id)).await;
+}

@@ -1,0 +1,475 @@
+//! `resourcesync sync` end to end: the command against a Source served over HTTP on
+//! 127.0.0.1 by the test (axum), with faults injected by the server.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+// The simulated Source of the client's tests: it publishes every document with
+// resourcesync-xml and resourcesync-package, and answers a URI as published.
+#[allow(dead_code)]
+#[path = "../../resourcesync-client/tests/client/sim.rs"]
+mod sim;
+
+use sim::Source;
+
+/// What the server does wrong, by path and how many times that path was asked for.
+type Faults = Arc<Mutex<Box<dyn FnMut(&str, u32) -> Option<Fault> + Send>>>;
+
+#[derive(Clone, Debug)]
+enum Fault {
+    Status(u16),
+    /// The body stops after this many bytes (the connection is closed early).
+    Truncate(usize),
+    Corrupt,
+    Redirect(String),
+}
+
+/// A Source on 127.0.0.1, served until dropped.
+struct Served {
+    source: Arc<Mutex<Source>>,
+    faults: Faults,
+    base: String,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Served {
+    fn start(build: impl FnOnce(&mut Source)) -> Served {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let base = format!("http://{}/", listener.local_addr().unwrap());
+        let mut source = Source::new();
+        source.base = base.clone();
+        build(&mut source);
+        source.publish();
+        let source = Arc::new(Mutex::new(source));
+        let faults: Faults = Arc::new(Mutex::new(Box::new(|_: &str, _| None)));
+        let asked: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
+        let (s, f) = (source.clone(), faults.clone());
+        let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+            let (s, f, asked) = (s.clone(), f.clone(), asked.clone());
+            async move { respond(&s, &f, &asked, &uri) }
+        });
+        runtime.spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Served {
+            source,
+            faults,
+            base,
+            _runtime: runtime,
+        }
+    }
+
+    fn change(&self, f: impl FnOnce(&mut Source)) {
+        let mut source = self.source.lock().unwrap();
+        f(&mut source);
+        source.publish();
+    }
+
+    fn faults(&self, f: impl FnMut(&str, u32) -> Option<Fault> + Send + 'static) {
+        *self.faults.lock().unwrap() = Box::new(f);
+    }
+
+    /// Whether `dir` holds exactly the Source's resources (and the sync's own state).
+    fn equals(&self, dir: &Path) -> Result<(), String> {
+        let source = self.source.lock().unwrap();
+        let mut held = BTreeMap::new();
+        collect(dir, dir, &mut held);
+        let expected: BTreeMap<String, Vec<u8>> = source
+            .resources
+            .iter()
+            .map(|(p, (b, _))| (p.clone(), b.clone()))
+            .collect();
+        if held == expected {
+            Ok(())
+        } else {
+            let missing: Vec<_> = expected.keys().filter(|k| !held.contains_key(*k)).collect();
+            let extra: Vec<_> = held.keys().filter(|k| !expected.contains_key(*k)).collect();
+            let differ: Vec<_> = held
+                .iter()
+                .filter(|(k, v)| expected.get(*k).is_some_and(|e| e != *v))
+                .map(|(k, _)| k)
+                .collect();
+            Err(format!(
+                "missing {missing:?}, extra {extra:?}, differ {differ:?}"
+            ))
+        }
+    }
+}
+
+fn respond(
+    source: &Mutex<Source>,
+    faults: &Faults,
+    asked: &Mutex<BTreeMap<String, u32>>,
+    uri: &axum::http::Uri,
+) -> axum::response::Response {
+    use axum::body::Body;
+    use axum::response::Response;
+    let path = uri.path().trim_start_matches('/').to_owned();
+    let attempt = {
+        let mut asked = asked.lock().unwrap();
+        let n = asked.entry(path.clone()).or_default();
+        *n += 1;
+        *n - 1
+    };
+    let source = source.lock().unwrap();
+    let mut r = source.respond(&format!("{}{}", source.base, path));
+    let fault = (faults.lock().unwrap())(&path, attempt);
+    match fault {
+        Some(Fault::Status(s)) => {
+            r.status = s;
+            r.body = b"fault".to_vec();
+        }
+        Some(Fault::Redirect(to)) => {
+            return Response::builder()
+                .status(302)
+                .header("location", to)
+                .body(Body::empty())
+                .unwrap();
+        }
+        Some(Fault::Corrupt) => {
+            if let Some(b) = r.body.last_mut() {
+                *b ^= 0x20;
+            }
+        }
+        Some(Fault::Truncate(n)) => {
+            // A body that promises more than it sends: the client sees the connection
+            // end early.
+            let total = r.body.len();
+            let sent = r.body[..n.min(total)].to_vec();
+            let stream = cut_body(sent);
+            return Response::builder()
+                .status(r.status)
+                .header("content-length", total.to_string())
+                .body(stream)
+                .unwrap();
+        }
+        None => {}
+    }
+    let mut builder = Response::builder().status(r.status);
+    for (k, v) in &r.headers {
+        builder = builder.header(k, v);
+    }
+    builder.body(Body::from(r.body)).unwrap()
+}
+
+/// A body of these bytes that then fails, as a connection reset would.
+fn cut_body(bytes: Vec<u8>) -> axum::body::Body {
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = vec![
+        Ok(bytes),
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "cut",
+        )),
+    ];
+    axum::body::Body::new(tokio_stream_iter(chunks))
+}
+
+fn tokio_stream_iter(
+    items: Vec<Result<Vec<u8>, std::io::Error>>,
+) -> impl axum::body::HttpBody<Data = axum::body::Bytes, Error = std::io::Error> + Send + 'static {
+    StreamBody {
+        items: items.into_iter(),
+    }
+}
+
+struct StreamBody {
+    items: std::vec::IntoIter<Result<Vec<u8>, std::io::Error>>,
+}
+
+impl axum::body::HttpBody for StreamBody {
+    type Data = axum::body::Bytes;
+    type Error = std::io::Error;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::task::Poll::Ready(
+            self.items
+                .next()
+                .map(|r| r.map(|b| http_body::Frame::data(axum::body::Bytes::from(b)))),
+        )
+    }
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.file_name().is_some_and(|n| n == ".resourcesync") {
+            continue;
+        }
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.insert(rel, std::fs::read(&path).unwrap());
+        }
+    }
+}
+
+fn sync(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .arg("sync")
+        .args(args)
+        .output()
+        .expect("run resourcesync")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn populate(s: &mut Source, n: usize) {
+    for i in 0..n {
+        s.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
+    }
+    s.put("docs/index.html", b"<html></html>");
+    s.tick(10);
+}
+
+#[test]
+fn baseline_then_incremental_then_audit() {
+    let served = Served::start(|s| {
+        populate(s, 40);
+        s.publish.list_part = 15;
+        s.publish.change_part = 4;
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let d = d.to_str().unwrap();
+    let out = sync(&[&served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("baseline: 41 created"),
+        "{}",
+        text(&out)
+    );
+    served.equals(Path::new(d)).unwrap();
+
+    served.change(|s| {
+        s.tick(5);
+        s.put("r/0.txt", b"zero, again");
+        s.put("r/new.txt", b"new");
+        s.delete("r/1.txt");
+        s.tick(2);
+    });
+    // A dry run says what it would do and does nothing.
+    let out = sync(&["--dry-run", "--json", &served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(r#""event":"change""#),
+        "{}",
+        text(&out)
+    );
+    assert!(served.equals(Path::new(d)).is_err());
+    let out = sync(&["--audit", &served.base, d]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("not in sync"),
+        "{}",
+        text(&out)
+    );
+
+    let out = sync(&[&served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .starts_with("incremental: 1 created, 1 updated, 1 deleted"),
+        "{}",
+        text(&out)
+    );
+    served.equals(Path::new(d)).unwrap();
+    let out = sync(&["--audit", &served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(", in sync"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn dumps_for_the_baseline_and_the_changes() {
+    let served = Served::start(|s| {
+        populate(s, 20);
+        s.publish.resource_dump = true;
+        s.publish.change_dump = true;
+        s.publish.change_part = 3;
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let d = d.to_str().unwrap();
+    let out = sync(&["--dump", &served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(Path::new(d)).unwrap();
+    served.change(|s| {
+        s.tick(3);
+        s.put("r/5.txt", b"five");
+        s.delete("r/6.txt");
+        s.put("r/x/y.txt", b"deep");
+        s.tick(1);
+    });
+    let out = sync(&[&served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(Path::new(d)).unwrap();
+}
+
+#[test]
+fn a_deletion_limit_stops_the_deletions() {
+    let served = Served::start(|s| populate(s, 6));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let d = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, d]).status.code(), Some(0));
+    served.change(|s| {
+        s.delete("r/2.txt");
+        s.delete("r/3.txt");
+        s.tick(1);
+    });
+    let out = sync(&[
+        "--baseline",
+        "--delete",
+        "--max-deletes",
+        "1",
+        &served.base,
+        d,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("2 deletions, more than the 1 allowed"),
+        "{}",
+        text(&out)
+    );
+    assert!(Path::new(d).join("r/2.txt").exists());
+    let out = sync(&[
+        "--baseline",
+        "--delete",
+        "--max-deletes",
+        "2",
+        &served.base,
+        d,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(Path::new(d)).unwrap();
+}
+
+#[test]
+fn faults_are_retried_or_refused_and_a_later_run_converges() {
+    let served = Served::start(|s| populate(s, 12));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let d = d.to_str().unwrap();
+    served.faults(|path, attempt| match (path, attempt) {
+        ("r/0.txt", 0) => Some(Fault::Status(500)),
+        ("r/1.txt", 0) => Some(Fault::Truncate(3)),
+        ("r/2.txt", _) => Some(Fault::Status(404)),
+        ("r/3.txt", _) => Some(Fault::Corrupt),
+        ("r/4.txt", _) => Some(Fault::Redirect("http://localhost.example/4.txt".into())),
+        _ => None,
+    });
+    let out = sync(&[&served.base, d]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("r/2.txt: HTTP status 404"), "{}", text(&out));
+    assert!(err.contains("fixity"), "{}", text(&out));
+    assert!(err.contains("refused"), "{}", text(&out));
+    let dest = Path::new(d);
+    assert!(dest.join("r/0.txt").exists() && dest.join("r/1.txt").exists());
+    assert!(
+        !dest.join("r/3.txt").exists(),
+        "a corrupt body is not stored"
+    );
+    // No temporary file is left behind.
+    assert_eq!(
+        std::fs::read_dir(dest.join(".resourcesync/tmp"))
+            .unwrap()
+            .count(),
+        0
+    );
+    served.faults(|_, _| None);
+    let out = sync(&[&served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(dest).unwrap();
+}
+
+#[test]
+fn nothing_outside_the_destination_whatever_the_source_lists() {
+    let served = Served::start(|s| populate(s, 2));
+    let base = served.base.clone();
+    let evil = [
+        "r/%2e%2e/%2e%2e/escaped-1",
+        "r/..%2f..%2fescaped-2",
+        "r/a%5c..%5c..%5cescaped-3",
+        ".resourcesync/state.json",
+        ".RESOURCESYNC/inventory.json",
+    ];
+    let list = |entries: &[&str]| {
+        let mut urls = String::new();
+        for e in entries {
+            urls += &format!(
+                "<url><loc>{base}{e}</loc><rs:md change=\"created\" datetime=\"2020-01-01T00:00:20Z\"/></url>"
+            );
+        }
+        urls
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let ds = d.to_str().unwrap().to_owned();
+    // A baseline whose Resource List lists them.
+    let rl = format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{base}capabilitylist.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/>{}<url><loc>{base}r/0.txt</loc></url></urlset>"#,
+        list(&evil).replace(
+            r#"<rs:md change="created" datetime="2020-01-01T00:00:20Z"/>"#,
+            ""
+        )
+    );
+    served.source.lock().unwrap().files.insert(
+        "resourcelist.xml".into(),
+        sim::Response::ok(rl.into_bytes()),
+    );
+    let out = sync(&[&base, &ds]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // Then changes that create, update and delete them.
+    let cl = format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{base}capabilitylist.xml"/><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/>{}{}</urlset>"#,
+        list(&evil),
+        list(&evil).replace("created", "deleted")
+    );
+    served
+        .source
+        .lock()
+        .unwrap()
+        .files
+        .insert("changelist.xml".into(), sim::Response::ok(cl.into_bytes()));
+    let out = sync(&[&base, &ds]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // The temporary directory holds the destination and nothing else; the state is intact.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names, ["dest"]);
+    let state = std::fs::read_to_string(d.join(".resourcesync/state.json")).unwrap();
+    assert!(state.starts_with("{\"sets\""), "{state}");
+    let mut held = BTreeMap::new();
+    collect(&d, &d, &mut held);
+    assert_eq!(held.keys().collect::<Vec<_>>(), ["r/0.txt"]);
+}
