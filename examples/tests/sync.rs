@@ -473,3 +473,34 @@ fn nothing_outside_the_destination_whatever_the_source_lists() {
     collect(&d, &d, &mut held);
     assert_eq!(held.keys().collect::<Vec<_>>(), ["r/0.txt"]);
 }
+
+#[test]
+fn help_describes_the_options_output_and_exit_status() {
+    let out = sync(&["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "Usage: resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>",
+        "--audit",
+        "--dry-run",
+        "--delete",
+        "--max-deletes <N>",
+        "--concurrency <N>",
+        "--mirror <PREFIX=DIR>",
+        "--json",
+        "{\"summary\": {\"mode\"",
+        "  2  it could not start",
+    ] {
+        assert!(help.contains(expected), "lacks {expected:?}:\n{help}");
+    }
+    // A bad URL or option cannot start.
+    let out = sync(&["not a url", "/tmp/x"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not a URL"),
+        "{}",
+        text(&out)
+    );
+    let out = sync(&["--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+}

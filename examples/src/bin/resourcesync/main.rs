@@ -22,6 +22,14 @@ use serde_json::{Value, json};
 
 mod sync;
 
+/// Exit statuses common to the subcommands, for the top-level help.
+const TOP_EXIT_STATUS: &str = "\
+Exit status:
+  0  success: the inputs are valid, the sync completed
+  1  the command ran and found a problem: a rule broken, a sync incomplete or refused
+  2  the command could not run: an unreadable input, a wrong command line
+Each subcommand's --help says exactly when.";
+
 /// Exit statuses of `validate`.
 const EXIT_STATUS: &str = "\
 Exit status:
@@ -70,7 +78,7 @@ const MAX_LISTED: usize = 10_000;
 
 /// ResourceSync (ANSI/NISO Z39.99-2017) documents and packages.
 #[derive(Parser)]
-#[command(name = "resourcesync", version)]
+#[command(name = "resourcesync", version, after_help = TOP_EXIT_STATUS)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
