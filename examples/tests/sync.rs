@@ -220,11 +220,31 @@ fn collect(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
 }
 
 fn sync(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .arg("sync")
-        .args(args)
-        .output()
-        .expect("run resourcesync")
+    Driver::Tokio.run(args)
+}
+
+/// The two drivers of the client: `resourcesync sync` (reqwest and tokio, concurrent)
+/// and `sync-ureq` (ureq, one request at a time).
+#[derive(Clone, Copy, Debug)]
+enum Driver {
+    Tokio,
+    Ureq,
+}
+
+const DRIVERS: [Driver; 2] = [Driver::Tokio, Driver::Ureq];
+
+impl Driver {
+    fn run(self, args: &[&str]) -> Output {
+        let mut command = match self {
+            Driver::Tokio => {
+                let mut c = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
+                c.arg("sync");
+                c
+            }
+            Driver::Ureq => Command::new(env!("CARGO_BIN_EXE_sync-ureq")),
+        };
+        command.args(args).output().expect("run the driver")
+    }
 }
 
 fn text(out: &Output) -> String {
@@ -242,6 +262,53 @@ fn populate(s: &mut Source, n: usize) {
     }
     s.put("docs/index.html", b"<html></html>");
     s.tick(10);
+}
+
+#[test]
+fn both_drivers_baseline_then_go_on_incrementally_and_audit() {
+    for driver in DRIVERS {
+        let served = Served::start(|s| {
+            populate(s, 30);
+            s.publish.list_part = 7;
+            s.publish.change_part = 2;
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("dest");
+        let d = d.to_str().unwrap();
+        let out = driver.run(&[&served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with("baseline: 31 created"),
+            "{driver:?}: {}",
+            text(&out)
+        );
+        served.equals(Path::new(d)).unwrap();
+        served.change(|s| {
+            s.tick(5);
+            s.put("r/0.txt", b"zero, again");
+            s.put("r/new/deep.txt", b"new");
+            s.delete("r/1.txt");
+            s.tick(2);
+        });
+        let out = driver.run(&["--audit", &served.base, d]);
+        assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+        let out = driver.run(&[&served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .starts_with("incremental: 1 created, 1 updated, 1 deleted"),
+            "{driver:?}: {}",
+            text(&out)
+        );
+        served.equals(Path::new(d)).unwrap();
+        let out = driver.run(&["--audit", &served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(", in sync"),
+            "{driver:?}: {}",
+            text(&out)
+        );
+    }
 }
 
 #[test]
@@ -314,11 +381,13 @@ fn dumps_for_the_baseline_and_the_changes() {
         s.publish.change_part = 3;
     });
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
-    let d = d.to_str().unwrap();
-    let out = sync(&["--dump", &served.base, d]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    served.equals(Path::new(d)).unwrap();
+    for driver in DRIVERS {
+        let d = dir.path().join(format!("{driver:?}"));
+        let d = d.to_str().unwrap();
+        let out = driver.run(&["--dump", &served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        served.equals(Path::new(d)).unwrap();
+    }
     served.change(|s| {
         s.tick(3);
         s.put("r/5.txt", b"five");
@@ -326,13 +395,24 @@ fn dumps_for_the_baseline_and_the_changes() {
         s.put("r/x/y.txt", b"deep");
         s.tick(1);
     });
-    let out = sync(&[&served.base, d]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    served.equals(Path::new(d)).unwrap();
+    for driver in DRIVERS {
+        let d = dir.path().join(format!("{driver:?}"));
+        let d = d.to_str().unwrap();
+        let out = driver.run(&[&served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        served.equals(Path::new(d)).unwrap();
+    }
 }
 
 #[test]
 fn a_deletion_limit_stops_the_deletions() {
+    for driver in DRIVERS {
+        deletion_limit(driver);
+    }
+}
+
+fn deletion_limit(driver: Driver) {
+    let sync = |args: &[&str]| driver.run(args);
     let served = Served::start(|s| populate(s, 6));
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("dest");
@@ -343,14 +423,15 @@ fn a_deletion_limit_stops_the_deletions() {
         s.delete("r/3.txt");
         s.tick(1);
     });
-    let out = sync(&[
-        "--baseline",
-        "--delete",
-        "--max-deletes",
-        "1",
-        &served.base,
-        d,
-    ]);
+    // A baseline again: the state of the last one goes.
+    std::fs::remove_file(Path::new(d).join(".resourcesync/state.json")).unwrap();
+    let out = sync(&["--delete", "--max-deletes", "1", &served.base, d]);
+    // Refused deletions leave the baseline undone: no checkpoint.
+    assert!(
+        !std::fs::read_to_string(Path::new(d).join(".resourcesync/state.json"))
+            .unwrap()
+            .contains("datetime")
+    );
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("2 deletions, more than the 1 allowed"),
@@ -358,20 +439,20 @@ fn a_deletion_limit_stops_the_deletions() {
         text(&out)
     );
     assert!(Path::new(d).join("r/2.txt").exists());
-    let out = sync(&[
-        "--baseline",
-        "--delete",
-        "--max-deletes",
-        "2",
-        &served.base,
-        d,
-    ]);
+    let out = sync(&["--delete", "--max-deletes", "2", &served.base, d]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     served.equals(Path::new(d)).unwrap();
 }
 
 #[test]
 fn faults_are_retried_or_refused_and_a_later_run_converges() {
+    for driver in DRIVERS {
+        faults(driver);
+    }
+}
+
+fn faults(driver: Driver) {
+    let sync = |args: &[&str]| driver.run(args);
     let served = Served::start(|s| populate(s, 12));
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().join("dest");

@@ -2361,6 +2361,12 @@ impl<I: Inventory> Client<I> {
                     limit,
                 },
             );
+            // The baseline is not done: no checkpoint, so that the next run is a
+            // baseline again (with a limit the caller may raise), not an incremental
+            // run that would never delete these.
+            for set in &mut self.sets {
+                set.failed = true;
+            }
             return;
         }
         let set = 0;

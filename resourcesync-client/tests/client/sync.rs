@@ -163,7 +163,9 @@ fn deletion_happens_only_when_asked_and_within_the_limit() {
     let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
     assert_eq!(changes(&run, Action::Delete), 0);
     assert!(d.files.contains_key("r/3.txt"));
-    // Over the limit: nothing deleted, and said so.
+    // Over the limit: nothing deleted, and said so; the baseline is not done, so its
+    // checkpoint is not saved.
+    let state = d.state.clone();
     let run = sync(
         &s,
         &mut d,
@@ -172,6 +174,7 @@ fn deletion_happens_only_when_asked_and_within_the_limit() {
         |c| c.with_delete(1),
         Drive::default(),
     );
+    assert_eq!(d.state, state);
     assert!(
         run.problems()
             .iter()
