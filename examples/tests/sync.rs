@@ -24,6 +24,8 @@ enum Fault {
     Truncate(usize),
     Corrupt,
     Redirect(String),
+    /// The response waits this long.
+    Slow(u64),
 }
 
 /// A Source on 127.0.0.1, served until dropped.
@@ -55,7 +57,13 @@ impl Served {
         let (s, f) = (source.clone(), faults.clone());
         let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
             let (s, f, asked) = (s.clone(), f.clone(), asked.clone());
-            async move { respond(&s, &f, &asked, &uri) }
+            async move {
+                let (response, wait) = respond(&s, &f, &asked, &uri);
+                if let Some(ms) = wait {
+                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                }
+                response
+            }
         });
         runtime.spawn(async move {
             axum::serve(listener, app).await.unwrap();
@@ -110,7 +118,7 @@ fn respond(
     faults: &Faults,
     asked: &Mutex<BTreeMap<String, u32>>,
     uri: &axum::http::Uri,
-) -> axum::response::Response {
+) -> (axum::response::Response, Option<u64>) {
     use axum::body::Body;
     use axum::response::Response;
     let path = uri.path().trim_start_matches('/').to_owned();
@@ -123,18 +131,21 @@ fn respond(
     let source = source.lock().unwrap();
     let mut r = source.respond(&format!("{}{}", source.base, path));
     let fault = (faults.lock().unwrap())(&path, attempt);
+    let mut wait = None;
     match fault {
         Some(Fault::Status(s)) => {
             r.status = s;
             r.body = b"fault".to_vec();
         }
         Some(Fault::Redirect(to)) => {
-            return Response::builder()
+            let response = Response::builder()
                 .status(302)
                 .header("location", to)
                 .body(Body::empty())
                 .unwrap();
+            return (response, None);
         }
+        Some(Fault::Slow(ms)) => wait = Some(ms),
         Some(Fault::Corrupt) => {
             if let Some(b) = r.body.last_mut() {
                 *b ^= 0x20;
@@ -146,11 +157,12 @@ fn respond(
             let total = r.body.len();
             let sent = r.body[..n.min(total)].to_vec();
             let stream = cut_body(sent);
-            return Response::builder()
+            let response = Response::builder()
                 .status(r.status)
                 .header("content-length", total.to_string())
                 .body(stream)
                 .unwrap();
+            return (response, None);
         }
         None => {}
     }
@@ -158,7 +170,7 @@ fn respond(
     for (k, v) in &r.headers {
         builder = builder.header(k, v);
     }
-    builder.body(Body::from(r.body)).unwrap()
+    (builder.body(Body::from(r.body)).unwrap(), wait)
 }
 
 /// A body of these bytes that then fails, as a connection reset would.
@@ -584,4 +596,70 @@ fn help_describes_the_options_output_and_exit_status() {
     );
     let out = sync(&["--bogus"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn an_interrupted_sync_leaves_no_half_written_file_and_resumes() {
+    for driver in DRIVERS {
+        let served = Served::start(|s| populate(s, 30));
+        // Half the resources are slow: the sync is stopped while it waits for them.
+        served.faults(|path, _| {
+            let slow = path
+                .strip_prefix("r/")
+                .and_then(|p| p.strip_suffix(".txt"))
+                .and_then(|n| n.parse::<u32>().ok());
+            slow.filter(|n| n % 2 == 0).map(|_| Fault::Slow(20_000))
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("dest");
+        let mut command = match driver {
+            Driver::Tokio => {
+                let mut c = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
+                c.arg("sync");
+                c
+            }
+            Driver::Ureq => Command::new(env!("CARGO_BIN_EXE_sync-ureq")),
+        };
+        let mut child = command
+            .args([&served.base, d.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until some resources are in place (bounded), then stop it at once.
+        for _ in 0..100 {
+            if d.join("r/1.txt").exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Every file in the tree is whole: written aside, then renamed.
+        let mut held = BTreeMap::new();
+        collect(&d, &d, &mut held);
+        assert!(
+            !held.is_empty(),
+            "{driver:?}: nothing was stored before the stop"
+        );
+        assert!(
+            held.len() < 31,
+            "{driver:?}: the sync was not stopped midway"
+        );
+        {
+            let source = served.source.lock().unwrap();
+            for (path, bytes) in &held {
+                assert_eq!(
+                    Some(bytes),
+                    source.resources.get(path).map(|(b, _)| b),
+                    "{driver:?}: {path}"
+                );
+            }
+        }
+        // The next run resumes and completes.
+        served.faults(|_, _| None);
+        let out = driver.run(&[&served.base, d.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        served.equals(&d).unwrap();
+    }
 }
