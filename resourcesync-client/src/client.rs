@@ -175,6 +175,8 @@ struct DocJob {
     then: Option<Step>,
     /// Found by discovery: a document that is no ResourceSync document is ignored.
     discovered: bool,
+    /// The document that listed it (none for the first).
+    parent: Option<Uri>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,6 +195,8 @@ enum Role {
     Archive,
     /// The candidate of the change stream to load.
     Candidate(usize),
+    /// Read for an exploration: its entries are followed when they are documents.
+    Explore,
 }
 
 struct Flight {
@@ -247,6 +251,8 @@ struct Set {
 
 #[derive(Default)]
 struct Offered {
+    /// Every capability document listed, for an exploration.
+    all: Vec<(Capability, Uri)>,
     resourcelist: Option<Uri>,
     resourcedump: Option<Uri>,
     changelist: Option<Uri>,
@@ -413,6 +419,7 @@ impl<I: Inventory> Client<I> {
                 role,
                 then,
                 discovered,
+                parent: None,
             }),
             attempt: 0,
             redirects: 0,
@@ -576,10 +583,11 @@ impl<I: Inventory> Client<I> {
                         Role::Capabilities,
                         1,
                         Some(Capability::CapabilityList),
+                        None,
                     );
                 } else if self.start_stream(i) {
                     self.sets[i].phase = Phase::Reading;
-                    self.push_doc(i, uri, Role::Changes, 0, None);
+                    self.push_doc(i, uri, Role::Changes, 0, None, None);
                 }
             }
         }
@@ -921,6 +929,8 @@ impl<I: Inventory> Client<I> {
         }
     }
 
+    /// Queues a document of `set`, listed by `parent`.
+    #[allow(clippy::too_many_arguments)]
     fn push_doc(
         &mut self,
         set: usize,
@@ -928,6 +938,7 @@ impl<I: Inventory> Client<I> {
         role: Role,
         depth: u32,
         expect: Option<Capability>,
+        parent: Option<Uri>,
     ) {
         if !self.visited.insert(uri.as_str().to_owned()) {
             self.sets[set].failed = true;
@@ -944,6 +955,7 @@ impl<I: Inventory> Client<I> {
                 role,
                 then: None,
                 discovered: false,
+                parent,
             }),
             attempt: 0,
             redirects: 0,
@@ -1265,6 +1277,15 @@ impl<I: Inventory> Client<I> {
             .unwrap_or_else(|| job.uri.to_string());
         let role = match (doc.role, kind) {
             (Role::Any, DocumentKind::SourceDescription) => Role::Any,
+            (Role::Any, k) if mode == Mode::Explore && k != DocumentKind::CapabilityList => {
+                if k == DocumentKind::Unknown {
+                    return Err(ProblemKind::NotOffered(
+                        "ResourceSync document (the start has no capability)",
+                    ));
+                }
+                set = Some(self.new_start_set(&key, &job.uri));
+                Role::Explore
+            }
             (Role::Any, DocumentKind::CapabilityList) => {
                 set = Some(self.new_set(job.uri.as_str(), Phase::Capabilities));
                 Role::Capabilities
@@ -1483,6 +1504,7 @@ impl<I: Inventory> Client<I> {
                         Role::Capabilities,
                         depth + 1,
                         Some(Capability::CapabilityList),
+                        Some(doc_uri.clone()),
                     );
                 }
             }
@@ -1490,6 +1512,9 @@ impl<I: Inventory> Client<I> {
                 let Some(s) = set else { return };
                 let uri = entry.loc.clone();
                 let offered = &mut self.sets[s].offered;
+                if let Some(c) = &capability {
+                    offered.all.push((c.clone(), uri.clone()));
+                }
                 match capability {
                     Some(Capability::ResourceList) => offered.resourcelist = Some(uri),
                     Some(Capability::ResourceDump) => offered.resourcedump = Some(uri),
@@ -1523,7 +1548,7 @@ impl<I: Inventory> Client<I> {
                     }
                     _ => {
                         if let Some(uri) = self.checked(&entry.loc) {
-                            self.push_doc(s, uri, role, depth + 1, expect);
+                            self.push_doc(s, uri, role, depth + 1, expect, Some(doc_uri.clone()));
                         }
                     }
                 }
@@ -1531,6 +1556,33 @@ impl<I: Inventory> Client<I> {
             (Role::Listing, DocumentKind::ResourceList) => {
                 if let Some(s) = set {
                     self.listed_entry(s, &entry, None);
+                }
+            }
+            (Role::Explore, archive) => {
+                // An archive lists documents of the capability it archives.
+                let archived = match archive {
+                    DocumentKind::ResourceListArchive => Capability::ResourceList,
+                    DocumentKind::ResourceDumpArchive => Capability::ResourceDump,
+                    DocumentKind::ChangeListArchive => Capability::ChangeList,
+                    DocumentKind::ChangeDumpArchive => Capability::ChangeDump,
+                    _ => return,
+                };
+                let Some(s) = set else { return };
+                if depth + 1 > self.config.bounds.max_depth {
+                    self.sets[s].failed = true;
+                    let max = self.config.bounds.max_depth;
+                    self.push_problem(Some(&entry.loc), Some(id), ProblemKind::TooDeep(max));
+                    return;
+                }
+                if let Some(uri) = self.checked(&entry.loc) {
+                    self.push_doc(
+                        s,
+                        uri,
+                        Role::Explore,
+                        depth + 1,
+                        Some(archived),
+                        Some(doc_uri.clone()),
+                    );
                 }
             }
             (Role::Dump, DocumentKind::ResourceDump) => {
@@ -1619,8 +1671,13 @@ impl<I: Inventory> Client<I> {
         let Some(head) = doc.head else { return };
         self.report.documents += 1;
         self.progress.documents += 1;
+        let parent = match &flight.job.what {
+            What::Document(d) => d.parent.clone(),
+            _ => None,
+        };
         self.events.push_back(Event::Document(DocumentRead {
             request: id,
+            parent,
             uri: flight.job.uri.clone(),
             kind: head.kind,
             entries: doc.entries,
@@ -1642,6 +1699,16 @@ impl<I: Inventory> Client<I> {
     fn capabilities_read(&mut self, set: usize) {
         self.sets[set].phase = Phase::Reading;
         let offered = &self.sets[set].offered;
+        if self.config.mode == Mode::Explore {
+            let parent = self.capability_list_uri(set);
+            let all = std::mem::take(&mut self.sets[set].offered.all);
+            for (capability, uri) in all {
+                if let Some(uri) = self.checked(&uri) {
+                    self.push_doc(set, uri, Role::Explore, 2, Some(capability), parent.clone());
+                }
+            }
+            return;
+        }
         let (uri, role, expect, what) = match self.config.mode {
             Mode::Baseline { prefer_dump } => {
                 match (&offered.resourcelist, &offered.resourcedump) {
@@ -1665,6 +1732,7 @@ impl<I: Inventory> Client<I> {
                     return;
                 }
             },
+            Mode::Explore => return,
             Mode::Incremental => {
                 let (uri, expect) = match (&offered.changelist, &offered.changedump) {
                     (Some(list), _) => (list.clone(), Capability::ChangeList),
@@ -1683,7 +1751,8 @@ impl<I: Inventory> Client<I> {
         };
         let _ = what;
         if let Some(uri) = self.checked(&uri) {
-            self.push_doc(set, uri, role, 2, Some(expect));
+            let parent = self.capability_list_uri(set);
+            self.push_doc(set, uri, role, 2, Some(expect), parent);
         } else {
             self.sets[set].failed = true;
         }
@@ -2020,6 +2089,7 @@ impl<I: Inventory> Client<I> {
                             Role::Candidate(c),
                             3,
                             Some(Capability::ChangeList),
+                            None,
                         );
                     }
                     None => {
@@ -2064,6 +2134,7 @@ impl<I: Inventory> Client<I> {
                         Role::Archive,
                         3,
                         Some(Capability::ChangeListArchive),
+                        None,
                     );
                 }
                 return Ok(());
@@ -2301,7 +2372,7 @@ impl<I: Inventory> Client<I> {
             return;
         }
         let audit = self.config.mode == Mode::Audit;
-        if !audit && !self.config.delete {
+        if self.config.mode == Mode::Explore || (!audit && !self.config.delete) {
             return;
         }
         if self.sets.iter().any(|s| s.failed) {

@@ -25,6 +25,11 @@ pub enum Mode {
     /// Compare the inventory with the Source's Resource List and report; nothing is
     /// fetched but documents.
     Audit,
+    /// Read every document the Source offers (the Source Description, its Capability
+    /// Lists, every capability document with its index parts and archives) and report
+    /// each with the document that listed it ([`Event::Document`](crate::Event::Document));
+    /// fetch no resource or package, change nothing.
+    Explore,
 }
 
 /// One of `n` shards: a baseline or audit then covers only the resources whose URI

@@ -228,6 +228,8 @@ pub struct DocumentRead {
     pub request: RequestId,
     /// Its URI.
     pub uri: Uri,
+    /// The document that listed it, if one did (none for where the run started).
+    pub parent: Option<Uri>,
     /// What it is.
     pub kind: DocumentKind,
     /// Entries read.

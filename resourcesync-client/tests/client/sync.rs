@@ -941,3 +941,75 @@ fn a_start_document_cut_short_after_its_head_is_read_again() {
         2
     );
 }
+
+#[test]
+fn an_exploration_reads_every_document_and_nothing_else() {
+    let mut s = source(10);
+    s.publish.list_part = 4;
+    s.publish.change_part = 3;
+    s.publish.archive = true;
+    s.publish.resource_dump = true;
+    s.publish();
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, Mode::Explore, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    let documents: Vec<(String, Option<String>)> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Document(doc) => Some((
+                doc.uri.as_str().trim_start_matches(&s.base).to_owned(),
+                doc.parent
+                    .as_ref()
+                    .map(|p| p.as_str().trim_start_matches(&s.base).to_owned()),
+            )),
+            _ => None,
+        })
+        .collect();
+    let parent = |name: &str| {
+        documents
+            .iter()
+            .find(|(d, _)| d == name)
+            .unwrap_or_else(|| panic!("{name} was not read: {documents:?}"))
+            .1
+            .clone()
+    };
+    assert_eq!(parent(".well-known/resourcesync"), None);
+    assert_eq!(
+        parent("capabilitylist.xml").as_deref(),
+        Some(".well-known/resourcesync")
+    );
+    assert_eq!(
+        parent("resourcelist.xml").as_deref(),
+        Some("capabilitylist.xml")
+    );
+    assert_eq!(
+        parent("resourcelist-2.xml").as_deref(),
+        Some("resourcelist.xml")
+    );
+    assert_eq!(
+        parent("resourcedump.xml").as_deref(),
+        Some("capabilitylist.xml")
+    );
+    assert_eq!(
+        parent("changelist-archive.xml").as_deref(),
+        Some("capabilitylist.xml")
+    );
+    assert_eq!(
+        parent("changes-0.xml").as_deref(),
+        Some("changelist-archive.xml")
+    );
+    assert_eq!(
+        parent("changelist.xml").as_deref(),
+        Some("capabilitylist.xml")
+    );
+    // Description, Capability List, index and 3 parts, dump, current list, archive and
+    // the 3 lists it archives (10 changes, 3 to a list).
+    assert_eq!(documents.len(), 12, "{documents:?}");
+    assert!(
+        !run.requests
+            .iter()
+            .any(|r| r.contains("/r/") || r.ends_with(".zip"))
+    );
+    assert!(d.files.is_empty() && d.state.sets.is_empty());
+}
