@@ -663,3 +663,42 @@ fn an_interrupted_sync_leaves_no_half_written_file_and_resumes() {
         served.equals(&d).unwrap();
     }
 }
+
+#[test]
+fn explore_shows_the_tree_of_documents() {
+    let served = Served::start(|s| {
+        populate(s, 9);
+        s.publish.list_part = 5;
+        s.publish.change_part = 4;
+        s.publish.archive = true;
+    });
+    let out = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["explore", &served.base])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let tree = String::from_utf8_lossy(&out.stdout).replace(&served.base, "/");
+    let expected = "\
+Source Description /.well-known/resourcesync (1 entries)
+  Capability List /capabilitylist.xml (3 entries)
+    Change List Archive /changelist-archive.xml (2 entries)
+      Change List /changes-0.xml (4 entries)
+      Change List /changes-1.xml (4 entries)
+    Change List /changelist.xml (2 entries)
+    Resource List Index /resourcelist.xml (2 entries, at 2020-01-01T00:00:10Z)
+      Resource List /resourcelist-0.xml (5 entries, at 2020-01-01T00:00:10Z)
+      Resource List /resourcelist-1.xml (5 entries, at 2020-01-01T00:00:10Z)
+";
+    assert_eq!(tree, expected);
+    let out = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["explore", "--json", &format!("{}nowhere.xml", served.base)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains(r#"{"summary":{"documents":0,"problems":1}}"#),
+        "{}",
+        text(&out)
+    );
+}

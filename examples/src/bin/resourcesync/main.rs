@@ -3,6 +3,7 @@
 //! ```text
 //! resourcesync validate [--json] [--deny-warnings] <INPUT>...
 //! resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>
+//! resourcesync explore [--json] <URL>
 //! ```
 //!
 //! What each subcommand does, what it prints (text and JSON) and its exit statuses are
@@ -20,6 +21,7 @@ use resourcesync_model::{DocumentKind, Finding, Severity};
 use resourcesync_xml::{Input, Limits, Position, Reader};
 use serde_json::{Value, json};
 
+mod explore;
 mod sync;
 
 /// Exit statuses common to the subcommands, for the top-level help.
@@ -101,6 +103,9 @@ enum Command {
         after_long_help = format!("{}\n\n{}", sync::SYNC_OUTPUT, sync::SYNC_EXIT),
     )]
     Sync(sync::SyncArgs),
+    /// Shows the documents a ResourceSync Source offers, as a tree.
+    #[command(long_about = explore::EXPLORE_ABOUT)]
+    Explore(explore::ExploreArgs),
 }
 
 /// The arguments of `validate`.
@@ -141,6 +146,7 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Validate(args) => validate_all(&args),
         Command::Sync(args) => sync::run(&args),
+        Command::Explore(args) => explore::run(&args),
     }
 }
 

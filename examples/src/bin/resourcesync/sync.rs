@@ -101,7 +101,7 @@ pub(crate) struct SyncArgs {
 }
 
 /// What a request task tells the main task.
-enum Msg {
+pub(crate) enum Msg {
     Head(RequestId, StatusCode, HeaderMap),
     Chunk(RequestId, Vec<u8>),
     End(RequestId),
@@ -109,7 +109,7 @@ enum Msg {
 }
 
 /// Why a sync could not start (exit status 2).
-struct Unusable(String);
+pub(crate) struct Unusable(pub(crate) String);
 
 impl<E: std::fmt::Display> From<E> for Unusable {
     fn from(e: E) -> Unusable {
@@ -448,7 +448,7 @@ fn save(kept: &Kept, client: &Client<MemoryInventory>) -> io::Result<()> {
     Kept::save(&kept.state(), client.state())
 }
 
-async fn sleep_until(at: Option<Instant>) {
+pub(crate) async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
@@ -498,7 +498,7 @@ fn copy_bitstream(
 
 /// Makes one request and streams its response to the main task: into `temp` as well,
 /// for a resource or a package answered with success.
-async fn fetch(
+pub(crate) async fn fetch(
     http: reqwest::Client,
     request: Request,
     temp: Option<PathBuf>,
