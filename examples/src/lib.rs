@@ -1,7 +1,10 @@
-//! Programs that show the resourcesync crates at work; see `src/bin/`.
+//! Programs that show the resourcesync crates at work; see `src/bin/`. The driver of
+//! `resourcesync sync` is here ([`sync`]), so that benchmarks can run it in process.
 //!
 //! The library itself only compiles the workspace README's examples as doc-tests, so that
 //! the first code a user reads is code that runs.
+
+pub mod sync;
 
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

@@ -11,7 +11,7 @@ use clap::Args;
 use resourcesync_client::{Client, Config, DocumentRead, Event, MemoryInventory, Mode, State};
 use tokio::sync::mpsc;
 
-use crate::sync::{Msg, Unusable, fetch, sleep_until};
+use resourcesync_examples::sync::{Msg, Unusable, fetch, sleep_until};
 
 /// What `explore` does, for its long help.
 pub(crate) const EXPLORE_ABOUT: &str = "\

@@ -22,7 +22,8 @@ use resourcesync_xml::{Input, Limits, Position, Reader};
 use serde_json::{Value, json};
 
 mod explore;
-mod sync;
+
+use resourcesync_examples::sync;
 
 /// Exit statuses common to the subcommands, for the top-level help.
 const TOP_EXIT_STATUS: &str = "\

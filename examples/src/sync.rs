@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::Args;
 use http::{HeaderMap, StatusCode};
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_client::{
@@ -29,7 +28,7 @@ use tokio::sync::mpsc;
 const KEPT: &str = ".resourcesync";
 
 /// What `sync` does, for its long help.
-pub(crate) const SYNC_ABOUT: &str = "\
+pub const SYNC_ABOUT: &str = "\
 Keeps DIR in step with the ResourceSync Source at SOURCE-URL.
 
 SOURCE-URL is the Source's base (ending in /: discovery by the well-known URI, robots.txt
@@ -42,7 +41,7 @@ into place; nothing is written outside DIR, whatever the Source lists. The state
 inventory are kept in DIR/.resourcesync/, which no resource can overwrite.";
 
 /// The output of `sync`, for its long help.
-pub(crate) const SYNC_OUTPUT: &str = "\
+pub const SYNC_OUTPUT: &str = "\
 Output:
   Problems and warnings on standard error as they happen; progress bars when standard
   error is a terminal; then one summary line on standard output:
@@ -56,15 +55,16 @@ JSON (--json):
   \"deleted\", \"unchanged\", \"failed\", \"refused\", \"bytes\", \"requests\", \"seconds\", ...}}";
 
 /// Exit statuses of `sync`.
-pub(crate) const SYNC_EXIT: &str = "\
+pub const SYNC_EXIT: &str = "\
 Exit status:
   0  the sync completed (an audit: DIR is in sync)
   1  it did not complete, refused something, or (an audit) DIR is not in sync
   2  it could not start: a bad URL or option, DIR unusable, saved state unreadable";
 
-/// The arguments of `sync`.
-#[derive(Args)]
-pub(crate) struct SyncArgs {
+/// The arguments of `resourcesync sync` (also a parser of its own, for callers that
+/// run a sync in process: `SyncArgs::parse_from(["sync", url, dir])`).
+#[derive(Debug, clap::Parser)]
+pub struct SyncArgs {
     /// The Source's base URL (ending in /) or the URL of one of its documents.
     #[arg(value_name = "SOURCE-URL")]
     source: String,
@@ -101,15 +101,21 @@ pub(crate) struct SyncArgs {
 }
 
 /// What a request task tells the main task.
-pub(crate) enum Msg {
+#[derive(Debug)]
+pub enum Msg {
+    /// The response head.
     Head(RequestId, StatusCode, HeaderMap),
+    /// A chunk of the body.
     Chunk(RequestId, Vec<u8>),
+    /// The end of the body.
     End(RequestId),
+    /// The exchange failed.
     Failed(RequestId, String),
 }
 
-/// Why a sync could not start (exit status 2).
-pub(crate) struct Unusable(pub(crate) String);
+/// Why a sync could not start (exit status 2): what to tell the user.
+#[derive(Debug)]
+pub struct Unusable(pub String);
 
 impl<E: std::fmt::Display> From<E> for Unusable {
     fn from(e: E) -> Unusable {
@@ -118,7 +124,7 @@ impl<E: std::fmt::Display> From<E> for Unusable {
 }
 
 /// Runs `sync` and returns its exit status.
-pub(crate) fn run(args: &SyncArgs) -> ExitCode {
+pub fn run(args: &SyncArgs) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -175,7 +181,9 @@ impl Kept {
     }
 }
 
-async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
+/// Runs a sync on the current tokio runtime: the exit status (0 complete, 1 not), or
+/// why it could not start.
+pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
     let started = Instant::now();
     let start = args
         .source
@@ -448,7 +456,8 @@ fn save(kept: &Kept, client: &Client<MemoryInventory>) -> io::Result<()> {
     Kept::save(&kept.state(), client.state())
 }
 
-pub(crate) async fn sleep_until(at: Option<Instant>) {
+/// Sleeps until `at`, or forever when there is no timeout.
+pub async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
@@ -497,8 +506,9 @@ fn copy_bitstream(
 }
 
 /// Makes one request and streams its response to the main task: into `temp` as well,
-/// for a resource or a package answered with success.
-pub(crate) async fn fetch(
+/// for a resource or a package answered with success. URLs under a mirror's prefix are
+/// answered from its directory.
+pub async fn fetch(
     http: reqwest::Client,
     request: Request,
     temp: Option<PathBuf>,
