@@ -102,6 +102,7 @@ pub struct SyncArgs {
 
 /// What a request task tells the main task.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Msg {
     /// The response head.
     Head(RequestId, StatusCode, HeaderMap),
