@@ -114,6 +114,19 @@ pub enum Msg {
     Failed(RequestId, String),
 }
 
+impl Msg {
+    /// Hands what the request task said to the client, as the input it is.
+    pub fn deliver<I: resourcesync_client::Inventory>(self, client: &mut Client<I>) {
+        let now = Instant::now();
+        match self {
+            Msg::Head(id, status, headers) => client.handle_response(id, status, &headers, now),
+            Msg::Chunk(id, bytes) => client.handle_body(id, &bytes, now),
+            Msg::End(id) => client.handle_end(id, now),
+            Msg::Failed(id, reason) => client.handle_failure(id, reason, now),
+        }
+    }
+}
+
 /// Why a sync could not start (exit status 2): what to tell the user.
 #[derive(Debug)]
 pub struct Unusable(pub String);
@@ -385,12 +398,8 @@ pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
         }
         let timeout = client.poll_timeout();
         tokio::select! {
-            message = rx.recv() => match message {
-                Some(Msg::Head(id, status, headers)) => client.handle_response(id, status, &headers, Instant::now()),
-                Some(Msg::Chunk(id, bytes)) => client.handle_body(id, &bytes, Instant::now()),
-                Some(Msg::End(id)) => client.handle_end(id, Instant::now()),
-                Some(Msg::Failed(id, reason)) => client.handle_failure(id, reason, Instant::now()),
-                None => {}
+            message = rx.recv() => if let Some(message) = message {
+                message.deliver(&mut client);
             },
             () = sleep_until(timeout) => client.handle_timeout(Instant::now()),
         }

@@ -128,12 +128,8 @@ async fn explore(args: &ExploreArgs) -> Result<u8, Unusable> {
         }
         let timeout = client.poll_timeout();
         tokio::select! {
-            message = rx.recv() => match message {
-                Some(Msg::Head(id, status, headers)) => client.handle_response(id, status, &headers, Instant::now()),
-                Some(Msg::Chunk(id, bytes)) => client.handle_body(id, &bytes, Instant::now()),
-                Some(Msg::End(id)) => client.handle_end(id, Instant::now()),
-                Some(Msg::Failed(id, reason)) => client.handle_failure(id, reason, Instant::now()),
-                None => {}
+            message = rx.recv() => if let Some(message) = message {
+                message.deliver(&mut client);
             },
             () = sleep_until(timeout) => client.handle_timeout(Instant::now()),
         }
