@@ -66,6 +66,25 @@ impl<R: BufRead> Buffered<R> {
     }
 }
 
+impl<R: BufRead> Buffered<R> {
+    /// An input over text that is not sniffed for gzip (see `Counted::inflated`).
+    pub(crate) fn inflated(inner: R, max_bytes: u64, max_event: u64) -> Buffered<R> {
+        let mut xml =
+            quick_xml::Reader::from_reader(Counted::inflated(inner, max_bytes, max_event));
+        configure(&mut xml);
+        Buffered { xml }
+    }
+
+    /// The source of an `inflated` input.
+    pub(crate) fn inflated_source(&mut self) -> Option<&mut R> {
+        self.xml.get_mut().inflated_source()
+    }
+
+    pub(crate) fn inflated_source_ref(&self) -> Option<&R> {
+        self.xml.get_ref().inflated_source_ref()
+    }
+}
+
 impl<R: BufRead> std::fmt::Debug for Buffered<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Buffered")

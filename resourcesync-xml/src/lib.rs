@@ -118,6 +118,7 @@ mod error;
 mod extension;
 mod input;
 mod namespace;
+mod push;
 mod reader;
 mod set;
 mod set_reader;
@@ -127,6 +128,7 @@ pub use directory::{Directory, DirectoryError, MAX_SEGMENT_LEN};
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use extension::ExtensionError;
 pub use input::{Buffered, Input, Slice};
+pub use push::{Next, PushReader};
 pub use reader::{Limits, Reader, read_document};
 #[doc(no_inline)]
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
