@@ -5,10 +5,13 @@
 use std::io::Write;
 
 use proptest::prelude::*;
-use resourcesync_model::{Document, Entry};
 use resourcesync_xml::{ErrorKind, Limits, Next, PushReader, Reader};
 
 use crate::fuzz_corpus::outcome::{Outcome, limits, outcome};
+
+#[path = "../../../fuzz/common/push.rs"]
+#[allow(unreachable_pub)]
+mod common;
 
 /// What the slice reader makes of `data`; for a plain document over the byte limit, what
 /// a `BufRead` reader makes of it (the push reader's documented deviation: it cannot know
@@ -21,60 +24,10 @@ pub(crate) fn expected(data: &[u8], limits: Limits) -> Outcome {
     outcome(Reader::from_slice_with_limits(data, limits).read_to_document())
 }
 
-/// Reads `data` with a push reader fed the chunks that `cuts` (ascending offsets) make,
-/// taking entries after each feed until it needs more, then finishing. Also returns the
-/// most bytes the reader held after a feed.
+/// Reads `data` with a push reader fed the chunks that `cuts` make (see
+/// `fuzz/common/push.rs`), comparably; and the most bytes it held.
 pub(crate) fn push_read(data: &[u8], limits: Limits, cuts: &[usize]) -> (Outcome, usize) {
-    let mut reader = PushReader::with_limits(limits);
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut held = 0;
-    let mut from = 0;
-    let ends = cuts
-        .iter()
-        .copied()
-        .filter(|&c| c <= data.len())
-        .chain([data.len()]);
-    let read = || -> Result<(), resourcesync_xml::Error> {
-        for to in ends {
-            let to = to.max(from);
-            reader.feed(&data[from..to])?;
-            from = to;
-            held = held.max(reader.buffered());
-            loop {
-                match reader.next_entry()? {
-                    Next::Entry(entry) => entries.push(entry),
-                    Next::NeedMore => break,
-                    Next::End => panic!("the end before finish"),
-                    _ => unreachable!(),
-                }
-            }
-        }
-        reader.finish()?;
-        loop {
-            match reader.next_entry()? {
-                Next::Entry(entry) => entries.push(entry),
-                Next::NeedMore => panic!("more needed after finish"),
-                Next::End => break,
-                _ => unreachable!(),
-            }
-        }
-        Ok(())
-    };
-    let result = read();
-    let result = result.and_then(|()| {
-        let head = reader.head()?.cloned().expect("the head after the end");
-        assert!(
-            matches!(reader.next_entry(), Ok(Next::End)),
-            "End once, End again"
-        );
-        Ok((
-            Document {
-                head,
-                entries: std::mem::take(&mut entries),
-            },
-            reader.take_findings(),
-        ))
-    });
+    let (result, held) = common::push_read(data, limits, cuts);
     (outcome(result), held)
 }
 
@@ -108,6 +61,8 @@ pub(crate) fn assert_push_agrees(name: &str, data: &[u8], limits: Limits) {
     }
     random.sort_unstable();
     splits.push((format!("at {random:?}"), random));
+    let cuts = common::cuts_from(data);
+    splits.push((format!("as the fuzz target does, at {cuts:?}"), cuts));
     for (how, cuts) in splits {
         let (got, _) = push_read(data, limits, &cuts);
         assert!(
