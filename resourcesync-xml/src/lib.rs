@@ -18,6 +18,10 @@
 //!   standard's rules as it goes (`resourcesync_model::Checker`), over a file
 //!   ([`Reader::open`]), any `BufRead` ([`Reader::new`]) or a slice
 //!   ([`Reader::from_slice`]); [`read_document`] for a whole document in memory.
+//! - [`PushReader`]: the same reader driven by the caller's bytes as they arrive
+//!   ([`feed`](PushReader::feed), then [`next_entry`](PushReader::next_entry) until
+//!   [`Next::NeedMore`]), for a sans-IO client reading an HTTP body: any split of the bytes
+//!   reads as the slice does, and what it holds is bounded by the limits.
 //! - [`Writer`]: streaming, escaping, checking the same rules as it goes and handing back
 //!   their findings from a fallible [`Writer::finish`], or refusing errors
 //!   ([`WriteOptions`]); [`write_document`] for a whole document.
