@@ -305,3 +305,82 @@ proptest! {
         prop_assert_eq!(got, expected(data, limits()), "{}", name);
     }
 }
+
+/// Markup the push reader's scanner must follow as quick-xml does, whatever the chunks:
+/// `>` inside quoted attribute values, comments, CDATA sections and processing
+/// instructions that end in odd ways, references and markup between entries, elements
+/// named like entries that are not (and entries that do not look like them), a DOCTYPE,
+/// byte order marks, mismatched and stray tags.
+#[test]
+fn tricky_markup_reads_alike_in_any_chunks() {
+    const NS: &str = r#"xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/""#;
+    let url = |loc: &str| format!("<url><loc>{loc}</loc></url>");
+    let a = url("http://e.com/a");
+    let rows: Vec<String> = vec![
+        format!(
+            r#"<urlset {NS} x='>"' y=">'"><url a='/>'><loc>http://e.com/a</loc></url>{a}</urlset>"#
+        ),
+        format!("<urlset {NS}><!-- > -- - ->--><!---->{a}<!-- --->{a}</urlset>"),
+        format!("<urlset {NS}><!-->{a}-->{a}</urlset>"),
+        format!(
+            "<urlset {NS}><url><loc><![CDATA[http://e.com/]]]]><![CDATA[>]]></loc></url>{a}</urlset>"
+        ),
+        format!("<urlset {NS}><?pi ?? > ?>{a}<?>{a}<??></urlset>"),
+        format!(
+            "<?xml version=\"1.0\"?><?pi?><!-- c -->\n<urlset {NS}>{a}</urlset>\n<!-- after --><?after?>\n"
+        ),
+        format!("<urlset {NS}> &amp; {a}</urlset>"),
+        format!("<urlset {NS}>{a} &#x20; {a}</urlset>"),
+        format!("<urlset {NS}>{a} x {a}</urlset>"),
+        format!(
+            "<urlset {NS}>{a}<x:url xmlns:x=\"http://other/\"><loc>http://e.com/x</loc></x:url>{a}</urlset>"
+        ),
+        format!("<urlset {NS}><url xmlns=\"\"><loc>http://e.com/x</loc></url>{a}</urlset>"),
+        format!(
+            "<sm:urlset xmlns:sm=\"http://www.sitemaps.org/schemas/sitemap/0.9\"><sm:url><sm:loc>http://e.com/a</sm:loc></sm:url><sm:url\n><sm:loc>http://e.com/b</sm:loc></sm:url></sm:urlset>"
+        ),
+        format!("<urlset>{a}<url/><url></url>{a}</urlset>"),
+        format!("<urlset {NS}><bad:url>{a}</bad:url></urlset>"),
+        format!(
+            "<urlset {NS}><rs:md capability=\"resourcelist\"></rs:md><ext><url/></ext>{a}<rs:md capability=\"x\"/>{a}</urlset>"
+        ),
+        format!("<!DOCTYPE urlset [<!ENTITY x \"y\">]><urlset {NS}>{a}</urlset>"),
+        format!("<urlset {NS}>{a}<!DOCTYPE x>{a}</urlset>"),
+        format!("<urlset {NS}>{a}</url>{a}</urlset>"),
+        format!("</urlset><urlset {NS}>{a}</urlset>"),
+        format!("<urlset {NS}>{a}</urlset><urlset/>"),
+        format!("<urlset {NS}/>"),
+        format!("<urlset {NS}>{a}</urlset "),
+        format!("<urlset {NS}>{a}<url><loc>http://e.com/b</loc></url   ></urlset\t>"),
+        format!(
+            "<urlset {NS}><url><loc>http://e.com/a</loc><ext><deep><deeper/></deep></ext></url>{a}</urlset>"
+        ),
+        format!("\u{feff}<urlset {NS}>{a}</urlset>"),
+        format!("\u{feff}\u{feff}<urlset {NS}>{a}</urlset>"),
+        format!("<urlset {NS}>{a}<!x>{a}</urlset>"),
+        format!("<urlset {NS}>{a}<"),
+        format!("<urlset {NS}>{a}<url>"),
+        format!("<urlset {NS}>{a}\r\n\t {a}</urlset>"),
+        format!(
+            "<sitemapindex {NS}><sitemap><loc>http://e.com/s.xml</loc></sitemap>{a}</sitemapindex>"
+        ),
+    ];
+    for (i, row) in rows.iter().enumerate() {
+        let name = format!("row {i}: {row:?}");
+        assert_push_agrees(&name, row.as_bytes(), limits());
+        assert_push_agrees(&format!("{name}, gzipped"), &gzip(row.as_bytes()), limits());
+        let small = limits().with_max_event_len(24).with_max_entry_len(60);
+        assert_push_agrees(&format!("{name}, small limits"), row.as_bytes(), small);
+    }
+    // A BOM before gzip's magic bytes says text: not decompressed, as from a slice.
+    let mut data = b"\xEF\xBB\xBF".to_vec();
+    data.extend(gzip(format!("<urlset {NS}>{a}</urlset>").as_bytes()));
+    assert_push_agrees("BOM, then gzip", &data, limits());
+    // A corrupt gzip stream fails where it does from a slice.
+    let mut zipped = gzip(resource_list(200).as_slice());
+    let n = zipped.len();
+    zipped[n / 2] ^= 0x55;
+    assert_push_agrees("corrupt gzip", &zipped, limits());
+    zipped.truncate(n - 4);
+    assert_push_agrees("truncated gzip", &zipped, limits());
+}
