@@ -182,7 +182,8 @@ impl PushReader {
 
     /// Appends the next bytes of the document (compressed ones, for a gzipped document).
     /// Nothing is parsed here; an empty slice is fine. Fails only when called after
-    /// [`finish`](PushReader::finish).
+    /// [`finish`](PushReader::finish) ([`ErrorKind::Io`], `InvalidInput`, at line 0: the
+    /// caller's fault, not the document's).
     pub fn feed(&mut self, bytes: &[u8]) -> Result<(), Error> {
         if self.finished {
             return Err(Error::new(
@@ -488,7 +489,7 @@ impl PushReader {
         self.limits.max_bytes.saturating_add(BOM.len() as u64 + 1)
     }
 
-    /// The place of an error that is no fault of the document.
+    /// The place of an error that is no fault of the document: the bytes read, at line 0.
     fn here(&self) -> Position {
         Position {
             byte: self.bytes_read(),

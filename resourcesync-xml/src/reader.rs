@@ -891,12 +891,15 @@ impl<I: Input> Parser<I> {
         Ok(())
     }
 
-    /// Reads the root's children up to the next entry's start tag, which it returns, or to
-    /// the root's end (`None`). Before the first entry, `head` takes the document's
-    /// metadata, links and extensions; after it (`None`), see `read_between_entries`.
+    /// Reads the root's children up to the next entry's start tag, which it returns
+    /// (`Child::Entry`), or to the root's end (`Child::End`). Before the first entry, `head`
+    /// takes the document's metadata, links and extensions; after it (`None`), see
+    /// `read_between_entries`.
     ///
-    /// With `one`, it returns after one event or child element between entries
-    /// (`Child::More`): a push reader calls it once it holds that much of the document.
+    /// With `one`, it returns after one event or child element that is neither
+    /// (`Child::More`): a push reader calls it once it holds that much of the document. (One loop
+    /// over `read_root_child`, its only caller, rather than a second copy of the loop for
+    /// the push reader.)
     fn read_root_children(
         &mut self,
         buf: &mut Vec<u8>,
@@ -917,106 +920,102 @@ impl<I: Input> Parser<I> {
         buf: &mut Vec<u8>,
         mut head: Option<&mut HeadParts>,
     ) -> Result<Child, Error> {
-        {
-            let event = next_event!(self, buf);
-            let (e, empty) = match event {
-                Event::Start(e) => (e, false),
-                Event::Empty(e) => (e, true),
-                Event::End(_) => {
-                    self.ns.pop();
-                    return Ok(Child::End);
-                }
-                other => {
-                    self.between_children(other)?;
-                    return Ok(Child::More);
-                }
-            };
-            self.ns
-                .push(&e)
-                .map_err(|err| self.declaration_error(err))?;
-            let at = self.position();
-            let tag = self.classify(&e)?;
-            if let Some(parts) = head.as_deref_mut() {
-                if !matches!(tag, Tag::Url | Tag::Sitemap) {
-                    parts.children += 1;
-                    self.check_children(parts.children)?;
-                }
+        let event = next_event!(self, buf);
+        let (e, empty) = match event {
+            Event::Start(e) => (e, false),
+            Event::Empty(e) => (e, true),
+            Event::End(_) => {
+                self.ns.pop();
+                return Ok(Child::End);
             }
-            match tag {
-                tag @ (Tag::Url | Tag::Sitemap) => {
-                    self.stray_attributes(&e, at)?;
-                    if empty {
-                        self.ns.pop();
-                    }
-                    return Ok(Child::Entry((tag, empty, at)));
+            other => {
+                self.between_children(other)?;
+                return Ok(Child::More);
+            }
+        };
+        self.ns
+            .push(&e)
+            .map_err(|err| self.declaration_error(err))?;
+        let at = self.position();
+        let tag = self.classify(&e)?;
+        if let Some(parts) = head.as_deref_mut() {
+            if !matches!(tag, Tag::Url | Tag::Sitemap) {
+                parts.children += 1;
+                self.check_children(parts.children)?;
+            }
+        }
+        match tag {
+            tag @ (Tag::Url | Tag::Sitemap) => {
+                self.stray_attributes(&e, at)?;
+                if empty {
+                    self.ns.pop();
                 }
-                tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => {
-                    // A <loc> or <lastmod> outside any entry: kept as an extension.
-                    drop(e);
-                    self.read_text_into(buf, empty)?;
-                    let Some(parts) = head.as_deref_mut() else {
-                        return Ok(Child::More);
-                    };
-                    let name = match tag {
-                        Tag::Loc => "loc",
-                        Tag::Lastmod => "lastmod",
-                        _ => "changefreq",
-                    };
-                    parts.extensions.push(Element {
-                        namespace: SITEMAP_NAMESPACE.into(),
-                        prefix: None,
-                        name: name.into(),
-                        attributes: Vec::new(),
-                        content: crate::writer::escape_text(self.text()).into_owned(),
-                    });
-                }
-                Tag::Md => {
-                    let Some(parts) = head.as_deref_mut() else {
-                        self.after_first_entry(&e, at);
-                        self.rs_attributes(&e, at, &mut Md::default())?;
-                        drop(e);
-                        self.end_of_empty_element(buf, empty)?;
-                        return Ok(Child::More);
-                    };
-                    if parts.md.is_some() {
-                        self.rs_attributes(&e, at, &mut Md::default())?;
-                        self.finding(
-                            Rule::MdNotRepeatable,
-                            "the document has more than one rs:md; the first is kept".into(),
-                            at,
-                        );
-                    } else {
-                        parts.malformed.md =
-                            self.rs_attributes(&e, at, parts.md.insert(Md::default()))?;
-                    }
-                    drop(e);
-                    self.end_of_empty_element(buf, empty)?;
-                }
-                Tag::Ln => {
-                    let Some(parts) = head.as_deref_mut() else {
-                        self.after_first_entry(&e, at);
-                        let _ = self.link_attributes(&e, at)?;
-                        drop(e);
-                        self.end_of_empty_element(buf, empty)?;
-                        return Ok(Child::More);
-                    };
-                    let read = self.link_attributes(&e, at)?;
-                    parts.malformed.add(read, &mut parts.links);
+                return Ok(Child::Entry((tag, empty, at)));
+            }
+            tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => {
+                // A <loc> or <lastmod> outside any entry: kept as an extension.
+                drop(e);
+                self.read_text_into(buf, empty)?;
+                let Some(parts) = head.as_deref_mut() else {
+                    return Ok(Child::More);
+                };
+                let name = match tag {
+                    Tag::Loc => "loc",
+                    Tag::Lastmod => "lastmod",
+                    _ => "changefreq",
+                };
+                parts.extensions.push(Element {
+                    namespace: SITEMAP_NAMESPACE.into(),
+                    prefix: None,
+                    name: name.into(),
+                    attributes: Vec::new(),
+                    content: crate::writer::escape_text(self.text()).into_owned(),
+                });
+            }
+            Tag::Md => {
+                let Some(parts) = head.as_deref_mut() else {
+                    self.after_first_entry(&e, at);
+                    self.rs_attributes(&e, at, &mut Md::default())?;
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
-                }
-                Tag::UrlSet | Tag::SitemapIndex => {
-                    return Err(
-                        self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
+                    return Ok(Child::More);
+                };
+                if parts.md.is_some() {
+                    self.rs_attributes(&e, at, &mut Md::default())?;
+                    self.finding(
+                        Rule::MdNotRepeatable,
+                        "the document has more than one rs:md; the first is kept".into(),
+                        at,
                     );
+                } else {
+                    parts.malformed.md =
+                        self.rs_attributes(&e, at, parts.md.insert(Md::default()))?;
                 }
-                tag @ (Tag::MisplacedRs | Tag::MisplacedSitemap | Tag::Other) => {
-                    let mut element = self.extension_start(&e, tag, at)?;
+                drop(e);
+                self.end_of_empty_element(buf, empty)?;
+            }
+            Tag::Ln => {
+                let Some(parts) = head.as_deref_mut() else {
+                    self.after_first_entry(&e, at);
+                    let _ = self.link_attributes(&e, at)?;
                     drop(e);
-                    self.extension_content(buf, &mut element, empty)?;
-                    if let Some(parts) = head {
-                        parts.extensions.push(element);
-                    }
+                    self.end_of_empty_element(buf, empty)?;
+                    return Ok(Child::More);
+                };
+                let read = self.link_attributes(&e, at)?;
+                parts.malformed.add(read, &mut parts.links);
+                drop(e);
+                self.end_of_empty_element(buf, empty)?;
+            }
+            Tag::UrlSet | Tag::SitemapIndex => {
+                return Err(self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned())));
+            }
+            tag @ (Tag::MisplacedRs | Tag::MisplacedSitemap | Tag::Other) => {
+                let mut element = self.extension_start(&e, tag, at)?;
+                drop(e);
+                self.extension_content(buf, &mut element, empty)?;
+                if let Some(parts) = head {
+                    parts.extensions.push(element);
                 }
             }
         }
