@@ -221,11 +221,14 @@ impl private::Sealed for Slice<'_> {
         match &mut self.inner {
             SliceInner::Borrowed(xml) => {
                 let start = xml.buffer_position();
-                let event = xml.read_event()?;
-                if xml.buffer_position() - start > self.max_event {
+                let event = xml.read_event();
+                // Checked whether the event was read or failed: through `BufRead`, reading
+                // stops at the limit, before quick-xml can find what else is wrong with the
+                // event (its text not UTF-8, say), so a slice fails the same way.
+                if xml.buffer_position().saturating_sub(start) > self.max_event {
                     return Err(self.refuse_event());
                 }
-                Ok(event)
+                event
             }
             SliceInner::Gzip(b) => b.read_event(buf),
             SliceInner::TooLarge => Err(quick_xml::Error::Io(std::sync::Arc::new(

@@ -384,3 +384,38 @@ fn tricky_markup_reads_alike_in_any_chunks() {
     zipped.truncate(n - 4);
     assert_push_agrees("truncated gzip", &zipped, limits());
 }
+
+/// Found while testing the push reader against the slice reader: an event longer than the
+/// event limit that is also broken otherwise (text that is not UTF-8, a comment without an
+/// end) failed from a slice for the other fault, since the slice reader read the whole event
+/// before measuring it, and through `BufRead` (and so the push reader) for its length, since
+/// reading stops at the limit. Now it fails for its length on every path.
+#[test]
+fn an_over_long_broken_event_fails_for_its_length_on_every_path() {
+    let limits = limits().with_max_event_len(24);
+    let long = "http://e.com/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    for data in [
+        format!("<urlset><url><loc>{long}\u{1}</loc></url></urlset>").into_bytes(),
+        [
+            format!("<urlset><url><loc>{long}").as_bytes(),
+            b"\xff</loc></url></urlset>",
+        ]
+        .concat(),
+        [
+            b"<urlset><url a='\xff".as_slice(),
+            long.as_bytes(),
+            b"'/></urlset>",
+        ]
+        .concat(),
+        format!("<urlset><!-- {long}").into_bytes(),
+        format!("<urlset><url><loc>{long}").into_bytes(),
+    ] {
+        let slice = expected(&data, limits);
+        let buffered =
+            outcome(Reader::with_limits(&data[..], limits).and_then(Reader::read_to_document));
+        assert_eq!(slice, buffered, "{data:?}");
+        let (kind, _) = slice.unwrap_err();
+        assert_eq!(kind, ErrorKind::EventTooLong(24).to_string(), "{data:?}");
+        assert_push_agrees(&format!("{data:?}"), &data, limits);
+    }
+}
