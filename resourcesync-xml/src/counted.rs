@@ -312,10 +312,19 @@ impl<R: BufRead> Counted<R> {
         }
     }
 
-    /// Marks where the next event starts: from here on, at most `max_event` bytes are
+    /// Marks where the next event starts: from here on, at most `max_event` (+ 1) bytes are
     /// handed out until the next mark.
     pub(crate) fn start_event(&mut self) {
         self.event_start = self.consumed;
+    }
+
+    /// Whether the event being read has taken more than `max_event` bytes: set as
+    /// `over_event` if so. Reading hands out one byte more (see `fill_buf`).
+    pub(crate) fn over_event_limit(&mut self) -> bool {
+        if self.consumed.saturating_sub(self.event_start) > self.max_event {
+            self.over_event = true;
+        }
+        self.over_event
     }
 
     /// Bytes consumed by the XML reader so far.
@@ -348,9 +357,14 @@ impl<R: BufRead> BufRead for Counted<R> {
             self.over_limit = true;
             return Err(io::Error::other("byte limit reached"));
         }
+        // One byte more than an event may take: quick-xml ends a run of text at the `<` or
+        // `&` after it, which it must see, so text of exactly `max_event` bytes is read,
+        // as from a slice; an event that takes that byte is refused once read
+        // (`over_event_limit`).
         let event_room = self
             .event_start
             .saturating_add(self.max_event)
+            .saturating_add(1)
             .saturating_sub(self.consumed);
         if event_room == 0 && !buf.is_empty() {
             self.over_event = true;

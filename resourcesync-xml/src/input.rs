@@ -100,7 +100,14 @@ impl<R: BufRead> private::Sealed for Buffered<R> {
     where
         Self: 'b,
     {
-        self.xml.read_event_into(buf)
+        let event = self.xml.read_event_into(buf);
+        // Read or failed, an event over the limit fails for its length, as from a slice.
+        if self.xml.get_mut().over_event_limit() {
+            return Err(quick_xml::Error::Io(std::sync::Arc::new(
+                std::io::Error::other("event limit reached"),
+            )));
+        }
+        event
     }
 
     fn mark(&mut self) -> (u64, u64, u64) {

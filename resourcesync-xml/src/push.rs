@@ -374,11 +374,13 @@ impl PushReader {
             return false;
         }
         // An entry or the head fails once an event starts past its limit; the event that
-        // starts before it fails once it is longer than its own.
+        // starts before it fails once it is longer than its own, when the parser asks for
+        // the byte after the one more it is handed (see `Counted::fill_buf`).
         if let Some(start) = scope {
             let bound = at(start)
                 .saturating_add(limits.max_entry_len)
-                .saturating_add(limits.max_event_len);
+                .saturating_add(limits.max_event_len)
+                .saturating_add(1);
             if end > bound {
                 return true;
             }
@@ -741,7 +743,7 @@ impl Scanner {
     fn event_overflows(&self, position: u64, end: u64, max_event: u64) -> bool {
         matches!(self.open, Open::Markup | Open::Text { amp: false })
             && self.open_at >= position
-            && end > self.open_at.saturating_add(max_event)
+            && end > self.open_at.saturating_add(max_event).saturating_add(1)
     }
 
     /// Whether the scanner is between the root's children (or before or after the root).

@@ -385,6 +385,58 @@ fn tricky_markup_reads_alike_in_any_chunks() {
     assert_push_agrees("truncated gzip", &zipped, limits());
 }
 
+/// Found by the `push` fuzz target (`push/crash-c1b5ebc66f1cfa556c35bc7bdf3dea9b3e55cda6`,
+/// event limit 68, text of 68 bytes that are not UTF-8, then `&`): text of exactly the
+/// event limit was refused through `BufRead` (and so by the push reader), which handed out
+/// the limit and no more, so that quick-xml never saw the `<` or `&` that ends the text; a
+/// slice read it. `Counted` now hands out one byte more and refuses an event that takes it.
+#[test]
+fn text_of_exactly_the_event_limit_reads_on_every_path() {
+    let text = "http://e.com/aaaaaaaaaaaaaaaaa";
+    let limit = text.len() as u64;
+    let crash = std::fs::read(format!(
+        "{}/../fuzz/corpus/push/crash-c1b5ebc66f1cfa556c35bc7bdf3dea9b3e55cda6",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let rows: Vec<(Vec<u8>, Limits)> = vec![
+        (
+            format!("<urlset><url><loc>{text}</loc></url></urlset>").into_bytes(),
+            limits().with_max_event_len(limit),
+        ),
+        (
+            format!("<urlset><url><loc>{text}&amp;</loc></url></urlset>").into_bytes(),
+            limits().with_max_event_len(limit),
+        ),
+        (
+            format!("<urlset><url><loc>{text}a</loc></url></urlset>").into_bytes(),
+            limits().with_max_event_len(limit),
+        ),
+        (
+            crash,
+            limits().with_max_event_len(68).with_max_entry_len(136),
+        ),
+    ];
+    for (i, (data, limits)) in rows.into_iter().enumerate() {
+        let slice = expected(&data, limits);
+        let buffered =
+            outcome(Reader::with_limits(&data[..], limits).and_then(Reader::read_to_document));
+        assert_eq!(slice, buffered, "row {i}");
+        for n in 1..=7 {
+            let chunked = outcome(
+                Reader::with_limits(crate::Chunks::new(&data, n), limits)
+                    .and_then(Reader::read_to_document),
+            );
+            assert_eq!(slice, chunked, "row {i}, by {n}");
+        }
+        assert_push_agrees(&format!("row {i}"), &data, limits);
+        match i {
+            0 | 1 => assert!(slice.is_ok(), "row {i}: {slice:?}"),
+            _ => assert!(slice.is_err(), "row {i}"),
+        }
+    }
+}
+
 /// Found while testing the push reader against the slice reader: an event longer than the
 /// event limit that is also broken otherwise (text that is not UTF-8, a comment without an
 /// end) failed from a slice for the other fault, since the slice reader read the whole event
@@ -409,6 +461,8 @@ fn an_over_long_broken_event_fails_for_its_length_on_every_path() {
         .concat(),
         format!("<urlset><!-- {long}").into_bytes(),
         format!("<urlset><url><loc>{long}").into_bytes(),
+        // Found by the push target (`push/crash-c1b5ebc66f1cfa556c35bc7bdf3dea9b3e55cda6`),
+        // below: text of exactly the limit, then `&`.
     ] {
         let slice = expected(&data, limits);
         let buffered =
