@@ -9,7 +9,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use resourcesync_benches::{document, raw_loop, xml};
 use resourcesync_model::DocumentKind;
-use resourcesync_xml::{Limits, Reader, Writer};
+use resourcesync_xml::{Limits, Next, PushReader, Reader, Writer};
 
 fn read_all(bytes: &[u8]) -> u64 {
     let mut reader = Reader::from_slice_with_limits(bytes, Limits::unbounded_size());
@@ -33,6 +33,32 @@ fn read_all_buffered(bytes: &[u8]) -> u64 {
     n
 }
 
+/// The push reader fed 64 KiB chunks, as a sans-IO client feeds an HTTP body, taking
+/// entries after each.
+fn read_all_pushed(bytes: &[u8]) -> u64 {
+    let mut reader = PushReader::with_limits(Limits::unbounded_size());
+    let mut n = 0;
+    let mut take = |reader: &mut PushReader| loop {
+        match reader.next_entry().unwrap() {
+            Next::Entry(entry) => {
+                n += entry.links.len() as u64 + 1;
+                black_box(entry);
+            }
+            Next::NeedMore => return false,
+            Next::End => return true,
+            _ => unreachable!(),
+        }
+    };
+    for chunk in bytes.chunks(64 * 1024) {
+        reader.feed(chunk).unwrap();
+        assert!(!take(&mut reader));
+    }
+    reader.finish().unwrap();
+    assert!(take(&mut reader));
+    assert!(reader.findings().is_empty());
+    n
+}
+
 fn bench(c: &mut Criterion) {
     for (name, kind) in [
         ("resourcelist-50k", DocumentKind::ResourceList),
@@ -41,6 +67,7 @@ fn bench(c: &mut Criterion) {
         let doc = document(kind, 0, 50_000);
         let bytes = xml(&doc);
         assert_eq!(read_all(&bytes), 55_000);
+        assert_eq!(read_all_pushed(&bytes), 55_000);
         let mut g = c.benchmark_group(format!("xml/{name}"));
         g.throughput(Throughput::Bytes(bytes.len() as u64));
         g.sample_size(20);
@@ -52,6 +79,9 @@ fn bench(c: &mut Criterion) {
         });
         g.bench_function("resourcesync-xml typed read (BufRead)", |b| {
             b.iter(|| black_box(read_all_buffered(&bytes)))
+        });
+        g.bench_function("resourcesync-xml typed read (push, 64 KiB chunks)", |b| {
+            b.iter(|| black_box(read_all_pushed(&bytes)))
         });
         let mut out = Vec::with_capacity(bytes.len() + 1024);
         g.bench_function("resourcesync-xml write", |b| {

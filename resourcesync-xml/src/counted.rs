@@ -5,7 +5,7 @@ use std::io::{self, BufRead, Read};
 
 /// How far ahead of the reader line breaks are looked for, which bounds the memory that
 /// remembering them takes, whatever buffer the source hands out.
-const WINDOW: usize = 64 * 1024;
+pub(crate) const WINDOW: usize = 64 * 1024;
 
 /// UTF-8's byte order mark.
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -70,6 +70,9 @@ impl<R: BufRead> BufRead for Sniffed<R> {
 
 enum Stream<R> {
     Plain(Sniffed<R>),
+    /// Text that needs no sniffing: a push reader's, decompressed already if it was
+    /// gzipped. Only a byte order mark is taken off, as from a decompressed source.
+    Inflated(WithoutBom<R>),
     #[cfg(feature = "gzip")]
     /// Boxed: rarer, and several times the size of a plain source.
     Gzip(Box<Decompressed<R>>),
@@ -91,11 +94,32 @@ const PIECE: usize = 8 * 1024;
 /// came first, and failed as XML. Fed the same pieces, the decoder does the same on every
 /// path. The copy costs little beside inflating.
 #[cfg(feature = "gzip")]
-struct Pieces<R> {
+pub(crate) struct Pieces<R> {
     inner: R,
     buf: Box<[u8]>,
     start: usize,
     end: usize,
+}
+
+#[cfg(feature = "gzip")]
+impl<R> Pieces<R> {
+    /// Hands out `inner` in pieces of `PIECE` bytes.
+    pub(crate) fn new(inner: R) -> Pieces<R> {
+        Pieces {
+            inner,
+            buf: vec![0; PIECE].into_boxed_slice(),
+            start: 0,
+            end: 0,
+        }
+    }
+
+    pub(crate) fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
+    pub(crate) fn get_ref(&self) -> &R {
+        &self.inner
+    }
 }
 
 #[cfg(feature = "gzip")]
@@ -134,7 +158,6 @@ impl<R: BufRead> BufRead for Pieces<R> {
 /// sizes the decoder hands out, and handed out first unless they are a BOM. Left to
 /// quick-xml, the BOM was stripped only when the decoder's first buffer held all of it,
 /// and counted in positions.
-#[cfg(feature = "gzip")]
 struct WithoutBom<R> {
     inner: R,
     /// Up to the first three bytes, read aside.
@@ -145,7 +168,6 @@ struct WithoutBom<R> {
     sniffed: bool,
 }
 
-#[cfg(feature = "gzip")]
 impl<R: BufRead> WithoutBom<R> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if !self.sniffed {
@@ -218,12 +240,7 @@ impl<R: BufRead> Counted<R> {
                 Stream::Gzip(Box::new(WithoutBom {
                     inner: io::BufReader::with_capacity(
                         WINDOW,
-                        flate2::bufread::MultiGzDecoder::new(Pieces {
-                            inner: sniffed,
-                            buf: vec![0; PIECE].into_boxed_slice(),
-                            start: 0,
-                            end: 0,
-                        }),
+                        flate2::bufread::MultiGzDecoder::new(Pieces::new(sniffed)),
                     ),
                     first: Vec::with_capacity(BOM.len()),
                     handed: 0,
@@ -256,10 +273,58 @@ impl<R: BufRead> Counted<R> {
         })
     }
 
-    /// Marks where the next event starts: from here on, at most `max_event` bytes are
+    /// Wraps text that is not to be sniffed for gzip (a push reader's, decompressed
+    /// already): only a byte order mark is dropped, at the first read, as from a gzipped
+    /// source's content.
+    pub(crate) fn inflated(inner: R, limit: u64, max_event: u64) -> Counted<R> {
+        Counted {
+            inner: Stream::Inflated(WithoutBom {
+                inner,
+                first: Vec::with_capacity(BOM.len()),
+                handed: 0,
+                sniffed: false,
+            }),
+            consumed: 0,
+            limit,
+            lines: 0,
+            line_start: 0,
+            breaks: VecDeque::new(),
+            scanned: 0,
+            over_limit: false,
+            event_start: 0,
+            max_event,
+            over_event: false,
+        }
+    }
+
+    /// The source under an `inflated` stream.
+    pub(crate) fn inflated_source(&mut self) -> Option<&mut R> {
+        match &mut self.inner {
+            Stream::Inflated(r) => Some(&mut r.inner),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn inflated_source_ref(&self) -> Option<&R> {
+        match &self.inner {
+            Stream::Inflated(r) => Some(&r.inner),
+            _ => None,
+        }
+    }
+
+    /// Marks where the next event starts: from here on, at most `max_event` (+ 1) bytes are
     /// handed out until the next mark.
     pub(crate) fn start_event(&mut self) {
         self.event_start = self.consumed;
+    }
+
+    /// Whether the event being read has taken more than `max_event` bytes: set as
+    /// `over_event` if so. Reading hands out one byte more (see `fill_buf`).
+    pub(crate) fn over_event_limit(&mut self) -> bool {
+        if self.consumed.saturating_sub(self.event_start) > self.max_event {
+            self.over_event = true;
+        }
+        self.over_event
     }
 
     /// Bytes consumed by the XML reader so far.
@@ -284,6 +349,7 @@ impl<R: BufRead> BufRead for Counted<R> {
         let room = self.limit.saturating_sub(self.consumed);
         let buf = match &mut self.inner {
             Stream::Plain(r) => r.fill_buf()?,
+            Stream::Inflated(r) => r.fill_buf()?,
             #[cfg(feature = "gzip")]
             Stream::Gzip(r) => r.fill_buf()?,
         };
@@ -291,9 +357,14 @@ impl<R: BufRead> BufRead for Counted<R> {
             self.over_limit = true;
             return Err(io::Error::other("byte limit reached"));
         }
+        // One byte more than an event may take: quick-xml ends a run of text at the `<` or
+        // `&` after it, which it must see, so text of exactly `max_event` bytes is read,
+        // as from a slice; an event that takes that byte is refused once read
+        // (`over_event_limit`).
         let event_room = self
             .event_start
             .saturating_add(self.max_event)
+            .saturating_add(1)
             .saturating_sub(self.consumed);
         if event_room == 0 && !buf.is_empty() {
             self.over_event = true;
@@ -338,6 +409,7 @@ impl<R: BufRead> BufRead for Counted<R> {
         }
         match &mut self.inner {
             Stream::Plain(r) => r.consume(amt),
+            Stream::Inflated(r) => r.consume(amt),
             #[cfg(feature = "gzip")]
             Stream::Gzip(r) => r.consume(amt),
         }

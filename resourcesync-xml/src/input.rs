@@ -66,6 +66,25 @@ impl<R: BufRead> Buffered<R> {
     }
 }
 
+impl<R: BufRead> Buffered<R> {
+    /// An input over text that is not sniffed for gzip (see `Counted::inflated`).
+    pub(crate) fn inflated(inner: R, max_bytes: u64, max_event: u64) -> Buffered<R> {
+        let mut xml =
+            quick_xml::Reader::from_reader(Counted::inflated(inner, max_bytes, max_event));
+        configure(&mut xml);
+        Buffered { xml }
+    }
+
+    /// The source of an `inflated` input.
+    pub(crate) fn inflated_source(&mut self) -> Option<&mut R> {
+        self.xml.get_mut().inflated_source()
+    }
+
+    pub(crate) fn inflated_source_ref(&self) -> Option<&R> {
+        self.xml.get_ref().inflated_source_ref()
+    }
+}
+
 impl<R: BufRead> std::fmt::Debug for Buffered<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Buffered")
@@ -81,7 +100,14 @@ impl<R: BufRead> private::Sealed for Buffered<R> {
     where
         Self: 'b,
     {
-        self.xml.read_event_into(buf)
+        let event = self.xml.read_event_into(buf);
+        // Read or failed, an event over the limit fails for its length, as from a slice.
+        if self.xml.get_mut().over_event_limit() {
+            return Err(quick_xml::Error::Io(std::sync::Arc::new(
+                std::io::Error::other("event limit reached"),
+            )));
+        }
+        event
     }
 
     fn mark(&mut self) -> (u64, u64, u64) {
@@ -202,11 +228,14 @@ impl private::Sealed for Slice<'_> {
         match &mut self.inner {
             SliceInner::Borrowed(xml) => {
                 let start = xml.buffer_position();
-                let event = xml.read_event()?;
-                if xml.buffer_position() - start > self.max_event {
+                let event = xml.read_event();
+                // Checked whether the event was read or failed: through `BufRead`, reading
+                // stops at the limit, before quick-xml can find what else is wrong with the
+                // event (its text not UTF-8, say), so a slice fails the same way.
+                if xml.buffer_position().saturating_sub(start) > self.max_event {
                     return Err(self.refuse_event());
                 }
-                Ok(event)
+                event
             }
             SliceInner::Gzip(b) => b.read_event(buf),
             SliceInner::TooLarge => Err(quick_xml::Error::Io(std::sync::Arc::new(

@@ -18,6 +18,10 @@
 //!   standard's rules as it goes (`resourcesync_model::Checker`), over a file
 //!   ([`Reader::open`]), any `BufRead` ([`Reader::new`]) or a slice
 //!   ([`Reader::from_slice`]); [`read_document`] for a whole document in memory.
+//! - [`PushReader`]: the same reader driven by the caller's bytes as they arrive
+//!   ([`feed`](PushReader::feed), then [`next_entry`](PushReader::next_entry) until
+//!   [`Next::NeedMore`]), for a sans-IO client reading an HTTP body: any split of the bytes
+//!   reads as the slice does, and what it holds is bounded by the limits.
 //! - [`Writer`]: streaming, escaping, checking the same rules as it goes and handing back
 //!   their findings from a fallible [`Writer::finish`], or refusing errors
 //!   ([`WriteOptions`]); [`write_document`] for a whole document.
@@ -118,6 +122,7 @@ mod error;
 mod extension;
 mod input;
 mod namespace;
+mod push;
 mod reader;
 mod set;
 mod set_reader;
@@ -127,6 +132,7 @@ pub use directory::{Directory, DirectoryError, MAX_SEGMENT_LEN};
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use extension::ExtensionError;
 pub use input::{Buffered, Input, Slice};
+pub use push::{Next, PushReader};
 pub use reader::{Limits, Reader, read_document};
 #[doc(no_inline)]
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};

@@ -183,6 +183,46 @@ enum State {
     Done,
 }
 
+/// What reading the root's children came to.
+enum Child {
+    /// The start tag of an entry: its tag, whether it is empty, and where it starts.
+    Entry((Tag, bool, Position)),
+    /// The root's end tag.
+    End,
+    /// One event or child element that is neither (only when asked to stop after one).
+    More,
+}
+
+/// What one step of a push reader read (see `Reader::push_step`).
+// An entry is large and the other variants empty; it is moved once, to the caller, as
+// `Reader::next_entry`'s `Option<Entry>` is: boxing it would cost an allocation per entry.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Step {
+    /// Part of the head or of the gap between entries, or an entry skipped for want of a
+    /// `<loc>`: nothing to hand out.
+    Nothing,
+    /// The head is complete.
+    Head,
+    /// An entry.
+    Entry(Entry),
+    /// The end of the document, checked.
+    End,
+}
+
+/// How much of the document a push reader must hold before its next step
+/// (see `Reader::push_need`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// Nothing more: the step reads no bytes.
+    Nothing,
+    /// The next event or child element of the root, or the rest of the root's child
+    /// being read (an entry whose start tag was read); in the prolog, up to the end of
+    /// the root's start tag.
+    Item,
+    /// Everything, up to the end of input.
+    End,
+}
+
 /// Reads a ResourceSync document as a stream: the [`DocumentHead`] first, then one
 /// [`Entry`] at a time, in constant memory whatever the document's size.
 ///
@@ -270,6 +310,8 @@ struct Parser<I: Input> {
     conventional_bindings: usize,
     /// The file being read, when the reader opened it: errors name it.
     path: Option<PathBuf>,
+    /// The head as a push reader reads it, one child of the root at a time.
+    push_head: Option<Box<HeadParts>>,
 }
 
 impl<I: Input> std::fmt::Debug for Reader<I> {
@@ -323,6 +365,19 @@ impl<R: BufRead> Reader<Buffered<R>> {
             Error::new(ErrorKind::Io(e), start)
         })?;
         Ok(Reader::with_input(input, limits))
+    }
+}
+
+impl<R: BufRead> Reader<Buffered<R>> {
+    /// A push reader's reader (`crate::push`): over text not sniffed for gzip, with the
+    /// given limits and checks.
+    pub(crate) fn pushed(
+        inner: R,
+        limits: Limits,
+        check: Option<CheckOptions>,
+    ) -> Reader<Buffered<R>> {
+        let input = Buffered::inflated(inner, limits.max_bytes, limits.max_event_len);
+        Reader::with_input(input, limits).with_check_options(check)
     }
 }
 
@@ -389,6 +444,7 @@ impl<I: Input> Reader<I> {
                 finished: false,
                 conventional_bindings: usize::MAX,
                 path: None,
+                push_head: None,
             },
         }
     }
@@ -484,6 +540,115 @@ impl<I: Input> Reader<I> {
     }
 }
 
+/// The steps a push reader (`crate::push`) drives the reader by: each reads no further
+/// than `push_need` says, so that the push reader can call it only once it holds those
+/// bytes. The pull reader's `head` and `next_entry` read several of these at once.
+impl<I: Input> Reader<I> {
+    pub(crate) fn input_mut(&mut self) -> &mut I {
+        &mut self.parser.input
+    }
+
+    pub(crate) fn input_ref(&self) -> &I {
+        &self.parser.input
+    }
+
+    /// The head, once it has been read.
+    pub(crate) fn read_head_so_far(&self) -> Option<&DocumentHead> {
+        match self.parser.state {
+            State::Prolog | State::Head => None,
+            _ => self.parser.head.as_ref(),
+        }
+    }
+
+    /// Where the entry or head being read started: reading it fails once it is longer
+    /// than `Limits::max_entry_len`.
+    pub(crate) fn scope_start(&self) -> Option<u64> {
+        self.parser.scope.map(|(start, _)| start)
+    }
+
+    /// Whether a child of the root whose start tag (`<name ...>`, as written) comes next
+    /// is an entry: then reading it reads the start tag alone. False when unsure (the tag
+    /// is malformed: reading it fails, which reading the whole element also does).
+    pub(crate) fn starts_entry(&mut self, tag: &[u8]) -> bool {
+        let Some(inner) = tag.strip_prefix(b"<").and_then(|t| t.strip_suffix(b">")) else {
+            return false;
+        };
+        let Ok(content) = std::str::from_utf8(inner) else {
+            return false;
+        };
+        let name_len = inner
+            .iter()
+            .position(|&b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            .unwrap_or(inner.len());
+        let e = BytesStart::from_content(content, name_len);
+        let parser = &mut self.parser;
+        // Opened and closed again: `pop` undoes `push`, a failed one included.
+        let declared = parser.ns.push(&e).is_ok();
+        let entry = declared && matches!(parser.classify(&e), Ok(Tag::Url | Tag::Sitemap));
+        parser.ns.pop();
+        entry
+    }
+
+    /// What the next `push_step` reads.
+    pub(crate) fn push_need(&self) -> Need {
+        match self.parser.state {
+            State::EntryStarted { empty: true } => Need::Nothing,
+            State::Done if self.parser.finished => Need::Nothing,
+            State::Done => Need::End,
+            _ => Need::Item,
+        }
+    }
+
+    /// Reads what `push_need` says, and no more.
+    pub(crate) fn push_step(&mut self) -> Result<Step, Error> {
+        let buf = &mut self.buf;
+        let parser = &mut self.parser;
+        match parser.state {
+            State::Prolog => {
+                parser.read_root(buf)?;
+                if parser.state == State::Head {
+                    parser.push_head = Some(Box::default());
+                    Ok(Step::Nothing)
+                } else {
+                    parser.end_head(None, None)?;
+                    Ok(Step::Head)
+                }
+            }
+            State::Head => {
+                let mut parts = parser.push_head.take().unwrap_or_default();
+                let first_entry = match parser.read_root_children(buf, Some(&mut parts), true)? {
+                    Child::More => {
+                        parser.push_head = Some(parts);
+                        return Ok(Step::Nothing);
+                    }
+                    Child::Entry(first) => Some(first),
+                    Child::End => None,
+                };
+                parser.end_head(Some(*parts), first_entry)?;
+                Ok(Step::Head)
+            }
+            State::EntryStarted { empty } => {
+                parser.state = State::Entries;
+                let mut slot = None;
+                parser.read_entry(buf, empty, &mut slot)?;
+                Ok(slot.map_or(Step::Nothing, Step::Entry))
+            }
+            State::Entries => {
+                match parser.read_root_children(buf, None, true)? {
+                    Child::More => {}
+                    Child::Entry(next) => parser.enter(Some(next))?,
+                    Child::End => parser.enter(None)?,
+                }
+                Ok(Step::Nothing)
+            }
+            State::Done => {
+                parser.end_document(buf)?;
+                Ok(Step::End)
+            }
+        }
+    }
+}
+
 impl<I: Input> Parser<I> {
     /// Reads the next entry into `slot` (`None` after the last). An entry is built where it
     /// is to stay, its `rs:md` included: entries are large, and moving them costs.
@@ -499,22 +664,7 @@ impl<I: Input> Parser<I> {
             match self.state {
                 State::Prolog | State::Head => return Err(self.error(ErrorKind::Empty)),
                 State::Done => {
-                    if !self.finished {
-                        self.finished = true;
-                        self.read_epilog(buf)?;
-                        if let Some(checker) = self.checker.take() {
-                            checker.finish(&mut self.findings);
-                            let bytes = self.input.bytes_read();
-                            if bytes > MAX_BYTES {
-                                let end = self.place(self.position());
-                                self.finding(
-                                    Rule::MaxBytes,
-                                    format!("{bytes} bytes, uncompressed: more than {MAX_BYTES}"),
-                                    end,
-                                );
-                            }
-                        }
-                    }
+                    self.end_document(buf)?;
                     *slot = None;
                     return Ok(());
                 }
@@ -527,6 +677,27 @@ impl<I: Input> Parser<I> {
                 State::Entries => self.read_between_entries(buf)?,
             }
         }
+    }
+
+    /// After the root: reads to the end of input and ends the checks, once.
+    fn end_document(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
+        if !self.finished {
+            self.finished = true;
+            self.read_epilog(buf)?;
+            if let Some(checker) = self.checker.take() {
+                checker.finish(&mut self.findings);
+                let bytes = self.input.bytes_read();
+                if bytes > MAX_BYTES {
+                    let end = self.place(self.position());
+                    self.finding(
+                        Rule::MaxBytes,
+                        format!("{bytes} bytes, uncompressed: more than {MAX_BYTES}"),
+                        end,
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 
     // --- positions and errors ---
@@ -674,11 +845,28 @@ impl<I: Input> Parser<I> {
     // --- the head ---
 
     fn read_head(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
-        let mut malformed = MalformedParts::default();
         self.read_root(buf)?;
         if self.state == State::Head {
             let mut parts = HeadParts::default();
-            let first_entry = self.read_root_children(buf, Some(&mut parts))?;
+            let first_entry = match self.read_root_children(buf, Some(&mut parts), false)? {
+                Child::Entry(first) => Some(first),
+                Child::End | Child::More => None,
+            };
+            self.end_head(Some(parts), first_entry)
+        } else {
+            self.end_head(None, None)
+        }
+    }
+
+    /// Completes the head from the root's children read before the first entry (`None`
+    /// for an empty root), starts that entry, and starts checking.
+    fn end_head(
+        &mut self,
+        parts: Option<HeadParts>,
+        first_entry: Option<(Tag, bool, Position)>,
+    ) -> Result<(), Error> {
+        let mut malformed = MalformedParts::default();
+        if let Some(parts) = parts {
             if let Some(head) = &mut self.head {
                 if let Some(md) = parts.md {
                     head.md = md;
@@ -703,117 +891,135 @@ impl<I: Input> Parser<I> {
         Ok(())
     }
 
-    /// Reads the root's children up to the next entry's start tag, which it returns, or to
-    /// the root's end (`None`). Before the first entry, `head` takes the document's
-    /// metadata, links and extensions; after it (`None`), see `read_between_entries`.
+    /// Reads the root's children up to the next entry's start tag, which it returns
+    /// (`Child::Entry`), or to the root's end (`Child::End`). Before the first entry, `head`
+    /// takes the document's metadata, links and extensions; after it (`None`), see
+    /// `read_between_entries`.
+    ///
+    /// With `one`, it returns after one event or child element that is neither
+    /// (`Child::More`): a push reader calls it once it holds that much of the document. (One loop
+    /// over `read_root_child`, its only caller, rather than a second copy of the loop for
+    /// the push reader.)
     fn read_root_children(
         &mut self,
         buf: &mut Vec<u8>,
         mut head: Option<&mut HeadParts>,
-    ) -> Result<Option<(Tag, bool, Position)>, Error> {
+        one: bool,
+    ) -> Result<Child, Error> {
         loop {
-            let event = next_event!(self, buf);
-            let (e, empty) = match event {
-                Event::Start(e) => (e, false),
-                Event::Empty(e) => (e, true),
-                Event::End(_) => {
-                    self.ns.pop();
-                    return Ok(None);
-                }
-                other => {
-                    self.between_children(other)?;
-                    continue;
-                }
-            };
-            self.ns
-                .push(&e)
-                .map_err(|err| self.declaration_error(err))?;
-            let at = self.position();
-            let tag = self.classify(&e)?;
-            if let Some(parts) = head.as_deref_mut() {
-                if !matches!(tag, Tag::Url | Tag::Sitemap) {
-                    parts.children += 1;
-                    self.check_children(parts.children)?;
-                }
+            match self.read_root_child(buf, head.as_deref_mut())? {
+                Child::More if !one => {}
+                child => return Ok(child),
             }
-            match tag {
-                tag @ (Tag::Url | Tag::Sitemap) => {
-                    self.stray_attributes(&e, at)?;
-                    if empty {
-                        self.ns.pop();
-                    }
-                    return Ok(Some((tag, empty, at)));
+        }
+    }
+
+    /// Reads one event, or one child element, of the root: see `read_root_children`.
+    fn read_root_child(
+        &mut self,
+        buf: &mut Vec<u8>,
+        mut head: Option<&mut HeadParts>,
+    ) -> Result<Child, Error> {
+        let event = next_event!(self, buf);
+        let (e, empty) = match event {
+            Event::Start(e) => (e, false),
+            Event::Empty(e) => (e, true),
+            Event::End(_) => {
+                self.ns.pop();
+                return Ok(Child::End);
+            }
+            other => {
+                self.between_children(other)?;
+                return Ok(Child::More);
+            }
+        };
+        self.ns
+            .push(&e)
+            .map_err(|err| self.declaration_error(err))?;
+        let at = self.position();
+        let tag = self.classify(&e)?;
+        if let Some(parts) = head.as_deref_mut() {
+            if !matches!(tag, Tag::Url | Tag::Sitemap) {
+                parts.children += 1;
+                self.check_children(parts.children)?;
+            }
+        }
+        match tag {
+            tag @ (Tag::Url | Tag::Sitemap) => {
+                self.stray_attributes(&e, at)?;
+                if empty {
+                    self.ns.pop();
                 }
-                tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => {
-                    // A <loc> or <lastmod> outside any entry: kept as an extension.
-                    drop(e);
-                    self.read_text_into(buf, empty)?;
-                    let Some(parts) = head.as_deref_mut() else {
-                        continue;
-                    };
-                    let name = match tag {
-                        Tag::Loc => "loc",
-                        Tag::Lastmod => "lastmod",
-                        _ => "changefreq",
-                    };
-                    parts.extensions.push(Element {
-                        namespace: SITEMAP_NAMESPACE.into(),
-                        prefix: None,
-                        name: name.into(),
-                        attributes: Vec::new(),
-                        content: crate::writer::escape_text(self.text()).into_owned(),
-                    });
-                }
-                Tag::Md => {
-                    let Some(parts) = head.as_deref_mut() else {
-                        self.after_first_entry(&e, at);
-                        self.rs_attributes(&e, at, &mut Md::default())?;
-                        drop(e);
-                        self.end_of_empty_element(buf, empty)?;
-                        continue;
-                    };
-                    if parts.md.is_some() {
-                        self.rs_attributes(&e, at, &mut Md::default())?;
-                        self.finding(
-                            Rule::MdNotRepeatable,
-                            "the document has more than one rs:md; the first is kept".into(),
-                            at,
-                        );
-                    } else {
-                        parts.malformed.md =
-                            self.rs_attributes(&e, at, parts.md.insert(Md::default()))?;
-                    }
+                return Ok(Child::Entry((tag, empty, at)));
+            }
+            tag @ (Tag::Loc | Tag::Lastmod | Tag::Changefreq) => {
+                // A <loc> or <lastmod> outside any entry: kept as an extension.
+                drop(e);
+                self.read_text_into(buf, empty)?;
+                let Some(parts) = head.as_deref_mut() else {
+                    return Ok(Child::More);
+                };
+                let name = match tag {
+                    Tag::Loc => "loc",
+                    Tag::Lastmod => "lastmod",
+                    _ => "changefreq",
+                };
+                parts.extensions.push(Element {
+                    namespace: SITEMAP_NAMESPACE.into(),
+                    prefix: None,
+                    name: name.into(),
+                    attributes: Vec::new(),
+                    content: crate::writer::escape_text(self.text()).into_owned(),
+                });
+            }
+            Tag::Md => {
+                let Some(parts) = head.as_deref_mut() else {
+                    self.after_first_entry(&e, at);
+                    self.rs_attributes(&e, at, &mut Md::default())?;
                     drop(e);
                     self.end_of_empty_element(buf, empty)?;
-                }
-                Tag::Ln => {
-                    let Some(parts) = head.as_deref_mut() else {
-                        self.after_first_entry(&e, at);
-                        let _ = self.link_attributes(&e, at)?;
-                        drop(e);
-                        self.end_of_empty_element(buf, empty)?;
-                        continue;
-                    };
-                    let read = self.link_attributes(&e, at)?;
-                    parts.malformed.add(read, &mut parts.links);
-                    drop(e);
-                    self.end_of_empty_element(buf, empty)?;
-                }
-                Tag::UrlSet | Tag::SitemapIndex => {
-                    return Err(
-                        self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned()))
+                    return Ok(Child::More);
+                };
+                if parts.md.is_some() {
+                    self.rs_attributes(&e, at, &mut Md::default())?;
+                    self.finding(
+                        Rule::MdNotRepeatable,
+                        "the document has more than one rs:md; the first is kept".into(),
+                        at,
                     );
+                } else {
+                    parts.malformed.md =
+                        self.rs_attributes(&e, at, parts.md.insert(Md::default()))?;
                 }
-                tag @ (Tag::MisplacedRs | Tag::MisplacedSitemap | Tag::Other) => {
-                    let mut element = self.extension_start(&e, tag, at)?;
+                drop(e);
+                self.end_of_empty_element(buf, empty)?;
+            }
+            Tag::Ln => {
+                let Some(parts) = head.as_deref_mut() else {
+                    self.after_first_entry(&e, at);
+                    let _ = self.link_attributes(&e, at)?;
                     drop(e);
-                    self.extension_content(buf, &mut element, empty)?;
-                    if let Some(parts) = head.as_deref_mut() {
-                        parts.extensions.push(element);
-                    }
+                    self.end_of_empty_element(buf, empty)?;
+                    return Ok(Child::More);
+                };
+                let read = self.link_attributes(&e, at)?;
+                parts.malformed.add(read, &mut parts.links);
+                drop(e);
+                self.end_of_empty_element(buf, empty)?;
+            }
+            Tag::UrlSet | Tag::SitemapIndex => {
+                return Err(self.error(ErrorKind::UnexpectedElement(e.name().as_ref().to_owned())));
+            }
+            tag @ (Tag::MisplacedRs | Tag::MisplacedSitemap | Tag::Other) => {
+                let mut element = self.extension_start(&e, tag, at)?;
+                drop(e);
+                self.extension_content(buf, &mut element, empty)?;
+                if let Some(parts) = head {
+                    parts.extensions.push(element);
                 }
             }
         }
+        Ok(Child::More)
     }
 
     fn read_root(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
@@ -963,8 +1169,10 @@ impl<I: Input> Parser<I> {
     /// placed, and guessing would misread the document); it and other children are read,
     /// so that their markup is checked and bounded, and dropped.
     fn read_between_entries(&mut self, buf: &mut Vec<u8>) -> Result<(), Error> {
-        let next = self.read_root_children(buf, None)?;
-        self.enter(next)
+        match self.read_root_children(buf, None, false)? {
+            Child::Entry(next) => self.enter(Some(next)),
+            Child::End | Child::More => self.enter(None),
+        }
     }
 
     /// Document-level metadata after the first entry: reported, and read (so that its

@@ -8,11 +8,11 @@ use crate::document;
 
 #[path = "../../../fuzz/common/outcome.rs"]
 #[allow(unreachable_pub)]
-mod outcome;
+pub(crate) mod outcome;
 
 use outcome::{Outcome, limits, outcome};
 
-fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = format!("{}/../fuzz/corpus/{target}", env!("CARGO_MANIFEST_DIR"));
     let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{dir}: {e}"))

@@ -495,6 +495,14 @@ fn bounded_rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
     rows
 }
 
+/// Every row of the tables here: name, document, limits, expected error.
+pub(crate) fn all_rows() -> Vec<(&'static str, Vec<u8>, Limits, &'static str)> {
+    let mut rows = rows();
+    rows.extend(character_reference_rows());
+    rows.extend(bounded_rows());
+    rows
+}
+
 #[test]
 fn hostile_input_is_refused_with_the_right_error() {
     check_rows(rows());

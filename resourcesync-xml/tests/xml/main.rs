@@ -13,6 +13,7 @@ mod examples;
 mod fuzz_corpus;
 mod hostile;
 mod interop;
+mod push;
 mod roundtrip;
 mod rules;
 mod set;
@@ -83,6 +84,7 @@ pub fn read_everywhere(bytes: &[u8], limits: Limits) -> Outcome {
             (a, b) => panic!("chunks of {n}: {b:?} but the slice gave {a:?}"),
         }
     }
+    push::assert_push_agrees("a document read everywhere", bytes, limits);
     slice
 }
 

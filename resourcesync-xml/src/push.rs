@@ -1,0 +1,1001 @@
+//! A push reader: the caller feeds the document's bytes as they arrive (HTTP body chunks,
+//! say) and takes entries as soon as they are complete.
+//!
+//! The pull parser (`Reader`) cannot stop in the middle of an event, let alone an entry:
+//! it calls its `BufRead` until it has what it needs. Rewriting it as a resumable state
+//! machine would double the parser; instead the push reader keeps the fed bytes in a
+//! buffer the parser reads from (`Source`), and calls the parser only when a small
+//! scanner (`Scanner`), which follows quick-xml's tokenization across chunks, knows that
+//! the buffer holds everything the parser's next step reads: up to the end of the root's
+//! start tag, then one event or child element of the root at a time (an entry's start
+//! tag, then the rest of the entry). Where the scanner cannot tell (a DOCTYPE, markup it
+//! does not follow), it waits, for the end of input or for a limit the parser must hit
+//! within the bytes held: the byte limit, the entry limit of the entry or head being
+//! read, the event limit of the event being read. Reading the same bytes in the same
+//! steps, the parser gives what the slice reader gives, errors and positions included; if
+//! it ever ran out of bytes all the same, the source fails with an IO error
+//! (`WouldBlock`) rather than let it see an end of input that is not there.
+//!
+//! A gzipped document is decompressed through the same decoder stack as a gzipped slice
+//! (pieces of 8 KiB, a 64 KiB window), pulled only when the parser needs more text, so
+//! that a corrupt stream fails at the same byte, and decompressed text is held no longer
+//! than unread plain text would be.
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead, Read};
+
+use resourcesync_model::{CheckOptions, DocumentHead, Entry, Finding};
+
+use crate::error::{Error, ErrorKind, Position};
+use crate::input::Buffered;
+use crate::reader::{Limits, Need, Reader, Step};
+
+/// UTF-8's byte order mark.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// What [`PushReader::next_entry`] gives.
+#[derive(Debug)]
+#[non_exhaustive]
+// The entry by value, as `Reader::next_entry` hands it out: boxing it would cost an
+// allocation per entry, and the other variants are rare.
+#[allow(clippy::large_enum_variant)]
+pub enum Next {
+    /// The next entry.
+    Entry(Entry),
+    /// The next entry (or the end) needs bytes not fed yet: feed more, or call
+    /// [`finish`](PushReader::finish) if there are none.
+    NeedMore,
+    /// The end of the document: [`finish`](PushReader::finish) was called, everything
+    /// was read, and the end-of-document checks have run (their findings are in
+    /// [`findings`](PushReader::findings)).
+    End,
+}
+
+/// Reads a ResourceSync document pushed to it in chunks: the caller feeds bytes as they
+/// arrive and takes the head and the entries as soon as they are complete, without
+/// performing any IO itself. A sans-IO client reads an HTTP body this way.
+///
+/// For any split of a document into chunks, feeding them in order and taking entries
+/// after each gives the same head, entries, findings and error (kind and place) as
+/// [`Reader::from_slice`] over the whole document. Gzip is detected by content and
+/// decompressed as the bytes come; [`Limits::max_bytes`] counts decompressed bytes.
+///
+/// Memory: the reader holds the bytes fed but not yet read ([`buffered`]). After each
+/// feed, take entries until [`Next::NeedMore`]: what stays held is then the part of the
+/// document that the next entry (or other piece of the root) needs, which the limits
+/// bound: an entry or the head longer than [`Limits::max_entry_len`], or a comment, text
+/// or tag longer than [`Limits::max_event_len`], is an error as soon as the reader holds
+/// that much of it, as it is for the pull reader. A child element of the root between
+/// entries that is no entry, and what follows the root, are bounded by
+/// [`Limits::max_bytes`] alone.
+///
+/// Deviation: a plain document longer than [`Limits::max_bytes`] fails with
+/// [`ErrorKind::TooLarge`] where the limit is reached, as from a `BufRead`
+/// ([`Reader::new`]): a slice reader sees its length before reading and fails at once.
+///
+/// ```
+/// use resourcesync_xml::{Next, PushReader};
+/// use resourcesync_model::DocumentKind;
+///
+/// let xml = br#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+///         xmlns:rs="http://www.openarchives.org/rs/terms/">
+///   <rs:ln rel="up" href="http://example.com/dataset1/capabilitylist.xml"/>
+///   <rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>
+///   <url><loc>http://example.com/res1</loc></url>
+///   <url><loc>http://example.com/res2</loc></url>
+/// </urlset>"#;
+///
+/// let mut reader = PushReader::new();
+/// let mut locs = Vec::new();
+/// // Chunks as they might come off the network: any split reads the same.
+/// for chunk in xml.chunks(40) {
+///     reader.feed(chunk)?;
+///     while let Next::Entry(entry) = reader.next_entry()? {
+///         locs.push(entry.loc.to_string());
+///     }
+/// }
+/// reader.finish()?;
+/// assert_eq!(reader.head()?.map(|h| h.kind()), Some(DocumentKind::ResourceList));
+/// loop {
+///     match reader.next_entry()? {
+///         Next::Entry(entry) => locs.push(entry.loc.to_string()),
+///         Next::End => break,
+///         _ => unreachable!("everything was fed"),
+///     }
+/// }
+/// assert_eq!(locs, ["http://example.com/res1", "http://example.com/res2"]);
+/// assert!(reader.findings().is_empty());
+/// assert_eq!(reader.entries_read(), 2);
+/// # Ok::<(), resourcesync_xml::Error>(())
+/// ```
+///
+/// [`buffered`]: PushReader::buffered
+pub struct PushReader {
+    limits: Limits,
+    check: Option<CheckOptions>,
+    /// The first bytes, until they tell plain text from gzip.
+    first: Vec<u8>,
+    /// The parser, once the first bytes are in: it owns the text buffer (`Source`).
+    reader: Option<Reader<Buffered<Source>>>,
+    /// The decoder of a gzipped document.
+    #[cfg(feature = "gzip")]
+    gzip: Option<Box<Inflater>>,
+    scanner: Scanner,
+    /// `finish` was called.
+    finished: bool,
+    /// The head has been read.
+    head_read: bool,
+    /// An error was returned: the document cannot be read further.
+    failed: bool,
+}
+
+impl std::fmt::Debug for PushReader {
+    /// Where the reader is, not the bytes it holds.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushReader")
+            .field("entries_read", &self.entries_read())
+            .field("bytes_read", &self.bytes_read())
+            .field("buffered", &self.buffered())
+            .field("finished", &self.finished)
+            .field("failed", &self.failed)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for PushReader {
+    fn default() -> Self {
+        PushReader::new()
+    }
+}
+
+impl PushReader {
+    /// A push reader with default limits and checking on, as [`Reader::new`].
+    pub fn new() -> PushReader {
+        PushReader::with_limits(Limits::default())
+    }
+
+    /// A push reader with the given limits and checking on.
+    pub fn with_limits(limits: Limits) -> PushReader {
+        PushReader {
+            limits,
+            check: Some(CheckOptions::default()),
+            first: Vec::new(),
+            reader: None,
+            #[cfg(feature = "gzip")]
+            gzip: None,
+            scanner: Scanner::default(),
+            finished: false,
+            head_read: false,
+            failed: false,
+        }
+    }
+
+    /// The reader checking the standard's document-wide rules with these options, or not
+    /// at all with `None`, as [`Reader::with_check_options`]. Call before the head is
+    /// read.
+    pub fn with_check_options(mut self, options: Option<CheckOptions>) -> PushReader {
+        self.check = options;
+        self.reader = self.reader.take().map(|r| r.with_check_options(options));
+        self
+    }
+
+    /// Appends the next bytes of the document (compressed ones, for a gzipped document).
+    /// Nothing is parsed here; an empty slice is fine. Fails only when called after
+    /// [`finish`](PushReader::finish) ([`ErrorKind::Io`], `InvalidInput`, at line 0: the
+    /// caller's fault, not the document's).
+    pub fn feed(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        if self.finished {
+            return Err(Error::new(
+                ErrorKind::Io(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "bytes fed after finish",
+                )),
+                self.here(),
+            ));
+        }
+        if self.reader.is_none() {
+            self.first.extend_from_slice(bytes);
+            self.start();
+            return Ok(());
+        }
+        #[cfg(feature = "gzip")]
+        if let Some(gzip) = &mut self.gzip {
+            gzip.feed(bytes);
+            return Ok(());
+        }
+        // Text past the byte limit (and a BOM) is never read: the parser fails first.
+        let cap = self.cap();
+        if let Some(source) = self.source() {
+            source.compact();
+            let room = cap.saturating_sub(source.end());
+            let n = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+            source.data.extend_from_slice(&bytes[..n]);
+        }
+        self.scan();
+        Ok(())
+    }
+
+    /// Says that no more bytes will come: the end of input is now known, and what has
+    /// been waiting for it can be read. Calling it again does nothing.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        if self.finished {
+            return Ok(());
+        }
+        self.finished = true;
+        if self.reader.is_none() {
+            self.start();
+        }
+        #[cfg(feature = "gzip")]
+        if let Some(gzip) = &mut self.gzip {
+            gzip.finish();
+            return Ok(());
+        }
+        if let Some(source) = self.source() {
+            source.complete = true;
+        }
+        self.scan();
+        Ok(())
+    }
+
+    /// The document's head, reading it first if the bytes it takes have been fed;
+    /// `None` when they have not (feed more, or finish).
+    pub fn head(&mut self) -> Result<Option<&DocumentHead>, Error> {
+        while !self.head_read {
+            match self.step()? {
+                None => return Ok(None),
+                Some(Step::Head) => self.head_read = true,
+                Some(_) => {}
+            }
+        }
+        Ok(self.reader.as_ref().and_then(Reader::read_head_so_far))
+    }
+
+    /// The next entry if its bytes have been fed, [`Next::NeedMore`] if not, or
+    /// [`Next::End`] after the last, once [`finish`](PushReader::finish) has been called.
+    /// Reads the head first if need be. Entries whose `<loc>` is missing or invalid are
+    /// skipped, with a finding, as by [`Reader::next_entry`].
+    pub fn next_entry(&mut self) -> Result<Next, Error> {
+        if !self.head_read && self.head()?.is_none() {
+            return Ok(Next::NeedMore);
+        }
+        loop {
+            match self.step()? {
+                None => {
+                    if let Some(source) = self.source() {
+                        source.compact();
+                    }
+                    return Ok(Next::NeedMore);
+                }
+                Some(Step::Entry(entry)) => return Ok(Next::Entry(entry)),
+                Some(Step::End) => return Ok(Next::End),
+                Some(Step::Head | Step::Nothing) => {}
+            }
+        }
+    }
+
+    /// Entries seen so far, skipped ones included.
+    pub fn entries_read(&self) -> u64 {
+        self.reader.as_ref().map_or(0, Reader::entries_read)
+    }
+
+    /// Bytes read by the parser so far, after decompression.
+    pub fn bytes_read(&self) -> u64 {
+        self.reader.as_ref().map_or(0, Reader::bytes_read)
+    }
+
+    /// The findings so far, in document order.
+    pub fn findings(&self) -> &[Finding] {
+        self.reader.as_ref().map_or(&[], Reader::findings)
+    }
+
+    /// Takes the findings so far, leaving none.
+    pub fn take_findings(&mut self) -> Vec<Finding> {
+        self.reader
+            .as_mut()
+            .map_or_else(Vec::new, Reader::take_findings)
+    }
+
+    /// Bytes the reader holds: fed (or decompressed) but not yet read by the parser,
+    /// compressed bytes not yet decompressed, and read bytes not yet dropped (they are
+    /// dropped when more is fed and when [`next_entry`](PushReader::next_entry) returns
+    /// [`Next::NeedMore`]).
+    pub fn buffered(&self) -> usize {
+        let text = self.reader.as_ref().map_or(0, |r| {
+            r.input_ref()
+                .inflated_source_ref()
+                .map_or(0, |s| s.data.len())
+        });
+        #[cfg(feature = "gzip")]
+        let text = text + self.gzip.as_ref().map_or(0, |g| g.held());
+        text + self.first.len()
+    }
+
+    // --- the steps ---
+
+    /// One step of the parser, if the bytes it reads are here (decompressing more as
+    /// needed); `None` if they are not.
+    fn step(&mut self) -> Result<Option<Step>, Error> {
+        if self.failed {
+            return Err(Error::new(
+                ErrorKind::Io(io::Error::other("the document failed to read earlier")),
+                self.here(),
+            ));
+        }
+        loop {
+            if self.reader.is_none() {
+                return Ok(None);
+            }
+            if self.ready() {
+                break;
+            }
+            if !self.pull() {
+                return Ok(None);
+            }
+        }
+        let Some(reader) = &mut self.reader else {
+            return Ok(None);
+        };
+        match reader.push_step() {
+            Ok(step) => Ok(Some(step)),
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    /// Whether the buffer holds every byte the parser's next step reads.
+    fn ready(&mut self) -> bool {
+        let limits = self.limits;
+        let Some(reader) = &mut self.reader else {
+            return false;
+        };
+        let need = reader.push_need();
+        let read = reader.bytes_read();
+        let scope = reader.scope_start();
+        let Some(source) = reader.input_mut().inflated_source() else {
+            return false;
+        };
+        if need == Need::Nothing || source.complete || source.error.is_some() {
+            return true;
+        }
+        let Some(bom) = self.scanner.bom else {
+            return false;
+        };
+        let end = source.end();
+        // Positions of the parser are counted after the BOM; the buffer's before it.
+        let at = |n: u64| bom.saturating_add(n);
+        // Past the byte limit, the parser fails there.
+        if end > at(limits.max_bytes) {
+            return true;
+        }
+        if need == Need::End {
+            return false;
+        }
+        // An entry or the head fails once an event starts past its limit; the event that
+        // starts before it fails once it is longer than its own, when the parser asks for
+        // the byte after the one more it is handed (see `Counted::fill_buf`).
+        if let Some(start) = scope {
+            let bound = at(start)
+                .saturating_add(limits.max_entry_len)
+                .saturating_add(limits.max_event_len)
+                .saturating_add(1);
+            if end > bound {
+                return true;
+            }
+        }
+        let position = at(read);
+        if self.scanner.boundary_after(position)
+            || self
+                .scanner
+                .event_overflows(position, end, limits.max_event_len)
+        {
+            return true;
+        }
+        // The start tag of a child of the root is in, not its end: if it starts an entry,
+        // the step reads the start tag alone (and the entry's limit bounds the next).
+        if self.scanner.open == Open::Element && self.scanner.open_at == position {
+            let from = position.saturating_sub(source.base) as usize;
+            let to = self.scanner.open_tag_end.saturating_sub(source.base) as usize;
+            if let Some(tag) = source.data.get(from..to) {
+                let tag = tag.to_vec();
+                return reader.starts_entry(&tag);
+            }
+        }
+        false
+    }
+
+    /// Decompresses the next window of text, if there is one to decompress; false when
+    /// nothing changed.
+    fn pull(&mut self) -> bool {
+        #[cfg(feature = "gzip")]
+        {
+            let cap = self.cap();
+            let Some(gzip) = &mut self.gzip else {
+                return false;
+            };
+            let Some(reader) = &mut self.reader else {
+                return false;
+            };
+            let Some(source) = reader.input_mut().inflated_source() else {
+                return false;
+            };
+            if source.complete || source.error.is_some() || source.end() > cap {
+                return false;
+            }
+            if !gzip.pull(source) {
+                return false;
+            }
+            self.scan();
+            true
+        }
+        #[cfg(not(feature = "gzip"))]
+        false
+    }
+
+    /// Builds the parser once the first bytes tell plain text from gzip (two bytes, or
+    /// fewer at the end of input), as `Counted::new` and `Slice::new` do: the magic bytes
+    /// first, so that a BOM before them says text.
+    fn start(&mut self) {
+        if self.first.len() < 2 && !self.finished {
+            return;
+        }
+        let gzip = self.first.starts_with(&[0x1f, 0x8b]);
+        let first = std::mem::take(&mut self.first);
+        let mut source = Source::default();
+        if gzip {
+            #[cfg(feature = "gzip")]
+            {
+                let mut inflater = Box::new(Inflater::new());
+                inflater.feed(&first);
+                if self.finished {
+                    inflater.finish();
+                }
+                self.gzip = Some(inflater);
+            }
+            #[cfg(not(feature = "gzip"))]
+            {
+                source.error = Some((
+                    io::ErrorKind::InvalidData,
+                    "gzip-compressed input, but the gzip feature is off".into(),
+                ));
+            }
+        } else {
+            let room = usize::try_from(self.cap()).unwrap_or(usize::MAX);
+            source
+                .data
+                .extend_from_slice(&first[..first.len().min(room)]);
+            source.complete = self.finished;
+        }
+        self.reader = Some(Reader::pushed(source, self.limits, self.check));
+        self.scan();
+    }
+
+    /// Scans the text not scanned yet.
+    fn scan(&mut self) {
+        if let Some(reader) = &mut self.reader {
+            if let Some(source) = reader.input_mut().inflated_source() {
+                self.scanner.scan(source);
+            }
+        }
+    }
+
+    fn source(&mut self) -> Option<&mut Source> {
+        self.reader.as_mut()?.input_mut().inflated_source()
+    }
+
+    /// Text beyond this offset of the buffer is never read: the byte limit, a BOM before
+    /// it, and the byte the parser looks at to know the limit is passed.
+    fn cap(&self) -> u64 {
+        self.limits.max_bytes.saturating_add(BOM.len() as u64 + 1)
+    }
+
+    /// The place of an error that is no fault of the document: the bytes read, at line 0.
+    fn here(&self) -> Position {
+        Position {
+            byte: self.bytes_read(),
+            line: 0,
+            column: 0,
+            entry: None,
+        }
+    }
+}
+
+/// The text the parser reads: what was fed (or decompressed), from the first byte not
+/// yet dropped.
+#[derive(Default)]
+pub(crate) struct Source {
+    data: Vec<u8>,
+    /// How much of `data` the parser has read.
+    pos: usize,
+    /// The offset of `data[0]` in the text.
+    base: u64,
+    /// No more text will come.
+    complete: bool,
+    /// The text ends in this error (a corrupt gzip stream): its kind and message.
+    error: Option<(io::ErrorKind, String)>,
+}
+
+impl Source {
+    /// The offset of the end of the text held.
+    fn end(&self) -> u64 {
+        self.base + self.data.len() as u64
+    }
+
+    /// Drops the text the parser has read.
+    fn compact(&mut self) {
+        if self.pos > 0 {
+            self.data.drain(..self.pos);
+            self.base += self.pos as u64;
+            self.pos = 0;
+        }
+    }
+}
+
+impl Read for Source {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let buf = self.fill_buf()?;
+            let n = buf.len().min(out.len());
+            out[..n].copy_from_slice(&buf[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Source {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos < self.data.len() {
+            return Ok(&self.data[self.pos..]);
+        }
+        if let Some((kind, message)) = &self.error {
+            return Err(io::Error::new(*kind, message.clone()));
+        }
+        if self.complete {
+            return Ok(&[]);
+        }
+        // The scanner said the bytes were here and they are not: a bug, which must not be
+        // read as the end of the document.
+        Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "push reader: the parser ran out of fed bytes (internal error)",
+        ))
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.data.len());
+    }
+}
+
+/// Compressed bytes as fed, handed to the decoder in whole pieces only (see
+/// `counted::Pieces`): the decoder sees the pieces a slice's decoder sees, so that it
+/// decodes (and fails) alike; until a piece is complete, it is told to wait.
+#[cfg(feature = "gzip")]
+#[derive(Default)]
+struct Compressed {
+    data: Vec<u8>,
+    pos: usize,
+    complete: bool,
+}
+
+#[cfg(feature = "gzip")]
+impl Read for Compressed {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let available = self.data.len() - self.pos;
+        if available < out.len() && !self.complete {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = available.min(out.len());
+        out[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[cfg(feature = "gzip")]
+impl BufRead for Compressed {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        Ok(&self.data[self.pos..])
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = (self.pos + amt).min(self.data.len());
+    }
+}
+
+/// The decoder of a gzipped document: the stack `Counted` reads a gzipped source through,
+/// over the compressed bytes fed so far.
+#[cfg(feature = "gzip")]
+struct Inflater {
+    decoder: io::BufReader<flate2::bufread::MultiGzDecoder<crate::counted::Pieces<Compressed>>>,
+}
+
+#[cfg(feature = "gzip")]
+impl Inflater {
+    fn new() -> Inflater {
+        Inflater {
+            decoder: io::BufReader::with_capacity(
+                crate::counted::WINDOW,
+                flate2::bufread::MultiGzDecoder::new(crate::counted::Pieces::new(
+                    Compressed::default(),
+                )),
+            ),
+        }
+    }
+
+    fn compressed(&mut self) -> &mut Compressed {
+        self.decoder.get_mut().get_mut().get_mut()
+    }
+
+    fn feed(&mut self, bytes: &[u8]) {
+        let compressed = self.compressed();
+        if compressed.pos > 0 {
+            compressed.data.drain(..compressed.pos);
+            compressed.pos = 0;
+        }
+        compressed.data.extend_from_slice(bytes);
+    }
+
+    fn finish(&mut self) {
+        self.compressed().complete = true;
+    }
+
+    /// Compressed bytes held.
+    fn held(&self) -> usize {
+        self.decoder.get_ref().get_ref().get_ref().data.len()
+    }
+
+    /// Decompresses one window into `source`; false if the decoder waits for input.
+    fn pull(&mut self, source: &mut Source) -> bool {
+        match self.decoder.fill_buf() {
+            Ok([]) => source.complete = true,
+            Ok(text) => {
+                let n = text.len();
+                source.compact();
+                source.data.extend_from_slice(text);
+                self.decoder.consume(n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+            Err(e) => source.error = Some((e.kind(), e.to_string())),
+        }
+        true
+    }
+}
+
+/// Follows the text as quick-xml tokenizes it, across chunks, to know where the parser's
+/// steps end: it records the offsets (in the text, BOM included) at which each event or
+/// child element of the root ends, and the root's start tag.
+#[derive(Default)]
+struct Scanner {
+    /// The next offset to scan.
+    at: u64,
+    /// The length of the BOM taken off the text, once the first bytes are in.
+    bom: Option<u64>,
+    lex: Lex,
+    /// Open elements.
+    depth: u64,
+    /// The root's start tag has been read.
+    rooted: bool,
+    /// The root has ended.
+    closed: bool,
+    /// Ends of the root's events and child elements not yet read, in order.
+    boundaries: VecDeque<u64>,
+    /// The event or child of the root being scanned, and where it started.
+    open: Open,
+    open_at: u64,
+    /// The end of the start tag of the child element being scanned.
+    open_tag_end: u64,
+    /// The scanner no longer follows the text (a DOCTYPE, markup quick-xml refuses): it
+    /// records nothing more, and the parser waits for the end of input or a limit.
+    halted: bool,
+}
+
+/// Where the scanner is in quick-xml's grammar.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Lex {
+    #[default]
+    Text,
+    /// After `<`.
+    Lt,
+    /// After `<!`.
+    Bang,
+    /// In a start or end tag: quick-xml's `ElementParser` (quotes hide `>`), and the
+    /// byte before, which makes a start tag empty when it is `/`.
+    Tag { end: bool, quote: u8, prev: u8 },
+    /// In a comment, `<!-` so far: its length and last two bytes (quick-xml ends it at
+    /// the first `>` after `--`, six bytes in or more).
+    Comment { len: u64, last: [u8; 2] },
+    /// In a CDATA section, after `<![`: the last two bytes (it ends at `]]>`).
+    CData { last: [u8; 2] },
+    /// In a processing instruction: whether the last byte was `?` (the first is).
+    Pi { question: bool },
+}
+
+/// What the root's child being scanned is.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Open {
+    /// Nothing: the last one ended.
+    #[default]
+    None,
+    /// Text; with a reference (`&`), which quick-xml reads as more than one event.
+    Text { amp: bool },
+    /// One piece of markup: a tag, comment, CDATA section, processing instruction.
+    Markup,
+    /// A child element whose start tag has been read.
+    Element,
+}
+
+impl Scanner {
+    /// Whether the end of an event or child of the root lies after `position` (where the
+    /// parser is): then the parser's next step ends there or before.
+    fn boundary_after(&mut self, position: u64) -> bool {
+        while self.boundaries.front().is_some_and(|&b| b <= position) {
+            self.boundaries.pop_front();
+        }
+        !self.boundaries.is_empty()
+    }
+
+    /// Whether the event of the root being scanned starts at or after `position` and is
+    /// longer than the event limit within the text held, so that the parser fails on it.
+    fn event_overflows(&self, position: u64, end: u64, max_event: u64) -> bool {
+        matches!(self.open, Open::Markup | Open::Text { amp: false })
+            && self.open_at >= position
+            && end > self.open_at.saturating_add(max_event).saturating_add(1)
+    }
+
+    /// Whether the scanner is between the root's children (or before or after the root).
+    fn at_top(&self) -> bool {
+        self.depth <= 1
+    }
+
+    /// An event or child of the root ends at `at`.
+    fn boundary(&mut self, at: u64) {
+        if self.rooted && self.boundaries.back() != Some(&at) {
+            self.boundaries.push_back(at);
+        }
+    }
+
+    fn scan(&mut self, source: &Source) {
+        if self.bom.is_none() {
+            let first = source.data.get(..BOM.len().min(source.data.len()));
+            match first {
+                Some(first) if first.len() == BOM.len() || source.complete => {
+                    let bom = if first == BOM { BOM.len() as u64 } else { 0 };
+                    self.bom = Some(bom);
+                    self.at = bom;
+                }
+                _ => return,
+            }
+        }
+        if self.halted || self.at < source.base {
+            return;
+        }
+        let from = (self.at - source.base) as usize;
+        let Some(data) = source.data.get(from..) else {
+            return;
+        };
+        let mut i = 0;
+        while i < data.len() && !self.halted {
+            let at = self.at + i as u64;
+            match self.lex {
+                Lex::Text => {
+                    let rest = &data[i..];
+                    let found = if self.at_top() {
+                        memchr::memchr2(b'<', b'&', rest)
+                    } else {
+                        memchr::memchr(b'<', rest)
+                    };
+                    let text_end = found.unwrap_or(rest.len());
+                    if text_end > 0 && self.at_top() && self.open == Open::None {
+                        self.open = Open::Text { amp: false };
+                        self.open_at = at;
+                    }
+                    let Some(j) = found else {
+                        i = data.len();
+                        continue;
+                    };
+                    let at = at + j as u64;
+                    i += j + 1;
+                    if data[i - 1] == b'&' {
+                        if self.open == Open::None {
+                            self.open_at = at;
+                        }
+                        self.open = Open::Text { amp: true };
+                        continue;
+                    }
+                    // `<`: the text before it ends here.
+                    if self.at_top() {
+                        if self.depth == 1 && !self.closed {
+                            self.boundary(at);
+                        }
+                        self.open = Open::Markup;
+                        self.open_at = at;
+                    }
+                    self.lex = Lex::Lt;
+                }
+                Lex::Lt => {
+                    let b = data[i];
+                    match b {
+                        b'!' => {
+                            self.lex = Lex::Bang;
+                            i += 1;
+                        }
+                        b'?' => {
+                            self.lex = Lex::Pi { question: true };
+                            i += 1;
+                        }
+                        b'/' => {
+                            self.lex = Lex::Tag {
+                                end: true,
+                                quote: 0,
+                                prev: b'/',
+                            };
+                            i += 1;
+                        }
+                        // The byte is the tag's first: the tag's parser reads it.
+                        _ => {
+                            self.lex = Lex::Tag {
+                                end: false,
+                                quote: 0,
+                                prev: 0,
+                            }
+                        }
+                    }
+                }
+                Lex::Bang => {
+                    match data[i] {
+                        b'-' => {
+                            self.lex = Lex::Comment {
+                                len: 3,
+                                last: [b'!', b'-'],
+                            }
+                        }
+                        b'[' => self.lex = Lex::CData { last: [0, 0] },
+                        // A DOCTYPE (refused, once read) or markup quick-xml refuses.
+                        _ => self.halted = true,
+                    }
+                    i += 1;
+                }
+                Lex::Tag { end, quote, prev } => {
+                    let rest = &data[i..];
+                    let mut quote = quote;
+                    let mut prev = prev;
+                    let mut closed = None;
+                    for j in memchr::memchr3_iter(b'>', b'\'', b'"', rest) {
+                        let b = rest[j];
+                        let before = if j > 0 { rest[j - 1] } else { prev };
+                        match (quote, b) {
+                            (0, b'>') => {
+                                closed = Some((j, before));
+                                break;
+                            }
+                            (0, q) => quote = q,
+                            (q, c) if q == c => quote = 0,
+                            _ => {}
+                        }
+                    }
+                    match closed {
+                        Some((j, before)) => {
+                            i += j + 1;
+                            self.lex = Lex::Text;
+                            let tag_end = self.at + i as u64;
+                            if end {
+                                self.end_tag(tag_end);
+                            } else {
+                                self.start_tag(tag_end, before == b'/');
+                            }
+                        }
+                        None => {
+                            if let Some(&last) = rest.last() {
+                                prev = last;
+                            }
+                            self.lex = Lex::Tag { end, quote, prev };
+                            i = data.len();
+                        }
+                    }
+                }
+                Lex::Comment { len, last } => {
+                    let b = data[i];
+                    i += 1;
+                    if b == b'>' && len > 5 && last == [b'-', b'-'] {
+                        self.markup_end(self.at + i as u64);
+                    } else {
+                        self.lex = Lex::Comment {
+                            len: len + 1,
+                            last: [last[1], b],
+                        };
+                    }
+                }
+                Lex::CData { last } => {
+                    let b = data[i];
+                    i += 1;
+                    if b == b'>' && last == [b']', b']'] {
+                        self.markup_end(self.at + i as u64);
+                    } else {
+                        self.lex = Lex::CData { last: [last[1], b] };
+                    }
+                }
+                Lex::Pi { question } => {
+                    let b = data[i];
+                    i += 1;
+                    if b == b'>' && question {
+                        self.markup_end(self.at + i as u64);
+                    } else {
+                        self.lex = Lex::Pi {
+                            question: b == b'?',
+                        };
+                    }
+                }
+            }
+        }
+        if !self.halted {
+            self.at += data.len() as u64;
+        }
+    }
+
+    /// A comment, CDATA section or processing instruction ends at `at`.
+    fn markup_end(&mut self, at: u64) {
+        self.lex = Lex::Text;
+        if self.at_top() {
+            if self.depth == 1 && !self.closed {
+                self.boundary(at);
+            }
+            self.open = Open::None;
+        }
+    }
+
+    fn start_tag(&mut self, at: u64, empty: bool) {
+        if self.closed {
+            // A second root: the parser refuses it.
+            self.halted = true;
+            return;
+        }
+        if !self.rooted {
+            self.rooted = true;
+            self.open = Open::None;
+            if empty {
+                self.closed = true;
+            } else {
+                self.depth = 1;
+            }
+            self.boundary(at);
+            return;
+        }
+        if self.depth == 1 {
+            if empty {
+                self.boundary(at);
+                self.open = Open::None;
+            } else {
+                self.open = Open::Element;
+                self.open_tag_end = at;
+            }
+        }
+        if !empty {
+            self.depth += 1;
+        }
+    }
+
+    fn end_tag(&mut self, at: u64) {
+        if self.depth == 0 {
+            // An end tag outside the root: the parser refuses it.
+            self.halted = true;
+            return;
+        }
+        self.depth -= 1;
+        match self.depth {
+            0 => {
+                self.boundary(at);
+                self.closed = true;
+                self.open = Open::None;
+            }
+            1 => {
+                self.boundary(at);
+                self.open = Open::None;
+            }
+            _ => {}
+        }
+    }
+}
