@@ -10,7 +10,7 @@ use resourcesync_model::{
     Relation, Uri, W3cDateTime,
 };
 use resourcesync_package::Package;
-use resourcesync_xml::Limits;
+use resourcesync_xml::{Limits, Next, PushReader};
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::config::{Config, Mode};
@@ -19,7 +19,6 @@ use crate::event::{
     Action, Change, ChangeId, DocumentRead, Event, Extract, Problem, ProblemKind, Progress, Report,
     Standing, Store, Warning,
 };
-use crate::feed::{Feed, Next};
 use crate::inventory::{Comparison, Inventory};
 use crate::local_path::{LocalPathError, PathSet};
 use crate::request::{Purpose, Request, RequestId};
@@ -214,7 +213,9 @@ enum Body {
 }
 
 struct DocFlight {
-    feed: Feed,
+    /// The document, read as its body arrives: memory per document in flight is bounded
+    /// by its largest entry, not by the document.
+    feed: PushReader,
     /// Set once the head was read.
     head: Option<Head>,
     entries: u64,
@@ -506,7 +507,7 @@ impl<I: Inventory> Client<I> {
         let body = match &job.what {
             What::Discover(_) => Body::Discovery(Vec::new(), Vec::new()),
             What::Document(_) => Body::Document(Box::new(DocFlight {
-                feed: Feed::with_limits(Limits::default()).with_check_options(None),
+                feed: PushReader::with_limits(Limits::default()),
                 head: None,
                 entries: 0,
                 warnings: 0,
@@ -1188,6 +1189,11 @@ impl<I: Inventory> Client<I> {
                     if end {
                         self.document_read(id);
                     }
+                    return;
+                }
+                // What a later reader may add: nothing to take yet.
+                Ok(_) => {
+                    self.take_findings(id);
                     return;
                 }
                 Err(e) => {

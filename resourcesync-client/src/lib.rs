@@ -212,7 +212,6 @@ mod client;
 mod config;
 pub mod discovery;
 mod event;
-mod feed;
 pub mod inventory;
 pub mod local_path;
 pub mod policy;

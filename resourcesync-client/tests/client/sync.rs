@@ -1013,3 +1013,38 @@ fn an_exploration_reads_every_document_and_nothing_else() {
     );
     assert!(d.files.is_empty() && d.state.sets.is_empty());
 }
+
+#[test]
+fn entries_are_decided_as_the_body_arrives() {
+    let s = source(200);
+    let config = resourcesync_client::Config::new(s.uri("resourcelist.xml"), BASELINE).unwrap();
+    let mut client = resourcesync_client::Client::new(
+        config,
+        Default::default(),
+        resourcesync_client::MemoryInventory::new(),
+    );
+    let now = std::time::Instant::now();
+    let request = client.poll_request(now).unwrap();
+    let body = s.respond(&request.uri.to_string()).body;
+    client.handle_response(
+        request.id,
+        http::StatusCode::OK,
+        &http::HeaderMap::new(),
+        now,
+    );
+    // Half the document: the entries in it are decided already, the end not yet reached.
+    client.handle_body(request.id, &body[..body.len() / 2], now);
+    let decided = std::iter::from_fn(|| client.poll_event())
+        .filter(|e| matches!(e, Event::Change(_)))
+        .count();
+    assert!(
+        (60..100).contains(&decided),
+        "{decided} of 200 decided from half the document"
+    );
+    client.handle_body(request.id, &body[body.len() / 2..], now);
+    client.handle_end(request.id, now);
+    let rest = std::iter::from_fn(|| client.poll_event())
+        .filter(|e| matches!(e, Event::Change(_)))
+        .count();
+    assert_eq!(decided + rest, 200);
+}
