@@ -1025,7 +1025,7 @@ fn entries_are_decided_as_the_body_arrives() {
     );
     let now = std::time::Instant::now();
     let request = client.poll_request(now).unwrap();
-    let body = s.respond(&request.uri.to_string()).body;
+    let body = s.respond(request.uri.as_str()).body;
     client.handle_response(
         request.id,
         http::StatusCode::OK,
