@@ -135,6 +135,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Drivers over real HTTP stacks
+//!
+//! Two programs in the repository drive this client against live Sources:
+//!
+//! - [`sync-ureq`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/sync-ureq.rs):
+//!   a blocking driver over ureq in one file, one request at a time: the loop above, with
+//!   packages, the state and the inventory kept in the destination directory.
+//! - [`resourcesync sync`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/sync.rs):
+//!   an async driver over reqwest and tokio, many requests in flight, one task per request
+//!   streaming its response to the task that owns the client.
+//!
 //! # The building blocks
 //!
 //! Each is usable on its own by a driver:
