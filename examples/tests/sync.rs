@@ -702,3 +702,39 @@ Source Description /.well-known/resourcesync (1 entries)
         text(&out)
     );
 }
+
+#[test]
+fn a_mirror_on_disk_answers_for_its_url_prefix() {
+    // The Source's files, written to a directory: no server at all.
+    let mut source = Source::new();
+    populate(&mut source, 5);
+    source.publish();
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror");
+    for (path, response) in &source.files {
+        let file = mirror.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, &response.body).unwrap();
+    }
+    for (path, (bytes, _)) in &source.resources {
+        let file = mirror.join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, bytes).unwrap();
+    }
+    let dest = dir.path().join("dest");
+    let out = sync(&[
+        "--mirror",
+        &format!("{}={}", source.base, mirror.display()),
+        &source.base,
+        dest.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let mut held = BTreeMap::new();
+    collect(&dest, &dest, &mut held);
+    let expected: BTreeMap<String, Vec<u8>> = source
+        .resources
+        .iter()
+        .map(|(p, (b, _))| (p.clone(), b.clone()))
+        .collect();
+    assert_eq!(held, expected);
+}
