@@ -112,6 +112,8 @@ pub enum Msg {
     End(RequestId),
     /// The exchange failed.
     Failed(RequestId, String),
+    /// A whole response at once: head, body and end (a small resource, already kept).
+    Whole(RequestId, StatusCode, HeaderMap, Vec<u8>),
 }
 
 impl Msg {
@@ -123,6 +125,11 @@ impl Msg {
             Msg::Chunk(id, bytes) => client.handle_body(id, &bytes, now),
             Msg::End(id) => client.handle_end(id, now),
             Msg::Failed(id, reason) => client.handle_failure(id, reason, now),
+            Msg::Whole(id, status, headers, body) => {
+                client.handle_response(id, status, &headers, now);
+                client.handle_body(id, &body, now);
+                client.handle_end(id, now);
+            }
         }
     }
 }
@@ -258,6 +265,7 @@ pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     let stdout = io::stdout();
+    let mut made = std::collections::HashSet::new();
     let report: Report = loop {
         let now = Instant::now();
         while let Some(request) = client.poll_request(now) {
@@ -287,7 +295,7 @@ pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
             match event {
                 Event::Store(store) => {
                     let target = args.dir.join(store.change.path.to_path_buf());
-                    match place(&kept.temp(store.request), &target) {
+                    match place(&kept.temp(store.request), &target, &mut made) {
                         Ok(()) => {
                             let held = Held::of(&store.digests, store.change.lastmod);
                             client
@@ -332,7 +340,7 @@ pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
                         .join(format!("extract-{}", extract.change.id).replace(' ', "-"));
                     let result = match packages.get_mut(&extract.package) {
                         Some(package) => copy_bitstream(package, extract.bitstream, &temp)
-                            .and_then(|held| place(&temp, &target).map(|()| held)),
+                            .and_then(|held| place(&temp, &target, &mut made).map(|()| held)),
                         None => Err(io::Error::other("the package is not open")),
                     };
                     match result {
@@ -477,12 +485,33 @@ pub async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// Moves a finished temporary file to `target`, making its directories.
-fn place(temp: &Path, target: &Path) -> io::Result<()> {
+/// Moves a finished temporary file to `target`, making its directories (once: `made`
+/// remembers which this run made or found).
+fn place(
+    temp: &Path,
+    target: &Path,
+    made: &mut std::collections::HashSet<PathBuf>,
+) -> io::Result<()> {
     if let Some(parent) = target.parent() {
-        std::fs::create_dir_all(parent)?;
+        if !made.contains(parent) {
+            std::fs::create_dir_all(parent)?;
+            made.insert(parent.to_owned());
+        }
     }
-    std::fs::rename(temp, target)
+    match std::fs::rename(temp, target) {
+        // A directory this run made was removed since (an emptied directory after a
+        // deletion): make it again.
+        Err(e)
+            if e.kind() == io::ErrorKind::NotFound
+                && target.parent().is_some_and(|p| !p.exists()) =>
+        {
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::rename(temp, target)
+        }
+        other => other,
+    }
 }
 
 /// Removes the directories a deletion left empty, up to (not including) `root`.
@@ -560,49 +589,117 @@ pub async fn fetch(
     };
     let status = response.status();
     let headers = response.headers().clone();
-    if tx.send(Msg::Head(id, status, headers)).await.is_err() {
-        return;
-    }
-    if !status.is_success() {
-        return;
-    }
-    let mut file = match &temp {
-        Some(temp) => match tokio::fs::File::create(temp).await {
-            Ok(file) => Some(file),
-            Err(e) => {
-                let _ = tx
-                    .send(Msg::Failed(id, format!("{}: {e}", temp.display())))
-                    .await;
+    let temp = match temp {
+        Some(temp) if status.is_success() => temp,
+        _ => {
+            // A document (or an error): streamed to the client as it arrives.
+            if tx.send(Msg::Head(id, status, headers)).await.is_err() || !status.is_success() {
                 return;
             }
-        },
-        None => None,
-    };
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                if let Some(file) = &mut file {
-                    if let Err(e) = file.write_all(&chunk).await {
+            loop {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => {
+                        if tx.send(Msg::Chunk(id, chunk.to_vec())).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
                         let _ = tx.send(Msg::Failed(id, e.to_string())).await;
                         return;
                     }
                 }
-                if tx.send(Msg::Chunk(id, chunk.to_vec())).await.is_err() {
+            }
+            let _ = tx.send(Msg::End(id)).await;
+            return;
+        }
+    };
+    // A resource or a package, kept in `temp`. A small body is gathered in memory, written
+    // with one blocking call and handed over in one message: per resource, each hop to
+    // tokio's blocking pool and each message cost more than the bytes. A body that grows
+    // past SMALL streams to the file and to the client from there on.
+    const SMALL: usize = 256 * 1024;
+    let mut gathered = Vec::new();
+    let mut file: Option<tokio::fs::File> = None;
+    let mut head = Some(headers);
+    let fail = |reason: String| Msg::Failed(id, reason);
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(fail(e.to_string())).await;
+                return;
+            }
+        };
+        if file.is_none() {
+            gathered.extend_from_slice(&chunk);
+            if gathered.len() <= SMALL {
+                continue;
+            }
+            let mut f = match tokio::fs::File::create(&temp).await {
+                Ok(f) => f,
+                Err(e) => {
+                    let _ = tx.send(fail(format!("{}: {e}", temp.display()))).await;
+                    return;
+                }
+            };
+            if let Err(e) = f.write_all(&gathered).await {
+                let _ = tx.send(fail(e.to_string())).await;
+                return;
+            }
+            file = Some(f);
+            if let Some(headers) = head.take() {
+                if tx.send(Msg::Head(id, status, headers)).await.is_err() {
                     return;
                 }
             }
-            Ok(None) => break,
-            Err(e) => {
-                let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+            if tx
+                .send(Msg::Chunk(id, std::mem::take(&mut gathered)))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            continue;
+        }
+        if let Some(f) = &mut file {
+            if let Err(e) = f.write_all(&chunk).await {
+                let _ = tx.send(fail(e.to_string())).await;
                 return;
             }
         }
-    }
-    if let Some(mut file) = file {
-        if let Err(e) = file.flush().await {
-            let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+        if tx.send(Msg::Chunk(id, chunk.to_vec())).await.is_err() {
             return;
         }
     }
-    let _ = tx.send(Msg::End(id)).await;
+    match (file, head) {
+        (Some(mut f), _) => {
+            if let Err(e) = f.flush().await {
+                let _ = tx.send(fail(e.to_string())).await;
+                return;
+            }
+            let _ = tx.send(Msg::End(id)).await;
+        }
+        (None, Some(headers)) => {
+            let body = gathered;
+            let written = tokio::task::spawn_blocking({
+                let (temp, body) = (temp.clone(), body.clone());
+                move || std::fs::write(temp, body)
+            })
+            .await;
+            match written {
+                Ok(Ok(())) => {
+                    let _ = tx.send(Msg::Whole(id, status, headers, body)).await;
+                }
+                Ok(Err(e)) => {
+                    let _ = tx.send(fail(format!("{}: {e}", temp.display()))).await;
+                }
+                Err(e) => {
+                    let _ = tx.send(fail(e.to_string())).await;
+                }
+            }
+        }
+        (None, None) => {}
+    }
 }
