@@ -21,7 +21,7 @@ use clap::Parser;
 use criterion::{Criterion, criterion_group, criterion_main};
 use resourcesync_examples::sync::{SyncArgs, sync};
 
-#[allow(dead_code, unreachable_pub)]
+#[allow(dead_code)]
 #[path = "../../resourcesync-client/tests/client/sim.rs"]
 mod sim;
 
