@@ -1,6 +1,8 @@
 //! The client's building blocks, one module per topic.
 
 mod discovery;
+mod fuzz_corpus;
+mod fuzz_regressions;
 mod local_path;
 mod policy;
 mod sim;
