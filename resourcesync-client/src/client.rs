@@ -1197,12 +1197,16 @@ impl<I: Inventory> Client<I> {
                 | DocumentKind::ChangeDumpIndex,
             ) if mode == Mode::Incremental => {
                 let s = self.new_set(job.uri.as_str(), Phase::Reading);
-                if !self.start_stream(s) {
+                if self.start_stream(s) {
+                    set = Some(s);
+                    Role::Changes
+                } else {
+                    // No checkpoint (a problem said so): the document is read on without
+                    // a set, its entries ignored. Returning before its head is recorded
+                    // made `read_document` ask for the head again, forever.
                     self.sets[s].phase = Phase::Finished;
-                    return Ok(());
+                    Role::Any
                 }
-                set = Some(s);
-                Role::Changes
             }
             (Role::Any, DocumentKind::Unknown) if doc.discovered => {
                 // A plain Sitemap found by discovery: not ResourceSync.
