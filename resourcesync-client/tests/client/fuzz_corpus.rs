@@ -31,7 +31,10 @@ fn the_seeds_are_in_the_corpus() {
         }
         let committed = std::fs::read(&path)
             .unwrap_or_else(|e| panic!("{path}: {e} (WRITE_SEEDS=1 cargo test writes the seeds)"));
-        assert_eq!(committed, bytes, "{path} is not the seed script_seeds makes");
+        assert_eq!(
+            committed, bytes,
+            "{path} is not the seed script_seeds makes"
+        );
     }
 }
 
@@ -41,7 +44,9 @@ fn the_client_corpus_plays_within_bounds() {
     let files = corpus();
     assert!(files.len() >= 10, "the client corpus is missing");
     for (name, bytes) in files {
-        if let Err(e) = std::panic::catch_unwind(|| { script::run(&bytes); }) {
+        if let Err(e) = std::panic::catch_unwind(|| {
+            script::run(&bytes);
+        }) {
             let message = e
                 .downcast_ref::<String>()
                 .cloned()
@@ -60,4 +65,16 @@ fn honest_seeds_reach_the_end() {
         eprintln!("{name}: {report:?}");
         assert!(report.documents >= 1, "{name}: {report:?}");
     }
+}
+
+/// Plays one script named by `CLIENT_SCRIPT` (a fuzz artifact), printing its report:
+/// `CLIENT_SCRIPT=path cargo test -p resourcesync-client --test client replay -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn replay() {
+    let path = std::env::var("CLIENT_SCRIPT").expect("CLIENT_SCRIPT names a script");
+    let bytes = std::fs::read(&path).unwrap();
+    let started = std::time::Instant::now();
+    let report = script::run(&bytes);
+    eprintln!("{path}: {:?} in {:?}", report, started.elapsed());
 }

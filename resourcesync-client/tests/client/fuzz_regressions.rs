@@ -38,7 +38,14 @@ fn incremental_from_a_change_list_without_checkpoint_ends() {
     let (run, report) = within_deadline(|| {
         let s = source();
         let mut d = Destination::default();
-        let run = sync(&s, &mut d, Mode::Incremental, "changelist.xml", |c| c, Drive::default());
+        let run = sync(
+            &s,
+            &mut d,
+            Mode::Incremental,
+            "changelist.xml",
+            |c| c,
+            Drive::default(),
+        );
         let report = run.report().clone();
         (run, report)
     });
