@@ -143,8 +143,7 @@ impl Source {
         } else {
             Change::Created
         };
-        self.resources
-            .insert(path.into(), (bytes.to_vec(), self.now));
+        self.resources.insert(path.into(), (bytes.to_vec(), self.now));
         self.log.push(Logged {
             at: self.now,
             path: path.into(),
@@ -189,50 +188,38 @@ impl Source {
         self.files.clear();
         self.published_at = self.now;
         // Source Description and Capability List.
-        let mut sd = Document::new(DocumentHead::new(Root::UrlSet, Capability::Description));
-        sd.entries.push(
-            Entry::new(self.uri("capabilitylist.xml"))
-                .with_md(Md::new().with_capability(Capability::CapabilityList)),
+        let mut sd = Document::new(
+            DocumentHead::new(Root::UrlSet, Capability::Description),
         );
-        self.files
-            .insert(".well-known/resourcesync".into(), Self::xml(&sd));
+        sd.entries.push(
+            Entry::new(self.uri("capabilitylist.xml")).with_md(Md::new().with_capability(Capability::CapabilityList)),
+        );
+        self.files.insert(".well-known/resourcesync".into(), Self::xml(&sd));
         let mut cl = Document::new(
-            DocumentHead::new(Root::UrlSet, Capability::CapabilityList).with_link(Link::new(
-                Relation::Up,
-                self.uri(".well-known/resourcesync"),
-            )),
+            DocumentHead::new(Root::UrlSet, Capability::CapabilityList)
+                .with_link(Link::new(Relation::Up, self.uri(".well-known/resourcesync"))),
         );
         let cap = |uri: Uri, c: Capability| Entry::new(uri).with_md(Md::new().with_capability(c));
-        cl.entries
-            .push(cap(self.uri("resourcelist.xml"), Capability::ResourceList));
+        cl.entries.push(cap(self.uri("resourcelist.xml"), Capability::ResourceList));
         if p.resource_dump {
-            cl.entries
-                .push(cap(self.uri("resourcedump.xml"), Capability::ResourceDump));
+            cl.entries.push(cap(self.uri("resourcedump.xml"), Capability::ResourceDump));
         }
         if p.change_dump {
-            cl.entries
-                .push(cap(self.uri("changedump.xml"), Capability::ChangeDump));
+            cl.entries.push(cap(self.uri("changedump.xml"), Capability::ChangeDump));
         } else {
-            cl.entries
-                .push(cap(self.uri("changelist.xml"), Capability::ChangeList));
+            cl.entries.push(cap(self.uri("changelist.xml"), Capability::ChangeList));
         }
         if p.archive {
-            cl.entries.push(cap(
-                self.uri("changelist-archive.xml"),
-                Capability::ChangeListArchive,
-            ));
+            cl.entries.push(cap(self.uri("changelist-archive.xml"), Capability::ChangeListArchive));
         }
-        self.files
-            .insert("capabilitylist.xml".into(), Self::xml(&cl));
+        self.files.insert("capabilitylist.xml".into(), Self::xml(&cl));
 
         // Resource List, an index when it has more than one part.
         let entries: Vec<Entry> = self
             .resources
             .iter()
             .map(|(path, (bytes, lastmod))| {
-                Entry::new(self.uri(path))
-                    .with_lastmod(time(*lastmod))
-                    .with_md(Self::md_of(bytes))
+                Entry::new(self.uri(path)).with_lastmod(time(*lastmod)).with_md(Self::md_of(bytes))
             })
             .collect();
         let parts: Vec<&[Entry]> = if entries.is_empty() {
@@ -241,18 +228,11 @@ impl Source {
             entries.chunks(p.list_part.max(1)).collect()
         };
         if parts.len() == 1 {
-            let mut doc = Document::new(
-                self.head(Capability::ResourceList, Root::UrlSet)
-                    .with_at(now),
-            );
+            let mut doc = Document::new(self.head(Capability::ResourceList, Root::UrlSet).with_at(now));
             doc.entries = parts[0].to_vec();
-            self.files
-                .insert("resourcelist.xml".into(), Self::xml(&doc));
+            self.files.insert("resourcelist.xml".into(), Self::xml(&doc));
         } else {
-            let mut index = Document::new(
-                self.head(Capability::ResourceList, Root::SitemapIndex)
-                    .with_at(now),
-            );
+            let mut index = Document::new(self.head(Capability::ResourceList, Root::SitemapIndex).with_at(now));
             for (i, part) in parts.iter().enumerate() {
                 let name = format!("resourcelist-{i}.xml");
                 let mut doc = Document::new(
@@ -262,12 +242,9 @@ impl Source {
                 );
                 doc.entries = part.to_vec();
                 self.files.insert(name.clone(), Self::xml(&doc));
-                index
-                    .entries
-                    .push(Entry::new(self.uri(&name)).with_md(Md::new().with_at(now)));
+                index.entries.push(Entry::new(self.uri(&name)).with_md(Md::new().with_at(now)));
             }
-            self.files
-                .insert("resourcelist.xml".into(), Self::xml(&index));
+            self.files.insert("resourcelist.xml".into(), Self::xml(&index));
         }
 
         // Resource Dump: one package.
@@ -275,9 +252,7 @@ impl Source {
             let head = DocumentHead::new(Root::UrlSet, Capability::ResourceDumpManifest)
                 .with_at(now)
                 .with_link(Link::new(Relation::Up, self.uri("capabilitylist.xml")));
-            let mut w =
-                PackageWriter::new(Cursor::new(Vec::new()), head, PackageOptions::default())
-                    .unwrap();
+            let mut w = PackageWriter::new(Cursor::new(Vec::new()), head, PackageOptions::default()).unwrap();
             for (path, (bytes, lastmod)) in &self.resources {
                 let b = Bitstream::new(self.uri(path), BitstreamPath::new(format!("/{path}")))
                     .with_lastmod(time(*lastmod));
@@ -285,30 +260,17 @@ impl Source {
             }
             let (zip, info) = w.finish().unwrap();
             let zip = zip.into_inner();
-            let mut dump = Document::new(
-                self.head(Capability::ResourceDump, Root::UrlSet)
-                    .with_at(now),
-            );
+            let mut dump = Document::new(self.head(Capability::ResourceDump, Root::UrlSet).with_at(now));
             dump.entries.push(
-                Entry::new(self.uri("resourcedump-1.zip")).with_md(
-                    Md::new()
-                        .with_length(info.digests.length)
-                        .with_hash(info.digests.hashes())
-                        .with_at(now),
-                ),
+                Entry::new(self.uri("resourcedump-1.zip"))
+                    .with_md(Md::new().with_length(info.digests.length).with_hash(info.digests.hashes()).with_at(now)),
             );
-            self.files
-                .insert("resourcedump-1.zip".into(), Response::ok(zip));
-            self.files
-                .insert("resourcedump.xml".into(), Self::xml(&dump));
+            self.files.insert("resourcedump-1.zip".into(), Response::ok(zip));
+            self.files.insert("resourcedump.xml".into(), Self::xml(&dump));
         }
 
         // Changes, in parts; the last part is open.
-        let offered: Vec<&Logged> = self
-            .log
-            .iter()
-            .filter(|l| l.at >= p.forget_before)
-            .collect();
+        let offered: Vec<&Logged> = self.log.iter().filter(|l| l.at >= p.forget_before).collect();
         let chunks: Vec<&[&Logged]> = if offered.is_empty() {
             vec![&[][..]]
         } else {
@@ -318,11 +280,7 @@ impl Source {
         let mut lists = Vec::new();
         for (i, chunk) in chunks.iter().enumerate() {
             let last = i + 1 == chunks.len();
-            let until = if last {
-                None
-            } else {
-                Some(chunks[i + 1][0].at)
-            };
+            let until = if last { None } else { Some(chunks[i + 1][0].at) };
             lists.push((format!("changes-{i}"), from, until, chunk.to_vec()));
             if let Some(u) = until {
                 from = u;
@@ -337,15 +295,10 @@ impl Source {
             if p.datetimes {
                 md = md.with_datetime(time(l.at));
             }
-            Entry::new(self.uri(&l.path))
-                .with_lastmod(time(l.at))
-                .with_md(md)
+            Entry::new(self.uri(&l.path)).with_lastmod(time(l.at)).with_md(md)
         };
         if p.change_dump {
-            let mut dump = Document::new(
-                self.head(Capability::ChangeDump, Root::UrlSet)
-                    .with_from(time(p.forget_before)),
-            );
+            let mut dump = Document::new(self.head(Capability::ChangeDump, Root::UrlSet).with_from(time(p.forget_before)));
             for (name, from, until, chunk) in &lists {
                 if chunk.is_empty() {
                     continue;
@@ -356,19 +309,14 @@ impl Source {
                 if let Some(u) = until {
                     head = head.with_until(time(*u));
                 }
-                let mut w =
-                    PackageWriter::new(Cursor::new(Vec::new()), head, PackageOptions::default())
-                        .unwrap();
+                let mut w = PackageWriter::new(Cursor::new(Vec::new()), head, PackageOptions::default()).unwrap();
                 for (k, l) in chunk.iter().enumerate() {
                     match &l.bytes {
                         Some(bytes) => {
-                            let b = Bitstream::new(
-                                self.uri(&l.path),
-                                BitstreamPath::new(format!("/{k}/{}", l.path)),
-                            )
-                            .with_lastmod(time(l.at))
-                            .with_change(l.change)
-                            .with_datetime(time(l.at));
+                            let b = Bitstream::new(self.uri(&l.path), BitstreamPath::new(format!("/{k}/{}", l.path)))
+                                .with_lastmod(time(l.at))
+                                .with_change(l.change)
+                                .with_datetime(time(l.at));
                             w.add(b, &bytes[..]).unwrap();
                         }
                         None => {
@@ -378,8 +326,7 @@ impl Source {
                 }
                 let (zip, info) = w.finish().unwrap();
                 let zip_name = format!("{name}.zip");
-                self.files
-                    .insert(zip_name.clone(), Response::ok(zip.into_inner()));
+                self.files.insert(zip_name.clone(), Response::ok(zip.into_inner()));
                 let mut md = Md::new()
                     .with_length(info.digests.length)
                     .with_hash(info.digests.hashes())
@@ -387,25 +334,19 @@ impl Source {
                 if let Some(u) = until {
                     md = md.with_until(time(*u));
                 }
-                dump.entries
-                    .push(Entry::new(self.uri(&zip_name)).with_md(md));
+                dump.entries.push(Entry::new(self.uri(&zip_name)).with_md(md));
             }
             self.files.insert("changedump.xml".into(), Self::xml(&dump));
             return;
         }
         let mut docs = Vec::new();
         for (name, from, until, chunk) in &lists {
-            let mut head = self
-                .head(Capability::ChangeList, Root::UrlSet)
-                .with_from(time(*from));
+            let mut head = self.head(Capability::ChangeList, Root::UrlSet).with_from(time(*from));
             if let Some(u) = until {
                 head = head.with_until(time(*u));
             }
             if p.archive {
-                head = head.with_link(Link::new(
-                    Relation::Archives,
-                    self.uri("changelist-archive.xml"),
-                ));
+                head = head.with_link(Link::new(Relation::Archives, self.uri("changelist-archive.xml")));
             }
             let mut doc = Document::new(head);
             doc.entries = chunk.iter().map(|l| change_entry(l)).collect();
@@ -423,22 +364,16 @@ impl Source {
                     if let Some(u) = until {
                         md = md.with_until(time(u));
                     }
-                    archive
-                        .entries
-                        .push(Entry::new(self.uri(&name)).with_md(md));
+                    archive.entries.push(Entry::new(self.uri(&name)).with_md(md));
                     self.files.insert(name, Self::xml(&doc));
                 }
             }
-            self.files
-                .insert("changelist-archive.xml".into(), Self::xml(&archive));
+            self.files.insert("changelist-archive.xml".into(), Self::xml(&archive));
         } else if docs.len() == 1 {
             let (_, _, _, doc) = docs.pop().unwrap();
             self.files.insert("changelist.xml".into(), Self::xml(&doc));
         } else {
-            let mut index = Document::new(
-                self.head(Capability::ChangeList, Root::SitemapIndex)
-                    .with_from(time(p.forget_before)),
-            );
+            let mut index = Document::new(self.head(Capability::ChangeList, Root::SitemapIndex).with_from(time(p.forget_before)));
             for (name, from, until, doc) in docs {
                 let mut md = Md::new().with_from(time(from));
                 if let Some(u) = until {
@@ -447,30 +382,21 @@ impl Source {
                 index.entries.push(Entry::new(self.uri(&name)).with_md(md));
                 self.files.insert(name, Self::xml(&doc));
             }
-            self.files
-                .insert("changelist.xml".into(), Self::xml(&index));
+            self.files.insert("changelist.xml".into(), Self::xml(&index));
         }
     }
 
     /// The response to a GET of `uri`, as published (resources as they are now).
     pub fn respond(&self, uri: &str) -> Response {
         let Some(path) = uri.strip_prefix(&self.base) else {
-            return Response {
-                status: 404,
-                headers: vec![],
-                body: vec![],
-            };
+            return Response { status: 404, headers: vec![], body: vec![] };
         };
         if let Some(r) = self.files.get(path) {
             return r.clone();
         }
         match self.resources.get(path) {
             Some((bytes, _)) => Response::ok(bytes.clone()),
-            None => Response {
-                status: 404,
-                headers: vec![],
-                body: b"not found".to_vec(),
-            },
+            None => Response { status: 404, headers: vec![], body: b"not found".to_vec() },
         }
     }
 }
@@ -486,11 +412,8 @@ pub struct Destination {
 impl Destination {
     /// Whether the Destination holds exactly the Source's resources.
     pub fn equals(&self, source: &Source) -> bool {
-        let expected: BTreeMap<String, Vec<u8>> = source
-            .resources
-            .iter()
-            .map(|(p, (b, _))| (p.clone(), b.clone()))
-            .collect();
+        let expected: BTreeMap<String, Vec<u8>> =
+            source.resources.iter().map(|(p, (b, _))| (p.clone(), b.clone())).collect();
         self.files == expected
     }
 
@@ -620,8 +543,7 @@ pub fn drive_client(
                 Event::Store(store) => {
                     let body = kept.remove(&store.request).expect("a stored body was kept");
                     assert_eq!(body.len() as u64, store.digests.length);
-                    dest.files
-                        .insert(store.change.path.as_str().to_owned(), body);
+                    dest.files.insert(store.change.path.as_str().to_owned(), body);
                     client.inventory_mut().insert(
                         store.change.uri.clone(),
                         Held::of(&store.digests, store.change.lastmod),
@@ -634,20 +556,13 @@ pub fn drive_client(
                     confirm = Some(change.id);
                 }
                 Event::Extract(extract) => {
-                    let package = packages
-                        .get_mut(&extract.package)
-                        .expect("the package is open");
+                    let package = packages.get_mut(&extract.package).expect("the package is open");
                     let mut bytes = Vec::new();
-                    package
-                        .bitstream(extract.bitstream)
-                        .unwrap()
-                        .read_to_end(&mut bytes)
-                        .unwrap();
+                    package.bitstream(extract.bitstream).unwrap().read_to_end(&mut bytes).unwrap();
                     let mut f = Fixity::new();
                     f.update(&bytes);
                     let digests = f.finish();
-                    dest.files
-                        .insert(extract.change.path.as_str().to_owned(), bytes);
+                    dest.files.insert(extract.change.path.as_str().to_owned(), bytes);
                     client.inventory_mut().insert(
                         extract.change.uri.clone(),
                         Held::of(&digests, extract.change.lastmod),
@@ -717,11 +632,7 @@ pub fn drive_client(
         match fault {
             None => {}
             Some(Fault::Status(s)) => {
-                response = Response {
-                    status: s,
-                    headers: vec![],
-                    body: b"fault".to_vec(),
-                }
+                response = Response { status: s, headers: vec![], body: b"fault".to_vec() }
             }
             Some(Fault::Truncate(n)) => truncate = Some(n),
             Some(Fault::Corrupt) => {
@@ -756,12 +667,7 @@ pub fn drive_client(
             );
         }
         now += Duration::from_millis(10);
-        client.handle_response(
-            id,
-            StatusCode::from_u16(response.status).unwrap(),
-            &headers,
-            now,
-        );
+        client.handle_response(id, StatusCode::from_u16(response.status).unwrap(), &headers, now);
         let body = match truncate {
             Some(n) => &response.body[..n.min(response.body.len())],
             None => &response.body[..],
@@ -773,9 +679,7 @@ pub fn drive_client(
             chunk_i += 1;
             let end = (at + n).min(body.len());
             if keep {
-                kept.entry(id)
-                    .or_default()
-                    .extend_from_slice(&body[at..end]);
+                kept.entry(id).or_default().extend_from_slice(&body[at..end]);
             }
             client.handle_body(id, &body[at..end], now);
             at = end;
