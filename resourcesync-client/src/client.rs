@@ -1320,7 +1320,9 @@ impl<I: Inventory> Client<I> {
                     set = Some(s);
                     Role::Changes
                 } else {
-                    // No checkpoint (said): the document is not read on.
+                    // No checkpoint (a problem said so): the document is read on without
+                    // a set, its entries ignored. Returning before its head is recorded
+                    // made `read_document` ask for the head again, forever.
                     self.sets[s].phase = Phase::Finished;
                     Role::Any
                 }

@@ -2,6 +2,8 @@
 
 mod convergence;
 mod discovery;
+mod fuzz_corpus;
+mod fuzz_regressions;
 mod local_path;
 mod policy;
 mod sim;

@@ -1,0 +1,282 @@
+//! Baseline planning by the sans-IO client, beside the floor measured in the same run:
+//! reading the same documents with `resourcesync-xml`'s reader alone.
+//!
+//! A 1,000,000-entry Resource List published with the set writer (20 parts of 50,000 and
+//! the index over them, as `benches/xml.rs` does), and a `MemoryInventory` of the same
+//! 1,000,000 resources in which 1 % has another sha-256. The client runs a dry-run
+//! baseline (`Mode::Baseline { prefer_dump: false }`, `Config::with_dry_run(true)`):
+//! it asks for the index and the parts, compares every entry with the inventory and
+//! announces the 10,000 changes, fetching no resource. The driver answers each document
+//! request from the bytes in memory, in 64 KiB chunks, one request at a time (the others
+//! wait in flight, bodies not started), and drains the events after every input.
+//!
+//! Memory: a counting global allocator (this binary's only) measures the client's own
+//! peak, over what was allocated before it started (the documents and the inventory),
+//! once before criterion runs, in test mode too; it must stay within 64 MiB.
+//!
+//! Until `resourcesync-xml`'s push reader lands, the client reads a document whole at its
+//! end (`resourcesync-client/src/feed.rs`): it keeps a copy of the body and the entries
+//! of one part at a time. This bench measures whatever the client does; it needs no
+//! change when the client switches.
+//!
+//! `cargo bench -p resourcesync-benches --bench client -- --warm-up-time 1 --measurement-time 10`
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use http::{HeaderMap, StatusCode};
+use resourcesync_client::{Client, Config, Event, Held, MemoryInventory, Mode, Report, State};
+use resourcesync_model::{Digest, Uri};
+use resourcesync_xml::{Limits, Reader, SetLimits, SetWriter};
+
+/// Counts the bytes allocated now and their peak since the last reset.
+struct Counting;
+
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(n: usize) {
+    let now = CURRENT.fetch_add(n, Ordering::Relaxed) + n;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+// SAFETY: every call is passed to the system allocator unchanged; the counters only
+// observe sizes. (The one `unsafe` of the benches; `benches/Cargo.toml` denies it
+// elsewhere.)
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as the caller promised for `layout`.
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as the caller promised for `layout`.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by `System` with `layout`.
+        unsafe { System.dealloc(ptr, layout) };
+        CURRENT.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: as the caller promised for `ptr`, `layout` and `new_size`.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                grew(new_size - layout.size());
+            } else {
+                CURRENT.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+#[allow(unsafe_code)]
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+const ENTRIES: u64 = 1_000_000;
+const INDEX: &str = "http://example.com/resourcelist.xml";
+const CHUNK: usize = 64 << 10;
+/// The bound the issue sets on the client's own memory.
+const MAX_CLIENT_BYTES: usize = 64 << 20;
+
+/// The index and its parts, by URI.
+fn publish(n: u64) -> BTreeMap<String, Vec<u8>> {
+    let mut store: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let head =
+        resourcesync_benches::document(resourcesync_model::DocumentKind::ResourceList, 0, 0).head;
+    let mut set = SetWriter::new(
+        head,
+        INDEX.parse().unwrap(),
+        |i| format!("http://example.com/resourcelist-{i:03}.xml").parse(),
+        |uri: &Uri, xml: &[u8]| {
+            store.insert(uri.to_string(), xml.to_vec());
+            Ok(())
+        },
+        SetLimits::default(),
+    )
+    .unwrap();
+    for i in 0..n {
+        set.write_entry(&resourcesync_benches::entry(i, false))
+            .unwrap();
+    }
+    let _ = set.finish().unwrap();
+    store
+}
+
+/// What the Destination holds: every listed resource, as listed (length, md5, sha-256,
+/// lastmod), but one in a hundred with another sha-256.
+fn inventory(n: u64) -> MemoryInventory {
+    (0..n)
+        .map(|i| {
+            let e = resourcesync_benches::entry(i, false);
+            let md = e.md.as_ref().unwrap();
+            let sha = if i % 100 == 0 { i + 2 } else { i + 1 };
+            let mut md5 = [0; 16];
+            md5.copy_from_slice(&resourcesync_benches::bytes(i, 16));
+            let mut sha256 = [0; 32];
+            sha256.copy_from_slice(&resourcesync_benches::bytes(sha, 32));
+            let held = Held::new()
+                .with_length(md.length.unwrap())
+                .with_lastmod(e.lastmod.unwrap())
+                .with_md5(Digest(md5))
+                .with_sha256(Digest(sha256));
+            (e.loc, held)
+        })
+        .collect()
+}
+
+/// The floor: the index and every part read with the reader alone; entries counted.
+fn read_alone(store: &BTreeMap<String, Vec<u8>>) -> u64 {
+    let mut index = Reader::from_slice_with_limits(&store[INDEX][..], Limits::default());
+    let mut n = 0;
+    while let Some(part) = index.next_entry().unwrap() {
+        let mut reader =
+            Reader::from_slice_with_limits(&store[part.loc.as_str()][..], Limits::default());
+        while let Some(entry) = reader.next_entry().unwrap() {
+            n += 1;
+            black_box(entry);
+        }
+    }
+    n
+}
+
+/// The client's dry-run baseline from the index: the report and the changes announced.
+fn plan(store: &BTreeMap<String, Vec<u8>>, inventory: &MemoryInventory) -> (Report, u64) {
+    let config = Config::new(
+        INDEX.parse().unwrap(),
+        Mode::Baseline { prefer_dump: false },
+    )
+    .unwrap()
+    .with_dry_run(true);
+    let mut client = Client::new(config, State::new(), inventory);
+    let now = Instant::now();
+    let headers = HeaderMap::new();
+    let mut waiting = Vec::new();
+    let mut changes = 0;
+    loop {
+        while let Some(request) = client.poll_request(now) {
+            waiting.push(request);
+        }
+        while let Some(event) = client.poll_event() {
+            match event {
+                Event::Change(_) => changes += 1,
+                Event::Done(report) => return (report, changes),
+                Event::Problem(p) => panic!("{p}"),
+                _ => {}
+            }
+        }
+        let Some(request) = waiting.pop() else {
+            panic!("the client waits for nothing and is not done: {client:?}");
+        };
+        let body = &store[request.uri.as_str()];
+        client.handle_response(request.id, StatusCode::OK, &headers, now);
+        for chunk in body.chunks(CHUNK) {
+            client.handle_body(request.id, chunk, now);
+        }
+        client.handle_end(request.id, now);
+    }
+}
+
+/// What reading the largest part whole holds at its peak: a copy of its bytes and its
+/// entries, as the client's temporary whole-document read
+/// (`resourcesync-client/src/feed.rs`) does. Allowed over the bound until the push
+/// reader lands (then `ALLOW_WHOLE_READ` goes).
+fn whole_read_peak(store: &BTreeMap<String, Vec<u8>>) -> usize {
+    let largest = store.values().max_by_key(|b| b.len()).unwrap();
+    let before = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let mut copy = Vec::new();
+    copy.extend_from_slice(largest);
+    let read = Reader::from_slice_with_limits(&copy, Limits::default()).read_to_document();
+    black_box(&read);
+    drop(read);
+    drop(copy);
+    PEAK.load(Ordering::Relaxed) - before
+}
+
+/// Whether the whole-document read is allowed over the bound: true while the client reads
+/// documents whole (`feed.rs`); false once it streams them with the push reader.
+const ALLOW_WHOLE_READ: bool = true;
+
+fn bench(c: &mut Criterion) {
+    let store = publish(ENTRIES);
+    assert_eq!(store.len(), 21);
+    let total: usize = store.values().map(Vec::len).sum();
+    let inventory = inventory(ENTRIES);
+    assert_eq!(read_alone(&store), ENTRIES);
+
+    // The client's own memory: its peak over what is allocated before it starts.
+    let before = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let started = Instant::now();
+    let (report, changes) = plan(&store, &inventory);
+    let took = started.elapsed();
+    let own = PEAK.load(Ordering::Relaxed) - before;
+    assert_eq!(changes, ENTRIES / 100);
+    assert_eq!(report.listed, ENTRIES);
+    assert_eq!(report.updated, ENTRIES / 100);
+    assert_eq!(report.documents, 21);
+    // And the reader's alone, for comparison.
+    let before_read = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(before_read, Ordering::Relaxed);
+    read_alone(&store);
+    let reader_own = PEAK.load(Ordering::Relaxed) - before_read;
+    let whole = whole_read_peak(&store);
+    let mib = |n: usize| n as f64 / (1 << 20) as f64;
+    eprintln!(
+        "client/baseline-plan-1m: the client's own peak {:.1} MiB ({:.1} bytes per listed entry); \
+         of it, reading the largest part whole {:.1} MiB; the reader's alone {:.2} MiB; \
+         documents {:.0} MiB, inventory and documents {:.0} MiB; one run {:?}",
+        mib(own),
+        own as f64 / ENTRIES as f64,
+        mib(whole),
+        mib(reader_own),
+        mib(total),
+        mib(before),
+        took,
+    );
+    let allowed = if ALLOW_WHOLE_READ {
+        MAX_CLIENT_BYTES + whole
+    } else {
+        MAX_CLIENT_BYTES
+    };
+    assert!(
+        own <= allowed,
+        "the client's own memory peaked at {own} bytes, over {allowed} \
+         ({MAX_CLIENT_BYTES} and, while documents are read whole, {whole})"
+    );
+
+    let mut g = c.benchmark_group("client/baseline-plan-1m-index-20-parts");
+    g.throughput(Throughput::Bytes(total as u64));
+    g.sample_size(10);
+    g.sampling_mode(SamplingMode::Flat);
+    g.warm_up_time(Duration::from_secs(1));
+    g.bench_function("reader alone (floor)", |b| {
+        b.iter(|| black_box(read_alone(&store)))
+    });
+    g.bench_function("client dry-run baseline", |b| {
+        b.iter(|| black_box(plan(&store, &inventory)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
