@@ -455,15 +455,15 @@ pub fn run(data: &[u8]) -> Option<Report> {
                 Event::Store(st) => to_confirm.push(st.change.id),
                 Event::Extract(x) => to_confirm.push(x.change.id),
                 Event::Delete(c) => to_confirm.push(c.id),
-                Event::Package(id) => packages.push(id),
-                Event::Cancel(id) => {
+                Event::Package { request: id } => packages.push(id),
+                Event::Cancel { request: id } => {
                     flying.retain(|f| f.id != id);
                     bodies.remove(&id);
                 }
                 Event::Discard { request, .. } => {
                     bodies.remove(&request);
                 }
-                Event::Release(id) => {
+                Event::Release { request: id } => {
                     packages.retain(|p| *p != id);
                     bodies.remove(&id);
                 }

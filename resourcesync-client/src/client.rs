@@ -1214,6 +1214,9 @@ impl<I: Inventory> Client<I> {
         else {
             return;
         };
+        if doc.feed.findings().is_empty() {
+            return;
+        }
         let findings = doc.feed.take_findings();
         let uri = job.uri.clone();
         for finding in findings {
@@ -1491,6 +1494,21 @@ impl<I: Inventory> Client<I> {
             What::Document(d) => d.depth,
             _ => 0,
         };
+        // The entries of lists, by the million, go straight to their role; the rest may
+        // name the document they are in.
+        match (role, kind) {
+            (Role::Listing, DocumentKind::ResourceList) => {
+                if let Some(s) = set {
+                    self.listed_entry(s, &entry, None);
+                }
+                return;
+            }
+            (Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) => {
+                self.collect_change(set, role, &entry);
+                return;
+            }
+            _ => {}
+        }
         let doc_uri = job.uri.clone();
         let capability = entry.md.as_ref().and_then(|md| md.capability.clone());
         match (role, kind) {
@@ -1561,11 +1579,6 @@ impl<I: Inventory> Client<I> {
                     }
                 }
             }
-            (Role::Listing, DocumentKind::ResourceList) => {
-                if let Some(s) = set {
-                    self.listed_entry(s, &entry, None);
-                }
-            }
             (Role::Explore, archive) => {
                 // An archive lists documents of the capability it archives.
                 let archived = match archive {
@@ -1620,22 +1633,23 @@ impl<I: Inventory> Client<I> {
                     self.add_candidate(s, &entry, false);
                 }
             }
-            (Role::Changes, DocumentKind::ChangeList)
-            | (Role::Candidate(_), DocumentKind::ChangeList) => {
-                let Some(s) = set else { return };
-                let Some(stream) = self.sets[s].stream.as_mut() else {
-                    return;
-                };
-                let c = match role {
-                    Role::Candidate(c) => c,
-                    _ => stream.candidates.len().saturating_sub(1),
-                };
-                if let Some(Some(loaded)) = stream.candidates.get_mut(c).map(|c| c.loaded.as_mut())
-                {
-                    loaded.push(raw(&entry, None));
-                }
-            }
             _ => {}
+        }
+    }
+
+    /// A change read from a Change List: kept with its candidate until its batch is
+    /// applied.
+    fn collect_change(&mut self, set: Option<usize>, role: Role, entry: &Entry) {
+        let Some(s) = set else { return };
+        let Some(stream) = self.sets[s].stream.as_mut() else {
+            return;
+        };
+        let c = match role {
+            Role::Candidate(c) => c,
+            _ => stream.candidates.len().saturating_sub(1),
+        };
+        if let Some(Some(loaded)) = stream.candidates.get_mut(c).map(|c| c.loaded.as_mut()) {
+            loaded.push(raw(entry, None));
         }
     }
 
