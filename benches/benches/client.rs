@@ -14,10 +14,8 @@
 //! peak, over what was allocated before it started (the documents and the inventory),
 //! once before criterion runs, in test mode too; it must stay within 64 MiB.
 //!
-//! Until `resourcesync-xml`'s push reader lands, the client reads a document whole at its
-//! end (`resourcesync-client/src/feed.rs`): it keeps a copy of the body and the entries
-//! of one part at a time. This bench measures whatever the client does; it needs no
-//! change when the client switches.
+//! The client reads each document with `resourcesync-xml`'s push reader as its chunks
+//! arrive, so a document in flight costs about one entry, not the document.
 //!
 //! `cargo bench -p resourcesync-benches --bench client -- --warm-up-time 1 --measurement-time 10`
 
@@ -31,7 +29,7 @@ use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_
 use http::{HeaderMap, StatusCode};
 use resourcesync_client::{Client, Config, Event, Held, MemoryInventory, Mode, Report, State};
 use resourcesync_model::{Digest, Uri};
-use resourcesync_xml::{Limits, Reader, SetLimits, SetWriter};
+use resourcesync_xml::{Limits, Next, PushReader, Reader, SetLimits, SetWriter};
 
 /// Counts the bytes allocated now and their peak since the last reset.
 struct Counting;
@@ -158,6 +156,37 @@ fn read_alone(store: &BTreeMap<String, Vec<u8>>) -> u64 {
     n
 }
 
+/// The same documents through the push reader, fed 64 KiB chunks as the client is: what
+/// reading costs when the bytes arrive in pieces, before the client does anything.
+fn push_alone(store: &BTreeMap<String, Vec<u8>>) -> u64 {
+    /// Every entry of one document, fed in chunks.
+    fn read(bytes: &[u8], mut each: impl FnMut(resourcesync_model::Entry)) {
+        let mut reader = PushReader::with_limits(Limits::default());
+        for chunk in bytes.chunks(CHUNK) {
+            reader.feed(chunk).unwrap();
+            while let Next::Entry(entry) = reader.next_entry().unwrap() {
+                each(entry);
+            }
+        }
+        reader.finish().unwrap();
+        while let Next::Entry(entry) = reader.next_entry().unwrap() {
+            each(entry);
+        }
+    }
+    let mut parts = Vec::new();
+    read(&store[INDEX][..], |part| {
+        parts.push(part.loc.as_str().to_owned())
+    });
+    let mut n = 0;
+    for part in &parts {
+        read(&store[part.as_str()][..], |entry| {
+            n += 1;
+            black_box(entry);
+        });
+    }
+    n
+}
+
 /// The client's dry-run baseline from the index: the report and the changes announced.
 fn plan(store: &BTreeMap<String, Vec<u8>>, inventory: &MemoryInventory) -> (Report, u64) {
     let config = Config::new(
@@ -195,33 +224,13 @@ fn plan(store: &BTreeMap<String, Vec<u8>>, inventory: &MemoryInventory) -> (Repo
     }
 }
 
-/// What reading the largest part whole holds at its peak: a copy of its bytes and its
-/// entries, as the client's temporary whole-document read
-/// (`resourcesync-client/src/feed.rs`) does. Allowed over the bound until the push
-/// reader lands (then `ALLOW_WHOLE_READ` goes).
-fn whole_read_peak(store: &BTreeMap<String, Vec<u8>>) -> usize {
-    let largest = store.values().max_by_key(|b| b.len()).unwrap();
-    let before = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(before, Ordering::Relaxed);
-    let mut copy = Vec::new();
-    copy.extend_from_slice(largest);
-    let read = Reader::from_slice_with_limits(&copy, Limits::default()).read_to_document();
-    black_box(&read);
-    drop(read);
-    drop(copy);
-    PEAK.load(Ordering::Relaxed) - before
-}
-
-/// Whether the whole-document read is allowed over the bound: true while the client reads
-/// documents whole (`feed.rs`); false once it streams them with the push reader.
-const ALLOW_WHOLE_READ: bool = true;
-
 fn bench(c: &mut Criterion) {
     let store = publish(ENTRIES);
     assert_eq!(store.len(), 21);
     let total: usize = store.values().map(Vec::len).sum();
     let inventory = inventory(ENTRIES);
     assert_eq!(read_alone(&store), ENTRIES);
+    assert_eq!(push_alone(&store), ENTRIES);
 
     // The client's own memory: its peak over what is allocated before it starts.
     let before = CURRENT.load(Ordering::Relaxed);
@@ -239,29 +248,21 @@ fn bench(c: &mut Criterion) {
     PEAK.store(before_read, Ordering::Relaxed);
     read_alone(&store);
     let reader_own = PEAK.load(Ordering::Relaxed) - before_read;
-    let whole = whole_read_peak(&store);
     let mib = |n: usize| n as f64 / (1 << 20) as f64;
     eprintln!(
         "client/baseline-plan-1m: the client's own peak {:.1} MiB ({:.1} bytes per listed entry); \
-         of it, reading the largest part whole {:.1} MiB; the reader's alone {:.2} MiB; \
+         the reader's alone {:.2} MiB; \
          documents {:.0} MiB, inventory and documents {:.0} MiB; one run {:?}",
         mib(own),
         own as f64 / ENTRIES as f64,
-        mib(whole),
         mib(reader_own),
         mib(total),
         mib(before),
         took,
     );
-    let allowed = if ALLOW_WHOLE_READ {
-        MAX_CLIENT_BYTES + whole
-    } else {
-        MAX_CLIENT_BYTES
-    };
     assert!(
-        own <= allowed,
-        "the client's own memory peaked at {own} bytes, over {allowed} \
-         ({MAX_CLIENT_BYTES} and, while documents are read whole, {whole})"
+        own <= MAX_CLIENT_BYTES,
+        "the client's own memory peaked at {own} bytes, over {MAX_CLIENT_BYTES}"
     );
 
     let mut g = c.benchmark_group("client/baseline-plan-1m-index-20-parts");
@@ -271,6 +272,9 @@ fn bench(c: &mut Criterion) {
     g.warm_up_time(Duration::from_secs(1));
     g.bench_function("reader alone (floor)", |b| {
         b.iter(|| black_box(read_alone(&store)))
+    });
+    g.bench_function("push reader alone, 64 KiB chunks", |b| {
+        b.iter(|| black_box(push_alone(&store)))
     });
     g.bench_function("client dry-run baseline", |b| {
         b.iter(|| black_box(plan(&store, &inventory)))
