@@ -302,6 +302,18 @@ fn both_drivers_baseline_then_go_on_incrementally_and_audit() {
             s.delete("r/1.txt");
             s.tick(2);
         });
+        // A dry run changes nothing on disk, the state included.
+        let before = std::fs::read(Path::new(d).join(".resourcesync/state.json")).unwrap();
+        let out = driver.run(&["--dry-run", &served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        assert!(
+            served.equals(Path::new(d)).is_err(),
+            "{driver:?}: a dry run changed the tree"
+        );
+        assert_eq!(
+            std::fs::read(Path::new(d).join(".resourcesync/state.json")).unwrap(),
+            before
+        );
         let out = driver.run(&["--audit", &served.base, d]);
         assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
         let out = driver.run(&[&served.base, d]);

@@ -1,7 +1,7 @@
 //! A blocking driver of the sans-IO client over ureq: a whole Destination in one file.
 //!
 //! ```text
-//! sync-ureq [--audit] [--dump] [--delete] [--max-deletes N] <SOURCE-URL> <DIR>
+//! sync-ureq [--audit] [--dry-run] [--dump] [--delete] [--max-deletes N] <SOURCE-URL> <DIR>
 //! ```
 //!
 //! One request at a time: the client asks, ureq fetches (redirects are the client's to
@@ -30,24 +30,26 @@ fn main() -> ExitCode {
             .map(|i| args.remove(i))
             .is_some()
     };
-    let (audit, dump, delete) = (flag("--audit"), flag("--dump"), flag("--delete"));
+    let (audit, dry_run) = (flag("--audit"), flag("--dry-run"));
+    let (dump, delete) = (flag("--dump"), flag("--delete"));
     let max_deletes = match args.iter().position(|a| a == "--max-deletes") {
         Some(i) if i + 1 < args.len() => args.drain(i..=i + 1).nth(1).and_then(|n| n.parse().ok()),
         _ => Some(u64::MAX),
     };
     let (Some(max_deletes), [source, dir]) = (max_deletes, &args[..]) else {
         eprintln!(
-            "usage: sync-ureq [--audit] [--dump] [--delete] [--max-deletes N] <SOURCE-URL> <DIR>"
+            "usage: sync-ureq [--audit] [--dry-run] [--dump] [--delete] [--max-deletes N] <SOURCE-URL> <DIR>"
         );
         return ExitCode::from(2);
     };
-    match sync(
-        source,
-        Path::new(dir),
+    let delete = delete.then_some(max_deletes);
+    let run = Run {
         audit,
+        dry_run,
         dump,
-        delete.then_some(max_deletes),
-    ) {
+        delete,
+    };
+    match sync(source, Path::new(dir), run) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
@@ -57,13 +59,22 @@ fn main() -> ExitCode {
     }
 }
 
-fn sync(
-    source: &str,
-    dir: &Path,
+/// What the command line asked for.
+struct Run {
     audit: bool,
+    dry_run: bool,
     dump: bool,
+    /// Delete, at most this many.
     delete: Option<u64>,
-) -> Result<bool, Box<dyn std::error::Error>> {
+}
+
+fn sync(source: &str, dir: &Path, run: Run) -> Result<bool, Box<dyn std::error::Error>> {
+    let Run {
+        audit,
+        dry_run,
+        dump,
+        delete,
+    } = run;
     let kept = dir.join(KEPT);
     std::fs::create_dir_all(kept.join("tmp"))?;
     let state: State = load(&kept.join("state.json"))?;
@@ -73,7 +84,7 @@ fn sync(
         (false, true) => Mode::Baseline { prefer_dump: dump },
         (false, false) => Mode::Incremental,
     };
-    let mut config = Config::new(source.parse()?, mode)?;
+    let mut config = Config::new(source.parse()?, mode)?.with_dry_run(dry_run);
     config = config
         .clone()
         .with_paths(config.paths.clone().with_kept_name(KEPT));
@@ -194,7 +205,7 @@ fn sync(
             }
         }
     };
-    if mode != Mode::Audit {
+    if mode != Mode::Audit && !dry_run {
         save(&kept, &client)?;
     }
     let name = match mode {
