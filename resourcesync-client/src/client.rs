@@ -113,6 +113,17 @@ impl<I> std::fmt::Debug for Client<I> {
             .field("queued", &(self.docs.len() + self.fetches.len()))
             .field("unsettled", &self.changes.len())
             .field("done", &self.done)
+            .field("waiting", &self.waiting.len())
+            .field("packages", &self.packages.len())
+            .field("root_pending", &self.root_pending)
+            .field(
+                "sets",
+                &self
+                    .sets
+                    .iter()
+                    .map(|s| (s.pending, s.phase, s.failed))
+                    .collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -1354,9 +1365,12 @@ impl<I: Inventory> Client<I> {
             if let Some(s) = set {
                 self.root_pending = self.root_pending.saturating_sub(1);
                 self.sets[s].pending += 1;
+                // And it is that set's document of that role from now on: read again
+                // (a retry after its body failed), it is not a start a second time.
                 if let Some(flight) = self.flights.get_mut(&id) {
                     if let What::Document(d) = &mut flight.job.what {
                         d.set = Some(s);
+                        d.role = role;
                     }
                 }
             }
@@ -1387,8 +1401,9 @@ impl<I: Inventory> Client<I> {
                     }
                 }
                 if role == Role::Changes && kind == DocumentKind::ChangeList {
-                    // The stream starts at a Change List: it is its own candidate.
-                    stream.candidates.push(Candidate {
+                    // The stream starts at a Change List: it is its own candidate. Read
+                    // again (a retry), it starts over.
+                    let own = Candidate {
                         uri: job.uri.clone(),
                         from: head.md.from,
                         until: head.md.until,
@@ -1396,7 +1411,18 @@ impl<I: Inventory> Client<I> {
                         md: None,
                         loaded: Some(Vec::new()),
                         package: None,
-                    });
+                    };
+                    match stream.candidates.iter_mut().find(|c| c.uri == job.uri) {
+                        Some(c) => *c = own,
+                        None => stream.candidates.push(own),
+                    }
+                }
+                if let Role::Candidate(c) = role {
+                    // A candidate read again (a retry after its body failed) starts over:
+                    // what the failed attempt read would count twice.
+                    if let Some(c) = stream.candidates.get_mut(c) {
+                        c.loaded = Some(Vec::new());
+                    }
                 }
             }
         }
