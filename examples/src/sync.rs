@@ -146,23 +146,43 @@ impl<E: std::fmt::Display> From<E> for Unusable {
 
 /// Runs `sync` and returns its exit status.
 pub fn run(args: &SyncArgs) -> ExitCode {
+    block_on("sync", sync(args))
+}
+
+/// Runs a subcommand's future on a tokio runtime of its own: its exit status, or 2 (said
+/// on standard error, named by `command`) when it could not start.
+pub fn block_on(
+    command: &str,
+    run: impl std::future::Future<Output = Result<u8, Unusable>>,
+) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            eprintln!("resourcesync sync: {e}");
+            eprintln!("resourcesync {command}: {e}");
             return ExitCode::from(2);
         }
     };
-    match runtime.block_on(sync(args)) {
+    match runtime.block_on(run) {
         Ok(status) => ExitCode::from(status),
         Err(Unusable(reason)) => {
-            eprintln!("resourcesync sync: {reason}");
+            eprintln!("resourcesync {command}: {reason}");
             ExitCode::from(2)
         }
     }
+}
+
+/// The `--mirror PREFIX=DIR` options: each URL prefix with its directory.
+pub fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Unusable> {
+    options
+        .iter()
+        .map(|m| match m.split_once('=') {
+            Some((prefix, dir)) => Ok((prefix.to_owned(), PathBuf::from(dir))),
+            None => Err(Unusable(format!("--mirror {m:?} is not PREFIX=DIR"))),
+        })
+        .collect()
 }
 
 /// Where DIR keeps what is not a resource.
@@ -243,14 +263,7 @@ pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
     let mut bounds = config.bounds;
     bounds.max_in_flight = args.concurrency.max(1);
     config = config.with_bounds(bounds);
-    let mirrors = args
-        .mirror
-        .iter()
-        .map(|m| match m.split_once('=') {
-            Some((prefix, dir)) => Ok((prefix.to_owned(), PathBuf::from(dir))),
-            None => Err(Unusable(format!("--mirror {m:?} is not PREFIX=DIR"))),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let mirrors = mirrors(&args.mirror)?;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION")))

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -11,7 +10,7 @@ use clap::Args;
 use resourcesync_client::{Client, Config, DocumentRead, Event, MemoryInventory, Mode, State};
 use tokio::sync::mpsc;
 
-use resourcesync_examples::sync::{Msg, Unusable, fetch, sleep_until};
+use resourcesync_examples::sync::{Msg, Unusable, block_on, fetch, mirrors, sleep_until};
 
 /// What `explore` does, for its long help.
 pub(crate) const EXPLORE_ABOUT: &str = "\
@@ -47,23 +46,7 @@ pub(crate) struct ExploreArgs {
 
 /// Runs `explore` and returns its exit status.
 pub(crate) fn run(args: &ExploreArgs) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("resourcesync explore: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match runtime.block_on(explore(args)) {
-        Ok(status) => ExitCode::from(status),
-        Err(Unusable(reason)) => {
-            eprintln!("resourcesync explore: {reason}");
-            ExitCode::from(2)
-        }
-    }
+    block_on("explore", explore(args))
 }
 
 async fn explore(args: &ExploreArgs) -> Result<u8, Unusable> {
@@ -72,14 +55,7 @@ async fn explore(args: &ExploreArgs) -> Result<u8, Unusable> {
         .parse()
         .map_err(|e| Unusable(format!("{:?} is not a URL: {e}", args.url)))?;
     let config = Config::new(start, Mode::Explore)?;
-    let mirrors = args
-        .mirror
-        .iter()
-        .map(|m| match m.split_once('=') {
-            Some((prefix, dir)) => Ok((prefix.to_owned(), PathBuf::from(dir))),
-            None => Err(Unusable(format!("--mirror {m:?} is not PREFIX=DIR"))),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let mirrors = mirrors(&args.mirror)?;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()?;
