@@ -13,6 +13,9 @@ use resourcesync_package::Package;
 use resourcesync_xml::{Limits, Next, PushReader};
 use xxhash_rust::xxh3::xxh3_128;
 
+/// The hasher of maps keyed by the client's own ids.
+type FoldHash = foldhash::fast::FixedState;
+
 use crate::config::{Config, Mode};
 use crate::discovery;
 use crate::event::{
@@ -79,13 +82,15 @@ pub struct Client<I> {
     fetches: VecDeque<Job>,
     /// Jobs waiting for a retry.
     waiting: Vec<(Instant, Job)>,
-    flights: HashMap<RequestId, Flight>,
+    /// Keyed by the client's own ids, looked up several times per entry read: foldhash,
+    /// not SipHash (no one else chooses these keys).
+    flights: HashMap<RequestId, Flight, FoldHash>,
     events: VecDeque<Event>,
     sets: Vec<Set>,
     /// Changes decided, not yet settled.
-    changes: HashMap<ChangeId, Pending>,
+    changes: HashMap<ChangeId, Pending, FoldHash>,
     /// Unsettled bitstreams per package.
-    packages: HashMap<RequestId, Unpacking>,
+    packages: HashMap<RequestId, Unpacking, FoldHash>,
     /// xxh3-128 of every URI listed (baseline, audit), for deletions and extras.
     listed: Vec<u128>,
     /// Paths written in this run, for collisions.
@@ -377,11 +382,11 @@ impl<I: Inventory> Client<I> {
             docs: VecDeque::new(),
             fetches: VecDeque::new(),
             waiting: Vec::new(),
-            flights: HashMap::new(),
+            flights: HashMap::default(),
             events: VecDeque::new(),
             sets: Vec::new(),
-            changes: HashMap::new(),
-            packages: HashMap::new(),
+            changes: HashMap::default(),
+            packages: HashMap::default(),
             listed: Vec::new(),
             paths: PathSet::new(),
             visited: HashSet::new(),
