@@ -1376,6 +1376,9 @@ impl<I: Inventory> Client<I> {
                     if let What::Document(d) = &mut flight.job.what {
                         d.set = Some(s);
                         d.role = role;
+                        // Found, so no longer discovery's: a failure later is this set's,
+                        // not a reason to try the next way of discovery.
+                        d.then = None;
                     }
                 }
             }
