@@ -420,13 +420,7 @@ pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
         if acted {
             continue;
         }
-        let timeout = client.poll_timeout();
-        tokio::select! {
-            message = rx.recv() => if let Some(message) = message {
-                message.deliver(&mut client);
-            },
-            () = sleep_until(timeout) => client.handle_timeout(Instant::now()),
-        }
+        wait(&mut client, &mut rx).await;
     };
     bar.finish_and_clear();
     for (_, task) in tasks {
@@ -490,8 +484,23 @@ fn save(kept: &Kept, client: &Client<MemoryInventory>) -> io::Result<()> {
     Kept::save(&kept.state(), client.state())
 }
 
+/// Waits for what comes first, a request task's message or the client's next timeout, and
+/// hands it to the client.
+pub async fn wait<I: resourcesync_client::Inventory>(
+    client: &mut Client<I>,
+    rx: &mut mpsc::Receiver<Msg>,
+) {
+    let timeout = client.poll_timeout();
+    tokio::select! {
+        message = rx.recv() => if let Some(message) = message {
+            message.deliver(client);
+        },
+        () = sleep_until(timeout) => client.handle_timeout(Instant::now()),
+    }
+}
+
 /// Sleeps until `at`, or forever when there is no timeout.
-pub async fn sleep_until(at: Option<Instant>) {
+async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,

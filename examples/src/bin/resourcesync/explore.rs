@@ -10,7 +10,7 @@ use clap::Args;
 use resourcesync_client::{Client, Config, DocumentRead, Event, MemoryInventory, Mode, State};
 use tokio::sync::mpsc;
 
-use resourcesync_examples::sync::{Msg, Unusable, block_on, fetch, mirrors, sleep_until};
+use resourcesync_examples::sync::{Msg, Unusable, block_on, fetch, mirrors, wait};
 
 /// What `explore` does, for its long help.
 pub(crate) const EXPLORE_ABOUT: &str = "\
@@ -102,13 +102,7 @@ async fn explore(args: &ExploreArgs) -> Result<u8, Unusable> {
         if acted {
             continue;
         }
-        let timeout = client.poll_timeout();
-        tokio::select! {
-            message = rx.recv() => if let Some(message) = message {
-                message.deliver(&mut client);
-            },
-            () = sleep_until(timeout) => client.handle_timeout(Instant::now()),
-        }
+        wait(&mut client, &mut rx).await;
     };
     if args.json {
         let summary = serde_json::json!({
