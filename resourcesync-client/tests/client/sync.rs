@@ -1048,3 +1048,54 @@ fn entries_are_decided_as_the_body_arrives() {
         .count();
     assert_eq!(decided + rest, 200);
 }
+
+#[test]
+fn redirects_the_callers_stack_followed_are_checked_too() {
+    let s = source(1);
+    let start = |uri: &str| {
+        let config = resourcesync_client::Config::new(uri.parse().unwrap(), BASELINE).unwrap();
+        resourcesync_client::Client::new(
+            config,
+            Default::default(),
+            resourcesync_client::MemoryInventory::new(),
+        )
+    };
+    let now = std::time::Instant::now();
+    // Off the authority: refused, and the caller told to stop the request.
+    let mut client = start(s.uri("resourcelist.xml").as_str());
+    let request = client.poll_request(now).unwrap();
+    client.handle_redirect(request.id, "https://elsewhere.example/list.xml", now);
+    let events: Vec<Event> = std::iter::from_fn(|| client.poll_event()).collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Cancel { request: id } if *id == request.id)),
+        "{events:?}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Refused(_)))),
+        "{events:?}"
+    );
+    // On the authority: the request goes on, and its body is read as the document.
+    let mut client = start(s.uri("old-list.xml").as_str());
+    let request = client.poll_request(now).unwrap();
+    client.handle_redirect(request.id, "/resourcelist.xml", now);
+    assert!(
+        std::iter::from_fn(|| client.poll_event())
+            .all(|e| !matches!(e, Event::Cancel { .. } | Event::Problem(_)))
+    );
+    let body = s.respond(s.uri("resourcelist.xml").as_str()).body;
+    client.handle_response(
+        request.id,
+        http::StatusCode::OK,
+        &http::HeaderMap::new(),
+        now,
+    );
+    client.handle_body(request.id, &body, now);
+    client.handle_end(request.id, now);
+    let read = std::iter::from_fn(|| client.poll_event())
+        .any(|e| matches!(e, Event::Document(d) if d.uri.as_str().ends_with("/resourcelist.xml")));
+    assert!(read, "the document is known by where the redirect led");
+}
