@@ -1099,3 +1099,48 @@ fn redirects_the_callers_stack_followed_are_checked_too() {
         .any(|e| matches!(e, Event::Document(d) if d.uri.as_str().ends_with("/resourcelist.xml")));
     assert!(read, "the document is known by where the redirect led");
 }
+
+#[test]
+fn documents_wait_while_enough_fetches_are_queued() {
+    let mut s = source(15);
+    s.publish.list_part = 5;
+    s.publish();
+    let mut bounds = resourcesync_client::Bounds::default();
+    bounds.max_queued = 3;
+    bounds.max_in_flight = 2;
+    let config = resourcesync_client::Config::new(s.uri("resourcelist.xml"), BASELINE)
+        .unwrap()
+        .with_bounds(bounds);
+    let mut client = resourcesync_client::Client::new(
+        config,
+        Default::default(),
+        resourcesync_client::MemoryInventory::new(),
+    );
+    let now = std::time::Instant::now();
+    let answer = |client: &mut resourcesync_client::Client<_>,
+                  request: &resourcesync_client::Request| {
+        let body = s.respond(request.uri.as_str()).body;
+        client.handle_response(
+            request.id,
+            http::StatusCode::OK,
+            &http::HeaderMap::new(),
+            now,
+        );
+        client.handle_body(request.id, &body, now);
+        client.handle_end(request.id, now);
+    };
+    let index = client.poll_request(now).unwrap();
+    answer(&mut client, &index);
+    // Two of the three parts in flight; the first answered: five fetches wait, over three.
+    let part0 = client.poll_request(now).unwrap();
+    let _part1 = client.poll_request(now).unwrap();
+    assert!(part0.uri.as_str().ends_with("resourcelist-0.xml"));
+    answer(&mut client, &part0);
+    while client.poll_event().is_some() {}
+    // The free slot goes to a fetch, not to the third part, which waits.
+    let next = client.poll_request(now).unwrap();
+    assert!(
+        matches!(next.purpose, resourcesync_client::Purpose::Resource { .. }),
+        "{next:?}"
+    );
+}
