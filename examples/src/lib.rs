@@ -4,6 +4,7 @@
 //! The library itself only compiles the workspace README's examples as doc-tests, so that
 //! the first code a user reads is code that runs.
 
+pub mod build;
 pub mod sync;
 
 #[cfg(doctest)]

@@ -300,10 +300,10 @@ pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
         let mut acted = false;
         while let Some(event) = client.poll_event() {
             acted = true;
-            if args.json {
-                if let Ok(line) = serde_json::to_string(&event) {
-                    let _ = writeln!(stdout.lock(), "{line}");
-                }
+            if args.json
+                && let Ok(line) = serde_json::to_string(&event)
+            {
+                let _ = writeln!(stdout.lock(), "{line}");
             }
             match event {
                 Event::Store(store) => {
@@ -514,11 +514,11 @@ fn place(
     target: &Path,
     made: &mut std::collections::HashSet<PathBuf>,
 ) -> io::Result<()> {
-    if let Some(parent) = target.parent() {
-        if !made.contains(parent) {
-            std::fs::create_dir_all(parent)?;
-            made.insert(parent.to_owned());
-        }
+    if let Some(parent) = target.parent()
+        && !made.contains(parent)
+    {
+        std::fs::create_dir_all(parent)?;
+        made.insert(parent.to_owned());
     }
     match std::fs::rename(temp, target) {
         // A directory this run made was removed since (an emptied directory after a
@@ -589,11 +589,11 @@ pub async fn fetch(
         };
         let _ = tx.send(Msg::Head(id, status, HeaderMap::new())).await;
         if status.is_success() {
-            if let Some(temp) = &temp {
-                if let Err(e) = tokio::fs::write(temp, &body).await {
-                    let _ = tx.send(Msg::Failed(id, e.to_string())).await;
-                    return;
-                }
+            if let Some(temp) = &temp
+                && let Err(e) = tokio::fs::write(temp, &body).await
+            {
+                let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+                return;
             }
             for chunk in body.chunks(64 * 1024) {
                 let _ = tx.send(Msg::Chunk(id, chunk.to_vec())).await;
@@ -671,10 +671,10 @@ pub async fn fetch(
                 return;
             }
             file = Some(f);
-            if let Some(headers) = head.take() {
-                if tx.send(Msg::Head(id, status, headers)).await.is_err() {
-                    return;
-                }
+            if let Some(headers) = head.take()
+                && tx.send(Msg::Head(id, status, headers)).await.is_err()
+            {
+                return;
             }
             if tx
                 .send(Msg::Chunk(id, std::mem::take(&mut gathered)))
@@ -685,11 +685,11 @@ pub async fn fetch(
             }
             continue;
         }
-        if let Some(f) = &mut file {
-            if let Err(e) = f.write_all(&chunk).await {
-                let _ = tx.send(fail(e.to_string())).await;
-                return;
-            }
+        if let Some(f) = &mut file
+            && let Err(e) = f.write_all(&chunk).await
+        {
+            let _ = tx.send(fail(e.to_string())).await;
+            return;
         }
         if tx.send(Msg::Chunk(id, chunk.to_vec())).await.is_err() {
             return;

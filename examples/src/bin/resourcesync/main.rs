@@ -4,6 +4,7 @@
 //! resourcesync validate [--json] [--deny-warnings] <INPUT>...
 //! resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>
 //! resourcesync explore [--json] <URL>
+//! resourcesync build [OPTIONS] --base-url <URL> <COLLECTION-DIR> <PUBLISH-DIR>
 //! ```
 //!
 //! What each subcommand does, what it prints (text and JSON) and its exit statuses are
@@ -23,7 +24,7 @@ use serde_json::{Value, json};
 
 mod explore;
 
-use resourcesync_examples::sync;
+use resourcesync_examples::{build, sync};
 
 /// Exit statuses common to the subcommands, for the top-level help.
 const TOP_EXIT_STATUS: &str = "\
@@ -107,6 +108,9 @@ enum Command {
     /// Shows the documents a ResourceSync Source offers, as a tree.
     #[command(long_about = explore::EXPLORE_ABOUT)]
     Explore(explore::ExploreArgs),
+    /// Publishes a directory as a ResourceSync Source, incrementally and atomically.
+    #[command(long_about = build::BUILD_ABOUT, after_help = build::BUILD_EXIT)]
+    Build(build::BuildArgs),
 }
 
 /// The arguments of `validate`.
@@ -148,6 +152,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate_all(&args),
         Command::Sync(args) => sync::run(&args),
         Command::Explore(args) => explore::run(&args),
+        Command::Build(args) => build::run(&args),
     }
 }
 

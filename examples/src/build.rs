@@ -1,0 +1,1558 @@
+//! `resourcesync build`: publishes a directory as a ResourceSync Source.
+//!
+//! A file at `docs/a.txt` of the collection is the resource `<BASE>docs/a.txt`, and the
+//! publish directory is what a web server serves at `<BASE>`. Each run writes a complete
+//! new *generation* of the publication beside the publish directory, in
+//! `.<name>.resourcesync/<generation>/`, and switches to it by renaming one symbolic link,
+//! the publish directory itself, over the old one: a web server (or `resourcesync serve`)
+//! that resolves the publish directory per request serves the old generation or the new
+//! one, never a mix, and a run that fails or is killed leaves the previous generation
+//! published and untouched. The generation before the current one is kept, for readers in
+//! the middle of a request when the switch happens; older ones are removed.
+//!
+//! A generation holds:
+//! - `.well-known/resourcesync`: the Source Description (section 6.3.2), pointing at the
+//!   Capability List;
+//! - `resourcesync/capabilitylist.xml`: the Capability List, pointing at the current
+//!   documents below;
+//! - `resourcesync/resourcelist.xml`: the Resource List, or its index over parts
+//!   `resourcelist-00001.xml`, … when the entry or byte limits require; every entry with
+//!   `lastmod` (the file's modification time), `length`, md5 and sha-256, and a media type
+//!   guessed from the file name (`mime_guess`);
+//! - `resourcesync/changelist.xml`: the Change List Index over `changelist-00001.xml`, …,
+//!   whose `from`/`until` are contiguous; the last one is open (no `until`) and receives
+//!   the next run's changes until a limit or `--changelist-period` closes it;
+//! - on request, `resourcesync/resourcedump.xml` with its ZIP packages (`--resource-dump`)
+//!   and `resourcesync/changedump.xml` with one package set per run that found changes
+//!   (`--change-dump`);
+//! - `.resourcesync/state.json`: what this run published (each file's size, modification
+//!   time and digests; the change lists), read by the next run. A file whose size and
+//!   modification time are unchanged is not read again;
+//! - a symbolic link per top-level entry of the collection, so that the resources are
+//!   served from the collection itself without being copied: the documents describe the
+//!   collection as the run found it, and a Destination checks what it fetches against
+//!   them (the resources themselves are served live, as any web server serves them).
+//!
+//! Hidden files (a name starting with `.`), symbolic links inside the collection, names
+//! that are not UTF-8, and the top-level names the publication uses (`.well-known`,
+//! `resourcesync`) are not published; each is reported as skipped.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use resourcesync_model::BitstreamPath;
+use resourcesync_model::{
+    Capability, Change, Document, DocumentHead, DocumentKind, Entry, Fixity, Hashes, Link,
+    MAX_BYTES, MAX_ENTRIES, MediaType, Relation, Uri, W3cDateTime,
+};
+use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageError, PackageOptions};
+use resourcesync_xml::{
+    Directory, DirectoryError, SetLimits, SetOptions, SetWriter, WriteError, WriteOptions,
+    write_document_with,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// What `build` does, for its long help.
+pub const BUILD_ABOUT: &str = "\
+Publishes the files of COLLECTION-DIR as a ResourceSync Source at BASE-URL.
+
+A file at docs/a.txt is the resource <BASE-URL>docs/a.txt, and PUBLISH-DIR is what a web
+server serves at BASE-URL (`resourcesync serve PUBLISH-DIR` does). It holds the Source
+Description at .well-known/resourcesync, and under resourcesync/ the Capability List, the
+Resource List (an index over parts when the limits require), the Change List Index with
+its Change Lists, and on request a Resource Dump and a Change Dump with their packages.
+Every resource is listed with lastmod, length, md5, sha-256 and a media type.
+
+Run it again after the collection changed: it lists the files created, updated and
+deleted since the last run in the open Change List (a file of the same size and
+modification time is not read again), rewrites the Resource List, and opens a new Change
+List when the entry or byte limits or --changelist-period say so.
+
+Each run writes a new generation beside PUBLISH-DIR (in .<name>.resourcesync/) and
+switches to it by renaming one symbolic link, PUBLISH-DIR: a failed or interrupted run
+leaves the previous publication as it was. PUBLISH-DIR must not exist, be an empty
+directory, or be the link an earlier run made. The resources are served from the
+collection through links, not copied.
+
+Hidden files, symbolic links inside the collection, names that are not UTF-8 and the
+top-level names .well-known and resourcesync are not published, and are reported.";
+
+/// The exit statuses of `build`.
+pub const BUILD_EXIT: &str = "\
+Exit status:
+  0  published (skipped files are reported, and are no failure)
+  2  nothing published: a wrong command line, an unreadable collection, a PUBLISH-DIR that
+     is not ours, a write that failed; the previous publication is unchanged";
+
+/// The arguments of `resourcesync build`.
+#[derive(Args, Debug, Clone)]
+pub struct BuildArgs {
+    /// The URL the publish directory is served at; ends with a slash.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Uri,
+    /// The directory whose files are published.
+    #[arg(value_name = "COLLECTION-DIR")]
+    pub collection: PathBuf,
+    /// The directory a web server serves at the base URL (a symbolic link this command
+    /// manages).
+    #[arg(value_name = "PUBLISH-DIR")]
+    pub publish: PathBuf,
+    /// Also write a Resource Dump: ZIP packages of every resource.
+    #[arg(long)]
+    pub resource_dump: bool,
+    /// Also write a Change Dump: each run's changes as ZIP packages.
+    #[arg(long)]
+    pub change_dump: bool,
+    /// Entries per document (Resource List part, Change List, package), at most 50000.
+    #[arg(long, default_value_t = MAX_ENTRIES as usize, value_name = "N")]
+    pub max_entries: usize,
+    /// Bytes per document, at most 52428800 (50 MiB).
+    #[arg(long, default_value_t = MAX_BYTES, value_name = "BYTES")]
+    pub max_bytes: u64,
+    /// Bytes of content per dump package.
+    #[arg(long, default_value_t = 1 << 30, value_name = "BYTES")]
+    pub max_package_bytes: u64,
+    /// Close the open Change List once it is older than this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    pub changelist_period: Option<u64>,
+    /// A `describedby` link of the Source Description: a page about the Source.
+    #[arg(long, value_name = "URL")]
+    pub describedby: Option<Uri>,
+    /// One JSON object with what was published, instead of the text summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl BuildArgs {
+    /// The options these arguments ask for.
+    pub fn options(&self) -> Options {
+        Options {
+            base_url: self.base_url.clone(),
+            resource_dump: self.resource_dump,
+            change_dump: self.change_dump,
+            max_entries: self.max_entries.clamp(1, MAX_ENTRIES as usize),
+            max_bytes: self.max_bytes.clamp(4096, MAX_BYTES),
+            max_package_bytes: self.max_package_bytes.max(1),
+            changelist_period: self.changelist_period.map(Duration::from_secs),
+            describedby: self.describedby.clone(),
+        }
+    }
+}
+
+/// What a [`build`] publishes, and how.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Options {
+    /// The URL the publish directory is served at.
+    pub base_url: Uri,
+    /// Whether to write a Resource Dump.
+    pub resource_dump: bool,
+    /// Whether to write a Change Dump.
+    pub change_dump: bool,
+    /// Entries per document, at most 50,000.
+    pub max_entries: usize,
+    /// Bytes per document, at most 50 MiB.
+    pub max_bytes: u64,
+    /// Bytes of content per dump package.
+    pub max_package_bytes: u64,
+    /// How long a Change List stays open.
+    pub changelist_period: Option<Duration>,
+    /// The Source Description's `describedby` link.
+    pub describedby: Option<Uri>,
+}
+
+impl Options {
+    /// The standard's limits, no dumps, Change Lists closed only by the limits.
+    pub fn new(base_url: Uri) -> Options {
+        Options {
+            base_url,
+            resource_dump: false,
+            change_dump: false,
+            max_entries: MAX_ENTRIES as usize,
+            max_bytes: MAX_BYTES,
+            max_package_bytes: 1 << 30,
+            changelist_period: None,
+            describedby: None,
+        }
+    }
+
+    /// With a Resource Dump (`true`) or without.
+    pub fn with_resource_dump(mut self, on: bool) -> Options {
+        self.resource_dump = on;
+        self
+    }
+
+    /// With a Change Dump (`true`) or without.
+    pub fn with_change_dump(mut self, on: bool) -> Options {
+        self.change_dump = on;
+        self
+    }
+
+    /// At most `entries` entries per document.
+    pub fn with_max_entries(mut self, entries: usize) -> Options {
+        self.max_entries = entries.clamp(1, MAX_ENTRIES as usize);
+        self
+    }
+
+    /// A Change List stays open for `period` at most.
+    pub fn with_changelist_period(mut self, period: Duration) -> Options {
+        self.changelist_period = Some(period);
+        self
+    }
+}
+
+/// Why nothing was published. The previous publication is unchanged in every case.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The collection or a file of it cannot be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A file of the publication cannot be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The publish directory is something this command did not make.
+    #[error("{}: {reason}", path.display())]
+    NotOurs {
+        /// The publish directory.
+        path: PathBuf,
+        /// What it is.
+        reason: &'static str,
+    },
+    /// Another `build` is publishing to the same directory.
+    #[error("{}: another build is publishing here (it holds {})", publish.display(), lock.display())]
+    Busy {
+        /// The publish directory.
+        publish: PathBuf,
+        /// The lock file.
+        lock: PathBuf,
+    },
+    /// The base URL cannot be a directory's base, or a name makes no URI under it.
+    #[error(transparent)]
+    Directory(#[from] DirectoryError),
+    /// A document could not be written, or would break a rule of the standard.
+    #[error("{document}: {source}")]
+    Document {
+        /// The document's name in the publication.
+        document: String,
+        /// Why.
+        source: WriteError,
+    },
+    /// A dump package could not be written.
+    #[error("{document}: {source}")]
+    Package {
+        /// The dump's name in the publication.
+        document: String,
+        /// Why.
+        source: PackageError,
+    },
+    /// The state the last run left cannot be read.
+    #[error("{}: unreadable state of the last run: {reason}", path.display())]
+    State {
+        /// The state file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A file of the collection that was not published, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// Its path, relative to the collection.
+    pub path: PathBuf,
+    /// Why it was not published.
+    pub reason: &'static str,
+}
+
+/// What one run published.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct BuildReport {
+    /// The generation published, counted from 1.
+    pub generation: u64,
+    /// When: the Resource List's `at`.
+    pub at: W3cDateTime,
+    /// Resources published.
+    pub resources: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Resources new since the last run (all of them in the first).
+    pub created: u64,
+    /// Resources whose content changed.
+    pub updated: u64,
+    /// Resources gone.
+    pub deleted: u64,
+    /// Files read and hashed (new, or of another size or modification time).
+    pub hashed_files: u64,
+    /// Their bytes.
+    pub hashed_bytes: u64,
+    /// Files not published.
+    pub skipped: Vec<Skipped>,
+    /// The Source Description's URI.
+    pub source_description: Uri,
+    /// The Capability List's URI.
+    pub capability_list: Uri,
+    /// Documents and packages written in this generation.
+    pub documents: u64,
+    /// The generation's directory, which the publish directory now links to.
+    pub directory: PathBuf,
+}
+
+/// The state a run leaves in its generation, for the next run.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct State {
+    /// The format, 1.
+    version: u32,
+    /// The base URL published at: another one starts afresh.
+    base_url: String,
+    generation: u64,
+    /// When the last run published.
+    at: Option<W3cDateTime>,
+    /// Every published resource by its path in the collection, in path order.
+    resources: BTreeMap<String, Resource>,
+    /// The Change Lists, in order; the last one is open (no `until`).
+    change_lists: Vec<ChangeListRecord>,
+    /// The entries of the open Change List.
+    open: Vec<Entry>,
+    /// The Change Dump's start and its package entries, in order.
+    change_dump_from: Option<W3cDateTime>,
+    change_dump: Vec<Entry>,
+}
+
+/// What the last run knew of a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Resource {
+    length: u64,
+    /// Modification time: seconds and nanoseconds since the epoch.
+    mtime: (i64, u32),
+    hash: Hashes,
+    media_type: Option<MediaType>,
+}
+
+/// One Change List of the set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ChangeListRecord {
+    number: u32,
+    from: W3cDateTime,
+    until: Option<W3cDateTime>,
+}
+
+/// A file found in the collection.
+struct Found {
+    path: String,
+    length: u64,
+    mtime: (i64, u32),
+    modified: SystemTime,
+}
+
+/// The name of the state file in a generation.
+const STATE: &str = ".resourcesync/state.json";
+/// Where the documents go, under the base.
+const DOCS: &str = "resourcesync";
+
+/// Runs `resourcesync build` and prints what it published.
+pub fn run(args: &BuildArgs) -> ExitCode {
+    let progress = if args.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::no_length()
+    };
+    let started = Instant::now();
+    match build(&args.collection, &args.publish, &args.options(), &progress) {
+        Ok(report) => {
+            progress.finish_and_clear();
+            if args.json {
+                let mut value = json!(report);
+                value["seconds"] = json!(started.elapsed().as_secs_f64());
+                println!("{value}");
+            } else {
+                for skipped in &report.skipped {
+                    eprintln!(
+                        "resourcesync build: skipped {}: {}",
+                        skipped.path.display(),
+                        skipped.reason
+                    );
+                }
+                println!("{}", Summary(&report, started.elapsed()));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            progress.finish_and_clear();
+            if args.json {
+                println!("{}", json!({"error": error.to_string()}));
+            }
+            eprintln!("resourcesync build: {error}; nothing published");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// A run's summary line.
+struct Summary<'a>(&'a BuildReport, Duration);
+
+impl fmt::Display for Summary<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        write!(
+            f,
+            "published generation {} at {}: {} resources ({} bytes), {} created, {} updated, \
+             {} deleted, {} files hashed ({} bytes), {} skipped, {} documents, in {:.2} s; \
+             Source Description {}",
+            r.generation,
+            r.at,
+            r.resources,
+            r.bytes,
+            r.created,
+            r.updated,
+            r.deleted,
+            r.hashed_files,
+            r.hashed_bytes,
+            r.skipped.len(),
+            r.documents,
+            self.1.as_secs_f64(),
+            r.source_description
+        )
+    }
+}
+
+/// Where a publish directory's generations, lock and links live.
+struct Layout {
+    /// The publish directory (a symbolic link once published).
+    publish: PathBuf,
+    /// `.<name>.resourcesync/` beside it.
+    generations: PathBuf,
+}
+
+impl Layout {
+    fn new(publish: &Path) -> Result<Layout, BuildError> {
+        let not_ours = |reason| BuildError::NotOurs {
+            path: publish.to_owned(),
+            reason,
+        };
+        let name = publish
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| not_ours("the publish directory needs a UTF-8 name"))?;
+        let parent = match publish.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+            _ => PathBuf::from("."),
+        };
+        Ok(Layout {
+            publish: publish.to_owned(),
+            generations: parent.join(format!(".{name}.resourcesync")),
+        })
+    }
+
+    fn generation(&self, number: u64) -> PathBuf {
+        self.generations.join(format!("{number:05}"))
+    }
+
+    /// The link's target for generation `number`, relative to the link's directory so
+    /// that the whole tree can be moved.
+    fn target(&self, number: u64) -> PathBuf {
+        let dir = self.generations.file_name().unwrap_or_default();
+        Path::new(dir).join(format!("{number:05}"))
+    }
+
+    /// The generation the publish directory links to now, if any; an error when it is
+    /// something else than this command made (or an empty directory, which is taken).
+    fn current(&self) -> Result<Option<u64>, BuildError> {
+        let not_ours = |reason| BuildError::NotOurs {
+            path: self.publish.clone(),
+            reason,
+        };
+        let meta = match fs::symlink_metadata(&self.publish) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(BuildError::Read {
+                    path: self.publish.clone(),
+                    source,
+                });
+            }
+        };
+        if meta.is_dir() {
+            let empty = fs::read_dir(&self.publish)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false);
+            return if empty {
+                Ok(None)
+            } else {
+                Err(not_ours(
+                    "a directory with files that build did not publish; give a new path",
+                ))
+            };
+        }
+        if !meta.file_type().is_symlink() {
+            return Err(not_ours("not a directory build publishes to"));
+        }
+        let target = fs::read_link(&self.publish).map_err(|source| BuildError::Read {
+            path: self.publish.clone(),
+            source,
+        })?;
+        let number = target
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.parse::<u64>().ok())
+            .filter(|n| target == self.target(*n))
+            .ok_or_else(|| not_ours("a symbolic link that build did not make"))?;
+        Ok(Some(number))
+    }
+}
+
+/// Publishes `collection` into `publish` as `options` say, and reports what it did.
+///
+/// Everything is written into a new generation first; the publish directory is switched
+/// to it last, by one rename. On any error the new generation is removed and the
+/// publication is as it was. `progress` counts the files hashed.
+pub fn build(
+    collection: &Path,
+    publish: &Path,
+    options: &Options,
+    progress: &ProgressBar,
+) -> Result<BuildReport, BuildError> {
+    let layout = Layout::new(publish)?;
+    let collection = fs::canonicalize(collection).map_err(|source| BuildError::Read {
+        path: collection.to_owned(),
+        source,
+    })?;
+    if !collection.is_dir() {
+        return Err(BuildError::Read {
+            path: collection,
+            source: io::Error::new(io::ErrorKind::NotADirectory, "not a directory"),
+        });
+    }
+    // Checked before anything is written.
+    Directory::new(&collection, options.base_url.clone())?;
+    fs::create_dir_all(&layout.generations).map_err(|source| BuildError::Write {
+        path: layout.generations.clone(),
+        source,
+    })?;
+    let lock_path = layout.generations.join("lock");
+    let lock = File::create(&lock_path).map_err(|source| BuildError::Write {
+        path: lock_path.clone(),
+        source,
+    })?;
+    // Held until the end of the run; the system releases it if the process dies.
+    if lock.try_lock().is_err() {
+        return Err(BuildError::Busy {
+            publish: layout.publish.clone(),
+            lock: lock_path,
+        });
+    }
+    let current = layout.current()?;
+    let previous = match current {
+        Some(n) => read_state(&layout.generation(n).join(STATE))?,
+        None => State::default(),
+    };
+    // Another base URL names other resources: start afresh rather than list changes of
+    // resources the Destinations never saw.
+    let previous = if previous.base_url == options.base_url.as_str() {
+        previous
+    } else {
+        State::default()
+    };
+    let number = current.unwrap_or(0).max(previous.generation) + 1;
+    let generation = layout.generation(number);
+    // A run killed before its switch may have left this generation half-written.
+    remove_dir(&generation)?;
+    let result = publish_generation(
+        &collection,
+        &generation,
+        current.map(|n| layout.generation(n)),
+        previous,
+        number,
+        options,
+        progress,
+    );
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&generation);
+            return Err(e);
+        }
+    };
+    if let Err(e) = switch(&layout, number) {
+        let _ = fs::remove_dir_all(&generation);
+        return Err(e);
+    }
+    // Keep the generation before, for requests under way when the switch happened.
+    remove_old_generations(&layout, number, current);
+    drop(lock);
+    Ok(report)
+}
+
+/// Reads the state a run left, or refuses to go on without it.
+fn read_state(path: &Path) -> Result<State, BuildError> {
+    let bytes = fs::read(path).map_err(|e| BuildError::State {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    let state: State = serde_json::from_slice(&bytes).map_err(|e| BuildError::State {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    if state.version != 1 {
+        return Err(BuildError::State {
+            path: path.to_owned(),
+            reason: format!("format {} is not this version's (1)", state.version),
+        });
+    }
+    Ok(state)
+}
+
+fn remove_dir(path: &Path) -> Result<(), BuildError> {
+    match fs::remove_dir_all(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(BuildError::Write {
+            path: path.to_owned(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Points the publish directory at generation `number`: a new link beside it, renamed
+/// over it, which is atomic. An empty directory in its place is removed first.
+fn switch(layout: &Layout, number: u64) -> Result<(), BuildError> {
+    let write = |path: &Path| {
+        let path = path.to_owned();
+        move |source| BuildError::Write { path, source }
+    };
+    let temp = layout.generations.join("publish.link");
+    let _ = fs::remove_file(&temp);
+    symlink(&layout.target(number), &temp).map_err(write(&temp))?;
+    // The link is made inside the generations directory, one level down: its target is
+    // relative to the publish directory's parent, so make it there.
+    let staged = layout.publish.with_file_name(format!(
+        ".{}.link",
+        layout
+            .publish
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("publish")
+    ));
+    let _ = fs::remove_file(&temp);
+    let _ = fs::remove_file(&staged);
+    symlink(&layout.target(number), &staged).map_err(write(&staged))?;
+    if fs::symlink_metadata(&layout.publish).is_ok_and(|m| m.is_dir()) {
+        // Checked empty by `Layout::current`.
+        fs::remove_dir(&layout.publish).map_err(write(&layout.publish))?;
+    }
+    fs::rename(&staged, &layout.publish).map_err(|e| {
+        let _ = fs::remove_file(&staged);
+        BuildError::Write {
+            path: layout.publish.clone(),
+            source: e,
+        }
+    })?;
+    // Durable once the directory holding the link is synced.
+    if let Some(parent) = layout
+        .publish
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+    {
+        let _ = File::open(parent).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn symlink(target: &Path, link: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(not(unix))]
+fn symlink(_target: &Path, _link: &Path) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "publishing switches generations by symbolic links, which need a Unix system",
+    ))
+}
+
+/// Removes every generation but `keep` and the one before it, and leftovers of runs that
+/// never switched.
+fn remove_old_generations(layout: &Layout, keep: u64, before: Option<u64>) {
+    let Ok(entries) = fs::read_dir(&layout.generations) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(n) = name.to_str().and_then(|n| n.parse::<u64>().ok()) else {
+            continue;
+        };
+        if n != keep && Some(n) != before {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Writes generation `number` into `dir`: everything but the switch.
+fn publish_generation(
+    collection: &Path,
+    dir: &Path,
+    previous_dir: Option<PathBuf>,
+    mut state: State,
+    number: u64,
+    options: &Options,
+    progress: &ProgressBar,
+) -> Result<BuildReport, BuildError> {
+    let write = |path: &Path| {
+        let path = path.to_owned();
+        move |source| BuildError::Write { path, source }
+    };
+    fs::create_dir_all(dir.join(DOCS)).map_err(write(dir))?;
+    let directory = Directory::new(dir, options.base_url.clone())?;
+    let mut skipped = Vec::new();
+    let found = walk(collection, &directory, &mut skipped)?;
+
+    // What changed: a file of another size or modification time is read again.
+    let todo: Vec<usize> = found
+        .iter()
+        .enumerate()
+        .filter(|(_, (f, _))| {
+            state
+                .resources
+                .get(&f.path)
+                .is_none_or(|r| r.length != f.length || r.mtime != f.mtime)
+        })
+        .map(|(i, _)| i)
+        .collect();
+    progress.set_length(todo.len() as u64);
+    progress.set_style(
+        ProgressStyle::with_template("hashing {bar:30} {pos}/{len} files {per_sec} {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let hashed = hash_files(collection, &found, &todo, progress)?;
+    let hashed_bytes = hashed.iter().map(|(_, d)| d.length).sum();
+
+    // The clock may have gone back since the last run: never publish before it.
+    let now = W3cDateTime::from(SystemTime::now());
+    let now = match state.at {
+        Some(last) if !last.precedes(&now) => last,
+        _ => now,
+    };
+    let first_run = state.at.is_none();
+    let last_at = state.at.unwrap_or(now);
+
+    let mut changes = Vec::new();
+    let mut resources = BTreeMap::new();
+    let mut hashed = hashed.into_iter().peekable();
+    for (i, (f, uri)) in found.iter().enumerate() {
+        let old = state.resources.remove(&f.path);
+        let resource = match hashed.next_if(|(j, _)| *j == i) {
+            Some((_, digests)) => {
+                let resource = Resource {
+                    length: digests.length,
+                    mtime: f.mtime,
+                    hash: digests.hashes(),
+                    media_type: media_type(&f.path),
+                };
+                let change = match &old {
+                    None => Some(Change::Created),
+                    Some(old) if old.hash != resource.hash || old.length != resource.length => {
+                        Some(Change::Updated)
+                    }
+                    // Touched, not changed: only the time is new.
+                    Some(_) => None,
+                };
+                if let Some(change) = change.filter(|_| !first_run) {
+                    // When it changed, as far as the file says, within this run's span.
+                    let modified = W3cDateTime::from(f.modified);
+                    let datetime = if last_at.precedes(&modified) && !now.precedes(&modified) {
+                        modified
+                    } else {
+                        now
+                    };
+                    changes.push((datetime, f.path.clone(), Some(change)));
+                }
+                resource
+            }
+            // Same size and time: unchanged, and not read.
+            None => old.expect("a file not hashed is one the last run knew"),
+        };
+        resources.insert(f.path.clone(), (uri.clone(), resource));
+    }
+    let created = if first_run {
+        resources.len() as u64
+    } else {
+        changes
+            .iter()
+            .filter(|c| c.2 == Some(Change::Created))
+            .count() as u64
+    };
+    let updated = changes
+        .iter()
+        .filter(|c| c.2 == Some(Change::Updated))
+        .count() as u64;
+    // What the last run listed and is gone now.
+    let deleted = state.resources.len() as u64;
+    for path in std::mem::take(&mut state.resources).into_keys() {
+        changes.push((now, path, None));
+    }
+    changes.sort();
+    let mut change_entries = Vec::with_capacity(changes.len());
+    for (datetime, path, change) in &changes {
+        let entry = match (change, resources.get(path)) {
+            (Some(change), Some((uri, resource))) => {
+                resource_entry(uri, resource).with_change(*change)
+            }
+            _ => {
+                let uri = resource_uri(&directory, path).map_err(|reason| BuildError::State {
+                    path: dir.join(STATE),
+                    reason: format!("{path} makes no URI: {reason}"),
+                })?;
+                Entry::new(uri).with_change(Change::Deleted)
+            }
+        };
+        change_entries.push(entry.with_datetime(*datetime));
+    }
+    let change_paths: Vec<String> = changes.into_iter().map(|(_, path, _)| path).collect();
+
+    let sd_uri = directory.uri(".well-known/resourcesync")?;
+    let cl_uri = directory.uri(&format!("{DOCS}/capabilitylist.xml"))?;
+    let up = Link::new(Relation::Up, cl_uri.clone());
+    let mut documents = 0u64;
+
+    // The Resource List, as one document or an index over parts.
+    let rl_head = DocumentHead::of_kind(DocumentKind::ResourceList)
+        .with_at(now)
+        .with_link(up.clone());
+    let rl_name = format!("{DOCS}/resourcelist.xml");
+    let document_error = |name: &str| {
+        let document = name.to_owned();
+        move |source| BuildError::Document { document, source }
+    };
+    let set_options = SetOptions::default().with_limits(SetLimits::new(
+        options.max_entries as u64,
+        options.max_bytes,
+    ));
+    let mut rl = SetWriter::in_directory(rl_head, directory.clone(), &rl_name, set_options)
+        .map_err(document_error(&rl_name))?;
+    let mut bytes = 0;
+    for (uri, resource) in resources.values() {
+        bytes += resource.length;
+        let entry = resource_entry(uri, resource);
+        rl.write_entry(&entry).map_err(document_error(&rl_name))?;
+    }
+    let rl_written = rl.finish().map_err(document_error(&rl_name))?;
+    documents += rl_written.output.documents.len() as u64;
+    let mut capabilities = vec![(rl_written.output.uri.clone(), Capability::ResourceList)];
+
+    // The Resource Dump: every resource again, packaged.
+    if options.resource_dump {
+        let uri = resource_dump(collection, &directory, &resources, now, &up, options)?;
+        documents += 1;
+        capabilities.push((uri, Capability::ResourceDump));
+    }
+
+    // The Change Lists: closed ones are carried over from the last generation unchanged.
+    if let Some(previous) = &previous_dir {
+        carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+            name.starts_with("changelist-") || name.starts_with("changedump-")
+        })?;
+    }
+    documents += change_lists(
+        &directory,
+        &mut state,
+        change_entries.clone(),
+        last_at,
+        now,
+        &up,
+        options,
+    )?;
+    capabilities.push((
+        directory.uri(&format!("{DOCS}/changelist.xml"))?,
+        Capability::ChangeList,
+    ));
+
+    // The Change Dump: this run's changes as packages, added to the earlier runs'.
+    if options.change_dump {
+        let (uri, written) = change_dump(
+            collection,
+            &directory,
+            &mut state,
+            &change_entries,
+            &resources,
+            &change_paths,
+            number,
+            last_at,
+            now,
+            &up,
+            options,
+        )?;
+        documents += written;
+        capabilities.push((uri, Capability::ChangeDump));
+    }
+
+    // What the Source Description and Capability List are `describedby`: the page the
+    // caller names, or one written here.
+    let about = match &options.describedby {
+        Some(about) => about.clone(),
+        None => {
+            let uri = directory.uri(&format!("{DOCS}/about.html"))?;
+            let page = about_page(&options.base_url, &cl_uri, resources.len());
+            directory.write(&uri, page.as_bytes())?;
+            documents += 1;
+            uri
+        }
+    };
+    let described = Link::new(Relation::DescribedBy, about);
+
+    // The Capability List, and the Source Description that points at it.
+    let mut cl = Document::new(
+        DocumentHead::of_kind(DocumentKind::CapabilityList)
+            .with_link(described.clone())
+            .with_link(Link::new(Relation::Up, sd_uri.clone())),
+    );
+    for (uri, capability) in capabilities {
+        cl.entries.push(Entry::new(uri).with_capability(capability));
+    }
+    write_small(&directory, &cl_uri, &cl)?;
+    let mut sd = Document::new(
+        DocumentHead::of_kind(DocumentKind::SourceDescription).with_link(described.clone()),
+    );
+    sd.entries.push(
+        Entry::new(cl_uri.clone())
+            .with_capability(Capability::CapabilityList)
+            .with_link(described),
+    );
+    write_small(&directory, &sd_uri, &sd)?;
+    documents += 2;
+
+    // The resources, served from the collection through one link per top-level entry.
+    link_collection(collection, dir, &found)?;
+
+    state.version = 1;
+    state.base_url = options.base_url.to_string();
+    state.generation = number;
+    state.at = Some(now);
+    state.resources = resources
+        .into_iter()
+        .map(|(path, (_, r))| (path, r))
+        .collect();
+    let state_path = dir.join(STATE);
+    if let Some(parent) = state_path.parent() {
+        fs::create_dir_all(parent).map_err(write(parent))?;
+    }
+    let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
+        path: state_path.clone(),
+        reason: e.to_string(),
+    })?;
+    fs::write(&state_path, json).map_err(write(&state_path))?;
+
+    Ok(BuildReport {
+        generation: number,
+        at: now,
+        resources: state.resources.len() as u64,
+        bytes,
+        created,
+        updated,
+        deleted,
+        hashed_files: todo.len() as u64,
+        hashed_bytes,
+        skipped,
+        source_description: sd_uri,
+        capability_list: cl_uri,
+        documents,
+        directory: dir.to_owned(),
+    })
+}
+
+impl Resource {
+    /// The modification time, as `lastmod`.
+    fn lastmod(&self) -> W3cDateTime {
+        let (secs, nanos) = self.mtime;
+        let time = if secs >= 0 {
+            SystemTime::UNIX_EPOCH + Duration::new(secs.unsigned_abs(), nanos)
+        } else {
+            SystemTime::UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs())
+                + Duration::from_nanos(u64::from(nanos))
+        };
+        W3cDateTime::from(time)
+    }
+}
+
+/// A modification time as seconds and nanoseconds since the epoch (the nanoseconds
+/// counting forward, also before it).
+fn epoch_time(time: SystemTime) -> (i64, u32) {
+    match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => (
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            d.subsec_nanos(),
+        ),
+        Err(e) => {
+            let d = e.duration();
+            let secs = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+            match d.subsec_nanos() {
+                0 => (-secs, 0),
+                n => (-secs - 1, 1_000_000_000 - n),
+            }
+        }
+    }
+}
+
+/// The media type of a file, guessed from its name.
+fn media_type(path: &str) -> Option<MediaType> {
+    mime_guess::from_path(path).first_raw()?.parse().ok()
+}
+
+/// The URI of the resource at `path` (relative, `/`-separated): its segments
+/// percent-encoded under the base.
+fn resource_uri(directory: &Directory, path: &str) -> Result<Uri, String> {
+    let mut url = url::Url::parse(directory.base().as_str()).map_err(|e| e.to_string())?;
+    url.path_segments_mut()
+        .map_err(|()| "the base URL cannot have a path".to_string())?
+        .pop_if_empty()
+        .extend(path.split('/'));
+    url.as_str()
+        .parse()
+        .map_err(|e: resourcesync_model::UriError| e.to_string())
+}
+
+/// The Resource List entry of a resource.
+fn resource_entry(uri: &Uri, resource: &Resource) -> Entry {
+    let mut entry = Entry::new(uri.clone())
+        .with_lastmod(resource.lastmod())
+        .with_length(resource.length)
+        .with_hash(resource.hash.clone());
+    if let Some(media_type) = &resource.media_type {
+        entry = entry.with_media_type(media_type.clone());
+    }
+    entry
+}
+
+/// Every file of the collection that is published, with its size and time; what is not
+/// published goes to `skipped`.
+fn walk(
+    collection: &Path,
+    directory: &Directory,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Vec<(Found, Uri)>, BuildError> {
+    let mut found = Vec::new();
+    let walker = walkdir::WalkDir::new(collection)
+        .min_depth(1)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter();
+    let walker = walker.filter_entry(|entry| {
+        // Hidden names are not served, and the publication's own top-level names would
+        // hide the collection's: neither is walked into.
+        let name = entry.file_name().to_string_lossy();
+        !(name.starts_with('.') || entry.depth() == 1 && (name == DOCS || name == ".well-known"))
+    });
+    // `filter_entry` drops silently; the names it dropped are reported by a second look
+    // at each directory's hidden and reserved entries below.
+    for entry in walker {
+        let entry = entry.map_err(|e| BuildError::Read {
+            path: e.path().unwrap_or(collection).to_owned(),
+            source: e
+                .into_io_error()
+                .unwrap_or_else(|| io::Error::other("a loop of links")),
+        })?;
+        let relative = entry
+            .path()
+            .strip_prefix(collection)
+            .unwrap_or(entry.path());
+        let skip = |reason| Skipped {
+            path: relative.to_owned(),
+            reason,
+        };
+        let file_type = entry.file_type();
+        if file_type.is_dir() {
+            report_hidden(entry.path(), relative, entry.depth() == 0, skipped);
+            continue;
+        }
+        if file_type.is_symlink() {
+            skipped.push(skip(
+                "a symbolic link: only the collection's own files are published",
+            ));
+            continue;
+        }
+        if !file_type.is_file() {
+            skipped.push(skip("not a regular file"));
+            continue;
+        }
+        let Some(path) = relative
+            .to_str()
+            .map(|p| p.replace(std::path::MAIN_SEPARATOR, "/"))
+        else {
+            skipped.push(skip("a name that is not UTF-8 makes no URI"));
+            continue;
+        };
+        let uri = match resource_uri(directory, &path) {
+            Ok(uri) => uri,
+            Err(_) => {
+                skipped.push(skip("a name that makes no URI under the base"));
+                continue;
+            }
+        };
+        // The URI must name this file again where a web server looks it up.
+        if directory.path(&uri).ok().as_deref() != Some(&directory.root().join(relative)) {
+            skipped.push(skip("a name a web server would not serve as written"));
+            continue;
+        }
+        let meta = entry.metadata().map_err(|e| BuildError::Read {
+            path: entry.path().to_owned(),
+            source: e
+                .into_io_error()
+                .unwrap_or_else(|| io::Error::other("unreadable")),
+        })?;
+        let modified = meta.modified().map_err(|source| BuildError::Read {
+            path: entry.path().to_owned(),
+            source,
+        })?;
+        found.push((
+            Found {
+                path,
+                length: meta.len(),
+                mtime: epoch_time(modified),
+                modified,
+            },
+            uri,
+        ));
+    }
+    report_hidden(collection, Path::new(""), true, skipped);
+    Ok(found)
+}
+
+/// Reports the hidden entries of a directory (and at the top, the reserved names), which
+/// the walk does not enter.
+fn report_hidden(dir: &Path, relative: &Path, top: bool, skipped: &mut Vec<Skipped>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    for name in names {
+        let text = name.to_string_lossy();
+        let reason = if text.starts_with('.') && !(top && text == ".well-known") {
+            "a hidden name is not published"
+        } else if top && (text == DOCS || text == ".well-known") {
+            "a name the publication uses for its own documents"
+        } else {
+            continue;
+        };
+        skipped.push(Skipped {
+            path: relative.join(&name),
+            reason,
+        });
+    }
+}
+
+/// Reads and hashes the files `todo` names (indexes into `found`), on as many threads as
+/// the machine has cores, and returns their digests in `todo`'s order.
+fn hash_files(
+    root: &Path,
+    found: &[(Found, Uri)],
+    todo: &[usize],
+    progress: &ProgressBar,
+) -> Result<Vec<(usize, resourcesync_model::Digests)>, BuildError> {
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(todo.len())
+        .max(1);
+    let work = || -> Result<Vec<_>, BuildError> {
+        let mut buffer = vec![0; 256 * 1024];
+        let mut digests = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&i) = todo.get(k) else {
+                return Ok(digests);
+            };
+            let path = root.join(&found[i].0.path);
+            match hash_file(&path, &mut buffer) {
+                Ok(d) => digests.push((i, d)),
+                Err(source) => {
+                    // The others stop at their next file.
+                    next.store(todo.len(), Ordering::Relaxed);
+                    return Err(BuildError::Read { path, source });
+                }
+            }
+            progress.inc(1);
+        }
+    };
+    let mut all = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+        let mut all = Vec::with_capacity(todo.len());
+        for handle in handles {
+            match handle.join() {
+                Ok(digests) => all.extend(digests?),
+                Err(_) => {
+                    return Err(BuildError::Read {
+                        path: root.to_owned(),
+                        source: io::Error::other("a hashing thread panicked"),
+                    });
+                }
+            }
+        }
+        Ok(all)
+    })?;
+    all.sort_unstable_by_key(|(i, _)| *i);
+    Ok(all)
+}
+
+/// Length, md5 and sha-256 of a file, in one pass.
+fn hash_file(path: &Path, buffer: &mut [u8]) -> io::Result<resourcesync_model::Digests> {
+    let mut file = File::open(path)?;
+    let mut fixity = Fixity::new();
+    loop {
+        match file.read(buffer) {
+            Ok(0) => return Ok(fixity.finish()),
+            Ok(n) => fixity.update(&buffer[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Writes a small document whole, refusing what breaks a rule, atomically.
+fn write_small(directory: &Directory, uri: &Uri, document: &Document) -> Result<(), BuildError> {
+    let options = WriteOptions::default().with_refuse_errors(true);
+    let written = write_document_with(Vec::new(), document, options).map_err(|source| {
+        BuildError::Document {
+            document: uri.to_string(),
+            source,
+        }
+    })?;
+    directory.write(uri, &written.output)?;
+    Ok(())
+}
+
+/// Hard-links (or copies, across file systems) the files of `from` that `keep` names into
+/// `to`: documents and packages of earlier runs that do not change.
+fn carry_over(from: &Path, to: &Path, keep: impl Fn(&str) -> bool) -> Result<(), BuildError> {
+    let entries = match fs::read_dir(from) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => {
+            return Err(BuildError::Read {
+                path: from.to_owned(),
+                source,
+            });
+        }
+    };
+    for entry in entries {
+        let entry = entry.map_err(|source| BuildError::Read {
+            path: from.to_owned(),
+            source,
+        })?;
+        let name = entry.file_name();
+        if !name.to_str().is_some_and(&keep) {
+            continue;
+        }
+        let target = to.join(&name);
+        if fs::hard_link(entry.path(), &target).is_err() {
+            fs::copy(entry.path(), &target).map_err(|source| BuildError::Write {
+                path: target.clone(),
+                source,
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Links each top-level entry of the collection that holds a published file into the
+/// generation, so that the web server serves the collection's files where the documents
+/// say they are.
+fn link_collection(
+    collection: &Path,
+    dir: &Path,
+    found: &[(Found, Uri)],
+) -> Result<(), BuildError> {
+    let mut tops: Vec<&str> = found
+        .iter()
+        .map(|(f, _)| f.path.split('/').next().unwrap_or(&f.path))
+        .collect();
+    tops.dedup();
+    for top in tops {
+        let link = dir.join(top);
+        symlink(&collection.join(top), &link).map_err(|source| BuildError::Write {
+            path: link.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// A Change List's estimated size of one entry, for the byte limit: its URI and the
+/// longest its metadata can be.
+fn estimated_bytes(entry: &Entry) -> u64 {
+    entry.loc.as_str().len() as u64 * 2 + 400
+}
+
+/// Adds this run's changes to the open Change List, closing it (and opening the next)
+/// where the limits or the period say, and writes every Change List that changed and the
+/// Change List Index. Returns the number of documents written.
+fn change_lists(
+    directory: &Directory,
+    state: &mut State,
+    changes: Vec<Entry>,
+    last_at: W3cDateTime,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+) -> Result<u64, BuildError> {
+    if state.change_lists.is_empty() {
+        // The first run: the changes are published from now on.
+        state.change_lists.push(ChangeListRecord {
+            number: 1,
+            from: now,
+            until: None,
+        });
+        state.open.clear();
+    }
+    let index_uri = directory.uri(&format!("{DOCS}/changelist.xml"))?;
+    let mut closed = Vec::new();
+    let mut close = |state: &mut State, until: W3cDateTime| {
+        let open = state.change_lists.last_mut().expect("an open Change List");
+        open.until = Some(until);
+        closed.push((open.clone(), std::mem::take(&mut state.open)));
+        let number = open.number + 1;
+        state.change_lists.push(ChangeListRecord {
+            number,
+            from: until,
+            until: None,
+        });
+    };
+    if let Some(period) = options.changelist_period {
+        let from = state.change_lists.last().expect("an open Change List").from;
+        let age = (now.to_utc() - from.to_utc()).to_std().unwrap_or_default();
+        // Closed where the last run left it, so the intervals stay contiguous.
+        if age >= period && from.precedes(&last_at) {
+            close(state, last_at);
+        }
+    }
+    let mut bytes: u64 = state.open.iter().map(estimated_bytes).sum();
+    for entry in changes {
+        let size = estimated_bytes(&entry);
+        if !state.open.is_empty()
+            && (state.open.len() >= options.max_entries || bytes + size + 2048 > options.max_bytes)
+        {
+            let until = state
+                .open
+                .last()
+                .and_then(Entry::datetime)
+                .unwrap_or(last_at);
+            close(state, until);
+            bytes = 0;
+        }
+        bytes += size;
+        state.open.push(entry);
+    }
+    let open = state
+        .change_lists
+        .last()
+        .expect("an open Change List")
+        .clone();
+    let mut written = 0;
+    for (record, entries) in closed.iter().chain([(open, state.open.clone())].iter()) {
+        let mut head = DocumentHead::of_kind(DocumentKind::ChangeList)
+            .with_from(record.from)
+            .with_link(up.clone())
+            .with_link(Link::new(Relation::Index, index_uri.clone()));
+        if let Some(until) = record.until {
+            head = head.with_until(until);
+        }
+        let mut document = Document::new(head);
+        document.entries = entries.clone();
+        write_small(
+            directory,
+            &change_list_uri(directory, record.number)?,
+            &document,
+        )?;
+        written += 1;
+    }
+    let first = state.change_lists.first().expect("a Change List").from;
+    let mut index = Document::new(
+        DocumentHead::of_kind(DocumentKind::ChangeListIndex)
+            .with_from(first)
+            .with_link(up.clone()),
+    );
+    for record in &state.change_lists {
+        let mut entry =
+            Entry::new(change_list_uri(directory, record.number)?).with_from(record.from);
+        if let Some(until) = record.until {
+            entry = entry.with_until(until);
+        }
+        index.entries.push(entry);
+    }
+    write_small(directory, &index_uri, &index)?;
+    Ok(written + 1)
+}
+
+fn change_list_uri(directory: &Directory, number: u32) -> Result<Uri, BuildError> {
+    Ok(directory.uri(&format!("{DOCS}/changelist-{number:05}.xml"))?)
+}
+
+/// Writes the Resource Dump: every resource, read again into packages. Returns its URI.
+fn resource_dump(
+    collection: &Path,
+    directory: &Directory,
+    resources: &BTreeMap<String, (Uri, Resource)>,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+) -> Result<Uri, BuildError> {
+    let name = format!("{DOCS}/resourcedump");
+    let package_error = |source| BuildError::Package {
+        document: format!("{name}.xml"),
+        source,
+    };
+    let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
+        .with_at(now)
+        .with_link(up.clone());
+    let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
+    let mut dump =
+        DumpBuilder::in_directory(head, directory, &name, limits, PackageOptions::default())
+            .map_err(package_error)?;
+    for (path, (uri, resource)) in resources {
+        let file = collection.join(path);
+        let content =
+            File::open(&file).map_err(|source| BuildError::Read { path: file, source })?;
+        dump.add_sized(
+            bitstream(uri, path, resource),
+            content,
+            Some(resource.length),
+        )
+        .map_err(package_error)?;
+    }
+    let info = dump.finish().map_err(package_error)?;
+    let (uri, _) = info.written.ok_or_else(|| {
+        package_error(PackageError::Io(io::Error::other(
+            "the dump document was not written",
+        )))
+    })?;
+    Ok(uri)
+}
+
+/// A resource as a bitstream of a package, at its path in the collection.
+fn bitstream(uri: &Uri, path: &str, resource: &Resource) -> Bitstream {
+    let mut bitstream = Bitstream::new(uri.clone(), BitstreamPath::new(format!("/{path}")))
+        .with_lastmod(resource.lastmod());
+    if let Some(media_type) = &resource.media_type {
+        bitstream = bitstream.with_media_type(media_type.clone());
+    }
+    bitstream
+}
+
+/// Adds this run's changes to the Change Dump as packages of their own, and writes the
+/// Change Dump that lists every run's packages. Returns its URI and the number of
+/// documents and packages written.
+#[allow(clippy::too_many_arguments)]
+fn change_dump(
+    collection: &Path,
+    directory: &Directory,
+    state: &mut State,
+    changes: &[Entry],
+    resources: &BTreeMap<String, (Uri, Resource)>,
+    paths: &[String],
+    number: u64,
+    last_at: W3cDateTime,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+) -> Result<(Uri, u64), BuildError> {
+    let from = *state.change_dump_from.get_or_insert(last_at);
+    let mut written = 0;
+    if !changes.is_empty() {
+        // Where the last package ended, so that the packages stay contiguous.
+        let start = state
+            .change_dump
+            .last()
+            .and_then(|e| e.md.as_ref().and_then(|md| md.until))
+            .unwrap_or(from);
+        let name = format!("{DOCS}/changedump-{number:05}");
+        let package_error = |source| BuildError::Package {
+            document: format!("{name}.xml"),
+            source,
+        };
+        let head = DocumentHead::of_kind(DocumentKind::ChangeDump)
+            .with_from(start)
+            .with_until(now)
+            .with_link(up.clone());
+        let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
+        let mut dump =
+            DumpBuilder::in_directory(head, directory, &name, limits, PackageOptions::default())
+                .map_err(package_error)?;
+        for (entry, path) in changes.iter().zip(paths) {
+            let datetime = entry.datetime();
+            match entry.change() {
+                Some(Change::Deleted) | None => {
+                    dump.add_deleted(entry.loc.clone(), datetime)
+                        .map_err(package_error)?;
+                }
+                Some(change) => {
+                    let (uri, resource) = &resources[path];
+                    let mut b = bitstream(uri, path, resource).with_change(change);
+                    if let Some(datetime) = datetime {
+                        b = b.with_datetime(datetime);
+                    }
+                    let file = collection.join(path);
+                    let content = File::open(&file)
+                        .map_err(|source| BuildError::Read { path: file, source })?;
+                    dump.add_sized(b, content, Some(resource.length))
+                        .map_err(package_error)?;
+                }
+            }
+        }
+        let info = dump.finish().map_err(package_error)?;
+        // This run's own dump document: its packages join the one Change Dump instead.
+        if let Some((_, file)) = &info.written {
+            let _ = fs::remove_file(file);
+        }
+        written += info.document.entries.len() as u64 * 2;
+        state.change_dump.extend(info.document.entries);
+    }
+    let uri = directory.uri(&format!("{DOCS}/changedump.xml"))?;
+    let mut document = Document::new(
+        DocumentHead::of_kind(DocumentKind::ChangeDump)
+            .with_from(from)
+            .with_link(up.clone()),
+    );
+    document.entries = state.change_dump.clone();
+    write_small(directory, &uri, &document)?;
+    Ok((uri, written + 1))
+}
+
+/// The page the Source's documents are `describedby` when the caller names none: what the
+/// Source is, and a `resourcesync` link to its Capability List (section 6.3.3).
+fn about_page(base: &Uri, capability_list: &Uri, resources: usize) -> String {
+    let escape = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let (base, cl) = (escape(base.as_str()), escape(capability_list.as_str()));
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>ResourceSync Source at {base}</title>\n\
+         <link rel=\"resourcesync\" href=\"{cl}\">\n</head>\n<body>\n\
+         <h1>ResourceSync Source at {base}</h1>\n\
+         <p>{resources} resources, published with resourcesync-rs \
+         (ANSI/NISO Z39.99-2017). Start at the <a href=\"{cl}\">Capability List</a>.</p>\n\
+         </body>\n</html>\n"
+    )
+}
