@@ -639,11 +639,8 @@ fn switch(layout: &Layout, number: u64) -> Result<(), BuildError> {
         let path = path.to_owned();
         move |source| BuildError::Write { path, source }
     };
-    let temp = layout.generations.join("publish.link");
-    let _ = fs::remove_file(&temp);
-    symlink(&layout.target(number), &temp).map_err(write(&temp))?;
-    // The link is made inside the generations directory, one level down: its target is
-    // relative to the publish directory's parent, so make it there.
+    // Made beside the publish directory, since its target is relative to that
+    // directory's parent, and a rename is atomic only within one file system.
     let staged = layout.publish.with_file_name(format!(
         ".{}.link",
         layout
@@ -652,7 +649,7 @@ fn switch(layout: &Layout, number: u64) -> Result<(), BuildError> {
             .and_then(|n| n.to_str())
             .unwrap_or("publish")
     ));
-    let _ = fs::remove_file(&temp);
+    // A link a killed run left.
     let _ = fs::remove_file(&staged);
     symlink(&layout.target(number), &staged).map_err(write(&staged))?;
     if fs::symlink_metadata(&layout.publish).is_ok_and(|m| m.is_dir()) {
@@ -1447,10 +1444,24 @@ fn resource_dump(
     Ok(uri)
 }
 
-/// A resource as a bitstream of a package, at its path in the collection.
+/// A resource as a bitstream of a package, at its path in the collection; a name a
+/// package may not hold (a colon, a backslash: unsafe to extract on some systems) is
+/// percent-encoded, as it is in the resource's URI.
 fn bitstream(uri: &Uri, path: &str, resource: &Resource) -> Bitstream {
-    let mut bitstream = Bitstream::new(uri.clone(), BitstreamPath::new(format!("/{path}")))
-        .with_lastmod(resource.lastmod());
+    const KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'.')
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b' ');
+    let name = if resourcesync_package::safe_path(path).is_ok() {
+        format!("/{path}")
+    } else {
+        path.split('/')
+            .map(|s| percent_encoding::utf8_percent_encode(s, KEPT).to_string())
+            .fold(String::new(), |name, s| name + "/" + &s)
+    };
+    let mut bitstream =
+        Bitstream::new(uri.clone(), BitstreamPath::new(name)).with_lastmod(resource.lastmod());
     if let Some(media_type) = &resource.media_type {
         bitstream = bitstream.with_media_type(media_type.clone());
     }

@@ -1,0 +1,578 @@
+//! `resourcesync build`: what it publishes from a generated collection, read back and
+//! validated; incremental runs; the generation switch under failures, kills and readers.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, SystemTime};
+
+use resourcesync_model::{Change, DocumentKind, Entry, Fixity};
+use resourcesync_xml::read_document;
+use serde_json::Value;
+
+const BASE: &str = "http://127.0.0.1:8080/";
+
+fn resourcesync(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(args)
+        .output()
+        .expect("run resourcesync")
+}
+
+/// Builds `collection` into `publish` with `extra` options and `--json`; the report.
+fn build(collection: &Path, publish: &Path, extra: &[&str]) -> Value {
+    let out = build_output(collection, publish, extra);
+    assert!(
+        out.status.success(),
+        "build failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+fn build_output(collection: &Path, publish: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["build", "--json", "--base-url", BASE];
+    args.extend_from_slice(extra);
+    args.push(collection.to_str().unwrap());
+    args.push(publish.to_str().unwrap());
+    resourcesync(&args)
+}
+
+/// Writes `bytes` at `relative` under `root`, making its directories.
+fn put(root: &Path, relative: &str, bytes: &[u8]) {
+    let path = root.join(relative);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, bytes).unwrap();
+}
+
+/// A collection of `n` files of mixed media types, sizes and names (spaces, non-ASCII),
+/// nested three levels deep; returns their relative paths.
+fn collection(root: &Path, n: usize) -> Vec<String> {
+    let kinds = ["txt", "html", "json", "png", "pdf", "xml", "csv", "bin"];
+    let mut paths = Vec::new();
+    for i in 0..n {
+        let kind = kinds[i % kinds.len()];
+        let path = match i % 5 {
+            0 => format!("top-{i}.{kind}"),
+            1 => format!("docs/file {i}.{kind}"),
+            2 => format!("docs/été/{i}.{kind}"),
+            _ => format!("data/{}/{}/r{i}.{kind}", i % 3, i % 7),
+        };
+        let size = (i * 37) % 3000;
+        let bytes: Vec<u8> = (0..size).map(|b| (b * 31 + i) as u8).collect();
+        put(root, &path, &bytes);
+        paths.push(path);
+    }
+    paths
+}
+
+/// Every ResourceSync document and package of a publication.
+fn published_files(publish: &Path) -> Vec<PathBuf> {
+    let mut files = vec![publish.join(".well-known/resourcesync")];
+    let mut docs: Vec<PathBuf> = fs::read_dir(publish.join("resourcesync"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "xml" || e == "zip"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+/// `resourcesync validate --json` over every document and package: errors and warnings.
+fn validate(publish: &Path) -> (u64, u64) {
+    let files = published_files(publish);
+    let mut args = vec!["validate", "--json"];
+    args.extend(files.iter().map(|p| p.to_str().unwrap()));
+    let out = resourcesync(&args);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let summary: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    let errors = summary["summary"]["errors"].as_u64().unwrap();
+    assert_eq!(errors, 0, "validate found errors:\n{text}");
+    assert!(out.status.success(), "{text}");
+    (errors, summary["summary"]["warnings"].as_u64().unwrap())
+}
+
+/// A document of the publication, by its path under the publish directory.
+fn document(publish: &Path, relative: &str) -> resourcesync_model::Document {
+    let bytes = fs::read(publish.join(relative)).unwrap();
+    let (document, findings) = read_document(&bytes).unwrap();
+    assert!(
+        findings
+            .iter()
+            .all(|f| f.severity() == resourcesync_model::Severity::Warning),
+        "{relative}: {findings:?}"
+    );
+    document
+}
+
+/// The path under the publish directory of a URI under the base.
+fn local(uri: &str) -> &str {
+    uri.strip_prefix(BASE).expect("a URI under the base")
+}
+
+/// Every entry of the Resource List, through its index when it has one.
+fn resource_list(publish: &Path) -> Vec<Entry> {
+    let top = document(publish, "resourcesync/resourcelist.xml");
+    if top.head.kind() == DocumentKind::ResourceList {
+        return top.entries;
+    }
+    assert_eq!(top.head.kind(), DocumentKind::ResourceListIndex);
+    top.entries
+        .iter()
+        .flat_map(|part| document(publish, local(part.loc.as_str())).entries)
+        .collect()
+}
+
+/// Every entry of every Change List, in the index's order, with the index's intervals.
+fn change_lists(publish: &Path) -> Vec<(Entry, Vec<Entry>)> {
+    let index = document(publish, "resourcesync/changelist.xml");
+    assert_eq!(index.head.kind(), DocumentKind::ChangeListIndex);
+    index
+        .entries
+        .iter()
+        .map(|e| (e.clone(), document(publish, local(e.loc.as_str())).entries))
+        .collect()
+}
+
+/// What the publish directory serves at a resource's URI: its bytes.
+fn served(publish: &Path, entry: &Entry) -> Vec<u8> {
+    let path = percent_decode(local(entry.loc.as_str()));
+    fs::read(publish.join(path)).unwrap()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+fn digests(bytes: &[u8]) -> resourcesync_model::Digests {
+    let mut fixity = Fixity::new();
+    fixity.update(bytes);
+    fixity.finish()
+}
+
+#[test]
+fn publishes_a_collection_that_validates_and_reads_back() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    let paths = collection(&coll, 250);
+    let report = build(
+        &coll,
+        &publish,
+        &["--max-entries", "100", "--resource-dump", "--change-dump"],
+    );
+    assert_eq!(report["generation"], 1);
+    assert_eq!(report["resources"], 250);
+    assert_eq!(report["created"], 250);
+    assert_eq!(report["hashed_files"], 250);
+    assert_eq!(report["skipped"], Value::Array(vec![]));
+    assert_eq!(validate(&publish), (0, 0));
+
+    // The Source Description leads to the Capability List, which lists each document.
+    let sd = document(&publish, ".well-known/resourcesync");
+    assert_eq!(sd.head.kind(), DocumentKind::SourceDescription);
+    let cl = document(&publish, local(sd.entries[0].loc.as_str()));
+    assert_eq!(cl.head.kind(), DocumentKind::CapabilityList);
+    let listed: Vec<&str> = cl.entries.iter().map(|e| local(e.loc.as_str())).collect();
+    assert_eq!(
+        listed,
+        [
+            "resourcesync/resourcelist.xml",
+            "resourcesync/resourcedump.xml",
+            "resourcesync/changelist.xml",
+            "resourcesync/changedump.xml"
+        ]
+    );
+
+    // 250 entries at 100 per document: an index over three parts, each entry naming a
+    // file the publish directory serves with the listed length, md5, sha-256 and type.
+    let index = document(&publish, "resourcesync/resourcelist.xml");
+    assert_eq!(index.head.kind(), DocumentKind::ResourceListIndex);
+    assert_eq!(index.entries.len(), 3);
+    let entries = resource_list(&publish);
+    assert_eq!(entries.len(), 250);
+    let mut expected: Vec<String> = paths.clone();
+    expected.sort();
+    let locs: Vec<String> = entries
+        .iter()
+        .map(|e| percent_decode(local(e.loc.as_str())))
+        .collect();
+    assert_eq!(locs, expected);
+    for entry in &entries {
+        let bytes = served(&publish, entry);
+        let d = digests(&bytes);
+        assert_eq!(d.mismatch(entry.hashes().unwrap()), None, "{}", entry.loc);
+        assert_eq!(entry.length(), Some(bytes.len() as u64));
+        assert!(entry.lastmod.is_some());
+        let media_type = entry.md.as_ref().unwrap().media_type.as_ref().unwrap();
+        let expected = match entry.loc.as_str().rsplit('.').next().unwrap() {
+            "txt" => "text/plain",
+            "html" => "text/html",
+            "json" => "application/json",
+            "png" => "image/png",
+            "pdf" => "application/pdf",
+            "csv" => "text/csv",
+            "xml" => "text/xml",
+            _ => "application/octet-stream",
+        };
+        assert_eq!(media_type.as_str(), expected, "{}", entry.loc);
+    }
+    assert!(
+        entries.iter().any(|e| e.loc.as_str().contains("file%20")
+            && e.loc.as_str().contains("%C3%A9")
+            || e.loc.as_str().contains("%C3%A9t%C3%A9")),
+        "names are percent-encoded"
+    );
+
+    // The Resource Dump's packages hold every resource, verified by the package reader.
+    let dump = document(&publish, "resourcesync/resourcedump.xml");
+    assert_eq!(dump.entries.len(), 3);
+    let mut packaged = 0;
+    for package in &dump.entries {
+        let mut package =
+            resourcesync_package::Package::open(publish.join(local(package.loc.as_str()))).unwrap();
+        package.verify().unwrap();
+        packaged += package.manifest().entries.len();
+    }
+    assert_eq!(packaged, 250);
+
+    // One open Change List, empty: changes are published from this run on.
+    let lists = change_lists(&publish);
+    assert_eq!(lists.len(), 1);
+    assert!(lists[0].0.md.as_ref().unwrap().until.is_none());
+    assert!(lists[0].1.is_empty());
+}
+
+/// Sets a file's modification time.
+fn set_mtime(path: &Path, time: SystemTime) {
+    fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(time)
+        .unwrap();
+}
+
+#[test]
+fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 40);
+    build(&coll, &publish, &["--max-entries", "2", "--change-dump"]);
+
+    // Updated, created, deleted; one rewritten with the same size and time, which a
+    // run that trusts size and time does not see; one touched with the same content.
+    put(&coll, "docs/file 1.html", b"an update");
+    put(&coll, "new/created.txt", b"created");
+    fs::remove_file(coll.join("top-0.txt")).unwrap();
+    let sneaky = coll.join("docs/file 6.csv");
+    let before = fs::metadata(&sneaky).unwrap();
+    let mut bytes = fs::read(&sneaky).unwrap();
+    bytes.iter_mut().for_each(|b| *b = !*b);
+    fs::write(&sneaky, &bytes).unwrap();
+    set_mtime(&sneaky, before.modified().unwrap());
+    let touched = coll.join("docs/été/2.json");
+    set_mtime(&touched, SystemTime::now() + Duration::from_secs(1));
+
+    let report = build(&coll, &publish, &["--max-entries", "2", "--change-dump"]);
+    assert_eq!(report["generation"], 2);
+    assert_eq!(
+        (
+            &report["created"],
+            &report["updated"],
+            &report["deleted"],
+            &report["hashed_files"]
+        ),
+        (&1.into(), &1.into(), &1.into(), &3.into()),
+        "{report}"
+    );
+    assert_eq!(validate(&publish).0, 0);
+
+    // Three changes, two per list: the first list closed, the second open, contiguous.
+    let lists = change_lists(&publish);
+    assert_eq!(lists.len(), 2);
+    let (first, second) = (&lists[0].0, &lists[1].0);
+    let md = |e: &Entry| e.md.clone().unwrap();
+    assert_eq!(md(first).until, md(second).from);
+    assert!(md(second).until.is_none());
+    let changes: BTreeMap<String, Change> = lists
+        .iter()
+        .flat_map(|(_, entries)| entries.iter())
+        .map(|e| (percent_decode(local(e.loc.as_str())), e.change().unwrap()))
+        .collect();
+    let expected: BTreeMap<String, Change> = [
+        ("docs/file 1.html".to_string(), Change::Updated),
+        ("new/created.txt".to_string(), Change::Created),
+        ("top-0.txt".to_string(), Change::Deleted),
+    ]
+    .into();
+    assert_eq!(changes, expected);
+    // Changes are in forward chronological order over the lists.
+    let times: Vec<_> = lists
+        .iter()
+        .flat_map(|(_, e)| e.iter().map(|e| e.datetime().unwrap()))
+        .collect();
+    assert!(times.windows(2).all(|w| !w[1].precedes(&w[0])));
+
+    // The Resource List is the collection now; the sneaky file keeps its old digests.
+    let entries = resource_list(&publish);
+    assert_eq!(entries.len(), 40);
+    assert!(
+        entries
+            .iter()
+            .any(|e| e.loc.as_str().ends_with("new/created.txt"))
+    );
+    assert!(
+        !entries
+            .iter()
+            .any(|e| e.loc.as_str().ends_with("top-0.txt"))
+    );
+
+    // The Change Dump packages the changes: the created and updated bitstreams and the
+    // deletion.
+    let dump = document(&publish, "resourcesync/changedump.xml");
+    assert!(!dump.entries.is_empty());
+    let mut packaged = 0;
+    for package in &dump.entries {
+        let mut package =
+            resourcesync_package::Package::open(publish.join(local(package.loc.as_str()))).unwrap();
+        package.verify().unwrap();
+        packaged += package.manifest().entries.len();
+    }
+    assert_eq!(packaged, 3);
+
+    // Nothing changed: nothing read, nothing listed, the lists as they were.
+    let report = build(&coll, &publish, &["--max-entries", "2", "--change-dump"]);
+    assert_eq!(report["hashed_files"], 0);
+    assert_eq!(report["created"], 0);
+    assert_eq!(change_lists(&publish).len(), 2);
+    assert_eq!(validate(&publish).0, 0);
+}
+
+#[test]
+fn a_period_closes_the_open_change_list_where_the_last_run_ended() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 5);
+    let args = ["--changelist-period", "0"];
+    let first = build(&coll, &publish, &args);
+    put(&coll, "a.txt", b"a");
+    let second = build(&coll, &publish, &args);
+    put(&coll, "b.txt", b"b");
+    build(&coll, &publish, &args);
+    let lists = change_lists(&publish);
+    assert_eq!(lists.len(), 2, "the second run's list closed at the third");
+    let md = |e: &Entry| e.md.clone().unwrap();
+    assert_eq!(md(&lists[0].0).from.unwrap().to_string(), first["at"]);
+    assert_eq!(md(&lists[0].0).until.unwrap().to_string(), second["at"]);
+    assert_eq!(md(&lists[1].0).from, md(&lists[0].0).until);
+    assert_eq!(lists[0].1.len(), 1);
+    assert_eq!(lists[1].1.len(), 1);
+    assert_eq!(validate(&publish).0, 0);
+}
+
+/// Every file of the publication, by path, with its bytes (through the links).
+fn snapshot(publish: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    walkdir::WalkDir::new(publish)
+        .follow_links(true)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            (
+                e.path().strip_prefix(publish).unwrap().to_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_failed_run_leaves_the_publication_as_it_was() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 20);
+    build(&coll, &publish, &["--max-bytes", "4096"]);
+    let before = snapshot(&publish);
+    let link = fs::read_link(&publish).unwrap();
+
+    // Everything of the next generation is written, and the switch fails: the place
+    // where the new link is staged is taken by a directory (of files, so that it is not
+    // removed as a link a killed run left).
+    put(&coll, "new.txt", b"new");
+    put(root.path(), ".pub.link/x", b"in the way");
+    let out = build_output(&coll, &publish, &["--max-bytes", "4096"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(".pub.link") && stderr.contains("nothing published"),
+        "{stderr}"
+    );
+
+    // The same link, the same files, and no leftover generation.
+    assert_eq!(fs::read_link(&publish).unwrap(), link);
+    assert!(snapshot(&publish).keys().eq(before.keys()));
+    let generations: Vec<_> = fs::read_dir(root.path().join(".pub.resourcesync"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n != "lock")
+        .collect();
+    assert_eq!(generations, ["00001"]);
+
+    assert!(
+        !resource_list(&publish)
+            .iter()
+            .any(|e| e.loc.as_str().ends_with("new.txt"))
+    );
+
+    // Once the way is clear, the next run publishes.
+    fs::remove_dir_all(root.path().join(".pub.link")).unwrap();
+    let report = build(&coll, &publish, &["--max-bytes", "4096"]);
+    assert_eq!(report["generation"], 2);
+}
+
+#[test]
+fn readers_see_whole_publications_while_runs_switch_and_are_killed() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 2000);
+    build(&coll, &publish, &["--max-entries", "500"]);
+
+    // A reader follows Source Description -> Capability List -> Resource List (and its
+    // parts) again and again; every document it reads must be whole and agree.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (publish, stop) = (publish.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut reads = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && reads < 100_000 {
+                let entries = resource_list(&publish);
+                assert!(entries.len() >= 2000, "{} entries", entries.len());
+                reads += 1;
+            }
+            reads
+        })
+    };
+    for round in 0..6 {
+        put(&coll, &format!("round/{round}.txt"), b"more");
+        if round % 2 == 0 {
+            build(&coll, &publish, &["--max-entries", "500"]);
+        } else {
+            // Killed at some point of its run: before or after its switch, the
+            // publication is whole.
+            let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+                .args(["build", "--base-url", BASE, "--max-entries", "500"])
+                .arg(&coll)
+                .arg(&publish)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(20 * round));
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        assert_eq!(validate(&publish).0, 0);
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let reads = reader
+        .join()
+        .expect("the reader saw only whole publications");
+    assert!(reads > 0);
+    // After the kills, a run still publishes every file.
+    let report = build(&coll, &publish, &["--max-entries", "500"]);
+    assert_eq!(report["resources"], 2006);
+    assert_eq!(resource_list(&publish).len(), 2006);
+}
+
+#[test]
+fn refuses_a_publish_directory_it_did_not_make_and_a_second_build() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 3);
+
+    // A directory with someone's files is left alone.
+    put(&publish, "theirs.txt", b"theirs");
+    let out = build_output(&coll, &publish, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did not publish"));
+    assert_eq!(fs::read(publish.join("theirs.txt")).unwrap(), b"theirs");
+    fs::remove_dir_all(&publish).unwrap();
+
+    // An empty directory is taken.
+    fs::create_dir(&publish).unwrap();
+    build(&coll, &publish, &[]);
+
+    // While another build holds the lock, a second one publishes nothing.
+    let lock = fs::File::open(root.path().join(".pub.resourcesync/lock")).unwrap();
+    lock.lock().unwrap();
+    let out = build_output(&coll, &publish, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("another build"));
+    lock.unlock().unwrap();
+    assert_eq!(build(&coll, &publish, &[])["generation"], 2);
+
+    // A base URL that is no directory's.
+    let out = resourcesync(&[
+        "build",
+        "--base-url",
+        "http://127.0.0.1:8080/no-slash",
+        coll.to_str().unwrap(),
+        publish.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-slash"));
+}
+
+#[test]
+fn hidden_files_links_and_reserved_names_are_skipped_and_reported() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    put(&coll, "ok.txt", b"ok");
+    // A colon: a fine URI, but a name a package may not hold as it is.
+    put(&coll, "a:b.txt", b"colon");
+    put(&coll, ".secret", b"secret");
+    put(&coll, "docs/.git/config", b"git");
+    put(&coll, "resourcesync/x.xml", b"<x/>");
+    std::os::unix::fs::symlink("/etc/hostname", coll.join("docs/link")).unwrap();
+    let report = build(&coll, &publish, &["--resource-dump"]);
+    assert_eq!(report["resources"], 2);
+    let mut skipped: Vec<String> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap().to_string())
+        .collect();
+    skipped.sort();
+    assert_eq!(
+        skipped,
+        [".secret", "docs/.git", "docs/link", "resourcesync"]
+    );
+    let entries = resource_list(&publish);
+    assert_eq!(entries.len(), 2);
+    assert_eq!(validate(&publish).0, 0);
+    let mut package =
+        resourcesync_package::Package::open(publish.join("resourcesync/resourcedump-00001.zip"))
+            .unwrap();
+    package.verify().unwrap();
+    let paths: Vec<String> = package
+        .manifest()
+        .entries
+        .iter()
+        .map(|e| e.md.as_ref().unwrap().path.as_ref().unwrap().to_string())
+        .collect();
+    assert_eq!(paths, ["/a%3Ab.txt", "/ok.txt"]);
+}
