@@ -4,6 +4,7 @@
 //! resourcesync validate [--json] [--deny-warnings] <INPUT>...
 //! resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>
 //! resourcesync explore [--json] <URL>
+//! resourcesync serve [--addr IP:PORT] [--json] <PUBLISH-DIR>
 //! ```
 //!
 //! What each subcommand does, what it prints (text and JSON) and its exit statuses are
@@ -23,7 +24,7 @@ use serde_json::{Value, json};
 
 mod explore;
 
-use resourcesync_examples::sync;
+use resourcesync_examples::{serve, sync};
 
 /// Exit statuses common to the subcommands, for the top-level help.
 const TOP_EXIT_STATUS: &str = "\
@@ -107,6 +108,13 @@ enum Command {
     /// Shows the documents a ResourceSync Source offers, as a tree.
     #[command(long_about = explore::EXPLORE_ABOUT)]
     Explore(explore::ExploreArgs),
+    /// Publishes a directory over HTTP as a ResourceSync Source.
+    #[command(
+        long_about = serve::SERVE_ABOUT,
+        after_help = serve::SERVE_EXIT,
+        after_long_help = format!("{}\n\n{}", serve::SERVE_OUTPUT, serve::SERVE_EXIT),
+    )]
+    Serve(serve::ServeArgs),
 }
 
 /// The arguments of `validate`.
@@ -148,6 +156,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate_all(&args),
         Command::Sync(args) => sync::run(&args),
         Command::Explore(args) => explore::run(&args),
+        Command::Serve(args) => serve::run(&args),
     }
 }
 
