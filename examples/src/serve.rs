@@ -339,7 +339,9 @@ fn relative_path(path: &str) -> Option<PathBuf> {
         .decode_utf8()
         .ok()?;
     let mut relative = PathBuf::new();
-    for (i, segment) in decoded.split('/').filter(|s| !s.is_empty()).enumerate() {
+    // Empty and `.` segments name nothing, as in ServeDir's join.
+    let segments = decoded.split('/').filter(|s| !s.is_empty() && *s != ".");
+    for (i, segment) in segments.enumerate() {
         let hidden = segment.starts_with('.') && !(i == 0 && segment == ".well-known");
         // ServeDir refuses `..` too; refusing here keeps the ETag's stat inside the
         // directory as well.
