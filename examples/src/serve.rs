@@ -289,8 +289,8 @@ impl Shared {
         }
         let found = read_bounded(&mut file)
             .await
-            .and_then(|document| Ok(locs_of(&document, &Capability::CapabilityList).into()));
-        let found = found.map_err(|e| format!("the Source Description: {e}"));
+            .map(|document| locs_of(&document, &Capability::CapabilityList).into())
+            .map_err(|e| format!("the Source Description: {e}"));
         *self.lock() = Some((identity, found.clone()));
         Some(found)
     }
