@@ -33,7 +33,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use resourcesync_model::{Capability, Document};
 use tokio::io::AsyncReadExt;
-use tower_http::compression::predicate::{DefaultPredicate, Predicate};
+use tower_http::compression::predicate::{NotForContentType, Predicate};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 use tower_http::services::ServeDir;
 
@@ -169,7 +169,12 @@ pub fn router(dir: PathBuf) -> Router {
             CompressionLayer::new()
                 .gzip(true)
                 .quality(CompressionLevel::Default)
-                .compress_when(DefaultPredicate::new().and(compressible)),
+                .compress_when(
+                    NotForContentType::GRPC
+                        .and(NotForContentType::IMAGES)
+                        .and(NotForContentType::SSE)
+                        .and(compressible),
+                ),
         )
         .layer(axum::middleware::map_response(gzip_etag))
 }
@@ -189,9 +194,17 @@ const COMPRESSED_TYPES: &[&str] = &[
     "video/",
 ];
 
-/// Whether a response may be gzipped, by its media type.
+/// Below this many bytes gzip saves nothing (the default predicate's bound).
+const MIN_COMPRESSED: u64 = 32;
+
+/// Whether a response may be gzipped: a whole representation (200; the layer leaves out
+/// ranges itself), not already compressed, and not tiny.
+///
+/// This stands in for the default predicate's size bound, which reads the body's size:
+/// the empty body of a HEAD would never be gzipped while its GET is, and HEAD must give
+/// GET's headers. `Content-Length`, which ServeDir sets for both, decides instead.
 fn compressible(
-    _: StatusCode,
+    status: StatusCode,
     _: axum::http::Version,
     headers: &HeaderMap,
     _: &axum::http::Extensions,
@@ -200,7 +213,13 @@ fn compressible(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    !COMPRESSED_TYPES.iter().any(|t| media_type.starts_with(t))
+    let len = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    status == StatusCode::OK
+        && !COMPRESSED_TYPES.iter().any(|t| media_type.starts_with(t))
+        && len.is_none_or(|len| len >= MIN_COMPRESSED)
 }
 
 /// The suffix of the ETag of a gzipped representation (as Apache's mod_deflate does): a

@@ -347,6 +347,26 @@ async fn head_has_the_headers_of_get_and_no_body() {
             );
         }
     }
+    // Gzipped, too: HEAD says what GET would send.
+    let gzip = [(header::ACCEPT_ENCODING, "gzip")];
+    let get = s.get("files/hello.txt", &gzip).await;
+    let head = s
+        .send(reqwest::Method::HEAD, "files/hello.txt", &gzip)
+        .await;
+    assert!(head.body.is_empty());
+    assert_eq!(get.header(header::CONTENT_ENCODING), Some("gzip"));
+    for name in [
+        header::CONTENT_ENCODING,
+        header::CONTENT_LENGTH,
+        header::ETAG,
+        header::VARY,
+    ] {
+        assert_eq!(
+            head.header(name.clone()),
+            get.header(name.clone()),
+            "{name}"
+        );
+    }
     s.stop().await;
 }
 
@@ -411,6 +431,24 @@ async fn ranges_give_206_with_the_bytes_asked_and_416_when_unsatisfiable() {
         .await;
     assert_eq!(got.status, StatusCode::OK);
     assert_eq!(got.body.len(), BIG);
+    // The date form: the file's Last-Modified holds, an older date does not.
+    let date = s.get("files/big.zip", &[]).await;
+    let date = date.header(header::LAST_MODIFIED).unwrap();
+    let got = s
+        .get(
+            "files/big.zip",
+            &[(header::RANGE, "bytes=10-19"), (header::IF_RANGE, date)],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::PARTIAL_CONTENT);
+    let old = "Thu, 01 Jan 2015 00:00:00 GMT";
+    let got = s
+        .get(
+            "files/big.zip",
+            &[(header::RANGE, "bytes=10-19"), (header::IF_RANGE, old)],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
     s.stop().await;
 }
 
