@@ -103,6 +103,7 @@ pub fn run(args: &ServeArgs) -> ExitCode {
                 args.dir.display()
             )));
         }
+        let shutdown = ctrl_c().map_err(|e| Unusable(format!("cannot listen for Ctrl-C: {e}")))?;
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
             .map_err(|e| Unusable(format!("cannot bind address {}: {e}", args.addr)))?;
@@ -115,13 +116,6 @@ pub fn run(args: &ServeArgs) -> ExitCode {
         } else {
             println!("serving {dir} at http://{addr}/");
         }
-        let shutdown = async {
-            // Without a handler for Ctrl-C the server runs until it is killed, rather
-            // than stopping at once.
-            if tokio::signal::ctrl_c().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        };
         match serve(listener, args.dir.clone(), shutdown).await {
             Ok(()) => Ok(0),
             Err(e) => {
@@ -130,6 +124,27 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             }
         }
     })
+}
+
+/// Completes at Ctrl-C. The handler is installed here, before the start line is printed,
+/// so that a Ctrl-C right after it is not missed: `tokio::signal::ctrl_c()` installs its
+/// handler only when first polled.
+fn ctrl_c() -> io::Result<impl Future<Output = ()> + Send + 'static> {
+    #[cfg(unix)]
+    {
+        let mut interrupt =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        Ok(async move {
+            interrupt.recv().await;
+        })
+    }
+    #[cfg(windows)]
+    {
+        let mut ctrl_c = tokio::signal::windows::ctrl_c()?;
+        Ok(async move {
+            ctrl_c.recv().await;
+        })
+    }
 }
 
 /// Serves `dir` on `listener` until `shutdown` completes, then lets the requests in
