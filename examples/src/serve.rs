@@ -354,13 +354,25 @@ async fn read_bounded(file: &mut tokio::fs::File) -> Result<Document, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The `<loc>` of every entry of `document` whose capability is `capability`.
+/// The `<loc>` of every entry of `document` whose capability is `capability`, if it is
+/// an `http` or `https` URI that can stand in a `Link` header, an HTML attribute and a
+/// robots.txt line as it is.
+///
+/// The reader reports other schemes (`javascript:` among them) as findings but still
+/// returns them; put in the home page's links they would run in a visitor's browser.
 fn locs_of(document: &Document, capability: &Capability) -> Vec<String> {
+    let usable = |uri: &str| {
+        let scheme = uri.split_once(':').map_or("", |(scheme, _)| scheme);
+        (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+            && !uri.contains(|c: char| c.is_whitespace() || c.is_control() || "<>\"".contains(c))
+    };
     document
         .entries
         .iter()
         .filter(|e| e.md.as_ref().and_then(|md| md.capability.as_ref()) == Some(capability))
-        .map(|e| e.loc.as_str().to_owned())
+        .map(|e| e.loc.as_str())
+        .filter(|loc| usable(loc))
+        .map(str::to_owned)
         .collect()
 }
 

@@ -567,6 +567,30 @@ async fn discovery_by_robots_txt_home_page_and_link_header() {
 }
 
 #[tokio::test]
+async fn discovery_names_only_http_uris() {
+    let s = Served::start(|one| {
+        let sd = one.join(".well-known/resourcesync");
+        let text = std::fs::read_to_string(&sd).unwrap().replace(
+            "</urlset>",
+            "<url><loc>javascript:alert(1)</loc><rs:md capability=\"capabilitylist\"/></url>\
+             </urlset>",
+        );
+        write(&sd, text);
+    })
+    .await;
+    let home = String::from_utf8(s.get("/", &[]).await.body).unwrap();
+    assert!(home.contains("capabilitylist.xml"), "{home}");
+    assert!(!home.contains("javascript"), "{home}");
+    let got = s.get("files/hello.txt", &[]).await;
+    let link = format!(
+        "<{}>; rel=\"resourcesync\"",
+        s.url("resourcesync/capabilitylist.xml")
+    );
+    assert_eq!(got.header(header::LINK), Some(&*link));
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn a_publications_own_robots_txt_and_index_html_are_served_as_they_are() {
     let s = Served::start(|one| {
         write(&one.join("robots.txt"), "User-agent: *\nDisallow: /\n");
