@@ -5,6 +5,7 @@
 //! resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>
 //! resourcesync explore [--json] <URL>
 //! resourcesync build [OPTIONS] --base-url <URL> <COLLECTION-DIR> <PUBLISH-DIR>
+//! resourcesync serve [--addr IP:PORT] [--json] <PUBLISH-DIR>
 //! ```
 //!
 //! What each subcommand does, what it prints (text and JSON) and its exit statuses are
@@ -24,7 +25,7 @@ use serde_json::{Value, json};
 
 mod explore;
 
-use resourcesync_examples::{build, sync};
+use resourcesync_examples::{build, serve, sync};
 
 /// Exit statuses common to the subcommands, for the top-level help.
 const TOP_EXIT_STATUS: &str = "\
@@ -111,6 +112,13 @@ enum Command {
     /// Publishes a directory as a ResourceSync Source, incrementally and atomically.
     #[command(long_about = build::BUILD_ABOUT, after_help = build::BUILD_EXIT)]
     Build(build::BuildArgs),
+    /// Publishes a directory over HTTP as a ResourceSync Source.
+    #[command(
+        long_about = serve::SERVE_ABOUT,
+        after_help = serve::SERVE_EXIT,
+        after_long_help = format!("{}\n\n{}", serve::SERVE_OUTPUT, serve::SERVE_EXIT),
+    )]
+    Serve(serve::ServeArgs),
 }
 
 /// The arguments of `validate`.
@@ -153,6 +161,7 @@ fn main() -> ExitCode {
         Command::Sync(args) => sync::run(&args),
         Command::Explore(args) => explore::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::Serve(args) => serve::run(&args),
     }
 }
 

@@ -1,0 +1,698 @@
+//! `resourcesync serve`: publishes a directory over HTTP as a ResourceSync Source, with
+//! the three ways of discovery of section 6.3.
+//!
+//! Static files are served by tower-http's [`ServeDir`] (media types, `Last-Modified`,
+//! `If-Modified-Since`, `HEAD`, single byte ranges) and compressed by its
+//! [`CompressionLayer`]; this module adds what they do not do: an `ETag` and the
+//! conditionals that use it (`If-None-Match`, `If-Range`), `application/xml` for the
+//! ResourceSync documents, no hidden files, and discovery: `/robots.txt` with a `Sitemap`
+//! directive per Resource List, a home page with `<link rel="resourcesync">` per
+//! Capability List, and a `Link: <…>; rel="resourcesync"` header on every resource.
+//!
+//! The publish directory may be a symbolic link that a publisher swaps to switch
+//! generations, so nothing is resolved once: every request joins its path to the
+//! directory as given, and what discovery knows of the Source Description is keyed by
+//! the file it was read from ([`router`] says how).
+//!
+//! Entry points: [`router`] (the whole service, for a server of the caller's), [`serve`]
+//! (a server on a listener, until a shutdown future completes), and [`run`] with
+//! [`ServeArgs`] (the subcommand).
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use resourcesync_model::{Capability, Document};
+use tokio::io::AsyncReadExt;
+use tower_http::compression::predicate::{NotForContentType, Predicate};
+use tower_http::compression::{CompressionLayer, CompressionLevel};
+use tower_http::services::ServeDir;
+
+use crate::sync::{Unusable, block_on};
+
+/// What `serve` does, for its long help.
+pub const SERVE_ABOUT: &str = "\
+Publishes PUBLISH-DIR over HTTP as a ResourceSync Source (section 6.3 discovery included).
+
+Every file under PUBLISH-DIR is served as it is, with its media type, Content-Length,
+Last-Modified and an ETag; conditional requests (If-None-Match, If-Modified-Since,
+If-Range), HEAD and single byte ranges are answered, and responses are gzipped for clients
+that accept it (never a range, nor a ZIP or gzip file). Names starting with a dot are not
+served, except .well-known/. The Source Description at .well-known/resourcesync and every
+*.xml are application/xml.
+
+Discovery is derived from the Source Description at each request: /robots.txt (unless
+PUBLISH-DIR has one) has a Sitemap line per Resource List of its Capability Lists, / (unless
+PUBLISH-DIR has index.html) is a page linking each Capability List with
+<link rel=\"resourcesync\">, and every resource outside the ResourceSync documents carries
+a Link header with rel=\"resourcesync\" to its Capability List(s). Without a Source
+Description, / and /robots.txt are 404 and no Link header is sent.
+
+PUBLISH-DIR may be a symbolic link swapped to switch to a new generation: it is resolved
+anew by every request. The server listens on --addr (loopback unless told otherwise) and
+stops on Ctrl-C.";
+
+/// The output of `serve`, for its long help.
+pub const SERVE_OUTPUT: &str = "\
+Output:
+  One line once the address is bound (with the port chosen, for --addr HOST:0):
+    serving <PUBLISH-DIR> at http://<addr>/
+
+JSON (--json):
+  {\"addr\": \"<ip>:<port>\", \"dir\": \"<PUBLISH-DIR>\", \"url\": \"http://<addr>/\"}";
+
+/// Exit statuses of `serve`.
+pub const SERVE_EXIT: &str = "\
+Exit status:
+  0  the server stopped on Ctrl-C
+  1  the server failed after it had started
+  2  it could not start: PUBLISH-DIR is not a directory, the address cannot be bound";
+
+/// The arguments of `resourcesync serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The directory to publish (may be a symbolic link, swapped while serving).
+    #[arg(value_name = "PUBLISH-DIR")]
+    pub dir: PathBuf,
+    /// The address to listen on; port 0 picks a free port.
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080")]
+    pub addr: SocketAddr,
+    /// Print the start line as a JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `serve` and returns its exit status: binds, prints the start line, serves until
+/// Ctrl-C.
+pub fn run(args: &ServeArgs) -> ExitCode {
+    block_on("serve", async {
+        // Checked once to refuse a typo at startup; never canonicalized or kept open, so
+        // that a swap of the link is seen (a directory missing later gives 404s).
+        if !args.dir.is_dir() {
+            return Err(Unusable(format!(
+                "PUBLISH-DIR {} is not a directory",
+                args.dir.display()
+            )));
+        }
+        let shutdown = ctrl_c().map_err(|e| Unusable(format!("cannot listen for Ctrl-C: {e}")))?;
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .map_err(|e| Unusable(format!("cannot bind address {}: {e}", args.addr)))?;
+        let addr = listener.local_addr()?;
+        let dir = args.dir.display().to_string();
+        if args.json {
+            let line = serde_json::json!({"addr": addr.to_string(), "dir": dir,
+                "url": format!("http://{addr}/")});
+            println!("{line}");
+        } else {
+            println!("serving {dir} at http://{addr}/");
+        }
+        match serve(listener, args.dir.clone(), shutdown).await {
+            Ok(()) => Ok(0),
+            Err(e) => {
+                eprintln!("resourcesync serve: {e}");
+                Ok(1)
+            }
+        }
+    })
+}
+
+/// Completes at Ctrl-C. The handler is installed here, before the start line is printed,
+/// so that a Ctrl-C right after it is not missed: `tokio::signal::ctrl_c()` installs its
+/// handler only when first polled.
+fn ctrl_c() -> io::Result<impl Future<Output = ()> + Send + 'static> {
+    #[cfg(unix)]
+    {
+        let mut interrupt =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        Ok(async move {
+            interrupt.recv().await;
+        })
+    }
+    #[cfg(windows)]
+    {
+        let mut ctrl_c = tokio::signal::windows::ctrl_c()?;
+        Ok(async move {
+            ctrl_c.recv().await;
+        })
+    }
+}
+
+/// Serves `dir` on `listener` until `shutdown` completes, then lets the requests in
+/// flight finish and returns.
+///
+/// The error is the server's own (accepting connections); a request's failure is its
+/// response's status, never an error here.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    dir: PathBuf,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    axum::serve(listener, router(dir))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// The service that publishes `dir`: static files, conditionals, compression and
+/// discovery, as the module describes.
+///
+/// `dir` is joined to each request's path as given (a symbolic link is followed anew by
+/// every request). The Capability Lists named by the Source Description are cached with
+/// the identity of the file they were read from (its length, modification time and, on
+/// Unix, device and inode, taken from the open file), so a new generation is read at its
+/// first request.
+pub fn router(dir: PathBuf) -> Router {
+    let shared = Arc::new(Shared {
+        dir,
+        capability_lists: Mutex::new(None),
+    });
+    Router::new()
+        .fallback(respond)
+        .with_state(shared)
+        // Compression sits outside `respond`, so that the ETag is that of the file; the
+        // layer outside it marks the gzipped representation's ETag as another one.
+        .layer(
+            CompressionLayer::new()
+                .gzip(true)
+                .quality(CompressionLevel::Default)
+                .compress_when(
+                    NotForContentType::GRPC
+                        .and(NotForContentType::IMAGES)
+                        .and(NotForContentType::SSE)
+                        .and(compressible),
+                ),
+        )
+        .layer(axum::middleware::map_response(gzip_etag))
+}
+
+/// Media types not worth gzipping again: archives and compressed streams. (Images are
+/// left out by the default predicate already.)
+const COMPRESSED_TYPES: &[&str] = &[
+    "application/zip",
+    "application/gzip",
+    "application/x-gzip",
+    "application/x-bzip2",
+    "application/x-xz",
+    "application/zstd",
+    "application/x-7z-compressed",
+    "application/x-tar",
+    "audio/",
+    "video/",
+];
+
+/// Below this many bytes gzip saves nothing (the default predicate's bound).
+const MIN_COMPRESSED: u64 = 32;
+
+/// Whether a response may be gzipped: a whole representation (200; the layer leaves out
+/// ranges itself), not already compressed, and not tiny.
+///
+/// This stands in for the default predicate's size bound, which reads the body's size:
+/// the empty body of a HEAD would never be gzipped while its GET is, and HEAD must give
+/// GET's headers. `Content-Length`, which ServeDir sets for both, decides instead.
+fn compressible(
+    status: StatusCode,
+    _: axum::http::Version,
+    headers: &HeaderMap,
+    _: &axum::http::Extensions,
+) -> bool {
+    let media_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let len = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    status == StatusCode::OK
+        && !COMPRESSED_TYPES.iter().any(|t| media_type.starts_with(t))
+        && len.is_none_or(|len| len >= MIN_COMPRESSED)
+}
+
+/// The suffix of the ETag of a gzipped representation (as Apache's mod_deflate does): a
+/// strong validator names one sequence of bytes, and the gzipped bytes are another.
+const GZIP_SUFFIX: &str = "-gzip";
+
+/// Marks the ETag of a gzipped response as the gzipped representation's.
+async fn gzip_etag(mut response: Response) -> Response {
+    let gzipped = response
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .is_some_and(|e| e == "gzip");
+    if gzipped {
+        let tag = response
+            .headers()
+            .get(header::ETAG)
+            .and_then(|t| t.to_str().ok())
+            .and_then(|t| t.strip_suffix('"'))
+            .and_then(|t| HeaderValue::from_str(&format!("{t}{GZIP_SUFFIX}\"")).ok());
+        if let Some(tag) = tag {
+            response.headers_mut().insert(header::ETAG, tag);
+        }
+    }
+    response
+}
+
+/// What every request shares: the directory as given, and the Capability Lists of the
+/// last Source Description read, with the identity of its file.
+struct Shared {
+    dir: PathBuf,
+    capability_lists: Mutex<Option<(FileIdentity, Discovered)>>,
+}
+
+/// The Capability Lists' URIs, or why the Source Description could not be read.
+type Discovered = Result<Arc<[String]>, String>;
+
+/// What tells one file's content from another's without reading it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct FileIdentity {
+    len: u64,
+    modified: Option<SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64),
+}
+
+impl FileIdentity {
+    fn of(meta: &std::fs::Metadata) -> FileIdentity {
+        FileIdentity {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            #[cfg(unix)]
+            inode: {
+                use std::os::unix::fs::MetadataExt;
+                (meta.dev(), meta.ino())
+            },
+        }
+    }
+}
+
+/// Where the Source Description is, under the publish directory (section 6.3.2).
+const SOURCE_DESCRIPTION: &str = ".well-known/resourcesync";
+
+/// The most of a Source Description or Capability List read for discovery: both are
+/// short (a Capability List has at most a dozen entries), and a request must not make the
+/// server read without bound.
+const MAX_DOCUMENT: u64 = 8 << 20;
+
+impl Shared {
+    /// The URIs of the Capability Lists the Source Description lists; `None` when there
+    /// is no Source Description.
+    async fn capability_lists(&self) -> Option<Discovered> {
+        let mut file = tokio::fs::File::open(self.dir.join(SOURCE_DESCRIPTION))
+            .await
+            .ok()?;
+        // The identity comes from the open file, so it is that of the bytes read even if
+        // the link is swapped meanwhile.
+        let identity = match file.metadata().await {
+            Ok(meta) if meta.is_file() => FileIdentity::of(&meta),
+            Ok(_) => return None,
+            Err(e) => return Some(Err(format!("cannot read the Source Description: {e}"))),
+        };
+        if let Some((cached, found)) = &*self.lock() {
+            if *cached == identity {
+                return Some(found.clone());
+            }
+        }
+        let found = read_bounded(&mut file)
+            .await
+            .map(|document| locs_of(&document, &Capability::CapabilityList).into())
+            .map_err(|e| format!("the Source Description: {e}"));
+        *self.lock() = Some((identity, found.clone()));
+        Some(found)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(FileIdentity, Discovered)>> {
+        // The cache is replaced whole, so a panic elsewhere cannot leave it half written.
+        self.capability_lists
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Reads a document of at most [`MAX_DOCUMENT`] bytes with resourcesync-xml.
+async fn read_bounded(file: &mut tokio::fs::File) -> Result<Document, String> {
+    let mut bytes = Vec::new();
+    file.take(MAX_DOCUMENT + 1)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_DOCUMENT {
+        return Err(format!("longer than {MAX_DOCUMENT} bytes"));
+    }
+    // Findings (rules broken) do not stop discovery: a Destination would follow the
+    // links all the same.
+    resourcesync_xml::read_document(&bytes)
+        .map(|(document, _findings)| document)
+        .map_err(|e| e.to_string())
+}
+
+/// The `<loc>` of every entry of `document` whose capability is `capability`, if it is
+/// an `http` or `https` URI that can stand in a `Link` header, an HTML attribute and a
+/// robots.txt line as it is.
+///
+/// The reader reports other schemes (`javascript:` among them) as findings but still
+/// returns them; put in the home page's links they would run in a visitor's browser.
+fn locs_of(document: &Document, capability: &Capability) -> Vec<String> {
+    let usable = |uri: &str| {
+        let scheme = uri.split_once(':').map_or("", |(scheme, _)| scheme);
+        (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+            && !uri.contains(|c: char| c.is_whitespace() || c.is_control() || "<>\"".contains(c))
+    };
+    document
+        .entries
+        .iter()
+        .filter(|e| e.md.as_ref().and_then(|md| md.capability.as_ref()) == Some(capability))
+        .map(|e| e.loc.as_str())
+        .filter(|loc| usable(loc))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The relative path a request path names under the publish directory, segment by
+/// segment as ServeDir joins it (percent-decoded), or `None` when it may not be served:
+/// `..`, a hidden segment (starting with a dot, except a leading `.well-known`), a
+/// backslash or NUL, or a path that is not UTF-8.
+fn relative_path(path: &str) -> Option<PathBuf> {
+    let decoded = percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .ok()?;
+    let mut relative = PathBuf::new();
+    // Empty and `.` segments name nothing, as in ServeDir's join.
+    let segments = decoded.split('/').filter(|s| !s.is_empty() && *s != ".");
+    for (i, segment) in segments.enumerate() {
+        let hidden = segment.starts_with('.') && !(i == 0 && segment == ".well-known");
+        // ServeDir refuses `..` too; refusing here keeps the ETag's stat inside the
+        // directory as well.
+        if hidden || segment.contains(['\\', '\0']) {
+            return None;
+        }
+        relative.push(segment);
+    }
+    Some(relative)
+}
+
+/// The relative path of a URI served by this server: the path of an `http(s)` URI
+/// (the well-known URI sits at the root of its host, so a Source's documents are named
+/// by their path under the publish directory).
+fn relative_path_of_uri(uri: &str) -> Option<PathBuf> {
+    let after_scheme = uri.split_once("://")?.1;
+    let path = after_scheme.find('/').map_or("/", |i| &after_scheme[i..]);
+    let path = path.split(['?', '#']).next().unwrap_or("/");
+    relative_path(path)
+}
+
+/// A plain response of a status with a short text.
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    (status, text).into_response()
+}
+
+/// Answers one request.
+async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let Some(relative) = relative_path(request.uri().path()) else {
+        return plain(StatusCode::NOT_FOUND, "not found\n");
+    };
+    let is_read = matches!(*request.method(), Method::GET | Method::HEAD);
+    // The generated pages stand in only for files the publication does not have.
+    if is_read && relative.as_os_str().is_empty() && !exists(&shared.dir.join("index.html")).await {
+        return home_page(&shared).await;
+    }
+    if is_read
+        && relative == Path::new("robots.txt")
+        && !exists(&shared.dir.join("robots.txt")).await
+    {
+        return robots_txt(&shared).await;
+    }
+    static_file(&shared, relative, request).await
+}
+
+/// Whether something is at `path` (following links).
+async fn exists(path: &Path) -> bool {
+    tokio::fs::metadata(path).await.is_ok()
+}
+
+/// `/`: a page with a `<link rel="resourcesync">` per Capability List (section 6.3.3).
+async fn home_page(shared: &Shared) -> Response {
+    let lists = match shared.capability_lists().await {
+        None => return plain(StatusCode::NOT_FOUND, "no Source Description yet\n"),
+        Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+        Some(Ok(lists)) => lists,
+    };
+    let mut head = String::new();
+    let mut body = String::new();
+    for uri in lists.iter() {
+        let uri = escape_html(uri);
+        head.push_str(&format!("    <link rel=\"resourcesync\" href=\"{uri}\">\n"));
+        body.push_str(&format!("      <li><a href=\"{uri}\">{uri}</a></li>\n"));
+    }
+    let page = format!(
+        "<!DOCTYPE html>\n<html>\n  <head>\n    <meta charset=\"utf-8\">\n{head}    \
+         <title>ResourceSync Source</title>\n  </head>\n  <body>\n    \
+         <h1>ResourceSync Source</h1>\n    <p>The <a href=\"/{SOURCE_DESCRIPTION}\">Source \
+         Description</a> lists these Capability Lists:</p>\n    <ul>\n{body}    </ul>\n  \
+         </body>\n</html>\n"
+    );
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
+}
+
+/// `&`, `<`, `>` and `"` as character references, for a URI in an attribute or text.
+fn escape_html(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+/// `/robots.txt`: a `Sitemap` line per Resource List of each Capability List (section
+/// 6.3.4). The Capability Lists are read at each request, as robots.txt is seldom asked
+/// for; one that cannot be read is named in a comment.
+async fn robots_txt(shared: &Shared) -> Response {
+    let lists = match shared.capability_lists().await {
+        None => return plain(StatusCode::NOT_FOUND, "no Source Description yet\n"),
+        Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+        Some(Ok(lists)) => lists,
+    };
+    let mut text = String::from("# The Resource Lists of this ResourceSync Source.\n");
+    for uri in lists.iter() {
+        let read = async {
+            let relative = relative_path_of_uri(uri).ok_or("not a path of this server")?;
+            let mut file = tokio::fs::File::open(shared.dir.join(relative))
+                .await
+                .map_err(|e| format!("cannot open: {e}"))?;
+            read_bounded(&mut file).await
+        };
+        match read.await {
+            Ok(document) => {
+                for list in locs_of(&document, &Capability::ResourceList) {
+                    // A line break in a URI would make a line of its own.
+                    if !list.contains(['\r', '\n']) {
+                        text.push_str(&format!("Sitemap: {list}\n"));
+                    }
+                }
+            }
+            Err(e) => {
+                let e = e.replace(['\r', '\n'], " ");
+                let uri = uri.replace(['\r', '\n'], " ");
+                text.push_str(&format!("# {uri}: {e}\n"));
+            }
+        }
+    }
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
+}
+
+/// A file's validator: its length and modification time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Validator {
+    len: u64,
+    modified: SystemTime,
+}
+
+impl Validator {
+    /// The validator of the file a request path names: a directory's `index.html`, as
+    /// ServeDir serves it. `None` when there is no such file or no modification time.
+    async fn of(path: &Path) -> Option<Validator> {
+        let mut meta = tokio::fs::metadata(path).await.ok()?;
+        if meta.is_dir() {
+            meta = tokio::fs::metadata(path.join("index.html")).await.ok()?;
+        }
+        Some(Validator {
+            len: meta.len(),
+            modified: meta.modified().ok()?,
+        })
+    }
+
+    /// The entity tag, `"<length hex>-<nanoseconds since 1970 hex>"`: a file rewritten
+    /// with the same length within the file system's time granularity would keep it,
+    /// a risk every server that does not hash its files takes.
+    fn etag(&self) -> String {
+        let nanos = self
+            .modified
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("\"{:x}-{nanos:x}\"", self.len)
+    }
+
+    /// Whether an HTTP date (`If-Range`) is this file's `Last-Modified`, to the second.
+    fn modified_at(&self, date: &str) -> bool {
+        let seconds = |t: SystemTime| t.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs());
+        httpdate::parse_http_date(date)
+            .ok()
+            .is_some_and(|date| seconds(date) == seconds(self.modified))
+    }
+}
+
+/// The entity tag of `If-None-Match` that matches `etag` (weak comparison, RFC 9110
+/// 13.1.2: a `W/` prefix is ignored; the gzipped representation's tag matches too, as its
+/// file is the same), as the 304 should give it back.
+fn none_match(header: &str, etag: &str) -> Option<String> {
+    if header.trim() == "*" {
+        return Some(etag.to_owned());
+    }
+    let gzipped = format!("{}{GZIP_SUFFIX}\"", etag.trim_end_matches('"'));
+    header
+        .split(',')
+        .map(|tag| tag.trim())
+        .map(|tag| tag.strip_prefix("W/").unwrap_or(tag))
+        .find(|tag| *tag == etag || *tag == gzipped)
+        .map(str::to_owned)
+}
+
+/// Whether `If-Range` holds (RFC 9110 13.1.5): a strong match of the entity tag, or the
+/// `Last-Modified` date. ServeDir ignores `If-Range`; without this, a client resuming a
+/// download across a swap of generations would get a range of other bytes.
+fn if_range_holds(header: &str, validator: &Validator) -> bool {
+    let header = header.trim();
+    if header.starts_with("W/") {
+        return false;
+    }
+    if header.starts_with('"') {
+        return header == validator.etag();
+    }
+    validator.modified_at(header)
+}
+
+/// A file under the publish directory, through ServeDir, with the ETag, its
+/// conditionals, the media type of documents and the `Link` header added.
+async fn static_file(shared: &Shared, relative: PathBuf, mut request: Request) -> Response {
+    let path = shared.dir.join(&relative);
+    let validator = Validator::of(&path).await;
+    let is_read = matches!(*request.method(), Method::GET | Method::HEAD);
+    let headers = request.headers_mut();
+    if let (true, Some(validator)) = (is_read, &validator) {
+        let etag = validator.etag();
+        if let Some(tag) = headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|h| h.to_str().ok())
+            .map(|h| none_match(h, &etag))
+        {
+            match tag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+                Some(tag) => {
+                    return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
+                }
+                // If-None-Match decides alone when present (RFC 9110 13.2.2): ServeDir
+                // must not answer If-Modified-Since with a 304 for a changed tag.
+                None => {
+                    headers.remove(header::IF_MODIFIED_SINCE);
+                }
+            }
+        }
+        let holds = headers
+            .get(header::IF_RANGE)
+            .map(|h| h.to_str().is_ok_and(|h| if_range_holds(h, validator)));
+        if holds == Some(false) {
+            headers.remove(header::RANGE);
+        }
+    } else if headers.contains_key(header::IF_RANGE) {
+        // Nothing to check it against: the whole file is the safe answer.
+        headers.remove(header::RANGE);
+    }
+
+    let response = match ServeDir::new(&shared.dir)
+        // `/dir` to `/dir/` and `/dir/` to its index.html, as web servers do.
+        .append_index_html_on_directories(true)
+        .try_call(request)
+        .await
+    {
+        Ok(response) => response.map(Body::new),
+        Err(e) => {
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot read the file: {e}\n"),
+            )
+                .into_response();
+        }
+    };
+    let (mut parts, body) = response.into_parts();
+    let status = parts.status;
+    if matches!(
+        status,
+        StatusCode::OK | StatusCode::PARTIAL_CONTENT | StatusCode::NOT_MODIFIED
+    ) {
+        // ServeDir opened the file itself: the tag is sent only if the file was the same
+        // before and after, so that it cannot name bytes of another generation.
+        if let Some(validator) = validator {
+            if Validator::of(&path).await.as_ref() == Some(&validator) {
+                if let Ok(tag) = HeaderValue::from_str(&validator.etag()) {
+                    parts.headers.insert(header::ETAG, tag);
+                }
+            }
+        }
+    }
+    if status.is_success() {
+        // mime_guess says text/xml for .xml and nothing for the extensionless Source
+        // Description; the standard's documents are application/xml (section 7).
+        if relative == Path::new(SOURCE_DESCRIPTION) || relative.extension() == Some("xml".as_ref())
+        {
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/xml"),
+            );
+        }
+        if let Some(link) = link_header(shared, &relative).await {
+            parts.headers.insert(header::LINK, link);
+        }
+    }
+    Response::from_parts(parts, body)
+}
+
+/// The `Link` header of a resource (section 6.3.3): one `rel="resourcesync"` link per
+/// Capability List. `None` for the ResourceSync documents themselves: the well-known
+/// URI, and whatever sits in a Capability List's directory (unless that is the root),
+/// which is where a publication keeps its documents and packages.
+///
+/// Every Capability List is named, as the server does not know which set a resource
+/// belongs to; a publication with one set (the usual case) gets the exact link.
+async fn link_header(shared: &Shared, relative: &Path) -> Option<HeaderValue> {
+    if relative.starts_with(".well-known") {
+        return None;
+    }
+    let lists = shared.capability_lists().await?.ok()?;
+    let mut links = Vec::new();
+    for uri in lists.iter() {
+        if let Some(list) = relative_path_of_uri(uri) {
+            let documents = list.parent().filter(|p| !p.as_os_str().is_empty());
+            if relative == list || documents.is_some_and(|d| relative.starts_with(d)) {
+                return None;
+            }
+        }
+        links.push(format!("<{uri}>; rel=\"resourcesync\""));
+    }
+    if links.is_empty() {
+        return None;
+    }
+    HeaderValue::from_str(&links.join(", ")).ok()
+}

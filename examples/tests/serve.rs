@@ -1,0 +1,865 @@
+//! `resourcesync serve`: a publish directory made by hand, served in process on
+//! 127.0.0.1 and asked over real HTTP (reqwest, and raw TCP where a client would tidy the
+//! request), then the command itself.
+//!
+//! The publish directory is a symbolic link to a generation, as `resourcesync build`
+//! makes it, hence Unix only.
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::header::{self, HeaderMap};
+use resourcesync_examples::serve;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// How long any one exchange or shutdown may take before the test fails.
+const BOUND: Duration = Duration::from_secs(20);
+
+/// The length of the binary package-like resource: 1 MiB.
+const BIG: usize = 1 << 20;
+
+/// A text resource long enough to be worth gzipping.
+fn hello(generation: &str) -> String {
+    format!("hello from {generation}\n").repeat(40)
+}
+
+/// 1 MiB of bytes that do not compress (xorshift), named .zip.
+fn big_bytes() -> Vec<u8> {
+    let mut x: u32 = 0x9e37_79b9;
+    (0..BIG)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
+fn write(path: &Path, bytes: impl AsRef<[u8]>) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+const URLSET: &str = "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" \
+                      xmlns:rs=\"http://www.openarchives.org/rs/terms/\">";
+
+/// Writes one generation of a publication under `root/<name>`, its documents naming
+/// `base` (`http://127.0.0.1:PORT/`), its Capability List at `resourcesync/<cl>`.
+fn generation(root: &Path, base: &str, name: &str, cl: &str) -> PathBuf {
+    let dir = root.join(name);
+    write(
+        &dir.join(".well-known/resourcesync"),
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{URLSET}<rs:md capability=\"description\"/>\
+             <url><loc>{base}resourcesync/{cl}</loc><rs:md capability=\"capabilitylist\"/></url>\
+             </urlset>"
+        ),
+    );
+    write(
+        &dir.join("resourcesync").join(cl),
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{URLSET}\
+             <rs:ln rel=\"up\" href=\"{base}.well-known/resourcesync\"/>\
+             <rs:md capability=\"capabilitylist\"/>\
+             <url><loc>{base}resourcesync/resourcelist-{name}.xml</loc>\
+             <rs:md capability=\"resourcelist\"/></url>\
+             <url><loc>{base}resourcesync/resourcedump.xml</loc>\
+             <rs:md capability=\"resourcedump\"/></url></urlset>"
+        ),
+    );
+    write(
+        &dir.join(format!("resourcesync/resourcelist-{name}.xml")),
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{URLSET}\
+             <rs:ln rel=\"up\" href=\"{base}resourcesync/{cl}\"/>\
+             <rs:md capability=\"resourcelist\" at=\"2026-01-01T00:00:00Z\"/>\
+             <url><loc>{base}files/hello.txt</loc></url>\
+             <url><loc>{base}files/big.zip</loc></url></urlset>"
+        ),
+    );
+    write(&dir.join("files/hello.txt"), hello(name));
+    write(&dir.join("files/big.zip"), big_bytes());
+    write(&dir.join(".hidden.txt"), "hidden");
+    write(&dir.join("files/.secret"), "secret");
+    dir
+}
+
+/// A publish directory (a link to generation `one`) served in process on 127.0.0.1.
+struct Served {
+    tmp: tempfile::TempDir,
+    /// The publish directory: a symbolic link.
+    publish: PathBuf,
+    /// `http://127.0.0.1:PORT/`.
+    base: String,
+    addr: SocketAddr,
+    client: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Served {
+    /// Serves generation `one`; `prepare` may change it first.
+    async fn start(prepare: impl FnOnce(&Path)) -> Served {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let base = format!("http://{addr}/");
+        let tmp = tempfile::tempdir().unwrap();
+        let one = generation(tmp.path(), &base, "one", "capabilitylist.xml");
+        prepare(&one);
+        let publish = tmp.path().join("publish");
+        std::os::unix::fs::symlink(&one, &publish).unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(serve::serve(listener, publish.clone(), async {
+            let _ = stopped.await;
+        }));
+        // No automatic decompression (reqwest's gzip feature is off) and no redirects,
+        // so that what the server sent is what the test sees.
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .timeout(BOUND)
+            .build()
+            .unwrap();
+        Served {
+            tmp,
+            publish,
+            base,
+            addr,
+            client,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Switches the publish directory to another generation as `build` does: a new link
+    /// renamed over the old one.
+    fn swap_to(&self, generation: &Path) {
+        let new = self.tmp.path().join("publish.new");
+        std::os::unix::fs::symlink(generation, &new).unwrap();
+        std::fs::rename(&new, &self.publish).unwrap();
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path.trim_start_matches('/'))
+    }
+
+    async fn get(&self, path: &str, headers: &[(header::HeaderName, &str)]) -> Got {
+        self.send(reqwest::Method::GET, path, headers).await
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        headers: &[(header::HeaderName, &str)],
+    ) -> Got {
+        let mut request = self.client.request(method, self.url(path));
+        for (name, value) in headers {
+            request = request.header(name, *value);
+        }
+        let response = request.send().await.unwrap();
+        Got {
+            status: response.status(),
+            headers: response.headers().clone(),
+            body: response.bytes().await.unwrap().to_vec(),
+        }
+    }
+
+    /// A request written by hand, for paths a client would normalize; the status and body.
+    async fn raw(&self, target: &str) -> (u16, String) {
+        let exchange = async {
+            let mut stream = tokio::net::TcpStream::connect(self.addr).await.unwrap();
+            let request = format!(
+                "GET {target} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+                self.addr
+            );
+            stream.write_all(request.as_bytes()).await.unwrap();
+            let mut response = Vec::new();
+            stream.read_to_end(&mut response).await.unwrap();
+            String::from_utf8_lossy(&response).into_owned()
+        };
+        let response = tokio::time::timeout(BOUND, exchange).await.unwrap();
+        let status = response
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap();
+        (status, response)
+    }
+
+    /// Stops the server and checks that it stopped cleanly.
+    async fn stop(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        let task = self.task.take().unwrap();
+        let served = tokio::time::timeout(BOUND, task).await.unwrap().unwrap();
+        served.unwrap();
+    }
+}
+
+impl Drop for Served {
+    /// A test that failed before `stop` still ends its server.
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// A response read whole.
+#[derive(Debug)]
+struct Got {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Got {
+    fn header(&self, name: header::HeaderName) -> Option<&str> {
+        self.headers.get(name).map(|v| v.to_str().unwrap())
+    }
+}
+
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+#[tokio::test]
+async fn files_have_their_media_type_length_and_validators() {
+    let s = Served::start(|_| {}).await;
+    for (path, media_type, len) in [
+        (".well-known/resourcesync", "application/xml", None),
+        ("resourcesync/capabilitylist.xml", "application/xml", None),
+        ("resourcesync/resourcelist-one.xml", "application/xml", None),
+        ("files/hello.txt", "text/plain", Some(hello("one").len())),
+        ("files/big.zip", "application/zip", Some(BIG)),
+    ] {
+        let got = s.get(path, &[]).await;
+        assert_eq!(got.status, StatusCode::OK, "{path}");
+        assert_eq!(got.header(header::CONTENT_TYPE), Some(media_type), "{path}");
+        let on_disk = std::fs::read(s.publish.join(path)).unwrap();
+        assert_eq!(got.body, on_disk, "{path}");
+        if let Some(len) = len {
+            assert_eq!(on_disk.len(), len);
+        }
+        let length = on_disk.len().to_string();
+        assert_eq!(got.header(header::CONTENT_LENGTH), Some(&*length), "{path}");
+        assert!(got.header(header::LAST_MODIFIED).is_some(), "{path}");
+        let etag = got.header(header::ETAG).unwrap();
+        let len_hex = format!("\"{:x}-", on_disk.len());
+        assert!(
+            etag.starts_with(&len_hex) && etag.ends_with('"'),
+            "{path}: {etag}"
+        );
+        assert_eq!(got.header(header::ACCEPT_RANGES), Some("bytes"), "{path}");
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn if_none_match_and_if_modified_since_answer_304_and_a_changed_file_200() {
+    let s = Served::start(|_| {}).await;
+    let first = s.get("files/hello.txt", &[]).await;
+    let etag = first.header(header::ETAG).unwrap().to_owned();
+    let last_modified = first.header(header::LAST_MODIFIED).unwrap().to_owned();
+
+    let got = s
+        .get("files/hello.txt", &[(header::IF_NONE_MATCH, &etag)])
+        .await;
+    assert_eq!(got.status, StatusCode::NOT_MODIFIED);
+    assert_eq!(got.header(header::ETAG), Some(&*etag));
+    assert!(got.body.is_empty());
+    // Weak comparison, among others.
+    let list = format!("\"nope\", W/{etag}");
+    let got = s
+        .get("files/hello.txt", &[(header::IF_NONE_MATCH, &list)])
+        .await;
+    assert_eq!(got.status, StatusCode::NOT_MODIFIED);
+    let got = s
+        .get("files/hello.txt", &[(header::IF_NONE_MATCH, "*")])
+        .await;
+    assert_eq!(got.status, StatusCode::NOT_MODIFIED);
+
+    let got = s
+        .get(
+            "files/hello.txt",
+            &[(header::IF_MODIFIED_SINCE, &last_modified)],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::NOT_MODIFIED);
+    // If-None-Match that does not match decides over an If-Modified-Since that would.
+    let got = s
+        .get(
+            "files/hello.txt",
+            &[
+                (header::IF_NONE_MATCH, "\"other\""),
+                (header::IF_MODIFIED_SINCE, &last_modified),
+            ],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body, hello("one").as_bytes());
+
+    // A file rewritten: the old tag no longer matches.
+    write(&s.publish.join("files/hello.txt"), "changed, and shorter\n");
+    let got = s
+        .get("files/hello.txt", &[(header::IF_NONE_MATCH, &etag)])
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body, b"changed, and shorter\n");
+    assert_ne!(got.header(header::ETAG), Some(&*etag));
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn head_has_the_headers_of_get_and_no_body() {
+    let s = Served::start(|_| {}).await;
+    for path in [
+        "files/big.zip",
+        "files/hello.txt",
+        ".well-known/resourcesync",
+    ] {
+        let get = s.get(path, &[]).await;
+        let head = s.send(reqwest::Method::HEAD, path, &[]).await;
+        assert_eq!(head.status, StatusCode::OK, "{path}");
+        assert!(head.body.is_empty(), "{path}");
+        for name in [
+            header::CONTENT_TYPE,
+            header::CONTENT_LENGTH,
+            header::LAST_MODIFIED,
+            header::ETAG,
+            header::ACCEPT_RANGES,
+            header::LINK,
+        ] {
+            assert_eq!(
+                head.header(name.clone()),
+                get.header(name.clone()),
+                "{path} {name}"
+            );
+        }
+    }
+    // Gzipped, too: HEAD says what GET would send.
+    let gzip = [(header::ACCEPT_ENCODING, "gzip")];
+    let get = s.get("files/hello.txt", &gzip).await;
+    let head = s
+        .send(reqwest::Method::HEAD, "files/hello.txt", &gzip)
+        .await;
+    assert!(head.body.is_empty());
+    assert_eq!(get.header(header::CONTENT_ENCODING), Some("gzip"));
+    for name in [
+        header::CONTENT_ENCODING,
+        header::CONTENT_LENGTH,
+        header::ETAG,
+        header::VARY,
+    ] {
+        assert_eq!(
+            head.header(name.clone()),
+            get.header(name.clone()),
+            "{name}"
+        );
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn ranges_give_206_with_the_bytes_asked_and_416_when_unsatisfiable() {
+    let s = Served::start(|_| {}).await;
+    let big = big_bytes();
+    let got = s
+        .get("files/big.zip", &[(header::RANGE, "bytes=1000-1999")])
+        .await;
+    assert_eq!(got.status, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(
+        got.header(header::CONTENT_RANGE),
+        Some("bytes 1000-1999/1048576")
+    );
+    assert_eq!(got.header(header::CONTENT_LENGTH), Some("1000"));
+    assert_eq!(got.body, &big[1000..2000]);
+    // Even when the client accepts gzip: a range is of the file's bytes, never gzipped.
+    let got = s
+        .get(
+            "files/hello.txt",
+            &[
+                (header::RANGE, "bytes=-20"),
+                (header::ACCEPT_ENCODING, "gzip"),
+            ],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(got.header(header::CONTENT_ENCODING), None);
+    let text = hello("one");
+    assert_eq!(got.body, &text.as_bytes()[text.len() - 20..]);
+
+    let got = s
+        .get("files/big.zip", &[(header::RANGE, "bytes=2000000-")])
+        .await;
+    assert_eq!(got.status, StatusCode::RANGE_NOT_SATISFIABLE);
+    assert_eq!(got.header(header::CONTENT_RANGE), Some("bytes */1048576"));
+
+    // If-Range: the range only while the file is the one the client has part of.
+    let etag = s
+        .get("files/big.zip", &[])
+        .await
+        .header(header::ETAG)
+        .unwrap()
+        .to_owned();
+    let got = s
+        .get(
+            "files/big.zip",
+            &[(header::RANGE, "bytes=10-19"), (header::IF_RANGE, &etag)],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::PARTIAL_CONTENT);
+    assert_eq!(got.body, &big[10..20]);
+    let got = s
+        .get(
+            "files/big.zip",
+            &[
+                (header::RANGE, "bytes=10-19"),
+                (header::IF_RANGE, "\"stale\""),
+            ],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body.len(), BIG);
+    // The date form: the file's Last-Modified holds, an older date does not.
+    let date = s.get("files/big.zip", &[]).await;
+    let date = date.header(header::LAST_MODIFIED).unwrap();
+    let got = s
+        .get(
+            "files/big.zip",
+            &[(header::RANGE, "bytes=10-19"), (header::IF_RANGE, date)],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::PARTIAL_CONTENT);
+    let old = "Thu, 01 Jan 2015 00:00:00 GMT";
+    let got = s
+        .get(
+            "files/big.zip",
+            &[(header::RANGE, "bytes=10-19"), (header::IF_RANGE, old)],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn gzip_only_when_asked_decodes_to_the_file_and_spares_archives() {
+    let s = Served::start(|_| {}).await;
+    let text = hello("one");
+    let plain = s.get("files/hello.txt", &[]).await;
+    assert_eq!(plain.header(header::CONTENT_ENCODING), None);
+    assert_eq!(plain.body, text.as_bytes());
+
+    let gzipped = s
+        .get("files/hello.txt", &[(header::ACCEPT_ENCODING, "gzip")])
+        .await;
+    assert_eq!(gzipped.status, StatusCode::OK);
+    assert_eq!(gzipped.header(header::CONTENT_ENCODING), Some("gzip"));
+    assert_eq!(gzipped.header(header::VARY), Some("accept-encoding"));
+    assert!(gzipped.body.len() < text.len());
+    assert_eq!(gunzip(&gzipped.body), text.as_bytes());
+    // The gzipped bytes are another representation, with a tag of their own, which
+    // revalidates as well.
+    let plain_tag = plain.header(header::ETAG).unwrap();
+    let gzip_tag = gzipped.header(header::ETAG).unwrap();
+    assert_eq!(
+        gzip_tag,
+        format!("{}-gzip\"", plain_tag.trim_end_matches('"'))
+    );
+    let got = s
+        .get(
+            "files/hello.txt",
+            &[
+                (header::ACCEPT_ENCODING, "gzip"),
+                (header::IF_NONE_MATCH, gzip_tag),
+            ],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::NOT_MODIFIED);
+    assert_eq!(got.header(header::ETAG), Some(gzip_tag));
+
+    // Documents are gzipped too; a ZIP is not compressed again and keeps its length.
+    let document = s
+        .get(
+            "resourcesync/resourcelist-one.xml",
+            &[(header::ACCEPT_ENCODING, "gzip")],
+        )
+        .await;
+    assert_eq!(document.header(header::CONTENT_ENCODING), Some("gzip"));
+    let on_disk = std::fs::read(s.publish.join("resourcesync/resourcelist-one.xml")).unwrap();
+    assert_eq!(gunzip(&document.body), on_disk);
+    let zip = s
+        .get("files/big.zip", &[(header::ACCEPT_ENCODING, "gzip")])
+        .await;
+    assert_eq!(zip.header(header::CONTENT_ENCODING), None);
+    assert_eq!(zip.header(header::CONTENT_LENGTH), Some("1048576"));
+    assert_eq!(zip.body, big_bytes());
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn discovery_by_robots_txt_home_page_and_link_header() {
+    let s = Served::start(|_| {}).await;
+    let cl = s.url("resourcesync/capabilitylist.xml");
+
+    let robots = s.get("robots.txt", &[]).await;
+    assert_eq!(robots.status, StatusCode::OK);
+    assert_eq!(
+        robots.header(header::CONTENT_TYPE),
+        Some("text/plain; charset=utf-8")
+    );
+    let robots = String::from_utf8(robots.body).unwrap();
+    let sitemaps: Vec<&str> = robots
+        .lines()
+        .filter(|l| l.starts_with("Sitemap:"))
+        .collect();
+    // The Resource List only, not the dump the Capability List also names.
+    let expected = format!("Sitemap: {}", s.url("resourcesync/resourcelist-one.xml"));
+    assert_eq!(sitemaps, [expected.as_str()], "{robots}");
+
+    let home = s.get("/", &[]).await;
+    assert_eq!(home.status, StatusCode::OK);
+    assert_eq!(
+        home.header(header::CONTENT_TYPE),
+        Some("text/html; charset=utf-8")
+    );
+    let home = String::from_utf8(home.body).unwrap();
+    assert!(
+        home.contains(&format!("<link rel=\"resourcesync\" href=\"{cl}\">")),
+        "{home}"
+    );
+    assert!(home.contains(&format!("<a href=\"{cl}\">")), "{home}");
+
+    let link = format!("<{cl}>; rel=\"resourcesync\"");
+    for resource in ["files/hello.txt", "files/big.zip"] {
+        let got = s.get(resource, &[]).await;
+        assert_eq!(got.header(header::LINK), Some(&*link), "{resource}");
+    }
+    let got = s
+        .get("files/big.zip", &[(header::RANGE, "bytes=0-0")])
+        .await;
+    assert_eq!(got.header(header::LINK), Some(&*link));
+    for document in [
+        ".well-known/resourcesync",
+        "resourcesync/capabilitylist.xml",
+        "resourcesync/resourcelist-one.xml",
+    ] {
+        let got = s.get(document, &[]).await;
+        assert_eq!(got.status, StatusCode::OK, "{document}");
+        assert_eq!(got.header(header::LINK), None, "{document}");
+    }
+    // Not on an error either.
+    assert_eq!(
+        s.get("files/missing.txt", &[]).await.header(header::LINK),
+        None
+    );
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn discovery_names_only_http_uris() {
+    let s = Served::start(|one| {
+        let sd = one.join(".well-known/resourcesync");
+        let text = std::fs::read_to_string(&sd).unwrap().replace(
+            "</urlset>",
+            "<url><loc>javascript:alert(1)</loc><rs:md capability=\"capabilitylist\"/></url>\
+             </urlset>",
+        );
+        write(&sd, text);
+    })
+    .await;
+    let home = String::from_utf8(s.get("/", &[]).await.body).unwrap();
+    assert!(home.contains("capabilitylist.xml"), "{home}");
+    assert!(!home.contains("javascript"), "{home}");
+    let got = s.get("files/hello.txt", &[]).await;
+    let link = format!(
+        "<{}>; rel=\"resourcesync\"",
+        s.url("resourcesync/capabilitylist.xml")
+    );
+    assert_eq!(got.header(header::LINK), Some(&*link));
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_publications_own_robots_txt_and_index_html_are_served_as_they_are() {
+    let s = Served::start(|one| {
+        write(&one.join("robots.txt"), "User-agent: *\nDisallow: /\n");
+        write(&one.join("index.html"), "<p>my own home</p>\n");
+    })
+    .await;
+    let robots = s.get("robots.txt", &[]).await;
+    assert_eq!(robots.body, b"User-agent: *\nDisallow: /\n");
+    let home = s.get("/", &[]).await;
+    assert_eq!(home.status, StatusCode::OK);
+    assert_eq!(home.body, b"<p>my own home</p>\n");
+    assert_eq!(home.header(header::CONTENT_TYPE), Some("text/html"));
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn without_a_source_description_discovery_is_404_and_resources_have_no_link() {
+    let s = Served::start(|one| {
+        std::fs::remove_dir_all(one.join(".well-known")).unwrap();
+    })
+    .await;
+    assert_eq!(s.get("robots.txt", &[]).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(s.get("/", &[]).await.status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        s.get(".well-known/resourcesync", &[]).await.status,
+        StatusCode::NOT_FOUND
+    );
+    let got = s.get("files/hello.txt", &[]).await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.header(header::LINK), None);
+    // A Source Description that is not one: discovery fails loudly, resources are served.
+    write(
+        &s.publish.join(".well-known/resourcesync"),
+        "not xml at all",
+    );
+    assert_eq!(
+        s.get("robots.txt", &[]).await.status,
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
+    let got = s.get("files/hello.txt", &[]).await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.header(header::LINK), None);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn hidden_names_and_paths_out_of_the_directory_are_not_served() {
+    let s = Served::start(|_| {}).await;
+    write(&s.tmp.path().join("outside.txt"), "outside the publication");
+    for path in [
+        ".hidden.txt",
+        "files/.secret",
+        "%2ehidden.txt",
+        "files/%2Esecret",
+    ] {
+        let got = s.get(path, &[]).await;
+        assert_eq!(got.status, StatusCode::NOT_FOUND, "{path}");
+    }
+    for target in [
+        "/../outside.txt",
+        "/files/../../outside.txt",
+        "/files/..%2F..%2Foutside.txt",
+        "/%2e%2e/outside.txt",
+        "/files/..%5C..%5Coutside.txt",
+    ] {
+        let (status, response) = s.raw(target).await;
+        assert!(matches!(status, 400 | 404), "{target}: {response}");
+        assert!(!response.contains("outside the publication"), "{target}");
+    }
+    // What is served is inside, whatever the spelling.
+    assert_eq!(s.raw("/files/./hello.txt").await.0, 200);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_swap_of_the_publish_link_is_seen_by_the_next_request() {
+    let s = Served::start(|_| {}).await;
+    let before = s.get("files/hello.txt", &[]).await;
+    assert_eq!(before.body, hello("one").as_bytes());
+    let old_tag = before.header(header::ETAG).unwrap().to_owned();
+    let old_link = before.header(header::LINK).unwrap().to_owned();
+
+    // Generation two names another Capability List and Resource List.
+    let two = generation(s.tmp.path(), &s.base, "two", "capabilitylist-two.xml");
+    s.swap_to(&two);
+
+    let after = s
+        .get("files/hello.txt", &[(header::IF_NONE_MATCH, &old_tag)])
+        .await;
+    assert_eq!(after.status, StatusCode::OK);
+    assert_eq!(after.body, hello("two").as_bytes());
+    assert_ne!(after.header(header::ETAG), Some(&*old_tag));
+    let new_link = format!(
+        "<{}>; rel=\"resourcesync\"",
+        s.url("resourcesync/capabilitylist-two.xml")
+    );
+    assert_ne!(old_link, new_link);
+    assert_eq!(after.header(header::LINK), Some(&*new_link));
+    let robots = String::from_utf8(s.get("robots.txt", &[]).await.body).unwrap();
+    assert!(
+        robots.contains(&s.url("resourcesync/resourcelist-two.xml")),
+        "{robots}"
+    );
+    assert!(!robots.contains("resourcelist-one"), "{robots}");
+    let home = String::from_utf8(s.get("/", &[]).await.body).unwrap();
+    assert!(home.contains("capabilitylist-two.xml"), "{home}");
+    assert_eq!(
+        s.get("resourcesync/resourcelist-one.xml", &[]).await.status,
+        StatusCode::NOT_FOUND
+    );
+    s.stop().await;
+}
+
+/// The command, with its standard output piped.
+fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// Kills a child if the test fails before it stops it.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The start line of a running `serve`, within [`BOUND`].
+fn start_line(child: &mut Child) -> String {
+    let stdout = child.0.stdout.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = sender.send(line);
+    });
+    receiver.recv_timeout(BOUND).expect("the start line")
+}
+
+/// Waits for a child to exit, within [`BOUND`].
+fn wait(child: &mut Child) -> std::process::ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(start.elapsed() < BOUND, "the server did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_command_prints_the_bound_port_serves_and_stops_on_ctrl_c() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Documents naming port 1 do not matter here: only the file is asked for.
+    let one = generation(
+        tmp.path(),
+        "http://127.0.0.1:1/",
+        "one",
+        "capabilitylist.xml",
+    );
+    let dir = one.to_str().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for json in [false, true] {
+        let mut args = vec!["serve", "--addr", "127.0.0.1:0", dir];
+        if json {
+            args.insert(1, "--json");
+        }
+        let mut child = Child(command(&args).spawn().unwrap());
+        let line = start_line(&mut child);
+        let addr: SocketAddr = if json {
+            let object: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(object["dir"], dir);
+            assert_eq!(
+                object["url"],
+                format!("http://{}/", object["addr"].as_str().unwrap())
+            );
+            object["addr"].as_str().unwrap().parse().unwrap()
+        } else {
+            let rest = line
+                .strip_prefix(&format!("serving {dir} at http://"))
+                .unwrap();
+            rest.trim_end().strip_suffix('/').unwrap().parse().unwrap()
+        };
+        assert!(addr.ip().is_loopback() && addr.port() != 0, "{line}");
+        let response = runtime.block_on(async {
+            let client = reqwest::Client::builder().no_proxy().build().unwrap();
+            let response = client
+                .get(format!("http://{addr}/.well-known/resourcesync"))
+                .timeout(BOUND)
+                .send()
+                .await
+                .unwrap();
+            let media_type = response.headers()[header::CONTENT_TYPE].clone();
+            (
+                response.status(),
+                media_type,
+                response.bytes().await.unwrap(),
+            )
+        });
+        assert_eq!(response.0, StatusCode::OK);
+        assert_eq!(response.1, "application/xml");
+        assert_eq!(
+            response.2,
+            std::fs::read(one.join(".well-known/resourcesync")).unwrap()
+        );
+        // Ctrl-C, as a terminal sends it: the server stops cleanly, with status 0.
+        // The shell's builtin kill: a minimal image may have no kill program.
+        let kill = format!("kill -INT {}", child.0.id());
+        assert!(
+            Command::new("sh")
+                .args(["-c", &kill])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(wait(&mut child).code(), Some(0));
+    }
+}
+
+#[test]
+fn the_command_exits_2_when_it_cannot_start() {
+    let help = command(&["serve", "--help"]).output().unwrap();
+    assert_eq!(help.status.code(), Some(0));
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(
+        help.contains("Exit status:") && help.contains("PUBLISH-DIR"),
+        "{help}"
+    );
+    assert!(help.contains("127.0.0.1:8080"), "{help}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing");
+    let out = command(&["serve", "--addr", "127.0.0.1:0", missing.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("PUBLISH-DIR") && stderr.contains("not a directory"),
+        "{stderr}"
+    );
+
+    // An address in use.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = command(&["serve", "--addr", &addr, tmp.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("cannot bind address {addr}")),
+        "{stderr}"
+    );
+
+    // Not an address at all: a usage error.
+    let out = command(&["serve", "--addr", "localhost", tmp.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
