@@ -316,10 +316,10 @@ impl Shared {
             Ok(_) => return None,
             Err(e) => return Some(Err(format!("cannot read the Source Description: {e}"))),
         };
-        if let Some((cached, found)) = &*self.lock() {
-            if *cached == identity {
-                return Some(found.clone());
-            }
+        if let Some((cached, found)) = &*self.lock()
+            && *cached == identity
+        {
+            return Some(found.clone());
         }
         let found = read_bounded(&mut file)
             .await
@@ -644,12 +644,11 @@ async fn static_file(shared: &Shared, relative: PathBuf, mut request: Request) -
     ) {
         // ServeDir opened the file itself: the tag is sent only if the file was the same
         // before and after, so that it cannot name bytes of another generation.
-        if let Some(validator) = validator {
-            if Validator::of(&path).await.as_ref() == Some(&validator) {
-                if let Ok(tag) = HeaderValue::from_str(&validator.etag()) {
-                    parts.headers.insert(header::ETAG, tag);
-                }
-            }
+        if let Some(validator) = validator
+            && Validator::of(&path).await.as_ref() == Some(&validator)
+            && let Ok(tag) = HeaderValue::from_str(&validator.etag())
+        {
+            parts.headers.insert(header::ETAG, tag);
         }
     }
     if status.is_success() {
