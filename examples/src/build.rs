@@ -22,8 +22,9 @@
 //! - `resourcesync/changelist.xml`: the Change List Index over `changelist-00001.xml`, …,
 //!   whose `from`/`until` are contiguous; the last one is open (no `until`) and receives
 //!   the next run's changes until a limit or `--changelist-period` closes it;
-//! - on request, `resourcesync/resourcedump.xml` with its ZIP packages (`--resource-dump`)
-//!   and `resourcesync/changedump.xml` with one package set per run that found changes
+//! - on request, `resourcesync/resourcedump.xml` with its ZIP packages (`--resource-dump`;
+//!   later runs keep it, since the Change Lists cover from its `at`, unless
+//!   `--new-resource-dump` packages the collection again) and `resourcesync/changedump.xml` with one package set per run that found changes
 //!   (`--change-dump`);
 //! - `.resourcesync/state.json`: what this run published (each file's size, modification
 //!   time and digests; the change lists), read by the next run. A file whose size and
@@ -75,7 +76,8 @@ Every resource is listed with lastmod, length, md5, sha-256 and a media type.
 Run it again after the collection changed: it lists the files created, updated and
 deleted since the last run in the open Change List (a file of the same size and
 modification time is not read again), rewrites the Resource List, and opens a new Change
-List when the entry or byte limits or --changelist-period say so.
+List when the entry or byte limits or --changelist-period say so. A Resource Dump is
+kept (the Change Lists cover from its time) unless --new-resource-dump asks for a new one.
 
 Each run writes a new generation beside PUBLISH-DIR (in .<name>.resourcesync/) and
 switches to it by renaming one symbolic link, PUBLISH-DIR: a failed or interrupted run
@@ -109,6 +111,10 @@ pub struct BuildArgs {
     /// Also write a Resource Dump: ZIP packages of every resource.
     #[arg(long)]
     pub resource_dump: bool,
+    /// With --resource-dump: package the whole collection again, instead of keeping the
+    /// Resource Dump published before (which the Change Lists cover from).
+    #[arg(long)]
+    pub new_resource_dump: bool,
     /// Also write a Change Dump: each run's changes as ZIP packages.
     #[arg(long)]
     pub change_dump: bool,
@@ -137,7 +143,8 @@ impl BuildArgs {
     pub fn options(&self) -> Options {
         Options {
             base_url: self.base_url.clone(),
-            resource_dump: self.resource_dump,
+            resource_dump: self.resource_dump || self.new_resource_dump,
+            new_resource_dump: self.new_resource_dump,
             change_dump: self.change_dump,
             max_entries: self.max_entries.clamp(1, MAX_ENTRIES as usize),
             max_bytes: self.max_bytes.clamp(4096, MAX_BYTES),
@@ -156,6 +163,8 @@ pub struct Options {
     pub base_url: Uri,
     /// Whether to write a Resource Dump.
     pub resource_dump: bool,
+    /// Whether to package the collection again when a Resource Dump is published.
+    pub new_resource_dump: bool,
     /// Whether to write a Change Dump.
     pub change_dump: bool,
     /// Entries per document, at most 50,000.
@@ -176,6 +185,7 @@ impl Options {
         Options {
             base_url,
             resource_dump: false,
+            new_resource_dump: false,
             change_dump: false,
             max_entries: MAX_ENTRIES as usize,
             max_bytes: MAX_BYTES,
@@ -337,6 +347,9 @@ struct State {
     /// The Change Dump's start and its package entries, in order.
     change_dump_from: Option<W3cDateTime>,
     change_dump: Vec<Entry>,
+    /// Whether a Resource Dump is published, to be carried over by the next run.
+    #[serde(default)]
+    resource_dump: bool,
 }
 
 /// What the last run knew of a file.
@@ -856,11 +869,30 @@ fn publish_generation(
     documents += rl_written.output.documents.len() as u64;
     let mut capabilities = vec![(rl_written.output.uri.clone(), Capability::ResourceList)];
 
-    // The Resource Dump: every resource again, packaged.
+    // The Resource Dump: every resource again, packaged; or the one published before,
+    // whose `at` the Change Lists cover from, so that a Destination baselines from it
+    // and goes on from there. Packaging the whole collection again is on request.
     if options.resource_dump {
-        let uri = resource_dump(collection, &directory, &resources, now, &up, options)?;
-        documents += 1;
-        capabilities.push((uri, Capability::ResourceDump));
+        let carried = match (&previous_dir, state.resource_dump) {
+            (Some(previous), true) if !options.new_resource_dump => {
+                carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+                    name.starts_with("resourcedump")
+                })?;
+                true
+            }
+            _ => false,
+        };
+        if !carried {
+            resource_dump(collection, &directory, &resources, now, &up, options)?;
+            documents += 1;
+        }
+        state.resource_dump = true;
+        capabilities.push((
+            directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
+            Capability::ResourceDump,
+        ));
+    } else {
+        state.resource_dump = false;
     }
 
     // The Change Lists: closed ones are carried over from the last generation unchanged.

@@ -6,6 +6,7 @@
 //! the first code a user reads is code that runs.
 
 pub mod build;
+pub mod demo;
 pub mod serve;
 pub mod sync;
 

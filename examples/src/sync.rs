@@ -225,9 +225,82 @@ impl Kept {
     }
 }
 
-/// Runs a sync on the current tokio runtime: the exit status (0 complete, 1 not), or
-/// why it could not start.
+/// Runs a sync on the current tokio runtime and prints its summary (a line, or with
+/// `--json` an object): the exit status (0 complete, 1 not), or why it could not start.
 pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
+    let synced = synchronize(args).await?;
+    let Synced {
+        mode: name,
+        report,
+        seconds,
+    } = &synced;
+    let stdout = io::stdout();
+    if args.json {
+        let mut summary = serde_json::to_value(report)?;
+        if let Some(object) = summary.as_object_mut() {
+            object.insert("mode".into(), (*name).into());
+            object.insert("seconds".into(), (*seconds).into());
+        }
+        let _ = writeln!(
+            stdout.lock(),
+            "{}",
+            serde_json::json!({ "summary": summary })
+        );
+    } else {
+        let mut line = format!(
+            "{name}: {} created, {} updated, {} deleted, {} unchanged, {} failed, {} refused, {} bytes, {} requests, {seconds:.2} s, {}",
+            report.created,
+            report.updated,
+            report.deleted,
+            report.unchanged,
+            report.failed,
+            report.refused,
+            report.bytes,
+            report.requests,
+            if report.complete {
+                "complete"
+            } else {
+                "incomplete"
+            },
+        );
+        if let Some(in_sync) = report.in_sync {
+            line += &format!(
+                ", {} changed, {} missing, {} extra, {}",
+                report.changed,
+                report.missing,
+                report.extra,
+                if in_sync { "in sync" } else { "not in sync" }
+            );
+        }
+        let _ = writeln!(stdout.lock(), "{line}");
+    }
+    Ok(synced.exit_status())
+}
+
+/// What a sync came to.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Synced {
+    /// `baseline`, `incremental` or `audit`.
+    pub mode: &'static str,
+    /// The client's report.
+    pub report: Report,
+    /// How long it took.
+    pub seconds: f64,
+}
+
+impl Synced {
+    /// 0 when it completed (and, an audit, found the directory in sync), else 1.
+    pub fn exit_status(&self) -> u8 {
+        let ok = self.report.complete && self.report.in_sync.unwrap_or(true);
+        if ok { 0 } else { 1 }
+    }
+}
+
+/// Runs a sync on the current tokio runtime, printing problems and warnings (and, with
+/// `--json`, every event) as they come, but no summary: what it came to, or why it could
+/// not start.
+pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
     let started = Instant::now();
     let start = args
         .source
@@ -429,53 +502,16 @@ pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
     if !args.dry_run && !args.audit {
         save(&kept, &client)?;
     }
-    let seconds = started.elapsed().as_secs_f64();
-    let name = match mode {
+    let mode = match mode {
         Mode::Audit => "audit",
         Mode::Incremental => "incremental",
         _ => "baseline",
     };
-    if args.json {
-        let mut summary = serde_json::to_value(&report)?;
-        if let Some(object) = summary.as_object_mut() {
-            object.insert("mode".into(), name.into());
-            object.insert("seconds".into(), seconds.into());
-        }
-        let _ = writeln!(
-            stdout.lock(),
-            "{}",
-            serde_json::json!({ "summary": summary })
-        );
-    } else {
-        let mut line = format!(
-            "{name}: {} created, {} updated, {} deleted, {} unchanged, {} failed, {} refused, {} bytes, {} requests, {seconds:.2} s, {}",
-            report.created,
-            report.updated,
-            report.deleted,
-            report.unchanged,
-            report.failed,
-            report.refused,
-            report.bytes,
-            report.requests,
-            if report.complete {
-                "complete"
-            } else {
-                "incomplete"
-            },
-        );
-        if let Some(in_sync) = report.in_sync {
-            line += &format!(
-                ", {} changed, {} missing, {} extra, {}",
-                report.changed,
-                report.missing,
-                report.extra,
-                if in_sync { "in sync" } else { "not in sync" }
-            );
-        }
-        let _ = writeln!(stdout.lock(), "{line}");
-    }
-    let ok = report.complete && report.in_sync.unwrap_or(true);
-    Ok(if ok { 0 } else { 1 })
+    Ok(Synced {
+        mode,
+        report,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// Saves the state and the inventory.

@@ -576,3 +576,37 @@ fn hidden_files_links_and_reserved_names_are_skipped_and_reported() {
         .collect();
     assert_eq!(paths, ["/a%3Ab.txt", "/ok.txt"]);
 }
+
+#[test]
+fn a_resource_dump_is_kept_by_later_runs_unless_a_new_one_is_asked_for() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 10);
+    build(&coll, &publish, &["--resource-dump"]);
+    let first = document(&publish, "resourcesync/resourcedump.xml");
+    put(&coll, "later.txt", b"later");
+    build(&coll, &publish, &["--resource-dump"]);
+    let kept = document(&publish, "resourcesync/resourcedump.xml");
+    assert_eq!(kept, first, "the dump is carried over");
+    // The Change Lists cover from the dump's time: the new file is listed as created.
+    let dump_at = first.head.md.at.unwrap();
+    let lists = change_lists(&publish);
+    assert!(!dump_at.precedes(&lists[0].0.md.clone().unwrap().from.unwrap()));
+    assert!(
+        lists[0]
+            .1
+            .iter()
+            .any(|e| e.loc.as_str().ends_with("later.txt"))
+    );
+    assert_eq!(validate(&publish).0, 0);
+
+    build(&coll, &publish, &["--new-resource-dump"]);
+    let new = document(&publish, "resourcesync/resourcedump.xml");
+    assert!(first.head.md.at.unwrap().precedes(&new.head.md.at.unwrap()));
+    let mut package =
+        resourcesync_package::Package::open(publish.join(local(new.entries[0].loc.as_str())))
+            .unwrap();
+    package.verify().unwrap();
+    assert_eq!(package.manifest().entries.len(), 11);
+    assert_eq!(validate(&publish).0, 0);
+}

@@ -5,6 +5,7 @@
 //! resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>
 //! resourcesync explore [--json] <URL>
 //! resourcesync build [OPTIONS] --base-url <URL> <COLLECTION-DIR> <PUBLISH-DIR>
+//! resourcesync demo [--source <URL>] [--keep <DIR>] [--json]
 //! resourcesync serve [--addr IP:PORT] [--json] <PUBLISH-DIR>
 //! ```
 //!
@@ -25,7 +26,7 @@ use serde_json::{Value, json};
 
 mod explore;
 
-use resourcesync_examples::{build, serve, sync};
+use resourcesync_examples::{build, demo, serve, sync};
 
 /// Exit statuses common to the subcommands, for the top-level help.
 const TOP_EXIT_STATUS: &str = "\
@@ -112,6 +113,9 @@ enum Command {
     /// Publishes a directory as a ResourceSync Source, incrementally and atomically.
     #[command(long_about = build::BUILD_ABOUT, after_help = build::BUILD_EXIT)]
     Build(build::BuildArgs),
+    /// Shows the whole family at work: publish, serve, sync, change, sync, audit.
+    #[command(long_about = demo::DEMO_ABOUT, after_help = demo::DEMO_EXIT)]
+    Demo(demo::DemoArgs),
     /// Publishes a directory over HTTP as a ResourceSync Source.
     #[command(
         long_about = serve::SERVE_ABOUT,
@@ -161,6 +165,7 @@ fn main() -> ExitCode {
         Command::Sync(args) => sync::run(&args),
         Command::Explore(args) => explore::run(&args),
         Command::Build(args) => build::run(&args),
+        Command::Demo(args) => demo::run(&args),
         Command::Serve(args) => serve::run(&args),
     }
 }
