@@ -1,0 +1,170 @@
+//! `resourcesync demo`: the whole run ends in sync and leaves nothing behind; `--source`
+//! synchronizes from a Source served by `resourcesync serve` in another process.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn resourcesync(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(args)
+        .output()
+        .expect("run resourcesync")
+}
+
+/// The JSON lines of an output: the steps, then the summary.
+fn lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn step<'a>(lines: &'a [Value], name: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["step"] == name).collect()
+}
+
+#[test]
+fn the_whole_demo_ends_in_sync_and_cleans_up() {
+    let out = resourcesync(&["demo", "--resources", "300", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines = lines(&out);
+
+    let generated = step(&lines, "generate")[0];
+    assert_eq!(generated["detail"]["resources"], 300);
+    let builds = step(&lines, "build");
+    assert_eq!(builds.len(), 2);
+    assert_eq!(builds[0]["detail"]["created"], 300);
+    let changed = &step(&lines, "change")[0]["detail"];
+    assert_eq!(builds[1]["detail"]["created"], changed["created"]);
+    assert_eq!(builds[1]["detail"]["updated"], changed["updated"]);
+    assert_eq!(builds[1]["detail"]["deleted"], changed["deleted"]);
+
+    // By dump: every resource, from a few package requests rather than one per resource.
+    let dump = &step(&lines, "sync (dump)")[0]["detail"];
+    assert_eq!(dump["created"], 300);
+    assert!(dump["requests"].as_u64().unwrap() < 20, "{dump}");
+    // Incremental: exactly the changes.
+    let sync = &step(&lines, "sync")[0]["detail"];
+    assert_eq!(sync["created"], changed["created"]);
+    assert_eq!(sync["updated"], changed["updated"]);
+    assert_eq!(sync["deleted"], changed["deleted"]);
+    let audit = &step(&lines, "audit")[0]["detail"];
+    assert_eq!(audit["in_sync"], true);
+    assert_eq!(
+        step(&lines, "compare")[0]["detail"]["differences"],
+        Value::Array(vec![])
+    );
+    assert_eq!(lines.last().unwrap()["summary"]["in_sync"], true);
+
+    // The temporary directory is gone.
+    let collection = generated["detail"]["directory"].as_str().unwrap();
+    assert!(!Path::new(collection).exists());
+    assert!(!Path::new(collection).parent().unwrap().exists());
+}
+
+#[test]
+fn the_text_output_says_each_step_and_the_summary() {
+    let root = tempfile::tempdir().unwrap();
+    let keep = root.path().join("kept");
+    let out = resourcesync(&[
+        "demo",
+        "--resources",
+        "50",
+        "--keep",
+        keep.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for word in [
+        "generate",
+        "build",
+        "serve",
+        "sync (dump)",
+        "change",
+        "audit",
+        "compare",
+    ] {
+        assert!(stdout.contains(word), "{word} missing from:\n{stdout}");
+    }
+    assert!(
+        stdout.contains("the destination is in sync with the Source"),
+        "{stdout}"
+    );
+    // --keep keeps all three directories.
+    for dir in ["collection", "publication", "destination"] {
+        assert!(keep.join(dir).exists(), "{dir}");
+    }
+}
+
+/// `resourcesync serve` in a child process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_destination_half_syncs_from_any_source() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    for i in 0..40 {
+        let path = coll.join(format!("dir{}/r{i}.txt", i % 4));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, format!("resource {i}\n").repeat(i + 1)).unwrap();
+    }
+    // The server first, on a port of its choosing, serving an empty directory that the
+    // build then turns into its publication (the server resolves it per request).
+    std::fs::create_dir(&publish).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .arg(&publish)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let _server = Server(child);
+    let base = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"))
+        .to_string();
+    let out = resourcesync(&[
+        "build",
+        "--resource-dump",
+        "--base-url",
+        &base,
+        coll.to_str().unwrap(),
+        publish.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = resourcesync(&["demo", "--source", &base, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = lines(&out);
+    assert_eq!(step(&lines, "baseline")[0]["detail"]["created"], 40);
+    assert_eq!(step(&lines, "audit")[0]["detail"]["in_sync"], true);
+    assert_eq!(lines.last().unwrap()["summary"]["in_sync"], true);
+}
