@@ -2,15 +2,25 @@
 //! 2.0.1) as the Destination of a Source that `resourcesync build` publishes and
 //! `resourcesync serve` serves, on 127.0.0.1.
 //!
-//! - `resync-sync --baseline`, discovering the Resource List (an index over parts) from
-//!   the Source Description, from the Capability List and from the list itself, fetches
-//!   every file with its bytes; after the collection changed and a second build,
-//!   `resync-sync --incremental --delete` applies the Change Lists, and
-//!   `resync-sync --audit` finds the destination in sync (resync compares lastmod, to
-//!   the second, and length: its `--hash` drops the digests a Source lists, see
-//!   `Client.prune_hashes`; the test compares the bytes itself).
-//! - resync's own parsers read every document and dump package of a publication, with as
-//!   many entries as ours, and every path a manifest names is in its package.
+//! - `resync-sync --baseline`, finding the Resource List (an index over parts) from the
+//!   Source Description (its default discovery), from the Capability List
+//!   (`--capabilitylist`) and given (`--sitemap`), fetches every file with its bytes;
+//!   after the collection changed and a second build, `resync-sync --incremental
+//!   --delete` applies the open Change List, and `resync-sync --audit` finds the
+//!   destination in sync (resync compares lastmod, to the second, and length; its
+//!   `--hash` drops exactly the digests a Source lists, see `Client.prune_hashes`, so the
+//!   test compares the bytes itself).
+//! - resync's own parsers read every document and dump package of a publication, with the
+//!   same entries as ours, and every path a manifest names is in its package with the
+//!   manifest's length and digests.
+//!
+//! What resync 2.0.1 cannot do, and the test works around, saying so where it does:
+//! `--incremental` reads `<mapping URI>/changelist.xml` unless given `--changelist-uri`
+//! (it does not look in the Capability List), and cannot read a Change List Index at
+//! all: its `ChangeList` takes only entries with a `change`, which the `<sitemap>`
+//! entries of an index do not have (section 12.2), so it fails with a `ChangeTypeError`.
+//! It is given the open Change List. The status line it logs after an incremental sync
+//! says `NO CHANGES` whatever it applied.
 //!
 //! `.ci/run` installs resync in `.venv`; elsewhere set `RESOURCESYNC_PYTHON` to a Python
 //! that has it. Without it the tests are skipped, saying so on stderr, unless they are
