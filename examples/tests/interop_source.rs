@@ -391,6 +391,8 @@ fn resync_syncs_baseline_incremental_and_audit_from_our_source() {
             log.contains("Parsed as sitemapindex, 6 sitemaps"),
             "{name}:\n{log}"
         );
+        // What it fetched has the length listed (resync logs a mismatch, and goes on).
+        assert!(!log.contains("does not match"), "{name}:\n{log}");
         assert_same_tree(&collection_dir, &dest);
         dests.push((dest, cwd, mapping));
     }
@@ -399,6 +401,30 @@ fn resync_syncs_baseline_incremental_and_audit_from_our_source() {
     assert!(dest.join("docs/file%201.html").is_file());
     assert!(dest.join("docs/%C3%A9t%C3%A9/2.json").is_file());
     eprintln!("three baselines: {:?}", started.elapsed());
+
+    // The open Change List of the first build is empty: an incremental sync reads it and
+    // has nothing to do.
+    let index = read_document(&fs::read(publish.join("resourcesync/changelist.xml")).unwrap())
+        .unwrap()
+        .0;
+    let changelist = index.entries.last().unwrap().loc.as_str().to_owned();
+    let log = resync_sync(
+        &python,
+        &cwd,
+        &["--incremental", "--changelist-uri", &changelist, &mapping],
+    );
+    assert_eq!(
+        statuses(&log),
+        [(
+            "NO CHANGES".to_owned(),
+            BTreeMap::from([
+                ("created".to_owned(), 0),
+                ("updated".to_owned(), 0),
+                ("deleted".to_owned(), 0)
+            ])
+        )],
+        "{log}"
+    );
 
     // Changes: three files created (one in a new directory, one with a space), three
     // updated (one to the same size), three deleted; then a second build, which lists
