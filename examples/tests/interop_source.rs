@@ -346,8 +346,9 @@ fn resync_syncs_baseline_incremental_and_audit_from_our_source() {
     let publish = root.join("publish");
     let mut server = Server::bind();
     let base = server.base.clone();
-    // 50 entries a document: the Resource List is an index over 6 parts, and the Change
-    // Lists are several.
+    // 50 entries a document: the Resource List is an index over 6 parts. (The Change
+    // List Index has one Change List, open: the first build lists no changes, the second
+    // nine.)
     let report = build(&base, &collection_dir, &publish, &["--max-entries", "50"]);
     assert_eq!(report["resources"], 300, "{report}");
     server.serve(&publish);
