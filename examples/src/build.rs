@@ -29,8 +29,9 @@
 //! - `.resourcesync/state.json`: what this run published (each file's size, modification
 //!   time and digests; the change lists), read by the next run. A file whose size and
 //!   modification time are unchanged is not read again;
-//! - a symbolic link per top-level entry of the collection, so that the resources are
-//!   served from the collection itself without being copied: the documents describe the
+//! - a symbolic link per top-level entry of the collection (per entry of a directory
+//!   that holds something not published, down to it, so that it is not served), so that
+//!   the resources are served from the collection itself without being copied: the documents describe the
 //!   collection as the run found it, and a Destination checks what it fetches against
 //!   them (the resources themselves are served live, as any web server serves them).
 //!
@@ -38,7 +39,7 @@
 //! that are not UTF-8, and the top-level names the publication uses (`.well-known`,
 //! `resourcesync`) are not published; each is reported as skipped.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -970,7 +971,7 @@ fn publish_generation(
     documents += 2;
 
     // The resources, served from the collection through one link per top-level entry.
-    link_collection(collection, dir, &found)?;
+    link_collection(collection, dir, &found, &skipped)?;
 
     state.version = 1;
     state.base_url = options.base_url.to_string();
@@ -1302,25 +1303,67 @@ fn carry_over(from: &Path, to: &Path, keep: impl Fn(&str) -> bool) -> Result<(),
     Ok(())
 }
 
-/// Links each top-level entry of the collection that holds a published file into the
-/// generation, so that the web server serves the collection's files where the documents
-/// say they are.
+/// Links the collection's published files into the generation, so that a web server
+/// serves them where the documents say: a whole directory by one link when nothing under
+/// it was skipped (usually one link per top-level entry, whatever the collection's size),
+/// else a real directory whose entries are linked in the same way, so that nothing skipped
+/// (a hidden file, a symbolic link, …) is served through a link to its directory.
 fn link_collection(
     collection: &Path,
     dir: &Path,
     found: &[(Found, Uri)],
+    skipped: &[Skipped],
 ) -> Result<(), BuildError> {
-    let mut tops: Vec<&str> = found
-        .iter()
-        .map(|(f, _)| f.path.split('/').next().unwrap_or(&f.path))
-        .collect();
-    tops.dedup();
-    for top in tops {
-        let link = dir.join(top);
-        symlink(&collection.join(top), &link).map_err(|source| BuildError::Write {
-            path: link.clone(),
+    let files: BTreeSet<&str> = found.iter().map(|(f, _)| f.path.as_str()).collect();
+    // The directories holding something skipped, and theirs up to the top.
+    let mut split = HashSet::new();
+    for skipped in skipped {
+        let mut ancestor = skipped.path.parent();
+        while let Some(a) = ancestor.filter(|a| !a.as_os_str().is_empty()) {
+            split.insert(a.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "/"));
+            ancestor = a.parent();
+        }
+    }
+    link_level(collection, dir, "", &files, &split)
+}
+
+/// Links the entries of the directory `prefix` (`""` for the top) that hold published
+/// files; see [`link_collection`].
+fn link_level(
+    collection: &Path,
+    dir: &Path,
+    prefix: &str,
+    files: &BTreeSet<&str>,
+    split: &HashSet<String>,
+) -> Result<(), BuildError> {
+    let start = if prefix.is_empty() {
+        String::new()
+    } else {
+        format!("{prefix}/")
+    };
+    // The files under `prefix` sort together, after `start`.
+    let mut children = BTreeSet::new();
+    for file in files.range(start.as_str()..) {
+        let Some(rest) = file.strip_prefix(start.as_str()) else {
+            break;
+        };
+        children.insert(rest.split('/').next().unwrap_or(rest));
+    }
+    for child in children {
+        let relative = format!("{start}{child}");
+        let target = dir.join(&relative);
+        let made = if split.contains(&relative) {
+            fs::create_dir(&target)
+        } else {
+            symlink(&collection.join(&relative), &target)
+        };
+        made.map_err(|source| BuildError::Write {
+            path: target.clone(),
             source,
         })?;
+        if split.contains(&relative) {
+            link_level(collection, dir, &relative, files, split)?;
+        }
     }
     Ok(())
 }

@@ -546,10 +546,11 @@ fn hidden_files_links_and_reserved_names_are_skipped_and_reported() {
     put(&coll, "a:b.txt", b"colon");
     put(&coll, ".secret", b"secret");
     put(&coll, "docs/.git/config", b"git");
+    put(&coll, "docs/kept/deep.txt", b"deep");
     put(&coll, "resourcesync/x.xml", b"<x/>");
     std::os::unix::fs::symlink("/etc/hostname", coll.join("docs/link")).unwrap();
     let report = build(&coll, &publish, &["--resource-dump"]);
-    assert_eq!(report["resources"], 2);
+    assert_eq!(report["resources"], 3);
     let mut skipped: Vec<String> = report["skipped"]
         .as_array()
         .unwrap()
@@ -562,8 +563,27 @@ fn hidden_files_links_and_reserved_names_are_skipped_and_reported() {
         [".secret", "docs/.git", "docs/link", "resourcesync"]
     );
     let entries = resource_list(&publish);
-    assert_eq!(entries.len(), 2);
+    assert_eq!(entries.len(), 3);
     assert_eq!(validate(&publish).0, 0);
+    // What was skipped is not served either: `docs` is a directory of its own in the
+    // publication, with links to what it publishes only.
+    for path in [".secret", "docs/.git/config", "docs/link"] {
+        assert!(!publish.join(path).exists(), "{path} is reachable");
+    }
+    assert!(
+        !fs::symlink_metadata(publish.join("docs"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert_eq!(
+        fs::read(publish.join("docs/kept/deep.txt")).unwrap(),
+        b"deep"
+    );
+    assert!(
+        fs::symlink_metadata(publish.join("docs/kept"))
+            .unwrap()
+            .is_symlink()
+    );
     let mut package =
         resourcesync_package::Package::open(publish.join("resourcesync/resourcedump-00001.zip"))
             .unwrap();
@@ -574,7 +594,7 @@ fn hidden_files_links_and_reserved_names_are_skipped_and_reported() {
         .iter()
         .map(|e| e.md.as_ref().unwrap().path.as_ref().unwrap().to_string())
         .collect();
-    assert_eq!(paths, ["/a%3Ab.txt", "/ok.txt"]);
+    assert_eq!(paths, ["/a%3Ab.txt", "/docs/kept/deep.txt", "/ok.txt"]);
 }
 
 #[test]
