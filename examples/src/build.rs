@@ -16,7 +16,9 @@
 //! - `resourcesync/capabilitylist.xml`: the Capability List, pointing at the current
 //!   documents below;
 //! - `resourcesync/resourcelist.xml`: the Resource List, or its index over parts
-//!   `resourcelist-00001.xml`, … when the entry or byte limits require; every entry with
+//!   `resourcelist-g<generation>-00001.xml`, … when the entry or byte limits require
+//!   (named after the generation, so that a reader that read the index before a switch
+//!   finds its parts after it; the last generation's are kept one run); every entry with
 //!   `lastmod` (the file's modification time), `length`, md5 and sha-256, and a media type
 //!   guessed from the file name (`mime_guess`);
 //! - `resourcesync/changelist.xml`: the Change List Index over `changelist-00001.xml`, …,
@@ -57,8 +59,8 @@ use resourcesync_model::{
 };
 use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageError, PackageOptions};
 use resourcesync_xml::{
-    Directory, DirectoryError, SetLimits, SetOptions, SetWriter, WriteError, WriteOptions,
-    write_document_with,
+    Directory, DirectoryError, SetLimits, SetOptions, SetStore, SetWriter, WriteError,
+    WriteOptions, write_document_with,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -348,9 +350,10 @@ struct State {
     /// The Change Dump's start and its package entries, in order.
     change_dump_from: Option<W3cDateTime>,
     change_dump: Vec<Entry>,
-    /// Whether a Resource Dump is published, to be carried over by the next run.
+    /// The generation that wrote the Resource Dump published, if one is: its packages are
+    /// named after it, and the next run carries them over.
     #[serde(default)]
-    resource_dump: bool,
+    resource_dump: Option<u64>,
 }
 
 /// What the last run knew of a file.
@@ -378,6 +381,9 @@ struct Found {
     mtime: (i64, u32),
     modified: SystemTime,
 }
+
+/// The seconds since the epoch a `lastmod` can say: 0000-01-01 to 9999-12-31.
+const W3C_YEARS: std::ops::Range<i64> = -62_167_219_200..253_402_300_800;
 
 /// The name of the state file in a generation.
 const STATE: &str = ".resourcesync/state.json";
@@ -460,6 +466,10 @@ struct Layout {
 
 impl Layout {
     fn new(publish: &Path) -> Result<Layout, BuildError> {
+        // `pub/` names the link's target, not the link: drop the trailing slash (and any
+        // `.` segments), as a shell's completion adds it.
+        let publish: PathBuf = publish.components().collect();
+        let publish = publish.as_path();
         let not_ours = |reason| BuildError::NotOurs {
             path: publish.to_owned(),
             reason,
@@ -582,10 +592,11 @@ pub fn build(
     };
     // Another base URL names other resources: start afresh rather than list changes of
     // resources the Destinations never saw.
-    let previous = if previous.base_url == options.base_url.as_str() {
-        previous
+    // Nothing of the old publication is carried over then.
+    let (previous, previous_dir) = if previous.base_url == options.base_url.as_str() {
+        (previous, current.map(|n| layout.generation(n)))
     } else {
-        State::default()
+        (State::default(), None)
     };
     let number = current.unwrap_or(0).max(previous.generation) + 1;
     let generation = layout.generation(number);
@@ -594,7 +605,7 @@ pub fn build(
     let result = publish_generation(
         &collection,
         &generation,
-        current.map(|n| layout.generation(n)),
+        previous_dir,
         previous,
         number,
         options,
@@ -735,6 +746,13 @@ fn publish_generation(
     fs::create_dir_all(dir.join(DOCS)).map_err(write(dir))?;
     let directory = Directory::new(dir, options.base_url.clone())?;
     let mut skipped = Vec::new();
+    // `at` is when the snapshot starts (section 7): read before the walk. The clock may
+    // have gone back since the last run: never publish before it.
+    let now = W3cDateTime::from(SystemTime::now());
+    let now = match state.at {
+        Some(last) if !last.precedes(&now) => last,
+        _ => now,
+    };
     let found = walk(collection, &directory, &mut skipped)?;
 
     // What changed: a file of another size or modification time is read again.
@@ -757,12 +775,6 @@ fn publish_generation(
     let hashed = hash_files(collection, &found, &todo, progress)?;
     let hashed_bytes = hashed.iter().map(|(_, d)| d.length).sum();
 
-    // The clock may have gone back since the last run: never publish before it.
-    let now = W3cDateTime::from(SystemTime::now());
-    let now = match state.at {
-        Some(last) if !last.precedes(&now) => last,
-        _ => now,
-    };
     let first_run = state.at.is_none();
     let last_at = state.at.unwrap_or(now);
 
@@ -858,7 +870,22 @@ fn publish_generation(
         options.max_entries as u64,
         options.max_bytes,
     ));
-    let mut rl = SetWriter::in_directory(rl_head, directory.clone(), &rl_name, set_options)
+    // Parts are named after the generation: a reader that read the index before a switch
+    // reads that index's parts after it, never another generation's parts under the same
+    // names. The last generation's parts are carried over for such readers.
+    let previous_generation = previous_dir.as_ref().map(|_| state.generation);
+    if let (Some(previous), Some(g)) = (&previous_dir, previous_generation) {
+        let prefix = format!("resourcelist-g{g}-");
+        carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+            name.starts_with(&prefix)
+        })?;
+    }
+    let rl_uri = directory.uri(&rl_name)?;
+    let store = GenerationParts {
+        directory: &directory,
+        stem: format!("{DOCS}/resourcelist-g{number}"),
+    };
+    let mut rl = SetWriter::with_store(rl_head, rl_uri, store, set_options)
         .map_err(document_error(&rl_name))?;
     let mut bytes = 0;
     for (uri, resource) in resources.values() {
@@ -873,27 +900,30 @@ fn publish_generation(
     // The Resource Dump: every resource again, packaged; or the one published before,
     // whose `at` the Change Lists cover from, so that a Destination baselines from it
     // and goes on from there. Packaging the whole collection again is on request.
+    // Its packages are named after the generation that wrote them, as the Resource List's
+    // parts are; those of the dump published last are carried over.
     if options.resource_dump {
-        let carried = match (&previous_dir, state.resource_dump) {
-            (Some(previous), true) if !options.new_resource_dump => {
-                carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
-                    name.starts_with("resourcedump")
-                })?;
-                true
-            }
-            _ => false,
-        };
-        if !carried {
-            resource_dump(collection, &directory, &resources, now, &up, options)?;
+        let published = previous_dir.as_ref().zip(state.resource_dump);
+        if let Some((previous, g)) = published {
+            let prefix = format!("resourcedump-g{g}-");
+            let keep_document = !options.new_resource_dump;
+            carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+                name.starts_with(&prefix) || keep_document && name == "resourcedump.xml"
+            })?;
+        }
+        if published.is_none() || options.new_resource_dump {
+            resource_dump(
+                collection, &directory, &resources, now, &up, options, number,
+            )?;
+            state.resource_dump = Some(number);
             documents += 1;
         }
-        state.resource_dump = true;
         capabilities.push((
             directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
             Capability::ResourceDump,
         ));
     } else {
-        state.resource_dump = false;
+        state.resource_dump = None;
     }
 
     // The Change Lists: closed ones are carried over from the last generation unchanged.
@@ -933,6 +963,11 @@ fn publish_generation(
         )?;
         documents += written;
         capabilities.push((uri, Capability::ChangeDump));
+    } else {
+        // A Change Dump must hold every change of its interval: one that was off for a
+        // run starts afresh when it is on again.
+        state.change_dump_from = None;
+        state.change_dump.clear();
     }
 
     // What the Source Description and Capability List are `describedby`: the page the
@@ -989,7 +1024,23 @@ fn publish_generation(
         path: state_path.clone(),
         reason: e.to_string(),
     })?;
-    fs::write(&state_path, json).map_err(write(&state_path))?;
+    // Durable before the switch: a publication whose state is lost cannot be built on.
+    File::create(&state_path)
+        .and_then(|mut file| {
+            io::Write::write_all(&mut file, &json)?;
+            file.sync_all()
+        })
+        .map_err(write(&state_path))?;
+    for written in [
+        dir.join(".resourcesync"),
+        dir.join(DOCS),
+        dir.join(".well-known"),
+        dir.to_owned(),
+    ] {
+        File::open(&written)
+            .and_then(|d| d.sync_all())
+            .map_err(write(&written))?;
+    }
 
     Ok(BuildReport {
         generation: number,
@@ -1044,7 +1095,9 @@ fn epoch_time(time: SystemTime) -> (i64, u32) {
 
 /// The media type of a file, guessed from its name.
 fn media_type(path: &str) -> Option<MediaType> {
-    mime_guess::from_path(path).first_raw()?.parse().ok()
+    // What web servers serve a name they do not know as.
+    let guess = mime_guess::from_path(path).first_raw();
+    guess.unwrap_or("application/octet-stream").parse().ok()
 }
 
 /// The URI of the resource at `path` (relative, `/`-separated): its segments
@@ -1152,6 +1205,11 @@ fn walk(
             path: entry.path().to_owned(),
             source,
         })?;
+        // A W3C Datetime has a four-digit year.
+        if !(W3C_YEARS.contains(&epoch_time(modified).0)) {
+            skipped.push(skip("a modification time outside the years 0000 to 9999"));
+            continue;
+        }
         found.push((
             Found {
                 path,
@@ -1368,10 +1426,10 @@ fn link_level(
     Ok(())
 }
 
-/// A Change List's estimated size of one entry, for the byte limit: its URI and the
-/// longest its metadata can be.
+/// A Change List's estimated size of one entry, for the byte limit: its URI as written
+/// at worst (every character escaped, `&` as `&amp;`) and the longest its metadata can be.
 fn estimated_bytes(entry: &Entry) -> u64 {
-    entry.loc.as_str().len() as u64 * 2 + 400
+    entry.loc.as_str().len() as u64 * 5 + 400
 }
 
 /// Adds this run's changes to the open Change List, closing it (and opening the next)
@@ -1486,8 +1544,9 @@ fn resource_dump(
     now: W3cDateTime,
     up: &Link,
     options: &Options,
-) -> Result<Uri, BuildError> {
-    let name = format!("{DOCS}/resourcedump");
+    generation: u64,
+) -> Result<(), BuildError> {
+    let name = format!("{DOCS}/resourcedump-g{generation}");
     let package_error = |source| BuildError::Package {
         document: format!("{name}.xml"),
         source,
@@ -1511,12 +1570,37 @@ fn resource_dump(
         .map_err(package_error)?;
     }
     let info = dump.finish().map_err(package_error)?;
-    let (uri, _) = info.written.ok_or_else(|| {
+    let (_, file) = info.written.ok_or_else(|| {
         package_error(PackageError::Io(io::Error::other(
             "the dump document was not written",
         )))
     })?;
-    Ok(uri)
+    // Published under the one name the Capability List gives.
+    let published = file.with_file_name("resourcedump.xml");
+    fs::rename(&file, &published).map_err(|source| BuildError::Write {
+        path: published,
+        source,
+    })
+}
+
+/// Where a Resource List's parts go: files of the generation named after it,
+/// `<stem>-00001.xml`, … .
+struct GenerationParts<'a> {
+    directory: &'a Directory,
+    stem: String,
+}
+
+impl SetStore for GenerationParts<'_> {
+    fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
+        Ok(self
+            .directory
+            .uri(&format!("{}-{number:05}.xml", self.stem))?)
+    }
+
+    fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
+        self.directory.write(uri, document)?;
+        Ok(())
+    }
 }
 
 /// A resource as a bitstream of a package, at its path in the collection; a name a

@@ -119,9 +119,18 @@ fn resource_list(publish: &Path) -> Vec<Entry> {
         return top.entries;
     }
     assert_eq!(top.head.kind(), DocumentKind::ResourceListIndex);
+    // Each part is the index's own: the same snapshot time, however the publication
+    // switches between the reads.
     top.entries
         .iter()
-        .flat_map(|part| document(publish, local(part.loc.as_str())).entries)
+        .flat_map(|part| {
+            let part = document(publish, local(part.loc.as_str()));
+            assert_eq!(
+                part.head.md.at, top.head.md.at,
+                "a part of another generation"
+            );
+            part.entries
+        })
         .collect()
 }
 
@@ -424,7 +433,7 @@ fn a_failed_run_leaves_the_publication_as_it_was() {
 
     // The same link, the same files, and no leftover generation.
     assert_eq!(fs::read_link(&publish).unwrap(), link);
-    assert!(snapshot(&publish).keys().eq(before.keys()));
+    assert_eq!(snapshot(&publish), before);
     let generations: Vec<_> = fs::read_dir(root.path().join(".pub.resourcesync"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
@@ -585,7 +594,7 @@ fn hidden_files_links_and_reserved_names_are_skipped_and_reported() {
             .is_symlink()
     );
     let mut package =
-        resourcesync_package::Package::open(publish.join("resourcesync/resourcedump-00001.zip"))
+        resourcesync_package::Package::open(publish.join("resourcesync/resourcedump-g1-00001.zip"))
             .unwrap();
     package.verify().unwrap();
     let paths: Vec<String> = package
@@ -629,4 +638,73 @@ fn a_resource_dump_is_kept_by_later_runs_unless_a_new_one_is_asked_for() {
     package.verify().unwrap();
     assert_eq!(package.manifest().entries.len(), 11);
     assert_eq!(validate(&publish).0, 0);
+}
+
+#[test]
+fn a_trailing_slash_a_new_base_url_and_a_change_dump_switched_off_and_on() {
+    let root = tempfile::tempdir().unwrap();
+    let coll = root.path().join("coll");
+    collection(&coll, 6);
+    // `pub/`, as a shell completes it, is the same publish directory.
+    let slashed = PathBuf::from(format!("{}/", root.path().join("pub").display()));
+    let publish = root.path().join("pub");
+    build(&coll, &slashed, &["--change-dump", "--max-entries", "1"]);
+    put(&coll, "one.txt", b"1");
+    put(&coll, "two.txt", b"2");
+    assert_eq!(
+        build(&coll, &slashed, &["--change-dump", "--max-entries", "1"])["generation"],
+        2
+    );
+    assert!(fs::symlink_metadata(&publish).unwrap().is_symlink());
+    assert_eq!(change_lists(&publish).len(), 2);
+
+    // A run without the Change Dump drops it; on again, it starts afresh from that run:
+    // no package claims an interval whose changes it lacks.
+    put(&coll, "three.txt", b"3");
+    build(&coll, &publish, &["--max-entries", "1"]);
+    assert!(!publish.join("resourcesync/changedump.xml").exists());
+    put(&coll, "four.txt", b"4");
+    let fourth = build(&coll, &publish, &["--change-dump", "--max-entries", "1"]);
+    let dump = document(&publish, "resourcesync/changedump.xml");
+    let third_at = dump.head.md.from.unwrap();
+    assert_eq!(dump.entries.len(), 1);
+    let md = dump.entries[0].md.clone().unwrap();
+    assert_eq!(md.from, Some(third_at));
+    assert_eq!(md.until.unwrap().to_string(), fourth["at"]);
+    let mut package =
+        resourcesync_package::Package::open(publish.join(local(dump.entries[0].loc.as_str())))
+            .unwrap();
+    package.verify().unwrap();
+    let changed: Vec<&str> = package
+        .manifest()
+        .entries
+        .iter()
+        .map(|e| e.loc.as_str())
+        .collect();
+    assert_eq!(changed, [format!("{BASE}four.txt")]);
+    assert_eq!(validate(&publish).0, 0);
+
+    // Another base URL: a publication afresh, nothing of the old one's lists carried.
+    let out = resourcesync(&[
+        "build",
+        "--json",
+        "--base-url",
+        "http://127.0.0.1:9090/",
+        coll.to_str().unwrap(),
+        publish.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let names: Vec<String> = fs::read_dir(publish.join("resourcesync"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("change"))
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}"); // the index and one open list
+    let lists = document(&publish, "resourcesync/changelist.xml");
+    assert!(
+        lists.entries[0]
+            .loc
+            .as_str()
+            .starts_with("http://127.0.0.1:9090/")
+    );
 }
