@@ -91,6 +91,20 @@ collection through links, not copied.
 Hidden files, symbolic links inside the collection, names that are not UTF-8 and the
 top-level names .well-known and resourcesync are not published, and are reported.";
 
+/// What `build` prints, for its long help.
+pub const BUILD_OUTPUT: &str = "\
+Output:
+  Each file not published, and why, on standard error; a progress bar while files are
+  hashed (a terminal only); then one line: the generation, its time, resources and bytes,
+  created, updated and deleted since the last run, files hashed, files skipped, documents
+  written, the time taken and the Source Description's URI.
+
+JSON (--json):
+  One object: {\"generation\", \"at\", \"resources\", \"bytes\", \"created\", \"updated\",
+  \"deleted\", \"hashed_files\", \"hashed_bytes\", \"skipped\": [{\"path\", \"reason\"}],
+  \"source_description\", \"capability_list\", \"documents\", \"directory\", \"seconds\"};
+  on failure {\"error\"}.";
+
 /// The exit statuses of `build`.
 pub const BUILD_EXIT: &str = "\
 Exit status:
@@ -121,10 +135,10 @@ pub struct BuildArgs {
     /// Also write a Change Dump: each run's changes as ZIP packages.
     #[arg(long)]
     pub change_dump: bool,
-    /// Entries per document (Resource List part, Change List, package), at most 50000.
+    /// Entries per document (Resource List part, Change List, package), 1 to 50000.
     #[arg(long, default_value_t = MAX_ENTRIES as usize, value_name = "N")]
     pub max_entries: usize,
-    /// Bytes per document, at most 52428800 (50 MiB).
+    /// Bytes per document, 4096 to 52428800 (50 MiB).
     #[arg(long, default_value_t = MAX_BYTES, value_name = "BYTES")]
     pub max_bytes: u64,
     /// Bytes of content per dump package.

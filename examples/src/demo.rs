@@ -38,12 +38,25 @@ and a summary. It removes everything it made, unless --keep names a directory.
 With --source URL it runs the Destination half against any Source: a baseline (from the
 Resource Dump when there is one), an incremental sync and an audit.";
 
+/// What `demo` prints, for its long help.
+pub const DEMO_OUTPUT: &str = "\
+Output:
+  A line per step as it ends: its name, what it did, its time; progress bars on standard
+  error while it runs (a terminal only); then a summary line: resources synchronized,
+  bytes and requests over all syncs, the time, and whether the destination is in sync.
+
+JSON (--json):
+  {\"step\", \"seconds\", \"detail\"} per step (detail: build's or sync's report), then
+  {\"summary\": {\"in_sync\", \"resources\", \"bytes\", \"requests\", \"seconds\",
+  \"exit_status\"}}";
+
 /// The exit statuses of `demo`.
 pub const DEMO_EXIT: &str = "\
 Exit status:
   0  every step completed and the destination is in sync
-  1  a step did not complete, or the destination is not in sync
-  2  the demo could not start: a bad option, no temporary directory, no port";
+  1  a sync did not complete, or the destination is not in sync
+  2  a step could not run: a bad option, no temporary directory or port, a build or the
+     server failed, a sync could not start";
 
 /// The arguments of `resourcesync demo`.
 #[derive(Args, Debug, Clone)]
@@ -68,15 +81,18 @@ pub fn run(args: &DemoArgs) -> ExitCode {
     block_on("demo", demo(args))
 }
 
-/// One step's line: what it did and how long it took.
+/// One step's line: what it did and how long it took; and the totals of the syncs.
 struct Steps {
     json: bool,
     started: Instant,
-    rows: Vec<serde_json::Value>,
+    /// Resources the Source has, as the last sync saw them.
+    resources: u64,
+    bytes: u64,
+    requests: u64,
 }
 
 impl Steps {
-    fn say(&mut self, step: &str, text: String, seconds: f64, detail: serde_json::Value) {
+    fn say(&self, step: &str, text: String, seconds: f64, detail: serde_json::Value) {
         if self.json {
             println!(
                 "{}",
@@ -85,12 +101,18 @@ impl Steps {
         } else {
             println!("{step:>12}  {text} ({seconds:.2} s)");
         }
-        self.rows
-            .push(json!({"step": step, "seconds": seconds, "detail": detail}));
     }
 
     fn synced(&mut self, step: &str, synced: &Synced) {
         let r = &synced.report;
+        self.bytes += r.bytes;
+        self.requests += r.requests;
+        self.resources = match synced.mode {
+            // What the Source lists.
+            "audit" => r.unchanged + r.changed + r.missing,
+            "incremental" => (self.resources + r.created).saturating_sub(r.deleted),
+            _ => r.created + r.updated + r.unchanged,
+        };
         let mut text = format!(
             "{} created, {} updated, {} deleted, {} unchanged, {} failed, {}, {} requests, {}",
             r.created,
@@ -157,7 +179,9 @@ async fn demo(args: &DemoArgs) -> Result<u8, Unusable> {
     let mut steps = Steps {
         json: args.json,
         started: Instant::now(),
-        rows: Vec::new(),
+        resources: 0,
+        bytes: 0,
+        requests: 0,
     };
     let status = match &args.source {
         Some(source) => destination(source, &work.path().join("destination"), &mut steps).await,
@@ -172,12 +196,22 @@ async fn demo(args: &DemoArgs) -> Result<u8, Unusable> {
     if args.json {
         println!(
             "{}",
-            json!({"summary": {"in_sync": status == 0, "seconds": total, "exit_status": status}})
+            json!({"summary": {
+                "in_sync": status == 0,
+                "resources": steps.resources,
+                "bytes": steps.bytes,
+                "requests": steps.requests,
+                "seconds": total,
+                "exit_status": status,
+            }})
         );
     } else {
         println!(
-            "{:>12}  {} in {total:.2} s{kept}",
+            "{:>12}  {} resources, {} in {} requests over all syncs, {total:.2} s: {}{kept}",
             "summary",
+            steps.resources,
+            bytes(steps.bytes),
+            steps.requests,
             if status == 0 {
                 "the destination is in sync with the Source"
             } else {
@@ -187,6 +221,14 @@ async fn demo(args: &DemoArgs) -> Result<u8, Unusable> {
     }
     drop(work);
     Ok(status)
+}
+
+/// A sync's arguments: `options`, then the Source and the directory after `--`, so that
+/// neither is read as an option whatever it starts with.
+fn sync_args(options: &[&str], source: &str, dir: &str) -> Result<SyncArgs, Unusable> {
+    let positional = ["--", source, dir];
+    let argv = ["sync"].iter().chain(options).chain(&positional);
+    SyncArgs::try_parse_from(argv).map_err(|e| Unusable(e.to_string()))
 }
 
 /// The Destination half: baseline (by dump when offered), incremental, audit.
@@ -200,9 +242,7 @@ async fn destination(source: &str, dir: &Path, steps: &mut Steps) -> Result<u8, 
         ("incremental", &["--delete"][..]),
         ("audit", &["--audit"][..]),
     ] {
-        let mut argv = vec!["sync", source, dir];
-        argv.extend_from_slice(extra);
-        let synced = synchronize(&SyncArgs::parse_from(argv)).await?;
+        let synced = synchronize(&sync_args(extra, source, dir)?).await?;
         steps.synced(step, &synced);
         worst = worst.max(synced.exit_status());
     }
@@ -261,7 +301,7 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
         .to_str()
         .ok_or_else(|| Unusable("a non-UTF-8 path".into()))?;
     let mut worst = 0;
-    let synced = synchronize(&SyncArgs::parse_from(["sync", "--dump", &base, dest_arg])).await?;
+    let synced = synchronize(&sync_args(&["--dump"], &base, dest_arg)?).await?;
     steps.synced("sync (dump)", &synced);
     worst = worst.max(synced.exit_status());
 
@@ -275,10 +315,10 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
     );
     publish_step(steps, "build", &collection, &publish, &options).await?;
 
-    let synced = synchronize(&SyncArgs::parse_from(["sync", "--delete", &base, dest_arg])).await?;
+    let synced = synchronize(&sync_args(&["--delete"], &base, dest_arg)?).await?;
     steps.synced("sync", &synced);
     worst = worst.max(synced.exit_status());
-    let synced = synchronize(&SyncArgs::parse_from(["sync", "--audit", &base, dest_arg])).await?;
+    let synced = synchronize(&sync_args(&["--audit"], &base, dest_arg)?).await?;
     steps.synced("audit", &synced);
     worst = worst.max(synced.exit_status());
 

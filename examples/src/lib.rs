@@ -1,9 +1,10 @@
-//! Programs that show the resourcesync crates at work; see `src/bin/`. The driver of
-//! `resourcesync sync` is here ([`sync`]), so that benchmarks can run it in process, and
-//! so is the server of `resourcesync serve` ([`serve`]), so that tests can.
+//! Programs that show the resourcesync crates at work; see `src/bin/`. The subcommands of
+//! `resourcesync` that tests, benchmarks and the demo run in process are here: [`build`]
+//! (publishing), [`serve`] (the HTTP server), [`sync`] (the driver of the client) and
+//! [`demo`] (all of them together).
 //!
-//! The library itself only compiles the workspace README's examples as doc-tests, so that
-//! the first code a user reads is code that runs.
+//! It also compiles the workspace README's examples as doc-tests, so that the first code a
+//! user reads is code that runs.
 
 pub mod build;
 pub mod demo;

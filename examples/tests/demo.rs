@@ -58,7 +58,22 @@ fn the_whole_demo_ends_in_sync_and_cleans_up() {
         step(&lines, "compare")[0]["detail"]["differences"],
         Value::Array(vec![])
     );
-    assert_eq!(lines.last().unwrap()["summary"]["in_sync"], true);
+    let summary = &lines.last().unwrap()["summary"];
+    assert_eq!(summary["in_sync"], true);
+    // As many resources as the collection holds after the change; every sync's bytes and
+    // requests added up.
+    let expected =
+        300 + changed["created"].as_u64().unwrap() - changed["deleted"].as_u64().unwrap();
+    assert_eq!(summary["resources"], expected);
+    let syncs = ["sync (dump)", "sync", "audit"].map(|s| &step(&lines, s)[0]["detail"]);
+    let sum = |field: &str| {
+        syncs
+            .iter()
+            .map(|d| d[field].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(summary["bytes"], sum("bytes"));
+    assert_eq!(summary["requests"], sum("requests"));
 
     // The temporary directory is gone.
     let collection = generated["detail"]["directory"].as_str().unwrap();
@@ -83,16 +98,23 @@ fn the_text_output_says_each_step_and_the_summary() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for word in [
+    // Each step's name, right-aligned at the start of its line.
+    let steps = [
         "generate",
         "build",
         "serve",
         "sync (dump)",
         "change",
+        "sync",
         "audit",
         "compare",
-    ] {
-        assert!(stdout.contains(word), "{word} missing from:\n{stdout}");
+    ];
+    for step in steps {
+        let start = format!("{step:>12}  ");
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&start)),
+            "{step} missing from:\n{stdout}"
+        );
     }
     assert!(
         stdout.contains("the destination is in sync with the Source"),

@@ -111,10 +111,18 @@ enum Command {
     #[command(long_about = explore::EXPLORE_ABOUT)]
     Explore(explore::ExploreArgs),
     /// Publishes a directory as a ResourceSync Source, incrementally and atomically.
-    #[command(long_about = build::BUILD_ABOUT, after_help = build::BUILD_EXIT)]
+    #[command(
+        long_about = build::BUILD_ABOUT,
+        after_help = build::BUILD_EXIT,
+        after_long_help = format!("{}\n\n{}", build::BUILD_OUTPUT, build::BUILD_EXIT),
+    )]
     Build(build::BuildArgs),
     /// Shows the whole family at work: publish, serve, sync, change, sync, audit.
-    #[command(long_about = demo::DEMO_ABOUT, after_help = demo::DEMO_EXIT)]
+    #[command(
+        long_about = demo::DEMO_ABOUT,
+        after_help = demo::DEMO_EXIT,
+        after_long_help = format!("{}\n\n{}", demo::DEMO_OUTPUT, demo::DEMO_EXIT),
+    )]
     Demo(demo::DemoArgs),
     /// Publishes a directory over HTTP as a ResourceSync Source.
     #[command(
