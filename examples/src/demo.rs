@@ -67,8 +67,8 @@ pub struct DemoArgs {
     /// Resources in the generated collection.
     #[arg(long, default_value_t = 2_000, value_name = "N")]
     pub resources: usize,
-    /// Keep the collection, publication and destination in DIR (made if missing)
-    /// instead of a temporary directory that is removed at the end.
+    /// Keep the collection, publication and destination in DIR (new or empty) instead of
+    /// a temporary directory that is removed at the end.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
     /// One JSON object per step and a summary object, instead of text.
@@ -167,6 +167,15 @@ async fn demo(args: &DemoArgs) -> Result<u8, Unusable> {
     let work = match &args.keep {
         Some(dir) => {
             fs::create_dir_all(dir).map_err(|e| Unusable(format!("{}: {e}", dir.display())))?;
+            // A demo of its own: another's collection, publication for another port and
+            // destination would not show what the demo shows.
+            let empty = fs::read_dir(dir).map(|mut d| d.next().is_none());
+            if !empty.map_err(|e| Unusable(format!("{}: {e}", dir.display())))? {
+                return Err(Unusable(format!(
+                    "{}: not empty; --keep needs a new or empty directory",
+                    dir.display()
+                )));
+            }
             Work::Kept(dir.clone())
         }
         None => Work::Temporary(

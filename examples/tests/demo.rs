@@ -120,10 +120,19 @@ fn the_text_output_says_each_step_and_the_summary() {
         stdout.contains("the destination is in sync with the Source"),
         "{stdout}"
     );
-    // --keep keeps all three directories.
+    // --keep keeps all three directories, and refuses to run in them again.
     for dir in ["collection", "publication", "destination"] {
         assert!(keep.join(dir).exists(), "{dir}");
     }
+    let again = resourcesync(&[
+        "demo",
+        "--resources",
+        "50",
+        "--keep",
+        keep.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"));
 }
 
 /// `resourcesync serve` in a child process, killed when dropped.
