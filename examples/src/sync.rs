@@ -327,6 +327,20 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
         Mode::Incremental
     };
     let mut config = Config::new(start, mode)?.with_dry_run(args.dry_run);
+    // A Source named by a host name is on whatever address kinds that name resolves to
+    // now (a Source on localhost is on loopback): those are allowed, as an address written
+    // in the URI would be, and every later resolution is held to them.
+    if let Some(url::Host::Domain(host)) = config.start.to_url()?.host()
+        && let Ok(found) = tokio::net::lookup_host((host, 0)).await
+    {
+        let mut policy = config.policy.clone();
+        for address in found {
+            if let Some(kind) = resourcesync_client::policy::SpecialAddress::of(address.ip()) {
+                policy = policy.allow_address_kind(kind);
+            }
+        }
+        config = config.with_policy(policy);
+    }
     config = config
         .clone()
         .with_paths(config.paths.clone().with_kept_name(KEPT));
@@ -338,6 +352,7 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
     config = config.with_bounds(bounds);
     let mirrors = mirrors(&args.mirror)?;
     let http = reqwest::Client::builder()
+        .dns_resolver(std::sync::Arc::new(CheckedResolver(config.policy.clone())))
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION")))
         .build()?;
@@ -512,6 +527,43 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
         report,
         seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The system's resolver, with every address it returns checked against the client's
+/// policy before reqwest may connect to it: a host name that resolves to a loopback,
+/// private or link-local address (when the Source is not on one) is refused, as the
+/// client refuses such an address written in a URI. The client itself never resolves a
+/// name; this is the check its policy leaves to the driver ([`Policy::check_address`]).
+///
+/// [`Policy::check_address`]: resourcesync_client::policy::Policy::check_address
+struct CheckedResolver(resourcesync_client::policy::Policy);
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.0.clone();
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found: Vec<std::net::SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            // The URI is only for the refusal's message: the policy judges the address.
+            let uri: resourcesync_model::Uri = format!("http://{host}/").parse()?;
+            let mut refusal = None;
+            let allowed: Vec<_> = found
+                .into_iter()
+                .filter(|a| match policy.check_address(&uri, a.ip()) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        refusal = Some(e);
+                        false
+                    }
+                })
+                .collect();
+            match (allowed.is_empty(), refusal) {
+                (true, Some(refusal)) => Err(refusal.into()),
+                _ => Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs),
+            }
+        })
+    }
 }
 
 /// Saves the state and the inventory.
@@ -759,5 +811,35 @@ pub async fn fetch(
             }
         }
         (None, None) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::dns::Resolve;
+    use resourcesync_client::policy::Policy;
+
+    use super::CheckedResolver;
+
+    async fn resolve(source: &str, name: &str) -> Result<Vec<std::net::SocketAddr>, String> {
+        let policy = Policy::new(&source.parse().unwrap()).unwrap();
+        let resolving = CheckedResolver(policy).resolve(name.parse().unwrap());
+        resolving
+            .await
+            .map(|addrs| addrs.collect())
+            .map_err(|e| e.to_string())
+    }
+
+    #[tokio::test]
+    async fn a_name_that_resolves_to_loopback_is_refused_unless_the_source_is_there() {
+        // What DNS rebinding does: a name the policy cannot judge from the URI.
+        let refused = resolve("http://example.com/", "localhost")
+            .await
+            .unwrap_err();
+        assert!(refused.contains("loopback"), "{refused}");
+        let allowed = resolve("http://127.0.0.1:8080/", "localhost")
+            .await
+            .unwrap();
+        assert!(allowed.iter().any(|a| a.ip().is_loopback()));
     }
 }
