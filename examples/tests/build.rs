@@ -145,6 +145,14 @@ fn change_lists(publish: &Path) -> Vec<(Entry, Vec<Entry>)> {
         .collect()
 }
 
+/// The manifest of the package a dump's entry lists, every bitstream verified.
+fn package(publish: &Path, entry: &Entry) -> resourcesync_model::Document {
+    let path = publish.join(local(entry.loc.as_str()));
+    let mut package = resourcesync_package::Package::open(path).unwrap();
+    package.verify().unwrap();
+    package.manifest().clone()
+}
+
 /// What the publish directory serves at a resource's URI: its bytes.
 fn served(publish: &Path, entry: &Entry) -> Vec<u8> {
     let path = percent_decode(local(entry.loc.as_str()));
@@ -249,13 +257,11 @@ fn publishes_a_collection_that_validates_and_reads_back() {
     // The Resource Dump's packages hold every resource, verified by the package reader.
     let dump = document(&publish, "resourcesync/resourcedump.xml");
     assert_eq!(dump.entries.len(), 3);
-    let mut packaged = 0;
-    for package in &dump.entries {
-        let mut package =
-            resourcesync_package::Package::open(publish.join(local(package.loc.as_str()))).unwrap();
-        package.verify().unwrap();
-        packaged += package.manifest().entries.len();
-    }
+    let packaged: usize = dump
+        .entries
+        .iter()
+        .map(|e| package(&publish, e).entries.len())
+        .sum();
     assert_eq!(packaged, 250);
 
     // One open Change List, empty: changes are published from this run on.
@@ -354,13 +360,11 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
     // deletion.
     let dump = document(&publish, "resourcesync/changedump.xml");
     assert!(!dump.entries.is_empty());
-    let mut packaged = 0;
-    for package in &dump.entries {
-        let mut package =
-            resourcesync_package::Package::open(publish.join(local(package.loc.as_str()))).unwrap();
-        package.verify().unwrap();
-        packaged += package.manifest().entries.len();
-    }
+    let packaged: usize = dump
+        .entries
+        .iter()
+        .map(|e| package(&publish, e).entries.len())
+        .sum();
     assert_eq!(packaged, 3);
 
     // Nothing changed: nothing read, nothing listed, the lists as they were.
@@ -632,11 +636,7 @@ fn a_resource_dump_is_kept_by_later_runs_unless_a_new_one_is_asked_for() {
     build(&coll, &publish, &["--new-resource-dump"]);
     let new = document(&publish, "resourcesync/resourcedump.xml");
     assert!(first.head.md.at.unwrap().precedes(&new.head.md.at.unwrap()));
-    let mut package =
-        resourcesync_package::Package::open(publish.join(local(new.entries[0].loc.as_str())))
-            .unwrap();
-    package.verify().unwrap();
-    assert_eq!(package.manifest().entries.len(), 11);
+    assert_eq!(package(&publish, &new.entries[0]).entries.len(), 11);
     assert_eq!(validate(&publish).0, 0);
 }
 
@@ -671,16 +671,8 @@ fn a_trailing_slash_a_new_base_url_and_a_change_dump_switched_off_and_on() {
     let md = dump.entries[0].md.clone().unwrap();
     assert_eq!(md.from, Some(third_at));
     assert_eq!(md.until.unwrap().to_string(), fourth["at"]);
-    let mut package =
-        resourcesync_package::Package::open(publish.join(local(dump.entries[0].loc.as_str())))
-            .unwrap();
-    package.verify().unwrap();
-    let changed: Vec<&str> = package
-        .manifest()
-        .entries
-        .iter()
-        .map(|e| e.loc.as_str())
-        .collect();
+    let manifest = package(&publish, &dump.entries[0]);
+    let changed: Vec<&str> = manifest.entries.iter().map(|e| e.loc.as_str()).collect();
     assert_eq!(changed, [format!("{BASE}four.txt")]);
     assert_eq!(validate(&publish).0, 0);
 
