@@ -1,0 +1,271 @@
+//! `resourcesync build` of 100,000 files of 4 KiB, from scratch and after 1 % of them
+//! changed, beside the hashing floor (every file read and run through `Fixity`, md5 and
+//! sha-256 in one pass, on one thread, and the same on every core) and beside the Python
+//! reference implementation's `resync-build --write-resourcelist --hash md5 --hash sha-256`
+//! on the same directory, all in the same run.
+//!
+//! The collection is generated once per process in `/dev/shm` when there is one (tmpfs: the
+//! CPU's work is measured, not this machine's disk), 100 directories of 1,000 files. Each
+//! full build publishes into a fresh publish directory, the last one removed outside the
+//! timed part; each incremental iteration rewrites 1 % of the files (same size, new content
+//! and modification time) outside the timed part, then times the build. `resync-build`
+//! comes from `.venv` or `RESOURCESYNC_PYTHON`'s directory; without it that function is
+//! skipped, saying so.
+//!
+//! `cargo bench -p resourcesync-benches --bench build`
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
+use indicatif::ProgressBar;
+use resourcesync_examples::build::{Options, build};
+use resourcesync_model::{Fixity, Uri};
+
+/// Files in the collection: 100,000 when measuring, fewer when `cargo test --benches`
+/// runs each function once to check it.
+fn files() -> usize {
+    if std::env::args().any(|a| a == "--bench") {
+        100_000
+    } else {
+        300
+    }
+}
+
+/// Bytes per file.
+const SIZE: usize = 4096;
+/// Files per directory.
+const PER_DIR: usize = 1000;
+const BASE: &str = "http://example.com/";
+
+/// A fresh directory in memory when the machine has `/dev/shm`, else in the temporary
+/// directory.
+fn scratch(prefix: &str) -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new().prefix(prefix).tempdir_in(shm)
+    {
+        return dir;
+    }
+    tempfile::tempdir().unwrap()
+}
+
+fn relative(i: usize) -> String {
+    format!("d{:03}/f{i:06}.txt", i / PER_DIR)
+}
+
+/// Writes the collection: `n` files of [`SIZE`] bytes under `root`.
+fn generate(root: &Path, n: usize) -> Vec<PathBuf> {
+    let mut paths = Vec::with_capacity(n);
+    for i in 0..n {
+        let path = root.join(relative(i));
+        if i % PER_DIR == 0 {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        }
+        std::fs::write(&path, resourcesync_benches::bytes(i as u64 + 1, SIZE)).unwrap();
+        paths.push(path);
+    }
+    paths
+}
+
+/// Reads every file and runs `Fixity` over it, on `threads` threads: the floor.
+fn hash_all(paths: &[PathBuf], threads: usize) -> u64 {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut buffer = vec![0; 256 * 1024];
+        let mut bytes = 0;
+        loop {
+            let Some(path) = paths.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                return bytes;
+            };
+            let mut file = std::fs::File::open(path).unwrap();
+            let mut fixity = Fixity::new();
+            loop {
+                let n = std::io::Read::read(&mut file, &mut buffer).unwrap();
+                if n == 0 {
+                    break;
+                }
+                fixity.update(&buffer[..n]);
+            }
+            bytes += std::hint::black_box(fixity.finish()).length;
+        }
+    };
+    if threads == 1 {
+        return work();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    })
+}
+
+/// Lists every directory under `dir` and takes every file's metadata relative to its
+/// directory, as the build's walk does, building nothing: what any incremental build pays.
+fn stat_all(dir: &Path) -> usize {
+    let mut files = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let file_type = entry.file_type().unwrap();
+        if file_type.is_dir() {
+            files += stat_all(&entry.path());
+        } else {
+            std::hint::black_box(entry.metadata().unwrap().modified().unwrap());
+            files += 1;
+        }
+    }
+    files
+}
+
+fn resync_build() -> Option<PathBuf> {
+    let python = std::env::var_os("RESOURCESYNC_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python"))
+        });
+    let script = python.with_file_name("resync-build");
+    if script.exists() {
+        return Some(script);
+    }
+    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+    assert!(
+        !ci,
+        "no resync-build beside {}: .ci/run installs it in .venv",
+        python.display()
+    );
+    eprintln!(
+        "skipped resync-build: none beside {} (run .ci/run, or set RESOURCESYNC_PYTHON)",
+        python.display()
+    );
+    None
+}
+
+fn options() -> Options {
+    Options::new(BASE.parse::<Uri>().unwrap())
+}
+
+fn bench(c: &mut Criterion) {
+    let n = files();
+    let collection_dir = scratch("build-bench-collection");
+    let collection = collection_dir.path().join("collection");
+    let paths = generate(&collection, n);
+    let bytes = (n * SIZE) as u64;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+
+    let mut group = c.benchmark_group(format!("build {n} files of 4 KiB"));
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .measurement_time(Duration::from_secs(10))
+        .throughput(criterion::Throughput::Bytes(bytes));
+
+    group.bench_function("resourcesync build, from scratch", |b| {
+        let mut last = None;
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                // The last publication removed outside the timed part.
+                drop(last.take());
+                let dir = scratch("build-bench-publish");
+                let publish = dir.path().join("publish");
+                let start = Instant::now();
+                let report =
+                    build(&collection, &publish, &options(), &ProgressBar::hidden()).unwrap();
+                total += start.elapsed();
+                assert_eq!(report.resources, n as u64);
+                assert_eq!(report.hashed_files, n as u64);
+                last = Some(dir);
+            }
+            total
+        })
+    });
+
+    group.bench_function("hashing floor: read + Fixity, one thread", |b| {
+        b.iter(|| assert_eq!(hash_all(&paths, 1), bytes))
+    });
+
+    group.bench_function(
+        format!("hashing floor: read + Fixity, {cores} threads"),
+        |b| b.iter(|| assert_eq!(hash_all(&paths, cores), bytes)),
+    );
+
+    group.bench_function("walk floor: list every directory, stat every file", |b| {
+        b.iter(|| assert_eq!(stat_all(&collection), n))
+    });
+
+    if let Some(resync) = resync_build() {
+        group.bench_function(
+            "resync-build --write-resourcelist --hash md5 --hash sha-256 (Python reference)",
+            |b| {
+                let mut last = None;
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        drop(last.take());
+                        let dir = scratch("build-bench-resync");
+                        // Over 50,000 entries it writes an index, whose parts need URIs:
+                        // the output directory is mapped too, and only the collection
+                        // scanned.
+                        let out = dir.path().join("resourcelist.xml");
+                        let start = Instant::now();
+                        let output = Command::new(&resync)
+                            .args(["--write-resourcelist", "--hash", "md5", "--hash", "sha-256"])
+                            .arg("--paths")
+                            .arg(&collection)
+                            .arg("--outfile")
+                            .arg(&out)
+                            .arg(format!("{BASE}={}", collection.display()))
+                            .arg(format!("{BASE}resync-out/={}", dir.path().display()))
+                            .output()
+                            .unwrap();
+                        total += start.elapsed();
+                        assert!(
+                            output.status.success(),
+                            "{}",
+                            String::from_utf8_lossy(&output.stderr)
+                        );
+                        assert!(out.exists());
+                        last = Some(dir);
+                    }
+                    total
+                })
+            },
+        );
+    }
+
+    // One publication, built outside the timing, then rebuilt after each change of 1 %.
+    let publish_dir = scratch("build-bench-incremental");
+    let publish = publish_dir.path().join("publish");
+    build(&collection, &publish, &options(), &ProgressBar::hidden()).unwrap();
+    let changed = n / 100;
+    let mut round = 0;
+    group.bench_function("resourcesync build, incremental after 1 % changed", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                round += 1;
+                // Every hundredth file, another hundredth each round: same size, new
+                // content and modification time.
+                for path in paths.iter().skip(round % 100).step_by(100) {
+                    let seed = std::hint::black_box(round as u64 * 1_000_003 + 7);
+                    let mut content = resourcesync_benches::bytes(seed, SIZE);
+                    content[..8].copy_from_slice(&(round as u64).to_le_bytes());
+                    std::fs::write(path, content).unwrap();
+                }
+                let start = Instant::now();
+                let report =
+                    build(&collection, &publish, &options(), &ProgressBar::hidden()).unwrap();
+                total += start.elapsed();
+                assert_eq!(report.resources, n as u64);
+                assert_eq!(report.hashed_files, changed as u64);
+                assert_eq!(report.updated, changed as u64);
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
