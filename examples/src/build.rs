@@ -355,7 +355,10 @@ struct State {
     generation: u64,
     /// When the last run published.
     at: Option<W3cDateTime>,
-    /// Every published resource by its path in the collection, in path order.
+    /// Every published resource by its path in the collection, in path order: in
+    /// [`RESOURCES`], a compact binary file (postcard) beside the JSON, read and written in
+    /// a fraction of the time JSON takes for 100,000 of them.
+    #[serde(skip)]
     resources: BTreeMap<String, Resource>,
     /// The Change Lists, in order; the last one is open (no `until`).
     change_lists: Vec<ChangeListRecord>,
@@ -401,6 +404,10 @@ const W3C_YEARS: std::ops::Range<i64> = -62_167_219_200..253_402_300_800;
 
 /// The name of the state file in a generation.
 const STATE: &str = ".resourcesync/state.json";
+/// The state's resources, beside it.
+const RESOURCES: &str = ".resourcesync/resources.postcard";
+/// The state's format.
+const STATE_VERSION: u32 = 2;
 /// Where the documents go, under the base.
 const DOCS: &str = "resourcesync";
 
@@ -601,7 +608,7 @@ pub fn build(
     }
     let current = layout.current()?;
     let previous = match current {
-        Some(n) => read_state(&layout.generation(n).join(STATE))?,
+        Some(n) => read_state(&layout.generation(n))?,
         None => State::default(),
     };
     // Another base URL names other resources: start afresh rather than list changes of
@@ -643,21 +650,24 @@ pub fn build(
 }
 
 /// Reads the state a run left, or refuses to go on without it.
-fn read_state(path: &Path) -> Result<State, BuildError> {
-    let bytes = fs::read(path).map_err(|e| BuildError::State {
-        path: path.to_owned(),
-        reason: e.to_string(),
-    })?;
-    let state: State = serde_json::from_slice(&bytes).map_err(|e| BuildError::State {
-        path: path.to_owned(),
-        reason: e.to_string(),
-    })?;
-    if state.version != 1 {
-        return Err(BuildError::State {
-            path: path.to_owned(),
-            reason: format!("format {} is not this version's (1)", state.version),
-        });
+fn read_state(generation: &Path) -> Result<State, BuildError> {
+    let unreadable = |path: &Path| {
+        let path = path.to_owned();
+        move |reason: String| BuildError::State { path, reason }
+    };
+    let path = generation.join(STATE);
+    let bytes = fs::read(&path).map_err(|e| unreadable(&path)(e.to_string()))?;
+    let mut state: State =
+        serde_json::from_slice(&bytes).map_err(|e| unreadable(&path)(e.to_string()))?;
+    if state.version != STATE_VERSION {
+        return Err(unreadable(&path)(format!(
+            "format {} is not this version's ({STATE_VERSION}); publish into a new directory",
+            state.version
+        )));
     }
+    let path = generation.join(RESOURCES);
+    let bytes = fs::read(&path).map_err(|e| unreadable(&path)(e.to_string()))?;
+    state.resources = postcard::from_bytes(&bytes).map_err(|e| unreadable(&path)(e.to_string()))?;
     Ok(state)
 }
 
@@ -1022,7 +1032,7 @@ fn publish_generation(
     // The resources, served from the collection through one link per top-level entry.
     link_collection(collection, dir, &found, &skipped)?;
 
-    state.version = 1;
+    state.version = STATE_VERSION;
     state.base_url = options.base_url.to_string();
     state.generation = number;
     state.at = Some(now);
@@ -1038,13 +1048,20 @@ fn publish_generation(
         path: state_path.clone(),
         reason: e.to_string(),
     })?;
+    let resources_path = dir.join(RESOURCES);
+    let resources = postcard::to_stdvec(&state.resources).map_err(|e| BuildError::State {
+        path: resources_path.clone(),
+        reason: e.to_string(),
+    })?;
     // Durable before the switch: a publication whose state is lost cannot be built on.
-    File::create(&state_path)
-        .and_then(|mut file| {
-            io::Write::write_all(&mut file, &json)?;
-            file.sync_all()
-        })
-        .map_err(write(&state_path))?;
+    for (path, bytes) in [(&state_path, &json), (&resources_path, &resources)] {
+        File::create(path)
+            .and_then(|mut file| {
+                io::Write::write_all(&mut file, bytes)?;
+                file.sync_all()
+            })
+            .map_err(write(path))?;
+    }
     for written in [
         dir.join(".resourcesync"),
         dir.join(DOCS),
@@ -1127,6 +1144,62 @@ fn resource_uri(directory: &Directory, path: &str) -> Result<Uri, String> {
         .map_err(|e: resourcesync_model::UriError| e.to_string())
 }
 
+/// The URIs of the collection's files under the base.
+struct Uris<'a> {
+    directory: &'a Directory,
+    /// What [`resource_uri`] makes of a plain name is this prefix (the base as `url` writes
+    /// it, ending in `/`) followed by the name as it stands.
+    prefix: Option<String>,
+}
+
+impl Uris<'_> {
+    fn new(directory: &Directory) -> Uris<'_> {
+        let prefix = resource_uri(directory, "a")
+            .ok()
+            .and_then(|uri| uri.as_str().strip_suffix('a').map(str::to_owned))
+            .filter(|prefix| prefix.ends_with('/'));
+        Uris { directory, prefix }
+    }
+
+    /// The URI of the file at `path` (`relative` as the walk found it), or why it has none
+    /// a web server would serve.
+    ///
+    /// A plain name is the prefix and the name, with nothing to encode or check: the same
+    /// URI [`resource_uri`] makes, which `Directory::path` maps back to the same file. Any
+    /// other name goes the long way, through `url` and back.
+    fn of(&self, path: &str, relative: &Path) -> Result<Uri, &'static str> {
+        if let Some(prefix) = &self.prefix
+            && plain(path)
+            && let Ok(uri) = Uri::parse(&[prefix.as_str(), path].concat())
+        {
+            return Ok(uri);
+        }
+        let uri = resource_uri(self.directory, path)
+            .map_err(|_| "a name that makes no URI under the base")?;
+        // The URI must name this file again where a web server looks it up.
+        if self.directory.path(&uri).ok().as_deref() != Some(&self.directory.root().join(relative))
+        {
+            return Err("a name a web server would not serve as written");
+        }
+        Ok(uri)
+    }
+}
+
+/// Whether every segment of a `/`-separated path is unreserved characters only (RFC 3986:
+/// ASCII letters and digits, `-._~`), which no URI encodes, and none is empty, `.`, `..` or
+/// longer than a file's name may be.
+fn plain(path: &str) -> bool {
+    path.split('/').all(|segment| {
+        !segment.is_empty()
+            && segment != "."
+            && segment != ".."
+            && segment.len() <= resourcesync_xml::MAX_SEGMENT_LEN
+            && segment
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+    })
+}
+
 /// The Resource List entry of a resource.
 fn resource_entry(uri: &Uri, resource: &Resource) -> Entry {
     let mut entry = Entry::new(uri.clone())
@@ -1147,6 +1220,7 @@ fn walk(
     skipped: &mut Vec<Skipped>,
 ) -> Result<Vec<(Found, Uri)>, BuildError> {
     let mut found = Vec::new();
+    let uris = Uris::new(directory);
     let walker = walkdir::WalkDir::new(collection)
         .min_depth(1)
         .follow_links(false)
@@ -1197,18 +1271,13 @@ fn walk(
             skipped.push(skip("a name that is not UTF-8 makes no URI"));
             continue;
         };
-        let uri = match resource_uri(directory, &path) {
+        let uri = match uris.of(&path, relative) {
             Ok(uri) => uri,
-            Err(_) => {
-                skipped.push(skip("a name that makes no URI under the base"));
+            Err(reason) => {
+                skipped.push(skip(reason));
                 continue;
             }
         };
-        // The URI must name this file again where a web server looks it up.
-        if directory.path(&uri).ok().as_deref() != Some(&directory.root().join(relative)) {
-            skipped.push(skip("a name a web server would not serve as written"));
-            continue;
-        }
         let meta = entry.metadata().map_err(|e| BuildError::Read {
             path: entry.path().to_owned(),
             source: e
@@ -1739,4 +1808,49 @@ fn about_page(base: &Uri, capability_list: &Uri, resources: usize) -> String {
          (ANSI/NISO Z39.99-2017). Start at the <a href=\"{cl}\">Capability List</a>.</p>\n\
          </body>\n</html>\n"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use resourcesync_xml::Directory;
+
+    use super::{Uris, plain, resource_uri};
+
+    #[test]
+    fn plain_names_make_the_uri_the_long_way_makes() {
+        for base in [
+            "http://example.com/",
+            "HTTP://Example.COM:80/a/b~c/",
+            "https://example.org/x%7Ey/z/",
+        ] {
+            let directory = Directory::new("/srv/collection", base.parse().unwrap()).unwrap();
+            let uris = Uris::new(&directory);
+            assert!(uris.prefix.is_some(), "{base}");
+            for path in [
+                "a.txt",
+                "d000/f000001.txt",
+                "A-Z_0.9~x/y",
+                "a..b/c-",
+                "x/..y",
+            ] {
+                assert!(plain(path), "{path}");
+                let long = resource_uri(&directory, path).unwrap();
+                assert_eq!(
+                    uris.of(path, Path::new(path)).unwrap(),
+                    long,
+                    "{base} {path}"
+                );
+                assert_eq!(
+                    directory.path(&long).unwrap(),
+                    directory.root().join(path),
+                    "{base} {path}"
+                );
+            }
+            for path in ["a b", "a%20b", "é", "a:b", "./a", "a//b", "a/..", "a\\b"] {
+                assert!(!plain(path), "{path}");
+            }
+        }
+    }
 }

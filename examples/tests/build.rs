@@ -700,3 +700,29 @@ fn a_trailing_slash_a_new_base_url_and_a_change_dump_switched_off_and_on() {
             .starts_with("http://127.0.0.1:9090/")
     );
 }
+
+#[test]
+fn a_damaged_state_is_named_and_nothing_is_published() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 5);
+    build(&coll, &publish, &[]);
+    let before = snapshot(&publish);
+    let resources = publish.join(".resourcesync/resources.postcard");
+    let mut bytes = fs::read(&resources).unwrap();
+    bytes.truncate(bytes.len() / 2);
+    fs::write(&resources, bytes).unwrap();
+    put(&coll, "new.txt", b"new");
+    let out = build_output(&coll, &publish, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("resources.postcard") && stderr.contains("unreadable state"),
+        "{stderr}"
+    );
+    let mut after = snapshot(&publish);
+    after.remove(Path::new(".resourcesync/resources.postcard"));
+    let mut before = before;
+    before.remove(Path::new(".resourcesync/resources.postcard"));
+    assert_eq!(after, before);
+}
