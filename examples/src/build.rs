@@ -797,7 +797,7 @@ fn publish_generation(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let hashed = hash_files(collection, &found, &todo, progress)?;
-    let hashed_bytes = hashed.iter().map(|(_, d)| d.length).sum();
+    let hashed_bytes = hashed.iter().flat_map(|(_, d)| d).map(|d| d.length).sum();
 
     let first_run = state.at.is_none();
     let last_at = state.at.unwrap_or(now);
@@ -808,7 +808,18 @@ fn publish_generation(
     for (i, (f, uri)) in found.iter().enumerate() {
         let old = state.resources.remove(&f.path);
         let resource = match hashed.next_if(|(j, _)| *j == i) {
-            Some((_, digests)) => {
+            Some((_, None)) => {
+                // Gone while the run read it: deleted, if the last run listed it.
+                if let Some(old) = old {
+                    state.resources.insert(f.path.clone(), old);
+                }
+                skipped.push(Skipped {
+                    path: PathBuf::from(&f.path),
+                    reason: "deleted while the run read it",
+                });
+                continue;
+            }
+            Some((_, Some(digests))) => {
                 let resource = Resource {
                     length: digests.length,
                     mtime: f.mtime,
@@ -1332,13 +1343,14 @@ fn report_hidden(dir: &Path, relative: &Path, top: bool, skipped: &mut Vec<Skipp
 }
 
 /// Reads and hashes the files `todo` names (indexes into `found`), on as many threads as
-/// the machine has cores, and returns their digests in `todo`'s order.
+/// the machine has cores, and returns their digests in `todo`'s order (`None` for a
+/// file deleted since the walk).
 fn hash_files(
     root: &Path,
     found: &[(Found, Uri)],
     todo: &[usize],
     progress: &ProgressBar,
-) -> Result<Vec<(usize, resourcesync_model::Digests)>, BuildError> {
+) -> Result<Vec<(usize, Option<resourcesync_model::Digests>)>, BuildError> {
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -1354,7 +1366,9 @@ fn hash_files(
             };
             let path = root.join(&found[i].0.path);
             match hash_file(&path, &mut buffer) {
-                Ok(d) => digests.push((i, d)),
+                Ok(d) => digests.push((i, Some(d))),
+                // Deleted since the walk found it: as if the walk had not.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => digests.push((i, None)),
                 Err(source) => {
                     // The others stop at their next file.
                     next.store(todo.len(), Ordering::Relaxed);
@@ -1816,7 +1830,27 @@ mod tests {
 
     use resourcesync_xml::Directory;
 
-    use super::{Uris, plain, resource_uri};
+    use super::{Found, Uris, hash_files, plain, resource_uri};
+
+    #[test]
+    fn a_file_deleted_since_the_walk_is_no_error() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("here.txt"), b"here").unwrap();
+        let found = ["here.txt", "gone.txt"].map(|name| {
+            let file = Found {
+                path: name.to_string(),
+                length: 4,
+                mtime: (0, 0),
+                modified: std::time::SystemTime::UNIX_EPOCH,
+            };
+            (file, format!("http://example.com/{name}").parse().unwrap())
+        });
+        let progress = indicatif::ProgressBar::hidden();
+        let hashed = hash_files(root.path(), &found, &[0, 1], &progress).unwrap();
+        assert_eq!(hashed.len(), 2);
+        assert_eq!(hashed[0].1.map(|d| d.length), Some(4));
+        assert!(hashed[1].1.is_none());
+    }
 
     #[test]
     fn plain_names_make_the_uri_the_long_way_makes() {
