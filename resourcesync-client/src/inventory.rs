@@ -199,16 +199,16 @@ impl<T: Inventory + ?Sized> Inventory for &T {
 /// A lookup per listed entry is the client's largest cost after reading, and at a
 /// million resources it is a matter of cache misses: the records are kept in a vector
 /// (in the order inserted; a removal moves the last record into the gap) and found through
-/// a table of 4-byte indices keyed by foldhash of the URI, randomly seeded per process
-/// (the seed keeps a Source from choosing URIs that collide). The table of a million
-/// resources takes 10 MiB where a map of whole records took 240 MiB, so that a lookup
-/// touches one record and mostly cached index bytes.
+/// a table of indices keyed by foldhash of the URI, randomly seeded per process (the
+/// seed keeps a Source from choosing URIs that collide). The table of a million
+/// resources takes 18 MiB where a map of whole records took 240 MiB, so that a lookup
+/// touches one record and index bytes that are more often cached.
 #[derive(Clone, Default)]
 pub struct MemoryInventory {
     /// What is held, one record per URI.
     records: Vec<(Uri, Held)>,
     /// Indices into `records`, by the hash of their URI.
-    index: hashbrown::HashTable<u32>,
+    index: hashbrown::HashTable<usize>,
     hasher: foldhash::fast::RandomState,
 }
 
@@ -243,27 +243,21 @@ impl MemoryInventory {
     /// The record of `uri` and its place in `records`.
     fn find(&self, uri: &Uri) -> Option<(usize, &Held)> {
         let records = &self.records;
-        let i = *self
-            .index
-            .find(self.hash(uri), |&i| records[i as usize].0 == *uri)? as usize;
+        let i = *self.index.find(self.hash(uri), |&i| records[i].0 == *uri)?;
         Some((i, &records[i].1))
     }
 
     /// Records that `uri` is held as `held`; what it replaces, if anything.
-    ///
-    /// # Panics
-    ///
-    /// When 2^32 resources are held already.
     pub fn insert(&mut self, uri: Uri, held: Held) -> Option<Held> {
         if let Some((i, _)) = self.find(&uri) {
             return Some(std::mem::replace(&mut self.records[i].1, held));
         }
         let hash = self.hash(&uri);
-        let i = u32::try_from(self.records.len()).expect("at most 2^32 resources held");
+        let i = self.records.len();
         let (records, hasher) = (&self.records, &self.hasher);
         self.index.insert_unique(hash, i, |&j| {
             use std::hash::BuildHasher;
-            hasher.hash_one(records[j as usize].0.as_str())
+            hasher.hash_one(records[j].0.as_str())
         });
         self.records.push((uri, held));
         None
@@ -275,18 +269,18 @@ impl MemoryInventory {
         let records = &self.records;
         let found = self
             .index
-            .find_entry(hash, |&i| records[i as usize].0 == *uri)
+            .find_entry(hash, |&i| records[i].0 == *uri)
             .ok()?;
         let (i, _) = found.remove();
         let last = self.records.len() - 1;
-        if i as usize != last {
+        if i != last {
             // The last record moves into the gap: its index follows it.
             let moved = self.hash(&self.records[last].0);
-            if let Some(slot) = self.index.find_mut(moved, |&j| j as usize == last) {
+            if let Some(slot) = self.index.find_mut(moved, |&j| j == last) {
                 *slot = i;
             }
         }
-        Some(self.records.swap_remove(i as usize).1)
+        Some(self.records.swap_remove(i).1)
     }
 
     /// How many resources are held.
@@ -321,7 +315,7 @@ impl Extend<(Uri, Held)> for MemoryInventory {
         let (records, hasher) = (&self.records, &self.hasher);
         self.index.reserve(n, |&j| {
             use std::hash::BuildHasher;
-            hasher.hash_one(records[j as usize].0.as_str())
+            hasher.hash_one(records[j].0.as_str())
         });
         for (uri, held) in iter {
             self.insert(uri, held);
