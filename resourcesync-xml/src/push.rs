@@ -242,7 +242,7 @@ impl PushReader {
     /// `None` when they have not (feed more, or finish).
     pub fn head(&mut self) -> Result<Option<&DocumentHead>, Error> {
         while !self.head_read {
-            match self.step()? {
+            match self.step(&mut None)? {
                 None => return Ok(None),
                 Some(Step::Head) => self.head_read = true,
                 Some(_) => {}
@@ -259,15 +259,20 @@ impl PushReader {
         if !self.head_read && self.head()?.is_none() {
             return Ok(Next::NeedMore);
         }
+        let mut slot = None;
         loop {
-            match self.step()? {
+            match self.step(&mut slot)? {
                 None => {
                     if let Some(source) = self.source() {
                         source.compact();
                     }
                     return Ok(Next::NeedMore);
                 }
-                Some(Step::Entry(entry)) => return Ok(Next::Entry(entry)),
+                Some(Step::Entry) => {
+                    if let Some(entry) = slot {
+                        return Ok(Next::Entry(entry));
+                    }
+                }
                 Some(Step::End) => return Ok(Next::End),
                 Some(Step::Head | Step::Nothing) => {}
             }
@@ -314,8 +319,8 @@ impl PushReader {
     // --- the steps ---
 
     /// One step of the parser, if the bytes it reads are here (decompressing more as
-    /// needed); `None` if they are not.
-    fn step(&mut self) -> Result<Option<Step>, Error> {
+    /// needed); `None` if they are not. An entry is read into `slot`.
+    fn step(&mut self, slot: &mut Option<Entry>) -> Result<Option<Step>, Error> {
         if self.failed {
             return Err(Error::new(
                 ErrorKind::Io(io::Error::other("the document failed to read earlier")),
@@ -336,7 +341,7 @@ impl PushReader {
         let Some(reader) = &mut self.reader else {
             return Ok(None);
         };
-        match reader.push_step() {
+        match reader.push_step(slot) {
             Ok(step) => Ok(Some(step)),
             Err(e) => {
                 self.failed = true;

@@ -203,8 +203,9 @@ pub(crate) enum Step {
     Nothing,
     /// The head is complete.
     Head,
-    /// An entry.
-    Entry(Entry),
+    /// An entry, read into the slot `push_step` was given (entries are large: handed out
+    /// by value through the steps, they were copied at each).
+    Entry,
     /// The end of the document, checked.
     End,
 }
@@ -599,8 +600,8 @@ impl<I: Input> Reader<I> {
         }
     }
 
-    /// Reads what `push_need` says, and no more.
-    pub(crate) fn push_step(&mut self) -> Result<Step, Error> {
+    /// Reads what `push_need` says, and no more; an entry into `slot`.
+    pub(crate) fn push_step(&mut self, slot: &mut Option<Entry>) -> Result<Step, Error> {
         let buf = &mut self.buf;
         let parser = &mut self.parser;
         match parser.state {
@@ -629,9 +630,12 @@ impl<I: Input> Reader<I> {
             }
             State::EntryStarted { empty } => {
                 parser.state = State::Entries;
-                let mut slot = None;
-                parser.read_entry(buf, empty, &mut slot)?;
-                Ok(slot.map_or(Step::Nothing, Step::Entry))
+                parser.read_entry(buf, empty, slot)?;
+                Ok(if slot.is_some() {
+                    Step::Entry
+                } else {
+                    Step::Nothing
+                })
             }
             State::Entries => {
                 match parser.read_root_children(buf, None, true)? {
