@@ -37,6 +37,9 @@
 //!   collection as the run found it, and a Destination checks what it fetches against
 //!   them (the resources themselves are served live, as any web server serves them).
 //!
+//! With `--list FILE`, the resources are the URI and file pairs the list gives instead
+//! (URIs anywhere, served by whoever serves them; nothing is linked into the publication).
+//!
 //! Hidden files (a name starting with `.`), symbolic links inside the collection, names
 //! that are not UTF-8, and the top-level names the publication uses (`.well-known`,
 //! `resourcesync`) are not published; each is reported as skipped.
@@ -89,7 +92,10 @@ directory, or be the link an earlier run made. The resources are served from the
 collection through links, not copied.
 
 Hidden files, symbolic links inside the collection, names that are not UTF-8 and the
-top-level names .well-known and resourcesync are not published, and are reported.";
+top-level names .well-known and resourcesync are not published, and are reported.
+
+With --list FILE it publishes the URI and file pairs FILE lists instead (URIs anywhere,
+files relative to COLLECTION-DIR); a wrong line is an error naming it.";
 
 /// What `build` prints, for its long help.
 pub const BUILD_OUTPUT: &str = "\
@@ -147,6 +153,13 @@ pub struct BuildArgs {
     /// Close the open Change List once it is older than this many seconds.
     #[arg(long, value_name = "SECONDS")]
     pub changelist_period: Option<u64>,
+    /// Publish the resources FILE lists instead of every file of COLLECTION-DIR: a line
+    /// per resource, its URI (http or https, anywhere) and its file (relative to
+    /// COLLECTION-DIR) separated by white space; empty lines and lines starting with #
+    /// are left out. Such resources are served by whoever serves their URIs: nothing of
+    /// them is linked into PUBLISH-DIR.
+    #[arg(long, value_name = "FILE")]
+    pub list: Option<PathBuf>,
     /// A `describedby` link of the Source Description: a page about the Source.
     #[arg(long, value_name = "URL")]
     pub describedby: Option<Uri>,
@@ -167,6 +180,7 @@ impl BuildArgs {
             max_bytes: self.max_bytes.clamp(4096, MAX_BYTES),
             max_package_bytes: self.max_package_bytes.max(1),
             changelist_period: self.changelist_period.map(Duration::from_secs),
+            list: self.list.clone(),
             describedby: self.describedby.clone(),
         }
     }
@@ -192,6 +206,9 @@ pub struct Options {
     pub max_package_bytes: u64,
     /// How long a Change List stays open.
     pub changelist_period: Option<Duration>,
+    /// A file of URI and file pairs to publish instead of the collection's files
+    /// ([`BuildArgs::list`]).
+    pub list: Option<PathBuf>,
     /// The Source Description's `describedby` link.
     pub describedby: Option<Uri>,
 }
@@ -208,6 +225,7 @@ impl Options {
             max_bytes: MAX_BYTES,
             max_package_bytes: 1 << 30,
             changelist_period: None,
+            list: None,
             describedby: None,
         }
     }
@@ -291,6 +309,16 @@ pub enum BuildError {
         document: String,
         /// Why.
         source: PackageError,
+    },
+    /// A line of the list of URI and file pairs is wrong.
+    #[error("{}, line {line}: {reason}", list.display())]
+    List {
+        /// The list.
+        list: PathBuf,
+        /// The line, counted from 1.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
     },
     /// The state the last run left cannot be read.
     #[error("{}: unreadable state of the last run: {reason}", path.display())]
@@ -393,7 +421,10 @@ struct ChangeListRecord {
 
 /// A file found in the collection.
 struct Found {
+    /// Its key: its path in the collection, or with a list, its URI.
     path: String,
+    /// With a list: its file.
+    file: Option<PathBuf>,
     length: u64,
     mtime: (i64, u32),
     modified: SystemTime,
@@ -777,7 +808,17 @@ fn publish_generation(
         Some(last) if !last.precedes(&now) => last,
         _ => now,
     };
-    let found = walk(collection, &directory, &mut skipped)?;
+    let found = match &options.list {
+        Some(list) => listed(collection, list)?,
+        None => walk(collection, &directory, &mut skipped)?,
+    };
+    let files = Files {
+        collection,
+        listed: found
+            .iter()
+            .filter_map(|(f, _)| Some((f.path.as_str(), f.file.as_deref()?)))
+            .collect(),
+    };
 
     // What changed: a file of another size or modification time is read again.
     let todo: Vec<usize> = found
@@ -824,7 +865,11 @@ fn publish_generation(
                     length: digests.length,
                     mtime: f.mtime,
                     hash: digests.hashes(),
-                    media_type: media_type(&f.path),
+                    media_type: media_type(
+                        &f.file
+                            .as_deref()
+                            .map_or(f.path.clone(), |p| p.display().to_string()),
+                    ),
                 };
                 let change = match &old {
                     None => Some(Change::Created),
@@ -874,6 +919,16 @@ fn publish_generation(
         let entry = match (change, resources.get(path)) {
             (Some(change), Some((uri, resource))) => {
                 resource_entry(uri, resource).with_change(*change)
+            }
+            // A listed resource's key is its URI.
+            _ if options.list.is_some() => {
+                Entry::new(path.parse().map_err(|e: resourcesync_model::UriError| {
+                    BuildError::State {
+                        path: dir.join(STATE),
+                        reason: format!("{path} is no URI: {e}"),
+                    }
+                })?)
+                .with_change(Change::Deleted)
             }
             _ => {
                 let uri = resource_uri(&directory, path).map_err(|reason| BuildError::State {
@@ -947,9 +1002,7 @@ fn publish_generation(
             })?;
         }
         if published.is_none() || options.new_resource_dump {
-            resource_dump(
-                collection, &directory, &resources, now, &up, options, number,
-            )?;
+            resource_dump(&files, &directory, &resources, now, &up, options, number)?;
             state.resource_dump = Some(number);
             documents += 1;
         }
@@ -984,7 +1037,7 @@ fn publish_generation(
     // The Change Dump: this run's changes as packages, added to the earlier runs'.
     if options.change_dump {
         let (uri, written) = change_dump(
-            collection,
+            &files,
             &directory,
             &mut state,
             &change_entries,
@@ -1041,7 +1094,9 @@ fn publish_generation(
     documents += 2;
 
     // The resources, served from the collection through one link per top-level entry.
-    link_collection(collection, dir, &found, &skipped)?;
+    if options.list.is_none() {
+        link_collection(collection, dir, &found, &skipped)?;
+    }
 
     state.version = STATE_VERSION;
     state.base_url = options.base_url.to_string();
@@ -1307,6 +1362,7 @@ fn walk(
         found.push((
             Found {
                 path,
+                file: None,
                 length: meta.len(),
                 mtime: epoch_time(modified),
                 modified,
@@ -1364,7 +1420,11 @@ fn hash_files(
             let Some(&i) = todo.get(k) else {
                 return Ok(digests);
             };
-            let path = root.join(&found[i].0.path);
+            let path = found[i]
+                .0
+                .file
+                .clone()
+                .unwrap_or_else(|| root.join(&found[i].0.path));
             match hash_file(&path, &mut buffer) {
                 Ok(d) => digests.push((i, Some(d))),
                 // Deleted since the walk found it: as if the walk had not.
@@ -1633,9 +1693,82 @@ fn change_list_uri(directory: &Directory, number: u32) -> Result<Uri, BuildError
     Ok(directory.uri(&format!("{DOCS}/changelist-{number:05}.xml"))?)
 }
 
+/// Where each resource's file is: under the collection by its path, or where the list
+/// says.
+struct Files<'a> {
+    collection: &'a Path,
+    listed: std::collections::HashMap<&'a str, &'a Path>,
+}
+
+impl Files<'_> {
+    fn of(&self, key: &str) -> PathBuf {
+        match self.listed.get(key) {
+            Some(file) => file.to_path_buf(),
+            None => self.collection.join(key),
+        }
+    }
+}
+
+/// The resources a list of URI and file pairs names, each file with its size and time.
+fn listed(collection: &Path, list: &Path) -> Result<Vec<(Found, Uri)>, BuildError> {
+    let read = |source| BuildError::Read {
+        path: list.to_owned(),
+        source,
+    };
+    let text = fs::read_to_string(list).map_err(read)?;
+    let mut found = Vec::new();
+    let mut seen = HashSet::new();
+    for (n, line) in text.lines().enumerate() {
+        let wrong = |reason: String| BuildError::List {
+            list: list.to_owned(),
+            line: n + 1,
+            reason,
+        };
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (uri, file) = line
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| wrong("expected a URI and a file".into()))?;
+        let uri: Uri = uri.parse().map_err(|e| wrong(format!("{e}")))?;
+        if !(uri.as_str().starts_with("http://") || uri.as_str().starts_with("https://")) {
+            return Err(wrong(format!("{uri} is not an http or https URI")));
+        }
+        if !seen.insert(uri.as_str().to_owned()) {
+            return Err(wrong(format!("{uri} is listed twice")));
+        }
+        let file = collection.join(file.trim());
+        let meta = fs::metadata(&file).map_err(|e| wrong(format!("{}: {e}", file.display())))?;
+        if !meta.is_file() {
+            return Err(wrong(format!("{} is not a file", file.display())));
+        }
+        let modified = meta
+            .modified()
+            .map_err(|e| wrong(format!("{}: {e}", file.display())))?;
+        if !W3C_YEARS.contains(&epoch_time(modified).0) {
+            return Err(wrong(format!(
+                "{}: a modification time outside the years 0000 to 9999",
+                file.display()
+            )));
+        }
+        found.push((
+            Found {
+                path: uri.as_str().to_owned(),
+                file: Some(file),
+                length: meta.len(),
+                mtime: epoch_time(modified),
+                modified,
+            },
+            uri,
+        ));
+    }
+    Ok(found)
+}
+
 /// Writes the Resource Dump: every resource, read again into packages. Returns its URI.
 fn resource_dump(
-    collection: &Path,
+    files: &Files<'_>,
     directory: &Directory,
     resources: &BTreeMap<String, (Uri, Resource)>,
     now: W3cDateTime,
@@ -1656,7 +1789,7 @@ fn resource_dump(
         DumpBuilder::in_directory(head, directory, &name, limits, PackageOptions::default())
             .map_err(package_error)?;
     for (path, (uri, resource)) in resources {
-        let file = collection.join(path);
+        let file = files.of(path);
         let content =
             File::open(&file).map_err(|source| BuildError::Read { path: file, source })?;
         dump.add_sized(
@@ -1709,6 +1842,8 @@ fn bitstream(uri: &Uri, path: &str, resource: &Resource) -> Bitstream {
         .remove(b'-')
         .remove(b'_')
         .remove(b' ');
+    // A listed resource's key is its URI: its host and path name it in the package.
+    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
     let name = if resourcesync_package::safe_path(path).is_ok() {
         format!("/{path}")
     } else {
@@ -1729,7 +1864,7 @@ fn bitstream(uri: &Uri, path: &str, resource: &Resource) -> Bitstream {
 /// documents and packages written.
 #[allow(clippy::too_many_arguments)]
 fn change_dump(
-    collection: &Path,
+    files: &Files<'_>,
     directory: &Directory,
     state: &mut State,
     changes: &[Entry],
@@ -1776,7 +1911,7 @@ fn change_dump(
                     if let Some(datetime) = datetime {
                         b = b.with_datetime(datetime);
                     }
-                    let file = collection.join(path);
+                    let file = files.of(path);
                     let content = File::open(&file)
                         .map_err(|source| BuildError::Read { path: file, source })?;
                     dump.add_sized(b, content, Some(resource.length))
@@ -1839,6 +1974,7 @@ mod tests {
         let found = ["here.txt", "gone.txt"].map(|name| {
             let file = Found {
                 path: name.to_string(),
+                file: None,
                 length: 4,
                 mtime: (0, 0),
                 modified: std::time::SystemTime::UNIX_EPOCH,

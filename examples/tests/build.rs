@@ -726,3 +726,102 @@ fn a_damaged_state_is_named_and_nothing_is_published() {
     before.remove(Path::new(".resourcesync/resources.postcard"));
     assert_eq!(after, before);
 }
+
+#[test]
+fn a_list_of_uri_and_file_pairs_is_published_as_listed() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    put(&coll, "a.txt", b"alpha");
+    put(&coll, "deep/b file.html", b"<p>beta</p>");
+    put(&coll, "c.bin", b"gamma");
+    let list = root.path().join("list.txt");
+    fs::write(
+        &list,
+        "# resources served elsewhere\n\
+         http://cdn.example.org/a.txt a.txt\n\
+         \n\
+         https://example.net/pages/b.html\tdeep/b file.html\n",
+    )
+    .unwrap();
+    let args = [
+        "--list",
+        list.to_str().unwrap(),
+        "--resource-dump",
+        "--change-dump",
+    ];
+    let report = build(&coll, &publish, &args);
+    assert_eq!(report["resources"], 2);
+    let entries = resource_list(&publish);
+    let locs: Vec<&str> = entries.iter().map(|e| e.loc.as_str()).collect();
+    assert_eq!(
+        locs,
+        [
+            "http://cdn.example.org/a.txt",
+            "https://example.net/pages/b.html"
+        ]
+    );
+    assert_eq!(entries[1].length(), Some(11));
+    let html = entries[1].md.as_ref().unwrap().media_type.as_ref().unwrap();
+    assert_eq!(html.as_str(), "text/html");
+    assert_eq!(
+        digests(b"alpha").mismatch(entries[0].hashes().unwrap()),
+        None
+    );
+    // Nothing of the collection is linked into the publication.
+    assert!(!publish.join("a.txt").exists() && !publish.join("deep").exists());
+    let dump = document(&publish, "resourcesync/resourcedump.xml");
+    let manifest = package(&publish, &dump.entries[0]);
+    let paths: Vec<String> = manifest
+        .entries
+        .iter()
+        .map(|e| e.md.as_ref().unwrap().path.as_ref().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        paths,
+        ["/cdn.example.org/a.txt", "/example.net/pages/b.html"]
+    );
+    assert_eq!(validate(&publish).0, 0);
+
+    // Changes by the list and by the files.
+    put(&coll, "a.txt", b"alpha, again");
+    fs::write(
+        &list,
+        "http://cdn.example.org/a.txt a.txt\nhttp://cdn.example.org/c c.bin\n",
+    )
+    .unwrap();
+    let report = build(&coll, &publish, &args);
+    assert_eq!(
+        (&report["created"], &report["updated"], &report["deleted"]),
+        (&1.into(), &1.into(), &1.into())
+    );
+    let changes: BTreeMap<String, Change> = change_lists(&publish)
+        .into_iter()
+        .flat_map(|(_, e)| e)
+        .map(|e| (e.loc.to_string(), e.change().unwrap()))
+        .collect();
+    let expected: BTreeMap<String, Change> = [
+        ("http://cdn.example.org/a.txt".to_string(), Change::Updated),
+        ("http://cdn.example.org/c".to_string(), Change::Created),
+        (
+            "https://example.net/pages/b.html".to_string(),
+            Change::Deleted,
+        ),
+    ]
+    .into();
+    assert_eq!(changes, expected);
+    assert_eq!(validate(&publish).0, 0);
+
+    // A wrong line is named, and nothing is published.
+    fs::write(
+        &list,
+        "http://cdn.example.org/a.txt a.txt\nftp://x.example/y a.txt\n",
+    )
+    .unwrap();
+    let out = build_output(&coll, &publish, &args);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("line 2") && stderr.contains("not an http"),
+        "{stderr}"
+    );
+}
