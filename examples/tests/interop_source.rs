@@ -53,31 +53,11 @@ const READER: &str = concat!(
     "/tests/interop_source/resync_read.py"
 );
 
+#[path = "common/python.rs"]
+mod common;
+
 fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("RESOURCESYNC_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python"))
-        });
-    let has_resync = Command::new(&path)
-        .args(["-c", "import resync"])
-        .output()
-        .is_ok_and(|o| o.status.success())
-        && path.with_file_name("resync-sync").is_file();
-    if has_resync {
-        return Some(path);
-    }
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    assert!(
-        !ci && std::env::var_os("RESOURCESYNC_PYTHON").is_none(),
-        "no Python with resync (and resync-sync beside it) at {}: .ci/run installs it in .venv",
-        path.display()
-    );
-    eprintln!(
-        "skipped: no Python with resync at {} (set RESOURCESYNC_PYTHON, or run .ci/run)",
-        path.display()
-    );
-    None
+    common::python("resync", &["resync-sync"])
 }
 
 /// Runs a command to its end within [`TIMEOUT`], killing it and failing past that.

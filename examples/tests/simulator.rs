@@ -15,30 +15,11 @@ use std::time::Duration;
 
 const LAUNCHER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/simulator/launch.py");
 
+#[path = "common/python.rs"]
+mod common;
+
 fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("RESOURCESYNC_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python"))
-        });
-    let has_simulator = Command::new(&path)
-        .args(["-c", "import simulator.source, resync"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if has_simulator {
-        return Some(path);
-    }
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    assert!(
-        !ci && std::env::var_os("RESOURCESYNC_PYTHON").is_none(),
-        "no Python with resync-simulator at {}: .ci/run installs it in .venv",
-        path.display()
-    );
-    eprintln!(
-        "skipped: no Python with resync-simulator at {} (set RESOURCESYNC_PYTHON, or run .ci/run)",
-        path.display()
-    );
-    None
+    common::python("simulator.source, resync", &[])
 }
 
 /// The simulator's process, killed when dropped; its "ready" and "quiet" lines.
