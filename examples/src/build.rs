@@ -1287,20 +1287,12 @@ fn walk(
 ) -> Result<Vec<(Found, Uri)>, BuildError> {
     let mut found = Vec::new();
     let uris = Uris::new(directory);
-    let walker = walkdir::WalkDir::new(collection)
+    let mut walker = walkdir::WalkDir::new(collection)
         .min_depth(1)
         .follow_links(false)
         .sort_by_file_name()
         .into_iter();
-    let walker = walker.filter_entry(|entry| {
-        // Hidden names are not served, and the publication's own top-level names would
-        // hide the collection's: neither is walked into.
-        let name = entry.file_name().to_string_lossy();
-        !(name.starts_with('.') || entry.depth() == 1 && (name == DOCS || name == ".well-known"))
-    });
-    // `filter_entry` drops silently; the names it dropped are reported by a second look
-    // at each directory's hidden and reserved entries below.
-    for entry in walker {
+    while let Some(entry) = walker.next() {
         let entry = entry.map_err(|e| BuildError::Read {
             path: e.path().unwrap_or(collection).to_owned(),
             source: e
@@ -1316,8 +1308,17 @@ fn walk(
             reason,
         };
         let file_type = entry.file_type();
+        // Hidden names are not served, and the publication's own top-level names would
+        // hide the collection's: neither is published nor, a directory, walked into.
+        if let Some(reason) = unpublished_name(&entry.file_name().to_string_lossy(), entry.depth())
+        {
+            skipped.push(skip(reason));
+            if file_type.is_dir() {
+                walker.skip_current_dir();
+            }
+            continue;
+        }
         if file_type.is_dir() {
-            report_hidden(entry.path(), relative, entry.depth() == 0, skipped);
             continue;
         }
         if file_type.is_symlink() {
@@ -1370,31 +1371,18 @@ fn walk(
             uri,
         ));
     }
-    report_hidden(collection, Path::new(""), true, skipped);
     Ok(found)
 }
 
-/// Reports the hidden entries of a directory (and at the top, the reserved names), which
-/// the walk does not enter.
-fn report_hidden(dir: &Path, relative: &Path, top: bool, skipped: &mut Vec<Skipped>) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let mut names: Vec<_> = entries.flatten().map(|e| e.file_name()).collect();
-    names.sort();
-    for name in names {
-        let text = name.to_string_lossy();
-        let reason = if text.starts_with('.') && !(top && text == ".well-known") {
-            "a hidden name is not published"
-        } else if top && (text == DOCS || text == ".well-known") {
-            "a name the publication uses for its own documents"
-        } else {
-            continue;
-        };
-        skipped.push(Skipped {
-            path: relative.join(&name),
-            reason,
-        });
+/// Why an entry named `name` at `depth` (1 at the top) is not published, if it is not.
+fn unpublished_name(name: &str, depth: usize) -> Option<&'static str> {
+    let top = depth == 1;
+    if top && (name == DOCS || name == ".well-known") {
+        Some("a name the publication uses for its own documents")
+    } else if name.starts_with('.') {
+        Some("a hidden name is not published")
+    } else {
+        None
     }
 }
 
