@@ -113,29 +113,13 @@ impl Steps {
             "incremental" => (self.resources + r.created).saturating_sub(r.deleted),
             _ => r.created + r.updated + r.unchanged,
         };
-        let mut text = format!(
-            "{} created, {} updated, {} deleted, {} unchanged, {} failed, {}, {} requests, {}",
-            r.created,
-            r.updated,
-            r.deleted,
-            r.unchanged,
-            r.failed,
-            bytes(r.bytes),
-            r.requests,
-            if r.complete { "complete" } else { "incomplete" }
-        );
-        if let Some(in_sync) = r.in_sync {
-            let _ = write!(
-                text,
-                "; {} changed, {} missing, {} extra: {}",
-                r.changed,
-                r.missing,
-                r.extra,
-                if in_sync { "in sync" } else { "NOT in sync" }
-            );
+        if self.json {
+            let detail = serde_json::to_value(r).unwrap_or_default();
+            self.say(step, String::new(), synced.seconds, detail);
+        } else {
+            // The line `resourcesync sync` prints, its time included.
+            println!("{step:>12}  {synced}");
         }
-        let detail = serde_json::to_value(r).unwrap_or_default();
-        self.say(step, text, synced.seconds, detail);
     }
 }
 

@@ -247,32 +247,7 @@ pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
             serde_json::json!({ "summary": summary })
         );
     } else {
-        let mut line = format!(
-            "{name}: {} created, {} updated, {} deleted, {} unchanged, {} failed, {} refused, {} bytes, {} requests, {seconds:.2} s, {}",
-            report.created,
-            report.updated,
-            report.deleted,
-            report.unchanged,
-            report.failed,
-            report.refused,
-            report.bytes,
-            report.requests,
-            if report.complete {
-                "complete"
-            } else {
-                "incomplete"
-            },
-        );
-        if let Some(in_sync) = report.in_sync {
-            line += &format!(
-                ", {} changed, {} missing, {} extra, {}",
-                report.changed,
-                report.missing,
-                report.extra,
-                if in_sync { "in sync" } else { "not in sync" }
-            );
-        }
-        let _ = writeln!(stdout.lock(), "{line}");
+        let _ = writeln!(stdout.lock(), "{synced}");
     }
     Ok(synced.exit_status())
 }
@@ -287,6 +262,43 @@ pub struct Synced {
     pub report: Report,
     /// How long it took.
     pub seconds: f64,
+}
+
+impl std::fmt::Display for Synced {
+    /// The summary line of `sync` (see [`SYNC_OUTPUT`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let report = &self.report;
+        write!(
+            f,
+            "{}: {} created, {} updated, {} deleted, {} unchanged, {} failed, {} refused, {} bytes, {} requests, {:.2} s, {}",
+            self.mode,
+            report.created,
+            report.updated,
+            report.deleted,
+            report.unchanged,
+            report.failed,
+            report.refused,
+            report.bytes,
+            report.requests,
+            self.seconds,
+            if report.complete {
+                "complete"
+            } else {
+                "incomplete"
+            },
+        )?;
+        if let Some(in_sync) = report.in_sync {
+            write!(
+                f,
+                ", {} changed, {} missing, {} extra, {}",
+                report.changed,
+                report.missing,
+                report.extra,
+                if in_sync { "in sync" } else { "not in sync" }
+            )?;
+        }
+        Ok(())
+    }
 }
 
 impl Synced {
