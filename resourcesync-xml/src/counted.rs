@@ -332,6 +332,25 @@ impl<R: BufRead> Counted<R> {
         self.consumed
     }
 
+    /// Consumes the next `n` bytes without an XML reader (they were read in place),
+    /// counting them as `consume` does. They are held: a push reader's window.
+    pub(crate) fn skip(&mut self, mut n: u64) -> io::Result<()> {
+        while n > 0 {
+            self.start_event();
+            let got = self.fill_buf()?.len() as u64;
+            if got == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "push reader: a window ran past the bytes held (internal error)",
+                ));
+            }
+            let take = got.min(n);
+            self.consume(take as usize);
+            n -= take;
+        }
+        Ok(())
+    }
+
     /// 1-based line and byte column of the next byte to be consumed.
     pub(crate) fn line_column(&self) -> (u64, u64) {
         (self.lines + 1, self.consumed - self.line_start + 1)

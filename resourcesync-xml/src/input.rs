@@ -56,13 +56,15 @@ fn configure<R>(reader: &mut quick_xml::Reader<R>) {
 /// copied into the reader's buffer one event at a time.
 pub struct Buffered<R> {
     xml: quick_xml::Reader<Counted<R>>,
+    /// Bytes consumed without quick-xml (`skip`): its offsets lag behind by this much.
+    skipped: u64,
 }
 
 impl<R: BufRead> Buffered<R> {
     pub(crate) fn new(inner: R, max_bytes: u64, max_event: u64) -> std::io::Result<Buffered<R>> {
         let mut xml = quick_xml::Reader::from_reader(Counted::new(inner, max_bytes, max_event)?);
         configure(&mut xml);
-        Ok(Buffered { xml })
+        Ok(Buffered { xml, skipped: 0 })
     }
 }
 
@@ -72,7 +74,23 @@ impl<R: BufRead> Buffered<R> {
         let mut xml =
             quick_xml::Reader::from_reader(Counted::inflated(inner, max_bytes, max_event));
         configure(&mut xml);
-        Buffered { xml }
+        Buffered { xml, skipped: 0 }
+    }
+
+    /// Where the next byte is, as a mark gives it, without marking an event.
+    pub(crate) fn position(&self) -> (u64, u64, u64) {
+        let input = self.xml.get_ref();
+        let (line, column) = input.line_column();
+        (input.consumed(), line, column)
+    }
+
+    /// Consumes the next `n` bytes, which were read in place ([`Window`]): counted as if
+    /// quick-xml had read them. Its parse state stays as it was, which is right only
+    /// after markup (`>`), where the window started and ended.
+    pub(crate) fn skip(&mut self, n: u64) -> std::io::Result<()> {
+        self.xml.get_mut().skip(n)?;
+        self.skipped += n;
+        Ok(())
     }
 
     /// The source of an `inflated` input.
@@ -123,7 +141,7 @@ impl<R: BufRead> private::Sealed for Buffered<R> {
     }
 
     fn error_position(&self) -> u64 {
-        self.xml.error_position()
+        self.xml.error_position() + self.skipped
     }
 
     fn over_limit(&self) -> bool {
@@ -298,5 +316,144 @@ impl private::Sealed for Slice<'_> {
             SliceInner::Gzip(b) => b.bytes_read(),
             SliceInner::TooLarge => 0,
         }
+    }
+}
+
+/// Whole children of the root that a push reader holds, read in place as a slice is: a
+/// fresh quick-xml reader over them, its offsets counted from `base`, lines counted on
+/// demand from the line and column the buffered input had reached there. Only markup
+/// (`>`) may come before and end a window: there quick-xml's state is the one a fresh
+/// reader starts in, and a child holds the end tags of what it opens (see
+/// `PushReader::window`).
+pub(crate) struct Window<'a> {
+    xml: quick_xml::Reader<&'a [u8]>,
+    bytes: &'a [u8],
+    /// The offset of `bytes[0]` in the text.
+    base: u64,
+    /// As `Slice::counted`, from `origin`: the window's start, its line breaks before it,
+    /// and the offset after the last of them.
+    counted: Cell<(u64, u64, u64)>,
+    origin: (u64, u64, u64),
+    max_event: u64,
+    over_event: bool,
+    /// The last event read was markup: a tag, comment, CDATA section, declaration or
+    /// processing instruction (not text, a reference or the end).
+    markup: bool,
+}
+
+impl<'a> Window<'a> {
+    /// A window over `bytes`, which start at offset `base`, at `line` and `column`.
+    pub(crate) fn new(
+        bytes: &'a [u8],
+        (base, line, column): (u64, u64, u64),
+        max_event: u64,
+    ) -> Window<'a> {
+        let mut xml = quick_xml::Reader::from_reader(bytes);
+        configure(&mut xml);
+        let line_start = base.saturating_sub(column.saturating_sub(1));
+        let origin = (base, line.saturating_sub(1), line_start);
+        Window {
+            xml,
+            bytes,
+            base,
+            counted: Cell::new(origin),
+            origin,
+            max_event,
+            over_event: false,
+            markup: false,
+        }
+    }
+
+    /// Bytes of the window read so far.
+    pub(crate) fn consumed(&self) -> u64 {
+        self.xml.buffer_position()
+    }
+
+    /// Whether the last event read was markup that ended at its `>`: then the next byte
+    /// is where a fresh quick-xml reader (or the buffered one, after markup) goes on.
+    pub(crate) fn after_markup(&self) -> bool {
+        let n = self.consumed() as usize;
+        self.markup && n > 0 && self.bytes.get(n - 1) == Some(&b'>')
+    }
+}
+
+impl Window<'static> {
+    /// No bytes: what a reader holds while its input is elsewhere.
+    pub(crate) fn empty() -> Window<'static> {
+        Window::new(&[], (0, 1, 1), 0)
+    }
+}
+
+impl std::fmt::Debug for Window<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Window")
+            .field("base", &self.base)
+            .field("len", &self.bytes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Input for Window<'_> {}
+
+impl private::Sealed for Window<'_> {
+    #[inline(always)]
+    fn read_event<'b>(&mut self, _buf: &'b mut Vec<u8>) -> quick_xml::Result<Event<'b>>
+    where
+        Self: 'b,
+    {
+        let start = self.xml.buffer_position();
+        let event = self.xml.read_event();
+        self.markup = !matches!(
+            event,
+            Ok(Event::Text(_) | Event::GeneralRef(_) | Event::Eof) | Err(_)
+        );
+        if self.xml.buffer_position().saturating_sub(start) > self.max_event {
+            self.over_event = true;
+            return Err(quick_xml::Error::Io(std::sync::Arc::new(
+                std::io::Error::other("event limit reached"),
+            )));
+        }
+        event
+    }
+
+    #[inline]
+    fn mark(&mut self) -> (u64, u64, u64) {
+        (self.base + self.xml.buffer_position(), 0, 0)
+    }
+
+    fn line_column(&self, byte: u64) -> (u64, u64) {
+        let (mut at, mut lines, mut line_start) = self.counted.get();
+        if byte < at {
+            (at, lines, line_start) = self.origin;
+        }
+        if byte < at {
+            // A place before the window is not asked for; its line rather than a guess.
+            return (lines + 1, byte.saturating_sub(line_start) + 1);
+        }
+        let end = ((byte - self.base) as usize).min(self.bytes.len());
+        let from = ((at - self.base) as usize).min(end);
+        for i in memchr::memchr_iter(b'\n', &self.bytes[from..end]) {
+            lines += 1;
+            line_start = self.base + (from + i + 1) as u64;
+        }
+        at = byte;
+        self.counted.set((at, lines, line_start));
+        (lines + 1, byte - line_start + 1)
+    }
+
+    fn error_position(&self) -> u64 {
+        self.base + self.xml.error_position()
+    }
+
+    fn over_limit(&self) -> bool {
+        false
+    }
+
+    fn over_event(&self) -> bool {
+        self.over_event
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.base + self.xml.buffer_position()
     }
 }

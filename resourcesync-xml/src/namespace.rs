@@ -128,6 +128,18 @@ impl Namespaces {
     }
 
     /// Closes the innermost element's scope.
+    /// How many elements are open: what `truncate` goes back to.
+    pub(crate) fn depth(&self) -> usize {
+        self.scopes.len()
+    }
+
+    /// Closes the elements opened after `depth`, undoing their declarations.
+    pub(crate) fn truncate(&mut self, depth: usize) {
+        while self.scopes.len() > depth {
+            self.pop();
+        }
+    }
+
     pub(crate) fn pop(&mut self) {
         if let Some(len) = self.scopes.pop() {
             self.bindings.truncate(len);

@@ -27,7 +27,7 @@ use std::io::{self, BufRead, Read};
 use resourcesync_model::{CheckOptions, DocumentHead, Entry, Finding};
 
 use crate::error::{Error, ErrorKind, Position};
-use crate::input::Buffered;
+use crate::input::{Buffered, Window};
 use crate::reader::{Limits, Need, Reader, Step};
 
 /// UTF-8's byte order mark.
@@ -127,6 +127,10 @@ pub struct PushReader {
     head_read: bool,
     /// An error was returned: the document cannot be read further.
     failed: bool,
+    /// Children of the root read in place (see [`in_place`](PushReader::in_place)).
+    in_place: u64,
+    /// Where an attempt to read in place failed last: not tried again there.
+    declined: Option<u64>,
 }
 
 impl std::fmt::Debug for PushReader {
@@ -138,6 +142,7 @@ impl std::fmt::Debug for PushReader {
             .field("buffered", &self.buffered())
             .field("finished", &self.finished)
             .field("failed", &self.failed)
+            .field("read_in_place", &self.in_place)
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
@@ -168,6 +173,8 @@ impl PushReader {
             finished: false,
             head_read: false,
             failed: false,
+            in_place: 0,
+            declined: None,
         }
     }
 
@@ -212,7 +219,6 @@ impl PushReader {
             let n = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
             source.data.extend_from_slice(&bytes[..n]);
         }
-        self.scan();
         Ok(())
     }
 
@@ -234,7 +240,6 @@ impl PushReader {
         if let Some(source) = self.source() {
             source.complete = true;
         }
-        self.scan();
         Ok(())
     }
 
@@ -327,6 +332,9 @@ impl PushReader {
                 self.here(),
             ));
         }
+        if let Some(step) = self.in_place(slot) {
+            return Ok(Some(step));
+        }
         loop {
             if self.reader.is_none() {
                 return Ok(None);
@@ -350,8 +358,101 @@ impl PushReader {
         }
     }
 
+    /// Reads the next child of the root in place, with the text before it, if the reader
+    /// holds it whole: `None` if it is not, or cannot be read so (then the next step
+    /// reads it from the buffer, as the scanner says).
+    ///
+    /// Between entries, after markup (`>`), quick-xml is in the state a fresh reader
+    /// starts in, and a child of the root holds the end tags of what it opens: a fresh
+    /// quick-xml reader over the bytes held ([`Window`]) reads the child as a slice
+    /// reader does, with nothing copied and no scanning ahead. If it does not get to the
+    /// end of markup, for any reason (the child goes on past the bytes held, or is not
+    /// well-formed, or is the root's end tag, or meets a limit), the parser goes back to
+    /// where it was (`Reader::restore`) and the child is read from the buffer, which
+    /// fails exactly as the pull reader does; an attempt is made once per place. The
+    /// window stops at the byte limit, so no read in place passes it.
+    fn in_place(&mut self, slot: &mut Option<Entry>) -> Option<Step> {
+        let limits = self.limits;
+        let bom = self.scanner.bom?;
+        let reader = self.reader.as_mut()?;
+        if !reader.between_entries() {
+            return None;
+        }
+        let position = reader.bytes_read();
+        if self.declined == Some(position) {
+            return None;
+        }
+        let source = reader.input_mut().inflated_source()?;
+        // Where the text held ends, or the byte limit, in the parser's offsets.
+        let end = (source.end().saturating_sub(bom)).min(limits.max_bytes);
+        if source.last != b'>' || end <= position {
+            return None;
+        }
+        let len = usize::try_from(end - position).ok()?;
+        let reader = self.reader.take()?;
+        let (detached, buffered) = reader.replace_input(Window::empty());
+        let (step, consumed, detached) = {
+            let bytes = buffered
+                .inflated_source_ref()
+                .and_then(|s| s.data.get(s.pos..s.pos.checked_add(len)?))
+                .unwrap_or(&[]);
+            let mut windowed: Reader<Window<'_>> = detached;
+            *windowed.input_mut() = Window::new(bytes, buffered.position(), limits.max_event_len);
+            let before = windowed.snapshot();
+            let mut step = None;
+            // Text, a start tag, an entry's content: three steps at most.
+            for _ in 0..3 {
+                match windowed.push_step(slot) {
+                    Ok(s @ (Step::Nothing | Step::Entry)) => {
+                        if windowed.between_entries() && windowed.input_ref().after_markup() {
+                            step = Some(s);
+                            break;
+                        }
+                    }
+                    Ok(_) | Err(_) => break,
+                }
+            }
+            let consumed = match step {
+                Some(_) => windowed.input_ref().consumed(),
+                None => {
+                    windowed.restore(before);
+                    *slot = None;
+                    0
+                }
+            };
+            let (detached, _) = windowed.replace_input(Window::empty());
+            (step, consumed, detached)
+        };
+        let (mut reader, _) = detached.replace_input(buffered);
+        // Held bytes, counted: this fails only if the window was not what is held, and
+        // then the reader is not where the parser is: it fails at the next step.
+        if reader.input_mut().skip(consumed).is_err() {
+            self.failed = true;
+        }
+        reader.mark_here();
+        self.reader = Some(reader);
+        match step {
+            Some(step) => {
+                self.in_place += 1;
+                Some(step)
+            }
+            None => {
+                self.declined = Some(position);
+                None
+            }
+        }
+    }
+
     /// Whether the buffer holds every byte the parser's next step reads.
     fn ready(&mut self) -> bool {
+        // The scanner looks only at what the buffered steps read, once they read it: what
+        // was read in place it has not seen, and it takes up after it.
+        if let (Some(bom), Some(reader)) = (self.scanner.bom, &self.reader) {
+            let position = bom.saturating_add(reader.bytes_read());
+            self.scanner.catch_up(position);
+            self.scanner.stop = position;
+        }
+        self.scan();
         let limits = self.limits;
         let Some(reader) = &mut self.reader else {
             return false;
@@ -520,6 +621,8 @@ pub(crate) struct Source {
     complete: bool,
     /// The text ends in this error (a corrupt gzip stream): its kind and message.
     error: Option<(io::ErrorKind, String)>,
+    /// The last byte the parser read (0 before the first).
+    last: u8,
 }
 
 impl Source {
@@ -572,6 +675,11 @@ impl BufRead for Source {
 
     fn consume(&mut self, amt: usize) {
         self.pos = (self.pos + amt).min(self.data.len());
+        if amt > 0 {
+            if let Some(&b) = self.pos.checked_sub(1).and_then(|i| self.data.get(i)) {
+                self.last = b;
+            }
+        }
     }
 }
 
@@ -696,6 +804,8 @@ struct Scanner {
     /// The scanner no longer follows the text (a DOCTYPE, markup quick-xml refuses): it
     /// records nothing more, and the parser waits for the end of input or a limit.
     halted: bool,
+    /// Where the parser is: scanning stops at the first boundary after it.
+    stop: u64,
 }
 
 /// Where the scanner is in quick-xml's grammar.
@@ -756,6 +866,19 @@ impl Scanner {
         self.depth <= 1
     }
 
+    /// Takes up at `at`, if it has not scanned so far: the children of the root before it
+    /// were read in place, and it is the place after one, between two (see
+    /// `PushReader::in_place`).
+    fn catch_up(&mut self, at: u64) {
+        if self.at < at {
+            self.at = at;
+            self.lex = Lex::Text;
+            self.depth = 1;
+            self.open = Open::None;
+            self.boundaries.clear();
+        }
+    }
+
     /// An event or child of the root ends at `at`.
     fn boundary(&mut self, at: u64) {
         if self.rooted && self.boundaries.back() != Some(&at) {
@@ -784,6 +907,11 @@ impl Scanner {
         };
         let mut i = 0;
         while i < data.len() && !self.halted {
+            // Far enough: the parser's next step ends before here. (The rest may be read
+            // in place, unscanned.)
+            if self.boundaries.back().is_some_and(|&b| b > self.stop) {
+                break;
+            }
             let at = self.at + i as u64;
             match self.lex {
                 Lex::Text => {
@@ -937,7 +1065,7 @@ impl Scanner {
             }
         }
         if !self.halted {
-            self.at += data.len() as u64;
+            self.at += i.min(data.len()) as u64;
         }
     }
 
@@ -1002,5 +1130,68 @@ impl Scanner {
             }
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A Resource List of `n` entries, each on its own lines.
+    fn resource_list(n: usize) -> Vec<u8> {
+        let mut xml = String::from(
+            "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" \
+             xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n\
+             <rs:ln rel=\"up\" href=\"http://example.com/capabilitylist.xml\"/>\n\
+             <rs:md capability=\"resourcelist\" at=\"2013-01-03T09:00:00Z\"/>\n",
+        );
+        for i in 0..n {
+            xml.push_str(&format!(
+                "  <url>\n    <loc>http://example.com/r{i}</loc>\n    \
+                 <lastmod>2013-01-02T13:00:00Z</lastmod>\n    \
+                 <rs:md length=\"{i}\" type=\"text/plain\"/>\n  </url>\n"
+            ));
+        }
+        xml.push_str("</urlset>\n");
+        xml.into_bytes()
+    }
+
+    /// Entries held whole when their turn comes are read in place, and read as the slice
+    /// reader reads them, positions included.
+    #[test]
+    fn entries_held_whole_are_read_in_place() {
+        let xml = resource_list(2000);
+        // A finding in an entry late in the document, to compare its place.
+        let xml = String::from_utf8(xml)
+            .unwrap()
+            .replace("length=\"1500\"", "length=\"x\"")
+            .into_bytes();
+        let mut reader = PushReader::new();
+        let mut locs = Vec::new();
+        for chunk in xml.chunks(4096) {
+            reader.feed(chunk).unwrap();
+            while let Next::Entry(entry) = reader.next_entry().unwrap() {
+                locs.push(entry.loc.to_string());
+            }
+        }
+        reader.finish().unwrap();
+        while let Next::Entry(entry) = reader.next_entry().unwrap() {
+            locs.push(entry.loc.to_string());
+        }
+        let mut slice = Reader::from_slice(&xml);
+        let mut expected = Vec::new();
+        while let Some(entry) = slice.next_entry().unwrap() {
+            expected.push(entry.loc.to_string());
+        }
+        assert_eq!(locs, expected);
+        assert_eq!(reader.findings(), slice.findings());
+        assert_eq!(reader.findings().len(), 1);
+        // All but the first (read with the head) and those cut by a chunk's end.
+        let cut = xml.len() / 4096 + 1;
+        assert!(
+            reader.in_place >= 2000 - 1 - cut as u64,
+            "{} of 2000 entries read in place",
+            reader.in_place
+        );
     }
 }

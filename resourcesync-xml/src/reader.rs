@@ -193,6 +193,18 @@ enum Child {
     More,
 }
 
+/// The parser's state between entries, as `Reader::snapshot` takes it.
+#[derive(Clone, Copy)]
+pub(crate) struct Snapshot {
+    state: State,
+    entries: u64,
+    entry_position: Position,
+    event_at: (u64, u64, u64),
+    scope: Option<(u64, &'static str)>,
+    findings: usize,
+    depth: usize,
+}
+
 /// What one step of a push reader read (see `Reader::push_step`).
 // An entry is large and the other variants empty; it is moved once, to the caller, as
 // `Reader::next_entry`'s `Option<Entry>` is: boxing it would cost an allocation per entry.
@@ -287,13 +299,15 @@ struct Parser<I: Input> {
     text: String,
     limits: Limits,
     state: State,
-    head: Option<DocumentHead>,
+    /// Boxed, as is the checker: a push reader moves the parser between inputs (see
+    /// `replace_input`) twice per entry, and these are the bulk of it.
+    head: Option<Box<DocumentHead>>,
     /// The root's name as written, for messages.
     root_name: String,
     /// The root was in no namespace: unprefixed elements are read as the Sitemap's.
     lenient: bool,
     check: Option<CheckOptions>,
-    checker: Option<Checker>,
+    checker: Option<Box<Checker>>,
     findings: Vec<Finding>,
     entries: u64,
     /// Where the entry being read started.
@@ -321,7 +335,7 @@ impl<I: Input> std::fmt::Debug for Reader<I> {
         let parser = &self.parser;
         f.debug_struct("Reader")
             .field("state", &parser.state)
-            .field("kind", &parser.head.as_ref().map(DocumentHead::kind))
+            .field("kind", &parser.head.as_ref().map(|h| h.kind()))
             .field("entries_read", &parser.entries)
             .field("bytes_read", &parser.input.bytes_read())
             .field("findings", &parser.findings.len())
@@ -537,7 +551,13 @@ impl<I: Input> Reader<I> {
         let Some(head) = parser.head else {
             return Err(parser.error(ErrorKind::Empty));
         };
-        Ok((Document { head, entries }, parser.findings))
+        Ok((
+            Document {
+                head: *head,
+                entries,
+            },
+            parser.findings,
+        ))
     }
 }
 
@@ -557,7 +577,7 @@ impl<I: Input> Reader<I> {
     pub(crate) fn read_head_so_far(&self) -> Option<&DocumentHead> {
         match self.parser.state {
             State::Prolog | State::Head => None,
-            _ => self.parser.head.as_ref(),
+            _ => self.parser.head.as_deref(),
         }
     }
 
@@ -588,6 +608,96 @@ impl<I: Input> Reader<I> {
         let entry = declared && matches!(parser.classify(&e), Ok(Tag::Url | Tag::Sitemap));
         parser.ns.pop();
         entry
+    }
+
+    /// The reader over another input, and the input it had: a push reader reads the
+    /// children of the root it holds whole in place (`input::Window`), and the rest
+    /// from its buffer.
+    pub(crate) fn replace_input<J: Input>(self, input: J) -> (Reader<J>, I) {
+        let Reader { buf, parser } = self;
+        let Parser {
+            input: old,
+            ns,
+            text,
+            limits,
+            state,
+            head,
+            root_name,
+            lenient,
+            check,
+            checker,
+            findings,
+            entries,
+            entry_position,
+            event_at,
+            scope,
+            finished,
+            conventional_bindings,
+            path,
+            push_head,
+        } = parser;
+        let parser = Parser {
+            input,
+            ns,
+            text,
+            limits,
+            state,
+            head,
+            root_name,
+            lenient,
+            check,
+            checker,
+            findings,
+            entries,
+            entry_position,
+            event_at,
+            scope,
+            finished,
+            conventional_bindings,
+            path,
+            push_head,
+        };
+        (Reader { buf, parser }, old)
+    }
+
+    /// Whether the reader is between entries (and past the head): the steps a push
+    /// reader may read in place.
+    pub(crate) fn between_entries(&self) -> bool {
+        self.parser.state == State::Entries
+    }
+
+    /// What reading between entries changes, to go back to if a push reader's attempt
+    /// to read in place runs out of bytes (see `PushReader::in_place`). The checker is
+    /// not in it: it sees an entry only once the entry has been read whole.
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let p = &self.parser;
+        Snapshot {
+            state: p.state,
+            entries: p.entries,
+            entry_position: p.entry_position,
+            event_at: p.event_at,
+            scope: p.scope,
+            findings: p.findings.len(),
+            depth: p.ns.depth(),
+        }
+    }
+
+    /// Goes back to the snapshot.
+    pub(crate) fn restore(&mut self, s: Snapshot) {
+        let p = &mut self.parser;
+        p.state = s.state;
+        p.entries = s.entries;
+        p.entry_position = s.entry_position;
+        p.event_at = s.event_at;
+        p.scope = s.scope;
+        p.findings.truncate(s.findings);
+        p.ns.truncate(s.depth);
+    }
+
+    /// Where the next event starts, from the input: after a push reader read in place,
+    /// the place it left is the window's, which counts lines no longer.
+    pub(crate) fn mark_here(&mut self) {
+        self.parser.event_at = self.parser.input.mark();
     }
 
     /// What the next `push_step` reads.
@@ -885,12 +995,12 @@ impl<I: Input> Parser<I> {
             return Err(self.error(ErrorKind::Empty));
         };
         if let Some(options) = self.check {
-            self.checker = Some(Checker::with_malformed(
+            self.checker = Some(Box::new(Checker::with_malformed(
                 head,
                 options,
                 malformed.as_malformed(),
                 &mut self.findings,
-            ));
+            )));
         }
         Ok(())
     }
@@ -1131,7 +1241,7 @@ impl<I: Input> Parser<I> {
         let mut head = DocumentHead::of_root(root);
         let at = self.position();
         head.attributes = self.plain_attributes(e, at)?;
-        self.head = Some(head);
+        self.head = Some(Box::new(head));
         self.state = if empty { State::Done } else { State::Head };
         if !empty {
             self.scope = Some((at.byte, "the head"));
@@ -1408,10 +1518,7 @@ impl<I: Input> Parser<I> {
             Event::Comment(_) | Event::PI(_) => Ok(()),
             Event::DocType(_) => Err(self.error(ErrorKind::DocType)),
             Event::Decl(_) => Err(self.error(ErrorKind::MisplacedDeclaration)),
-            Event::Eof => {
-                let name = mem::take(&mut self.root_name);
-                Err(self.error(ErrorKind::Unclosed(name)))
-            }
+            Event::Eof => Err(self.error(ErrorKind::Unclosed(self.root_name.clone()))),
             other => self.expect_space(other),
         }
     }
