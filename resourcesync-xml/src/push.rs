@@ -16,6 +16,21 @@
 //! it ever ran out of bytes all the same, the source fails with an IO error
 //! (`WouldBlock`) rather than let it see an end of input that is not there.
 //!
+//! That path copies every event into the parser's buffer and counts every line as it
+//! goes; most of a document does not need it. Between entries, after markup, quick-xml
+//! is in the state a fresh reader starts in, and a child of the root closes what it
+//! opens: so the next child (with the text before it) is first read in place, by a fresh
+//! quick-xml slice reader over the bytes held (`input::Window`), as the slice reader
+//! reads it. Only if that does not reach the end of markup (the child goes on past the
+//! bytes held, or is ill-formed, or is the root's end tag, or meets a limit) does the
+//! parser go back to a snapshot taken before it (`Reader::restore`) and read the child
+//! through the buffer as above, which fails exactly as the pull reader does. One attempt
+//! per place, so a long entry fed in small chunks is not parsed again with every chunk;
+//! and the scanner looks only at what the buffered steps read. Up to 64 entries are read
+//! in one window and handed out one by one (their findings, and the entries and bytes
+//! read, show as each is handed out), so that setting up a window is shared. Fed in
+//! chunks of 64 KiB, all but about one entry per chunk are read in place.
+//!
 //! A gzipped document is decompressed through the same decoder stack as a gzipped slice
 //! (pieces of 8 KiB, a 64 KiB window), pulled only when the parser needs more text, so
 //! that a corrupt stream fails at the same byte, and decompressed text is held no longer
@@ -60,7 +75,9 @@ pub enum Next {
 /// [`Reader::from_slice`] over the whole document. Gzip is detected by content and
 /// decompressed as the bytes come; [`Limits::max_bytes`] counts decompressed bytes.
 ///
-/// Memory: the reader holds the bytes fed but not yet read ([`buffered`]). After each
+/// Memory: the reader holds the bytes fed but not yet read ([`buffered`]), and up to 64
+/// entries it has read ahead from them (which show, findings and counts included, only
+/// as they are handed out). After each
 /// feed, take entries until [`Next::NeedMore`]: what stays held is then the part of the
 /// document that the next entry (or other piece of the root) needs, which the limits
 /// bound: an entry or the head longer than [`Limits::max_entry_len`], or a comment, text
@@ -131,7 +148,24 @@ pub struct PushReader {
     in_place: u64,
     /// Where an attempt to read in place failed last: not tried again there.
     declined: Option<u64>,
+    /// Entries read in place and not handed out yet, with what was read after each.
+    ahead: VecDeque<(Entry, Seen)>,
+    /// What was read after the last entry handed out from `ahead`: what the reader
+    /// shows until the caller asks for more.
+    seen: Option<Seen>,
 }
+
+/// How far the parser had read after an entry read ahead (see `PushReader::in_place`).
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    entries: u64,
+    bytes: u64,
+    findings: usize,
+}
+
+/// How many entries the push reader reads ahead in place at most (see
+/// `PushReader::in_place`): a batch shares the cost of setting up a window.
+const AHEAD: usize = 64;
 
 impl std::fmt::Debug for PushReader {
     /// Where the reader is, not the bytes it holds.
@@ -143,6 +177,7 @@ impl std::fmt::Debug for PushReader {
             .field("finished", &self.finished)
             .field("failed", &self.failed)
             .field("read_in_place", &self.in_place)
+            .field("read_ahead", &self.ahead.len())
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
@@ -175,6 +210,8 @@ impl PushReader {
             failed: false,
             in_place: 0,
             declined: None,
+            ahead: VecDeque::new(),
+            seen: None,
         }
     }
 
@@ -266,6 +303,12 @@ impl PushReader {
         }
         let mut slot = None;
         loop {
+            if let Some((entry, seen)) = self.ahead.pop_front() {
+                self.seen = Some(seen);
+                return Ok(Next::Entry(entry));
+            }
+            // Reading on: what has been read shows.
+            self.seen = None;
             match self.step(&mut slot)? {
                 None => {
                     if let Some(source) = self.source() {
@@ -286,24 +329,43 @@ impl PushReader {
 
     /// Entries seen so far, skipped ones included.
     pub fn entries_read(&self) -> u64 {
-        self.reader.as_ref().map_or(0, Reader::entries_read)
+        match self.seen {
+            Some(seen) => seen.entries,
+            None => self.reader.as_ref().map_or(0, Reader::entries_read),
+        }
     }
 
     /// Bytes read by the parser so far, after decompression.
     pub fn bytes_read(&self) -> u64 {
-        self.reader.as_ref().map_or(0, Reader::bytes_read)
+        match self.seen {
+            Some(seen) => seen.bytes,
+            None => self.reader.as_ref().map_or(0, Reader::bytes_read),
+        }
     }
 
     /// The findings so far, in document order.
     pub fn findings(&self) -> &[Finding] {
-        self.reader.as_ref().map_or(&[], Reader::findings)
+        let all = self.reader.as_ref().map_or(&[][..], Reader::findings);
+        match self.seen {
+            Some(seen) => &all[..seen.findings.min(all.len())],
+            None => all,
+        }
     }
 
     /// Takes the findings so far, leaving none.
     pub fn take_findings(&mut self) -> Vec<Finding> {
-        self.reader
-            .as_mut()
-            .map_or_else(Vec::new, Reader::take_findings)
+        let Some(reader) = self.reader.as_mut() else {
+            return Vec::new();
+        };
+        let Some(seen) = &mut self.seen else {
+            return reader.take_findings();
+        };
+        let n = seen.findings;
+        seen.findings = 0;
+        for (_, later) in &mut self.ahead {
+            later.findings -= n;
+        }
+        reader.take_findings_before(n)
     }
 
     /// Bytes the reader holds: fed (or decompressed) but not yet read by the parser,
@@ -332,8 +394,8 @@ impl PushReader {
                 self.here(),
             ));
         }
-        if let Some(step) = self.in_place(slot) {
-            return Ok(Some(step));
+        if self.in_place() {
+            return Ok(Some(Step::Nothing));
         }
         loop {
             if self.reader.is_none() {
@@ -358,9 +420,10 @@ impl PushReader {
         }
     }
 
-    /// Reads the next child of the root in place, with the text before it, if the reader
-    /// holds it whole: `None` if it is not, or cannot be read so (then the next step
-    /// reads it from the buffer, as the scanner says).
+    /// Reads the next children of the root in place, each with the text before it, as far
+    /// as the reader holds them whole: the entries among them go to `ahead`, at most
+    /// [`AHEAD`]. False if not even the first could be read so: then the next step reads
+    /// it from the buffer, as the scanner says.
     ///
     /// Between entries, after markup (`>`), quick-xml is in the state a fresh reader
     /// starts in, and a child of the root holds the end tags of what it opens: a fresh
@@ -368,60 +431,85 @@ impl PushReader {
     /// reader does, with nothing copied and no scanning ahead. If it does not get to the
     /// end of markup, for any reason (the child goes on past the bytes held, or is not
     /// well-formed, or is the root's end tag, or meets a limit), the parser goes back to
-    /// where it was (`Reader::restore`) and the child is read from the buffer, which
-    /// fails exactly as the pull reader does; an attempt is made once per place. The
-    /// window stops at the byte limit, so no read in place passes it.
-    fn in_place(&mut self, slot: &mut Option<Entry>) -> Option<Step> {
+    /// where it was before the child (`Reader::restore`) and the child is read from the
+    /// buffer, which fails exactly as the pull reader does; an attempt is made once per
+    /// place. The window stops at the byte limit, so no read in place passes it.
+    ///
+    /// Entries read ahead do not show before they are handed out: the findings, entries
+    /// and bytes read are reported as they were after the entry handed out last (`Seen`).
+    fn in_place(&mut self) -> bool {
         let limits = self.limits;
-        let bom = self.scanner.bom?;
-        let reader = self.reader.as_mut()?;
+        let Some(bom) = self.scanner.bom else {
+            return false;
+        };
+        let Some(reader) = self.reader.as_mut() else {
+            return false;
+        };
         if !reader.between_entries() {
-            return None;
+            return false;
         }
         let position = reader.bytes_read();
         if self.declined == Some(position) {
-            return None;
+            return false;
         }
-        let source = reader.input_mut().inflated_source()?;
+        let Some(source) = reader.input_mut().inflated_source() else {
+            return false;
+        };
         // Where the text held ends, or the byte limit, in the parser's offsets.
         let end = (source.end().saturating_sub(bom)).min(limits.max_bytes);
-        if source.last != b'>' || end <= position {
-            return None;
+        let Ok(len) = usize::try_from(end.saturating_sub(position)) else {
+            return false;
+        };
+        if source.last != b'>' || len == 0 {
+            return false;
         }
-        let len = usize::try_from(end - position).ok()?;
-        let reader = self.reader.take()?;
+        let Some(reader) = self.reader.take() else {
+            return false;
+        };
         let (detached, buffered) = reader.replace_input(Window::empty());
-        let (step, consumed, detached) = {
+        let (consumed, failed_at, detached) = {
             let bytes = buffered
                 .inflated_source_ref()
                 .and_then(|s| s.data.get(s.pos..s.pos.checked_add(len)?))
                 .unwrap_or(&[]);
             let mut windowed: Reader<Window<'_>> = detached;
             *windowed.input_mut() = Window::new(bytes, buffered.position(), limits.max_event_len);
-            let before = windowed.snapshot();
-            let mut step = None;
-            // Text, a start tag, an entry's content: three steps at most.
-            for _ in 0..3 {
-                match windowed.push_step(slot) {
-                    Ok(s @ (Step::Nothing | Step::Entry)) => {
-                        if windowed.between_entries() && windowed.input_ref().after_markup() {
-                            step = Some(s);
-                            break;
+            let mut consumed = 0;
+            let mut failed_at = None;
+            while consumed < len as u64 && self.ahead.len() < AHEAD {
+                let before = windowed.snapshot();
+                let mut slot = None;
+                let mut read = false;
+                // Text, a start tag, an entry's content: three steps at most.
+                for _ in 0..3 {
+                    match windowed.push_step(&mut slot) {
+                        Ok(Step::Nothing | Step::Entry) => {
+                            if windowed.between_entries() && windowed.input_ref().after_markup() {
+                                read = true;
+                                break;
+                            }
                         }
+                        Ok(_) | Err(_) => break,
                     }
-                    Ok(_) | Err(_) => break,
+                }
+                if !read {
+                    windowed.restore(before);
+                    failed_at = Some(position + consumed);
+                    break;
+                }
+                consumed = windowed.input_ref().consumed();
+                self.in_place += 1;
+                if let Some(entry) = slot {
+                    let seen = Seen {
+                        entries: windowed.entries_read(),
+                        bytes: position + consumed,
+                        findings: windowed.findings().len(),
+                    };
+                    self.ahead.push_back((entry, seen));
                 }
             }
-            let consumed = match step {
-                Some(_) => windowed.input_ref().consumed(),
-                None => {
-                    windowed.restore(before);
-                    *slot = None;
-                    0
-                }
-            };
             let (detached, _) = windowed.replace_input(Window::empty());
-            (step, consumed, detached)
+            (consumed, failed_at, detached)
         };
         let (mut reader, _) = detached.replace_input(buffered);
         // Held bytes, counted: this fails only if the window was not what is held, and
@@ -431,16 +519,8 @@ impl PushReader {
         }
         reader.mark_here();
         self.reader = Some(reader);
-        match step {
-            Some(step) => {
-                self.in_place += 1;
-                Some(step)
-            }
-            None => {
-                self.declined = Some(position);
-                None
-            }
-        }
+        self.declined = failed_at;
+        consumed > 0
     }
 
     /// Whether the buffer holds every byte the parser's next step reads.
@@ -1193,5 +1273,43 @@ mod tests {
             "{} of 2000 entries read in place",
             reader.in_place
         );
+    }
+
+    /// Entries read ahead in place do not show before they are handed out: after each
+    /// entry, the findings, entries and bytes read are the slice reader's after it.
+    #[test]
+    fn entries_read_ahead_show_only_when_handed_out() {
+        let xml = String::from_utf8(resource_list(300))
+            .unwrap()
+            .replace("length=\"7\"", "length=\"x\"")
+            .replace("length=\"8\"", "length=\"y\"")
+            .replace("<loc>http://example.com/r20</loc>", "")
+            .into_bytes();
+        let mut reader = PushReader::new();
+        let mut slice = Reader::from_slice(&xml);
+        reader.feed(&xml).unwrap();
+        reader.finish().unwrap();
+        let mut n = 0;
+        let mut taken = 0;
+        while let Next::Entry(entry) = reader.next_entry().unwrap() {
+            let expected = slice.next_entry().unwrap().unwrap();
+            assert_eq!(entry.loc, expected.loc);
+            assert_eq!(reader.entries_read(), slice.entries_read(), "entry {n}");
+            assert_eq!(reader.bytes_read(), slice.bytes_read(), "entry {n}");
+            assert_eq!(
+                reader.findings().len() + taken,
+                slice.findings().len(),
+                "entry {n}"
+            );
+            // Taking them as they come takes what shows, no more.
+            if n == 7 {
+                taken += reader.take_findings().len();
+                assert!(reader.findings().is_empty());
+            }
+            n += 1;
+        }
+        assert_eq!(n, 299);
+        assert!(reader.in_place > 200, "{} read in place", reader.in_place);
+        assert_eq!(reader.findings().len() + taken, slice.findings().len());
     }
 }

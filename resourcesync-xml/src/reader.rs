@@ -532,6 +532,12 @@ impl<I: Input> Reader<I> {
         mem::take(&mut self.parser.findings)
     }
 
+    /// Takes the first `n` findings, leaving the others.
+    pub(crate) fn take_findings_before(&mut self, n: usize) -> Vec<Finding> {
+        let n = n.min(self.parser.findings.len());
+        self.parser.findings.drain(..n).collect()
+    }
+
     /// The next entry, or `None` after the last. Entries whose `<loc>` is missing or
     /// invalid are skipped, with a finding.
     pub fn next_entry(&mut self) -> Result<Option<Entry>, Error> {
