@@ -1833,7 +1833,13 @@ impl<I: Inventory> Client<I> {
         }
         self.report.listed += 1;
         self.progress.listed += 1;
-        if !matches!(self.config.mode, Mode::Incremental) {
+        // Kept only for what reads it once the listing is whole: deletions, an audit.
+        let keep = match self.config.mode {
+            Mode::Audit => true,
+            Mode::Incremental | Mode::Explore => false,
+            _ => self.config.delete,
+        };
+        if keep {
             self.listed.push(hash(&entry.loc));
         }
         let held = self.inventory.get(&entry.loc);
