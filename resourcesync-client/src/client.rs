@@ -1193,8 +1193,27 @@ impl<I: Inventory> Client<I> {
                 Ok(Next::Entry(entry)) => {
                     doc.entries += 1;
                     let n = doc.entries;
-                    self.on_entry(id, n, entry);
-                    self.take_findings(id);
+                    // The reader's findings come with the entry they are about.
+                    let findings = !doc.feed.findings().is_empty();
+                    // A listing's entries, by the million, go straight to their set
+                    // (as `on_entry` would send them), without looking the flight up
+                    // again.
+                    match &doc.head {
+                        Some(Head {
+                            role: Role::Listing,
+                            kind: DocumentKind::ResourceList,
+                            set,
+                            ..
+                        }) => {
+                            if let Some(s) = *set {
+                                self.listed_entry(s, &entry, None);
+                            }
+                        }
+                        _ => self.on_entry(id, n, entry),
+                    }
+                    if findings {
+                        self.take_findings(id);
+                    }
                 }
                 Ok(Next::NeedMore) => {
                     self.take_findings(id);
@@ -1528,15 +1547,9 @@ impl<I: Inventory> Client<I> {
             What::Document(d) => d.depth,
             _ => 0,
         };
-        // The entries of lists, by the million, go straight to their role; the rest may
-        // name the document they are in.
+        // The entries of lists, by the million, go straight to their role (a listing's
+        // from `read_document`); the rest may name the document they are in.
         match (role, kind) {
-            (Role::Listing, DocumentKind::ResourceList) => {
-                if let Some(s) = set {
-                    self.listed_entry(s, &entry, None);
-                }
-                return;
-            }
             (Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) => {
                 self.collect_change(set, role, &entry);
                 return;
