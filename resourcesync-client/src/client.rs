@@ -1549,12 +1549,9 @@ impl<I: Inventory> Client<I> {
         };
         // The entries of lists, by the million, go straight to their role (a listing's
         // from `read_document`); the rest may name the document they are in.
-        match (role, kind) {
-            (Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) => {
-                self.collect_change(set, role, &entry);
-                return;
-            }
-            _ => {}
+        if let (Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) = (role, kind) {
+            self.collect_change(set, role, &entry);
+            return;
         }
         let doc_uri = job.uri.clone();
         let capability = entry.md.as_ref().and_then(|md| md.capability.clone());
