@@ -214,14 +214,30 @@ impl<'a> Slice<'a> {
     }
 }
 
-impl Slice<'_> {
-    #[cold]
-    fn refuse_event(&mut self) -> quick_xml::Error {
-        self.over_event = true;
-        quick_xml::Error::Io(std::sync::Arc::new(std::io::Error::other(
-            "event limit reached",
-        )))
+/// The next event of a borrowing reader, refused (and `over_event` set) if it took more
+/// than `max_event` bytes. Checked whether the event was read or failed: through `BufRead`,
+/// reading stops at the limit, before quick-xml can find what else is wrong with the event
+/// (its text not UTF-8, say), so a slice fails the same way.
+#[inline(always)]
+fn read_borrowed<'a>(
+    xml: &mut quick_xml::Reader<&'a [u8]>,
+    max_event: u64,
+    over_event: &mut bool,
+) -> quick_xml::Result<Event<'a>> {
+    let start = xml.buffer_position();
+    let event = xml.read_event();
+    if xml.buffer_position().saturating_sub(start) > max_event {
+        return Err(refuse_event(over_event));
     }
+    event
+}
+
+#[cold]
+fn refuse_event(over_event: &mut bool) -> quick_xml::Error {
+    *over_event = true;
+    quick_xml::Error::Io(std::sync::Arc::new(std::io::Error::other(
+        "event limit reached",
+    )))
 }
 
 impl std::fmt::Debug for Slice<'_> {
@@ -244,17 +260,7 @@ impl private::Sealed for Slice<'_> {
         Self: 'b,
     {
         match &mut self.inner {
-            SliceInner::Borrowed(xml) => {
-                let start = xml.buffer_position();
-                let event = xml.read_event();
-                // Checked whether the event was read or failed: through `BufRead`, reading
-                // stops at the limit, before quick-xml can find what else is wrong with the
-                // event (its text not UTF-8, say), so a slice fails the same way.
-                if xml.buffer_position().saturating_sub(start) > self.max_event {
-                    return Err(self.refuse_event());
-                }
-                event
-            }
+            SliceInner::Borrowed(xml) => read_borrowed(xml, self.max_event, &mut self.over_event),
             SliceInner::Gzip(b) => b.read_event(buf),
             SliceInner::TooLarge => Err(quick_xml::Error::Io(std::sync::Arc::new(
                 std::io::Error::other("byte limit reached"),
@@ -401,18 +407,11 @@ impl private::Sealed for Window<'_> {
     where
         Self: 'b,
     {
-        let start = self.xml.buffer_position();
-        let event = self.xml.read_event();
+        let event = read_borrowed(&mut self.xml, self.max_event, &mut self.over_event);
         self.markup = !matches!(
             event,
             Ok(Event::Text(_) | Event::GeneralRef(_) | Event::Eof) | Err(_)
         );
-        if self.xml.buffer_position().saturating_sub(start) > self.max_event {
-            self.over_event = true;
-            return Err(quick_xml::Error::Io(std::sync::Arc::new(
-                std::io::Error::other("event limit reached"),
-            )));
-        }
         event
     }
 
