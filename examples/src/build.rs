@@ -44,7 +44,7 @@
 //! that are not UTF-8, and the top-level names the publication uses (`.well-known`,
 //! `resourcesync`) are not published; each is reported as skipped.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -383,11 +383,11 @@ struct State {
     generation: u64,
     /// When the last run published.
     at: Option<W3cDateTime>,
-    /// Every published resource by its path in the collection, in path order: in
-    /// [`RESOURCES`], a compact binary file (postcard) beside the JSON, read and written in
-    /// a fraction of the time JSON takes for 100,000 of them.
+    /// Every published resource by its path in the collection, in path order (each path
+    /// once): in [`RESOURCES`], a compact binary file (postcard) beside the JSON, read and
+    /// written in a fraction of the time JSON takes for 100,000 of them.
     #[serde(skip)]
-    resources: BTreeMap<String, Resource>,
+    resources: Vec<(String, Resource)>,
     /// The Change Lists, in order; the last one is open (no `until`).
     change_lists: Vec<ChangeListRecord>,
     /// The entries of the open Change List.
@@ -407,7 +407,9 @@ struct Resource {
     length: u64,
     /// Modification time: seconds and nanoseconds since the epoch.
     mtime: (i64, u32),
-    hash: Hashes,
+    /// The digests as bytes: read back without parsing hex.
+    md5: [u8; 16],
+    sha256: [u8; 32],
     media_type: Option<MediaType>,
 }
 
@@ -420,6 +422,7 @@ struct ChangeListRecord {
 }
 
 /// A file found in the collection.
+#[derive(Debug)]
 struct Found {
     /// Its key: its path in the collection, or with a list, its URI.
     path: String,
@@ -438,7 +441,7 @@ const STATE: &str = ".resourcesync/state.json";
 /// The state's resources, beside it.
 const RESOURCES: &str = ".resourcesync/resources.postcard";
 /// The state's format.
-const STATE_VERSION: u32 = 2;
+const STATE_VERSION: u32 = 3;
 /// Where the documents go, under the base.
 const DOCS: &str = "resourcesync";
 
@@ -699,6 +702,11 @@ fn read_state(generation: &Path) -> Result<State, BuildError> {
     let path = generation.join(RESOURCES);
     let bytes = fs::read(&path).map_err(|e| unreadable(&path)(e.to_string()))?;
     state.resources = postcard::from_bytes(&bytes).map_err(|e| unreadable(&path)(e.to_string()))?;
+    if !state.resources.is_sorted_by(|a, b| a.0 < b.0) {
+        return Err(unreadable(&path)(
+            "the resources are not in path order, each once".into(),
+        ));
+    }
     Ok(state)
 }
 
@@ -808,30 +816,29 @@ fn publish_generation(
         Some(last) if !last.precedes(&now) => last,
         _ => now,
     };
-    let found = match &options.list {
+    let mut found = match &options.list {
         Some(list) => listed(collection, list)?,
         None => walk(collection, &directory, &mut skipped)?,
     };
-    let files = Files {
-        collection,
-        listed: found
-            .iter()
-            .filter_map(|(f, _)| Some((f.path.as_str(), f.file.as_deref()?)))
-            .collect(),
-    };
+    // In path order, as the state is, so that one pass pairs each file with what the last
+    // run knew of it. A walk's order differs from it only where a name sorts before `/`.
+    if !found.is_sorted_by(|a, b| a.0.path < b.0.path) {
+        found.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
+    }
+    let previous = std::mem::take(&mut state.resources);
 
     // What changed: a file of another size or modification time is read again.
-    let todo: Vec<usize> = found
-        .iter()
-        .enumerate()
-        .filter(|(_, (f, _))| {
-            state
-                .resources
-                .get(&f.path)
-                .is_none_or(|r| r.length != f.length || r.mtime != f.mtime)
-        })
-        .map(|(i, _)| i)
-        .collect();
+    let mut todo = Vec::new();
+    let mut known = previous.iter().peekable();
+    for (i, (f, _)) in found.iter().enumerate() {
+        while known.next_if(|(path, _)| *path < f.path).is_some() {}
+        let same = known
+            .next_if(|(path, _)| *path == f.path)
+            .is_some_and(|(_, r)| r.length == f.length && r.mtime == f.mtime);
+        if !same {
+            todo.push(i);
+        }
+    }
     progress.set_length(todo.len() as u64);
     progress.set_style(
         ProgressStyle::with_template("hashing {bar:30} {pos}/{len} files {per_sec} {eta}")
@@ -843,17 +850,22 @@ fn publish_generation(
     let first_run = state.at.is_none();
     let last_at = state.at.unwrap_or(now);
 
-    let mut changes = Vec::new();
-    let mut resources = BTreeMap::new();
+    // When each change happened, the resource's path, and what it is: an index into
+    // `resources`, or `None` for a resource deleted.
+    let mut changes: Vec<(W3cDateTime, String, Option<(usize, Change)>)> = Vec::new();
+    let mut resources: Vec<Published> = Vec::with_capacity(found.len());
+    let mut gone = Vec::new();
     let mut hashed = hashed.into_iter().peekable();
-    for (i, (f, uri)) in found.iter().enumerate() {
-        let old = state.resources.remove(&f.path);
+    let mut previous = previous.into_iter().peekable();
+    for (i, (f, uri)) in found.into_iter().enumerate() {
+        while let Some((path, _)) = previous.next_if(|(path, _)| *path < f.path) {
+            gone.push(path);
+        }
+        let old = previous.next_if(|(path, _)| *path == f.path);
         let resource = match hashed.next_if(|(j, _)| *j == i) {
             Some((_, None)) => {
                 // Gone while the run read it: deleted, if the last run listed it.
-                if let Some(old) = old {
-                    state.resources.insert(f.path.clone(), old);
-                }
+                gone.extend(old.map(|(path, _)| path));
                 skipped.push(Skipped {
                     path: PathBuf::from(&f.path),
                     reason: "deleted while the run read it",
@@ -864,7 +876,8 @@ fn publish_generation(
                 let resource = Resource {
                     length: digests.length,
                     mtime: f.mtime,
-                    hash: digests.hashes(),
+                    md5: digests.md5.0,
+                    sha256: digests.sha256.0,
                     media_type: media_type(
                         &f.file
                             .as_deref()
@@ -873,7 +886,11 @@ fn publish_generation(
                 };
                 let change = match &old {
                     None => Some(Change::Created),
-                    Some(old) if old.hash != resource.hash || old.length != resource.length => {
+                    Some((_, old))
+                        if old.md5 != resource.md5
+                            || old.sha256 != resource.sha256
+                            || old.length != resource.length =>
+                    {
                         Some(Change::Updated)
                     }
                     // Touched, not changed: only the time is new.
@@ -887,41 +904,46 @@ fn publish_generation(
                     } else {
                         now
                     };
-                    changes.push((datetime, f.path.clone(), Some(change)));
+                    changes.push((datetime, f.path.clone(), Some((resources.len(), change))));
                 }
                 resource
             }
             // Same size and time: unchanged, and not read.
-            None => old.expect("a file not hashed is one the last run knew"),
+            None => old.expect("a file not hashed is one the last run knew").1,
         };
-        resources.insert(f.path.clone(), (uri.clone(), resource));
+        resources.push(Published {
+            path: f.path,
+            file: f.file,
+            uri,
+            resource,
+        });
     }
+    gone.extend(previous.map(|(path, _)| path));
+    let count = |kind| {
+        changes
+            .iter()
+            .filter(|c| c.2.map(|c| c.1) == Some(kind))
+            .count() as u64
+    };
     let created = if first_run {
         resources.len() as u64
     } else {
-        changes
-            .iter()
-            .filter(|c| c.2 == Some(Change::Created))
-            .count() as u64
+        count(Change::Created)
     };
-    let updated = changes
-        .iter()
-        .filter(|c| c.2 == Some(Change::Updated))
-        .count() as u64;
+    let updated = count(Change::Updated);
     // What the last run listed and is gone now.
-    let deleted = state.resources.len() as u64;
-    for path in std::mem::take(&mut state.resources).into_keys() {
-        changes.push((now, path, None));
-    }
-    changes.sort();
+    let deleted = gone.len() as u64;
+    changes.extend(gone.into_iter().map(|path| (now, path, None)));
+    changes.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
     let mut change_entries = Vec::with_capacity(changes.len());
     for (datetime, path, change) in &changes {
-        let entry = match (change, resources.get(path)) {
-            (Some(change), Some((uri, resource))) => {
-                resource_entry(uri, resource).with_change(*change)
+        let entry = match change {
+            Some((i, change)) => {
+                let published = &resources[*i];
+                resource_entry(&published.uri, &published.resource).with_change(*change)
             }
             // A listed resource's key is its URI.
-            _ if options.list.is_some() => {
+            None if options.list.is_some() => {
                 Entry::new(path.parse().map_err(|e: resourcesync_model::UriError| {
                     BuildError::State {
                         path: dir.join(STATE),
@@ -930,7 +952,7 @@ fn publish_generation(
                 })?)
                 .with_change(Change::Deleted)
             }
-            _ => {
+            None => {
                 let uri = resource_uri(&directory, path).map_err(|reason| BuildError::State {
                     path: dir.join(STATE),
                     reason: format!("{path} makes no URI: {reason}"),
@@ -940,7 +962,7 @@ fn publish_generation(
         };
         change_entries.push(entry.with_datetime(*datetime));
     }
-    let change_paths: Vec<String> = changes.into_iter().map(|(_, path, _)| path).collect();
+    let changed: Vec<Option<usize>> = changes.iter().map(|c| c.2.map(|c| c.0)).collect();
 
     let sd_uri = directory.uri(".well-known/resourcesync")?;
     let cl_uri = directory.uri(&format!("{DOCS}/capabilitylist.xml"))?;
@@ -978,9 +1000,9 @@ fn publish_generation(
     let mut rl = SetWriter::with_store(rl_head, rl_uri, store, set_options)
         .map_err(document_error(&rl_name))?;
     let mut bytes = 0;
-    for (uri, resource) in resources.values() {
-        bytes += resource.length;
-        let entry = resource_entry(uri, resource);
+    for published in &resources {
+        bytes += published.resource.length;
+        let entry = resource_entry(&published.uri, &published.resource);
         rl.write_entry(&entry).map_err(document_error(&rl_name))?;
     }
     let rl_written = rl.finish().map_err(document_error(&rl_name))?;
@@ -1002,7 +1024,9 @@ fn publish_generation(
             })?;
         }
         if published.is_none() || options.new_resource_dump {
-            resource_dump(&files, &directory, &resources, now, &up, options, number)?;
+            resource_dump(
+                collection, &directory, &resources, now, &up, options, number,
+            )?;
             state.resource_dump = Some(number);
             documents += 1;
         }
@@ -1037,12 +1061,12 @@ fn publish_generation(
     // The Change Dump: this run's changes as packages, added to the earlier runs'.
     if options.change_dump {
         let (uri, written) = change_dump(
-            &files,
+            collection,
             &directory,
             &mut state,
             &change_entries,
             &resources,
-            &change_paths,
+            &changed,
             number,
             last_at,
             now,
@@ -1095,17 +1119,13 @@ fn publish_generation(
 
     // The resources, served from the collection through one link per top-level entry.
     if options.list.is_none() {
-        link_collection(collection, dir, &found, &skipped)?;
+        link_collection(collection, dir, &resources, &skipped)?;
     }
 
     state.version = STATE_VERSION;
     state.base_url = options.base_url.to_string();
     state.generation = number;
     state.at = Some(now);
-    state.resources = resources
-        .into_iter()
-        .map(|(path, (_, r))| (path, r))
-        .collect();
     let state_path = dir.join(STATE);
     if let Some(parent) = state_path.parent() {
         fs::create_dir_all(parent).map_err(write(parent))?;
@@ -1115,12 +1135,16 @@ fn publish_generation(
         reason: e.to_string(),
     })?;
     let resources_path = dir.join(RESOURCES);
-    let resources = postcard::to_stdvec(&state.resources).map_err(|e| BuildError::State {
+    let listed: Vec<(&str, &Resource)> = resources
+        .iter()
+        .map(|p| (p.path.as_str(), &p.resource))
+        .collect();
+    let listed = postcard::to_stdvec(&listed).map_err(|e| BuildError::State {
         path: resources_path.clone(),
         reason: e.to_string(),
     })?;
     // Durable before the switch: a publication whose state is lost cannot be built on.
-    for (path, bytes) in [(&state_path, &json), (&resources_path, &resources)] {
+    for (path, bytes) in [(&state_path, &json), (&resources_path, &listed)] {
         File::create(path)
             .and_then(|mut file| {
                 io::Write::write_all(&mut file, bytes)?;
@@ -1142,7 +1166,7 @@ fn publish_generation(
     Ok(BuildReport {
         generation: number,
         at: now,
-        resources: state.resources.len() as u64,
+        resources: resources.len() as u64,
         bytes,
         created,
         updated,
@@ -1158,6 +1182,11 @@ fn publish_generation(
 }
 
 impl Resource {
+    /// The `hash` value: md5 and sha-256.
+    fn hashes(&self) -> Hashes {
+        Hashes::md5_sha256(self.md5, self.sha256)
+    }
+
     /// The modification time, as `lastmod`.
     fn lastmod(&self) -> W3cDateTime {
         let (secs, nanos) = self.mtime;
@@ -1271,107 +1300,157 @@ fn resource_entry(uri: &Uri, resource: &Resource) -> Entry {
     let mut entry = Entry::new(uri.clone())
         .with_lastmod(resource.lastmod())
         .with_length(resource.length)
-        .with_hash(resource.hash.clone());
+        .with_hash(resource.hashes());
     if let Some(media_type) = &resource.media_type {
         entry = entry.with_media_type(media_type.clone());
     }
     entry
 }
 
+/// What the walk learns of one entry of a directory, on the walk's threads.
+#[derive(Debug, Default)]
+enum Probe {
+    /// A directory walked into, or an entry not looked at.
+    #[default]
+    Nothing,
+    /// A file to publish.
+    File(Found, Option<Uri>),
+    /// Not published, and why.
+    Skipped(&'static str),
+    /// Its metadata could not be read.
+    Unreadable(io::Error),
+}
+
+/// The client state of the walk: nothing per directory, a [`Probe`] per entry.
+type Probed = ((), Probe);
+
 /// Every file of the collection that is published, with its size and time; what is not
 /// published goes to `skipped`.
+///
+/// Directories are read, and their files' metadata taken, on as many threads as the
+/// machine has cores (jwalk over a rayon pool of its own): an incremental run reads no
+/// file it did not change, so noticing what changed, a `stat` per file, is most of its
+/// work. The files come out in the order of a depth-first walk by name.
 fn walk(
     collection: &Path,
     directory: &Directory,
     skipped: &mut Vec<Skipped>,
 ) -> Result<Vec<(Found, Uri)>, BuildError> {
-    let mut found = Vec::new();
     let uris = Uris::new(directory);
-    let mut walker = walkdir::WalkDir::new(collection)
+    let root = collection.to_owned();
+    let prefix = uris.prefix.clone();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let walker = jwalk::WalkDirGeneric::<Probed>::new(collection)
         .min_depth(1)
         .follow_links(false)
-        .sort_by_file_name()
-        .into_iter();
-    while let Some(entry) = walker.next() {
-        let entry = entry.map_err(|e| BuildError::Read {
-            path: e.path().unwrap_or(collection).to_owned(),
-            source: e
-                .into_io_error()
-                .unwrap_or_else(|| io::Error::other("a loop of links")),
-        })?;
-        let relative = entry
-            .path()
-            .strip_prefix(collection)
-            .unwrap_or(entry.path());
-        let skip = |reason| Skipped {
-            path: relative.to_owned(),
-            reason,
-        };
-        let file_type = entry.file_type();
-        // Hidden names are not served, and the publication's own top-level names would
-        // hide the collection's: neither is published nor, a directory, walked into.
-        if let Some(reason) = unpublished_name(&entry.file_name().to_string_lossy(), entry.depth())
-        {
-            skipped.push(skip(reason));
-            if file_type.is_dir() {
-                walker.skip_current_dir();
+        .skip_hidden(false)
+        .sort(true)
+        .parallelism(jwalk::Parallelism::RayonNewPool(threads))
+        .process_read_dir(move |_, dir, _, children| {
+            let within = dir.strip_prefix(&root).unwrap_or(Path::new(""));
+            for child in children.iter_mut().flatten() {
+                child.client_state = probe(within, child, prefix.as_deref());
             }
-            continue;
+        });
+    let mut found = Vec::new();
+    for entry in walker {
+        let entry = entry.map_err(|e| walk_error(collection, e))?;
+        if let Some(e) = entry.read_children_error {
+            return Err(walk_error(collection, e));
         }
-        if file_type.is_dir() {
-            continue;
-        }
-        if file_type.is_symlink() {
-            skipped.push(skip(
-                "a symbolic link: only the collection's own files are published",
-            ));
-            continue;
-        }
-        if !file_type.is_file() {
-            skipped.push(skip("not a regular file"));
-            continue;
-        }
-        let Some(path) = relative
-            .to_str()
-            .map(|p| p.replace(std::path::MAIN_SEPARATOR, "/"))
-        else {
-            skipped.push(skip("a name that is not UTF-8 makes no URI"));
-            continue;
+        let relative = || {
+            let path = entry.parent_path.join(&entry.file_name);
+            path.strip_prefix(collection).unwrap_or(&path).to_owned()
         };
-        let uri = match uris.of(&path, relative) {
-            Ok(uri) => uri,
-            Err(reason) => {
-                skipped.push(skip(reason));
-                continue;
+        match entry.client_state {
+            Probe::Nothing => {}
+            Probe::Skipped(reason) => skipped.push(Skipped {
+                path: relative(),
+                reason,
+            }),
+            Probe::Unreadable(source) => {
+                return Err(BuildError::Read {
+                    path: collection.join(relative()),
+                    source,
+                });
             }
-        };
-        let meta = entry.metadata().map_err(|e| BuildError::Read {
-            path: entry.path().to_owned(),
-            source: e
-                .into_io_error()
-                .unwrap_or_else(|| io::Error::other("unreadable")),
-        })?;
-        let modified = meta.modified().map_err(|source| BuildError::Read {
-            path: entry.path().to_owned(),
-            source,
-        })?;
-        // A W3C Datetime has a four-digit year.
-        if !(W3C_YEARS.contains(&epoch_time(modified).0)) {
-            skipped.push(skip("a modification time outside the years 0000 to 9999"));
-            continue;
-        }
-        found.push((
-            Found {
-                path,
-                file: None,
-                length: meta.len(),
-                mtime: epoch_time(modified),
-                modified,
+            Probe::File(file, Some(uri)) => found.push((file, uri)),
+            // A name that is not plain goes the long way, here.
+            Probe::File(file, None) => match uris.of(&file.path, &relative()) {
+                Ok(uri) => found.push((file, uri)),
+                Err(reason) => skipped.push(Skipped {
+                    path: relative(),
+                    reason,
+                }),
             },
-            uri,
-        ));
+        }
     }
     Ok(found)
+}
+
+fn walk_error(collection: &Path, e: jwalk::Error) -> BuildError {
+    BuildError::Read {
+        path: e.path().unwrap_or(collection).to_owned(),
+        source: e.into(),
+    }
+}
+
+/// What the entry `child` of the directory `within` (relative to the collection) is to
+/// the publication; with the URI of a plain name under `prefix` (see [`Uris`]).
+fn probe(within: &Path, child: &mut jwalk::DirEntry<Probed>, prefix: Option<&str>) -> Probe {
+    let file_type = child.file_type;
+    // Hidden names are not served, and the publication's own top-level names would
+    // hide the collection's: neither is published nor, a directory, walked into.
+    if let Some(reason) = unpublished_name(&child.file_name.to_string_lossy(), child.depth) {
+        child.read_children_path = None;
+        return Probe::Skipped(reason);
+    }
+    if file_type.is_dir() {
+        return Probe::Nothing;
+    }
+    if file_type.is_symlink() {
+        return Probe::Skipped("a symbolic link: only the collection's own files are published");
+    }
+    if !file_type.is_file() {
+        return Probe::Skipped("not a regular file");
+    }
+    let relative = within.join(&child.file_name);
+    let Some(path) = relative.to_str() else {
+        return Probe::Skipped("a name that is not UTF-8 makes no URI");
+    };
+    let path = if std::path::MAIN_SEPARATOR == '/' {
+        path.to_owned()
+    } else {
+        path.replace(std::path::MAIN_SEPARATOR, "/")
+    };
+    let meta = match fs::symlink_metadata(child.parent_path.join(&child.file_name)) {
+        Ok(meta) => meta,
+        // Deleted since its directory was read: as if it had not been there.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Probe::Nothing,
+        Err(e) => return Probe::Unreadable(e),
+    };
+    let modified = match meta.modified() {
+        Ok(modified) => modified,
+        Err(e) => return Probe::Unreadable(e),
+    };
+    let mtime = epoch_time(modified);
+    // A W3C Datetime has a four-digit year.
+    if !W3C_YEARS.contains(&mtime.0) {
+        return Probe::Skipped("a modification time outside the years 0000 to 9999");
+    }
+    let uri = prefix
+        .filter(|_| plain(&path))
+        .and_then(|prefix| Uri::parse(&[prefix, path.as_str()].concat()).ok());
+    Probe::File(
+        Found {
+            path,
+            file: None,
+            length: meta.len(),
+            mtime,
+            modified,
+        },
+        uri,
+    )
 }
 
 /// Why an entry named `name` at `depth` (1 at the top) is not published, if it is not.
@@ -1514,10 +1593,11 @@ fn carry_over(from: &Path, to: &Path, keep: impl Fn(&str) -> bool) -> Result<(),
 fn link_collection(
     collection: &Path,
     dir: &Path,
-    found: &[(Found, Uri)],
+    resources: &[Published],
     skipped: &[Skipped],
 ) -> Result<(), BuildError> {
-    let files: BTreeSet<&str> = found.iter().map(|(f, _)| f.path.as_str()).collect();
+    // In path order, each once.
+    let files: Vec<&str> = resources.iter().map(|p| p.path.as_str()).collect();
     // The directories holding something skipped, and theirs up to the top.
     let mut split = HashSet::new();
     for skipped in skipped {
@@ -1536,7 +1616,7 @@ fn link_level(
     collection: &Path,
     dir: &Path,
     prefix: &str,
-    files: &BTreeSet<&str>,
+    files: &[&str],
     split: &HashSet<String>,
 ) -> Result<(), BuildError> {
     let start = if prefix.is_empty() {
@@ -1546,7 +1626,8 @@ fn link_level(
     };
     // The files under `prefix` sort together, after `start`.
     let mut children = BTreeSet::new();
-    for file in files.range(start.as_str()..) {
+    let first = files.partition_point(|file| *file < start.as_str());
+    for file in &files[first..] {
         let Some(rest) = file.strip_prefix(start.as_str()) else {
             break;
         };
@@ -1681,18 +1762,22 @@ fn change_list_uri(directory: &Directory, number: u32) -> Result<Uri, BuildError
     Ok(directory.uri(&format!("{DOCS}/changelist-{number:05}.xml"))?)
 }
 
-/// Where each resource's file is: under the collection by its path, or where the list
-/// says.
-struct Files<'a> {
-    collection: &'a Path,
-    listed: std::collections::HashMap<&'a str, &'a Path>,
+/// A resource this run publishes.
+struct Published {
+    /// Its key: its path in the collection, or with a list, its URI.
+    path: String,
+    /// With a list: its file.
+    file: Option<PathBuf>,
+    uri: Uri,
+    resource: Resource,
 }
 
-impl Files<'_> {
-    fn of(&self, key: &str) -> PathBuf {
-        match self.listed.get(key) {
-            Some(file) => file.to_path_buf(),
-            None => self.collection.join(key),
+impl Published {
+    /// Its file: under the collection by its path, or where the list says.
+    fn file(&self, collection: &Path) -> PathBuf {
+        match &self.file {
+            Some(file) => file.clone(),
+            None => collection.join(&self.path),
         }
     }
 }
@@ -1756,9 +1841,9 @@ fn listed(collection: &Path, list: &Path) -> Result<Vec<(Found, Uri)>, BuildErro
 
 /// Writes the Resource Dump: every resource, read again into packages. Returns its URI.
 fn resource_dump(
-    files: &Files<'_>,
+    collection: &Path,
     directory: &Directory,
-    resources: &BTreeMap<String, (Uri, Resource)>,
+    resources: &[Published],
     now: W3cDateTime,
     up: &Link,
     options: &Options,
@@ -1776,14 +1861,14 @@ fn resource_dump(
     let mut dump =
         DumpBuilder::in_directory(head, directory, &name, limits, PackageOptions::default())
             .map_err(package_error)?;
-    for (path, (uri, resource)) in resources {
-        let file = files.of(path);
+    for published in resources {
+        let file = published.file(collection);
         let content =
             File::open(&file).map_err(|source| BuildError::Read { path: file, source })?;
         dump.add_sized(
-            bitstream(uri, path, resource),
+            bitstream(&published.uri, &published.path, &published.resource),
             content,
-            Some(resource.length),
+            Some(published.resource.length),
         )
         .map_err(package_error)?;
     }
@@ -1852,12 +1937,12 @@ fn bitstream(uri: &Uri, path: &str, resource: &Resource) -> Bitstream {
 /// documents and packages written.
 #[allow(clippy::too_many_arguments)]
 fn change_dump(
-    files: &Files<'_>,
+    collection: &Path,
     directory: &Directory,
     state: &mut State,
     changes: &[Entry],
-    resources: &BTreeMap<String, (Uri, Resource)>,
-    paths: &[String],
+    resources: &[Published],
+    changed: &[Option<usize>],
     number: u64,
     last_at: W3cDateTime,
     now: W3cDateTime,
@@ -1886,23 +1971,24 @@ fn change_dump(
         let mut dump =
             DumpBuilder::in_directory(head, directory, &name, limits, PackageOptions::default())
                 .map_err(package_error)?;
-        for (entry, path) in changes.iter().zip(paths) {
+        for (entry, changed) in changes.iter().zip(changed) {
             let datetime = entry.datetime();
-            match entry.change() {
-                Some(Change::Deleted) | None => {
-                    dump.add_deleted(entry.loc.clone(), datetime)
-                        .map_err(package_error)?;
-                }
-                Some(change) => {
-                    let (uri, resource) = &resources[path];
-                    let mut b = bitstream(uri, path, resource).with_change(change);
+            match (entry.change(), changed) {
+                (Some(change), Some(i)) if change != Change::Deleted => {
+                    let published = &resources[*i];
+                    let mut b = bitstream(&published.uri, &published.path, &published.resource)
+                        .with_change(change);
                     if let Some(datetime) = datetime {
                         b = b.with_datetime(datetime);
                     }
-                    let file = files.of(path);
+                    let file = published.file(collection);
                     let content = File::open(&file)
                         .map_err(|source| BuildError::Read { path: file, source })?;
-                    dump.add_sized(b, content, Some(resource.length))
+                    dump.add_sized(b, content, Some(published.resource.length))
+                        .map_err(package_error)?;
+                }
+                _ => {
+                    dump.add_deleted(entry.loc.clone(), datetime)
                         .map_err(package_error)?;
                 }
             }
