@@ -421,6 +421,10 @@ struct ChangeListRecord {
     until: Option<W3cDateTime>,
 }
 
+/// A change a run found: when it happened, the resource's path, and what it is: the
+/// resource's index among those published and the change, or `None` for a deletion.
+type ChangeAt = (W3cDateTime, String, Option<(usize, Change)>);
+
 /// A file found in the collection.
 #[derive(Debug)]
 struct Found {
@@ -850,9 +854,7 @@ fn publish_generation(
     let first_run = state.at.is_none();
     let last_at = state.at.unwrap_or(now);
 
-    // When each change happened, the resource's path, and what it is: an index into
-    // `resources`, or `None` for a resource deleted.
-    let mut changes: Vec<(W3cDateTime, String, Option<(usize, Change)>)> = Vec::new();
+    let mut changes: Vec<ChangeAt> = Vec::new();
     let mut resources: Vec<Published> = Vec::with_capacity(found.len());
     let mut gone = Vec::new();
     let mut hashed = hashed.into_iter().peekable();
