@@ -302,6 +302,37 @@ impl TryFrom<&str> for W3cDateTime {
 
 impl fmt::Display for W3cDateTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut result = Ok(());
+        self.pieces(|piece| {
+            if result.is_ok() {
+                // Every byte of a piece is ASCII.
+                result = std::str::from_utf8(piece)
+                    .map_err(|_| fmt::Error)
+                    .and_then(|piece| f.write_str(piece));
+            }
+        });
+        result
+    }
+}
+
+impl W3cDateTime {
+    /// Appends the value to `out` as [`Display`](fmt::Display) writes it, without the
+    /// formatting machinery: what a writer of many documents does per entry.
+    ///
+    /// ```
+    /// use resourcesync_model::W3cDateTime;
+    /// let t: W3cDateTime = "2013-01-02T14:00:00.5+01:00".parse()?;
+    /// let mut out = b"at=".to_vec();
+    /// t.write_to(&mut out);
+    /// assert_eq!(out, b"at=2013-01-02T14:00:00.5+01:00");
+    /// # Ok::<(), resourcesync_model::DateTimeError>(())
+    /// ```
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        self.pieces(|piece| out.extend_from_slice(piece));
+    }
+
+    /// The value as the W3C note writes it, in up to three pieces of ASCII.
+    fn pieces(&self, mut emit: impl FnMut(&[u8])) {
         // Written digit by digit into a stack buffer: `write!` with a dozen padded
         // arguments was three times slower than chrono's formatter on the benchmark.
         let mut buf = [0u8; 36];
@@ -384,12 +415,11 @@ impl fmt::Display for W3cDateTime {
                 6
             }
         };
-        // Every byte written above is ASCII.
-        f.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?)?;
+        emit(&buf[..len]);
         if let Some((rest, len)) = tail {
-            f.write_str(std::str::from_utf8(&rest[..len]).map_err(|_| fmt::Error)?)?;
+            emit(&rest[..len]);
         }
-        f.write_str(std::str::from_utf8(&zone_buf[..zone_len]).map_err(|_| fmt::Error)?)
+        emit(&zone_buf[..zone_len]);
     }
 }
 
@@ -679,6 +709,9 @@ mod tests {
             "1997-07-16T19:20:30+00:00",
         ] {
             assert_eq!(dt(s).to_string(), s);
+            let mut out = b"x".to_vec();
+            dt(s).write_to(&mut out);
+            assert_eq!(out, [b"x", s.as_bytes()].concat());
         }
     }
 

@@ -486,17 +486,37 @@ impl fmt::Display for Hash {
         f.write_str(":")?;
         match &self.digest {
             Digest::Bytes { len, bytes } => {
-                let mut out = [0u8; 64];
-                for (i, b) in bytes[..usize::from(*len)].iter().enumerate() {
-                    out[2 * i] = HEX[usize::from(b >> 4)];
-                    out[2 * i + 1] = HEX[usize::from(b & 15)];
-                }
+                let (out, n) = hex(&bytes[..usize::from(*len)]);
                 // Hex digits are ASCII.
-                f.write_str(
-                    std::str::from_utf8(&out[..2 * usize::from(*len)]).map_err(|_| fmt::Error)?,
-                )
+                f.write_str(std::str::from_utf8(&out[..n]).map_err(|_| fmt::Error)?)
             }
             Digest::Text(text) => f.write_str(text),
+        }
+    }
+}
+
+/// Up to 32 bytes as lower-case hex.
+fn hex(bytes: &[u8]) -> ([u8; 64], usize) {
+    let mut out = [0u8; 64];
+    for (i, b) in bytes.iter().take(32).enumerate() {
+        out[2 * i] = HEX[usize::from(b >> 4)];
+        out[2 * i + 1] = HEX[usize::from(b & 15)];
+    }
+    (out, 2 * bytes.len().min(32))
+}
+
+impl Hash {
+    /// Appends the digest to `out` as [`Display`](fmt::Display) writes it
+    /// (`algorithm:hex`), without the formatting machinery.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.algorithm.as_str().as_bytes());
+        out.push(b':');
+        match &self.digest {
+            Digest::Bytes { len, bytes } => {
+                let (hex, n) = hex(&bytes[..usize::from(*len)]);
+                out.extend_from_slice(&hex[..n]);
+            }
+            Digest::Text(text) => out.extend_from_slice(text.as_bytes()),
         }
     }
 }
@@ -678,6 +698,28 @@ fn token_end(b: &[u8], start: usize) -> usize {
         .map_or(b.len(), |at| start + at)
 }
 
+impl Hashes {
+    /// Appends the value to `out` as [`Display`](fmt::Display) writes it (digests
+    /// separated by a space), without the formatting machinery.
+    ///
+    /// ```
+    /// use resourcesync_model::Hashes;
+    /// let hashes: Hashes = "md5:1e0d5cb8ef6ba40c99b14c0237be735e sha-256:854f61290e2e197a11bc91063afce22e43f8ccc655237050ace766adc68dc784".parse()?;
+    /// let mut out = Vec::new();
+    /// hashes.write_to(&mut out);
+    /// assert_eq!(out, hashes.to_string().as_bytes());
+    /// # Ok::<(), resourcesync_model::HashError>(())
+    /// ```
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        for (i, h) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(b' ');
+            }
+            h.write_to(out);
+        }
+    }
+}
+
 impl fmt::Display for Hashes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, h) in self.0.iter().enumerate() {
@@ -695,6 +737,21 @@ crate::rules::serde_as_text!(Hashes);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn write_to_writes_what_display_shows() {
+        for text in [
+            "md5:1e0d5cb8ef6ba40c99b14c0237be735e",
+            "md5:1E0D5CB8EF6BA40C99B14C0237BE735E sha-256:854f61290e2e197a11bc91063afce22e43f8ccc655237050ace766adc68dc784",
+            "sha-1:da39a3ee5e6b4b0d3255bfef95601890afd80709 x-crc32:1234abcd",
+        ] {
+            let hashes: Hashes = text.parse().unwrap();
+            let mut out = Vec::new();
+            hashes.write_to(&mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), hashes.to_string());
+            assert_eq!(hashes.to_string(), text);
+        }
+    }
 
     #[test]
     fn eight_digit_decoding_agrees_with_the_table() {
