@@ -63,7 +63,7 @@ use resourcesync_model::{
 use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageError, PackageOptions};
 use resourcesync_xml::{
     Directory, DirectoryError, SetLimits, SetOptions, SetStore, SetWriter, WriteError,
-    WriteOptions, write_document_with,
+    WriteOptions, Writer,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -390,8 +390,11 @@ struct State {
     resources: Vec<(String, Resource)>,
     /// The Change Lists, in order; the last one is open (no `until`).
     change_lists: Vec<ChangeListRecord>,
-    /// The entries of the open Change List.
-    open: Vec<Entry>,
+    /// The open Change List, whose entries are in its document: each run adds its
+    /// changes to them as bytes, rather than reading back and writing again as many
+    /// entries as a Change List holds.
+    #[serde(default)]
+    open: OpenList,
     /// The Change Dump's start and its package entries, in order.
     change_dump_from: Option<W3cDateTime>,
     change_dump: Vec<Entry>,
@@ -411,6 +414,17 @@ struct Resource {
     md5: [u8; 16],
     sha256: [u8; 32],
     media_type: Option<MediaType>,
+}
+
+/// What a run needs to know of the open Change List's entries, which are in its document.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+struct OpenList {
+    /// How many.
+    entries: usize,
+    /// Their estimated size (see [`estimated_bytes`]).
+    bytes: u64,
+    /// The last one's `datetime`, where the list closes when it is full.
+    last: Option<W3cDateTime>,
 }
 
 /// One Change List of the set.
@@ -827,7 +841,9 @@ fn publish_generation(
     // In path order, as the state is, so that one pass pairs each file with what the last
     // run knew of it. A walk's order differs from it only where a name sorts before `/`.
     if !found.is_sorted_by(|a, b| a.0.path < b.0.path) {
-        found.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
+        rayon::slice::ParallelSliceMut::par_sort_unstable_by(found.as_mut_slice(), |a, b| {
+            a.0.path.cmp(&b.0.path)
+        });
     }
     let previous = std::mem::take(&mut state.resources);
 
@@ -1309,141 +1325,191 @@ fn resource_entry(uri: &Uri, resource: &Resource) -> Entry {
     entry
 }
 
-/// What the walk learns of one entry of a directory, on the walk's threads.
-#[derive(Debug, Default)]
+/// What the walk learns of one file, on the walk's threads.
 enum Probe {
-    /// A directory walked into, or an entry not looked at.
-    #[default]
-    Nothing,
-    /// A file to publish.
+    /// A file to publish, with its URI when its name is plain.
     File(Found, Option<Uri>),
     /// Not published, and why.
     Skipped(&'static str),
-    /// Its metadata could not be read.
-    Unreadable(io::Error),
+    /// Deleted since its directory was read: as if it had not been there.
+    Gone,
 }
 
-/// The client state of the walk: nothing per directory, a [`Probe`] per entry.
-type Probed = ((), Probe);
+/// What the walk's threads found, gathered a directory at a time.
+#[derive(Default)]
+struct Walked {
+    found: Vec<(Found, Option<Uri>)>,
+    skipped: Vec<Skipped>,
+    error: Option<BuildError>,
+}
 
-/// Every file of the collection that is published, with its size and time; what is not
-/// published goes to `skipped`.
+/// Every file of the collection that is published, with its size and time, in no
+/// particular order; what is not published goes to `skipped`.
 ///
 /// Directories are read, and their files' metadata taken, on as many threads as the
-/// machine has cores (jwalk over a rayon pool of its own): an incremental run reads no
-/// file it did not change, so noticing what changed, a `stat` per file, is most of its
-/// work. The files come out in the order of a depth-first walk by name.
+/// machine has cores: an incremental run reads no file it did not change, so noticing
+/// what changed, a `stat` per file, is most of its work. Each directory is a task of a
+/// rayon scope, and each file's metadata is taken relative to its directory (`fstatat`,
+/// as `std::fs::DirEntry::metadata` does), not by its full path. (jwalk, measured first,
+/// took as long on two cores as this on one: its ordered results are awaited by a
+/// thread that spins, and it takes metadata by full path.)
 fn walk(
     collection: &Path,
     directory: &Directory,
     skipped: &mut Vec<Skipped>,
 ) -> Result<Vec<(Found, Uri)>, BuildError> {
     let uris = Uris::new(directory);
-    let root = collection.to_owned();
-    let prefix = uris.prefix.clone();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let walker = jwalk::WalkDirGeneric::<Probed>::new(collection)
-        .min_depth(1)
-        .follow_links(false)
-        .skip_hidden(false)
-        .sort(true)
-        .parallelism(jwalk::Parallelism::RayonNewPool(threads))
-        .process_read_dir(move |_, dir, _, children| {
-            let within = dir.strip_prefix(&root).unwrap_or(Path::new(""));
-            for child in children.iter_mut().flatten() {
-                child.client_state = probe(within, child, prefix.as_deref());
-            }
-        });
-    let mut found = Vec::new();
-    for entry in walker {
-        let entry = entry.map_err(|e| walk_error(collection, e))?;
-        if let Some(e) = entry.read_children_error {
-            return Err(walk_error(collection, e));
-        }
-        let relative = || {
-            let path = entry.parent_path.join(&entry.file_name);
-            path.strip_prefix(collection).unwrap_or(&path).to_owned()
-        };
-        match entry.client_state {
-            Probe::Nothing => {}
-            Probe::Skipped(reason) => skipped.push(Skipped {
-                path: relative(),
-                reason,
-            }),
-            Probe::Unreadable(source) => {
-                return Err(BuildError::Read {
-                    path: collection.join(relative()),
-                    source,
-                });
-            }
-            Probe::File(file, Some(uri)) => found.push((file, uri)),
-            // A name that is not plain goes the long way, here.
-            Probe::File(file, None) => match uris.of(&file.path, &relative()) {
-                Ok(uri) => found.push((file, uri)),
-                Err(reason) => skipped.push(Skipped {
-                    path: relative(),
-                    reason,
-                }),
-            },
-        }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| BuildError::Read {
+            path: collection.to_owned(),
+            source: io::Error::other(e),
+        })?;
+    let walked = std::sync::Mutex::new(Walked::default());
+    let prefix = uris.prefix.as_deref();
+    pool.scope(|scope| {
+        walk_directory(scope, &walked, prefix, collection, PathBuf::new(), 1);
+    });
+    let walked = walked.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(error) = walked.error {
+        return Err(error);
     }
+    skipped.extend(walked.skipped);
+    let mut found = Vec::with_capacity(walked.found.len());
+    for (file, uri) in walked.found {
+        // A name that is not plain goes the long way, here.
+        let uri = match uri {
+            Some(uri) => uri,
+            None => match uris.of(&file.path, Path::new(&file.path)) {
+                Ok(uri) => uri,
+                Err(reason) => {
+                    skipped.push(Skipped {
+                        path: PathBuf::from(&file.path),
+                        reason,
+                    });
+                    continue;
+                }
+            },
+        };
+        found.push((file, uri));
+    }
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(found)
 }
 
-fn walk_error(collection: &Path, e: jwalk::Error) -> BuildError {
-    BuildError::Read {
-        path: e.path().unwrap_or(collection).to_owned(),
-        source: e.into(),
+/// Reads the directory `within` of the collection (its entries at `depth`, 1 at the top)
+/// into `walked`, its subdirectories as tasks of their own.
+fn walk_directory<'s>(
+    scope: &rayon::Scope<'s>,
+    walked: &'s std::sync::Mutex<Walked>,
+    prefix: Option<&'s str>,
+    collection: &'s Path,
+    within: PathBuf,
+    depth: usize,
+) {
+    let dir = collection.join(&within);
+    let mut mine = Walked::default();
+    let result = (|| -> Result<(), BuildError> {
+        let read = |source| BuildError::Read {
+            path: dir.clone(),
+            source,
+        };
+        for entry in fs::read_dir(&dir).map_err(read)? {
+            let entry = entry.map_err(read)?;
+            let name = entry.file_name();
+            let relative = within.join(&name);
+            let file_type = entry.file_type().map_err(|source| BuildError::Read {
+                path: entry.path(),
+                source,
+            })?;
+            // Hidden names are not served, and the publication's own top-level names
+            // would hide the collection's: neither is published nor, a directory,
+            // walked into.
+            if let Some(reason) = unpublished_name(&name.to_string_lossy(), depth) {
+                mine.skipped.push(Skipped {
+                    path: relative,
+                    reason,
+                });
+                continue;
+            }
+            if file_type.is_dir() {
+                scope.spawn(move |scope| {
+                    walk_directory(scope, walked, prefix, collection, relative, depth + 1);
+                });
+                continue;
+            }
+            match probe(&entry, &relative, file_type, prefix) {
+                Ok(Probe::File(file, uri)) => mine.found.push((file, uri)),
+                Ok(Probe::Skipped(reason)) => mine.skipped.push(Skipped {
+                    path: relative,
+                    reason,
+                }),
+                Ok(Probe::Gone) => {}
+                Err(source) => {
+                    return Err(BuildError::Read {
+                        path: entry.path(),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(())
+    })();
+    let mut walked = walked.lock().unwrap_or_else(|e| e.into_inner());
+    match result {
+        Err(error) => {
+            walked.error.get_or_insert(error);
+        }
+        Ok(()) => {
+            walked.found.append(&mut mine.found);
+            walked.skipped.append(&mut mine.skipped);
+        }
     }
 }
 
-/// What the entry `child` of the directory `within` (relative to the collection) is to
-/// the publication; with the URI of a plain name under `prefix` (see [`Uris`]).
-fn probe(within: &Path, child: &mut jwalk::DirEntry<Probed>, prefix: Option<&str>) -> Probe {
-    let file_type = child.file_type;
-    // Hidden names are not served, and the publication's own top-level names would
-    // hide the collection's: neither is published nor, a directory, walked into.
-    if let Some(reason) = unpublished_name(&child.file_name.to_string_lossy(), child.depth) {
-        child.read_children_path = None;
-        return Probe::Skipped(reason);
-    }
-    if file_type.is_dir() {
-        return Probe::Nothing;
-    }
+/// What the entry at `relative` in the collection, not a directory, is to the
+/// publication; with the URI of a plain name under `prefix` (see [`Uris`]).
+fn probe(
+    entry: &fs::DirEntry,
+    relative: &Path,
+    file_type: fs::FileType,
+    prefix: Option<&str>,
+) -> io::Result<Probe> {
     if file_type.is_symlink() {
-        return Probe::Skipped("a symbolic link: only the collection's own files are published");
+        return Ok(Probe::Skipped(
+            "a symbolic link: only the collection's own files are published",
+        ));
     }
     if !file_type.is_file() {
-        return Probe::Skipped("not a regular file");
+        return Ok(Probe::Skipped("not a regular file"));
     }
-    let relative = within.join(&child.file_name);
     let Some(path) = relative.to_str() else {
-        return Probe::Skipped("a name that is not UTF-8 makes no URI");
+        return Ok(Probe::Skipped("a name that is not UTF-8 makes no URI"));
     };
     let path = if std::path::MAIN_SEPARATOR == '/' {
         path.to_owned()
     } else {
         path.replace(std::path::MAIN_SEPARATOR, "/")
     };
-    let meta = match fs::symlink_metadata(child.parent_path.join(&child.file_name)) {
+    let meta = match entry.metadata() {
         Ok(meta) => meta,
-        // Deleted since its directory was read: as if it had not been there.
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Probe::Nothing,
-        Err(e) => return Probe::Unreadable(e),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Probe::Gone),
+        Err(e) => return Err(e),
     };
-    let modified = match meta.modified() {
-        Ok(modified) => modified,
-        Err(e) => return Probe::Unreadable(e),
-    };
+    let modified = meta.modified()?;
     let mtime = epoch_time(modified);
     // A W3C Datetime has a four-digit year.
     if !W3C_YEARS.contains(&mtime.0) {
-        return Probe::Skipped("a modification time outside the years 0000 to 9999");
+        return Ok(Probe::Skipped(
+            "a modification time outside the years 0000 to 9999",
+        ));
     }
     let uri = prefix
         .filter(|_| plain(&path))
         .and_then(|prefix| Uri::parse(&[prefix, path.as_str()].concat()).ok());
-    Probe::File(
+    Ok(Probe::File(
         Found {
             path,
             file: None,
@@ -1452,7 +1518,7 @@ fn probe(within: &Path, child: &mut jwalk::DirEntry<Probed>, prefix: Option<&str
             modified,
         },
         uri,
-    )
+    ))
 }
 
 /// Why an entry named `name` at `depth` (1 at the top) is not published, if it is not.
@@ -1543,15 +1609,34 @@ fn hash_file(path: &Path, buffer: &mut [u8]) -> io::Result<resourcesync_model::D
 
 /// Writes a small document whole, refusing what breaks a rule, atomically.
 fn write_small(directory: &Directory, uri: &Uri, document: &Document) -> Result<(), BuildError> {
-    let options = WriteOptions::default().with_refuse_errors(true);
-    let written = write_document_with(Vec::new(), document, options).map_err(|source| {
-        BuildError::Document {
-            document: uri.to_string(),
-            source,
-        }
-    })?;
-    directory.write(uri, &written.output)?;
+    write_entries(directory, uri, &document.head, &document.entries)
+}
+
+/// Writes a document of `head` and `entries` whole, refusing what breaks a rule,
+/// atomically; the entries are borrowed, not gathered into a [`Document`].
+fn write_entries(
+    directory: &Directory,
+    uri: &Uri,
+    head: &DocumentHead,
+    entries: &[Entry],
+) -> Result<(), BuildError> {
+    let document = serialize(uri, head, entries)?;
+    directory.write(uri, &document)?;
     Ok(())
+}
+
+/// The document of `head` and `entries`, refusing what breaks a rule.
+fn serialize(uri: &Uri, head: &DocumentHead, entries: &[Entry]) -> Result<Vec<u8>, BuildError> {
+    let refused = |source| BuildError::Document {
+        document: uri.to_string(),
+        source,
+    };
+    let options = WriteOptions::default().with_refuse_errors(true);
+    let mut writer = Writer::with_options(Vec::new(), head, options).map_err(refused)?;
+    for entry in entries {
+        writer.write_entry(entry).map_err(refused)?;
+    }
+    Ok(writer.finish().map_err(refused)?.output)
 }
 
 /// Hard-links (or copies, across file systems) the files of `from` that `keep` names into
@@ -1679,53 +1764,10 @@ fn change_lists(
             from: now,
             until: None,
         });
-        state.open.clear();
+        state.open = OpenList::default();
     }
     let index_uri = directory.uri(&format!("{DOCS}/changelist.xml"))?;
-    let mut closed = Vec::new();
-    let mut close = |state: &mut State, until: W3cDateTime| {
-        let open = state.change_lists.last_mut().expect("an open Change List");
-        open.until = Some(until);
-        closed.push((open.clone(), std::mem::take(&mut state.open)));
-        let number = open.number + 1;
-        state.change_lists.push(ChangeListRecord {
-            number,
-            from: until,
-            until: None,
-        });
-    };
-    if let Some(period) = options.changelist_period {
-        let from = state.change_lists.last().expect("an open Change List").from;
-        let age = (now.to_utc() - from.to_utc()).to_std().unwrap_or_default();
-        // Closed where the last run left it, so the intervals stay contiguous.
-        if age >= period && from.precedes(&last_at) {
-            close(state, last_at);
-        }
-    }
-    let mut bytes: u64 = state.open.iter().map(estimated_bytes).sum();
-    for entry in changes {
-        let size = estimated_bytes(&entry);
-        if !state.open.is_empty()
-            && (state.open.len() >= options.max_entries || bytes + size + 2048 > options.max_bytes)
-        {
-            let until = state
-                .open
-                .last()
-                .and_then(Entry::datetime)
-                .unwrap_or(last_at);
-            close(state, until);
-            bytes = 0;
-        }
-        bytes += size;
-        state.open.push(entry);
-    }
-    let open = state
-        .change_lists
-        .last()
-        .expect("an open Change List")
-        .clone();
-    let mut written = 0;
-    for (record, entries) in closed.iter().chain([(open, state.open.clone())].iter()) {
+    let head = |record: &ChangeListRecord| {
         let mut head = DocumentHead::of_kind(DocumentKind::ChangeList)
             .with_from(record.from)
             .with_link(up.clone())
@@ -1733,13 +1775,81 @@ fn change_lists(
         if let Some(until) = record.until {
             head = head.with_until(until);
         }
-        let mut document = Document::new(head);
-        document.entries = entries.clone();
-        write_small(
-            directory,
-            &change_list_uri(directory, record.number)?,
-            &document,
-        )?;
+        head
+    };
+    // The open list's entries as the last run wrote them, in its document (carried over
+    // into this generation), and this run's entries for it.
+    let open = state.change_lists.last().expect("an open Change List");
+    let mut body = if state.open.entries > 0 {
+        let uri = change_list_uri(directory, open.number)?;
+        let path = directory.path(&uri)?;
+        let document = fs::read(&path).map_err(|source| BuildError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        entries_of(&document)
+            .ok_or_else(|| BuildError::State {
+                path: path.clone(),
+                reason: "the open Change List is not one this command wrote".into(),
+            })?
+            .to_vec()
+    } else {
+        Vec::new()
+    };
+    let mut pending: Vec<Entry> = Vec::new();
+    let mut closed = Vec::new();
+    let mut close = |state: &mut State,
+                     body: &mut Vec<u8>,
+                     pending: &mut Vec<Entry>,
+                     until: W3cDateTime|
+     -> Result<(), BuildError> {
+        let open = state.change_lists.last_mut().expect("an open Change List");
+        open.until = Some(until);
+        let record = open.clone();
+        let mut entries = std::mem::take(body);
+        entries.extend(body_of(directory, &head(&record), pending)?);
+        pending.clear();
+        closed.push((record.clone(), entries));
+        state.change_lists.push(ChangeListRecord {
+            number: record.number + 1,
+            from: until,
+            until: None,
+        });
+        state.open = OpenList::default();
+        Ok(())
+    };
+    if let Some(period) = options.changelist_period {
+        let from = state.change_lists.last().expect("an open Change List").from;
+        let age = (now.to_utc() - from.to_utc()).to_std().unwrap_or_default();
+        // Closed where the last run left it, so the intervals stay contiguous.
+        if age >= period && from.precedes(&last_at) {
+            close(state, &mut body, &mut pending, last_at)?;
+        }
+    }
+    for entry in changes {
+        let size = estimated_bytes(&entry);
+        let open = &state.open;
+        if open.entries > 0
+            && (open.entries >= options.max_entries || open.bytes + size + 2048 > options.max_bytes)
+        {
+            let until = open.last.unwrap_or(last_at);
+            close(state, &mut body, &mut pending, until)?;
+        }
+        state.open.entries += 1;
+        state.open.bytes += size;
+        state.open.last = entry.datetime().or(state.open.last);
+        pending.push(entry);
+    }
+    let open = state
+        .change_lists
+        .last()
+        .expect("an open Change List")
+        .clone();
+    body.extend(body_of(directory, &head(&open), &pending)?);
+    let mut written = 0;
+    for (record, entries) in closed.iter().chain([(open, body)].iter()) {
+        let uri = change_list_uri(directory, record.number)?;
+        write_with_body(directory, &uri, &head(record), entries)?;
         written += 1;
     }
     let first = state.change_lists.first().expect("a Change List").from;
@@ -1758,6 +1868,48 @@ fn change_lists(
     }
     write_small(directory, &index_uri, &index)?;
     Ok(written + 1)
+}
+
+/// The entries of a document this command wrote, as bytes: from its first `<url>` to its
+/// root's end tag. (`<` stands escaped in every value, so the first `<url>` is the first
+/// entry's start tag.)
+fn entries_of(document: &[u8]) -> Option<&[u8]> {
+    let end = memchr::memmem::rfind(document, b"</urlset>")?;
+    let start = memchr::memmem::find(&document[..end], b"<url>").unwrap_or(end);
+    Some(&document[start..end])
+}
+
+/// `entries` written under `head`, checked and refused as [`write_entries`] does, as the
+/// bytes of a document's body.
+fn body_of(
+    directory: &Directory,
+    head: &DocumentHead,
+    entries: &[Entry],
+) -> Result<Vec<u8>, BuildError> {
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    let uri = directory.uri(&format!("{DOCS}/changelist.xml"))?;
+    let document = serialize(&uri, head, entries)?;
+    Ok(entries_of(&document).unwrap_or_default().to_vec())
+}
+
+/// Writes the document of `head` whose entries are `body`, bytes [`body_of`] made,
+/// atomically.
+fn write_with_body(
+    directory: &Directory,
+    uri: &Uri,
+    head: &DocumentHead,
+    body: &[u8],
+) -> Result<(), BuildError> {
+    let empty = serialize(uri, head, &[])?;
+    let end = memchr::memmem::rfind(&empty, b"</urlset>").unwrap_or(empty.len());
+    let mut document = Vec::with_capacity(empty.len() + body.len());
+    document.extend_from_slice(&empty[..end]);
+    document.extend_from_slice(body);
+    document.extend_from_slice(&empty[end..]);
+    directory.write(uri, &document)?;
+    Ok(())
 }
 
 fn change_list_uri(directory: &Directory, number: u32) -> Result<Uri, BuildError> {

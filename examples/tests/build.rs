@@ -376,6 +376,42 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
 }
 
 #[test]
+fn the_open_change_list_grows_run_by_run_and_closes_when_full() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 5);
+    let args = ["--max-entries", "3"];
+    build(&coll, &publish, &args);
+    // One change per run, two in the fifth: the open list's entries are carried from run
+    // to run in its document, and a full list closes with them.
+    let mut expected = Vec::new();
+    for run in 0..6 {
+        let name = format!("run-{run}.txt");
+        put(&coll, &name, b"x");
+        expected.push(name);
+        if run == 4 {
+            put(&coll, "run-4b.txt", b"y");
+            expected.push("run-4b.txt".into());
+        }
+        build(&coll, &publish, &args);
+        assert_eq!(validate(&publish).0, 0, "after run {run}");
+    }
+    let lists = change_lists(&publish);
+    let sizes: Vec<usize> = lists.iter().map(|(_, entries)| entries.len()).collect();
+    assert_eq!(sizes, [3, 3, 1]);
+    let md = |e: &Entry| e.md.clone().unwrap();
+    for pair in lists.windows(2) {
+        assert_eq!(md(&pair[0].0).until, md(&pair[1].0).from);
+    }
+    let listed: Vec<String> = lists
+        .iter()
+        .flat_map(|(_, entries)| entries.iter())
+        .map(|e| percent_decode(local(e.loc.as_str())))
+        .collect();
+    assert_eq!(listed, expected);
+}
+
+#[test]
 fn a_period_closes_the_open_change_list_where_the_last_run_ended() {
     let root = tempfile::tempdir().unwrap();
     let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
