@@ -118,6 +118,31 @@ fn stat_all(dir: &Path) -> usize {
     files
 }
 
+/// [`stat_all`] on every core: each directory a task of a rayon scope, as the build's
+/// walk reads the collection. The floor of an incremental build on this machine.
+fn stat_all_parallel(dir: &Path, threads: usize) -> usize {
+    fn directory<'s>(scope: &rayon::Scope<'s>, dir: PathBuf, files: &'s AtomicUsize) {
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_dir() {
+                scope.spawn(move |scope| directory(scope, entry.path(), files));
+            } else {
+                std::hint::black_box(entry.metadata().unwrap().modified().unwrap());
+                n += 1;
+            }
+        }
+        files.fetch_add(n, Ordering::Relaxed);
+    }
+    let files = AtomicUsize::new(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    pool.scope(|scope| directory(scope, dir.to_owned(), &files));
+    files.into_inner()
+}
+
 fn resync_build() -> Option<PathBuf> {
     let python = std::env::var_os("RESOURCESYNC_PYTHON")
         .map(PathBuf::from)
@@ -193,6 +218,11 @@ fn bench(c: &mut Criterion) {
     group.bench_function("walk floor: list every directory, stat every file", |b| {
         b.iter(|| assert_eq!(stat_all(&collection), n))
     });
+
+    group.bench_function(
+        format!("walk floor: the same on {cores} threads (a rayon task per directory)"),
+        |b| b.iter(|| assert_eq!(stat_all_parallel(&collection, cores), n)),
+    );
 
     if let Some(resync) = resync_build() {
         group.bench_function(

@@ -383,11 +383,6 @@ struct State {
     generation: u64,
     /// When the last run published.
     at: Option<W3cDateTime>,
-    /// Every published resource by its path in the collection, in path order (each path
-    /// once): in [`RESOURCES`], a compact binary file (postcard) beside the JSON, read and
-    /// written in a fraction of the time JSON takes for 100,000 of them.
-    #[serde(skip)]
-    resources: Vec<(String, Resource)>,
     /// The Change Lists, in order; the last one is open (no `until`).
     change_lists: Vec<ChangeListRecord>,
     /// The open Change List, whose entries are in its document: each run adds its
@@ -456,7 +451,10 @@ const W3C_YEARS: std::ops::Range<i64> = -62_167_219_200..253_402_300_800;
 
 /// The name of the state file in a generation.
 const STATE: &str = ".resourcesync/state.json";
-/// The state's resources, beside it.
+/// The state's resources, beside it: every resource published by its path in the
+/// collection, in path order (each path once), with what the run knew of it. A compact
+/// binary file (postcard), read and written in a fraction of the time JSON takes for
+/// 100,000 of them, and read while the walk runs.
 const RESOURCES: &str = ".resourcesync/resources.postcard";
 /// The state's format.
 const STATE_VERSION: u32 = 3;
@@ -671,14 +669,20 @@ pub fn build(
     } else {
         (State::default(), None)
     };
+    // The last run's resources are read on a thread of their own while the walk runs.
+    let known = previous_dir.as_deref().map(read_resources);
     let number = current.unwrap_or(0).max(previous.generation) + 1;
     let generation = layout.generation(number);
     // A run killed before its switch may have left this generation half-written.
     remove_dir(&generation)?;
+    let previous = Previous {
+        dir: previous_dir,
+        state: previous,
+        resources: known,
+    };
     let result = publish_generation(
         &collection,
         &generation,
-        previous_dir,
         previous,
         number,
         options,
@@ -709,7 +713,7 @@ fn read_state(generation: &Path) -> Result<State, BuildError> {
     };
     let path = generation.join(STATE);
     let bytes = fs::read(&path).map_err(|e| unreadable(&path)(e.to_string()))?;
-    let mut state: State =
+    let state: State =
         serde_json::from_slice(&bytes).map_err(|e| unreadable(&path)(e.to_string()))?;
     if state.version != STATE_VERSION {
         return Err(unreadable(&path)(format!(
@@ -717,15 +721,38 @@ fn read_state(generation: &Path) -> Result<State, BuildError> {
             state.version
         )));
     }
-    let path = generation.join(RESOURCES);
-    let bytes = fs::read(&path).map_err(|e| unreadable(&path)(e.to_string()))?;
-    state.resources = postcard::from_bytes(&bytes).map_err(|e| unreadable(&path)(e.to_string()))?;
-    if !state.resources.is_sorted_by(|a, b| a.0 < b.0) {
-        return Err(unreadable(&path)(
-            "the resources are not in path order, each once".into(),
-        ));
-    }
     Ok(state)
+}
+
+/// What a run builds on: the last run's generation, its state, and its resources being
+/// read; none of it for a first run.
+struct Previous {
+    dir: Option<PathBuf>,
+    state: State,
+    resources: Option<Known>,
+}
+
+/// The last run's resources, being read by [`read_resources`].
+type Known = std::thread::JoinHandle<Result<Vec<(String, Resource)>, BuildError>>;
+
+/// Reads the resources a run left in `generation`, on a thread of its own.
+fn read_resources(generation: &Path) -> Known {
+    let path = generation.join(RESOURCES);
+    std::thread::spawn(move || {
+        let unreadable = |reason: String| BuildError::State {
+            path: path.clone(),
+            reason,
+        };
+        let bytes = fs::read(&path).map_err(|e| unreadable(e.to_string()))?;
+        let resources: Vec<(String, Resource)> =
+            postcard::from_bytes(&bytes).map_err(|e| unreadable(e.to_string()))?;
+        if !resources.is_sorted_by(|a, b| a.0 < b.0) {
+            return Err(unreadable(
+                "the resources are not in path order, each once".into(),
+            ));
+        }
+        Ok(resources)
+    })
 }
 
 fn remove_dir(path: &Path) -> Result<(), BuildError> {
@@ -814,8 +841,7 @@ fn remove_old_generations(layout: &Layout, keep: u64, before: Option<u64>) {
 fn publish_generation(
     collection: &Path,
     dir: &Path,
-    previous_dir: Option<PathBuf>,
-    mut state: State,
+    previous: Previous,
     number: u64,
     options: &Options,
     progress: &ProgressBar,
@@ -824,6 +850,11 @@ fn publish_generation(
         let path = path.to_owned();
         move |source| BuildError::Write { path, source }
     };
+    let Previous {
+        dir: previous_dir,
+        mut state,
+        resources: known,
+    } = previous;
     fs::create_dir_all(dir.join(DOCS)).map_err(write(dir))?;
     let directory = Directory::new(dir, options.base_url.clone())?;
     let mut skipped = Vec::new();
@@ -845,7 +876,15 @@ fn publish_generation(
             a.0.path.cmp(&b.0.path)
         });
     }
-    let previous = std::mem::take(&mut state.resources);
+    let previous = match known {
+        None => Vec::new(),
+        Some(reading) => reading.join().unwrap_or_else(|_| {
+            Err(BuildError::State {
+                path: dir.join(RESOURCES),
+                reason: "the thread reading it panicked".into(),
+            })
+        })?,
+    };
 
     // What changed: a file of another size or modification time is read again.
     let mut todo = Vec::new();
