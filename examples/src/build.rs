@@ -142,10 +142,20 @@ pub struct BuildArgs {
     #[arg(long)]
     pub change_dump: bool,
     /// Entries per document (Resource List part, Change List, package), 1 to 50000.
-    #[arg(long, default_value_t = MAX_ENTRIES as usize, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = MAX_ENTRIES as usize,
+        value_name = "N",
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_ENTRIES),
+    )]
     pub max_entries: usize,
     /// Bytes per document, 4096 to 52428800 (50 MiB).
-    #[arg(long, default_value_t = MAX_BYTES, value_name = "BYTES")]
+    #[arg(
+        long,
+        default_value_t = MAX_BYTES,
+        value_name = "BYTES",
+        value_parser = clap::value_parser!(u64).range(4096..=MAX_BYTES),
+    )]
     pub max_bytes: u64,
     /// Bytes of content per dump package.
     #[arg(long, default_value_t = 1 << 30, value_name = "BYTES")]

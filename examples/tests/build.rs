@@ -861,3 +861,37 @@ fn a_list_of_uri_and_file_pairs_is_published_as_listed() {
         "{stderr}"
     );
 }
+
+#[test]
+fn help_says_what_build_writes_its_options_output_and_exit_status() {
+    for args in [&["build", "--help"][..], &["help", "build"]] {
+        let out = resourcesync(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for expected in [
+            "Usage: resourcesync build [OPTIONS] --base-url <URL> <COLLECTION-DIR> <PUBLISH-DIR>",
+            "--resource-dump",
+            "--change-dump",
+            "--max-entries <N>",
+            "--changelist-period <SECONDS>",
+            "--list <FILE>",
+            "--json",
+            "\"generation\", \"at\", \"resources\"",
+            "Exit status:\n  0  published",
+            "  2  nothing published",
+        ] {
+            assert!(
+                text.contains(expected),
+                "{args:?} lacks {expected:?}:\n{text}"
+            );
+        }
+    }
+    // A wrong command line is exit status 2, and says what is wrong.
+    let out = resourcesync(&["build", "--max-entries", "0", "--base-url", BASE, "a", "b"]);
+    assert_eq!(out.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("--max-entries"), "{text}");
+    let out = resourcesync(&["build", "a", "b"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--base-url <URL>"));
+}

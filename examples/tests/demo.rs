@@ -201,3 +201,31 @@ fn the_destination_half_syncs_from_any_source() {
     assert_eq!(step(&lines, "audit")[0]["detail"]["in_sync"], true);
     assert_eq!(lines.last().unwrap()["summary"]["in_sync"], true);
 }
+
+#[test]
+fn help_says_each_option_the_output_and_exit_status() {
+    for args in [&["demo", "--help"][..], &["help", "demo"]] {
+        let out = resourcesync(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for expected in [
+            "Usage: resourcesync demo [OPTIONS]",
+            "--source <URL>",
+            "--resources <N>",
+            "--keep <DIR>",
+            "--json",
+            "{\"summary\": {\"in_sync\"",
+            "Exit status:\n  0  every step completed and the destination is in sync",
+            "  1  a sync did not complete",
+            "  2  a step could not run",
+        ] {
+            assert!(
+                text.contains(expected),
+                "{args:?} lacks {expected:?}:\n{text}"
+            );
+        }
+    }
+    let out = resourcesync(&["demo", "--resources", "many"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--resources"));
+}
