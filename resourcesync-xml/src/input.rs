@@ -164,10 +164,8 @@ pub struct Slice<'a> {
     inner: SliceInner<'a>,
     /// The slice after any byte order mark, for counting lines.
     bytes: &'a [u8],
-    /// The last place lines were counted up to: byte, line breaks before it, and the
-    /// offset after the last of them. Findings come in document order, so counting goes
-    /// on from here and the whole document is counted at most once.
-    counted: Cell<(u64, u64, u64)>,
+    /// Lines, counted from the start.
+    lines: Lines,
     /// Bytes one event may take. Events borrow the slice, so nothing accumulates; the
     /// limit is checked all the same, so that a document fails the same way whichever
     /// source reads it.
@@ -207,7 +205,7 @@ impl<'a> Slice<'a> {
         Slice {
             inner,
             bytes,
-            counted: Cell::new((0, 0, 0)),
+            lines: Lines::new((0, 0, 0)),
             max_event,
             over_event: false,
         }
@@ -278,18 +276,7 @@ impl private::Sealed for Slice<'_> {
     }
 
     fn line_column(&self, byte: u64) -> (u64, u64) {
-        let (mut at, mut lines, mut line_start) = self.counted.get();
-        if byte < at {
-            (at, lines, line_start) = (0, 0, 0);
-        }
-        let end = (byte as usize).min(self.bytes.len());
-        let from = (at as usize).min(end);
-        for i in memchr::memchr_iter(b'\n', &self.bytes[from..end]) {
-            lines += 1;
-            line_start = (from + i + 1) as u64;
-        }
-        self.counted.set((byte, lines, line_start));
-        (lines + 1, byte - line_start + 1)
+        self.lines.line_column(self.bytes, 0, byte)
     }
 
     fn error_position(&self) -> u64 {
@@ -325,6 +312,47 @@ impl private::Sealed for Slice<'_> {
     }
 }
 
+/// Lines and columns of places in bytes held whole, counted on demand: findings come in
+/// document order, so counting goes on from the last place asked for, and the bytes are
+/// counted at most once.
+struct Lines {
+    /// Where counting starts: an offset, the line breaks before it, and the offset after
+    /// the last of them.
+    origin: (u64, u64, u64),
+    /// The same for the last place counted up to.
+    counted: Cell<(u64, u64, u64)>,
+}
+
+impl Lines {
+    fn new(origin: (u64, u64, u64)) -> Lines {
+        Lines {
+            origin,
+            counted: Cell::new(origin),
+        }
+    }
+
+    /// The line and column (from 1) of offset `byte`, in `bytes`, which start at offset
+    /// `base`.
+    fn line_column(&self, bytes: &[u8], base: u64, byte: u64) -> (u64, u64) {
+        let (mut at, mut lines, mut line_start) = self.counted.get();
+        if byte < at {
+            (at, lines, line_start) = self.origin;
+        }
+        if byte < at {
+            // A place before the origin is not asked for; its line rather than a guess.
+            return (lines + 1, byte.saturating_sub(line_start) + 1);
+        }
+        let end = (byte.saturating_sub(base) as usize).min(bytes.len());
+        let from = (at.saturating_sub(base) as usize).min(end);
+        for i in memchr::memchr_iter(b'\n', &bytes[from..end]) {
+            lines += 1;
+            line_start = base + (from + i + 1) as u64;
+        }
+        self.counted.set((byte, lines, line_start));
+        (lines + 1, byte - line_start + 1)
+    }
+}
+
 /// Whole children of the root that a push reader holds, read in place as a slice is: a
 /// fresh quick-xml reader over them, its offsets counted from `base`, lines counted on
 /// demand from the line and column the buffered input had reached there. Only markup
@@ -336,10 +364,8 @@ pub(crate) struct Window<'a> {
     bytes: &'a [u8],
     /// The offset of `bytes[0]` in the text.
     base: u64,
-    /// As `Slice::counted`, from `origin`: the window's start, its line breaks before it,
-    /// and the offset after the last of them.
-    counted: Cell<(u64, u64, u64)>,
-    origin: (u64, u64, u64),
+    /// Lines, counted from the window's start.
+    lines: Lines,
     max_event: u64,
     over_event: bool,
     /// The last event read was markup: a tag, comment, CDATA section, declaration or
@@ -362,8 +388,7 @@ impl<'a> Window<'a> {
             xml,
             bytes,
             base,
-            counted: Cell::new(origin),
-            origin,
+            lines: Lines::new(origin),
             max_event,
             over_event: false,
             markup: false,
@@ -421,23 +446,7 @@ impl private::Sealed for Window<'_> {
     }
 
     fn line_column(&self, byte: u64) -> (u64, u64) {
-        let (mut at, mut lines, mut line_start) = self.counted.get();
-        if byte < at {
-            (at, lines, line_start) = self.origin;
-        }
-        if byte < at {
-            // A place before the window is not asked for; its line rather than a guess.
-            return (lines + 1, byte.saturating_sub(line_start) + 1);
-        }
-        let end = ((byte - self.base) as usize).min(self.bytes.len());
-        let from = ((at - self.base) as usize).min(end);
-        for i in memchr::memchr_iter(b'\n', &self.bytes[from..end]) {
-            lines += 1;
-            line_start = self.base + (from + i + 1) as u64;
-        }
-        at = byte;
-        self.counted.set((at, lines, line_start));
-        (lines + 1, byte - line_start + 1)
+        self.lines.line_column(self.bytes, self.base, byte)
     }
 
     fn error_position(&self) -> u64 {
