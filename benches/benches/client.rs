@@ -18,6 +18,12 @@
 //! arrive, so a document in flight costs about one entry, not the document.
 //!
 //! `cargo bench -p resourcesync-benches --bench client -- --warm-up-time 1 --measurement-time 10`
+//!
+//! Paired rounds: with `CLIENT_PAIRED=N` in the environment, the three functions run
+//! one after the other in each of N rounds instead of in criterion's groups, and the
+//! medians of their times and of each round's ratios to the reader alone are printed.
+//! On a VM whose speed drifts within minutes, separate groups can disagree with each
+//! other (a client's median under its own floor's); ratios within a round do not.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::BTreeMap;
@@ -265,6 +271,15 @@ fn bench(c: &mut Criterion) {
         "the client's own memory peaked at {own} bytes, over {MAX_CLIENT_BYTES}"
     );
 
+    if let Some(rounds) = std::env::var("CLIENT_PAIRED")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+    {
+        paired(&store, &inventory, rounds);
+        return;
+    }
+
     let mut g = c.benchmark_group("client/baseline-plan-1m-index-20-parts");
     g.throughput(Throughput::Bytes(total as u64));
     g.sample_size(10);
@@ -280,6 +295,37 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(plan(&store, &inventory)))
     });
     g.finish();
+}
+
+/// `rounds` rounds of the reader alone, the push reader alone and the client, one after
+/// the other; prints the median of each one's times and of the rounds' ratios.
+fn paired(store: &BTreeMap<String, Vec<u8>>, inventory: &MemoryInventory, rounds: usize) {
+    let mut times = [Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..rounds {
+        let started = Instant::now();
+        black_box(read_alone(store));
+        times[0].push(started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        black_box(push_alone(store));
+        times[1].push(started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        black_box(plan(store, inventory));
+        times[2].push(started.elapsed().as_secs_f64());
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ratio = |i: usize| median((0..rounds).map(|k| times[i][k] / times[0][k]).collect());
+    eprintln!(
+        "client/paired, {rounds} rounds: medians reader alone {:.3} s, push reader alone {:.3} s, \
+         client {:.3} s; medians of the rounds' ratios to the reader alone: push {:.2}x, client {:.2}x",
+        median(times[0].clone()),
+        median(times[1].clone()),
+        median(times[2].clone()),
+        ratio(1),
+        ratio(2),
+    );
 }
 
 criterion_group!(benches, bench);
