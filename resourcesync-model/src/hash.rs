@@ -482,27 +482,11 @@ impl Hash {
 
 impl fmt::Display for Hash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.algorithm.as_str())?;
-        f.write_str(":")?;
-        match &self.digest {
-            Digest::Bytes { len, bytes } => {
-                let (out, n) = hex(&bytes[..usize::from(*len)]);
-                // Hex digits are ASCII.
-                f.write_str(std::str::from_utf8(&out[..n]).map_err(|_| fmt::Error)?)
-            }
-            Digest::Text(text) => f.write_str(text),
-        }
+        let mut out = Vec::with_capacity(80);
+        self.write_to(&mut out);
+        // Written from `str`s and hex digits.
+        f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
     }
-}
-
-/// Up to 32 bytes as lower-case hex.
-fn hex(bytes: &[u8]) -> ([u8; 64], usize) {
-    let mut out = [0u8; 64];
-    for (i, b) in bytes.iter().take(32).enumerate() {
-        out[2 * i] = HEX[usize::from(b >> 4)];
-        out[2 * i + 1] = HEX[usize::from(b & 15)];
-    }
-    (out, 2 * bytes.len().min(32))
 }
 
 impl Hash {
@@ -513,8 +497,10 @@ impl Hash {
         out.push(b':');
         match &self.digest {
             Digest::Bytes { len, bytes } => {
-                let (hex, n) = hex(&bytes[..usize::from(*len)]);
-                out.extend_from_slice(&hex[..n]);
+                out.reserve(2 * usize::from(*len));
+                for b in &bytes[..usize::from(*len)] {
+                    out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+                }
             }
             Digest::Text(text) => out.extend_from_slice(text.as_bytes()),
         }
@@ -722,13 +708,10 @@ impl Hashes {
 
 impl fmt::Display for Hashes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, h) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" ")?;
-            }
-            write!(f, "{h}")?;
-        }
-        Ok(())
+        let mut out = Vec::with_capacity(160);
+        self.write_to(&mut out);
+        // Written from `str`s and hex digits.
+        f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
     }
 }
 

@@ -459,14 +459,47 @@ impl<T: SetStore> SetWriter<T> {
         if let Some(checking) = &mut self.checking {
             checking.entry(entry, self.entries + 1)?;
         }
-        let time = if self.intervals {
-            entry
-                .md
-                .as_ref()
-                .and_then(|md| md.datetime.as_ref().or(md.from.as_ref()))
-        } else {
-            None
-        };
+        let time = entry
+            .md
+            .as_ref()
+            .and_then(|md| md.datetime.as_ref().or(md.from.as_ref()));
+        self.add(&bytes, time)
+    }
+
+    /// Writes the next entry as the bytes this crate's writer made of it before: one
+    /// `<url>…</url>` element and its line break, as a document this crate wrote holds it
+    /// (say, an entry of the set written last time whose resource has not changed since).
+    /// It is not serialized or checked again, so it costs a copy: the caller vouches that
+    /// the bytes are such an entry, and that a set whose entries must all be checked gets
+    /// each through [`write_entry`](SetWriter::write_entry) once. `time` is the entry's
+    /// `datetime` (or `from`), which a set of intervals (a Change List) ends its parts at.
+    ///
+    /// Bytes that are not one entry element are refused ([`WriteError::Invalid`]).
+    pub fn write_written(
+        &mut self,
+        entry: &[u8],
+        time: Option<&W3cDateTime>,
+    ) -> Result<(), WriteError> {
+        let element = Root::UrlSet.entry_element();
+        let (start, end) = (format!("<{element}>"), format!("</{element}>"));
+        // One element: it starts so, and its end tag is its first and ends the bytes.
+        let one_element = entry.starts_with(start.as_bytes())
+            && entry.ends_with(b">\n")
+            && entry.len() > start.len() + end.len()
+            && memchr::memmem::find(entry, end.as_bytes())
+                == entry.len().checked_sub(end.len() + 1);
+        if !one_element {
+            return Err(WriteError::Invalid(format!(
+                "not one <{element}> entry as this crate writes it: {:?}",
+                String::from_utf8_lossy(&entry[..entry.len().min(64)]),
+            )));
+        }
+        self.add(entry, time)
+    }
+
+    /// Adds an entry's bytes to the current part, or to a new one when it is full.
+    fn add(&mut self, bytes: &[u8], time: Option<&W3cDateTime>) -> Result<(), WriteError> {
+        let time = time.filter(|_| self.intervals);
         let time_len = time.map_or(0, |t| t.to_string().len());
         let fits = |part: &Part| {
             let until_len = part.longest_time.max(time_len) as u64 + 9; // ` until=""`
@@ -491,7 +524,7 @@ impl<T: SetStore> SetWriter<T> {
             self.close_part(until)?;
         }
         let part = &mut self.current;
-        part.body.extend_from_slice(&bytes);
+        part.body.extend_from_slice(bytes);
         part.entries += 1;
         part.longest_time = part.longest_time.max(time_len);
         if let Some(time) = time {

@@ -453,7 +453,7 @@ impl<W: Write> Writer<W> {
         self.buf.extend_from_slice(b"</loc>");
         if let Some(lastmod) = &entry.lastmod {
             self.buf.extend_from_slice(b"<lastmod>");
-            display(&mut self.buf, lastmod);
+            lastmod.write_to(&mut self.buf);
             self.buf.extend_from_slice(b"</lastmod>");
         }
         if let Some(changefreq) = entry.changefreq {
@@ -520,13 +520,7 @@ impl<W: Write> Writer<W> {
     /// values print without markup characters but for media type parameters and the
     /// like: only then is the value escaped again.
     fn escape_from(&mut self, name: &str, start: usize) {
-        // One branch-free pass the compiler vectorises, as in `escape_into`: `any` stops
-        // at the first hit, and so is a branch per byte. A control character but tab,
-        // line feed and carriage return is refused by `escape_into`.
-        let markup = self.buf[start..].iter().fold(false, |acc, &b| {
-            acc | (b < 0x20) | (b == b'&') | (b == b'<') | (b == b'>') | (b == b'"')
-        });
-        if markup {
+        if !plain(&self.buf[start..]) {
             let raw = String::from_utf8_lossy(&self.buf[start..]).into_owned();
             self.buf.truncate(start);
             if let Err(code) = escape_into(&mut self.buf, &raw, true) {
@@ -546,8 +540,8 @@ impl<W: Write> Writer<W> {
         self.buf.push(b'"');
     }
 
-    /// Writes the `hash` attribute: digests as bytes are hex, but a digest kept as
-    /// written (an unknown algorithm's) is escaped as any text is.
+    /// Writes the `hash` attribute: digests are hex, but an unknown algorithm's name is text
+    /// as written, and is escaped (or refused) as any text is.
     #[inline(never)]
     fn attr_hashes(&mut self, name: &str, hashes: &resourcesync_model::Hashes) {
         self.buf.push(b' ');
@@ -764,18 +758,23 @@ fn display(buf: &mut Vec<u8>, value: &dyn Display) {
     let _ = write!(buf, "{value}");
 }
 
+/// Whether `bytes` are written as they are, with nothing to escape or refuse: no markup
+/// character, no control character, no byte that may start U+FFFE or U+FFFF (0xEF, which
+/// `escape_into` looks at closer). One branch-free pass the compiler vectorises (`any`
+/// stops at the first hit, and so is a branch per byte): most values are plain.
+fn plain(bytes: &[u8]) -> bool {
+    !bytes.iter().fold(false, |acc, &b| {
+        acc | (b < 0x20) | (b == b'&') | (b == b'<') | (b == b'>') | (b == b'"') | (b == 0xEF)
+    })
+}
+
 /// Escapes text (or an attribute value, which also protects white space from attribute
 /// value normalization) into `buf`. A character XML cannot carry, even escaped (a C0
 /// control but tab, line feed and carriage return; U+FFFE; U+FFFF), is refused with its
 /// code point; what was escaped up to it stays in `buf`, for the caller to drop.
 fn escape_into(buf: &mut Vec<u8>, s: &str, attribute: bool) -> Result<(), u32> {
     let bytes = s.as_bytes();
-    // One branch-free pass the compiler vectorises: most values have nothing to escape
-    // or refuse, and are copied whole.
-    let plain = !bytes.iter().fold(false, |acc, &b| {
-        acc | (b < 0x20) | (b == b'&') | (b == b'<') | (b == b'>') | (b == b'"') | (b == 0xEF)
-    });
-    if plain {
+    if plain(bytes) {
         buf.extend_from_slice(bytes);
         return Ok(());
     }

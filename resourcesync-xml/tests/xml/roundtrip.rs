@@ -542,6 +542,16 @@ fn values_xml_cannot_carry_are_refused() {
         error.to_string(),
         "path: character U+FFFE is not allowed in XML"
     );
+    // In a hash, only an unknown algorithm's name is text as written: checked alike.
+    for (hash, code) in [("x\u{FFFF}:abcd", "FFFF"), ("x\u{1}:abcd", "0001")] {
+        let hashes: resourcesync_model::Hashes = hash.parse().unwrap();
+        entry.md = Some(Md::new().with_hash(hashes));
+        let error = writer.write_entry(&entry).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("hash: character U+{code} is not allowed in XML")
+        );
+    }
     // Tab, line feed and carriage return are carried, escaped.
     entry.md = Some(Md::new().with_encoding("a\tb\nc\rd".into()));
     writer.write_entry(&entry).unwrap();

@@ -531,3 +531,85 @@ fn a_set_in_a_directory_refuses_bad_names() {
         ]
     );
 }
+
+/// Each entry of a stored document, as the bytes the writer made of it.
+fn entry_bytes(document: &[u8]) -> Vec<Vec<u8>> {
+    let text = String::from_utf8(document.to_vec()).unwrap();
+    let start = text.find("<url>").unwrap();
+    let end = text.rfind("</urlset>").unwrap();
+    text[start..end]
+        .split_inclusive("</url>\n")
+        .map(|e| e.as_bytes().to_vec())
+        .collect()
+}
+
+#[test]
+fn entries_written_before_are_copied_into_the_same_documents() {
+    for (kind, limits) in [
+        (K::ResourceList, SetLimits::new(4, u64::MAX)),
+        (K::ChangeList, SetLimits::new(3, u64::MAX)),
+        (K::ResourceList, SetLimits::new(50_000, 1024)),
+    ] {
+        let change = kind == K::ChangeList;
+        let entries: Vec<Entry> = (0..40).map(|i| entry(i * 7, change)).collect();
+        let (_, store) = publish(kind, &entries, limits).unwrap();
+        // The parts, in order of their names (the index is at the set's URI).
+        let parts: Vec<&String> = store.keys().filter(|uri| uri.contains("list-")).collect();
+        assert!(parts.len() > 1, "{kind:?}: {:?}", store.keys());
+        let written: Vec<Vec<u8>> = parts
+            .iter()
+            .flat_map(|uri| entry_bytes(&store[uri.as_str()]))
+            .collect();
+        assert_eq!(written.len(), entries.len());
+
+        // Every other entry as the bytes written before: the same documents, byte for byte.
+        let mut again = Store::new();
+        let mut set = SetWriter::new(
+            head(kind),
+            "http://example.com/list.xml".parse().unwrap(),
+            |n| format!("http://example.com/list-{n:03}.xml").parse(),
+            |uri: &Uri, xml: &[u8]| {
+                again.insert(uri.to_string(), xml.to_vec());
+                Ok(())
+            },
+            limits,
+        )
+        .unwrap();
+        for (i, (e, bytes)) in entries.iter().zip(&written).enumerate() {
+            if i % 2 == 0 {
+                set.write_written(bytes, e.datetime().as_ref()).unwrap();
+            } else {
+                set.write_entry(e).unwrap();
+            }
+        }
+        assert_eq!(set.finish().unwrap().output.entries, 40);
+        assert_eq!(again, store, "{kind:?}");
+    }
+
+    // What is not one entry element is refused, and the set goes on.
+    let mut set = SetWriter::new(
+        head(K::ResourceList),
+        "http://example.com/list.xml".parse().unwrap(),
+        |n| format!("http://example.com/list-{n:03}.xml").parse(),
+        |_: &Uri, _: &[u8]| Ok(()),
+        SetLimits::new(10, u64::MAX),
+    )
+    .unwrap();
+    let one = b"<url><loc>http://example.com/a</loc></url>\n";
+    for bad in [
+        &b""[..],
+        b"<url>\n",
+        b"<url></url>",
+        b"<url><loc>http://example.com/a</loc></url>\n<url><loc>http://example.com/b</loc></url>\n",
+        b"<sitemap><loc>http://example.com/a</loc></sitemap>\n",
+        b"</urlset>\n",
+    ] {
+        assert!(
+            matches!(set.write_written(bad, None), Err(WriteError::Invalid(_))),
+            "{:?}",
+            String::from_utf8_lossy(bad)
+        );
+    }
+    set.write_written(one, None).unwrap();
+    assert_eq!(set.finish().unwrap().output.entries, 1);
+}
