@@ -28,9 +28,11 @@
 //!   later runs keep it, since the Change Lists cover from its `at`, unless
 //!   `--new-resource-dump` packages the collection again) and `resourcesync/changedump.xml` with one package set per run that found changes
 //!   (`--change-dump`);
-//! - `.resourcesync/state.json`: what this run published (each file's size, modification
-//!   time and digests; the change lists), read by the next run. A file whose size and
-//!   modification time are unchanged is not read again;
+//! - `.resourcesync/state.json` and `.resourcesync/resources.postcard`: what this run
+//!   published (the Change Lists and the open one's size; each file's size, modification
+//!   time and digests), read by the next run. A file whose size and modification time are
+//!   unchanged is not read again, and its Resource List entry is copied from the last
+//!   run's; the open Change List is extended from the document the last run wrote;
 //! - a symbolic link per top-level entry of the collection (per entry of a directory
 //!   that holds something not published, down to it, so that it is not served), so that
 //!   the resources are served from the collection itself without being copied: the documents describe the
@@ -386,7 +388,7 @@ pub struct BuildReport {
 /// The state a run leaves in its generation, for the next run.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct State {
-    /// The format, 1.
+    /// The format: [`STATE_VERSION`]; another is refused.
     version: u32,
     /// The base URL published at: another one starts afresh.
     base_url: String,
@@ -395,9 +397,9 @@ struct State {
     at: Option<W3cDateTime>,
     /// The Change Lists, in order; the last one is open (no `until`).
     change_lists: Vec<ChangeListRecord>,
-    /// The open Change List, whose entries are in its document: each run adds its
-    /// changes to them as bytes, rather than reading back and writing again as many
-    /// entries as a Change List holds.
+    /// The open Change List, whose entries are in its document: each run copies their
+    /// bytes and adds its own, rather than keeping them here as entries to read back and
+    /// write again.
     #[serde(default)]
     open: OpenList,
     /// The Change Dump's start and its package entries, in order.
@@ -410,7 +412,7 @@ struct State {
 }
 
 /// What the last run knew of a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct Resource {
     length: u64,
     /// Modification time: seconds and nanoseconds since the epoch.
@@ -743,12 +745,29 @@ struct Previous {
 }
 
 /// The last run's resources, being read by [`read_resources`].
-type Known = std::thread::JoinHandle<Result<Vec<(String, Resource)>, BuildError>>;
+struct Known {
+    /// The file read.
+    path: PathBuf,
+    reading: std::thread::JoinHandle<Result<Vec<(String, Resource)>, BuildError>>,
+}
+
+impl Known {
+    /// The resources, once read.
+    fn resources(self) -> Result<Vec<(String, Resource)>, BuildError> {
+        self.reading.join().unwrap_or_else(|_| {
+            Err(BuildError::State {
+                path: self.path,
+                reason: "the thread reading it panicked".into(),
+            })
+        })
+    }
+}
 
 /// Reads the resources a run left in `generation`, on a thread of its own.
 fn read_resources(generation: &Path) -> Known {
     let path = generation.join(RESOURCES);
-    std::thread::spawn(move || {
+    let file = path.clone();
+    let reading = std::thread::spawn(move || {
         let unreadable = |reason: String| BuildError::State {
             path: path.clone(),
             reason,
@@ -762,7 +781,11 @@ fn read_resources(generation: &Path) -> Known {
             ));
         }
         Ok(resources)
-    })
+    });
+    Known {
+        path: file,
+        reading,
+    }
 }
 
 fn remove_dir(path: &Path) -> Result<(), BuildError> {
@@ -880,34 +903,43 @@ fn publish_generation(
         None => walk(collection, &directory, &mut skipped)?,
     };
     // In path order, as the state is, so that one pass pairs each file with what the last
-    // run knew of it. A walk's order differs from it only where a name sorts before `/`.
+    // run knew of it. The walk sorts what it found; a list is in the order it was written.
     if !found.is_sorted_by(|a, b| a.0.path < b.0.path) {
-        rayon::slice::ParallelSliceMut::par_sort_unstable_by(found.as_mut_slice(), |a, b| {
-            a.0.path.cmp(&b.0.path)
-        });
+        found.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
     }
     let previous = match known {
         None => Vec::new(),
-        Some(reading) => reading.join().unwrap_or_else(|_| {
-            Err(BuildError::State {
-                path: dir.join(RESOURCES),
-                reason: "the thread reading it panicked".into(),
-            })
-        })?,
+        Some(known) => known.resources()?,
     };
 
-    // What changed: a file of another size or modification time is read again.
-    let mut todo = Vec::new();
-    let mut known = previous.iter().peekable();
-    for (i, (f, _)) in found.iter().enumerate() {
-        while known.next_if(|(path, _)| *path < f.path).is_some() {}
-        let same = known
-            .next_if(|(path, _)| *path == f.path)
-            .is_some_and(|(_, r)| r.length == f.length && r.mtime == f.mtime);
-        if !same {
-            todo.push(i);
+    // Each file paired with the last run's resource at its path, by its place among them
+    // (which is its entry's in the Resource List the last run wrote), in one pass over
+    // both: each in path order.
+    let mut previous = previous;
+    let mut listed = vec![false; previous.len()];
+    let mut pairs = Vec::with_capacity(found.len());
+    let mut j = 0;
+    for (f, _) in &found {
+        while previous.get(j).is_some_and(|(path, _)| *path < f.path) {
+            j += 1;
+        }
+        let paired = previous.get(j).is_some_and(|(path, _)| *path == f.path);
+        pairs.push(paired.then_some(j));
+        if paired {
+            listed[j] = true;
+            j += 1;
         }
     }
+    // What changed: a file of another size or modification time is read again.
+    let todo: Vec<usize> = (0..found.len())
+        .filter(|&i| {
+            let f = &found[i].0;
+            pairs[i].is_none_or(|j| {
+                let r = &previous[j].1;
+                r.length != f.length || r.mtime != f.mtime
+            })
+        })
+        .collect();
     progress.set_length(todo.len() as u64);
     progress.set_style(
         ProgressStyle::with_template("hashing {bar:30} {pos}/{len} files {per_sec} {eta}")
@@ -923,16 +955,17 @@ fn publish_generation(
     let mut resources: Vec<Published> = Vec::with_capacity(found.len());
     let mut gone = Vec::new();
     let mut hashed = hashed.into_iter().peekable();
-    let mut previous = previous.into_iter().peekable();
-    for (i, (f, uri)) in found.into_iter().enumerate() {
-        while let Some((path, _)) = previous.next_if(|(path, _)| *path < f.path) {
-            gone.push(path);
-        }
-        let old = previous.next_if(|(path, _)| *path == f.path);
+    let listed_before = previous.len();
+    for (i, ((f, uri), paired)) in found.into_iter().zip(pairs).enumerate() {
+        // Taken: what the last run listed and is not taken is gone.
+        let old = paired.map(|j| (j, std::mem::take(&mut previous[j].1)));
+        let mut written = None;
         let resource = match hashed.next_if(|(j, _)| *j == i) {
             Some((_, None)) => {
                 // Gone while the run read it: deleted, if the last run listed it.
-                gone.extend(old.map(|(path, _)| path));
+                if let Some(j) = paired {
+                    listed[j] = false;
+                }
                 skipped.push(Skipped {
                     path: PathBuf::from(&f.path),
                     reason: "deleted while the run read it",
@@ -976,16 +1009,27 @@ fn publish_generation(
                 resource
             }
             // Same size and time: unchanged, and not read.
-            None => old.expect("a file not hashed is one the last run knew").1,
+            None => {
+                let (j, resource) = old.expect("a file not hashed is one the last run knew");
+                written = Some(j);
+                resource
+            }
         };
         resources.push(Published {
             path: f.path,
             file: f.file,
             uri,
             resource,
+            written,
         });
     }
-    gone.extend(previous.map(|(path, _)| path));
+    gone.extend(
+        previous
+            .into_iter()
+            .zip(listed)
+            .filter(|(_, listed)| !listed)
+            .map(|((path, _), _)| path),
+    );
     let count = |kind| {
         changes
             .iter()
@@ -1066,11 +1110,25 @@ fn publish_generation(
     };
     let mut rl = SetWriter::with_store(rl_head, rl_uri, store, set_options)
         .map_err(document_error(&rl_name))?;
+    // An unchanged resource's entry is the same bytes as last time: copied from the
+    // Resource List the last run wrote, not made and checked again.
+    let before = previous_dir
+        .as_ref()
+        .zip(previous_generation)
+        .and_then(|(previous, g)| Written::read(&previous.join(DOCS), g, listed_before));
     let mut bytes = 0;
     for published in &resources {
         bytes += published.resource.length;
-        let entry = resource_entry(&published.uri, &published.resource);
-        rl.write_entry(&entry).map_err(document_error(&rl_name))?;
+        let before = published
+            .written
+            .zip(before.as_ref())
+            .map(|(j, before)| before.entry(j))
+            .filter(|entry| names(entry, &published.uri));
+        match before {
+            Some(entry) => rl.write_written(entry, None),
+            None => rl.write_entry(&resource_entry(&published.uri, &published.resource)),
+        }
+        .map_err(document_error(&rl_name))?;
     }
     let rl_written = rl.finish().map_err(document_error(&rl_name))?;
     documents += rl_written.output.documents.len() as u64;
@@ -1392,8 +1450,8 @@ struct Walked {
     error: Option<BuildError>,
 }
 
-/// Every file of the collection that is published, with its size and time, in no
-/// particular order; what is not published goes to `skipped`.
+/// Every file of the collection that is published, with its size and time, in path
+/// order; what is not published goes to `skipped`.
 ///
 /// Directories are read, and their files' metadata taken, on as many threads as the
 /// machine has cores: an incremental run reads no file it did not change, so noticing
@@ -1445,6 +1503,12 @@ fn walk(
         found.push((file, uri));
     }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    // In path order, on the walk's threads.
+    pool.install(|| {
+        rayon::slice::ParallelSliceMut::par_sort_unstable_by(found.as_mut_slice(), |a, b| {
+            a.0.path.cmp(&b.0.path)
+        });
+    });
     Ok(found)
 }
 
@@ -1458,6 +1522,10 @@ fn walk_directory<'s>(
     within: PathBuf,
     depth: usize,
 ) {
+    // After an error the run fails: the directories not read yet are not.
+    if walked.lock().map_or(true, |w| w.error.is_some()) {
+        return;
+    }
     let dir = collection.join(&within);
     let mut mine = Walked::default();
     let result = (|| -> Result<(), BuildError> {
@@ -1465,7 +1533,13 @@ fn walk_directory<'s>(
             path: dir.clone(),
             source,
         };
-        for entry in fs::read_dir(&dir).map_err(read)? {
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            // Removed since its parent was read: as if it had not been there.
+            Err(e) if e.kind() == io::ErrorKind::NotFound && depth > 1 => return Ok(()),
+            Err(e) => return Err(read(e)),
+        };
+        for entry in entries {
             let entry = entry.map_err(read)?;
             let name = entry.file_name();
             let relative = within.join(&name);
@@ -1832,16 +1906,23 @@ fn change_lists(
     let mut body = if state.open.entries > 0 {
         let uri = change_list_uri(directory, open.number)?;
         let path = directory.path(&uri)?;
-        let document = fs::read(&path).map_err(|source| BuildError::Read {
+        let damaged = |reason: String| BuildError::State {
             path: path.clone(),
-            source,
-        })?;
-        entries_of(&document)
-            .ok_or_else(|| BuildError::State {
-                path: path.clone(),
-                reason: "the open Change List is not one this command wrote".into(),
-            })?
-            .to_vec()
+            reason: format!(
+                "{reason}; the state's open Change List is lost: publish into a new directory"
+            ),
+        };
+        let document = fs::read(&path).map_err(|e| damaged(e.to_string()))?;
+        let entries = entries_of(&document)
+            .ok_or_else(|| damaged("not a Change List this command wrote".into()))?;
+        let count = memchr::memmem::find_iter(entries, b"</url>\n").count();
+        if count != state.open.entries {
+            return Err(damaged(format!(
+                "{count} entries where the state says {}",
+                state.open.entries
+            )));
+        }
+        entries.to_vec()
     } else {
         Vec::new()
     };
@@ -1855,8 +1936,9 @@ fn change_lists(
         let open = state.change_lists.last_mut().expect("an open Change List");
         open.until = Some(until);
         let record = open.clone();
+        let uri = change_list_uri(directory, record.number)?;
         let mut entries = std::mem::take(body);
-        entries.extend(body_of(directory, &head(&record), pending)?);
+        entries.extend(body_of(&uri, &head(&record), pending)?);
         pending.clear();
         closed.push((record.clone(), entries));
         state.change_lists.push(ChangeListRecord {
@@ -1894,11 +1976,16 @@ fn change_lists(
         .last()
         .expect("an open Change List")
         .clone();
-    body.extend(body_of(directory, &head(&open), &pending)?);
+    let open_uri = change_list_uri(directory, open.number)?;
+    // An open list this run neither added to nor closed is the one carried over.
+    let unchanged = closed.is_empty() && pending.is_empty() && directory.path(&open_uri)?.exists();
+    body.extend(body_of(&open_uri, &head(&open), &pending)?);
     let mut written = 0;
-    for (record, entries) in closed.iter().chain([(open, body)].iter()) {
+    let open = [(open, body)];
+    let lists = closed.iter().chain(open.iter());
+    for (record, entries) in lists.take(closed.len() + usize::from(!unchanged)) {
         let uri = change_list_uri(directory, record.number)?;
-        write_with_body(directory, &uri, &head(record), entries)?;
+        write_with_body(directory, &uri, &head(record), entries, options)?;
         written += 1;
     }
     let first = state.change_lists.first().expect("a Change List").from;
@@ -1919,6 +2006,61 @@ fn change_lists(
     Ok(written + 1)
 }
 
+/// The entries of the Resource List a run wrote, as the bytes it wrote them.
+struct Written {
+    bytes: Vec<u8>,
+    /// Where each entry ends.
+    ends: Vec<usize>,
+}
+
+impl Written {
+    /// The entries of the Resource List generation `generation` wrote into `docs` (its
+    /// parts in order, or the one document), if they are `count`, one per resource it
+    /// listed; else (or unreadable) `None`, and every entry is made again.
+    fn read(docs: &Path, generation: u64, count: usize) -> Option<Written> {
+        let prefix = format!("resourcelist-g{generation}-");
+        let mut parts: Vec<(u64, PathBuf)> = fs::read_dir(docs)
+            .ok()?
+            .filter_map(|entry| {
+                let entry = entry.ok()?;
+                let name = entry.file_name();
+                let number = name.to_str()?.strip_prefix(&prefix)?.strip_suffix(".xml")?;
+                Some((number.parse().ok()?, entry.path()))
+            })
+            .collect();
+        parts.sort();
+        if parts.is_empty() {
+            parts.push((0, docs.join("resourcelist.xml")));
+        }
+        let mut bytes = Vec::new();
+        for (_, part) in parts {
+            bytes.extend_from_slice(entries_of(&fs::read(part).ok()?)?);
+        }
+        let ends: Vec<usize> = memchr::memmem::find_iter(&bytes, b"</url>\n")
+            .map(|at| at + b"</url>\n".len())
+            .collect();
+        let whole = ends.last().copied().unwrap_or(0) == bytes.len();
+        (whole && ends.len() == count).then_some(Written { bytes, ends })
+    }
+
+    /// Entry `i`.
+    fn entry(&self, i: usize) -> &[u8] {
+        let start = i.checked_sub(1).map_or(0, |k| self.ends[k]);
+        &self.bytes[start..self.ends[i]]
+    }
+}
+
+/// Whether an entry written before is that of the resource at `uri`: its `<loc>` is the
+/// URI as written (one with a character escaped in XML text is made again instead).
+fn names(entry: &[u8], uri: &Uri) -> bool {
+    let uri = uri.as_str().as_bytes();
+    !uri.iter().any(|b| matches!(b, b'&' | b'<' | b'>'))
+        && entry
+            .strip_prefix(b"<url><loc>")
+            .and_then(|rest| rest.strip_prefix(uri))
+            .is_some_and(|rest| rest.starts_with(b"</loc>"))
+}
+
 /// The entries of a document this command wrote, as bytes: from its first `<url>` to its
 /// root's end tag. (`<` stands escaped in every value, so the first `<url>` is the first
 /// entry's start tag.)
@@ -1930,26 +2072,24 @@ fn entries_of(document: &[u8]) -> Option<&[u8]> {
 
 /// `entries` written under `head`, checked and refused as [`write_entries`] does, as the
 /// bytes of a document's body.
-fn body_of(
-    directory: &Directory,
-    head: &DocumentHead,
-    entries: &[Entry],
-) -> Result<Vec<u8>, BuildError> {
+fn body_of(uri: &Uri, head: &DocumentHead, entries: &[Entry]) -> Result<Vec<u8>, BuildError> {
     if entries.is_empty() {
         return Ok(Vec::new());
     }
-    let uri = directory.uri(&format!("{DOCS}/changelist.xml"))?;
-    let document = serialize(&uri, head, entries)?;
+    let document = serialize(uri, head, entries)?;
     Ok(entries_of(&document).unwrap_or_default().to_vec())
 }
 
 /// Writes the document of `head` whose entries are `body`, bytes [`body_of`] made,
-/// atomically.
+/// atomically. The entries were checked when they were first written, each against the
+/// head of its list (whose `until` can only be set later, at or after them); what their
+/// sum can break, the limits, is checked here.
 fn write_with_body(
     directory: &Directory,
     uri: &Uri,
     head: &DocumentHead,
     body: &[u8],
+    options: &Options,
 ) -> Result<(), BuildError> {
     let empty = serialize(uri, head, &[])?;
     let end = memchr::memmem::rfind(&empty, b"</urlset>").unwrap_or(empty.len());
@@ -1957,6 +2097,17 @@ fn write_with_body(
     document.extend_from_slice(&empty[..end]);
     document.extend_from_slice(body);
     document.extend_from_slice(&empty[end..]);
+    let entries = memchr::memmem::find_iter(body, b"</url>\n").count();
+    let limit = |what, limit| BuildError::Document {
+        document: uri.to_string(),
+        source: WriteError::Limit { what, limit },
+    };
+    if entries > options.max_entries {
+        return Err(limit("entries", options.max_entries as u64));
+    }
+    if document.len() as u64 > options.max_bytes {
+        return Err(limit("bytes", options.max_bytes));
+    }
     directory.write(uri, &document)?;
     Ok(())
 }
@@ -1973,6 +2124,9 @@ struct Published {
     file: Option<PathBuf>,
     uri: Uri,
     resource: Resource,
+    /// Unchanged since the last run, which listed it at this place: its Resource List
+    /// entry is the bytes written then.
+    written: Option<usize>,
 }
 
 impl Published {

@@ -382,23 +382,23 @@ fn the_open_change_list_grows_run_by_run_and_closes_when_full() {
     collection(&coll, 5);
     let args = ["--max-entries", "3"];
     build(&coll, &publish, &args);
-    // One change per run, two in the fifth: the open list's entries are carried from run
-    // to run in its document, and a full list closes with them.
+    // One change per run, three in the fifth: the open list's entries are carried from
+    // run to run in its document; a full list closes with them (the fourth run's close),
+    // or with them and this run's first (the fifth's).
     let mut expected = Vec::new();
     for run in 0..6 {
-        let name = format!("run-{run}.txt");
-        put(&coll, &name, b"x");
-        expected.push(name);
-        if run == 4 {
-            put(&coll, "run-4b.txt", b"y");
-            expected.push("run-4b.txt".into());
+        let names: &[&str] = if run == 4 { &["", "b", "c"] } else { &[""] };
+        for suffix in names {
+            let name = format!("run-{run}{suffix}.txt");
+            put(&coll, &name, b"x");
+            expected.push(name);
         }
         build(&coll, &publish, &args);
         assert_eq!(validate(&publish).0, 0, "after run {run}");
     }
     let lists = change_lists(&publish);
     let sizes: Vec<usize> = lists.iter().map(|(_, entries)| entries.len()).collect();
-    assert_eq!(sizes, [3, 3, 1]);
+    assert_eq!(sizes, [3, 3, 2]);
     let md = |e: &Entry| e.md.clone().unwrap();
     for pair in lists.windows(2) {
         assert_eq!(md(&pair[0].0).until, md(&pair[1].0).from);
@@ -409,6 +409,79 @@ fn the_open_change_list_grows_run_by_run_and_closes_when_full() {
         .map(|e| percent_decode(local(e.loc.as_str())))
         .collect();
     assert_eq!(listed, expected);
+
+    // A run without changes leaves the open list as it was; one whose open list is not
+    // what the state says is refused, naming it, and publishes nothing.
+    let open = publish.join("resourcesync/changelist-00003.xml");
+    let before = fs::read(&open).unwrap();
+    build(&coll, &publish, &args);
+    assert_eq!(fs::read(&open).unwrap(), before);
+    let text = String::from_utf8(before).unwrap();
+    let cut = text.find("<url>").unwrap();
+    let damaged = [&text[..cut], &text[text.find("</url>\n").unwrap() + 7..]].concat();
+    fs::remove_file(&open).unwrap();
+    fs::write(&open, damaged).unwrap();
+    let snapshot_before = snapshot(&publish);
+    put(&coll, "one-more.txt", b"z");
+    let out = resourcesync(
+        &["build", "--base-url", BASE, "--max-entries", "3"]
+            .iter()
+            .copied()
+            .chain([coll.to_str().unwrap(), publish.to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("changelist-00003.xml")
+            && stderr.contains("1 entries where the state says 2"),
+        "{stderr}"
+    );
+    assert_eq!(snapshot(&publish), snapshot_before);
+}
+
+#[test]
+fn an_incremental_resource_list_is_the_one_a_fresh_build_writes() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 40);
+    let args = ["--max-entries", "7"];
+    build(&coll, &publish, &args);
+    let fresh_build = |name: &str| {
+        let fresh = root.path().join(name);
+        build(&coll, &fresh, &args);
+        resource_list(&fresh)
+    };
+
+    // Updated, created, deleted, touched: the unchanged entries are copied from the last
+    // run's Resource List, the others made again; a fresh build lists the same.
+    put(&coll, "docs/file 1.html", b"an update");
+    put(&coll, "new/created & escaped.txt", b"created");
+    fs::remove_file(coll.join("top-0.txt")).unwrap();
+    set_mtime(
+        &coll.join("docs/été/2.json"),
+        SystemTime::now() + Duration::from_secs(1),
+    );
+    build(&coll, &publish, &args);
+    assert_eq!(validate(&publish).0, 0);
+    assert_eq!(resource_list(&publish), fresh_build("fresh-1"));
+
+    // A Resource List that is not as the state says (a part that lost an entry) is not
+    // copied from: every entry is made again.
+    let part = fs::read_dir(publish.join("resourcesync"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("resourcelist-g2-00002"))
+        .unwrap();
+    let text = fs::read_to_string(&part).unwrap();
+    let (start, end) = (text.find("<url>").unwrap(), text.find("</url>\n").unwrap());
+    let text = [&text[..start], &text[end + "</url>\n".len()..]].concat();
+    fs::remove_file(&part).unwrap();
+    fs::write(&part, text).unwrap();
+    put(&coll, "docs/file 1.html", b"updated again");
+    build(&coll, &publish, &args);
+    assert_eq!(validate(&publish).0, 0);
+    assert_eq!(resource_list(&publish), fresh_build("fresh-2"));
 }
 
 #[test]
