@@ -140,7 +140,9 @@ pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
 pub use set::Gzip;
 pub use set::{DirectoryStore, SetLimits, SetOptions, SetStore, SetSummary, SetWriter};
 pub use set_reader::{DocumentFinding, SetReadError, SetReader};
-pub use writer::{WriteOptions, Writer, Written, write_document, write_document_with};
+pub use writer::{
+    WriteOptions, Writer, Written, write_document, write_document_with, written_entries,
+};
 
 /// The README's example, compiled and run as a doc-test.
 #[cfg(doctest)]

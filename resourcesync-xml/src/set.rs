@@ -468,7 +468,8 @@ impl<T: SetStore> SetWriter<T> {
 
     /// Writes the next entry as the bytes this crate's writer made of it before: one
     /// `<url>…</url>` element and its line break, as a document this crate wrote holds it
-    /// (say, an entry of the set written last time whose resource has not changed since).
+    /// ([`written_entries`](crate::written_entries) finds them; say, an entry of the set
+    /// written last time whose resource has not changed since).
     /// It is not serialized or checked again, so it costs a copy: the caller vouches that
     /// the bytes are such an entry, and that a set whose entries must all be checked gets
     /// each through [`write_entry`](SetWriter::write_entry) once. `time` is the entry's
@@ -480,20 +481,7 @@ impl<T: SetStore> SetWriter<T> {
         entry: &[u8],
         time: Option<&W3cDateTime>,
     ) -> Result<(), WriteError> {
-        let element = Root::UrlSet.entry_element();
-        let (start, end) = (format!("<{element}>"), format!("</{element}>"));
-        // One element: it starts so, and its end tag is its first and ends the bytes.
-        let one_element = entry.starts_with(start.as_bytes())
-            && entry.ends_with(b">\n")
-            && entry.len() > start.len() + end.len()
-            && memchr::memmem::find(entry, end.as_bytes())
-                == entry.len().checked_sub(end.len() + 1);
-        if !one_element {
-            return Err(WriteError::Invalid(format!(
-                "not one <{element}> entry as this crate writes it: {:?}",
-                String::from_utf8_lossy(&entry[..entry.len().min(64)]),
-            )));
-        }
+        crate::writer::check_written(Root::UrlSet, entry)?;
         self.add(entry, time)
     }
 

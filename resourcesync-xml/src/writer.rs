@@ -397,6 +397,19 @@ impl<W: Write> Writer<W> {
             .unwrap_or_default()
     }
 
+    /// Writes the next entry as the bytes this crate's writer made of it before (one of
+    /// those [`written_entries`] finds in a document it wrote), without making or checking
+    /// it again: the caller vouches that it is such an entry, and that a document whose
+    /// entries must all be checked gets each through [`write_entry`](Writer::write_entry)
+    /// once. Bytes that are not one entry element of this document's root are refused
+    /// ([`WriteError::Invalid`]) and nothing is written.
+    pub fn write_written(&mut self, entry: &[u8]) -> Result<(), WriteError> {
+        check_written(self.root, entry)?;
+        self.buf.extend_from_slice(entry);
+        self.entries += 1;
+        self.maybe_flush()
+    }
+
     /// Entries written so far.
     pub fn entries_written(&self) -> u64 {
         self.entries
@@ -751,6 +764,83 @@ fn ln_reads(link: &Link, name: &str, value: &str) -> bool {
     AttributeName::from_name(name).is_some_and(|a| {
         a.is_on(RsElement::Ln) && (a.ln_value(link).is_some() || a.is_valid(value))
     })
+}
+
+/// The entries of a document this crate's writer wrote, each as its bytes (its element
+/// and the line break after it), in order: for [`Writer::write_written`] and
+/// [`SetWriter::write_written`](crate::SetWriter::write_written), to write them again
+/// without making them again. `None` when the document is not laid out as this crate
+/// writes one (its entries one after the other, each on a line of its own, up to the
+/// root's end tag); the entries are not read or checked.
+///
+/// ```
+/// use resourcesync_model::{Document, DocumentHead, DocumentKind, Entry};
+/// use resourcesync_xml::{Writer, written_entries, write_document};
+///
+/// let mut document = Document::new(DocumentHead::of_kind(DocumentKind::ResourceList));
+/// document.entries.push(Entry::new("http://example.com/a".parse()?));
+/// document.entries.push(Entry::new("http://example.com/b".parse()?));
+/// let xml = write_document(Vec::new(), &document)?.output;
+///
+/// let entries = written_entries(&xml).expect("written by this crate");
+/// assert_eq!(entries[1], b"<url><loc>http://example.com/b</loc></url>\n");
+/// let mut writer = Writer::new(Vec::new(), &document.head)?;
+/// for entry in entries {
+///     writer.write_written(entry)?;
+/// }
+/// assert_eq!(writer.finish()?.output, xml);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn written_entries(document: &[u8]) -> Option<Vec<&[u8]>> {
+    let root = if memchr::memmem::rfind(document, b"</urlset>").is_some() {
+        Root::UrlSet
+    } else {
+        Root::SitemapIndex
+    };
+    let (start, end) = element_tags(root.entry_element());
+    let root_end = format!("</{}>", root.element());
+    let body_end = memchr::memmem::rfind(document, root_end.as_bytes())?;
+    let body = &document[..body_end];
+    let Some(first) = memchr::memmem::find(body, start.as_bytes()) else {
+        return Some(Vec::new());
+    };
+    let mut entries = Vec::new();
+    let mut at = first;
+    let close = [end.as_bytes(), b"\n"].concat();
+    for found in memchr::memmem::find_iter(&body[first..], &close) {
+        let stop = first + found + close.len();
+        if !body[at..].starts_with(start.as_bytes()) {
+            return None;
+        }
+        entries.push(&body[at..stop]);
+        at = stop;
+    }
+    (at == body.len()).then_some(entries)
+}
+
+/// An entry element's start and end tags.
+fn element_tags(element: &str) -> (String, String) {
+    (format!("<{element}>"), format!("</{element}>"))
+}
+
+/// Checks that `entry` is one entry element of a `root` document as this crate writes it:
+/// it starts with the start tag, and the end tag, followed by a line break, is its first
+/// and ends it.
+pub(crate) fn check_written(root: Root, entry: &[u8]) -> Result<(), WriteError> {
+    let element = root.entry_element();
+    let (start, end) = element_tags(element);
+    let one_element = entry.starts_with(start.as_bytes())
+        && entry.ends_with(b">\n")
+        && entry.len() > start.len() + end.len()
+        && memchr::memmem::find(entry, end.as_bytes()) == entry.len().checked_sub(end.len() + 1);
+    if one_element {
+        Ok(())
+    } else {
+        Err(WriteError::Invalid(format!(
+            "not one <{element}> entry as this crate writes it: {:?}",
+            String::from_utf8_lossy(&entry[..entry.len().min(64)]),
+        )))
+    }
 }
 
 fn display(buf: &mut Vec<u8>, value: &dyn Display) {

@@ -532,17 +532,6 @@ fn a_set_in_a_directory_refuses_bad_names() {
     );
 }
 
-/// Each entry of a stored document, as the bytes the writer made of it.
-fn entry_bytes(document: &[u8]) -> Vec<Vec<u8>> {
-    let text = String::from_utf8(document.to_vec()).unwrap();
-    let start = text.find("<url>").unwrap();
-    let end = text.rfind("</urlset>").unwrap();
-    text[start..end]
-        .split_inclusive("</url>\n")
-        .map(|e| e.as_bytes().to_vec())
-        .collect()
-}
-
 #[test]
 fn entries_written_before_are_copied_into_the_same_documents() {
     for (kind, limits) in [
@@ -558,7 +547,8 @@ fn entries_written_before_are_copied_into_the_same_documents() {
         assert!(parts.len() > 1, "{kind:?}: {:?}", store.keys());
         let written: Vec<Vec<u8>> = parts
             .iter()
-            .flat_map(|uri| entry_bytes(&store[uri.as_str()]))
+            .flat_map(|uri| resourcesync_xml::written_entries(&store[uri.as_str()]).unwrap())
+            .map(<[u8]>::to_vec)
             .collect();
         assert_eq!(written.len(), entries.len());
 
@@ -612,4 +602,46 @@ fn entries_written_before_are_copied_into_the_same_documents() {
     }
     set.write_written(one, None).unwrap();
     assert_eq!(set.finish().unwrap().output.entries, 1);
+}
+
+#[test]
+fn written_entries_finds_each_entry_of_a_document_this_crate_wrote_or_none() {
+    let entries: Vec<Entry> = (0..5).map(|i| entry(i, false)).collect();
+    let (_, store) = publish(K::ResourceList, &entries, SetLimits::new(2, u64::MAX)).unwrap();
+    // A part: its entries; the index: its <sitemap> entries, one per part.
+    let part = &store["http://example.com/list-001.xml"];
+    let found = resourcesync_xml::written_entries(part).unwrap();
+    assert_eq!(found.len(), 2);
+    assert!(
+        found
+            .iter()
+            .all(|e| e.starts_with(b"<url><loc>") && e.ends_with(b"</url>\n"))
+    );
+    let index = &store["http://example.com/list.xml"];
+    assert_eq!(resourcesync_xml::written_entries(index).unwrap().len(), 3);
+    // Cut short, or with something between entries: not as this crate writes.
+    assert!(resourcesync_xml::written_entries(&part[..part.len() - 20]).is_none());
+    let text = String::from_utf8(part.clone()).unwrap();
+    let spaced = text.replacen("</url>\n", "</url>\n \n", 1);
+    assert!(resourcesync_xml::written_entries(spaced.as_bytes()).is_none());
+    // No entries: none.
+    let empty = resourcesync_xml::Writer::new(Vec::new(), &head(K::ChangeList))
+        .unwrap()
+        .finish()
+        .unwrap()
+        .output;
+    assert_eq!(resourcesync_xml::written_entries(&empty).unwrap().len(), 0);
+
+    // A single document's writer takes them back, and refuses what is not one entry.
+    let mut writer = resourcesync_xml::Writer::new(Vec::new(), &head(K::ResourceList)).unwrap();
+    for bad in [&b"<url>\n"[..], b"<sitemap><loc>x</loc></sitemap>\n"] {
+        assert!(matches!(
+            writer.write_written(bad),
+            Err(WriteError::Invalid(_))
+        ));
+    }
+    for e in &found {
+        writer.write_written(e).unwrap();
+    }
+    assert_eq!(writer.entries_written(), 2);
 }
