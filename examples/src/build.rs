@@ -65,7 +65,7 @@ use resourcesync_model::{
 use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageError, PackageOptions};
 use resourcesync_xml::{
     Directory, DirectoryError, SetLimits, SetOptions, SetStore, SetWriter, WriteError,
-    WriteOptions, Writer,
+    WriteOptions, Writer, write_document_with, written_entries,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -470,6 +470,8 @@ const STATE: &str = ".resourcesync/state.json";
 const RESOURCES: &str = ".resourcesync/resources.postcard";
 /// The state's format.
 const STATE_VERSION: u32 = 3;
+/// What a damaged open Change List leaves to do.
+const LOST_OPEN_LIST: &str = "the state's open Change List is lost: publish into a new directory";
 /// Where the documents go, under the base.
 const DOCS: &str = "resourcesync";
 
@@ -907,15 +909,15 @@ fn publish_generation(
     if !found.is_sorted_by(|a, b| a.0.path < b.0.path) {
         found.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
     }
-    let previous = match known {
+    let mut previous = match known {
         None => Vec::new(),
         Some(known) => known.resources()?,
     };
 
     // Each file paired with the last run's resource at its path, by its place among them
     // (which is its entry's in the Resource List the last run wrote), in one pass over
-    // both: each in path order.
-    let mut previous = previous;
+    // both: each in path order. `listed` marks what the last run listed and is still
+    // here; the rest is gone.
     let mut listed = vec![false; previous.len()];
     let mut pairs = Vec::with_capacity(found.len());
     let mut j = 0;
@@ -957,7 +959,6 @@ fn publish_generation(
     let mut hashed = hashed.into_iter().peekable();
     let listed_before = previous.len();
     for (i, ((f, uri), paired)) in found.into_iter().zip(pairs).enumerate() {
-        // Taken: what the last run listed and is not taken is gone.
         let old = paired.map(|j| (j, std::mem::take(&mut previous[j].1)));
         let mut written = None;
         let resource = match hashed.next_if(|(j, _)| *j == i) {
@@ -1112,17 +1113,19 @@ fn publish_generation(
         .map_err(document_error(&rl_name))?;
     // An unchanged resource's entry is the same bytes as last time: copied from the
     // Resource List the last run wrote, not made and checked again.
-    let before = previous_dir
+    let last_list = previous_dir
         .as_ref()
         .zip(previous_generation)
-        .and_then(|(previous, g)| Written::read(&previous.join(DOCS), g, listed_before));
+        .map(|(previous, g)| last_resource_list(&previous.join(DOCS), g))
+        .unwrap_or_default();
+    let before = entries_before(&last_list, listed_before);
     let mut bytes = 0;
     for published in &resources {
         bytes += published.resource.length;
         let before = published
             .written
             .zip(before.as_ref())
-            .map(|(j, before)| before.entry(j))
+            .map(|(j, before)| before[j])
             .filter(|entry| names(entry, &published.uri));
         match before {
             Some(entry) => rl.write_written(entry, None),
@@ -1260,16 +1263,16 @@ fn publish_generation(
         reason: e.to_string(),
     })?;
     let resources_path = dir.join(RESOURCES);
-    let listed: Vec<(&str, &Resource)> = resources
+    let records: Vec<(&str, &Resource)> = resources
         .iter()
         .map(|p| (p.path.as_str(), &p.resource))
         .collect();
-    let listed = postcard::to_stdvec(&listed).map_err(|e| BuildError::State {
+    let records = postcard::to_stdvec(&records).map_err(|e| BuildError::State {
         path: resources_path.clone(),
         reason: e.to_string(),
     })?;
     // Durable before the switch: a publication whose state is lost cannot be built on.
-    for (path, bytes) in [(&state_path, &json), (&resources_path, &listed)] {
+    for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
         File::create(path)
             .and_then(|mut file| {
                 io::Write::write_all(&mut file, bytes)?;
@@ -1388,10 +1391,7 @@ impl Uris<'_> {
     /// URI [`resource_uri`] makes, which `Directory::path` maps back to the same file. Any
     /// other name goes the long way, through `url` and back.
     fn of(&self, path: &str, relative: &Path) -> Result<Uri, &'static str> {
-        if let Some(prefix) = &self.prefix
-            && plain(path)
-            && let Ok(uri) = Uri::parse(&[prefix.as_str(), path].concat())
-        {
+        if let Some(uri) = plain_uri(self.prefix.as_deref(), path) {
             return Ok(uri);
         }
         let uri = resource_uri(self.directory, path)
@@ -1403,6 +1403,13 @@ impl Uris<'_> {
         }
         Ok(uri)
     }
+}
+
+/// The URI of a plain name: `prefix` (see [`Uris`]) and the name as it stands; `None` for
+/// any other name, or without a prefix.
+fn plain_uri(prefix: Option<&str>, path: &str) -> Option<Uri> {
+    let prefix = prefix.filter(|_| plain(path))?;
+    Uri::parse(&[prefix, path].concat()).ok()
 }
 
 /// Whether every segment of a `/`-separated path is unreserved characters only (RFC 3986:
@@ -1629,9 +1636,7 @@ fn probe(
             "a modification time outside the years 0000 to 9999",
         ));
     }
-    let uri = prefix
-        .filter(|_| plain(&path))
-        .and_then(|prefix| Uri::parse(&[prefix, path.as_str()].concat()).ok());
+    let uri = plain_uri(prefix, &path);
     Ok(Probe::File(
         Found {
             path,
@@ -1732,34 +1737,15 @@ fn hash_file(path: &Path, buffer: &mut [u8]) -> io::Result<resourcesync_model::D
 
 /// Writes a small document whole, refusing what breaks a rule, atomically.
 fn write_small(directory: &Directory, uri: &Uri, document: &Document) -> Result<(), BuildError> {
-    write_entries(directory, uri, &document.head, &document.entries)
-}
-
-/// Writes a document of `head` and `entries` whole, refusing what breaks a rule,
-/// atomically; the entries are borrowed, not gathered into a [`Document`].
-fn write_entries(
-    directory: &Directory,
-    uri: &Uri,
-    head: &DocumentHead,
-    entries: &[Entry],
-) -> Result<(), BuildError> {
-    let document = serialize(uri, head, entries)?;
-    directory.write(uri, &document)?;
-    Ok(())
-}
-
-/// The document of `head` and `entries`, refusing what breaks a rule.
-fn serialize(uri: &Uri, head: &DocumentHead, entries: &[Entry]) -> Result<Vec<u8>, BuildError> {
-    let refused = |source| BuildError::Document {
-        document: uri.to_string(),
-        source,
-    };
     let options = WriteOptions::default().with_refuse_errors(true);
-    let mut writer = Writer::with_options(Vec::new(), head, options).map_err(refused)?;
-    for entry in entries {
-        writer.write_entry(entry).map_err(refused)?;
-    }
-    Ok(writer.finish().map_err(refused)?.output)
+    let written = write_document_with(Vec::new(), document, options).map_err(|source| {
+        BuildError::Document {
+            document: uri.to_string(),
+            source,
+        }
+    })?;
+    directory.write(uri, &written.output)?;
+    Ok(())
 }
 
 /// Hard-links (or copies, across file systems) the files of `from` that `keep` names into
@@ -1901,60 +1887,45 @@ fn change_lists(
         head
     };
     // The open list's entries as the last run wrote them, in its document (carried over
-    // into this generation), and this run's entries for it.
+    // into this generation), then this run's.
     let open = state.change_lists.last().expect("an open Change List");
-    let mut body = if state.open.entries > 0 {
-        let uri = change_list_uri(directory, open.number)?;
-        let path = directory.path(&uri)?;
-        let damaged = |reason: String| BuildError::State {
+    let carried = if state.open.entries > 0 {
+        let path = directory.path(&change_list_uri(directory, open.number)?)?;
+        let document = fs::read(&path).map_err(|e| BuildError::State {
             path: path.clone(),
-            reason: format!(
-                "{reason}; the state's open Change List is lost: publish into a new directory"
-            ),
-        };
-        let document = fs::read(&path).map_err(|e| damaged(e.to_string()))?;
-        let entries = entries_of(&document)
-            .ok_or_else(|| damaged("not a Change List this command wrote".into()))?;
-        let count = memchr::memmem::find_iter(entries, b"</url>\n").count();
-        if count != state.open.entries {
-            return Err(damaged(format!(
-                "{count} entries where the state says {}",
-                state.open.entries
-            )));
-        }
-        entries.to_vec()
+            reason: format!("{e}; {LOST_OPEN_LIST}"),
+        })?;
+        Some((path, document))
     } else {
-        Vec::new()
+        None
     };
-    let mut pending: Vec<Entry> = Vec::new();
+    let mut entries: Vec<Listed<'_>> = match &carried {
+        None => Vec::new(),
+        Some((path, document)) => {
+            let damaged = |reason: String| BuildError::State {
+                path: path.clone(),
+                reason: format!("{reason}; {LOST_OPEN_LIST}"),
+            };
+            let written = written_entries(document)
+                .ok_or_else(|| damaged("not a Change List this command wrote".into()))?;
+            if written.len() != state.open.entries {
+                return Err(damaged(format!(
+                    "{} entries where the state says {}",
+                    written.len(),
+                    state.open.entries
+                )));
+            }
+            written.into_iter().map(Listed::Written).collect()
+        }
+    };
+    let mut added = false;
     let mut closed = Vec::new();
-    let mut close = |state: &mut State,
-                     body: &mut Vec<u8>,
-                     pending: &mut Vec<Entry>,
-                     until: W3cDateTime|
-     -> Result<(), BuildError> {
-        let open = state.change_lists.last_mut().expect("an open Change List");
-        open.until = Some(until);
-        let record = open.clone();
-        let uri = change_list_uri(directory, record.number)?;
-        let mut entries = std::mem::take(body);
-        entries.extend(body_of(&uri, &head(&record), pending)?);
-        pending.clear();
-        closed.push((record.clone(), entries));
-        state.change_lists.push(ChangeListRecord {
-            number: record.number + 1,
-            from: until,
-            until: None,
-        });
-        state.open = OpenList::default();
-        Ok(())
-    };
     if let Some(period) = options.changelist_period {
         let from = state.change_lists.last().expect("an open Change List").from;
         let age = (now.to_utc() - from.to_utc()).to_std().unwrap_or_default();
         // Closed where the last run left it, so the intervals stay contiguous.
         if age >= period && from.precedes(&last_at) {
-            close(state, &mut body, &mut pending, last_at)?;
+            close_open_list(state, &mut entries, &mut closed, last_at);
         }
     }
     for entry in changes {
@@ -1964,12 +1935,13 @@ fn change_lists(
             && (open.entries >= options.max_entries || open.bytes + size + 2048 > options.max_bytes)
         {
             let until = open.last.unwrap_or(last_at);
-            close(state, &mut body, &mut pending, until)?;
+            close_open_list(state, &mut entries, &mut closed, until);
         }
         state.open.entries += 1;
         state.open.bytes += size;
         state.open.last = entry.datetime().or(state.open.last);
-        pending.push(entry);
+        entries.push(Listed::New(Box::new(entry)));
+        added = true;
     }
     let open = state
         .change_lists
@@ -1978,14 +1950,13 @@ fn change_lists(
         .clone();
     let open_uri = change_list_uri(directory, open.number)?;
     // An open list this run neither added to nor closed is the one carried over.
-    let unchanged = closed.is_empty() && pending.is_empty() && directory.path(&open_uri)?.exists();
-    body.extend(body_of(&open_uri, &head(&open), &pending)?);
+    let unchanged = closed.is_empty() && !added && directory.path(&open_uri)?.exists();
     let mut written = 0;
-    let open = [(open, body)];
+    let open = [(open, entries)];
     let lists = closed.iter().chain(open.iter());
     for (record, entries) in lists.take(closed.len() + usize::from(!unchanged)) {
         let uri = change_list_uri(directory, record.number)?;
-        write_with_body(directory, &uri, &head(record), entries, options)?;
+        write_list(directory, &uri, &head(record), entries, options)?;
         written += 1;
     }
     let first = state.change_lists.first().expect("a Change List").from;
@@ -2006,48 +1977,40 @@ fn change_lists(
     Ok(written + 1)
 }
 
-/// The entries of the Resource List a run wrote, as the bytes it wrote them.
-struct Written {
-    bytes: Vec<u8>,
-    /// Where each entry ends.
-    ends: Vec<usize>,
+/// The documents of the Resource List generation `generation` wrote into `docs`: its
+/// parts in order, or the one document; none when they cannot be read.
+fn last_resource_list(docs: &Path, generation: u64) -> Vec<Vec<u8>> {
+    let prefix = format!("resourcelist-g{generation}-");
+    let Ok(names) = fs::read_dir(docs) else {
+        return Vec::new();
+    };
+    let mut parts: Vec<(u64, PathBuf)> = names
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name();
+            let number = name.to_str()?.strip_prefix(&prefix)?.strip_suffix(".xml")?;
+            Some((number.parse().ok()?, entry.path()))
+        })
+        .collect();
+    parts.sort();
+    if parts.is_empty() {
+        parts.push((0, docs.join("resourcelist.xml")));
+    }
+    parts
+        .into_iter()
+        .map(|(_, part)| fs::read(part))
+        .collect::<io::Result<_>>()
+        .unwrap_or_default()
 }
 
-impl Written {
-    /// The entries of the Resource List generation `generation` wrote into `docs` (its
-    /// parts in order, or the one document), if they are `count`, one per resource it
-    /// listed; else (or unreadable) `None`, and every entry is made again.
-    fn read(docs: &Path, generation: u64, count: usize) -> Option<Written> {
-        let prefix = format!("resourcelist-g{generation}-");
-        let mut parts: Vec<(u64, PathBuf)> = fs::read_dir(docs)
-            .ok()?
-            .filter_map(|entry| {
-                let entry = entry.ok()?;
-                let name = entry.file_name();
-                let number = name.to_str()?.strip_prefix(&prefix)?.strip_suffix(".xml")?;
-                Some((number.parse().ok()?, entry.path()))
-            })
-            .collect();
-        parts.sort();
-        if parts.is_empty() {
-            parts.push((0, docs.join("resourcelist.xml")));
-        }
-        let mut bytes = Vec::new();
-        for (_, part) in parts {
-            bytes.extend_from_slice(entries_of(&fs::read(part).ok()?)?);
-        }
-        let ends: Vec<usize> = memchr::memmem::find_iter(&bytes, b"</url>\n")
-            .map(|at| at + b"</url>\n".len())
-            .collect();
-        let whole = ends.last().copied().unwrap_or(0) == bytes.len();
-        (whole && ends.len() == count).then_some(Written { bytes, ends })
+/// The entries of `documents` as they were written, if there are `count`, one per
+/// resource the last run listed; else `None`, and every entry is made again.
+fn entries_before(documents: &[Vec<u8>], count: usize) -> Option<Vec<&[u8]>> {
+    let mut entries = Vec::with_capacity(count);
+    for document in documents {
+        entries.extend(written_entries(document)?);
     }
-
-    /// Entry `i`.
-    fn entry(&self, i: usize) -> &[u8] {
-        let start = i.checked_sub(1).map_or(0, |k| self.ends[k]);
-        &self.bytes[start..self.ends[i]]
-    }
+    (entries.len() == count).then_some(entries)
 }
 
 /// Whether an entry written before is that of the resource at `uri`: its `<loc>` is the
@@ -2061,52 +2024,70 @@ fn names(entry: &[u8], uri: &Uri) -> bool {
             .is_some_and(|rest| rest.starts_with(b"</loc>"))
 }
 
-/// The entries of a document this command wrote, as bytes: from its first `<url>` to its
-/// root's end tag. (`<` stands escaped in every value, so the first `<url>` is the first
-/// entry's start tag.)
-fn entries_of(document: &[u8]) -> Option<&[u8]> {
-    let end = memchr::memmem::rfind(document, b"</urlset>")?;
-    let start = memchr::memmem::find(&document[..end], b"<url>").unwrap_or(end);
-    Some(&document[start..end])
+/// Closes the open Change List at `until`, with `entries`, into `closed`, and opens the
+/// next one from there.
+fn close_open_list<'a>(
+    state: &mut State,
+    entries: &mut Vec<Listed<'a>>,
+    closed: &mut Vec<(ChangeListRecord, Vec<Listed<'a>>)>,
+    until: W3cDateTime,
+) {
+    let open = state.change_lists.last_mut().expect("an open Change List");
+    open.until = Some(until);
+    let record = open.clone();
+    closed.push((record.clone(), std::mem::take(entries)));
+    state.change_lists.push(ChangeListRecord {
+        number: record.number + 1,
+        from: until,
+        until: None,
+    });
+    state.open = OpenList::default();
 }
 
-/// `entries` written under `head`, checked and refused as [`write_entries`] does, as the
-/// bytes of a document's body.
-fn body_of(uri: &Uri, head: &DocumentHead, entries: &[Entry]) -> Result<Vec<u8>, BuildError> {
-    if entries.is_empty() {
-        return Ok(Vec::new());
-    }
-    let document = serialize(uri, head, entries)?;
-    Ok(entries_of(&document).unwrap_or_default().to_vec())
+/// An entry of a Change List being written: as the last run wrote it (the open list's,
+/// carried over), or one of this run's changes.
+enum Listed<'a> {
+    Written(&'a [u8]),
+    /// Boxed: the entries carried over, as many as a list holds, are a slice each.
+    New(Box<Entry>),
 }
 
-/// Writes the document of `head` whose entries are `body`, bytes [`body_of`] made,
-/// atomically. The entries were checked when they were first written, each against the
-/// head of its list (whose `until` can only be set later, at or after them); what their
-/// sum can break, the limits, is checked here.
-fn write_with_body(
+/// Writes the Change List of `head` and `entries` whole, atomically. This run's entries
+/// are checked against the head and refused if they break a rule; those written before
+/// were checked then, against the head of the same list (whose `until` is only ever set
+/// at or after them). The limits, which their sum can break, are checked here.
+fn write_list(
     directory: &Directory,
     uri: &Uri,
     head: &DocumentHead,
-    body: &[u8],
+    entries: &[Listed<'_>],
     options: &Options,
 ) -> Result<(), BuildError> {
-    let empty = serialize(uri, head, &[])?;
-    let end = memchr::memmem::rfind(&empty, b"</urlset>").unwrap_or(empty.len());
-    let mut document = Vec::with_capacity(empty.len() + body.len());
-    document.extend_from_slice(&empty[..end]);
-    document.extend_from_slice(body);
-    document.extend_from_slice(&empty[end..]);
-    let entries = memchr::memmem::find_iter(body, b"</url>\n").count();
-    let limit = |what, limit| BuildError::Document {
+    let refused = |source| BuildError::Document {
         document: uri.to_string(),
-        source: WriteError::Limit { what, limit },
+        source,
     };
-    if entries > options.max_entries {
-        return Err(limit("entries", options.max_entries as u64));
+    let refuse = WriteOptions::default().with_refuse_errors(true);
+    let mut writer = Writer::with_options(Vec::new(), head, refuse).map_err(refused)?;
+    for entry in entries {
+        match entry {
+            Listed::Written(bytes) => writer.write_written(bytes),
+            Listed::New(entry) => writer.write_entry(entry),
+        }
+        .map_err(refused)?;
     }
+    if writer.entries_written() > options.max_entries as u64 {
+        return Err(refused(WriteError::Limit {
+            what: "entries",
+            limit: options.max_entries as u64,
+        }));
+    }
+    let document = writer.finish().map_err(refused)?.output;
     if document.len() as u64 > options.max_bytes {
-        return Err(limit("bytes", options.max_bytes));
+        return Err(refused(WriteError::Limit {
+            what: "bytes",
+            limit: options.max_bytes,
+        }));
     }
     directory.write(uri, &document)?;
     Ok(())
