@@ -621,8 +621,16 @@ impl<I: Input> Reader<I> {
     /// from its buffer.
     pub(crate) fn replace_input<J: Input>(self, input: J) -> (Reader<J>, I) {
         let Reader { buf, parser } = self;
-        let Parser {
-            input: old,
+        // Struct update syntax cannot change a type parameter: every other field is
+        // moved across by name, listed once (the destructuring, without `..`, fails to
+        // compile when a field is added and not listed).
+        macro_rules! with_input {
+            ($($field:ident),* $(,)?) => {{
+                let Parser { input: old, $($field),* } = parser;
+                (Parser { input, $($field),* }, old)
+            }};
+        }
+        let (parser, old) = with_input!(
             ns,
             text,
             limits,
@@ -641,28 +649,7 @@ impl<I: Input> Reader<I> {
             conventional_bindings,
             path,
             push_head,
-        } = parser;
-        let parser = Parser {
-            input,
-            ns,
-            text,
-            limits,
-            state,
-            head,
-            root_name,
-            lenient,
-            check,
-            checker,
-            findings,
-            entries,
-            entry_position,
-            event_at,
-            scope,
-            finished,
-            conventional_bindings,
-            path,
-            push_head,
-        };
+        );
         (Reader { buf, parser }, old)
     }
 
