@@ -127,7 +127,6 @@ impl Namespaces {
             && self.lookup("rs") == Some(resourcesync_model::RS_NAMESPACE)
     }
 
-    /// Closes the innermost element's scope.
     /// How many elements are open: what `truncate` goes back to.
     pub(crate) fn depth(&self) -> usize {
         self.scopes.len()
@@ -140,6 +139,7 @@ impl Namespaces {
         }
     }
 
+    /// Closes the innermost element's scope.
     pub(crate) fn pop(&mut self) {
         if let Some(len) = self.scopes.pop() {
             self.bindings.truncate(len);
