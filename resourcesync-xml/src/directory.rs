@@ -365,6 +365,24 @@ impl Directory {
     /// the way. On failure no temporary file is left behind and a file that was there
     /// before is unchanged. Returns the file's path.
     pub fn write(&self, uri: &Uri, bytes: &[u8]) -> Result<PathBuf, DirectoryError> {
+        self.write_pieces(uri, &[bytes])
+    }
+
+    /// Writes the file `uri` names as [`write`](Directory::write) does, its bytes given in
+    /// `pieces`, one after the other: a large document made of a head, a body and an end
+    /// is written without being joined into one buffer first.
+    ///
+    /// ```
+    /// use resourcesync_xml::Directory;
+    ///
+    /// let root = tempfile::tempdir()?;
+    /// let dir = Directory::new(root.path(), "http://example.com/".parse()?)?;
+    /// let uri = dir.uri("a.xml")?;
+    /// let path = dir.write_pieces(&uri, &[b"<urlset>", b"</urlset>"])?;
+    /// assert_eq!(std::fs::read(path)?, b"<urlset></urlset>");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn write_pieces(&self, uri: &Uri, pieces: &[&[u8]]) -> Result<PathBuf, DirectoryError> {
         let path = self.path(uri)?;
         let io = |source| DirectoryError::Io {
             path: path.clone(),
@@ -380,7 +398,9 @@ impl Directory {
             .suffix(".tmp")
             .tempfile_in(parent)
             .map_err(io)?;
-        temp.write_all(bytes).map_err(io)?;
+        for piece in pieces {
+            temp.write_all(piece).map_err(io)?;
+        }
         temp.as_file().sync_all().map_err(io)?;
         temp.persist(&path).map_err(|e| io(e.error))?;
         // The rename is durable once the directory that holds it is synced. Windows

@@ -156,6 +156,12 @@ pub trait SetStore {
     fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError>;
     /// Stores a finished document, as it is to be served, under its URI.
     fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError>;
+    /// Stores a finished document given in pieces, one after the other: a part's head, its
+    /// entries and its end, so that a part of many megabytes is not copied into one buffer
+    /// first. By default they are joined and given to [`store`](SetStore::store).
+    fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
+        self.store(uri, &pieces.concat())
+    }
 }
 
 impl<N, S> SetStore for (N, S)
@@ -198,6 +204,11 @@ impl SetStore for DirectoryStore {
 
     fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
         self.directory.write(uri, document)?;
+        Ok(())
+    }
+
+    fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
+        self.directory.write_pieces(uri, pieces)?;
         Ok(())
     }
 }
@@ -296,10 +307,8 @@ pub struct SetWriter<T> {
     limits: SetLimits,
     /// Whether parts, and the index or single document, are gzip-compressed.
     compress: (bool, bool),
-    /// Parts already stored (or, for the first, held until a second one is needed).
+    /// Parts already stored.
     parts: Vec<(Uri, Option<W3cDateTime>, Option<W3cDateTime>)>,
-    /// The first part, held back until it is known whether the set needs an index.
-    first: Option<Part>,
     current: Part,
     scratch: Writer<Vec<u8>>,
     entries: u64,
@@ -436,7 +445,6 @@ impl<T: SetStore> SetWriter<T> {
             limits: options.limits,
             compress: options.compressed(),
             parts: Vec::new(),
-            first: None,
             scratch: Writer::entries_only(Root::UrlSet),
             entries: 0,
             overhead: 0,
@@ -444,7 +452,8 @@ impl<T: SetStore> SetWriter<T> {
             latest: None,
             checking: Some(checking),
         };
-        writer.overhead = writer.part_document(&writer.current, None, true)?.len() as u64;
+        let (start, end) = writer.framing(writer.current.from, None, true)?;
+        writer.overhead = (start.len() + end.len()) as u64;
         Ok(writer)
     }
 
@@ -496,7 +505,9 @@ impl<T: SetStore> SetWriter<T> {
                     <= self.limits.max_bytes
         };
         if !fits(&self.current) {
-            if self.current.entries == 0 {
+            // Too big even for a part of its own: refused before a part is closed for it.
+            let empty = Part::new(None);
+            if self.current.entries == 0 || !fits(&empty) {
                 return Err(WriteError::Limit {
                     what: "one entry with the document's head",
                     limit: self.limits.max_bytes,
@@ -522,11 +533,12 @@ impl<T: SetStore> SetWriter<T> {
         Ok(())
     }
 
-    /// Closes the current part at `until` and starts the next one from there.
+    /// Closes the current part at `until`, for an entry that follows in the next one, and
+    /// starts that from there. The set has several parts now, so the part is stored at
+    /// once, with its `index` link, and its buffer is the next part's.
     fn close_part(&mut self, until: Option<W3cDateTime>) -> Result<(), WriteError> {
         let until = if self.intervals { until } else { None };
-        let next = Part::new(until);
-        let part = std::mem::replace(&mut self.current, next);
+        let mut part = std::mem::replace(&mut self.current, Part::new(until));
         let number = self.parts.len() + 1;
         if number as u64 > MAX_ENTRIES {
             return Err(WriteError::Limit {
@@ -535,55 +547,41 @@ impl<T: SetStore> SetWriter<T> {
             });
         }
         let uri = self.store.part_uri(number)?;
-        self.parts.push((uri, part.from, until));
-        if number == 1 {
-            // Held back: with a second part the set needs an index and this one an
-            // `index` link; alone, it is the set itself.
-            self.first = Some(part);
-            Ok(())
-        } else {
-            self.store_part(number - 1, &part)
-        }
+        self.parts.push((uri.clone(), part.from, until));
+        self.store_part(&uri, &part, until, true)?;
+        part.body.clear();
+        self.current.body = part.body;
+        Ok(())
     }
 
-    /// Stores part `index` (0-based) of several, storing the held-back first part first.
-    fn store_part(&mut self, index: usize, part: &Part) -> Result<(), WriteError> {
-        if let Some(first) = self.first.take() {
-            self.store_part(0, &first)?;
-        }
-        let (uri, _, until) = self.parts[index].clone();
-        let xml = self.part_document(part, until, true)?;
-        self.emit(&uri, xml, self.compress.0)
-    }
-
-    /// Stores a finished document, compressed if asked.
-    fn emit(&mut self, uri: &Uri, xml: Vec<u8>, compress: bool) -> Result<(), WriteError> {
-        #[cfg(feature = "gzip")]
-        if compress {
-            use std::io::Write;
-            let mut gz = flate2::write::GzEncoder::new(
-                Vec::with_capacity(xml.len() / 4),
-                flate2::Compression::default(),
-            );
-            gz.write_all(&xml)?;
-            return self.store.store(uri, &gz.finish()?);
-        }
-        #[cfg(not(feature = "gzip"))]
-        let _ = compress;
-        self.store.store(uri, &xml)
-    }
-
-    /// A part's document: the set's head with the part's times and, if it is one of
-    /// several, an `index` link.
-    fn part_document(
-        &self,
+    /// Stores a part: its entries framed by [`framing`](SetWriter::framing).
+    fn store_part(
+        &mut self,
+        uri: &Uri,
         part: &Part,
         until: Option<W3cDateTime>,
         in_index: bool,
-    ) -> Result<Vec<u8>, WriteError> {
+    ) -> Result<(), WriteError> {
+        let (start, end) = self.framing(part.from, until, in_index)?;
+        let compress = if in_index {
+            self.compress.0
+        } else {
+            self.compress.1
+        };
+        self.emit(uri, &[&start, &part.body, end.as_bytes()], compress)
+    }
+
+    /// What comes before and after a part's entries: the declaration and the set's head
+    /// with the part's times and, if it is one of several, an `index` link; the end tag.
+    fn framing(
+        &self,
+        from: Option<W3cDateTime>,
+        until: Option<W3cDateTime>,
+        in_index: bool,
+    ) -> Result<(Vec<u8>, String), WriteError> {
         let mut head = self.head.clone();
         if self.intervals {
-            head.md.from = part.from;
+            head.md.from = from;
             head.md.until = until;
         }
         if in_index {
@@ -591,9 +589,28 @@ impl<T: SetStore> SetWriter<T> {
             head.links
                 .push(Link::new(Relation::Index, self.uri.clone()));
         }
-        let mut writer = Writer::unchecked(Vec::with_capacity(part.body.len() + 1024), &head)?;
-        writer.append_raw(&part.body)?;
-        writer.close()
+        let start = Writer::unchecked(Vec::new(), &head)?.take_bytes();
+        Ok((start, format!("</{}>\n", head.root.element())))
+    }
+
+    /// Stores a finished document, given in pieces, compressed if asked.
+    fn emit(&mut self, uri: &Uri, pieces: &[&[u8]], compress: bool) -> Result<(), WriteError> {
+        #[cfg(feature = "gzip")]
+        if compress {
+            use std::io::Write;
+            let len: usize = pieces.iter().map(|p| p.len()).sum();
+            let mut gz = flate2::write::GzEncoder::new(
+                Vec::with_capacity(len / 4),
+                flate2::Compression::default(),
+            );
+            for piece in pieces {
+                gz.write_all(piece)?;
+            }
+            return self.store.store(uri, &gz.finish()?);
+        }
+        #[cfg(not(feature = "gzip"))]
+        let _ = compress;
+        self.store.store_pieces(uri, pieces)
     }
 
     /// Closes the last part and, if there are several, writes the index. Returns what
@@ -611,9 +628,8 @@ impl<T: SetStore> SetWriter<T> {
         if self.parts.is_empty() {
             // Everything fitted: the one document is the set.
             let part = std::mem::replace(&mut self.current, Part::new(None));
-            let xml = self.part_document(&part, last_until, false)?;
             let uri = self.uri.clone();
-            self.emit(&uri, xml, self.compress.1)?;
+            self.store_part(&uri, &part, last_until, false)?;
             return Ok(Written {
                 output: SetSummary {
                     documents: vec![self.uri.clone()],
@@ -628,8 +644,8 @@ impl<T: SetStore> SetWriter<T> {
         let part = std::mem::replace(&mut self.current, Part::new(None));
         let number = self.parts.len() + 1;
         let uri = self.store.part_uri(number)?;
-        self.parts.push((uri, part.from, last_until));
-        self.store_part(number - 1, &part)?;
+        self.parts.push((uri.clone(), part.from, last_until));
+        self.store_part(&uri, &part, last_until, true)?;
         // The index: same capability and times, one entry per part.
         let mut head = self.head.clone();
         head.root = Root::SitemapIndex;
@@ -652,7 +668,7 @@ impl<T: SetStore> SetWriter<T> {
         }
         let xml = writer.close()?;
         let uri = self.uri.clone();
-        self.emit(&uri, xml, self.compress.1)?;
+        self.emit(&uri, &[&xml], self.compress.1)?;
         let mut documents: Vec<Uri> = self.parts.into_iter().map(|(uri, ..)| uri).collect();
         documents.push(self.uri.clone());
         Ok(Written {

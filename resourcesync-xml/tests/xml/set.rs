@@ -223,6 +223,33 @@ fn refusals() {
         publish(K::ResourceList, &huge, SetLimits::new(10, 300)),
         Err(WriteError::Limit { .. })
     ));
+    // After a part holds entries, one too big for a part of its own is refused all the
+    // same, before the part is closed for it: no document is stored over the limit, and
+    // the set goes on.
+    let mut big = entry(2, false);
+    big.loc = format!("http://example.com/{}", "x".repeat(800))
+        .parse()
+        .unwrap();
+    let mut stored = Vec::new();
+    let mut set = SetWriter::new(
+        head(K::ResourceList),
+        "http://example.com/list.xml".parse().unwrap(),
+        |n| format!("http://example.com/list-{n:03}.xml").parse(),
+        |_: &Uri, xml: &[u8]| {
+            stored.push(xml.len());
+            Ok(())
+        },
+        SetLimits::new(10, 700),
+    )
+    .unwrap();
+    set.write_entry(&entry(1, false)).unwrap();
+    assert!(matches!(
+        set.write_entry(&big),
+        Err(WriteError::Limit { limit: 700, .. })
+    ));
+    set.write_entry(&entry(3, false)).unwrap();
+    assert_eq!(set.finish().unwrap().output.documents.len(), 1);
+    assert!(stored.len() == 1 && stored[0] <= 700, "{stored:?}");
     let mut store = Store::new();
     let set = SetWriter::new(
         DocumentHead::of_kind(K::CapabilityList),
