@@ -411,8 +411,8 @@ struct State {
     resource_dump: Option<u64>,
 }
 
-/// What the last run knew of a file.
-#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What a run knows of a file.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Resource {
     length: u64,
     /// Modification time: seconds and nanoseconds since the epoch.
@@ -420,8 +420,73 @@ struct Resource {
     /// The digests as bytes: read back without parsing hex.
     md5: [u8; 16],
     sha256: [u8; 32],
-    media_type: Option<MediaType>,
+    /// Its place in the run's [`MediaTypes`].
+    media_type: MediaTypeId,
 }
+
+/// A media type's place in a run's [`MediaTypes`], from 1; 0 is none.
+type MediaTypeId = u16;
+
+/// The media types of a run's resources, each once: a resource names its own by its
+/// place here, so that the state keeps a short number per resource rather than a media
+/// type to parse again.
+#[derive(Debug, Default)]
+struct MediaTypes {
+    types: Vec<MediaType>,
+    places: std::collections::HashMap<String, MediaTypeId>,
+}
+
+impl MediaTypes {
+    /// The place of the media type `name`, added if new; 0 for a name that is no media
+    /// type (or one too many, which no guess makes).
+    fn of(&mut self, name: &str) -> MediaTypeId {
+        if let Some(&id) = self.places.get(name) {
+            return id;
+        }
+        let Ok(media_type) = name.parse::<MediaType>() else {
+            return 0;
+        };
+        let Ok(id) = MediaTypeId::try_from(self.types.len() + 1) else {
+            return 0;
+        };
+        self.types.push(media_type);
+        self.places.insert(name.to_owned(), id);
+        id
+    }
+
+    /// The media type at `id`.
+    fn get(&self, id: MediaTypeId) -> Option<&MediaType> {
+        usize::from(id)
+            .checked_sub(1)
+            .and_then(|i| self.types.get(i))
+    }
+}
+
+/// The state's resources as a file: their media types once each, their paths one after
+/// another, their digests (md5 and sha-256) one after another, and the rest as numbers.
+/// Read back borrowing the paths and digests, with only the few media types to parse.
+#[derive(Serialize, Deserialize)]
+struct ResourcesFile<'a> {
+    #[serde(borrow)]
+    media_types: Vec<&'a str>,
+    paths: &'a str,
+    #[serde(borrow, with = "serde_bytes")]
+    digests: &'a [u8],
+    records: Vec<Record>,
+}
+
+/// A resource in [`ResourcesFile`], but for its path and digests.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    /// Its path's length in bytes.
+    path: u32,
+    length: u64,
+    mtime: (i64, u32),
+    media_type: MediaTypeId,
+}
+
+/// Bytes of one resource's digests in [`ResourcesFile::digests`]: md5, then sha-256.
+const DIGESTS: usize = 16 + 32;
 
 /// What a run needs to know of the open Change List's entries, which are in its document.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
@@ -469,7 +534,7 @@ const STATE: &str = ".resourcesync/state.json";
 /// 100,000 of them, and read while the walk runs.
 const RESOURCES: &str = ".resourcesync/resources.postcard";
 /// The state's format.
-const STATE_VERSION: u32 = 3;
+const STATE_VERSION: u32 = 4;
 /// What a damaged open Change List leaves to do.
 const LOST_OPEN_LIST: &str = "the state's open Change List is lost: publish into a new directory";
 /// Where the documents go, under the base.
@@ -750,12 +815,12 @@ struct Previous {
 struct Known {
     /// The file read.
     path: PathBuf,
-    reading: std::thread::JoinHandle<Result<Vec<(String, Resource)>, BuildError>>,
+    reading: std::thread::JoinHandle<Result<LastRun, BuildError>>,
 }
 
 impl Known {
     /// The resources, once read.
-    fn resources(self) -> Result<Vec<(String, Resource)>, BuildError> {
+    fn resources(self) -> Result<LastRun, BuildError> {
         self.reading.join().unwrap_or_else(|_| {
             Err(BuildError::State {
                 path: self.path,
@@ -763,6 +828,111 @@ impl Known {
             })
         })
     }
+}
+
+/// The resources the last run published, in path order, each path once.
+#[derive(Debug, Default)]
+struct LastRun {
+    /// Their paths, one after another.
+    paths: String,
+    /// Where each path ends in `paths`.
+    ends: Vec<usize>,
+    resources: Vec<Resource>,
+    /// The media types they name; this run's, with any it adds.
+    media_types: MediaTypes,
+}
+
+impl LastRun {
+    fn len(&self) -> usize {
+        self.resources.len()
+    }
+
+    /// The path of resource `j`.
+    fn path(&self, j: usize) -> &str {
+        let start = j.checked_sub(1).map_or(0, |i| self.ends[i]);
+        &self.paths[start..self.ends[j]]
+    }
+
+    /// Reads a [`ResourcesFile`], or says what is wrong with it.
+    fn from_file(bytes: &[u8]) -> Result<LastRun, String> {
+        let file: ResourcesFile<'_> = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+        let mut media_types = MediaTypes::default();
+        for (i, name) in file.media_types.iter().enumerate() {
+            if usize::from(media_types.of(name)) != i + 1 {
+                return Err(format!("media type {} is {name:?}: none, or twice", i + 1));
+            }
+        }
+        let n = file.records.len();
+        if file.digests.len() != n * DIGESTS {
+            return Err(format!(
+                "{} bytes of digests for {n} resources",
+                file.digests.len()
+            ));
+        }
+        let mut run = LastRun {
+            paths: file.paths.to_owned(),
+            ends: Vec::with_capacity(n),
+            resources: Vec::with_capacity(n),
+            media_types,
+        };
+        let mut end = 0usize;
+        for (record, digests) in file.records.iter().zip(file.digests.chunks_exact(DIGESTS)) {
+            let start = end;
+            end += record.path as usize;
+            let Some(path) = run.paths.get(start..end) else {
+                return Err(format!(
+                    "resource {}'s path ends inside a character or past the paths",
+                    run.ends.len() + 1
+                ));
+            };
+            if run.ends.last().is_some() && *run.path(run.ends.len() - 1) >= *path {
+                return Err("the resources are not in path order, each once".into());
+            }
+            if usize::from(record.media_type) > run.media_types.types.len() {
+                return Err(format!("no media type {}", record.media_type));
+            }
+            let (md5, sha256) = digests.split_at(16);
+            run.ends.push(end);
+            run.resources.push(Resource {
+                length: record.length,
+                mtime: record.mtime,
+                md5: md5.try_into().unwrap_or_default(),
+                sha256: sha256.try_into().unwrap_or_default(),
+                media_type: record.media_type,
+            });
+        }
+        if end != run.paths.len() {
+            return Err("paths beyond the last resource".into());
+        }
+        Ok(run)
+    }
+}
+
+/// Writes the resources a run publishes, and the media types they name, as a
+/// [`ResourcesFile`].
+fn resources_file(resources: &[Published], media_types: &MediaTypes) -> Result<Vec<u8>, String> {
+    let mut paths = String::with_capacity(resources.iter().map(|p| p.path.len()).sum());
+    let mut digests = Vec::with_capacity(resources.len() * DIGESTS);
+    let mut records = Vec::with_capacity(resources.len());
+    for published in resources {
+        let r = &published.resource;
+        paths.push_str(&published.path);
+        digests.extend_from_slice(&r.md5);
+        digests.extend_from_slice(&r.sha256);
+        records.push(Record {
+            path: u32::try_from(published.path.len()).map_err(|e| e.to_string())?,
+            length: r.length,
+            mtime: r.mtime,
+            media_type: r.media_type,
+        });
+    }
+    let file = ResourcesFile {
+        media_types: media_types.types.iter().map(MediaType::as_str).collect(),
+        paths: &paths,
+        digests: &digests,
+        records,
+    };
+    postcard::to_stdvec(&file).map_err(|e| e.to_string())
 }
 
 /// Reads the resources a run left in `generation`, on a thread of its own.
@@ -775,14 +945,7 @@ fn read_resources(generation: &Path) -> Known {
             reason,
         };
         let bytes = fs::read(&path).map_err(|e| unreadable(e.to_string()))?;
-        let resources: Vec<(String, Resource)> =
-            postcard::from_bytes(&bytes).map_err(|e| unreadable(e.to_string()))?;
-        if !resources.is_sorted_by(|a, b| a.0 < b.0) {
-            return Err(unreadable(
-                "the resources are not in path order, each once".into(),
-            ));
-        }
-        Ok(resources)
+        LastRun::from_file(&bytes).map_err(unreadable)
     });
     Known {
         path: file,
@@ -910,9 +1073,10 @@ fn publish_generation(
         found.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
     }
     let mut previous = match known {
-        None => Vec::new(),
+        None => LastRun::default(),
         Some(known) => known.resources()?,
     };
+    let mut media_types = std::mem::take(&mut previous.media_types);
 
     // Each file paired with the last run's resource at its path, by its place among them
     // (which is its entry's in the Resource List the last run wrote), in one pass over
@@ -922,10 +1086,10 @@ fn publish_generation(
     let mut pairs = Vec::with_capacity(found.len());
     let mut j = 0;
     for (f, _) in &found {
-        while previous.get(j).is_some_and(|(path, _)| *path < f.path) {
+        while j < previous.len() && previous.path(j) < f.path.as_str() {
             j += 1;
         }
-        let paired = previous.get(j).is_some_and(|(path, _)| *path == f.path);
+        let paired = j < previous.len() && previous.path(j) == f.path;
         pairs.push(paired.then_some(j));
         if paired {
             listed[j] = true;
@@ -937,7 +1101,7 @@ fn publish_generation(
         .filter(|&i| {
             let f = &found[i].0;
             pairs[i].is_none_or(|j| {
-                let r = &previous[j].1;
+                let r = &previous.resources[j];
                 r.length != f.length || r.mtime != f.mtime
             })
         })
@@ -959,7 +1123,7 @@ fn publish_generation(
     let mut hashed = hashed.into_iter().peekable();
     let listed_before = previous.len();
     for (i, ((f, uri), paired)) in found.into_iter().zip(pairs).enumerate() {
-        let old = paired.map(|j| (j, std::mem::take(&mut previous[j].1)));
+        let old = paired.map(|j| (j, previous.resources[j]));
         let mut written = None;
         let resource = match hashed.next_if(|(j, _)| *j == i) {
             Some((_, None)) => {
@@ -979,11 +1143,10 @@ fn publish_generation(
                     mtime: f.mtime,
                     md5: digests.md5.0,
                     sha256: digests.sha256.0,
-                    media_type: media_type(
-                        &f.file
-                            .as_deref()
-                            .map_or(f.path.clone(), |p| p.display().to_string()),
-                    ),
+                    media_type: media_types.of(match &f.file {
+                        Some(file) => media_type(file),
+                        None => media_type(Path::new(&f.path)),
+                    }),
                 };
                 let change = match &old {
                     None => Some(Change::Created),
@@ -1025,12 +1188,11 @@ fn publish_generation(
         });
     }
     gone.extend(
-        previous
-            .into_iter()
-            .zip(listed)
-            .filter(|(_, listed)| !listed)
-            .map(|((path, _), _)| path),
+        (0..previous.len())
+            .filter(|&j| !listed[j])
+            .map(|j| previous.path(j).to_owned()),
     );
+    drop(previous);
     let count = |kind| {
         changes
             .iter()
@@ -1052,7 +1214,8 @@ fn publish_generation(
         let entry = match change {
             Some((i, change)) => {
                 let published = &resources[*i];
-                resource_entry(&published.uri, &published.resource).with_change(*change)
+                resource_entry(&published.uri, &published.resource, &media_types)
+                    .with_change(*change)
             }
             // A listed resource's key is its URI.
             None if options.list.is_some() => {
@@ -1129,7 +1292,11 @@ fn publish_generation(
             .filter(|entry| names(entry, &published.uri));
         match before {
             Some(entry) => rl.write_written(entry, None),
-            None => rl.write_entry(&resource_entry(&published.uri, &published.resource)),
+            None => rl.write_entry(&resource_entry(
+                &published.uri,
+                &published.resource,
+                &media_types,
+            )),
         }
         .map_err(document_error(&rl_name))?;
     }
@@ -1153,7 +1320,14 @@ fn publish_generation(
         }
         if published.is_none() || options.new_resource_dump {
             resource_dump(
-                collection, &directory, &resources, now, &up, options, number,
+                collection,
+                &directory,
+                &resources,
+                &media_types,
+                now,
+                &up,
+                options,
+                number,
             )?;
             state.resource_dump = Some(number);
             documents += 1;
@@ -1194,6 +1368,7 @@ fn publish_generation(
             &mut state,
             &change_entries,
             &resources,
+            &media_types,
             &changed,
             number,
             last_at,
@@ -1263,13 +1438,9 @@ fn publish_generation(
         reason: e.to_string(),
     })?;
     let resources_path = dir.join(RESOURCES);
-    let records: Vec<(&str, &Resource)> = resources
-        .iter()
-        .map(|p| (p.path.as_str(), &p.resource))
-        .collect();
-    let records = postcard::to_stdvec(&records).map_err(|e| BuildError::State {
+    let records = resources_file(&resources, &media_types).map_err(|reason| BuildError::State {
         path: resources_path.clone(),
-        reason: e.to_string(),
+        reason,
     })?;
     // Durable before the switch: a publication whose state is lost cannot be built on.
     for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
@@ -1348,10 +1519,11 @@ fn epoch_time(time: SystemTime) -> (i64, u32) {
 }
 
 /// The media type of a file, guessed from its name.
-fn media_type(path: &str) -> Option<MediaType> {
+fn media_type(path: &Path) -> &'static str {
     // What web servers serve a name they do not know as.
-    let guess = mime_guess::from_path(path).first_raw();
-    guess.unwrap_or("application/octet-stream").parse().ok()
+    mime_guess::from_path(path)
+        .first_raw()
+        .unwrap_or("application/octet-stream")
 }
 
 /// The URI of the resource at `path` (relative, `/`-separated): its segments
@@ -1428,12 +1600,12 @@ fn plain(path: &str) -> bool {
 }
 
 /// The Resource List entry of a resource.
-fn resource_entry(uri: &Uri, resource: &Resource) -> Entry {
+fn resource_entry(uri: &Uri, resource: &Resource, media_types: &MediaTypes) -> Entry {
     let mut entry = Entry::new(uri.clone())
         .with_lastmod(resource.lastmod())
         .with_length(resource.length)
         .with_hash(resource.hashes());
-    if let Some(media_type) = &resource.media_type {
+    if let Some(media_type) = media_types.get(resource.media_type) {
         entry = entry.with_media_type(media_type.clone());
     }
     entry
@@ -2178,10 +2350,12 @@ fn listed(collection: &Path, list: &Path) -> Result<Vec<(Found, Uri)>, BuildErro
 }
 
 /// Writes the Resource Dump: every resource, read again into packages. Returns its URI.
+#[allow(clippy::too_many_arguments)]
 fn resource_dump(
     collection: &Path,
     directory: &Directory,
     resources: &[Published],
+    media_types: &MediaTypes,
     now: W3cDateTime,
     up: &Link,
     options: &Options,
@@ -2204,7 +2378,12 @@ fn resource_dump(
         let content =
             File::open(&file).map_err(|source| BuildError::Read { path: file, source })?;
         dump.add_sized(
-            bitstream(&published.uri, &published.path, &published.resource),
+            bitstream(
+                &published.uri,
+                &published.path,
+                &published.resource,
+                media_types,
+            ),
             content,
             Some(published.resource.length),
         )
@@ -2242,12 +2421,17 @@ impl SetStore for GenerationParts<'_> {
         self.directory.write(uri, document)?;
         Ok(())
     }
+
+    fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
+        self.directory.write_pieces(uri, pieces)?;
+        Ok(())
+    }
 }
 
 /// A resource as a bitstream of a package, at its path in the collection; a name a
 /// package may not hold (a colon, a backslash: unsafe to extract on some systems) is
 /// percent-encoded, as it is in the resource's URI.
-fn bitstream(uri: &Uri, path: &str, resource: &Resource) -> Bitstream {
+fn bitstream(uri: &Uri, path: &str, resource: &Resource, media_types: &MediaTypes) -> Bitstream {
     const KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
         .remove(b'.')
         .remove(b'-')
@@ -2264,7 +2448,7 @@ fn bitstream(uri: &Uri, path: &str, resource: &Resource) -> Bitstream {
     };
     let mut bitstream =
         Bitstream::new(uri.clone(), BitstreamPath::new(name)).with_lastmod(resource.lastmod());
-    if let Some(media_type) = &resource.media_type {
+    if let Some(media_type) = media_types.get(resource.media_type) {
         bitstream = bitstream.with_media_type(media_type.clone());
     }
     bitstream
@@ -2280,6 +2464,7 @@ fn change_dump(
     state: &mut State,
     changes: &[Entry],
     resources: &[Published],
+    media_types: &MediaTypes,
     changed: &[Option<usize>],
     number: u64,
     last_at: W3cDateTime,
@@ -2314,8 +2499,13 @@ fn change_dump(
             match (entry.change(), changed) {
                 (Some(change), Some(i)) if change != Change::Deleted => {
                     let published = &resources[*i];
-                    let mut b = bitstream(&published.uri, &published.path, &published.resource)
-                        .with_change(change);
+                    let mut b = bitstream(
+                        &published.uri,
+                        &published.path,
+                        &published.resource,
+                        media_types,
+                    )
+                    .with_change(change);
                     if let Some(datetime) = datetime {
                         b = b.with_datetime(datetime);
                     }
@@ -2377,7 +2567,104 @@ mod tests {
 
     use resourcesync_xml::Directory;
 
-    use super::{Found, Uris, hash_files, plain, resource_uri};
+    use super::{
+        DIGESTS, Found, LastRun, MediaTypes, Published, Record, Resource, ResourcesFile, Uris,
+        hash_files, plain, resource_uri, resources_file,
+    };
+
+    #[test]
+    fn the_resources_file_reads_back_and_refuses_what_is_wrong() {
+        let mut media_types = MediaTypes::default();
+        let text = media_types.of("text/plain");
+        assert_eq!((text, media_types.of("text/plain")), (1, 1));
+        assert_eq!(media_types.of("no media type"), 0);
+        let published = |path: &str, media_type| Published {
+            path: path.to_owned(),
+            file: None,
+            uri: format!("http://example.com/{path}").parse().unwrap(),
+            resource: Resource {
+                length: path.len() as u64,
+                mtime: (-5, 7),
+                md5: [path.len() as u8; 16],
+                sha256: [path.len() as u8 + 1; 32],
+                media_type,
+            },
+            written: None,
+        };
+        let resources = [published("a/b.txt", text), published("a/bé", 0)];
+        let run = LastRun::from_file(&resources_file(&resources, &media_types).unwrap()).unwrap();
+        assert_eq!(
+            (run.len(), run.path(0), run.path(1)),
+            (2, "a/b.txt", "a/bé")
+        );
+        assert_eq!(
+            run.resources,
+            [resources[0].resource, resources[1].resource]
+        );
+        assert_eq!(
+            run.media_types.get(1).map(|m| m.as_str()),
+            Some("text/plain")
+        );
+        assert_eq!(run.media_types.get(0), None);
+
+        let record = |path: u32, media_type| Record {
+            path,
+            length: 1,
+            mtime: (0, 0),
+            media_type,
+        };
+        let file = |media_types: Vec<&'static str>, paths, digests, records| {
+            let file = ResourcesFile {
+                media_types,
+                paths,
+                digests,
+                records,
+            };
+            LastRun::from_file(&postcard::to_stdvec(&file).unwrap()).unwrap_err()
+        };
+        let two = [0; 2 * DIGESTS];
+        for (error, expected) in [
+            (
+                file(vec![], "ba", &two, vec![record(1, 0), record(1, 0)]),
+                "not in path order",
+            ),
+            (
+                file(vec![], "aa", &two, vec![record(1, 0), record(1, 0)]),
+                "not in path order",
+            ),
+            (
+                file(vec![], "ab", &two, vec![record(1, 0), record(2, 0)]),
+                "past the paths",
+            ),
+            (
+                file(vec![], "abc", &two, vec![record(1, 0), record(1, 0)]),
+                "beyond the last",
+            ),
+            (
+                file(vec![], "ab", &two[1..], vec![record(1, 0), record(1, 0)]),
+                "of digests",
+            ),
+            (
+                file(vec![], "ab", &two, vec![record(1, 0), record(1, 1)]),
+                "no media type 1",
+            ),
+            (file(vec!["x", "x"], "ab", &two, vec![]), "none, or twice"),
+            (
+                file(vec!["text/plain", "text/plain"], "", &[], vec![]),
+                "none, or twice",
+            ),
+        ] {
+            assert!(error.contains(expected), "{error} (expected {expected})");
+        }
+        let error = file(vec![], "é", &two[..DIGESTS], vec![record(1, 0)]);
+        assert!(
+            error.contains("resource 1's path ends inside a character"),
+            "{error}"
+        );
+        let error = file(vec![], "a", &two, vec![record(1, 0), record(1, 0)]);
+        assert!(error.contains("resource 2's path ends"), "{error}");
+        assert!(LastRun::from_file(b"\xff\xff").is_err());
+    }
 
     #[test]
     fn a_file_deleted_since_the_walk_is_no_error() {
