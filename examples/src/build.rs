@@ -518,6 +518,10 @@ struct Found {
     path: String,
     /// With a list: its file.
     file: Option<PathBuf>,
+    /// Its URI; `None` for a plain name, whose URI is the base's prefix and its path
+    /// ([`Uris::of_found`]), made only when needed: an unchanged resource's entry is
+    /// copied, not made.
+    uri: Option<Uri>,
     length: u64,
     mtime: (i64, u32),
     modified: SystemTime,
@@ -1055,6 +1059,7 @@ fn publish_generation(
     } = previous;
     fs::create_dir_all(dir.join(DOCS)).map_err(write(dir))?;
     let directory = Directory::new(dir, options.base_url.clone())?;
+    let uris = Uris::new(&directory);
     let mut skipped = Vec::new();
     // `at` is when the snapshot starts (section 7): read before the walk. The clock may
     // have gone back since the last run: never publish before it.
@@ -1069,8 +1074,8 @@ fn publish_generation(
     };
     // In path order, as the state is, so that one pass pairs each file with what the last
     // run knew of it. The walk sorts what it found; a list is in the order it was written.
-    if !found.is_sorted_by(|a, b| a.0.path < b.0.path) {
-        found.sort_unstable_by(|a, b| a.0.path.cmp(&b.0.path));
+    if !found.is_sorted_by(|a, b| a.path < b.path) {
+        found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     }
     let mut previous = match known {
         None => LastRun::default(),
@@ -1085,7 +1090,7 @@ fn publish_generation(
     let mut listed = vec![false; previous.len()];
     let mut pairs = Vec::with_capacity(found.len());
     let mut j = 0;
-    for (f, _) in &found {
+    for f in &found {
         while j < previous.len() && previous.path(j) < f.path.as_str() {
             j += 1;
         }
@@ -1099,7 +1104,7 @@ fn publish_generation(
     // What changed: a file of another size or modification time is read again.
     let todo: Vec<usize> = (0..found.len())
         .filter(|&i| {
-            let f = &found[i].0;
+            let f = &found[i];
             pairs[i].is_none_or(|j| {
                 let r = &previous.resources[j];
                 r.length != f.length || r.mtime != f.mtime
@@ -1122,7 +1127,7 @@ fn publish_generation(
     let mut gone = Vec::new();
     let mut hashed = hashed.into_iter().peekable();
     let listed_before = previous.len();
-    for (i, ((f, uri), paired)) in found.into_iter().zip(pairs).enumerate() {
+    for (i, (f, paired)) in found.into_iter().zip(pairs).enumerate() {
         let old = paired.map(|j| (j, previous.resources[j]));
         let mut written = None;
         let resource = match hashed.next_if(|(j, _)| *j == i) {
@@ -1182,7 +1187,7 @@ fn publish_generation(
         resources.push(Published {
             path: f.path,
             file: f.file,
-            uri,
+            uri: f.uri,
             resource,
             written,
         });
@@ -1214,7 +1219,7 @@ fn publish_generation(
         let entry = match change {
             Some((i, change)) => {
                 let published = &resources[*i];
-                resource_entry(&published.uri, &published.resource, &media_types)
+                resource_entry(&published.uri(&uris)?, &published.resource, &media_types)
                     .with_change(*change)
             }
             // A listed resource's key is its URI.
@@ -1289,11 +1294,11 @@ fn publish_generation(
             .written
             .zip(before.as_ref())
             .map(|(j, before)| before[j])
-            .filter(|entry| names(entry, &published.uri));
+            .filter(|entry| uris.names(entry, published.uri.as_ref(), &published.path));
         match before {
             Some(entry) => rl.write_written(entry, None),
             None => rl.write_entry(&resource_entry(
-                &published.uri,
+                &published.uri(&uris)?,
                 &published.resource,
                 &media_types,
             )),
@@ -1563,8 +1568,10 @@ impl Uris<'_> {
     /// URI [`resource_uri`] makes, which `Directory::path` maps back to the same file. Any
     /// other name goes the long way, through `url` and back.
     fn of(&self, path: &str, relative: &Path) -> Result<Uri, &'static str> {
-        if let Some(uri) = plain_uri(self.prefix.as_deref(), path) {
-            return Ok(uri);
+        if self.is_plain(path) {
+            return self
+                .of_found(None, path)
+                .map_err(|_| "a name that makes no URI");
         }
         let uri = resource_uri(self.directory, path)
             .map_err(|_| "a name that makes no URI under the base")?;
@@ -1575,13 +1582,46 @@ impl Uris<'_> {
         }
         Ok(uri)
     }
-}
 
-/// The URI of a plain name: `prefix` (see [`Uris`]) and the name as it stands; `None` for
-/// any other name, or without a prefix.
-fn plain_uri(prefix: Option<&str>, path: &str) -> Option<Uri> {
-    let prefix = prefix.filter(|_| plain(path))?;
-    Uri::parse(&[prefix, path].concat()).ok()
+    /// Whether the file at `path` has a plain name, whose URI is the prefix and the path.
+    fn is_plain(&self, path: &str) -> bool {
+        self.prefix.is_some() && plain(path)
+    }
+
+    /// The URI of a resource found: the one the walk or the list made (`uri`), or else
+    /// its plain name's, made now.
+    fn of_found(&self, uri: Option<&Uri>, path: &str) -> Result<Uri, BuildError> {
+        if let Some(uri) = uri {
+            return Ok(uri.clone());
+        }
+        let made = match &self.prefix {
+            Some(prefix) => Uri::parse(&[prefix, path].concat()).map_err(|e| e.to_string()),
+            None => Err("no plain name without a prefix".to_owned()),
+        };
+        made.map_err(|reason| BuildError::Read {
+            path: PathBuf::from(path),
+            source: io::Error::new(io::ErrorKind::InvalidData, reason),
+        })
+    }
+
+    /// Whether an entry written before is that of the resource at `path` (`uri` as in
+    /// [`of_found`](Uris::of_found)): its `<loc>` is the URI as written. One with a
+    /// character escaped in XML text is made again instead.
+    fn names(&self, entry: &[u8], uri: Option<&Uri>, path: &str) -> bool {
+        let (head, tail) = match (uri, &self.prefix) {
+            (Some(uri), _) => (uri.as_str(), ""),
+            (None, Some(prefix)) => (prefix.as_str(), path),
+            (None, None) => return false,
+        };
+        let plain = |s: &str| !s.bytes().any(|b| matches!(b, b'&' | b'<' | b'>'));
+        plain(head)
+            && plain(tail)
+            && entry
+                .strip_prefix(b"<url><loc>")
+                .and_then(|rest| rest.strip_prefix(head.as_bytes()))
+                .and_then(|rest| rest.strip_prefix(tail.as_bytes()))
+                .is_some_and(|rest| rest.starts_with(b"</loc>"))
+    }
 }
 
 /// Whether every segment of a `/`-separated path is unreserved characters only (RFC 3986:
@@ -1613,8 +1653,8 @@ fn resource_entry(uri: &Uri, resource: &Resource, media_types: &MediaTypes) -> E
 
 /// What the walk learns of one file, on the walk's threads.
 enum Probe {
-    /// A file to publish, with its URI when its name is plain.
-    File(Found, Option<Uri>),
+    /// A file to publish.
+    File(Found),
     /// Not published, and why.
     Skipped(&'static str),
     /// Deleted since its directory was read: as if it had not been there.
@@ -1624,7 +1664,7 @@ enum Probe {
 /// What the walk's threads found, gathered a directory at a time.
 #[derive(Default)]
 struct Walked {
-    found: Vec<(Found, Option<Uri>)>,
+    found: Vec<Found>,
     skipped: Vec<Skipped>,
     error: Option<BuildError>,
 }
@@ -1643,7 +1683,7 @@ fn walk(
     collection: &Path,
     directory: &Directory,
     skipped: &mut Vec<Skipped>,
-) -> Result<Vec<(Found, Uri)>, BuildError> {
+) -> Result<Vec<Found>, BuildError> {
     let uris = Uris::new(directory);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let pool = rayon::ThreadPoolBuilder::new()
@@ -1654,58 +1694,54 @@ fn walk(
             source: io::Error::other(e),
         })?;
     let walked = std::sync::Mutex::new(Walked::default());
-    let prefix = uris.prefix.as_deref();
-    pool.scope(|scope| {
-        walk_directory(scope, &walked, prefix, collection, PathBuf::new(), 1);
-    });
+    let top = Within {
+        path: PathBuf::new(),
+        text: Some(String::new()),
+        depth: 1,
+    };
+    pool.scope(|scope| walk_directory(scope, &walked, &uris, collection, top));
     let walked = walked.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some(error) = walked.error {
         return Err(error);
     }
     skipped.extend(walked.skipped);
-    let mut found = Vec::with_capacity(walked.found.len());
-    for (file, uri) in walked.found {
-        // A name that is not plain goes the long way, here.
-        let uri = match uri {
-            Some(uri) => uri,
-            None => match uris.of(&file.path, Path::new(&file.path)) {
-                Ok(uri) => uri,
-                Err(reason) => {
-                    skipped.push(Skipped {
-                        path: PathBuf::from(&file.path),
-                        reason,
-                    });
-                    continue;
-                }
-            },
-        };
-        found.push((file, uri));
-    }
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    // In path order, on the walk's threads.
+    // In path order, on the walk's threads: each directory's files came sorted, so this
+    // merges runs (a stable sort finds them).
+    let mut found = walked.found;
     pool.install(|| {
-        rayon::slice::ParallelSliceMut::par_sort_unstable_by(found.as_mut_slice(), |a, b| {
-            a.0.path.cmp(&b.0.path)
+        rayon::slice::ParallelSliceMut::par_sort_by(found.as_mut_slice(), |a, b| {
+            a.path.cmp(&b.path)
         });
     });
     Ok(found)
 }
 
-/// Reads the directory `within` of the collection (its entries at `depth`, 1 at the top)
-/// into `walked`, its subdirectories as tasks of their own.
+/// A directory of the collection to walk.
+struct Within {
+    /// Its path in the collection.
+    path: PathBuf,
+    /// The same as text, `/`-separated, ending in `/` (empty at the top); `None` when not
+    /// UTF-8, and no file in it is published.
+    text: Option<String>,
+    /// Of its entries: 1 at the top.
+    depth: usize,
+}
+
+/// Reads the directory `within` of the collection into `walked`, its files sorted by
+/// name and its subdirectories as tasks of their own.
 fn walk_directory<'s>(
     scope: &rayon::Scope<'s>,
     walked: &'s std::sync::Mutex<Walked>,
-    prefix: Option<&'s str>,
+    uris: &'s Uris<'s>,
     collection: &'s Path,
-    within: PathBuf,
-    depth: usize,
+    within: Within,
 ) {
     // After an error the run fails: the directories not read yet are not.
     if walked.lock().map_or(true, |w| w.error.is_some()) {
         return;
     }
-    let dir = collection.join(&within);
+    let dir = collection.join(&within.path);
     let mut mine = Walked::default();
     let result = (|| -> Result<(), BuildError> {
         let read = |source| BuildError::Read {
@@ -1715,13 +1751,12 @@ fn walk_directory<'s>(
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
             // Removed since its parent was read: as if it had not been there.
-            Err(e) if e.kind() == io::ErrorKind::NotFound && depth > 1 => return Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && within.depth > 1 => return Ok(()),
             Err(e) => return Err(read(e)),
         };
         for entry in entries {
             let entry = entry.map_err(read)?;
             let name = entry.file_name();
-            let relative = within.join(&name);
             let file_type = entry.file_type().map_err(|source| BuildError::Read {
                 path: entry.path(),
                 source,
@@ -1729,23 +1764,31 @@ fn walk_directory<'s>(
             // Hidden names are not served, and the publication's own top-level names
             // would hide the collection's: neither is published nor, a directory,
             // walked into.
-            if let Some(reason) = unpublished_name(&name.to_string_lossy(), depth) {
+            if let Some(reason) = unpublished_name(&name.to_string_lossy(), within.depth) {
                 mine.skipped.push(Skipped {
-                    path: relative,
+                    path: within.path.join(&name),
                     reason,
                 });
                 continue;
             }
             if file_type.is_dir() {
-                scope.spawn(move |scope| {
-                    walk_directory(scope, walked, prefix, collection, relative, depth + 1);
-                });
+                let text = within
+                    .text
+                    .as_ref()
+                    .zip(name.to_str())
+                    .map(|(text, name)| [text, name, "/"].concat());
+                let sub = Within {
+                    path: within.path.join(&name),
+                    text,
+                    depth: within.depth + 1,
+                };
+                scope.spawn(move |scope| walk_directory(scope, walked, uris, collection, sub));
                 continue;
             }
-            match probe(&entry, &relative, file_type, prefix) {
-                Ok(Probe::File(file, uri)) => mine.found.push((file, uri)),
+            match probe(&entry, &within, &name, file_type, uris) {
+                Ok(Probe::File(file)) => mine.found.push(file),
                 Ok(Probe::Skipped(reason)) => mine.skipped.push(Skipped {
-                    path: relative,
+                    path: within.path.join(&name),
                     reason,
                 }),
                 Ok(Probe::Gone) => {}
@@ -1759,6 +1802,7 @@ fn walk_directory<'s>(
         }
         Ok(())
     })();
+    mine.found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     let mut walked = walked.lock().unwrap_or_else(|e| e.into_inner());
     match result {
         Err(error) => {
@@ -1771,13 +1815,14 @@ fn walk_directory<'s>(
     }
 }
 
-/// What the entry at `relative` in the collection, not a directory, is to the
-/// publication; with the URI of a plain name under `prefix` (see [`Uris`]).
+/// What the entry `name` of the directory `within`, not a directory itself, is to the
+/// publication; its URI is made here only when its name is not plain (see [`Uris`]).
 fn probe(
     entry: &fs::DirEntry,
-    relative: &Path,
+    within: &Within,
+    name: &std::ffi::OsStr,
     file_type: fs::FileType,
-    prefix: Option<&str>,
+    uris: &Uris<'_>,
 ) -> io::Result<Probe> {
     if file_type.is_symlink() {
         return Ok(Probe::Skipped(
@@ -1787,14 +1832,10 @@ fn probe(
     if !file_type.is_file() {
         return Ok(Probe::Skipped("not a regular file"));
     }
-    let Some(path) = relative.to_str() else {
+    let (Some(text), Some(name)) = (&within.text, name.to_str()) else {
         return Ok(Probe::Skipped("a name that is not UTF-8 makes no URI"));
     };
-    let path = if std::path::MAIN_SEPARATOR == '/' {
-        path.to_owned()
-    } else {
-        path.replace(std::path::MAIN_SEPARATOR, "/")
-    };
+    let path = [text, name].concat();
     let meta = match entry.metadata() {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Probe::Gone),
@@ -1808,17 +1849,22 @@ fn probe(
             "a modification time outside the years 0000 to 9999",
         ));
     }
-    let uri = plain_uri(prefix, &path);
-    Ok(Probe::File(
-        Found {
-            path,
-            file: None,
-            length: meta.len(),
-            mtime,
-            modified,
-        },
+    let uri = if uris.is_plain(&path) {
+        None
+    } else {
+        match uris.of(&path, &within.path.join(name)) {
+            Ok(uri) => Some(uri),
+            Err(reason) => return Ok(Probe::Skipped(reason)),
+        }
+    };
+    Ok(Probe::File(Found {
+        path,
+        file: None,
         uri,
-    ))
+        length: meta.len(),
+        mtime,
+        modified,
+    }))
 }
 
 /// Why an entry named `name` at `depth` (1 at the top) is not published, if it is not.
@@ -1838,7 +1884,7 @@ fn unpublished_name(name: &str, depth: usize) -> Option<&'static str> {
 /// file deleted since the walk).
 fn hash_files(
     root: &Path,
-    found: &[(Found, Uri)],
+    found: &[Found],
     todo: &[usize],
     progress: &ProgressBar,
 ) -> Result<Vec<(usize, Option<resourcesync_model::Digests>)>, BuildError> {
@@ -1856,10 +1902,9 @@ fn hash_files(
                 return Ok(digests);
             };
             let path = found[i]
-                .0
                 .file
                 .clone()
-                .unwrap_or_else(|| root.join(&found[i].0.path));
+                .unwrap_or_else(|| root.join(&found[i].path));
             match hash_file(&path, &mut buffer) {
                 Ok(d) => digests.push((i, Some(d))),
                 // Deleted since the walk found it: as if the walk had not.
@@ -2185,17 +2230,6 @@ fn entries_before(documents: &[Vec<u8>], count: usize) -> Option<Vec<&[u8]>> {
     (entries.len() == count).then_some(entries)
 }
 
-/// Whether an entry written before is that of the resource at `uri`: its `<loc>` is the
-/// URI as written (one with a character escaped in XML text is made again instead).
-fn names(entry: &[u8], uri: &Uri) -> bool {
-    let uri = uri.as_str().as_bytes();
-    !uri.iter().any(|b| matches!(b, b'&' | b'<' | b'>'))
-        && entry
-            .strip_prefix(b"<url><loc>")
-            .and_then(|rest| rest.strip_prefix(uri))
-            .is_some_and(|rest| rest.starts_with(b"</loc>"))
-}
-
 /// Closes the open Change List at `until`, with `entries`, into `closed`, and opens the
 /// next one from there.
 fn close_open_list<'a>(
@@ -2275,7 +2309,8 @@ struct Published {
     path: String,
     /// With a list: its file.
     file: Option<PathBuf>,
-    uri: Uri,
+    /// As [`Found::uri`].
+    uri: Option<Uri>,
     resource: Resource,
     /// Unchanged since the last run, which listed it at this place: its Resource List
     /// entry is the bytes written then.
@@ -2283,6 +2318,11 @@ struct Published {
 }
 
 impl Published {
+    /// Its URI (see [`Uris::of_found`]).
+    fn uri(&self, uris: &Uris<'_>) -> Result<Uri, BuildError> {
+        uris.of_found(self.uri.as_ref(), &self.path)
+    }
+
     /// Its file: under the collection by its path, or where the list says.
     fn file(&self, collection: &Path) -> PathBuf {
         match &self.file {
@@ -2293,7 +2333,7 @@ impl Published {
 }
 
 /// The resources a list of URI and file pairs names, each file with its size and time.
-fn listed(collection: &Path, list: &Path) -> Result<Vec<(Found, Uri)>, BuildError> {
+fn listed(collection: &Path, list: &Path) -> Result<Vec<Found>, BuildError> {
     let read = |source| BuildError::Read {
         path: list.to_owned(),
         source,
@@ -2335,16 +2375,14 @@ fn listed(collection: &Path, list: &Path) -> Result<Vec<(Found, Uri)>, BuildErro
                 file.display()
             )));
         }
-        found.push((
-            Found {
-                path: uri.as_str().to_owned(),
-                file: Some(file),
-                length: meta.len(),
-                mtime: epoch_time(modified),
-                modified,
-            },
-            uri,
-        ));
+        found.push(Found {
+            path: uri.as_str().to_owned(),
+            file: Some(file),
+            uri: Some(uri),
+            length: meta.len(),
+            mtime: epoch_time(modified),
+            modified,
+        });
     }
     Ok(found)
 }
@@ -2362,6 +2400,7 @@ fn resource_dump(
     generation: u64,
 ) -> Result<(), BuildError> {
     let name = format!("{DOCS}/resourcedump-g{generation}");
+    let uris = Uris::new(directory);
     let package_error = |source| BuildError::Package {
         document: format!("{name}.xml"),
         source,
@@ -2379,7 +2418,7 @@ fn resource_dump(
             File::open(&file).map_err(|source| BuildError::Read { path: file, source })?;
         dump.add_sized(
             bitstream(
-                &published.uri,
+                &published.uri(&uris)?,
                 &published.path,
                 &published.resource,
                 media_types,
@@ -2473,6 +2512,7 @@ fn change_dump(
     options: &Options,
 ) -> Result<(Uri, u64), BuildError> {
     let from = *state.change_dump_from.get_or_insert(last_at);
+    let uris = Uris::new(directory);
     let mut written = 0;
     if !changes.is_empty() {
         // Where the last package ended, so that the packages stay contiguous.
@@ -2500,7 +2540,7 @@ fn change_dump(
                 (Some(change), Some(i)) if change != Change::Deleted => {
                     let published = &resources[*i];
                     let mut b = bitstream(
-                        &published.uri,
+                        &published.uri(&uris)?,
                         &published.path,
                         &published.resource,
                         media_types,
@@ -2581,7 +2621,7 @@ mod tests {
         let published = |path: &str, media_type| Published {
             path: path.to_owned(),
             file: None,
-            uri: format!("http://example.com/{path}").parse().unwrap(),
+            uri: None,
             resource: Resource {
                 length: path.len() as u64,
                 mtime: (-5, 7),
@@ -2670,15 +2710,13 @@ mod tests {
     fn a_file_deleted_since_the_walk_is_no_error() {
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("here.txt"), b"here").unwrap();
-        let found = ["here.txt", "gone.txt"].map(|name| {
-            let file = Found {
-                path: name.to_string(),
-                file: None,
-                length: 4,
-                mtime: (0, 0),
-                modified: std::time::SystemTime::UNIX_EPOCH,
-            };
-            (file, format!("http://example.com/{name}").parse().unwrap())
+        let found = ["here.txt", "gone.txt"].map(|name| Found {
+            path: name.to_string(),
+            file: None,
+            uri: None,
+            length: 4,
+            mtime: (0, 0),
+            modified: std::time::SystemTime::UNIX_EPOCH,
         });
         let progress = indicatif::ProgressBar::hidden();
         let hashed = hash_files(root.path(), &found, &[0, 1], &progress).unwrap();
@@ -2716,7 +2754,16 @@ mod tests {
                     directory.root().join(path),
                     "{base} {path}"
                 );
+                // An entry written before names it by the URI made now, or by none.
+                let entry = format!("<url><loc>{long}</loc><lastmod>…</url>\n");
+                assert!(uris.names(entry.as_bytes(), None, path), "{entry}");
+                assert!(uris.names(entry.as_bytes(), Some(&long), "other"));
+                assert!(!uris.names(entry.as_bytes(), None, "a.tx"));
+                assert!(!uris.names(entry.as_bytes(), None, &format!("{path}x")));
             }
+            let amp: resourcesync_model::Uri = "http://example.com/a&b".parse().unwrap();
+            let escaped = b"<url><loc>http://example.com/a&amp;b</loc></url>\n";
+            assert!(!uris.names(escaped, Some(&amp), "a&b"));
             for path in ["a b", "a%20b", "é", "a:b", "./a", "a//b", "a/..", "a\\b"] {
                 assert!(!plain(path), "{path}");
             }
