@@ -46,7 +46,7 @@
 //! that are not UTF-8, and the top-level names the publication uses (`.well-known`,
 //! `resourcesync`) are not published; each is reported as skipped.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -1628,14 +1628,14 @@ impl Uris<'_> {
 /// ASCII letters and digits, `-._~`), which no URI encodes, and none is empty, `.`, `..` or
 /// longer than a file's name may be.
 fn plain(path: &str) -> bool {
-    path.split('/').all(|segment| {
+    // Bytes, not `split('/')`: this runs for every file of every walk.
+    let unreserved = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~');
+    path.as_bytes().split(|&b| b == b'/').all(|segment| {
         !segment.is_empty()
-            && segment != "."
-            && segment != ".."
+            && segment != b"."
+            && segment != b".."
             && segment.len() <= resourcesync_xml::MAX_SEGMENT_LEN
-            && segment
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~'))
+            && segment.iter().all(|&b| unreserved(b))
     })
 }
 
@@ -2037,17 +2037,19 @@ fn link_level(
     } else {
         format!("{prefix}/")
     };
-    // The files under `prefix` sort together, after `start`.
-    let mut children = BTreeSet::new();
-    let first = files.partition_point(|file| *file < start.as_str());
-    for file in &files[first..] {
-        let Some(rest) = file.strip_prefix(start.as_str()) else {
-            break;
-        };
-        children.insert(rest.split('/').next().unwrap_or(rest));
-    }
-    for child in children {
+    // The files under `prefix` sort together, after `start`; so do those under each
+    // child (or the child itself, a file), which are passed over at once.
+    let mut files = &files[files.partition_point(|file| *file < start.as_str())..];
+    while let Some(rest) = files
+        .first()
+        .and_then(|file| file.strip_prefix(start.as_str()))
+    {
+        let child = rest.split('/').next().unwrap_or(rest);
         let relative = format!("{start}{child}");
+        let under = format!("{relative}/");
+        let (its, others) =
+            files.split_at(files.partition_point(|f| *f == relative || f.starts_with(&under)));
+        files = others;
         let target = dir.join(&relative);
         let made = if split.contains(&relative) {
             fs::create_dir(&target)
@@ -2059,7 +2061,7 @@ fn link_level(
             source,
         })?;
         if split.contains(&relative) {
-            link_level(collection, dir, &relative, files, split)?;
+            link_level(collection, dir, &relative, its, split)?;
         }
     }
     Ok(())

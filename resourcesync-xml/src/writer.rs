@@ -821,16 +821,21 @@ fn element_tags(element: &str) -> (String, String) {
 /// it starts with the start tag, and the end tag, followed by a line break, is its first
 /// and ends it.
 pub(crate) fn check_written(root: Root, entry: &[u8]) -> Result<(), WriteError> {
+    use memchr::memmem::Finder;
+    use std::sync::LazyLock;
+    // Called once per entry of sets of millions: the searchers are made once.
+    static URL_END: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"</url>"));
+    static SITEMAP_END: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"</sitemap>"));
     let element = root.entry_element();
-    // Made once per call of a set's many: no allocation here.
-    let (start, end): (&[u8], &[u8]) = match root {
-        Root::UrlSet => (b"<url>", b"</url>"),
-        Root::SitemapIndex => (b"<sitemap>", b"</sitemap>"),
+    let (start, end): (&[u8], &Finder<'static>) = match root {
+        Root::UrlSet => (b"<url>", &URL_END),
+        Root::SitemapIndex => (b"<sitemap>", &SITEMAP_END),
     };
+    let end_len = end.needle().len();
     let one_element = entry.starts_with(start)
         && entry.ends_with(b">\n")
-        && entry.len() > start.len() + end.len()
-        && memchr::memmem::find(entry, end) == entry.len().checked_sub(end.len() + 1);
+        && entry.len() > start.len() + end_len
+        && end.find(entry) == entry.len().checked_sub(end_len + 1);
     if one_element {
         Ok(())
     } else {
