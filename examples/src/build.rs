@@ -1664,7 +1664,8 @@ enum Probe {
 /// What the walk's threads found, gathered a directory at a time.
 #[derive(Default)]
 struct Walked {
-    found: Vec<Found>,
+    /// The files of each directory that has any, in path order.
+    found: Vec<Vec<Found>>,
     skipped: Vec<Skipped>,
     error: Option<BuildError>,
 }
@@ -1706,14 +1707,27 @@ fn walk(
     }
     skipped.extend(walked.skipped);
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    // In path order, on the walk's threads: each directory's files came sorted, so this
-    // merges runs (a stable sort finds them).
-    let mut found = walked.found;
-    pool.install(|| {
-        rayon::slice::ParallelSliceMut::par_sort_by(found.as_mut_slice(), |a, b| {
-            a.path.cmp(&b.path)
+    // In path order. Each directory's files came sorted: in the order of their first
+    // paths, the directories' runs are one sorted run unless a directory holds files
+    // and subdirectories whose paths interleave, which a sort of the whole then merges
+    // (on the walk's threads; a stable sort finds runs). Moving 100,000 files through a
+    // merge sort when one pass would do is what this spares.
+    let mut runs = walked.found;
+    runs.sort_unstable_by(|a, b| a[0].path.cmp(&b[0].path));
+    let apart = runs
+        .windows(2)
+        .all(|pair| pair[0][pair[0].len() - 1].path < pair[1][0].path);
+    let mut found = Vec::with_capacity(runs.iter().map(Vec::len).sum());
+    for run in runs {
+        found.extend(run);
+    }
+    if !apart {
+        pool.install(|| {
+            rayon::slice::ParallelSliceMut::par_sort_by(found.as_mut_slice(), |a, b| {
+                a.path.cmp(&b.path)
+            });
         });
-    });
+    }
     Ok(found)
 }
 
@@ -1743,6 +1757,7 @@ fn walk_directory<'s>(
     }
     let dir = collection.join(&within.path);
     let mut mine = Walked::default();
+    let mut files = Vec::new();
     let result = (|| -> Result<(), BuildError> {
         let read = |source| BuildError::Read {
             path: dir.clone(),
@@ -1786,7 +1801,7 @@ fn walk_directory<'s>(
                 continue;
             }
             match probe(&entry, &within, &name, file_type, uris) {
-                Ok(Probe::File(file)) => mine.found.push(file),
+                Ok(Probe::File(file)) => files.push(file),
                 Ok(Probe::Skipped(reason)) => mine.skipped.push(Skipped {
                     path: within.path.join(&name),
                     reason,
@@ -1802,14 +1817,16 @@ fn walk_directory<'s>(
         }
         Ok(())
     })();
-    mine.found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     let mut walked = walked.lock().unwrap_or_else(|e| e.into_inner());
     match result {
         Err(error) => {
             walked.error.get_or_insert(error);
         }
         Ok(()) => {
-            walked.found.append(&mut mine.found);
+            if !files.is_empty() {
+                walked.found.push(files);
+            }
             walked.skipped.append(&mut mine.skipped);
         }
     }
@@ -2611,7 +2628,7 @@ mod tests {
 
     use super::{
         DIGESTS, Found, LastRun, MediaTypes, Published, Record, Resource, ResourcesFile, Uris,
-        hash_files, plain, resource_uri, resources_file,
+        hash_files, plain, resource_uri, resources_file, walk,
     };
 
     #[test]
@@ -2706,6 +2723,47 @@ mod tests {
         let error = file(vec![], "a", &two, vec![record(1, 0), record(1, 0)]);
         assert!(error.contains("resource 2's path ends"), "{error}");
         assert!(LastRun::from_file(b"\xff\xff").is_err());
+    }
+
+    #[test]
+    fn the_walk_finds_files_in_path_order_whatever_the_directories_hold() {
+        let root = tempfile::tempdir().unwrap();
+        let collection = root.path().join("c");
+        // Files beside subdirectories whose paths sort between them, and names that sort
+        // before `/` (`-`, `.`): the directories' runs interleave.
+        let mut paths = vec![
+            "a.txt",
+            "a/b.txt",
+            "a/c/x.txt",
+            "a/c/y/z",
+            "a/d.txt",
+            "a-b/y",
+            "a0",
+            "b",
+            "b/a",
+            "d000/f1",
+            "d000/f2",
+            "d001/f0",
+        ];
+        paths.retain(|p| *p != "b"); // `b` is a directory
+        for path in &paths {
+            let file = collection.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, path.as_bytes()).unwrap();
+        }
+        let publish = root.path().join("p");
+        let directory = Directory::new(&publish, "http://example.com/".parse().unwrap()).unwrap();
+        let mut skipped = Vec::new();
+        let found = walk(&collection, &directory, &mut skipped).unwrap();
+        let walked: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
+        paths.sort_unstable();
+        assert_eq!(walked, paths);
+        assert!(skipped.is_empty());
+        assert!(
+            found
+                .iter()
+                .all(|f| f.uri.is_none() && f.length == f.path.len() as u64)
+        );
     }
 
     #[test]
