@@ -4,6 +4,10 @@
 //! reference implementation's `resync-build --write-resourcelist --hash md5 --hash sha-256`
 //! on the same directory, all in the same run.
 //!
+//! Beside the incremental build, its floor on this machine: the walk on every core and the
+//! last Resource List's documents read and written again, which any incremental build that
+//! keeps the Resource List current must do.
+//!
 //! The collection is generated once per process in `/dev/shm` when there is one (tmpfs: the
 //! CPU's work is measured, not this machine's disk), 100 directories of 1,000 files. Each
 //! full build publishes into a fresh publish directory, the last one removed outside the
@@ -143,6 +147,20 @@ fn stat_all_parallel(dir: &Path, threads: usize) -> usize {
     files.into_inner()
 }
 
+/// What no incremental run can do without, in any language, as long as it notices changes
+/// by size and modification time and keeps the Resource List current: [`stat_all_parallel`],
+/// then the last Resource List's documents (`documents`) read and written again into `out`.
+/// A floor that leaves out everything else a run does (hashing what changed, the state,
+/// the Change List, the rest of the documents).
+fn incremental_floor(dir: &Path, threads: usize, documents: &[PathBuf], out: &Path) -> usize {
+    let files = stat_all_parallel(dir, threads);
+    for document in documents {
+        let bytes = std::fs::read(document).unwrap();
+        std::fs::write(out.join(document.file_name().unwrap()), bytes).unwrap();
+    }
+    files
+}
+
 fn resync_build() -> Option<PathBuf> {
     let python = std::env::var_os("RESOURCESYNC_PYTHON")
         .map(PathBuf::from)
@@ -268,6 +286,27 @@ fn bench(c: &mut Criterion) {
     let publish_dir = scratch("build-bench-incremental");
     let publish = publish_dir.path().join("publish");
     build(&collection, &publish, &options(), &ProgressBar::hidden()).unwrap();
+    let documents: Vec<PathBuf> = std::fs::read_dir(publish.join("resourcesync"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("resourcelist"))
+        })
+        .collect();
+    let bytes_listed: u64 = documents
+        .iter()
+        .map(|d| std::fs::metadata(d).unwrap().len())
+        .sum();
+    assert!(bytes_listed > n as u64 * 200, "{documents:?}");
+    let out = scratch("build-bench-floor");
+    group.bench_function(
+        format!("incremental floor: walk floor on {cores} threads, then the Resource List's {bytes_listed} bytes read and written"),
+        |b| {
+            b.iter(|| assert_eq!(incremental_floor(&collection, cores, &documents, out.path()), n))
+        },
+    );
     let changed = n / 100;
     let mut round = 0;
     group.bench_function("resourcesync build, incremental after 1 % changed", |b| {
