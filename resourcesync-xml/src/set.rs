@@ -523,6 +523,14 @@ impl<T: SetStore> SetWriter<T> {
             self.close_part(until)?;
         }
         let part = &mut self.current;
+        if part.body.capacity() - part.body.len() < bytes.len() && part.body.len() >= 1 << 20 {
+            // A large part: room at once for the most a part may hold, rather than a copy
+            // into each larger buffer as it grows. The memory's pages are taken as they
+            // are written.
+            let most = usize::try_from(self.limits.max_bytes).unwrap_or(usize::MAX);
+            part.body
+                .reserve_exact(most.saturating_sub(part.body.len()).max(bytes.len()));
+        }
         part.body.extend_from_slice(bytes);
         part.entries += 1;
         part.longest_time = part.longest_time.max(time_len);
