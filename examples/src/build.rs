@@ -2293,7 +2293,17 @@ fn write_list(
         source,
     };
     let refuse = WriteOptions::default().with_refuse_errors(true);
-    let mut writer = Writer::with_options(Vec::new(), head, refuse).map_err(refused)?;
+    // Room for it all at once: an open list carried over is megabytes, and a buffer grown
+    // by doubling copies them again at each step.
+    let size = entries
+        .iter()
+        .map(|entry| match entry {
+            Listed::Written(bytes) => bytes.len(),
+            Listed::New(_) => 512,
+        })
+        .sum::<usize>();
+    let buffer = Vec::with_capacity(size + 4096);
+    let mut writer = Writer::with_options(buffer, head, refuse).map_err(refused)?;
     for entry in entries {
         match entry {
             Listed::Written(bytes) => writer.write_written(bytes),
