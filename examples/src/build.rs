@@ -1250,64 +1250,20 @@ fn publish_generation(
     let mut documents = 0u64;
 
     // The Resource List, as one document or an index over parts.
-    let rl_head = DocumentHead::of_kind(DocumentKind::ResourceList)
-        .with_at(now)
-        .with_link(up.clone());
-    let rl_name = format!("{DOCS}/resourcelist.xml");
-    let document_error = |name: &str| {
-        let document = name.to_owned();
-        move |source| BuildError::Document { document, source }
-    };
-    let set_options = SetOptions::default().with_limits(SetLimits::new(
-        options.max_entries as u64,
-        options.max_bytes,
-    ));
-    // Parts are named after the generation: a reader that read the index before a switch
-    // reads that index's parts after it, never another generation's parts under the same
-    // names. The last generation's parts are carried over for such readers.
+    let rl_uri = directory.uri(&format!("{DOCS}/resourcelist.xml"))?;
     let previous_generation = previous_dir.as_ref().map(|_| state.generation);
-    if let (Some(previous), Some(g)) = (&previous_dir, previous_generation) {
-        let prefix = format!("resourcelist-g{g}-");
-        carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
-            name.starts_with(&prefix)
-        })?;
-    }
-    let rl_uri = directory.uri(&rl_name)?;
-    let store = GenerationParts {
+    let bytes = resources.iter().map(|p| p.resource.length).sum();
+    let resource_list = ResourceListRun {
         directory: &directory,
-        stem: format!("{DOCS}/resourcelist-g{number}"),
+        uris: &uris,
+        resources: &resources,
+        media_types: &media_types,
+        last: previous_dir.as_deref().zip(previous_generation),
+        listed_before,
+        generation: number,
     };
-    let mut rl = SetWriter::with_store(rl_head, rl_uri, store, set_options)
-        .map_err(document_error(&rl_name))?;
-    // An unchanged resource's entry is the same bytes as last time: copied from the
-    // Resource List the last run wrote, not made and checked again.
-    let last_list = previous_dir
-        .as_ref()
-        .zip(previous_generation)
-        .map(|(previous, g)| last_resource_list(&previous.join(DOCS), g))
-        .unwrap_or_default();
-    let before = entries_before(&last_list, listed_before);
-    let mut bytes = 0;
-    for published in &resources {
-        bytes += published.resource.length;
-        let before = published
-            .written
-            .zip(before.as_ref())
-            .map(|(j, before)| before[j])
-            .filter(|entry| uris.names(entry, published.uri.as_ref(), &published.path));
-        match before {
-            Some(entry) => rl.write_written(entry, None),
-            None => rl.write_entry(&resource_entry(
-                &published.uri(&uris)?,
-                &published.resource,
-                &media_types,
-            )),
-        }
-        .map_err(document_error(&rl_name))?;
-    }
-    let rl_written = rl.finish().map_err(document_error(&rl_name))?;
-    documents += rl_written.output.documents.len() as u64;
-    let mut capabilities = vec![(rl_written.output.uri.clone(), Capability::ResourceList)];
+    documents += write_resource_list(&resource_list, rl_uri.clone(), now, &up, options)?;
+    let mut capabilities = vec![(rl_uri, Capability::ResourceList)];
 
     // The Resource Dump: every resource again, packaged; or the one published before,
     // whose `at` the Change Lists cover from, so that a Destination baselines from it
@@ -2211,6 +2167,91 @@ fn change_lists(
     }
     write_small(directory, &index_uri, &index)?;
     Ok(written + 1)
+}
+
+/// What [`write_resource_list`] writes from: the run's resources, and the last run's
+/// Resource List (the generation's directory and number) to copy unchanged entries from.
+struct ResourceListRun<'a> {
+    directory: &'a Directory,
+    uris: &'a Uris<'a>,
+    resources: &'a [Published],
+    media_types: &'a MediaTypes,
+    last: Option<(&'a Path, u64)>,
+    /// How many resources the last run listed.
+    listed_before: usize,
+    /// This run's generation, which names the parts.
+    generation: u64,
+}
+
+/// Writes the Resource List at `uri`, as one document or an index over parts, and
+/// returns how many documents that took.
+fn write_resource_list(
+    run: &ResourceListRun<'_>,
+    uri: Uri,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+) -> Result<u64, BuildError> {
+    let ResourceListRun {
+        directory,
+        uris,
+        resources,
+        media_types,
+        last,
+        listed_before,
+        generation,
+    } = *run;
+    let head = DocumentHead::of_kind(DocumentKind::ResourceList)
+        .with_at(now)
+        .with_link(up.clone());
+    let name = uri.to_string();
+    let document_error = |source| BuildError::Document {
+        document: name.clone(),
+        source,
+    };
+    let set_options = SetOptions::default().with_limits(SetLimits::new(
+        options.max_entries as u64,
+        options.max_bytes,
+    ));
+    // Parts are named after the generation: a reader that read the index before a switch
+    // reads that index's parts after it, never another generation's parts under the same
+    // names. The last generation's parts are carried over for such readers.
+    let docs = directory.root().join(DOCS);
+    if let Some((previous, g)) = last {
+        let prefix = format!("resourcelist-g{g}-");
+        carry_over(&previous.join(DOCS), &docs, |name| {
+            name.starts_with(&prefix)
+        })?;
+    }
+    let store = GenerationParts {
+        directory,
+        stem: format!("{DOCS}/resourcelist-g{generation}"),
+    };
+    let mut rl = SetWriter::with_store(head, uri, store, set_options).map_err(document_error)?;
+    // An unchanged resource's entry is the same bytes as last time: copied from the
+    // Resource List the last run wrote, not made and checked again.
+    let last_list = last
+        .map(|(previous, g)| last_resource_list(&previous.join(DOCS), g))
+        .unwrap_or_default();
+    let before = entries_before(&last_list, listed_before);
+    for published in resources {
+        let before = published
+            .written
+            .zip(before.as_ref())
+            .map(|(j, before)| before[j])
+            .filter(|entry| uris.names(entry, published.uri.as_ref(), &published.path));
+        match before {
+            Some(entry) => rl.write_written(entry, None),
+            None => rl.write_entry(&resource_entry(
+                &published.uri(uris)?,
+                &published.resource,
+                media_types,
+            )),
+        }
+        .map_err(document_error)?;
+    }
+    let written = rl.finish().map_err(document_error)?;
+    Ok(written.output.documents.len() as u64)
 }
 
 /// The documents of the Resource List generation `generation` wrote into `docs`: its
