@@ -419,7 +419,8 @@ impl SetWriter<DirectoryStore> {
 impl<T: SetStore> SetWriter<T> {
     /// Starts a set published at `uri`, whose documents go to `store`. Fails for a kind
     /// that is not split into indexes (anything but a Resource List, Resource Dump,
-    /// Change List or Change Dump), a head that is not a `<urlset>`, or, when errors are
+    /// Change List, Change Dump or one of their archives), a head that is not a
+    /// `<urlset>`, or, when errors are
     /// refused, a head that breaks a rule ([`WriteError::Refused`]).
     pub fn with_store(
         head: DocumentHead,
@@ -430,6 +431,11 @@ impl<T: SetStore> SetWriter<T> {
         let intervals = match head.kind() {
             DocumentKind::ResourceList | DocumentKind::ResourceDump => false,
             DocumentKind::ChangeList | DocumentKind::ChangeDump => true,
+            // An archive's head has no times of its own: its entries carry theirs.
+            DocumentKind::ResourceListArchive
+            | DocumentKind::ResourceDumpArchive
+            | DocumentKind::ChangeListArchive
+            | DocumentKind::ChangeDumpArchive => false,
             other => {
                 return Err(WriteError::Invalid(format!(
                     "a {other} is not published as a set"

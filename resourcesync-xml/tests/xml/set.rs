@@ -88,8 +88,8 @@ fn read_back(store: &Store, index_kind: K, part_kind: K) -> Vec<Entry> {
             entries.push(e);
         }
         assert_eq!(rules_of(r.findings()), [], "{}", part.loc);
-        // The index entry describes the part.
-        let md = part.md.unwrap();
+        // The index entry describes the part; an archive's part has no times to describe.
+        let md = part.md.unwrap_or_default();
         assert_eq!(md.from, part_head.md.from);
         assert_eq!(md.until, part_head.md.until);
         assert_eq!(md.at, part_head.md.at);
@@ -108,6 +108,52 @@ fn a_resource_list_is_split_by_entries() {
         read_back(&store, K::ResourceListIndex, K::ResourceList),
         entries
     );
+}
+
+#[test]
+fn an_archive_is_split_like_any_set() {
+    // A Change List Archive of 7 Change Lists, 3 to a part: an archive index over 3 parts,
+    // each part and the index with no finding, the entries back in order.
+    let lists: Vec<Entry> = (0..7)
+        .map(|i| {
+            let time = |d: u32| format!("2013-01-{:02}T09:00:00Z", d + 1).parse().unwrap();
+            Entry::new(
+                format!("http://example.com/changelist{i}.xml")
+                    .parse()
+                    .unwrap(),
+            )
+            .with_md(Md::new().with_from(time(i)).with_until(time(i + 1)))
+        })
+        .collect();
+    let head = DocumentHead::of_kind(K::ChangeListArchive).with_link(Link::new(
+        Relation::Up,
+        "http://example.com/caps.xml".parse().unwrap(),
+    ));
+    let mut store = Store::new();
+    let mut set = SetWriter::new(
+        head,
+        "http://example.com/list.xml".parse().unwrap(),
+        |n| format!("http://example.com/list-{n:03}.xml").parse(),
+        |uri: &Uri, xml: &[u8]| {
+            store.insert(uri.to_string(), xml.to_vec());
+            Ok(())
+        },
+        SetLimits::new(3, u64::MAX),
+    )
+    .unwrap();
+    for list in &lists {
+        set.write_entry(list).unwrap();
+    }
+    let written = set.finish().unwrap();
+    assert_eq!(written.findings, []);
+    assert_eq!(written.output.documents.len(), 4);
+    assert_eq!(
+        read_back(&store, K::ChangeListArchiveIndex, K::ChangeListArchive),
+        lists
+    );
+    let (index, findings) = read_document(&store["http://example.com/list.xml"]).unwrap();
+    assert_eq!(rules_of(&findings), []);
+    assert!(index.entries.iter().all(|e| e.md.is_none()));
 }
 
 #[test]
