@@ -23,7 +23,11 @@
 //!   guessed from the file name (`mime_guess`);
 //! - `resourcesync/changelist.xml`: the Change List Index over `changelist-00001.xml`, …,
 //!   whose `from`/`until` are contiguous; the last one is open (no `until`) and receives
-//!   the next run's changes until a limit or `--changelist-period` closes it;
+//!   the next run's changes until a limit or `--changelist-period` closes it. When the
+//!   index is full (`--max-entries`), its oldest lists move to the Change List Archive
+//!   (`resourcesync/changelist-archive.xml`, an archive index over parts when the limits
+//!   require; Archives, section 5), still published, so that a Destination far behind
+//!   finds every change;
 //! - on request, `resourcesync/resourcedump.xml` with its ZIP packages (`--resource-dump`;
 //!   later runs keep it, since the Change Lists cover from its `at`, unless
 //!   `--new-resource-dump` packages the collection again) and `resourcesync/changedump.xml` with one package set per run that found changes
@@ -60,7 +64,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_model::BitstreamPath;
 use resourcesync_model::{
     Capability, Change, Document, DocumentHead, DocumentKind, Entry, Fixity, Hashes, Link,
-    MAX_BYTES, MAX_ENTRIES, MediaType, Relation, Uri, W3cDateTime,
+    MAX_BYTES, MAX_ENTRIES, Md, MediaType, Relation, Uri, W3cDateTime,
 };
 use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageError, PackageOptions};
 use resourcesync_xml::{
@@ -84,8 +88,10 @@ Every resource is listed with lastmod, length, md5, sha-256 and a media type.
 Run it again after the collection changed: it lists the files created, updated and
 deleted since the last run in the open Change List (a file of the same size and
 modification time is not read again), rewrites the Resource List, and opens a new Change
-List when the entry or byte limits or --changelist-period say so. A Resource Dump is
-kept (the Change Lists cover from its time) unless --new-resource-dump asks for a new one.
+List when the entry or byte limits or --changelist-period say so. When the Change List
+Index is full (--max-entries), its oldest lists move to a Change List Archive, still
+published. A Resource Dump is kept (the Change Lists cover from its time) unless
+--new-resource-dump asks for a new one.
 
 Each run writes a new generation beside PUBLISH-DIR (in .<name>.resourcesync/) and
 switches to it by renaming one symbolic link, PUBLISH-DIR: a failed or interrupted run
@@ -143,7 +149,8 @@ pub struct BuildArgs {
     /// Also write a Change Dump: each run's changes as ZIP packages.
     #[arg(long)]
     pub change_dump: bool,
-    /// Entries per document (Resource List part, Change List, package), 1 to 50000.
+    /// Entries per document (Resource List part, Change List, Change List Index, archive
+    /// part, package), 1 to 50000.
     #[arg(
         long,
         default_value_t = MAX_ENTRIES as usize,
@@ -395,8 +402,12 @@ struct State {
     generation: u64,
     /// When the last run published.
     at: Option<W3cDateTime>,
-    /// The Change Lists, in order; the last one is open (no `until`).
+    /// The Change Lists of the Change List Index, in order; the last one is open (no
+    /// `until`).
     change_lists: Vec<ChangeListRecord>,
+    /// The Change Lists before them, moved to the Change List Archive, in order.
+    #[serde(default)]
+    archived: Vec<ChangeListRecord>,
     /// The open Change List, whose entries are in its document: each run copies their
     /// bytes and adds its own, rather than keeping them here as entries to read back and
     /// write again.
@@ -1301,10 +1312,15 @@ fn publish_generation(
         state.resource_dump = None;
     }
 
-    // The Change Lists: closed ones are carried over from the last generation unchanged.
+    // The Change Lists: closed ones are carried over from the last generation unchanged;
+    // of the archive, which each run writes again, the last generation's parts only, for
+    // readers of its index.
     if let Some(previous) = &previous_dir {
+        let archive_parts = format!("changelist-archive-g{}-", state.generation);
         carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
-            name.starts_with("changelist-") || name.starts_with("changedump-")
+            name.starts_with("changelist-") && !name.starts_with("changelist-archive")
+                || name.starts_with(&archive_parts)
+                || name.starts_with("changedump-")
         })?;
     }
     documents += change_lists(
@@ -1320,6 +1336,10 @@ fn publish_generation(
         directory.uri(&format!("{DOCS}/changelist.xml"))?,
         Capability::ChangeList,
     ));
+    if let Some((uri, written)) = change_list_archive(&directory, &state, number, &up, options)? {
+        documents += written;
+        capabilities.push((uri, Capability::ChangeListArchive));
+    }
 
     // The Change Dump: this run's changes as packages, added to the earlier runs'.
     if options.change_dump {
@@ -2151,6 +2171,9 @@ fn change_lists(
         write_list(directory, &uri, &head(record), entries, options)?;
         written += 1;
     }
+    // A full index: its oldest lists move to the archive (they stay published).
+    let over = state.change_lists.len().saturating_sub(options.max_entries);
+    state.archived.extend(state.change_lists.drain(..over));
     let first = state.change_lists.first().expect("a Change List").from;
     let mut index = Document::new(
         DocumentHead::of_kind(DocumentKind::ChangeListIndex)
@@ -2367,6 +2390,45 @@ fn write_list(
     }
     directory.write(uri, &document)?;
     Ok(())
+}
+
+/// Writes the Change List Archive over the lists the index no longer holds, if there are
+/// any, as one document or an archive index over parts named after the generation; returns
+/// its URI and how many documents it took.
+fn change_list_archive(
+    directory: &Directory,
+    state: &State,
+    generation: u64,
+    up: &Link,
+    options: &Options,
+) -> Result<Option<(Uri, u64)>, BuildError> {
+    if state.archived.is_empty() {
+        return Ok(None);
+    }
+    let uri = directory.uri(&format!("{DOCS}/changelist-archive.xml"))?;
+    let document_error = |source| BuildError::Document {
+        document: uri.to_string(),
+        source,
+    };
+    let head = DocumentHead::of_kind(DocumentKind::ChangeListArchive).with_link(up.clone());
+    let store = GenerationParts {
+        directory,
+        stem: format!("{DOCS}/changelist-archive-g{generation}"),
+    };
+    let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);
+    let set_options = SetOptions::default().with_limits(limits);
+    let mut archive =
+        SetWriter::with_store(head, uri.clone(), store, set_options).map_err(document_error)?;
+    for record in &state.archived {
+        let mut md = Md::new().with_from(record.from);
+        if let Some(until) = record.until {
+            md = md.with_until(until);
+        }
+        let entry = Entry::new(change_list_uri(directory, record.number)?).with_md(md);
+        archive.write_entry(&entry).map_err(document_error)?;
+    }
+    let written = archive.finish().map_err(document_error)?;
+    Ok(Some((uri, written.output.documents.len() as u64)))
 }
 
 fn change_list_uri(directory: &Directory, number: u32) -> Result<Uri, BuildError> {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, SystemTime};
 
-use resourcesync_model::{Change, DocumentKind, Entry, Fixity};
+use resourcesync_model::{Capability, Change, DocumentKind, Entry, Fixity};
 use resourcesync_xml::read_document;
 use serde_json::Value;
 
@@ -138,11 +138,34 @@ fn resource_list(publish: &Path) -> Vec<Entry> {
 fn change_lists(publish: &Path) -> Vec<(Entry, Vec<Entry>)> {
     let index = document(publish, "resourcesync/changelist.xml");
     assert_eq!(index.head.kind(), DocumentKind::ChangeListIndex);
-    index
-        .entries
+    archived_lists(publish)
         .iter()
+        .chain(&index.entries)
         .map(|e| (e.clone(), document(publish, local(e.loc.as_str())).entries))
         .collect()
+}
+
+/// The Change Lists the Change List Archive lists, oldest first, through its index when it
+/// has one; none without an archive.
+fn archived_lists(publish: &Path) -> Vec<Entry> {
+    let name = "resourcesync/changelist-archive.xml";
+    if !publish.join(name).exists() {
+        return Vec::new();
+    }
+    let archive = document(publish, name);
+    match archive.head.kind() {
+        DocumentKind::ChangeListArchive => archive.entries,
+        DocumentKind::ChangeListArchiveIndex => archive
+            .entries
+            .iter()
+            .flat_map(|part| {
+                let part = document(publish, local(part.loc.as_str()));
+                assert_eq!(part.head.kind(), DocumentKind::ChangeListArchive);
+                part.entries
+            })
+            .collect(),
+        other => panic!("{name} is a {other:?}"),
+    }
 }
 
 /// The manifest of the package a dump's entry lists, every bitstream verified.
@@ -482,6 +505,182 @@ fn an_incremental_resource_list_is_the_one_a_fresh_build_writes() {
     build(&coll, &publish, &args);
     assert_eq!(validate(&publish).0, 0);
     assert_eq!(resource_list(&publish), fresh_build("fresh-2"));
+}
+
+#[test]
+fn a_full_change_list_index_moves_its_oldest_lists_to_the_archive() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 3);
+    // Two entries to a document: a Change List holds two changes, the index two lists, a
+    // part of the archive two lists.
+    let args = ["--max-entries", "2"];
+    build(&coll, &publish, &args);
+    let mut expected = Vec::new();
+    for run in 0..11 {
+        let name = format!("run-{run}.txt");
+        put(&coll, &name, b"x");
+        expected.push(name);
+        build(&coll, &publish, &args);
+        assert_eq!(validate(&publish).0, 0, "after run {run}");
+    }
+    // Eleven changes make six lists, the last one open; the index holds the last two, the
+    // archive the four before them, as an archive index over two parts.
+    assert_eq!(
+        document(&publish, "resourcesync/changelist.xml")
+            .entries
+            .len(),
+        2
+    );
+    let archive = document(&publish, "resourcesync/changelist-archive.xml");
+    assert_eq!(archive.head.kind(), DocumentKind::ChangeListArchiveIndex);
+    assert_eq!(archive.entries.len(), 2);
+    let lists = change_lists(&publish);
+    let sizes: Vec<usize> = lists.iter().map(|(_, entries)| entries.len()).collect();
+    assert_eq!(sizes, [2, 2, 2, 2, 2, 1]);
+    let md = |e: &Entry| e.md.clone().unwrap();
+    for pair in lists.windows(2) {
+        assert_eq!(md(&pair[0].0).until, md(&pair[1].0).from);
+    }
+    assert!(md(&lists[5].0).until.is_none());
+    let listed: Vec<String> = lists
+        .iter()
+        .flat_map(|(_, entries)| entries.iter())
+        .map(|e| percent_decode(local(e.loc.as_str())))
+        .collect();
+    assert_eq!(listed, expected);
+    // The Capability List names the archive beside the Change List Index.
+    let capabilities: Vec<(String, Option<Capability>)> =
+        document(&publish, "resourcesync/capabilitylist.xml")
+            .entries
+            .iter()
+            .map(|e| {
+                (
+                    local(e.loc.as_str()).to_owned(),
+                    e.md.as_ref().and_then(|m| m.capability.clone()),
+                )
+            })
+            .collect();
+    assert!(
+        capabilities.contains(&(
+            "resourcesync/changelist-archive.xml".into(),
+            Some(Capability::ChangeListArchive)
+        )),
+        "{capabilities:?}"
+    );
+    // The archive is written again by each run, its parts named after the run's
+    // generation; the last generation's are kept for readers of its index, none older.
+    let generations: std::collections::BTreeSet<String> =
+        fs::read_dir(publish.join("resourcesync"))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                let rest = name.strip_prefix("changelist-archive-g")?;
+                Some(rest.split('-').next().unwrap().to_owned())
+            })
+            .collect();
+    assert_eq!(generations.len(), 2, "{generations:?}");
+}
+
+/// `resourcesync serve` on a port of its choosing, killed when dropped.
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_destination_far_behind_catches_up_through_the_archive() {
+    use std::io::BufRead;
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish, dest) = (
+        root.path().join("coll"),
+        root.path().join("pub"),
+        root.path().join("dest"),
+    );
+    collection(&coll, 4);
+    // The server first, serving an empty directory that the build then turns into its
+    // publication (the server resolves the link per request).
+    fs::create_dir(&publish).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .arg(&publish)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let _server = Server(child);
+    // `localhost`: a Source on a name that resolves to loopback is allowed its addresses.
+    let base = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"))
+        .replace("127.0.0.1", "localhost");
+    let publish_at = |base: &str| {
+        let out = resourcesync(&[
+            "build",
+            "--base-url",
+            base,
+            "--max-entries",
+            "2",
+            coll.to_str().unwrap(),
+            publish.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let sync = |extra: &[&str]| {
+        let mut args = vec!["sync", "--json", "--delete"];
+        args.extend(extra);
+        args.extend([base.as_str(), dest.to_str().unwrap()]);
+        let out = resourcesync(&args);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let summary: Value = serde_json::from_str(text.lines().last().unwrap_or("{}")).unwrap();
+        (
+            out.status.code(),
+            summary["summary"].clone(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    publish_at(&base);
+    let (code, summary, stderr) = sync(&[]);
+    assert_eq!(code, Some(0), "{summary} {stderr}");
+    // Changes over eight runs: creates, an update, a delete; the lists the destination
+    // needs move out of the index into the archive meanwhile.
+    for run in 0..8 {
+        put(
+            &coll,
+            &format!("new/run-{run}.txt"),
+            format!("run {run}").as_bytes(),
+        );
+        if run == 3 {
+            put(&coll, "new/run-0.txt", b"updated");
+        }
+        if run == 5 {
+            fs::remove_file(coll.join("new/run-1.txt")).unwrap();
+        }
+        publish_at(&base);
+    }
+    assert!(publish.join("resourcesync/changelist-archive.xml").exists());
+    let (code, summary, stderr) = sync(&[]);
+    assert_eq!(code, Some(0), "{summary} {stderr}");
+    assert_eq!(summary["mode"], "incremental", "{summary}");
+    assert!(summary["created"].as_u64().unwrap() >= 7, "{summary}");
+    let (code, summary, stderr) = sync(&["--audit"]);
+    assert_eq!(code, Some(0), "{summary} {stderr}");
+    assert_eq!(summary["in_sync"], true, "{summary}");
+    assert_eq!(fs::read(dest.join("new/run-0.txt")).unwrap(), b"updated");
+    assert!(!dest.join("new/run-1.txt").exists());
 }
 
 #[test]
