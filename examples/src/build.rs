@@ -1312,15 +1312,17 @@ fn publish_generation(
         state.resource_dump = None;
     }
 
-    // The Change Lists: closed ones are carried over from the last generation unchanged;
-    // of the archive, which each run writes again, the last generation's parts only, for
-    // readers of its index.
+    // The Change Lists and the Change Dump's packages are carried over from the last
+    // generation unchanged; of the archive and the Change Dump's parts, which each run
+    // writes again, the last generation's parts only, for readers of its index.
     if let Some(previous) = &previous_dir {
         let archive_parts = format!("changelist-archive-g{}-", state.generation);
+        let dump_parts = format!("changedump-g{}-", state.generation);
         carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
             name.starts_with("changelist-") && !name.starts_with("changelist-archive")
                 || name.starts_with(&archive_parts)
-                || name.starts_with("changedump-")
+                || name.starts_with("changedump-") && !name.starts_with("changedump-g")
+                || name.starts_with(&dump_parts)
         })?;
     }
     documents += change_lists(
@@ -2701,15 +2703,33 @@ fn change_dump(
         written += info.document.entries.len() as u64 * 2;
         state.change_dump.extend(info.document.entries);
     }
+    // One document, or an index over parts named after the generation when the limits
+    // require: every run adds packages.
     let uri = directory.uri(&format!("{DOCS}/changedump.xml"))?;
-    let mut document = Document::new(
-        DocumentHead::of_kind(DocumentKind::ChangeDump)
-            .with_from(from)
-            .with_link(up.clone()),
-    );
-    document.entries = state.change_dump.clone();
-    write_small(directory, &uri, &document)?;
-    Ok((uri, written + 1))
+    let document_error = |source| BuildError::Document {
+        document: uri.to_string(),
+        source,
+    };
+    let head = DocumentHead::of_kind(DocumentKind::ChangeDump)
+        .with_from(from)
+        .with_link(up.clone());
+    let store = GenerationParts {
+        directory,
+        stem: format!("{DOCS}/changedump-g{number}"),
+    };
+    let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);
+    let mut set = SetWriter::with_store(
+        head,
+        uri.clone(),
+        store,
+        SetOptions::default().with_limits(limits),
+    )
+    .map_err(document_error)?;
+    for entry in &state.change_dump {
+        set.write_entry(entry).map_err(document_error)?;
+    }
+    let documents = set.finish().map_err(document_error)?.output.documents.len() as u64;
+    Ok((uri, written + documents))
 }
 
 /// The page the Source's documents are `describedby` when the caller names none: what the

@@ -983,6 +983,45 @@ fn a_trailing_slash_a_new_base_url_and_a_change_dump_switched_off_and_on() {
     let changed: Vec<&str> = manifest.entries.iter().map(|e| e.loc.as_str()).collect();
     assert_eq!(changed, [format!("{BASE}four.txt")]);
     assert_eq!(validate(&publish).0, 0);
+    // Packages past the entry limit: the Change Dump becomes an index over parts, one
+    // package each, contiguous, written again by each run (no parts older than the last
+    // generation's).
+    for name in ["five.txt", "six.txt"] {
+        put(&coll, name, b"5");
+        build(&coll, &publish, &["--change-dump", "--max-entries", "1"]);
+    }
+    let index = document(&publish, "resourcesync/changedump.xml");
+    assert_eq!(index.head.kind(), DocumentKind::ChangeDumpIndex);
+    let packages: Vec<Entry> = index
+        .entries
+        .iter()
+        .flat_map(|part| {
+            let part = document(&publish, local(part.loc.as_str()));
+            assert_eq!(part.entries.len(), 1);
+            part.entries
+        })
+        .collect();
+    assert_eq!(packages.len(), 3);
+    for pair in packages.windows(2) {
+        let md = |e: &Entry| e.md.clone().unwrap();
+        assert_eq!(md(&pair[0]).until, md(&pair[1]).from);
+    }
+    assert_eq!(package(&publish, &packages[2]).entries.len(), 1);
+    let part_generations: std::collections::BTreeSet<String> =
+        fs::read_dir(publish.join("resourcesync"))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().into_string().unwrap();
+                Some(
+                    name.strip_prefix("changedump-g")?
+                        .split('-')
+                        .next()?
+                        .to_owned(),
+                )
+            })
+            .collect();
+    assert_eq!(part_generations.len(), 2, "{part_generations:?}");
+    assert_eq!(validate(&publish).0, 0);
 
     // Another base URL: a publication afresh, nothing of the old one's lists carried.
     let out = resourcesync(&[
