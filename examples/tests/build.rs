@@ -11,6 +11,9 @@ use resourcesync_model::{Capability, Change, DocumentKind, Entry, Fixity};
 use resourcesync_xml::read_document;
 use serde_json::Value;
 
+#[path = "common/server.rs"]
+mod server;
+
 const BASE: &str = "http://127.0.0.1:8080/";
 
 fn resourcesync(args: &[&str]) -> Output {
@@ -143,6 +146,22 @@ fn change_lists(publish: &Path) -> Vec<(Entry, Vec<Entry>)> {
         .chain(&index.entries)
         .map(|e| (e.clone(), document(publish, local(e.loc.as_str())).entries))
         .collect()
+}
+
+/// The sizes of `lists` and the paths they list, in order, once their `from`/`until` are
+/// checked contiguous.
+fn sizes_and_listed(lists: &[(Entry, Vec<Entry>)]) -> (Vec<usize>, Vec<String>) {
+    let md = |e: &Entry| e.md.clone().unwrap();
+    for pair in lists.windows(2) {
+        assert_eq!(md(&pair[0].0).until, md(&pair[1].0).from);
+    }
+    let sizes = lists.iter().map(|(_, entries)| entries.len()).collect();
+    let listed = lists
+        .iter()
+        .flat_map(|(_, entries)| entries.iter())
+        .map(|e| percent_decode(local(e.loc.as_str())))
+        .collect();
+    (sizes, listed)
 }
 
 /// The Change Lists the Change List Archive lists, oldest first, through its index when it
@@ -420,18 +439,7 @@ fn the_open_change_list_grows_run_by_run_and_closes_when_full() {
         assert_eq!(validate(&publish).0, 0, "after run {run}");
     }
     let lists = change_lists(&publish);
-    let sizes: Vec<usize> = lists.iter().map(|(_, entries)| entries.len()).collect();
-    assert_eq!(sizes, [3, 3, 2]);
-    let md = |e: &Entry| e.md.clone().unwrap();
-    for pair in lists.windows(2) {
-        assert_eq!(md(&pair[0].0).until, md(&pair[1].0).from);
-    }
-    let listed: Vec<String> = lists
-        .iter()
-        .flat_map(|(_, entries)| entries.iter())
-        .map(|e| percent_decode(local(e.loc.as_str())))
-        .collect();
-    assert_eq!(listed, expected);
+    assert_eq!(sizes_and_listed(&lists), (vec![3, 3, 2], expected));
 
     // A run without changes leaves the open list as it was; one whose open list is not
     // what the state says is refused, naming it, and publishes nothing.
@@ -536,19 +544,8 @@ fn a_full_change_list_index_moves_its_oldest_lists_to_the_archive() {
     assert_eq!(archive.head.kind(), DocumentKind::ChangeListArchiveIndex);
     assert_eq!(archive.entries.len(), 2);
     let lists = change_lists(&publish);
-    let sizes: Vec<usize> = lists.iter().map(|(_, entries)| entries.len()).collect();
-    assert_eq!(sizes, [2, 2, 2, 2, 2, 1]);
-    let md = |e: &Entry| e.md.clone().unwrap();
-    for pair in lists.windows(2) {
-        assert_eq!(md(&pair[0].0).until, md(&pair[1].0).from);
-    }
-    assert!(md(&lists[5].0).until.is_none());
-    let listed: Vec<String> = lists
-        .iter()
-        .flat_map(|(_, entries)| entries.iter())
-        .map(|e| percent_decode(local(e.loc.as_str())))
-        .collect();
-    assert_eq!(listed, expected);
+    assert_eq!(sizes_and_listed(&lists), (vec![2, 2, 2, 2, 2, 1], expected));
+    assert!(lists[5].0.md.as_ref().unwrap().until.is_none());
     // The Capability List names the archive beside the Change List Index.
     let capabilities: Vec<(String, Option<Capability>)> =
         document(&publish, "resourcesync/capabilitylist.xml")
@@ -582,19 +579,8 @@ fn a_full_change_list_index_moves_its_oldest_lists_to_the_archive() {
     assert_eq!(generations.len(), 2, "{generations:?}");
 }
 
-/// `resourcesync serve` on a port of its choosing, killed when dropped.
-struct Server(std::process::Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_destination_far_behind_catches_up_through_the_archive() {
-    use std::io::BufRead;
     let root = tempfile::tempdir().unwrap();
     let (coll, publish, dest) = (
         root.path().join("coll"),
@@ -603,26 +589,9 @@ fn a_destination_far_behind_catches_up_through_the_archive() {
     );
     collection(&coll, 4);
     // The server first, serving an empty directory that the build then turns into its
-    // publication (the server resolves the link per request).
+    // publication.
     fs::create_dir(&publish).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .arg(&publish)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let _server = Server(child);
-    // `localhost`: a Source on a name that resolves to loopback is allowed its addresses.
-    let base = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"))
-        .replace("127.0.0.1", "localhost");
+    let (_server, base) = server::serve(&publish);
     let publish_at = |base: &str| {
         let out = resourcesync(&[
             "build",

@@ -1,11 +1,13 @@
 //! `resourcesync demo`: the whole run ends in sync and leaves nothing behind; `--source`
 //! synchronizes from a Source served by `resourcesync serve` in another process.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
+
+#[path = "common/server.rs"]
+mod server;
 
 fn resourcesync(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_resourcesync"))
@@ -135,16 +137,6 @@ fn the_text_output_says_each_step_and_the_summary() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("not empty"));
 }
 
-/// `resourcesync serve` in a child process, killed when dropped.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn the_destination_half_syncs_from_any_source() {
     let root = tempfile::tempdir().unwrap();
@@ -157,25 +149,7 @@ fn the_destination_half_syncs_from_any_source() {
     // The server first, on a port of its choosing, serving an empty directory that the
     // build then turns into its publication (the server resolves it per request).
     std::fs::create_dir(&publish).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .arg(&publish)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let _server = Server(child);
-    // Named `localhost`: a Source on a name that resolves to loopback is allowed its
-    // addresses (a name resolving there for another Source is refused).
-    let base = first
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {first:?}"))
-        .replace("127.0.0.1", "localhost");
+    let (_server, base) = server::serve(&publish);
     let out = resourcesync(&[
         "build",
         "--resource-dump",
