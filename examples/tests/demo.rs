@@ -6,6 +6,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "common/help.rs"]
+mod help;
 #[path = "common/server.rs"]
 mod server;
 
@@ -178,11 +180,9 @@ fn the_destination_half_syncs_from_any_source() {
 
 #[test]
 fn help_says_each_option_the_output_and_exit_status() {
-    for args in [&["demo", "--help"][..], &["help", "demo"]] {
-        let out = resourcesync(args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}");
-        let text = String::from_utf8_lossy(&out.stdout);
-        for expected in [
+    help::assert_help(
+        &[&["demo", "--help"], &["help", "demo"]],
+        &[
             "Usage: resourcesync demo [OPTIONS]",
             "--source <URL>",
             "--resources <N>",
@@ -192,13 +192,8 @@ fn help_says_each_option_the_output_and_exit_status() {
             "Exit status:\n  0  every step completed and the destination is in sync",
             "  1  a sync did not complete",
             "  2  a step could not run",
-        ] {
-            assert!(
-                text.contains(expected),
-                "{args:?} lacks {expected:?}:\n{text}"
-            );
-        }
-    }
+        ],
+    );
     let out = resourcesync(&["demo", "--resources", "many"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--resources"));

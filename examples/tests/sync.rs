@@ -13,6 +13,9 @@ use std::sync::{Arc, Mutex};
 #[path = "../../resourcesync-client/tests/client/sim.rs"]
 mod sim;
 
+#[path = "common/help.rs"]
+mod help;
+
 use sim::Source;
 
 /// What the server does wrong, by path and how many times that path was asked for.
@@ -582,23 +585,21 @@ fn nothing_outside_the_destination_whatever_the_source_lists() {
 
 #[test]
 fn help_describes_the_options_output_and_exit_status() {
-    let out = sync(&["--help"]);
-    assert_eq!(out.status.code(), Some(0));
-    let help = String::from_utf8_lossy(&out.stdout);
-    for expected in [
-        "Usage: resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>",
-        "--audit",
-        "--dry-run",
-        "--delete",
-        "--max-deletes <N>",
-        "--concurrency <N>",
-        "--mirror <PREFIX=DIR>",
-        "--json",
-        "{\"summary\": {\"mode\"",
-        "  2  it could not start",
-    ] {
-        assert!(help.contains(expected), "lacks {expected:?}:\n{help}");
-    }
+    help::assert_help(
+        &[&["sync", "--help"], &["help", "sync"]],
+        &[
+            "Usage: resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>",
+            "--audit",
+            "--dry-run",
+            "--delete",
+            "--max-deletes <N>",
+            "--concurrency <N>",
+            "--mirror <PREFIX=DIR>",
+            "--json",
+            "{\"summary\": {\"mode\"",
+            "  2  it could not start",
+        ],
+    );
     // A bad URL or option cannot start.
     let out = sync(&["not a url", "/tmp/x"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
