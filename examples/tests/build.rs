@@ -37,7 +37,12 @@ fn build(collection: &Path, publish: &Path, extra: &[&str]) -> Value {
 }
 
 fn build_output(collection: &Path, publish: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["build", "--json", "--base-url", BASE];
+    build_output_at(BASE, collection, publish, extra)
+}
+
+/// [`build_output`] under another base URL.
+fn build_output_at(base: &str, collection: &Path, publish: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["build", "--json", "--base-url", base];
     args.extend_from_slice(extra);
     args.push(collection.to_str().unwrap());
     args.push(publish.to_str().unwrap());
@@ -594,16 +599,8 @@ fn a_destination_far_behind_catches_up_through_the_archive() {
     // publication.
     fs::create_dir(&publish).unwrap();
     let (_server, base) = server::serve(&publish);
-    let publish_at = |base: &str| {
-        let out = resourcesync(&[
-            "build",
-            "--base-url",
-            base,
-            "--max-entries",
-            "2",
-            coll.to_str().unwrap(),
-            publish.to_str().unwrap(),
-        ]);
+    let publish_at = || {
+        let out = build_output_at(&base, &coll, &publish, &["--max-entries", "2"]);
         assert!(
             out.status.success(),
             "{}",
@@ -623,7 +620,7 @@ fn a_destination_far_behind_catches_up_through_the_archive() {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     };
-    publish_at(&base);
+    publish_at();
     let (code, summary, stderr) = sync(&[]);
     assert_eq!(code, Some(0), "{summary} {stderr}");
     // Changes over eight runs: creates, an update, a delete; the lists the destination
@@ -640,7 +637,7 @@ fn a_destination_far_behind_catches_up_through_the_archive() {
         if run == 5 {
             fs::remove_file(coll.join("new/run-1.txt")).unwrap();
         }
-        publish_at(&base);
+        publish_at();
     }
     assert!(publish.join("resourcesync/changelist-archive.xml").exists());
     let (code, summary, stderr) = sync(&[]);
