@@ -1688,8 +1688,9 @@ fn walk(
     // In path order. Each directory's files came sorted: in the order of their first
     // paths, the directories' runs are one sorted run unless a directory holds files
     // and subdirectories whose paths interleave, which a sort of the whole then merges
-    // (on the walk's threads; a stable sort finds runs). Moving 100,000 files through a
-    // merge sort when one pass would do is what this spares.
+    // (on the walk's threads; a stable sort finds runs). A collection of directories that
+    // hold files or directories, not both interleaved, is joined in one pass instead of
+    // moved through a merge sort.
     let mut runs = walked.found;
     runs.sort_unstable_by(|a, b| a[0].path.cmp(&b[0].path));
     let apart = runs
@@ -1734,7 +1735,7 @@ fn walk_directory<'s>(
         return;
     }
     let dir = collection.join(&within.path);
-    let mut mine = Walked::default();
+    let mut skipped = Vec::new();
     let mut files = Vec::new();
     let result = (|| -> Result<(), BuildError> {
         let read = |source| BuildError::Read {
@@ -1758,7 +1759,7 @@ fn walk_directory<'s>(
             // would hide the collection's: neither is published nor, a directory,
             // walked into.
             if let Some(reason) = unpublished_name(&name.to_string_lossy(), within.depth) {
-                mine.skipped.push(Skipped {
+                skipped.push(Skipped {
                     path: within.path.join(&name),
                     reason,
                 });
@@ -1780,7 +1781,7 @@ fn walk_directory<'s>(
             }
             match probe(&entry, &within, &name, file_type, uris) {
                 Ok(Probe::File(file)) => files.push(file),
-                Ok(Probe::Skipped(reason)) => mine.skipped.push(Skipped {
+                Ok(Probe::Skipped(reason)) => skipped.push(Skipped {
                     path: within.path.join(&name),
                     reason,
                 }),
@@ -1805,7 +1806,7 @@ fn walk_directory<'s>(
             if !files.is_empty() {
                 walked.found.push(files);
             }
-            walked.skipped.append(&mut mine.skipped);
+            walked.skipped.append(&mut skipped);
         }
     }
 }
@@ -2100,10 +2101,17 @@ fn change_lists(
         }
         head
     };
+    // Whether the period closes the open list, where the last run left it (so that the
+    // intervals stay contiguous).
+    let period_closes = options.changelist_period.is_some_and(|period| {
+        let from = state.change_lists.last().expect("an open Change List").from;
+        let age = (now.to_utc() - from.to_utc()).to_std().unwrap_or_default();
+        age >= period && from.precedes(&last_at)
+    });
     // The open list's entries as the last run wrote them, in its document (carried over
-    // into this generation), then this run's.
+    // into this generation), then this run's; read only when the list is written again.
     let open = state.change_lists.last().expect("an open Change List");
-    let carried = if state.open.entries > 0 {
+    let carried = if state.open.entries > 0 && (period_closes || !changes.is_empty()) {
         let path = directory.path(&change_list_uri(directory, open.number)?)?;
         let document = fs::read(&path).map_err(|e| BuildError::State {
             path: path.clone(),
@@ -2134,13 +2142,8 @@ fn change_lists(
     };
     let mut added = false;
     let mut closed = Vec::new();
-    if let Some(period) = options.changelist_period {
-        let from = state.change_lists.last().expect("an open Change List").from;
-        let age = (now.to_utc() - from.to_utc()).to_std().unwrap_or_default();
-        // Closed where the last run left it, so the intervals stay contiguous.
-        if age >= period && from.precedes(&last_at) {
-            close_open_list(state, &mut entries, &mut closed, last_at);
-        }
+    if period_closes {
+        close_open_list(state, &mut entries, &mut closed, last_at);
     }
     for entry in changes {
         let size = estimated_bytes(&entry);
@@ -2365,7 +2368,7 @@ fn write_list(
         .iter()
         .map(|entry| match entry {
             Listed::Written(bytes) => bytes.len(),
-            Listed::New(_) => 512,
+            Listed::New(entry) => estimated_bytes(entry) as usize,
         })
         .sum::<usize>();
     let buffer = Vec::with_capacity(size + 4096);
@@ -2646,7 +2649,6 @@ fn change_dump(
     options: &Options,
 ) -> Result<(Uri, u64), BuildError> {
     let from = *state.change_dump_from.get_or_insert(last_at);
-    let uris = Uris::new(directory);
     let mut written = 0;
     if !changes.is_empty() {
         // Where the last package ended, so that the packages stay contiguous.
@@ -2673,8 +2675,9 @@ fn change_dump(
             match (entry.change(), changed) {
                 (Some(change), Some(i)) if change != Change::Deleted => {
                     let published = &resources[*i];
+                    // The change's entry names the resource by its URI.
                     let mut b = bitstream(
-                        &published.uri(&uris)?,
+                        &entry.loc,
                         &published.path,
                         &published.resource,
                         media_types,
