@@ -5,8 +5,8 @@
 //! on the same directory, all in the same run.
 //!
 //! Beside the incremental build, its floor on this machine: the walk on every core and the
-//! last Resource List's documents read and written again, which any incremental build that
-//! keeps the Resource List current must do.
+//! last Resource List's documents read and written again: the floor of an incremental build
+//! that notices changes by size and modification time and rewrites the Resource List.
 //!
 //! The collection is generated once per process in `/dev/shm` when there is one (tmpfs: the
 //! CPU's work is measured, not this machine's disk), 100 directories of 1,000 files. Each
@@ -147,11 +147,12 @@ fn stat_all_parallel(dir: &Path, threads: usize) -> usize {
     files.into_inner()
 }
 
-/// What no incremental run can do without, in any language, as long as it notices changes
-/// by size and modification time and keeps the Resource List current: [`stat_all_parallel`],
-/// then the last Resource List's documents (`documents`) read and written again into `out`.
-/// A floor that leaves out everything else a run does (hashing what changed, the state,
-/// the Change List, the rest of the documents).
+/// The floor of an incremental run that notices changes by size and modification time and
+/// writes the Resource List anew (as `build` does; patching it in place would be another
+/// design): [`stat_all_parallel`], then the last Resource List's documents (`documents`)
+/// read and written again into `out`, unsynced (the build syncs each document). It leaves
+/// out everything else a run does (hashing what changed, the state, the Change List, the
+/// rest of the documents).
 fn incremental_floor(dir: &Path, threads: usize, documents: &[PathBuf], out: &Path) -> usize {
     let files = stat_all_parallel(dir, threads);
     for document in documents {
