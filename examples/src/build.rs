@@ -2380,14 +2380,19 @@ fn write_list(
         }
         .map_err(refused)?;
     }
-    if writer.entries_written() > options.max_entries as u64 {
+    // The limits bind what this run adds. A list of carried entries only is one an
+    // earlier run wrote within its limits, closed now (its head gains an `until`, for
+    // which closing leaves room): a lower limit since must not refuse it, or every later
+    // run with changes would fail on it.
+    let adds = entries.iter().any(|entry| matches!(entry, Listed::New(_)));
+    if adds && writer.entries_written() > options.max_entries as u64 {
         return Err(refused(WriteError::Limit {
             what: "entries",
             limit: options.max_entries as u64,
         }));
     }
     let document = writer.finish().map_err(refused)?.output;
-    if document.len() as u64 > options.max_bytes {
+    if adds && document.len() as u64 > options.max_bytes {
         return Err(refused(WriteError::Limit {
             what: "bytes",
             limit: options.max_bytes,

@@ -523,6 +523,32 @@ fn an_incremental_resource_list_is_the_one_a_fresh_build_writes() {
 }
 
 #[test]
+fn a_lower_entry_limit_closes_the_open_list_as_it_was_written() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 3);
+    build(&coll, &publish, &["--max-entries", "5"]);
+    let mut expected = Vec::new();
+    for run in 0..4 {
+        let name = format!("run-{run}.txt");
+        put(&coll, &name, b"x");
+        expected.push(name);
+        build(&coll, &publish, &["--max-entries", "5"]);
+    }
+    // The open list holds four entries; at a limit of two the next change closes it as
+    // it is and opens another, run after run.
+    for run in 4..7 {
+        let name = format!("run-{run}.txt");
+        put(&coll, &name, b"x");
+        expected.push(name);
+        build(&coll, &publish, &["--max-entries", "2"]);
+        assert_eq!(validate(&publish).0, 0, "after run {run}");
+    }
+    let lists = change_lists(&publish);
+    assert_eq!(sizes_and_listed(&lists), (vec![4, 2, 1], expected));
+}
+
+#[test]
 fn a_full_change_list_index_moves_its_oldest_lists_to_the_archive() {
     let root = tempfile::tempdir().unwrap();
     let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
