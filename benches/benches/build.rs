@@ -25,8 +25,9 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use indicatif::ProgressBar;
-use resourcesync_examples::build::{Options, build};
+use resourcesync_cli::build::{Options, build};
 use resourcesync_model::{Fixity, Uri};
+use resourcesync_testkit::python::python;
 
 /// Files in the collection: 100,000 when measuring, fewer when `cargo test --benches`
 /// runs each function once to check it.
@@ -163,26 +164,7 @@ fn incremental_floor(dir: &Path, threads: usize, documents: &[PathBuf], out: &Pa
 }
 
 fn resync_build() -> Option<PathBuf> {
-    let python = std::env::var_os("RESOURCESYNC_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python"))
-        });
-    let script = python.with_file_name("resync-build");
-    if script.exists() {
-        return Some(script);
-    }
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    assert!(
-        !ci,
-        "no resync-build beside {}: .ci/run installs it in .venv",
-        python.display()
-    );
-    eprintln!(
-        "skipped resync-build: none beside {} (run .ci/run, or set RESOURCESYNC_PYTHON)",
-        python.display()
-    );
-    None
+    python("resync", &["resync-build"]).map(|python| python.with_file_name("resync-build"))
 }
 
 fn options() -> Options {

@@ -19,11 +19,10 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use criterion::{Criterion, criterion_group, criterion_main};
-use resourcesync_examples::sync::{SyncArgs, sync};
+use resourcesync_cli::sync::{SyncArgs, sync};
+use resourcesync_testkit::python::python;
 
-#[allow(dead_code)]
-#[path = "../../resourcesync-client/tests/client/sim.rs"]
-mod sim;
+use resourcesync_testkit::source as sim;
 
 /// Resources in the Source: 10,000 when measuring, fewer when `cargo test --benches`
 /// runs each function once to check it.
@@ -109,26 +108,7 @@ fn files(dir: &std::path::Path) -> usize {
 }
 
 fn resync_sync() -> Option<PathBuf> {
-    let python = std::env::var_os("RESOURCESYNC_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python"))
-        });
-    let script = python.with_file_name("resync-sync");
-    if script.exists() {
-        return Some(script);
-    }
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    assert!(
-        !ci,
-        "no resync-sync beside {}: .ci/run installs it in .venv",
-        python.display()
-    );
-    eprintln!(
-        "skipped resync-sync: none beside {} (run .ci/run, or set RESOURCESYNC_PYTHON)",
-        python.display()
-    );
-    None
+    python("resync", &["resync-sync"]).map(|python| python.with_file_name("resync-sync"))
 }
 
 fn bench(c: &mut Criterion) {

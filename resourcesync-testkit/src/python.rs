@@ -1,4 +1,4 @@
-//! The Python with the reference implementation, for the interop tests of this crate.
+//! The Python with the reference implementation, for the interop tests and benchmarks.
 //!
 //! `.ci/run` installs `resync` and `resync-simulator` in `.venv`; elsewhere set
 //! `RESOURCESYNC_PYTHON` to a Python that has them. Without one a test is skipped, saying
@@ -10,7 +10,7 @@ use std::process::Command;
 
 /// The Python that can `import modules` and has each of `scripts` beside it, or `None`
 /// (said on stderr) where the test may be skipped.
-pub(crate) fn python(modules: &str, scripts: &[&str]) -> Option<PathBuf> {
+pub fn python(modules: &str, scripts: &[&str]) -> Option<PathBuf> {
     let path = std::env::var_os("RESOURCESYNC_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| {

@@ -15,8 +15,7 @@ use std::time::Duration;
 
 const LAUNCHER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/simulator/launch.py");
 
-#[path = "common/python.rs"]
-mod common;
+use resourcesync_testkit::python as common;
 
 fn python() -> Option<PathBuf> {
     common::python("simulator.source, resync", &[])

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 
 mod explore;
 
-use resourcesync_examples::{build, demo, serve, sync};
+use resourcesync_cli::{build, demo, serve, sync};
 
 /// Exit statuses common to the subcommands, for the top-level help.
 const TOP_EXIT_STATUS: &str = "\

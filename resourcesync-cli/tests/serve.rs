@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap};
-use resourcesync_examples::serve;
+use resourcesync_cli::serve;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// How long any one exchange or shutdown may take before the test fails.

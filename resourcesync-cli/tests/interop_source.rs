@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use resourcesync_examples::serve;
+use resourcesync_cli::serve;
 use resourcesync_model::DocumentKind;
 use resourcesync_xml::read_document;
 use serde_json::Value;
@@ -53,8 +53,7 @@ const READER: &str = concat!(
     "/tests/interop_source/resync_read.py"
 );
 
-#[path = "common/python.rs"]
-mod common;
+use resourcesync_testkit::python as common;
 
 fn python() -> Option<PathBuf> {
     common::python("resync", &["resync-sync"])

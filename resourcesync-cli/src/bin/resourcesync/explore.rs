@@ -10,7 +10,7 @@ use clap::Args;
 use resourcesync_client::{Client, Config, DocumentRead, Event, MemoryInventory, Mode, State};
 use tokio::sync::mpsc;
 
-use resourcesync_examples::sync::{Msg, Unusable, block_on, fetch, mirrors, wait};
+use resourcesync_cli::sync::{Msg, Unusable, block_on, fetch, mirrors, wait};
 
 /// What `explore` does, for its long help.
 pub(crate) const EXPLORE_ABOUT: &str = "\

@@ -1,0 +1,20 @@
+//! The `resourcesync` command's features as a library: what each subcommand does is a
+//! function here with typed options, and the binary (`src/bin/resourcesync`) parses a
+//! command line, calls it and prints. Tests, benchmarks and the demo call the same
+//! functions in process.
+//!
+//! - [`build`]: publishes a directory (or a list of files) as a ResourceSync Source,
+//!   incrementally and atomically.
+//! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3.
+//! - [`sync`]: the Destination: drives `resourcesync-client` over reqwest and tokio and
+//!   keeps a directory in step with a Source.
+//! - [`demo`]: all of them together, on a generated collection.
+//!
+//! Layers: this crate is the top of the family (model ← xml ← package ← client ← cli); it
+//! opens sockets and files, reads the clock and handles signals, which the libraries below
+//! never do.
+
+pub mod build;
+pub mod demo;
+pub mod serve;
+pub mod sync;

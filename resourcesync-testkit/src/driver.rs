@@ -1,0 +1,66 @@
+//! A Destination driver run as a child process, and the helpers its scenarios share.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use crate::source::Source;
+
+/// A program that syncs a directory from a Source: `resourcesync sync` or `sync-ureq`,
+/// given the options, the Source's URL and the directory as arguments.
+#[derive(Clone)]
+pub struct Driver {
+    name: &'static str,
+    program: PathBuf,
+    prefix: Vec<OsString>,
+}
+
+impl Driver {
+    /// `program` with `prefix` before the arguments of each run (`["sync"]`), named
+    /// `name` in assertion messages.
+    pub fn new(name: &'static str, program: impl Into<PathBuf>, prefix: &[&str]) -> Driver {
+        Driver {
+            name,
+            program: program.into(),
+            prefix: prefix.iter().map(OsString::from).collect(),
+        }
+    }
+
+    /// The command with its prefix, to add arguments to.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(&self.prefix);
+        command
+    }
+
+    /// Runs the driver with `args` and waits for it.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.command().args(args).output().expect("run the driver")
+    }
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// A process's status, standard output and standard error, for assertion messages.
+pub fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `n` small resources under `r/` and one page, then ten seconds pass.
+pub fn populate(s: &mut Source, n: usize) {
+    for i in 0..n {
+        s.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
+    }
+    s.put("docs/index.html", b"<html></html>");
+    s.tick(10);
+}

@@ -1,0 +1,17 @@
+//! What the tests and benchmarks of several crates share, written once: a simulated Source
+//! with a virtual clock ([`source`]), that Source served over HTTP with injected faults
+//! ([`served`]), a Destination driver run as a child process and the scenarios every
+//! driver must pass ([`driver`], [`scenarios`]), and the Python reference implementation
+//! for the interop tests ([`python`]). Not published.
+//!
+//! Its assertions panic: it is test code.
+
+// Test support: its enums are matched only by the tests that use them.
+#![allow(clippy::exhaustive_enums, missing_debug_implementations)]
+
+pub mod driver;
+pub mod python;
+pub mod scenarios;
+pub mod served;
+#[allow(missing_docs)]
+pub mod source;

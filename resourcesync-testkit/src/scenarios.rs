@@ -1,0 +1,253 @@
+//! Scenarios every Destination driver must pass, run by the tests of each driver (the
+//! `resourcesync sync` command and the `sync-ureq` example) against a [`Served`] Source:
+//! one scenario, written once, whatever the driver.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::driver::{Driver, populate, text};
+use crate::served::{Fault, Served, collect};
+
+/// A baseline, a dry run that changes nothing, an audit that finds the changes, an
+/// incremental run, and an audit in sync.
+pub fn baseline_dry_run_incremental_audit(driver: &Driver) {
+    {
+        let served = Served::start(|s| {
+            populate(s, 30);
+            s.publish.list_part = 7;
+            s.publish.change_part = 2;
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("dest");
+        let d = d.to_str().unwrap();
+        let out = driver.run(&[&served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with("baseline: 31 created"),
+            "{driver:?}: {}",
+            text(&out)
+        );
+        served.equals(Path::new(d)).unwrap();
+        served.change(|s| {
+            s.tick(5);
+            s.put("r/0.txt", b"zero, again");
+            s.put("r/new/deep.txt", b"new");
+            s.delete("r/1.txt");
+            s.tick(2);
+        });
+        // A dry run changes nothing on disk, the state included.
+        let before = std::fs::read(Path::new(d).join(".resourcesync/state.json")).unwrap();
+        let out = driver.run(&["--dry-run", &served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        assert!(
+            served.equals(Path::new(d)).is_err(),
+            "{driver:?}: a dry run changed the tree"
+        );
+        assert_eq!(
+            std::fs::read(Path::new(d).join(".resourcesync/state.json")).unwrap(),
+            before
+        );
+        let out = driver.run(&["--audit", &served.base, d]);
+        assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+        let out = driver.run(&[&served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .starts_with("incremental: 1 created, 1 updated, 1 deleted"),
+            "{driver:?}: {}",
+            text(&out)
+        );
+        served.equals(Path::new(d)).unwrap();
+        let out = driver.run(&["--audit", &served.base, d]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(", in sync"),
+            "{driver:?}: {}",
+            text(&out)
+        );
+    }
+}
+
+/// A baseline from the Resource Dump, then the changes from the Change Dump.
+pub fn dumps_for_the_baseline_and_the_changes(driver: &Driver) {
+    let served = Served::start(|s| {
+        populate(s, 20);
+        s.publish.resource_dump = true;
+        s.publish.change_dump = true;
+        s.publish.change_part = 3;
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let d = d.to_str().unwrap();
+    let out = driver.run(&["--dump", &served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    served.equals(Path::new(d)).unwrap();
+    served.change(|s| {
+        s.tick(3);
+        s.put("r/5.txt", b"five");
+        s.delete("r/6.txt");
+        s.put("r/x/y.txt", b"deep");
+        s.tick(1);
+    });
+    let out = driver.run(&[&served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    served.equals(Path::new(d)).unwrap();
+}
+
+/// `--delete --max-deletes 1` with two deletions refuses them and leaves the baseline
+/// undone; `--max-deletes 2` goes through.
+pub fn a_deletion_limit_stops_the_deletions(driver: &Driver) {
+    let sync = |args: &[&str]| driver.run(args);
+    let served = Served::start(|s| populate(s, 6));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let d = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, d]).status.code(), Some(0));
+    served.change(|s| {
+        s.delete("r/2.txt");
+        s.delete("r/3.txt");
+        s.tick(1);
+    });
+    // A baseline again: the state of the last one goes.
+    std::fs::remove_file(Path::new(d).join(".resourcesync/state.json")).unwrap();
+    let out = sync(&["--delete", "--max-deletes", "1", &served.base, d]);
+    // Refused deletions leave the baseline undone: no checkpoint.
+    assert!(
+        !std::fs::read_to_string(Path::new(d).join(".resourcesync/state.json"))
+            .unwrap()
+            .contains("datetime")
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("2 deletions, more than the 1 allowed"),
+        "{}",
+        text(&out)
+    );
+    assert!(Path::new(d).join("r/2.txt").exists());
+    let out = sync(&["--delete", "--max-deletes", "2", &served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(Path::new(d)).unwrap();
+}
+
+/// Server errors and cut bodies are retried, a 404, a corrupt body and a redirect off
+/// the Source are refused, nothing partial is left, and the next run converges.
+pub fn faults_are_retried_or_refused_and_a_later_run_converges(driver: &Driver) {
+    let sync = |args: &[&str]| driver.run(args);
+    let served = Served::start(|s| populate(s, 12));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let d = d.to_str().unwrap();
+    served.faults(|path, attempt| match (path, attempt) {
+        ("r/0.txt", 0) => Some(Fault::Status(500)),
+        ("r/1.txt", 0) => Some(Fault::Truncate(3)),
+        ("r/2.txt", _) => Some(Fault::Status(404)),
+        ("r/3.txt", _) => Some(Fault::Corrupt),
+        ("r/4.txt", _) => Some(Fault::Redirect("http://localhost.example/4.txt".into())),
+        _ => None,
+    });
+    let out = sync(&[&served.base, d]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("r/2.txt: HTTP status 404"), "{}", text(&out));
+    assert!(err.contains("fixity"), "{}", text(&out));
+    assert!(err.contains("refused"), "{}", text(&out));
+    let dest = Path::new(d);
+    assert!(dest.join("r/0.txt").exists() && dest.join("r/1.txt").exists());
+    assert!(
+        !dest.join("r/3.txt").exists(),
+        "a corrupt body is not stored"
+    );
+    // No temporary file is left behind.
+    assert_eq!(
+        std::fs::read_dir(dest.join(".resourcesync/tmp"))
+            .unwrap()
+            .count(),
+        0
+    );
+    served.faults(|_, _| None);
+    let out = sync(&[&served.base, d]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(dest).unwrap();
+}
+
+/// A sync killed midway leaves only whole files, and the next run completes.
+pub fn an_interrupted_sync_leaves_no_half_written_file_and_resumes(driver: &Driver) {
+    {
+        let served = Served::start(|s| populate(s, 30));
+        // Half the resources are slow: the sync is stopped while it waits for them.
+        served.faults(|path, _| {
+            let slow = path
+                .strip_prefix("r/")
+                .and_then(|p| p.strip_suffix(".txt"))
+                .and_then(|n| n.parse::<u32>().ok());
+            slow.filter(|n| n % 2 == 0).map(|_| Fault::Slow(20_000))
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("dest");
+        let mut child = driver
+            .command()
+            .args([&served.base, d.to_str().unwrap()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until some resources are in place (bounded), then stop it at once.
+        for _ in 0..100 {
+            if d.join("r/1.txt").exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Every file in the tree is whole: written aside, then renamed.
+        let mut held = BTreeMap::new();
+        collect(&d, &d, &mut held);
+        assert!(
+            !held.is_empty(),
+            "{driver:?}: nothing was stored before the stop"
+        );
+        assert!(
+            held.len() < 31,
+            "{driver:?}: the sync was not stopped midway"
+        );
+        {
+            let source = served.source.lock().unwrap();
+            for (path, bytes) in &held {
+                assert_eq!(
+                    Some(bytes),
+                    source.resources.get(path).map(|(b, _)| b),
+                    "{driver:?}: {path}"
+                );
+            }
+        }
+        // The next run resumes and completes.
+        served.faults(|_, _| None);
+        let out = driver.run(&[&served.base, d.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        served.equals(&d).unwrap();
+    }
+}
+
+/// One `#[test]` per scenario above, each running it with the driver `$driver` makes:
+/// `resourcesync_testkit::driver_tests!(Driver::new(..));` in a driver's test file.
+#[macro_export]
+macro_rules! driver_tests {
+    ($driver:expr) => {
+        $crate::driver_tests!(@each $driver;
+            baseline_dry_run_incremental_audit,
+            dumps_for_the_baseline_and_the_changes,
+            a_deletion_limit_stops_the_deletions,
+            faults_are_retried_or_refused_and_a_later_run_converges,
+            an_interrupted_sync_leaves_no_half_written_file_and_resumes,
+        );
+    };
+    (@each $driver:expr; $($scenario:ident,)*) => {
+        $(
+            #[test]
+            fn $scenario() {
+                $crate::scenarios::$scenario(&$driver);
+            }
+        )*
+    };
+}

@@ -1,0 +1,235 @@
+//! The simulated Source ([`crate::source`]) served over HTTP on 127.0.0.1 by axum, with
+//! faults injected per path and attempt: the Source a Destination driver's tests sync from.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use crate::source::Source;
+
+/// What the server does wrong, by path and how many times that path was asked for.
+type Faults = Arc<Mutex<Box<dyn FnMut(&str, u32) -> Option<Fault> + Send>>>;
+
+/// What the server does wrong to one request.
+#[derive(Clone, Debug)]
+pub enum Fault {
+    /// This status, with a short body, instead of the response.
+    Status(u16),
+    /// The body stops after this many bytes (the connection is closed early).
+    Truncate(usize),
+    /// One byte of the body is changed.
+    Corrupt,
+    /// A 302 to this location.
+    Redirect(String),
+    /// The response waits this long.
+    Slow(u64),
+}
+
+/// A Source on 127.0.0.1, served until dropped.
+pub struct Served {
+    /// The simulated Source, to read what it holds.
+    pub source: Arc<Mutex<Source>>,
+    faults: Faults,
+    /// The base URL, `http://127.0.0.1:PORT/`.
+    pub base: String,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Served {
+    /// Publishes the Source `build` makes and serves it on 127.0.0.1.
+    pub fn start(build: impl FnOnce(&mut Source)) -> Served {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let base = format!("http://{}/", listener.local_addr().unwrap());
+        let mut source = Source::new();
+        source.base = base.clone();
+        build(&mut source);
+        source.publish();
+        let source = Arc::new(Mutex::new(source));
+        let faults: Faults = Arc::new(Mutex::new(Box::new(|_: &str, _| None)));
+        let asked: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
+        let (s, f) = (source.clone(), faults.clone());
+        let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+            let (s, f, asked) = (s.clone(), f.clone(), asked.clone());
+            async move {
+                let (response, wait) = respond(&s, &f, &asked, &uri);
+                if let Some(ms) = wait {
+                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                }
+                response
+            }
+        });
+        runtime.spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        Served {
+            source,
+            faults,
+            base,
+            _runtime: runtime,
+        }
+    }
+
+    /// Changes the Source and publishes again.
+    pub fn change(&self, f: impl FnOnce(&mut Source)) {
+        let mut source = self.source.lock().unwrap();
+        f(&mut source);
+        source.publish();
+    }
+
+    /// What the server does wrong from now on, by path and attempt (0 for the first).
+    pub fn faults(&self, f: impl FnMut(&str, u32) -> Option<Fault> + Send + 'static) {
+        *self.faults.lock().unwrap() = Box::new(f);
+    }
+
+    /// Whether `dir` holds exactly the Source's resources (and the sync's own state).
+    pub fn equals(&self, dir: &Path) -> Result<(), String> {
+        let source = self.source.lock().unwrap();
+        let mut held = BTreeMap::new();
+        collect(dir, dir, &mut held);
+        let expected: BTreeMap<String, Vec<u8>> = source
+            .resources
+            .iter()
+            .map(|(p, (b, _))| (p.clone(), b.clone()))
+            .collect();
+        if held == expected {
+            Ok(())
+        } else {
+            let missing: Vec<_> = expected.keys().filter(|k| !held.contains_key(*k)).collect();
+            let extra: Vec<_> = held.keys().filter(|k| !expected.contains_key(*k)).collect();
+            let differ: Vec<_> = held
+                .iter()
+                .filter(|(k, v)| expected.get(*k).is_some_and(|e| e != *v))
+                .map(|(k, _)| k)
+                .collect();
+            Err(format!(
+                "missing {missing:?}, extra {extra:?}, differ {differ:?}"
+            ))
+        }
+    }
+}
+
+fn respond(
+    source: &Mutex<Source>,
+    faults: &Faults,
+    asked: &Mutex<BTreeMap<String, u32>>,
+    uri: &axum::http::Uri,
+) -> (axum::response::Response, Option<u64>) {
+    use axum::body::Body;
+    use axum::response::Response;
+    let path = uri.path().trim_start_matches('/').to_owned();
+    let attempt = {
+        let mut asked = asked.lock().unwrap();
+        let n = asked.entry(path.clone()).or_default();
+        *n += 1;
+        *n - 1
+    };
+    let source = source.lock().unwrap();
+    let mut r = source.respond(&format!("{}{}", source.base, path));
+    let fault = (faults.lock().unwrap())(&path, attempt);
+    let mut wait = None;
+    match fault {
+        Some(Fault::Status(s)) => {
+            r.status = s;
+            r.body = b"fault".to_vec();
+        }
+        Some(Fault::Redirect(to)) => {
+            let response = Response::builder()
+                .status(302)
+                .header("location", to)
+                .body(Body::empty())
+                .unwrap();
+            return (response, None);
+        }
+        Some(Fault::Slow(ms)) => wait = Some(ms),
+        Some(Fault::Corrupt) => {
+            if let Some(b) = r.body.last_mut() {
+                *b ^= 0x20;
+            }
+        }
+        Some(Fault::Truncate(n)) => {
+            // A body that promises more than it sends: the client sees the connection
+            // end early.
+            let total = r.body.len();
+            let sent = r.body[..n.min(total)].to_vec();
+            let stream = cut_body(sent);
+            let response = Response::builder()
+                .status(r.status)
+                .header("content-length", total.to_string())
+                .body(stream)
+                .unwrap();
+            return (response, None);
+        }
+        None => {}
+    }
+    let mut builder = Response::builder().status(r.status);
+    for (k, v) in &r.headers {
+        builder = builder.header(k, v);
+    }
+    (builder.body(Body::from(r.body)).unwrap(), wait)
+}
+
+/// A body of these bytes that then fails, as a connection reset would.
+fn cut_body(bytes: Vec<u8>) -> axum::body::Body {
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = vec![
+        Ok(bytes),
+        Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "cut",
+        )),
+    ];
+    axum::body::Body::new(tokio_stream_iter(chunks))
+}
+
+fn tokio_stream_iter(
+    items: Vec<Result<Vec<u8>, std::io::Error>>,
+) -> impl axum::body::HttpBody<Data = axum::body::Bytes, Error = std::io::Error> + Send + 'static {
+    StreamBody {
+        items: items.into_iter(),
+    }
+}
+
+struct StreamBody {
+    items: std::vec::IntoIter<Result<Vec<u8>, std::io::Error>>,
+}
+
+impl axum::body::HttpBody for StreamBody {
+    type Data = axum::body::Bytes;
+    type Error = std::io::Error;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::task::Poll::Ready(
+            self.items
+                .next()
+                .map(|r| r.map(|b| http_body::Frame::data(axum::body::Bytes::from(b)))),
+        )
+    }
+}
+
+/// Every file under `dir` but the sync's own `.resourcesync`, by path relative to `root`.
+pub fn collect(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.file_name().is_some_and(|n| n == ".resourcesync") {
+            continue;
+        }
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else {
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.insert(rel, std::fs::read(&path).unwrap());
+        }
+    }
+}
