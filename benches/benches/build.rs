@@ -21,12 +21,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
-use indicatif::ProgressBar;
-use resourcesync_cli::build::{Options, build};
 use resourcesync_model::{Fixity, Uri};
+use resourcesync_source::build::{Options, build};
 use resourcesync_testkit::python::python;
 
 /// Files in the collection: 100,000 when measuring, fewer when `cargo test --benches`
@@ -197,7 +196,7 @@ fn bench(c: &mut Criterion) {
                 let publish = dir.path().join("publish");
                 let start = Instant::now();
                 let report =
-                    build(&collection, &publish, &options(), &ProgressBar::hidden()).unwrap();
+                    build(&collection, &publish, &options(), SystemTime::now(), &()).unwrap();
                 total += start.elapsed();
                 assert_eq!(report.resources, n as u64);
                 assert_eq!(report.hashed_files, n as u64);
@@ -268,7 +267,7 @@ fn bench(c: &mut Criterion) {
     // One publication, built outside the timing, then rebuilt after each change of 1 %.
     let publish_dir = scratch("build-bench-incremental");
     let publish = publish_dir.path().join("publish");
-    build(&collection, &publish, &options(), &ProgressBar::hidden()).unwrap();
+    build(&collection, &publish, &options(), SystemTime::now(), &()).unwrap();
     let documents: Vec<PathBuf> = std::fs::read_dir(publish.join("resourcesync"))
         .unwrap()
         .map(|entry| entry.unwrap().path())
@@ -307,7 +306,7 @@ fn bench(c: &mut Criterion) {
                 }
                 let start = Instant::now();
                 let report =
-                    build(&collection, &publish, &options(), &ProgressBar::hidden()).unwrap();
+                    build(&collection, &publish, &options(), SystemTime::now(), &()).unwrap();
                 total += start.elapsed();
                 assert_eq!(report.resources, n as u64);
                 assert_eq!(report.hashed_files, changed as u64);

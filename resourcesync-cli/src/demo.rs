@@ -12,14 +12,14 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use clap::{Args, Parser};
 use indicatif::ProgressBar;
 use resourcesync_model::Uri;
 use serde_json::json;
 
-use crate::build::{Options, build};
+use crate::build::{Bar, Options, build};
 use crate::serve::serve;
 use crate::sync::{SyncArgs, Synced, Unusable, block_on, synchronize};
 
@@ -360,11 +360,15 @@ async fn publish_step(
     } else {
         ProgressBar::no_length()
     };
-    let bar = progress.clone();
-    let report = tokio::task::spawn_blocking(move || build(&collection, &publish, &options, &bar))
-        .await
-        .map_err(|e| Unusable(format!("build stopped: {e}")))?
-        .map_err(|e| Unusable(format!("build: {e}")))?;
+    let bar = Bar(progress.clone());
+    let now = SystemTime::now();
+    let report = tokio::task::spawn_blocking(move || {
+        // Boxed: the error is large to move back from the blocking thread.
+        build(&collection, &publish, &options, now, &bar).map_err(Box::new)
+    })
+    .await
+    .map_err(|e| Unusable(format!("build stopped: {e}")))?
+    .map_err(|e| Unusable(format!("build: {e}")))?;
     progress.finish_and_clear();
     steps.say(
         step,
