@@ -1,0 +1,265 @@
+//! The Change Lists: the open one extended, closed by the limits or the period, their
+//! index, and the archive their oldest move to.
+
+use super::*;
+
+/// A Change List's estimated size of one entry, for the byte limit: its URI as written
+/// at worst (every character escaped, `&` as `&amp;`) and the longest its metadata can be.
+pub(super) fn estimated_bytes(entry: &Entry) -> u64 {
+    entry.loc.as_str().len() as u64 * 5 + 400
+}
+
+/// Adds this run's changes to the open Change List, closing it (and opening the next)
+/// where the limits or the period say, and writes every Change List that changed and the
+/// Change List Index. Returns the number of documents written.
+pub(super) fn change_lists(
+    directory: &Directory,
+    state: &mut State,
+    changes: Vec<Entry>,
+    last_at: W3cDateTime,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+) -> Result<u64, BuildError> {
+    if state.change_lists.is_empty() {
+        // The first run: the changes are published from now on.
+        state.change_lists.push(ChangeListRecord {
+            number: 1,
+            from: now,
+            until: None,
+        });
+        state.open = OpenList::default();
+    }
+    let index_uri = directory.uri(&format!("{DOCS}/changelist.xml"))?;
+    let head = |record: &ChangeListRecord| {
+        let mut head = DocumentHead::of_kind(DocumentKind::ChangeList)
+            .with_from(record.from)
+            .with_link(up.clone())
+            .with_link(Link::new(Relation::Index, index_uri.clone()));
+        if let Some(until) = record.until {
+            head = head.with_until(until);
+        }
+        head
+    };
+    // Whether the period closes the open list, where the last run left it (so that the
+    // intervals stay contiguous).
+    let period_closes = options.changelist_period.is_some_and(|period| {
+        let from = state.change_lists.last().expect("an open Change List").from;
+        let age = (now.to_utc() - from.to_utc()).to_std().unwrap_or_default();
+        age >= period && from.precedes(&last_at)
+    });
+    // The open list's entries as the last run wrote them, in its document (carried over
+    // into this generation), then this run's; read only when the list is written again.
+    let open = state.change_lists.last().expect("an open Change List");
+    let carried = if state.open.entries > 0 && (period_closes || !changes.is_empty()) {
+        let path = directory.path(&change_list_uri(directory, open.number)?)?;
+        let document = fs::read(&path).map_err(|e| BuildError::State {
+            path: path.clone(),
+            reason: format!("{e}; {LOST_OPEN_LIST}"),
+        })?;
+        Some((path, document))
+    } else {
+        None
+    };
+    let mut entries: Vec<Listed<'_>> = match &carried {
+        None => Vec::new(),
+        Some((path, document)) => {
+            let damaged = |reason: String| BuildError::State {
+                path: path.clone(),
+                reason: format!("{reason}; {LOST_OPEN_LIST}"),
+            };
+            let written = written_entries(document)
+                .ok_or_else(|| damaged("not a Change List this command wrote".into()))?;
+            if written.len() != state.open.entries {
+                return Err(damaged(format!(
+                    "{} entries where the state says {}",
+                    written.len(),
+                    state.open.entries
+                )));
+            }
+            written.into_iter().map(Listed::Written).collect()
+        }
+    };
+    let mut added = false;
+    let mut closed = Vec::new();
+    if period_closes {
+        close_open_list(state, &mut entries, &mut closed, last_at);
+    }
+    for entry in changes {
+        let size = estimated_bytes(&entry);
+        let open = &state.open;
+        if open.entries > 0
+            && (open.entries >= options.max_entries || open.bytes + size + 2048 > options.max_bytes)
+        {
+            let until = open.last.unwrap_or(last_at);
+            close_open_list(state, &mut entries, &mut closed, until);
+        }
+        state.open.entries += 1;
+        state.open.bytes += size;
+        state.open.last = entry.datetime().or(state.open.last);
+        entries.push(Listed::New(Box::new(entry)));
+        added = true;
+    }
+    let open = state
+        .change_lists
+        .last()
+        .expect("an open Change List")
+        .clone();
+    let open_uri = change_list_uri(directory, open.number)?;
+    // An open list this run neither added to nor closed is the one carried over.
+    let unchanged = closed.is_empty() && !added && directory.path(&open_uri)?.exists();
+    let mut written = 0;
+    let open = [(open, entries)];
+    let lists = closed.iter().chain(open.iter());
+    for (record, entries) in lists.take(closed.len() + usize::from(!unchanged)) {
+        let uri = change_list_uri(directory, record.number)?;
+        write_list(directory, &uri, &head(record), entries, options)?;
+        written += 1;
+    }
+    // A full index: its oldest lists move to the archive (they stay published).
+    let over = state.change_lists.len().saturating_sub(options.max_entries);
+    state.archived.extend(state.change_lists.drain(..over));
+    let first = state.change_lists.first().expect("a Change List").from;
+    let mut index = Document::new(
+        DocumentHead::of_kind(DocumentKind::ChangeListIndex)
+            .with_from(first)
+            .with_link(up.clone()),
+    );
+    for record in &state.change_lists {
+        let mut entry =
+            Entry::new(change_list_uri(directory, record.number)?).with_from(record.from);
+        if let Some(until) = record.until {
+            entry = entry.with_until(until);
+        }
+        index.entries.push(entry);
+    }
+    write_small(directory, &index_uri, &index)?;
+    Ok(written + 1)
+}
+
+/// Closes the open Change List at `until`, with `entries`, into `closed`, and opens the
+/// next one from there.
+pub(super) fn close_open_list<'a>(
+    state: &mut State,
+    entries: &mut Vec<Listed<'a>>,
+    closed: &mut Vec<(ChangeListRecord, Vec<Listed<'a>>)>,
+    until: W3cDateTime,
+) {
+    let open = state.change_lists.last_mut().expect("an open Change List");
+    open.until = Some(until);
+    let record = open.clone();
+    closed.push((record.clone(), std::mem::take(entries)));
+    state.change_lists.push(ChangeListRecord {
+        number: record.number + 1,
+        from: until,
+        until: None,
+    });
+    state.open = OpenList::default();
+}
+
+/// An entry of a Change List being written: as the last run wrote it (the open list's,
+/// carried over), or one of this run's changes.
+pub(super) enum Listed<'a> {
+    Written(&'a [u8]),
+    /// Boxed: the entries carried over, as many as a list holds, are a slice each.
+    New(Box<Entry>),
+}
+
+/// Writes the Change List of `head` and `entries` whole, atomically. This run's entries
+/// are checked against the head and refused if they break a rule; those written before
+/// were checked then, against the head of the same list (whose `until` is only ever set
+/// at or after them). The limits, which their sum can break, are checked here.
+pub(super) fn write_list(
+    directory: &Directory,
+    uri: &Uri,
+    head: &DocumentHead,
+    entries: &[Listed<'_>],
+    options: &Options,
+) -> Result<(), BuildError> {
+    let refused = |source| BuildError::Document {
+        document: uri.to_string(),
+        source,
+    };
+    let refuse = WriteOptions::default().with_refuse_errors(true);
+    // Room for it all at once: an open list carried over is megabytes, and a buffer grown
+    // by doubling copies them again at each step.
+    let size = entries
+        .iter()
+        .map(|entry| match entry {
+            Listed::Written(bytes) => bytes.len(),
+            Listed::New(entry) => estimated_bytes(entry) as usize,
+        })
+        .sum::<usize>();
+    let buffer = Vec::with_capacity(size + 4096);
+    let mut writer = Writer::with_options(buffer, head, refuse).map_err(refused)?;
+    for entry in entries {
+        match entry {
+            Listed::Written(bytes) => writer.write_written(bytes),
+            Listed::New(entry) => writer.write_entry(entry),
+        }
+        .map_err(refused)?;
+    }
+    // The limits bind what this run adds. A list of carried entries only is one an
+    // earlier run wrote within its limits, closed now (its head gains an `until`, for
+    // which closing leaves room): a lower limit since must not refuse it, or every later
+    // run with changes would fail on it.
+    let adds = entries.iter().any(|entry| matches!(entry, Listed::New(_)));
+    if adds && writer.entries_written() > options.max_entries as u64 {
+        return Err(refused(WriteError::Limit {
+            what: "entries",
+            limit: options.max_entries as u64,
+        }));
+    }
+    let document = writer.finish().map_err(refused)?.output;
+    if adds && document.len() as u64 > options.max_bytes {
+        return Err(refused(WriteError::Limit {
+            what: "bytes",
+            limit: options.max_bytes,
+        }));
+    }
+    directory.write(uri, &document)?;
+    Ok(())
+}
+
+/// Writes the Change List Archive over the lists the index no longer holds, if there are
+/// any, as one document or an archive index over parts named after the generation; returns
+/// its URI and how many documents it took.
+pub(super) fn change_list_archive(
+    directory: &Directory,
+    state: &State,
+    generation: u64,
+    up: &Link,
+    options: &Options,
+) -> Result<Option<(Uri, u64)>, BuildError> {
+    if state.archived.is_empty() {
+        return Ok(None);
+    }
+    let uri = directory.uri(&format!("{DOCS}/changelist-archive.xml"))?;
+    let document_error = |source| BuildError::Document {
+        document: uri.to_string(),
+        source,
+    };
+    let head = DocumentHead::of_kind(DocumentKind::ChangeListArchive).with_link(up.clone());
+    let store = GenerationParts {
+        directory,
+        stem: format!("{DOCS}/changelist-archive-g{generation}"),
+    };
+    let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);
+    let set_options = SetOptions::default().with_limits(limits);
+    let mut archive =
+        SetWriter::with_store(head, uri.clone(), store, set_options).map_err(document_error)?;
+    for record in &state.archived {
+        let mut md = Md::new().with_from(record.from);
+        if let Some(until) = record.until {
+            md = md.with_until(until);
+        }
+        let entry = Entry::new(change_list_uri(directory, record.number)?).with_md(md);
+        archive.write_entry(&entry).map_err(document_error)?;
+    }
+    let written = archive.finish().map_err(document_error)?;
+    Ok(Some((uri, written.output.documents.len() as u64)))
+}
+
+pub(super) fn change_list_uri(directory: &Directory, number: u32) -> Result<Uri, BuildError> {
+    Ok(directory.uri(&format!("{DOCS}/changelist-{number:05}.xml"))?)
+}

@@ -1,0 +1,480 @@
+//! One generation written whole: what changed since the last run, and every document.
+
+use super::*;
+
+/// Writes generation `number` into `dir`: everything but the switch.
+pub(super) fn publish_generation(
+    collection: &Path,
+    dir: &Path,
+    previous: Previous,
+    number: u64,
+    options: &Options,
+    now: SystemTime,
+    progress: &dyn Progress,
+) -> Result<BuildReport, BuildError> {
+    let write = |path: &Path| {
+        let path = path.to_owned();
+        move |source| BuildError::Write { path, source }
+    };
+    let Previous {
+        dir: previous_dir,
+        mut state,
+        resources: known,
+    } = previous;
+    fs::create_dir_all(dir.join(DOCS)).map_err(write(dir))?;
+    let directory = Directory::new(dir, options.base_url.clone())?;
+    let uris = Uris::new(&directory);
+    let mut skipped = Vec::new();
+    // `at` is when the snapshot starts (section 7): the caller's clock read before the
+    // walk. The clock may have gone back since the last run: never publish before it.
+    let now = W3cDateTime::from(now);
+    let now = match state.at {
+        Some(last) if !last.precedes(&now) => last,
+        _ => now,
+    };
+    let mut found = match &options.list {
+        Some(list) => listed(collection, list)?,
+        None => walk(collection, &directory, &mut skipped)?,
+    };
+    // In path order, as the state is, so that one pass pairs each file with what the last
+    // run knew of it. The walk sorts what it found; a list is in the order it was written.
+    if !found.is_sorted_by(|a, b| a.path < b.path) {
+        found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    }
+    let mut previous = match known {
+        None => LastRun::default(),
+        Some(known) => known.resources()?,
+    };
+    let mut media_types = std::mem::take(&mut previous.media_types);
+
+    // Each file paired with the last run's resource at its path, by its place among them
+    // (which is its entry's in the Resource List the last run wrote), in one pass over
+    // both: each in path order. `listed` marks what the last run listed and is still
+    // here; the rest is gone.
+    let mut listed = vec![false; previous.len()];
+    let mut pairs = Vec::with_capacity(found.len());
+    let mut j = 0;
+    for f in &found {
+        while j < previous.len() && previous.path(j) < f.path.as_str() {
+            j += 1;
+        }
+        let paired = j < previous.len() && previous.path(j) == f.path;
+        pairs.push(paired.then_some(j));
+        if paired {
+            listed[j] = true;
+            j += 1;
+        }
+    }
+    // What changed: a file of another size or modification time is read again.
+    let todo: Vec<usize> = (0..found.len())
+        .filter(|&i| {
+            let f = &found[i];
+            pairs[i].is_none_or(|j| {
+                let r = &previous.resources[j];
+                r.length != f.length || r.mtime != f.mtime
+            })
+        })
+        .collect();
+    progress.hashing(todo.len() as u64);
+    let hashed = hash_files(collection, &found, &todo, progress)?;
+    let hashed_bytes = hashed.iter().flat_map(|(_, d)| d).map(|d| d.length).sum();
+
+    let first_run = state.at.is_none();
+    let last_at = state.at.unwrap_or(now);
+
+    let mut changes: Vec<ChangeAt> = Vec::new();
+    let mut resources: Vec<Published> = Vec::with_capacity(found.len());
+    let mut gone = Vec::new();
+    let mut hashed = hashed.into_iter().peekable();
+    let listed_before = previous.len();
+    for (i, (f, paired)) in found.into_iter().zip(pairs).enumerate() {
+        let old = paired.map(|j| (j, previous.resources[j]));
+        let mut written = None;
+        let resource = match hashed.next_if(|(j, _)| *j == i) {
+            Some((_, None)) => {
+                // Gone while the run read it: deleted, if the last run listed it.
+                if let Some(j) = paired {
+                    listed[j] = false;
+                }
+                skipped.push(Skipped {
+                    path: PathBuf::from(&f.path),
+                    reason: "deleted while the run read it",
+                });
+                continue;
+            }
+            Some((_, Some(digests))) => {
+                let resource = Resource {
+                    length: digests.length,
+                    mtime: f.mtime,
+                    md5: digests.md5.0,
+                    sha256: digests.sha256.0,
+                    media_type: media_types.of(match &f.file {
+                        Some(file) => media_type(file),
+                        None => media_type(Path::new(&f.path)),
+                    }),
+                };
+                let change = match &old {
+                    None => Some(Change::Created),
+                    Some((_, old))
+                        if old.md5 != resource.md5
+                            || old.sha256 != resource.sha256
+                            || old.length != resource.length =>
+                    {
+                        Some(Change::Updated)
+                    }
+                    // Touched, not changed: only the time is new.
+                    Some(_) => None,
+                };
+                if let Some(change) = change.filter(|_| !first_run) {
+                    // When it changed, as far as the file says, within this run's span.
+                    let modified = W3cDateTime::from(f.modified);
+                    let datetime = if last_at.precedes(&modified) && !now.precedes(&modified) {
+                        modified
+                    } else {
+                        now
+                    };
+                    changes.push((datetime, f.path.clone(), Some((resources.len(), change))));
+                }
+                resource
+            }
+            // Same size and time: unchanged, and not read.
+            None => {
+                let (j, resource) = old.expect("a file not hashed is one the last run knew");
+                written = Some(j);
+                resource
+            }
+        };
+        resources.push(Published {
+            path: f.path,
+            file: f.file,
+            uri: f.uri,
+            resource,
+            written,
+        });
+    }
+    gone.extend(
+        (0..previous.len())
+            .filter(|&j| !listed[j])
+            .map(|j| previous.path(j).to_owned()),
+    );
+    drop(previous);
+    let count = |kind| {
+        changes
+            .iter()
+            .filter(|c| c.2.map(|c| c.1) == Some(kind))
+            .count() as u64
+    };
+    let created = if first_run {
+        resources.len() as u64
+    } else {
+        count(Change::Created)
+    };
+    let updated = count(Change::Updated);
+    // What the last run listed and is gone now.
+    let deleted = gone.len() as u64;
+    changes.extend(gone.into_iter().map(|path| (now, path, None)));
+    changes.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    let mut change_entries = Vec::with_capacity(changes.len());
+    for (datetime, path, change) in &changes {
+        let entry = match change {
+            Some((i, change)) => {
+                let published = &resources[*i];
+                resource_entry(&published.uri(&uris)?, &published.resource, &media_types)
+                    .with_change(*change)
+            }
+            // A listed resource's key is its URI.
+            None if options.list.is_some() => {
+                Entry::new(path.parse().map_err(|e: resourcesync_model::UriError| {
+                    BuildError::State {
+                        path: dir.join(STATE),
+                        reason: format!("{path} is no URI: {e}"),
+                    }
+                })?)
+                .with_change(Change::Deleted)
+            }
+            None => {
+                let uri = resource_uri(&directory, path).map_err(|reason| BuildError::State {
+                    path: dir.join(STATE),
+                    reason: format!("{path} makes no URI: {reason}"),
+                })?;
+                Entry::new(uri).with_change(Change::Deleted)
+            }
+        };
+        change_entries.push(entry.with_datetime(*datetime));
+    }
+    let changed: Vec<Option<usize>> = changes.iter().map(|c| c.2.map(|c| c.0)).collect();
+
+    let sd_uri = directory.uri(".well-known/resourcesync")?;
+    let cl_uri = directory.uri(&format!("{DOCS}/capabilitylist.xml"))?;
+    let up = Link::new(Relation::Up, cl_uri.clone());
+    let mut documents = 0u64;
+
+    // The Resource List, as one document or an index over parts.
+    let rl_uri = directory.uri(&format!("{DOCS}/resourcelist.xml"))?;
+    let previous_generation = previous_dir.as_ref().map(|_| state.generation);
+    let bytes = resources.iter().map(|p| p.resource.length).sum();
+    let resource_list = ResourceListRun {
+        directory: &directory,
+        uris: &uris,
+        resources: &resources,
+        media_types: &media_types,
+        last: previous_dir.as_deref().zip(previous_generation),
+        listed_before,
+        generation: number,
+    };
+    documents += write_resource_list(&resource_list, rl_uri.clone(), now, &up, options)?;
+    let mut capabilities = vec![(rl_uri, Capability::ResourceList)];
+
+    // The Resource Dump: every resource again, packaged; or the one published before,
+    // whose `at` the Change Lists cover from, so that a Destination baselines from it
+    // and goes on from there. Packaging the whole collection again is on request.
+    // Its packages are named after the generation that wrote them, as the Resource List's
+    // parts are; those of the dump published last are carried over.
+    if options.resource_dump {
+        let published = previous_dir.as_ref().zip(state.resource_dump);
+        if let Some((previous, g)) = published {
+            let prefix = format!("resourcedump-g{g}-");
+            let keep_document = !options.new_resource_dump;
+            carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+                name.starts_with(&prefix) || keep_document && name == "resourcedump.xml"
+            })?;
+        }
+        if published.is_none() || options.new_resource_dump {
+            resource_dump(
+                collection,
+                &directory,
+                &resources,
+                &media_types,
+                now,
+                &up,
+                options,
+                number,
+            )?;
+            state.resource_dump = Some(number);
+            documents += 1;
+        }
+        capabilities.push((
+            directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
+            Capability::ResourceDump,
+        ));
+    } else {
+        state.resource_dump = None;
+    }
+
+    // The Change Lists and the Change Dump's packages are carried over from the last
+    // generation unchanged; of the archive and the Change Dump's parts, which each run
+    // writes again, the last generation's parts only, for readers of its index.
+    if let Some(previous) = &previous_dir {
+        let archive_parts = format!("changelist-archive-g{}-", state.generation);
+        let dump_parts = format!("changedump-g{}-", state.generation);
+        carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+            name.starts_with("changelist-") && !name.starts_with("changelist-archive")
+                || name.starts_with(&archive_parts)
+                || name.starts_with("changedump-") && !name.starts_with("changedump-g")
+                || name.starts_with(&dump_parts)
+        })?;
+    }
+    documents += change_lists(
+        &directory,
+        &mut state,
+        change_entries.clone(),
+        last_at,
+        now,
+        &up,
+        options,
+    )?;
+    capabilities.push((
+        directory.uri(&format!("{DOCS}/changelist.xml"))?,
+        Capability::ChangeList,
+    ));
+    if let Some((uri, written)) = change_list_archive(&directory, &state, number, &up, options)? {
+        documents += written;
+        capabilities.push((uri, Capability::ChangeListArchive));
+    }
+
+    // The Change Dump: this run's changes as packages, added to the earlier runs'.
+    if options.change_dump {
+        let (uri, written) = change_dump(
+            collection,
+            &directory,
+            &mut state,
+            &change_entries,
+            &resources,
+            &media_types,
+            &changed,
+            number,
+            last_at,
+            now,
+            &up,
+            options,
+        )?;
+        documents += written;
+        capabilities.push((uri, Capability::ChangeDump));
+    } else {
+        // A Change Dump must hold every change of its interval: one that was off for a
+        // run starts afresh when it is on again.
+        state.change_dump_from = None;
+        state.change_dump.clear();
+    }
+
+    // What the Source Description and Capability List are `describedby`: the page the
+    // caller names, or one written here.
+    let about = match &options.describedby {
+        Some(about) => about.clone(),
+        None => {
+            let uri = directory.uri(&format!("{DOCS}/about.html"))?;
+            let page = about_page(&options.base_url, &cl_uri, resources.len());
+            directory.write(&uri, page.as_bytes())?;
+            documents += 1;
+            uri
+        }
+    };
+    let described = Link::new(Relation::DescribedBy, about);
+
+    // The Capability List, and the Source Description that points at it.
+    let mut cl = Document::new(
+        DocumentHead::of_kind(DocumentKind::CapabilityList)
+            .with_link(described.clone())
+            .with_link(Link::new(Relation::Up, sd_uri.clone())),
+    );
+    for (uri, capability) in capabilities {
+        cl.entries.push(Entry::new(uri).with_capability(capability));
+    }
+    write_small(&directory, &cl_uri, &cl)?;
+    let mut sd = Document::new(
+        DocumentHead::of_kind(DocumentKind::SourceDescription).with_link(described.clone()),
+    );
+    sd.entries.push(
+        Entry::new(cl_uri.clone())
+            .with_capability(Capability::CapabilityList)
+            .with_link(described),
+    );
+    write_small(&directory, &sd_uri, &sd)?;
+    documents += 2;
+
+    // The resources, served from the collection through one link per top-level entry.
+    if options.list.is_none() {
+        link_collection(collection, dir, &resources, &skipped)?;
+    }
+
+    state.version = STATE_VERSION;
+    state.base_url = options.base_url.to_string();
+    state.generation = number;
+    state.at = Some(now);
+    let state_path = dir.join(STATE);
+    if let Some(parent) = state_path.parent() {
+        fs::create_dir_all(parent).map_err(write(parent))?;
+    }
+    let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
+        path: state_path.clone(),
+        reason: e.to_string(),
+    })?;
+    let resources_path = dir.join(RESOURCES);
+    let records = resources_file(&resources, &media_types).map_err(|reason| BuildError::State {
+        path: resources_path.clone(),
+        reason,
+    })?;
+    // Durable before the switch: a publication whose state is lost cannot be built on.
+    for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
+        File::create(path)
+            .and_then(|mut file| {
+                io::Write::write_all(&mut file, bytes)?;
+                file.sync_all()
+            })
+            .map_err(write(path))?;
+    }
+    for written in [
+        dir.join(".resourcesync"),
+        dir.join(DOCS),
+        dir.join(".well-known"),
+        dir.to_owned(),
+    ] {
+        File::open(&written)
+            .and_then(|d| d.sync_all())
+            .map_err(write(&written))?;
+    }
+
+    Ok(BuildReport {
+        generation: number,
+        at: now,
+        resources: resources.len() as u64,
+        bytes,
+        created,
+        updated,
+        deleted,
+        hashed_files: todo.len() as u64,
+        hashed_bytes,
+        skipped,
+        source_description: sd_uri,
+        capability_list: cl_uri,
+        documents,
+        directory: dir.to_owned(),
+    })
+}
+
+/// Writes a small document whole, refusing what breaks a rule, atomically.
+pub(super) fn write_small(
+    directory: &Directory,
+    uri: &Uri,
+    document: &Document,
+) -> Result<(), BuildError> {
+    let options = WriteOptions::default().with_refuse_errors(true);
+    let written = write_document_with(Vec::new(), document, options).map_err(|source| {
+        BuildError::Document {
+            document: uri.to_string(),
+            source,
+        }
+    })?;
+    directory.write(uri, &written.output)?;
+    Ok(())
+}
+
+/// A resource this run publishes.
+pub(super) struct Published {
+    /// Its key: its path in the collection, or with a list, its URI.
+    pub(super) path: String,
+    /// With a list: its file.
+    pub(super) file: Option<PathBuf>,
+    /// As [`Found::uri`].
+    pub(super) uri: Option<Uri>,
+    pub(super) resource: Resource,
+    /// Unchanged since the last run, which listed it at this place: its Resource List
+    /// entry is the bytes written then.
+    pub(super) written: Option<usize>,
+}
+
+impl Published {
+    /// Its URI (see [`Uris::of_found`]).
+    pub(super) fn uri(&self, uris: &Uris<'_>) -> Result<Uri, BuildError> {
+        uris.of_found(self.uri.as_ref(), &self.path)
+    }
+
+    /// Its file: under the collection by its path, or where the list says.
+    pub(super) fn file(&self, collection: &Path) -> PathBuf {
+        match &self.file {
+            Some(file) => file.clone(),
+            None => collection.join(&self.path),
+        }
+    }
+}
+
+/// The page the Source's documents are `describedby` when the caller names none: what the
+/// Source is, and a `resourcesync` link to its Capability List (section 6.3.3).
+pub(super) fn about_page(base: &Uri, capability_list: &Uri, resources: usize) -> String {
+    let escape = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let (base, cl) = (escape(base.as_str()), escape(capability_list.as_str()));
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>ResourceSync Source at {base}</title>\n\
+         <link rel=\"resourcesync\" href=\"{cl}\">\n</head>\n<body>\n\
+         <h1>ResourceSync Source at {base}</h1>\n\
+         <p>{resources} resources, published with resourcesync-rs \
+         (ANSI/NISO Z39.99-2017). Start at the <a href=\"{cl}\">Capability List</a>.</p>\n\
+         </body>\n</html>\n"
+    )
+}

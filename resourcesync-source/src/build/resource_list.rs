@@ -1,0 +1,125 @@
+//! The Resource List (an index over parts when the limits require), an unchanged
+//! resource's entry copied from the last run's.
+
+use super::*;
+
+/// What [`write_resource_list`] writes from: the run's resources, and the last run's
+/// Resource List (the generation's directory and number) to copy unchanged entries from.
+pub(super) struct ResourceListRun<'a> {
+    pub(super) directory: &'a Directory,
+    pub(super) uris: &'a Uris<'a>,
+    pub(super) resources: &'a [Published],
+    pub(super) media_types: &'a MediaTypes,
+    pub(super) last: Option<(&'a Path, u64)>,
+    /// How many resources the last run listed.
+    pub(super) listed_before: usize,
+    /// This run's generation, which names the parts.
+    pub(super) generation: u64,
+}
+
+/// Writes the Resource List at `uri`, as one document or an index over parts, and
+/// returns how many documents that took.
+pub(super) fn write_resource_list(
+    run: &ResourceListRun<'_>,
+    uri: Uri,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+) -> Result<u64, BuildError> {
+    let ResourceListRun {
+        directory,
+        uris,
+        resources,
+        media_types,
+        last,
+        listed_before,
+        generation,
+    } = *run;
+    let head = DocumentHead::of_kind(DocumentKind::ResourceList)
+        .with_at(now)
+        .with_link(up.clone());
+    let name = uri.to_string();
+    let document_error = |source| BuildError::Document {
+        document: name.clone(),
+        source,
+    };
+    let set_options = SetOptions::default().with_limits(SetLimits::new(
+        options.max_entries as u64,
+        options.max_bytes,
+    ));
+    // Parts are named after the generation: a reader that read the index before a switch
+    // reads that index's parts after it, never another generation's parts under the same
+    // names. The last generation's parts are carried over for such readers.
+    let docs = directory.root().join(DOCS);
+    if let Some((previous, g)) = last {
+        let prefix = format!("resourcelist-g{g}-");
+        carry_over(&previous.join(DOCS), &docs, |name| {
+            name.starts_with(&prefix)
+        })?;
+    }
+    let store = GenerationParts {
+        directory,
+        stem: format!("{DOCS}/resourcelist-g{generation}"),
+    };
+    let mut rl = SetWriter::with_store(head, uri, store, set_options).map_err(document_error)?;
+    // An unchanged resource's entry is the same bytes as last time: copied from the
+    // Resource List the last run wrote, not made and checked again.
+    let last_list = last
+        .map(|(previous, g)| last_resource_list(&previous.join(DOCS), g))
+        .unwrap_or_default();
+    let before = entries_before(&last_list, listed_before);
+    for published in resources {
+        let before = published
+            .written
+            .zip(before.as_ref())
+            .map(|(j, before)| before[j])
+            .filter(|entry| uris.names(entry, published.uri.as_ref(), &published.path));
+        match before {
+            Some(entry) => rl.write_written(entry, None),
+            None => rl.write_entry(&resource_entry(
+                &published.uri(uris)?,
+                &published.resource,
+                media_types,
+            )),
+        }
+        .map_err(document_error)?;
+    }
+    let written = rl.finish().map_err(document_error)?;
+    Ok(written.output.documents.len() as u64)
+}
+
+/// The documents of the Resource List generation `generation` wrote into `docs`: its
+/// parts in order, or the one document; none when they cannot be read.
+pub(super) fn last_resource_list(docs: &Path, generation: u64) -> Vec<Vec<u8>> {
+    let prefix = format!("resourcelist-g{generation}-");
+    let Ok(names) = fs::read_dir(docs) else {
+        return Vec::new();
+    };
+    let mut parts: Vec<(u64, PathBuf)> = names
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let name = entry.file_name();
+            let number = name.to_str()?.strip_prefix(&prefix)?.strip_suffix(".xml")?;
+            Some((number.parse().ok()?, entry.path()))
+        })
+        .collect();
+    parts.sort();
+    if parts.is_empty() {
+        parts.push((0, docs.join("resourcelist.xml")));
+    }
+    parts
+        .into_iter()
+        .map(|(_, part)| fs::read(part))
+        .collect::<io::Result<_>>()
+        .unwrap_or_default()
+}
+
+/// The entries of `documents` as they were written, if there are `count`, one per
+/// resource the last run listed; else `None`, and every entry is made again.
+pub(super) fn entries_before(documents: &[Vec<u8>], count: usize) -> Option<Vec<&[u8]>> {
+    let mut entries = Vec::with_capacity(count);
+    for document in documents {
+        entries.extend(written_entries(document)?);
+    }
+    (entries.len() == count).then_some(entries)
+}

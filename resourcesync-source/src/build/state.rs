@@ -1,0 +1,317 @@
+//! The state a run leaves in its generation for the next: the Change Lists, the open
+//! one, and every resource published with what the run knew of it.
+
+use super::*;
+
+/// The state a run leaves in its generation, for the next run.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct State {
+    /// The format: [`STATE_VERSION`]; another is refused.
+    pub(super) version: u32,
+    /// The base URL published at: another one starts afresh.
+    pub(super) base_url: String,
+    pub(super) generation: u64,
+    /// When the last run published.
+    pub(super) at: Option<W3cDateTime>,
+    /// The Change Lists of the Change List Index, in order; the last one is open (no
+    /// `until`).
+    pub(super) change_lists: Vec<ChangeListRecord>,
+    /// The Change Lists before them, moved to the Change List Archive, in order.
+    #[serde(default)]
+    pub(super) archived: Vec<ChangeListRecord>,
+    /// The open Change List, whose entries are in its document: each run copies their
+    /// bytes and adds its own, rather than keeping them here as entries to read back and
+    /// write again.
+    #[serde(default)]
+    pub(super) open: OpenList,
+    /// The Change Dump's start and its package entries, in order.
+    pub(super) change_dump_from: Option<W3cDateTime>,
+    pub(super) change_dump: Vec<Entry>,
+    /// The generation that wrote the Resource Dump published, if one is: its packages are
+    /// named after it, and the next run carries them over.
+    #[serde(default)]
+    pub(super) resource_dump: Option<u64>,
+}
+
+/// What a run knows of a file.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Resource {
+    pub(super) length: u64,
+    /// Modification time: seconds and nanoseconds since the epoch.
+    pub(super) mtime: (i64, u32),
+    /// The digests as bytes: read back without parsing hex.
+    pub(super) md5: [u8; 16],
+    pub(super) sha256: [u8; 32],
+    /// Its place in the run's [`MediaTypes`].
+    pub(super) media_type: MediaTypeId,
+}
+
+/// A media type's place in a run's [`MediaTypes`], from 1; 0 is none.
+pub(super) type MediaTypeId = u16;
+
+/// The media types of a run's resources, each once: a resource names its own by its
+/// place here, so that the state keeps a short number per resource rather than a media
+/// type to parse again.
+#[derive(Debug, Default)]
+pub(super) struct MediaTypes {
+    pub(super) types: Vec<MediaType>,
+    pub(super) places: std::collections::HashMap<String, MediaTypeId>,
+}
+
+impl MediaTypes {
+    /// The place of the media type `name`, added if new; 0 for a name that is no media
+    /// type (or one too many, which no guess makes).
+    pub(super) fn of(&mut self, name: &str) -> MediaTypeId {
+        if let Some(&id) = self.places.get(name) {
+            return id;
+        }
+        let Ok(media_type) = name.parse::<MediaType>() else {
+            return 0;
+        };
+        let Ok(id) = MediaTypeId::try_from(self.types.len() + 1) else {
+            return 0;
+        };
+        self.types.push(media_type);
+        self.places.insert(name.to_owned(), id);
+        id
+    }
+
+    /// The media type at `id`.
+    pub(super) fn get(&self, id: MediaTypeId) -> Option<&MediaType> {
+        usize::from(id)
+            .checked_sub(1)
+            .and_then(|i| self.types.get(i))
+    }
+}
+
+/// The state's resources as a file: their media types once each, their paths one after
+/// another, their digests (md5 and sha-256) one after another, and the rest as numbers.
+/// Read back borrowing the paths and digests, with only the few media types to parse.
+#[derive(Serialize, Deserialize)]
+pub(super) struct ResourcesFile<'a> {
+    #[serde(borrow)]
+    pub(super) media_types: Vec<&'a str>,
+    pub(super) paths: &'a str,
+    #[serde(borrow, with = "serde_bytes")]
+    pub(super) digests: &'a [u8],
+    pub(super) records: Vec<Record>,
+}
+
+/// A resource in [`ResourcesFile`], but for its path and digests.
+#[derive(Serialize, Deserialize)]
+pub(super) struct Record {
+    /// Its path's length in bytes.
+    pub(super) path: u32,
+    pub(super) length: u64,
+    pub(super) mtime: (i64, u32),
+    pub(super) media_type: MediaTypeId,
+}
+
+/// Bytes of one resource's digests in [`ResourcesFile::digests`]: md5, then sha-256.
+pub(super) const DIGESTS: usize = 16 + 32;
+
+/// What a run needs to know of the open Change List's entries, which are in its document.
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+pub(super) struct OpenList {
+    /// How many.
+    pub(super) entries: usize,
+    /// Their estimated size (see [`estimated_bytes`]).
+    pub(super) bytes: u64,
+    /// The last one's `datetime`, where the list closes when it is full.
+    pub(super) last: Option<W3cDateTime>,
+}
+
+/// One Change List of the set.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct ChangeListRecord {
+    pub(super) number: u32,
+    pub(super) from: W3cDateTime,
+    pub(super) until: Option<W3cDateTime>,
+}
+
+/// A change a run found: when it happened, the resource's path, and what it is: the
+/// resource's index among those published and the change, or `None` for a deletion.
+pub(super) type ChangeAt = (W3cDateTime, String, Option<(usize, Change)>);
+
+/// Reads the state a run left, or refuses to go on without it.
+pub(super) fn read_state(generation: &Path) -> Result<State, BuildError> {
+    let unreadable = |path: &Path| {
+        let path = path.to_owned();
+        move |reason: String| BuildError::State { path, reason }
+    };
+    let path = generation.join(STATE);
+    let bytes = fs::read(&path).map_err(|e| unreadable(&path)(e.to_string()))?;
+    let state: State =
+        serde_json::from_slice(&bytes).map_err(|e| unreadable(&path)(e.to_string()))?;
+    if state.version != STATE_VERSION {
+        return Err(unreadable(&path)(format!(
+            "format {} is not this version's ({STATE_VERSION}); publish into a new directory",
+            state.version
+        )));
+    }
+    Ok(state)
+}
+
+/// The last run's resources, being read by [`read_resources`].
+pub(super) struct Known {
+    /// The file read.
+    pub(super) path: PathBuf,
+    pub(super) reading: std::thread::JoinHandle<Result<LastRun, BuildError>>,
+}
+
+impl Known {
+    /// The resources, once read.
+    pub(super) fn resources(self) -> Result<LastRun, BuildError> {
+        self.reading.join().unwrap_or_else(|_| {
+            Err(BuildError::State {
+                path: self.path,
+                reason: "the thread reading it panicked".into(),
+            })
+        })
+    }
+}
+
+/// The resources the last run published, in path order, each path once.
+#[derive(Debug, Default)]
+pub(super) struct LastRun {
+    /// Their paths, one after another.
+    pub(super) paths: String,
+    /// Where each path ends in `paths`.
+    pub(super) ends: Vec<usize>,
+    pub(super) resources: Vec<Resource>,
+    /// The media types they name; this run's, with any it adds.
+    pub(super) media_types: MediaTypes,
+}
+
+impl LastRun {
+    pub(super) fn len(&self) -> usize {
+        self.resources.len()
+    }
+
+    /// The path of resource `j`.
+    pub(super) fn path(&self, j: usize) -> &str {
+        let start = j.checked_sub(1).map_or(0, |i| self.ends[i]);
+        &self.paths[start..self.ends[j]]
+    }
+
+    /// Reads a [`ResourcesFile`], or says what is wrong with it.
+    pub(super) fn from_file(bytes: &[u8]) -> Result<LastRun, String> {
+        let file: ResourcesFile<'_> = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+        let mut media_types = MediaTypes::default();
+        for (i, name) in file.media_types.iter().enumerate() {
+            if usize::from(media_types.of(name)) != i + 1 {
+                return Err(format!("media type {} is {name:?}: none, or twice", i + 1));
+            }
+        }
+        let n = file.records.len();
+        if file.digests.len() != n * DIGESTS {
+            return Err(format!(
+                "{} bytes of digests for {n} resources",
+                file.digests.len()
+            ));
+        }
+        let mut run = LastRun {
+            paths: file.paths.to_owned(),
+            ends: Vec::with_capacity(n),
+            resources: Vec::with_capacity(n),
+            media_types,
+        };
+        let mut end = 0usize;
+        for (record, digests) in file.records.iter().zip(file.digests.chunks_exact(DIGESTS)) {
+            let start = end;
+            end += record.path as usize;
+            let Some(path) = run.paths.get(start..end) else {
+                return Err(format!(
+                    "resource {}'s path ends inside a character or past the paths",
+                    run.ends.len() + 1
+                ));
+            };
+            if run.ends.last().is_some() && *run.path(run.ends.len() - 1) >= *path {
+                return Err("the resources are not in path order, each once".into());
+            }
+            if usize::from(record.media_type) > run.media_types.types.len() {
+                return Err(format!("no media type {}", record.media_type));
+            }
+            let (md5, sha256) = digests.split_at(16);
+            run.ends.push(end);
+            run.resources.push(Resource {
+                length: record.length,
+                mtime: record.mtime,
+                md5: md5.try_into().unwrap_or_default(),
+                sha256: sha256.try_into().unwrap_or_default(),
+                media_type: record.media_type,
+            });
+        }
+        if end != run.paths.len() {
+            return Err("paths beyond the last resource".into());
+        }
+        Ok(run)
+    }
+}
+
+/// Writes the resources a run publishes, and the media types they name, as a
+/// [`ResourcesFile`].
+pub(super) fn resources_file(
+    resources: &[Published],
+    media_types: &MediaTypes,
+) -> Result<Vec<u8>, String> {
+    let mut paths = String::with_capacity(resources.iter().map(|p| p.path.len()).sum());
+    let mut digests = Vec::with_capacity(resources.len() * DIGESTS);
+    let mut records = Vec::with_capacity(resources.len());
+    for published in resources {
+        let r = &published.resource;
+        paths.push_str(&published.path);
+        digests.extend_from_slice(&r.md5);
+        digests.extend_from_slice(&r.sha256);
+        records.push(Record {
+            path: u32::try_from(published.path.len()).map_err(|e| e.to_string())?,
+            length: r.length,
+            mtime: r.mtime,
+            media_type: r.media_type,
+        });
+    }
+    let file = ResourcesFile {
+        media_types: media_types.types.iter().map(MediaType::as_str).collect(),
+        paths: &paths,
+        digests: &digests,
+        records,
+    };
+    postcard::to_stdvec(&file).map_err(|e| e.to_string())
+}
+
+/// Reads the resources a run left in `generation`, on a thread of its own.
+pub(super) fn read_resources(generation: &Path) -> Known {
+    let path = generation.join(RESOURCES);
+    let file = path.clone();
+    let reading = std::thread::spawn(move || {
+        let unreadable = |reason: String| BuildError::State {
+            path: path.clone(),
+            reason,
+        };
+        let bytes = fs::read(&path).map_err(|e| unreadable(e.to_string()))?;
+        LastRun::from_file(&bytes).map_err(unreadable)
+    });
+    Known {
+        path: file,
+        reading,
+    }
+}
+
+impl Resource {
+    /// The `hash` value: md5 and sha-256.
+    pub(super) fn hashes(&self) -> Hashes {
+        Hashes::md5_sha256(self.md5, self.sha256)
+    }
+
+    /// The modification time, as `lastmod`.
+    pub(super) fn lastmod(&self) -> W3cDateTime {
+        let (secs, nanos) = self.mtime;
+        let time = if secs >= 0 {
+            SystemTime::UNIX_EPOCH + Duration::new(secs.unsigned_abs(), nanos)
+        } else {
+            SystemTime::UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs())
+                + Duration::from_nanos(u64::from(nanos))
+        };
+        W3cDateTime::from(time)
+    }
+}

@@ -1,0 +1,421 @@
+//! What the collection holds: the directory walk (on every core), the list of URI and
+//! file pairs, and the hashing of the files that changed.
+
+use super::*;
+
+/// A file found in the collection.
+#[derive(Debug)]
+pub(super) struct Found {
+    /// Its key: its path in the collection, or with a list, its URI.
+    pub(super) path: String,
+    /// With a list: its file.
+    pub(super) file: Option<PathBuf>,
+    /// Its URI; `None` for a plain name, whose URI is the base's prefix and its path
+    /// ([`Uris::of_found`]), made only when needed: an unchanged resource's entry is
+    /// copied, not made.
+    pub(super) uri: Option<Uri>,
+    pub(super) length: u64,
+    pub(super) mtime: (i64, u32),
+    pub(super) modified: SystemTime,
+}
+
+/// A modification time as seconds and nanoseconds since the epoch (the nanoseconds
+/// counting forward, also before it).
+pub(super) fn epoch_time(time: SystemTime) -> (i64, u32) {
+    match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => (
+            i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+            d.subsec_nanos(),
+        ),
+        Err(e) => {
+            let d = e.duration();
+            let secs = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+            match d.subsec_nanos() {
+                0 => (-secs, 0),
+                n => (-secs - 1, 1_000_000_000 - n),
+            }
+        }
+    }
+}
+
+/// The media type of a file, guessed from its name.
+pub(super) fn media_type(path: &Path) -> &'static str {
+    // What web servers serve a name they do not know as.
+    mime_guess::from_path(path)
+        .first_raw()
+        .unwrap_or("application/octet-stream")
+}
+
+/// What the walk learns of one file, on the walk's threads.
+pub(super) enum Probe {
+    /// A file to publish.
+    File(Found),
+    /// Not published, and why.
+    Skipped(&'static str),
+    /// Deleted since its directory was read: as if it had not been there.
+    Gone,
+}
+
+/// What the walk's threads found, gathered a directory at a time.
+#[derive(Default)]
+pub(super) struct Walked {
+    /// The files of each directory that has any, in path order.
+    pub(super) found: Vec<Vec<Found>>,
+    pub(super) skipped: Vec<Skipped>,
+    pub(super) error: Option<BuildError>,
+}
+
+/// Every file of the collection that is published, with its size and time, in path
+/// order; what is not published goes to `skipped`.
+///
+/// Directories are read, and their files' metadata taken, on as many threads as the
+/// machine has cores: an incremental run reads no file it did not change, so noticing
+/// what changed, a `stat` per file, is most of its work. Each directory is a task of a
+/// rayon scope, and each file's metadata is taken relative to its directory (`fstatat`,
+/// as `std::fs::DirEntry::metadata` does), not by its full path. (jwalk, measured first,
+/// took as long on two cores as this on one: its ordered results are awaited by a
+/// thread that spins, and it takes metadata by full path.)
+pub(super) fn walk(
+    collection: &Path,
+    directory: &Directory,
+    skipped: &mut Vec<Skipped>,
+) -> Result<Vec<Found>, BuildError> {
+    let uris = Uris::new(directory);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| BuildError::Read {
+            path: collection.to_owned(),
+            source: io::Error::other(e),
+        })?;
+    let walked = std::sync::Mutex::new(Walked::default());
+    let top = Within {
+        path: PathBuf::new(),
+        text: Some(String::new()),
+        depth: 1,
+    };
+    pool.scope(|scope| walk_directory(scope, &walked, &uris, collection, top));
+    let walked = walked.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(error) = walked.error {
+        return Err(error);
+    }
+    skipped.extend(walked.skipped);
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    // In path order. Each directory's files came sorted: in the order of their first
+    // paths, the directories' runs are one sorted run unless a directory holds files
+    // and subdirectories whose paths interleave, which a sort of the whole then merges
+    // (on the walk's threads; a stable sort finds runs). A collection of directories that
+    // hold files or directories, not both interleaved, is joined in one pass instead of
+    // moved through a merge sort.
+    let mut runs = walked.found;
+    runs.sort_unstable_by(|a, b| a[0].path.cmp(&b[0].path));
+    let apart = runs
+        .windows(2)
+        .all(|pair| pair[0][pair[0].len() - 1].path < pair[1][0].path);
+    let mut found = Vec::with_capacity(runs.iter().map(Vec::len).sum());
+    for run in runs {
+        found.extend(run);
+    }
+    if !apart {
+        pool.install(|| {
+            rayon::slice::ParallelSliceMut::par_sort_by(found.as_mut_slice(), |a, b| {
+                a.path.cmp(&b.path)
+            });
+        });
+    }
+    Ok(found)
+}
+
+/// A directory of the collection to walk.
+pub(super) struct Within {
+    /// Its path in the collection.
+    pub(super) path: PathBuf,
+    /// The same as text, `/`-separated, ending in `/` (empty at the top); `None` when not
+    /// UTF-8, and no file in it is published.
+    pub(super) text: Option<String>,
+    /// Of its entries: 1 at the top.
+    pub(super) depth: usize,
+}
+
+/// Reads the directory `within` of the collection into `walked`, its files sorted by
+/// name and its subdirectories as tasks of their own.
+pub(super) fn walk_directory<'s>(
+    scope: &rayon::Scope<'s>,
+    walked: &'s std::sync::Mutex<Walked>,
+    uris: &'s Uris<'s>,
+    collection: &'s Path,
+    within: Within,
+) {
+    // After an error the run fails: the directories not read yet are not.
+    if walked.lock().map_or(true, |w| w.error.is_some()) {
+        return;
+    }
+    let dir = collection.join(&within.path);
+    let mut skipped = Vec::new();
+    let mut files = Vec::new();
+    let result = (|| -> Result<(), BuildError> {
+        let read = |source| BuildError::Read {
+            path: dir.clone(),
+            source,
+        };
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            // Removed since its parent was read: as if it had not been there.
+            Err(e) if e.kind() == io::ErrorKind::NotFound && within.depth > 1 => return Ok(()),
+            Err(e) => return Err(read(e)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(read)?;
+            let name = entry.file_name();
+            let file_type = entry.file_type().map_err(|source| BuildError::Read {
+                path: entry.path(),
+                source,
+            })?;
+            // Hidden names are not served, and the publication's own top-level names
+            // would hide the collection's: neither is published nor, a directory,
+            // walked into.
+            if let Some(reason) = unpublished_name(&name.to_string_lossy(), within.depth) {
+                skipped.push(Skipped {
+                    path: within.path.join(&name),
+                    reason,
+                });
+                continue;
+            }
+            if file_type.is_dir() {
+                let text = within
+                    .text
+                    .as_ref()
+                    .zip(name.to_str())
+                    .map(|(text, name)| [text, name, "/"].concat());
+                let sub = Within {
+                    path: within.path.join(&name),
+                    text,
+                    depth: within.depth + 1,
+                };
+                scope.spawn(move |scope| walk_directory(scope, walked, uris, collection, sub));
+                continue;
+            }
+            match probe(&entry, &within, &name, file_type, uris) {
+                Ok(Probe::File(file)) => files.push(file),
+                Ok(Probe::Skipped(reason)) => skipped.push(Skipped {
+                    path: within.path.join(&name),
+                    reason,
+                }),
+                Ok(Probe::Gone) => {}
+                Err(source) => {
+                    return Err(BuildError::Read {
+                        path: entry.path(),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(())
+    })();
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let mut walked = walked.lock().unwrap_or_else(|e| e.into_inner());
+    match result {
+        Err(error) => {
+            walked.error.get_or_insert(error);
+        }
+        Ok(()) => {
+            if !files.is_empty() {
+                walked.found.push(files);
+            }
+            walked.skipped.append(&mut skipped);
+        }
+    }
+}
+
+/// What the entry `name` of the directory `within`, not a directory itself, is to the
+/// publication; its URI is made here only when its name is not plain (see [`Uris`]).
+pub(super) fn probe(
+    entry: &fs::DirEntry,
+    within: &Within,
+    name: &std::ffi::OsStr,
+    file_type: fs::FileType,
+    uris: &Uris<'_>,
+) -> io::Result<Probe> {
+    if file_type.is_symlink() {
+        return Ok(Probe::Skipped(
+            "a symbolic link: only the collection's own files are published",
+        ));
+    }
+    if !file_type.is_file() {
+        return Ok(Probe::Skipped("not a regular file"));
+    }
+    let (Some(text), Some(name)) = (&within.text, name.to_str()) else {
+        return Ok(Probe::Skipped("a name that is not UTF-8 makes no URI"));
+    };
+    let path = [text, name].concat();
+    let meta = match entry.metadata() {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Probe::Gone),
+        Err(e) => return Err(e),
+    };
+    let modified = meta.modified()?;
+    let mtime = epoch_time(modified);
+    // A W3C Datetime has a four-digit year.
+    if !W3C_YEARS.contains(&mtime.0) {
+        return Ok(Probe::Skipped(
+            "a modification time outside the years 0000 to 9999",
+        ));
+    }
+    let uri = if uris.is_plain(&path) {
+        None
+    } else {
+        match uris.of(&path, &within.path.join(name)) {
+            Ok(uri) => Some(uri),
+            Err(reason) => return Ok(Probe::Skipped(reason)),
+        }
+    };
+    Ok(Probe::File(Found {
+        path,
+        file: None,
+        uri,
+        length: meta.len(),
+        mtime,
+        modified,
+    }))
+}
+
+/// Why an entry named `name` at `depth` (1 at the top) is not published, if it is not.
+pub(super) fn unpublished_name(name: &str, depth: usize) -> Option<&'static str> {
+    let top = depth == 1;
+    if top && (name == DOCS || name == ".well-known") {
+        Some("a name the publication uses for its own documents")
+    } else if name.starts_with('.') {
+        Some("a hidden name is not published")
+    } else {
+        None
+    }
+}
+
+/// Reads and hashes the files `todo` names (indexes into `found`), on as many threads as
+/// the machine has cores, and returns their digests in `todo`'s order (`None` for a
+/// file deleted since the walk).
+pub(super) fn hash_files(
+    root: &Path,
+    found: &[Found],
+    todo: &[usize],
+    progress: &dyn Progress,
+) -> Result<Vec<(usize, Option<resourcesync_model::Digests>)>, BuildError> {
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(todo.len())
+        .max(1);
+    let work = || -> Result<Vec<_>, BuildError> {
+        let mut buffer = vec![0; 256 * 1024];
+        let mut digests = Vec::new();
+        loop {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&i) = todo.get(k) else {
+                return Ok(digests);
+            };
+            let path = found[i]
+                .file
+                .clone()
+                .unwrap_or_else(|| root.join(&found[i].path));
+            match hash_file(&path, &mut buffer) {
+                Ok(d) => digests.push((i, Some(d))),
+                // Deleted since the walk found it: as if the walk had not.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => digests.push((i, None)),
+                Err(source) => {
+                    // The others stop at their next file.
+                    next.store(todo.len(), Ordering::Relaxed);
+                    return Err(BuildError::Read { path, source });
+                }
+            }
+            progress.hashed();
+        }
+    };
+    let mut all = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(work)).collect();
+        let mut all = Vec::with_capacity(todo.len());
+        for handle in handles {
+            match handle.join() {
+                Ok(digests) => all.extend(digests?),
+                Err(_) => {
+                    return Err(BuildError::Read {
+                        path: root.to_owned(),
+                        source: io::Error::other("a hashing thread panicked"),
+                    });
+                }
+            }
+        }
+        Ok(all)
+    })?;
+    all.sort_unstable_by_key(|(i, _)| *i);
+    Ok(all)
+}
+
+/// Length, md5 and sha-256 of a file, in one pass.
+pub(super) fn hash_file(path: &Path, buffer: &mut [u8]) -> io::Result<resourcesync_model::Digests> {
+    let mut file = File::open(path)?;
+    let mut fixity = Fixity::new();
+    loop {
+        match file.read(buffer) {
+            Ok(0) => return Ok(fixity.finish()),
+            Ok(n) => fixity.update(&buffer[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The resources a list of URI and file pairs names, each file with its size and time.
+pub(super) fn listed(collection: &Path, list: &Path) -> Result<Vec<Found>, BuildError> {
+    let read = |source| BuildError::Read {
+        path: list.to_owned(),
+        source,
+    };
+    let text = fs::read_to_string(list).map_err(read)?;
+    let mut found = Vec::new();
+    let mut seen = HashSet::new();
+    for (n, line) in text.lines().enumerate() {
+        let wrong = |reason: String| BuildError::List {
+            list: list.to_owned(),
+            line: n + 1,
+            reason,
+        };
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (uri, file) = line
+            .split_once(char::is_whitespace)
+            .ok_or_else(|| wrong("expected a URI and a file".into()))?;
+        let uri: Uri = uri.parse().map_err(|e| wrong(format!("{e}")))?;
+        if !(uri.as_str().starts_with("http://") || uri.as_str().starts_with("https://")) {
+            return Err(wrong(format!("{uri} is not an http or https URI")));
+        }
+        if !seen.insert(uri.as_str().to_owned()) {
+            return Err(wrong(format!("{uri} is listed twice")));
+        }
+        let file = collection.join(file.trim());
+        let meta = fs::metadata(&file).map_err(|e| wrong(format!("{}: {e}", file.display())))?;
+        if !meta.is_file() {
+            return Err(wrong(format!("{} is not a file", file.display())));
+        }
+        let modified = meta
+            .modified()
+            .map_err(|e| wrong(format!("{}: {e}", file.display())))?;
+        if !W3C_YEARS.contains(&epoch_time(modified).0) {
+            return Err(wrong(format!(
+                "{}: a modification time outside the years 0000 to 9999",
+                file.display()
+            )));
+        }
+        found.push(Found {
+            path: uri.as_str().to_owned(),
+            file: Some(file),
+            uri: Some(uri),
+            length: meta.len(),
+            mtime: epoch_time(modified),
+            modified,
+        });
+    }
+    Ok(found)
+}
