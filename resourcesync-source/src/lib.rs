@@ -41,3 +41,10 @@
 //! ```
 
 pub mod build;
+mod generations;
+mod publisher;
+mod sink;
+mod store;
+
+pub use publisher::{Event, PublishOptions, PublishReport, Publisher, ResourceListPolicy};
+pub use store::{GenerationStore, MemoryStore, Store, StoreError};

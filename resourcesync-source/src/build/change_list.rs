@@ -5,15 +5,15 @@ use super::*;
 
 /// A Change List's estimated size of one entry, for the byte limit: its URI as written
 /// at worst (every character escaped, `&` as `&amp;`) and the longest its metadata can be.
-pub(super) fn estimated_bytes(entry: &Entry) -> u64 {
+pub(crate) fn estimated_bytes(entry: &Entry) -> u64 {
     entry.loc.as_str().len() as u64 * 5 + 400
 }
 
 /// Adds this run's changes to the open Change List, closing it (and opening the next)
 /// where the limits or the period say, and writes every Change List that changed and the
 /// Change List Index. Returns the number of documents written.
-pub(super) fn change_lists(
-    directory: &Directory,
+pub(crate) fn change_lists(
+    sink: &dyn Sink,
     state: &mut State,
     changes: Vec<Entry>,
     last_at: W3cDateTime,
@@ -30,7 +30,7 @@ pub(super) fn change_lists(
         });
         state.open = OpenList::default();
     }
-    let index_uri = directory.uri(&format!("{DOCS}/changelist.xml"))?;
+    let index_uri = sink.uri(CHANGE_LIST_INDEX)?;
     let head = |record: &ChangeListRecord| {
         let mut head = DocumentHead::of_kind(DocumentKind::ChangeList)
             .with_from(record.from)
@@ -52,10 +52,11 @@ pub(super) fn change_lists(
     // into this generation), then this run's; read only when the list is written again.
     let open = state.change_lists.last().expect("an open Change List");
     let carried = if state.open.entries > 0 && (period_closes || !changes.is_empty()) {
-        let path = directory.path(&change_list_uri(directory, open.number)?)?;
-        let document = fs::read(&path).map_err(|e| BuildError::State {
+        let name = change_list_name(open.number);
+        let path = PathBuf::from(&name);
+        let document = sink.read(&name)?.ok_or_else(|| BuildError::State {
             path: path.clone(),
-            reason: format!("{e}; {LOST_OPEN_LIST}"),
+            reason: format!("not found; {LOST_OPEN_LIST}"),
         })?;
         Some((path, document))
     } else {
@@ -105,15 +106,19 @@ pub(super) fn change_lists(
         .last()
         .expect("an open Change List")
         .clone();
-    let open_uri = change_list_uri(directory, open.number)?;
     // An open list this run neither added to nor closed is the one carried over.
-    let unchanged = closed.is_empty() && !added && directory.path(&open_uri)?.exists();
+    let unchanged = closed.is_empty() && !added && sink.exists(&change_list_name(open.number));
     let mut written = 0;
     let open = [(open, entries)];
     let lists = closed.iter().chain(open.iter());
     for (record, entries) in lists.take(closed.len() + usize::from(!unchanged)) {
-        let uri = change_list_uri(directory, record.number)?;
-        write_list(directory, &uri, &head(record), entries, options)?;
+        write_list(
+            sink,
+            &change_list_name(record.number),
+            &head(record),
+            entries,
+            options,
+        )?;
         written += 1;
     }
     // A full index: its oldest lists move to the archive (they stay published).
@@ -127,19 +132,19 @@ pub(super) fn change_lists(
     );
     for record in &state.change_lists {
         let mut entry =
-            Entry::new(change_list_uri(directory, record.number)?).with_from(record.from);
+            Entry::new(sink.uri(&change_list_name(record.number))?).with_from(record.from);
         if let Some(until) = record.until {
             entry = entry.with_until(until);
         }
         index.entries.push(entry);
     }
-    write_small(directory, &index_uri, &index)?;
+    write_small(sink, CHANGE_LIST_INDEX, &index)?;
     Ok(written + 1)
 }
 
 /// Closes the open Change List at `until`, with `entries`, into `closed`, and opens the
 /// next one from there.
-pub(super) fn close_open_list<'a>(
+pub(crate) fn close_open_list<'a>(
     state: &mut State,
     entries: &mut Vec<Listed<'a>>,
     closed: &mut Vec<(ChangeListRecord, Vec<Listed<'a>>)>,
@@ -159,7 +164,7 @@ pub(super) fn close_open_list<'a>(
 
 /// An entry of a Change List being written: as the last run wrote it (the open list's,
 /// carried over), or one of this run's changes.
-pub(super) enum Listed<'a> {
+pub(crate) enum Listed<'a> {
     Written(&'a [u8]),
     /// Boxed: the entries carried over, as many as a list holds, are a slice each.
     New(Box<Entry>),
@@ -169,15 +174,15 @@ pub(super) enum Listed<'a> {
 /// are checked against the head and refused if they break a rule; those written before
 /// were checked then, against the head of the same list (whose `until` is only ever set
 /// at or after them). The limits, which their sum can break, are checked here.
-pub(super) fn write_list(
-    directory: &Directory,
-    uri: &Uri,
+pub(crate) fn write_list(
+    sink: &dyn Sink,
+    name: &str,
     head: &DocumentHead,
     entries: &[Listed<'_>],
     options: &Options,
 ) -> Result<(), BuildError> {
     let refused = |source| BuildError::Document {
-        document: uri.to_string(),
+        document: name.to_owned(),
         source,
     };
     let refuse = WriteOptions::default().with_refuse_errors(true);
@@ -217,15 +222,14 @@ pub(super) fn write_list(
             limit: options.max_bytes,
         }));
     }
-    directory.write(uri, &document)?;
-    Ok(())
+    sink.write(name, &[&document])
 }
 
 /// Writes the Change List Archive over the lists the index no longer holds, if there are
 /// any, as one document or an archive index over parts named after the generation; returns
 /// its URI and how many documents it took.
-pub(super) fn change_list_archive(
-    directory: &Directory,
+pub(crate) fn change_list_archive(
+    sink: &dyn Sink,
     state: &State,
     generation: u64,
     up: &Link,
@@ -234,14 +238,14 @@ pub(super) fn change_list_archive(
     if state.archived.is_empty() {
         return Ok(None);
     }
-    let uri = directory.uri(&format!("{DOCS}/changelist-archive.xml"))?;
+    let uri = sink.uri(&format!("{DOCS}/changelist-archive.xml"))?;
     let document_error = |source| BuildError::Document {
         document: uri.to_string(),
         source,
     };
     let head = DocumentHead::of_kind(DocumentKind::ChangeListArchive).with_link(up.clone());
     let store = GenerationParts {
-        directory,
+        sink,
         stem: format!("{DOCS}/changelist-archive-g{generation}"),
     };
     let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);
@@ -253,13 +257,17 @@ pub(super) fn change_list_archive(
         if let Some(until) = record.until {
             md = md.with_until(until);
         }
-        let entry = Entry::new(change_list_uri(directory, record.number)?).with_md(md);
+        let entry = Entry::new(sink.uri(&change_list_name(record.number))?).with_md(md);
         archive.write_entry(&entry).map_err(document_error)?;
     }
     let written = archive.finish().map_err(document_error)?;
     Ok(Some((uri, written.output.documents.len() as u64)))
 }
 
-pub(super) fn change_list_uri(directory: &Directory, number: u32) -> Result<Uri, BuildError> {
-    Ok(directory.uri(&format!("{DOCS}/changelist-{number:05}.xml"))?)
+/// The name of Change List `number`.
+pub(crate) fn change_list_name(number: u32) -> String {
+    format!("{DOCS}/changelist-{number:05}.xml")
 }
+
+/// The name of the Change List Index.
+pub(crate) const CHANGE_LIST_INDEX: &str = "resourcesync/changelist.xml";

@@ -59,26 +59,29 @@ pub(super) fn resource_dump(
 
 /// Where a Resource List's parts go: files of the generation named after it,
 /// `<stem>-00001.xml`, … .
-pub(super) struct GenerationParts<'a> {
-    pub(super) directory: &'a Directory,
-    pub(super) stem: String,
+pub(crate) struct GenerationParts<'a> {
+    pub(crate) sink: &'a dyn Sink,
+    pub(crate) stem: String,
 }
 
 impl SetStore for GenerationParts<'_> {
     fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
-        Ok(self
-            .directory
-            .uri(&format!("{}-{number:05}.xml", self.stem))?)
+        self.sink
+            .uri(&format!("{}-{number:05}.xml", self.stem))
+            .map_err(|e| WriteError::Io(io::Error::other(e)))
     }
 
     fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
-        self.directory.write(uri, document)?;
-        Ok(())
+        self.store_pieces(uri, &[document])
     }
 
     fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
-        self.directory.write_pieces(uri, pieces)?;
-        Ok(())
+        let name = self.sink.name(uri).ok_or_else(|| {
+            WriteError::Io(io::Error::other(format!("{uri} is not under the base")))
+        })?;
+        self.sink
+            .write(name, pieces)
+            .map_err(|e| WriteError::Io(io::Error::other(e)))
     }
 }
 
@@ -200,7 +203,7 @@ pub(super) fn change_dump(
         .with_from(from)
         .with_link(up.clone());
     let store = GenerationParts {
-        directory,
+        sink: directory,
         stem: format!("{DOCS}/changedump-g{number}"),
     };
     let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);

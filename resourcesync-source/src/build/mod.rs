@@ -70,14 +70,18 @@ use resourcesync_xml::{
 };
 use serde::{Deserialize, Serialize};
 
-mod change_list;
-mod dump;
-mod generation;
-mod publish;
-mod resource_list;
-mod state;
-mod uris;
-mod walk;
+use crate::generations::{Layout, remove_dir, remove_old_generations, switch, symlink};
+use crate::sink::Sink;
+use crate::store::StoreError;
+
+pub(crate) mod change_list;
+pub(crate) mod dump;
+pub(crate) mod generation;
+pub(crate) mod publish;
+pub(crate) mod resource_list;
+pub(crate) mod state;
+pub(crate) mod uris;
+pub(crate) mod walk;
 
 use change_list::*;
 use dump::*;
@@ -194,21 +198,25 @@ pub enum BuildError {
         /// Why.
         source: io::Error,
     },
-    /// The publish directory is something this command did not make.
-    #[error("{}: {reason}", path.display())]
-    NotOurs {
-        /// The publish directory.
-        path: PathBuf,
-        /// What it is.
+    /// The publish directory cannot take this run's generation: another publisher holds
+    /// it, it is something no publisher made, or a generation could not be written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A resource the application gave cannot be published as it is.
+    #[error("{uri}: {reason}")]
+    Resource {
+        /// The resource.
+        uri: Uri,
+        /// What is wrong.
         reason: &'static str,
     },
-    /// Another `build` is publishing to the same directory.
-    #[error("{}: another build is publishing here (it holds {})", publish.display(), lock.display())]
-    Busy {
-        /// The publish directory.
-        publish: PathBuf,
-        /// The lock file.
-        lock: PathBuf,
+    /// A document's name makes no URI under the base.
+    #[error("{name}: makes no URI under the base: {error}")]
+    Name {
+        /// The name, relative to the base.
+        name: String,
+        /// Why.
+        error: resourcesync_model::UriError,
     },
     /// The base URL cannot be a directory's base, or a name makes no URI under it.
     #[error(transparent)]
@@ -296,7 +304,7 @@ pub struct BuildReport {
 const W3C_YEARS: std::ops::Range<i64> = -62_167_219_200..253_402_300_800;
 
 /// The name of the state file in a generation.
-const STATE: &str = ".resourcesync/state.json";
+pub(crate) const STATE: &str = ".resourcesync/state.json";
 
 /// The state's resources, beside it: every resource published by its path in the
 /// collection, in path order (each path once), with what the run knew of it. A compact
@@ -305,13 +313,18 @@ const STATE: &str = ".resourcesync/state.json";
 const RESOURCES: &str = ".resourcesync/resources.postcard";
 
 /// The state's format.
-const STATE_VERSION: u32 = 4;
+pub(crate) const STATE_VERSION: u32 = 4;
 
 /// What a damaged open Change List leaves to do.
-const LOST_OPEN_LIST: &str = "the state's open Change List is lost: publish into a new directory";
+pub(crate) const LOST_OPEN_LIST: &str =
+    "the state's open Change List is lost: publish into a new directory";
 
 /// Where the documents go, under the base.
-const DOCS: &str = "resourcesync";
+pub(crate) const DOCS: &str = "resourcesync";
+/// The Source Description's name (section 6.3.2).
+pub(crate) const SOURCE_DESCRIPTION: &str = ".well-known/resourcesync";
+/// The Capability List's name.
+pub(crate) const CAPABILITY_LIST: &str = "resourcesync/capabilitylist.xml";
 
 /// Publishes `collection` into `publish` as `options` say, and reports what it did.
 ///
@@ -341,22 +354,8 @@ pub fn build(
     }
     // Checked before anything is written.
     Directory::new(&collection, options.base_url.clone())?;
-    fs::create_dir_all(&layout.generations).map_err(|source| BuildError::Write {
-        path: layout.generations.clone(),
-        source,
-    })?;
-    let lock_path = layout.generations.join("lock");
-    let lock = File::create(&lock_path).map_err(|source| BuildError::Write {
-        path: lock_path.clone(),
-        source,
-    })?;
-    // Held until the end of the run; the system releases it if the process dies.
-    if lock.try_lock().is_err() {
-        return Err(BuildError::Busy {
-            publish: layout.publish.clone(),
-            lock: lock_path,
-        });
-    }
+    // Held until the end of the run.
+    let lock = layout.lock()?;
     let current = layout.current()?;
     let previous = match current {
         Some(n) => read_state(&layout.generation(n))?,
@@ -399,7 +398,7 @@ pub fn build(
     };
     if let Err(e) = switch(&layout, number) {
         let _ = fs::remove_dir_all(&generation);
-        return Err(e);
+        return Err(e.into());
     }
     // Keep the generation before, for requests under way when the switch happened.
     remove_old_generations(&layout, number, current);

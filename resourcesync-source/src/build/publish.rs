@@ -204,8 +204,8 @@ pub(super) fn publish_generation(
     }
     let changed: Vec<Option<usize>> = changes.iter().map(|c| c.2.map(|c| c.0)).collect();
 
-    let sd_uri = directory.uri(".well-known/resourcesync")?;
-    let cl_uri = directory.uri(&format!("{DOCS}/capabilitylist.xml"))?;
+    let sd_uri = directory.uri(SOURCE_DESCRIPTION)?;
+    let cl_uri = directory.uri(CAPABILITY_LIST)?;
     let up = Link::new(Relation::Up, cl_uri.clone());
     let mut documents = 0u64;
 
@@ -317,40 +317,12 @@ pub(super) fn publish_generation(
         state.change_dump.clear();
     }
 
-    // What the Source Description and Capability List are `describedby`: the page the
-    // caller names, or one written here.
-    let about = match &options.describedby {
-        Some(about) => about.clone(),
-        None => {
-            let uri = directory.uri(&format!("{DOCS}/about.html"))?;
-            let page = about_page(&options.base_url, &cl_uri, resources.len());
-            directory.write(&uri, page.as_bytes())?;
-            documents += 1;
-            uri
-        }
-    };
-    let described = Link::new(Relation::DescribedBy, about);
-
-    // The Capability List, and the Source Description that points at it.
-    let mut cl = Document::new(
-        DocumentHead::of_kind(DocumentKind::CapabilityList)
-            .with_link(described.clone())
-            .with_link(Link::new(Relation::Up, sd_uri.clone())),
-    );
-    for (uri, capability) in capabilities {
-        cl.entries.push(Entry::new(uri).with_capability(capability));
-    }
-    write_small(&directory, &cl_uri, &cl)?;
-    let mut sd = Document::new(
-        DocumentHead::of_kind(DocumentKind::SourceDescription).with_link(described.clone()),
-    );
-    sd.entries.push(
-        Entry::new(cl_uri.clone())
-            .with_capability(Capability::CapabilityList)
-            .with_link(described),
-    );
-    write_small(&directory, &sd_uri, &sd)?;
-    documents += 2;
+    documents += capability_list(
+        &directory,
+        capabilities,
+        options.describedby.as_ref(),
+        resources.len(),
+    )?;
 
     // The resources, served from the collection through one link per top-level entry.
     if options.list.is_none() {
@@ -413,20 +385,69 @@ pub(super) fn publish_generation(
 }
 
 /// Writes a small document whole, refusing what breaks a rule, atomically.
-pub(super) fn write_small(
-    directory: &Directory,
-    uri: &Uri,
+pub(crate) fn write_small(
+    sink: &dyn Sink,
+    name: &str,
     document: &Document,
 ) -> Result<(), BuildError> {
     let options = WriteOptions::default().with_refuse_errors(true);
     let written = write_document_with(Vec::new(), document, options).map_err(|source| {
         BuildError::Document {
-            document: uri.to_string(),
+            document: name.to_owned(),
             source,
         }
     })?;
-    directory.write(uri, &written.output)?;
-    Ok(())
+    sink.write(name, &[&written.output])
+}
+
+/// Writes the Capability List with `capabilities`, the Source Description that points at
+/// it, and the page both are `describedby` unless the caller names one (`describedby`);
+/// returns how many documents that took.
+pub(crate) fn capability_list(
+    sink: &dyn Sink,
+    capabilities: Vec<(Uri, Capability)>,
+    describedby: Option<&Uri>,
+    resources: usize,
+) -> Result<u64, BuildError> {
+    let sd_uri = sink.uri(SOURCE_DESCRIPTION)?;
+    let cl_uri = sink.uri(CAPABILITY_LIST)?;
+    let mut documents = 0;
+    // What the Source Description and Capability List are `describedby`: the page the
+    // caller names, or one written here.
+    let about = match describedby {
+        Some(about) => about.clone(),
+        None => {
+            let name = format!("{DOCS}/about.html");
+            let page = about_page(sink.base(), &cl_uri, resources);
+            sink.write(&name, &[page.as_bytes()])?;
+            let uri = sink.uri(&name)?;
+            documents += 1;
+            uri
+        }
+    };
+    let described = Link::new(Relation::DescribedBy, about);
+
+    // The Capability List, and the Source Description that points at it.
+    let mut cl = Document::new(
+        DocumentHead::of_kind(DocumentKind::CapabilityList)
+            .with_link(described.clone())
+            .with_link(Link::new(Relation::Up, sd_uri.clone())),
+    );
+    for (uri, capability) in capabilities {
+        cl.entries.push(Entry::new(uri).with_capability(capability));
+    }
+    write_small(sink, CAPABILITY_LIST, &cl)?;
+    let mut sd = Document::new(
+        DocumentHead::of_kind(DocumentKind::SourceDescription).with_link(described.clone()),
+    );
+    sd.entries.push(
+        Entry::new(cl_uri.clone())
+            .with_capability(Capability::CapabilityList)
+            .with_link(described),
+    );
+    write_small(sink, SOURCE_DESCRIPTION, &sd)?;
+    documents += 2;
+    Ok(documents)
 }
 
 /// A resource this run publishes.

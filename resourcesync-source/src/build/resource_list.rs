@@ -58,7 +58,7 @@ pub(super) fn write_resource_list(
         })?;
     }
     let store = GenerationParts {
-        directory,
+        sink: directory,
         stem: format!("{DOCS}/resourcelist-g{generation}"),
     };
     let mut rl = SetWriter::with_store(head, uri, store, set_options).map_err(document_error)?;

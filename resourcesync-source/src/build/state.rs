@@ -5,63 +5,87 @@ use super::*;
 
 /// The state a run leaves in its generation, for the next run.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub(super) struct State {
+pub(crate) struct State {
     /// The format: [`STATE_VERSION`]; another is refused.
-    pub(super) version: u32,
+    pub(crate) version: u32,
     /// The base URL published at: another one starts afresh.
-    pub(super) base_url: String,
-    pub(super) generation: u64,
+    pub(crate) base_url: String,
+    pub(crate) generation: u64,
     /// When the last run published.
-    pub(super) at: Option<W3cDateTime>,
+    pub(crate) at: Option<W3cDateTime>,
     /// The Change Lists of the Change List Index, in order; the last one is open (no
     /// `until`).
-    pub(super) change_lists: Vec<ChangeListRecord>,
+    pub(crate) change_lists: Vec<ChangeListRecord>,
     /// The Change Lists before them, moved to the Change List Archive, in order.
     #[serde(default)]
-    pub(super) archived: Vec<ChangeListRecord>,
+    pub(crate) archived: Vec<ChangeListRecord>,
     /// The open Change List, whose entries are in its document: each run copies their
     /// bytes and adds its own, rather than keeping them here as entries to read back and
     /// write again.
     #[serde(default)]
-    pub(super) open: OpenList,
+    pub(crate) open: OpenList,
     /// The Change Dump's start and its package entries, in order.
-    pub(super) change_dump_from: Option<W3cDateTime>,
-    pub(super) change_dump: Vec<Entry>,
+    pub(crate) change_dump_from: Option<W3cDateTime>,
+    pub(crate) change_dump: Vec<Entry>,
     /// The generation that wrote the Resource Dump published, if one is: its packages are
     /// named after it, and the next run carries them over.
     #[serde(default)]
-    pub(super) resource_dump: Option<u64>,
+    pub(crate) resource_dump: Option<u64>,
+    /// The Resource List a [`Publisher`](crate::Publisher) wrote last (`build` writes one
+    /// each run, and keeps none here).
+    #[serde(default)]
+    pub(crate) resource_list: Option<ResourceListRecord>,
+}
+
+/// The Resource List a [`Publisher`](crate::Publisher) wrote last, and where the Change
+/// Lists stood then: the changes after that place are those it does not hold.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ResourceListRecord {
+    /// Its `at`.
+    pub(crate) at: W3cDateTime,
+    /// Its documents' names: the one document, or the parts then the index.
+    pub(crate) documents: Vec<String>,
+    /// Its entries.
+    pub(crate) entries: u64,
+    /// The Change List open when it was written, and how many entries that list held then.
+    pub(crate) mark: (u32, usize),
+    /// Changes published since.
+    pub(crate) changes_since: u64,
+    /// The parts of the Resource List before it, kept one run for readers of its index
+    /// and removed when the next is written.
+    #[serde(default)]
+    pub(crate) retired: Vec<String>,
 }
 
 /// What a run knows of a file.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Resource {
-    pub(super) length: u64,
+pub(crate) struct Resource {
+    pub(crate) length: u64,
     /// Modification time: seconds and nanoseconds since the epoch.
-    pub(super) mtime: (i64, u32),
+    pub(crate) mtime: (i64, u32),
     /// The digests as bytes: read back without parsing hex.
-    pub(super) md5: [u8; 16],
-    pub(super) sha256: [u8; 32],
+    pub(crate) md5: [u8; 16],
+    pub(crate) sha256: [u8; 32],
     /// Its place in the run's [`MediaTypes`].
-    pub(super) media_type: MediaTypeId,
+    pub(crate) media_type: MediaTypeId,
 }
 
 /// A media type's place in a run's [`MediaTypes`], from 1; 0 is none.
-pub(super) type MediaTypeId = u16;
+pub(crate) type MediaTypeId = u16;
 
 /// The media types of a run's resources, each once: a resource names its own by its
 /// place here, so that the state keeps a short number per resource rather than a media
 /// type to parse again.
 #[derive(Debug, Default)]
-pub(super) struct MediaTypes {
-    pub(super) types: Vec<MediaType>,
-    pub(super) places: std::collections::HashMap<String, MediaTypeId>,
+pub(crate) struct MediaTypes {
+    pub(crate) types: Vec<MediaType>,
+    pub(crate) places: std::collections::HashMap<String, MediaTypeId>,
 }
 
 impl MediaTypes {
     /// The place of the media type `name`, added if new; 0 for a name that is no media
     /// type (or one too many, which no guess makes).
-    pub(super) fn of(&mut self, name: &str) -> MediaTypeId {
+    pub(crate) fn of(&mut self, name: &str) -> MediaTypeId {
         if let Some(&id) = self.places.get(name) {
             return id;
         }
@@ -77,7 +101,7 @@ impl MediaTypes {
     }
 
     /// The media type at `id`.
-    pub(super) fn get(&self, id: MediaTypeId) -> Option<&MediaType> {
+    pub(crate) fn get(&self, id: MediaTypeId) -> Option<&MediaType> {
         usize::from(id)
             .checked_sub(1)
             .and_then(|i| self.types.get(i))
@@ -88,53 +112,53 @@ impl MediaTypes {
 /// another, their digests (md5 and sha-256) one after another, and the rest as numbers.
 /// Read back borrowing the paths and digests, with only the few media types to parse.
 #[derive(Serialize, Deserialize)]
-pub(super) struct ResourcesFile<'a> {
+pub(crate) struct ResourcesFile<'a> {
     #[serde(borrow)]
-    pub(super) media_types: Vec<&'a str>,
-    pub(super) paths: &'a str,
+    pub(crate) media_types: Vec<&'a str>,
+    pub(crate) paths: &'a str,
     #[serde(borrow, with = "serde_bytes")]
-    pub(super) digests: &'a [u8],
-    pub(super) records: Vec<Record>,
+    pub(crate) digests: &'a [u8],
+    pub(crate) records: Vec<Record>,
 }
 
 /// A resource in [`ResourcesFile`], but for its path and digests.
 #[derive(Serialize, Deserialize)]
-pub(super) struct Record {
+pub(crate) struct Record {
     /// Its path's length in bytes.
-    pub(super) path: u32,
-    pub(super) length: u64,
-    pub(super) mtime: (i64, u32),
-    pub(super) media_type: MediaTypeId,
+    pub(crate) path: u32,
+    pub(crate) length: u64,
+    pub(crate) mtime: (i64, u32),
+    pub(crate) media_type: MediaTypeId,
 }
 
 /// Bytes of one resource's digests in [`ResourcesFile::digests`]: md5, then sha-256.
-pub(super) const DIGESTS: usize = 16 + 32;
+pub(crate) const DIGESTS: usize = 16 + 32;
 
 /// What a run needs to know of the open Change List's entries, which are in its document.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
-pub(super) struct OpenList {
+pub(crate) struct OpenList {
     /// How many.
-    pub(super) entries: usize,
+    pub(crate) entries: usize,
     /// Their estimated size (see [`estimated_bytes`]).
-    pub(super) bytes: u64,
+    pub(crate) bytes: u64,
     /// The last one's `datetime`, where the list closes when it is full.
-    pub(super) last: Option<W3cDateTime>,
+    pub(crate) last: Option<W3cDateTime>,
 }
 
 /// One Change List of the set.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct ChangeListRecord {
-    pub(super) number: u32,
-    pub(super) from: W3cDateTime,
-    pub(super) until: Option<W3cDateTime>,
+pub(crate) struct ChangeListRecord {
+    pub(crate) number: u32,
+    pub(crate) from: W3cDateTime,
+    pub(crate) until: Option<W3cDateTime>,
 }
 
 /// A change a run found: when it happened, the resource's path, and what it is: the
 /// resource's index among those published and the change, or `None` for a deletion.
-pub(super) type ChangeAt = (W3cDateTime, String, Option<(usize, Change)>);
+pub(crate) type ChangeAt = (W3cDateTime, String, Option<(usize, Change)>);
 
 /// Reads the state a run left, or refuses to go on without it.
-pub(super) fn read_state(generation: &Path) -> Result<State, BuildError> {
+pub(crate) fn read_state(generation: &Path) -> Result<State, BuildError> {
     let unreadable = |path: &Path| {
         let path = path.to_owned();
         move |reason: String| BuildError::State { path, reason }
@@ -153,15 +177,15 @@ pub(super) fn read_state(generation: &Path) -> Result<State, BuildError> {
 }
 
 /// The last run's resources, being read by [`read_resources`].
-pub(super) struct Known {
+pub(crate) struct Known {
     /// The file read.
-    pub(super) path: PathBuf,
-    pub(super) reading: std::thread::JoinHandle<Result<LastRun, BuildError>>,
+    pub(crate) path: PathBuf,
+    pub(crate) reading: std::thread::JoinHandle<Result<LastRun, BuildError>>,
 }
 
 impl Known {
     /// The resources, once read.
-    pub(super) fn resources(self) -> Result<LastRun, BuildError> {
+    pub(crate) fn resources(self) -> Result<LastRun, BuildError> {
         self.reading.join().unwrap_or_else(|_| {
             Err(BuildError::State {
                 path: self.path,
@@ -173,29 +197,29 @@ impl Known {
 
 /// The resources the last run published, in path order, each path once.
 #[derive(Debug, Default)]
-pub(super) struct LastRun {
+pub(crate) struct LastRun {
     /// Their paths, one after another.
-    pub(super) paths: String,
+    pub(crate) paths: String,
     /// Where each path ends in `paths`.
-    pub(super) ends: Vec<usize>,
-    pub(super) resources: Vec<Resource>,
+    pub(crate) ends: Vec<usize>,
+    pub(crate) resources: Vec<Resource>,
     /// The media types they name; this run's, with any it adds.
-    pub(super) media_types: MediaTypes,
+    pub(crate) media_types: MediaTypes,
 }
 
 impl LastRun {
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.resources.len()
     }
 
     /// The path of resource `j`.
-    pub(super) fn path(&self, j: usize) -> &str {
+    pub(crate) fn path(&self, j: usize) -> &str {
         let start = j.checked_sub(1).map_or(0, |i| self.ends[i]);
         &self.paths[start..self.ends[j]]
     }
 
     /// Reads a [`ResourcesFile`], or says what is wrong with it.
-    pub(super) fn from_file(bytes: &[u8]) -> Result<LastRun, String> {
+    pub(crate) fn from_file(bytes: &[u8]) -> Result<LastRun, String> {
         let file: ResourcesFile<'_> = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
         let mut media_types = MediaTypes::default();
         for (i, name) in file.media_types.iter().enumerate() {
@@ -280,7 +304,7 @@ pub(super) fn resources_file(
 }
 
 /// Reads the resources a run left in `generation`, on a thread of its own.
-pub(super) fn read_resources(generation: &Path) -> Known {
+pub(crate) fn read_resources(generation: &Path) -> Known {
     let path = generation.join(RESOURCES);
     let file = path.clone();
     let reading = std::thread::spawn(move || {
@@ -299,12 +323,12 @@ pub(super) fn read_resources(generation: &Path) -> Known {
 
 impl Resource {
     /// The `hash` value: md5 and sha-256.
-    pub(super) fn hashes(&self) -> Hashes {
+    pub(crate) fn hashes(&self) -> Hashes {
         Hashes::md5_sha256(self.md5, self.sha256)
     }
 
     /// The modification time, as `lastmod`.
-    pub(super) fn lastmod(&self) -> W3cDateTime {
+    pub(crate) fn lastmod(&self) -> W3cDateTime {
         let (secs, nanos) = self.mtime;
         let time = if secs >= 0 {
             SystemTime::UNIX_EPOCH + Duration::new(secs.unsigned_abs(), nanos)

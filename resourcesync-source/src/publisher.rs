@@ -1,0 +1,857 @@
+//! The Source fed by the application: a snapshot of its resources, or the changes its own
+//! database recorded, published into a [`Store`].
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use resourcesync_model::{
+    Capability, Change, DocumentHead, DocumentKind, Entry, Link, MAX_BYTES, MAX_ENTRIES, Relation,
+    Uri, W3cDateTime,
+};
+use resourcesync_xml::{Reader, SetLimits, SetOptions, SetWriter};
+
+use crate::build::change_list::{change_list_archive, change_list_name, change_lists};
+use crate::build::dump::GenerationParts;
+use crate::build::publish::capability_list;
+use crate::build::state::{ResourceListRecord, State};
+use crate::build::{BuildError, CAPABILITY_LIST, DOCS, Options, STATE, STATE_VERSION};
+use crate::sink::{Sink, StoreSink};
+use crate::store::Store;
+
+/// When a [`Publisher`] fed changes writes the Resource List again. Between two, the
+/// Resource List keeps the `at` of the one written last, and the Change Lists carry the
+/// Source on from there: a Destination baselines from it and follows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResourceListPolicy {
+    /// At every run: each run costs what the collection is.
+    EveryRun,
+    /// Once this many changes were published since the last one.
+    EveryChanges(u64),
+    /// Once the last one is this old.
+    Period(Duration),
+}
+
+/// What a [`Publisher`] publishes, and how.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PublishOptions {
+    /// The URL the publication's root is served at; ends with a slash.
+    pub base_url: Uri,
+    /// Entries per document (Resource List part, Change List, index, archive part), at
+    /// most 50,000.
+    pub max_entries: usize,
+    /// Bytes per document, at most 50 MiB.
+    pub max_bytes: u64,
+    /// How long a Change List stays open, if the limits do not close it first.
+    pub changelist_period: Option<Duration>,
+    /// The Source Description's `describedby` link; without one, a page is written.
+    pub describedby: Option<Uri>,
+    /// When changes make the Resource List be written again.
+    pub resource_list: ResourceListPolicy,
+}
+
+impl PublishOptions {
+    /// The standard's limits, Change Lists closed by the limits only, the Resource List
+    /// written again once 10,000 changes were published since the last.
+    pub fn new(base_url: Uri) -> PublishOptions {
+        PublishOptions {
+            base_url,
+            max_entries: MAX_ENTRIES as usize,
+            max_bytes: MAX_BYTES,
+            changelist_period: None,
+            describedby: None,
+            resource_list: ResourceListPolicy::EveryChanges(10_000),
+        }
+    }
+
+    /// At most `entries` entries per document (1 to 50,000).
+    pub fn with_max_entries(mut self, entries: usize) -> PublishOptions {
+        self.max_entries = entries.clamp(1, MAX_ENTRIES as usize);
+        self
+    }
+
+    /// When the Resource List is written again.
+    pub fn with_resource_list(mut self, policy: ResourceListPolicy) -> PublishOptions {
+        self.resource_list = policy;
+        self
+    }
+
+    /// A Change List stays open for `period` at most.
+    pub fn with_changelist_period(mut self, period: Duration) -> PublishOptions {
+        self.changelist_period = Some(period);
+        self
+    }
+
+    fn build_options(&self) -> Options {
+        let mut options = Options::new(self.base_url.clone());
+        options.max_entries = self.max_entries.clamp(1, MAX_ENTRIES as usize);
+        options.max_bytes = self.max_bytes.clamp(4096, MAX_BYTES);
+        options.changelist_period = self.changelist_period;
+        options.describedby = self.describedby.clone();
+        options
+    }
+}
+
+/// A change the application made, as its own database recorded it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A resource was created: its entry as the Resource List lists it (`loc`, `lastmod`,
+    /// and in `rs:md` its length, hashes and media type).
+    Created {
+        /// The resource.
+        resource: Entry,
+        /// When.
+        datetime: W3cDateTime,
+    },
+    /// A resource's content changed: its entry now.
+    Updated {
+        /// The resource.
+        resource: Entry,
+        /// When.
+        datetime: W3cDateTime,
+    },
+    /// A resource was deleted.
+    Deleted {
+        /// Its URI.
+        uri: Uri,
+        /// When.
+        datetime: W3cDateTime,
+    },
+}
+
+impl Event {
+    /// `resource` was created at `datetime`.
+    pub fn created(resource: Entry, datetime: W3cDateTime) -> Event {
+        Event::Created { resource, datetime }
+    }
+
+    /// `resource` was updated at `datetime`.
+    pub fn updated(resource: Entry, datetime: W3cDateTime) -> Event {
+        Event::Updated { resource, datetime }
+    }
+
+    /// The resource at `uri` was deleted at `datetime`.
+    pub fn deleted(uri: Uri, datetime: W3cDateTime) -> Event {
+        Event::Deleted { uri, datetime }
+    }
+
+    /// The resource's URI.
+    pub fn uri(&self) -> &Uri {
+        match self {
+            Event::Created { resource, .. } | Event::Updated { resource, .. } => &resource.loc,
+            Event::Deleted { uri, .. } => uri,
+        }
+    }
+
+    /// When it happened.
+    pub fn datetime(&self) -> W3cDateTime {
+        match self {
+            Event::Created { datetime, .. }
+            | Event::Updated { datetime, .. }
+            | Event::Deleted { datetime, .. } => *datetime,
+        }
+    }
+
+    /// The change, as a Change List says it.
+    pub fn change(&self) -> Change {
+        match self {
+            Event::Created { .. } => Change::Created,
+            Event::Updated { .. } => Change::Updated,
+            Event::Deleted { .. } => Change::Deleted,
+        }
+    }
+
+    /// The resource's Resource List entry after the change; `None` for a deletion.
+    fn resource(&self) -> Option<Entry> {
+        match self {
+            Event::Created { resource, .. } | Event::Updated { resource, .. } => {
+                Some(listed(resource.clone()))
+            }
+            Event::Deleted { .. } => None,
+        }
+    }
+
+    /// Its Change List entry, at `datetime`.
+    fn change_entry(&self, datetime: W3cDateTime) -> Entry {
+        let entry = match self.resource() {
+            Some(resource) => resource,
+            None => Entry::new(self.uri().clone()),
+        };
+        entry.with_change(self.change()).with_datetime(datetime)
+    }
+}
+
+/// A resource's entry as a Resource List lists it: no change, no datetime.
+fn listed(mut entry: Entry) -> Entry {
+    if let Some(md) = &mut entry.md {
+        md.change = None;
+        md.datetime = None;
+    }
+    entry
+}
+
+/// What one run published.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PublishReport {
+    /// The run, counted from 1.
+    pub generation: u64,
+    /// When: the time the caller gave, or the last run's if that was later.
+    pub at: W3cDateTime,
+    /// Resources created, updated and deleted by this run's changes (none are listed in
+    /// the first run, whose Resource List is where Destinations start).
+    pub created: u64,
+    /// See `created`.
+    pub updated: u64,
+    /// See `created`.
+    pub deleted: u64,
+    /// The entries of the Resource List, when this run wrote it.
+    pub resource_list: Option<u64>,
+    /// Documents written.
+    pub documents: u64,
+    /// Bytes written into the store, state included.
+    pub bytes_written: u64,
+    /// The Source Description's URI.
+    pub source_description: Uri,
+    /// The Capability List's URI.
+    pub capability_list: Uri,
+}
+
+/// The Source's publishing engine, fed by the application: a snapshot of its resources
+/// ([`publish_snapshot`](Publisher::publish_snapshot)) or the changes since the last run
+/// ([`publish_changes`](Publisher::publish_changes)), published into a [`Store`] as a
+/// Source Description, a Capability List, a Resource List (an index over parts when the
+/// limits require), contiguous Change Lists with their index and, once the index is
+/// full, their archive.
+///
+/// A run publishes all of it or nothing: everything goes into a new publication of the
+/// store, committed at the end; on an error it is dropped and the last one stays. A
+/// change costs what the change is: fed changes, a run reads and writes the open Change
+/// List, the index and its small state, not the collection; the Resource List is written
+/// again when the [`ResourceListPolicy`] says (its `at` is when it was written, and what
+/// it lists is the Source at that time). The time is the caller's, passed to each run.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use resourcesync_model::{Entry, W3cDateTime};
+/// use resourcesync_source::{Event, MemoryStore, PublishOptions, Publisher};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let options = PublishOptions::new("http://example.com/".parse()?);
+/// let mut source = Publisher::new(MemoryStore::new(), options);
+/// let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+/// let record = |n: u32| -> Result<Entry, Box<dyn std::error::Error>> {
+///     Ok(Entry::new(format!("http://example.com/items/{n}").parse()?).with_length(u64::from(n)))
+/// };
+/// let first = source.publish_snapshot([record(1)?, record(2)?], t0)?;
+/// assert_eq!(first.resource_list, Some(2));
+///
+/// let t1 = t0 + Duration::from_secs(60);
+/// let event = Event::created(record(3)?, W3cDateTime::from(t1));
+/// let second = source.publish_changes([event], t1)?;
+/// assert_eq!((second.created, second.resource_list), (1, None));
+/// let store = source.store();
+/// let list = store.get("resourcesync/changelist-00001.xml").expect("the open Change List");
+/// assert!(String::from_utf8_lossy(list).contains("http://example.com/items/3"));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Publisher<S> {
+    store: S,
+    options: PublishOptions,
+}
+
+/// What a run is fed.
+enum Input<'a> {
+    Snapshot(&'a mut dyn Iterator<Item = Entry>),
+    Changes(&'a mut dyn Iterator<Item = Event>),
+}
+
+impl<S: Store> Publisher<S> {
+    /// A publisher of the publication in `store`, as `options` say.
+    pub fn new(store: S, options: PublishOptions) -> Publisher<S> {
+        Publisher { store, options }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The store, the publisher done with.
+    pub fn into_store(self) -> S {
+        self.store
+    }
+
+    /// Publishes every resource the Source has now, `resources` in any order: compared
+    /// with what was published, the differences are listed as changes at `now` (or at a
+    /// resource's `lastmod`, when that falls after the last run), and the Resource List
+    /// is written from them. A resource whose length and hashes did not change keeps the
+    /// entry it had, `lastmod` included, so that the Resource List and the Change Lists
+    /// never disagree. A URI given twice is refused.
+    pub fn publish_snapshot(
+        &mut self,
+        resources: impl IntoIterator<Item = Entry>,
+        now: SystemTime,
+    ) -> Result<PublishReport, BuildError> {
+        let mut resources = resources.into_iter();
+        self.run(Input::Snapshot(&mut resources), now)
+    }
+
+    /// Publishes the changes the application made since the last run, in any order: each
+    /// is listed in the open Change List at its `datetime` (brought within the time since
+    /// the last run: a change the application recorded before it is listed at the last
+    /// run's time, one after `now` at `now`), in order of time. The Resource List is
+    /// written again as [`PublishOptions::resource_list`] says, and in the first run.
+    pub fn publish_changes(
+        &mut self,
+        events: impl IntoIterator<Item = Event>,
+        now: SystemTime,
+    ) -> Result<PublishReport, BuildError> {
+        let mut events = events.into_iter();
+        self.run(Input::Changes(&mut events), now)
+    }
+
+    fn run(&mut self, input: Input<'_>, now: SystemTime) -> Result<PublishReport, BuildError> {
+        self.store.begin()?;
+        let options = self.options.clone();
+        let sink = StoreSink::new(options.base_url.clone(), &mut self.store);
+        let result = publish(&sink, &options, input, now).map(|mut report| {
+            report.bytes_written = sink.written();
+            report
+        });
+        drop(sink);
+        match result {
+            Ok(report) => {
+                self.store.commit()?;
+                Ok(report)
+            }
+            Err(e) => {
+                self.store.abort();
+                Err(e)
+            }
+        }
+    }
+}
+
+/// One run, into a begun publication.
+fn publish(
+    sink: &dyn Sink,
+    options: &PublishOptions,
+    input: Input<'_>,
+    now: SystemTime,
+) -> Result<PublishReport, BuildError> {
+    let build_options = options.build_options();
+    let mut state = read_state(sink, options)?;
+    let now = W3cDateTime::from(now);
+    let now = match state.at {
+        Some(last) if !last.precedes(&now) => last,
+        _ => now,
+    };
+    let first_run = state.at.is_none();
+    let last_at = state.at.unwrap_or(now);
+    let generation = state.generation + 1;
+    let cl_uri = sink.uri(CAPABILITY_LIST)?;
+    let up = Link::new(Relation::Up, cl_uri.clone());
+    let rl_name = format!("{DOCS}/resourcelist.xml");
+    let rl_uri = sink.uri(&rl_name)?;
+    let mut documents = 0;
+
+    // The Resource List, if this run writes it, and this run's changes.
+    let since = changes_since(sink, &state)?;
+    let (events, resource_list) = match input {
+        Input::Changes(events) => {
+            let events: Vec<Event> = events.collect();
+            let due = first_run
+                || match (options.resource_list, &state.resource_list) {
+                    (_, None) | (ResourceListPolicy::EveryRun, _) => true,
+                    (ResourceListPolicy::EveryChanges(n), Some(rl)) => {
+                        rl.changes_since + events.len() as u64 >= n
+                    }
+                    (ResourceListPolicy::Period(period), Some(rl)) => {
+                        (now.to_utc() - rl.at.to_utc()).to_std().unwrap_or_default() >= period
+                    }
+                };
+            let written = if due {
+                let mut pending = since;
+                for event in &events {
+                    pending.insert(event.uri().as_str().to_owned(), event.resource());
+                }
+                let current = Current::new(sink, &state, pending)?;
+                Some(write_resource_list(
+                    sink,
+                    current,
+                    &rl_uri,
+                    now,
+                    &up,
+                    &build_options,
+                    generation,
+                )?)
+            } else {
+                None
+            };
+            (events, written)
+        }
+        Input::Snapshot(resources) => {
+            let mut resources: Vec<Entry> = resources.map(listed).collect();
+            resources.sort_unstable_by(|a, b| a.loc.as_str().cmp(b.loc.as_str()));
+            if let Some(twice) = resources.windows(2).find(|w| w[0].loc == w[1].loc) {
+                return Err(BuildError::Resource {
+                    uri: twice[0].loc.clone(),
+                    reason: "given twice",
+                });
+            }
+            let current = Current::new(sink, &state, since)?;
+            let (events, kept) = compare(current, resources, last_at, now)?;
+            let written = write_resource_list(
+                sink,
+                kept.into_iter().map(Ok),
+                &rl_uri,
+                now,
+                &up,
+                &build_options,
+                generation,
+            )?;
+            (events, Some(written))
+        }
+    };
+    let count = |change| events.iter().filter(|e| e.change() == change).count() as u64;
+    let (created, updated, deleted) = if first_run {
+        (0, 0, 0)
+    } else {
+        (
+            count(Change::Created),
+            count(Change::Updated),
+            count(Change::Deleted),
+        )
+    };
+
+    // The Change Lists: this run's changes in order of time, within its span. The first
+    // run's are in the Resource List, where Destinations start.
+    let mut entries: Vec<Entry> = Vec::new();
+    if !first_run {
+        let floor = last_at;
+        let mut stamped: Vec<(W3cDateTime, &Event)> = events
+            .iter()
+            .map(|event| {
+                let at = event.datetime();
+                let at = if at.precedes(&floor) { floor } else { at };
+                (if now.precedes(&at) { now } else { at }, event)
+            })
+            .collect();
+        stamped.sort_by_key(|s| s.0);
+        entries = stamped
+            .into_iter()
+            .map(|(at, event)| event.change_entry(at))
+            .collect();
+    }
+    let added = entries.len() as u64;
+    documents += change_lists(sink, &mut state, entries, last_at, now, &up, &build_options)?;
+    let mut capabilities = vec![
+        (rl_uri, Capability::ResourceList),
+        (
+            sink.uri(&format!("{DOCS}/changelist.xml"))?,
+            Capability::ChangeList,
+        ),
+    ];
+    if let Some((uri, written)) =
+        change_list_archive(sink, &state, generation, &up, &build_options)?
+    {
+        documents += written;
+        capabilities.push((uri, Capability::ChangeListArchive));
+    }
+
+    // Where the Resource List stands against the Change Lists: what it does not hold is
+    // what comes after this place.
+    let open = state.change_lists.last().map_or(1, |list| list.number);
+    let mark = (open, state.open.entries);
+    match (&resource_list, &mut state.resource_list) {
+        (Some((written, entries)), record) => {
+            // The parts of the Resource List before the last one's: no reader needs them
+            // now (the last one's stay one run, for readers of its index).
+            let mut retired = Vec::new();
+            if let Some(record) = record.take() {
+                for name in record.retired {
+                    sink.remove(&name)?;
+                }
+                retired = record.documents;
+                retired.retain(|name| name != &rl_name && !written.contains(name));
+            }
+            *record = Some(ResourceListRecord {
+                at: now,
+                documents: written.clone(),
+                entries: *entries,
+                mark,
+                changes_since: 0,
+                retired,
+            });
+        }
+        (None, Some(record)) => record.changes_since += added,
+        (None, None) => {}
+    }
+    if let Some((written, _)) = &resource_list {
+        documents += written.len() as u64;
+    }
+
+    let resources = state.resource_list.as_ref().map_or(0, |rl| rl.entries);
+    documents += write_if_changed(sink, |sink| {
+        capability_list(
+            sink,
+            capabilities,
+            options.describedby.as_ref(),
+            resources as usize,
+        )
+    })?;
+
+    state.version = STATE_VERSION;
+    state.base_url = options.base_url.to_string();
+    state.generation = generation;
+    state.at = Some(now);
+    let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
+        path: STATE.into(),
+        reason: e.to_string(),
+    })?;
+    sink.write(STATE, &[&json])?;
+
+    Ok(PublishReport {
+        generation,
+        at: now,
+        created,
+        updated,
+        deleted,
+        resource_list: resource_list.map(|(_, entries)| entries),
+        documents,
+        bytes_written: 0,
+        source_description: sink.uri(crate::build::SOURCE_DESCRIPTION)?,
+        capability_list: cl_uri,
+    })
+}
+
+/// The state the last run left, or a new one for a first run.
+fn read_state(sink: &dyn Sink, options: &PublishOptions) -> Result<State, BuildError> {
+    let unreadable = |reason: String| BuildError::State {
+        path: STATE.into(),
+        reason,
+    };
+    let Some(bytes) = sink.read(STATE)? else {
+        return Ok(State::default());
+    };
+    let state: State = serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
+    if state.version != STATE_VERSION {
+        return Err(unreadable(format!(
+            "format {} is not this version's ({STATE_VERSION}); publish into a new store",
+            state.version
+        )));
+    }
+    if state.base_url != options.base_url.as_str() {
+        return Err(unreadable(format!(
+            "published at {}, not {}; publish into a new store",
+            state.base_url, options.base_url
+        )));
+    }
+    Ok(state)
+}
+
+/// The changes published after the last Resource List, by URI, the last one of each: the
+/// resource's entry now, or `None` when it was deleted. Read from the Change Lists, from
+/// the place the Resource List's record marks: as many as the policy lets pass.
+fn changes_since(
+    sink: &dyn Sink,
+    state: &State,
+) -> Result<BTreeMap<String, Option<Entry>>, BuildError> {
+    let mut since = BTreeMap::new();
+    let Some(record) = &state.resource_list else {
+        return Ok(since);
+    };
+    let (first, skip) = record.mark;
+    let last = state.change_lists.last().map_or(first, |list| list.number);
+    for number in first..=last {
+        let name = change_list_name(number);
+        let Some(bytes) = sink.read(&name)? else {
+            continue;
+        };
+        let damaged = |reason: String| BuildError::State {
+            path: name.clone().into(),
+            reason,
+        };
+        let mut reader = Reader::new(&bytes[..]).map_err(|e| damaged(e.to_string()))?;
+        let mut index = 0;
+        while let Some(entry) = reader.next_entry().map_err(|e| damaged(e.to_string()))? {
+            index += 1;
+            if number == first && index <= skip {
+                continue;
+            }
+            let deleted = entry.md.as_ref().and_then(|md| md.change) == Some(Change::Deleted);
+            let key = entry.loc.as_str().to_owned();
+            since.insert(key, (!deleted).then(|| listed(entry)));
+        }
+    }
+    Ok(since)
+}
+
+/// The resources as published: the last Resource List's entries with the changes since
+/// applied, in order of URI, one part of the list in memory at a time.
+struct Current<'s> {
+    sink: &'s dyn Sink,
+    parts: std::vec::IntoIter<String>,
+    part: std::vec::IntoIter<Entry>,
+    pending: std::iter::Peekable<std::collections::btree_map::IntoIter<String, Option<Entry>>>,
+    next: Option<Entry>,
+}
+
+impl<'s> Current<'s> {
+    fn new(
+        sink: &'s dyn Sink,
+        state: &State,
+        pending: BTreeMap<String, Option<Entry>>,
+    ) -> Result<Current<'s>, BuildError> {
+        // One document, or the parts then the index.
+        let mut parts = state
+            .resource_list
+            .as_ref()
+            .map(|rl| rl.documents.clone())
+            .unwrap_or_default();
+        if parts.len() > 1 {
+            parts.pop();
+        }
+        Ok(Current {
+            sink,
+            parts: parts.into_iter(),
+            part: Vec::new().into_iter(),
+            pending: pending.into_iter().peekable(),
+            next: None,
+        })
+    }
+
+    /// The next entry of the last Resource List, reading its next part when one ends.
+    fn listed(&mut self) -> Result<Option<Entry>, BuildError> {
+        loop {
+            if let Some(entry) = self.part.next() {
+                return Ok(Some(entry));
+            }
+            let Some(name) = self.parts.next() else {
+                return Ok(None);
+            };
+            let damaged = |reason: String| BuildError::State {
+                path: name.clone().into(),
+                reason: format!("the last Resource List: {reason}"),
+            };
+            let bytes = self
+                .sink
+                .read(&name)?
+                .ok_or_else(|| damaged("not found".into()))?;
+            let mut reader = Reader::new(&bytes[..]).map_err(|e| damaged(e.to_string()))?;
+            let mut entries = Vec::new();
+            while let Some(entry) = reader.next_entry().map_err(|e| damaged(e.to_string()))? {
+                entries.push(entry);
+            }
+            self.part = entries.into_iter();
+        }
+    }
+}
+
+impl Iterator for Current<'_> {
+    type Item = Result<Entry, BuildError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.next.is_none() {
+                match self.listed() {
+                    Ok(next) => self.next = next,
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            let order = match (&self.next, self.pending.peek()) {
+                (None, None) => return None,
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (Some(listed), Some((uri, _))) => listed.loc.as_str().cmp(uri.as_str()),
+            };
+            match order {
+                std::cmp::Ordering::Less => return self.next.take().map(Ok),
+                std::cmp::Ordering::Equal => {
+                    self.next = None;
+                    if let Some((_, Some(now))) = self.pending.next() {
+                        return Some(Ok(now));
+                    }
+                }
+                std::cmp::Ordering::Greater => {
+                    if let Some((_, Some(now))) = self.pending.next() {
+                        return Some(Ok(now));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a resource's content differs between two entries: by length and hashes, or by
+/// `lastmod` where neither has a hash.
+fn differs(old: &Entry, new: &Entry) -> bool {
+    let (a, b) = (old.md.as_ref(), new.md.as_ref());
+    let hash = |md: Option<&resourcesync_model::Md>| md.and_then(|md| md.hash.clone());
+    let length = |md: Option<&resourcesync_model::Md>| md.and_then(|md| md.length);
+    if length(a) != length(b) || hash(a) != hash(b) {
+        return true;
+    }
+    hash(a).is_none() && old.lastmod != new.lastmod
+}
+
+/// Compares the resources as published with a snapshot (in order of URI): the changes, as
+/// events at the resource's `lastmod` when it falls after `last_at`, else at `now`, and
+/// the entries the Resource List lists now (an unchanged resource's as it was).
+fn compare(
+    current: Current<'_>,
+    snapshot: Vec<Entry>,
+    last_at: W3cDateTime,
+    now: W3cDateTime,
+) -> Result<(Vec<Event>, Vec<Entry>), BuildError> {
+    let when = |entry: &Entry| match entry.lastmod {
+        Some(at) if last_at.precedes(&at) && !now.precedes(&at) => at,
+        _ => now,
+    };
+    let mut events = Vec::new();
+    let mut kept = Vec::with_capacity(snapshot.len());
+    let mut current = current.peekable();
+    for resource in snapshot {
+        loop {
+            let order = match current.peek() {
+                Some(Ok(old)) => old.loc.as_str().cmp(resource.loc.as_str()),
+                Some(Err(_)) => {
+                    if let Some(Err(e)) = current.next() {
+                        return Err(e);
+                    }
+                    continue;
+                }
+                None => std::cmp::Ordering::Greater,
+            };
+            match order {
+                std::cmp::Ordering::Less => {
+                    if let Some(Ok(gone)) = current.next() {
+                        events.push(Event::deleted(gone.loc, now));
+                    }
+                }
+                std::cmp::Ordering::Equal => {
+                    if let Some(Ok(old)) = current.next() {
+                        if differs(&old, &resource) {
+                            events.push(Event::updated(resource.clone(), when(&resource)));
+                            kept.push(resource);
+                        } else {
+                            kept.push(old);
+                        }
+                    }
+                    break;
+                }
+                std::cmp::Ordering::Greater => {
+                    events.push(Event::created(resource.clone(), when(&resource)));
+                    kept.push(resource);
+                    break;
+                }
+            }
+        }
+    }
+    for gone in current {
+        events.push(Event::deleted(gone?.loc, now));
+    }
+    Ok((events, kept))
+}
+
+/// Writes the Resource List of `entries` (in order of URI) at `uri`, one document or an
+/// index over parts named after the generation; returns its documents' names and its
+/// entries.
+fn write_resource_list(
+    sink: &dyn Sink,
+    entries: impl Iterator<Item = Result<Entry, BuildError>>,
+    uri: &Uri,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+    generation: u64,
+) -> Result<(Vec<String>, u64), BuildError> {
+    let document_error = |source| BuildError::Document {
+        document: uri.to_string(),
+        source,
+    };
+    let head = DocumentHead::of_kind(DocumentKind::ResourceList)
+        .with_at(now)
+        .with_link(up.clone());
+    let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);
+    let store = GenerationParts {
+        sink,
+        stem: format!("{DOCS}/resourcelist-g{generation}"),
+    };
+    let set_options = SetOptions::default().with_limits(limits);
+    let mut list =
+        SetWriter::with_store(head, uri.clone(), store, set_options).map_err(document_error)?;
+    for entry in entries {
+        list.write_entry(&entry?).map_err(document_error)?;
+    }
+    let summary = list.finish().map_err(document_error)?.output;
+    let names = summary
+        .documents
+        .iter()
+        .filter_map(|uri| sink.name(uri).map(str::to_owned))
+        .collect();
+    Ok((names, summary.entries))
+}
+
+/// Runs `write` with a sink that leaves a document as it is when its bytes would not
+/// change; returns the documents `write` wrote less those left.
+fn write_if_changed(
+    sink: &dyn Sink,
+    write: impl FnOnce(&dyn Sink) -> Result<u64, BuildError>,
+) -> Result<u64, BuildError> {
+    let unchanged = Unchanged {
+        sink,
+        left: std::cell::Cell::new(0),
+    };
+    let written = write(&unchanged)?;
+    Ok(written - unchanged.left.get())
+}
+
+/// A sink that skips writes of the bytes already there.
+struct Unchanged<'a> {
+    sink: &'a dyn Sink,
+    left: std::cell::Cell<u64>,
+}
+
+impl Sink for Unchanged<'_> {
+    fn base(&self) -> &Uri {
+        self.sink.base()
+    }
+
+    fn uri(&self, name: &str) -> Result<Uri, BuildError> {
+        self.sink.uri(name)
+    }
+
+    fn name<'u>(&self, uri: &'u Uri) -> Option<&'u str> {
+        self.sink.name(uri)
+    }
+
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError> {
+        self.sink.read(name)
+    }
+
+    fn exists(&self, name: &str) -> bool {
+        self.sink.exists(name)
+    }
+
+    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError> {
+        if let Some(old) = self.sink.read(name)? {
+            let same = old.len() == pieces.iter().map(|p| p.len()).sum::<usize>()
+                && old == pieces.concat();
+            if same {
+                self.left.set(self.left.get() + 1);
+                return Ok(());
+            }
+        }
+        self.sink.write(name, pieces)
+    }
+
+    fn remove(&self, name: &str) -> Result<(), BuildError> {
+        self.sink.remove(name)
+    }
+}

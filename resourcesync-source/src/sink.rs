@@ -1,0 +1,137 @@
+//! Where a run's documents go: a directory ([`Directory`]) for `build`, a [`Store`] for the
+//! [`Publisher`](crate::Publisher). Documents are named relative to the publication's
+//! root (`resourcesync/changelist.xml`), which the base URI serves.
+
+use std::cell::RefCell;
+use std::fs;
+use std::io;
+
+use resourcesync_model::Uri;
+use resourcesync_xml::Directory;
+
+use crate::build::BuildError;
+use crate::store::Store;
+
+/// A publication being written.
+pub(crate) trait Sink {
+    /// The base URI, which the publication's root is served at.
+    fn base(&self) -> &Uri;
+    /// The URI `name` has under the base.
+    fn uri(&self, name: &str) -> Result<Uri, BuildError>;
+    /// The name of a URI under the base, as [`Sink::uri`] made it.
+    fn name<'u>(&self, uri: &'u Uri) -> Option<&'u str>;
+    /// The bytes of `name`, as the last run wrote them (carried over into this one), or
+    /// `None` where there is no such document.
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError>;
+    /// Whether `name` is there.
+    fn exists(&self, name: &str) -> bool;
+    /// Writes `name` whole, its bytes given in `pieces`, replacing what was there.
+    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError>;
+    /// Removes `name`, if it is there.
+    fn remove(&self, name: &str) -> Result<(), BuildError>;
+}
+
+impl Sink for Directory {
+    fn base(&self) -> &Uri {
+        Directory::base(self)
+    }
+
+    fn uri(&self, name: &str) -> Result<Uri, BuildError> {
+        Ok(Directory::uri(self, name)?)
+    }
+
+    fn name<'u>(&self, uri: &'u Uri) -> Option<&'u str> {
+        uri.as_str().strip_prefix(self.base().as_str())
+    }
+
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError> {
+        let path = self.path(&Sink::uri(self, name)?)?;
+        match fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(BuildError::Read { path, source }),
+        }
+    }
+
+    fn exists(&self, name: &str) -> bool {
+        Sink::uri(self, name)
+            .ok()
+            .and_then(|uri| self.path(&uri).ok())
+            .is_some_and(|path| path.exists())
+    }
+
+    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError> {
+        self.write_pieces(&Sink::uri(self, name)?, pieces)?;
+        Ok(())
+    }
+
+    fn remove(&self, name: &str) -> Result<(), BuildError> {
+        let path = self.path(&Sink::uri(self, name)?)?;
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(BuildError::Write { path, source: e })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A [`Store`] seen as a [`Sink`] under a base URI, counting the bytes written.
+pub(crate) struct StoreSink<'s, S: Store> {
+    base: Uri,
+    store: RefCell<&'s mut S>,
+    written: std::cell::Cell<u64>,
+}
+
+impl<'s, S: Store> StoreSink<'s, S> {
+    pub(crate) fn new(base: Uri, store: &'s mut S) -> StoreSink<'s, S> {
+        StoreSink {
+            base,
+            store: RefCell::new(store),
+            written: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The bytes written so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.written.get()
+    }
+}
+
+impl<S: Store> Sink for StoreSink<'_, S> {
+    fn base(&self) -> &Uri {
+        &self.base
+    }
+
+    fn uri(&self, name: &str) -> Result<Uri, BuildError> {
+        format!("{}{name}", self.base)
+            .parse()
+            .map_err(|error| BuildError::Name {
+                name: name.to_owned(),
+                error,
+            })
+    }
+
+    fn name<'u>(&self, uri: &'u Uri) -> Option<&'u str> {
+        uri.as_str().strip_prefix(self.base.as_str())
+    }
+
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError> {
+        Ok(self.store.borrow().read(name)?)
+    }
+
+    fn exists(&self, name: &str) -> bool {
+        self.store.borrow().exists(name)
+    }
+
+    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError> {
+        self.store.borrow_mut().write(name, pieces)?;
+        let bytes: usize = pieces.iter().map(|p| p.len()).sum();
+        self.written.set(self.written.get() + bytes as u64);
+        Ok(())
+    }
+
+    fn remove(&self, name: &str) -> Result<(), BuildError> {
+        Ok(self.store.borrow_mut().remove(name)?)
+    }
+}
