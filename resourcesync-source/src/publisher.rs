@@ -360,8 +360,8 @@ fn publish(
     let rl_uri = sink.uri(&rl_name)?;
     let mut documents = 0;
 
-    // The Resource List, if this run writes it, and this run's changes.
-    let since = changes_since(sink, &state)?;
+    // The Resource List, if this run writes it, and this run's changes. The changes since
+    // the last Resource List are read back only to write the next one.
     let (events, resource_list) = match input {
         Input::Changes(events) => {
             let events: Vec<Event> = events.collect();
@@ -376,7 +376,7 @@ fn publish(
                     }
                 };
             let written = if due {
-                let mut pending = since;
+                let mut pending = changes_since(sink, &state)?;
                 for event in &events {
                     pending.insert(event.uri().as_str().to_owned(), event.resource());
                 }
@@ -404,7 +404,7 @@ fn publish(
                     reason: "given twice",
                 });
             }
-            let current = Current::new(sink, &state, since)?;
+            let current = Current::new(sink, &state, changes_since(sink, &state)?)?;
             let (events, kept) = compare(current, resources, last_at, now)?;
             let written = write_resource_list(
                 sink,

@@ -1,0 +1,3 @@
+//! The Source's publishing engine, one module per topic.
+
+mod publisher;

@@ -1,0 +1,378 @@
+//! The Publisher fed by records and events: what it publishes, checked by reading every
+//! document back with the standard's rules, and what a run costs.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use resourcesync_model::{Change, DocumentKind, Entry, Fixity, Hashes, W3cDateTime};
+use resourcesync_source::{
+    Event, GenerationStore, MemoryStore, PublishOptions, Publisher, ResourceListPolicy, Store,
+    StoreError,
+};
+use resourcesync_xml::Reader;
+
+const BASE: &str = "http://example.com/";
+
+fn t(seconds: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + seconds)
+}
+
+fn at(seconds: u64) -> W3cDateTime {
+    W3cDateTime::from(t(seconds))
+}
+
+/// The application's record of item `n` with `content`, as its database would hold it.
+fn record(n: u32, content: &str) -> Entry {
+    Entry::new(format!("{BASE}items/{n}").parse().unwrap())
+        .with_lastmod(at(0))
+        .with_length(content.len() as u64)
+        .with_hash(hashes(content.as_bytes()))
+}
+
+/// The md5 and sha-256 of `bytes`, as an `rs:md` says them.
+fn hashes(bytes: &[u8]) -> Hashes {
+    let mut fixity = Fixity::new();
+    fixity.update(bytes);
+    fixity.finish().hashes()
+}
+
+fn options() -> PublishOptions {
+    PublishOptions::new(BASE.parse().unwrap())
+}
+
+/// A document of the store read back: its kind, its entries, and the rules it breaks
+/// (errors only; warnings recommend).
+fn read(store: &impl Store, name: &str) -> (DocumentKind, Vec<Entry>) {
+    let bytes = store
+        .read(name)
+        .unwrap()
+        .unwrap_or_else(|| panic!("{name} is not published"));
+    let mut reader = Reader::new(&bytes[..]).unwrap();
+    let kind = reader.kind().unwrap();
+    let mut entries = Vec::new();
+    while let Some(entry) = reader.next_entry().unwrap() {
+        entries.push(entry);
+    }
+    let errors: Vec<_> = reader
+        .take_findings()
+        .into_iter()
+        .filter(|f| f.severity() == resourcesync_model::Severity::Error)
+        .collect();
+    assert!(errors.is_empty(), "{name}: {errors:?}");
+    (kind, entries)
+}
+
+fn name(uri: &resourcesync_model::Uri) -> &str {
+    uri.as_str().strip_prefix(BASE).unwrap()
+}
+
+/// The resources the Resource List lists (its index's parts read in order), by URI.
+fn resource_list(store: &impl Store) -> BTreeMap<String, Entry> {
+    let (kind, entries) = read(store, "resourcesync/resourcelist.xml");
+    let entries = match kind {
+        DocumentKind::ResourceList => entries,
+        DocumentKind::ResourceListIndex => entries
+            .iter()
+            .flat_map(|part| read(store, name(&part.loc)).1)
+            .collect(),
+        other => panic!("a {other:?} at the Resource List's place"),
+    };
+    entries
+        .into_iter()
+        .map(|e| (e.loc.as_str().to_owned(), e))
+        .collect()
+}
+
+/// Every change the Change Lists list, in order, with the lists' `from`/`until` checked
+/// to follow one another.
+fn changes(store: &impl Store) -> Vec<(String, Change)> {
+    let (kind, lists) = read(store, "resourcesync/changelist.xml");
+    assert_eq!(kind, DocumentKind::ChangeListIndex);
+    let mut all = Vec::new();
+    let mut until = None;
+    for list in &lists {
+        let md = list.md.as_ref().unwrap();
+        if let Some(until) = until {
+            assert_eq!(md.from, Some(until), "contiguous");
+        }
+        until = md.until;
+        let (kind, entries) = read(store, name(&list.loc));
+        assert_eq!(kind, DocumentKind::ChangeList);
+        for entry in entries {
+            let change = entry.md.as_ref().and_then(|md| md.change).unwrap();
+            all.push((entry.loc.as_str().to_owned(), change));
+        }
+    }
+    all
+}
+
+#[test]
+fn records_then_events_make_every_document_and_the_resource_list_follows_its_policy() {
+    let options = options().with_resource_list(ResourceListPolicy::EveryChanges(3));
+    let mut source = Publisher::new(MemoryStore::new(), options);
+    let records: Vec<Entry> = (0..10).map(|n| record(n, &format!("item {n}"))).collect();
+    let first = source.publish_snapshot(records.iter().rev().cloned(), t(0)).unwrap();
+    assert_eq!((first.generation, first.resource_list), (1, Some(10)));
+    let store = source.store();
+    for document in [".well-known/resourcesync", "resourcesync/capabilitylist.xml"] {
+        read(store, document);
+    }
+    assert_eq!(resource_list(store).len(), 10);
+    assert!(changes(store).is_empty(), "the first run's resources are the baseline");
+
+    // Two changes: under the policy's three, the Resource List stays as it was.
+    let before = store.read("resourcesync/resourcelist.xml").unwrap();
+    let report = source
+        .publish_changes(
+            [
+                Event::updated(record(1, "item 1, again"), at(5)),
+                Event::deleted(format!("{BASE}items/2").parse().unwrap(), at(6)),
+            ],
+            t(10),
+        )
+        .unwrap();
+    assert_eq!((report.updated, report.deleted, report.resource_list), (1, 1, None));
+    let store = source.store();
+    assert_eq!(store.read("resourcesync/resourcelist.xml").unwrap(), before);
+    let expected = vec![
+        (format!("{BASE}items/1"), Change::Updated),
+        (format!("{BASE}items/2"), Change::Deleted),
+    ];
+    assert_eq!(changes(store), expected);
+
+    // The third: the Resource List is written again, holding all three, at this run's time.
+    let report = source
+        .publish_changes([Event::created(record(10, "new"), at(12))], t(20))
+        .unwrap();
+    assert_eq!(report.resource_list, Some(10));
+    let store = source.store();
+    let listed = resource_list(store);
+    assert!(listed.contains_key(&format!("{BASE}items/10")));
+    assert!(!listed.contains_key(&format!("{BASE}items/2")));
+    assert_eq!(
+        listed[&format!("{BASE}items/1")].length(),
+        Some("item 1, again".len() as u64)
+    );
+    let (_, _) = read(store, "resourcesync/resourcelist.xml");
+    let bytes = store.read("resourcesync/resourcelist.xml").unwrap().unwrap();
+    let mut reader = Reader::new(&bytes[..]).unwrap();
+    assert_eq!(reader.head().unwrap().md.at, Some(at(20)));
+    assert_eq!(changes(store).len(), 3);
+}
+
+#[test]
+fn a_snapshot_lists_what_changed_and_keeps_an_untouched_resource_as_it_was() {
+    let mut source = Publisher::new(MemoryStore::new(), options());
+    source
+        .publish_snapshot((0..5).map(|n| record(n, &format!("item {n}"))), t(0))
+        .unwrap();
+    let mut next: Vec<Entry> = (0..5).map(|n| record(n, &format!("item {n}"))).collect();
+    // Touched, not changed: a new lastmod, the same bytes.
+    next[0] = next[0].clone().with_lastmod(at(8));
+    next[3] = record(3, "item 3, edited").with_lastmod(at(7));
+    next.remove(4);
+    next.push(record(7, "seven"));
+    let report = source.publish_snapshot(next, t(10)).unwrap();
+    assert_eq!(
+        (report.created, report.updated, report.deleted),
+        (1, 1, 1)
+    );
+    let store = source.store();
+    let listed = resource_list(store);
+    assert_eq!(listed[&format!("{BASE}items/0")].lastmod, Some(at(0)));
+    let changes = changes(store);
+    assert_eq!(changes.len(), 3);
+    assert!(!changes.iter().any(|(uri, _)| uri.ends_with("items/0")));
+    // A change is listed at its lastmod when that falls in the run's span.
+    let list = store.read("resourcesync/changelist-00001.xml").unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&list).contains("2023-11-14T22:13:27Z"));
+
+    let twice = [record(1, "a"), record(1, "b")];
+    let error = source.publish_snapshot(twice, t(20)).unwrap_err();
+    assert!(error.to_string().contains("given twice"), "{error}");
+}
+
+#[test]
+fn changes_out_of_order_are_listed_in_order_of_time_within_the_run() {
+    let mut source = Publisher::new(MemoryStore::new(), options());
+    source.publish_snapshot([record(1, "one")], t(100)).unwrap();
+    let events = [
+        Event::updated(record(1, "one, later"), at(150)),
+        // Recorded before the last run: listed at its time.
+        Event::created(record(2, "two"), at(50)),
+        // After now: listed at now.
+        Event::created(record(3, "three"), at(900)),
+        Event::deleted(format!("{BASE}items/9").parse().unwrap(), at(120)),
+    ];
+    source.publish_changes(events, t(200)).unwrap();
+    let (_, entries) = read(source.store(), "resourcesync/changelist-00001.xml");
+    let datetimes: Vec<_> = entries
+        .iter()
+        .map(|e| e.md.as_ref().unwrap().datetime.unwrap())
+        .collect();
+    assert_eq!(datetimes, [at(100), at(120), at(150), at(200)]);
+}
+
+/// A store that counts the bytes read and written through it.
+#[derive(Debug, Default)]
+struct Counting {
+    inner: MemoryStore,
+    read: std::cell::Cell<u64>,
+    written: u64,
+}
+
+impl Store for Counting {
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let bytes = self.inner.read(name)?;
+        let n = bytes.as_ref().map_or(0, Vec::len) as u64;
+        self.read.set(self.read.get() + n);
+        Ok(bytes)
+    }
+    fn exists(&self, name: &str) -> bool {
+        self.inner.exists(name)
+    }
+    fn begin(&mut self) -> Result<(), StoreError> {
+        self.inner.begin()
+    }
+    fn write(&mut self, name: &str, pieces: &[&[u8]]) -> Result<(), StoreError> {
+        self.written += pieces.iter().map(|p| p.len() as u64).sum::<u64>();
+        self.inner.write(name, pieces)
+    }
+    fn remove(&mut self, name: &str) -> Result<(), StoreError> {
+        self.inner.remove(name)
+    }
+    fn commit(&mut self) -> Result<(), StoreError> {
+        self.inner.commit()
+    }
+    fn abort(&mut self) {
+        self.inner.abort()
+    }
+}
+
+#[test]
+fn a_change_costs_what_the_open_change_list_is_not_what_the_collection_is() {
+    let options = options()
+        .with_max_entries(100)
+        .with_resource_list(ResourceListPolicy::EveryChanges(1_000_000));
+    let mut source = Publisher::new(Counting::default(), options);
+    let resources = 20_000;
+    source
+        .publish_snapshot((0..resources).map(|n| record(n, &n.to_string())), t(0))
+        .unwrap();
+    let collection: u64 = source.store().inner.names().count() as u64;
+    assert!(collection > 20, "an index over parts: {collection} documents");
+    let mut open_list = 0;
+    for run in 1..=150u32 {
+        let (read_before, written_before) = (source.store().read.get(), source.store().written);
+        let event = Event::updated(record(run % resources, "changed"), at(u64::from(run)));
+        let report = source.publish_changes([event], t(u64::from(run))).unwrap();
+        let store = source.store();
+        let (read, written) = (
+            store.read.get() - read_before,
+            store.written - written_before,
+        );
+        assert_eq!(report.bytes_written, written);
+        assert_eq!(report.resource_list, None);
+        let open = report_open_list(store);
+        // What a run reads and writes is the open list (twice at most: read, then written
+        // again with the change) and the small documents around it.
+        assert!(
+            written <= 2 * open.max(open_list) + 16_384,
+            "run {run}: wrote {written} bytes, open list {open}"
+        );
+        assert!(
+            read <= 2 * open.max(open_list) + 16_384,
+            "run {run}: read {read} bytes, open list {open}"
+        );
+        open_list = open;
+    }
+    // The Change Lists closed at 100 entries, and every change is in them.
+    assert_eq!(changes(source.store()).len(), 150);
+}
+
+/// The open Change List's size in bytes.
+fn report_open_list(store: &Counting) -> u64 {
+    let index = store.inner.get("resourcesync/changelist.xml").unwrap();
+    let text = String::from_utf8_lossy(index);
+    let last = text.rsplit("<loc>").next().unwrap();
+    let uri = &last[..last.find("</loc>").unwrap()];
+    store.inner.get(name(&uri.parse().unwrap())).unwrap().len() as u64
+}
+
+#[test]
+fn a_full_index_moves_its_oldest_change_lists_to_the_archive() {
+    let options = options()
+        .with_max_entries(2)
+        .with_resource_list(ResourceListPolicy::EveryRun);
+    let mut source = Publisher::new(MemoryStore::new(), options);
+    source.publish_snapshot([record(0, "zero")], t(0)).unwrap();
+    for run in 1..=9u32 {
+        let event = Event::created(record(run, "x"), at(u64::from(run)));
+        source.publish_changes([event.clone(), event], t(u64::from(run))).unwrap();
+    }
+    let store = source.store();
+    let (_, index) = read(store, "resourcesync/changelist.xml");
+    assert_eq!(index.len(), 2);
+    let (kind, _) = read(store, "resourcesync/changelist-archive.xml");
+    assert!(matches!(
+        kind,
+        DocumentKind::ChangeListArchive | DocumentKind::ChangeListArchiveIndex
+    ));
+    let (_, capabilities) = read(store, "resourcesync/capabilitylist.xml");
+    assert!(
+        capabilities
+            .iter()
+            .any(|e| e.loc.as_str().ends_with("changelist-archive.xml"))
+    );
+    // The Resource List, written each run over parts of two entries, holds them all.
+    assert_eq!(resource_list(store).len(), 10);
+}
+
+#[test]
+fn a_generation_store_publishes_all_or_nothing_and_one_publisher_at_a_time() {
+    let root = tempfile::tempdir().unwrap();
+    let publish = root.path().join("publish");
+    let store = GenerationStore::open(&publish).unwrap();
+    assert!(matches!(
+        GenerationStore::open(&publish),
+        Err(StoreError::Busy { .. })
+    ));
+    let mut source = Publisher::new(store, options());
+    source
+        .publish_snapshot((0..3).map(|n| record(n, "x")), t(0))
+        .unwrap();
+    let list = publish.join("resourcesync/resourcelist.xml");
+    let first = std::fs::read(&list).unwrap();
+    // A run that fails publishes nothing: the last generation stays, whole.
+    let error = source
+        .publish_snapshot([record(1, "a"), record(1, "b")], t(5))
+        .unwrap_err();
+    assert!(error.to_string().contains("given twice"));
+    assert_eq!(std::fs::read(&list).unwrap(), first);
+    // A run killed before its commit: a begun generation, dropped.
+    let mut store = source.into_store();
+    store.begin().unwrap();
+    store
+        .write("resourcesync/resourcelist.xml", &[b"half"])
+        .unwrap();
+    drop(store);
+    assert_eq!(std::fs::read(&list).unwrap(), first);
+    // The next publisher goes on from the last generation; the unchanged files of the
+    // last generation are the same files (hard links), not copies.
+    let mut source = Publisher::new(GenerationStore::open(&publish).unwrap(), options());
+    let report = source
+        .publish_changes([Event::created(record(9, "nine"), at(7))], t(10))
+        .unwrap();
+    assert_eq!((report.generation, report.created), (2, 1));
+    let generations = root.path().join(".publish.resourcesync");
+    let sd = |g: &str| std::fs::metadata(generations.join(g).join(".well-known/resourcesync"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(sd("00001").unwrap().ino(), sd("00002").unwrap().ino());
+    }
+    assert!(sd("00002").is_ok());
+    let changed = std::fs::read_to_string(publish.join("resourcesync/changelist-00001.xml"))
+        .unwrap();
+    assert!(changed.contains("items/9"));
+}
