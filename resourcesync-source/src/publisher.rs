@@ -38,9 +38,12 @@ pub enum ResourceListPolicy {
 pub struct PublishOptions {
     /// The URL the publication's root is served at; ends with a slash.
     pub base_url: Uri,
-    /// Entries per document (Resource List part, Change List, index, archive part), at
-    /// most 50,000.
+    /// Entries per document (Resource List part, index, archive part), at most 50,000.
     pub max_entries: usize,
+    /// Entries per Change List (and Change Lists per Change List Index), at most 50,000:
+    /// what a run that adds one change reads and writes again is the open Change List, so
+    /// a Source that publishes often keeps it short.
+    pub changelist_entries: usize,
     /// Bytes per document, at most 50 MiB.
     pub max_bytes: u64,
     /// How long a Change List stays open, if the limits do not close it first.
@@ -58,6 +61,7 @@ impl PublishOptions {
         PublishOptions {
             base_url,
             max_entries: MAX_ENTRIES as usize,
+            changelist_entries: MAX_ENTRIES as usize,
             max_bytes: MAX_BYTES,
             changelist_period: None,
             describedby: None,
@@ -68,6 +72,12 @@ impl PublishOptions {
     /// At most `entries` entries per document (1 to 50,000).
     pub fn with_max_entries(mut self, entries: usize) -> PublishOptions {
         self.max_entries = entries.clamp(1, MAX_ENTRIES as usize);
+        self
+    }
+
+    /// At most `entries` entries per Change List (1 to 50,000).
+    pub fn with_changelist_entries(mut self, entries: usize) -> PublishOptions {
+        self.changelist_entries = entries.clamp(1, MAX_ENTRIES as usize);
         self
     }
 

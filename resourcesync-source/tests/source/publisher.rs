@@ -111,14 +111,22 @@ fn records_then_events_make_every_document_and_the_resource_list_follows_its_pol
     let options = options().with_resource_list(ResourceListPolicy::EveryChanges(3));
     let mut source = Publisher::new(MemoryStore::new(), options);
     let records: Vec<Entry> = (0..10).map(|n| record(n, &format!("item {n}"))).collect();
-    let first = source.publish_snapshot(records.iter().rev().cloned(), t(0)).unwrap();
+    let first = source
+        .publish_snapshot(records.iter().rev().cloned(), t(0))
+        .unwrap();
     assert_eq!((first.generation, first.resource_list), (1, Some(10)));
     let store = source.store();
-    for document in [".well-known/resourcesync", "resourcesync/capabilitylist.xml"] {
+    for document in [
+        ".well-known/resourcesync",
+        "resourcesync/capabilitylist.xml",
+    ] {
         read(store, document);
     }
     assert_eq!(resource_list(store).len(), 10);
-    assert!(changes(store).is_empty(), "the first run's resources are the baseline");
+    assert!(
+        changes(store).is_empty(),
+        "the first run's resources are the baseline"
+    );
 
     // Two changes: under the policy's three, the Resource List stays as it was.
     let before = store.read("resourcesync/resourcelist.xml").unwrap();
@@ -131,7 +139,10 @@ fn records_then_events_make_every_document_and_the_resource_list_follows_its_pol
             t(10),
         )
         .unwrap();
-    assert_eq!((report.updated, report.deleted, report.resource_list), (1, 1, None));
+    assert_eq!(
+        (report.updated, report.deleted, report.resource_list),
+        (1, 1, None)
+    );
     let store = source.store();
     assert_eq!(store.read("resourcesync/resourcelist.xml").unwrap(), before);
     let expected = vec![
@@ -154,7 +165,10 @@ fn records_then_events_make_every_document_and_the_resource_list_follows_its_pol
         Some("item 1, again".len() as u64)
     );
     let (_, _) = read(store, "resourcesync/resourcelist.xml");
-    let bytes = store.read("resourcesync/resourcelist.xml").unwrap().unwrap();
+    let bytes = store
+        .read("resourcesync/resourcelist.xml")
+        .unwrap()
+        .unwrap();
     let mut reader = Reader::new(&bytes[..]).unwrap();
     assert_eq!(reader.head().unwrap().md.at, Some(at(20)));
     assert_eq!(changes(store).len(), 3);
@@ -173,10 +187,7 @@ fn a_snapshot_lists_what_changed_and_keeps_an_untouched_resource_as_it_was() {
     next.remove(4);
     next.push(record(7, "seven"));
     let report = source.publish_snapshot(next, t(10)).unwrap();
-    assert_eq!(
-        (report.created, report.updated, report.deleted),
-        (1, 1, 1)
-    );
+    assert_eq!((report.created, report.updated, report.deleted), (1, 1, 1));
     let store = source.store();
     let listed = resource_list(store);
     assert_eq!(listed[&format!("{BASE}items/0")].lastmod, Some(at(0)));
@@ -184,7 +195,10 @@ fn a_snapshot_lists_what_changed_and_keeps_an_untouched_resource_as_it_was() {
     assert_eq!(changes.len(), 3);
     assert!(!changes.iter().any(|(uri, _)| uri.ends_with("items/0")));
     // A change is listed at its lastmod when that falls in the run's span.
-    let list = store.read("resourcesync/changelist-00001.xml").unwrap().unwrap();
+    let list = store
+        .read("resourcesync/changelist-00001.xml")
+        .unwrap()
+        .unwrap();
     assert!(String::from_utf8_lossy(&list).contains("2023-11-14T22:13:27Z"));
 
     let twice = [record(1, "a"), record(1, "b")];
@@ -260,7 +274,10 @@ fn a_change_costs_what_the_open_change_list_is_not_what_the_collection_is() {
         .publish_snapshot((0..resources).map(|n| record(n, &n.to_string())), t(0))
         .unwrap();
     let collection: u64 = source.store().inner.names().count() as u64;
-    assert!(collection > 20, "an index over parts: {collection} documents");
+    assert!(
+        collection > 20,
+        "an index over parts: {collection} documents"
+    );
     let mut open_list = 0;
     for run in 1..=150u32 {
         let (read_before, written_before) = (source.store().read.get(), source.store().written);
@@ -308,7 +325,9 @@ fn a_full_index_moves_its_oldest_change_lists_to_the_archive() {
     source.publish_snapshot([record(0, "zero")], t(0)).unwrap();
     for run in 1..=9u32 {
         let event = Event::created(record(run, "x"), at(u64::from(run)));
-        source.publish_changes([event.clone(), event], t(u64::from(run))).unwrap();
+        source
+            .publish_changes([event.clone(), event], t(u64::from(run)))
+            .unwrap();
     }
     let store = source.store();
     let (_, index) = read(store, "resourcesync/changelist.xml");
@@ -372,7 +391,7 @@ fn a_generation_store_publishes_all_or_nothing_and_one_publisher_at_a_time() {
         assert_eq!(sd("00001").unwrap().ino(), sd("00002").unwrap().ino());
     }
     assert!(sd("00002").is_ok());
-    let changed = std::fs::read_to_string(publish.join("resourcesync/changelist-00001.xml"))
-        .unwrap();
+    let changed =
+        std::fs::read_to_string(publish.join("resourcesync/changelist-00001.xml")).unwrap();
     assert!(changed.contains("items/9"));
 }
