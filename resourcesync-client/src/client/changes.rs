@@ -1,0 +1,327 @@
+//! Changes: decided, fetched or extracted from a package, and settled by the caller's
+//! confirmation.
+
+use std::collections::HashMap;
+use std::io::{Read, Seek};
+use std::time::Instant;
+
+use resourcesync_model::{Capability, Entry, Uri};
+use resourcesync_package::Package;
+
+use super::incremental::raw;
+use super::{Client, Job, Pending, Unpacking, What};
+use crate::event::{Action, Change, ChangeId, Event, Extract, ProblemKind, Store};
+use crate::inventory::Inventory;
+use crate::request::RequestId;
+
+impl<I: Inventory> Client<I> {
+    /// The caller applied `change`: stored, extracted or deleted it.
+    pub fn applied(&mut self, change: ChangeId) {
+        self.settle(change, None);
+        self.advance(None);
+    }
+
+    /// The caller could not apply `change`; `reason` says why. The checkpoint stays
+    /// before it.
+    pub fn failed(&mut self, change: ChangeId, reason: impl Into<String>) {
+        self.settle(change, Some(ProblemKind::NotApplied(reason.into())));
+        self.advance(None);
+    }
+
+    /// The package received for `id` (announced by [`Event::Package`]), opened by the
+    /// caller with `resourcesync-package`: the client reads its manifest (already in
+    /// memory; this performs no IO) and decides what to take from it
+    /// ([`Event::Extract`] names bitstreams by their number in `package`).
+    pub fn handle_package<R: Read + Seek>(
+        &mut self,
+        id: RequestId,
+        package: &Package<R>,
+        now: Instant,
+    ) {
+        let Some(pending) = self.packages.get_mut(&id) else {
+            return;
+        };
+        if pending.manifest_read {
+            return;
+        }
+        pending.manifest_read = true;
+        // Bitstreams are numbered among the entries that have one (a deletion has none).
+        let numbers: HashMap<usize, usize> = (0..package.bitstream_count())
+            .filter_map(|i| package.entry(i).map(|e| (e as *const Entry as usize, i)))
+            .collect();
+        let manifest = package.manifest();
+        let bitstream_of = |e: &Entry| numbers.get(&(e as *const Entry as usize)).copied();
+        let set = pending.set;
+        let candidate = pending.candidate;
+        let expected = if candidate.is_some() {
+            Capability::ChangeDumpManifest
+        } else {
+            Capability::ResourceDumpManifest
+        };
+        if manifest.head.md.capability.as_ref() != Some(&expected) {
+            self.sets[set].failed = true;
+            self.push_problem(
+                None,
+                Some(id),
+                ProblemKind::Unexpected {
+                    expected: expected.as_str().into(),
+                    found: manifest.head.kind().name().into(),
+                },
+            );
+            self.packages.remove(&id);
+            self.events.push_back(Event::Release { request: id });
+            self.package_gone(set);
+            self.advance(Some(now));
+            return;
+        }
+        for (i, entry) in manifest.entries.iter().enumerate() {
+            if let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) {
+                if !path.as_str().starts_with('/') {
+                    self.warn(
+                        None,
+                        Some(i as u64 + 1),
+                        None,
+                        format!(
+                            "bitstream path {:?} does not start with \"/\" (as the Python \
+                             reference implementation writes them); read as if it did",
+                            path.as_str()
+                        ),
+                    );
+                }
+            }
+        }
+        match candidate {
+            Some(c) => {
+                let raws = manifest
+                    .entries
+                    .iter()
+                    .map(|e| raw(e, bitstream_of(e).map(|i| (id, i))))
+                    .collect();
+                if let Some(stream) = self.sets[set].stream.as_mut() {
+                    if let Some(cand) = stream.candidates.get_mut(c) {
+                        cand.loaded = Some(raws);
+                        cand.package = Some(id);
+                    }
+                }
+            }
+            None => {
+                for entry in &manifest.entries {
+                    match bitstream_of(entry) {
+                        Some(i) => self.listed_entry(set, entry, Some((id, i))),
+                        None => self.warn(
+                            None,
+                            None,
+                            None,
+                            format!(
+                                "{}: listed in the manifest without a bitstream; skipped",
+                                entry.loc
+                            ),
+                        ),
+                    }
+                }
+            }
+        }
+        self.package_gone(set);
+        self.release_if_settled(id);
+        self.advance(Some(now));
+    }
+
+    /// Decides a change: checks the URI and its path, announces it, and in a real run
+    /// asks for it (a fetch, an extraction, a deletion).
+    pub(super) fn decide(
+        &mut self,
+        set: usize,
+        action: Action,
+        entry: &Entry,
+        mirrors: Vec<Uri>,
+        bitstream: Option<(RequestId, usize)>,
+    ) -> Option<ChangeId> {
+        if let Err(e) = self.config.policy.check(&entry.loc) {
+            self.push_problem(Some(&entry.loc), None, ProblemKind::Refused(e));
+            return None;
+        }
+        let path = match self.config.paths.local_path(&entry.loc) {
+            Ok(path) => path,
+            Err(e) => {
+                self.push_problem(Some(&entry.loc), None, ProblemKind::Path(e));
+                return None;
+            }
+        };
+        if action != Action::Delete {
+            if let Err(collision) = self.paths.insert(&entry.loc, &path) {
+                self.push_problem(
+                    Some(&entry.loc),
+                    None,
+                    ProblemKind::Collision(Box::new(collision)),
+                );
+                return None;
+            }
+        }
+        self.next_id += 1;
+        let id = ChangeId(self.next_id);
+        let change = Change {
+            id,
+            action,
+            uri: entry.loc.clone(),
+            path,
+            md: entry.md.clone(),
+            lastmod: entry.lastmod,
+        };
+        self.progress.planned += 1;
+        self.events.push_back(Event::Change(change.clone()));
+        if self.config.dry_run {
+            self.progress.settled += 1;
+            self.count(action);
+            return Some(id);
+        }
+        let package = bitstream.map(|(p, _)| p);
+        match (action, bitstream) {
+            (Action::Delete, _) => self.events.push_back(Event::Delete(change.clone())),
+            (_, Some((package, index))) => {
+                if let Some(p) = self.packages.get_mut(&package) {
+                    p.unsettled += 1;
+                }
+                self.events.push_back(Event::Extract(Extract {
+                    change: change.clone(),
+                    package,
+                    bitstream: index,
+                }))
+            }
+            (_, None) => {
+                let mut places = mirrors;
+                places.retain(|m| self.config.policy.check(m).is_ok());
+                places.push(entry.loc.clone());
+                let first = places.remove(0);
+                self.fetches.push_back(Job {
+                    uri: first,
+                    what: What::Resource {
+                        change: id,
+                        others: places,
+                    },
+                    attempt: 0,
+                    redirects: 0,
+                });
+            }
+        }
+        self.changes.insert(
+            id,
+            Pending {
+                change,
+                set,
+                package,
+                stored: false,
+            },
+        );
+        Some(id)
+    }
+
+    pub(super) fn count(&mut self, action: Action) {
+        match action {
+            Action::Create => self.report.created += 1,
+            Action::Update => self.report.updated += 1,
+            Action::Delete => self.report.deleted += 1,
+        }
+    }
+
+    /// A resource's body ended: checked against what was listed.
+    pub(super) fn fetched(
+        &mut self,
+        id: RequestId,
+        job: Job,
+        digests: resourcesync_model::Digests,
+        now: Instant,
+    ) {
+        match &job.what {
+            What::Resource { change, .. } => {
+                let change = *change;
+                let Some(pending) = self.changes.get_mut(&change) else {
+                    return;
+                };
+                match digests.verify(pending.change.md.as_ref()) {
+                    Ok(()) => {
+                        pending.stored = true;
+                        let change = pending.change.clone();
+                        self.events.push_back(Event::Store(Store {
+                            change,
+                            request: id,
+                            digests,
+                        }));
+                    }
+                    Err(mismatch) => {
+                        self.events.push_back(Event::Discard {
+                            request: id,
+                            change,
+                        });
+                        self.fail_job(job, ProblemKind::Fixity(mismatch), Some(id), now);
+                    }
+                }
+            }
+            What::Package { set, md, candidate } => match digests.verify(md.as_deref()) {
+                Ok(()) => {
+                    self.packages.insert(
+                        id,
+                        Unpacking {
+                            set: *set,
+                            unsettled: 0,
+                            manifest_read: false,
+                            candidate: *candidate,
+                        },
+                    );
+                    self.events.push_back(Event::Package { request: id });
+                }
+                Err(mismatch) => {
+                    self.events.push_back(Event::Release { request: id });
+                    self.fail_job(job, ProblemKind::Fixity(mismatch), Some(id), now);
+                }
+            },
+            _ => {}
+        }
+    }
+
+    pub(super) fn package_gone(&mut self, set: usize) {
+        self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
+    }
+
+    pub(super) fn release_if_settled(&mut self, package: RequestId) {
+        let Some(p) = self.packages.get(&package) else {
+            return;
+        };
+        if p.manifest_read && p.unsettled == 0 && p.candidate.is_none() {
+            self.packages.remove(&package);
+            self.events.push_back(Event::Release { request: package });
+        }
+    }
+
+    pub(super) fn settle_failed(&mut self, change: ChangeId) {
+        self.settle(change, Some(ProblemKind::Failed(String::new())));
+    }
+
+    pub(super) fn settle(&mut self, change: ChangeId, failure: Option<ProblemKind>) {
+        let Some(pending) = self.changes.remove(&change) else {
+            return;
+        };
+        self.progress.settled += 1;
+        let set = pending.set;
+        match failure {
+            None => self.count(pending.change.action),
+            Some(kind) => {
+                self.report.failed += 1;
+                if let ProblemKind::NotApplied(_) = kind {
+                    self.push_problem(Some(&pending.change.uri), None, kind);
+                }
+                self.sets[set].failed = true;
+                if let Some(stream) = self.sets[set].stream.as_mut() {
+                    if let Some((pos, _)) = stream.issued.iter().find(|(_, c)| *c == change) {
+                        stream.failed_at = Some(stream.failed_at.map_or(*pos, |f| f.min(*pos)));
+                    }
+                }
+            }
+        }
+        if let Some(package) = pending.package {
+            if let Some(p) = self.packages.get_mut(&package) {
+                p.unsettled = p.unsettled.saturating_sub(1);
+            }
+            self.release_if_settled(package);
+        }
+    }
+}
