@@ -440,7 +440,7 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
                 }
                 Event::Package { request } => match Package::open(kept.temp(request)) {
                     Ok(package) => {
-                        client.handle_package(request, &package, Instant::now());
+                        client.handle_package(request, package.manifest(), Instant::now());
                         packages.insert(request, package);
                     }
                     Err(e) => client.handle_failure(request, e.to_string(), Instant::now()),

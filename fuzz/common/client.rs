@@ -587,7 +587,8 @@ impl Io<'_> {
             Ok(package) => {
                 // Its manifest's entries count as listed, like a document's.
                 *self.body_bytes += package.manifest().entries.len() * 16;
-                self.client.handle_package(id, &package, *self.now)
+                self.client
+                    .handle_package(id, package.manifest(), *self.now)
             }
             Err(e) => self.client.handle_failure(id, e.to_string(), *self.now),
         }

@@ -85,8 +85,9 @@ pub struct Store {
     pub digests: resourcesync_model::Digests,
 }
 
-/// Take a resource from a package: bitstream `bitstream` (the index of its entry in the
-/// package, as `resourcesync_package::Package::bitstream` numbers them) of the package
+/// Take a resource from a package: bitstream `bitstream` (its number among the entries
+/// of the manifest that have one, in manifest order, as
+/// `resourcesync_package::Package::bitstream` numbers them) of the package whose manifest
 /// the caller handed over with [`Client::handle_package`](crate::Client::handle_package)
 /// for `package` is the resource `change.uri`; copy it to `change.path` through
 /// `resourcesync-package`'s verified reader, then confirm.
@@ -97,7 +98,7 @@ pub struct Extract {
     pub change: Change,
     /// The request whose body was the package.
     pub package: RequestId,
-    /// The bitstream's index in the manifest.
+    /// The bitstream's number: `resourcesync_package::Package::bitstream(bitstream)`.
     pub bitstream: usize,
 }
 

@@ -168,7 +168,7 @@ fn sync(source: &str, dir: &Path, run: Run) -> Result<bool, Box<dyn std::error::
                 }
                 Event::Package { request } => match Package::open(temp(request)) {
                     Ok(package) => {
-                        client.handle_package(request, &package, Instant::now());
+                        client.handle_package(request, package.manifest(), Instant::now());
                         packages.insert(request, package);
                     }
                     Err(e) => client.handle_failure(request, e.to_string(), Instant::now()),

@@ -1,12 +1,9 @@
 //! Changes: decided, fetched or extracted from a package, and settled by the caller's
 //! confirmation.
 
-use std::collections::HashMap;
-use std::io::{Read, Seek};
 use std::time::Instant;
 
-use resourcesync_model::{Capability, Entry, Uri};
-use resourcesync_package::Package;
+use resourcesync_model::{Capability, Document, Entry, Uri};
 
 use super::incremental::raw;
 use super::{Client, Job, Pending, Unpacking, What};
@@ -28,16 +25,13 @@ impl<I: Inventory> Client<I> {
         self.advance(None);
     }
 
-    /// The package received for `id` (announced by [`Event::Package`]), opened by the
-    /// caller with `resourcesync-package`: the client reads its manifest (already in
-    /// memory; this performs no IO) and decides what to take from it
-    /// ([`Event::Extract`] names bitstreams by their number in `package`).
-    pub fn handle_package<R: Read + Seek>(
-        &mut self,
-        id: RequestId,
-        package: &Package<R>,
-        now: Instant,
-    ) {
+    /// The manifest of the package received for `id` (announced by [`Event::Package`]),
+    /// as the caller read it from the package (`resourcesync_package::Package::manifest`):
+    /// the client decides what to take from it. [`Event::Extract`] names a bitstream by
+    /// its number among the manifest's entries that have one
+    /// ([`Entry::has_bitstream`](resourcesync_model::Entry::has_bitstream)), in manifest
+    /// order, which is how `resourcesync_package::Package::bitstream` numbers them.
+    pub fn handle_package(&mut self, id: RequestId, manifest: &Document, now: Instant) {
         let Some(pending) = self.packages.get_mut(&id) else {
             return;
         };
@@ -45,12 +39,16 @@ impl<I: Inventory> Client<I> {
             return;
         }
         pending.manifest_read = true;
-        // Bitstreams are numbered among the entries that have one (a deletion has none).
-        let numbers: HashMap<usize, usize> = (0..package.bitstream_count())
-            .filter_map(|i| package.entry(i).map(|e| (e as *const Entry as usize, i)))
+        // Each entry's bitstream number, counted as the package counts them.
+        let numbers: Vec<Option<usize>> = manifest
+            .entries
+            .iter()
+            .scan(0, |next, e| {
+                let number = e.has_bitstream().then_some(*next);
+                *next += usize::from(number.is_some());
+                Some(number)
+            })
             .collect();
-        let manifest = package.manifest();
-        let bitstream_of = |e: &Entry| numbers.get(&(e as *const Entry as usize)).copied();
         let set = pending.set;
         let candidate = pending.candidate;
         let expected = if candidate.is_some() {
@@ -95,7 +93,8 @@ impl<I: Inventory> Client<I> {
                 let raws = manifest
                     .entries
                     .iter()
-                    .map(|e| raw(e, bitstream_of(e).map(|i| (id, i))))
+                    .zip(&numbers)
+                    .map(|(e, number)| raw(e, number.map(|i| (id, i))))
                     .collect();
                 if let Some(stream) = self.sets[set].stream.as_mut() {
                     if let Some(cand) = stream.candidates.get_mut(c) {
@@ -105,8 +104,8 @@ impl<I: Inventory> Client<I> {
                 }
             }
             None => {
-                for entry in &manifest.entries {
-                    match bitstream_of(entry) {
+                for (entry, number) in manifest.entries.iter().zip(&numbers) {
+                    match *number {
                         Some(i) => self.listed_entry(set, entry, Some((id, i))),
                         None => self.warn(
                             None,

@@ -680,7 +680,7 @@ pub fn drive_client(
                 Event::Package { request: id } => {
                     let body = kept.remove(id).expect("a package body was kept");
                     let package = Package::new(Cursor::new(body)).unwrap();
-                    client.handle_package(*id, &package, now);
+                    client.handle_package(*id, package.manifest(), now);
                     packages.insert(*id, package);
                 }
                 Event::Release { request: id } => {
