@@ -409,16 +409,13 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
                 Event::Store(store) => {
                     let target = args.dir.join(store.change.path.to_path_buf());
                     match place(&kept.temp(store.request), &target, &mut made) {
-                        Ok(()) => {
-                            let held = Held::of(&store.digests, store.change.lastmod);
-                            client
-                                .inventory_mut()
-                                .insert(store.change.uri.clone(), held);
-                            client.applied(store.change.id);
-                        }
-                        Err(e) => {
-                            client.failed(store.change.id, format!("{}: {e}", target.display()))
-                        }
+                        // The client records the digests it verified in the inventory.
+                        Ok(()) => client.applied(store.change.id, None, Instant::now()),
+                        Err(e) => client.failed(
+                            store.change.id,
+                            format!("{}: {e}", target.display()),
+                            Instant::now(),
+                        ),
                     }
                     tasks.remove(&store.request);
                 }
@@ -429,12 +426,12 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
                     let target = args.dir.join(change.path.to_path_buf());
                     match std::fs::remove_file(&target) {
                         Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                            client.failed(change.id, format!("{}: {e}", target.display()))
+                            let reason = format!("{}: {e}", target.display());
+                            client.failed(change.id, reason, Instant::now())
                         }
                         _ => {
                             remove_empty_parents(&target, &args.dir);
-                            client.inventory_mut().remove(&change.uri);
-                            client.applied(change.id);
+                            client.applied(change.id, None, Instant::now());
                         }
                     }
                 }
@@ -459,14 +456,12 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
                     match result {
                         Ok(digests) => {
                             let held = Held::of(&digests, extract.change.lastmod);
-                            client
-                                .inventory_mut()
-                                .insert(extract.change.uri.clone(), held);
-                            client.applied(extract.change.id);
+                            client.applied(extract.change.id, Some(held), Instant::now());
                         }
                         Err(e) => {
                             let _ = std::fs::remove_file(&temp);
-                            client.failed(extract.change.id, format!("{}: {e}", target.display()))
+                            let reason = format!("{}: {e}", target.display());
+                            client.failed(extract.change.id, reason, Instant::now())
                         }
                     }
                 }

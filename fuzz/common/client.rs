@@ -527,7 +527,7 @@ pub fn run(data: &[u8]) -> Option<Report> {
             continue;
         }
         if let Some(change) = to_confirm.pop() {
-            client.applied(change);
+            client.applied(change, None, now);
             continue;
         }
         let mut d = Io {
@@ -728,9 +728,9 @@ fn script_step(
             if !announced.is_empty() {
                 let c = announced[s.below(announced.len())];
                 if s.byte() & 1 == 0 {
-                    d.client.applied(c);
+                    d.client.applied(c, None, *d.now);
                 } else {
-                    d.client.failed(c, "disk full");
+                    d.client.failed(c, "disk full", *d.now);
                 }
             }
         }
@@ -792,7 +792,7 @@ fn script_step(
         _ => {
             // Confirm the oldest announced change; and look at the state.
             if let Some(c) = announced.first() {
-                d.client.applied(*c);
+                d.client.applied(*c, None, *d.now);
             }
             let _ = d.client.state();
             let _ = d.client.progress();

@@ -27,7 +27,7 @@
 //!
 //! use http::{HeaderMap, StatusCode};
 //! use resourcesync_client::{
-//!     Client, Config, Event, Held, MemoryInventory, Mode, Purpose, Report, State,
+//!     Client, Config, Event, MemoryInventory, Mode, Purpose, Report, State,
 //! };
 //!
 //! /// What an HTTP stack gives back: status, headers, and the body in chunks.
@@ -73,19 +73,15 @@
 //!                     let target = dir.join(store.change.path.to_path_buf());
 //!                     std::fs::create_dir_all(target.parent().unwrap_or(dir))?;
 //!                     std::fs::rename(temp(store.request), &target)?;
-//!                     let held = Held::of(&store.digests, store.change.lastmod);
-//!                     client.inventory_mut().insert(store.change.uri.clone(), held);
-//!                     client.applied(store.change.id);
+//!                     // The client records it in the inventory: the digests it verified.
+//!                     client.applied(store.change.id, None, Instant::now());
 //!                 }
 //!                 Event::Delete(change) => {
 //!                     match std::fs::remove_file(dir.join(change.path.to_path_buf())) {
 //!                         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-//!                             client.failed(change.id, e.to_string())
+//!                             client.failed(change.id, e.to_string(), Instant::now())
 //!                         }
-//!                         _ => {
-//!                             client.inventory_mut().remove(&change.uri);
-//!                             client.applied(change.id);
-//!                         }
+//!                         _ => client.applied(change.id, None, Instant::now()),
 //!                     }
 //!                 }
 //!                 Event::Discard { request, .. } => {

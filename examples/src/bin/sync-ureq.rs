@@ -145,25 +145,17 @@ fn sync(source: &str, dir: &Path, run: Run) -> Result<bool, Box<dyn std::error::
                 Event::Store(store) => {
                     let target = dir.join(store.change.path.to_path_buf());
                     match place(&temp(store.request), &target) {
-                        Ok(()) => {
-                            let held = Held::of(&store.digests, store.change.lastmod);
-                            client
-                                .inventory_mut()
-                                .insert(store.change.uri.clone(), held);
-                            client.applied(store.change.id);
-                        }
-                        Err(e) => client.failed(store.change.id, e.to_string()),
+                        // The client records the digests it verified in the inventory.
+                        Ok(()) => client.applied(store.change.id, None, Instant::now()),
+                        Err(e) => client.failed(store.change.id, e.to_string(), Instant::now()),
                     }
                 }
                 Event::Delete(change) => {
                     match std::fs::remove_file(dir.join(change.path.to_path_buf())) {
                         Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                            client.failed(change.id, e.to_string())
+                            client.failed(change.id, e.to_string(), Instant::now())
                         }
-                        _ => {
-                            client.inventory_mut().remove(&change.uri);
-                            client.applied(change.id);
-                        }
+                        _ => client.applied(change.id, None, Instant::now()),
                     }
                 }
                 Event::Package { request } => match Package::open(temp(request)) {
@@ -184,12 +176,9 @@ fn sync(source: &str, dir: &Path, run: Run) -> Result<bool, Box<dyn std::error::
                     }) {
                         Ok(digests) => {
                             let held = Held::of(&digests, extract.change.lastmod);
-                            client
-                                .inventory_mut()
-                                .insert(extract.change.uri.clone(), held);
-                            client.applied(extract.change.id);
+                            client.applied(extract.change.id, Some(held), Instant::now());
                         }
-                        Err(e) => client.failed(extract.change.id, e.to_string()),
+                        Err(e) => client.failed(extract.change.id, e.to_string(), Instant::now()),
                     }
                 }
                 Event::Release { request }

@@ -8,21 +8,46 @@ use resourcesync_model::{Capability, Document, Entry, Uri};
 use super::incremental::raw;
 use super::{Client, Job, Pending, Unpacking, What};
 use crate::event::{Action, Change, ChangeId, Event, Extract, ProblemKind, Store};
-use crate::inventory::Inventory;
+use crate::inventory::{Held, Inventory};
 use crate::request::RequestId;
 
 impl<I: Inventory> Client<I> {
-    /// The caller applied `change`: stored, extracted or deleted it.
-    pub fn applied(&mut self, change: ChangeId) {
+    /// The caller applied `change` as the [`Event::Store`], [`Event::Extract`] or
+    /// [`Event::Delete`] that named it said, and the client records it in the inventory
+    /// in the same step (one call: a change confirmed is a change recorded).
+    ///
+    /// - A store or an extraction is recorded as `held`: [`Held::of`] the digests of what
+    ///   was written and the change's `lastmod`. With `None` the client records what it
+    ///   verified itself: a store's digests ([`Store::digests`]), an extraction's length
+    ///   and hashes as the manifest lists them (the package's verified reader checked
+    ///   them).
+    /// - A deletion removes the record; `held` is not used.
+    ///
+    /// Then the run moves on: the checkpoint may move ([`Event::Checkpoint`]), and new
+    /// requests and events may be due.
+    pub fn applied(&mut self, change: ChangeId, held: Option<Held>, now: Instant) {
+        if let Some(pending) = self.changes.get(&change) {
+            let uri = pending.change.uri.clone();
+            match pending.change.action {
+                Action::Delete => self.inventory.forget(&uri),
+                Action::Create | Action::Update => {
+                    let held = held.unwrap_or_else(|| match &pending.digests {
+                        Some(digests) => Held::of(digests, pending.change.lastmod),
+                        None => Held::listed(pending.change.md.as_ref(), pending.change.lastmod),
+                    });
+                    self.inventory.record(uri, held);
+                }
+            }
+        }
         self.settle(change, None);
-        self.advance(None);
+        self.advance(Some(now));
     }
 
-    /// The caller could not apply `change`; `reason` says why. The checkpoint stays
-    /// before it.
-    pub fn failed(&mut self, change: ChangeId, reason: impl Into<String>) {
+    /// The caller could not apply `change`; `reason` says why. The inventory is not
+    /// changed, and the checkpoint stays before the change.
+    pub fn failed(&mut self, change: ChangeId, reason: impl Into<String>, now: Instant) {
         self.settle(change, Some(ProblemKind::NotApplied(reason.into())));
-        self.advance(None);
+        self.advance(Some(now));
     }
 
     /// The manifest of the package received for `id` (announced by [`Event::Package`]),
@@ -208,7 +233,7 @@ impl<I: Inventory> Client<I> {
                 change,
                 set,
                 package,
-                stored: false,
+                digests: None,
             },
         );
         Some(id)
@@ -238,7 +263,7 @@ impl<I: Inventory> Client<I> {
                 };
                 match digests.verify(pending.change.md.as_ref()) {
                     Ok(()) => {
-                        pending.stored = true;
+                        pending.digests = Some(digests);
                         let change = pending.change.clone();
                         self.events.push_back(Event::Store(Store {
                             change,

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use http::StatusCode;
 use resourcesync_model::{
-    Capability, Change as Changed, DocumentKind, Fixity, Md, Uri, W3cDateTime,
+    Capability, Change as Changed, Digests, DocumentKind, Fixity, Md, Uri, W3cDateTime,
 };
 use resourcesync_xml::PushReader;
 use xxhash_rust::xxh3::xxh3_128;
@@ -106,8 +106,6 @@ pub struct Client<I> {
     swept: bool,
     /// Next reading of the Change Lists, when following.
     follow_at: Option<Instant>,
-    /// The latest `now` of any input, for inputs that take none.
-    now: Option<Instant>,
     report: Report,
     progress: Progress,
     done: bool,
@@ -343,7 +341,9 @@ struct Pending {
     change: Change,
     set: usize,
     package: Option<RequestId>,
-    stored: bool,
+    /// What a fetch verified, once [`Event::Store`] said to store it: what the inventory
+    /// records when the caller confirms.
+    digests: Option<Digests>,
 }
 
 struct Unpacking {
@@ -397,7 +397,6 @@ impl<I: Inventory> Client<I> {
             root_pending: 0,
             swept: false,
             follow_at: None,
-            now: None,
             report: Report::default(),
             progress: Progress::default(),
             done: false,
@@ -437,14 +436,17 @@ impl<I: Inventory> Client<I> {
         &self.state
     }
 
-    /// The inventory.
+    /// The inventory: what the Destination holds, with every change confirmed so far
+    /// recorded.
     pub fn inventory(&self) -> &I {
         &self.inventory
     }
 
-    /// The inventory, to record what was applied.
-    pub fn inventory_mut(&mut self) -> &mut I {
-        &mut self.inventory
+    /// The inventory and the state, at the end of the run: the client recorded in the
+    /// inventory every change confirmed with [`applied`](Client::applied), so both are
+    /// ready to save for the next run.
+    pub fn into_parts(self) -> (State, I) {
+        (self.state, self.inventory)
     }
 
     /// Where the run stands.
@@ -517,11 +519,10 @@ impl<I: Inventory> Client<I> {
         }
     }
 
-    /// Moves the run on after an input: streams, deletions, the end.
+    /// Moves the run on after an input: streams, deletions, the end. `now` is the input's;
+    /// none only from [`Client::new`], where a run never waits to follow (it has a
+    /// request to make, or a problem that ends it).
     fn advance(&mut self, now: Option<Instant>) {
-        if now.is_some() {
-            self.now = now;
-        }
         if self.done {
             return;
         }
@@ -565,9 +566,8 @@ impl<I: Inventory> Client<I> {
             }
         }
         if let (Some(every), Mode::Incremental) = (self.config.follow, self.config.mode) {
-            if self.report.problems == 0 {
+            if let (0, Some(now)) = (self.report.problems, now) {
                 if self.follow_at.is_none() {
-                    let now = self.now.unwrap_or_else(Instant::now);
                     self.follow_at = Some(now + every);
                 }
                 return;

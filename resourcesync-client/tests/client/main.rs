@@ -1,5 +1,6 @@
 //! The client's building blocks, one module per topic.
 
+mod apply;
 mod convergence;
 mod discovery;
 mod fuzz_corpus;

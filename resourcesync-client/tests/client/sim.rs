@@ -577,9 +577,10 @@ pub fn sync(
     let inventory = std::mem::take(&mut dest.inventory);
     let mut client = Client::new(config, dest.state.clone(), inventory);
     let run = drive_client(&mut client, source, dest, drive);
-    dest.inventory = std::mem::take(client.inventory_mut());
+    let (state, inventory) = client.into_parts();
+    dest.inventory = inventory;
     if !run.crashed {
-        dest.state = client.state().clone();
+        dest.state = state;
     }
     run
 }
@@ -638,6 +639,7 @@ pub fn drive_client(
         let mut progressed = false;
         while let Some(event) = client.poll_event() {
             progressed = true;
+            // The change to confirm, and what the inventory records for it.
             let mut confirm = None;
             match &event {
                 Event::Store(store) => {
@@ -645,16 +647,12 @@ pub fn drive_client(
                     assert_eq!(body.len() as u64, store.digests.length);
                     dest.files
                         .insert(store.change.path.as_str().to_owned(), body);
-                    client.inventory_mut().insert(
-                        store.change.uri.clone(),
-                        Held::of(&store.digests, store.change.lastmod),
-                    );
-                    confirm = Some(store.change.id);
+                    // The client records the digests it verified.
+                    confirm = Some((store.change.id, None));
                 }
                 Event::Delete(change) => {
                     dest.files.remove(change.path.as_str());
-                    client.inventory_mut().remove(&change.uri);
-                    confirm = Some(change.id);
+                    confirm = Some((change.id, None));
                 }
                 Event::Extract(extract) => {
                     let package = packages
@@ -671,11 +669,8 @@ pub fn drive_client(
                     let digests = f.finish();
                     dest.files
                         .insert(extract.change.path.as_str().to_owned(), bytes);
-                    client.inventory_mut().insert(
-                        extract.change.uri.clone(),
-                        Held::of(&digests, extract.change.lastmod),
-                    );
-                    confirm = Some(extract.change.id);
+                    let held = Held::of(&digests, extract.change.lastmod);
+                    confirm = Some((extract.change.id, Some(held)));
                 }
                 Event::Package { request: id } => {
                     let body = kept.remove(id).expect("a package body was kept");
@@ -701,13 +696,13 @@ pub fn drive_client(
                 _ => {}
             }
             run.events.push(event);
-            if let Some(change) = confirm {
+            if let Some((change, held)) = confirm {
                 confirmations += 1;
                 if drive.crash_after.is_some_and(|n| confirmations > n) {
                     run.crashed = true;
                     return run;
                 }
-                client.applied(change);
+                client.applied(change, held, now);
             }
         }
         if run.report.is_some() {
