@@ -9,6 +9,7 @@ use super::incremental::raw;
 use super::{Client, Job, Pending, Unpacking, What};
 use crate::event::{Action, Change, ChangeId, Event, Extract, ProblemKind, Store};
 use crate::inventory::{Held, Inventory};
+use crate::misuse::Misuse;
 use crate::request::RequestId;
 
 impl<I: Inventory> Client<I> {
@@ -25,29 +26,61 @@ impl<I: Inventory> Client<I> {
     ///
     /// Then the run moves on: the checkpoint may move ([`Event::Checkpoint`]), and new
     /// requests and events may be due.
-    pub fn applied(&mut self, change: ChangeId, held: Option<Held>, now: Instant) {
-        if let Some(pending) = self.changes.get(&change) {
-            let uri = pending.change.uri.clone();
-            match pending.change.action {
-                Action::Delete => self.inventory.forget(&uri),
-                Action::Create | Action::Update => {
-                    let held = held.unwrap_or_else(|| match &pending.digests {
-                        Some(digests) => Held::of(digests, pending.change.lastmod),
-                        None => Held::listed(pending.change.md.as_ref(), pending.change.lastmod),
-                    });
-                    self.inventory.record(uri, held);
-                }
-            }
+    ///
+    /// Each change is confirmed once, after the event that instructs it: a change not
+    /// instructed yet or settled already, and a `held` for a deletion, are a [`Misuse`]
+    /// (nothing is recorded).
+    pub fn applied(
+        &mut self,
+        change: ChangeId,
+        held: Option<Held>,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let pending = self.awaiting(change)?;
+        let record = match (pending.change.action, held) {
+            (Action::Delete, Some(_)) => return Err(Misuse::HeldForDeletion(change)),
+            (Action::Delete, None) => None,
+            (_, Some(held)) => Some(held),
+            (_, None) => Some(match &pending.digests {
+                Some(digests) => Held::of(digests, pending.change.lastmod),
+                None => Held::listed(pending.change.md.as_ref(), pending.change.lastmod),
+            }),
+        };
+        let uri = pending.change.uri.clone();
+        match record {
+            Some(held) => self.inventory.record(uri, held),
+            None => self.inventory.forget(&uri),
         }
         self.settle(change, None);
         self.advance(Some(now));
+        Ok(())
     }
 
     /// The caller could not apply `change`; `reason` says why. The inventory is not
-    /// changed, and the checkpoint stays before the change.
-    pub fn failed(&mut self, change: ChangeId, reason: impl Into<String>, now: Instant) {
+    /// changed, and the checkpoint stays before the change. The same misuses as
+    /// [`applied`](Client::applied) are refused.
+    pub fn failed(
+        &mut self,
+        change: ChangeId,
+        reason: impl Into<String>,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        self.awaiting(change)?;
         self.settle(change, Some(ProblemKind::NotApplied(reason.into())));
         self.advance(Some(now));
+        Ok(())
+    }
+
+    /// The change `change`, if it waits for the caller's confirmation.
+    fn awaiting(&self, change: ChangeId) -> Result<&Pending, Misuse> {
+        match self.changes.get(&change) {
+            Some(pending) if pending.instructed => Ok(pending),
+            Some(_) => Err(Misuse::NotInstructed(change)),
+            // Changes and requests are numbered from one counter: above it is no change
+            // of this client.
+            None if change.0 > self.next_id => Err(Misuse::UnknownChange(change)),
+            None => Err(Misuse::ChangeSettled(change)),
+        }
     }
 
     /// The manifest of the package received for `id` (announced by [`Event::Package`]),
@@ -56,12 +89,20 @@ impl<I: Inventory> Client<I> {
     /// its number among the manifest's entries that have one
     /// ([`Entry::has_bitstream`](resourcesync_model::Entry::has_bitstream)), in manifest
     /// order, which is how `resourcesync_package::Package::bitstream` numbers them.
-    pub fn handle_package(&mut self, id: RequestId, manifest: &Document, now: Instant) {
+    ///
+    /// A manifest for a request no [`Event::Package`] named, or a second one, is a
+    /// [`Misuse`].
+    pub fn handle_package(
+        &mut self,
+        id: RequestId,
+        manifest: &Document,
+        now: Instant,
+    ) -> Result<(), Misuse> {
         let Some(pending) = self.packages.get_mut(&id) else {
-            return;
+            return Err(Misuse::NoPackage(id));
         };
         if pending.manifest_read {
-            return;
+            return Err(Misuse::NoPackage(id));
         }
         pending.manifest_read = true;
         // Each entry's bitstream number, counted as the package counts them.
@@ -95,7 +136,7 @@ impl<I: Inventory> Client<I> {
             self.events.push_back(Event::Release { request: id });
             self.package_gone(set);
             self.advance(Some(now));
-            return;
+            return Ok(());
         }
         for (i, entry) in manifest.entries.iter().enumerate() {
             if let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) {
@@ -148,6 +189,7 @@ impl<I: Inventory> Client<I> {
         self.package_gone(set);
         self.release_if_settled(id);
         self.advance(Some(now));
+        Ok(())
     }
 
     /// Decides a change: checks the URI and its path, announces it, and in a real run
@@ -233,6 +275,9 @@ impl<I: Inventory> Client<I> {
                 change,
                 set,
                 package,
+                // A deletion or an extraction is instructed at once; a fetch once its
+                // body is verified (`fetched`).
+                instructed: action == Action::Delete || bitstream.is_some(),
                 digests: None,
             },
         );
@@ -263,6 +308,7 @@ impl<I: Inventory> Client<I> {
                 };
                 match digests.verify(pending.change.md.as_ref()) {
                     Ok(()) => {
+                        pending.instructed = true;
                         pending.digests = Some(digests);
                         let change = pending.change.clone();
                         self.events.push_back(Event::Store(Store {

@@ -28,6 +28,7 @@ use crate::discovery;
 use crate::event::{Change, ChangeId, Event, Problem, ProblemKind, Progress, Report, Warning};
 use crate::inventory::Inventory;
 use crate::local_path::PathSet;
+use crate::misuse::Misuse;
 use crate::request::RequestId;
 use crate::state::{Checkpoint, Position, State};
 
@@ -60,8 +61,12 @@ use crate::state::{Checkpoint, Position, State};
 ///    call [`handle_timeout`](Client::handle_timeout); do the same when a request has
 ///    been quiet for longer than that.
 ///
-/// Requests, changes and packages are named by `Copy` ids ([`RequestId`], [`ChangeId`]);
-/// an input for an id the client no longer knows (a request it cancelled) is ignored.
+/// Requests, changes and packages are named by `Copy` ids ([`RequestId`], [`ChangeId`]).
+/// An input that breaks this order (a body before its response head, an input after a
+/// request's end, a change confirmed twice or before it was instructed, an id of another
+/// client) is refused with a [`Misuse`] and changes nothing. What a driver still delivers
+/// for a request the client ended ([`Event::Cancel`], an error status) is accepted and
+/// ignored until that request's end or failure.
 ///
 /// # What it guarantees
 ///
@@ -89,6 +94,10 @@ pub struct Client<I> {
     /// Keyed by the client's own ids, looked up several times per entry read: foldhash,
     /// not SipHash (no one else chooses these keys).
     flights: HashMap<RequestId, Flight, FoldHash>,
+    /// Requests the client ended (cancelled, or answered with an error status) whose
+    /// driver may still deliver inputs, ignored until their end or failure. One id per
+    /// cancellation whose driver aborts without a last input: few.
+    closed: HashSet<RequestId, FoldHash>,
     events: VecDeque<Event>,
     sets: Vec<Set>,
     /// Changes decided, not yet settled.
@@ -341,6 +350,9 @@ struct Pending {
     change: Change,
     set: usize,
     package: Option<RequestId>,
+    /// An [`Event::Store`], [`Event::Extract`] or [`Event::Delete`] named it: the caller
+    /// may confirm it.
+    instructed: bool,
     /// What a fetch verified, once [`Event::Store`] said to store it: what the inventory
     /// records when the caller confirms.
     digests: Option<Digests>,
@@ -387,6 +399,7 @@ impl<I: Inventory> Client<I> {
             fetches: VecDeque::new(),
             waiting: Vec::new(),
             flights: HashMap::default(),
+            closed: HashSet::default(),
             events: VecDeque::new(),
             sets: Vec::new(),
             changes: HashMap::default(),
@@ -517,6 +530,31 @@ impl<I: Inventory> Client<I> {
                 None
             }
         }
+    }
+
+    /// An input for `id`, which is in no flight: accepted (and ignored) when the client
+    /// ended the request and its driver may still deliver, refused otherwise.
+    fn not_in_flight(&self, id: RequestId) -> Result<(), Misuse> {
+        match self.closed.contains(&id) {
+            true => Ok(()),
+            false => Err(self.over(id)),
+        }
+    }
+
+    /// What an input for `id`, neither in flight nor ended by the client, is.
+    fn over(&self, id: RequestId) -> Misuse {
+        // Requests and changes are numbered from one counter: an id above it is no
+        // request of this client.
+        match id.0 > self.next_id {
+            true => Misuse::UnknownRequest(id),
+            false => Misuse::RequestOver(id),
+        }
+    }
+
+    /// Tells the caller to abort request `id`; what it still delivers is ignored.
+    fn cancel(&mut self, id: RequestId) {
+        self.events.push_back(Event::Cancel { request: id });
+        self.closed.insert(id);
     }
 
     /// Moves the run on after an input: streams, deletions, the end. `now` is the input's;

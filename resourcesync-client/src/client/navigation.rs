@@ -156,7 +156,7 @@ impl<I: Inventory> Client<I> {
 
     pub(super) fn document_failed(&mut self, id: RequestId, kind: ProblemKind, now: Instant) {
         if let Some(flight) = self.flights.remove(&id) {
-            self.events.push_back(Event::Cancel { request: id });
+            self.cancel(id);
             let mut job = flight.job;
             // A broken document is not retried: it would break the same way.
             job.attempt = self.config.bounds.attempts;
@@ -193,7 +193,7 @@ impl<I: Inventory> Client<I> {
                 self.visited.remove(job.uri.as_str());
                 self.push_root_doc(instead, Role::Any, None, false);
                 if self.flights.remove(&id).is_some() {
-                    self.events.push_back(Event::Cancel { request: id });
+                    self.cancel(id);
                     self.root_pending = self.root_pending.saturating_sub(1);
                 }
                 return Ok(());

@@ -10,6 +10,7 @@ use resourcesync_xml::{Limits, PushReader};
 use super::{Body, Client, DocFlight, Flight, Job, Phase, Role, What, http_uri, problem};
 use crate::event::{Event, ProblemKind};
 use crate::inventory::Inventory;
+use crate::misuse::Misuse;
 use crate::request::{Purpose, Request, RequestId};
 
 impl<I: Inventory> Client<I> {
@@ -95,7 +96,7 @@ impl<I: Inventory> Client<I> {
             .collect();
         for id in expired {
             if let Some(flight) = self.flights.remove(&id) {
-                self.events.push_back(Event::Cancel { request: id });
+                self.cancel(id);
                 self.discard(id, &flight.job);
                 self.retry(flight.job, id, ProblemKind::Failed("timed out".into()), now);
             }
@@ -132,17 +133,24 @@ impl<I: Inventory> Client<I> {
         self.advance(Some(now));
     }
 
-    /// The response head of `id` arrived: its status and headers.
+    /// The response head of `id` arrived: its status and headers. With an error status
+    /// (or a redirect) the request is over for the client: its body and end are still
+    /// accepted, and ignored.
+    ///
+    /// A second head is a [`Misuse`].
     pub fn handle_response(
         &mut self,
         id: RequestId,
         status: StatusCode,
         headers: &HeaderMap,
         now: Instant,
-    ) {
+    ) -> Result<(), Misuse> {
         let Some(flight) = self.flights.get_mut(&id) else {
-            return;
+            return self.not_in_flight(id);
         };
+        if flight.status.is_some() {
+            return Err(Misuse::ResponseTwice(id));
+        }
         flight.deadline = now + self.config.bounds.request_timeout;
         flight.status = Some(status);
         if status.is_success() {
@@ -154,11 +162,13 @@ impl<I: Inventory> Client<I> {
                         .filter_map(|v| v.to_str().ok().map(str::to_owned)),
                 );
             }
-            return;
+            return Ok(());
         }
         let Some(flight) = self.flights.remove(&id) else {
-            return;
+            return Ok(());
         };
+        // The driver still delivers the body of the error page, and its end.
+        self.closed.insert(id);
         self.discard(id, &flight.job);
         let job = flight.job;
         if status.is_redirection() {
@@ -176,14 +186,20 @@ impl<I: Inventory> Client<I> {
             self.fail_job(job, ProblemKind::Status(status.as_u16()), Some(id), now);
         }
         self.advance(Some(now));
+        Ok(())
     }
 
     /// The caller's HTTP stack followed a redirect of `id` to `location`: the client
     /// checks it against its policy, and fails the request if it is refused (the caller
     /// should then abort it: an [`Event::Cancel`] says so).
-    pub fn handle_redirect(&mut self, id: RequestId, location: &str, now: Instant) {
+    pub fn handle_redirect(
+        &mut self,
+        id: RequestId,
+        location: &str,
+        now: Instant,
+    ) -> Result<(), Misuse> {
         let Some(flight) = self.flights.get_mut(&id) else {
-            return;
+            return self.not_in_flight(id);
         };
         flight.job.redirects += 1;
         let checked = self.config.policy.check_redirect(&flight.job.uri, location);
@@ -192,9 +208,9 @@ impl<I: Inventory> Client<I> {
             Ok(target) if !too_many => flight.job.uri = target,
             other => {
                 let Some(flight) = self.flights.remove(&id) else {
-                    return;
+                    return Ok(());
                 };
-                self.events.push_back(Event::Cancel { request: id });
+                self.cancel(id);
                 self.discard(id, &flight.job);
                 let kind = match other {
                     Err(e) => ProblemKind::Refused(e),
@@ -204,31 +220,44 @@ impl<I: Inventory> Client<I> {
             }
         }
         self.advance(Some(now));
+        Ok(())
     }
 
     /// The caller's resolver gave `address` for the host of `id`, before connecting: the
     /// client checks it against its policy (a public name that resolves to a loopback,
     /// link-local or private address is refused unless the Source is on one too). When
     /// refused the request fails, and an [`Event::Cancel`] says not to connect.
-    pub fn handle_address(&mut self, id: RequestId, address: std::net::IpAddr, now: Instant) {
+    pub fn handle_address(
+        &mut self,
+        id: RequestId,
+        address: std::net::IpAddr,
+        now: Instant,
+    ) -> Result<(), Misuse> {
         let Some(flight) = self.flights.get(&id) else {
-            return;
+            return self.not_in_flight(id);
         };
         if let Err(e) = self.config.policy.check_address(&flight.job.uri, address) {
             if let Some(flight) = self.flights.remove(&id) {
-                self.events.push_back(Event::Cancel { request: id });
+                self.cancel(id);
                 self.discard(id, &flight.job);
                 self.fail_job(flight.job, ProblemKind::Refused(e), Some(id), now);
             }
             self.advance(Some(now));
         }
+        Ok(())
     }
 
-    /// A chunk of the body of `id`.
-    pub fn handle_body(&mut self, id: RequestId, bytes: &[u8], now: Instant) {
+    /// A chunk of the body of `id`, after its response head.
+    ///
+    /// A chunk before the head is a [`Misuse`]: without the status the client cannot
+    /// tell the body from an error page.
+    pub fn handle_body(&mut self, id: RequestId, bytes: &[u8], now: Instant) -> Result<(), Misuse> {
         let Some(flight) = self.flights.get_mut(&id) else {
-            return;
+            return self.not_in_flight(id);
         };
+        if flight.status.is_none() {
+            return Err(Misuse::BodyBeforeResponse(id));
+        }
         flight.deadline = now + self.config.bounds.request_timeout;
         self.report.bytes += bytes.len() as u64;
         self.progress.bytes += bytes.len() as u64;
@@ -270,17 +299,36 @@ impl<I: Inventory> Client<I> {
             }
             Err(kind) => {
                 if let Some(flight) = self.flights.remove(&id) {
-                    self.events.push_back(Event::Cancel { request: id });
+                    self.cancel(id);
                     self.discard(id, &flight.job);
                     self.fail_job(flight.job, kind, Some(id), now);
                 }
             }
         }
         self.advance(Some(now));
+        Ok(())
     }
 
-    /// The body of `id` ended.
-    pub fn handle_end(&mut self, id: RequestId, now: Instant) {
+    /// The body of `id` ended: the last input for the request (after it, any input for
+    /// `id` is a [`Misuse`]). Before the response head it is a misuse too.
+    pub fn handle_end(&mut self, id: RequestId, now: Instant) -> Result<(), Misuse> {
+        let Some(flight) = self.flights.get(&id) else {
+            // The last input of a request the client ended: it is forgotten now.
+            return match self.closed.remove(&id) {
+                true => Ok(()),
+                false => Err(self.over(id)),
+            };
+        };
+        if flight.status.is_none() {
+            return Err(Misuse::BodyBeforeResponse(id));
+        }
+        self.end(id, now);
+        // A document found broken at its end was cancelled: no input follows the end.
+        self.closed.remove(&id);
+        Ok(())
+    }
+
+    fn end(&mut self, id: RequestId, now: Instant) {
         let Some(flight) = self.flights.get(&id) else {
             return;
         };
@@ -311,31 +359,45 @@ impl<I: Inventory> Client<I> {
         self.advance(Some(now));
     }
 
-    /// The exchange of `id` failed (connection, DNS, a body cut short): the client tries
-    /// again, or elsewhere, as its bounds allow.
-    pub fn handle_failure(&mut self, id: RequestId, reason: impl Into<String>, now: Instant) {
+    /// The exchange of `id` failed (connection, DNS, a body cut short), or the caller
+    /// could not open the package [`Event::Package`] announced: the client tries again,
+    /// or elsewhere, as its bounds allow. The last input for the request, like
+    /// [`handle_end`](Client::handle_end).
+    pub fn handle_failure(
+        &mut self,
+        id: RequestId,
+        reason: impl Into<String>,
+        now: Instant,
+    ) -> Result<(), Misuse> {
         let reason = reason.into();
         if let Some(package) = self.packages.get(&id) {
-            // A package the caller could not open or read: its bitstreams are not taken.
-            if !package.manifest_read {
-                let set = package.set;
-                self.packages.remove(&id);
-                self.sets[set].failed = true;
-                self.events
-                    .push_back(problem(None, Some(id), ProblemKind::Failed(reason)));
-                self.report.problems += 1;
-                self.events.push_back(Event::Release { request: id });
-                self.package_gone(set);
-                self.advance(Some(now));
+            // A package whose manifest was read is opened: what fails now is an
+            // extraction, which `failed` reports.
+            if package.manifest_read {
+                return Err(Misuse::RequestOver(id));
             }
-            return;
+            // A package the caller could not open or read: its bitstreams are not taken.
+            let set = package.set;
+            self.packages.remove(&id);
+            self.sets[set].failed = true;
+            self.events
+                .push_back(problem(None, Some(id), ProblemKind::Failed(reason)));
+            self.report.problems += 1;
+            self.events.push_back(Event::Release { request: id });
+            self.package_gone(set);
+            self.advance(Some(now));
+            return Ok(());
         }
         let Some(flight) = self.flights.remove(&id) else {
-            return;
+            return match self.closed.remove(&id) {
+                true => Ok(()),
+                false => Err(self.over(id)),
+            };
         };
         self.discard(id, &flight.job);
         self.retry(flight.job, id, ProblemKind::Failed(reason), now);
         self.advance(Some(now));
+        Ok(())
     }
 
     pub(super) fn queue(&mut self, job: Job, front: bool) {

@@ -38,9 +38,11 @@ pub(crate) fn answer(
     body: &[u8],
     now: Instant,
 ) {
-    client.handle_response(request.id, StatusCode::OK, &HeaderMap::new(), now);
-    client.handle_body(request.id, body, now);
-    client.handle_end(request.id, now);
+    client
+        .handle_response(request.id, StatusCode::OK, &HeaderMap::new(), now)
+        .unwrap();
+    client.handle_body(request.id, body, now).unwrap();
+    client.handle_end(request.id, now).unwrap();
 }
 
 /// Answers the list, then every resource (with "hello"), until the client waits for the
@@ -72,7 +74,7 @@ fn applying_a_store_records_what_the_client_verified() {
         .expect("a store");
     // Nothing is recorded before the caller confirms.
     assert_eq!(client.inventory().get(&store.change.uri), None);
-    client.applied(store.change.id, None, now);
+    client.applied(store.change.id, None, now).unwrap();
     let mut f = Fixity::new();
     f.update(b"hello");
     let held = Held::of(&f.finish(), store.change.lastmod);
@@ -92,7 +94,7 @@ fn applying_a_store_with_a_held_records_the_held_given() {
         panic!("a store");
     };
     let held = Held::new().with_length(5);
-    client.applied(store.change.id, Some(held), now);
+    client.applied(store.change.id, Some(held), now).unwrap();
     assert_eq!(client.inventory().get(&store.change.uri), Some(held));
 }
 
@@ -108,7 +110,7 @@ fn applying_a_deletion_forgets_the_record_and_a_failure_keeps_it() {
     let mut events = read_all(&mut client, now);
     // The store first: deletions follow once the listing is whole and read.
     if let Some(Event::Store(store)) = events.iter().find(|e| matches!(e, Event::Store(_))) {
-        client.applied(store.change.id, None, now);
+        client.applied(store.change.id, None, now).unwrap();
     }
     events.extend(std::iter::from_fn(|| client.poll_event()));
     let deletes: Vec<_> = events
@@ -122,9 +124,9 @@ fn applying_a_deletion_forgets_the_record_and_a_failure_keeps_it() {
     assert!(deletes.iter().all(|c| c.action == Action::Delete));
     for change in deletes {
         if change.uri == gone {
-            client.applied(change.id, None, now);
+            client.applied(change.id, None, now).unwrap();
         } else {
-            client.failed(change.id, "disk full", now);
+            client.failed(change.id, "disk full", now).unwrap();
         }
     }
     assert_eq!(client.inventory().get(&gone), None);

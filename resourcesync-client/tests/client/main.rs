@@ -6,6 +6,7 @@ mod discovery;
 mod fuzz_corpus;
 mod fuzz_regressions;
 mod local_path;
+mod misuse;
 mod policy;
 mod sim;
 mod sync;

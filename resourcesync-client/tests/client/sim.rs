@@ -675,7 +675,7 @@ pub fn drive_client(
                 Event::Package { request: id } => {
                     let body = kept.remove(id).expect("a package body was kept");
                     let package = Package::new(Cursor::new(body)).unwrap();
-                    client.handle_package(*id, package.manifest(), now);
+                    client.handle_package(*id, package.manifest(), now).unwrap();
                     packages.insert(*id, package);
                 }
                 Event::Release { request: id } => {
@@ -702,7 +702,7 @@ pub fn drive_client(
                     run.crashed = true;
                     return run;
                 }
-                client.applied(change, held, now);
+                client.applied(change, held, now).unwrap();
             }
         }
         if run.report.is_some() {
@@ -802,7 +802,7 @@ pub fn drive_client(
                 }
                 now += Duration::from_millis(10);
                 let status = StatusCode::from_u16(response.status).unwrap();
-                client.handle_response(id, status, &headers, now);
+                client.handle_response(id, status, &headers, now).unwrap();
                 if let Some(n) = truncate {
                     response.body.truncate(n);
                 }
@@ -833,7 +833,7 @@ pub fn drive_client(
                     .or_default()
                     .extend_from_slice(&body[at..end]);
             }
-            client.handle_body(id, &body[at..end], now);
+            client.handle_body(id, &body[at..end], now).unwrap();
             exchanges.insert(
                 id,
                 Exchange {
@@ -848,9 +848,9 @@ pub fn drive_client(
         in_flight.remove(pick);
         if cut {
             kept.remove(&id);
-            client.handle_failure(id, "connection closed", now);
+            client.handle_failure(id, "connection closed", now).unwrap();
         } else {
-            client.handle_end(id, now);
+            client.handle_end(id, now).unwrap();
         }
     }
     panic!("the run did not end in 2,000,000 steps");
