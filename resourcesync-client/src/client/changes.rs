@@ -128,8 +128,8 @@ impl<I: Inventory> Client<I> {
                 None,
                 Some(id),
                 ProblemKind::Unexpected {
-                    expected: expected.as_str().into(),
-                    found: manifest.head.kind().name().into(),
+                    expected,
+                    found: manifest.head.kind(),
                 },
             );
             self.packages.remove(&id);

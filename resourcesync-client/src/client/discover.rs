@@ -62,9 +62,7 @@ impl<I: Inventory> Client<I> {
                     redirects: 0,
                 });
             }
-            (Err(e), _) => {
-                self.push_problem(Some(&base), None, ProblemKind::Document(e.to_string()))
-            }
+            (Err(e), _) => self.push_problem(Some(&base), None, ProblemKind::Uri(e)),
             (Ok(_), None) => {}
         }
     }

@@ -424,11 +424,8 @@ impl<I: Inventory> Client<I> {
             match discovery::well_known_uri(&start) {
                 Ok(uri) => self.push_root_doc(uri, Role::Any, Some(Step::Robots), true),
                 Err(e) => {
-                    self.events.push_back(problem(
-                        Some(&start),
-                        None,
-                        ProblemKind::Document(e.to_string()),
-                    ));
+                    self.events
+                        .push_back(problem(Some(&start), None, ProblemKind::WellKnown(e)));
                     self.report.problems += 1;
                 }
             }

@@ -70,7 +70,7 @@ impl<I: Inventory> Client<I> {
                     }
                     Ok(None) => return,
                     Err(e) => {
-                        self.document_failed(id, ProblemKind::Document(e.to_string()), now);
+                        self.document_failed(id, ProblemKind::Document(e.into()), now);
                         return;
                     }
                 }
@@ -118,7 +118,7 @@ impl<I: Inventory> Client<I> {
                     return;
                 }
                 Err(e) => {
-                    self.document_failed(id, ProblemKind::Document(e.to_string()), now);
+                    self.document_failed(id, ProblemKind::Document(e.into()), now);
                     return;
                 }
             }
@@ -179,8 +179,8 @@ impl<I: Inventory> Client<I> {
         if let Some(expected) = &doc.expect {
             if capability.as_ref() != Some(expected) {
                 return Err(ProblemKind::Unexpected {
-                    expected: expected.as_str().into(),
-                    found: kind.name().into(),
+                    expected: expected.clone(),
+                    found: kind,
                 });
             }
         }

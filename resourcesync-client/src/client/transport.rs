@@ -288,7 +288,7 @@ impl<I: Inventory> Client<I> {
             }
             Body::Document(doc) => match doc.feed.feed(bytes) {
                 Ok(()) => Ok(()),
-                Err(e) => Err(ProblemKind::Document(e.to_string())),
+                Err(e) => Err(ProblemKind::Document(e.into())),
             },
         };
         match outcome {
@@ -339,7 +339,7 @@ impl<I: Inventory> Client<I> {
             }) = self.flights.get_mut(&id)
             {
                 if let Err(e) = doc.feed.finish() {
-                    self.document_failed(id, ProblemKind::Document(e.to_string()), now);
+                    self.document_failed(id, ProblemKind::Document(e.into()), now);
                     self.advance(Some(now));
                     return;
                 }

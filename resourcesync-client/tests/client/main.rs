@@ -8,5 +8,6 @@ mod fuzz_regressions;
 mod local_path;
 mod misuse;
 mod policy;
+mod problems;
 mod sim;
 mod sync;
