@@ -76,7 +76,8 @@ pub struct Change {
 /// Store what was received: the body of `request`, which the caller kept as it arrived
 /// (a temporary file), passed every check and is the resource `change.uri`. Move it to
 /// `change.path` (atomically: rename), then call
-/// [`Client::applied`](crate::Client::applied).
+/// [`Client::applied`](crate::Client::applied), which records [`digests`](Store::digests)
+/// in the inventory.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Store {

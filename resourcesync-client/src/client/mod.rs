@@ -52,8 +52,9 @@ use crate::state::{Checkpoint, Position, State};
 /// 3. After every input, drain [`poll_event`](Client::poll_event) and carry out its
 ///    instructions: [`Event::Store`] (move the kept body into place),
 ///    [`Event::Extract`] (copy a bitstream out of a package), [`Event::Delete`], each
-///    confirmed with [`applied`](Client::applied) or [`failed`](Client::failed);
-///    [`Event::Package`] (open the kept package and hand its manifest over with
+///    confirmed with [`applied`](Client::applied) (which records it in the inventory: one
+///    call) or [`failed`](Client::failed); [`Event::Package`] (open the kept package, with
+///    `resourcesync-package`, and hand its manifest over with
 ///    [`handle_package`](Client::handle_package)); [`Event::Cancel`] (abort that
 ///    request); [`Event::Checkpoint`] (save [`state`](Client::state)). Then go back to 1:
 ///    an input may have made room for new requests.
@@ -64,15 +65,21 @@ use crate::state::{Checkpoint, Position, State};
 /// Requests, changes and packages are named by `Copy` ids ([`RequestId`], [`ChangeId`]).
 /// An input that breaks this order (a body before its response head, an input after a
 /// request's end, a change confirmed twice or before it was instructed, an id of another
-/// client) is refused with a [`Misuse`] and changes nothing. What a driver still delivers
-/// for a request the client ended ([`Event::Cancel`], an error status) is accepted and
-/// ignored until that request's end or failure.
+/// client) is refused with a [`Misuse`] and changes nothing: not the state, the
+/// inventory, the events or the requests. What a driver still delivers for a request the
+/// client ended ([`Event::Cancel`], an error status) is accepted and ignored until that
+/// request's end or failure.
+///
+/// Time is the driver's: every input that may start or move a timer takes `now`, and
+/// the client never reads a clock.
 ///
 /// # What it guarantees
 ///
 /// - Every URI it asks for passed the [`Policy`](crate::policy::Policy), and so did every
 ///   redirect; every path it names came from the [`PathMapper`](crate::local_path::PathMapper).
 /// - A body is stored only after its length and every listed md5 and sha-256 matched.
+/// - The inventory changes only when a change is confirmed as applied, and then in the
+///   same call: what a store or an extraction wrote is recorded, a deletion forgotten.
 /// - The checkpoint moves only past changes confirmed as applied, in stream order; a
 ///   change is not decided before every earlier change to the same resource in the
 ///   documents read together is settled (they collapse into the last).
