@@ -31,9 +31,9 @@ pub(crate) fn client(inventory: MemoryInventory, delete: bool) -> Client<MemoryI
     Client::new(config, State::new(), inventory)
 }
 
-/// Answers `request` with 200 and `body`, in one chunk.
-pub(crate) fn answer(
-    client: &mut Client<MemoryInventory>,
+/// Answers `request` with 200 and `body`, in one chunk; a misuse fails the test.
+pub(crate) fn answer<I: Inventory>(
+    client: &mut Client<I>,
     request: &Request,
     body: &[u8],
     now: Instant,

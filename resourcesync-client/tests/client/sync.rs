@@ -1101,16 +1101,7 @@ fn redirects_the_callers_stack_followed_are_checked_too() {
             .all(|e| !matches!(e, Event::Cancel { .. } | Event::Problem(_)))
     );
     let body = s.respond(s.uri("resourcelist.xml").as_str()).body;
-    client
-        .handle_response(
-            request.id,
-            http::StatusCode::OK,
-            &http::HeaderMap::new(),
-            now,
-        )
-        .unwrap();
-    client.handle_body(request.id, &body, now).unwrap();
-    client.handle_end(request.id, now).unwrap();
+    crate::apply::answer(&mut client, &request, &body, now);
     let read = std::iter::from_fn(|| client.poll_event())
         .any(|e| matches!(e, Event::Document(d) if d.uri.as_str().ends_with("/resourcelist.xml")));
     assert!(read, "the document is known by where the redirect led");
@@ -1136,16 +1127,7 @@ fn documents_wait_while_enough_fetches_are_queued() {
     let answer = |client: &mut resourcesync_client::Client<_>,
                   request: &resourcesync_client::Request| {
         let body = s.respond(request.uri.as_str()).body;
-        client
-            .handle_response(
-                request.id,
-                http::StatusCode::OK,
-                &http::HeaderMap::new(),
-                now,
-            )
-            .unwrap();
-        client.handle_body(request.id, &body, now).unwrap();
-        client.handle_end(request.id, now).unwrap();
+        crate::apply::answer(client, request, &body, now);
     };
     let index = client.poll_request(now).unwrap();
     answer(&mut client, &index);
