@@ -135,6 +135,17 @@ impl Entry {
     /// deletion (a resource deleted in a Change Dump Manifest has no bitstream). A package
     /// numbers its bitstreams from 0 in manifest order among the entries for which this
     /// holds, so a reader of the manifest alone numbers them the same way.
+    ///
+    /// ```
+    /// use resourcesync_model::{Change, Entry};
+    ///
+    /// let entry = Entry::new("http://example.com/res1".parse()?);
+    /// assert!(!entry.has_bitstream());
+    /// let stored = entry.with_path("/resources/res1".into());
+    /// assert!(stored.has_bitstream());
+    /// assert!(!stored.with_change(Change::Deleted).has_bitstream());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn has_bitstream(&self) -> bool {
         self.md
             .as_ref()
