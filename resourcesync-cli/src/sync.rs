@@ -17,8 +17,8 @@ use std::time::Instant;
 use http::{HeaderMap, StatusCode};
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_client::{
-    Client, Config, Event, Held, MemoryInventory, Mode, Purpose, Report, Request, RequestId,
-    Standing, State,
+    Client, Config, Event, Held, MemoryInventory, Misuse, Mode, Purpose, Report, Request,
+    RequestId, Standing, State,
 };
 use resourcesync_package::Package;
 use tokio::io::AsyncWriteExt;
@@ -117,8 +117,12 @@ pub enum Msg {
 }
 
 impl Msg {
-    /// Hands what the request task said to the client, as the input it is.
-    pub fn deliver<I: resourcesync_client::Inventory>(self, client: &mut Client<I>) {
+    /// Hands what the request task said to the client, as the input it is. A misuse is
+    /// a bug of this driver's (the client refused the input and changed nothing).
+    pub fn deliver<I: resourcesync_client::Inventory>(
+        self,
+        client: &mut Client<I>,
+    ) -> Result<(), Misuse> {
         let now = Instant::now();
         match self {
             Msg::Head(id, status, headers) => client.handle_response(id, status, &headers, now),
@@ -126,9 +130,9 @@ impl Msg {
             Msg::End(id) => client.handle_end(id, now),
             Msg::Failed(id, reason) => client.handle_failure(id, reason, now),
             Msg::Whole(id, status, headers, body) => {
-                client.handle_response(id, status, &headers, now);
-                client.handle_body(id, &body, now);
-                client.handle_end(id, now);
+                client.handle_response(id, status, &headers, now)?;
+                client.handle_body(id, &body, now)?;
+                client.handle_end(id, now)
             }
         }
     }
@@ -409,16 +413,13 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
                 Event::Store(store) => {
                     let target = args.dir.join(store.change.path.to_path_buf());
                     match place(&kept.temp(store.request), &target, &mut made) {
-                        Ok(()) => {
-                            let held = Held::of(&store.digests, store.change.lastmod);
-                            client
-                                .inventory_mut()
-                                .insert(store.change.uri.clone(), held);
-                            client.applied(store.change.id);
-                        }
-                        Err(e) => {
-                            client.failed(store.change.id, format!("{}: {e}", target.display()))
-                        }
+                        // The client records the digests it verified in the inventory.
+                        Ok(()) => client.applied(store.change.id, None, Instant::now())?,
+                        Err(e) => client.failed(
+                            store.change.id,
+                            format!("{}: {e}", target.display()),
+                            Instant::now(),
+                        )?,
                     }
                     tasks.remove(&store.request);
                 }
@@ -429,21 +430,21 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
                     let target = args.dir.join(change.path.to_path_buf());
                     match std::fs::remove_file(&target) {
                         Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                            client.failed(change.id, format!("{}: {e}", target.display()))
+                            let reason = format!("{}: {e}", target.display());
+                            client.failed(change.id, reason, Instant::now())?
                         }
                         _ => {
                             remove_empty_parents(&target, &args.dir);
-                            client.inventory_mut().remove(&change.uri);
-                            client.applied(change.id);
+                            client.applied(change.id, None, Instant::now())?;
                         }
                     }
                 }
                 Event::Package { request } => match Package::open(kept.temp(request)) {
                     Ok(package) => {
-                        client.handle_package(request, &package, Instant::now());
+                        client.handle_package(request, package.manifest(), Instant::now())?;
                         packages.insert(request, package);
                     }
-                    Err(e) => client.handle_failure(request, e.to_string(), Instant::now()),
+                    Err(e) => client.handle_failure(request, e.to_string(), Instant::now())?,
                 },
                 Event::Extract(extract) => {
                     let target = args.dir.join(extract.change.path.to_path_buf());
@@ -459,14 +460,12 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
                     match result {
                         Ok(digests) => {
                             let held = Held::of(&digests, extract.change.lastmod);
-                            client
-                                .inventory_mut()
-                                .insert(extract.change.uri.clone(), held);
-                            client.applied(extract.change.id);
+                            client.applied(extract.change.id, Some(held), Instant::now())?;
                         }
                         Err(e) => {
                             let _ = std::fs::remove_file(&temp);
-                            client.failed(extract.change.id, format!("{}: {e}", target.display()))
+                            let reason = format!("{}: {e}", target.display());
+                            client.failed(extract.change.id, reason, Instant::now())?
                         }
                     }
                 }
@@ -520,7 +519,7 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
         if acted {
             continue;
         }
-        wait(&mut client, &mut rx).await;
+        wait(&mut client, &mut rx).await?;
     };
     bar.finish_and_clear();
     for (_, task) in tasks {
@@ -585,18 +584,19 @@ fn save(kept: &Kept, client: &Client<MemoryInventory>) -> io::Result<()> {
 }
 
 /// Waits for what comes first, a request task's message or the client's next timeout, and
-/// hands it to the client.
+/// hands it to the client; a misuse is this driver's bug.
 pub async fn wait<I: resourcesync_client::Inventory>(
     client: &mut Client<I>,
     rx: &mut mpsc::Receiver<Msg>,
-) {
+) -> Result<(), Misuse> {
     let timeout = client.poll_timeout();
     tokio::select! {
         message = rx.recv() => if let Some(message) = message {
-            message.deliver(client);
+            message.deliver(client)?;
         },
         () = sleep_until(timeout) => client.handle_timeout(Instant::now()),
     }
+    Ok(())
 }
 
 /// Sleeps until `at`, or forever when there is no timeout.

@@ -7,10 +7,14 @@
 //! [`Event::Problem`], [`Event::Audit`], [`Event::Checkpoint`], [`Event::Done`]).
 
 use std::fmt;
+use std::sync::Arc;
 
-use resourcesync_model::{DocumentKind, FixityMismatch, Md, Rule, Uri, W3cDateTime};
+use resourcesync_model::{
+    Capability, DocumentKind, FixityMismatch, Md, Rule, Uri, UriError, W3cDateTime,
+};
 use serde::Serialize;
 
+use crate::discovery::WellKnownError;
 use crate::inventory::Difference;
 use crate::local_path::{LocalPath, LocalPathError, PathCollision};
 use crate::policy::PolicyError;
@@ -72,7 +76,8 @@ pub struct Change {
 /// Store what was received: the body of `request`, which the caller kept as it arrived
 /// (a temporary file), passed every check and is the resource `change.uri`. Move it to
 /// `change.path` (atomically: rename), then call
-/// [`Client::applied`](crate::Client::applied).
+/// [`Client::applied`](crate::Client::applied), which records [`digests`](Store::digests)
+/// in the inventory.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
 pub struct Store {
@@ -85,8 +90,9 @@ pub struct Store {
     pub digests: resourcesync_model::Digests,
 }
 
-/// Take a resource from a package: bitstream `bitstream` (the index of its entry in the
-/// package, as `resourcesync_package::Package::bitstream` numbers them) of the package
+/// Take a resource from a package: bitstream `bitstream` (its number among the entries
+/// of the manifest that have one, in manifest order, as
+/// `resourcesync_package::Package::bitstream` numbers them) of the package whose manifest
 /// the caller handed over with [`Client::handle_package`](crate::Client::handle_package)
 /// for `package` is the resource `change.uri`; copy it to `change.path` through
 /// `resourcesync-package`'s verified reader, then confirm.
@@ -97,7 +103,7 @@ pub struct Extract {
     pub change: Change,
     /// The request whose body was the package.
     pub package: RequestId,
-    /// The bitstream's index in the manifest.
+    /// The bitstream's number: `resourcesync_package::Package::bitstream(bitstream)`.
     pub bitstream: usize,
 }
 
@@ -159,22 +165,30 @@ pub enum ProblemKind {
     /// The body is not what the Source listed; it is not committed.
     #[error("fixity: {0}")]
     Fixity(FixityMismatch),
-    /// A document could not be read; its message names the place.
+    /// A document could not be read: the reader's error, which names the place.
     #[error("document: {0}")]
-    Document(String),
+    Document(DocumentError),
+    /// The start has no well-known URI to discover a Source Description at (it is no
+    /// http or https URI with an authority).
+    #[error(transparent)]
+    WellKnown(WellKnownError),
+    /// A URI to discover the Source at could not be made from the start.
+    #[error(transparent)]
+    Uri(UriError),
     /// A document is reached a second time in one run (an index loop).
     #[error("document reached twice (a loop)")]
     Loop,
     /// Documents nest deeper than the bound.
     #[error("documents nest deeper than {0}")]
     TooDeep(u32),
-    /// A document is not what its parent promised.
+    /// A document is not what its parent promised (or a package's manifest not the
+    /// manifest its dump promised).
     #[error("expected {expected}, found {found}")]
     Unexpected {
-        /// What the parent promised.
-        expected: String,
+        /// The capability promised.
+        expected: Capability,
         /// What the document is.
-        found: String,
+        found: DocumentKind,
     },
     /// The Source offers no document to do this with (no Resource List for a baseline,
     /// no Change List for an incremental sync), or discovery found nothing.
@@ -203,6 +217,50 @@ pub enum ProblemKind {
     /// The caller could not apply a change.
     #[error("not applied: {0}")]
     NotApplied(String),
+}
+
+/// Why a document could not be read: the XML reader's error, kept whole (what went wrong,
+/// and where: [`position`](DocumentError::position)). Cheap to clone: events that carry
+/// it share one.
+#[derive(Clone, Debug)]
+pub struct DocumentError(Arc<resourcesync_xml::Error>);
+
+impl DocumentError {
+    /// The reader's error.
+    pub fn error(&self) -> &resourcesync_xml::Error {
+        &self.0
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &resourcesync_xml::ErrorKind {
+        self.0.kind()
+    }
+
+    /// Where in the document: byte, line, column, entry.
+    pub fn position(&self) -> resourcesync_xml::Position {
+        self.0.position()
+    }
+}
+
+impl From<resourcesync_xml::Error> for DocumentError {
+    fn from(error: resourcesync_xml::Error) -> DocumentError {
+        DocumentError(Arc::new(error))
+    }
+}
+
+impl fmt::Display for DocumentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq for DocumentError {
+    /// The same error at the same place (the reader's errors hold IO errors, which have
+    /// no equality of their own: compared by their message).
+    fn eq(&self, other: &DocumentError) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+            || (self.position() == other.position() && self.to_string() == other.to_string())
+    }
 }
 
 /// A warning: the Source's documents break a rule, or the client worked around
@@ -400,6 +458,8 @@ impl ProblemKind {
             ProblemKind::Failed(_) => "failed",
             ProblemKind::Fixity(_) => "fixity",
             ProblemKind::Document(_) => "document",
+            ProblemKind::WellKnown(_) => "well-known",
+            ProblemKind::Uri(_) => "uri",
             ProblemKind::Loop => "loop",
             ProblemKind::TooDeep(_) => "too-deep",
             ProblemKind::Unexpected { .. } => "unexpected",

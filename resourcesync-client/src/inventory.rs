@@ -83,6 +83,19 @@ impl Held {
         }
     }
 
+    /// What the Source listed for a resource, as held once a copy verified against it is:
+    /// the listed length, md5 and sha-256 digests (each if listed), and `lastmod`.
+    pub fn listed(md: Option<&Md>, lastmod: Option<W3cDateTime>) -> Held {
+        let hashes = md.and_then(|md| md.hash.as_ref());
+        let bytes = |algorithm| hashes.and_then(|h| h.get(&algorithm)).map(|h| h.bytes());
+        Held {
+            length: md.and_then(|md| md.length),
+            lastmod,
+            md5: bytes(HashAlgorithm::Md5).and_then(|b| b.try_into().ok().map(Digest)),
+            sha256: bytes(HashAlgorithm::Sha256).and_then(|b| b.try_into().ok().map(Digest)),
+        }
+    }
+
     /// This record with a length.
     pub fn with_length(mut self, length: u64) -> Held {
         self.length = Some(length);
@@ -171,17 +184,27 @@ pub enum Difference {
     Unknown,
 }
 
-/// The Destination's resources, as the client asks about them. Implemented by the
-/// caller over whatever it keeps; [`MemoryInventory`] keeps a map.
+/// The Destination's resources, as the client asks about them and records what the
+/// caller applied. Implemented by the caller over whatever it keeps; [`MemoryInventory`]
+/// keeps a map.
+///
+/// The client writes to it only when the caller confirms a change
+/// ([`Client::applied`](crate::Client::applied)), so that the inventory and the files
+/// never drift apart by a forgotten second call.
 pub trait Inventory {
     /// What is held of the resource `uri`, if it is held.
     fn get(&self, uri: &Uri) -> Option<Held>;
     /// Calls `f` once for every resource held, in any order. Called at most once per
     /// listing, after the whole listing was read (deletions, an audit's extra resources).
     fn for_each(&self, f: &mut dyn FnMut(&Uri, &Held));
+    /// Records that `uri` is held as `held` (a store or an extraction confirmed),
+    /// replacing what was recorded.
+    fn record(&mut self, uri: Uri, held: Held);
+    /// Records that `uri` is no longer held (a deletion confirmed); nothing if it was not.
+    fn forget(&mut self, uri: &Uri);
 }
 
-impl<T: Inventory + ?Sized> Inventory for &T {
+impl<T: Inventory + ?Sized> Inventory for &mut T {
     fn get(&self, uri: &Uri) -> Option<Held> {
         (**self).get(uri)
     }
@@ -189,11 +212,19 @@ impl<T: Inventory + ?Sized> Inventory for &T {
     fn for_each(&self, f: &mut dyn FnMut(&Uri, &Held)) {
         (**self).for_each(f)
     }
+
+    fn record(&mut self, uri: Uri, held: Held) {
+        (**self).record(uri, held)
+    }
+
+    fn forget(&mut self, uri: &Uri) {
+        (**self).forget(uri)
+    }
 }
 
 /// An inventory kept in memory: a map from URI to what is held. A driver fills it from
-/// its own records, and keeps it up to date as it applies the client's changes
-/// ([`MemoryInventory::insert`], [`MemoryInventory::remove`]). Serialized as a map from
+/// its own records ([`MemoryInventory::insert`]); the client keeps it up to date as the
+/// driver confirms changes. Serialized as a map from
 /// URI to [`Held`], to keep between runs.
 ///
 /// A lookup per listed entry is the client's largest cost after reading, and at a
@@ -363,6 +394,14 @@ impl Inventory for MemoryInventory {
             f(uri, held)
         }
     }
+
+    fn record(&mut self, uri: Uri, held: Held) {
+        self.insert(uri, held);
+    }
+
+    fn forget(&mut self, uri: &Uri) {
+        self.remove(uri);
+    }
 }
 
 #[cfg(test)]
@@ -378,6 +417,20 @@ mod tests {
 
     fn t(s: &str) -> W3cDateTime {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn what_is_listed_is_held_as_a_verified_copy_would_be() {
+        let d = digests(b"abc");
+        let lastmod = Some(t("2020-01-01T00:00:00Z"));
+        let md = Md::new().with_length(3).with_hash(d.hashes());
+        assert_eq!(Held::listed(Some(&md), lastmod), Held::of(&d, lastmod));
+        let md5_only = Md::new().with_hash(Hashes::from(resourcesync_model::Hash::md5(d.md5.0)));
+        assert_eq!(
+            Held::listed(Some(&md5_only), None),
+            Held::new().with_md5(d.md5)
+        );
+        assert_eq!(Held::listed(None, None), Held::new());
     }
 
     #[test]

@@ -27,7 +27,7 @@
 //!
 //! use http::{HeaderMap, StatusCode};
 //! use resourcesync_client::{
-//!     Client, Config, Event, Held, MemoryInventory, Mode, Purpose, Report, State,
+//!     Client, Config, Event, MemoryInventory, Mode, Purpose, Report, State,
 //! };
 //!
 //! /// What an HTTP stack gives back: status, headers, and the body in chunks.
@@ -37,7 +37,7 @@
 //!     client: &mut Client<MemoryInventory>,
 //!     mut fetch: impl FnMut(&http::Request<()>) -> Fetched,
 //!     dir: &Path,
-//! ) -> std::io::Result<Report> {
+//! ) -> Result<Report, Box<dyn std::error::Error>> {
 //!     let temp = |id: resourcesync_client::RequestId| dir.join(format!(".part-{id}"));
 //!     loop {
 //!         let now = Instant::now();
@@ -46,7 +46,9 @@
 //!             let keep = matches!(request.purpose, Purpose::Resource { .. } | Purpose::Package);
 //!             match fetch(&request.http) {
 //!                 Ok((status, headers, chunks)) => {
-//!                     client.handle_response(request.id, status, &headers, now);
+//!                     // `?`: a `Misuse` is a bug of this driver's (a body before
+//!                     // its head, an input after the end), refused whole.
+//!                     client.handle_response(request.id, status, &headers, now)?;
 //!                     let mut file = None;
 //!                     if keep && status.is_success() {
 //!                         file = Some(std::fs::File::create(temp(request.id))?);
@@ -55,11 +57,11 @@
 //!                         if let Some(file) = &mut file {
 //!                             file.write_all(&chunk)?;
 //!                         }
-//!                         client.handle_body(request.id, &chunk, Instant::now());
+//!                         client.handle_body(request.id, &chunk, Instant::now())?;
 //!                     }
-//!                     client.handle_end(request.id, Instant::now());
+//!                     client.handle_end(request.id, Instant::now())?;
 //!                 }
-//!                 Err(reason) => client.handle_failure(request.id, reason, now),
+//!                 Err(reason) => client.handle_failure(request.id, reason, now)?,
 //!             }
 //!         } else if let Some(at) = client.poll_timeout() {
 //!             // 4. Nothing to send: wait for the next retry.
@@ -73,19 +75,15 @@
 //!                     let target = dir.join(store.change.path.to_path_buf());
 //!                     std::fs::create_dir_all(target.parent().unwrap_or(dir))?;
 //!                     std::fs::rename(temp(store.request), &target)?;
-//!                     let held = Held::of(&store.digests, store.change.lastmod);
-//!                     client.inventory_mut().insert(store.change.uri.clone(), held);
-//!                     client.applied(store.change.id);
+//!                     // The client records it in the inventory: the digests it verified.
+//!                     client.applied(store.change.id, None, Instant::now())?;
 //!                 }
 //!                 Event::Delete(change) => {
 //!                     match std::fs::remove_file(dir.join(change.path.to_path_buf())) {
 //!                         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-//!                             client.failed(change.id, e.to_string())
+//!                             client.failed(change.id, e.to_string(), Instant::now())?
 //!                         }
-//!                         _ => {
-//!                             client.inventory_mut().remove(&change.uri);
-//!                             client.applied(change.id);
-//!                         }
+//!                         _ => client.applied(change.id, None, Instant::now())?,
 //!                     }
 //!                 }
 //!                 Event::Discard { request, .. } => {
@@ -225,6 +223,7 @@ pub mod discovery;
 mod event;
 pub mod inventory;
 pub mod local_path;
+mod misuse;
 pub mod policy;
 mod request;
 mod state;
@@ -232,10 +231,11 @@ mod state;
 pub use client::Client;
 pub use config::{Bounds, Config, ConfigError, Mode, Shard};
 pub use event::{
-    Action, Change, ChangeId, DocumentRead, Event, Extract, Problem, ProblemKind, Progress, Report,
-    Standing, Store, Warning,
+    Action, Change, ChangeId, DocumentError, DocumentRead, Event, Extract, Problem, ProblemKind,
+    Progress, Report, Standing, Store, Warning,
 };
 pub use inventory::{Held, Inventory, MemoryInventory};
+pub use misuse::Misuse;
 pub use request::{Purpose, Request, RequestId};
 pub use state::{Checkpoint, Position, State};
 

@@ -131,6 +131,27 @@ impl Entry {
         self.md.as_ref().and_then(|md| md.change)
     }
 
+    /// Whether a package's manifest entry names a bitstream: it has a `path` and is no
+    /// deletion (a resource deleted in a Change Dump Manifest has no bitstream). A package
+    /// numbers its bitstreams from 0 in manifest order among the entries for which this
+    /// holds, so a reader of the manifest alone numbers them the same way.
+    ///
+    /// ```
+    /// use resourcesync_model::{Change, Entry};
+    ///
+    /// let entry = Entry::new("http://example.com/res1".parse()?);
+    /// assert!(!entry.has_bitstream());
+    /// let stored = entry.with_path("/resources/res1".into());
+    /// assert!(stored.has_bitstream());
+    /// assert!(!stored.with_change(Change::Deleted).has_bitstream());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn has_bitstream(&self) -> bool {
+        self.md
+            .as_ref()
+            .is_some_and(|md| md.path.is_some() && md.change != Some(crate::Change::Deleted))
+    }
+
     /// The links with a relation, highest priority first (stable for equal priorities).
     pub fn links_with(&self, rel: &Relation) -> Vec<&Link> {
         let mut links: Vec<&Link> = self.links.iter().filter(|l| &l.rel == rel).collect();

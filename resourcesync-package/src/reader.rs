@@ -8,7 +8,7 @@ use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 
-use resourcesync_model::{Change, Document, DocumentKind, Finding, Hashes, MAX_BYTES};
+use resourcesync_model::{Document, DocumentKind, Finding, Hashes, MAX_BYTES};
 
 use crate::archive::{self, EntryReader, ZipEntry};
 use crate::error::{BadPackage, LimitExceeded, Misuse, PathProblem};
@@ -271,7 +271,9 @@ impl<R: Read + Seek> Package<R> {
 
     /// How many bitstreams the package has: files of the ZIP that the manifest lists,
     /// numbered from 0 in the manifest's order for [`bitstream`](Package::bitstream) and
-    /// [`entry`](Package::entry). Fewer than the manifest's entries
+    /// [`entry`](Package::entry), among the entries for which
+    /// [`Entry::has_bitstream`](resourcesync_model::Entry::has_bitstream) holds (so that
+    /// a reader of [`manifest`](Package::manifest) alone numbers them alike). Fewer than the manifest's entries
     /// (`manifest().entries.len()`) when it lists deletions, which have no bitstream;
     /// files the manifest does not list are not counted (see
     /// [`unlisted`](Package::unlisted)), nor is `manifest.xml`.
@@ -593,15 +595,15 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
     let mut seen: Vec<Option<usize>> = vec![None; entries.len()];
     let mut next = 0;
     for (i, entry) in manifest.entries.iter().enumerate() {
-        let md = entry.md.as_ref();
-        let Some(path) = md.and_then(|md| md.path.as_ref()) else {
-            // A deletion in a Change Dump Manifest has no bitstream; a missing path
-            // anywhere else is a finding of the manifest's (path-mandatory).
-            continue;
-        };
-        if md.and_then(|md| md.change) == Some(Change::Deleted) {
+        // A deletion in a Change Dump Manifest has no bitstream; a missing path anywhere
+        // else is a finding of the manifest's (path-mandatory). The rule is the model's,
+        // so that a reader of the manifest alone (the client) numbers bitstreams alike.
+        if !entry.has_bitstream() {
             continue;
         }
+        let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) else {
+            continue;
+        };
         let path = path.as_str();
         // The standard's paths start with a slash; tolerate its absence (reported as
         // path-leading-slash), as the Python reference implementation leaves it out.

@@ -109,7 +109,12 @@ fn sync(source: &str, dir: &Path, run: Run) -> Result<bool, Box<dyn std::error::
             match agent.run(request.http) {
                 Ok(mut response) => {
                     let status = response.status();
-                    client.handle_response(request.id, status, response.headers(), Instant::now());
+                    client.handle_response(
+                        request.id,
+                        status,
+                        response.headers(),
+                        Instant::now(),
+                    )?;
                     let mut file = match keep && status.is_success() {
                         true => Some(std::fs::File::create(temp(request.id))?),
                         false => None,
@@ -123,17 +128,19 @@ fn sync(source: &str, dir: &Path, run: Run) -> Result<bool, Box<dyn std::error::
                                 if let Some(file) = &mut file {
                                     file.write_all(&buf[..n])?;
                                 }
-                                client.handle_body(request.id, &buf[..n], Instant::now());
+                                client.handle_body(request.id, &buf[..n], Instant::now())?;
                             }
                             Err(e) => break Err(e),
                         }
                     };
                     match ended {
-                        Ok(()) => client.handle_end(request.id, Instant::now()),
-                        Err(e) => client.handle_failure(request.id, e.to_string(), Instant::now()),
+                        Ok(()) => client.handle_end(request.id, Instant::now())?,
+                        Err(e) => {
+                            client.handle_failure(request.id, e.to_string(), Instant::now())?
+                        }
                     }
                 }
-                Err(e) => client.handle_failure(request.id, e.to_string(), Instant::now()),
+                Err(e) => client.handle_failure(request.id, e.to_string(), Instant::now())?,
             }
         } else if let Some(at) = client.poll_timeout() {
             std::thread::sleep(at.saturating_duration_since(Instant::now()));
@@ -145,33 +152,25 @@ fn sync(source: &str, dir: &Path, run: Run) -> Result<bool, Box<dyn std::error::
                 Event::Store(store) => {
                     let target = dir.join(store.change.path.to_path_buf());
                     match place(&temp(store.request), &target) {
-                        Ok(()) => {
-                            let held = Held::of(&store.digests, store.change.lastmod);
-                            client
-                                .inventory_mut()
-                                .insert(store.change.uri.clone(), held);
-                            client.applied(store.change.id);
-                        }
-                        Err(e) => client.failed(store.change.id, e.to_string()),
+                        // The client records the digests it verified in the inventory.
+                        Ok(()) => client.applied(store.change.id, None, Instant::now())?,
+                        Err(e) => client.failed(store.change.id, e.to_string(), Instant::now())?,
                     }
                 }
                 Event::Delete(change) => {
                     match std::fs::remove_file(dir.join(change.path.to_path_buf())) {
                         Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                            client.failed(change.id, e.to_string())
+                            client.failed(change.id, e.to_string(), Instant::now())?
                         }
-                        _ => {
-                            client.inventory_mut().remove(&change.uri);
-                            client.applied(change.id);
-                        }
+                        _ => client.applied(change.id, None, Instant::now())?,
                     }
                 }
                 Event::Package { request } => match Package::open(temp(request)) {
                     Ok(package) => {
-                        client.handle_package(request, &package, Instant::now());
+                        client.handle_package(request, package.manifest(), Instant::now())?;
                         packages.insert(request, package);
                     }
-                    Err(e) => client.handle_failure(request, e.to_string(), Instant::now()),
+                    Err(e) => client.handle_failure(request, e.to_string(), Instant::now())?,
                 },
                 Event::Extract(extract) => {
                     let out = kept.join("tmp").join("extract");
@@ -184,12 +183,11 @@ fn sync(source: &str, dir: &Path, run: Run) -> Result<bool, Box<dyn std::error::
                     }) {
                         Ok(digests) => {
                             let held = Held::of(&digests, extract.change.lastmod);
-                            client
-                                .inventory_mut()
-                                .insert(extract.change.uri.clone(), held);
-                            client.applied(extract.change.id);
+                            client.applied(extract.change.id, Some(held), Instant::now())?;
                         }
-                        Err(e) => client.failed(extract.change.id, e.to_string()),
+                        Err(e) => {
+                            client.failed(extract.change.id, e.to_string(), Instant::now())?
+                        }
                     }
                 }
                 Event::Release { request }

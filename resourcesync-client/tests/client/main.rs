@@ -1,10 +1,13 @@
 //! The client's building blocks, one module per topic.
 
+mod apply;
 mod convergence;
 mod discovery;
 mod fuzz_corpus;
 mod fuzz_regressions;
 mod local_path;
+mod misuse;
 mod policy;
+mod problems;
 mod sim;
 mod sync;

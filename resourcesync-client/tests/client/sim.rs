@@ -136,9 +136,10 @@ pub fn sync(
     let inventory = std::mem::take(&mut dest.inventory);
     let mut client = Client::new(config, dest.state.clone(), inventory);
     let run = drive_client(&mut client, source, dest, drive);
-    dest.inventory = std::mem::take(client.inventory_mut());
+    let (state, inventory) = client.into_parts();
+    dest.inventory = inventory;
     if !run.crashed {
-        dest.state = client.state().clone();
+        dest.state = state;
     }
     run
 }
@@ -197,6 +198,7 @@ pub fn drive_client(
         let mut progressed = false;
         while let Some(event) = client.poll_event() {
             progressed = true;
+            // The change to confirm, and what the inventory records for it.
             let mut confirm = None;
             match &event {
                 Event::Store(store) => {
@@ -204,16 +206,12 @@ pub fn drive_client(
                     assert_eq!(body.len() as u64, store.digests.length);
                     dest.files
                         .insert(store.change.path.as_str().to_owned(), body);
-                    client.inventory_mut().insert(
-                        store.change.uri.clone(),
-                        Held::of(&store.digests, store.change.lastmod),
-                    );
-                    confirm = Some(store.change.id);
+                    // The client records the digests it verified.
+                    confirm = Some((store.change.id, None));
                 }
                 Event::Delete(change) => {
                     dest.files.remove(change.path.as_str());
-                    client.inventory_mut().remove(&change.uri);
-                    confirm = Some(change.id);
+                    confirm = Some((change.id, None));
                 }
                 Event::Extract(extract) => {
                     let package = packages
@@ -230,16 +228,13 @@ pub fn drive_client(
                     let digests = f.finish();
                     dest.files
                         .insert(extract.change.path.as_str().to_owned(), bytes);
-                    client.inventory_mut().insert(
-                        extract.change.uri.clone(),
-                        Held::of(&digests, extract.change.lastmod),
-                    );
-                    confirm = Some(extract.change.id);
+                    let held = Held::of(&digests, extract.change.lastmod);
+                    confirm = Some((extract.change.id, Some(held)));
                 }
                 Event::Package { request: id } => {
                     let body = kept.remove(id).expect("a package body was kept");
                     let package = Package::new(Cursor::new(body)).unwrap();
-                    client.handle_package(*id, &package, now);
+                    client.handle_package(*id, package.manifest(), now).unwrap();
                     packages.insert(*id, package);
                 }
                 Event::Release { request: id } => {
@@ -260,13 +255,13 @@ pub fn drive_client(
                 _ => {}
             }
             run.events.push(event);
-            if let Some(change) = confirm {
+            if let Some((change, held)) = confirm {
                 confirmations += 1;
                 if drive.crash_after.is_some_and(|n| confirmations > n) {
                     run.crashed = true;
                     return run;
                 }
-                client.applied(change);
+                client.applied(change, held, now).unwrap();
             }
         }
         if run.report.is_some() {
@@ -366,7 +361,7 @@ pub fn drive_client(
                 }
                 now += Duration::from_millis(10);
                 let status = StatusCode::from_u16(response.status).unwrap();
-                client.handle_response(id, status, &headers, now);
+                client.handle_response(id, status, &headers, now).unwrap();
                 if let Some(n) = truncate {
                     response.body.truncate(n);
                 }
@@ -397,7 +392,7 @@ pub fn drive_client(
                     .or_default()
                     .extend_from_slice(&body[at..end]);
             }
-            client.handle_body(id, &body[at..end], now);
+            client.handle_body(id, &body[at..end], now).unwrap();
             exchanges.insert(
                 id,
                 Exchange {
@@ -412,9 +407,9 @@ pub fn drive_client(
         in_flight.remove(pick);
         if cut {
             kept.remove(&id);
-            client.handle_failure(id, "connection closed", now);
+            client.handle_failure(id, "connection closed", now).unwrap();
         } else {
-            client.handle_end(id, now);
+            client.handle_end(id, now).unwrap();
         }
     }
     panic!("the run did not end in 2,000,000 steps");

@@ -785,7 +785,9 @@ fn resolved_addresses_are_checked_against_the_policy() {
     );
     let now = std::time::Instant::now();
     let request = client.poll_request(now).unwrap();
-    client.handle_address(request.id, "127.0.0.1".parse().unwrap(), now);
+    client
+        .handle_address(request.id, "127.0.0.1".parse().unwrap(), now)
+        .unwrap();
     let events: Vec<Event> = std::iter::from_fn(|| client.poll_event()).collect();
     assert!(
         events
@@ -806,7 +808,9 @@ fn resolved_addresses_are_checked_against_the_policy() {
         resourcesync_client::MemoryInventory::new(),
     );
     let request = client.poll_request(now).unwrap();
-    client.handle_address(request.id, "93.184.216.34".parse().unwrap(), now);
+    client
+        .handle_address(request.id, "93.184.216.34".parse().unwrap(), now)
+        .unwrap();
     assert!(
         std::iter::from_fn(|| client.poll_event())
             .all(|e| !matches!(e, Event::Cancel { request: _ } | Event::Problem(_)))
@@ -1026,14 +1030,18 @@ fn entries_are_decided_as_the_body_arrives() {
     let now = std::time::Instant::now();
     let request = client.poll_request(now).unwrap();
     let body = s.respond(request.uri.as_str()).body;
-    client.handle_response(
-        request.id,
-        http::StatusCode::OK,
-        &http::HeaderMap::new(),
-        now,
-    );
+    client
+        .handle_response(
+            request.id,
+            http::StatusCode::OK,
+            &http::HeaderMap::new(),
+            now,
+        )
+        .unwrap();
     // Half the document: the entries in it are decided already, the end not yet reached.
-    client.handle_body(request.id, &body[..body.len() / 2], now);
+    client
+        .handle_body(request.id, &body[..body.len() / 2], now)
+        .unwrap();
     let decided = std::iter::from_fn(|| client.poll_event())
         .filter(|e| matches!(e, Event::Change(_)))
         .count();
@@ -1041,8 +1049,10 @@ fn entries_are_decided_as_the_body_arrives() {
         (60..100).contains(&decided),
         "{decided} of 200 decided from half the document"
     );
-    client.handle_body(request.id, &body[body.len() / 2..], now);
-    client.handle_end(request.id, now);
+    client
+        .handle_body(request.id, &body[body.len() / 2..], now)
+        .unwrap();
+    client.handle_end(request.id, now).unwrap();
     let rest = std::iter::from_fn(|| client.poll_event())
         .filter(|e| matches!(e, Event::Change(_)))
         .count();
@@ -1064,7 +1074,9 @@ fn redirects_the_callers_stack_followed_are_checked_too() {
     // Off the authority: refused, and the caller told to stop the request.
     let mut client = start(s.uri("resourcelist.xml").as_str());
     let request = client.poll_request(now).unwrap();
-    client.handle_redirect(request.id, "https://elsewhere.example/list.xml", now);
+    client
+        .handle_redirect(request.id, "https://elsewhere.example/list.xml", now)
+        .unwrap();
     let events: Vec<Event> = std::iter::from_fn(|| client.poll_event()).collect();
     assert!(
         events
@@ -1081,20 +1093,15 @@ fn redirects_the_callers_stack_followed_are_checked_too() {
     // On the authority: the request goes on, and its body is read as the document.
     let mut client = start(s.uri("old-list.xml").as_str());
     let request = client.poll_request(now).unwrap();
-    client.handle_redirect(request.id, "/resourcelist.xml", now);
+    client
+        .handle_redirect(request.id, "/resourcelist.xml", now)
+        .unwrap();
     assert!(
         std::iter::from_fn(|| client.poll_event())
             .all(|e| !matches!(e, Event::Cancel { .. } | Event::Problem(_)))
     );
     let body = s.respond(s.uri("resourcelist.xml").as_str()).body;
-    client.handle_response(
-        request.id,
-        http::StatusCode::OK,
-        &http::HeaderMap::new(),
-        now,
-    );
-    client.handle_body(request.id, &body, now);
-    client.handle_end(request.id, now);
+    crate::apply::answer(&mut client, &request, &body, now);
     let read = std::iter::from_fn(|| client.poll_event())
         .any(|e| matches!(e, Event::Document(d) if d.uri.as_str().ends_with("/resourcelist.xml")));
     assert!(read, "the document is known by where the redirect led");
@@ -1120,14 +1127,7 @@ fn documents_wait_while_enough_fetches_are_queued() {
     let answer = |client: &mut resourcesync_client::Client<_>,
                   request: &resourcesync_client::Request| {
         let body = s.respond(request.uri.as_str()).body;
-        client.handle_response(
-            request.id,
-            http::StatusCode::OK,
-            &http::HeaderMap::new(),
-            now,
-        );
-        client.handle_body(request.id, &body, now);
-        client.handle_end(request.id, now);
+        crate::apply::answer(client, request, &body, now);
     };
     let index = client.poll_request(now).unwrap();
     answer(&mut client, &index);

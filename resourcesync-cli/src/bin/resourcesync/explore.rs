@@ -102,7 +102,7 @@ async fn explore(args: &ExploreArgs) -> Result<u8, Unusable> {
         if acted {
             continue;
         }
-        wait(&mut client, &mut rx).await;
+        wait(&mut client, &mut rx).await?;
     };
     if args.json {
         let summary = serde_json::json!({

@@ -1,0 +1,159 @@
+//! Baseline and audit: a listing compared with the inventory, and what the inventory
+//! holds that the listing no longer lists.
+
+use resourcesync_model::{Entry, Uri};
+
+use super::incremental::mirrors;
+use super::{Client, hash};
+use crate::config::Mode;
+use crate::event::{Action, Event, ProblemKind, Standing};
+use crate::inventory::{Comparison, Inventory};
+use crate::local_path::LocalPathError;
+use crate::request::RequestId;
+
+impl<I: Inventory> Client<I> {
+    /// One resource of a listing (a Resource List entry, or a bitstream of a Resource
+    /// Dump package): compared with the inventory, and a change decided if it differs.
+    pub(super) fn listed_entry(
+        &mut self,
+        set: usize,
+        entry: &Entry,
+        bitstream: Option<(RequestId, usize)>,
+    ) {
+        if let Some(shard) = &self.config.shard {
+            if !shard.contains(&entry.loc) {
+                return;
+            }
+        }
+        self.report.listed += 1;
+        self.progress.listed += 1;
+        // Kept only for what reads it once the listing is whole: deletions, an audit.
+        let keep = match self.config.mode {
+            Mode::Audit => true,
+            Mode::Incremental | Mode::Explore => false,
+            _ => self.config.delete,
+        };
+        if keep {
+            self.listed.push(hash(&entry.loc));
+        }
+        let held = self.inventory.get(&entry.loc);
+        let comparison = held.map(|h| h.compare(entry.md.as_ref(), entry.lastmod.as_ref()));
+        let action = match comparison {
+            Some(Comparison::Same) => {
+                self.report.unchanged += 1;
+                return;
+            }
+            Some(Comparison::Differs(d)) => {
+                if self.config.mode == Mode::Audit {
+                    self.report.changed += 1;
+                    self.events.push_back(Event::Audit {
+                        uri: entry.loc.clone(),
+                        standing: Standing::Changed(d),
+                    });
+                    return;
+                }
+                Action::Update
+            }
+            None => {
+                if self.config.mode == Mode::Audit {
+                    self.report.missing += 1;
+                    self.events.push_back(Event::Audit {
+                        uri: entry.loc.clone(),
+                        standing: Standing::Missing,
+                    });
+                    return;
+                }
+                Action::Create
+            }
+        };
+        let mirrors = mirrors(entry);
+        self.decide(set, action, entry, mirrors, bitstream);
+    }
+
+    /// After the whole listing was read: deletions (baseline) or extras (audit).
+    pub(super) fn sweep(&mut self) {
+        if self.sets.is_empty() {
+            if self.report.problems == 0 {
+                self.push_problem(
+                    Some(&self.config.start.clone()),
+                    None,
+                    ProblemKind::NotOffered("Source Description"),
+                );
+            }
+            return;
+        }
+        let audit = self.config.mode == Mode::Audit;
+        if self.config.mode == Mode::Explore || (!audit && !self.config.delete) {
+            return;
+        }
+        if self.sets.iter().any(|s| s.failed) {
+            if !audit {
+                self.warn(
+                    None,
+                    None,
+                    None,
+                    "the listing was not read whole: nothing is deleted".into(),
+                );
+            }
+            return;
+        }
+        self.listed.sort_unstable();
+        let listed = std::mem::take(&mut self.listed);
+        let shard = self.config.shard;
+        let paths = &self.config.paths;
+        let mut gone: Vec<Uri> = Vec::new();
+        let mut count = 0u64;
+        let limit = if audit {
+            u64::MAX
+        } else {
+            self.config.max_deletes
+        };
+        self.inventory.for_each(&mut |uri, _| {
+            if shard.is_some_and(|s| !s.contains(uri)) || listed.binary_search(&hash(uri)).is_ok() {
+                return;
+            }
+            // What is not the Source's to list is not ours to delete.
+            if matches!(
+                paths.local_path(uri),
+                Err(LocalPathError::OtherAuthority { .. } | LocalPathError::OutsideBase { .. })
+            ) {
+                return;
+            }
+            count += 1;
+            if count <= limit {
+                gone.push(uri.clone());
+            }
+        });
+        if audit {
+            for uri in gone {
+                self.report.extra += 1;
+                self.events.push_back(Event::Audit {
+                    uri,
+                    standing: Standing::Extra,
+                });
+            }
+            return;
+        }
+        if count > limit {
+            self.push_problem(
+                None,
+                None,
+                ProblemKind::DeleteLimit {
+                    would: count,
+                    limit,
+                },
+            );
+            // The baseline is not done: no checkpoint, so that the next run is a
+            // baseline again (with a limit the caller may raise), not an incremental
+            // run that would never delete these.
+            for set in &mut self.sets {
+                set.failed = true;
+            }
+            return;
+        }
+        let set = 0;
+        for uri in gone {
+            self.decide(set, Action::Delete, &Entry::new(uri), Vec::new(), None);
+        }
+    }
+}

@@ -1,0 +1,397 @@
+//! Changes: decided, fetched or extracted from a package, and settled by the caller's
+//! confirmation.
+
+use std::time::Instant;
+
+use resourcesync_model::{Capability, Document, Entry, Uri};
+
+use super::incremental::raw;
+use super::{Client, Job, Pending, Unpacking, What};
+use crate::event::{Action, Change, ChangeId, Event, Extract, ProblemKind, Store};
+use crate::inventory::{Held, Inventory};
+use crate::misuse::Misuse;
+use crate::request::RequestId;
+
+impl<I: Inventory> Client<I> {
+    /// The caller applied `change` as the [`Event::Store`], [`Event::Extract`] or
+    /// [`Event::Delete`] that named it said, and the client records it in the inventory
+    /// in the same step (one call: a change confirmed is a change recorded).
+    ///
+    /// - A store or an extraction is recorded as `held`: [`Held::of`] the digests of what
+    ///   was written and the change's `lastmod`. With `None` the client records what it
+    ///   verified itself: a store's digests ([`Store::digests`]), an extraction's length
+    ///   and hashes as the manifest lists them (the package's verified reader checked
+    ///   them).
+    /// - A deletion removes the record; `held` is not used.
+    ///
+    /// Then the run moves on: the checkpoint may move ([`Event::Checkpoint`]), and new
+    /// requests and events may be due.
+    ///
+    /// Each change is confirmed once, after the event that instructs it: a change not
+    /// instructed yet or settled already, and a `held` for a deletion, are a [`Misuse`]
+    /// (nothing is recorded).
+    pub fn applied(
+        &mut self,
+        change: ChangeId,
+        held: Option<Held>,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let pending = self.awaiting(change)?;
+        let record = match (pending.change.action, held) {
+            (Action::Delete, Some(_)) => return Err(Misuse::HeldForDeletion(change)),
+            (Action::Delete, None) => None,
+            (_, Some(held)) => Some(held),
+            (_, None) => Some(match &pending.digests {
+                Some(digests) => Held::of(digests, pending.change.lastmod),
+                None => Held::listed(pending.change.md.as_ref(), pending.change.lastmod),
+            }),
+        };
+        let uri = pending.change.uri.clone();
+        match record {
+            Some(held) => self.inventory.record(uri, held),
+            None => self.inventory.forget(&uri),
+        }
+        self.settle(change, None);
+        self.advance(Some(now));
+        Ok(())
+    }
+
+    /// The caller could not apply `change`; `reason` says why. The inventory is not
+    /// changed, and the checkpoint stays before the change. The same misuses as
+    /// [`applied`](Client::applied) are refused.
+    pub fn failed(
+        &mut self,
+        change: ChangeId,
+        reason: impl Into<String>,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        self.awaiting(change)?;
+        self.settle(change, Some(ProblemKind::NotApplied(reason.into())));
+        self.advance(Some(now));
+        Ok(())
+    }
+
+    /// The change `change`, if it waits for the caller's confirmation.
+    fn awaiting(&self, change: ChangeId) -> Result<&Pending, Misuse> {
+        match self.changes.get(&change) {
+            Some(pending) if pending.instructed => Ok(pending),
+            Some(_) => Err(Misuse::NotInstructed(change)),
+            // Changes and requests are numbered from one counter: above it is no change
+            // of this client.
+            None if change.0 > self.next_id => Err(Misuse::UnknownChange(change)),
+            None => Err(Misuse::ChangeSettled(change)),
+        }
+    }
+
+    /// The manifest of the package received for `id` (announced by [`Event::Package`]),
+    /// as the caller read it from the package (`resourcesync_package::Package::manifest`):
+    /// the client decides what to take from it. [`Event::Extract`] names a bitstream by
+    /// its number among the manifest's entries that have one
+    /// ([`Entry::has_bitstream`](resourcesync_model::Entry::has_bitstream)), in manifest
+    /// order, which is how `resourcesync_package::Package::bitstream` numbers them.
+    ///
+    /// A manifest for a request no [`Event::Package`] named, or a second one, is a
+    /// [`Misuse`].
+    pub fn handle_package(
+        &mut self,
+        id: RequestId,
+        manifest: &Document,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let Some(pending) = self.packages.get_mut(&id) else {
+            return Err(Misuse::NoPackage(id));
+        };
+        if pending.manifest_read {
+            return Err(Misuse::NoPackage(id));
+        }
+        pending.manifest_read = true;
+        // Each entry's bitstream number, counted as the package counts them.
+        let numbers: Vec<Option<usize>> = manifest
+            .entries
+            .iter()
+            .scan(0, |next, e| {
+                let number = e.has_bitstream().then_some(*next);
+                *next += usize::from(number.is_some());
+                Some(number)
+            })
+            .collect();
+        let set = pending.set;
+        let candidate = pending.candidate;
+        let expected = if candidate.is_some() {
+            Capability::ChangeDumpManifest
+        } else {
+            Capability::ResourceDumpManifest
+        };
+        if manifest.head.md.capability.as_ref() != Some(&expected) {
+            self.sets[set].failed = true;
+            self.push_problem(
+                None,
+                Some(id),
+                ProblemKind::Unexpected {
+                    expected,
+                    found: manifest.head.kind(),
+                },
+            );
+            self.packages.remove(&id);
+            self.events.push_back(Event::Release { request: id });
+            self.package_gone(set);
+            self.advance(Some(now));
+            return Ok(());
+        }
+        for (i, entry) in manifest.entries.iter().enumerate() {
+            if let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) {
+                if !path.as_str().starts_with('/') {
+                    self.warn(
+                        None,
+                        Some(i as u64 + 1),
+                        None,
+                        format!(
+                            "bitstream path {:?} does not start with \"/\" (as the Python \
+                             reference implementation writes them); read as if it did",
+                            path.as_str()
+                        ),
+                    );
+                }
+            }
+        }
+        match candidate {
+            Some(c) => {
+                let raws = manifest
+                    .entries
+                    .iter()
+                    .zip(&numbers)
+                    .map(|(e, number)| raw(e, number.map(|i| (id, i))))
+                    .collect();
+                if let Some(stream) = self.sets[set].stream.as_mut() {
+                    if let Some(cand) = stream.candidates.get_mut(c) {
+                        cand.loaded = Some(raws);
+                        cand.package = Some(id);
+                    }
+                }
+            }
+            None => {
+                for (entry, number) in manifest.entries.iter().zip(&numbers) {
+                    match *number {
+                        Some(i) => self.listed_entry(set, entry, Some((id, i))),
+                        None => self.warn(
+                            None,
+                            None,
+                            None,
+                            format!(
+                                "{}: listed in the manifest without a bitstream; skipped",
+                                entry.loc
+                            ),
+                        ),
+                    }
+                }
+            }
+        }
+        self.package_gone(set);
+        self.release_if_settled(id);
+        self.advance(Some(now));
+        Ok(())
+    }
+
+    /// Decides a change: checks the URI and its path, announces it, and in a real run
+    /// asks for it (a fetch, an extraction, a deletion).
+    pub(super) fn decide(
+        &mut self,
+        set: usize,
+        action: Action,
+        entry: &Entry,
+        mirrors: Vec<Uri>,
+        bitstream: Option<(RequestId, usize)>,
+    ) -> Option<ChangeId> {
+        if let Err(e) = self.config.policy.check(&entry.loc) {
+            self.push_problem(Some(&entry.loc), None, ProblemKind::Refused(e));
+            return None;
+        }
+        let path = match self.config.paths.local_path(&entry.loc) {
+            Ok(path) => path,
+            Err(e) => {
+                self.push_problem(Some(&entry.loc), None, ProblemKind::Path(e));
+                return None;
+            }
+        };
+        if action != Action::Delete {
+            if let Err(collision) = self.paths.insert(&entry.loc, &path) {
+                self.push_problem(
+                    Some(&entry.loc),
+                    None,
+                    ProblemKind::Collision(Box::new(collision)),
+                );
+                return None;
+            }
+        }
+        self.next_id += 1;
+        let id = ChangeId(self.next_id);
+        let change = Change {
+            id,
+            action,
+            uri: entry.loc.clone(),
+            path,
+            md: entry.md.clone(),
+            lastmod: entry.lastmod,
+        };
+        self.progress.planned += 1;
+        self.events.push_back(Event::Change(change.clone()));
+        if self.config.dry_run {
+            self.progress.settled += 1;
+            self.count(action);
+            return Some(id);
+        }
+        let package = bitstream.map(|(p, _)| p);
+        match (action, bitstream) {
+            (Action::Delete, _) => self.events.push_back(Event::Delete(change.clone())),
+            (_, Some((package, index))) => {
+                if let Some(p) = self.packages.get_mut(&package) {
+                    p.unsettled += 1;
+                }
+                self.events.push_back(Event::Extract(Extract {
+                    change: change.clone(),
+                    package,
+                    bitstream: index,
+                }))
+            }
+            (_, None) => {
+                let mut places = mirrors;
+                places.retain(|m| self.config.policy.check(m).is_ok());
+                places.push(entry.loc.clone());
+                let first = places.remove(0);
+                self.fetches.push_back(Job {
+                    uri: first,
+                    what: What::Resource {
+                        change: id,
+                        others: places,
+                    },
+                    attempt: 0,
+                    redirects: 0,
+                });
+            }
+        }
+        self.changes.insert(
+            id,
+            Pending {
+                change,
+                set,
+                package,
+                // A deletion or an extraction is instructed at once; a fetch once its
+                // body is verified (`fetched`).
+                instructed: action == Action::Delete || bitstream.is_some(),
+                digests: None,
+            },
+        );
+        Some(id)
+    }
+
+    pub(super) fn count(&mut self, action: Action) {
+        match action {
+            Action::Create => self.report.created += 1,
+            Action::Update => self.report.updated += 1,
+            Action::Delete => self.report.deleted += 1,
+        }
+    }
+
+    /// A resource's body ended: checked against what was listed.
+    pub(super) fn fetched(
+        &mut self,
+        id: RequestId,
+        job: Job,
+        digests: resourcesync_model::Digests,
+        now: Instant,
+    ) {
+        match &job.what {
+            What::Resource { change, .. } => {
+                let change = *change;
+                let Some(pending) = self.changes.get_mut(&change) else {
+                    return;
+                };
+                match digests.verify(pending.change.md.as_ref()) {
+                    Ok(()) => {
+                        pending.instructed = true;
+                        pending.digests = Some(digests);
+                        let change = pending.change.clone();
+                        self.events.push_back(Event::Store(Store {
+                            change,
+                            request: id,
+                            digests,
+                        }));
+                    }
+                    Err(mismatch) => {
+                        self.events.push_back(Event::Discard {
+                            request: id,
+                            change,
+                        });
+                        self.fail_job(job, ProblemKind::Fixity(mismatch), Some(id), now);
+                    }
+                }
+            }
+            What::Package { set, md, candidate } => match digests.verify(md.as_deref()) {
+                Ok(()) => {
+                    self.packages.insert(
+                        id,
+                        Unpacking {
+                            set: *set,
+                            unsettled: 0,
+                            manifest_read: false,
+                            candidate: *candidate,
+                        },
+                    );
+                    self.events.push_back(Event::Package { request: id });
+                }
+                Err(mismatch) => {
+                    self.events.push_back(Event::Release { request: id });
+                    self.fail_job(job, ProblemKind::Fixity(mismatch), Some(id), now);
+                }
+            },
+            _ => {}
+        }
+    }
+
+    pub(super) fn package_gone(&mut self, set: usize) {
+        self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
+    }
+
+    pub(super) fn release_if_settled(&mut self, package: RequestId) {
+        let Some(p) = self.packages.get(&package) else {
+            return;
+        };
+        if p.manifest_read && p.unsettled == 0 && p.candidate.is_none() {
+            self.packages.remove(&package);
+            self.events.push_back(Event::Release { request: package });
+        }
+    }
+
+    pub(super) fn settle_failed(&mut self, change: ChangeId) {
+        self.settle(change, Some(ProblemKind::Failed(String::new())));
+    }
+
+    pub(super) fn settle(&mut self, change: ChangeId, failure: Option<ProblemKind>) {
+        let Some(pending) = self.changes.remove(&change) else {
+            return;
+        };
+        self.progress.settled += 1;
+        let set = pending.set;
+        match failure {
+            None => self.count(pending.change.action),
+            Some(kind) => {
+                self.report.failed += 1;
+                if let ProblemKind::NotApplied(_) = kind {
+                    self.push_problem(Some(&pending.change.uri), None, kind);
+                }
+                self.sets[set].failed = true;
+                if let Some(stream) = self.sets[set].stream.as_mut() {
+                    if let Some((pos, _)) = stream.issued.iter().find(|(_, c)| *c == change) {
+                        stream.failed_at = Some(stream.failed_at.map_or(*pos, |f| f.min(*pos)));
+                    }
+                }
+            }
+        }
+        if let Some(package) = pending.package {
+            if let Some(p) = self.packages.get_mut(&package) {
+                p.unsettled = p.unsettled.saturating_sub(1);
+            }
+            self.release_if_settled(package);
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! Incremental synchronization: a set's change stream planned from the checkpoint,
+//! read in batches, collapsed, applied in order, and the checkpoint moved.
+
+use std::collections::HashMap;
+
+use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Uri};
+
+use super::{Client, Job, Phase, Raw, Role, Stream, What};
+use crate::event::{Action, Event, ProblemKind};
+use crate::inventory::{Comparison, Inventory};
+use crate::request::RequestId;
+use crate::state::Position;
+
+impl<I: Inventory> Client<I> {
+    /// Sets up an incremental run's stream for `set`; false (with a problem) when the
+    /// set has no checkpoint.
+    pub(super) fn start_stream(&mut self, set: usize) -> bool {
+        let Some(checkpoint) = self.state.checkpoint(&self.sets[set].key).copied() else {
+            self.sets[set].failed = true;
+            let uri = self.capability_list_uri(set);
+            self.push_problem(uri.as_ref(), None, ProblemKind::NoCheckpoint);
+            return false;
+        };
+        self.sets[set].stream = Some(Stream {
+            checkpoint,
+            candidates: Vec::new(),
+            archive: self.sets[set].offered.changelist_archive.clone(),
+            archive_read: false,
+            planned: false,
+            next: 0,
+            batch_start: 0,
+            batch_entries: 0,
+            cursor: None,
+            issued: Vec::new(),
+            failed_at: None,
+            batch_end: None,
+            applying: false,
+            batch_packages: Vec::new(),
+        });
+        true
+    }
+
+    /// Moves a set's change stream on as far as it can.
+    pub(super) fn advance_stream(&mut self, set: usize) {
+        loop {
+            if self.sets[set].pending > 0 || self.sets[set].phase != Phase::Reading {
+                return;
+            }
+            let failed = self.sets[set].failed;
+            let Some(stream) = self.sets[set].stream.as_mut() else {
+                self.sets[set].phase = Phase::Finished;
+                return;
+            };
+            if failed && !stream.applying {
+                // A document failed, or a change: later changes wait for the next run.
+                self.sets[set].phase = Phase::Finished;
+                return;
+            }
+            if stream.applying {
+                if self.changes.values().any(|p| p.set == set) {
+                    return;
+                }
+                self.batch_settled(set);
+                continue;
+            }
+            if !stream.planned {
+                if let Err(kind) = self.plan(set) {
+                    self.sets[set].failed = true;
+                    self.sets[set].phase = Phase::Finished;
+                    let uri = self.capability_list_uri(set);
+                    self.push_problem(uri.as_ref(), None, kind);
+                    return;
+                }
+                continue;
+            }
+            let Some(stream) = self.sets[set].stream.as_mut() else {
+                return;
+            };
+            // Load the next candidates, then apply them together.
+            if stream.next < stream.candidates.len() && stream.batch_entries < BATCH {
+                let c = stream.next;
+                let cand = &stream.candidates[c];
+                if cand.loaded.is_some() {
+                    stream.batch_entries += cand.loaded.as_ref().map_or(0, Vec::len);
+                    stream.next += 1;
+                    continue;
+                }
+                let (uri, dump, md) = (cand.uri.clone(), cand.dump, cand.md.clone());
+                match self.checked(&uri) {
+                    Some(uri) if dump => {
+                        self.sets[set].pending += 1;
+                        self.docs.push_back(Job {
+                            uri,
+                            what: What::Package {
+                                set,
+                                md: md.map(Box::new),
+                                candidate: Some(c),
+                            },
+                            attempt: 0,
+                            redirects: 0,
+                        });
+                    }
+                    Some(uri) => {
+                        if let Some(cand) = self.sets[set]
+                            .stream
+                            .as_mut()
+                            .and_then(|s| s.candidates.get_mut(c))
+                        {
+                            cand.loaded = Some(Vec::new());
+                        }
+                        self.push_doc(
+                            set,
+                            uri,
+                            Role::Candidate(c),
+                            3,
+                            Some(Capability::ChangeList),
+                            None,
+                        );
+                    }
+                    None => {
+                        self.sets[set].failed = true;
+                        self.sets[set].phase = Phase::Finished;
+                    }
+                }
+                return;
+            }
+            if stream.batch_start < stream.next {
+                self.apply_batch(set);
+                continue;
+            }
+            // Everything applied.
+            self.sets[set].phase = Phase::Finished;
+            return;
+        }
+    }
+
+    /// Orders a set's candidates, reads the archive when the changes on offer start
+    /// after the checkpoint, and refuses gaps.
+    pub(super) fn plan(&mut self, set: usize) -> Result<(), ProblemKind> {
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return Ok(());
+        };
+        let checkpoint = stream.checkpoint.datetime;
+        let earliest = stream.candidates.iter().filter_map(|c| c.from).min();
+        // A list that starts at the checkpoint's datetime may not hold every change at
+        // it: lists are closed and opened within one second, and an earlier one whose
+        // interval ends there may hold some. So the archive is read then too.
+        let missing_early = match earliest {
+            Some(from) => from >= checkpoint,
+            None => stream.candidates.is_empty(),
+        };
+        if missing_early && !stream.archive_read {
+            if let Some(archive) = stream.archive.clone() {
+                stream.archive_read = true;
+                if let Some(uri) = self.checked(&archive) {
+                    self.push_doc(
+                        set,
+                        uri,
+                        Role::Archive,
+                        3,
+                        Some(Capability::ChangeListArchive),
+                        None,
+                    );
+                }
+                return Ok(());
+            }
+        }
+        if let Some(from) = earliest {
+            if from > checkpoint {
+                return Err(ProblemKind::Gap { checkpoint, from });
+            }
+        }
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return Ok(());
+        };
+        stream
+            .candidates
+            .retain(|c| c.until.is_none_or(|u| u >= checkpoint));
+        // By `from`; among lists that start together (closed and opened within one
+        // second), the closed ones first, by `until`, and an open one last.
+        stream
+            .candidates
+            .sort_by_key(|c| (c.from, c.until.is_none(), c.until));
+        for pair in stream.candidates.windows(2) {
+            if let (Some(until), Some(from)) = (pair[0].until, pair[1].from) {
+                if from > until {
+                    return Err(ProblemKind::Gap {
+                        checkpoint: until,
+                        from,
+                    });
+                }
+            }
+        }
+        // Re-number loaded candidates' roles: the one read as the stream's start keeps
+        // its entries wherever it sorted to.
+        stream.planned = true;
+        Ok(())
+    }
+
+    /// Applies the loaded candidates `batch_start..next`: positions, collapse, decide.
+    pub(super) fn apply_batch(&mut self, set: usize) {
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return;
+        };
+        let checkpoint = stream.checkpoint;
+        let mut cursor = stream.cursor;
+        let mut last = None;
+        let mut latest: HashMap<Uri, (Position, Raw)> = HashMap::new();
+        let mut order: Vec<Uri> = Vec::new();
+        let mut packages = Vec::new();
+        for c in stream.batch_start..stream.next {
+            let cand = &mut stream.candidates[c];
+            if let Some(p) = cand.package {
+                packages.push(p);
+            }
+            // An entry without a datetime takes the one before it; the first of a
+            // document, its `from`.
+            if let Some(from) = cand.from {
+                if cursor.is_none_or(|(at, _)| from > at) {
+                    cursor = Some((from, 0));
+                }
+            }
+            for r in cand.loaded.take().unwrap_or_default() {
+                let (at, next) = match (r.datetime.or(r.lastmod), cursor) {
+                    // Out of order (a finding of its own): counted where the stream is.
+                    (Some(dt), Some((at, next))) if dt <= at => (at, next),
+                    (Some(dt), _) => (dt, 0),
+                    (None, Some((at, next))) => (at, next),
+                    (None, None) => (checkpoint.datetime, checkpoint.count),
+                };
+                let position = Position {
+                    datetime: at,
+                    index: next,
+                };
+                cursor = Some((at, next + 1));
+                last = Some(position);
+                if checkpoint.covers(position) {
+                    continue;
+                }
+                if !latest.contains_key(&r.uri) {
+                    order.push(r.uri.clone());
+                }
+                latest.insert(r.uri.clone(), (position, r));
+            }
+        }
+        stream.cursor = cursor;
+        stream.batch_end = last;
+        stream.batch_start = stream.next;
+        stream.batch_entries = 0;
+        stream.applying = true;
+        stream.issued.clear();
+        stream.failed_at = None;
+        stream.batch_packages = packages;
+        let mut ordered: Vec<(Position, Raw)> = order
+            .into_iter()
+            .filter_map(|u| latest.remove(&u))
+            .collect();
+        ordered.sort_by_key(|a| a.0);
+        for (position, r) in ordered {
+            if let Some(shard) = &self.config.shard {
+                if !shard.contains(&r.uri) {
+                    continue;
+                }
+            }
+            let held = self.inventory.get(&r.uri);
+            let action = match (r.change, held) {
+                (Some(Changed::Deleted), _) => Action::Delete,
+                (_, Some(h)) => match h.compare(r.md.as_ref(), r.lastmod.as_ref()) {
+                    Comparison::Same => {
+                        self.report.unchanged += 1;
+                        continue;
+                    }
+                    Comparison::Differs(_) => Action::Update,
+                },
+                (_, None) => Action::Create,
+            };
+            let mut entry = Entry::new(r.uri.clone());
+            entry.md = r.md.clone();
+            entry.lastmod = r.lastmod;
+            if let Some(id) = self.decide(set, action, &entry, r.mirrors.clone(), r.bitstream) {
+                if let Some(stream) = self.sets[set].stream.as_mut() {
+                    stream.issued.push((position, id));
+                }
+            }
+        }
+    }
+
+    /// Every change of the batch is settled: move the checkpoint, release its packages.
+    pub(super) fn batch_settled(&mut self, set: usize) {
+        let dry = self.config.dry_run;
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return;
+        };
+        stream.applying = false;
+        let new = match (stream.failed_at, stream.batch_end) {
+            (Some(failed), _) => Some(failed.checkpoint_before()),
+            (None, Some(end)) => Some(end.checkpoint_after()),
+            (None, None) => None,
+        };
+        let failed = stream.failed_at.is_some();
+        let packages = std::mem::take(&mut stream.batch_packages);
+        if let Some(new) = new {
+            if !dry
+                && new != stream.checkpoint
+                && (new.datetime > stream.checkpoint.datetime
+                    || (new.datetime == stream.checkpoint.datetime
+                        && new.count > stream.checkpoint.count))
+            {
+                stream.checkpoint = new;
+                let key = self.sets[set].key.clone();
+                self.state.sets.insert(key, new);
+                self.report.at = Some(new.datetime);
+                self.events.push_back(Event::Checkpoint);
+            }
+        }
+        for p in packages {
+            self.packages.remove(&p);
+            self.events.push_back(Event::Release { request: p });
+        }
+        if failed {
+            // Later changes wait until this one is applied: stop here.
+            self.sets[set].phase = Phase::Finished;
+        }
+    }
+}
+
+/// Changes read in one batch at most (their documents are read whole, then collapsed).
+pub(super) const BATCH: usize = 200_000;
+
+pub(super) fn raw(entry: &Entry, bitstream: Option<(RequestId, usize)>) -> Raw {
+    Raw {
+        uri: entry.loc.clone(),
+        change: entry.change(),
+        datetime: entry.datetime(),
+        lastmod: entry.lastmod,
+        md: entry.md.clone(),
+        mirrors: mirrors(entry),
+        bitstream,
+    }
+}
+
+/// The `duplicate` links of an entry, in `pri` order (section 7.1).
+pub(super) fn mirrors(entry: &Entry) -> Vec<Uri> {
+    let mut links: Vec<_> = entry.links_with(&Relation::Duplicate);
+    links.sort_by_key(|l| l.priority());
+    links.into_iter().map(|l| l.href.clone()).collect()
+}

@@ -1,0 +1,654 @@
+//! The state machine: [`Client`], its state, and the input that drives it to its end.
+//!
+//! One impl of [`Client`] is split by concept across the modules below; this one holds
+//! the struct, its documentation, the accessors and polls, and the end of a run.
+
+mod baseline;
+mod changes;
+mod discover;
+mod incremental;
+mod navigation;
+mod transport;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::Instant;
+
+use http::StatusCode;
+use resourcesync_model::{
+    Capability, Change as Changed, Digests, DocumentKind, Fixity, Md, Uri, W3cDateTime,
+};
+use resourcesync_xml::PushReader;
+use xxhash_rust::xxh3::xxh3_128;
+
+/// The hasher of maps keyed by the client's own ids.
+type FoldHash = foldhash::fast::FixedState;
+
+use crate::config::{Config, Mode};
+use crate::discovery;
+use crate::event::{Change, ChangeId, Event, Problem, ProblemKind, Progress, Report, Warning};
+use crate::inventory::Inventory;
+use crate::local_path::PathSet;
+use crate::misuse::Misuse;
+use crate::request::RequestId;
+use crate::state::{Checkpoint, Position, State};
+
+/// A sans-IO ResourceSync Destination: it says which requests to make, takes their
+/// responses, and says what to store, extract and delete. It performs no IO and reads
+/// no clock; every input that may start a timer takes `now`.
+///
+/// # Driving it
+///
+/// A driver repeats, until [`Event::Done`]:
+///
+/// 1. Drain [`poll_request`](Client::poll_request): make each request (concurrently if
+///    it likes; the client never has more than
+///    [`Bounds::max_in_flight`](crate::Bounds::max_in_flight) out at once).
+/// 2. Feed what comes back: [`handle_response`](Client::handle_response) with the status
+///    and headers, [`handle_body`](Client::handle_body) with each chunk of the body,
+///    [`handle_end`](Client::handle_end) at its end, or
+///    [`handle_failure`](Client::handle_failure) if the exchange failed. For a resource
+///    or a package, also keep the chunks (a temporary file): the client checks them but
+///    never holds them.
+/// 3. After every input, drain [`poll_event`](Client::poll_event) and carry out its
+///    instructions: [`Event::Store`] (move the kept body into place),
+///    [`Event::Extract`] (copy a bitstream out of a package), [`Event::Delete`], each
+///    confirmed with [`applied`](Client::applied) (which records it in the inventory: one
+///    call) or [`failed`](Client::failed); [`Event::Package`] (open the kept package, with
+///    `resourcesync-package`, and hand its manifest over with
+///    [`handle_package`](Client::handle_package)); [`Event::Cancel`] (abort that
+///    request); [`Event::Checkpoint`] (save [`state`](Client::state)). Then go back to 1:
+///    an input may have made room for new requests.
+/// 4. When nothing is in flight, wait until [`poll_timeout`](Client::poll_timeout) and
+///    call [`handle_timeout`](Client::handle_timeout); do the same when a request has
+///    been quiet for longer than that.
+///
+/// Requests, changes and packages are named by `Copy` ids ([`RequestId`], [`ChangeId`]).
+/// An input that breaks this order (a body before its response head, an input after a
+/// request's end, a change confirmed twice or before it was instructed, an id of another
+/// client) is refused with a [`Misuse`] and changes nothing: not the state, the
+/// inventory, the events or the requests. What a driver still delivers for a request the
+/// client ended ([`Event::Cancel`], an error status) is accepted and ignored until that
+/// request's end or failure.
+///
+/// Time is the driver's: every input that may start or move a timer takes `now`, and
+/// the client never reads a clock.
+///
+/// # What it guarantees
+///
+/// - Every URI it asks for passed the [`Policy`](crate::policy::Policy), and so did every
+///   redirect; every path it names came from the [`PathMapper`](crate::local_path::PathMapper).
+/// - A body is stored only after its length and every listed md5 and sha-256 matched.
+/// - The inventory changes only when a change is confirmed as applied, and then in the
+///   same call: what a store or an extraction wrote is recorded, a deletion forgotten.
+/// - The checkpoint moves only past changes confirmed as applied, in stream order; a
+///   change is not decided before every earlier change to the same resource in the
+///   documents read together is settled (they collapse into the last).
+/// - Deletions in a baseline happen only after the whole listing was read without
+///   failure, and never more than [`Config::max_deletes`].
+/// - A dry run makes no request but for documents, instructs nothing and leaves the
+///   state as it was: it reports the same [`Event::Change`]s a real run would decide.
+pub struct Client<I> {
+    config: Config,
+    inventory: I,
+    state: State,
+    next_id: u64,
+    /// Documents, discovery and packages waiting to be requested.
+    docs: VecDeque<Job>,
+    /// Resource fetches waiting to be requested.
+    fetches: VecDeque<Job>,
+    /// Jobs waiting for a retry.
+    waiting: Vec<(Instant, Job)>,
+    /// Keyed by the client's own ids, looked up several times per entry read: foldhash,
+    /// not SipHash (no one else chooses these keys).
+    flights: HashMap<RequestId, Flight, FoldHash>,
+    /// Requests the client ended (cancelled, or answered with an error status) whose
+    /// driver may still deliver inputs, ignored until their end or failure. One id per
+    /// cancellation whose driver aborts without a last input: few.
+    closed: HashSet<RequestId, FoldHash>,
+    events: VecDeque<Event>,
+    sets: Vec<Set>,
+    /// Changes decided, not yet settled.
+    changes: HashMap<ChangeId, Pending, FoldHash>,
+    /// Unsettled bitstreams per package.
+    packages: HashMap<RequestId, Unpacking, FoldHash>,
+    /// xxh3-128 of every URI listed (baseline, audit), for deletions and extras.
+    listed: Vec<u128>,
+    /// Paths written in this run, for collisions.
+    paths: PathSet,
+    visited: HashSet<String>,
+    /// Jobs that have no set yet (discovery, the start, a Source Description).
+    root_pending: u32,
+    /// Deletions (baseline) or extras (audit) were worked out.
+    swept: bool,
+    /// Next reading of the Change Lists, when following.
+    follow_at: Option<Instant>,
+    report: Report,
+    progress: Progress,
+    done: bool,
+}
+
+impl<I> std::fmt::Debug for Client<I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("mode", &self.config.mode)
+            .field("start", &self.config.start)
+            .field("in_flight", &self.flights.len())
+            .field("queued", &(self.docs.len() + self.fetches.len()))
+            .field("unsettled", &self.changes.len())
+            .field("done", &self.done)
+            .field("waiting", &self.waiting.len())
+            .field("packages", &self.packages.len())
+            .field("root_pending", &self.root_pending)
+            .field(
+                "sets",
+                &self
+                    .sets
+                    .iter()
+                    .map(|s| (s.pending, s.phase, s.failed))
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// A request to make, not yet made.
+#[derive(Clone, Debug)]
+struct Job {
+    uri: Uri,
+    what: What,
+    attempt: u32,
+    redirects: u32,
+}
+
+#[derive(Clone, Debug)]
+enum What {
+    /// A step of discovery (section 8).
+    Discover(Step),
+    Document(DocJob),
+    /// A resource for a change; more places to try after `uri` (mirrors, then `loc`).
+    Resource {
+        change: ChangeId,
+        others: Vec<Uri>,
+    },
+    Package {
+        set: usize,
+        /// What the Source listed for it (boxed: jobs queue by the thousand).
+        md: Option<Box<Md>>,
+        /// Which candidate of the set's change stream, for a Change Dump.
+        candidate: Option<usize>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// `Sitemap:` lines of the Source's robots.txt.
+    Robots,
+    /// `Link` headers and `<link>` elements of the Source's home page.
+    Home,
+}
+
+impl Step {
+    fn next(self) -> Option<Step> {
+        match self {
+            Step::Robots => Some(Step::Home),
+            Step::Home => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct DocJob {
+    set: Option<usize>,
+    depth: u32,
+    /// The capability its parent promised.
+    expect: Option<Capability>,
+    /// What the document is read for.
+    role: Role,
+    /// The discovery step to take if this document fails (the well-known URI's).
+    then: Option<Step>,
+    /// Found by discovery: a document that is no ResourceSync document is ignored.
+    discovered: bool,
+    /// The document that listed it (none for the first).
+    parent: Option<Uri>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// Whatever it turns out to be (the start, discovery).
+    Any,
+    /// A Capability List of a set.
+    Capabilities,
+    /// The listing of a baseline or an audit (a list or an index).
+    Listing,
+    /// A Resource Dump (or its index).
+    Dump,
+    /// The start of a set's change stream: a Change List, its Index, or a Change Dump.
+    Changes,
+    /// A change stream's archive (Change List Archive or its index).
+    Archive,
+    /// The candidate of the change stream to load.
+    Candidate(usize),
+    /// Read for an exploration: its entries are followed when they are documents.
+    Explore,
+}
+
+struct Flight {
+    job: Job,
+    deadline: Instant,
+    status: Option<StatusCode>,
+    body: Body,
+}
+
+enum Body {
+    /// Bytes kept for discovery (robots.txt, HTML), and the `Link` headers.
+    Discovery(Vec<u8>, Vec<String>),
+    Document(Box<DocFlight>),
+    Fixity(Fixity),
+}
+
+struct DocFlight {
+    /// The document, read as its body arrives: memory per document in flight is bounded
+    /// by its largest entry, not by the document.
+    feed: PushReader,
+    /// Set once the head was read.
+    head: Option<Head>,
+    entries: u64,
+    warnings: usize,
+}
+
+/// What a document's head decided.
+struct Head {
+    kind: DocumentKind,
+    set: Option<usize>,
+    at: Option<W3cDateTime>,
+    /// What its entries are for.
+    role: Role,
+}
+
+/// One set of resources: a Capability List's, or a list's without one.
+struct Set {
+    key: String,
+    /// The key is a Capability List's URI, read first.
+    listed_by_capabilities: bool,
+    /// What a run following the Change Lists reads again: the Capability List, or the
+    /// document the run started at.
+    start: Uri,
+    offered: Offered,
+    /// Documents and packages of the set queued or in flight.
+    pending: u32,
+    /// The listing's `at` (the earliest of its documents).
+    at: Option<W3cDateTime>,
+    /// Something of the set failed: its checkpoint stays, no deletions follow.
+    failed: bool,
+    phase: Phase,
+    stream: Option<Stream>,
+}
+
+#[derive(Default)]
+struct Offered {
+    /// Every capability document listed, for an exploration.
+    all: Vec<(Capability, Uri)>,
+    resourcelist: Option<Uri>,
+    resourcedump: Option<Uri>,
+    changelist: Option<Uri>,
+    changedump: Option<Uri>,
+    changelist_archive: Option<Uri>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Waiting for its Capability List.
+    Capabilities,
+    /// Reading its listing or change stream.
+    Reading,
+    /// Nothing more to read or apply.
+    Finished,
+}
+
+/// A set's change stream in an incremental run.
+struct Stream {
+    checkpoint: Checkpoint,
+    candidates: Vec<Candidate>,
+    archive: Option<Uri>,
+    archive_read: bool,
+    planned: bool,
+    /// The next candidate to load.
+    next: usize,
+    /// Candidates loaded and not yet applied, from `batch_start`.
+    batch_start: usize,
+    batch_entries: usize,
+    /// Where counting positions stands: the datetime, and the index the next change at
+    /// it gets.
+    cursor: Option<(W3cDateTime, u64)>,
+    /// Changes of the batch being applied, by position.
+    issued: Vec<(Position, ChangeId)>,
+    failed_at: Option<Position>,
+    /// The last position of the batch being applied.
+    batch_end: Option<Position>,
+    /// The batch being applied has candidates still to settle.
+    applying: bool,
+    /// Packages of the batch, released when it settles.
+    batch_packages: Vec<RequestId>,
+}
+
+struct Candidate {
+    uri: Uri,
+    from: Option<W3cDateTime>,
+    until: Option<W3cDateTime>,
+    dump: bool,
+    md: Option<Md>,
+    loaded: Option<Vec<Raw>>,
+    package: Option<RequestId>,
+}
+
+/// A change as read, before collapsing.
+struct Raw {
+    uri: Uri,
+    change: Option<Changed>,
+    datetime: Option<W3cDateTime>,
+    lastmod: Option<W3cDateTime>,
+    md: Option<Md>,
+    mirrors: Vec<Uri>,
+    /// For a change from a Change Dump: its package and bitstream.
+    bitstream: Option<(RequestId, usize)>,
+}
+
+struct Pending {
+    change: Change,
+    set: usize,
+    package: Option<RequestId>,
+    /// An [`Event::Store`], [`Event::Extract`] or [`Event::Delete`] named it: the caller
+    /// may confirm it.
+    instructed: bool,
+    /// What a fetch verified, once [`Event::Store`] said to store it: what the inventory
+    /// records when the caller confirms.
+    digests: Option<Digests>,
+}
+
+struct Unpacking {
+    set: usize,
+    unsettled: u64,
+    manifest_read: bool,
+    candidate: Option<usize>,
+}
+
+fn problem(uri: Option<&Uri>, request: Option<RequestId>, kind: ProblemKind) -> Event {
+    Event::Problem(Problem {
+        uri: uri.cloned(),
+        request,
+        kind,
+    })
+}
+
+fn hash(uri: &Uri) -> u128 {
+    xxh3_128(uri.as_str().as_bytes())
+}
+
+fn http_uri(uri: &Uri) -> Option<http::Uri> {
+    http::Uri::try_from(uri.as_str()).ok().or_else(|| {
+        uri.to_url()
+            .ok()
+            .and_then(|u| http::Uri::try_from(u.as_str()).ok())
+    })
+}
+
+impl<I: Inventory> Client<I> {
+    /// A client for one run: `config` says what it does, `state` is what the caller
+    /// saved after the last run ([`State::new`] for none), `inventory` what the
+    /// Destination holds.
+    pub fn new(config: Config, state: State, inventory: I) -> Client<I> {
+        let mut client = Client {
+            config,
+            inventory,
+            state,
+            next_id: 0,
+            docs: VecDeque::new(),
+            fetches: VecDeque::new(),
+            waiting: Vec::new(),
+            flights: HashMap::default(),
+            closed: HashSet::default(),
+            events: VecDeque::new(),
+            sets: Vec::new(),
+            changes: HashMap::default(),
+            packages: HashMap::default(),
+            listed: Vec::new(),
+            paths: PathSet::new(),
+            visited: HashSet::new(),
+            root_pending: 0,
+            swept: false,
+            follow_at: None,
+            report: Report::default(),
+            progress: Progress::default(),
+            done: false,
+        };
+        client.begin();
+        client
+    }
+
+    fn begin(&mut self) {
+        let start = self.config.start.clone();
+        if self.config.discovers() {
+            match discovery::well_known_uri(&start) {
+                Ok(uri) => self.push_root_doc(uri, Role::Any, Some(Step::Robots), true),
+                Err(e) => {
+                    self.events
+                        .push_back(problem(Some(&start), None, ProblemKind::WellKnown(e)));
+                    self.report.problems += 1;
+                }
+            }
+        } else {
+            self.push_root_doc(start, Role::Any, None, false);
+        }
+        self.advance(None);
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The state to save: checkpoints move as changes are confirmed (announced by
+    /// [`Event::Checkpoint`]). A dry run never changes it.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The inventory: what the Destination holds, with every change confirmed so far
+    /// recorded.
+    pub fn inventory(&self) -> &I {
+        &self.inventory
+    }
+
+    /// The inventory and the state, at the end of the run: the client recorded in the
+    /// inventory every change confirmed with [`applied`](Client::applied), so both are
+    /// ready to save for the next run.
+    pub fn into_parts(self) -> (State, I) {
+        (self.state, self.inventory)
+    }
+
+    /// Where the run stands.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            in_flight: self.flights.len(),
+            ..self.progress
+        }
+    }
+
+    /// Whether [`Event::Done`] was emitted (it may still be waiting in the event queue).
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The next event, if any.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// When [`handle_timeout`](Client::handle_timeout) is due next: a retry, a request
+    /// gone quiet, the next reading of the Change Lists.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let flights = self.flights.values().map(|f| f.deadline);
+        let waiting = self.waiting.iter().map(|(at, _)| *at);
+        flights.chain(waiting).chain(self.follow_at).min()
+    }
+
+    fn capability_list_uri(&self, set: usize) -> Option<Uri> {
+        self.sets[set].key.parse().ok()
+    }
+
+    fn push_problem(&mut self, uri: Option<&Uri>, id: Option<RequestId>, kind: ProblemKind) {
+        match kind {
+            ProblemKind::Refused(_) | ProblemKind::Path(_) | ProblemKind::Collision(_) => {
+                self.report.refused += 1
+            }
+            _ => {}
+        }
+        self.report.problems += 1;
+        self.events.push_back(problem(uri, id, kind));
+    }
+
+    fn warn(
+        &mut self,
+        document: Option<&Uri>,
+        entry: Option<u64>,
+        rule: Option<resourcesync_model::Rule>,
+        message: String,
+    ) {
+        self.report.warnings += 1;
+        self.events.push_back(Event::Warning(Warning {
+            document: document.cloned(),
+            entry,
+            rule,
+            message,
+        }));
+    }
+
+    /// The URI if the policy allows it; else a problem.
+    fn checked(&mut self, uri: &Uri) -> Option<Uri> {
+        match self.config.policy.check(uri) {
+            Ok(()) => Some(uri.clone()),
+            Err(e) => {
+                self.push_problem(Some(uri), None, ProblemKind::Refused(e));
+                None
+            }
+        }
+    }
+
+    /// An input for `id`, which is in no flight: accepted (and ignored) when the client
+    /// ended the request and its driver may still deliver, refused otherwise.
+    fn not_in_flight(&self, id: RequestId) -> Result<(), Misuse> {
+        match self.closed.contains(&id) {
+            true => Ok(()),
+            false => Err(self.over(id)),
+        }
+    }
+
+    /// What an input for `id`, neither in flight nor ended by the client, is.
+    fn over(&self, id: RequestId) -> Misuse {
+        // Requests and changes are numbered from one counter: an id above it is no
+        // request of this client.
+        match id.0 > self.next_id {
+            true => Misuse::UnknownRequest(id),
+            false => Misuse::RequestOver(id),
+        }
+    }
+
+    /// Tells the caller to abort request `id`; what it still delivers is ignored.
+    fn cancel(&mut self, id: RequestId) {
+        self.events.push_back(Event::Cancel { request: id });
+        self.closed.insert(id);
+    }
+
+    /// Moves the run on after an input: streams, deletions, the end. `now` is the input's;
+    /// none only from [`Client::new`], where a run never waits to follow (it has a
+    /// request to make, or a problem that ends it).
+    fn advance(&mut self, now: Option<Instant>) {
+        if self.done {
+            return;
+        }
+        for set in 0..self.sets.len() {
+            if self.sets[set].pending > 0 {
+                continue;
+            }
+            match self.sets[set].phase {
+                // Its Capability List failed.
+                Phase::Capabilities => self.sets[set].phase = Phase::Finished,
+                Phase::Reading if self.config.mode == Mode::Incremental => self.advance_stream(set),
+                Phase::Reading => self.sets[set].phase = Phase::Finished,
+                Phase::Finished => {}
+            }
+        }
+        let reading = self.root_pending > 0
+            || self
+                .sets
+                .iter()
+                .any(|s| s.phase != Phase::Finished || s.pending > 0)
+            || !self.docs.is_empty();
+        if reading {
+            return;
+        }
+        if !self.swept && self.config.mode != Mode::Incremental {
+            self.swept = true;
+            self.sweep();
+        }
+        if !self.changes.is_empty()
+            || !self.flights.is_empty()
+            || !self.fetches.is_empty()
+            || !self.waiting.is_empty()
+        {
+            return;
+        }
+        if !self.packages.is_empty() {
+            let left: Vec<RequestId> = self.packages.keys().copied().collect();
+            for p in left {
+                self.packages.remove(&p);
+                self.events.push_back(Event::Release { request: p });
+            }
+        }
+        if let (Some(every), Mode::Incremental) = (self.config.follow, self.config.mode) {
+            if let (0, Some(now)) = (self.report.problems, now) {
+                if self.follow_at.is_none() {
+                    self.follow_at = Some(now + every);
+                }
+                return;
+            }
+        }
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        if !self.config.dry_run && matches!(self.config.mode, Mode::Baseline { .. }) {
+            for s in 0..self.sets.len() {
+                let set = &self.sets[s];
+                if set.failed {
+                    continue;
+                }
+                match set.at {
+                    Some(at) => {
+                        let key = set.key.clone();
+                        self.state.sets.insert(key, Checkpoint::at(at));
+                        self.events.push_back(Event::Checkpoint);
+                    }
+                    None => {
+                        let key = set.key.clone();
+                        self.warn(None, None, None, format!("{key}: the listing has no `at`: no checkpoint, an incremental sync needs another baseline"));
+                    }
+                }
+            }
+        }
+        if !matches!(self.config.mode, Mode::Incremental) {
+            self.report.at = self.sets.iter().filter_map(|s| s.at).min();
+        }
+        self.report.complete = self.report.problems == 0 && !self.sets.iter().any(|s| s.failed);
+        if self.config.mode == Mode::Audit {
+            self.report.in_sync = Some(
+                self.report.complete
+                    && self.report.changed + self.report.missing + self.report.extra == 0,
+            );
+        }
+        self.done = true;
+        self.events.push_back(Event::Done(self.report.clone()));
+    }
+}

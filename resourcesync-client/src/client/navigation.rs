@@ -1,0 +1,684 @@
+//! Navigation: documents read as they arrive, what each is read for (from its head and
+//! what its parent promised), and the documents and sets its entries lead to.
+
+use std::time::Instant;
+
+use resourcesync_model::{Capability, DocumentHead, DocumentKind, Entry, Relation, Uri};
+use resourcesync_xml::Next;
+
+use super::incremental::raw;
+use super::{Body, Candidate, Client, DocJob, Flight, Head, Job, Offered, Phase, Role, Set, What};
+use crate::config::Mode;
+use crate::event::{DocumentRead, Event, ProblemKind, Warning};
+use crate::inventory::Inventory;
+use crate::request::RequestId;
+
+impl<I: Inventory> Client<I> {
+    /// Queues a document of `set`, listed by `parent`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn push_doc(
+        &mut self,
+        set: usize,
+        uri: Uri,
+        role: Role,
+        depth: u32,
+        expect: Option<Capability>,
+        parent: Option<Uri>,
+    ) {
+        if !self.visited.insert(uri.as_str().to_owned()) {
+            self.sets[set].failed = true;
+            self.push_problem(Some(&uri), None, ProblemKind::Loop);
+            return;
+        }
+        self.sets[set].pending += 1;
+        self.docs.push_back(Job {
+            uri,
+            what: What::Document(DocJob {
+                set: Some(set),
+                depth,
+                expect,
+                role,
+                then: None,
+                discovered: false,
+                parent,
+            }),
+            attempt: 0,
+            redirects: 0,
+        });
+    }
+
+    pub(super) fn read_document(&mut self, id: RequestId, end: bool, now: Instant) {
+        loop {
+            let Some(Flight {
+                body: Body::Document(doc),
+                job,
+                ..
+            }) = self.flights.get_mut(&id)
+            else {
+                return;
+            };
+            if doc.head.is_none() {
+                match doc.feed.head() {
+                    Ok(Some(head)) => {
+                        let head = head.clone();
+                        let job = job.clone();
+                        if let Err(kind) = self.on_head(id, &job, &head) {
+                            self.document_failed(id, kind, now);
+                            return;
+                        }
+                        continue;
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        self.document_failed(id, ProblemKind::Document(e.into()), now);
+                        return;
+                    }
+                }
+            }
+            match doc.feed.next_entry() {
+                Ok(Next::Entry(entry)) => {
+                    doc.entries += 1;
+                    let n = doc.entries;
+                    // The reader's findings come with the entry they are about.
+                    let findings = !doc.feed.findings().is_empty();
+                    // A listing's entries, by the million, go straight to their set
+                    // (as `on_entry` would send them), without looking the flight up
+                    // again.
+                    match &doc.head {
+                        Some(Head {
+                            role: Role::Listing,
+                            kind: DocumentKind::ResourceList,
+                            set,
+                            ..
+                        }) => {
+                            if let Some(s) = *set {
+                                self.listed_entry(s, &entry, None);
+                            }
+                        }
+                        _ => self.on_entry(id, n, entry),
+                    }
+                    if findings {
+                        self.take_findings(id);
+                    }
+                }
+                Ok(Next::NeedMore) => {
+                    self.take_findings(id);
+                    return;
+                }
+                Ok(Next::End) => {
+                    self.take_findings(id);
+                    if end {
+                        self.document_read(id);
+                    }
+                    return;
+                }
+                // What a later reader may add: nothing to take yet.
+                Ok(_) => {
+                    self.take_findings(id);
+                    return;
+                }
+                Err(e) => {
+                    self.document_failed(id, ProblemKind::Document(e.into()), now);
+                    return;
+                }
+            }
+        }
+    }
+
+    pub(super) fn take_findings(&mut self, id: RequestId) {
+        let max = self.config.bounds.max_warnings;
+        let Some(Flight {
+            body: Body::Document(doc),
+            job,
+            ..
+        }) = self.flights.get_mut(&id)
+        else {
+            return;
+        };
+        if doc.feed.findings().is_empty() {
+            return;
+        }
+        let findings = doc.feed.take_findings();
+        let uri = job.uri.clone();
+        for finding in findings {
+            doc.warnings += 1;
+            self.report.warnings += 1;
+            if doc.warnings <= max {
+                self.events.push_back(Event::Warning(Warning {
+                    document: Some(uri.clone()),
+                    entry: finding.entry,
+                    rule: Some(finding.rule),
+                    message: finding.message,
+                }));
+            }
+        }
+    }
+
+    pub(super) fn document_failed(&mut self, id: RequestId, kind: ProblemKind, now: Instant) {
+        if let Some(flight) = self.flights.remove(&id) {
+            self.cancel(id);
+            let mut job = flight.job;
+            // A broken document is not retried: it would break the same way.
+            job.attempt = self.config.bounds.attempts;
+            self.fail_job(job, kind, Some(id), now);
+        }
+    }
+
+    /// Decides what a document is read for, from its head and what its parent promised.
+    pub(super) fn on_head(
+        &mut self,
+        id: RequestId,
+        job: &Job,
+        head: &DocumentHead,
+    ) -> Result<(), ProblemKind> {
+        let What::Document(doc) = &job.what else {
+            return Ok(());
+        };
+        let kind = head.kind();
+        let capability = head.md.capability.clone();
+        if let Some(expected) = &doc.expect {
+            if capability.as_ref() != Some(expected) {
+                return Err(ProblemKind::Unexpected {
+                    expected: expected.clone(),
+                    found: kind,
+                });
+            }
+        }
+        let mode = self.config.mode;
+        let mut set = doc.set;
+        if doc.role == Role::Any {
+            if let Some(instead) = self.instead_of_start(head, kind) {
+                // Read the whole set instead: this document is not read on (and may be
+                // reached again from there).
+                self.visited.remove(job.uri.as_str());
+                self.push_root_doc(instead, Role::Any, None, false);
+                if self.flights.remove(&id).is_some() {
+                    self.cancel(id);
+                    self.root_pending = self.root_pending.saturating_sub(1);
+                }
+                return Ok(());
+            }
+        }
+        // A list started at directly belongs to the set of the Capability List it
+        // points `up` to, if it does: baseline and incremental runs then share it.
+        let key = head
+            .link(&Relation::Up)
+            .map(|l| l.href.to_string())
+            .unwrap_or_else(|| job.uri.to_string());
+        let role = match (doc.role, kind) {
+            (Role::Any, DocumentKind::SourceDescription) => Role::Any,
+            (Role::Any, k) if mode == Mode::Explore && k != DocumentKind::CapabilityList => {
+                if k == DocumentKind::Unknown {
+                    return Err(ProblemKind::NotOffered(
+                        "ResourceSync document (the start has no capability)",
+                    ));
+                }
+                set = Some(self.new_start_set(&key, &job.uri));
+                Role::Explore
+            }
+            (Role::Any, DocumentKind::CapabilityList) => {
+                set = Some(self.new_set(job.uri.as_str(), Phase::Capabilities));
+                Role::Capabilities
+            }
+            (Role::Any, DocumentKind::ResourceList | DocumentKind::ResourceListIndex)
+                if mode != Mode::Incremental =>
+            {
+                set = Some(self.new_start_set(&key, &job.uri));
+                Role::Listing
+            }
+            (Role::Any, DocumentKind::ResourceDump | DocumentKind::ResourceDumpIndex)
+                if matches!(mode, Mode::Baseline { .. }) =>
+            {
+                set = Some(self.new_start_set(&key, &job.uri));
+                Role::Dump
+            }
+            (
+                Role::Any,
+                DocumentKind::ChangeList
+                | DocumentKind::ChangeListIndex
+                | DocumentKind::ChangeDump
+                | DocumentKind::ChangeDumpIndex,
+            ) if mode == Mode::Incremental => {
+                let s = self.new_start_set(&key, &job.uri);
+                if self.start_stream(s) {
+                    set = Some(s);
+                    Role::Changes
+                } else {
+                    // No checkpoint (a problem said so): the document is read on without
+                    // a set, its entries ignored. Returning before its head is recorded
+                    // made `read_document` ask for the head again, forever.
+                    self.sets[s].phase = Phase::Finished;
+                    Role::Any
+                }
+            }
+            (Role::Any, DocumentKind::Unknown) if doc.discovered => {
+                // A plain Sitemap found by discovery: not ResourceSync.
+                self.warn(
+                    Some(&job.uri),
+                    None,
+                    None,
+                    "not a ResourceSync document; ignored".into(),
+                );
+                Role::Any
+            }
+            (Role::Any, _) => {
+                return Err(ProblemKind::NotOffered(match mode {
+                    Mode::Incremental => "Change List (the start is a document of another kind)",
+                    _ => "Resource List (the start is a document of another kind)",
+                }));
+            }
+            (role, _) => role,
+        };
+        // The start was counted as a root job; it now belongs to its set (and a failure
+        // later in its body is counted there).
+        if doc.set.is_none() {
+            if let Some(s) = set {
+                self.root_pending = self.root_pending.saturating_sub(1);
+                self.sets[s].pending += 1;
+                // And it is that set's document of that role from now on: read again
+                // (a retry after its body failed), it is not a start a second time.
+                if let Some(flight) = self.flights.get_mut(&id) {
+                    if let What::Document(d) = &mut flight.job.what {
+                        d.set = Some(s);
+                        d.role = role;
+                        // Found, so no longer discovery's: a failure later is this set's,
+                        // not a reason to try the next way of discovery.
+                        d.then = None;
+                    }
+                }
+            }
+        }
+        if let Some(Flight {
+            body: Body::Document(d),
+            ..
+        }) = self.flights.get_mut(&id)
+        {
+            d.head = Some(Head {
+                kind,
+                set,
+                at: head.md.at,
+                role,
+            });
+        }
+        if let Some(s) = set {
+            if role == Role::Listing || role == Role::Dump {
+                if let Some(at) = head.md.at {
+                    let earliest = self.sets[s].at.map_or(at, |a| a.min(at));
+                    self.sets[s].at = Some(earliest);
+                }
+            }
+            if let Some(stream) = self.sets[s].stream.as_mut() {
+                if let Some(link) = head.link(&Relation::Archives) {
+                    if stream.archive.is_none() {
+                        stream.archive = Some(link.href.clone());
+                    }
+                }
+                if role == Role::Changes && kind == DocumentKind::ChangeList {
+                    // The stream starts at a Change List: it is its own candidate. Read
+                    // again (a retry), it starts over.
+                    let own = Candidate {
+                        uri: job.uri.clone(),
+                        from: head.md.from,
+                        until: head.md.until,
+                        dump: false,
+                        md: None,
+                        loaded: Some(Vec::new()),
+                        package: None,
+                    };
+                    match stream.candidates.iter_mut().find(|c| c.uri == job.uri) {
+                        Some(c) => *c = own,
+                        None => stream.candidates.push(own),
+                    }
+                }
+                if let Role::Candidate(c) = role {
+                    // A candidate read again (a retry after its body failed) starts over:
+                    // what the failed attempt read would count twice.
+                    if let Some(c) = stream.candidates.get_mut(c) {
+                        c.loaded = Some(Vec::new());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Where a run that starts at a list should read instead: a baseline or audit reads
+    /// a Resource List's whole index (its `index` link), never one part (deleting what
+    /// the other parts list); an incremental run reads the Capability List a Resource
+    /// List or Dump points `up` to, where the Change Lists are.
+    pub(super) fn instead_of_start(
+        &mut self,
+        head: &DocumentHead,
+        kind: DocumentKind,
+    ) -> Option<Uri> {
+        let link = match (self.config.mode, kind) {
+            (
+                Mode::Incremental,
+                DocumentKind::ResourceList
+                | DocumentKind::ResourceListIndex
+                | DocumentKind::ResourceDump
+                | DocumentKind::ResourceDumpIndex,
+            ) => head.link(&Relation::Up)?,
+            (Mode::Baseline { .. } | Mode::Audit, DocumentKind::ResourceList) => {
+                head.link(&Relation::Index)?
+            }
+            _ => return None,
+        };
+        let uri = link.href.clone();
+        self.checked(&uri)
+    }
+
+    /// The set of a list the run started at: keyed by `key`, re-read from `start`.
+    pub(super) fn new_start_set(&mut self, key: &str, start: &Uri) -> usize {
+        let set = self.new_set(key, Phase::Reading);
+        self.sets[set].start = start.clone();
+        set
+    }
+
+    pub(super) fn new_set(&mut self, key: &str, phase: Phase) -> usize {
+        if let Some(i) = self.sets.iter().position(|s| s.key == key) {
+            return i;
+        }
+        let start = key.parse().unwrap_or_else(|_| self.config.start.clone());
+        self.sets.push(Set {
+            key: key.to_owned(),
+            start,
+            listed_by_capabilities: phase == Phase::Capabilities,
+            offered: Offered::default(),
+            pending: 0,
+            at: None,
+            failed: false,
+            phase,
+            stream: None,
+        });
+        self.sets.len() - 1
+    }
+
+    pub(super) fn on_entry(&mut self, id: RequestId, n: u64, entry: Entry) {
+        let Some(Flight {
+            body: Body::Document(doc),
+            job,
+            ..
+        }) = self.flights.get(&id)
+        else {
+            return;
+        };
+        let Some(head) = &doc.head else { return };
+        let (kind, set, role) = (head.kind, head.set, head.role);
+        let depth = match &job.what {
+            What::Document(d) => d.depth,
+            _ => 0,
+        };
+        // The entries of lists, by the million, go straight to their role (a listing's
+        // from `read_document`); the rest may name the document they are in.
+        if let (Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) = (role, kind) {
+            self.collect_change(set, role, &entry);
+            return;
+        }
+        let doc_uri = job.uri.clone();
+        let capability = entry.md.as_ref().and_then(|md| md.capability.clone());
+        match (role, kind) {
+            (Role::Any, DocumentKind::SourceDescription) => {
+                if capability != Some(Capability::CapabilityList) {
+                    self.warn(
+                        Some(&doc_uri),
+                        Some(n),
+                        None,
+                        "entry is not a Capability List; ignored".into(),
+                    );
+                    return;
+                }
+                if let Some(uri) = self.checked(&entry.loc) {
+                    let s = self.new_set(uri.as_str(), Phase::Capabilities);
+                    self.push_doc(
+                        s,
+                        uri,
+                        Role::Capabilities,
+                        depth + 1,
+                        Some(Capability::CapabilityList),
+                        Some(doc_uri.clone()),
+                    );
+                }
+            }
+            (Role::Capabilities, _) => {
+                let Some(s) = set else { return };
+                let uri = entry.loc.clone();
+                let offered = &mut self.sets[s].offered;
+                if let Some(c) = &capability {
+                    offered.all.push((c.clone(), uri.clone()));
+                }
+                match capability {
+                    Some(Capability::ResourceList) => offered.resourcelist = Some(uri),
+                    Some(Capability::ResourceDump) => offered.resourcedump = Some(uri),
+                    Some(Capability::ChangeList) => offered.changelist = Some(uri),
+                    Some(Capability::ChangeDump) => offered.changedump = Some(uri),
+                    Some(Capability::ChangeListArchive) => offered.changelist_archive = Some(uri),
+                    // Others (archives of lists and dumps, unknown) are not needed.
+                    _ => {}
+                }
+            }
+            (_, k) if k.is_index() => {
+                // Every child of an index has the index's capability.
+                let Some(s) = set else { return };
+                if depth + 1 > self.config.bounds.max_depth {
+                    self.sets[s].failed = true;
+                    self.push_problem(
+                        Some(&entry.loc),
+                        Some(id),
+                        ProblemKind::TooDeep(self.config.bounds.max_depth),
+                    );
+                    return;
+                }
+                let expect = k.capability();
+                match role {
+                    Role::Changes | Role::Archive
+                        if k == DocumentKind::ChangeListIndex
+                            || k == DocumentKind::ChangeDumpIndex =>
+                    {
+                        // Change lists (or dumps) become candidates, read in order later.
+                        self.add_candidate(s, &entry, k == DocumentKind::ChangeDumpIndex);
+                    }
+                    _ => {
+                        if let Some(uri) = self.checked(&entry.loc) {
+                            self.push_doc(s, uri, role, depth + 1, expect, Some(doc_uri.clone()));
+                        }
+                    }
+                }
+            }
+            (Role::Explore, archive) => {
+                // An archive lists documents of the capability it archives.
+                let archived = match archive {
+                    DocumentKind::ResourceListArchive => Capability::ResourceList,
+                    DocumentKind::ResourceDumpArchive => Capability::ResourceDump,
+                    DocumentKind::ChangeListArchive => Capability::ChangeList,
+                    DocumentKind::ChangeDumpArchive => Capability::ChangeDump,
+                    _ => return,
+                };
+                let Some(s) = set else { return };
+                if depth + 1 > self.config.bounds.max_depth {
+                    self.sets[s].failed = true;
+                    let max = self.config.bounds.max_depth;
+                    self.push_problem(Some(&entry.loc), Some(id), ProblemKind::TooDeep(max));
+                    return;
+                }
+                if let Some(uri) = self.checked(&entry.loc) {
+                    self.push_doc(
+                        s,
+                        uri,
+                        Role::Explore,
+                        depth + 1,
+                        Some(archived),
+                        Some(doc_uri.clone()),
+                    );
+                }
+            }
+            (Role::Dump, DocumentKind::ResourceDump) => {
+                let Some(s) = set else { return };
+                if let Some(uri) = self.checked(&entry.loc) {
+                    self.sets[s].pending += 1;
+                    self.docs.push_back(Job {
+                        uri,
+                        what: What::Package {
+                            set: s,
+                            md: entry.md.clone().map(Box::new),
+                            candidate: None,
+                        },
+                        attempt: 0,
+                        redirects: 0,
+                    });
+                }
+            }
+            (Role::Changes, DocumentKind::ChangeDump)
+            | (Role::Archive, DocumentKind::ChangeDumpArchive) => {
+                if let Some(s) = set {
+                    self.add_candidate(s, &entry, true);
+                }
+            }
+            (Role::Archive, DocumentKind::ChangeListArchive) => {
+                if let Some(s) = set {
+                    self.add_candidate(s, &entry, false);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A change read from a Change List: kept with its candidate until its batch is
+    /// applied.
+    pub(super) fn collect_change(&mut self, set: Option<usize>, role: Role, entry: &Entry) {
+        let Some(s) = set else { return };
+        let Some(stream) = self.sets[s].stream.as_mut() else {
+            return;
+        };
+        let c = match role {
+            Role::Candidate(c) => c,
+            _ => stream.candidates.len().saturating_sub(1),
+        };
+        if let Some(Some(loaded)) = stream.candidates.get_mut(c).map(|c| c.loaded.as_mut()) {
+            loaded.push(raw(entry, None));
+        }
+    }
+
+    pub(super) fn add_candidate(&mut self, set: usize, entry: &Entry, dump: bool) {
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return;
+        };
+        if stream.candidates.iter().any(|c| c.uri == entry.loc) {
+            return;
+        }
+        let md = entry.md.as_ref();
+        stream.candidates.push(Candidate {
+            uri: entry.loc.clone(),
+            from: md.and_then(|m| m.from),
+            until: md.and_then(|m| m.until),
+            dump,
+            md: entry.md.clone(),
+            loaded: None,
+            package: None,
+        });
+    }
+
+    pub(super) fn document_read(&mut self, id: RequestId) {
+        let Some(flight) = self.flights.remove(&id) else {
+            return;
+        };
+        let Body::Document(doc) = flight.body else {
+            return;
+        };
+        let Some(head) = doc.head else { return };
+        self.report.documents += 1;
+        self.progress.documents += 1;
+        let parent = match &flight.job.what {
+            What::Document(d) => d.parent.clone(),
+            _ => None,
+        };
+        self.events.push_back(Event::Document(DocumentRead {
+            request: id,
+            parent,
+            uri: flight.job.uri.clone(),
+            kind: head.kind,
+            entries: doc.entries,
+            at: head.at,
+        }));
+        match head.set {
+            Some(s) => {
+                if head.role == Role::Capabilities {
+                    self.capabilities_read(s);
+                }
+                self.sets[s].pending = self.sets[s].pending.saturating_sub(1);
+            }
+            None => self.root_pending = self.root_pending.saturating_sub(1),
+        }
+        self.events.push_back(Event::Progress(self.progress()));
+    }
+
+    /// A set's Capability List was read: start its listing or change stream.
+    pub(super) fn capabilities_read(&mut self, set: usize) {
+        self.sets[set].phase = Phase::Reading;
+        let offered = &self.sets[set].offered;
+        if self.config.mode == Mode::Explore {
+            let parent = self.capability_list_uri(set);
+            let all = std::mem::take(&mut self.sets[set].offered.all);
+            for (capability, uri) in all {
+                if let Some(uri) = self.checked(&uri) {
+                    self.push_doc(set, uri, Role::Explore, 2, Some(capability), parent.clone());
+                }
+            }
+            return;
+        }
+        let (uri, role, expect, what) = match self.config.mode {
+            Mode::Baseline { prefer_dump } => {
+                match (&offered.resourcelist, &offered.resourcedump) {
+                    (_, Some(dump)) if prefer_dump || offered.resourcelist.is_none() => (
+                        dump.clone(),
+                        Role::Dump,
+                        Capability::ResourceDump,
+                        "Resource List or Dump",
+                    ),
+                    (Some(list), _) => (list.clone(), Role::Listing, Capability::ResourceList, ""),
+                    _ => {
+                        self.set_not_offered(set, "Resource List or Dump");
+                        return;
+                    }
+                }
+            }
+            Mode::Audit => match &offered.resourcelist {
+                Some(list) => (list.clone(), Role::Listing, Capability::ResourceList, ""),
+                None => {
+                    self.set_not_offered(set, "Resource List");
+                    return;
+                }
+            },
+            Mode::Explore => return,
+            Mode::Incremental => {
+                let (uri, expect) = match (&offered.changelist, &offered.changedump) {
+                    (Some(list), _) => (list.clone(), Capability::ChangeList),
+                    (None, Some(dump)) => (dump.clone(), Capability::ChangeDump),
+                    _ => {
+                        self.set_not_offered(set, "Change List or Change Dump");
+                        return;
+                    }
+                };
+                if !self.start_stream(set) {
+                    self.sets[set].phase = Phase::Finished;
+                    return;
+                }
+                (uri, Role::Changes, expect, "")
+            }
+        };
+        let _ = what;
+        if let Some(uri) = self.checked(&uri) {
+            let parent = self.capability_list_uri(set);
+            self.push_doc(set, uri, role, 2, Some(expect), parent);
+        } else {
+            self.sets[set].failed = true;
+        }
+    }
+
+    pub(super) fn set_not_offered(&mut self, set: usize, what: &'static str) {
+        self.sets[set].failed = true;
+        self.sets[set].phase = Phase::Finished;
+        let uri = self.capability_list_uri(set);
+        self.push_problem(uri.as_ref(), None, ProblemKind::NotOffered(what));
+    }
+}

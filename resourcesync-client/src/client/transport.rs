@@ -1,0 +1,510 @@
+//! Transport: requests made and answered, redirects, retries and timeouts, and what a
+//! request that fails for good leaves behind.
+
+use std::time::Instant;
+
+use http::{HeaderMap, StatusCode};
+use resourcesync_model::{Capability, Fixity, FixityMismatch};
+use resourcesync_xml::{Limits, PushReader};
+
+use super::{Body, Client, DocFlight, Flight, Job, Phase, Role, What, http_uri, problem};
+use crate::event::{Event, ProblemKind};
+use crate::inventory::Inventory;
+use crate::misuse::Misuse;
+use crate::request::{Purpose, Request, RequestId};
+
+impl<I: Inventory> Client<I> {
+    /// The next request to make, if one is due and fewer than the bound are in flight.
+    #[must_use]
+    pub fn poll_request(&mut self, now: Instant) -> Option<Request> {
+        if self.done || self.flights.len() >= self.config.bounds.max_in_flight {
+            return None;
+        }
+        // Documents first, unless enough fetches wait: documents find the work, and
+        // fetches drain what they found.
+        let (job, target) = loop {
+            let job = if self.fetches.len() >= self.config.bounds.max_queued || self.docs.is_empty()
+            {
+                self.fetches.pop_front().or_else(|| self.docs.pop_front())
+            } else {
+                self.docs.pop_front()
+            }?;
+            match http_uri(&job.uri) {
+                Some(target) => break (job, target),
+                None => {
+                    let uri = job.uri.to_string();
+                    let refusal =
+                        crate::policy::Refusal::Unparsable("not an HTTP request target".into());
+                    let kind = ProblemKind::Refused(crate::policy::PolicyError { uri, refusal });
+                    self.fail_job(job, kind, None, now);
+                    self.advance(Some(now));
+                }
+            }
+        };
+        self.next_id += 1;
+        let id = RequestId(self.next_id);
+        let purpose = match &job.what {
+            What::Discover(_) => Purpose::Discovery,
+            What::Document(_) => Purpose::Document,
+            What::Resource { change, .. } => match self.changes.get(change) {
+                Some(p) => Purpose::Resource {
+                    change: *change,
+                    path: p.change.path.clone(),
+                },
+                None => Purpose::Document,
+            },
+            What::Package { .. } => Purpose::Package,
+        };
+        let mut http = http::Request::new(());
+        *http.uri_mut() = target;
+        let body = match &job.what {
+            What::Discover(_) => Body::Discovery(Vec::new(), Vec::new()),
+            What::Document(_) => Body::Document(Box::new(DocFlight {
+                feed: PushReader::with_limits(Limits::default()),
+                head: None,
+                entries: 0,
+                warnings: 0,
+            })),
+            What::Resource { .. } | What::Package { .. } => Body::Fixity(Fixity::new()),
+        };
+        let uri = job.uri.clone();
+        self.flights.insert(
+            id,
+            Flight {
+                job,
+                deadline: now + self.config.bounds.request_timeout,
+                status: None,
+                body,
+            },
+        );
+        self.report.requests += 1;
+        Some(Request {
+            id,
+            http,
+            uri,
+            purpose,
+        })
+    }
+
+    /// Time has passed: retries come due, quiet requests are cancelled.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let expired: Vec<RequestId> = self
+            .flights
+            .iter()
+            .filter(|(_, f)| f.deadline <= now)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in expired {
+            if let Some(flight) = self.flights.remove(&id) {
+                self.cancel(id);
+                self.discard(id, &flight.job);
+                self.retry(flight.job, id, ProblemKind::Failed("timed out".into()), now);
+            }
+        }
+        let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|(at, _)| *at <= now);
+        self.waiting = later;
+        for (_, job) in due {
+            self.queue(job, true);
+        }
+        if self.follow_at.is_some_and(|at| at <= now) {
+            self.follow_at = None;
+            self.visited.clear();
+            for i in 0..self.sets.len() {
+                let uri = self.sets[i].start.clone();
+                self.sets[i].stream = None;
+                if self.sets[i].listed_by_capabilities {
+                    self.sets[i].phase = Phase::Capabilities;
+                    self.push_doc(
+                        i,
+                        uri,
+                        Role::Capabilities,
+                        1,
+                        Some(Capability::CapabilityList),
+                        None,
+                    );
+                } else if self.start_stream(i) {
+                    self.sets[i].phase = Phase::Reading;
+                    self.push_doc(i, uri, Role::Changes, 0, None, None);
+                }
+            }
+        }
+        self.advance(Some(now));
+    }
+
+    /// The response head of `id` arrived: its status and headers. With an error status
+    /// (or a redirect) the request is over for the client: its body and end are still
+    /// accepted, and ignored.
+    ///
+    /// A second head is a [`Misuse`].
+    pub fn handle_response(
+        &mut self,
+        id: RequestId,
+        status: StatusCode,
+        headers: &HeaderMap,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let Some(flight) = self.flights.get_mut(&id) else {
+            return self.not_in_flight(id);
+        };
+        if flight.status.is_some() {
+            return Err(Misuse::ResponseTwice(id));
+        }
+        flight.deadline = now + self.config.bounds.request_timeout;
+        flight.status = Some(status);
+        if status.is_success() {
+            if let Body::Discovery(_, links) = &mut flight.body {
+                links.extend(
+                    headers
+                        .get_all(http::header::LINK)
+                        .iter()
+                        .filter_map(|v| v.to_str().ok().map(str::to_owned)),
+                );
+            }
+            return Ok(());
+        }
+        let Some(flight) = self.flights.remove(&id) else {
+            return Ok(());
+        };
+        // The driver still delivers the body of the error page, and its end.
+        self.closed.insert(id);
+        self.discard(id, &flight.job);
+        let job = flight.job;
+        if status.is_redirection() {
+            let location = headers
+                .get(http::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            match location {
+                Some(location) => self.redirect(id, job, &location, now),
+                None => self.fail_job(job, ProblemKind::Status(status.as_u16()), Some(id), now),
+            }
+        } else if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+            self.retry(job, id, ProblemKind::Status(status.as_u16()), now);
+        } else {
+            self.fail_job(job, ProblemKind::Status(status.as_u16()), Some(id), now);
+        }
+        self.advance(Some(now));
+        Ok(())
+    }
+
+    /// The caller's HTTP stack followed a redirect of `id` to `location`: the client
+    /// checks it against its policy, and fails the request if it is refused (the caller
+    /// should then abort it: an [`Event::Cancel`] says so).
+    pub fn handle_redirect(
+        &mut self,
+        id: RequestId,
+        location: &str,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let Some(flight) = self.flights.get_mut(&id) else {
+            return self.not_in_flight(id);
+        };
+        flight.job.redirects += 1;
+        let checked = self.config.policy.check_redirect(&flight.job.uri, location);
+        let too_many = flight.job.redirects > self.config.bounds.max_redirects;
+        match checked {
+            Ok(target) if !too_many => flight.job.uri = target,
+            other => {
+                let Some(flight) = self.flights.remove(&id) else {
+                    return Ok(());
+                };
+                self.cancel(id);
+                self.discard(id, &flight.job);
+                let kind = match other {
+                    Err(e) => ProblemKind::Refused(e),
+                    Ok(_) => ProblemKind::Failed("too many redirects".into()),
+                };
+                self.fail_job(flight.job, kind, Some(id), now);
+            }
+        }
+        self.advance(Some(now));
+        Ok(())
+    }
+
+    /// The caller's resolver gave `address` for the host of `id`, before connecting: the
+    /// client checks it against its policy (a public name that resolves to a loopback,
+    /// link-local or private address is refused unless the Source is on one too). When
+    /// refused the request fails, and an [`Event::Cancel`] says not to connect.
+    pub fn handle_address(
+        &mut self,
+        id: RequestId,
+        address: std::net::IpAddr,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let Some(flight) = self.flights.get(&id) else {
+            return self.not_in_flight(id);
+        };
+        if let Err(e) = self.config.policy.check_address(&flight.job.uri, address) {
+            if let Some(flight) = self.flights.remove(&id) {
+                self.cancel(id);
+                self.discard(id, &flight.job);
+                self.fail_job(flight.job, ProblemKind::Refused(e), Some(id), now);
+            }
+            self.advance(Some(now));
+        }
+        Ok(())
+    }
+
+    /// A chunk of the body of `id`, after its response head.
+    ///
+    /// A chunk before the head is a [`Misuse`]: without the status the client cannot
+    /// tell the body from an error page.
+    pub fn handle_body(&mut self, id: RequestId, bytes: &[u8], now: Instant) -> Result<(), Misuse> {
+        let Some(flight) = self.flights.get_mut(&id) else {
+            return self.not_in_flight(id);
+        };
+        if flight.status.is_none() {
+            return Err(Misuse::BodyBeforeResponse(id));
+        }
+        flight.deadline = now + self.config.bounds.request_timeout;
+        self.report.bytes += bytes.len() as u64;
+        self.progress.bytes += bytes.len() as u64;
+        let limit = self.config.bounds.max_discovery_bytes;
+        let outcome = match &mut flight.body {
+            Body::Discovery(kept, _) => {
+                let room = limit.saturating_sub(kept.len());
+                kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                Ok(())
+            }
+            Body::Fixity(fixity) => {
+                fixity.update(bytes);
+                let listed = match &flight.job.what {
+                    What::Resource { change, .. } => self
+                        .changes
+                        .get(change)
+                        .and_then(|p| p.change.md.as_ref())
+                        .and_then(|md| md.length),
+                    What::Package { md, .. } => md.as_ref().and_then(|md| md.length),
+                    _ => None,
+                };
+                match listed {
+                    Some(expected) if fixity.length() > expected => {
+                        Err(ProblemKind::Fixity(FixityMismatch::Longer { expected }))
+                    }
+                    _ => Ok(()),
+                }
+            }
+            Body::Document(doc) => match doc.feed.feed(bytes) {
+                Ok(()) => Ok(()),
+                Err(e) => Err(ProblemKind::Document(e.into())),
+            },
+        };
+        match outcome {
+            Ok(()) => {
+                if matches!(flight.body, Body::Document(_)) {
+                    self.read_document(id, false, now);
+                }
+            }
+            Err(kind) => {
+                if let Some(flight) = self.flights.remove(&id) {
+                    self.cancel(id);
+                    self.discard(id, &flight.job);
+                    self.fail_job(flight.job, kind, Some(id), now);
+                }
+            }
+        }
+        self.advance(Some(now));
+        Ok(())
+    }
+
+    /// The body of `id` ended: the last input for the request (after it, any input for
+    /// `id` is a [`Misuse`]). Before the response head it is a misuse too.
+    pub fn handle_end(&mut self, id: RequestId, now: Instant) -> Result<(), Misuse> {
+        let Some(flight) = self.flights.get(&id) else {
+            // The last input of a request the client ended: it is forgotten now.
+            return match self.closed.remove(&id) {
+                true => Ok(()),
+                false => Err(self.over(id)),
+            };
+        };
+        if flight.status.is_none() {
+            return Err(Misuse::BodyBeforeResponse(id));
+        }
+        self.end(id, now);
+        // A document found broken at its end was cancelled: no input follows the end.
+        self.closed.remove(&id);
+        Ok(())
+    }
+
+    fn end(&mut self, id: RequestId, now: Instant) {
+        let Some(flight) = self.flights.get(&id) else {
+            return;
+        };
+        if matches!(flight.body, Body::Document(_)) {
+            if let Some(Flight {
+                body: Body::Document(doc),
+                ..
+            }) = self.flights.get_mut(&id)
+            {
+                if let Err(e) = doc.feed.finish() {
+                    self.document_failed(id, ProblemKind::Document(e.into()), now);
+                    self.advance(Some(now));
+                    return;
+                }
+            }
+            self.read_document(id, true, now);
+            self.advance(Some(now));
+            return;
+        }
+        let Some(flight) = self.flights.remove(&id) else {
+            return;
+        };
+        match flight.body {
+            Body::Discovery(kept, links) => self.discovered(flight.job, &kept, &links),
+            Body::Fixity(fixity) => self.fetched(id, flight.job, fixity.finish(), now),
+            Body::Document(_) => {}
+        }
+        self.advance(Some(now));
+    }
+
+    /// The exchange of `id` failed (connection, DNS, a body cut short), or the caller
+    /// could not open the package [`Event::Package`] announced: the client tries again,
+    /// or elsewhere, as its bounds allow. The last input for the request, like
+    /// [`handle_end`](Client::handle_end).
+    pub fn handle_failure(
+        &mut self,
+        id: RequestId,
+        reason: impl Into<String>,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let reason = reason.into();
+        if let Some(package) = self.packages.get(&id) {
+            // A package whose manifest was read is opened: what fails now is an
+            // extraction, which `failed` reports.
+            if package.manifest_read {
+                return Err(Misuse::RequestOver(id));
+            }
+            // A package the caller could not open or read: its bitstreams are not taken.
+            let set = package.set;
+            self.packages.remove(&id);
+            self.sets[set].failed = true;
+            self.events
+                .push_back(problem(None, Some(id), ProblemKind::Failed(reason)));
+            self.report.problems += 1;
+            self.events.push_back(Event::Release { request: id });
+            self.package_gone(set);
+            self.advance(Some(now));
+            return Ok(());
+        }
+        let Some(flight) = self.flights.remove(&id) else {
+            return match self.closed.remove(&id) {
+                true => Ok(()),
+                false => Err(self.over(id)),
+            };
+        };
+        self.discard(id, &flight.job);
+        self.retry(flight.job, id, ProblemKind::Failed(reason), now);
+        self.advance(Some(now));
+        Ok(())
+    }
+
+    pub(super) fn queue(&mut self, job: Job, front: bool) {
+        let queue = match job.what {
+            What::Resource { .. } => &mut self.fetches,
+            _ => &mut self.docs,
+        };
+        if front {
+            queue.push_front(job)
+        } else {
+            queue.push_back(job)
+        }
+    }
+
+    /// Tells the caller to drop what it kept of a request's body, if it kept any.
+    pub(super) fn discard(&mut self, id: RequestId, job: &Job) {
+        if let What::Resource { change, .. } = &job.what {
+            self.events.push_back(Event::Discard {
+                request: id,
+                change: *change,
+            });
+        }
+    }
+
+    pub(super) fn redirect(&mut self, id: RequestId, mut job: Job, location: &str, now: Instant) {
+        match self.config.policy.check_redirect(&job.uri, location) {
+            Ok(_) if job.redirects >= self.config.bounds.max_redirects => self.fail_job(
+                job,
+                ProblemKind::Failed("too many redirects".into()),
+                Some(id),
+                now,
+            ),
+            Ok(target) => {
+                job.uri = target;
+                job.redirects += 1;
+                self.queue(job, true);
+            }
+            Err(e) => self.fail_job(job, ProblemKind::Refused(e), Some(id), now),
+        }
+    }
+
+    pub(super) fn retry(&mut self, mut job: Job, id: RequestId, kind: ProblemKind, now: Instant) {
+        job.attempt += 1;
+        if job.attempt < self.config.bounds.attempts {
+            let delay = self.config.bounds.retry_delay * (1 << (job.attempt - 1).min(16));
+            self.waiting.push((now + delay, job));
+        } else {
+            self.fail_job(job, kind, Some(id), now);
+        }
+    }
+
+    /// A job failed for good (or was refused): what follows depends on what it was for.
+    pub(super) fn fail_job(
+        &mut self,
+        job: Job,
+        kind: ProblemKind,
+        id: Option<RequestId>,
+        _now: Instant,
+    ) {
+        match job.what {
+            What::Discover(step) => {
+                self.root_pending = self.root_pending.saturating_sub(1);
+                self.discover(step.next());
+            }
+            What::Document(doc) => {
+                if let Some(step) = doc.then {
+                    // No Source Description at the well-known URI: discovery goes on.
+                    // A refusal is said all the same.
+                    if matches!(kind, ProblemKind::Refused(_)) {
+                        self.push_problem(Some(&job.uri), id, kind);
+                    }
+                    self.root_pending = self.root_pending.saturating_sub(1);
+                    self.visited.remove(job.uri.as_str());
+                    self.discover(Some(step));
+                    return;
+                }
+                self.push_problem(Some(&job.uri), id, kind);
+                match doc.set {
+                    Some(set) => {
+                        self.sets[set].failed = true;
+                        self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
+                    }
+                    None => self.root_pending = self.root_pending.saturating_sub(1),
+                }
+            }
+            What::Resource { change, mut others } => {
+                if !others.is_empty() && !matches!(kind, ProblemKind::Refused(_)) {
+                    let next = others.remove(0);
+                    self.queue(
+                        Job {
+                            uri: next,
+                            what: What::Resource { change, others },
+                            attempt: 0,
+                            redirects: 0,
+                        },
+                        true,
+                    );
+                    return;
+                }
+                self.push_problem(Some(&job.uri), id, kind);
+                self.settle_failed(change);
+            }
+            What::Package { set, .. } => {
+                self.push_problem(Some(&job.uri), id, kind);
+                self.sets[set].failed = true;
+                self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
+            }
+        }
+    }
+}
