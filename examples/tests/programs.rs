@@ -1,5 +1,5 @@
-//! The four example programs (`read-resource-list`, `write-change-list`, `write-read-set`,
-//! `resource-dump`) run on real inputs: the spec's example Resource List, a gzipped copy,
+//! The example programs (`read-resource-list`, `write-change-list`, `write-read-set`,
+//! `resource-dump`, `publish-records`) run on real inputs: the spec's example Resource List, a gzipped copy,
 //! broken documents, and what the programs write, read back by the library.
 
 use std::fs;
@@ -407,4 +407,24 @@ fn resource_dump_leaves_an_existing_package_alone() {
     assert!(stderr(&out).contains("exists"), "{}", stderr(&out));
     assert_eq!(fs::read(&package).unwrap(), b"not mine to replace");
     assert!(!extracted.exists());
+}
+
+// publish-records
+
+const PUBLISH: &str = env!("CARGO_BIN_EXE_publish-records");
+
+#[test]
+fn publish_records_publishes_changes_and_the_client_follows_them() {
+    let out = run(PUBLISH, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for line in [
+        "published 5 records at ",
+        "baseline: 5 created, complete: true",
+        "published 1 created, 1 updated, 1 deleted",
+        "incremental: 1 created, 1 updated, 1 deleted, complete: true",
+        "the Destination holds the application's 5 records",
+    ] {
+        assert!(text.contains(line), "{line:?} not in:\n{text}");
+    }
 }

@@ -1,41 +1,88 @@
-//! The ResourceSync Source's publishing engine: what `resourcesync build` does, as a
-//! library.
+//! The ResourceSync Source's publishing engine: an application publishes what it has, as
+//! the standard says a Source does, and Destinations follow it.
 //!
-//! [`build::build`] publishes a directory's files (or the files a list names) as a Source:
-//! Source Description, Capability List, Resource List (an index over parts when the limits
-//! require), contiguous Change Lists with `from`/`until`, their index and their archive,
-//! and on request a Resource Dump and a Change Dump, each entry with `lastmod`, `length`,
-//! md5, sha-256 and a media type. Each run writes a new generation beside the publish
-//! directory and switches to it by renaming one symbolic link, so a failed or killed run
-//! leaves the last publication as it was; a run reads again only the files whose size or
-//! modification time changed.
+//! - [`Publisher`] is fed by the application: a snapshot of its resource records
+//!   ([`Publisher::publish_snapshot`]: URI, `lastmod`, length, md5 and sha-256, media
+//!   type, as entries) or the changes its own database recorded ([`Publisher::publish_changes`]:
+//!   created, updated, deleted, each with its datetime). It publishes a Source Description,
+//!   a Capability List, a Resource List (an index over parts when the limits require),
+//!   contiguous Change Lists with `from`/`until`, their index, and once that is full their
+//!   archive. A change costs what the change is: the open Change List is read and written
+//!   again, not the collection; the Resource List is written again on a policy the caller
+//!   chooses ([`ResourceListPolicy`]), and its `at` never claims more than it holds.
+//! - A [`Store`] keeps the publication and switches from one run's to the next at once:
+//!   [`MemoryStore`], or [`GenerationStore`], a directory a web server serves (one
+//!   generation per run behind one symbolic link; a failed or killed run leaves the last).
+//! - [`build::build`] publishes a directory's files (or a list of files) the way
+//!   `resourcesync build` does, with Resource and Change Dumps, incrementally (a file of
+//!   the same size and modification time is not read again).
 //!
-//! Out of scope: HTTP (serve the publish directory with any web server, or
-//! `resourcesync serve`) and the clock: the caller passes the time a run starts, so tests
-//! drive the engine with a virtual one.
+//! Out of scope: HTTP (serve the store with any web server, or `resourcesync serve`) and
+//! the clock: each run takes the time it starts, so tests drive the engine with a virtual
+//! one.
+//!
+//! # Publishing records, and a Destination following them
 //!
 //! ```
-//! use std::time::{Duration, SystemTime};
-//! use resourcesync_source::build::{Options, build};
+//! use std::collections::BTreeMap;
+//! use std::time::{Duration, Instant, SystemTime};
+//!
+//! use http::{HeaderMap, StatusCode};
+//! use resourcesync_client::{Client, Config, Event as Do, MemoryInventory, Mode, State};
+//! use resourcesync_model::{Entry, W3cDateTime};
+//! use resourcesync_source::{Event, MemoryStore, PublishOptions, Publisher};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let root = tempfile::tempdir()?;
-//! let collection = root.path().join("collection");
-//! std::fs::create_dir(&collection)?;
-//! std::fs::write(collection.join("a.txt"), "first")?;
-//! let publish = root.path().join("publish");
-//! let options = Options::new("http://example.com/".parse()?);
+//! let base = "http://example.org/";
+//! let record = |n: u32, length: u64| -> Result<Entry, Box<dyn std::error::Error>> {
+//!     Ok(Entry::new(format!("{base}records/{n}").parse()?).with_length(length))
+//! };
+//! let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+//! let mut source = Publisher::new(MemoryStore::new(), PublishOptions::new(base.parse()?));
+//! source.publish_snapshot([record(1, 3)?, record(2, 3)?], t0)?;
 //!
-//! let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-//! let first = build(&collection, &publish, &options, start, &())?;
-//! assert_eq!((first.generation, first.created), (1, 1));
+//! // A Destination: the client, answered from the store and the application's resources.
+//! let content = |uri: &str| uri.rsplit('/').next().unwrap_or("").repeat(3).into_bytes();
+//! let mut run = |client: &mut Client<MemoryInventory>, store: &MemoryStore| loop {
+//!     let now = Instant::now();
+//!     if let Some(request) = client.poll_request(now) {
+//!         let uri = request.http.uri().to_string();
+//!         let body = match uri.strip_prefix(base).and_then(|name| store.get(name)) {
+//!             Some(document) => document.to_vec(),
+//!             None => content(&uri),
+//!         };
+//!         client.handle_response(request.id, StatusCode::OK, &HeaderMap::new(), now)?;
+//!         client.handle_body(request.id, &body, now)?;
+//!         client.handle_end(request.id, now)?;
+//!     }
+//!     while let Some(event) = client.poll_event() {
+//!         match event {
+//!             Do::Store(store) => client.applied(store.change.id, None, now)?,
+//!             Do::Delete(change) => client.applied(change.id, None, now)?,
+//!             Do::Done(report) => return Ok::<_, Box<dyn std::error::Error>>(report),
+//!             _ => {}
+//!         }
+//!     }
+//! };
+//! let config = Config::new(base.parse()?, Mode::Baseline { prefer_dump: false })?;
+//! let mut client = Client::new(config, State::new(), MemoryInventory::new());
+//! assert_eq!(run(&mut client, source.store())?.created, 2);
 //!
-//! std::fs::write(collection.join("b.txt"), "second")?;
-//! let later = start + Duration::from_secs(60);
-//! let second = build(&collection, &publish, &options, later, &())?;
-//! assert_eq!((second.generation, second.created, second.resources), (2, 1, 2));
-//! assert_eq!(second.at.to_string(), "2023-11-14T22:14:20Z");
-//! assert!(publish.join("resourcesync/changelist.xml").is_file());
+//! // The application's database says what changed; the next run publishes just that.
+//! let t1 = t0 + Duration::from_secs(60);
+//! let changes = [
+//!     Event::created(record(3, 3)?, W3cDateTime::from(t1)),
+//!     Event::deleted(format!("{base}records/1").parse()?, W3cDateTime::from(t1)),
+//! ];
+//! let published = source.publish_changes(changes, t1)?;
+//! assert_eq!((published.created, published.deleted), (1, 1));
+//! assert_eq!(published.resource_list, None, "the policy keeps the Resource List");
+//!
+//! let (state, inventory) = client.into_parts();
+//! let config = Config::new(base.parse()?, Mode::Incremental)?;
+//! let mut client = Client::new(config, state, inventory);
+//! let report = run(&mut client, source.store())?;
+//! assert_eq!((report.created, report.deleted, report.complete), (1, 1, true));
 //! # Ok(())
 //! # }
 //! ```

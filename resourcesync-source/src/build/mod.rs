@@ -50,6 +50,32 @@
 //! Hidden files (a name starting with `.`), symbolic links inside the collection, names
 //! that are not UTF-8, and the top-level names the publication uses (`.well-known`,
 //! `resourcesync`) are not published; each is reported as skipped.
+//!
+//! ```
+//! use std::time::{Duration, SystemTime};
+//! use resourcesync_source::build::{Options, build};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let root = tempfile::tempdir()?;
+//! let collection = root.path().join("collection");
+//! std::fs::create_dir(&collection)?;
+//! std::fs::write(collection.join("a.txt"), "first")?;
+//! let publish = root.path().join("publish");
+//! let options = Options::new("http://example.com/".parse()?);
+//!
+//! let start = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+//! let first = build(&collection, &publish, &options, start, &())?;
+//! assert_eq!((first.generation, first.created), (1, 1));
+//!
+//! std::fs::write(collection.join("b.txt"), "second")?;
+//! let later = start + Duration::from_secs(60);
+//! let second = build(&collection, &publish, &options, later, &())?;
+//! assert_eq!((second.generation, second.created, second.resources), (2, 1, 2));
+//! assert_eq!(second.at.to_string(), "2023-11-14T22:14:20Z");
+//! assert!(publish.join("resourcesync/changelist.xml").is_file());
+//! # Ok(())
+//! # }
+//! ```
 
 use std::collections::HashSet;
 use std::fs::{self, File};
