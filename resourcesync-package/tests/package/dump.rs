@@ -180,7 +180,7 @@ mod in_directory {
             "http://example.com/dataset1/".parse().unwrap(),
         )
         .unwrap();
-        let mut dump = DumpBuilder::in_directory(
+        let mut dump = DumpBuilder::in_store(
             head(DocumentKind::ChangeDump),
             &directory,
             "changedump",
@@ -192,7 +192,8 @@ mod in_directory {
             dump.add(change(i), &b"content"[..]).unwrap();
         }
         let dump = dump.finish().unwrap();
-        let (uri, path) = dump.written.clone().unwrap();
+        let uri = dump.written.clone().unwrap();
+        let path = directory.path(&uri).unwrap();
         assert_eq!(uri.as_str(), "http://example.com/dataset1/changedump.xml");
         assert_eq!(
             files(&root.path().join("dataset1")),
@@ -229,7 +230,7 @@ mod in_directory {
         let directory =
             Directory::new(root.path(), "http://example.com/".parse().unwrap()).unwrap();
         let start = || {
-            DumpBuilder::in_directory(
+            DumpBuilder::in_store(
                 head(DocumentKind::ChangeDump),
                 &directory,
                 "changedump",
@@ -260,7 +261,7 @@ mod in_directory {
         );
 
         // A name that makes no file under the base is refused at once.
-        let error = DumpBuilder::in_directory(
+        let error = DumpBuilder::in_store(
             head(DocumentKind::ChangeDump),
             &directory,
             "../changedump",
@@ -276,7 +277,7 @@ mod in_directory {
         let root = tempfile::tempdir().unwrap();
         let directory =
             Directory::new(root.path(), "http://example.com/".parse().unwrap()).unwrap();
-        let mut dump = DumpBuilder::in_directory(
+        let mut dump = DumpBuilder::in_store(
             head(DocumentKind::ChangeDump),
             &directory,
             "changedump",
