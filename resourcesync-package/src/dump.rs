@@ -650,30 +650,3 @@ impl<'a, W: Write> StoreDumpBuilder<'a, W> {
         DumpBuilder::with_destination(head, destination, limits, options)
     }
 }
-
-/// The interim home of the directory's store, until the directory moves to the Source's
-/// crate.
-impl DumpStore for &resourcesync_xml::Directory {
-    type Package = crate::PackageFile;
-
-    fn uri(&self, name: &str) -> Result<Uri, PackageError> {
-        Ok(resourcesync_xml::Directory::uri(self, name)?)
-    }
-
-    fn create_package(&mut self, uri: &Uri) -> Result<crate::PackageFile, PackageError> {
-        crate::PackageFile::create_new(&self.path(uri)?)
-    }
-
-    fn persist_package(
-        &mut self,
-        _uri: &Uri,
-        package: crate::PackageFile,
-    ) -> Result<(), PackageError> {
-        package.persist().map(drop)
-    }
-
-    fn store_document(&mut self, uri: &Uri, document: &[u8]) -> Result<(), PackageError> {
-        self.write(uri, document)?;
-        Ok(())
-    }
-}

@@ -53,11 +53,6 @@ pub enum PackageError {
     /// Made with [`PackageError::store`].
     #[error(transparent)]
     Store(Box<dyn std::error::Error + Send + Sync>),
-    /// A URI under a [`resourcesync_xml::Directory`] that names no file there, or
-    /// a file of it that could not be written
-    /// ([`DumpBuilder::in_directory`](crate::DumpBuilder::in_directory)).
-    #[error(transparent)]
-    Directory(#[from] resourcesync_xml::DirectoryError),
     /// An error of a package file this crate opened or created itself
     /// ([`Package::open`](crate::Package::open), [`PackageWriter::create`](crate::PackageWriter::create)):
     /// the path, and the error as it would be without one.

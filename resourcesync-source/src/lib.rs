@@ -10,6 +10,11 @@
 //! leaves the last publication as it was; a run reads again only the files whose size or
 //! modification time changed.
 //!
+//! Publishing goes through [`Directory`], a directory served at a base URI: the one checked
+//! way from a URI to a file under it, each file written atomically. [`DirectoryStore`] writes
+//! a set ([`resourcesync_xml::SetWriter`]) into one, and `&Directory` is a
+//! [`resourcesync_package::DumpStore`], where a dump's packages go.
+//!
 //! Out of scope: HTTP (serve the publish directory with any web server, or
 //! `resourcesync serve`) and the clock: the caller passes the time a run starts, so tests
 //! drive the engine with a virtual one.
@@ -41,3 +46,6 @@
 //! ```
 
 pub mod build;
+mod directory;
+
+pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN};

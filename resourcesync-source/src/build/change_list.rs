@@ -240,10 +240,10 @@ pub(super) fn change_list_archive(
         source,
     };
     let head = DocumentHead::of_kind(DocumentKind::ChangeListArchive).with_link(up.clone());
-    let store = GenerationParts {
-        directory,
-        stem: format!("{DOCS}/changelist-archive-g{generation}"),
-    };
+    let store = DirectoryStore::parts_named(
+        directory.clone(),
+        format!("{DOCS}/changelist-archive-g{generation}"),
+    );
     let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);
     let set_options = SetOptions::default().with_limits(limits);
     let mut archive =

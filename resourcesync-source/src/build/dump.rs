@@ -57,31 +57,6 @@ pub(super) fn resource_dump(
     })
 }
 
-/// Where a Resource List's parts go: files of the generation named after it,
-/// `<stem>-00001.xml`, … .
-pub(super) struct GenerationParts<'a> {
-    pub(super) directory: &'a Directory,
-    pub(super) stem: String,
-}
-
-impl SetStore for GenerationParts<'_> {
-    fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
-        Ok(self
-            .directory
-            .uri(&format!("{}-{number:05}.xml", self.stem))?)
-    }
-
-    fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
-        self.directory.write(uri, document)?;
-        Ok(())
-    }
-
-    fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
-        self.directory.write_pieces(uri, pieces)?;
-        Ok(())
-    }
-}
-
 /// A resource as a bitstream of a package, at its path in the collection; a name a
 /// package may not hold (a colon, a backslash: unsafe to extract on some systems) is
 /// percent-encoded, as it is in the resource's URI.
@@ -203,10 +178,8 @@ pub(super) fn change_dump(
     let head = DocumentHead::of_kind(DocumentKind::ChangeDump)
         .with_from(from)
         .with_link(up.clone());
-    let store = GenerationParts {
-        directory,
-        stem: format!("{DOCS}/changedump-g{number}"),
-    };
+    let store =
+        DirectoryStore::parts_named(directory.clone(), format!("{DOCS}/changedump-g{number}"));
     let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);
     let mut set = SetWriter::with_store(
         head,

@@ -57,10 +57,10 @@ pub(super) fn write_resource_list(
             name.starts_with(&prefix)
         })?;
     }
-    let store = GenerationParts {
-        directory,
-        stem: format!("{DOCS}/resourcelist-g{generation}"),
-    };
+    let store = DirectoryStore::parts_named(
+        directory.clone(),
+        format!("{DOCS}/resourcelist-g{generation}"),
+    );
     let mut rl = SetWriter::with_store(head, uri, store, set_options).map_err(document_error)?;
     // An unchanged resource's entry is the same bytes as last time: copied from the
     // Resource List the last run wrote, not made and checked again.
