@@ -7,9 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../resourcesync-client/tests/client/sim.rs"]
-#[allow(dead_code)]
-mod sim;
+use resourcesync_testkit::source as sim;
 
 #[path = "../common/client.rs"]
 #[allow(dead_code)]

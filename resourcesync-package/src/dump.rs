@@ -2,18 +2,15 @@
 //! limits require, and the dump document that lists them.
 
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
 
 use resourcesync_model::{
     Checker, Document, DocumentHead, DocumentKind, Entry, Finding, Link, MAX_ENTRIES, Relation,
     Uri, UriError, W3cDateTime,
 };
 
-use resourcesync_xml::Directory;
-
 use crate::writer::{
-    Bitstream, PackageFile, PackageInfo, PackageOptions, PackageWriter, check_first_entry,
-    check_next_entry, deleted_entry, refused,
+    Bitstream, PackageInfo, PackageOptions, PackageWriter, check_first_entry, check_next_entry,
+    deleted_entry, refused,
 };
 use crate::{Misuse, PackageError};
 
@@ -51,31 +48,119 @@ impl DumpLimits {
 /// Stores a copy of package `n`'s manifest and returns its URI.
 type StoreManifest<'a> = dyn FnMut(usize, &Uri, &[u8]) -> io::Result<Uri> + 'a;
 
-/// Where the packages go: the caller's sinks, or files of a directory.
+/// Where a dump built by [`DumpBuilder::in_store`] puts its files: its packages, the
+/// copies of their manifests and the dump document, each at a URI the store makes of a
+/// name relative to itself. A Source publishing into a directory served at a base URI
+/// implements it (`resourcesync_source::Directory`, which maps each URI to its file and
+/// writes it atomically); this crate names no file system.
+///
+/// The builder relies on what each method promises: a client that read an earlier dump
+/// document must never find a package its entry does not describe, nor half a document.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation, Uri};
+/// use resourcesync_package::{
+///     Bitstream, DumpBuilder, DumpLimits, DumpStore, Misuse, PackageError, PackageOptions,
+/// };
+///
+/// /// Files in memory, under `http://example.com/`.
+/// #[derive(Default)]
+/// struct Memory(BTreeMap<String, Vec<u8>>);
+///
+/// impl DumpStore for &mut Memory {
+///     type Package = Vec<u8>;
+///     fn uri(&self, name: &str) -> Result<Uri, PackageError> {
+///         format!("http://example.com/{name}").parse().map_err(PackageError::store)
+///     }
+///     fn create_package(&mut self, uri: &Uri) -> Result<Vec<u8>, PackageError> {
+///         match self.0.contains_key(uri.as_str()) {
+///             true => Err(Misuse::TargetExists(uri.as_str().into()).into()),
+///             false => Ok(Vec::new()),
+///         }
+///     }
+///     fn persist_package(&mut self, uri: &Uri, zip: Vec<u8>) -> Result<(), PackageError> {
+///         self.store_document(uri, &zip)
+///     }
+///     fn store_document(&mut self, uri: &Uri, bytes: &[u8]) -> Result<(), PackageError> {
+///         self.0.insert(uri.to_string(), bytes.to_vec());
+///         Ok(())
+///     }
+/// }
+///
+/// let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
+///     .with_at("2013-01-03T09:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let mut files = Memory::default();
+/// let mut dump = DumpBuilder::in_store(
+///     head, &mut files, "resourcedump", DumpLimits::new(u64::MAX, 1), PackageOptions::default(),
+/// )?;
+/// for i in 1..=2 {
+///     let b = Bitstream::new(format!("http://example.com/res{i}").parse()?, format!("/res{i}").into());
+///     dump.add(b, &b"content"[..])?;
+/// }
+/// let dump = dump.finish()?;
+/// assert_eq!(dump.written.unwrap().as_str(), "http://example.com/resourcedump.xml");
+/// assert_eq!(files.0.keys().collect::<Vec<_>>(), [
+///     "http://example.com/resourcedump-00001-manifest.xml",
+///     "http://example.com/resourcedump-00001.zip",
+///     "http://example.com/resourcedump-00002-manifest.xml",
+///     "http://example.com/resourcedump-00002.zip",
+///     "http://example.com/resourcedump.xml",
+/// ]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait DumpStore {
+    /// What a package is written into until it is complete.
+    type Package: Write;
+
+    /// The URI of the file `name`, a name relative to the store written as it stands in a
+    /// URI (`resourcedump-00001.zip`, `dumps/resourcedump.xml`). A name that makes no URI
+    /// the store could hold a file at is refused.
+    fn uri(&self, name: &str) -> Result<Uri, PackageError>;
+
+    /// Starts the package to be published at `uri`, from [`uri`](DumpStore::uri): what it
+    /// is written into until [`persist_package`](DumpStore::persist_package). Nothing is
+    /// published yet. A package that exists at `uri` is refused now, before anything is
+    /// written ([`Misuse::TargetExists`](crate::Misuse::TargetExists)): packages are never
+    /// replaced.
+    fn create_package(&mut self, uri: &Uri) -> Result<Self::Package, PackageError>;
+
+    /// Publishes a complete package at `uri`, atomically (a reader finds the whole package
+    /// or none), and never over a package that appeared there meanwhile
+    /// ([`Misuse::TargetExists`](crate::Misuse::TargetExists)). On error nothing of it is
+    /// left.
+    fn persist_package(&mut self, uri: &Uri, package: Self::Package) -> Result<(), PackageError>;
+
+    /// Publishes a document, a manifest copy or the dump document, at `uri`, replacing
+    /// what is there atomically: a reader finds the old document or the new one, never
+    /// part of one.
+    fn store_document(&mut self, uri: &Uri, document: &[u8]) -> Result<(), PackageError>;
+}
+
+/// Where the packages go: the caller's sinks, or a [`DumpStore`].
 enum Destination<'a, N, O, C, W> {
     Sinks {
         package_uri: N,
         open_package: O,
         close_package: C,
     },
-    Directory {
-        directory: &'a Directory,
+    Store {
+        /// A trait object, so that the builder's type does not name the store's.
+        store: Box<dyn DumpStore<Package = W> + 'a>,
         /// The dump's name: `{name}.xml`, `{name}-00001.zip`, `{name}-00001-manifest.xml`.
         name: String,
-        /// Opens a package file and moves it into place: [`PackageFile`]'s, for `W`.
-        create: fn(&Path) -> Result<W, PackageError>,
-        persist: fn(W) -> Result<PathBuf, PackageError>,
     },
 }
 
-/// The type of a [`DumpBuilder`] that writes into a [`Directory`]
-/// ([`DumpBuilder::in_directory`]): its sinks are the directory's files.
-pub type DirectoryDumpBuilder<'a> = DumpBuilder<
+/// The type of a [`DumpBuilder`] that writes into a [`DumpStore`] whose packages are
+/// written into `W` ([`DumpBuilder::in_store`]).
+pub type StoreDumpBuilder<'a, W> = DumpBuilder<
     'a,
     fn(usize) -> Result<Uri, UriError>,
-    fn(&Uri) -> io::Result<PackageFile>,
-    fn(&Uri, PackageFile) -> io::Result<()>,
-    PackageFile,
+    fn(&Uri) -> io::Result<W>,
+    fn(&Uri, W) -> io::Result<()>,
+    W,
 >;
 
 /// The package being filled.
@@ -99,9 +184,8 @@ pub struct DumpInfo {
     /// Each package's URI and the findings of its manifest
     /// ([`PackageInfo::findings`]), in the dump's order.
     pub manifest_findings: Vec<(Uri, Vec<Finding>)>,
-    /// In a directory ([`DumpBuilder::in_directory`]): the URI the dump document was
-    /// written at, and its file.
-    pub written: Option<(Uri, PathBuf)>,
+    /// In a store ([`DumpBuilder::in_store`]): the URI the dump document was stored at.
+    pub written: Option<Uri>,
 }
 
 /// Builds a Resource Dump or a Change Dump: bitstreams go into ZIP packages, a new one
@@ -339,7 +423,7 @@ where
         )?;
         match &mut self.destination {
             Destination::Sinks { close_package, .. } => close_package(&open.uri, sink)?,
-            Destination::Directory { persist, .. } => drop(persist(sink)?),
+            Destination::Store { store, .. } => store.persist_package(&open.uri, sink)?,
         }
         self.document.entries.push(entry);
         self.manifest_findings.push((open.uri, info.findings));
@@ -360,23 +444,17 @@ where
         let md = entry.md_mut();
         md.length = Some(info.digests.length);
         md.hash = Some(info.digests.hashes());
-        let in_directory = match &self.destination {
-            Destination::Directory {
-                directory, name, ..
-            } => Some((*directory, name.as_str())),
-            Destination::Sinks { .. } => None,
-        };
         let xml = || {
             resourcesync_xml::write_document(Vec::new(), &info.manifest)
                 .map(|written| written.output)
                 .map_err(PackageError::ManifestWrite)
         };
-        let href = match (&mut self.manifests, in_directory) {
-            (None, None) => return Ok(entry),
+        let href = match (&mut self.manifests, &mut self.destination) {
+            (None, Destination::Sinks { .. }) => return Ok(entry),
             (Some(store), _) => store(n, uri, &xml()?)?,
-            (None, Some((directory, name))) => {
-                let href = directory.uri(&format!("{name}-{n:05}-manifest.xml"))?;
-                directory.write(&href, &xml()?)?;
+            (None, Destination::Store { store, name }) => {
+                let href = store.uri(&format!("{name}-{n:05}-manifest.xml"))?;
+                store.store_document(&href, &xml()?)?;
                 href
             }
         };
@@ -472,9 +550,7 @@ where
             Destination::Sinks { package_uri, .. } => {
                 package_uri(n).map_err(|reason| Misuse::PackageUri { number: n, reason })?
             }
-            Destination::Directory {
-                directory, name, ..
-            } => directory.uri(&format!("{name}-{n:05}.zip"))?,
+            Destination::Store { store, name } => store.uri(&format!("{name}-{n:05}.zip"))?,
         };
         let mut checker = self.checker.clone();
         let mut findings = Vec::new();
@@ -493,9 +569,7 @@ where
         self.next_from = from;
         let sink = match &mut self.destination {
             Destination::Sinks { open_package, .. } => open_package(&uri)?,
-            Destination::Directory {
-                directory, create, ..
-            } => create(&directory.path(&uri)?)?,
+            Destination::Store { store, .. } => store.create_package(&uri)?,
         };
         let writer = PackageWriter::new(sink, head, self.options)?;
         Ok(self.current.insert(Open {
@@ -521,16 +595,14 @@ where
             }
             .into());
         }
-        let written = match &self.destination {
-            Destination::Directory {
-                directory, name, ..
-            } => {
+        let written = match &mut self.destination {
+            Destination::Store { store, name } => {
                 let xml = resourcesync_xml::write_document(Vec::new(), &self.document)
                     .map_err(PackageError::ManifestWrite)?
                     .output;
-                let uri = directory.uri(&format!("{name}.xml"))?;
-                let path = directory.write(&uri, &xml)?;
-                Some((uri, path))
+                let uri = store.uri(&format!("{name}.xml"))?;
+                store.store_document(&uri, &xml)?;
+                Some(uri)
             }
             Destination::Sinks { .. } => None,
         };
@@ -543,65 +615,37 @@ where
     }
 }
 
-impl<'a> DirectoryDumpBuilder<'a> {
-    /// Starts a dump written into `directory`, served at its base URI, under the name
-    /// `name`: the packages are the files `{name}-00001.zip`, `{name}-00002.zip`, …, each
-    /// with a copy of its manifest, `{name}-00001-manifest.xml`, linked from its entry
-    /// with `rel="contents"`; [`finish`](DumpBuilder::finish) writes the dump document,
-    /// `{name}.xml`, and returns its URI and path in [`DumpInfo::written`]. The
-    /// directory maps every URI to its file ([`Directory::path`]), so the caller writes no
-    /// such mapping.
+impl<'a, W: Write> StoreDumpBuilder<'a, W> {
+    /// Starts a dump written into `store` under the name `name`: the packages are
+    /// `{name}-00001.zip`, `{name}-00002.zip`, …, each with a copy of its manifest,
+    /// `{name}-00001-manifest.xml`, linked from its entry with `rel="contents"`;
+    /// [`finish`](DumpBuilder::finish) stores the dump document, `{name}.xml`, and returns
+    /// its URI in [`DumpInfo::written`]. The store makes each name a URI
+    /// ([`DumpStore::uri`]), so the caller writes no such mapping.
     ///
-    /// A package is written beside its file and moved into place when it is complete
-    /// (as [`PackageWriter::create`] does), never over a file that exists
-    /// ([`Misuse::TargetExists`]): a client that read an earlier dump document must not
-    /// find a package its entry does not describe. The manifest copies and the dump
-    /// document replace their files atomically ([`Directory::write`]), the dump document
-    /// last, once every package it lists is in place. A name that makes no URI under the
-    /// base is refused here; otherwise as [`new`](DumpBuilder::new). A store given to
+    /// A package is written into the store's sink and published when it is complete,
+    /// never over a package that exists ([`Misuse::TargetExists`](crate::Misuse::TargetExists)):
+    /// a client that read an earlier dump document must not find a package its entry does
+    /// not describe. The manifest copies and the dump document replace what is at their
+    /// URIs atomically ([`DumpStore::store_document`]), the dump document last, once every
+    /// package it lists is in place. A name that makes no URI in the store is refused
+    /// here; otherwise as [`new`](DumpBuilder::new). A store given to
     /// [`with_manifest_copies`](DumpBuilder::with_manifest_copies) takes the manifest
-    /// copies instead of the directory.
-    ///
-    /// ```
-    /// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
-    /// use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, Package, PackageOptions};
-    /// use resourcesync_xml::Directory;
-    ///
-    /// let root = tempfile::tempdir()?;
-    /// let directory = Directory::new(root.path(), "http://example.com/dataset1/".parse()?)?;
-    /// let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
-    ///     .with_at("2013-01-03T09:00:00Z".parse()?)
-    ///     .with_link(Link::new(Relation::Up, "http://example.com/dataset1/capabilitylist.xml".parse()?));
-    /// let mut dump = DumpBuilder::in_directory(
-    ///     head, &directory, "resourcedump", DumpLimits::new(u64::MAX, 1), PackageOptions::default(),
-    /// )?;
-    /// for i in 1..=2 {
-    ///     let b = Bitstream::new(format!("http://example.com/res{i}").parse()?, format!("/res{i}").into());
-    ///     dump.add(b, &b"content"[..])?;
-    /// }
-    /// let dump = dump.finish()?;
-    /// let (uri, path) = dump.written.unwrap();
-    /// assert_eq!(uri.as_str(), "http://example.com/dataset1/resourcedump.xml");
-    /// assert_eq!(path, root.path().join("resourcedump.xml"));
-    /// let package = &dump.document.entries[1];
-    /// assert_eq!(package.loc.as_str(), "http://example.com/dataset1/resourcedump-00002.zip");
-    /// assert_eq!(package.links[0].href.as_str(), "http://example.com/dataset1/resourcedump-00002-manifest.xml");
-    /// Package::open(directory.path(&package.loc)?)?.verify()?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn in_directory(
+    /// copies instead of `store`. See [`DumpStore`] for an example.
+    pub fn in_store<S>(
         head: DocumentHead,
-        directory: &'a Directory,
+        store: S,
         name: &str,
         limits: DumpLimits,
         options: PackageOptions,
-    ) -> Result<DirectoryDumpBuilder<'a>, PackageError> {
-        directory.uri(&format!("{name}.xml"))?;
-        let destination = Destination::Directory {
-            directory,
+    ) -> Result<StoreDumpBuilder<'a, W>, PackageError>
+    where
+        S: DumpStore<Package = W> + 'a,
+    {
+        store.uri(&format!("{name}.xml"))?;
+        let destination = Destination::Store {
+            store: Box::new(store),
             name: name.to_owned(),
-            create: PackageFile::create_new,
-            persist: PackageFile::persist,
         };
         DumpBuilder::with_destination(head, destination, limits, options)
     }

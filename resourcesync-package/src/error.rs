@@ -48,11 +48,11 @@ pub enum PackageError {
     /// The caller asked for something the standard or this crate does not allow.
     #[error(transparent)]
     Misuse(#[from] Misuse),
-    /// A URI under a [`resourcesync_xml::Directory`] that names no file there, or
-    /// a file of it that could not be written
-    /// ([`DumpBuilder::in_directory`](crate::DumpBuilder::in_directory)).
+    /// A [`DumpStore`](crate::DumpStore) could not make a URI of a name or publish a
+    /// file: the store's own error, kept whole (downcast it to the store's error type).
+    /// Made with [`PackageError::store`].
     #[error(transparent)]
-    Directory(#[from] resourcesync_xml::DirectoryError),
+    Store(Box<dyn std::error::Error + Send + Sync>),
     /// An error of a package file this crate opened or created itself
     /// ([`Package::open`](crate::Package::open), [`PackageWriter::create`](crate::PackageWriter::create)):
     /// the path, and the error as it would be without one.
@@ -64,6 +64,13 @@ pub enum PackageError {
         #[source]
         source: Box<PackageError>,
     },
+}
+
+impl PackageError {
+    /// A [`DumpStore`](crate::DumpStore)'s own error, as [`PackageError::Store`].
+    pub fn store(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> PackageError {
+        PackageError::Store(error.into())
+    }
 }
 
 /// What is wrong with a package: the ZIP structure beyond what the zip crate checks, or
@@ -525,7 +532,7 @@ pub enum Misuse {
     },
     /// A target that exists already: of an extraction, or of a package file
     /// ([`PackageWriter::finish_file`](crate::PackageWriter::finish_file),
-    /// [`DumpBuilder::in_directory`](crate::DumpBuilder::in_directory)), which is never
+    /// [`DumpStore::create_package`](crate::DumpStore::create_package)), which is never
     /// overwritten.
     #[error("{} exists already", .0.display())]
     TargetExists(PathBuf),

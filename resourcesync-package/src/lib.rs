@@ -15,8 +15,8 @@
 //!   and extracts all or nothing, within [`PackageLimits`].
 //! - [`DumpBuilder`]: splits bitstreams into as many packages as [`DumpLimits`] require
 //!   and returns the Resource Dump or Change Dump document that lists them ([`DumpInfo`]);
-//!   through the caller's sinks, or into a [`resourcesync_xml::Directory`] served at a base
-//!   URI, with the manifest copies and the dump document ([`DumpBuilder::in_directory`]).
+//!   through the caller's sinks, or into a [`DumpStore`] (a directory served at a base
+//!   URI, say), with the manifest copies and the dump document ([`DumpBuilder::in_store`]).
 //!
 //! # Writers check what readers check
 //! The writers run the model's [`resourcesync_model::Checker`], the one
@@ -131,7 +131,7 @@ mod name;
 mod reader;
 mod writer;
 
-pub use dump::{DirectoryDumpBuilder, DumpBuilder, DumpInfo, DumpLimits};
+pub use dump::{DumpBuilder, DumpInfo, DumpLimits, DumpStore, StoreDumpBuilder};
 pub use error::{
     BadPackage, Collision, ContentProblem, FixityError, HeaderProblem, LimitExceeded, Misuse,
     PackageError, PathProblem, SizeProblem,

@@ -848,10 +848,13 @@ impl PackageFile {
         })
     }
 
-    /// [`create`](Self::create), making `target`'s directory if need be, and refused at
-    /// once if `target` exists, before anything is written: the rename into place would
-    /// refuse it anyway, after the package was written.
-    pub(crate) fn create_new(target: &Path) -> Result<PackageFile, PackageError> {
+    /// A package file to become `target`, written meanwhile to a temporary file beside it
+    /// that is removed if this is dropped, and moved into place by
+    /// [`persist`](Self::persist): what a [`DumpStore`](crate::DumpStore) over a directory
+    /// writes a package into. Makes `target`'s directory if need be, and is refused at
+    /// once if `target` exists ([`Misuse::TargetExists`]), before anything is written: the
+    /// rename into place would refuse it anyway, after the package was written.
+    pub fn create_new(target: &Path) -> Result<PackageFile, PackageError> {
         if target.exists() {
             return Err(Misuse::TargetExists(target.to_path_buf()).into());
         }
@@ -871,8 +874,8 @@ impl PackageFile {
 
     /// Flushes the file to disk and moves it to its target, which must not exist
     /// (the rename does not overwrite, and fails with [`Misuse::TargetExists`] if it
-    /// does). On error the temporary file is removed.
-    pub(crate) fn persist(self) -> Result<PathBuf, PackageError> {
+    /// does). On error the temporary file is removed. Returns the target.
+    pub fn persist(self) -> Result<PathBuf, PackageError> {
         let target = self.target;
         let in_file = |source: PackageError| PackageError::File {
             path: target.clone(),

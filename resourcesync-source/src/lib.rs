@@ -17,6 +17,11 @@
 //!   `resourcesync build` does, with Resource and Change Dumps, incrementally (a file of
 //!   the same size and modification time is not read again).
 //!
+//! A directory served at a base URI is a [`Directory`]: the one checked way from a URI to a
+//! file under it, each file written atomically. [`DirectoryStore`] writes a set
+//! ([`resourcesync_xml::SetWriter`]) into one, and `&Directory` is a
+//! [`resourcesync_package::DumpStore`], where a dump's packages go.
+//!
 //! Out of scope: HTTP (serve the store with any web server, or `resourcesync serve`) and
 //! the clock: each run takes the time it starts, so tests drive the engine with a virtual
 //! one.
@@ -88,10 +93,12 @@
 //! ```
 
 pub mod build;
+mod directory;
 mod generations;
 mod publisher;
 mod sink;
 mod store;
 
+pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN};
 pub use publisher::{Event, PublishOptions, PublishReport, Publisher, ResourceListPolicy};
 pub use store::{GenerationStore, MemoryStore, Store, StoreError};

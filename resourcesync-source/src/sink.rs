@@ -6,8 +6,8 @@ use std::cell::RefCell;
 use std::fs;
 use std::io;
 
+use crate::Directory;
 use resourcesync_model::Uri;
-use resourcesync_xml::Directory;
 
 use crate::build::BuildError;
 use crate::store::Store;

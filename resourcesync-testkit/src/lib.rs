@@ -11,7 +11,9 @@
 
 pub mod driver;
 pub mod python;
+#[cfg(feature = "http")]
 pub mod scenarios;
+#[cfg(feature = "http")]
 pub mod served;
 #[allow(missing_docs)]
 pub mod source;

@@ -274,9 +274,10 @@ pub enum WriteError {
         /// The error findings, at least one.
         findings: Vec<resourcesync_model::Finding>,
     },
-    /// A set's document could not be given a file or written to it.
-    #[error("{0}")]
-    Directory(#[from] crate::DirectoryError),
+    /// A [`SetStore`](crate::SetStore) could not name or store a set's document: the
+    /// store's own error, kept whole (downcast it to the store's error type).
+    #[error(transparent)]
+    Store(Box<dyn std::error::Error + Send + Sync>),
     /// The entries cannot be written as asked, for instance a set without entries or a
     /// part scheme that gives an invalid URI.
     #[error("{0}")]

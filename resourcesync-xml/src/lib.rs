@@ -8,10 +8,11 @@
 //! its speed in the last, noisy, timed run: see `benches/README.md`); and writes them back
 //! entry by entry to any `Write`.
 //!
-//! Out of scope: HTTP and the clock. The caller hands in bytes (or, to read a file, its
-//! path: [`Reader::open`]) and takes bytes; the one other exception is [`Directory`], which
-//! maps the URIs under a base to the files of a directory a web server publishes, and
-//! writes them atomically.
+//! Out of scope: HTTP, the clock and publishing files. The caller hands in bytes (or, to
+//! read a file, its path: [`Reader::open`]) and takes bytes; a [`SetWriter`] hands its
+//! documents to a [`SetStore`]. Writing them into a directory a web server publishes, each
+//! URI under a base mapped to its file and written atomically, is the Source's work:
+//! `resourcesync_source::Directory` and `DirectoryStore`.
 //!
 //! # Entry types
 //! - [`Reader`]: streaming, namespace-aware, limited ([`Limits`]), checking the
@@ -25,12 +26,11 @@
 //! - [`Writer`]: streaming, escaping, checking the same rules as it goes and handing back
 //!   their findings from a fallible [`Writer::finish`], or refusing errors
 //!   ([`WriteOptions`]); [`write_document`] for a whole document.
-//! - [`Directory`]: a directory served at a base URI; the one checked way from a URI to a
-//!   file name.
 //! - [`SetReader`]: an index and every document it lists as one stream of entries, each
 //!   part checked against the index, fetched through a function the caller gives.
 //! - [`SetWriter`]: a Resource List, Resource Dump, Change List or Change Dump of any size,
-//!   split into as many documents as the limits require, with the index over them.
+//!   split into as many documents as the limits require, with the index over them, each
+//!   handed to a [`SetStore`].
 //!
 //! # Example
 //! ```
@@ -70,8 +70,8 @@
 //! - [`write-change-list`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/write-change-list.rs)
 //!   writes a Change List with the writer's checks refusing errors;
 //! - [`write-read-set`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/write-read-set.rs)
-//!   writes a 120,000-entry Resource List as a set into a directory under a base URL and
-//!   reads it back as one stream.
+//!   writes a 120,000-entry Resource List as a set into a directory under a base URL (with
+//!   `resourcesync_source::DirectoryStore`) and reads it back as one stream.
 //!
 //! # Safety on hostile input
 //! No DTD is processed and no entity other than XML's five is expanded: a `<!DOCTYPE>` or
@@ -117,7 +117,6 @@
 )]
 
 mod counted;
-mod directory;
 mod error;
 mod extension;
 mod input;
@@ -128,7 +127,6 @@ mod set;
 mod set_reader;
 mod writer;
 
-pub use directory::{Directory, DirectoryError, MAX_SEGMENT_LEN};
 pub use error::{Error, ErrorKind, Position, WriteError};
 pub use extension::ExtensionError;
 pub use input::{Buffered, Input, Slice};
@@ -138,7 +136,7 @@ pub use reader::{Limits, Reader, read_document};
 pub use resourcesync_model::{DocumentHead, RS_NAMESPACE, SITEMAP_NAMESPACE};
 #[cfg(feature = "gzip")]
 pub use set::Gzip;
-pub use set::{DirectoryStore, SetLimits, SetOptions, SetStore, SetSummary, SetWriter};
+pub use set::{SetLimits, SetOptions, SetStore, SetSummary, SetWriter};
 pub use set_reader::{DocumentFinding, SetReadError, SetReader};
 pub use writer::{
     WriteOptions, Writer, Written, write_document, write_document_with, written_entries,

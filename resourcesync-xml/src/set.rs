@@ -8,7 +8,6 @@ use resourcesync_model::{
     UriError, W3cDateTime,
 };
 
-use crate::directory::Directory;
 use crate::error::WriteError;
 use crate::writer::{Checking, WriteOptions, Writer, Written};
 
@@ -47,18 +46,27 @@ impl SetLimits {
 /// decompress by content, whatever the name.
 ///
 /// ```
-/// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation};
-/// use resourcesync_xml::{Directory, Gzip, SetLimits, SetOptions, SetWriter, read_document};
+/// use std::collections::BTreeMap;
+/// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation, Uri};
+/// use resourcesync_xml::{Gzip, SetLimits, SetOptions, SetWriter, read_document};
 ///
 /// let head = DocumentHead::of_kind(DocumentKind::ResourceList)
 ///     .with_at("2013-01-03T09:00:00Z".parse()?)
 ///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
-/// let root = tempfile::tempdir()?;
-/// let dir = Directory::new(root.path(), "http://example.com/".parse()?)?;
+/// let mut stored = BTreeMap::new();
+/// let store = (
+///     |n: usize| format!("http://example.com/resourcelist-{n:05}.xml.gz").parse::<Uri>(),
+///     |uri: &Uri, document: &[u8]| {
+///         stored.insert(uri.to_string(), document.to_vec());
+///         Ok(())
+///     },
+/// );
 /// let options = SetOptions::default()
 ///     .with_limits(SetLimits::new(2, 52_428_800))
 ///     .with_gzip(Gzip::Parts);
-/// let mut set = SetWriter::in_directory(head, dir, "resourcelist.xml", options)?;
+/// assert!(options.gzip_parts() && !options.gzip_set());
+/// let uri = "http://example.com/resourcelist.xml".parse()?;
+/// let mut set = SetWriter::with_store(head, uri, store, options)?;
 /// for i in 0..3 {
 ///     set.write_entry(&Entry::new(format!("http://example.com/res{i}").parse()?))?;
 /// }
@@ -68,9 +76,9 @@ impl SetLimits {
 ///     "http://example.com/resourcelist-00002.xml.gz",
 ///     "http://example.com/resourcelist.xml",
 /// ]);
-/// let gz = std::fs::read(root.path().join("resourcelist-00002.xml.gz"))?;
+/// let gz = &stored["http://example.com/resourcelist-00002.xml.gz"];
 /// assert_eq!(gz[..2], [0x1f, 0x8b]);
-/// let (part, _) = read_document(&gz)?;
+/// let (part, _) = read_document(gz)?;
 /// assert_eq!(part.entries.len(), 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -133,16 +141,27 @@ impl SetOptions {
         self
     }
 
+    /// Whether the parts of a set that needs an index are gzip-compressed: what a
+    /// [`SetStore`] names them after (`.xml.gz`). Always false without the `gzip` feature.
+    pub fn gzip_parts(&self) -> bool {
+        #[cfg(feature = "gzip")]
+        return matches!(self.gzip, Gzip::Parts | Gzip::All);
+        #[cfg(not(feature = "gzip"))]
+        false
+    }
+
+    /// Whether the set's own document, the index or the one document of a set that fits,
+    /// is gzip-compressed. Always false without the `gzip` feature.
+    pub fn gzip_set(&self) -> bool {
+        #[cfg(feature = "gzip")]
+        return matches!(self.gzip, Gzip::All);
+        #[cfg(not(feature = "gzip"))]
+        false
+    }
+
     /// Whether parts, and the index or single document, are compressed.
     fn compressed(&self) -> (bool, bool) {
-        #[cfg(feature = "gzip")]
-        return match self.gzip {
-            Gzip::Never => (false, false),
-            Gzip::Parts => (true, false),
-            Gzip::All => (true, true),
-        };
-        #[cfg(not(feature = "gzip"))]
-        (false, false)
+        (self.gzip_parts(), self.gzip_set())
     }
 }
 
@@ -150,7 +169,9 @@ impl SetOptions {
 /// finished document.
 ///
 /// Implemented for a pair of closures (part number to URI, and URI and bytes to storage;
-/// see [`SetWriter::new`]) and for [`DirectoryStore`].
+/// see [`SetWriter::new`]); the Source's crate implements it for the files of a directory
+/// served at a base URI (`resourcesync_source::DirectoryStore`). An error of the store's
+/// own is [`WriteError::Store`].
 pub trait SetStore {
     /// The URI of part `number`, counted from 1.
     fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError>;
@@ -178,48 +199,11 @@ where
     }
 }
 
-/// A set's documents as files of a [`Directory`]: the parts named `<stem>-00001.xml`,
-/// `<stem>-00002.xml`, … beside the set's own `<stem>.xml` (`.xml.gz` for compressed
-/// ones), each written atomically.
-#[derive(Clone, Debug)]
-pub struct DirectoryStore {
-    directory: Directory,
-    stem: String,
-    part_suffix: &'static str,
-}
-
-impl DirectoryStore {
-    /// The directory.
-    pub fn directory(&self) -> &Directory {
-        &self.directory
-    }
-}
-
-impl SetStore for DirectoryStore {
-    fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
-        // Five digits: an index holds at most 50,000 parts, so names sort in order.
-        let name = format!("{}-{number:05}{}", self.stem, self.part_suffix);
-        Ok(self.directory.uri(&name)?)
-    }
-
-    fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
-        self.directory.write(uri, document)?;
-        Ok(())
-    }
-
-    fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
-        self.directory.write_pieces(uri, pieces)?;
-        Ok(())
-    }
-}
-
 /// What a finished set wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SetSummary {
-    /// The set's URI, where a reader starts: the one document, or the index. Written into
-    /// a [`Directory`](crate::Directory) with `Gzip::All`, it ends in
-    /// `.xml.gz`.
+    /// The set's URI, where a reader starts: the one document, or the index.
     pub uri: Uri,
     /// The URIs of the documents written, in order: one document at the set's URI when
     /// everything fitted in one, else the parts and then the index at the set's URI.
@@ -242,9 +226,8 @@ struct Part {
 ///
 /// Give it the set's head (root `urlset`, the capability, `at`/`completed` or
 /// `from`/`until`, and the `up` link), the URI where the set is published, and where to
-/// put its documents: a [`Directory`] ([`in_directory`](SetWriter::in_directory)), a
-/// part-naming function and a sink ([`new`](SetWriter::new)), or any [`SetStore`]
-/// ([`with_store`](SetWriter::with_store)). Then write the entries in order and
+/// put its documents: a part-naming function and a sink ([`new`](SetWriter::new)), or any
+/// [`SetStore`] ([`with_store`](SetWriter::with_store)). Then write the entries in order and
 /// [`finish`](SetWriter::finish).
 ///
 /// - If every entry fits in one document, that document is stored at the set's URI, with
@@ -271,16 +254,24 @@ struct Part {
 /// table of `<loc>`s, bounded by 50,000 entries.
 ///
 /// ```
-/// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation};
-/// use resourcesync_xml::{Directory, SetLimits, SetOptions, SetWriter, read_document};
+/// use std::collections::BTreeMap;
+/// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation, Uri};
+/// use resourcesync_xml::{SetLimits, SetOptions, SetWriter, read_document};
 ///
 /// let head = DocumentHead::of_kind(DocumentKind::ResourceList)
 ///     .with_at("2013-01-03T09:00:00Z".parse()?)
 ///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
-/// let root = tempfile::tempdir()?;
-/// let dir = Directory::new(root.path(), "http://example.com/".parse()?)?;
+/// let mut stored = BTreeMap::new();
+/// let store = (
+///     |n: usize| format!("http://example.com/resourcelist-{n:05}.xml").parse::<Uri>(),
+///     |uri: &Uri, document: &[u8]| {
+///         stored.insert(uri.to_string(), document.to_vec());
+///         Ok(())
+///     },
+/// );
 /// let options = SetOptions::default().with_limits(SetLimits::new(2, 52_428_800));
-/// let mut set = SetWriter::in_directory(head, dir, "resourcelist.xml", options)?;
+/// let uri = "http://example.com/resourcelist.xml".parse()?;
+/// let mut set = SetWriter::with_store(head, uri, store, options)?;
 /// for i in 0..5 {
 ///     set.write_entry(&Entry::new(format!("http://example.com/res{i}").parse()?))?;
 /// }
@@ -293,7 +284,7 @@ struct Part {
 ///     "http://example.com/resourcelist-00003.xml",
 ///     "http://example.com/resourcelist.xml",
 /// ]);
-/// let (index, findings) = read_document(&std::fs::read(root.path().join("resourcelist.xml"))?)?;
+/// let (index, findings) = read_document(&stored["http://example.com/resourcelist.xml"])?;
 /// assert_eq!(index.head.kind(), DocumentKind::ResourceListIndex);
 /// assert_eq!(index.entries.len(), 3);
 /// assert!(findings.is_empty());
@@ -380,39 +371,6 @@ where
     ) -> Result<SetWriter<(N, S)>, WriteError> {
         let options = SetOptions::default().with_limits(limits);
         SetWriter::with_store(head, uri, (part_uri, sink), options)
-    }
-}
-
-impl SetWriter<DirectoryStore> {
-    /// Starts a set whose documents are files of `directory`: the set's own document
-    /// (the index, or the one document if everything fits) is `name`, which ends in
-    /// `.xml` (a `.gz` is added when it is compressed), and its parts are named after it,
-    /// `resourcelist.xml` having the parts `resourcelist-00001.xml`, … (`.xml.gz` when
-    /// compressed).
-    pub fn in_directory(
-        head: DocumentHead,
-        directory: Directory,
-        name: &str,
-        options: SetOptions,
-    ) -> Result<SetWriter<DirectoryStore>, WriteError> {
-        let stem = name
-            .strip_suffix(".xml.gz")
-            .or_else(|| name.strip_suffix(".xml"))
-            .filter(|stem| !stem.is_empty() && !stem.ends_with('/'))
-            .ok_or_else(|| {
-                WriteError::Invalid(format!("set name \"{name}\" does not end in .xml"))
-            })?;
-        let (parts, single) = options.compressed();
-        let suffix = |gzip| if gzip { ".xml.gz" } else { ".xml" };
-        let uri = directory.uri(&format!("{stem}{}", suffix(single)))?;
-        let mut store = DirectoryStore {
-            directory,
-            stem: stem.to_owned(),
-            part_suffix: suffix(parts),
-        };
-        // A stem no part name can be made of fails now, not after the first part.
-        store.part_uri(MAX_ENTRIES as usize)?;
-        SetWriter::with_store(head, uri, store, options)
     }
 }
 

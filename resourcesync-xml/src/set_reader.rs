@@ -109,9 +109,9 @@ struct Part<R: BufRead> {
 /// An error about a part ends that part: the next call goes on with the next one. An
 /// error of the index ends the set.
 ///
-/// Over a set published into a [`Directory`](crate::Directory), the fetch function is
-/// `|uri: &Uri| Ok(directory.open(uri)?)`: the directory maps the URI to its file, and its
-/// errors convert to `io::Error`.
+/// Over a set published into a directory (`resourcesync_source::Directory`), the fetch
+/// function is `|uri: &Uri| Ok(directory.open(uri)?)`: the directory maps the URI to its
+/// file, and its errors convert to `io::Error`.
 ///
 /// Findings of every document are kept with its URI ([`DocumentFinding`]); take them as
 /// you go ([`take_findings`](SetReader::take_findings)) to keep memory constant. Besides

@@ -3,9 +3,9 @@
 //! gzipping the parts with `--gzip`; then reads the whole set back as one stream of entries
 //! and checks that every entry came back, without an error finding.
 //!
-//! Shows: `Directory` (the one way between URIs and files, both ways), `SetWriter::in_directory`
-//! with `SetOptions` and `Gzip`, `SetSummary`, and `SetReader` whose fetch function opens
-//! the file the same `Directory` names for a URI.
+//! Shows: resourcesync-source's `Directory` (the one way between URIs and files, both ways)
+//! and `DirectoryStore::set_writer` with `SetOptions` and `Gzip`, `SetSummary`, and
+//! `SetReader` whose fetch function opens the file the same `Directory` names for a URI.
 //!
 //! Usage: `write-read-set [--base URL] [--entries N] [--gzip] DIR`
 
@@ -17,7 +17,8 @@ use clap::Parser;
 use resourcesync_model::{
     DocumentHead, DocumentKind, Entry, Link, Relation, Severity, Uri, W3cDateTime,
 };
-use resourcesync_xml::{Directory, Gzip, SetOptions, SetReader, SetWriter};
+use resourcesync_source::{Directory, DirectoryStore};
+use resourcesync_xml::{Gzip, SetOptions, SetReader};
 
 #[derive(Parser)]
 #[command(about = "Writes a Resource List as a set into a directory, then reads it back")]
@@ -55,7 +56,7 @@ fn run(args: Args) -> Result<(), Box<dyn Error>> {
     let options = SetOptions::default().with_gzip(gzip);
 
     // Write: the set's documents go to files of the directory, errors refused.
-    let mut set = SetWriter::in_directory(head, dir.clone(), "resourcelist.xml", options)?;
+    let mut set = DirectoryStore::set_writer(head, dir.clone(), "resourcelist.xml", options)?;
     for i in 0..args.entries {
         let entry = Entry::new(dir.uri(&format!("res{i}"))?)
             .with_lastmod(at)

@@ -147,18 +147,62 @@ fn a_change_dump_has_contiguous_intervals_in_order() {
     assert_eq!(intervals.last().unwrap().1, None, "the dump is open");
 }
 
-mod in_directory {
+/// `DumpBuilder::in_store` over a store in memory that records what it is asked, in
+/// order: the builder's own part of the guarantees, without a file system.
+mod in_store {
     use super::*;
-    use resourcesync_package::{Misuse, PackageError};
-    use resourcesync_xml::Directory;
+    use resourcesync_package::{DumpStore, Misuse, PackageError, StoreDumpBuilder};
 
-    fn files(root: &std::path::Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(root)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        names
+    /// What the builder asked of the store, in order.
+    #[derive(Debug, PartialEq)]
+    enum Call {
+        Create(String),
+        Persist(String),
+        Document(String),
+    }
+
+    /// A name the store refuses, as a store's own error.
+    #[derive(Debug, thiserror::Error)]
+    #[error("no file may be named {0}")]
+    struct BadName(String);
+
+    #[derive(Default)]
+    struct Memory {
+        files: Store,
+        calls: Vec<Call>,
+    }
+
+    impl DumpStore for &mut Memory {
+        type Package = Vec<u8>;
+
+        fn uri(&self, name: &str) -> Result<Uri, PackageError> {
+            if name.contains("..") {
+                return Err(PackageError::store(BadName(name.to_owned())));
+            }
+            format!("http://example.com/{name}")
+                .parse()
+                .map_err(PackageError::store)
+        }
+
+        fn create_package(&mut self, uri: &Uri) -> Result<Vec<u8>, PackageError> {
+            self.calls.push(Call::Create(uri.to_string()));
+            if self.files.contains_key(uri.as_str()) {
+                return Err(Misuse::TargetExists(uri.as_str().into()).into());
+            }
+            Ok(Vec::new())
+        }
+
+        fn persist_package(&mut self, uri: &Uri, zip: Vec<u8>) -> Result<(), PackageError> {
+            self.calls.push(Call::Persist(uri.to_string()));
+            self.files.insert(uri.to_string(), zip);
+            Ok(())
+        }
+
+        fn store_document(&mut self, uri: &Uri, bytes: &[u8]) -> Result<(), PackageError> {
+            self.calls.push(Call::Document(uri.to_string()));
+            self.files.insert(uri.to_string(), bytes.to_vec());
+            Ok(())
+        }
     }
 
     fn change(i: usize) -> Bitstream {
@@ -166,130 +210,113 @@ mod in_directory {
             format!("http://example.com/res{i}").parse().unwrap(),
             format!("/changes/res{i}").into(),
         );
-        b.media_type = Some("text/plain".parse().unwrap());
         b.change = Some(Change::Updated);
         b.datetime = Some(format!("2013-01-01T10:{i:02}:00Z").parse().unwrap());
         b
     }
 
-    #[test]
-    fn packages_manifest_copies_and_the_dump_document_land_under_the_base() {
-        let root = tempfile::tempdir().unwrap();
-        let directory = Directory::new(
-            root.path().join("dataset1"),
-            "http://example.com/dataset1/".parse().unwrap(),
-        )
-        .unwrap();
-        let mut dump = DumpBuilder::in_directory(
+    /// A Change Dump of packages of two entries named after `name`, into `memory`.
+    fn start<'a>(
+        memory: &'a mut Memory,
+        name: &str,
+    ) -> Result<StoreDumpBuilder<'a, Vec<u8>>, PackageError> {
+        DumpBuilder::in_store(
             head(DocumentKind::ChangeDump),
-            &directory,
-            "changedump",
+            memory,
+            name,
             DumpLimits::new(u64::MAX, 2),
             PackageOptions::default(),
         )
-        .unwrap();
-        for i in 0..5 {
+    }
+
+    #[test]
+    fn each_manifest_copy_is_stored_before_its_package_is_published_and_the_dump_document_last() {
+        let mut memory = Memory::default();
+        let mut dump = start(&mut memory, "changedump").unwrap();
+        for i in 0..3 {
             dump.add(change(i), &b"content"[..]).unwrap();
         }
         let dump = dump.finish().unwrap();
-        let (uri, path) = dump.written.clone().unwrap();
-        assert_eq!(uri.as_str(), "http://example.com/dataset1/changedump.xml");
+        let uri = |name: &str| format!("http://example.com/{name}");
         assert_eq!(
-            files(&root.path().join("dataset1")),
-            [
-                "changedump-00001-manifest.xml",
-                "changedump-00001.zip",
-                "changedump-00002-manifest.xml",
-                "changedump-00002.zip",
-                "changedump-00003-manifest.xml",
-                "changedump-00003.zip",
-                "changedump.xml",
-            ],
-            "no temporary file is left"
+            dump.written.as_ref().map(Uri::as_str),
+            Some(uri("changedump.xml").as_str())
         );
-        // The document on disk is the one returned, and every URI in it names its file.
-        let (read, findings) =
-            resourcesync_xml::read_document(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(
+            memory.calls,
+            [
+                Call::Create(uri("changedump-00001.zip")),
+                Call::Document(uri("changedump-00001-manifest.xml")),
+                Call::Persist(uri("changedump-00001.zip")),
+                Call::Create(uri("changedump-00002.zip")),
+                Call::Document(uri("changedump-00002-manifest.xml")),
+                Call::Persist(uri("changedump-00002.zip")),
+                Call::Document(uri("changedump.xml")),
+            ]
+        );
+        let (read, _) =
+            resourcesync_xml::read_document(&memory.files[&uri("changedump.xml")]).unwrap();
         assert_eq!(read, dump.document);
-        assert!(findings.is_empty(), "{findings:?}");
         for entry in &dump.document.entries {
-            let mut package = Package::open(directory.path(&entry.loc).unwrap()).unwrap();
-            assert_eq!(package.check().unwrap(), []);
-            let copy = std::fs::read(directory.path(&entry.links[0].href).unwrap()).unwrap();
-            assert_eq!(
-                &resourcesync_xml::read_document(&copy).unwrap().0,
-                package.manifest()
-            );
+            let zip = Cursor::new(memory.files[entry.loc.as_str()].clone());
+            Package::new(zip).unwrap().verify().unwrap();
         }
     }
 
     #[test]
-    fn a_package_file_that_exists_is_refused_and_kept_and_a_dropped_dump_leaves_nothing() {
-        let root = tempfile::tempdir().unwrap();
-        let directory =
-            Directory::new(root.path(), "http://example.com/".parse().unwrap()).unwrap();
-        let start = || {
-            DumpBuilder::in_directory(
-                head(DocumentKind::ChangeDump),
-                &directory,
-                "changedump",
-                DumpLimits::default(),
-                PackageOptions::default(),
-            )
-            .unwrap()
-        };
-        // Dropped before finishing: not a file, not a temporary one.
-        let mut dump = start();
-        dump.add(change(1), &b"content"[..]).unwrap();
+    fn a_package_that_exists_is_refused_before_it_is_written_and_a_bad_name_at_once() {
+        let mut memory = Memory::default();
+        memory.files.insert(
+            "http://example.com/changedump-00001.zip".into(),
+            b"older".to_vec(),
+        );
+        let mut dump = start(&mut memory, "changedump").unwrap();
+        assert!(matches!(
+            dump.add(change(1), &b"content"[..]),
+            Err(PackageError::Misuse(Misuse::TargetExists(_)))
+        ));
         drop(dump);
-        assert_eq!(files(root.path()), [] as [&str; 0]);
-
-        std::fs::write(root.path().join("changedump-00001.zip"), b"older").unwrap();
-        let mut dump = start();
-        match dump.add(change(1), &b"content"[..]) {
-            Err(PackageError::Misuse(Misuse::TargetExists(path))) => {
-                assert_eq!(path, root.path().join("changedump-00001.zip"))
-            }
-            other => panic!("{other:?}"),
-        }
-        drop(dump);
-        assert_eq!(files(root.path()), ["changedump-00001.zip"]);
         assert_eq!(
-            std::fs::read(root.path().join("changedump-00001.zip")).unwrap(),
+            memory.calls,
+            [Call::Create(
+                "http://example.com/changedump-00001.zip".into()
+            )]
+        );
+        assert_eq!(
+            memory.files["http://example.com/changedump-00001.zip"],
             b"older"
         );
 
-        // A name that makes no file under the base is refused at once.
-        let error = DumpBuilder::in_directory(
-            head(DocumentKind::ChangeDump),
-            &directory,
-            "../changedump",
-            DumpLimits::default(),
-            PackageOptions::default(),
-        )
-        .unwrap_err();
-        assert!(matches!(error, PackageError::Directory(_)), "{error:?}");
+        // The store's own error comes back whole.
+        match start(&mut memory, "../changedump") {
+            Err(PackageError::Store(error)) => {
+                assert_eq!(
+                    error.downcast_ref::<BadName>().map(|e| e.0.as_str()),
+                    Some("../changedump.xml")
+                )
+            }
+            Err(other) => panic!("{other:?}"),
+            Ok(_) => panic!("a bad name was taken"),
+        }
     }
 
     #[test]
-    fn a_dump_refused_when_a_package_closes_leaves_no_file() {
-        let root = tempfile::tempdir().unwrap();
-        let directory =
-            Directory::new(root.path(), "http://example.com/".parse().unwrap()).unwrap();
-        let mut dump = DumpBuilder::in_directory(
-            head(DocumentKind::ChangeDump),
-            &directory,
-            "changedump",
-            DumpLimits::default(),
-            PackageOptions::default(),
-        )
-        .unwrap()
-        .with_manifest_copies(|_, _, _| Ok("javascript:void(0)".parse().unwrap()));
+    fn a_dump_refused_when_a_package_closes_publishes_nothing() {
+        let mut memory = Memory::default();
+        let mut dump = start(&mut memory, "changedump")
+            .unwrap()
+            .with_manifest_copies(|_, _, _| Ok("javascript:void(0)".parse().unwrap()));
         dump.add(change(1), &b"content"[..]).unwrap();
         assert!(matches!(
             dump.finish(),
             Err(PackageError::Misuse(Misuse::BreaksRule { .. }))
         ));
-        assert_eq!(files(root.path()), [] as [&str; 0]);
+        assert_eq!(
+            memory.calls,
+            [Call::Create(
+                "http://example.com/changedump-00001.zip".into()
+            )]
+        );
+        assert!(memory.files.is_empty());
     }
 }

@@ -24,9 +24,8 @@ pub(super) fn resource_dump(
         .with_at(now)
         .with_link(up.clone());
     let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
-    let mut dump =
-        DumpBuilder::in_directory(head, directory, &name, limits, PackageOptions::default())
-            .map_err(package_error)?;
+    let mut dump = DumpBuilder::in_store(head, directory, &name, limits, PackageOptions::default())
+        .map_err(package_error)?;
     for published in resources {
         let file = published.file(collection);
         let content =
@@ -44,11 +43,12 @@ pub(super) fn resource_dump(
         .map_err(package_error)?;
     }
     let info = dump.finish().map_err(package_error)?;
-    let (_, file) = info.written.ok_or_else(|| {
+    let uri = info.written.ok_or_else(|| {
         package_error(PackageError::Io(io::Error::other(
             "the dump document was not written",
         )))
     })?;
+    let file = directory.path(&uri)?;
     // Published under the one name the Capability List gives.
     let published = file.with_file_name("resourcedump.xml");
     fs::rename(&file, &published).map_err(|source| BuildError::Write {
@@ -68,7 +68,7 @@ impl SetStore for GenerationParts<'_> {
     fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
         self.sink
             .uri(&format!("{}-{number:05}.xml", self.stem))
-            .map_err(|e| WriteError::Io(io::Error::other(e)))
+            .map_err(|e| WriteError::Store(Box::new(e)))
     }
 
     fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
@@ -81,7 +81,7 @@ impl SetStore for GenerationParts<'_> {
         })?;
         self.sink
             .write(name, pieces)
-            .map_err(|e| WriteError::Io(io::Error::other(e)))
+            .map_err(|e| WriteError::Store(Box::new(e)))
     }
 }
 
@@ -154,7 +154,7 @@ pub(super) fn change_dump(
             .with_link(up.clone());
         let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
         let mut dump =
-            DumpBuilder::in_directory(head, directory, &name, limits, PackageOptions::default())
+            DumpBuilder::in_store(head, directory, &name, limits, PackageOptions::default())
                 .map_err(package_error)?;
         for (entry, changed) in changes.iter().zip(changed) {
             let datetime = entry.datetime();
@@ -186,7 +186,11 @@ pub(super) fn change_dump(
         }
         let info = dump.finish().map_err(package_error)?;
         // This run's own dump document: its packages join the one Change Dump instead.
-        if let Some((_, file)) = &info.written {
+        if let Some(file) = info
+            .written
+            .as_ref()
+            .and_then(|uri| directory.path(uri).ok())
+        {
             let _ = fs::remove_file(file);
         }
         written += info.document.entries.len() as u64 * 2;

@@ -84,6 +84,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
+use crate::{Directory, DirectoryError};
 use resourcesync_model::BitstreamPath;
 use resourcesync_model::{
     Capability, Change, Document, DocumentHead, DocumentKind, Entry, Fixity, Hashes, Link,
@@ -91,8 +92,8 @@ use resourcesync_model::{
 };
 use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageError, PackageOptions};
 use resourcesync_xml::{
-    Directory, DirectoryError, SetLimits, SetOptions, SetStore, SetWriter, WriteError,
-    WriteOptions, Writer, write_document_with, written_entries,
+    SetLimits, SetOptions, SetStore, SetWriter, WriteError, WriteOptions, Writer,
+    write_document_with, written_entries,
 };
 use serde::{Deserialize, Serialize};
 
@@ -444,7 +445,7 @@ struct Previous {
 mod tests {
     use std::path::Path;
 
-    use resourcesync_xml::Directory;
+    use crate::Directory;
 
     use super::{
         DIGESTS, Found, LastRun, MediaTypes, Published, Record, Resource, ResourcesFile, Uris,

@@ -105,7 +105,7 @@ pub(super) fn plain(path: &str) -> bool {
         !segment.is_empty()
             && segment != b"."
             && segment != b".."
-            && segment.len() <= resourcesync_xml::MAX_SEGMENT_LEN
+            && segment.len() <= crate::MAX_SEGMENT_LEN
             && segment.iter().all(|&b| unreserved(b))
     })
 }

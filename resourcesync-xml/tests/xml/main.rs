@@ -3,7 +3,6 @@
 //! Every reading test runs through the slice path and through `BufRead` readers that hand
 //! out 1 to 7 bytes at a time, so that tokens split across reads are covered.
 
-mod directory;
 /// The fuzz targets' document generator and round-trip property, shared with the
 /// corpus replay and the property test.
 #[path = "../../../fuzz/common/document.rs"]

@@ -129,42 +129,6 @@ fn a_set_written_by_the_set_writer_reads_back_as_one_stream() {
     assert_eq!(reader.head().kind(), K::ChangeListIndex);
 }
 
-#[cfg(feature = "gzip")]
-#[test]
-fn gzip_parts_in_a_directory_are_read_through_its_paths() {
-    use resourcesync_xml::{Directory, Gzip, SetOptions};
-
-    let root = tempfile::tempdir().unwrap();
-    let dir = Directory::new(root.path(), uri("http://example.com/sets/")).unwrap();
-    let options = SetOptions::default()
-        .with_limits(SetLimits::new(3, 52_428_800))
-        .with_gzip(Gzip::All);
-    let mut set =
-        SetWriter::in_directory(resource_list(), dir.clone(), "resourcelist.xml", options).unwrap();
-    for i in 0..10 {
-        set.write_entry(&res(i)).unwrap();
-    }
-    let written = set.finish().unwrap();
-    let index = written.output.documents.last().unwrap().clone();
-    assert_eq!(
-        index.as_str(),
-        "http://example.com/sets/resourcelist.xml.gz"
-    );
-    // The fetch function a publisher's own checker would use: the Directory's paths.
-    let fetch = |u: &Uri| -> io::Result<io::BufReader<std::fs::File>> {
-        let path = dir.path(u).map_err(io::Error::other)?;
-        Ok(io::BufReader::new(std::fs::File::open(path)?))
-    };
-    let mut reader = SetReader::open(index, fetch).unwrap();
-    let mut locs = Vec::new();
-    while let Some(entry) = reader.next_entry().unwrap() {
-        locs.push(entry.loc);
-    }
-    assert_eq!(locs, (0..10).map(|i| res(i).loc).collect::<Vec<_>>());
-    assert_eq!(reader.parts_read(), 4);
-    assert_eq!(reader.findings(), []);
-}
-
 #[test]
 fn a_document_that_is_no_index_is_read_as_itself() {
     let mut store = Store::new();

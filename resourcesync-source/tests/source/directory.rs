@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use resourcesync_model::Uri;
-use resourcesync_xml::{Directory, DirectoryError as E};
+use resourcesync_source::{Directory, DirectoryError as E};
 
 fn uri(s: &str) -> Uri {
     s.parse().unwrap()

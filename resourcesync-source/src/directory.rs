@@ -5,7 +5,13 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use resourcesync_model::{Uri, UriError};
+use resourcesync_model::{DocumentHead, MAX_ENTRIES, Uri, UriError};
+#[cfg(doc)]
+use resourcesync_package::{DumpBuilder, Misuse};
+use resourcesync_package::{DumpStore, PackageError, PackageFile};
+#[cfg(doc)]
+use resourcesync_xml::SetReader;
+use resourcesync_xml::{SetOptions, SetStore, SetWriter, WriteError};
 
 /// The longest path segment, in bytes after percent-decoding, that [`Directory::path`]
 /// accepts: 255, the `NAME_MAX` of ext4, XFS, APFS and NTFS.
@@ -26,7 +32,7 @@ pub const MAX_SEGMENT_LEN: usize = 255;
 /// own.
 ///
 /// ```
-/// use resourcesync_xml::Directory;
+/// use resourcesync_source::Directory;
 ///
 /// let root = tempfile::tempdir()?;
 /// let dir = Directory::new(root.path(), "http://example.com/dataset1/".parse()?)?;
@@ -337,10 +343,10 @@ impl Directory {
     }
 
     /// Opens the file `uri` names, for reading (through [`path`](Directory::path)): what a
-    /// [`SetReader`](crate::SetReader)'s fetch function over a directory needs.
+    /// [`SetReader`]'s fetch function over a directory needs.
     ///
     /// ```
-    /// use resourcesync_xml::Directory;
+    /// use resourcesync_source::Directory;
     ///
     /// let root = tempfile::tempdir()?;
     /// let dir = Directory::new(root.path(), "http://example.com/".parse()?)?;
@@ -373,7 +379,7 @@ impl Directory {
     /// is written without being joined into one buffer first.
     ///
     /// ```
-    /// use resourcesync_xml::Directory;
+    /// use resourcesync_source::Directory;
     ///
     /// let root = tempfile::tempdir()?;
     /// let dir = Directory::new(root.path(), "http://example.com/".parse()?)?;
@@ -415,7 +421,7 @@ impl Directory {
 
 impl From<DirectoryError> for io::Error {
     /// An IO error keeps its kind; a URI the directory refuses is `InvalidInput`, so that a
-    /// [`SetReader`](crate::SetReader) fetch function can use `?` on [`Directory::open`].
+    /// [`SetReader`] fetch function can use `?` on [`Directory::open`].
     fn from(e: DirectoryError) -> io::Error {
         let kind = match &e {
             DirectoryError::Io { source, .. } => source.kind(),
@@ -429,7 +435,7 @@ impl From<DirectoryError> for io::Error {
 /// which often runs as another user. tempfile creates its files owner-only (0600), and a
 /// rename keeps that mode; asking for 0666 lets the process's umask decide, as it would
 /// for any file the program creates (0644 under the usual 022).
-pub(crate) fn published_file() -> tempfile::Builder<'static, 'static> {
+fn published_file() -> tempfile::Builder<'static, 'static> {
     let mut builder = tempfile::Builder::new();
     #[cfg(unix)]
     {
@@ -437,6 +443,177 @@ pub(crate) fn published_file() -> tempfile::Builder<'static, 'static> {
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
     builder
+}
+
+impl DirectoryError {
+    /// This error as a [`SetStore`]'s: kept whole, for a caller to downcast.
+    pub(crate) fn into_write(self) -> WriteError {
+        WriteError::Store(Box::new(self))
+    }
+}
+
+/// A set's documents as files of a [`Directory`]: the parts named `<stem>-00001.xml`,
+/// `<stem>-00002.xml`, … beside the set's own `<stem>.xml` (`.xml.gz` for compressed
+/// ones), each written atomically ([`Directory::write`]). Made with the [`SetWriter`] that
+/// writes into it by [`DirectoryStore::set_writer`].
+///
+/// ```
+/// use resourcesync_model::{DocumentHead, DocumentKind, Entry, Link, Relation};
+/// use resourcesync_source::{Directory, DirectoryStore};
+/// use resourcesync_xml::{Gzip, SetLimits, SetOptions, read_document};
+///
+/// let head = DocumentHead::of_kind(DocumentKind::ResourceList)
+///     .with_at("2013-01-03T09:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/capabilitylist.xml".parse()?));
+/// let root = tempfile::tempdir()?;
+/// let dir = Directory::new(root.path(), "http://example.com/".parse()?)?;
+/// let options = SetOptions::default()
+///     .with_limits(SetLimits::new(2, 52_428_800))
+///     .with_gzip(Gzip::Parts);
+/// let mut set = DirectoryStore::set_writer(head, dir, "resourcelist.xml", options)?;
+/// for i in 0..3 {
+///     set.write_entry(&Entry::new(format!("http://example.com/res{i}").parse()?))?;
+/// }
+/// let names: Vec<String> = set.finish()?.output.documents.iter().map(|u| u.to_string()).collect();
+/// assert_eq!(names, [
+///     "http://example.com/resourcelist-00001.xml.gz",
+///     "http://example.com/resourcelist-00002.xml.gz",
+///     "http://example.com/resourcelist.xml",
+/// ]);
+/// let gz = std::fs::read(root.path().join("resourcelist-00002.xml.gz"))?;
+/// assert_eq!(gz[..2], [0x1f, 0x8b]);
+/// let (part, _) = read_document(&gz)?;
+/// assert_eq!(part.entries.len(), 1);
+/// let (index, findings) = read_document(&std::fs::read(root.path().join("resourcelist.xml"))?)?;
+/// assert_eq!(index.entries.len(), 2);
+/// assert!(findings.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct DirectoryStore {
+    directory: Directory,
+    stem: String,
+    part_suffix: &'static str,
+}
+
+impl DirectoryStore {
+    /// Starts a set whose documents are files of `directory`: the set's own document
+    /// (the index, or the one document if everything fits) is `name`, which ends in
+    /// `.xml` (a `.gz` is added when it is compressed), and its parts are named after it,
+    /// `resourcelist.xml` having the parts `resourcelist-00001.xml`, … (`.xml.gz` when
+    /// compressed). A name that does not end in `.xml`, or of which no part name under the
+    /// base can be made, is refused now; otherwise as [`SetWriter::with_store`].
+    pub fn set_writer(
+        head: DocumentHead,
+        directory: Directory,
+        name: &str,
+        options: SetOptions,
+    ) -> Result<SetWriter<DirectoryStore>, WriteError> {
+        let stem = name
+            .strip_suffix(".xml.gz")
+            .or_else(|| name.strip_suffix(".xml"))
+            .filter(|stem| !stem.is_empty() && !stem.ends_with('/'))
+            .ok_or_else(|| {
+                WriteError::Invalid(format!("set name \"{name}\" does not end in .xml"))
+            })?;
+        let suffix = |gzip| if gzip { ".xml.gz" } else { ".xml" };
+        let uri = directory
+            .uri(&format!("{stem}{}", suffix(options.gzip_set())))
+            .map_err(DirectoryError::into_write)?;
+        let mut store = DirectoryStore {
+            directory,
+            stem: stem.to_owned(),
+            part_suffix: suffix(options.gzip_parts()),
+        };
+        // A stem no part name can be made of fails now, not after the first part. The
+        // largest number a part can have makes the longest name.
+        store.part_uri(MAX_ENTRIES as usize)?;
+        SetWriter::with_store(head, uri, store, options)
+    }
+
+    /// The directory.
+    pub fn directory(&self) -> &Directory {
+        &self.directory
+    }
+}
+
+impl SetStore for DirectoryStore {
+    fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
+        // Five digits: an index holds at most 50,000 parts, so names sort in order.
+        let name = format!("{}-{number:05}{}", self.stem, self.part_suffix);
+        self.directory
+            .uri(&name)
+            .map_err(DirectoryError::into_write)
+    }
+
+    fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
+        self.directory
+            .write(uri, document)
+            .map_err(DirectoryError::into_write)?;
+        Ok(())
+    }
+
+    fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
+        self.directory
+            .write_pieces(uri, pieces)
+            .map_err(DirectoryError::into_write)?;
+        Ok(())
+    }
+}
+
+/// A dump's files as files of the directory ([`DumpBuilder::in_store`]): each package is
+/// written beside its file and moved into place when complete, never over a file that
+/// exists ([`Misuse::TargetExists`]), as [`PackageFile`] does; manifest copies and the dump
+/// document are written atomically ([`Directory::write`]). Errors of the directory are
+/// [`PackageError::Store`], holding a [`DirectoryError`].
+///
+/// ```
+/// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
+/// use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, Package, PackageOptions};
+/// use resourcesync_source::Directory;
+///
+/// let root = tempfile::tempdir()?;
+/// let directory = Directory::new(root.path(), "http://example.com/dataset1/".parse()?)?;
+/// let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
+///     .with_at("2013-01-03T09:00:00Z".parse()?)
+///     .with_link(Link::new(Relation::Up, "http://example.com/dataset1/capabilitylist.xml".parse()?));
+/// let mut dump = DumpBuilder::in_store(
+///     head, &directory, "resourcedump", DumpLimits::new(u64::MAX, 1), PackageOptions::default(),
+/// )?;
+/// for i in 1..=2 {
+///     let b = Bitstream::new(format!("http://example.com/res{i}").parse()?, format!("/res{i}").into());
+///     dump.add(b, &b"content"[..])?;
+/// }
+/// let dump = dump.finish()?;
+/// let uri = dump.written.unwrap();
+/// assert_eq!(uri.as_str(), "http://example.com/dataset1/resourcedump.xml");
+/// assert_eq!(directory.path(&uri)?, root.path().join("resourcedump.xml"));
+/// let package = &dump.document.entries[1];
+/// assert_eq!(package.loc.as_str(), "http://example.com/dataset1/resourcedump-00002.zip");
+/// assert_eq!(package.links[0].href.as_str(), "http://example.com/dataset1/resourcedump-00002-manifest.xml");
+/// Package::open(directory.path(&package.loc)?)?.verify()?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl DumpStore for &Directory {
+    type Package = PackageFile;
+
+    fn uri(&self, name: &str) -> Result<Uri, PackageError> {
+        Directory::uri(self, name).map_err(PackageError::store)
+    }
+
+    fn create_package(&mut self, uri: &Uri) -> Result<PackageFile, PackageError> {
+        PackageFile::create_new(&self.path(uri).map_err(PackageError::store)?)
+    }
+
+    fn persist_package(&mut self, _uri: &Uri, package: PackageFile) -> Result<(), PackageError> {
+        // The file's target is the path `create_package` made of the same URI.
+        package.persist().map(drop)
+    }
+
+    fn store_document(&mut self, uri: &Uri, document: &[u8]) -> Result<(), PackageError> {
+        self.write(uri, document).map_err(PackageError::store)?;
+        Ok(())
+    }
 }
 
 /// Percent-decodes a segment; `None` if the bytes are not UTF-8. A `%` not followed by
