@@ -243,6 +243,42 @@ impl GenerationStore {
         self.current
     }
 
+    /// The directory of the generation being written, between [`begin`](Store::begin)
+    /// (or [`begin_empty`](GenerationStore::begin_empty)) and the commit: files may be
+    /// written into it directly (`resourcesync build` links the collection's files there).
+    pub fn writing(&self) -> Option<&Path> {
+        self.next.as_ref().map(|(_, dir)| dir.as_path())
+    }
+
+    /// The number of the generation being written.
+    pub fn writing_generation(&self) -> Option<u64> {
+        self.next.as_ref().map(|(number, _)| *number)
+    }
+
+    /// Starts a new generation that holds nothing: the caller carries over what it keeps
+    /// of the published one ([`published`](GenerationStore::published)) itself.
+    pub fn begin_empty(&mut self) -> Result<(), StoreError> {
+        self.start(false)
+    }
+
+    fn start(&mut self, carry: bool) -> Result<(), StoreError> {
+        self.abort();
+        // After the generation published; one a killed run left under that number is
+        // removed first.
+        let number = self.current.unwrap_or(0) + 1;
+        let dir = self.layout.generation(number);
+        remove_dir(&dir)?;
+        match self.published().filter(|_| carry) {
+            Some(current) => link_tree(&current, &dir)?,
+            None => fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
+                path: dir.clone(),
+                source,
+            })?,
+        }
+        self.next = Some((number, dir));
+        Ok(())
+    }
+
     fn path(&self, name: &str) -> Result<PathBuf, StoreError> {
         check_name(name)?;
         let dir = match &self.next {
@@ -314,20 +350,7 @@ impl Store for GenerationStore {
     }
 
     fn begin(&mut self) -> Result<(), StoreError> {
-        self.abort();
-        // After every generation there is, published or left by a killed run.
-        let number = self.current.unwrap_or(0) + 1;
-        let dir = self.layout.generation(number);
-        remove_dir(&dir)?;
-        match self.published() {
-            Some(current) => link_tree(&current, &dir)?,
-            None => fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
-                path: dir.clone(),
-                source,
-            })?,
-        }
-        self.next = Some((number, dir));
-        Ok(())
+        self.start(true)
     }
 
     fn write(&mut self, name: &str, pieces: &[&[u8]]) -> Result<(), StoreError> {

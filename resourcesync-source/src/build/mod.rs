@@ -97,7 +97,8 @@ use resourcesync_xml::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::generations::{Layout, remove_dir, remove_old_generations, switch, symlink};
+use crate::generations::symlink;
+use crate::store::{GenerationStore, Store};
 use crate::sink::Sink;
 use crate::store::StoreError;
 
@@ -368,7 +369,6 @@ pub fn build(
     now: SystemTime,
     progress: &dyn Progress,
 ) -> Result<BuildReport, BuildError> {
-    let layout = Layout::new(publish)?;
     let collection = fs::canonicalize(collection).map_err(|source| BuildError::Read {
         path: collection.to_owned(),
         source,
@@ -381,33 +381,36 @@ pub fn build(
     }
     // Checked before anything is written.
     Directory::new(&collection, options.base_url.clone())?;
-    // Held until the end of the run.
-    let lock = layout.lock()?;
-    let current = layout.current()?;
-    let previous = match current {
-        Some(n) => read_state(&layout.generation(n))?,
+    // Locked until the store is dropped, at the end of the run.
+    let mut store = GenerationStore::open(publish)?;
+    let current = store.published();
+    let previous = match &current {
+        Some(dir) => read_state(dir)?,
         None => State::default(),
     };
     // Another base URL names other resources: start afresh rather than list changes of
     // resources the Destinations never saw.
     // Nothing of the old publication is carried over then.
     let (previous, previous_dir) = if previous.base_url == options.base_url.as_str() {
-        (previous, current.map(|n| layout.generation(n)))
+        (previous, current)
     } else {
         (State::default(), None)
     };
     // The last run's resources are read on a thread of their own while the walk runs.
     let known = previous_dir.as_deref().map(read_resources);
-    let number = current.unwrap_or(0).max(previous.generation) + 1;
-    let generation = layout.generation(number);
-    // A run killed before its switch may have left this generation half-written.
-    remove_dir(&generation)?;
+    // What the run keeps of the last generation it carries over itself, file by file.
+    store.begin_empty()?;
+    let (Some(generation), Some(number)) = (store.writing(), store.writing_generation()) else {
+        return Err(StoreError::NotBegun.into());
+    };
+    let generation = generation.to_owned();
     let previous = Previous {
         dir: previous_dir,
         state: previous,
         resources: known,
     };
-    let result = publish_generation(
+    // On an error the store, dropped, removes the generation begun.
+    let report = publish_generation(
         &collection,
         &generation,
         previous,
@@ -415,21 +418,8 @@ pub fn build(
         options,
         now,
         progress,
-    );
-    let report = match result {
-        Ok(report) => report,
-        Err(e) => {
-            let _ = fs::remove_dir_all(&generation);
-            return Err(e);
-        }
-    };
-    if let Err(e) = switch(&layout, number) {
-        let _ = fs::remove_dir_all(&generation);
-        return Err(e.into());
-    }
-    // Keep the generation before, for requests under way when the switch happened.
-    remove_old_generations(&layout, number, current);
-    drop(lock);
+    )?;
+    store.commit()?;
     Ok(report)
 }
 

@@ -355,16 +355,7 @@ pub(super) fn publish_generation(
             })
             .map_err(write(path))?;
     }
-    for written in [
-        dir.join(".resourcesync"),
-        dir.join(DOCS),
-        dir.join(".well-known"),
-        dir.to_owned(),
-    ] {
-        File::open(&written)
-            .and_then(|d| d.sync_all())
-            .map_err(write(&written))?;
-    }
+    // The generation's directories are synced by the store's commit.
 
     Ok(BuildReport {
         generation: number,
