@@ -44,18 +44,6 @@ const SIZE: usize = 4096;
 const PER_DIR: usize = 1000;
 const BASE: &str = "http://example.com/";
 
-/// A fresh directory in memory when the machine has `/dev/shm`, else in the temporary
-/// directory.
-fn scratch(prefix: &str) -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir()
-        && let Ok(dir) = tempfile::Builder::new().prefix(prefix).tempdir_in(shm)
-    {
-        return dir;
-    }
-    tempfile::tempdir().unwrap()
-}
-
 fn relative(i: usize) -> String {
     format!("d{:03}/f{i:06}.txt", i / PER_DIR)
 }
@@ -172,7 +160,7 @@ fn options() -> Options {
 
 fn bench(c: &mut Criterion) {
     let n = files();
-    let collection_dir = scratch("build-bench-collection");
+    let collection_dir = resourcesync_benches::scratch("build-bench-collection");
     let collection = collection_dir.path().join("collection");
     let paths = generate(&collection, n);
     let bytes = (n * SIZE) as u64;
@@ -192,7 +180,7 @@ fn bench(c: &mut Criterion) {
             for _ in 0..iters {
                 // The last publication removed outside the timed part.
                 drop(last.take());
-                let dir = scratch("build-bench-publish");
+                let dir = resourcesync_benches::scratch("build-bench-publish");
                 let publish = dir.path().join("publish");
                 let start = Instant::now();
                 let report =
@@ -233,7 +221,7 @@ fn bench(c: &mut Criterion) {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         drop(last.take());
-                        let dir = scratch("build-bench-resync");
+                        let dir = resourcesync_benches::scratch("build-bench-resync");
                         // Over 50,000 entries it writes an index, whose parts need URIs:
                         // the output directory is mapped too, and only the collection
                         // scanned.
@@ -265,7 +253,7 @@ fn bench(c: &mut Criterion) {
     }
 
     // One publication, built outside the timing, then rebuilt after each change of 1 %.
-    let publish_dir = scratch("build-bench-incremental");
+    let publish_dir = resourcesync_benches::scratch("build-bench-incremental");
     let publish = publish_dir.path().join("publish");
     build(&collection, &publish, &options(), SystemTime::now(), &()).unwrap();
     let documents: Vec<PathBuf> = std::fs::read_dir(publish.join("resourcesync"))
@@ -282,7 +270,7 @@ fn bench(c: &mut Criterion) {
         .map(|d| std::fs::metadata(d).unwrap().len())
         .sum();
     assert!(bytes_listed > n as u64 * 200, "{documents:?}");
-    let out = scratch("build-bench-floor");
+    let out = resourcesync_benches::scratch("build-bench-floor");
     group.bench_function(
         format!("incremental floor: walk floor on {cores} threads, then the Resource List's {bytes_listed} bytes read and written"),
         |b| {

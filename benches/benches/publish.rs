@@ -30,18 +30,6 @@ fn resources() -> u32 {
     }
 }
 
-/// A fresh directory in memory when the machine has `/dev/shm`, else in the temporary
-/// directory.
-fn scratch(prefix: &str) -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir()
-        && let Ok(dir) = tempfile::Builder::new().prefix(prefix).tempdir_in(shm)
-    {
-        return dir;
-    }
-    tempfile::tempdir().unwrap()
-}
-
 /// The application's record of resource `i` in version `version`.
 fn record(i: u32, version: u64) -> Entry {
     let digest = resourcesync_benches::bytes(u64::from(i) << 20 | version, 48);
@@ -76,7 +64,7 @@ fn bench(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for _ in 0..iters {
                 drop(last.take());
-                let dir = scratch("publish-bench-full");
+                let dir = resourcesync_benches::scratch("publish-bench-full");
                 let snapshot = records.clone();
                 let start = Instant::now();
                 let store = GenerationStore::open(dir.path().join("publish")).unwrap();
@@ -93,7 +81,7 @@ fn bench(c: &mut Criterion) {
     });
 
     // One Source, published once outside the timing, then one change per run.
-    let dir = scratch("publish-bench-changes");
+    let dir = resourcesync_benches::scratch("publish-bench-changes");
     let publish = dir.path().join("publish");
     let mut source = Publisher::new(GenerationStore::open(&publish).unwrap(), options());
     source

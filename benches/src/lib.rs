@@ -10,6 +10,18 @@ use resourcesync_model::{
     Relation, Uri, W3cDateTime,
 };
 
+/// A fresh directory in memory when the machine has `/dev/shm` (tmpfs: the benches
+/// measure the CPU's work, not this machine's disk), else in the temporary directory.
+pub fn scratch(prefix: &str) -> tempfile::TempDir {
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir()
+        && let Ok(dir) = tempfile::Builder::new().prefix(prefix).tempdir_in(shm)
+    {
+        return dir;
+    }
+    tempfile::tempdir().expect("a temporary directory")
+}
+
 /// A cheap deterministic byte stream (xorshift): digests that look random, content no
 /// compressor shrinks.
 pub fn bytes(seed: u64, n: usize) -> Vec<u8> {
