@@ -94,6 +94,7 @@
 
 pub mod build;
 mod directory;
+mod engine;
 mod generations;
 mod publisher;
 mod sink;

@@ -10,11 +10,11 @@ use resourcesync_model::{
 };
 use resourcesync_xml::{Reader, SetLimits, SetOptions, SetWriter};
 
-use crate::build::change_list::{change_list_archive, change_list_name, change_lists};
+use crate::build::change_list::change_list_name;
 use crate::build::dump::GenerationParts;
-use crate::build::publish::capability_list;
 use crate::build::state::{ResourceListRecord, State};
 use crate::build::{BuildError, CAPABILITY_LIST, DOCS, Options, STATE, STATE_VERSION};
+use crate::engine::Run;
 use crate::sink::{Sink, StoreSink};
 use crate::store::Store;
 
@@ -459,20 +459,28 @@ fn publish(
             .collect();
     }
     let added = entries.len() as u64;
-    documents += change_lists(sink, &mut state, entries, last_at, now, &up, &build_options)?;
-    let mut capabilities = vec![
-        (rl_uri, Capability::ResourceList),
-        (
-            sink.uri(&format!("{DOCS}/changelist.xml"))?,
-            Capability::ChangeList,
-        ),
-    ];
-    if let Some((uri, written)) =
-        change_list_archive(sink, &state, generation, &up, &build_options)?
-    {
-        documents += written;
-        capabilities.push((uri, Capability::ChangeListArchive));
-    }
+    let mut list_options = build_options.clone();
+    list_options.max_entries = options.changelist_entries.clamp(1, MAX_ENTRIES as usize);
+    let run = Run {
+        sink,
+        lists: &list_options,
+        documents: &build_options,
+        generation,
+        last_at,
+        now,
+        up: &up,
+    };
+    let resources = resource_list.as_ref().map_or_else(
+        || state.resource_list.as_ref().map_or(0, |rl| rl.entries),
+        |(_, entries)| *entries,
+    );
+    documents += run.publish_changes(
+        &mut state,
+        entries,
+        vec![(rl_uri, Capability::ResourceList)],
+        Vec::new(),
+        resources as usize,
+    )?;
 
     // Where the Resource List stands against the Change Lists: what it does not hold is
     // what comes after this place.
@@ -506,20 +514,6 @@ fn publish(
         documents += written.len() as u64;
     }
 
-    let resources = state.resource_list.as_ref().map_or(0, |rl| rl.entries);
-    documents += write_if_changed(sink, |sink| {
-        capability_list(
-            sink,
-            capabilities,
-            options.describedby.as_ref(),
-            resources as usize,
-        )
-    })?;
-
-    state.version = STATE_VERSION;
-    state.base_url = options.base_url.to_string();
-    state.generation = generation;
-    state.at = Some(now);
     let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
         path: STATE.into(),
         reason: e.to_string(),
@@ -806,62 +800,4 @@ fn write_resource_list(
         .filter_map(|uri| sink.name(uri).map(str::to_owned))
         .collect();
     Ok((names, summary.entries))
-}
-
-/// Runs `write` with a sink that leaves a document as it is when its bytes would not
-/// change; returns the documents `write` wrote less those left.
-fn write_if_changed(
-    sink: &dyn Sink,
-    write: impl FnOnce(&dyn Sink) -> Result<u64, BuildError>,
-) -> Result<u64, BuildError> {
-    let unchanged = Unchanged {
-        sink,
-        left: std::cell::Cell::new(0),
-    };
-    let written = write(&unchanged)?;
-    Ok(written - unchanged.left.get())
-}
-
-/// A sink that skips writes of the bytes already there.
-struct Unchanged<'a> {
-    sink: &'a dyn Sink,
-    left: std::cell::Cell<u64>,
-}
-
-impl Sink for Unchanged<'_> {
-    fn base(&self) -> &Uri {
-        self.sink.base()
-    }
-
-    fn uri(&self, name: &str) -> Result<Uri, BuildError> {
-        self.sink.uri(name)
-    }
-
-    fn name<'u>(&self, uri: &'u Uri) -> Option<&'u str> {
-        self.sink.name(uri)
-    }
-
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError> {
-        self.sink.read(name)
-    }
-
-    fn exists(&self, name: &str) -> bool {
-        self.sink.exists(name)
-    }
-
-    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError> {
-        if let Some(old) = self.sink.read(name)? {
-            let same = old.len() == pieces.iter().map(|p| p.len()).sum::<usize>()
-                && old == pieces.concat();
-            if same {
-                self.left.set(self.left.get() + 1);
-                return Ok(());
-            }
-        }
-        self.sink.write(name, pieces)
-    }
-
-    fn remove(&self, name: &str) -> Result<(), BuildError> {
-        self.sink.remove(name)
-    }
 }

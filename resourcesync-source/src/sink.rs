@@ -135,3 +135,61 @@ impl<S: Store> Sink for StoreSink<'_, S> {
         Ok(self.store.borrow_mut().remove(name)?)
     }
 }
+
+/// A sink that leaves a document as it is when its bytes would not change, and counts the
+/// documents it left.
+pub(crate) struct Unchanged<'a> {
+    sink: &'a dyn Sink,
+    left: std::cell::Cell<u64>,
+}
+
+impl<'a> Unchanged<'a> {
+    pub(crate) fn new(sink: &'a dyn Sink) -> Unchanged<'a> {
+        Unchanged {
+            sink,
+            left: std::cell::Cell::new(0),
+        }
+    }
+
+    /// The documents left as they were.
+    pub(crate) fn left(&self) -> u64 {
+        self.left.get()
+    }
+}
+
+impl Sink for Unchanged<'_> {
+    fn base(&self) -> &Uri {
+        self.sink.base()
+    }
+
+    fn uri(&self, name: &str) -> Result<Uri, BuildError> {
+        self.sink.uri(name)
+    }
+
+    fn name<'u>(&self, uri: &'u Uri) -> Option<&'u str> {
+        self.sink.name(uri)
+    }
+
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError> {
+        self.sink.read(name)
+    }
+
+    fn exists(&self, name: &str) -> bool {
+        self.sink.exists(name)
+    }
+
+    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError> {
+        if let Some(old) = self.sink.read(name)? {
+            let length: usize = pieces.iter().map(|p| p.len()).sum();
+            if old.len() == length && old == pieces.concat() {
+                self.left.set(self.left.get() + 1);
+                return Ok(());
+            }
+        }
+        self.sink.write(name, pieces)
+    }
+
+    fn remove(&self, name: &str) -> Result<(), BuildError> {
+        self.sink.remove(name)
+    }
+}

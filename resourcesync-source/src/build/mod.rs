@@ -97,10 +97,11 @@ use resourcesync_xml::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Run;
 use crate::generations::symlink;
-use crate::store::{GenerationStore, Store};
 use crate::sink::Sink;
 use crate::store::StoreError;
+use crate::store::{GenerationStore, Store};
 
 pub(crate) mod change_list;
 pub(crate) mod dump;
@@ -111,7 +112,6 @@ pub(crate) mod state;
 pub(crate) mod uris;
 pub(crate) mod walk;
 
-use change_list::*;
 use dump::*;
 use generation::*;
 use publish::*;

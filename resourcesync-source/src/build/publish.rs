@@ -274,25 +274,8 @@ pub(super) fn publish_generation(
                 || name.starts_with(&dump_parts)
         })?;
     }
-    documents += change_lists(
-        &directory,
-        &mut state,
-        change_entries.clone(),
-        last_at,
-        now,
-        &up,
-        options,
-    )?;
-    capabilities.push((
-        directory.uri(&format!("{DOCS}/changelist.xml"))?,
-        Capability::ChangeList,
-    ));
-    if let Some((uri, written)) = change_list_archive(&directory, &state, number, &up, options)? {
-        documents += written;
-        capabilities.push((uri, Capability::ChangeListArchive));
-    }
-
     // The Change Dump: this run's changes as packages, added to the earlier runs'.
+    let mut last = Vec::new();
     if options.change_dump {
         let (uri, written) = change_dump(
             collection,
@@ -309,18 +292,27 @@ pub(super) fn publish_generation(
             options,
         )?;
         documents += written;
-        capabilities.push((uri, Capability::ChangeDump));
+        last.push((uri, Capability::ChangeDump));
     } else {
         // A Change Dump must hold every change of its interval: one that was off for a
         // run starts afresh when it is on again.
         state.change_dump_from = None;
         state.change_dump.clear();
     }
-
-    documents += capability_list(
-        &directory,
+    let run = Run {
+        sink: &directory,
+        lists: options,
+        documents: options,
+        generation: number,
+        last_at,
+        now,
+        up: &up,
+    };
+    documents += run.publish_changes(
+        &mut state,
+        change_entries,
         capabilities,
-        options.describedby.as_ref(),
+        last,
         resources.len(),
     )?;
 
@@ -329,10 +321,6 @@ pub(super) fn publish_generation(
         link_collection(collection, dir, &resources, &skipped)?;
     }
 
-    state.version = STATE_VERSION;
-    state.base_url = options.base_url.to_string();
-    state.generation = number;
-    state.at = Some(now);
     let state_path = dir.join(STATE);
     if let Some(parent) = state_path.parent() {
         fs::create_dir_all(parent).map_err(write(parent))?;

@@ -266,7 +266,8 @@ impl Store for Counting {
 #[test]
 fn a_change_costs_what_the_open_change_list_is_not_what_the_collection_is() {
     let options = options()
-        .with_max_entries(100)
+        .with_max_entries(1000)
+        .with_changelist_entries(100)
         .with_resource_list(ResourceListPolicy::EveryChanges(1_000_000));
     let mut source = Publisher::new(Counting::default(), options);
     let resources = 20_000;
@@ -305,6 +306,8 @@ fn a_change_costs_what_the_open_change_list_is_not_what_the_collection_is() {
     }
     // The Change Lists closed at 100 entries, and every change is in them.
     assert_eq!(changes(source.store()).len(), 150);
+    let (_, lists) = read(source.store(), "resourcesync/changelist.xml");
+    assert_eq!(lists.len(), 2);
 }
 
 /// The open Change List's size in bytes.
@@ -320,6 +323,7 @@ fn report_open_list(store: &Counting) -> u64 {
 fn a_full_index_moves_its_oldest_change_lists_to_the_archive() {
     let options = options()
         .with_max_entries(2)
+        .with_changelist_entries(2)
         .with_resource_list(ResourceListPolicy::EveryRun);
     let mut source = Publisher::new(MemoryStore::new(), options);
     source.publish_snapshot([record(0, "zero")], t(0)).unwrap();
