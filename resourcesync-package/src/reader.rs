@@ -272,7 +272,7 @@ impl<R: Read + Seek> Package<R> {
     /// How many bitstreams the package has: files of the ZIP that the manifest lists,
     /// numbered from 0 in the manifest's order for [`bitstream`](Package::bitstream) and
     /// [`entry`](Package::entry), among the entries for which
-    /// [`Entry::has_bitstream`](resourcesync_model::Entry::has_bitstream) holds (so that
+    /// [`resourcesync_model::Entry::has_bitstream`] holds (so that
     /// a reader of [`manifest`](Package::manifest) alone numbers them alike). Fewer than the manifest's entries
     /// (`manifest().entries.len()`) when it lists deletions, which have no bitstream;
     /// files the manifest does not list are not counted (see

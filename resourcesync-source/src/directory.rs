@@ -538,6 +538,7 @@ impl DirectoryStore {
 }
 
 impl SetStore for DirectoryStore {
+    /// `{stem}-00001.xml`, … under the directory.
     fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
         // Five digits: an index holds at most 50,000 parts, so names sort in order.
         let name = format!("{}-{number:05}{}", self.stem, self.part_suffix);
@@ -546,6 +547,7 @@ impl SetStore for DirectoryStore {
             .map_err(DirectoryError::into_write)
     }
 
+    /// The file `uri` names, written atomically.
     fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
         self.directory
             .write(uri, document)
@@ -553,6 +555,7 @@ impl SetStore for DirectoryStore {
         Ok(())
     }
 
+    /// The file `uri` names, written atomically from its pieces.
     fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
         self.directory
             .write_pieces(uri, pieces)
@@ -597,19 +600,23 @@ impl SetStore for DirectoryStore {
 impl DumpStore for &Directory {
     type Package = PackageFile;
 
+    /// The URI `name` has under the base.
     fn uri(&self, name: &str) -> Result<Uri, PackageError> {
         Directory::uri(self, name).map_err(PackageError::store)
     }
 
+    /// A new file beside the one `uri` names; refused when that one exists.
     fn create_package(&mut self, uri: &Uri) -> Result<PackageFile, PackageError> {
         PackageFile::create_new(&self.path(uri).map_err(PackageError::store)?)
     }
 
+    /// The package moved into place, never over an existing file.
     fn persist_package(&mut self, _uri: &Uri, package: PackageFile) -> Result<(), PackageError> {
         // The file's target is the path `create_package` made of the same URI.
         package.persist().map(drop)
     }
 
+    /// The file `uri` names, written atomically.
     fn store_document(&mut self, uri: &Uri, document: &[u8]) -> Result<(), PackageError> {
         self.write(uri, document).map_err(PackageError::store)?;
         Ok(())

@@ -87,7 +87,7 @@ impl<I: Inventory> Client<I> {
     /// as the caller read it from the package (`resourcesync_package::Package::manifest`):
     /// the client decides what to take from it. [`Event::Extract`] names a bitstream by
     /// its number among the manifest's entries that have one
-    /// ([`Entry::has_bitstream`](resourcesync_model::Entry::has_bitstream)), in manifest
+    /// ([`resourcesync_model::Entry::has_bitstream`]), in manifest
     /// order, which is how `resourcesync_package::Package::bitstream` numbers them.
     ///
     /// A manifest for a request no [`Event::Package`] named, or a second one, is a
