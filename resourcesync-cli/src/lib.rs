@@ -8,6 +8,9 @@
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3.
 //! - [`sync`]: the Destination: drives `resourcesync-client` over reqwest and tokio and
 //!   keeps a directory in step with a Source.
+//! - [`destination`]: a directory kept in step with a Source: what a driver of the client
+//!   does on disk (store, extract, delete, save the state and the inventory), for blocking
+//!   and async drivers alike.
 //! - [`demo`]: all of them together, on a generated collection.
 //!
 //! Layers: this crate is the top of the family (model ← xml ← package ← client ← cli); it
@@ -16,5 +19,6 @@
 
 pub mod build;
 pub mod demo;
+pub mod destination;
 pub mod serve;
 pub mod sync;
