@@ -3,6 +3,9 @@
 //! command line, calls it and prints. Tests, benchmarks and the demo call the same
 //! functions in process.
 //!
+//! - [`validate`]: checks a document or a package against the standard's rules.
+//! - [`explore`]: the documents a Source offers, read by the client in its exploring
+//!   mode.
 //! - [`build`]: publishes a directory (or a list of files) as a ResourceSync Source,
 //!   incrementally and atomically.
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3.
@@ -20,5 +23,7 @@
 pub mod build;
 pub mod demo;
 pub mod destination;
+pub mod explore;
 pub mod serve;
 pub mod sync;
+pub mod validate;
