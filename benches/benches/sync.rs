@@ -17,9 +17,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
 use criterion::{Criterion, criterion_group, criterion_main};
-use resourcesync_cli::sync::{SyncArgs, sync};
+use resourcesync_cli::sync::{SyncOptions, sync};
 use resourcesync_testkit::python::python;
 
 use resourcesync_testkit::source as sim;
@@ -129,15 +128,10 @@ fn bench(c: &mut Criterion) {
             for _ in 0..iters {
                 let dir = scratch();
                 let dest = dir.path().join("dest");
-                let args = SyncArgs::parse_from([
-                    "sync",
-                    served.base.as_str(),
-                    dest.to_str().unwrap(),
-                    "--concurrency",
-                    "16",
-                ]);
+                let options =
+                    SyncOptions::new(served.base.parse().unwrap(), &dest).with_concurrency(16);
                 let start = Instant::now();
-                let status = runtime.block_on(sync(&args)).unwrap();
+                let status = runtime.block_on(sync(&options)).unwrap();
                 total += start.elapsed();
                 assert_eq!(status, 0);
                 assert_eq!(files(&dest), n, "the destination is complete");

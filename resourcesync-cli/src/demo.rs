@@ -14,14 +14,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Instant, SystemTime};
 
-use clap::{Args, Parser};
+use clap::Args;
 use indicatif::ProgressBar;
 use resourcesync_model::Uri;
 use serde_json::json;
 
 use crate::build::{Bar, Options, build};
 use crate::serve::serve;
-use crate::sync::{SyncArgs, Synced, Unusable, block_on, synchronize};
+use crate::sync::{SyncOptions, Synced, Unusable, block_on, synchronize};
 
 /// What `demo` does, for its long help.
 pub const DEMO_ABOUT: &str = "\
@@ -216,26 +216,19 @@ async fn demo(args: &DemoArgs) -> Result<u8, Unusable> {
     Ok(status)
 }
 
-/// A sync's arguments: `options`, then the Source and the directory after `--`, so that
-/// neither is read as an option whatever it starts with.
-fn sync_args(options: &[&str], source: &str, dir: &str) -> Result<SyncArgs, Unusable> {
-    let positional = ["--", source, dir];
-    let argv = ["sync"].iter().chain(options).chain(&positional);
-    SyncArgs::try_parse_from(argv).map_err(|e| Unusable(e.to_string()))
-}
-
 /// The Destination half: baseline (by dump when offered), incremental, audit.
 async fn destination(source: &str, dir: &Path, steps: &mut Steps) -> Result<u8, Unusable> {
-    let dir = dir
-        .to_str()
-        .ok_or_else(|| Unusable("a non-UTF-8 path".into()))?;
+    let source: Uri = source
+        .parse()
+        .map_err(|e| Unusable(format!("{source:?} is not a URL: {e}")))?;
+    let options = SyncOptions::new(source, dir);
     let mut worst = 0;
-    for (step, extra) in [
-        ("baseline", &["--dump"][..]),
-        ("incremental", &["--delete"][..]),
-        ("audit", &["--audit"][..]),
+    for (step, options) in [
+        ("baseline", options.clone().with_dump(true)),
+        ("incremental", options.clone().with_delete(u64::MAX)),
+        ("audit", options.with_audit(true)),
     ] {
-        let synced = synchronize(&sync_args(extra, source, dir)?).await?;
+        let synced = synchronize(&options).await?;
         steps.synced(step, &synced);
         worst = worst.max(synced.exit_status());
     }
@@ -290,11 +283,9 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
         json!({"url": base}),
     );
 
-    let dest_arg = dest
-        .to_str()
-        .ok_or_else(|| Unusable("a non-UTF-8 path".into()))?;
+    let sync = SyncOptions::new(base.parse::<Uri>()?, &dest);
     let mut worst = 0;
-    let synced = synchronize(&sync_args(&["--dump"], &base, dest_arg)?).await?;
+    let synced = synchronize(&sync.clone().with_dump(true)).await?;
     steps.synced("sync (dump)", &synced);
     worst = worst.max(synced.exit_status());
 
@@ -308,10 +299,10 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
     );
     publish_step(steps, "build", &collection, &publish, &options).await?;
 
-    let synced = synchronize(&sync_args(&["--delete"], &base, dest_arg)?).await?;
+    let synced = synchronize(&sync.clone().with_delete(u64::MAX)).await?;
     steps.synced("sync", &synced);
     worst = worst.max(synced.exit_status());
-    let synced = synchronize(&sync_args(&["--audit"], &base, dest_arg)?).await?;
+    let synced = synchronize(&sync.with_audit(true)).await?;
     steps.synced("audit", &synced);
     worst = worst.max(synced.exit_status());
 

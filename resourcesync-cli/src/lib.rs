@@ -3,11 +3,17 @@
 //! command line, calls it and prints. Tests, benchmarks and the demo call the same
 //! functions in process.
 //!
+//! - [`validate`]: checks a document or a package against the standard's rules.
+//! - [`explore`]: the documents a Source offers, read by the client in its exploring
+//!   mode.
 //! - [`build`]: publishes a directory (or a list of files) as a ResourceSync Source,
 //!   incrementally and atomically.
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3.
 //! - [`sync`]: the Destination: drives `resourcesync-client` over reqwest and tokio and
 //!   keeps a directory in step with a Source.
+//! - [`destination`]: a directory kept in step with a Source: what a driver of the client
+//!   does on disk (store, extract, delete, save the state and the inventory), for blocking
+//!   and async drivers alike.
 //! - [`demo`]: all of them together, on a generated collection.
 //!
 //! Layers: this crate is the top of the family (model ← xml ← package ← client ← cli); it
@@ -16,5 +22,8 @@
 
 pub mod build;
 pub mod demo;
+pub mod destination;
+pub mod explore;
 pub mod serve;
 pub mod sync;
+pub mod validate;

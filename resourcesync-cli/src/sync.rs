@@ -10,22 +10,20 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use http::{HeaderMap, StatusCode};
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_client::{
-    Client, Config, Event, Held, MemoryInventory, Misuse, Mode, Purpose, Report, Request,
-    RequestId, Standing, State,
+    Client, Config, ConfigError, Event, Misuse, Mode, Report, Request, RequestId, Standing, State,
 };
-use resourcesync_package::Package;
+use resourcesync_model::Uri;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-/// The name under `<DIR>` the sync keeps for itself.
-const KEPT: &str = ".resourcesync";
+use crate::destination::{DestinationError, DirectoryDestination};
 
 /// What `sync` does, for its long help.
 pub const SYNC_ABOUT: &str = "\
@@ -61,8 +59,8 @@ Exit status:
   1  it did not complete, refused something, or (an audit) DIR is not in sync
   2  it could not start: a bad URL or option, DIR unusable, saved state unreadable";
 
-/// The arguments of `resourcesync sync` (also a parser of its own, for callers that
-/// run a sync in process: `SyncArgs::parse_from(["sync", url, dir])`).
+/// The arguments of `resourcesync sync`; [`SyncArgs::options`] makes them the
+/// [`SyncOptions`] the library takes.
 #[derive(Debug, clap::Parser)]
 pub struct SyncArgs {
     /// The Source's base URL (ending in /) or the URL of one of its documents.
@@ -98,6 +96,174 @@ pub struct SyncArgs {
     /// One JSON object per event and line, then a summary object.
     #[arg(long)]
     json: bool,
+}
+
+impl SyncArgs {
+    /// The options these arguments ask for, or why they cannot be (a SOURCE-URL that is
+    /// not a URL, a `--mirror` that is not PREFIX=DIR).
+    pub fn options(&self) -> Result<SyncOptions, Unusable> {
+        let source = self
+            .source
+            .parse()
+            .map_err(|e| Unusable(format!("{:?} is not a URL: {e}", self.source)))?;
+        let mut options = SyncOptions::new(source, self.dir.clone())
+            .with_audit(self.audit)
+            .with_dry_run(self.dry_run)
+            .with_baseline(self.baseline)
+            .with_dump(self.dump)
+            .with_concurrency(self.concurrency)
+            .with_json(self.json);
+        if self.delete {
+            options = options.with_delete(self.max_deletes);
+        }
+        for (prefix, dir) in mirrors(&self.mirror)? {
+            options = options.with_mirror(prefix, dir);
+        }
+        Ok(options)
+    }
+}
+
+/// What a sync does: the typed options of [`synchronize`] and [`sync`], built from a
+/// Source and a directory (`SyncOptions::new(source, dir).with_delete(100)`), or from a
+/// command line by [`SyncArgs::options`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SyncOptions {
+    /// The Source's base URL (ending in /) or the URL of one of its documents.
+    pub source: Uri,
+    /// The destination directory (created if missing).
+    pub dir: PathBuf,
+    /// Compare the directory with the Source and report; change nothing.
+    pub audit: bool,
+    /// Decide and report the changes; fetch no resource, change nothing.
+    pub dry_run: bool,
+    /// A baseline even when the directory has a checkpoint.
+    pub baseline: bool,
+    /// Take a baseline from the Resource Dump when the Source has one.
+    pub dump: bool,
+    /// In a baseline, delete what the Source no longer lists, at most this many (over
+    /// it, nothing is deleted); `None` deletes nothing.
+    pub delete: Option<u64>,
+    /// Requests in flight at once (at least one).
+    pub concurrency: usize,
+    /// URL prefixes answered from a directory (a mirror on disk), each with it.
+    pub mirrors: Vec<(String, PathBuf)>,
+    /// Print every event as a JSON object on its own line (and no problem or warning
+    /// lines on standard error).
+    pub json: bool,
+}
+
+impl SyncOptions {
+    /// A sync of `dir` from `source`, with the defaults of `resourcesync sync`: 8
+    /// requests in flight, no deletion, no dump, text output.
+    pub fn new(source: Uri, dir: impl Into<PathBuf>) -> SyncOptions {
+        SyncOptions {
+            source,
+            dir: dir.into(),
+            audit: false,
+            dry_run: false,
+            baseline: false,
+            dump: false,
+            delete: None,
+            concurrency: 8,
+            mirrors: Vec::new(),
+            json: false,
+        }
+    }
+
+    /// See [`SyncOptions::audit`].
+    #[must_use]
+    pub fn with_audit(mut self, audit: bool) -> SyncOptions {
+        self.audit = audit;
+        self
+    }
+
+    /// See [`SyncOptions::dry_run`].
+    #[must_use]
+    pub fn with_dry_run(mut self, dry_run: bool) -> SyncOptions {
+        self.dry_run = dry_run;
+        self
+    }
+
+    /// See [`SyncOptions::baseline`].
+    #[must_use]
+    pub fn with_baseline(mut self, baseline: bool) -> SyncOptions {
+        self.baseline = baseline;
+        self
+    }
+
+    /// See [`SyncOptions::dump`].
+    #[must_use]
+    pub fn with_dump(mut self, dump: bool) -> SyncOptions {
+        self.dump = dump;
+        self
+    }
+
+    /// Delete what the Source no longer lists, at most `max` resources.
+    #[must_use]
+    pub fn with_delete(mut self, max: u64) -> SyncOptions {
+        self.delete = Some(max);
+        self
+    }
+
+    /// See [`SyncOptions::concurrency`].
+    #[must_use]
+    pub fn with_concurrency(mut self, concurrency: usize) -> SyncOptions {
+        self.concurrency = concurrency;
+        self
+    }
+
+    /// Answers requests for URLs under `prefix` from the directory `dir`.
+    #[must_use]
+    pub fn with_mirror(
+        mut self,
+        prefix: impl Into<String>,
+        dir: impl Into<PathBuf>,
+    ) -> SyncOptions {
+        self.mirrors.push((prefix.into(), dir.into()));
+        self
+    }
+
+    /// See [`SyncOptions::json`].
+    #[must_use]
+    pub fn with_json(mut self, json: bool) -> SyncOptions {
+        self.json = json;
+        self
+    }
+
+    /// The mode these options ask for, given the saved state: an audit, a baseline (asked
+    /// for, or the first run into the directory), or an incremental sync.
+    pub fn mode(&self, state: &State) -> Mode {
+        if self.audit {
+            Mode::Audit
+        } else if self.baseline || state.sets.is_empty() {
+            Mode::Baseline {
+                prefer_dump: self.dump,
+            }
+        } else {
+            Mode::Incremental
+        }
+    }
+
+    /// The client's config for a sync into `dest` from `state`: the mode, a dry run,
+    /// deletion, requests in flight, and the destination's own name kept out of every
+    /// Source's reach. A driver that resolves names checks their addresses itself (the
+    /// policy's special address kinds; see [`synchronize`]).
+    pub fn config(
+        &self,
+        dest: &DirectoryDestination,
+        state: &State,
+    ) -> Result<Config, ConfigError> {
+        let mut config =
+            Config::new(self.source.clone(), self.mode(state))?.with_dry_run(self.dry_run);
+        config = config.clone().with_paths(dest.paths(&config));
+        if let Some(max) = self.delete {
+            config = config.with_delete(max);
+        }
+        let mut bounds = config.bounds;
+        bounds.max_in_flight = self.concurrency.max(1);
+        Ok(config.with_bounds(bounds))
+    }
 }
 
 /// What a request task tells the main task.
@@ -150,7 +316,7 @@ impl<E: std::fmt::Display> From<E> for Unusable {
 
 /// Runs `sync` and returns its exit status.
 pub fn run(args: &SyncArgs) -> ExitCode {
-    block_on("sync", sync(args))
+    block_on("sync", async { sync(&args.options()?).await })
 }
 
 /// Runs a subcommand's future on a tokio runtime of its own: its exit status, or 2 (said
@@ -189,57 +355,17 @@ pub fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Unusable> {
         .collect()
 }
 
-/// Where DIR keeps what is not a resource.
-struct Kept {
-    dir: PathBuf,
-}
-
-impl Kept {
-    fn state(&self) -> PathBuf {
-        self.dir.join("state.json")
-    }
-
-    fn inventory(&self) -> PathBuf {
-        self.dir.join("inventory.json")
-    }
-
-    fn temp(&self, id: RequestId) -> PathBuf {
-        self.dir.join("tmp").join(id.to_string().replace(' ', "-"))
-    }
-
-    fn load<T: serde::de::DeserializeOwned + Default>(path: &Path) -> Result<T, Unusable> {
-        match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|e| Unusable(format!("{} is unreadable: {e}", path.display()))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(T::default()),
-            Err(e) => Err(Unusable(format!("{}: {e}", path.display()))),
-        }
-    }
-
-    /// Writes `value` to `path` atomically: a temporary file, then a rename.
-    fn save(path: &Path, value: &impl serde::Serialize) -> io::Result<()> {
-        let temp = path.with_extension("json.tmp");
-        // Buffered: serde_json writes a token at a time, a system call each unbuffered
-        // (which took half of a 10,000-resource sync to save its inventory).
-        let mut out = io::BufWriter::new(std::fs::File::create(&temp)?);
-        serde_json::to_writer(&mut out, value)?;
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    }
-}
-
 /// Runs a sync on the current tokio runtime and prints its summary (a line, or with
-/// `--json` an object): the exit status (0 complete, 1 not), or why it could not start.
-pub async fn sync(args: &SyncArgs) -> Result<u8, Unusable> {
-    let synced = synchronize(args).await?;
+/// `json` an object): the exit status (0 complete, 1 not), or why it could not start.
+pub async fn sync(options: &SyncOptions) -> Result<u8, Unusable> {
+    let synced = synchronize(options).await?;
     let Synced {
         mode: name,
         report,
         seconds,
     } = &synced;
     let stdout = io::stdout();
-    if args.json {
+    if options.json {
         let mut summary = serde_json::to_value(report)?;
         if let Some(object) = summary.as_object_mut() {
             object.insert("mode".into(), (*name).into());
@@ -306,6 +432,20 @@ impl std::fmt::Display for Synced {
 }
 
 impl Synced {
+    /// What a run in `mode` came to, in `seconds`.
+    pub fn new(mode: &Mode, report: Report, seconds: f64) -> Synced {
+        let mode = match mode {
+            Mode::Audit => "audit",
+            Mode::Incremental => "incremental",
+            _ => "baseline",
+        };
+        Synced {
+            mode,
+            report,
+            seconds,
+        }
+    }
+
     /// 0 when it completed (and, an audit, found the directory in sync), else 1.
     pub fn exit_status(&self) -> u8 {
         let ok = self.report.complete && self.report.in_sync.unwrap_or(true);
@@ -314,35 +454,14 @@ impl Synced {
 }
 
 /// Runs a sync on the current tokio runtime, printing problems and warnings (and, with
-/// `--json`, every event) as they come, but no summary: what it came to, or why it could
+/// `json`, every event) as they come, but no summary: what it came to, or why it could
 /// not start.
-pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
+pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
     let started = Instant::now();
-    let start = args
-        .source
-        .parse()
-        .map_err(|e| Unusable(format!("{:?} is not a URL: {e}", args.source)))?;
-    let kept = Kept {
-        dir: args.dir.join(KEPT),
-    };
-    std::fs::create_dir_all(kept.dir.join("tmp"))
-        .map_err(|e| Unusable(format!("{}: {e}", args.dir.display())))?;
-    // Temporary files of a sync that was stopped are of no use.
-    for entry in std::fs::read_dir(kept.dir.join("tmp"))?.flatten() {
-        let _ = std::fs::remove_file(entry.path());
-    }
-    let state: State = Kept::load(&kept.state())?;
-    let inventory: MemoryInventory = Kept::load(&kept.inventory())?;
-    let mode = if args.audit {
-        Mode::Audit
-    } else if args.baseline || state.sets.is_empty() {
-        Mode::Baseline {
-            prefer_dump: args.dump,
-        }
-    } else {
-        Mode::Incremental
-    };
-    let mut config = Config::new(start, mode)?.with_dry_run(args.dry_run);
+    let mut dest = DirectoryDestination::open(&options.dir)?;
+    let (state, inventory) = dest.load()?;
+    let mut config = options.config(&dest, &state)?;
+    let mode = config.mode;
     // A Source named by a host name is on whatever address kinds that name resolves to
     // now (a Source on localhost is on loopback): those are allowed, as an address written
     // in the URI would be, and every later resolution is held to them.
@@ -357,16 +476,6 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
         }
         config = config.with_policy(policy);
     }
-    config = config
-        .clone()
-        .with_paths(config.paths.clone().with_kept_name(KEPT));
-    if args.delete {
-        config = config.with_delete(args.max_deletes);
-    }
-    let mut bounds = config.bounds;
-    bounds.max_in_flight = args.concurrency.max(1);
-    config = config.with_bounds(bounds);
-    let mirrors = mirrors(&args.mirror)?;
     let http = reqwest::Client::builder()
         .dns_resolver(std::sync::Arc::new(CheckedResolver(config.policy.clone())))
         .redirect(reqwest::redirect::Policy::none())
@@ -376,27 +485,22 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
     let mut client = Client::new(config, state, inventory);
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
     let mut tasks: HashMap<RequestId, tokio::task::JoinHandle<()>> = HashMap::new();
-    let mut packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>> = HashMap::new();
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("{spinner} {pos}/{len} changes, {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     let stdout = io::stdout();
-    let mut made = std::collections::HashSet::new();
     let report: Report = loop {
         let now = Instant::now();
         while let Some(request) = client.poll_request(now) {
             let id = request.id;
-            let temp = match request.purpose {
-                Purpose::Resource { .. } | Purpose::Package => Some(kept.temp(id)),
-                _ => None,
-            };
+            let temp = dest.body_path(&request);
             let task = tokio::spawn(fetch(
                 http.clone(),
                 request,
                 temp,
                 tx.clone(),
-                mirrors.clone(),
+                options.mirrors.clone(),
             ));
             tasks.insert(id, task);
         }
@@ -404,97 +508,32 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
         let mut acted = false;
         while let Some(event) = client.poll_event() {
             acted = true;
-            if args.json
+            if options.json
                 && let Ok(line) = serde_json::to_string(&event)
             {
                 let _ = writeln!(stdout.lock(), "{line}");
             }
-            match event {
+            match &event {
                 Event::Store(store) => {
-                    let target = args.dir.join(store.change.path.to_path_buf());
-                    match place(&kept.temp(store.request), &target, &mut made) {
-                        // The client records the digests it verified in the inventory.
-                        Ok(()) => client.applied(store.change.id, None, Instant::now())?,
-                        Err(e) => client.failed(
-                            store.change.id,
-                            format!("{}: {e}", target.display()),
-                            Instant::now(),
-                        )?,
-                    }
                     tasks.remove(&store.request);
                 }
-                Event::Discard { request, .. } => {
-                    let _ = std::fs::remove_file(kept.temp(request));
-                }
-                Event::Delete(change) => {
-                    let target = args.dir.join(change.path.to_path_buf());
-                    match std::fs::remove_file(&target) {
-                        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                            let reason = format!("{}: {e}", target.display());
-                            client.failed(change.id, reason, Instant::now())?
-                        }
-                        _ => {
-                            remove_empty_parents(&target, &args.dir);
-                            client.applied(change.id, None, Instant::now())?;
-                        }
-                    }
-                }
-                Event::Package { request } => match Package::open(kept.temp(request)) {
-                    Ok(package) => {
-                        client.handle_package(request, package.manifest(), Instant::now())?;
-                        packages.insert(request, package);
-                    }
-                    Err(e) => client.handle_failure(request, e.to_string(), Instant::now())?,
-                },
-                Event::Extract(extract) => {
-                    let target = args.dir.join(extract.change.path.to_path_buf());
-                    let temp = kept
-                        .dir
-                        .join("tmp")
-                        .join(format!("extract-{}", extract.change.id).replace(' ', "-"));
-                    let result = match packages.get_mut(&extract.package) {
-                        Some(package) => copy_bitstream(package, extract.bitstream, &temp)
-                            .and_then(|held| place(&temp, &target, &mut made).map(|()| held)),
-                        None => Err(io::Error::other("the package is not open")),
-                    };
-                    match result {
-                        Ok(digests) => {
-                            let held = Held::of(&digests, extract.change.lastmod);
-                            client.applied(extract.change.id, Some(held), Instant::now())?;
-                        }
-                        Err(e) => {
-                            let _ = std::fs::remove_file(&temp);
-                            let reason = format!("{}: {e}", target.display());
-                            client.failed(extract.change.id, reason, Instant::now())?
-                        }
-                    }
-                }
-                Event::Release { request } => {
-                    packages.remove(&request);
-                    let _ = std::fs::remove_file(kept.temp(request));
-                }
                 Event::Cancel { request } => {
-                    if let Some(task) = tasks.remove(&request) {
+                    if let Some(task) = tasks.remove(request) {
                         task.abort();
                     }
-                    let _ = std::fs::remove_file(kept.temp(request));
                 }
-                Event::Checkpoint => {
-                    if let Err(e) = save(&kept, &client) {
-                        eprintln!("resourcesync sync: cannot save the state: {e}");
-                    }
-                }
-                Event::Problem(problem) if !args.json => {
+                Event::Problem(problem) if !options.json => {
                     bar.suspend(|| eprintln!("problem: {problem}"));
                 }
-                Event::Warning(warning) if !args.json => {
+                Event::Warning(warning) if !options.json => {
                     let document = warning
                         .document
+                        .as_ref()
                         .map(|d| format!("{d}: "))
                         .unwrap_or_default();
                     bar.suspend(|| eprintln!("warning: {document}{}", warning.message));
                 }
-                Event::Audit { uri, standing } if !args.json => {
+                Event::Audit { uri, standing } if !options.json => {
                     let standing = match standing {
                         Standing::Changed(_) => "changed",
                         Standing::Missing => "missing",
@@ -502,8 +541,15 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
                     };
                     bar.suspend(|| eprintln!("{standing}: {uri}"));
                 }
-                Event::Done(report) => done = Some(report),
+                Event::Done(report) => done = Some(report.clone()),
                 _ => {}
+            }
+            // Blocking file IO on the main task, as before: a rename or a removal per
+            // resource costs less than a hop to tokio's blocking pool.
+            match dest.apply(&mut client, &event) {
+                Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
+                Err(e) => eprintln!("resourcesync sync: cannot save the state: {e}"),
+                Ok(()) => {}
             }
         }
         let progress = client.progress();
@@ -525,19 +571,10 @@ pub async fn synchronize(args: &SyncArgs) -> Result<Synced, Unusable> {
     for (_, task) in tasks {
         task.abort();
     }
-    if !args.dry_run && !args.audit {
-        save(&kept, &client)?;
+    if !options.dry_run && !options.audit {
+        dest.save(&client)?;
     }
-    let mode = match mode {
-        Mode::Audit => "audit",
-        Mode::Incremental => "incremental",
-        _ => "baseline",
-    };
-    Ok(Synced {
-        mode,
-        report,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+    Ok(Synced::new(&mode, report, started.elapsed().as_secs_f64()))
 }
 
 /// The system's resolver, with every address it returns checked against the client's
@@ -577,12 +614,6 @@ impl reqwest::dns::Resolve for CheckedResolver {
     }
 }
 
-/// Saves the state and the inventory.
-fn save(kept: &Kept, client: &Client<MemoryInventory>) -> io::Result<()> {
-    Kept::save(&kept.inventory(), client.inventory())?;
-    Kept::save(&kept.state(), client.state())
-}
-
 /// Waits for what comes first, a request task's message or the client's next timeout, and
 /// hands it to the client; a misuse is this driver's bug.
 pub async fn wait<I: resourcesync_client::Inventory>(
@@ -605,68 +636,6 @@ async fn sleep_until(at: Option<Instant>) {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,
     }
-}
-
-/// Moves a finished temporary file to `target`, making its directories (once: `made`
-/// remembers which this run made or found).
-fn place(
-    temp: &Path,
-    target: &Path,
-    made: &mut std::collections::HashSet<PathBuf>,
-) -> io::Result<()> {
-    if let Some(parent) = target.parent()
-        && !made.contains(parent)
-    {
-        std::fs::create_dir_all(parent)?;
-        made.insert(parent.to_owned());
-    }
-    match std::fs::rename(temp, target) {
-        // A directory this run made was removed since (an emptied directory after a
-        // deletion): make it again.
-        Err(e)
-            if e.kind() == io::ErrorKind::NotFound
-                && target.parent().is_some_and(|p| !p.exists()) =>
-        {
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::rename(temp, target)
-        }
-        other => other,
-    }
-}
-
-/// Removes the directories a deletion left empty, up to (not including) `root`.
-fn remove_empty_parents(file: &Path, root: &Path) {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        if d == root || std::fs::remove_dir(d).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
-}
-
-/// Copies bitstream `i` of `package` to `temp`, verified as it is read.
-fn copy_bitstream(
-    package: &mut Package<io::BufReader<std::fs::File>>,
-    i: usize,
-    temp: &Path,
-) -> io::Result<resourcesync_model::Digests> {
-    let mut reader = package.bitstream(i).map_err(io::Error::other)?;
-    let mut file = std::fs::File::create(temp)?;
-    let mut fixity = resourcesync_model::Fixity::new();
-    let mut buf = vec![0; 64 * 1024];
-    loop {
-        let n = io::Read::read(&mut reader, &mut buf)?;
-        if n == 0 {
-            break;
-        }
-        fixity.update(&buf[..n]);
-        file.write_all(&buf[..n])?;
-    }
-    file.sync_all()?;
-    Ok(fixity.finish())
 }
 
 /// Makes one request and streams its response to the main task: into `temp` as well,

@@ -135,12 +135,14 @@
 //!
 //! # Drivers over real HTTP stacks
 //!
-//! Two programs in the repository drive this client against live Sources:
+//! Two programs in the repository drive this client against live Sources, both on disk
+//! through one type, `resourcesync_cli::destination::DirectoryDestination` (the loop's
+//! third step above, with packages, and the state and the inventory kept in the
+//! destination directory):
 //!
 //! - [`sync-ureq`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/sync-ureq.rs):
-//!   a blocking driver over ureq in one file, one request at a time: the loop above, with
-//!   packages, the state and the inventory kept in the destination directory.
-//! - [`resourcesync sync`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/sync.rs):
+//!   a blocking driver over ureq, one request at a time: the loop above.
+//! - [`resourcesync sync`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/resourcesync-cli/src/sync.rs):
 //!   an async driver over reqwest and tokio, many requests in flight, one task per request
 //!   streaming its response to the task that owns the client.
 //!

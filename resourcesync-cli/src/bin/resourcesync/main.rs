@@ -14,18 +14,17 @@
 //! variants of [`Command`], each with arguments of its own, so `sync`, `build` and
 //! `serve` can join `validate` without touching it.
 
-use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
-use std::path::PathBuf;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use resourcesync_model::{DocumentKind, Finding, Severity};
-use resourcesync_xml::{Input, Limits, Position, Reader};
+use resourcesync_model::Finding;
 use serde_json::{Value, json};
 
 mod explore;
 
+use resourcesync_cli::validate::{self, Outcome, Unreadable, ValidateOptions};
 use resourcesync_cli::{build, demo, serve, sync};
 
 /// Exit statuses common to the subcommands, for the top-level help.
@@ -147,24 +146,6 @@ struct ValidateArgs {
     deny_warnings: bool,
 }
 
-/// What one input came to, from best to worst.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Outcome {
-    Valid,
-    BreaksRules,
-    Unreadable,
-}
-
-impl Outcome {
-    fn exit_status(self) -> u8 {
-        match self {
-            Outcome::Valid => 0,
-            Outcome::BreaksRules => 1,
-            Outcome::Unreadable => 2,
-        }
-    }
-}
-
 fn main() -> ExitCode {
     // clap prints help and version to stdout with status 0, and usage errors to stderr
     // with status 2, the status of an unreadable input.
@@ -185,7 +166,7 @@ fn validate_all(args: &ValidateArgs) -> ExitCode {
     let mut worst = Outcome::Valid;
     let (mut documents, mut unreadable, mut entries, mut errors, mut warnings) = (0, 0, 0, 0, 0);
     for input in &args.inputs {
-        let report = validate(input, args.json, &mut out);
+        let report = validate_one(input, args.json, &mut out);
         let mut outcome = report.outcome();
         if args.deny_warnings && report.warning_count > 0 {
             outcome = outcome.max(Outcome::BreaksRules);
@@ -221,113 +202,33 @@ fn validate_all(args: &ValidateArgs) -> ExitCode {
     ExitCode::from(status)
 }
 
-/// Why an input could not be read: the message (without the place) and the place.
-type Unreadable = (String, Option<Position>);
-
-/// What one input came to: its kind and entries, its findings listed up to a bound and
-/// counted, and why it could not be read, if it could not.
-#[derive(Default)]
-struct Report {
-    kind: Option<DocumentKind>,
-    entries: u64,
-    errors: Vec<Value>,
-    warnings: Vec<Value>,
-    error_count: u64,
-    warning_count: u64,
-    unreadable: Option<Unreadable>,
-}
-
-impl Report {
-    fn add(&mut self, f: &Finding, json: bool, out: &mut impl Write, input: &str) {
-        let (list, count) = match f.severity() {
-            Severity::Error => (&mut self.errors, &mut self.error_count),
-            Severity::Warning => (&mut self.warnings, &mut self.warning_count),
-        };
-        *count += 1;
-        if json {
-            if list.len() < MAX_LISTED {
-                list.push(json!({
-                    "rule": f.rule.id(),
-                    "section": f.section,
-                    "message": f.message,
-                    "line": f.position.map(|p| p.line),
-                    "column": f.position.map(|p| p.column),
-                    "entry": f.entry,
-                }));
-            }
-        } else {
-            let _ = writeln!(out, "{input}: {f}");
+/// Validates one input, printing its findings as they come (text) and its line (or JSON
+/// object): what it came to.
+fn validate_one(input: &Path, json: bool, out: &mut impl Write) -> validate::Report {
+    // JSON lists findings in the report, bounded; text prints each as it is found.
+    let options = ValidateOptions::new(input).with_listed(if json { MAX_LISTED } else { 0 });
+    let name = options.name();
+    let report = validate::validate(&options, |f| {
+        if !json {
+            let _ = writeln!(out, "{name}: {f}");
         }
-    }
-
-    /// Errors, an unreadable input counting one.
-    fn total_errors(&self) -> u64 {
-        self.error_count + u64::from(self.unreadable.is_some())
-    }
-
-    fn outcome(&self) -> Outcome {
-        if self.unreadable.is_some() {
-            Outcome::Unreadable
-        } else if self.error_count > 0 {
-            Outcome::BreaksRules
-        } else {
-            Outcome::Valid
-        }
-    }
-}
-
-/// The ZIP local file header's signature, with which a package starts.
-const ZIP_MAGIC: &[u8] = b"PK\x03\x04";
-
-/// Whether a file starts with a ZIP local file header; the file is rewound either way.
-fn is_zip(file: &mut File) -> bool {
-    use std::io::Seek;
-    let mut magic = [0u8; 4];
-    let zip = file.read_exact(&mut magic).is_ok() && magic == ZIP_MAGIC;
-    file.rewind().is_ok() && zip
-}
-
-/// A read error as its message (without the place) and its place.
-fn unreadable(e: resourcesync_xml::Error) -> Unreadable {
-    (e.kind().to_string(), Some(e.position()))
-}
-
-/// A package error as its message and its sources' (each error either prints its source
-/// or returns it), with the manifest's place when the manifest is unreadable.
-fn package_error(
-    e: resourcesync_package::PackageError,
-) -> (String, Option<resourcesync_xml::Position>) {
-    if let resourcesync_package::PackageError::Manifest(xml) = e {
-        let (message, position) = unreadable(xml);
-        return (format!("manifest.xml cannot be read: {message}"), position);
-    }
-    let mut message = e.to_string();
-    let mut source = std::error::Error::source(&e);
-    while let Some(s) = source {
-        message = format!("{message}: {s}");
-        source = s.source();
-    }
-    (message, None)
-}
-
-/// Reads and checks one input, printing its findings and its line (or JSON object).
-fn validate(input: &std::path::Path, json: bool, out: &mut impl Write) -> Report {
-    let stdin = input.as_os_str() == "-";
-    let name = if stdin {
-        "<stdin>".to_string()
-    } else {
-        input.display().to_string()
-    };
-    let mut report = Report::default();
-    let read = if stdin {
-        read_stdin(&mut report, json, out, &name)
-    } else {
-        read_file(input, &mut report, json, out, &name)
-    };
-    report.unreadable = read.err();
+    });
     if json {
-        let mut errors = std::mem::take(&mut report.errors);
-        if let Some((message, position)) = &report.unreadable {
+        let finding = |f: &Finding| {
+            json!({
+                "rule": f.rule.id(),
+                "section": f.section,
+                "message": f.message,
+                "line": f.position.map(|p| p.line),
+                "column": f.position.map(|p| p.column),
+                "entry": f.entry,
+            })
+        };
+        let mut errors: Vec<Value> = report.errors.iter().map(finding).collect();
+        if let Some(Unreadable {
+            message, position, ..
+        }) = &report.unreadable
+        {
             errors.push(json!({
                 "rule": null, "section": null, "message": message,
                 "line": position.map(|p| p.line),
@@ -336,26 +237,31 @@ fn validate(input: &std::path::Path, json: bool, out: &mut impl Write) -> Report
             }));
         }
         let object = json!({
-            "input": name,
+            "input": report.name,
             "kind": report.kind.map(|k| k.name()),
             "entries": report.entries,
             "errors": errors,
-            "warnings": std::mem::take(&mut report.warnings),
+            "warnings": report.warnings.iter().map(finding).collect::<Vec<_>>(),
             "error_count": report.total_errors(),
             "warning_count": report.warning_count,
         });
         let _ = writeln!(out, "{object}");
     } else {
-        if let Some((message, position)) = &report.unreadable {
+        if let Some(Unreadable {
+            message, position, ..
+        }) = &report.unreadable
+        {
             let place = position.map(|p| format!(" at {p}")).unwrap_or_default();
             let _ = writeln!(
                 out,
-                "{name}: cannot be read as a ResourceSync document{place}: {message}"
+                "{}: cannot be read as a ResourceSync document{place}: {message}",
+                report.name
             );
         }
         let _ = writeln!(
             out,
-            "{name}: {}, {} entries, {} errors, {} warnings",
+            "{}: {}, {} entries, {} errors, {} warnings",
+            report.name,
             report.kind.map_or("unreadable", |k| k.name()),
             report.entries,
             report.total_errors(),
@@ -363,90 +269,4 @@ fn validate(input: &std::path::Path, json: bool, out: &mut impl Write) -> Report
         );
     }
     report
-}
-
-/// Reads a file: a package when it starts like a ZIP archive, else a document.
-fn read_file(
-    input: &std::path::Path,
-    report: &mut Report,
-    json: bool,
-    out: &mut impl Write,
-    name: &str,
-) -> Result<(), Unreadable> {
-    if name.starts_with("http://") || name.starts_with("https://") {
-        return Err((
-            "URLs are not supported yet: download the document and give its file".to_string(),
-            None,
-        ));
-    }
-    let mut file = File::open(input).map_err(|e| (format!("cannot open: {e}"), None))?;
-    if is_zip(&mut file) {
-        let mut package =
-            resourcesync_package::Package::new(BufReader::new(file)).map_err(package_error)?;
-        report.kind = Some(package.manifest().head.kind());
-        report.entries = package.manifest().entries.len() as u64;
-        for f in package.check().map_err(package_error)? {
-            report.add(&f, json, out, name);
-        }
-        return Ok(());
-    }
-    // The reader opens the file itself (buffered, gzip detected by content), so that its
-    // errors name the path.
-    drop(file);
-    let reader = Reader::open_with_limits(input, limits()).map_err(unreadable)?;
-    read_document(reader, report, json, out, name)
-}
-
-/// The standard's limits are reported as findings (max-entries), not refused.
-fn limits() -> Limits {
-    Limits::unbounded_size()
-}
-
-/// Reads standard input as a document. Its first bytes are read aside to tell a ZIP
-/// package, which cannot be read from a stream, and put back in front of the rest.
-fn read_stdin(
-    report: &mut Report,
-    json: bool,
-    out: &mut impl Write,
-    name: &str,
-) -> Result<(), Unreadable> {
-    let mut stdin = BufReader::with_capacity(64 * 1024, io::stdin().lock());
-    let mut first = Vec::with_capacity(ZIP_MAGIC.len());
-    (&mut stdin)
-        .take(ZIP_MAGIC.len() as u64)
-        .read_to_end(&mut first)
-        .map_err(|e| (format!("cannot read: {e}"), None))?;
-    if first == ZIP_MAGIC {
-        return Err((
-            "a ZIP package is read from its end, so not from standard input: give its file"
-                .to_string(),
-            None,
-        ));
-    }
-    let reader =
-        Reader::with_limits(io::Cursor::new(first).chain(stdin), limits()).map_err(unreadable)?;
-    read_document(reader, report, json, out, name)
-}
-
-/// Reads a document (gzipped or not) as it streams, reporting its findings as they come.
-fn read_document(
-    mut reader: Reader<impl Input>,
-    report: &mut Report,
-    json: bool,
-    out: &mut impl Write,
-    name: &str,
-) -> Result<(), Unreadable> {
-    report.kind = Some(reader.kind().map_err(unreadable)?);
-    loop {
-        let next = reader.next_entry();
-        for f in reader.take_findings() {
-            report.add(&f, json, out, name);
-        }
-        report.entries = reader.entries_read();
-        match next {
-            Ok(Some(_)) => {}
-            Ok(None) => return Ok(()),
-            Err(e) => return Err(unreadable(e)),
-        }
-    }
 }

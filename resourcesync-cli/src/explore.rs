@@ -1,0 +1,126 @@
+//! `resourcesync explore`: discovery and the documents a Source offers, read by the
+//! client in its exploring mode over reqwest and tokio; no resource or package is
+//! fetched. The command prints them as a tree (or JSON lines).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use resourcesync_client::{
+    Client, Config, DocumentRead, Event, MemoryInventory, Mode, Report, State,
+};
+use resourcesync_model::Uri;
+use tokio::sync::mpsc;
+
+use crate::sync::{Msg, Unusable, fetch, wait};
+
+/// What `explore` does, for its long help.
+pub const EXPLORE_ABOUT: &str = "\
+Shows what a ResourceSync Source offers: the documents reachable from URL (a Source's base
+ending in /, found by discovery, or any of its documents), as a tree by the document that
+lists each: Source Description, Capability Lists, Resource Lists, Dumps, Change Lists,
+their indexes and archives. No resource or package is fetched.
+
+Output:
+  One line per document, indented under the document that lists it:
+    <kind> <url> (<n> entries[, at <datetime>])
+  then problems on standard error.
+JSON (--json): one object per document and line,
+  {\"url\", \"parent\", \"kind\", \"entries\", \"at\"}, then {\"summary\": {\"documents\", \"problems\"}}.
+
+Exit status:
+  0  every document was read
+  1  some document could not be read or was refused
+  2  the command could not run: a bad URL or option";
+
+/// What to explore.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ExploreOptions {
+    /// The Source's base URL (ending in /) or the URL of one of its documents.
+    pub url: Uri,
+    /// URL prefixes answered from a directory (a mirror on disk), each with it.
+    pub mirrors: Vec<(String, PathBuf)>,
+}
+
+impl ExploreOptions {
+    /// Explores from `url`.
+    pub fn new(url: Uri) -> ExploreOptions {
+        ExploreOptions {
+            url,
+            mirrors: Vec::new(),
+        }
+    }
+
+    /// Answers requests for URLs under `prefix` from the directory `dir`.
+    #[must_use]
+    pub fn with_mirror(
+        mut self,
+        prefix: impl Into<String>,
+        dir: impl Into<PathBuf>,
+    ) -> ExploreOptions {
+        self.mirrors.push((prefix.into(), dir.into()));
+        self
+    }
+}
+
+/// What an exploration found.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Explored {
+    /// Every document read, in the order read.
+    pub documents: Vec<DocumentRead>,
+    /// The client's report.
+    pub report: Report,
+}
+
+impl Explored {
+    /// 0 when every document was read, else 1.
+    pub fn exit_status(&self) -> u8 {
+        if self.report.complete { 0 } else { 1 }
+    }
+}
+
+/// Explores on the current tokio runtime, handing every event of the client to `seen`
+/// as it comes (a document read, a problem): what it found, or why it could not start.
+pub async fn explore(
+    options: &ExploreOptions,
+    mut seen: impl FnMut(&Event),
+) -> Result<Explored, Unusable> {
+    let config = Config::new(options.url.clone(), Mode::Explore)?;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let mut client = Client::new(config, State::new(), MemoryInventory::new());
+    let (tx, mut rx) = mpsc::channel::<Msg>(256);
+    let mut documents: Vec<DocumentRead> = Vec::new();
+    let report = loop {
+        while let Some(request) = client.poll_request(Instant::now()) {
+            tokio::spawn(fetch(
+                http.clone(),
+                request,
+                None,
+                tx.clone(),
+                options.mirrors.clone(),
+            ));
+        }
+        let mut done = None;
+        let mut acted = false;
+        while let Some(event) = client.poll_event() {
+            acted = true;
+            seen(&event);
+            match event {
+                Event::Document(document) => documents.push(document),
+                Event::Done(report) => done = Some(report),
+                _ => {}
+            }
+        }
+        if let Some(report) = done {
+            break report;
+        }
+        if acted {
+            continue;
+        }
+        wait(&mut client, &mut rx).await?;
+    };
+    Ok(Explored { documents, report })
+}
