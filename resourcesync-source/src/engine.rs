@@ -57,7 +57,8 @@ impl Run<'_> {
         let mut capabilities = first;
         capabilities.push((sink.uri(CHANGE_LIST_INDEX)?, Capability::ChangeList));
         if let Some((uri, written)) = change_list_archive(sink, state, generation, up, options)? {
-            documents += written;
+            documents += written.len() as u64;
+            state.replace_set("changelist-archive", written);
             capabilities.push((uri, Capability::ChangeListArchive));
         }
         capabilities.extend(last);

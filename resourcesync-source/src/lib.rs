@@ -94,6 +94,7 @@
 
 pub mod build;
 mod directory;
+mod dumps;
 mod engine;
 mod generations;
 mod publisher;
@@ -101,5 +102,6 @@ mod sink;
 mod store;
 
 pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN};
+pub use dumps::Content;
 pub use publisher::{Event, PublishOptions, PublishReport, Publisher, ResourceListPolicy};
 pub use store::{GenerationStore, MemoryStore, Store, StoreError};

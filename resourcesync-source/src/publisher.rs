@@ -2,6 +2,7 @@
 //! database recorded, published into a [`Store`].
 
 use std::collections::BTreeMap;
+use std::io;
 use std::time::{Duration, SystemTime};
 
 use resourcesync_model::{
@@ -14,6 +15,7 @@ use crate::build::change_list::change_list_name;
 use crate::build::dump::GenerationParts;
 use crate::build::state::{ResourceListRecord, State};
 use crate::build::{BuildError, CAPABILITY_LIST, DOCS, Options, STATE, STATE_VERSION};
+use crate::dumps::{Content, change_dump, resource_dump};
 use crate::engine::Run;
 use crate::sink::{Sink, StoreSink};
 use crate::store::Store;
@@ -52,6 +54,14 @@ pub struct PublishOptions {
     pub describedby: Option<Uri>,
     /// When changes make the Resource List be written again.
     pub resource_list: ResourceListPolicy,
+    /// Whether to publish a Resource Dump, written with each Resource List: the runs
+    /// then need the resources' [`Content`].
+    pub resource_dump: bool,
+    /// Whether to publish a Change Dump, which each run with changes extends: the runs
+    /// then need the resources' [`Content`].
+    pub change_dump: bool,
+    /// Bytes of content per dump package.
+    pub max_package_bytes: u64,
 }
 
 impl PublishOptions {
@@ -66,6 +76,9 @@ impl PublishOptions {
             changelist_period: None,
             describedby: None,
             resource_list: ResourceListPolicy::EveryChanges(10_000),
+            resource_dump: false,
+            change_dump: false,
+            max_package_bytes: 1 << 30,
         }
     }
 
@@ -87,6 +100,18 @@ impl PublishOptions {
         self
     }
 
+    /// With a Resource Dump (`true`) or without.
+    pub fn with_resource_dump(mut self, on: bool) -> PublishOptions {
+        self.resource_dump = on;
+        self
+    }
+
+    /// With a Change Dump (`true`) or without.
+    pub fn with_change_dump(mut self, on: bool) -> PublishOptions {
+        self.change_dump = on;
+        self
+    }
+
     /// A Change List stays open for `period` at most.
     pub fn with_changelist_period(mut self, period: Duration) -> PublishOptions {
         self.changelist_period = Some(period);
@@ -99,6 +124,9 @@ impl PublishOptions {
         options.max_bytes = self.max_bytes.clamp(4096, MAX_BYTES);
         options.changelist_period = self.changelist_period;
         options.describedby = self.describedby.clone();
+        options.resource_dump = self.resource_dump;
+        options.change_dump = self.change_dump;
+        options.max_package_bytes = self.max_package_bytes.max(1);
         options
     }
 }
@@ -308,7 +336,19 @@ impl<S: Store> Publisher<S> {
         now: SystemTime,
     ) -> Result<PublishReport, BuildError> {
         let mut resources = resources.into_iter();
-        self.run(Input::Snapshot(&mut resources), now)
+        self.run(Input::Snapshot(&mut resources), None, now)
+    }
+
+    /// As [`publish_snapshot`](Publisher::publish_snapshot), with the resources' content
+    /// for the dumps ([`PublishOptions::resource_dump`], [`PublishOptions::change_dump`]).
+    pub fn publish_snapshot_with(
+        &mut self,
+        resources: impl IntoIterator<Item = Entry>,
+        content: &dyn Content,
+        now: SystemTime,
+    ) -> Result<PublishReport, BuildError> {
+        let mut resources = resources.into_iter();
+        self.run(Input::Snapshot(&mut resources), Some(content), now)
     }
 
     /// Publishes the changes the application made since the last run, in any order: each
@@ -322,14 +362,42 @@ impl<S: Store> Publisher<S> {
         now: SystemTime,
     ) -> Result<PublishReport, BuildError> {
         let mut events = events.into_iter();
-        self.run(Input::Changes(&mut events), now)
+        self.run(Input::Changes(&mut events), None, now)
     }
 
-    fn run(&mut self, input: Input<'_>, now: SystemTime) -> Result<PublishReport, BuildError> {
+    /// As [`publish_changes`](Publisher::publish_changes), with the resources' content for
+    /// the dumps ([`PublishOptions::resource_dump`], [`PublishOptions::change_dump`]).
+    pub fn publish_changes_with(
+        &mut self,
+        events: impl IntoIterator<Item = Event>,
+        content: &dyn Content,
+        now: SystemTime,
+    ) -> Result<PublishReport, BuildError> {
+        let mut events = events.into_iter();
+        self.run(Input::Changes(&mut events), Some(content), now)
+    }
+
+    fn run(
+        &mut self,
+        input: Input<'_>,
+        content: Option<&dyn Content>,
+        now: SystemTime,
+    ) -> Result<PublishReport, BuildError> {
+        let dumps = self.options.resource_dump || self.options.change_dump;
+        if dumps && content.is_none() {
+            return Err(BuildError::Content {
+                uri: self.options.base_url.clone(),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "the dumps need the resources' content: publish with publish_snapshot_with \
+                     or publish_changes_with",
+                ),
+            });
+        }
         self.store.begin()?;
         let options = self.options.clone();
         let sink = StoreSink::new(options.base_url.clone(), &mut self.store);
-        let result = publish(&sink, &options, input, now).map(|mut report| {
+        let result = publish(&sink, &options, input, content, now).map(|mut report| {
             report.bytes_written = sink.written();
             report
         });
@@ -352,10 +420,15 @@ fn publish(
     sink: &dyn Sink,
     options: &PublishOptions,
     input: Input<'_>,
+    content: Option<&dyn Content>,
     now: SystemTime,
 ) -> Result<PublishReport, BuildError> {
     let build_options = options.build_options();
     let mut state = read_state(sink, options)?;
+    // What the last run replaced: kept for readers of the last run's indexes, not now.
+    for name in std::mem::take(&mut state.retired) {
+        sink.remove(&name)?;
+    }
     let now = W3cDateTime::from(now);
     let now = match state.at {
         Some(last) if !last.precedes(&now) => last,
@@ -474,13 +547,62 @@ fn publish(
         || state.resource_list.as_ref().map_or(0, |rl| rl.entries),
         |(_, entries)| *entries,
     );
-    documents += run.publish_changes(
-        &mut state,
-        entries,
-        vec![(rl_uri, Capability::ResourceList)],
-        Vec::new(),
-        resources as usize,
-    )?;
+    let mut first = vec![(rl_uri, Capability::ResourceList)];
+    let mut last = Vec::new();
+
+    // The dumps: the Resource Dump written with the Resource List (kept while the
+    // Resource List is), the Change Dump extended by this run's changes.
+    let dump_name = format!("{DOCS}/resourcedump.xml");
+    match (content, &resource_list) {
+        (Some(content), Some((written, _))) if options.resource_dump => {
+            let listed = Current::of(sink, written.clone(), BTreeMap::new());
+            documents += resource_dump(
+                sink,
+                &mut state,
+                listed,
+                content,
+                now,
+                &up,
+                &build_options,
+                generation,
+            )?;
+        }
+        _ if options.resource_dump => {}
+        _ => {
+            if state.resource_dump.take().is_some() {
+                sink.remove(&dump_name)?;
+                state.replace_set("resourcedump", Vec::new());
+            }
+        }
+    }
+    if state.resource_dump.is_some() {
+        first.push((sink.uri(&dump_name)?, Capability::ResourceDump));
+    }
+    match content {
+        Some(content) if options.change_dump => {
+            let (uri, written) = change_dump(
+                sink,
+                &mut state,
+                &entries,
+                content,
+                generation,
+                last_at,
+                now,
+                &up,
+                &build_options,
+            )?;
+            documents += written;
+            last.push((uri, Capability::ChangeDump));
+        }
+        _ => {
+            // A Change Dump must hold every change of its interval: one that was off for a
+            // run starts afresh when it is on again.
+            state.change_dump_from = None;
+            state.change_dump.clear();
+        }
+    }
+
+    documents += run.publish_changes(&mut state, entries, first, last, resources as usize)?;
 
     // Where the Resource List stands against the Change Lists: what it does not hold is
     // what comes after this place.
@@ -488,27 +610,21 @@ fn publish(
     let mark = (open, state.open.entries);
     match (&resource_list, &mut state.resource_list) {
         (Some((written, entries)), record) => {
-            // The parts of the Resource List before the last one's: no reader needs them
-            // now (the last one's stay one run, for readers of its index).
-            let mut retired = Vec::new();
-            if let Some(record) = record.take() {
-                for name in record.retired {
-                    sink.remove(&name)?;
-                }
-                retired = record.documents;
-                retired.retain(|name| name != &rl_name && !written.contains(name));
-            }
             *record = Some(ResourceListRecord {
                 at: now,
                 documents: written.clone(),
                 entries: *entries,
                 mark,
                 changes_since: 0,
-                retired,
             });
         }
         (None, Some(record)) => record.changes_since += added,
         (None, None) => {}
+    }
+    if let Some((written, _)) = &resource_list {
+        // Its parts are named after the generation; the document itself is not.
+        let parts = written.iter().filter(|name| **name != rl_name).cloned();
+        state.replace_set("resourcelist", parts.collect());
     }
     if let Some((written, _)) = &resource_list {
         documents += written.len() as u64;
@@ -607,6 +723,25 @@ struct Current<'s> {
 }
 
 impl<'s> Current<'s> {
+    /// The entries of the Resource List of `documents` (one document, or the parts then
+    /// the index) with `pending` applied.
+    fn of(
+        sink: &'s dyn Sink,
+        mut documents: Vec<String>,
+        pending: BTreeMap<String, Option<Entry>>,
+    ) -> Current<'s> {
+        if documents.len() > 1 {
+            documents.pop();
+        }
+        Current {
+            sink,
+            parts: documents.into_iter(),
+            part: Vec::new().into_iter(),
+            pending: pending.into_iter().peekable(),
+            next: None,
+        }
+    }
+
     fn new(
         sink: &'s dyn Sink,
         state: &State,

@@ -227,14 +227,14 @@ pub(crate) fn write_list(
 
 /// Writes the Change List Archive over the lists the index no longer holds, if there are
 /// any, as one document or an archive index over parts named after the generation; returns
-/// its URI and how many documents it took.
+/// its URI and the names of its documents.
 pub(crate) fn change_list_archive(
     sink: &dyn Sink,
     state: &State,
     generation: u64,
     up: &Link,
     options: &Options,
-) -> Result<Option<(Uri, u64)>, BuildError> {
+) -> Result<Option<(Uri, Vec<String>)>, BuildError> {
     if state.archived.is_empty() {
         return Ok(None);
     }
@@ -261,7 +261,13 @@ pub(crate) fn change_list_archive(
         archive.write_entry(&entry).map_err(document_error)?;
     }
     let written = archive.finish().map_err(document_error)?;
-    Ok(Some((uri, written.output.documents.len() as u64)))
+    let names = written
+        .output
+        .documents
+        .iter()
+        .filter_map(|uri| sink.name(uri).map(str::to_owned))
+        .collect();
+    Ok(Some((uri, names)))
 }
 
 /// The name of Change List `number`.

@@ -85,6 +85,25 @@ impl SetStore for GenerationParts<'_> {
     }
 }
 
+/// The path a resource has in a package: its path in the collection, or for a resource
+/// named by its URI, the URI's host and path. A name a package may not hold (a colon, a
+/// backslash: unsafe to extract on some systems) is percent-encoded, as it is in a URI.
+pub(crate) fn package_path(path: &str) -> String {
+    const KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'.')
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b' ');
+    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
+    if resourcesync_package::safe_path(path).is_ok() {
+        format!("/{path}")
+    } else {
+        path.split('/')
+            .map(|s| percent_encoding::utf8_percent_encode(s, KEPT).to_string())
+            .fold(String::new(), |name, s| name + "/" + &s)
+    }
+}
+
 /// A resource as a bitstream of a package, at its path in the collection; a name a
 /// package may not hold (a colon, a backslash: unsafe to extract on some systems) is
 /// percent-encoded, as it is in the resource's URI.
@@ -94,20 +113,7 @@ pub(super) fn bitstream(
     resource: &Resource,
     media_types: &MediaTypes,
 ) -> Bitstream {
-    const KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'.')
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b' ');
-    // A listed resource's key is its URI: its host and path name it in the package.
-    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
-    let name = if resourcesync_package::safe_path(path).is_ok() {
-        format!("/{path}")
-    } else {
-        path.split('/')
-            .map(|s| percent_encoding::utf8_percent_encode(s, KEPT).to_string())
-            .fold(String::new(), |name, s| name + "/" + &s)
-    };
+    let name = package_path(path);
     let mut bitstream =
         Bitstream::new(uri.clone(), BitstreamPath::new(name)).with_lastmod(resource.lastmod());
     if let Some(media_type) = media_types.get(resource.media_type) {

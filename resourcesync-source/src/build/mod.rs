@@ -230,6 +230,14 @@ pub enum BuildError {
     /// it, it is something no publisher made, or a generation could not be written.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A resource's content, which a dump packages, could not be read.
+    #[error("{uri}: content: {source}")]
+    Content {
+        /// The resource.
+        uri: Uri,
+        /// Why.
+        source: io::Error,
+    },
     /// A resource the application gave cannot be published as it is.
     #[error("{uri}: {reason}")]
     Resource {

@@ -21,6 +21,9 @@ pub(super) fn publish_generation(
         mut state,
         resources: known,
     } = previous;
+    // The generation begins empty and the run carries over what it keeps: nothing the
+    // last run retired is here to remove.
+    state.retired.clear();
     fs::create_dir_all(dir.join(DOCS)).map_err(write(dir))?;
     let directory = Directory::new(dir, options.base_url.clone())?;
     let uris = Uris::new(&directory);

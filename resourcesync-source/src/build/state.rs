@@ -35,6 +35,26 @@ pub(crate) struct State {
     /// each run, and keeps none here).
     #[serde(default)]
     pub(crate) resource_list: Option<ResourceListRecord>,
+    /// The files of each set written again whole from time to time (the Resource List's
+    /// parts, the archive's, the Change Dump's, the Resource Dump's packages), by set, as
+    /// the run that wrote them last named them.
+    #[serde(default)]
+    pub(crate) sets: std::collections::BTreeMap<String, Vec<String>>,
+    /// Files of sets written again since, kept one run for readers of the index that
+    /// named them, then removed.
+    #[serde(default)]
+    pub(crate) retired: Vec<String>,
+}
+
+impl State {
+    /// Records `files` as set `set`'s: the files it had before and has no more are
+    /// retired, to be removed by the next run.
+    pub(crate) fn replace_set(&mut self, set: &str, files: Vec<String>) {
+        let old = self.sets.insert(set.to_owned(), files).unwrap_or_default();
+        let new = &self.sets[set];
+        self.retired
+            .extend(old.into_iter().filter(|name| !new.contains(name)));
+    }
 }
 
 /// The Resource List a [`Publisher`](crate::Publisher) wrote last, and where the Change
@@ -51,10 +71,6 @@ pub(crate) struct ResourceListRecord {
     pub(crate) mark: (u32, usize),
     /// Changes published since.
     pub(crate) changes_since: u64,
-    /// The parts of the Resource List before it, kept one run for readers of its index
-    /// and removed when the next is written.
-    #[serde(default)]
-    pub(crate) retired: Vec<String>,
 }
 
 /// What a run knows of a file.

@@ -399,3 +399,103 @@ fn a_generation_store_publishes_all_or_nothing_and_one_publisher_at_a_time() {
         std::fs::read_to_string(publish.join("resourcesync/changelist-00001.xml")).unwrap();
     assert!(changed.contains("items/9"));
 }
+
+#[test]
+fn dumps_package_the_application_content_and_every_bitstream_checks() {
+    use std::io::{Cursor, Read};
+
+    use resourcesync_package::Package;
+
+    let options = options().with_resource_dump(true).with_change_dump(true);
+    let mut source = Publisher::new(MemoryStore::new(), options);
+    let texts: BTreeMap<String, String> = (0..4)
+        .map(|n| (format!("{BASE}items/{n}"), format!("item {n}")))
+        .collect();
+    let content = |texts: &BTreeMap<String, String>| {
+        let texts = texts.clone();
+        move |entry: &Entry| -> std::io::Result<Box<dyn Read>> {
+            let text = texts
+                .get(entry.loc.as_str())
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+            Ok(Box::new(Cursor::new(text.clone().into_bytes())))
+        }
+    };
+    let records = |texts: &BTreeMap<String, String>| -> Vec<Entry> {
+        texts
+            .iter()
+            .map(|(uri, text)| {
+                let n = uri.rsplit('/').next().unwrap().parse().unwrap();
+                record(n, text)
+            })
+            .collect()
+    };
+    // Without the content, nothing is published.
+    let error = source.publish_snapshot(records(&texts), t(0)).unwrap_err();
+    assert!(error.to_string().contains("content"), "{error}");
+    assert!(source.store().names().next().is_none());
+
+    source
+        .publish_snapshot_with(records(&texts), &content(&texts), t(0))
+        .unwrap();
+    let store = source.store();
+    let (kind, packages) = read(store, "resourcesync/resourcedump.xml");
+    assert_eq!(kind, DocumentKind::ResourceDump);
+    let mut bitstreams = 0;
+    for package in &packages {
+        let zip = store.get(name(&package.loc)).unwrap().to_vec();
+        let mut package = Package::new(Cursor::new(zip)).unwrap();
+        for i in 0..package.bitstream_count() {
+            let mut text = String::new();
+            package
+                .bitstream(i)
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            assert!(text.starts_with("item "));
+            bitstreams += 1;
+        }
+    }
+    assert_eq!(bitstreams, 4);
+    let (_, capabilities) = read(store, "resourcesync/capabilitylist.xml");
+    assert!(
+        capabilities
+            .iter()
+            .any(|e| e.loc.as_str().ends_with("resourcedump.xml"))
+    );
+
+    // Changes: a package of their own in the Change Dump, the deletion listed in it.
+    let mut changed = texts.clone();
+    changed.insert(format!("{BASE}items/1"), "item 1, edited".into());
+    changed.remove(&format!("{BASE}items/3"));
+    let events = [
+        Event::updated(record(1, "item 1, edited"), at(5)),
+        Event::deleted(format!("{BASE}items/3").parse().unwrap(), at(6)),
+    ];
+    source
+        .publish_changes_with(events, &content(&changed), t(10))
+        .unwrap();
+    let store = source.store();
+    let (kind, packages) = read(store, "resourcesync/changedump.xml");
+    assert_eq!(kind, DocumentKind::ChangeDump);
+    assert_eq!(packages.len(), 1);
+    let zip = store.get(name(&packages[0].loc)).unwrap().to_vec();
+    let mut package = Package::new(Cursor::new(zip)).unwrap();
+    let mut text = String::new();
+    package
+        .bitstream(0)
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(text, "item 1, edited");
+    let (_, capabilities) = read(store, "resourcesync/capabilitylist.xml");
+    let kinds: Vec<&str> = capabilities.iter().map(|e| name(&e.loc)).collect();
+    assert_eq!(
+        kinds,
+        [
+            "resourcesync/resourcelist.xml",
+            "resourcesync/resourcedump.xml",
+            "resourcesync/changelist.xml",
+            "resourcesync/changedump.xml"
+        ]
+    );
+}

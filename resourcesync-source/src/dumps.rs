@@ -1,0 +1,268 @@
+//! The [`Publisher`](crate::Publisher)'s dumps: the Resource Dump over the Resource List it
+//! wrote, and the Change Dump over every run's changes, each resource read from the
+//! application's [`Content`] when it is packaged.
+
+use std::cell::RefCell;
+use std::io::{self, Read};
+
+use resourcesync_model::{
+    BitstreamPath, Change, DocumentHead, DocumentKind, Entry, Link, Uri, W3cDateTime,
+};
+use resourcesync_package::{
+    Bitstream, DumpBuilder, DumpLimits, DumpStore, PackageError, PackageOptions,
+};
+use resourcesync_xml::{SetLimits, SetOptions, SetWriter};
+
+use crate::build::dump::{GenerationParts, package_path};
+use crate::build::state::State;
+use crate::build::{BuildError, DOCS, Options};
+use crate::sink::Sink;
+
+/// The resources' content, for the dumps: what the application serves at their URIs, read
+/// when a resource is packaged.
+///
+/// A closure `Fn(&Entry) -> io::Result<Box<dyn Read>>` is one.
+pub trait Content {
+    /// The bytes of `resource`, as its entry lists it (URI, length, hashes): the package
+    /// checks them against the entry.
+    fn open(&self, resource: &Entry) -> io::Result<Box<dyn Read + '_>>;
+}
+
+impl<F> Content for F
+where
+    F: Fn(&Entry) -> io::Result<Box<dyn Read>>,
+{
+    fn open(&self, resource: &Entry) -> io::Result<Box<dyn Read + '_>> {
+        self(resource)
+    }
+}
+
+/// A dump's files as documents of a [`Sink`], each package held in memory until it is
+/// whole; the names written are kept.
+struct SinkDumps<'a> {
+    sink: &'a dyn Sink,
+    written: &'a RefCell<Vec<String>>,
+}
+
+impl SinkDumps<'_> {
+    fn name(&self, uri: &Uri) -> Result<String, PackageError> {
+        self.sink
+            .name(uri)
+            .map(str::to_owned)
+            .ok_or_else(|| PackageError::store(format!("{uri} is not under the base")))
+    }
+}
+
+impl DumpStore for SinkDumps<'_> {
+    type Package = Vec<u8>;
+
+    fn uri(&self, name: &str) -> Result<Uri, PackageError> {
+        self.sink.uri(name).map_err(PackageError::store)
+    }
+
+    fn create_package(&mut self, uri: &Uri) -> Result<Vec<u8>, PackageError> {
+        if self.sink.exists(&self.name(uri)?) {
+            return Err(PackageError::store(format!(
+                "{uri} exists: a package is never replaced"
+            )));
+        }
+        Ok(Vec::new())
+    }
+
+    fn persist_package(&mut self, uri: &Uri, package: Vec<u8>) -> Result<(), PackageError> {
+        let name = self.name(uri)?;
+        if self.sink.exists(&name) {
+            return Err(PackageError::store(format!(
+                "{uri} exists: a package is never replaced"
+            )));
+        }
+        self.sink
+            .write(&name, &[&package])
+            .map_err(PackageError::store)?;
+        self.written.borrow_mut().push(name);
+        Ok(())
+    }
+
+    fn store_document(&mut self, uri: &Uri, document: &[u8]) -> Result<(), PackageError> {
+        let name = self.name(uri)?;
+        self.sink
+            .write(&name, &[document])
+            .map_err(PackageError::store)?;
+        self.written.borrow_mut().push(name);
+        Ok(())
+    }
+}
+
+/// A resource as a bitstream, named in the package by its URI's host and path.
+fn bitstream(entry: &Entry) -> Bitstream {
+    let path = BitstreamPath::new(package_path(entry.loc.as_str()));
+    let mut bitstream = Bitstream::new(entry.loc.clone(), path);
+    if let Some(lastmod) = entry.lastmod {
+        bitstream = bitstream.with_lastmod(lastmod);
+    }
+    if let Some(media_type) = entry.md.as_ref().and_then(|md| md.media_type.clone()) {
+        bitstream = bitstream.with_media_type(media_type);
+    }
+    bitstream
+}
+
+/// `resource`'s content, or an error naming it.
+fn open<'c>(content: &'c dyn Content, resource: &Entry) -> Result<Box<dyn Read + 'c>, BuildError> {
+    content
+        .open(resource)
+        .map_err(|source| BuildError::Content {
+            uri: resource.loc.clone(),
+            source,
+        })
+}
+
+/// Writes the Resource Dump over `resources` (the Resource List this run wrote), its
+/// packages named after the generation, published as `resourcedump.xml`; the files of the
+/// one before are retired. Returns the documents and packages written.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn resource_dump(
+    sink: &dyn Sink,
+    state: &mut State,
+    resources: impl Iterator<Item = Result<Entry, BuildError>>,
+    content: &dyn Content,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+    generation: u64,
+) -> Result<u64, BuildError> {
+    let name = format!("{DOCS}/resourcedump-g{generation}");
+    let package_error = |source| BuildError::Package {
+        document: format!("{name}.xml"),
+        source,
+    };
+    let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
+        .with_at(now)
+        .with_link(up.clone());
+    let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
+    let written = RefCell::new(Vec::new());
+    let store = SinkDumps {
+        sink,
+        written: &written,
+    };
+    let mut dump = DumpBuilder::in_store(head, store, &name, limits, PackageOptions::default())
+        .map_err(package_error)?;
+    for resource in resources {
+        let resource = resource?;
+        let reader = open(content, &resource)?;
+        dump.add_sized(bitstream(&resource), reader, resource.length())
+            .map_err(package_error)?;
+    }
+    let info = dump.finish().map_err(package_error)?;
+    // Published under the one name the Capability List gives.
+    let document = format!("{name}.xml");
+    let bytes = sink
+        .read(&document)?
+        .ok_or_else(|| package_error(PackageError::store("the dump document was not written")))?;
+    sink.write(&format!("{DOCS}/resourcedump.xml"), &[&bytes])?;
+    sink.remove(&document)?;
+    let mut files = written.into_inner();
+    files.retain(|file| *file != document);
+    let count = files.len() as u64 + 1;
+    state.replace_set("resourcedump", files);
+    state.resource_dump = Some(generation);
+    debug_assert!(info.written.is_some());
+    Ok(count)
+}
+
+/// Adds this run's `changes` (Change List entries) to the Change Dump as packages of their
+/// own, and writes the Change Dump over every run's packages (an index over parts named
+/// after the generation when the limits require; the parts before retired). Returns its
+/// URI and the documents and packages written.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn change_dump(
+    sink: &dyn Sink,
+    state: &mut State,
+    changes: &[Entry],
+    content: &dyn Content,
+    generation: u64,
+    last_at: W3cDateTime,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+) -> Result<(Uri, u64), BuildError> {
+    let from = *state.change_dump_from.get_or_insert(last_at);
+    let mut count = 0;
+    if !changes.is_empty() {
+        // Where the last package ended, so that the packages stay contiguous.
+        let start = state
+            .change_dump
+            .last()
+            .and_then(|e| e.md.as_ref().and_then(|md| md.until))
+            .unwrap_or(from);
+        let name = format!("{DOCS}/changedump-{generation:05}");
+        let package_error = |source| BuildError::Package {
+            document: format!("{name}.xml"),
+            source,
+        };
+        let head = DocumentHead::of_kind(DocumentKind::ChangeDump)
+            .with_from(start)
+            .with_until(now)
+            .with_link(up.clone());
+        let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
+        let written = RefCell::new(Vec::new());
+        let store = SinkDumps {
+            sink,
+            written: &written,
+        };
+        let mut dump = DumpBuilder::in_store(head, store, &name, limits, PackageOptions::default())
+            .map_err(package_error)?;
+        for entry in changes {
+            let datetime = entry.datetime();
+            match entry.change() {
+                Some(change) if change != Change::Deleted => {
+                    let mut b = bitstream(entry).with_change(change);
+                    if let Some(datetime) = datetime {
+                        b = b.with_datetime(datetime);
+                    }
+                    let reader = open(content, entry)?;
+                    dump.add_sized(b, reader, entry.length())
+                        .map_err(package_error)?;
+                }
+                _ => {
+                    dump.add_deleted(entry.loc.clone(), datetime)
+                        .map_err(package_error)?;
+                }
+            }
+        }
+        let info = dump.finish().map_err(package_error)?;
+        // This run's own dump document: its packages join the one Change Dump instead.
+        sink.remove(&format!("{name}.xml"))?;
+        count += info.document.entries.len() as u64 * 2;
+        state.change_dump.extend(info.document.entries);
+    }
+    let uri = sink.uri(&format!("{DOCS}/changedump.xml"))?;
+    let document_error = |source| BuildError::Document {
+        document: uri.to_string(),
+        source,
+    };
+    let head = DocumentHead::of_kind(DocumentKind::ChangeDump)
+        .with_from(from)
+        .with_link(up.clone());
+    let store = GenerationParts {
+        sink,
+        stem: format!("{DOCS}/changedump-g{generation}"),
+    };
+    let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);
+    let set_options = SetOptions::default().with_limits(limits);
+    let mut set =
+        SetWriter::with_store(head, uri.clone(), store, set_options).map_err(document_error)?;
+    for entry in &state.change_dump {
+        set.write_entry(entry).map_err(document_error)?;
+    }
+    let summary = set.finish().map_err(document_error)?.output;
+    count += summary.documents.len() as u64;
+    let own = format!("{DOCS}/changedump.xml");
+    let parts = summary
+        .documents
+        .iter()
+        .filter_map(|uri| sink.name(uri).map(str::to_owned))
+        .filter(|name| *name != own)
+        .collect();
+    state.replace_set("changedump", parts);
+    Ok((uri, count))
+}
