@@ -2,7 +2,6 @@
 //! database recorded, published into a [`Store`].
 
 use std::collections::BTreeMap;
-use std::io;
 use std::time::{Duration, SystemTime};
 
 use resourcesync_model::{
@@ -267,9 +266,12 @@ pub struct PublishReport {
 /// A run publishes all of it or nothing: everything goes into a new publication of the
 /// store, committed at the end; on an error it is dropped and the last one stays. A
 /// change costs what the change is: fed changes, a run reads and writes the open Change
-/// List, the index and its small state, not the collection; the Resource List is written
-/// again when the [`ResourceListPolicy`] says (its `at` is when it was written, and what
-/// it lists is the Source at that time). The time is the caller's, passed to each run.
+/// List, the index and its small state, not the collection's documents (a
+/// [`GenerationStore`](crate::GenerationStore) makes a hard link per file of the
+/// publication, and a Change Dump, when on, is written again over all its packages); the
+/// Resource List is written again when the [`ResourceListPolicy`] says (its `at` is when
+/// it was written, and what it lists is the Source at that time). The time is the
+/// caller's, passed to each run.
 ///
 /// ```
 /// use std::time::{Duration, SystemTime};
@@ -385,14 +387,7 @@ impl<S: Store> Publisher<S> {
     ) -> Result<PublishReport, BuildError> {
         let dumps = self.options.resource_dump || self.options.change_dump;
         if dumps && content.is_none() {
-            return Err(BuildError::Content {
-                uri: self.options.base_url.clone(),
-                source: io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "the dumps need the resources' content: publish with publish_snapshot_with \
-                     or publish_changes_with",
-                ),
-            });
+            return Err(BuildError::NoContent);
         }
         self.store.begin()?;
         let options = self.options.clone();
@@ -447,7 +442,10 @@ fn publish(
     // the last Resource List are read back only to write the next one.
     let (events, resource_list) = match input {
         Input::Changes(events) => {
-            let events: Vec<Event> = events.collect();
+            // In order of time, each within the run's span: the order the Change List
+            // lists them in, and the order the Resource List applies them in, the last
+            // change of a resource winning in both.
+            let events = in_order_of_time(events.collect(), last_at, now);
             let due = first_run
                 || match (options.resource_list, &state.resource_list) {
                     (_, None) | (ResourceListPolicy::EveryRun, _) => true,
@@ -460,7 +458,7 @@ fn publish(
                 };
             let written = if due {
                 let mut pending = changes_since(sink, &state)?;
-                for event in &events {
+                for (_, event) in &events {
                     pending.insert(event.uri().as_str().to_owned(), event.resource());
                 }
                 let current = Current::new(sink, &state, pending)?;
@@ -489,6 +487,7 @@ fn publish(
             }
             let current = Current::new(sink, &state, changes_since(sink, &state)?)?;
             let (events, kept) = compare(current, resources, last_at, now)?;
+            let events = in_order_of_time(events, last_at, now);
             let written = write_resource_list(
                 sink,
                 kept.into_iter().map(Ok),
@@ -501,7 +500,7 @@ fn publish(
             (events, Some(written))
         }
     };
-    let count = |change| events.iter().filter(|e| e.change() == change).count() as u64;
+    let count = |change| events.iter().filter(|e| e.1.change() == change).count() as u64;
     let (created, updated, deleted) = if first_run {
         (0, 0, 0)
     } else {
@@ -516,19 +515,9 @@ fn publish(
     // run's are in the Resource List, where Destinations start.
     let mut entries: Vec<Entry> = Vec::new();
     if !first_run {
-        let floor = last_at;
-        let mut stamped: Vec<(W3cDateTime, &Event)> = events
+        entries = events
             .iter()
-            .map(|event| {
-                let at = event.datetime();
-                let at = if at.precedes(&floor) { floor } else { at };
-                (if now.precedes(&at) { now } else { at }, event)
-            })
-            .collect();
-        stamped.sort_by_key(|s| s.0);
-        entries = stamped
-            .into_iter()
-            .map(|(at, event)| event.change_entry(at))
+            .map(|(at, event)| event.change_entry(*at))
             .collect();
     }
     let added = entries.len() as u64;
@@ -596,9 +585,16 @@ fn publish(
         }
         _ => {
             // A Change Dump must hold every change of its interval: one that was off for a
-            // run starts afresh when it is on again.
-            state.change_dump_from = None;
-            state.change_dump.clear();
+            // run starts afresh when it is on again. What was published of it goes.
+            if state.change_dump_from.take().is_some() {
+                let packages: Vec<String> = std::mem::take(&mut state.change_dump)
+                    .iter()
+                    .filter_map(|entry| sink.name(&entry.loc).map(str::to_owned))
+                    .collect();
+                state.retired.extend(packages);
+                state.replace_set("changedump", Vec::new());
+                sink.remove(&format!("{DOCS}/changedump.xml"))?;
+            }
         }
     }
 
@@ -650,6 +646,33 @@ fn publish(
     })
 }
 
+/// `events` each at its datetime brought within the run's span (one the application
+/// recorded before the last run at the last run's time, one after `now` at `now`,
+/// compared as instants), in order of that time; events at the same time keep their order.
+fn in_order_of_time(
+    events: Vec<Event>,
+    last_at: W3cDateTime,
+    now: W3cDateTime,
+) -> Vec<(W3cDateTime, Event)> {
+    let (floor, ceiling) = (last_at.to_utc(), now.to_utc());
+    let mut stamped: Vec<(W3cDateTime, Event)> = events
+        .into_iter()
+        .map(|event| {
+            let at = event.datetime();
+            let at = if at.to_utc() < floor {
+                last_at
+            } else if at.to_utc() > ceiling {
+                now
+            } else {
+                at
+            };
+            (at, event)
+        })
+        .collect();
+    stamped.sort_by_key(|(at, _)| at.to_utc());
+    stamped
+}
+
 /// The state the last run left, or a new one for a first run.
 fn read_state(sink: &dyn Sink, options: &PublishOptions) -> Result<State, BuildError> {
     let unreadable = |reason: String| BuildError::State {
@@ -665,6 +688,13 @@ fn read_state(sink: &dyn Sink, options: &PublishOptions) -> Result<State, BuildE
             "format {} is not this version's ({STATE_VERSION}); publish into a new store",
             state.version
         )));
+    }
+    if state.at.is_some() && state.resource_list.is_none() {
+        // What `build` publishes: its Resource List is not one the Publisher can go on
+        // from, and starting afresh would drop every resource it lists.
+        return Err(unreadable(
+            "published by build, not by a Publisher; publish into a new store".into(),
+        ));
     }
     if state.base_url != options.base_url.as_str() {
         return Err(unreadable(format!(
@@ -690,13 +720,15 @@ fn changes_since(
     let last = state.change_lists.last().map_or(first, |list| list.number);
     for number in first..=last {
         let name = change_list_name(number);
-        let Some(bytes) = sink.read(&name)? else {
-            continue;
-        };
         let damaged = |reason: String| BuildError::State {
             path: name.clone().into(),
             reason,
         };
+        // Its changes are not in the last Resource List: without them the next would
+        // list what is gone, or miss what came.
+        let bytes = sink.read(&name)?.ok_or_else(|| {
+            damaged("not found; the changes since the last Resource List are lost".into())
+        })?;
         let mut reader = Reader::new(&bytes[..]).map_err(|e| damaged(e.to_string()))?;
         let mut index = 0;
         while let Some(entry) = reader.next_entry().map_err(|e| damaged(e.to_string()))? {

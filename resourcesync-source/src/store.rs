@@ -244,8 +244,11 @@ impl GenerationStore {
     }
 
     /// The directory of the generation being written, between [`begin`](Store::begin)
-    /// (or [`begin_empty`](GenerationStore::begin_empty)) and the commit: files may be
-    /// written into it directly (`resourcesync build` links the collection's files there).
+    /// (or [`begin_empty`](GenerationStore::begin_empty)) and the commit. After
+    /// `begin_empty` files may be written into it directly (`resourcesync build` links the
+    /// collection's files there); after `begin` its files are hard links to the published
+    /// generation's, which a write in place would change: replace them by a rename, as
+    /// [`Store::write`] does.
     pub fn writing(&self) -> Option<&Path> {
         self.next.as_ref().map(|(_, dir)| dir.as_path())
     }

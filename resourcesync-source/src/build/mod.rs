@@ -230,6 +230,12 @@ pub enum BuildError {
     /// it, it is something no publisher made, or a generation could not be written.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The dumps are on and the run was given no content to package: the caller's
+    /// mistake ([`Publisher::publish_snapshot_with`](crate::Publisher::publish_snapshot_with)).
+    #[error(
+        "the dumps need the resources' content: publish with publish_snapshot_with or publish_changes_with"
+    )]
+    NoContent,
     /// A resource's content, which a dump packages, could not be read.
     #[error("{uri}: content: {source}")]
     Content {

@@ -499,3 +499,43 @@ fn dumps_package_the_application_content_and_every_bitstream_checks() {
         ]
     );
 }
+
+#[test]
+fn the_resource_list_applies_a_run_s_changes_in_order_of_time_as_the_change_list_lists_them() {
+    let options = options().with_resource_list(ResourceListPolicy::EveryRun);
+    let mut source = Publisher::new(MemoryStore::new(), options);
+    source.publish_snapshot([record(1, "one")], t(0)).unwrap();
+    let a = format!("{BASE}items/7");
+    // Given out of order: created at 10, deleted at 20.
+    let events = [
+        Event::deleted(a.parse().unwrap(), at(20)),
+        Event::created(record(7, "seven"), at(10)),
+    ];
+    source.publish_changes(events, t(30)).unwrap();
+    let store = source.store();
+    assert_eq!(
+        changes(store),
+        [(a.clone(), Change::Created), (a.clone(), Change::Deleted)]
+    );
+    assert!(!resource_list(store).contains_key(&a), "deleted last");
+}
+
+#[test]
+fn a_publication_build_made_is_refused_not_started_afresh() {
+    let root = tempfile::tempdir().unwrap();
+    let collection = root.path().join("collection");
+    std::fs::create_dir(&collection).unwrap();
+    std::fs::write(collection.join("a.txt"), "a").unwrap();
+    let publish = root.path().join("publish");
+    let build_options = resourcesync_source::build::Options::new(BASE.parse().unwrap());
+    resourcesync_source::build::build(&collection, &publish, &build_options, t(0), &()).unwrap();
+    let mut source = Publisher::new(GenerationStore::open(&publish).unwrap(), options());
+    let event = Event::created(record(2, "b"), at(5));
+    let error = source.publish_changes([event], t(10)).unwrap_err();
+    assert!(error.to_string().contains("published by build"), "{error}");
+    assert!(
+        std::fs::read_to_string(publish.join("resourcesync/resourcelist.xml"))
+            .unwrap()
+            .contains("a.txt")
+    );
+}
