@@ -161,7 +161,11 @@ pub fn run(args: &BuildArgs) -> ExitCode {
         Ok(report) => {
             progress.0.finish_and_clear();
             if args.json {
-                let mut value = json!(report);
+                // Paths are serialized as text whatever their bytes, so this cannot fail;
+                // were it to, the run still published, and says so.
+                let mut value = serde_json::to_value(&report).unwrap_or_else(
+                    |e| json!({"generation": report.generation, "error": e.to_string()}),
+                );
                 value["seconds"] = json!(started.elapsed().as_secs_f64());
                 println!("{value}");
             } else {

@@ -853,6 +853,23 @@ fn refuses_a_publish_directory_it_did_not_make_and_a_second_build() {
 }
 
 #[test]
+fn a_skipped_name_that_is_not_utf8_is_reported_in_json_without_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    put(&coll, "ok.txt", b"ok");
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    fs::write(coll.join(name), b"latin-1").unwrap();
+    // `build` parses its one JSON line, and fails on any other status (it was 101, a
+    // panic, after the switch: issue 22).
+    let report = build(&coll, &publish, &[]);
+    assert_eq!(report["resources"], 1);
+    let skipped = report["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0]["path"], "caf\u{fffd}.txt");
+}
+
+#[test]
 fn hidden_files_links_and_reserved_names_are_skipped_and_reported() {
     let root = tempfile::tempdir().unwrap();
     let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
@@ -1165,6 +1182,30 @@ fn a_list_of_uri_and_file_pairs_is_published_as_listed() {
         stderr.contains("line 2") && stderr.contains("not an http"),
         "{stderr}"
     );
+
+    // Files are relative to the collection: a way out of it is refused, naming the line,
+    // even to a file that exists (issue 22).
+    put(root.path(), "outside.txt", b"secret");
+    let outside = root.path().join("outside.txt");
+    for (line, file) in [
+        (2, "../outside.txt".to_string()),
+        (2, outside.display().to_string()),
+        (2, "deep/../../outside.txt".to_string()),
+    ] {
+        fs::write(
+            &list,
+            format!("http://cdn.example.org/a.txt a.txt\nhttp://cdn.example.org/o {file}\n"),
+        )
+        .unwrap();
+        let out = build_output(&coll, &publish, &args);
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("line {line}")) && stderr.contains("relative to"),
+            "{file}: {stderr}"
+        );
+        assert!(!stderr.contains("secret"));
+    }
 }
 
 #[test]

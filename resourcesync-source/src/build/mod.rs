@@ -302,10 +302,17 @@ pub enum BuildError {
 /// A file of the collection that was not published, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Skipped {
-    /// Its path, relative to the collection.
+    /// Its path, relative to the collection; serialized as text, a byte that is not UTF-8
+    /// as U+FFFD (such a name is one reason a file is skipped).
+    #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
     /// Why it was not published.
     pub reason: &'static str,
+}
+
+/// A path as text, whatever its bytes: serde's own refuses one that is not UTF-8.
+fn lossy_path<S: serde::Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&path.to_string_lossy())
 }
 
 /// What one run published.
@@ -338,7 +345,9 @@ pub struct BuildReport {
     pub capability_list: Uri,
     /// Documents and packages written in this generation.
     pub documents: u64,
-    /// The generation's directory, which the publish directory now links to.
+    /// The generation's directory, which the publish directory now links to (serialized
+    /// as text, a byte that is not UTF-8 as U+FFFD).
+    #[serde(serialize_with = "lossy_path")]
     pub directory: PathBuf,
 }
 

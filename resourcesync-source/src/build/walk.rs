@@ -394,7 +394,21 @@ pub(super) fn listed(collection: &Path, list: &Path) -> Result<Vec<Found>, Build
         if !seen.insert(uri.as_str().to_owned()) {
             return Err(wrong(format!("{uri} is listed twice")));
         }
-        let file = collection.join(file.trim());
+        // Relative to the collection, and inside it: no root, no `..`.
+        let relative = Path::new(file.trim());
+        let inside = relative.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        });
+        if !inside {
+            return Err(wrong(format!(
+                "{}: a file is named relative to the collection, inside it (no root, no ..)",
+                relative.display()
+            )));
+        }
+        let file = collection.join(relative);
         let meta = fs::metadata(&file).map_err(|e| wrong(format!("{}: {e}", file.display())))?;
         if !meta.is_file() {
             return Err(wrong(format!("{} is not a file", file.display())));
