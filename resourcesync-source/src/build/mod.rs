@@ -618,6 +618,41 @@ mod tests {
         assert!(hashed[1].1.is_none());
     }
 
+    /// A file swapped for a FIFO between the walk and the hashing: the build goes on (it
+    /// waited for a writer for ever, holding the publication's lock: issue 22).
+    #[cfg(unix)]
+    #[test]
+    fn a_file_swapped_for_a_fifo_is_skipped_not_waited_for() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("here.txt"), b"here").unwrap();
+        let fifo = root.path().join("fifo.txt");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let found = ["here.txt", "fifo.txt"].map(|name| Found {
+            path: name.to_string(),
+            file: None,
+            uri: None,
+            length: 4,
+            mtime: (0, 0),
+            modified: std::time::SystemTime::UNIX_EPOCH,
+        });
+        let root_path = root.path().to_owned();
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let hashed = hash_files(&root_path, &found, &[0, 1], &()).map(|h| {
+                h.into_iter()
+                    .map(|(_, d)| d.map(|d| d.length))
+                    .collect::<Vec<_>>()
+            });
+            let _ = send.send(hashed.map_err(|e| e.to_string()));
+        });
+        let hashed = receive
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("hashing a FIFO returned")
+            .unwrap();
+        assert_eq!(hashed, [Some(4), None]);
+    }
+
     #[test]
     fn plain_names_make_the_uri_the_long_way_makes() {
         for base in [

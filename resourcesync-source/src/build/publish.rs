@@ -101,7 +101,7 @@ pub(super) fn publish_generation(
                 }
                 skipped.push(Skipped {
                     path: PathBuf::from(&f.path),
-                    reason: "deleted while the run read it",
+                    reason: "deleted, or replaced by what is not a file, while the run read it",
                 });
                 continue;
             }

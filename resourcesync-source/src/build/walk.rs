@@ -353,7 +353,7 @@ pub(super) fn hash_files(
 
 /// Length, md5 and sha-256 of a file, in one pass.
 pub(super) fn hash_file(path: &Path, buffer: &mut [u8]) -> io::Result<resourcesync_model::Digests> {
-    let mut file = File::open(path)?;
+    let mut file = open_regular(path)?;
     let mut fixity = Fixity::new();
     loop {
         match file.read(buffer) {
@@ -363,6 +363,29 @@ pub(super) fn hash_file(path: &Path, buffer: &mut [u8]) -> io::Result<resourcesy
             Err(e) => return Err(e),
         }
     }
+}
+
+/// Opens `path` for reading if it is a regular file now. The walk found a file there, but
+/// something else may have been put in its place since: opening a FIFO for reading waits
+/// for a writer, for ever, so the file is opened without waiting (`O_NONBLOCK`, which
+/// changes nothing for a regular file's reads) and what was opened is checked. Anything
+/// but a regular file is `NotFound`: as if the file had been deleted since the walk.
+fn open_regular(path: &Path) -> io::Result<File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "no longer a regular file",
+        ));
+    }
+    Ok(file)
 }
 
 /// The resources a list of URI and file pairs names, each file with its size and time.
