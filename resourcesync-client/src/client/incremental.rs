@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Uri};
+use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Uri, W3cDateTime};
 
 use super::{Client, Job, Phase, Raw, Role, Stream, What};
 use crate::event::{Action, Event, ProblemKind};
@@ -205,7 +205,10 @@ impl<I: Inventory> Client<I> {
         let checkpoint = stream.checkpoint;
         let mut cursor = stream.cursor;
         let mut last = None;
-        let mut latest: HashMap<Uri, (Position, Raw)> = HashMap::new();
+        // Per resource, its last change: by its own datetime (a list out of chronological
+        // order is a finding of its own, and its later change still wins), then by the
+        // order written.
+        let mut latest: HashMap<Uri, (Position, Option<W3cDateTime>, Raw)> = HashMap::new();
         let mut order: Vec<Uri> = Vec::new();
         let mut packages = Vec::new();
         for c in stream.batch_start..stream.next {
@@ -237,10 +240,15 @@ impl<I: Inventory> Client<I> {
                 if checkpoint.covers(position) {
                     continue;
                 }
-                if !latest.contains_key(&r.uri) {
-                    order.push(r.uri.clone());
+                let own = r.datetime.or(r.lastmod);
+                match latest.get(&r.uri) {
+                    None => order.push(r.uri.clone()),
+                    // A change listed after a later one of the same resource: the later
+                    // one stands.
+                    Some((_, Some(kept), _)) if own.is_some_and(|own| own < *kept) => continue,
+                    Some(_) => {}
                 }
-                latest.insert(r.uri.clone(), (position, r));
+                latest.insert(r.uri.clone(), (position, own, r));
             }
         }
         stream.cursor = cursor;
@@ -254,6 +262,7 @@ impl<I: Inventory> Client<I> {
         let mut ordered: Vec<(Position, Raw)> = order
             .into_iter()
             .filter_map(|u| latest.remove(&u))
+            .map(|(position, _, r)| (position, r))
             .collect();
         ordered.sort_by_key(|a| a.0);
         for (position, r) in ordered {

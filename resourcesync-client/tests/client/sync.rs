@@ -1144,3 +1144,48 @@ fn documents_wait_while_enough_fetches_are_queued() {
         "{next:?}"
     );
 }
+
+#[test]
+fn a_change_list_out_of_chronological_order_is_applied_by_datetime_the_last_change_winning() {
+    let mut s = source(3);
+    let mut d = baseline(&s);
+    // Deleted, then created again a second later; the Change List written the other way
+    // round (issue 22: the resource ended deleted).
+    s.tick(5);
+    s.delete("r/1.txt");
+    s.tick(1);
+    s.put("r/1.txt", b"back again");
+    s.tick(1);
+    s.publish();
+    let list = String::from_utf8(s.files["changelist.xml"].body.clone()).unwrap();
+    // The list's last two entries: r/1.txt deleted, then created.
+    let blocks: Vec<&str> = list.split("<url>").collect();
+    let n = blocks.len();
+    let (deleted, created) = (blocks[n - 2], blocks[n - 1]);
+    assert!(
+        deleted.contains("r/1.txt") && deleted.contains("deleted") && created.contains("created"),
+        "{list}"
+    );
+    let (created, end) = created.split_at(created.find("</url>").unwrap() + "</url>".len());
+    let head = blocks[..n - 2].join("<url>");
+    let swapped = format!("{head}<url>{created}<url>{deleted}{end}");
+    s.files
+        .insert("changelist.xml".into(), Response::ok(swapped.into_bytes()));
+    let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    assert_eq!(changes(&run, Action::Delete), 0);
+    assert_eq!(changes(&run, Action::Update), 1);
+    // The list's order is reported, as a warning.
+    let warnings: Vec<String> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Warning(w) => Some(format!("{w:?}")),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        warnings.iter().any(|w| w.contains("ChangeListOrder")),
+        "{warnings:?}"
+    );
+}
