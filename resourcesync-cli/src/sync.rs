@@ -17,7 +17,8 @@ use std::time::Instant;
 use http::{HeaderMap, StatusCode};
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_client::{
-    Client, Config, ConfigError, Event, Misuse, Mode, Report, Request, RequestId, Standing, State,
+    Client, Config, ConfigError, Event, Misuse, Mode, ProblemKind, Report, Request, RequestId,
+    Standing, State,
 };
 use resourcesync_model::Uri;
 use tokio::io::AsyncWriteExt;
@@ -33,7 +34,9 @@ SOURCE-URL is the Source's base (ending in /: discovery by the well-known URI, r
 and the home page's links) or any of its documents: Source Description, Capability List,
 a list or an index. The first run into DIR is a baseline (from the Resource List, or the
 Resource Dump with --dump); later runs go on incrementally from the checkpoint the last
-one saved, through Change Lists, their Index and Archive, or Change Dumps. Each resource
+one saved, through Change Lists, their Index and Archive, or Change Dumps; when they cannot
+carry DIR forward (the changes since its checkpoint no longer offered, a gap), the run takes
+a baseline instead and says so on standard error. Each resource
 is checked against its listed length and hashes, written to a temporary file and renamed
 into place; nothing is written outside DIR, whatever the Source lists. The state and the
 inventory are kept in DIR/.resourcesync/, which no resource can overwrite.";
@@ -490,6 +493,8 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
     );
     let stdout = io::stdout();
+    // Why the Change Lists cannot carry the directory forward, if they cannot.
+    let mut stranded = None;
     let report: Report = loop {
         let now = Instant::now();
         while let Some(request) = client.poll_request(now) {
@@ -522,8 +527,16 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
                         task.abort();
                     }
                 }
-                Event::Problem(problem) if !options.json => {
-                    bar.suspend(|| eprintln!("problem: {problem}"));
+                Event::Problem(problem) => {
+                    if matches!(
+                        problem.kind,
+                        ProblemKind::Gap { .. } | ProblemKind::NoCheckpoint
+                    ) {
+                        stranded = Some(problem.kind.to_string());
+                    }
+                    if !options.json {
+                        bar.suspend(|| eprintln!("problem: {problem}"));
+                    }
                 }
                 Event::Warning(warning) if !options.json => {
                     let document = warning
@@ -573,6 +586,23 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
     }
     if !options.dry_run && !options.audit {
         dest.save(&client)?;
+    }
+    // The standard lets a Destination stay in step by repeated baselines: when the Change
+    // Lists cannot carry the directory forward (changes no longer offered, a gap, no
+    // checkpoint), a baseline in this run, rather than a run that fails until someone
+    // asks for one. It deletes only as `--delete` allows.
+    if let (Some(reason), Mode::Incremental, false, false) =
+        (stranded, mode, options.dry_run, options.audit)
+    {
+        eprintln!(
+            "resourcesync sync: the Change Lists cannot carry {} forward ({reason}): a baseline instead",
+            options.dir.display()
+        );
+        drop(dest);
+        let baseline = options.clone().with_baseline(true);
+        let mut synced = Box::pin(synchronize(&baseline)).await?;
+        synced.seconds = started.elapsed().as_secs_f64();
+        return Ok(synced);
     }
     Ok(Synced::new(&mode, report, started.elapsed().as_secs_f64()))
 }

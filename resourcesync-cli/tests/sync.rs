@@ -259,3 +259,57 @@ fn a_mirror_on_disk_answers_for_its_url_prefix() {
         .collect();
     assert_eq!(held, expected);
 }
+
+#[test]
+fn changes_no_longer_offered_make_a_baseline_in_the_same_run_deleting_only_as_asked() {
+    for delete in [false, true] {
+        let served = Served::start(|s| populate(s, 5));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("dest");
+        let d = d.to_str().unwrap();
+        assert_eq!(sync(&[&served.base, d]).status.code(), Some(0));
+        // The Source goes on, and stops offering the changes the destination has not
+        // seen: a gap (issue 22: every later run failed, "no longer offered").
+        served.change(|s| {
+            s.tick(5);
+            s.put("r/0.txt", b"zero, again");
+            s.delete("r/1.txt");
+            s.tick(2);
+            s.publish.forget_before = s.now;
+            s.put("r/new.txt", b"new");
+            s.tick(1);
+        });
+        let mut args = vec![served.base.as_str(), d];
+        if delete {
+            args.insert(0, "--delete");
+        }
+        let out = sync(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("a baseline instead"),
+            "{}",
+            text(&out)
+        );
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with("baseline: 1 created, 1 updated"),
+            "{}",
+            text(&out)
+        );
+        let dest = Path::new(d);
+        assert_eq!(std::fs::read(dest.join("r/0.txt")).unwrap(), b"zero, again");
+        assert!(dest.join("r/new.txt").exists());
+        // Deleted only with --delete.
+        assert_eq!(dest.join("r/1.txt").exists(), !delete);
+        if delete {
+            served.equals(dest).unwrap();
+        }
+        // And it goes on incrementally from there.
+        let out = sync(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).starts_with("incremental:"),
+            "{}",
+            text(&out)
+        );
+    }
+}
