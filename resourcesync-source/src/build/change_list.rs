@@ -43,14 +43,14 @@ pub(crate) fn change_lists(
     };
     // Whether the period closes the open list, where the last run left it (so that the
     // intervals stay contiguous).
+    let open = open_list(state)?;
     let period_closes = options.changelist_period.is_some_and(|period| {
-        let from = state.change_lists.last().expect("an open Change List").from;
+        let from = open.from;
         let age = (now.to_utc() - from.to_utc()).to_std().unwrap_or_default();
         age >= period && from.precedes(&last_at)
     });
     // The open list's entries as the last run wrote them, in its document (carried over
     // into this generation), then this run's; read only when the list is written again.
-    let open = state.change_lists.last().expect("an open Change List");
     let carried = if state.open.entries > 0 && (period_closes || !changes.is_empty()) {
         let name = change_list_name(open.number);
         let path = PathBuf::from(&name);
@@ -101,11 +101,7 @@ pub(crate) fn change_lists(
         entries.push(Listed::New(Box::new(entry)));
         added = true;
     }
-    let open = state
-        .change_lists
-        .last()
-        .expect("an open Change List")
-        .clone();
+    let open = open_list(state)?;
     // An open list this run neither added to nor closed is the one carried over.
     let unchanged = closed.is_empty() && !added && sink.exists(&change_list_name(open.number));
     let mut written = 0;
@@ -124,7 +120,8 @@ pub(crate) fn change_lists(
     // A full index: its oldest lists move to the archive (they stay published).
     let over = state.change_lists.len().saturating_sub(options.max_entries);
     state.archived.extend(state.change_lists.drain(..over));
-    let first = state.change_lists.first().expect("a Change List").from;
+    // The index keeps at least its open list: `max_entries` is at least 1.
+    let first = state.change_lists.first().map_or(now, |list| list.from);
     let mut index = Document::new(
         DocumentHead::of_kind(DocumentKind::ChangeListIndex)
             .with_from(first)
@@ -142,6 +139,19 @@ pub(crate) fn change_lists(
     Ok(written + 1)
 }
 
+/// The open Change List: the last of the state's, which [`change_lists`] opens first if
+/// there is none.
+fn open_list(state: &State) -> Result<ChangeListRecord, BuildError> {
+    state
+        .change_lists
+        .last()
+        .cloned()
+        .ok_or_else(|| BuildError::State {
+            path: STATE.into(),
+            reason: "no open Change List".into(),
+        })
+}
+
 /// Closes the open Change List at `until`, with `entries`, into `closed`, and opens the
 /// next one from there.
 pub(crate) fn close_open_list<'a>(
@@ -150,7 +160,9 @@ pub(crate) fn close_open_list<'a>(
     closed: &mut Vec<(ChangeListRecord, Vec<Listed<'a>>)>,
     until: W3cDateTime,
 ) {
-    let open = state.change_lists.last_mut().expect("an open Change List");
+    let Some(open) = state.change_lists.last_mut() else {
+        return;
+    };
     open.until = Some(until);
     let record = open.clone();
     closed.push((record.clone(), std::mem::take(entries)));

@@ -142,7 +142,14 @@ pub(super) fn publish_generation(
             }
             // Same size and time: unchanged, and not read.
             None => {
-                let (j, resource) = old.expect("a file not hashed is one the last run knew");
+                // Not hashed: paired with the last run's resource of the same size and
+                // time (`todo` holds every other file).
+                let Some((j, resource)) = old else {
+                    return Err(BuildError::State {
+                        path: dir.join(STATE),
+                        reason: format!("{} was neither hashed nor known", f.path),
+                    });
+                };
                 written = Some(j);
                 resource
             }
