@@ -3,7 +3,7 @@
 //! application's [`Content`] when it is packaged.
 
 use std::cell::RefCell;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 
 use resourcesync_model::{
     BitstreamPath, Change, DocumentHead, DocumentKind, Entry, Link, Uri, W3cDateTime,
@@ -116,69 +116,97 @@ fn open<'c>(content: &'c dyn Content, resource: &Entry) -> Result<Box<dyn Read +
         })
 }
 
-/// Writes the Resource Dump over `resources` (the Resource List this run wrote), its
-/// packages named after the generation, published as `resourcedump.xml`; the files of the
-/// one before are retired. Returns the documents and packages written.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn resource_dump(
-    sink: &dyn Sink,
-    state: &mut State,
-    resources: impl Iterator<Item = Result<Entry, BuildError>>,
-    content: &dyn Content,
-    now: W3cDateTime,
-    up: &Link,
+/// What a dump packages: a resource (its bitstream, its content and its length), or a
+/// deletion (a Change Dump's manifest lists it, with no bitstream).
+pub(crate) enum Packaged<'c> {
+    /// A resource: its bitstream (boxed: a deletion is small), its content, its length.
+    Resource(Box<Bitstream>, Box<dyn Read + 'c>, Option<u64>),
+    /// A deleted resource, and when.
+    Deleted(Uri, Option<W3cDateTime>),
+}
+
+impl Packaged<'_> {
+    /// A resource as a change of a Change Dump: with the change and its datetime.
+    pub(crate) fn changed(self, change: Change, datetime: Option<W3cDateTime>) -> Self {
+        match self {
+            Packaged::Resource(bitstream, content, length) => {
+                let mut bitstream = bitstream.with_change(change);
+                if let Some(datetime) = datetime {
+                    bitstream = bitstream.with_datetime(datetime);
+                }
+                Packaged::Resource(Box::new(bitstream), content, length)
+            }
+            deleted => deleted,
+        }
+    }
+}
+
+/// Packages `items` into `store` as the dump of `head`: packages `{name}-00001.zip`, …
+/// (with their manifest copies) and the dump document `{name}.xml`.
+fn package<'c, W: Write>(
+    store: impl DumpStore<Package = W> + 'c,
+    head: DocumentHead,
+    name: &str,
+    items: impl Iterator<Item = Result<Packaged<'c>, BuildError>>,
     options: &Options,
-    generation: u64,
-) -> Result<u64, BuildError> {
-    let name = format!("{DOCS}/resourcedump-g{generation}");
+) -> Result<resourcesync_package::DumpInfo, BuildError> {
     let package_error = |source| BuildError::Package {
         document: format!("{name}.xml"),
         source,
     };
+    let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
+    let mut dump = DumpBuilder::in_store(head, store, name, limits, PackageOptions::default())
+        .map_err(package_error)?;
+    for item in items {
+        match item? {
+            Packaged::Resource(bitstream, content, length) => {
+                dump.add_sized(*bitstream, content, length)
+                    .map_err(package_error)?;
+            }
+            Packaged::Deleted(uri, datetime) => {
+                dump.add_deleted(uri, datetime).map_err(package_error)?;
+            }
+        }
+    }
+    dump.finish().map_err(package_error)
+}
+
+/// Writes the Resource Dump of `items` into `store`, its packages named after the
+/// generation, its document published as `resourcedump.xml`.
+pub(crate) fn resource_dump<'c, W: Write>(
+    sink: &dyn Sink,
+    store: impl DumpStore<Package = W> + 'c,
+    items: impl Iterator<Item = Result<Packaged<'c>, BuildError>>,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+    generation: u64,
+) -> Result<(), BuildError> {
+    let name = format!("{DOCS}/resourcedump-g{generation}");
     let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
         .with_at(now)
         .with_link(up.clone());
-    let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
-    let written = RefCell::new(Vec::new());
-    let store = SinkDumps {
-        sink,
-        written: &written,
-    };
-    let mut dump = DumpBuilder::in_store(head, store, &name, limits, PackageOptions::default())
-        .map_err(package_error)?;
-    for resource in resources {
-        let resource = resource?;
-        let reader = open(content, &resource)?;
-        dump.add_sized(bitstream(&resource), reader, resource.length())
-            .map_err(package_error)?;
-    }
-    let info = dump.finish().map_err(package_error)?;
+    package(store, head, &name, items, options)?;
     // Published under the one name the Capability List gives.
     let document = format!("{name}.xml");
-    let bytes = sink
-        .read(&document)?
-        .ok_or_else(|| package_error(PackageError::store("the dump document was not written")))?;
+    let bytes = sink.read(&document)?.ok_or_else(|| BuildError::Package {
+        document: document.clone(),
+        source: PackageError::store("the dump document was not written"),
+    })?;
     sink.write(&format!("{DOCS}/resourcedump.xml"), &[&bytes])?;
-    sink.remove(&document)?;
-    let mut files = written.into_inner();
-    files.retain(|file| *file != document);
-    let count = files.len() as u64 + 1;
-    state.replace_set("resourcedump", files);
-    state.resource_dump = Some(generation);
-    debug_assert!(info.written.is_some());
-    Ok(count)
+    sink.remove(&document)
 }
 
-/// Adds this run's `changes` (Change List entries) to the Change Dump as packages of their
-/// own, and writes the Change Dump over every run's packages (an index over parts named
-/// after the generation when the limits require; the parts before retired). Returns its
-/// URI and the documents and packages written.
+/// Adds this run's changes to the Change Dump as packages of their own (`items`, one per
+/// change, into `store`), and writes the Change Dump over every run's packages (an index
+/// over parts named after the generation when the limits require; the parts before
+/// retired). Returns its URI and the documents and packages written.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn change_dump(
+pub(crate) fn change_dump<'c, W: Write>(
     sink: &dyn Sink,
+    store: impl DumpStore<Package = W> + 'c,
     state: &mut State,
-    changes: &[Entry],
-    content: &dyn Content,
+    items: Option<impl Iterator<Item = Result<Packaged<'c>, BuildError>>>,
     generation: u64,
     last_at: W3cDateTime,
     now: W3cDateTime,
@@ -187,7 +215,7 @@ pub(crate) fn change_dump(
 ) -> Result<(Uri, u64), BuildError> {
     let from = *state.change_dump_from.get_or_insert(last_at);
     let mut count = 0;
-    if !changes.is_empty() {
+    if let Some(items) = items {
         // Where the last package ended, so that the packages stay contiguous.
         let start = state
             .change_dump
@@ -195,43 +223,14 @@ pub(crate) fn change_dump(
             .and_then(|e| e.md.as_ref().and_then(|md| md.until))
             .unwrap_or(from);
         let name = format!("{DOCS}/changedump-{generation:05}");
-        let package_error = |source| BuildError::Package {
-            document: format!("{name}.xml"),
-            source,
-        };
         let head = DocumentHead::of_kind(DocumentKind::ChangeDump)
             .with_from(start)
             .with_until(now)
             .with_link(up.clone());
-        let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
-        let written = RefCell::new(Vec::new());
-        let store = SinkDumps {
-            sink,
-            written: &written,
-        };
-        let mut dump = DumpBuilder::in_store(head, store, &name, limits, PackageOptions::default())
-            .map_err(package_error)?;
-        for entry in changes {
-            let datetime = entry.datetime();
-            match entry.change() {
-                Some(change) if change != Change::Deleted => {
-                    let mut b = bitstream(entry).with_change(change);
-                    if let Some(datetime) = datetime {
-                        b = b.with_datetime(datetime);
-                    }
-                    let reader = open(content, entry)?;
-                    dump.add_sized(b, reader, entry.length())
-                        .map_err(package_error)?;
-                }
-                _ => {
-                    dump.add_deleted(entry.loc.clone(), datetime)
-                        .map_err(package_error)?;
-                }
-            }
-        }
-        let info = dump.finish().map_err(package_error)?;
+        let info = package(store, head, &name, items, options)?;
         // This run's own dump document: its packages join the one Change Dump instead.
         sink.remove(&format!("{name}.xml"))?;
+        // Each package and its manifest copy.
         count += info.document.entries.len() as u64 * 2;
         state.change_dump.extend(info.document.entries);
     }
@@ -265,4 +264,81 @@ pub(crate) fn change_dump(
         .collect();
     state.replace_set("changedump", parts);
     Ok((uri, count))
+}
+
+/// The Publisher's Resource Dump over `resources` (the Resource List this run wrote), from
+/// the application's `content`; the files of the one before are retired. Returns the
+/// documents and packages written.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn publisher_resource_dump(
+    sink: &dyn Sink,
+    state: &mut State,
+    resources: impl Iterator<Item = Result<Entry, BuildError>>,
+    content: &dyn Content,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+    generation: u64,
+) -> Result<u64, BuildError> {
+    let written = RefCell::new(Vec::new());
+    let store = SinkDumps {
+        sink,
+        written: &written,
+    };
+    let items = resources.map(|resource| {
+        let resource = resource?;
+        let reader = open(content, &resource)?;
+        Ok(Packaged::Resource(
+            Box::new(bitstream(&resource)),
+            reader,
+            resource.length(),
+        ))
+    });
+    resource_dump(sink, store, items, now, up, options, generation)?;
+    let document = format!("{DOCS}/resourcedump-g{generation}.xml");
+    let mut files = written.into_inner();
+    files.retain(|file| *file != document);
+    let count = files.len() as u64 + 1;
+    state.replace_set("resourcedump", files);
+    state.resource_dump = Some(generation);
+    Ok(count)
+}
+
+/// The Publisher's Change Dump: this run's `changes` (Change List entries) packaged from
+/// the application's `content`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn publisher_change_dump(
+    sink: &dyn Sink,
+    state: &mut State,
+    changes: &[Entry],
+    content: &dyn Content,
+    generation: u64,
+    last_at: W3cDateTime,
+    now: W3cDateTime,
+    up: &Link,
+    options: &Options,
+) -> Result<(Uri, u64), BuildError> {
+    let written = RefCell::new(Vec::new());
+    let store = SinkDumps {
+        sink,
+        written: &written,
+    };
+    let items = changes.iter().map(|entry| {
+        let datetime = entry.datetime();
+        Ok(match entry.change() {
+            Some(change) if change != Change::Deleted => {
+                let packaged = Packaged::Resource(
+                    Box::new(bitstream(entry)),
+                    open(content, entry)?,
+                    entry.length(),
+                );
+                packaged.changed(change, datetime)
+            }
+            _ => Packaged::Deleted(entry.loc.clone(), datetime),
+        })
+    });
+    let items = (!changes.is_empty()).then_some(items);
+    change_dump(
+        sink, store, state, items, generation, last_at, now, up, options,
+    )
 }

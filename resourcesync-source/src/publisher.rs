@@ -14,7 +14,7 @@ use crate::build::change_list::change_list_name;
 use crate::build::dump::GenerationParts;
 use crate::build::state::{ResourceListRecord, State};
 use crate::build::{BuildError, CAPABILITY_LIST, DOCS, Options, STATE, STATE_VERSION};
-use crate::dumps::{Content, change_dump, resource_dump};
+use crate::dumps::{Content, publisher_change_dump, publisher_resource_dump};
 use crate::engine::Run;
 use crate::sink::{Sink, StoreSink};
 use crate::store::Store;
@@ -545,7 +545,7 @@ fn publish(
     match (content, &resource_list) {
         (Some(content), Some((written, _))) if options.resource_dump => {
             let listed = Current::of(sink, written.clone(), BTreeMap::new());
-            documents += resource_dump(
+            documents += publisher_resource_dump(
                 sink,
                 &mut state,
                 listed,
@@ -569,7 +569,7 @@ fn publish(
     }
     match content {
         Some(content) if options.change_dump => {
-            let (uri, written) = change_dump(
+            let (uri, written) = publisher_change_dump(
                 sink,
                 &mut state,
                 &entries,

@@ -1,8 +1,27 @@
 //! The Resource Dump and the Change Dump, with their packages.
 
 use super::*;
+use crate::dumps::Packaged;
 
-/// Writes the Resource Dump: every resource, read again into packages. Returns its URI.
+/// A published resource as a dump packages it: its file opened, its bitstream at its path
+/// in the collection (or, for a listed resource, its URI's host and path).
+fn packaged<'c>(
+    collection: &Path,
+    uri: &Uri,
+    published: &Published,
+    media_types: &MediaTypes,
+) -> Result<Packaged<'c>, BuildError> {
+    let file = published.file(collection);
+    let content = File::open(&file).map_err(|source| BuildError::Read { path: file, source })?;
+    let bitstream = bitstream(uri, &published.path, &published.resource, media_types);
+    Ok(Packaged::Resource(
+        Box::new(bitstream),
+        Box::new(content),
+        Some(published.resource.length),
+    ))
+}
+
+/// Writes the Resource Dump: every resource, read again into packages.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn resource_dump(
     collection: &Path,
@@ -14,47 +33,11 @@ pub(super) fn resource_dump(
     options: &Options,
     generation: u64,
 ) -> Result<(), BuildError> {
-    let name = format!("{DOCS}/resourcedump-g{generation}");
     let uris = Uris::new(directory);
-    let package_error = |source| BuildError::Package {
-        document: format!("{name}.xml"),
-        source,
-    };
-    let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
-        .with_at(now)
-        .with_link(up.clone());
-    let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
-    let mut dump = DumpBuilder::in_store(head, directory, &name, limits, PackageOptions::default())
-        .map_err(package_error)?;
-    for published in resources {
-        let file = published.file(collection);
-        let content =
-            File::open(&file).map_err(|source| BuildError::Read { path: file, source })?;
-        dump.add_sized(
-            bitstream(
-                &published.uri(&uris)?,
-                &published.path,
-                &published.resource,
-                media_types,
-            ),
-            content,
-            Some(published.resource.length),
-        )
-        .map_err(package_error)?;
-    }
-    let info = dump.finish().map_err(package_error)?;
-    let uri = info.written.ok_or_else(|| {
-        package_error(PackageError::Io(io::Error::other(
-            "the dump document was not written",
-        )))
-    })?;
-    let file = directory.path(&uri)?;
-    // Published under the one name the Capability List gives.
-    let published = file.with_file_name("resourcedump.xml");
-    fs::rename(&file, &published).map_err(|source| BuildError::Write {
-        path: published,
-        source,
-    })
+    let items = resources
+        .iter()
+        .map(|published| packaged(collection, &published.uri(&uris)?, published, media_types));
+    crate::dumps::resource_dump(directory, directory, items, now, up, options, generation)
 }
 
 /// Where a Resource List's parts go: files of the generation named after it,
@@ -122,9 +105,9 @@ pub(super) fn bitstream(
     bitstream
 }
 
-/// Adds this run's changes to the Change Dump as packages of their own, and writes the
-/// Change Dump that lists every run's packages. Returns its URI and the number of
-/// documents and packages written.
+/// Adds this run's changes to the Change Dump as packages of their own (each resource's
+/// file read again), and writes the Change Dump that lists every run's packages. Returns
+/// its URI and the number of documents and packages written.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn change_dump(
     collection: &Path,
@@ -140,93 +123,19 @@ pub(super) fn change_dump(
     up: &Link,
     options: &Options,
 ) -> Result<(Uri, u64), BuildError> {
-    let from = *state.change_dump_from.get_or_insert(last_at);
-    let mut written = 0;
-    if !changes.is_empty() {
-        // Where the last package ended, so that the packages stay contiguous.
-        let start = state
-            .change_dump
-            .last()
-            .and_then(|e| e.md.as_ref().and_then(|md| md.until))
-            .unwrap_or(from);
-        let name = format!("{DOCS}/changedump-{number:05}");
-        let package_error = |source| BuildError::Package {
-            document: format!("{name}.xml"),
-            source,
-        };
-        let head = DocumentHead::of_kind(DocumentKind::ChangeDump)
-            .with_from(start)
-            .with_until(now)
-            .with_link(up.clone());
-        let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
-        let mut dump =
-            DumpBuilder::in_store(head, directory, &name, limits, PackageOptions::default())
-                .map_err(package_error)?;
-        for (entry, changed) in changes.iter().zip(changed) {
-            let datetime = entry.datetime();
-            match (entry.change(), changed) {
-                (Some(change), Some(i)) if change != Change::Deleted => {
-                    let published = &resources[*i];
-                    // The change's entry names the resource by its URI.
-                    let mut b = bitstream(
-                        &entry.loc,
-                        &published.path,
-                        &published.resource,
-                        media_types,
-                    )
-                    .with_change(change);
-                    if let Some(datetime) = datetime {
-                        b = b.with_datetime(datetime);
-                    }
-                    let file = published.file(collection);
-                    let content = File::open(&file)
-                        .map_err(|source| BuildError::Read { path: file, source })?;
-                    dump.add_sized(b, content, Some(published.resource.length))
-                        .map_err(package_error)?;
-                }
-                _ => {
-                    dump.add_deleted(entry.loc.clone(), datetime)
-                        .map_err(package_error)?;
-                }
+    let items = changes.iter().zip(changed).map(|(entry, changed)| {
+        let datetime = entry.datetime();
+        match (entry.change(), changed) {
+            (Some(change), Some(i)) if change != Change::Deleted => {
+                // The change's entry names the resource by its URI.
+                let packaged = packaged(collection, &entry.loc, &resources[*i], media_types)?;
+                Ok(packaged.changed(change, datetime))
             }
+            _ => Ok(Packaged::Deleted(entry.loc.clone(), datetime)),
         }
-        let info = dump.finish().map_err(package_error)?;
-        // This run's own dump document: its packages join the one Change Dump instead.
-        if let Some(file) = info
-            .written
-            .as_ref()
-            .and_then(|uri| directory.path(uri).ok())
-        {
-            let _ = fs::remove_file(file);
-        }
-        written += info.document.entries.len() as u64 * 2;
-        state.change_dump.extend(info.document.entries);
-    }
-    // One document, or an index over parts named after the generation when the limits
-    // require: every run adds packages.
-    let uri = directory.uri(&format!("{DOCS}/changedump.xml"))?;
-    let document_error = |source| BuildError::Document {
-        document: uri.to_string(),
-        source,
-    };
-    let head = DocumentHead::of_kind(DocumentKind::ChangeDump)
-        .with_from(from)
-        .with_link(up.clone());
-    let store = GenerationParts {
-        sink: directory,
-        stem: format!("{DOCS}/changedump-g{number}"),
-    };
-    let limits = SetLimits::new(options.max_entries as u64, options.max_bytes);
-    let mut set = SetWriter::with_store(
-        head,
-        uri.clone(),
-        store,
-        SetOptions::default().with_limits(limits),
+    });
+    let items = (!changes.is_empty()).then_some(items);
+    crate::dumps::change_dump(
+        directory, directory, state, items, number, last_at, now, up, options,
     )
-    .map_err(document_error)?;
-    for entry in &state.change_dump {
-        set.write_entry(entry).map_err(document_error)?;
-    }
-    let documents = set.finish().map_err(document_error)?.output.documents.len() as u64;
-    Ok((uri, written + documents))
 }

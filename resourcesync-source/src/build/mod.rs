@@ -90,7 +90,7 @@ use resourcesync_model::{
     Capability, Change, Document, DocumentHead, DocumentKind, Entry, Fixity, Hashes, Link,
     MAX_BYTES, MAX_ENTRIES, Md, MediaType, Relation, Uri, W3cDateTime,
 };
-use resourcesync_package::{Bitstream, DumpBuilder, DumpLimits, PackageError, PackageOptions};
+use resourcesync_package::{Bitstream, PackageError};
 use resourcesync_xml::{
     SetLimits, SetOptions, SetStore, SetWriter, WriteError, WriteOptions, Writer,
     write_document_with, written_entries,
