@@ -394,29 +394,39 @@ impl Directory {
             path: path.clone(),
             source,
         };
-        // `path` has at least one segment under the root, so it has a parent.
-        let parent = path.parent().unwrap_or(&self.root);
-        fs::create_dir_all(parent).map_err(io)?;
-        // In the target's directory, not the system's temporary one: a rename is atomic
-        // only within one file system. Dropped on any error, which deletes it.
-        let mut temp = published_file()
-            .prefix(".resourcesync-")
-            .suffix(".tmp")
-            .tempfile_in(parent)
-            .map_err(io)?;
-        for piece in pieces {
-            temp.write_all(piece).map_err(io)?;
-        }
-        temp.as_file().sync_all().map_err(io)?;
-        temp.persist(&path).map_err(|e| io(e.error))?;
-        // The rename is durable once the directory that holds it is synced. Windows
-        // cannot open a directory as a file, and does not need to.
-        #[cfg(unix)]
-        fs::File::open(parent)
-            .and_then(|dir| dir.sync_all())
-            .map_err(io)?;
+        write_file(&path, pieces, true).map_err(io)?;
         Ok(path)
     }
+}
+
+/// Writes `path` whole from `pieces`: a temporary file beside it (readable as a web
+/// server's files are), synced, renamed over it; the directories on the way created. The
+/// old file, if any, is replaced, never changed in place: it may be a hard link another
+/// generation shares. With `sync_parent`, the rename is made durable too (the caller
+/// syncs the directories itself otherwise). On failure no temporary file is left.
+pub(crate) fn write_file(path: &Path, pieces: &[&[u8]], sync_parent: bool) -> io::Result<()> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a file needs a directory"))?;
+    fs::create_dir_all(parent)?;
+    // In the target's directory, not the system's temporary one: a rename is atomic only
+    // within one file system. Dropped on any error, which deletes it.
+    let mut temp = published_file()
+        .prefix(".resourcesync-")
+        .suffix(".tmp")
+        .tempfile_in(parent)?;
+    for piece in pieces {
+        temp.write_all(piece)?;
+    }
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|e| e.error)?;
+    // The rename is durable once the directory that holds it is synced. Windows cannot
+    // open a directory as a file, and does not need to.
+    #[cfg(unix)]
+    if sync_parent {
+        fs::File::open(parent)?.sync_all()?;
+    }
+    Ok(())
 }
 
 impl From<DirectoryError> for io::Error {

@@ -5,10 +5,11 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::directory::write_file;
 use crate::generations::{Layout, remove_dir, remove_old_generations, switch};
 
 /// Why a store could not read, write or switch. Whatever the error, the publication last
@@ -361,25 +362,9 @@ impl Store for GenerationStore {
             return Err(StoreError::NotBegun);
         }
         let path = self.path(name)?;
-        let io = |source| StoreError::Io {
-            path: path.clone(),
-            source,
-        };
-        let parent = path.parent().ok_or(StoreError::NotBegun)?;
-        fs::create_dir_all(parent).map_err(io)?;
         // A new file renamed over the old name: the old one may be a hard link to the last
-        // generation's file, which must not change.
-        let mut temp = tempfile::Builder::new()
-            .prefix(".resourcesync-")
-            .suffix(".tmp")
-            .tempfile_in(parent)
-            .map_err(io)?;
-        for piece in pieces {
-            temp.write_all(piece).map_err(io)?;
-        }
-        temp.as_file().sync_all().map_err(io)?;
-        temp.persist(&path).map_err(|e| io(e.error))?;
-        Ok(())
+        // generation's file, which must not change. The commit syncs the directories.
+        write_file(&path, pieces, false).map_err(|source| StoreError::Io { path, source })
     }
 
     fn remove(&mut self, name: &str) -> Result<(), StoreError> {

@@ -366,6 +366,13 @@ fn a_generation_store_publishes_all_or_nothing_and_one_publisher_at_a_time() {
         .unwrap();
     let list = publish.join("resourcesync/resourcelist.xml");
     let first = std::fs::read(&list).unwrap();
+    // Readable by a web server running as another user, as `build`'s files are.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&list).unwrap().permissions().mode();
+        assert_ne!(mode & 0o004, 0, "mode {mode:o}");
+    }
     // A run that fails publishes nothing: the last generation stays, whole.
     let error = source
         .publish_snapshot([record(1, "a"), record(1, "b")], t(5))
