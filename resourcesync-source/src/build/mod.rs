@@ -600,18 +600,23 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_file_deleted_since_the_walk_is_no_error() {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::write(root.path().join("here.txt"), b"here").unwrap();
-        let found = ["here.txt", "gone.txt"].map(|name| Found {
+    /// Files the walk found, of 4 bytes each.
+    fn found<const N: usize>(names: &[&str; N]) -> [Found; N] {
+        names.map(|name| Found {
             path: name.to_string(),
             file: None,
             uri: None,
             length: 4,
             mtime: (0, 0),
             modified: std::time::SystemTime::UNIX_EPOCH,
-        });
+        })
+    }
+
+    #[test]
+    fn a_file_deleted_since_the_walk_is_no_error() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("here.txt"), b"here").unwrap();
+        let found = found(&["here.txt", "gone.txt"]);
         let hashed = hash_files(root.path(), &found, &[0, 1], &()).unwrap();
         assert_eq!(hashed.len(), 2);
         assert_eq!(hashed[0].1.map(|d| d.length), Some(4));
@@ -628,14 +633,7 @@ mod tests {
         let fifo = root.path().join("fifo.txt");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.is_ok_and(|s| s.success()), "mkfifo");
-        let found = ["here.txt", "fifo.txt"].map(|name| Found {
-            path: name.to_string(),
-            file: None,
-            uri: None,
-            length: 4,
-            mtime: (0, 0),
-            modified: std::time::SystemTime::UNIX_EPOCH,
-        });
+        let found = found(&["here.txt", "fifo.txt"]);
         let root_path = root.path().to_owned();
         let (send, receive) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
