@@ -19,6 +19,9 @@ use crate::engine::Run;
 use crate::sink::{Sink, StoreSink};
 use crate::store::Store;
 
+/// The Resource List's name: the one document, or its index.
+const RESOURCE_LIST: &str = "resourcesync/resourcelist.xml";
+
 /// When a [`Publisher`] fed changes writes the Resource List again. Between two, the
 /// Resource List keeps the `at` of the one written last, and the Change Lists carry the
 /// Source on from there: a Destination baselines from it and follows them.
@@ -434,8 +437,8 @@ fn publish(
     let generation = state.generation + 1;
     let cl_uri = sink.uri(CAPABILITY_LIST)?;
     let up = Link::new(Relation::Up, cl_uri.clone());
-    let rl_name = format!("{DOCS}/resourcelist.xml");
-    let rl_uri = sink.uri(&rl_name)?;
+    let rl_name = RESOURCE_LIST;
+    let rl_uri = sink.uri(rl_name)?;
     let mut documents = 0;
 
     // The Resource List, if this run writes it, and this run's changes. The changes since
@@ -461,7 +464,7 @@ fn publish(
                 for (_, event) in &events {
                     pending.insert(event.uri().as_str().to_owned(), event.resource());
                 }
-                let current = Current::new(sink, &state, pending)?;
+                let current = Current::new(sink, &state, pending);
                 Some(write_resource_list(
                     sink,
                     current,
@@ -485,7 +488,7 @@ fn publish(
                     reason: "given twice",
                 });
             }
-            let current = Current::new(sink, &state, changes_since(sink, &state)?)?;
+            let current = Current::new(sink, &state, changes_since(sink, &state)?);
             let (events, kept) = compare(current, resources, last_at, now)?;
             let events = in_order_of_time(events, last_at, now);
             let written = write_resource_list(
@@ -605,10 +608,9 @@ fn publish(
     let open = state.change_lists.last().map_or(1, |list| list.number);
     let mark = (open, state.open.entries);
     match (&resource_list, &mut state.resource_list) {
-        (Some((written, entries)), record) => {
+        (Some((_, entries)), record) => {
             *record = Some(ResourceListRecord {
                 at: now,
-                documents: written.clone(),
                 entries: *entries,
                 mark,
                 changes_since: 0,
@@ -618,12 +620,14 @@ fn publish(
         (None, None) => {}
     }
     if let Some((written, _)) = &resource_list {
-        // Its parts are named after the generation; the document itself is not.
-        let parts = written.iter().filter(|name| **name != rl_name).cloned();
-        state.replace_set("resourcelist", parts.collect());
-    }
-    if let Some((written, _)) = &resource_list {
-        documents += written.len() as u64;
+        // Its parts are named after the generation; the one document (and the index) not.
+        let parts: Vec<String> = written
+            .iter()
+            .filter(|name| **name != rl_name)
+            .cloned()
+            .collect();
+        documents += parts.len() as u64 + 1;
+        state.replace_set("resourcelist", parts);
     }
 
     let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
@@ -755,16 +759,13 @@ struct Current<'s> {
 }
 
 impl<'s> Current<'s> {
-    /// The entries of the Resource List of `documents` (one document, or the parts then
-    /// the index) with `pending` applied.
+    /// The entries of the Resource List whose entries `documents` hold (the one document,
+    /// or the parts), with `pending` applied.
     fn of(
         sink: &'s dyn Sink,
-        mut documents: Vec<String>,
+        documents: Vec<String>,
         pending: BTreeMap<String, Option<Entry>>,
     ) -> Current<'s> {
-        if documents.len() > 1 {
-            documents.pop();
-        }
         Current {
             sink,
             parts: documents.into_iter(),
@@ -774,27 +775,19 @@ impl<'s> Current<'s> {
         }
     }
 
+    /// The last Resource List's entries, as `state` records it, with `pending` applied.
     fn new(
         sink: &'s dyn Sink,
         state: &State,
         pending: BTreeMap<String, Option<Entry>>,
-    ) -> Result<Current<'s>, BuildError> {
-        // One document, or the parts then the index.
-        let mut parts = state
-            .resource_list
-            .as_ref()
-            .map(|rl| rl.documents.clone())
-            .unwrap_or_default();
-        if parts.len() > 1 {
-            parts.pop();
-        }
-        Ok(Current {
-            sink,
-            parts: parts.into_iter(),
-            part: Vec::new().into_iter(),
-            pending: pending.into_iter().peekable(),
-            next: None,
-        })
+    ) -> Current<'s> {
+        let parts = state.sets.get("resourcelist").cloned().unwrap_or_default();
+        let documents = match (&state.resource_list, parts.is_empty()) {
+            (None, _) => Vec::new(),
+            (Some(_), true) => vec![RESOURCE_LIST.to_owned()],
+            (Some(_), false) => parts,
+        };
+        Current::of(sink, documents, pending)
     }
 
     /// The next entry of the last Resource List, reading its next part when one ends.
@@ -931,8 +924,8 @@ fn compare(
 }
 
 /// Writes the Resource List of `entries` (in order of URI) at `uri`, one document or an
-/// index over parts named after the generation; returns its documents' names and its
-/// entries.
+/// index over parts named after the generation; returns the names of the documents that
+/// hold its entries (the one document, or the parts) and its entries.
 fn write_resource_list(
     sink: &dyn Sink,
     entries: impl Iterator<Item = Result<Entry, BuildError>>,
@@ -961,10 +954,14 @@ fn write_resource_list(
         list.write_entry(&entry?).map_err(document_error)?;
     }
     let summary = list.finish().map_err(document_error)?.output;
-    let names = summary
+    let mut names: Vec<String> = summary
         .documents
         .iter()
         .filter_map(|uri| sink.name(uri).map(str::to_owned))
         .collect();
+    // The parts, then the index: the entries are in the parts.
+    if names.len() > 1 {
+        names.pop();
+    }
     Ok((names, summary.entries))
 }

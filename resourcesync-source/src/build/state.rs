@@ -57,14 +57,12 @@ impl State {
     }
 }
 
-/// The Resource List a [`Publisher`](crate::Publisher) wrote last, and where the Change
-/// Lists stood then: the changes after that place are those it does not hold.
+/// The Resource List a [`Publisher`](crate::Publisher) wrote last (its parts, if it has
+/// any, are [`State::sets`]' `resourcelist`), and where the Change Lists stood then: the changes after that place are those it does not hold.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct ResourceListRecord {
     /// Its `at`.
     pub(crate) at: W3cDateTime,
-    /// Its documents' names: the one document, or the parts then the index.
-    pub(crate) documents: Vec<String>,
     /// Its entries.
     pub(crate) entries: u64,
     /// The Change List open when it was written, and how many entries that list held then.
