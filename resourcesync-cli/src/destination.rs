@@ -2,14 +2,29 @@
 //! disk once the client has decided, written once for every driver, blocking or async.
 //!
 //! A driver makes the requests the client asks for and hands the responses over; a
-//! resource's or a package's body also goes to the temporary file
-//! [`DirectoryDestination::body_path`] names (the client verifies the bytes as they pass,
-//! the file keeps them). Each event the client then polls out goes to
+//! resource's or a package's body also goes to a temporary file
+//! ([`DirectoryDestination::keeps_body`], [`Bodies::create`]: the client verifies the
+//! bytes as they pass, the file keeps them). Each event the client then polls out goes to
 //! [`DirectoryDestination::apply`], which stores, extracts, deletes or saves, and
 //! confirms to the client what it did (or that it failed). What is kept beside the
 //! resources, the state and the inventory, lives in `DIR/.resourcesync/` ([`KEPT`]), a
 //! name the client's path mapper keeps out of every Source's reach
 //! ([`DirectoryDestination::paths`]).
+//!
+//! Its promises, whatever the Source lists and whatever links DIR holds:
+//! - Nothing is written, renamed or deleted outside DIR. Every file operation goes
+//!   through a handle on DIR ([`cap_std::fs::Dir`]), which resolves each path beneath it
+//!   and refuses one that leads out (a `..`, an absolute link, a link swapped in while the
+//!   run goes), where a check of the path before the operation would race with the
+//!   change of a link. On top of that, no resource is written or deleted through a
+//!   directory that is a symbolic link at all, even one that points inside DIR (it could
+//!   lead into `.resourcesync/`).
+//! - Nothing is overwritten or deleted that a sync did not store. A file at the path of
+//!   a resource the inventory does not hold is a conflict ([`Client::declined`]), left as
+//!   it is, unless its bytes are the listed ones (then it is adopted: a run stopped before
+//!   it saved its inventory leaves such files) or the caller asked to replace such files
+//!   ([`DirectoryDestination::with_replace_foreign`]). A deletion removes a file only if
+//!   it still holds the bytes the inventory says were stored.
 //!
 //! ```no_run
 //! use resourcesync_cli::destination::DirectoryDestination;
@@ -23,7 +38,8 @@
 //! )?;
 //! let config = config.clone().with_paths(dest.paths(&config));
 //! let mut client = Client::new(config, state, inventory);
-//! // ... make the requests, writing bodies to `dest.body_path(&request)` ...
+//! // ... make the requests, writing a body to `dest.bodies().create(request.id)` when
+//! // `dest.keeps_body(&request)` ...
 //! while let Some(event) = client.poll_event() {
 //!     dest.apply(&mut client, &event)?;
 //! }
@@ -34,14 +50,17 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
 use http::{HeaderMap, StatusCode};
-use resourcesync_client::local_path::PathMapper;
+use resourcesync_client::local_path::{LocalPath, PathMapper};
 use resourcesync_client::{
-    Client, Config, Event, Held, Inventory, MemoryInventory, Misuse, Purpose, Request, RequestId,
-    State,
+    Action, Change, Client, Config, Event, Held, Inventory, MemoryInventory, Misuse, Purpose,
+    Request, RequestId, State,
 };
 use resourcesync_model::{Digests, Fixity};
 use resourcesync_package::Package;
@@ -73,24 +92,56 @@ pub enum DestinationError {
         #[source]
         source: serde_json::Error,
     },
+    /// The destination's own directory is a symbolic link (or not a directory): it is not
+    /// used, as what is kept there could then be written elsewhere.
+    #[error("{} is not a directory of its own (a symbolic link, or a file)", path.display())]
+    NotOwnDirectory {
+        /// The path.
+        path: PathBuf,
+    },
     /// The client refused a confirmation: a bug of the driver's (the client changed
     /// nothing).
     #[error(transparent)]
     Misuse(#[from] Misuse),
 }
 
+/// The temporary directory the bodies of resources and packages go to while they
+/// arrive, by a handle: cheap to clone, for the tasks of an async driver.
+#[derive(Clone, Debug)]
+pub struct Bodies {
+    tmp: Arc<Dir>,
+}
+
+impl Bodies {
+    /// Creates (or truncates) the temporary file of `request`'s body. Write it only for
+    /// a response with a success status, and only when
+    /// [`DirectoryDestination::keeps_body`] said so.
+    pub fn create(&self, request: RequestId) -> io::Result<std::fs::File> {
+        Ok(self.tmp.create(temp_name(request))?.into_std())
+    }
+}
+
 /// A directory kept in step with a Source, and its `.resourcesync/` (see the
 /// [module](self)).
 pub struct DirectoryDestination {
-    /// The directory the resources go to.
+    /// The directory the resources go to, as named (for messages).
     dir: PathBuf,
-    /// `dir/.resourcesync`.
-    kept: PathBuf,
-    /// Directories this run made or found, so that each is made once: per resource, a
-    /// `create_dir_all` is a system call or more for every level.
+    /// A handle on it: every operation on a resource goes through it.
+    root: Dir,
+    /// `.resourcesync/`.
+    kept: Dir,
+    /// `.resourcesync/tmp/`.
+    bodies: Bodies,
+    /// Directories this run made or checked (no symbolic link on the way), so that each
+    /// is checked once: per resource, a `create_dir_all` is a system call or more for
+    /// every level.
     made: HashSet<PathBuf>,
     /// The packages open for extraction, by the request they came in.
     packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>>,
+    /// Replace a file at a resource's path that no sync stored.
+    replace_foreign: bool,
+    /// `.resourcesync/placed.jsonl`, open for appending once something is placed.
+    journal: Option<std::fs::File>,
 }
 
 impl fmt::Debug for DirectoryDestination {
@@ -98,6 +149,7 @@ impl fmt::Debug for DirectoryDestination {
         f.debug_struct("DirectoryDestination")
             .field("dir", &self.dir)
             .field("packages", &self.packages.len())
+            .field("replace_foreign", &self.replace_foreign)
             .finish_non_exhaustive()
     }
 }
@@ -105,27 +157,40 @@ impl fmt::Debug for DirectoryDestination {
 impl DirectoryDestination {
     /// Opens `dir` (made if missing) and its `.resourcesync/tmp/`, and removes the
     /// temporary files a run that was stopped left there: they are of no use to the next.
+    /// `.resourcesync/` and `tmp/` must be directories, not symbolic links.
     pub fn open(dir: impl Into<PathBuf>) -> Result<DirectoryDestination, DestinationError> {
         let dir = dir.into();
-        let kept = dir.join(KEPT);
-        let tmp = kept.join("tmp");
-        std::fs::create_dir_all(&tmp).map_err(|source| DestinationError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        let entries = std::fs::read_dir(&tmp).map_err(|source| DestinationError::Io {
-            path: tmp.clone(),
-            source,
-        })?;
+        let io_at = |path: &Path| {
+            let path = path.to_owned();
+            move |source| DestinationError::Io { path, source }
+        };
+        std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+        let root = Dir::open_ambient_dir(&dir, ambient_authority()).map_err(io_at(&dir))?;
+        let kept = own_dir(&root, Path::new(KEPT), &dir)?;
+        let tmp = own_dir(&kept, Path::new("tmp"), &dir.join(KEPT))?;
+        let entries = tmp.entries().map_err(io_at(&dir.join(KEPT).join("tmp")))?;
         for entry in entries.flatten() {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = tmp.remove_file(entry.file_name());
         }
         Ok(DirectoryDestination {
             dir,
+            root,
             kept,
+            bodies: Bodies { tmp: Arc::new(tmp) },
             made: HashSet::new(),
             packages: HashMap::new(),
+            replace_foreign: false,
+            journal: None,
         })
+    }
+
+    /// This destination replacing a file at a resource's path that no sync stored (by
+    /// default such a file is a conflict, left as it is, unless it holds the listed
+    /// bytes).
+    #[must_use]
+    pub fn with_replace_foreign(mut self, replace: bool) -> DirectoryDestination {
+        self.replace_foreign = replace;
+        self
     }
 
     /// The directory the resources go to.
@@ -133,9 +198,36 @@ impl DirectoryDestination {
         &self.dir
     }
 
-    /// The state and the inventory the last run saved, or new ones for a first run.
+    /// The state and the inventory the last run saved, or new ones for a first run;
+    /// with what a run stopped since its last save had placed (see [`JOURNAL`]).
     pub fn load(&self) -> Result<(State, MemoryInventory), DestinationError> {
-        Ok((load(&self.state_path())?, load(&self.inventory_path())?))
+        let state = self.load_json(STATE)?;
+        let mut inventory: MemoryInventory = self.load_json(INVENTORY)?;
+        self.replay(&mut inventory);
+        Ok((state, inventory))
+    }
+
+    /// Records in `inventory` what the journal says was placed since the last save, each
+    /// only if its file still holds those bytes. A line a stopped run left half written
+    /// is skipped.
+    fn replay(&self, inventory: &mut MemoryInventory) {
+        let Ok(text) = self.kept.read_to_string(JOURNAL) else {
+            return;
+        };
+        for line in text.lines() {
+            let Ok(placed) = serde_json::from_str::<Placed>(line) else {
+                continue;
+            };
+            let path = Path::new(&placed.path);
+            let safe = path.components().all(|c| matches!(c, Component::Normal(_)));
+            if safe
+                && self.checked(path.parent().unwrap_or(Path::new(""))).is_ok()
+                && self.root.symlink_metadata(path).is_ok_and(|m| m.is_file())
+                && digest_file(&self.root, path).is_ok_and(|found| holds(&placed.held, &found))
+            {
+                inventory.insert(placed.uri, placed.held);
+            }
+        }
     }
 
     /// The config's path mapper with [`KEPT`] kept out of every Source's reach: give it to
@@ -144,34 +236,45 @@ impl DirectoryDestination {
         config.paths.clone().with_kept_name(KEPT)
     }
 
-    /// Where the body of `request` goes while it arrives, if it is a resource or a
-    /// package (which [`apply`](Self::apply) renames into place or opens); a document's
-    /// body is the client's alone. Write it only for a response with a success status.
-    pub fn body_path(&self, request: &Request) -> Option<PathBuf> {
-        match request.purpose {
-            Purpose::Resource { .. } | Purpose::Package => Some(self.temp(request.id)),
-            _ => None,
-        }
+    /// Whether the body of `request` is kept in a temporary file while it arrives
+    /// ([`Bodies::create`]): a resource's or a package's, which [`apply`](Self::apply)
+    /// renames into place or opens; a document's body is the client's alone.
+    pub fn keeps_body(&self, request: &Request) -> bool {
+        matches!(request.purpose, Purpose::Resource { .. } | Purpose::Package)
+    }
+
+    /// The temporary directory of the bodies, for the tasks that write them.
+    pub fn bodies(&self) -> Bodies {
+        self.bodies.clone()
     }
 
     /// For a blocking driver: hands a response to the client, its head and then its body
-    /// as it is read from `body`, and writes the body to `keep` as well (the request's
-    /// [`body_path`](Self::body_path)) when its status is a success. A body that cannot
-    /// be read to its end is the request's failure, handed to the client; a temporary
-    /// file that cannot be written is an error (the destination is unusable).
+    /// as it is read from `body`, and writes the body to its temporary file as well when
+    /// `keep` (the request's [`keeps_body`](Self::keeps_body)) and its status is a
+    /// success. A body that cannot be read to its end is the request's failure, handed to
+    /// the client; a temporary file that cannot be written is an error (the destination
+    /// is unusable).
     pub fn receive<I: Inventory>(
         &self,
         client: &mut Client<I>,
         id: RequestId,
-        keep: Option<PathBuf>,
+        keep: bool,
         status: StatusCode,
         headers: &HeaderMap,
         mut body: impl Read,
     ) -> Result<(), DestinationError> {
         client.handle_response(id, status, headers, Instant::now())?;
-        let mut file = match keep.filter(|_| status.is_success()) {
-            Some(path) => Some(Kept::create(path)?),
-            None => None,
+        let path = || self.dir.join(KEPT).join("tmp").join(temp_name(id));
+        let mut file = match keep && status.is_success() {
+            true => Some(
+                self.bodies
+                    .create(id)
+                    .map_err(|source| DestinationError::Io {
+                        path: path(),
+                        source,
+                    })?,
+            ),
+            false => None,
         };
         let mut buf = vec![0; 64 * 1024];
         loop {
@@ -179,7 +282,11 @@ impl DirectoryDestination {
                 Ok(0) => break,
                 Ok(n) => {
                     if let Some(file) = &mut file {
-                        file.write(&buf[..n])?;
+                        file.write_all(&buf[..n])
+                            .map_err(|source| DestinationError::Io {
+                                path: path(),
+                                source,
+                            })?;
                     }
                     client.handle_body(id, &buf[..n], Instant::now())?;
                 }
@@ -191,12 +298,42 @@ impl DirectoryDestination {
 
     /// Saves the client's state and inventory, each atomically: a temporary file
     /// beside it, synced, then renamed over it.
-    pub fn save(&self, client: &Client<MemoryInventory>) -> Result<(), DestinationError> {
-        let io = |path: PathBuf| move |source| DestinationError::Io { path, source };
-        let inventory = self.inventory_path();
-        save_json(&inventory, client.inventory()).map_err(io(inventory))?;
-        let state = self.state_path();
-        save_json(&state, client.state()).map_err(io(state))
+    pub fn save(&mut self, client: &Client<MemoryInventory>) -> Result<(), DestinationError> {
+        self.save_json(INVENTORY, client.inventory())?;
+        self.save_json(STATE, client.state())?;
+        // What the journal held is in the inventory now.
+        if let Some(journal) = &self.journal {
+            journal.set_len(0).map_err(|source| DestinationError::Io {
+                path: self.dir.join(KEPT).join(JOURNAL),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Appends to the journal that `change` is placed with `digests`, before it is: a
+    /// run stopped between the rename and the confirmation leaves a file the inventory
+    /// does not hold, which the next [`load`](Self::load) then records instead of
+    /// leaving it to look like a file no sync stored. One write per line, unbuffered:
+    /// what a killed process wrote stays in the page cache.
+    fn journal(&mut self, change: &Change, digests: &Digests) -> io::Result<()> {
+        let journal = match &mut self.journal {
+            Some(journal) => journal,
+            None => {
+                let mut options = cap_std::fs::OpenOptions::new();
+                options.append(true).create(true);
+                let file = self.kept.open_with(JOURNAL, &options)?.into_std();
+                self.journal.insert(file)
+            }
+        };
+        let placed = Placed {
+            uri: change.uri.clone(),
+            path: change.path.as_str().to_owned(),
+            held: Held::of(digests, change.lastmod),
+        };
+        let mut line = serde_json::to_vec(&placed)?;
+        line.push(b'\n');
+        journal.write_all(&line)
     }
 
     /// Carries out what the client decided in `event`, and confirms it to the client:
@@ -207,73 +344,60 @@ impl DirectoryDestination {
     /// reader and renames it into place, [`Release`](Event::Release),
     /// [`Discard`](Event::Discard) and [`Cancel`](Event::Cancel) remove what the request
     /// left, and a [`Checkpoint`](Event::Checkpoint) saves. Other events are the driver's
-    /// to report. A resource that cannot be written is a failure confirmed to the client,
-    /// not an error: the run goes on. The errors are a checkpoint that could not be saved
-    /// and the client's [`Misuse`].
+    /// to report.
+    ///
+    /// A resource that cannot be written is a failure confirmed to the client
+    /// ([`Client::failed`]), and a path that holds what no sync stored a conflict
+    /// ([`Client::declined`]; see the [module](self)): not errors, the run goes on. The
+    /// errors are a checkpoint that could not be saved and the client's [`Misuse`].
     pub fn apply(
         &mut self,
         client: &mut Client<MemoryInventory>,
         event: &Event,
     ) -> Result<(), DestinationError> {
+        let now = Instant::now;
         match event {
             Event::Store(store) => {
-                let target = self.target(&store.change.path);
-                match self.place(&self.temp(store.request), &target) {
-                    // The client records the digests it verified in the inventory.
-                    Ok(()) => client.applied(store.change.id, None, Instant::now())?,
-                    Err(e) => {
-                        let reason = format!("{}: {e}", target.display());
-                        client.failed(store.change.id, reason, Instant::now())?
-                    }
-                }
+                let temp = temp_name(store.request);
+                let placed = self.place(&temp, &store.change, &store.digests);
+                self.confirm(client, &store.change, placed.map(|()| None))?;
             }
             Event::Delete(change) => {
-                let target = self.target(&change.path);
-                match std::fs::remove_file(&target) {
-                    Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                        let reason = format!("{}: {e}", target.display());
-                        client.failed(change.id, reason, Instant::now())?
-                    }
-                    _ => {
-                        self.remove_empty_parents(&target);
-                        client.applied(change.id, None, Instant::now())?
-                    }
-                }
+                let held = client.inventory().get(&change.uri);
+                let outcome = self.delete(&change.path, held);
+                self.confirm(client, change, outcome.map(|()| None))?;
             }
-            Event::Package { request } => match Package::open(self.temp(*request)) {
+            Event::Package { request } => match self.open_package(*request) {
                 Ok(package) => {
-                    client.handle_package(*request, package.manifest(), Instant::now())?;
+                    client.handle_package(*request, package.manifest(), now())?;
                     self.packages.insert(*request, package);
                 }
-                Err(e) => client.handle_failure(*request, e.to_string(), Instant::now())?,
+                Err(e) => client.handle_failure(*request, e, now())?,
             },
             Event::Extract(extract) => {
-                let target = self.target(&extract.change.path);
-                let temp = self
-                    .kept
-                    .join("tmp")
-                    .join(format!("extract-{}", extract.change.id).replace(' ', "-"));
+                let temp = format!("extract-{}", extract.change.id).replace(' ', "-");
                 let copied = match self.packages.get_mut(&extract.package) {
-                    Some(package) => copy_bitstream(package, extract.bitstream, &temp),
+                    Some(package) => {
+                        copy_bitstream(package, extract.bitstream, &self.bodies, &temp)
+                    }
                     None => Err(io::Error::other("the package is not open")),
                 };
-                match copied.and_then(|digests| self.place(&temp, &target).map(|()| digests)) {
-                    Ok(digests) => {
-                        let held = Held::of(&digests, extract.change.lastmod);
-                        client.applied(extract.change.id, Some(held), Instant::now())?;
-                    }
-                    Err(e) => {
-                        let _ = std::fs::remove_file(&temp);
-                        let reason = format!("{}: {e}", target.display());
-                        client.failed(extract.change.id, reason, Instant::now())?
-                    }
+                let outcome = match copied {
+                    Ok(digests) => self
+                        .place(&temp, &extract.change, &digests)
+                        .map(|()| Some(Held::of(&digests, extract.change.lastmod))),
+                    Err(e) => Err(Outcome::Failed(e)),
+                };
+                if outcome.is_err() {
+                    let _ = self.bodies.tmp.remove_file(&temp);
                 }
+                self.confirm(client, &extract.change, outcome)?;
             }
             Event::Release { request }
             | Event::Discard { request, .. }
             | Event::Cancel { request } => {
                 self.packages.remove(request);
-                let _ = std::fs::remove_file(self.temp(*request));
+                let _ = self.bodies.tmp.remove_file(temp_name(*request));
             }
             Event::Checkpoint => self.save(client)?,
             _ => {}
@@ -281,124 +405,301 @@ impl DirectoryDestination {
         Ok(())
     }
 
-    fn state_path(&self) -> PathBuf {
-        self.kept.join("state.json")
-    }
-
-    fn inventory_path(&self) -> PathBuf {
-        self.kept.join("inventory.json")
-    }
-
-    /// The temporary file of a request's body.
-    fn temp(&self, id: RequestId) -> PathBuf {
-        self.kept.join("tmp").join(id.to_string().replace(' ', "-"))
-    }
-
-    /// Where a resource's local path is under the directory.
-    fn target(&self, path: &resourcesync_client::local_path::LocalPath) -> PathBuf {
-        self.dir.join(path.to_path_buf())
-    }
-
-    /// Moves a finished temporary file to `target`, making its directories (once: `made`
-    /// remembers which this run made or found).
-    fn place(&mut self, temp: &Path, target: &Path) -> io::Result<()> {
-        if let Some(parent) = target.parent()
-            && !self.made.contains(parent)
-        {
-            std::fs::create_dir_all(parent)?;
-            self.made.insert(parent.to_owned());
-        }
-        match std::fs::rename(temp, target) {
-            // A directory this run made was removed since (an emptied directory after a
-            // deletion): make it again.
-            Err(e)
-                if e.kind() == io::ErrorKind::NotFound
-                    && target.parent().is_some_and(|p| !p.exists()) =>
-            {
-                if let Some(parent) = target.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::rename(temp, target)
+    /// Tells the client what became of `change`.
+    fn confirm(
+        &self,
+        client: &mut Client<MemoryInventory>,
+        change: &Change,
+        outcome: Result<Option<Held>, Outcome>,
+    ) -> Result<(), Misuse> {
+        let now = Instant::now();
+        let at = || self.dir.join(change.path.to_path_buf());
+        match outcome {
+            Ok(held) => client.applied(change.id, held, now),
+            Err(Outcome::Failed(e)) => {
+                client.failed(change.id, format!("{}: {e}", at().display()), now)
             }
-            other => other,
+            Err(Outcome::Conflict(why)) => {
+                client.declined(change.id, format!("{}: {why}", at().display()), now)
+            }
         }
     }
 
-    /// Removes the directories a deletion left empty, up to (not including) the
-    /// directory itself.
-    fn remove_empty_parents(&self, file: &Path) {
-        let mut dir = file.parent();
+    /// Moves the finished temporary file `temp` to the change's path, unless that path
+    /// holds what no sync stored (see the [module](self)).
+    fn place(&mut self, temp: &str, change: &Change, digests: &Digests) -> Result<(), Outcome> {
+        let target = change.path.to_path_buf();
+        let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
+        match self.root.symlink_metadata(&target) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Outcome::Failed(e)),
+            // Held: the sync's own file, replaced.
+            Ok(meta) if change.action != Action::Create && meta.is_file() => {}
+            Ok(_) if self.replace_foreign => {}
+            Ok(meta) if meta.is_file() => {
+                match digest_file(&self.root, &target) {
+                    // The listed bytes already: adopted as they are.
+                    Ok(found) if found == *digests => {
+                        let _ = self.bodies.tmp.remove_file(temp);
+                        self.journal(change, digests).map_err(Outcome::Failed)?;
+                        return Ok(());
+                    }
+                    Ok(_) => {
+                        return Err(Outcome::Conflict(
+                            "a file no sync stored, with other bytes: left as it is".into(),
+                        ));
+                    }
+                    Err(e) => return Err(Outcome::Failed(e)),
+                }
+            }
+            Ok(meta) => {
+                let what = if meta.is_symlink() {
+                    "a symbolic link"
+                } else if meta.is_dir() {
+                    "a directory"
+                } else {
+                    "a special file"
+                };
+                return Err(Outcome::Conflict(format!(
+                    "{what} no sync made: left as it is"
+                )));
+            }
+        }
+        self.journal(change, digests).map_err(Outcome::Failed)?;
+        let renamed = self.bodies.tmp.rename(temp, &self.root, &target);
+        match renamed {
+            // A directory this run made was removed since (emptied by a deletion): make
+            // it again.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if let Some(parent) = &parent {
+                    self.made.remove(parent);
+                }
+                self.parent_of(&target).map_err(Outcome::Failed)?;
+                self.bodies
+                    .tmp
+                    .rename(temp, &self.root, &target)
+                    .map_err(Outcome::Failed)
+            }
+            other => other.map_err(Outcome::Failed),
+        }
+    }
+
+    /// Removes the file at `path` if it holds what the sync stored there (`held`), and
+    /// the directories it leaves empty.
+    fn delete(&mut self, path: &LocalPath, held: Option<Held>) -> Result<(), Outcome> {
+        let target = path.to_path_buf();
+        if let Some(parent) = target.parent()
+            && let Err(e) = self.checked(parent)
+        {
+            // A directory on the way is missing: so is the file.
+            return match e.kind() {
+                io::ErrorKind::NotFound => Ok(()),
+                _ => Err(Outcome::Failed(e)),
+            };
+        }
+        match self.root.symlink_metadata(&target) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Outcome::Failed(e)),
+            Ok(meta) if !meta.is_file() => {
+                return Err(Outcome::Conflict(
+                    "not the file the sync stored (a link, a directory): kept".into(),
+                ));
+            }
+            Ok(_) => {}
+        }
+        if let Some(held) = held {
+            let found = digest_file(&self.root, &target).map_err(Outcome::Failed)?;
+            if !holds(&held, &found) {
+                return Err(Outcome::Conflict(
+                    "changed since the sync stored it: kept, no longer the sync's".into(),
+                ));
+            }
+        }
+        match self.root.remove_file(&target) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(Outcome::Failed(e)),
+            _ => {}
+        }
+        let mut dir = target.parent();
         while let Some(d) = dir {
-            if d == self.dir || std::fs::remove_dir(d).is_err() {
+            if d.as_os_str().is_empty() || self.root.remove_dir(d).is_err() {
                 break;
             }
+            self.made.remove(d);
             dir = d.parent();
         }
+        Ok(())
     }
-}
 
-/// A temporary file being written, with its path for the errors.
-struct Kept {
-    path: PathBuf,
-    file: std::fs::File,
-}
+    /// Makes the directory of `target` (relative to the root), checking that none on the
+    /// way is a symbolic link; once per directory and run. Returns it.
+    fn parent_of(&mut self, target: &Path) -> io::Result<Option<PathBuf>> {
+        let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) else {
+            return Ok(None);
+        };
+        if !self.made.contains(parent) {
+            match self.checked(parent) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    self.root.create_dir_all(parent)?;
+                    self.checked(parent)?;
+                }
+                other => other?,
+            }
+            self.made.insert(parent.to_owned());
+        }
+        Ok(Some(parent.to_owned()))
+    }
 
-impl Kept {
-    fn create(path: PathBuf) -> Result<Kept, DestinationError> {
-        match std::fs::File::create(&path) {
-            Ok(file) => Ok(Kept { path, file }),
+    /// Checks that every directory of `dir` (relative to the root) is one, not a link.
+    fn checked(&self, dir: &Path) -> io::Result<()> {
+        let mut at = PathBuf::new();
+        for component in dir.components() {
+            let Component::Normal(name) = component else {
+                return Err(io::Error::other("not a plain relative path"));
+            };
+            at.push(name);
+            let meta = self.root.symlink_metadata(&at)?;
+            if !meta.is_dir() {
+                return Err(io::Error::other(format!(
+                    "{} is {}, not a directory of DIR's own",
+                    at.display(),
+                    if meta.is_symlink() {
+                        "a symbolic link"
+                    } else {
+                        "a file"
+                    }
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens the package received for `request`.
+    fn open_package(
+        &self,
+        request: RequestId,
+    ) -> Result<Package<io::BufReader<std::fs::File>>, String> {
+        let file = self
+            .bodies
+            .tmp
+            .open(temp_name(request))
+            .map_err(|e| e.to_string())?;
+        Package::new(io::BufReader::new(file.into_std())).map_err(|e| e.to_string())
+    }
+
+    /// Reads a JSON file this program saved in [`KEPT`], or the default when there is
+    /// none.
+    fn load_json<T: serde::de::DeserializeOwned + Default>(
+        &self,
+        name: &str,
+    ) -> Result<T, DestinationError> {
+        let path = self.dir.join(KEPT).join(name);
+        match self.kept.read(name) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|source| DestinationError::Unreadable { path, source }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(T::default()),
             Err(source) => Err(DestinationError::Io { path, source }),
         }
     }
 
-    fn write(&mut self, bytes: &[u8]) -> Result<(), DestinationError> {
-        self.file
-            .write_all(bytes)
-            .map_err(|source| DestinationError::Io {
-                path: self.path.clone(),
-                source,
-            })
-    }
-}
-
-/// Reads a JSON file this program saved, or the default when there is none.
-fn load<T: serde::de::DeserializeOwned + Default>(path: &Path) -> Result<T, DestinationError> {
-    match std::fs::read(path) {
-        Ok(bytes) => {
-            serde_json::from_slice(&bytes).map_err(|source| DestinationError::Unreadable {
-                path: path.to_owned(),
-                source,
-            })
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(T::default()),
-        Err(source) => Err(DestinationError::Io {
-            path: path.to_owned(),
+    /// Writes `value` as JSON to `name` in [`KEPT`] atomically: a temporary file beside
+    /// it, synced, then renamed over it, so that a run stopped at any point leaves the
+    /// old file or the new one.
+    fn save_json(&self, name: &str, value: &impl serde::Serialize) -> Result<(), DestinationError> {
+        let temp = format!("{name}.tmp");
+        let write = || -> io::Result<()> {
+            // Buffered: serde_json writes a token at a time, a system call each
+            // unbuffered (which took half of a 10,000-resource sync to save its
+            // inventory).
+            let mut out = io::BufWriter::new(self.kept.create(&temp)?.into_std());
+            serde_json::to_writer(&mut out, value)?;
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+            self.kept.rename(&temp, &self.kept, name)
+        };
+        write().map_err(|source| DestinationError::Io {
+            path: self.dir.join(KEPT).join(name),
             source,
-        }),
+        })
     }
 }
 
-/// Writes `value` as JSON to `path` atomically: a temporary file beside it, synced, then
-/// renamed over it, so that a run stopped at any point leaves the old file or the new one.
-fn save_json(path: &Path, value: &impl serde::Serialize) -> io::Result<()> {
-    let temp = path.with_extension("json.tmp");
-    // Buffered: serde_json writes a token at a time, a system call each unbuffered
-    // (which took half of a 10,000-resource sync to save its inventory).
-    let mut out = io::BufWriter::new(std::fs::File::create(&temp)?);
-    serde_json::to_writer(&mut out, value)?;
-    let file = out.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    std::fs::rename(&temp, path)
+/// The saved state's and inventory's names in [`KEPT`].
+const STATE: &str = "state.json";
+const INVENTORY: &str = "inventory.json";
+
+/// The journal of what was placed since the last save, in [`KEPT`]: one [`Placed`] per
+/// line, in JSON.
+pub const JOURNAL: &str = "placed.jsonl";
+
+/// A line of the [`JOURNAL`].
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Placed {
+    uri: resourcesync_model::Uri,
+    path: String,
+    held: Held,
 }
 
-/// Copies bitstream `i` of `package` to `temp`, verified as it is read.
+/// Why a change was not applied.
+enum Outcome {
+    /// It could not be.
+    Failed(io::Error),
+    /// The path holds what the sync did not store.
+    Conflict(String),
+}
+
+/// The temporary file's name of a request's body.
+fn temp_name(id: RequestId) -> String {
+    id.to_string().replace(' ', "-")
+}
+
+/// Opens (making it if missing) the directory `name` under `parent`, which must be a
+/// directory and not a symbolic link. `shown` is `parent`'s path, for the errors.
+fn own_dir(parent: &Dir, name: &Path, shown: &Path) -> Result<Dir, DestinationError> {
+    let path = shown.join(name);
+    let io = |source| DestinationError::Io {
+        path: path.clone(),
+        source,
+    };
+    match parent.symlink_metadata(name) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => return Err(DestinationError::NotOwnDirectory { path }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => parent.create_dir(name).map_err(io)?,
+        Err(e) => return Err(io(e)),
+    }
+    parent.open_dir(name).map_err(io)
+}
+
+/// The length and digests of the file at `path` under `root`.
+fn digest_file(root: &Dir, path: &Path) -> io::Result<Digests> {
+    let mut file = root.open(path)?;
+    let mut fixity = Fixity::new();
+    let mut buf = vec![0; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(fixity.finish());
+        }
+        fixity.update(&buf[..n]);
+    }
+}
+
+/// Whether `found` is what `held` records (each of its fields that it has).
+fn holds(held: &Held, found: &Digests) -> bool {
+    held.length.is_none_or(|l| l == found.length)
+        && held.md5.is_none_or(|d| d == found.md5)
+        && held.sha256.is_none_or(|d| d == found.sha256)
+}
+
+/// Copies bitstream `i` of `package` to the temporary file `temp`, verified as it is
+/// read.
 fn copy_bitstream(
     package: &mut Package<io::BufReader<std::fs::File>>,
     i: usize,
-    temp: &Path,
+    bodies: &Bodies,
+    temp: &str,
 ) -> io::Result<Digests> {
     let mut reader = package.bitstream(i).map_err(io::Error::other)?;
-    let mut file = std::fs::File::create(temp)?;
+    let mut file = bodies.tmp.create(temp)?.into_std();
     let mut fixity = Fixity::new();
     let mut buf = vec![0; 64 * 1024];
     loop {

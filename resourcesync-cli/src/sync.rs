@@ -24,7 +24,7 @@ use resourcesync_model::Uri;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use crate::destination::{DestinationError, DirectoryDestination};
+use crate::destination::{Bodies, DestinationError, DirectoryDestination};
 
 /// What `sync` does, for its long help.
 pub const SYNC_ABOUT: &str = "\
@@ -47,13 +47,18 @@ Output:
   Problems and warnings on standard error as they happen; progress bars when standard
   error is a terminal; then one summary line on standard output:
     <mode>: <n> created, <n> updated, <n> deleted, <n> unchanged, <n> failed,
-    <n> refused, <n> bytes, <n> requests, <s> s, complete|incomplete
+    <n> refused, <n> conflicts, <n> not deleted, <n> bytes, <n> requests, <s> s,
+    complete|incomplete
+  A conflict is a path where DIR holds a file no sync stored (left as it is; named on
+  standard error), or a file changed since it was stored that the Source deleted (kept).
+  \"not deleted\" counts deletions a Change List listed that --delete did not allow.
   and for an audit the counts changed, missing, extra and whether DIR is in sync.
 
 JSON (--json):
   Every event of the client as one object per line ({\"event\": \"change\", ...}), then
   {\"summary\": {\"mode\", \"complete\", \"in_sync\", \"at\", \"created\", \"updated\",
-  \"deleted\", \"unchanged\", \"failed\", \"refused\", \"bytes\", \"requests\", \"seconds\", ...}}";
+  \"deleted\", \"unchanged\", \"failed\", \"refused\", \"conflicts\", \"kept\", \"bytes\",
+  \"requests\", \"seconds\", ...}}";
 
 /// Exit statuses of `sync`.
 pub const SYNC_EXIT: &str = "\
@@ -84,10 +89,15 @@ pub struct SyncArgs {
     /// Take a baseline from the Resource Dump when the Source has one.
     #[arg(long)]
     dump: bool,
-    /// In a baseline, delete what the Source no longer lists.
+    /// Delete what the Source no longer has: in a baseline what it no longer lists, in
+    /// an incremental run what its Change Lists list as deleted. Only files a sync
+    /// stored and that still hold the bytes it stored are deleted; without --delete
+    /// nothing is.
     #[arg(long)]
     delete: bool,
-    /// Delete at most N resources (with --delete); over it, nothing is deleted.
+    /// Delete at most N resources (with --delete). Over it a baseline deletes nothing;
+    /// an incremental run makes N deletions and stops before the next (a later run with
+    /// a higher N goes on from there).
     #[arg(long, value_name = "N", default_value_t = u64::MAX, hide_default_value = true)]
     max_deletes: u64,
     /// Requests in flight at once.
@@ -96,6 +106,11 @@ pub struct SyncArgs {
     /// Answer requests for URLs under PREFIX from the directory DIR (a mirror on disk).
     #[arg(long, value_name = "PREFIX=DIR")]
     mirror: Vec<String>,
+    /// Replace a file at a listed path that no sync stored (by default such a file is a
+    /// conflict, named and left as it is, unless it holds the listed bytes: then it is
+    /// taken as stored).
+    #[arg(long)]
+    replace_foreign: bool,
     /// One JSON object per event and line, then a summary object.
     #[arg(long)]
     json: bool,
@@ -115,6 +130,7 @@ impl SyncArgs {
             .with_baseline(self.baseline)
             .with_dump(self.dump)
             .with_concurrency(self.concurrency)
+            .with_replace_foreign(self.replace_foreign)
             .with_json(self.json);
         if self.delete {
             options = options.with_delete(self.max_deletes);
@@ -144,13 +160,16 @@ pub struct SyncOptions {
     pub baseline: bool,
     /// Take a baseline from the Resource Dump when the Source has one.
     pub dump: bool,
-    /// In a baseline, delete what the Source no longer lists, at most this many (over
-    /// it, nothing is deleted); `None` deletes nothing.
+    /// Delete what the Source no longer has (`--delete`), at most this many
+    /// (`--max-deletes`); `None` deletes nothing.
     pub delete: Option<u64>,
     /// Requests in flight at once (at least one).
     pub concurrency: usize,
     /// URL prefixes answered from a directory (a mirror on disk), each with it.
     pub mirrors: Vec<(String, PathBuf)>,
+    /// Replace a file at a listed path that no sync stored (by default a conflict,
+    /// unless it holds the listed bytes).
+    pub replace_foreign: bool,
     /// Print every event as a JSON object on its own line (and no problem or warning
     /// lines on standard error).
     pub json: bool,
@@ -170,6 +189,7 @@ impl SyncOptions {
             delete: None,
             concurrency: 8,
             mirrors: Vec::new(),
+            replace_foreign: false,
             json: false,
         }
     }
@@ -224,6 +244,13 @@ impl SyncOptions {
         dir: impl Into<PathBuf>,
     ) -> SyncOptions {
         self.mirrors.push((prefix.into(), dir.into()));
+        self
+    }
+
+    /// See [`SyncOptions::replace_foreign`].
+    #[must_use]
+    pub fn with_replace_foreign(mut self, replace: bool) -> SyncOptions {
+        self.replace_foreign = replace;
         self
     }
 
@@ -403,7 +430,7 @@ impl std::fmt::Display for Synced {
         let report = &self.report;
         write!(
             f,
-            "{}: {} created, {} updated, {} deleted, {} unchanged, {} failed, {} refused, {} bytes, {} requests, {:.2} s, {}",
+            "{}: {} created, {} updated, {} deleted, {} unchanged, {} failed, {} refused, {} conflicts, {} not deleted, {} bytes, {} requests, {:.2} s, {}",
             self.mode,
             report.created,
             report.updated,
@@ -411,6 +438,8 @@ impl std::fmt::Display for Synced {
             report.unchanged,
             report.failed,
             report.refused,
+            report.conflicts,
+            report.kept,
             report.bytes,
             report.requests,
             self.seconds,
@@ -461,7 +490,8 @@ impl Synced {
 /// not start.
 pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
     let started = Instant::now();
-    let mut dest = DirectoryDestination::open(&options.dir)?;
+    let mut dest =
+        DirectoryDestination::open(&options.dir)?.with_replace_foreign(options.replace_foreign);
     let (state, inventory) = dest.load()?;
     let mut config = options.config(&dest, &state)?;
     let mode = config.mode;
@@ -499,7 +529,7 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
         let now = Instant::now();
         while let Some(request) = client.poll_request(now) {
             let id = request.id;
-            let temp = dest.body_path(&request);
+            let temp = dest.keeps_body(&request).then(|| dest.bodies());
             let task = tokio::spawn(fetch(
                 http.clone(),
                 request,
@@ -668,28 +698,35 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// Makes one request and streams its response to the main task: into `temp` as well,
-/// for a resource or a package answered with success. URLs under a mirror's prefix are
-/// answered from its directory.
+/// Makes one request and streams its response to the main task: into its temporary
+/// file in `temp` as well, for a resource or a package answered with success. URLs
+/// under a mirror's prefix are answered from its directory.
 pub async fn fetch(
     http: reqwest::Client,
     request: Request,
-    temp: Option<PathBuf>,
+    temp: Option<Bodies>,
     tx: mpsc::Sender<Msg>,
     mirrors: Vec<(String, PathBuf)>,
 ) {
     let id = request.id;
     let url = request.http.uri().to_string();
     if let Some((prefix, dir)) = mirrors.iter().find(|(p, _)| url.starts_with(p.as_str())) {
-        let local = dir.join(&url[prefix.len()..]);
-        let (status, body) = match tokio::fs::read(&local).await {
-            Ok(body) => (StatusCode::OK, body),
-            Err(_) => (StatusCode::NOT_FOUND, Vec::new()),
+        // Read beneath the mirror's directory only, through a handle on it: a URI whose
+        // rest climbs out (`..`), is absolute (`//`), or meets a link that leads out is
+        // not found, and nothing of such a file is read, let alone quoted in an error.
+        let (dir, rest) = (dir.clone(), url[prefix.len()..].to_owned());
+        let read = tokio::task::spawn_blocking(move || {
+            cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())?.read(rest)
+        })
+        .await;
+        let (status, body) = match read {
+            Ok(Ok(body)) => (StatusCode::OK, body),
+            _ => (StatusCode::NOT_FOUND, Vec::new()),
         };
         let _ = tx.send(Msg::Head(id, status, HeaderMap::new())).await;
         if status.is_success() {
             if let Some(temp) = &temp
-                && let Err(e) = tokio::fs::write(temp, &body).await
+                && let Err(e) = temp.create(id).and_then(|mut f| f.write_all(&body))
             {
                 let _ = tx.send(Msg::Failed(id, e.to_string())).await;
                 return;
@@ -758,10 +795,10 @@ pub async fn fetch(
             if gathered.len() <= SMALL {
                 continue;
             }
-            let mut f = match tokio::fs::File::create(&temp).await {
-                Ok(f) => f,
+            let mut f = match temp.create(id) {
+                Ok(f) => tokio::fs::File::from_std(f),
                 Err(e) => {
-                    let _ = tx.send(fail(format!("{}: {e}", temp.display()))).await;
+                    let _ = tx.send(fail(format!("temporary file: {e}"))).await;
                     return;
                 }
             };
@@ -805,8 +842,8 @@ pub async fn fetch(
         (None, Some(headers)) => {
             let body = gathered;
             let written = tokio::task::spawn_blocking({
-                let (temp, body) = (temp.clone(), body.clone());
-                move || std::fs::write(temp, body)
+                let body = body.clone();
+                move || temp.create(id).and_then(|mut f| f.write_all(&body))
             })
             .await;
             match written {
@@ -814,7 +851,7 @@ pub async fn fetch(
                     let _ = tx.send(Msg::Whole(id, status, headers, body)).await;
                 }
                 Ok(Err(e)) => {
-                    let _ = tx.send(fail(format!("{}: {e}", temp.display()))).await;
+                    let _ = tx.send(fail(format!("temporary file: {e}"))).await;
                 }
                 Err(e) => {
                     let _ = tx.send(fail(e.to_string())).await;

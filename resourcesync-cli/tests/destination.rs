@@ -21,7 +21,7 @@ fn run(source: &Source, dir: &Path, options: impl Fn(SyncOptions) -> SyncOptions
     let mut client = Client::new(config, state, inventory);
     loop {
         if let Some(request) = client.poll_request(Instant::now()) {
-            let keep = dest.body_path(&request);
+            let keep = dest.keeps_body(&request);
             let response = source.respond(request.uri.as_str());
             let mut headers = HeaderMap::new();
             for (name, value) in &response.headers {
@@ -76,13 +76,13 @@ fn stores_then_deletes_and_a_reopen_finds_the_state_and_the_inventory() {
     assert!(inventory.get(&source.uri("a.txt")).is_some());
     assert!(inventory.get(&source.uri("docs/deep/b.txt")).is_some());
 
-    // The next run is incremental, from that checkpoint: the deletion removes the file
-    // and the directories it leaves empty, and the inventory forgets it.
+    // The next run is incremental, from that checkpoint: the deletion (allowed) removes
+    // the file and the directories it leaves empty, and the inventory forgets it.
     source.tick(5);
     source.delete("docs/deep/b.txt");
     source.tick(5);
     source.publish();
-    let report = run(&source, &d, |o| o);
+    let report = run(&source, &d, |o| o.with_delete(1));
     assert!(report.complete, "{report:?}");
     assert_eq!((report.created, report.deleted), (0, 1), "{report:?}");
     assert!(!d.join("docs").exists());

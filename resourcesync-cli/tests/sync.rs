@@ -71,7 +71,7 @@ fn baseline_then_incremental_then_audit() {
         text(&out)
     );
 
-    let out = sync(&[&served.base, d]);
+    let out = sync(&["--delete", &served.base, d]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout)
@@ -128,11 +128,11 @@ fn nothing_outside_the_destination_whatever_the_source_lists() {
         .insert("resourcelist.xml".into(), Response::ok(rl.into_bytes()));
     let out = sync(&[&base, &ds]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    // Then changes that create, update and delete them.
+    // Then changes that create them (a deletion of what is not held is never decided,
+    // whatever its path: the refusal is the creation's).
     let cl = format!(
-        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{base}capabilitylist.xml"/><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/>{}{}</urlset>"#,
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{base}capabilitylist.xml"/><rs:md capability="changelist" from="2020-01-01T00:00:00Z"/>{}</urlset>"#,
         list(&evil),
-        list(&evil).replace("created", "deleted")
     );
     served
         .source
@@ -258,6 +258,43 @@ fn a_mirror_on_disk_answers_for_its_url_prefix() {
         .map(|(p, (b, _))| (p.clone(), b.clone()))
         .collect();
     assert_eq!(held, expected);
+}
+
+#[test]
+fn a_mirror_reads_nothing_outside_its_directory_and_quotes_nothing_of_it() {
+    let mut source = Source::new();
+    populate(&mut source, 2);
+    source.publish();
+    let dir = tempfile::tempdir().unwrap();
+    let mirror = dir.path().join("mirror");
+    std::fs::create_dir_all(mirror.join("r")).unwrap();
+    // A file outside the mirror, and a link in it that leads there.
+    let secret = dir.path().join("secret.xml");
+    std::fs::write(&secret, "TOP-SECRET first line\n").unwrap();
+    std::os::unix::fs::symlink(&secret, mirror.join("r/link.xml")).unwrap();
+    let secret = secret.to_str().unwrap().trim_start_matches('/');
+    let prefix = &source.base;
+    let dest = dir.path().join("dest");
+    // An absolute path after the prefix (`//`), a climb out (`..`), a link out.
+    for start in [
+        format!("{prefix}/{secret}"),
+        format!("{prefix}r/../../secret.xml"),
+        format!("{prefix}r/%2e%2e/%2e%2e/secret.xml"),
+        format!("{prefix}r/link.xml"),
+    ] {
+        let out = sync(&[
+            "--mirror",
+            &format!("{prefix}={}", mirror.display()),
+            &start,
+            dest.to_str().unwrap(),
+        ]);
+        assert_ne!(out.status.code(), Some(0), "{start}: {}", text(&out));
+        assert!(
+            !text(&out).contains("TOP-SECRET"),
+            "{start}: {}",
+            text(&out)
+        );
+    }
 }
 
 #[test]

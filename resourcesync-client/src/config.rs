@@ -110,10 +110,17 @@ pub struct Config {
     pub mode: Mode,
     /// Announce the changes, fetch and change nothing, and leave the state as it was.
     pub dry_run: bool,
-    /// In a baseline, delete what the Destination holds and the Source no longer lists
-    /// (only after the whole listing was read).
+    /// Delete what the Destination holds (the inventory) and the Source no longer has:
+    /// in a baseline, what the listing no longer lists (only after the whole listing
+    /// was read); in an incremental run, what a Change List or Change Dump lists as
+    /// deleted. Without it nothing is ever deleted (an incremental run counts the
+    /// deletions it did not make, [`Report::kept`](crate::Report::kept)). What the
+    /// inventory does not hold is never deleted, whatever a Source lists.
     pub delete: bool,
-    /// Deletions one run may make; over it, the run deletes nothing and says so.
+    /// Deletions one run may make. Over it, a baseline deletes nothing and says so
+    /// ([`ProblemKind::DeleteLimit`](crate::ProblemKind::DeleteLimit)); an incremental
+    /// run makes that many and stops before the next, its checkpoint there
+    /// ([`ProblemKind::DeleteLimitReached`](crate::ProblemKind::DeleteLimitReached)).
     pub max_deletes: u64,
     /// Only this shard's resources.
     pub shard: Option<Shard>,

@@ -214,9 +214,20 @@ pub enum ProblemKind {
         /// The limit.
         limit: u64,
     },
+    /// An incremental run made the deletions allowed, and stopped before the next one:
+    /// the changes from there on wait for a run with a higher limit.
+    #[error("the {limit} deletions allowed are made; the changes from this one on wait")]
+    DeleteLimitReached {
+        /// The limit.
+        limit: u64,
+    },
     /// The caller could not apply a change.
     #[error("not applied: {0}")]
     NotApplied(String),
+    /// The caller left the path as it was: what is there is not the sync's to replace
+    /// or delete (a file the sync did not store, or one changed since it stored it).
+    #[error("conflict: {0}")]
+    Conflict(String),
 }
 
 /// Why a document could not be read: the XML reader's error, kept whole (what went wrong,
@@ -322,6 +333,12 @@ pub struct Report {
     pub deleted: u64,
     /// Changes that failed (fetch, fixity, the caller).
     pub failed: u64,
+    /// Changes the caller declined: the path held what the sync did not store
+    /// ([`Client::declined`](crate::Client::declined)).
+    pub conflicts: u64,
+    /// Deletions a Change List or Change Dump listed of resources held, not made: the
+    /// run was not allowed to delete ([`Config::delete`](crate::Config::delete)).
+    pub kept: u64,
     /// URIs refused by the policy or the path mapper.
     pub refused: u64,
     /// Audit: listed and held, another version.
@@ -467,7 +484,9 @@ impl ProblemKind {
             ProblemKind::NoCheckpoint => "no-checkpoint",
             ProblemKind::Gap { .. } => "gap",
             ProblemKind::DeleteLimit { .. } => "delete-limit",
+            ProblemKind::DeleteLimitReached { .. } => "delete-limit-reached",
             ProblemKind::NotApplied(_) => "not-applied",
+            ProblemKind::Conflict(_) => "conflict",
         }
     }
 }

@@ -84,7 +84,8 @@
 //! assert_eq!(published.resource_list, None, "the policy keeps the Resource List");
 //!
 //! let (state, inventory) = client.into_parts();
-//! let config = Config::new(base.parse()?, Mode::Incremental)?;
+//! // Deleting what the Source deletes (nothing is deleted unless asked for).
+//! let config = Config::new(base.parse()?, Mode::Incremental)?.with_delete(u64::MAX);
 //! let mut client = Client::new(config, state, inventory);
 //! let report = run(&mut client, source.store())?;
 //! assert_eq!((report.created, report.deleted, report.complete), (1, 1, true));

@@ -49,7 +49,7 @@ pub fn baseline_dry_run_incremental_audit(driver: &Driver) {
         );
         let out = driver.run(&["--audit", &served.base, d]);
         assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
-        let out = driver.run(&[&served.base, d]);
+        let out = driver.run(&["--delete", &served.base, d]);
         assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
         assert!(
             String::from_utf8_lossy(&out.stdout)
@@ -89,7 +89,7 @@ pub fn dumps_for_the_baseline_and_the_changes(driver: &Driver) {
         s.put("r/x/y.txt", b"deep");
         s.tick(1);
     });
-    let out = driver.run(&[&served.base, d]);
+    let out = driver.run(&["--delete", &served.base, d]);
     assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
     served.equals(Path::new(d)).unwrap();
 }
@@ -229,6 +229,171 @@ pub fn an_interrupted_sync_leaves_no_half_written_file_and_resumes(driver: &Driv
     }
 }
 
+/// Deletions listed by a Change List: none without `--delete`; with it at most
+/// `--max-deletes` a run, only files a sync stored and that still hold its bytes, never a
+/// file the user made at a path the Source lists as deleted.
+pub fn incremental_deletions_obey_delete_and_spare_what_the_sync_did_not_store(driver: &Driver) {
+    let served = Served::start(|s| populate(s, 6));
+    let dir = tempfile::tempdir().unwrap();
+    let (kept, d) = (dir.path().join("kept"), dir.path().join("dest"));
+    for dest in [&kept, &d] {
+        let out = driver.run(&[&served.base, dest.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+        // The user's own file, and one of the sync's that the user edited.
+        std::fs::write(dest.join("r/mine.txt"), b"the user's").unwrap();
+        std::fs::write(dest.join("r/3.txt"), b"edited by the user").unwrap();
+    }
+    served.change(|s| {
+        s.tick(2);
+        s.put("r/mine.txt", b"briefly the Source's");
+        s.delete("r/mine.txt");
+        for i in 2..5 {
+            s.delete(&format!("r/{i}.txt"));
+        }
+        s.tick(1);
+        s.put("r/later.txt", b"after the deletions");
+        s.tick(1);
+    });
+    // Without --delete: nothing deleted; the deletions are counted, the rest applied.
+    let out = driver.run(&[&served.base, kept.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    let summary = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        summary.contains(" 0 deleted,") && summary.contains(" 3 not deleted,"),
+        "{summary}"
+    );
+    for name in ["r/2.txt", "r/3.txt", "r/4.txt", "r/later.txt"] {
+        assert!(kept.join(name).is_file(), "{driver:?}: {name}");
+    }
+    assert_eq!(
+        std::fs::read(kept.join("r/mine.txt")).unwrap(),
+        b"the user's"
+    );
+
+    // --delete --max-deletes 1: one deletion, then the run stops there (exit 1).
+    let dest = d.to_str().unwrap();
+    let out = driver.run(&["--delete", "--max-deletes", "1", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(" 1 deleted,"),
+        "{}",
+        text(&out)
+    );
+    assert!(!d.join("r/2.txt").exists() && d.join("r/4.txt").exists());
+    assert!(
+        !d.join("r/later.txt").exists(),
+        "{driver:?}: applied past the limit"
+    );
+    // The rest: r/3.txt was edited, a conflict kept as it is; r/4.txt deleted.
+    let out = driver.run(&["--delete", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("r/3.txt"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(" 1 conflicts,"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read(d.join("r/3.txt")).unwrap(),
+        b"edited by the user"
+    );
+    assert!(!d.join("r/4.txt").exists() && d.join("r/later.txt").is_file());
+    assert_eq!(std::fs::read(d.join("r/mine.txt")).unwrap(), b"the user's");
+    // The conflict does not come back: the next run has nothing to do.
+    let out = driver.run(&["--delete", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+}
+
+/// A baseline into a directory that holds files at listed paths: a file with other
+/// bytes is a conflict left as it is, one with the listed bytes is adopted, and
+/// `--replace-foreign` replaces them.
+pub fn a_file_the_sync_did_not_store_is_a_conflict_unless_it_holds_the_listed_bytes(
+    driver: &Driver,
+) {
+    let served = Served::start(|s| populate(s, 4));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    std::fs::create_dir_all(d.join("r")).unwrap();
+    std::fs::write(d.join("r/0.txt"), b"the user's own").unwrap();
+    std::fs::write(d.join("r/1.txt"), b"resource 1").unwrap();
+    let dest = d.to_str().unwrap();
+    let out = driver.run(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        stdout.contains(" 1 conflicts,") && stdout.contains("incomplete"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("r/0.txt") && stderr.contains("conflict"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(d.join("r/0.txt")).unwrap(), b"the user's own");
+    // Adopted: the sync's now, so an update replaces it.
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/1.txt", b"resource 1, updated");
+        s.tick(1);
+    });
+    let out = driver.run(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    assert_eq!(
+        std::fs::read(d.join("r/1.txt")).unwrap(),
+        b"resource 1, updated"
+    );
+    assert_eq!(std::fs::read(d.join("r/0.txt")).unwrap(), b"the user's own");
+    // Asked for: replaced.
+    let out = driver.run(&["--baseline", "--replace-foreign", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    served.equals(&d).unwrap();
+}
+
+/// A directory of DIR that is a symbolic link to elsewhere: nothing is written, replaced
+/// or deleted through it, even where the files there hold the very bytes the sync
+/// stored.
+pub fn nothing_is_written_or_deleted_through_a_link_out_of_the_directory(driver: &Driver) {
+    let served = Served::start(|s| populate(s, 4));
+    let dir = tempfile::tempdir().unwrap();
+    let (d, elsewhere) = (dir.path().join("dest"), dir.path().join("elsewhere"));
+    let dest = d.to_str().unwrap();
+    let out = driver.run(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    // r/ becomes a link to a copy of it elsewhere.
+    std::fs::rename(d.join("r"), &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, d.join("r")).unwrap();
+    let before = |name: &str| std::fs::read(elsewhere.join(name)).unwrap();
+    let (zero, two) = (before("0.txt"), before("2.txt"));
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/0.txt", b"zero, updated");
+        s.put("r/new.txt", b"new");
+        s.delete("r/2.txt");
+        s.tick(1);
+    });
+    let out = driver.run(&["--delete", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+    assert_eq!(std::fs::read(elsewhere.join("0.txt")).unwrap(), zero);
+    assert_eq!(std::fs::read(elsewhere.join("2.txt")).unwrap(), two);
+    assert!(!elsewhere.join("new.txt").exists());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("symbolic link"),
+        "{driver:?}: {}",
+        text(&out)
+    );
+    // A baseline neither.
+    let out = driver.run(&["--baseline", "--delete", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+    assert_eq!(std::fs::read(elsewhere.join("0.txt")).unwrap(), zero);
+    assert!(elsewhere.join("2.txt").exists() && !elsewhere.join("new.txt").exists());
+}
+
 /// One `#[test]` per scenario above, each running it with the driver `$driver` makes:
 /// `resourcesync_testkit::driver_tests!(Driver::new(..));` in a driver's test file.
 #[macro_export]
@@ -240,6 +405,9 @@ macro_rules! driver_tests {
             a_deletion_limit_stops_the_deletions,
             faults_are_retried_or_refused_and_a_later_run_converges,
             an_interrupted_sync_leaves_no_half_written_file_and_resumes,
+            incremental_deletions_obey_delete_and_spare_what_the_sync_did_not_store,
+            a_file_the_sync_did_not_store_is_a_conflict_unless_it_holds_the_listed_bytes,
+            nothing_is_written_or_deleted_through_a_link_out_of_the_directory,
         );
     };
     (@each $driver:expr; $($scenario:ident,)*) => {

@@ -140,7 +140,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     let (state, inventory) = client.into_parts();
-    let config = Config::new(BASE.parse()?, Mode::Incremental)?;
+    // Deleting what the Source deletes (nothing is deleted unless asked for).
+    let config = Config::new(BASE.parse()?, Mode::Incremental)?.with_delete(u64::MAX);
     let mut client = Client::new(config, state, inventory);
     let report = sync(
         &mut client,

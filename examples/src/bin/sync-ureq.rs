@@ -21,13 +21,14 @@ fn main() -> ExitCode {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--max-deletes" => max_deletes = args.next().and_then(|n| n.parse().ok()),
-            "--audit" | "--dry-run" | "--dump" | "--delete" => flags.push(arg),
+            "--audit" | "--dry-run" | "--dump" | "--delete" | "--baseline"
+            | "--replace-foreign" => flags.push(arg),
             _ => operands.push(arg),
         }
     }
     let (Some(max_deletes), [source, dir]) = (max_deletes, &operands[..]) else {
-        let usage =
-            "[--audit] [--dry-run] [--dump] [--delete] [--max-deletes N] <SOURCE-URL> <DIR>";
+        let usage = "[--audit] [--dry-run] [--baseline] [--dump] [--delete] [--max-deletes N] \
+            [--replace-foreign] <SOURCE-URL> <DIR>";
         eprintln!("usage: sync-ureq {usage}");
         return ExitCode::from(2);
     };
@@ -36,7 +37,9 @@ fn main() -> ExitCode {
         let mut options = SyncOptions::new(source, dir).with_audit(flag("--audit"));
         options = options
             .with_dry_run(flag("--dry-run"))
-            .with_dump(flag("--dump"));
+            .with_baseline(flag("--baseline"))
+            .with_dump(flag("--dump"))
+            .with_replace_foreign(flag("--replace-foreign"));
         options.delete = flag("--delete").then_some(max_deletes);
         sync(&options)
     };
@@ -54,7 +57,8 @@ fn main() -> ExitCode {
 
 fn sync(options: &SyncOptions) -> Result<Synced, Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let mut dest = DirectoryDestination::open(&options.dir)?;
+    let mut dest =
+        DirectoryDestination::open(&options.dir)?.with_replace_foreign(options.replace_foreign);
     let (state, inventory) = dest.load()?;
     let config = options.config(&dest, &state)?;
     let mode = config.mode;
@@ -69,7 +73,7 @@ fn sync(options: &SyncOptions) -> Result<Synced, Box<dyn std::error::Error>> {
         // Make the next request and hand its response to the client (a resource's or a
         // package's body to the destination's temporary file as well).
         if let Some(request) = client.poll_request(Instant::now()) {
-            let (id, keep) = (request.id, dest.body_path(&request));
+            let (id, keep) = (request.id, dest.keeps_body(&request));
             match agent.run(request.http) {
                 Ok(response) => {
                     let (head, mut body) = response.into_parts();

@@ -71,6 +71,31 @@ impl<I: Inventory> Client<I> {
         Ok(())
     }
 
+    /// The caller left `change`'s path as it was, on purpose: what is there is not the
+    /// sync's to replace or delete; `reason` says what it found (a file the sync did not
+    /// store at the path of a store or an extraction, a file changed since the sync
+    /// stored it at the path of a deletion). A conflict: reported as a problem (the run
+    /// is not complete) and counted ([`Report::conflicts`](crate::Report::conflicts)),
+    /// but the run goes on past it, as past a change applied: the path is the user's
+    /// until they resolve it. A store is not recorded; a deletion forgets the record
+    /// (the file is no longer what the sync stored). The same misuses as
+    /// [`applied`](Client::applied) are refused.
+    pub fn declined(
+        &mut self,
+        change: ChangeId,
+        reason: impl Into<String>,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let pending = self.awaiting(change)?;
+        let uri = pending.change.uri.clone();
+        if pending.change.action == Action::Delete {
+            self.inventory.forget(&uri);
+        }
+        self.settle(change, Some(ProblemKind::Conflict(reason.into())));
+        self.advance(Some(now));
+        Ok(())
+    }
+
     /// The change `change`, if it waits for the caller's confirmation.
     fn awaiting(&self, change: ChangeId) -> Result<&Pending, Misuse> {
         match self.changes.get(&change) {
@@ -374,6 +399,10 @@ impl<I: Inventory> Client<I> {
         let set = pending.set;
         match failure {
             None => self.count(pending.change.action),
+            Some(kind @ ProblemKind::Conflict(_)) => {
+                self.report.conflicts += 1;
+                self.push_problem(Some(&pending.change.uri), None, kind);
+            }
             Some(kind) => {
                 self.report.failed += 1;
                 if let ProblemKind::NotApplied(_) = kind {

@@ -273,7 +273,34 @@ impl<I: Inventory> Client<I> {
             }
             let held = self.inventory.get(&r.uri);
             let action = match (r.change, held) {
-                (Some(Changed::Deleted), _) => Action::Delete,
+                // Not held: nothing of ours to delete (a file at its path is someone
+                // else's, whatever the Source says).
+                (Some(Changed::Deleted), None) => continue,
+                (Some(Changed::Deleted), Some(_)) if !self.config.delete => {
+                    self.report.kept += 1;
+                    continue;
+                }
+                (Some(Changed::Deleted), Some(_)) => {
+                    if self.deletions >= self.config.max_deletes {
+                        // As rsync's --max-delete: the deletions allowed are made, and
+                        // the stream stops before the next one; its checkpoint stays
+                        // there, so a run with a higher limit goes on from it.
+                        let limit = self.config.max_deletes;
+                        self.push_problem(
+                            Some(&r.uri),
+                            None,
+                            ProblemKind::DeleteLimitReached { limit },
+                        );
+                        self.sets[set].failed = true;
+                        if let Some(stream) = self.sets[set].stream.as_mut() {
+                            stream.failed_at =
+                                Some(stream.failed_at.map_or(position, |f| f.min(position)));
+                        }
+                        break;
+                    }
+                    self.deletions += 1;
+                    Action::Delete
+                }
                 (_, Some(h)) => match h.compare(r.md.as_ref(), r.lastmod.as_ref()) {
                     Comparison::Same => {
                         self.report.unchanged += 1;

@@ -125,6 +125,8 @@ pub struct Client<I> {
     report: Report,
     progress: Progress,
     done: bool,
+    /// Deletions decided by an incremental run, against `Config::max_deletes`.
+    deletions: u64,
 }
 
 impl<I> std::fmt::Debug for Client<I> {
@@ -418,6 +420,7 @@ impl<I: Inventory> Client<I> {
             swept: false,
             follow_at: None,
             report: Report::default(),
+            deletions: 0,
             progress: Progress::default(),
             done: false,
         };

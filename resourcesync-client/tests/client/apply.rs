@@ -137,3 +137,58 @@ fn applying_a_deletion_forgets_the_record_and_a_failure_keeps_it() {
     let (_, inventory) = client.into_parts();
     assert_eq!(inventory.len(), 2, "a.txt and kept.txt");
 }
+
+#[test]
+fn declining_records_nothing_forgets_a_deletion_and_is_a_conflict_the_run_goes_past() {
+    let now = Instant::now();
+    let changed = uri("https://example.com/changed.txt");
+    let mut inventory = MemoryInventory::new();
+    inventory.insert(changed.clone(), Held::new().with_length(1));
+    let mut client = client(inventory, true);
+    let mut events = read_all(&mut client, now);
+    // The path of the store holds a file no sync stored: declined.
+    let store = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Store(s) => Some(s.clone()),
+            _ => None,
+        })
+        .expect("a store");
+    client
+        .declined(store.change.id, "a file of the user's", now)
+        .unwrap();
+    assert_eq!(client.inventory().get(&store.change.uri), None);
+    // Declined once: a second confirmation is a misuse.
+    assert!(client.applied(store.change.id, None, now).is_err());
+    events.extend(std::iter::from_fn(|| client.poll_event()));
+    // The file to delete changed since it was stored: declined, and no longer the sync's.
+    let delete = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Delete(c) => Some(c.clone()),
+            _ => None,
+        })
+        .expect("a deletion");
+    client.declined(delete.id, "changed since", now).unwrap();
+    assert_eq!(client.inventory().get(&changed), None);
+    events.extend(std::iter::from_fn(|| client.poll_event()));
+    let report = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Done(r) => Some(r.clone()),
+            _ => None,
+        })
+        .expect("done");
+    // Named, counted, and the run is not complete; but the listing was read whole and
+    // the checkpoint taken: the conflict is the user's to resolve, not a reason to
+    // read the Source again.
+    assert_eq!(report.conflicts, 2, "{report:?}");
+    assert!(!report.complete);
+    let conflicts = events
+        .iter()
+        .filter(|e| matches!(e, Event::Problem(p) if p.kind.name() == "conflict"))
+        .count();
+    assert_eq!(conflicts, 2);
+    let (state, _) = client.into_parts();
+    assert!(!state.sets.is_empty(), "{state:?}");
+}

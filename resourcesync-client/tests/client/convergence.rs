@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use resourcesync_client::Mode;
 
-use crate::sim::{Destination, Drive, Fault, Source, sync};
+use crate::sim::{Destination, Drive, Fault, Source, deleting, sync};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -86,7 +86,7 @@ proptest! {
                     s.tick(1);
                     s.publish();
                     let drive = Drive { fault: Some(faults(seed)), crash_after: crash.map(u64::from), ..Drive::default() };
-                    let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, drive);
+                    let run = sync(&s, &mut d, Mode::Incremental, "", deleting, drive);
                     prop_assert!(!run.problems().iter().any(|p| p.contains("no longer offered")), "{:?}", run.problems());
                     for (path, body) in &d.files {
                         let v: u32 = String::from_utf8_lossy(body).rsplit(' ').next().unwrap().parse().unwrap();
@@ -103,7 +103,7 @@ proptest! {
         s.publish();
         let mut converged = false;
         for _ in 0..3 {
-            let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+            let run = sync(&s, &mut d, Mode::Incremental, "", deleting, Drive::default());
             if run.report().complete {
                 converged = true;
                 break;

@@ -104,6 +104,10 @@ pub struct Run {
     pub events: Vec<Event>,
     pub requests: Vec<String>,
     pub crashed: bool,
+    /// A file written and not confirmed when the run crashed, as the destination's
+    /// journal has it (`DirectoryDestination` journals what it places before it renames
+    /// it into place, and the next open records it).
+    pub placed: Option<(resourcesync_model::Uri, Held)>,
 }
 
 impl Run {
@@ -122,6 +126,12 @@ impl Run {
     }
 }
 
+/// A configuration that deletes what the Source deletes, without limit: a Destination
+/// that mirrors the Source.
+pub fn deleting(config: Config) -> Config {
+    config.with_delete(u64::MAX)
+}
+
 /// Runs one sync of `dest` from `source` in `mode` from `start` (a path under the base,
 /// "" for discovery), with `configure` applied to the configuration.
 pub fn sync(
@@ -138,6 +148,9 @@ pub fn sync(
     let run = drive_client(&mut client, source, dest, drive);
     let (state, inventory) = client.into_parts();
     dest.inventory = inventory;
+    if let Some((uri, held)) = run.placed.clone() {
+        dest.inventory.insert(uri, held);
+    }
     if !run.crashed {
         dest.state = state;
     }
@@ -188,6 +201,7 @@ pub fn drive_client(
         events: Vec::new(),
         requests: Vec::new(),
         crashed: false,
+        placed: None,
     };
     let mut confirmations = 0u64;
     let mut chunk_i = 0usize;
@@ -200,6 +214,7 @@ pub fn drive_client(
             progressed = true;
             // The change to confirm, and what the inventory records for it.
             let mut confirm = None;
+            let mut placed = None;
             match &event {
                 Event::Store(store) => {
                     let body = kept.remove(&store.request).expect("a stored body was kept");
@@ -208,6 +223,8 @@ pub fn drive_client(
                         .insert(store.change.path.as_str().to_owned(), body);
                     // The client records the digests it verified.
                     confirm = Some((store.change.id, None));
+                    let held = Held::of(&store.digests, store.change.lastmod);
+                    placed = Some((store.change.uri.clone(), held));
                 }
                 Event::Delete(change) => {
                     dest.files.remove(change.path.as_str());
@@ -230,6 +247,7 @@ pub fn drive_client(
                         .insert(extract.change.path.as_str().to_owned(), bytes);
                     let held = Held::of(&digests, extract.change.lastmod);
                     confirm = Some((extract.change.id, Some(held)));
+                    placed = Some((extract.change.uri.clone(), held));
                 }
                 Event::Package { request: id } => {
                     let body = kept.remove(id).expect("a package body was kept");
@@ -259,6 +277,7 @@ pub fn drive_client(
                 confirmations += 1;
                 if drive.crash_after.is_some_and(|n| confirmations > n) {
                     run.crashed = true;
+                    run.placed = placed;
                     return run;
                 }
                 client.applied(change, held, now).unwrap();

@@ -2,7 +2,7 @@
 
 use resourcesync_client::{Action, Event, Mode, ProblemKind, Shard, Standing};
 
-use crate::sim::{Destination, Drive, Fault, Response, Source, sync};
+use crate::sim::{Destination, Drive, Fault, Response, Source, deleting, sync};
 
 fn source(n: usize) -> Source {
     let mut s = Source::new();
@@ -262,7 +262,14 @@ fn incremental_syncs_apply_the_changes_since_the_checkpoint() {
         s.publish();
         let mut d = baseline(&s);
         change(&mut s);
-        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+        let run = sync(
+            &s,
+            &mut d,
+            Mode::Incremental,
+            "",
+            deleting,
+            Drive::default(),
+        );
         let what = format!("part {part} archive {archive} dump {dump} datetimes {datetimes}");
         assert!(run.report().complete, "{what}: {:?}", run.problems());
         assert!(d.equals(&s), "{what}: {}", d.difference(&s));
@@ -274,7 +281,14 @@ fn incremental_syncs_apply_the_changes_since_the_checkpoint() {
             .count();
         assert_eq!(twos, 1, "{what}");
         // Once more: nothing new.
-        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+        let run = sync(
+            &s,
+            &mut d,
+            Mode::Incremental,
+            "",
+            deleting,
+            Drive::default(),
+        );
         assert!(run.report().complete, "{what}: {:?}", run.problems());
         assert_eq!(
             changes(&run, Action::Create)
@@ -288,17 +302,119 @@ fn incremental_syncs_apply_the_changes_since_the_checkpoint() {
         s.put("r/9.txt", b"nine");
         s.delete("r/0.txt");
         s.publish();
-        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+        let run = sync(
+            &s,
+            &mut d,
+            Mode::Incremental,
+            "",
+            deleting,
+            Drive::default(),
+        );
         assert!(run.report().complete, "{what}: {:?}", run.problems());
         assert!(d.equals(&s), "{what}: {}", d.difference(&s));
     }
+}
+
+/// What a Change List lists as deleted is deleted only with `delete`, only if held, and
+/// at most `max_deletes` a run (the rest waits, its checkpoint before the first not made).
+#[test]
+fn incremental_deletions_obey_delete_and_the_limit_and_touch_only_what_is_held() {
+    let mut s = source(6);
+    let mut d = baseline(&s);
+    // A file the user put there: not in the inventory, and the Source will list its
+    // path as deleted.
+    d.files.insert("r/mine.txt".into(), b"the user's".to_vec());
+    s.tick(5);
+    s.put("r/mine.txt", b"briefly the Source's");
+    s.delete("r/mine.txt");
+    for i in 0..4 {
+        s.delete(&format!("r/{i}.txt"));
+    }
+    s.tick(1);
+    s.put("r/later.txt", b"after the deletions");
+    s.tick(1);
+    s.publish();
+
+    // Without `delete`: nothing deleted, the deletions counted as kept, the rest applied.
+    let mut keep = Destination {
+        files: d.files.clone(),
+        inventory: d.inventory.clone(),
+        state: d.state.clone(),
+    };
+    let run = sync(
+        &s,
+        &mut keep,
+        Mode::Incremental,
+        "",
+        |c| c,
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(changes(&run, Action::Delete), 0);
+    assert_eq!(
+        (run.report().deleted, run.report().kept),
+        (0, 4),
+        "{:?}",
+        run.report()
+    );
+    assert!(keep.files.contains_key("r/0.txt") && keep.files.contains_key("r/later.txt"));
+    assert_eq!(keep.files["r/mine.txt"], b"the user's");
+
+    // With `delete` and a limit of 2: two deletions, then the stream stops there.
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        |c| c.with_delete(2),
+        Drive::default(),
+    );
+    assert_eq!(run.report().deleted, 2, "{:?}", run.report());
+    assert!(!run.report().complete);
+    assert!(
+        run.events.iter().any(|e| matches!(e,
+            Event::Problem(p) if matches!(p.kind, ProblemKind::DeleteLimitReached { limit: 2 }))),
+        "{:?}",
+        run.problems()
+    );
+    assert!(
+        !d.files.contains_key("r/later.txt"),
+        "applied past the limit"
+    );
+    // The user's file was never a deletion: it is not held.
+    assert_eq!(d.files["r/mine.txt"], b"the user's");
+
+    // A run with a higher limit goes on from there and ends where the Source is, the
+    // user's file still there.
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        |c| c.with_delete(2),
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(run.report().deleted, 2, "{:?}", run.report());
+    assert_eq!(
+        d.files.remove("r/mine.txt").as_deref(),
+        Some(&b"the user's"[..])
+    );
+    assert!(d.equals(&s), "{}", d.difference(&s));
 }
 
 #[test]
 fn an_incremental_sync_needs_a_checkpoint() {
     let s = source(3);
     let mut d = Destination::default();
-    let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
     assert!(!run.report().complete);
     assert!(
         run.problems()
@@ -318,7 +434,14 @@ fn a_gap_is_reported_and_nothing_applied() {
     s.put("r/4.txt", b"four later");
     s.publish();
     let before = d.files.clone();
-    let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
     assert!(
         run.events
             .iter()
@@ -363,7 +486,7 @@ fn a_dry_run_decides_the_same_changes_and_changes_nothing() {
         &mut d,
         Mode::Incremental,
         "",
-        |c| c.with_dry_run(true),
+        |c| deleting(c).with_dry_run(true),
         Drive::default(),
     );
     assert_eq!(d.state, state);
@@ -374,7 +497,14 @@ fn a_dry_run_decides_the_same_changes_and_changes_nothing() {
             .any(|e| matches!(e, Event::Store(_) | Event::Delete(_) | Event::Checkpoint))
     );
     assert!(!dry.requests.iter().any(|r| r.contains("/r/")));
-    let real = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    let real = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
     let decided = |run: &crate::sim::Run| -> Vec<(Action, String)> {
         run.events
             .iter()
@@ -464,7 +594,7 @@ fn failures_leave_the_checkpoint_where_it_was() {
             &mut d,
             Mode::Incremental,
             "",
-            |c| c,
+            deleting,
             Drive {
                 fault: Some(Box::new(move |uri: &str, _| {
                     uri.ends_with("r/0.txt").then(|| f.clone())
@@ -495,7 +625,14 @@ fn failures_leave_the_checkpoint_where_it_was() {
         }
     }
     // When the faults stop, the next run converges.
-    let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
     assert!(run.report().complete, "{:?}", run.problems());
     assert!(d.equals(&s), "{}", d.difference(&s));
 }
@@ -654,7 +791,7 @@ fn a_crash_at_any_point_resumes_without_losing_a_change() {
             &mut d,
             Mode::Incremental,
             "",
-            |c| c,
+            deleting,
             Drive {
                 crash_after: Some(crash_after),
                 ..Drive::default()
@@ -665,7 +802,14 @@ fn a_crash_at_any_point_resumes_without_losing_a_change() {
             continue;
         }
         // What the Destination saved survives; the next run picks up from there.
-        let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+        let run = sync(
+            &s,
+            &mut d,
+            Mode::Incremental,
+            "",
+            deleting,
+            Drive::default(),
+        );
         assert!(
             run.report().complete,
             "crash after {crash_after}: {:?}",
@@ -716,6 +860,7 @@ fn following_reads_the_change_lists_again_later() {
     change(&mut s);
     let config = resourcesync_client::Config::new(s.uri(""), Mode::Incremental)
         .unwrap()
+        .with_delete(u64::MAX)
         .with_follow(std::time::Duration::from_secs(60));
     let mut client =
         resourcesync_client::Client::new(config, d.state.clone(), std::mem::take(&mut d.inventory));
@@ -767,7 +912,7 @@ fn a_part_leads_to_its_index_and_a_list_up_to_its_changes() {
         &mut d,
         Mode::Incremental,
         "resourcelist.xml",
-        |c| c,
+        deleting,
         Drive::default(),
     );
     assert!(run.report().complete, "{:?}", run.problems());
@@ -1171,7 +1316,14 @@ fn a_change_list_out_of_chronological_order_is_applied_by_datetime_the_last_chan
     let swapped = format!("{head}<url>{created}<url>{deleted}{end}");
     s.files
         .insert("changelist.xml".into(), Response::ok(swapped.into_bytes()));
-    let run = sync(&s, &mut d, Mode::Incremental, "", |c| c, Drive::default());
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
     assert!(d.equals(&s), "{}", d.difference(&s));
     assert_eq!(changes(&run, Action::Delete), 0);
     assert_eq!(changes(&run, Action::Update), 1);
