@@ -59,7 +59,7 @@ use cap_std::fs::Dir;
 use http::{HeaderMap, StatusCode};
 use resourcesync_client::local_path::{LocalPath, PathMapper};
 use resourcesync_client::{
-    Action, Change, Client, Config, Event, Held, Inventory, MemoryInventory, Misuse, Purpose,
+    Action, Change, Client, Config, Event, Held, Inventory, MemoryInventory, Misuse, Mode, Purpose,
     Request, RequestId, State,
 };
 use resourcesync_model::{Digests, Fixity};
@@ -142,6 +142,9 @@ pub struct DirectoryDestination {
     replace_foreign: bool,
     /// `.resourcesync/placed.jsonl`, open for appending once something is placed.
     journal: Option<std::fs::File>,
+    /// What [`verify`](Self::verify) changed in the inventory it was given: each
+    /// resource's record before (see [`save`](Self::save)).
+    substituted: HashMap<resourcesync_model::Uri, (Held, Option<Held>)>,
 }
 
 impl fmt::Debug for DirectoryDestination {
@@ -181,6 +184,7 @@ impl DirectoryDestination {
             packages: HashMap::new(),
             replace_foreign: false,
             journal: None,
+            substituted: HashMap::new(),
         })
     }
 
@@ -298,8 +302,26 @@ impl DirectoryDestination {
 
     /// Saves the client's state and inventory, each atomically: a temporary file
     /// beside it, synced, then renamed over it.
+    ///
+    /// A record [`verify`](Self::verify) replaced with what the disk holds and that the
+    /// run did not replace since is saved as it was before: the inventory records what
+    /// the sync stored, never what someone else wrote (a deletion checks against it).
     pub fn save(&mut self, client: &Client<MemoryInventory>) -> Result<(), DestinationError> {
-        self.save_json(INVENTORY, client.inventory())?;
+        let inventory = client.inventory();
+        let restored;
+        let inventory = if self.substituted.is_empty() {
+            inventory
+        } else {
+            let mut copy = inventory.clone();
+            for (uri, (before, substitute)) in &self.substituted {
+                if substitute.is_some() && copy.get(uri) == *substitute {
+                    copy.insert(uri.clone(), *before);
+                }
+            }
+            restored = copy;
+            &restored
+        };
+        self.save_json(INVENTORY, inventory)?;
         self.save_json(STATE, client.state())?;
         // What the journal held is in the inventory now.
         if let Some(journal) = &self.journal {
@@ -363,7 +385,11 @@ impl DirectoryDestination {
                 self.confirm(client, &store.change, placed.map(|()| None))?;
             }
             Event::Delete(change) => {
-                let held = client.inventory().get(&change.uri);
+                // What the sync stored, not what verify found there.
+                let held = match self.substituted.get(&change.uri) {
+                    Some((before, _)) => Some(*before),
+                    None => client.inventory().get(&change.uri),
+                };
                 let outcome = self.delete(&change.path, held);
                 self.confirm(client, change, outcome.map(|()| None))?;
             }
@@ -403,6 +429,75 @@ impl DirectoryDestination {
             _ => {}
         }
         Ok(())
+    }
+
+    /// Checks what the inventory says the sync stored against the bytes on disk, for a
+    /// run that compares the whole listing with the inventory (an audit, a baseline): a
+    /// file missing is taken out of `inventory`, a file whose bytes changed (or that is
+    /// no longer a plain file) is recorded with what it holds now, so that the audit
+    /// reports them and the baseline fetches them again; the files under DIR that no
+    /// record names are the extras. Nothing is done for other runs. Every held file is
+    /// read: an audit is only as true as the bytes it reads.
+    pub fn verify(
+        &mut self,
+        config: &Config,
+        inventory: &mut MemoryInventory,
+    ) -> Result<Verified, DestinationError> {
+        let mut verified = Verified::default();
+        if !matches!(config.mode, Mode::Audit | Mode::Baseline { .. }) {
+            return Ok(verified);
+        }
+        let mut named = HashSet::new();
+        let mut replaced = Vec::new();
+        for (uri, held) in inventory.iter() {
+            let Ok(path) = config.paths.local_path(uri) else {
+                continue;
+            };
+            let target = path.to_path_buf();
+            named.insert(target.clone());
+            let parent = target.parent().unwrap_or(Path::new(""));
+            let found = match self.checked(parent) {
+                Ok(()) => match self.root.symlink_metadata(&target) {
+                    Ok(meta) if meta.is_file() => Some(digest_file(&self.root, &target)),
+                    Ok(_) => None,
+                    Err(e) => Some(Err(e)),
+                },
+                Err(e) => Some(Err(e)),
+            };
+            let standing = match found {
+                Some(Ok(found)) if holds(held, &found) => continue,
+                Some(Ok(found)) => Some(Held::of(&found, None)),
+                Some(Err(e)) if e.kind() == io::ErrorKind::NotFound => None,
+                // Not a plain file, or unreadable: what it holds is not what was stored.
+                _ => Some(Held::new().with_length(u64::MAX)),
+            };
+            match standing {
+                Some(_) => verified.changed.push(target),
+                None => verified.missing.push(target),
+            }
+            replaced.push((uri.clone(), *held, standing));
+        }
+        for (uri, before, now) in replaced {
+            match now {
+                Some(now) => inventory.insert(uri.clone(), now),
+                None => inventory.remove(&uri),
+            };
+            self.substituted.insert(uri, (before, now));
+        }
+        let walk = walkdir::WalkDir::new(&self.dir).min_depth(1).into_iter();
+        for entry in walk.filter_entry(|e| e.depth() != 1 || e.file_name() != KEPT) {
+            let Ok(entry) = entry else { continue };
+            if entry.file_type().is_dir() {
+                continue;
+            }
+            if let Ok(relative) = entry.path().strip_prefix(&self.dir)
+                && !named.contains(relative)
+            {
+                verified.extra.push(relative.to_owned());
+            }
+        }
+        verified.extra.sort();
+        Ok(verified)
     }
 
     /// Tells the client what became of `change`.
@@ -637,6 +732,30 @@ struct Placed {
     uri: resourcesync_model::Uri,
     path: String,
     held: Held,
+}
+
+/// What [`DirectoryDestination::verify`] found on disk, as paths under DIR.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Verified {
+    /// Held, and the file holds other bytes (or is no longer a plain file).
+    pub changed: Vec<PathBuf>,
+    /// Held, and no file is there.
+    pub missing: Vec<PathBuf>,
+    /// Files (and links) under DIR that no record of the inventory names: no sync
+    /// stored them.
+    pub extra: Vec<PathBuf>,
+}
+
+impl Verified {
+    /// An audit's report with the extra files counted: DIR is not the Source's copy
+    /// while files no sync stored are in it.
+    pub fn count_extras(&self, report: &mut resourcesync_client::Report) {
+        report.extra += self.extra.len() as u64;
+        if !self.extra.is_empty() && report.in_sync.is_some() {
+            report.in_sync = Some(false);
+        }
+    }
 }
 
 /// Why a change was not applied.

@@ -77,13 +77,15 @@ pub struct SyncArgs {
     /// The destination directory (created if missing).
     #[arg(value_name = "DIR")]
     dir: PathBuf,
-    /// Compare DIR with the Source and report; change nothing.
+    /// Compare the files in DIR, every byte of them, with what the Source lists, and
+    /// name each file changed, missing or extra (one no sync stored); change nothing.
     #[arg(long)]
     audit: bool,
     /// Decide and report the changes; fetch no resource, change nothing.
     #[arg(long)]
     dry_run: bool,
-    /// A baseline even when DIR has a checkpoint.
+    /// A baseline even when DIR has a checkpoint; it also reads the files in DIR, and
+    /// fetches again what changed or went missing since the sync stored it.
     #[arg(long)]
     baseline: bool,
     /// Take a baseline from the Resource Dump when the Source has one.
@@ -492,9 +494,13 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
     let started = Instant::now();
     let mut dest =
         DirectoryDestination::open(&options.dir)?.with_replace_foreign(options.replace_foreign);
-    let (state, inventory) = dest.load()?;
+    let (state, mut inventory) = dest.load()?;
     let mut config = options.config(&dest, &state)?;
     let mode = config.mode;
+    // An audit or a baseline compares the listing with what the files hold, not with
+    // what the inventory says they hold: a file changed or removed in DIR is reported
+    // (an audit) or fetched again (a baseline).
+    let verified = dest.verify(&config, &mut inventory)?;
     // A Source named by a host name is on whatever address kinds that name resolves to
     // now (a Source on localhost is on loopback): those are allowed, as an address written
     // in the URI would be, and every later resolution is held to them.
@@ -633,6 +639,19 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
         let mut synced = Box::pin(synchronize(&baseline)).await?;
         synced.seconds = started.elapsed().as_secs_f64();
         return Ok(synced);
+    }
+    let mut report = report;
+    if mode == Mode::Audit {
+        // Files no sync stored: DIR is not the Source's copy while they are there.
+        for path in &verified.extra {
+            if options.json {
+                let line = serde_json::json!({"event": "extra-file", "path": path});
+                let _ = writeln!(stdout.lock(), "{line}");
+            } else {
+                eprintln!("extra: {} (no sync stored it)", path.display());
+            }
+        }
+        verified.count_extras(&mut report);
     }
     Ok(Synced::new(&mode, report, started.elapsed().as_secs_f64()))
 }

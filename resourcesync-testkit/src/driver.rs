@@ -17,6 +17,11 @@ pub struct Driver {
 }
 
 impl Driver {
+    /// The name given to [`Driver::new`].
+    pub fn name(&self) -> &str {
+        self.name
+    }
+
     /// `program` with `prefix` before the arguments of each run (`["sync"]`), named
     /// `name` in assertion messages.
     pub fn new(name: &'static str, program: impl Into<PathBuf>, prefix: &[&str]) -> Driver {

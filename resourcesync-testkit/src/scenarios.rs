@@ -394,6 +394,56 @@ pub fn nothing_is_written_or_deleted_through_a_link_out_of_the_directory(driver:
     assert!(elsewhere.join("2.txt").exists() && !elsewhere.join("new.txt").exists());
 }
 
+/// An audit reads the bytes on disk: a file changed, one removed and one no sync stored
+/// are named and DIR is not in sync; a baseline fetches the first two again (and leaves
+/// the third, which is not the sync's).
+pub fn an_audit_reads_the_files_and_a_baseline_repairs_them(driver: &Driver) {
+    let served = Served::start(|s| populate(s, 5));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let dest = d.to_str().unwrap();
+    let out = driver.run(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    // Same length, other bytes: only a digest tells.
+    std::fs::write(d.join("r/1.txt"), b"resource X").unwrap();
+    std::fs::remove_file(d.join("r/2.txt")).unwrap();
+    std::fs::write(d.join("r/extra.txt"), b"the user's").unwrap();
+    let out = driver.run(&["--audit", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains("not in sync"), "{driver:?}: {}", text(&out));
+    assert!(
+        stdout.contains("1 changed, 1 missing, 1 extra"),
+        "{driver:?}: {}",
+        text(&out)
+    );
+    if driver.name() == "resourcesync sync" {
+        for named in [
+            "changed: ",
+            "r/1.txt",
+            "missing: ",
+            "r/2.txt",
+            "r/extra.txt",
+        ] {
+            assert!(stderr.contains(named), "{named}: {}", text(&out));
+        }
+    }
+    // The audit changed nothing.
+    assert_eq!(std::fs::read(d.join("r/1.txt")).unwrap(), b"resource X");
+    let out = driver.run(&["--baseline", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    assert_eq!(std::fs::read(d.join("r/1.txt")).unwrap(), b"resource 1");
+    assert_eq!(std::fs::read(d.join("r/2.txt")).unwrap(), b"resource 2");
+    assert_eq!(std::fs::read(d.join("r/extra.txt")).unwrap(), b"the user's");
+    std::fs::remove_file(d.join("r/extra.txt")).unwrap();
+    let out = driver.run(&["--audit", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    served.equals(&d).unwrap();
+}
+
 /// One `#[test]` per scenario above, each running it with the driver `$driver` makes:
 /// `resourcesync_testkit::driver_tests!(Driver::new(..));` in a driver's test file.
 #[macro_export]
@@ -408,6 +458,7 @@ macro_rules! driver_tests {
             incremental_deletions_obey_delete_and_spare_what_the_sync_did_not_store,
             a_file_the_sync_did_not_store_is_a_conflict_unless_it_holds_the_listed_bytes,
             nothing_is_written_or_deleted_through_a_link_out_of_the_directory,
+            an_audit_reads_the_files_and_a_baseline_repairs_them,
         );
     };
     (@each $driver:expr; $($scenario:ident,)*) => {

@@ -59,8 +59,10 @@ fn sync(options: &SyncOptions) -> Result<Synced, Box<dyn std::error::Error>> {
     let started = Instant::now();
     let mut dest =
         DirectoryDestination::open(&options.dir)?.with_replace_foreign(options.replace_foreign);
-    let (state, inventory) = dest.load()?;
+    let (state, mut inventory) = dest.load()?;
     let config = options.config(&dest, &state)?;
+    // An audit or a baseline compares the listing with the bytes on disk.
+    let verified = dest.verify(&config, &mut inventory)?;
     let mode = config.mode;
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .max_redirects(0)
@@ -69,7 +71,7 @@ fn sync(options: &SyncOptions) -> Result<Synced, Box<dyn std::error::Error>> {
         .build()
         .into();
     let mut client = Client::new(config, state, inventory);
-    let report = 'run: loop {
+    let mut report = 'run: loop {
         // Make the next request and hand its response to the client (a resource's or a
         // package's body to the destination's temporary file as well).
         if let Some(request) = client.poll_request(Instant::now()) {
@@ -98,5 +100,6 @@ fn sync(options: &SyncOptions) -> Result<Synced, Box<dyn std::error::Error>> {
     if !options.audit && !options.dry_run {
         dest.save(&client)?;
     }
+    verified.count_extras(&mut report);
     Ok(Synced::new(&mode, report, started.elapsed().as_secs_f64()))
 }
