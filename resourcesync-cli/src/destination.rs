@@ -110,14 +110,29 @@ pub enum DestinationError {
 #[derive(Clone, Debug)]
 pub struct Bodies {
     tmp: Arc<Dir>,
+    /// Its path, for the errors.
+    shown: Arc<PathBuf>,
 }
 
 impl Bodies {
     /// Creates (or truncates) the temporary file of `request`'s body. Write it only for
     /// a response with a success status, and only when
     /// [`DirectoryDestination::keeps_body`] said so.
+    /// An error names the file (a full disk, say, is told with the path it met).
     pub fn create(&self, request: RequestId) -> io::Result<std::fs::File> {
-        Ok(self.tmp.create(temp_name(request))?.into_std())
+        let name = temp_name(request);
+        match self.tmp.create(&name) {
+            Ok(file) => Ok(file.into_std()),
+            Err(e) => Err(io::Error::new(
+                e.kind(),
+                format!("{}: {e}", self.shown.join(name).display()),
+            )),
+        }
+    }
+
+    /// The error `e` met writing the body of `request`, with the file's path.
+    pub fn error(&self, request: RequestId, e: &io::Error) -> String {
+        format!("{}: {e}", self.shown.join(temp_name(request)).display())
     }
 }
 
@@ -175,11 +190,15 @@ impl DirectoryDestination {
         for entry in entries.flatten() {
             let _ = tmp.remove_file(entry.file_name());
         }
+        let shown = Arc::new(dir.join(KEPT).join("tmp"));
         Ok(DirectoryDestination {
             dir,
             root,
             kept,
-            bodies: Bodies { tmp: Arc::new(tmp) },
+            bodies: Bodies {
+                tmp: Arc::new(tmp),
+                shown,
+            },
             made: HashSet::new(),
             packages: HashMap::new(),
             replace_foreign: false,

@@ -63,9 +63,13 @@ JSON (--json):
 /// Exit statuses of `sync`.
 pub const SYNC_EXIT: &str = "\
 Exit status:
-  0  the sync completed (an audit: DIR is in sync)
-  1  it did not complete, refused something, or (an audit) DIR is not in sync
-  2  it could not start: a bad URL or option, DIR unusable, saved state unreadable";
+  0    the sync completed (an audit: DIR is in sync)
+  1    it did not complete, refused something, met a conflict, could not save its state
+       (the disk full: the last state saved is kept), or (an audit) DIR is not in sync
+  2    it could not start: a bad URL or option, DIR unusable, saved state unreadable
+  130  interrupted (SIGINT, Ctrl-C, or SIGTERM): it stopped taking work, kept what was
+       whole and saved; a rerun fetches only the rest. A second signal stops it at once
+       (what was stored is still found by the rerun).";
 
 /// The arguments of `resourcesync sync`; [`SyncArgs::options`] makes them the
 /// [`SyncOptions`] the library takes.
@@ -388,13 +392,15 @@ pub fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Unusable> {
 }
 
 /// Runs a sync on the current tokio runtime and prints its summary (a line, or with
-/// `json` an object): the exit status (0 complete, 1 not), or why it could not start.
+/// `json` an object): the exit status ([`Synced::exit_status`]), or why it could not
+/// start.
 pub async fn sync(options: &SyncOptions) -> Result<u8, Unusable> {
     let synced = synchronize(options).await?;
     let Synced {
         mode: name,
         report,
         seconds,
+        interrupted,
     } = &synced;
     let stdout = io::stdout();
     if options.json {
@@ -402,6 +408,7 @@ pub async fn sync(options: &SyncOptions) -> Result<u8, Unusable> {
         if let Some(object) = summary.as_object_mut() {
             object.insert("mode".into(), (*name).into());
             object.insert("seconds".into(), (*seconds).into());
+            object.insert("interrupted".into(), (*interrupted).into());
         }
         let _ = writeln!(
             stdout.lock(),
@@ -424,6 +431,8 @@ pub struct Synced {
     pub report: Report,
     /// How long it took.
     pub seconds: f64,
+    /// Stopped by SIGINT or SIGTERM before its end (what it did is saved).
+    pub interrupted: bool,
 }
 
 impl std::fmt::Display for Synced {
@@ -445,7 +454,9 @@ impl std::fmt::Display for Synced {
             report.bytes,
             report.requests,
             self.seconds,
-            if report.complete {
+            if self.interrupted {
+                "interrupted"
+            } else if report.complete {
                 "complete"
             } else {
                 "incomplete"
@@ -477,13 +488,19 @@ impl Synced {
             mode,
             report,
             seconds,
+            interrupted: false,
         }
     }
 
-    /// 0 when it completed (and, an audit, found the directory in sync), else 1.
+    /// 0 when it completed (and, an audit, found the directory in sync), 130 when it
+    /// was interrupted, else 1 (see [`SYNC_EXIT`]).
     pub fn exit_status(&self) -> u8 {
         let ok = self.report.complete && self.report.in_sync.unwrap_or(true);
-        if ok { 0 } else { 1 }
+        match (self.interrupted, ok) {
+            (true, _) => 130,
+            (false, true) => 0,
+            (false, false) => 1,
+        }
     }
 }
 
@@ -531,7 +548,20 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
     let stdout = io::stdout();
     // Why the Change Lists cannot carry the directory forward, if they cannot.
     let mut stranded = None;
+    let saves = !options.dry_run && !options.audit;
+    let mut saved = Saved::new(&client);
+    let interrupt = Interrupt::listen();
     let report: Report = loop {
+        if interrupt.is_set() {
+            // Stop taking work; settle what is whole already (verified bodies waiting to
+            // be stored, deletions decided): the requests in flight are dropped below.
+            while let Some(event) = client.poll_event() {
+                if let Err(DestinationError::Misuse(misuse)) = dest.apply(&mut client, &event) {
+                    return Err(misuse.into());
+                }
+            }
+            break client.report();
+        }
         let now = Instant::now();
         while let Some(request) = client.poll_request(now) {
             let id = request.id;
@@ -611,17 +641,42 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
         if let Some(report) = done {
             break report;
         }
+        // Work is saved as the run goes, not only at its end (the journal covers what
+        // lies between two saves).
+        if saves && saved.due(&client) {
+            match dest.save(&client) {
+                Ok(()) => saved = Saved::new(&client),
+                Err(e) => bar.suspend(|| eprintln!("resourcesync sync: cannot save: {e}")),
+            }
+        }
         if acted {
             continue;
         }
-        wait(&mut client, &mut rx).await?;
+        tokio::select! {
+            waited = wait(&mut client, &mut rx) => waited?,
+            () = interrupt.wait() => {}
+        }
     };
     bar.finish_and_clear();
     for (_, task) in tasks {
         task.abort();
     }
-    if !options.dry_run && !options.audit {
-        dest.save(&client)?;
+    let mut report = report;
+    if interrupt.is_set() {
+        // In flight: aborted above (their temporary files go at the next open); what
+        // was whole and verified was stored by the loop before it stopped.
+        eprintln!("resourcesync sync: interrupted: saving what was done");
+    }
+    if saves && let Err(e) = dest.save(&client) {
+        // The last state saved stays (each save is atomic): a rerun goes on from it.
+        eprintln!("resourcesync sync: cannot save the state: {e}");
+        report.complete = false;
+        report.problems += 1;
+    }
+    if interrupt.is_set() {
+        let mut synced = Synced::new(&mode, report, started.elapsed().as_secs_f64());
+        synced.interrupted = true;
+        return Ok(synced);
     }
     // The standard lets a Destination stay in step by repeated baselines: when the Change
     // Lists cannot carry the directory forward (changes no longer offered, a gap, no
@@ -640,7 +695,6 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
         synced.seconds = started.elapsed().as_secs_f64();
         return Ok(synced);
     }
-    let mut report = report;
     if mode == Mode::Audit {
         // Files no sync stored: DIR is not the Source's copy while they are there.
         for path in &verified.extra {
@@ -654,6 +708,92 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
         verified.count_extras(&mut report);
     }
     Ok(Synced::new(&mode, report, started.elapsed().as_secs_f64()))
+}
+
+/// When the run saves its state and inventory before its end: at most every
+/// [`Saved::EVERY`], and only when changes were settled since.
+struct Saved {
+    at: Instant,
+    settled: u64,
+}
+
+impl Saved {
+    /// Time between two saves: a save writes the whole inventory (about a second for a
+    /// million resources), so more often would cost the run more than it protects.
+    const EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+    fn new<I: resourcesync_client::Inventory>(client: &Client<I>) -> Saved {
+        Saved {
+            at: Instant::now(),
+            settled: client.progress().settled,
+        }
+    }
+
+    fn due<I: resourcesync_client::Inventory>(&self, client: &Client<I>) -> bool {
+        self.at.elapsed() >= Saved::EVERY && client.progress().settled != self.settled
+    }
+}
+
+/// SIGINT (Ctrl-C) and SIGTERM: the first asks the run to stop and save, a second ends
+/// the process at once (exit 130).
+struct Interrupt {
+    set: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    notify: std::sync::Arc<tokio::sync::Notify>,
+    listener: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Interrupt {
+    /// The run is over: the signals are no longer its to handle.
+    fn drop(&mut self) {
+        self.listener.abort();
+    }
+}
+
+impl Interrupt {
+    /// Listens for the signals from now on, on the current runtime.
+    fn listen() -> Interrupt {
+        let set = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let notify = std::sync::Arc::new(tokio::sync::Notify::new());
+        let (flag, wake) = (set.clone(), notify.clone());
+        let listener = tokio::spawn(async move {
+            let Ok(mut term) =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            else {
+                return;
+            };
+            let Ok(mut int) =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+            else {
+                return;
+            };
+            for _ in 0..2 {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
+                if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    std::process::exit(130);
+                }
+                wake.notify_one();
+            }
+        });
+        Interrupt {
+            set,
+            notify,
+            listener,
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.set.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Until the first signal.
+    async fn wait(&self) {
+        if !self.is_set() {
+            self.notify.notified().await;
+        }
+    }
 }
 
 /// The system's resolver, with every address it returns checked against the client's
@@ -817,12 +957,12 @@ pub async fn fetch(
             let mut f = match temp.create(id) {
                 Ok(f) => tokio::fs::File::from_std(f),
                 Err(e) => {
-                    let _ = tx.send(fail(format!("temporary file: {e}"))).await;
+                    let _ = tx.send(fail(e.to_string())).await;
                     return;
                 }
             };
             if let Err(e) = f.write_all(&gathered).await {
-                let _ = tx.send(fail(e.to_string())).await;
+                let _ = tx.send(fail(temp.error(id, &e))).await;
                 return;
             }
             file = Some(f);
@@ -843,7 +983,7 @@ pub async fn fetch(
         if let Some(f) = &mut file
             && let Err(e) = f.write_all(&chunk).await
         {
-            let _ = tx.send(fail(e.to_string())).await;
+            let _ = tx.send(fail(temp.error(id, &e))).await;
             return;
         }
         if tx.send(Msg::Chunk(id, chunk.to_vec())).await.is_err() {
@@ -853,7 +993,7 @@ pub async fn fetch(
     match (file, head) {
         (Some(mut f), _) => {
             if let Err(e) = f.flush().await {
-                let _ = tx.send(fail(e.to_string())).await;
+                let _ = tx.send(fail(temp.error(id, &e))).await;
                 return;
             }
             let _ = tx.send(Msg::End(id)).await;
@@ -862,7 +1002,10 @@ pub async fn fetch(
             let body = gathered;
             let written = tokio::task::spawn_blocking({
                 let body = body.clone();
-                move || temp.create(id).and_then(|mut f| f.write_all(&body))
+                move || {
+                    let mut f = temp.create(id).map_err(|e| e.to_string())?;
+                    f.write_all(&body).map_err(|e| temp.error(id, &e))
+                }
             })
             .await;
             match written {
@@ -870,7 +1013,7 @@ pub async fn fetch(
                     let _ = tx.send(Msg::Whole(id, status, headers, body)).await;
                 }
                 Ok(Err(e)) => {
-                    let _ = tx.send(fail(format!("temporary file: {e}"))).await;
+                    let _ = tx.send(fail(e)).await;
                 }
                 Err(e) => {
                     let _ = tx.send(fail(e.to_string())).await;

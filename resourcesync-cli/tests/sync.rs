@@ -170,7 +170,9 @@ fn help_describes_the_options_output_and_exit_status() {
             "--mirror <PREFIX=DIR>",
             "--json",
             "{\"summary\": {\"mode\"",
-            "  2  it could not start",
+            "--replace-foreign",
+            "  2    it could not start",
+            "  130  interrupted",
         ],
     );
     // A bad URL or option cannot start.
@@ -349,4 +351,180 @@ fn changes_no_longer_offered_make_a_baseline_in_the_same_run_deleting_only_as_as
             text(&out)
         );
     }
+}
+
+/// Paths of the resources (under `r/`) the Source was asked for, from now on.
+fn record_requests(served: &Served) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = log.clone();
+    served.faults(move |path, _| {
+        if path.starts_with("r/") {
+            seen.lock().unwrap().push(path.to_owned());
+        }
+        None
+    });
+    log
+}
+
+/// The resources under `r/` the saved inventory holds.
+fn held(dir: &Path) -> usize {
+    let text = std::fs::read_to_string(dir.join(".resourcesync/inventory.json")).unwrap();
+    let inventory: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let held = inventory
+        .as_object()
+        .map(|o| o.keys().filter(|k| k.contains("/r/")).count());
+    held.unwrap_or(0)
+}
+
+#[test]
+fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest() {
+    let served = Served::start(|s| populate(s, 300));
+    // The resources listed after r/199.txt (r/2.txt on, in the list's order of names)
+    // are slow: the run is stopped while it waits for them, 112 stored.
+    served.faults(|path, _| {
+        let first = path.strip_prefix("r/").and_then(|p| p.chars().next());
+        first
+            .filter(|c| *c >= '2')
+            .map(|_| resourcesync_testkit::served::Fault::Slow(30_000))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", &served.base, d.to_str().unwrap()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if d.join("r/150.txt").exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(d.join("r/150.txt").exists(), "the sync did not get going");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    // It stops at once (it does not wait for the slow responses in flight).
+    let mut status = None;
+    for _ in 0..200 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let Some(status) = status else {
+        child.kill().unwrap();
+        panic!("the sync did not stop within 10 s of SIGINT");
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(130), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("interrupted"),
+        "{}",
+        text(&out)
+    );
+    // What was stored is saved: the inventory holds it, and the journal is emptied.
+    let before = held(&d);
+    assert!(before >= 60, "{before} held: {}", text(&out));
+    let requests = record_requests(&served);
+    let out = sync(&[&served.base, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+    let fetched = requests.lock().unwrap().len();
+    assert_eq!(
+        fetched,
+        300 - before,
+        "the rerun fetched what was stored again"
+    );
+}
+
+/// Mounts a tmpfs of `size` at `at` for the test's duration; `None` (and a message) when
+/// this machine does not let the test mount one, which fails the test on CI.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(at).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI: cannot mount a tmpfs (root needed) for the full-disk test"
+            );
+            eprintln!("skipped: cannot mount a tmpfs here (root needed)");
+            return None;
+        }
+        Some(Tmpfs(at.to_owned()))
+    }
+
+    fn resize(&self, size: &str) {
+        let status = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.0)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes() {
+    let big = vec![b'x'; 32 * 1024];
+    let served = Served::start(|s| {
+        for i in 0..40 {
+            let mut body = big.clone();
+            body[0] = i as u8;
+            s.put(&format!("r/{i}.bin"), &body);
+        }
+        s.tick(10);
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let Some(disk) = Tmpfs::mount(&dir.path().join("disk"), "512k") else {
+        return;
+    };
+    let d = disk.0.join("dest");
+    let out = sync(&[&served.base, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("baseline: ") && stdout.contains("incomplete"),
+        "{}",
+        text(&out)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("No space left on device"), "{}", text(&out));
+    assert!(
+        stderr.contains(d.to_str().unwrap()),
+        "the path is named: {}",
+        text(&out)
+    );
+    let stored = std::fs::read_dir(d.join("r")).map_or(0, |r| r.count());
+    assert!(stored > 0 && stored < 40, "{stored} stored: {}", text(&out));
+    // Space freed: the rerun finishes, fetching only what is missing.
+    disk.resize("8m");
+    let requests = record_requests(&served);
+    let out = sync(&[&served.base, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+    assert_eq!(
+        requests.lock().unwrap().len(),
+        40 - stored,
+        "{}",
+        text(&out)
+    );
 }

@@ -469,6 +469,12 @@ impl<I: Inventory> Client<I> {
         (self.state, self.inventory)
     }
 
+    /// What the run did so far, for a caller that stops it before [`Event::Done`] (an
+    /// interrupted run): `complete` is false until the run is done.
+    pub fn report(&self) -> Report {
+        self.report.clone()
+    }
+
     /// Where the run stands.
     pub fn progress(&self) -> Progress {
         Progress {
