@@ -107,13 +107,19 @@ impl Served {
     /// Serves generation `one`; `prepare` may change it first.
     async fn start(prepare: impl FnOnce(&Path)) -> Served {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let base = format!("http://{addr}/");
+        let base = format!("http://{}/", listener.local_addr().unwrap());
         let tmp = tempfile::tempdir().unwrap();
         let one = generation(tmp.path(), &base, "one", "capabilitylist.xml");
         prepare(&one);
         let publish = tmp.path().join("publish");
         std::os::unix::fs::symlink(&one, &publish).unwrap();
+        Served::on(listener, tmp, publish)
+    }
+
+    /// Serves `publish` (under `tmp`) on `listener`.
+    fn on(listener: tokio::net::TcpListener, tmp: tempfile::TempDir, publish: PathBuf) -> Served {
+        let addr = listener.local_addr().unwrap();
+        let base = format!("http://{addr}/");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(serve::serve(listener, publish.clone(), async {
             let _ = stopped.await;
@@ -662,6 +668,124 @@ async fn hidden_names_and_paths_out_of_the_directory_are_not_served() {
     }
     // What is served is inside, whatever the spelling.
     assert_eq!(s.raw("/files/./hello.txt").await.0, 200);
+    s.stop().await;
+}
+
+/// What a file outside every publication holds; no response may carry it.
+const SECRET: &str = "SECRET: outside the publication";
+
+#[tokio::test]
+async fn links_made_after_build_do_not_lead_out_of_the_publication() {
+    let tmp = tempfile::tempdir().unwrap();
+    let collection = tmp.path().join("collection");
+    write(&collection.join("files/hello.txt"), "hello\n");
+    write(&collection.join("docs/a.txt"), "a\n");
+    write(&collection.join("top.txt"), "top\n");
+    let outside = tmp.path().join("outside");
+    write(&outside.join("secret.txt"), SECRET);
+    write(&outside.join("docs/a.txt"), SECRET);
+    let publish = tmp.path().join("publish");
+    let built = command(&[
+        "build",
+        "--base-url",
+        "http://127.0.0.1:1/",
+        collection.to_str().unwrap(),
+        publish.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(built.status.success(), "{built:?}");
+    // The build linked the collection's directories whole: the case at hand.
+    let generation = std::fs::canonicalize(&publish).unwrap();
+    assert!(
+        std::fs::symlink_metadata(generation.join("files"))
+            .unwrap()
+            .is_symlink()
+    );
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let s = Served::on(listener, tmp, publish);
+    // The links the build made are followed: the publication's own.
+    for (path, body) in [
+        ("files/hello.txt", "hello\n"),
+        ("docs/a.txt", "a\n"),
+        ("top.txt", "top\n"),
+    ] {
+        let got = s.get(path, &[]).await;
+        assert_eq!(got.status, StatusCode::OK, "{path}");
+        assert_eq!(got.body, body.as_bytes(), "{path}");
+    }
+
+    // Links planted in the collection since: to a file and a directory outside, by an
+    // absolute and a relative target, and one to a file inside (not followed either).
+    let files = collection.join("files");
+    std::os::unix::fs::symlink(outside.join("secret.txt"), files.join("abs.txt")).unwrap();
+    std::os::unix::fs::symlink("../../outside/secret.txt", files.join("rel.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, files.join("out")).unwrap();
+    std::os::unix::fs::symlink("hello.txt", files.join("alias.txt")).unwrap();
+    // A directory the build linked whole, swapped for a link out.
+    std::fs::rename(collection.join("docs"), collection.join("docs.old")).unwrap();
+    std::os::unix::fs::symlink(outside.join("docs"), collection.join("docs")).unwrap();
+    for path in [
+        "files/abs.txt",
+        "files/rel.txt",
+        "files/out/secret.txt",
+        "files/out/",
+        "files/alias.txt",
+        "docs/a.txt",
+    ] {
+        for method in [reqwest::Method::GET, reqwest::Method::HEAD] {
+            let got = s.send(method.clone(), path, &[]).await;
+            assert_eq!(got.status, StatusCode::NOT_FOUND, "{method} {path}");
+            assert!(
+                !String::from_utf8_lossy(&got.body).contains(SECRET),
+                "{path}"
+            );
+        }
+    }
+    // What is published is still served.
+    assert_eq!(s.get("files/hello.txt", &[]).await.status, StatusCode::OK);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn names_the_file_system_refuses_and_special_files_are_404_never_500() {
+    let s = Served::start(|one| {
+        let files = one.join("files");
+        std::os::unix::fs::symlink("loop", files.join("loop")).unwrap();
+        // A socket and a FIFO, which a server must neither serve nor wait on.
+        // The socket's file stays when the listener is closed.
+        drop(std::os::unix::net::UnixListener::bind(files.join("socket")).unwrap());
+        let made = Command::new("mkfifo")
+            .arg(files.join("fifo"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+    })
+    .await;
+    let long = "a".repeat(300);
+    for path in [
+        format!("files/{long}"),
+        format!("{long}/hello.txt"),
+        format!("files/{long}.txt"),
+        "files/hello.txt/more".to_owned(),
+        "files/big.zip/".to_owned() + &long,
+        "files/loop".to_owned(),
+        "files/loop/x".to_owned(),
+        "files/socket".to_owned(),
+        "files/fifo".to_owned(),
+        "files/".to_owned(),
+    ] {
+        let got = tokio::time::timeout(Duration::from_secs(5), s.get(&path, &[]))
+            .await
+            .unwrap_or_else(|_| panic!("{path}: no answer"));
+        assert_eq!(got.status, StatusCode::NOT_FOUND, "{path}");
+    }
+    // A segment of 255 bytes is a name, and one of 256 names nothing: both 404.
+    for n in [255, 256, 4096] {
+        let (status, response) = s.raw(&format!("/{}", "b".repeat(n))).await;
+        assert_eq!(status, 404, "{n}: {response}");
+    }
     s.stop().await;
 }
 
