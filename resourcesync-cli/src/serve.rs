@@ -20,11 +20,19 @@
 //! and what discovery knows of the Source Description is keyed by the file it was read
 //! from ([`router`] says how).
 //!
+//! Connections are served by hyper's HTTP/1 within [`Limits`]: a connection limit, a
+//! deadline for a request's head, and one for a connection where nothing moves.
+//!
 //! Entry points: [`router`] (the whole service, for a server of the caller's), [`serve`]
-//! (a server on a listener, until a shutdown future completes), and [`run`] with
-//! [`ServeArgs`] (the subcommand).
+//! and [`serve_with_limits`] (a server on a listener, until a shutdown future completes),
+//! and [`run`] with [`ServeArgs`] (the subcommand).
 
+mod connections;
 mod publication;
+
+pub use connections::{
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, Limits,
+};
 
 use std::future::Future;
 use std::io::{self, Seek, SeekFrom};
@@ -32,7 +40,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::Body;
@@ -76,7 +84,14 @@ swapped for a link: those are 404, as are FIFOs, sockets, devices and names the 
 system refuses (too long, through a file). 503 means the server is out of descriptors
 or memory for a while.
 
-The server listens on --addr (loopback unless told otherwise) and stops on Ctrl-C.";
+Connections: at most --max-connections are served at once (more wait in the system's
+queue); a request's head must arrive within --header-timeout; a connection on which
+nothing moves for --idle-timeout while no request is being answered (a keep-alive
+connection, a client that stopped reading) is closed. Durations are written 500ms, 30s,
+2m, or a number of seconds.
+
+The server listens on --addr (loopback unless told otherwise) and stops on Ctrl-C or
+SIGTERM, letting the requests in flight finish.";
 
 /// The output of `serve`, for its long help.
 pub const SERVE_OUTPUT: &str = "\
@@ -90,8 +105,8 @@ JSON (--json):
 /// Exit statuses of `serve`.
 pub const SERVE_EXIT: &str = "\
 Exit status:
-  0  the server stopped on Ctrl-C
-  1  the server failed after it had started
+  0  the server stopped on Ctrl-C or SIGTERM
+  1  the server failed after it had started (its listening socket became unusable)
   2  it could not start: PUBLISH-DIR is not a directory, the address cannot be bound";
 
 /// The arguments of `resourcesync serve`.
@@ -106,10 +121,76 @@ pub struct ServeArgs {
     /// Print the start line as a JSON object.
     #[arg(long)]
     pub json: bool,
+    /// The most connections served at once [default: 512, or half of `ulimit -n` if less]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: Option<u32>,
+    /// How long a request's head (request line and headers) may take to arrive.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
+    pub header_timeout: Duration,
+    /// How long a connection may sit with nothing moving while no request is answered.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration)]
+    pub idle_timeout: Duration,
+}
+
+impl ServeArgs {
+    /// The connection limits the arguments ask for; without `--max-connections`, as many
+    /// as the process's limit of open files allows, up to [`DEFAULT_MAX_CONNECTIONS`].
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_connections: self
+                .max_connections
+                .unwrap_or_else(max_connections_that_fit),
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
+        }
+    }
+}
+
+/// The descriptors a server keeps besides its connections' (standard streams, the
+/// listener, the runtime's event queue and wakers, a Source Description being read).
+const OWN_FILES: u64 = 16;
+
+/// [`DEFAULT_MAX_CONNECTIONS`], or fewer where the process may open fewer than twice as
+/// many files (macOS's default limit is 256): past the limit of open files, accepting
+/// fails and connections wait in the listen queue anyway, with those served unable to
+/// open a file.
+fn max_connections_that_fit() -> u32 {
+    #[cfg(unix)]
+    if let Some(files) = rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
+        let fit = files.saturating_sub(OWN_FILES) / 2;
+        return u32::try_from(fit)
+            .unwrap_or(u32::MAX)
+            .clamp(1, DEFAULT_MAX_CONNECTIONS);
+    }
+    DEFAULT_MAX_CONNECTIONS
+}
+
+/// Parses a duration: a number followed by `ms`, `s` or `m`, or alone (seconds); more
+/// than zero.
+fn duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let seconds_per_unit = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        _ => return Err(format!("unknown unit {unit:?}: use ms, s or m")),
+    };
+    let number: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 500ms, 30s or 2m"))?;
+    Duration::try_from_secs_f64(number * seconds_per_unit)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{text:?} is not a duration of more than zero"))
 }
 
 /// Runs `serve` and returns its exit status: binds, prints the start line, serves until
-/// Ctrl-C.
+/// Ctrl-C or SIGTERM.
 pub fn run(args: &ServeArgs) -> ExitCode {
     block_on("serve", async {
         // Checked once to refuse a typo at startup; never canonicalized or kept open, so
@@ -133,7 +214,7 @@ pub fn run(args: &ServeArgs) -> ExitCode {
         } else {
             println!("serving {dir} at http://{addr}/");
         }
-        match serve(listener, args.dir.clone(), shutdown).await {
+        match serve_with_limits(listener, args.dir.clone(), args.limits(), shutdown).await {
             Ok(()) => Ok(0),
             Err(e) => {
                 eprintln!("resourcesync serve: {e}");
@@ -143,16 +224,20 @@ pub fn run(args: &ServeArgs) -> ExitCode {
     })
 }
 
-/// Completes at Ctrl-C. The handler is installed here, before the start line is printed,
-/// so that a Ctrl-C right after it is not missed: `tokio::signal::ctrl_c()` installs its
-/// handler only when first polled.
+/// Completes at Ctrl-C (or SIGTERM, as a service manager stops a server). The handlers
+/// are installed here, before the start line is printed, so that a signal right after it
+/// is not missed: `tokio::signal::ctrl_c()` installs its handler only when first polled.
 fn ctrl_c() -> io::Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
     {
-        let mut interrupt =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
         Ok(async move {
-            interrupt.recv().await;
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
         })
     }
     #[cfg(windows)]
@@ -164,19 +249,30 @@ fn ctrl_c() -> io::Result<impl Future<Output = ()> + Send + 'static> {
     }
 }
 
-/// Serves `dir` on `listener` until `shutdown` completes, then lets the requests in
-/// flight finish and returns.
-///
-/// The error is the server's own (accepting connections); a request's failure is its
-/// response's status, never an error here.
+/// Serves `dir` on `listener` within the default [`Limits`] until `shutdown` completes,
+/// then lets the requests in flight finish and returns; see [`serve_with_limits`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     dir: PathBuf,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    axum::serve(listener, router(dir))
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with_limits(listener, dir, Limits::default(), shutdown).await
+}
+
+/// Serves `dir` on `listener` within `limits` until `shutdown` completes, then stops
+/// accepting, lets the requests in flight finish (idle connections are closed at once)
+/// and returns.
+///
+/// The error is the server's own: a listener that can no longer accept. An error of one
+/// connection is that connection's end, and a lack of file descriptors a pause before
+/// the next accept; a request's failure is its response's status.
+pub async fn serve_with_limits(
+    listener: tokio::net::TcpListener,
+    dir: PathBuf,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    connections::serve(listener, router(dir), limits, shutdown).await
 }
 
 /// The service that publishes `dir`: static files, conditionals, compression and
