@@ -1144,7 +1144,7 @@ async fn a_client_trickling_its_request_head_is_cut_off_after_the_header_timeout
     trickle.abort();
     assert!(closed, "still open after {elapsed:?}");
     assert!(
-        elapsed >= Duration::from_millis(400) && elapsed < Duration::from_secs(5),
+        elapsed >= Duration::from_millis(250) && elapsed < Duration::from_secs(5),
         "{elapsed:?}"
     );
     // The server goes on answering.
@@ -1181,11 +1181,12 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
         assert!(response.starts_with(b"HTTP/1.1 200 OK\r\n"));
     }
     // Then idle: closed by the server after 300 ms, well before the header timeout.
+    // (The lower bound leaves room for the time the test took to read the response.)
     let started = std::time::Instant::now();
     assert!(closed_within(&mut stream, Duration::from_secs(10)).await);
     let elapsed = started.elapsed();
     assert!(
-        elapsed >= Duration::from_millis(250) && elapsed < Duration::from_secs(5),
+        elapsed >= Duration::from_millis(100) && elapsed < Duration::from_secs(5),
         "{elapsed:?}"
     );
     s.stop().await;
