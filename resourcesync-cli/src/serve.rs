@@ -330,7 +330,7 @@ const MIN_COMPRESSED: u64 = 32;
 ///
 /// This stands in for the default predicate's size bound, which reads the body's size:
 /// the empty body of a HEAD would never be gzipped while its GET is, and HEAD must give
-/// GET's headers. `Content-Length`, which ServeDir sets for both, decides instead.
+/// GET's headers. `Content-Length`, which [`static_file`] sets for both, decides instead.
 fn compressible(
     status: StatusCode,
     _: axum::http::Version,
@@ -516,7 +516,7 @@ fn locs_of(document: &Document, capability: &Capability) -> Vec<String> {
 }
 
 /// The relative path a request path names under the publish directory, segment by
-/// segment as ServeDir joins it (percent-decoded), or `None` when it may not be served:
+/// segment (percent-decoded), or `None` when it may not be served:
 /// `..`, a hidden segment (starting with a dot, except a leading `.well-known`), a
 /// backslash or NUL, or a path that is not UTF-8.
 fn relative_path(path: &str) -> Option<PathBuf> {
@@ -524,12 +524,12 @@ fn relative_path(path: &str) -> Option<PathBuf> {
         .decode_utf8()
         .ok()?;
     let mut relative = PathBuf::new();
-    // Empty and `.` segments name nothing, as in ServeDir's join.
+    // Empty and `.` segments name nothing, as in a path joined segment by segment.
     let segments = decoded.split('/').filter(|s| !s.is_empty() && *s != ".");
     for (i, segment) in segments.enumerate() {
         let hidden = segment.starts_with('.') && !(i == 0 && segment == ".well-known");
-        // ServeDir refuses `..` too; refusing here keeps the ETag's stat inside the
-        // directory as well.
+        // `..` is hidden too: the walk under the publish directory takes plain names
+        // only, and a request never names a parent.
         if hidden || segment.contains(['\\', '\0']) {
             return None;
         }
