@@ -1,30 +1,46 @@
 //! `resourcesync serve`: publishes a directory over HTTP as a ResourceSync Source, with
 //! the three ways of discovery of section 6.3.
 //!
-//! Static files are served by tower-http's [`ServeDir`] (media types, `Last-Modified`,
-//! `If-Modified-Since`, `HEAD`, single byte ranges) and compressed by its
-//! [`CompressionLayer`]; this module adds what they do not do: an `ETag` and the
-//! conditionals that use it (`If-None-Match`, `If-Range`), `application/xml` for the
+//! Static files are served from the file a request opened (media types,
+//! `Content-Length`, `Last-Modified`, an `ETag`, the conditionals `If-None-Match`,
+//! `If-Modified-Since`, `If-Unmodified-Since` and `If-Range`, `HEAD`, single byte ranges)
+//! and compressed by tower-http's [`CompressionLayer`]; with `application/xml` for the
 //! ResourceSync documents, no hidden files, and discovery: `/robots.txt` with a `Sitemap`
 //! directive per Resource List, a home page with `<link rel="resourcesync">` per
 //! Capability List, and a `Link: <…>; rel="resourcesync"` header on every resource.
 //!
+//! Files are opened by directory handles, one segment at a time, following only the
+//! publication's own links (`publication` says which and why): nothing outside the
+//! publication is served, however links change under it. tower-http's `ServeDir`, used
+//! before, opens by path and follows every link. The validators come from the open file,
+//! so an `ETag` always names the bytes sent.
+//!
 //! The publish directory may be a symbolic link that a publisher swaps to switch
-//! generations, so nothing is resolved once: every request joins its path to the
-//! directory as given, and what discovery knows of the Source Description is keyed by
-//! the file it was read from ([`router`] says how).
+//! generations, so nothing is resolved once: every request opens the directory as given,
+//! and what discovery knows of the Source Description is keyed by the file it was read
+//! from ([`router`] says how).
+//!
+//! Connections are served by hyper's HTTP/1 within [`Limits`]: a connection limit, a
+//! deadline for a request's head, and one for a connection where nothing moves.
 //!
 //! Entry points: [`router`] (the whole service, for a server of the caller's), [`serve`]
-//! (a server on a listener, until a shutdown future completes), and [`run`] with
-//! [`ServeArgs`] (the subcommand).
+//! and [`serve_with_limits`] (a server on a listener, until a shutdown future completes),
+//! and [`run`] with [`ServeArgs`] (the subcommand).
+
+mod connections;
+mod publication;
+
+pub use connections::{
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, Limits,
+};
 
 use std::future::Future;
-use std::io;
+use std::io::{self, Seek, SeekFrom};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::body::Body;
@@ -33,9 +49,11 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use resourcesync_model::{Capability, Document};
 use tokio::io::AsyncReadExt;
+use tokio_util::io::ReaderStream;
 use tower_http::compression::predicate::{NotForContentType, Predicate};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
-use tower_http::services::ServeDir;
+
+use publication::Found;
 
 use crate::sync::{Unusable, block_on};
 
@@ -57,9 +75,23 @@ PUBLISH-DIR has index.html) is a page linking each Capability List with
 a Link header with rel=\"resourcesync\" to its Capability List(s). Without a Source
 Description, / and /robots.txt are 404 and no Link header is sent.
 
-PUBLISH-DIR may be a symbolic link swapped to switch to a new generation: it is resolved
-anew by every request. The server listens on --addr (loopback unless told otherwise) and
-stops on Ctrl-C.";
+Nothing outside the publication is served, however links change. PUBLISH-DIR may be a
+symbolic link swapped to switch to a new generation: it is resolved anew by every
+request. A symbolic link in the generation itself is the publisher's and is followed
+(build links the collection's files and directories so); beneath it no link is followed
+(build never publishes one: a link there was made since), nor a name the build linked
+swapped for a link: those are 404, as are FIFOs, sockets, devices and names the file
+system refuses (too long, through a file). 503 means the server is out of descriptors
+or memory for a while.
+
+Connections: at most --max-connections are served at once (more wait in the system's
+queue); a request's head must arrive within --header-timeout; a connection on which
+nothing moves for --idle-timeout while no request is being answered (a keep-alive
+connection, a client that stopped reading) is closed. Durations are written 500ms, 30s,
+2m, or a number of seconds.
+
+The server listens on --addr (loopback unless told otherwise) and stops on Ctrl-C or
+SIGTERM, letting the requests in flight finish.";
 
 /// The output of `serve`, for its long help.
 pub const SERVE_OUTPUT: &str = "\
@@ -73,8 +105,8 @@ JSON (--json):
 /// Exit statuses of `serve`.
 pub const SERVE_EXIT: &str = "\
 Exit status:
-  0  the server stopped on Ctrl-C
-  1  the server failed after it had started
+  0  the server stopped on Ctrl-C or SIGTERM
+  1  the server failed after it had started (its listening socket became unusable)
   2  it could not start: PUBLISH-DIR is not a directory, the address cannot be bound";
 
 /// The arguments of `resourcesync serve`.
@@ -89,10 +121,76 @@ pub struct ServeArgs {
     /// Print the start line as a JSON object.
     #[arg(long)]
     pub json: bool,
+    /// The most connections served at once [default: 512, or half of `ulimit -n` if less]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: Option<u32>,
+    /// How long a request's head (request line and headers) may take to arrive.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
+    pub header_timeout: Duration,
+    /// How long a connection may sit with nothing moving while no request is answered.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration)]
+    pub idle_timeout: Duration,
+}
+
+impl ServeArgs {
+    /// The connection limits the arguments ask for; without `--max-connections`, as many
+    /// as the process's limit of open files allows, up to [`DEFAULT_MAX_CONNECTIONS`].
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_connections: self
+                .max_connections
+                .unwrap_or_else(max_connections_that_fit),
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
+        }
+    }
+}
+
+/// The descriptors a server keeps besides its connections' (standard streams, the
+/// listener, the runtime's event queue and wakers, a Source Description being read).
+const OWN_FILES: u64 = 16;
+
+/// [`DEFAULT_MAX_CONNECTIONS`], or fewer where the process may open fewer than twice as
+/// many files (macOS's default limit is 256): past the limit of open files, accepting
+/// fails and connections wait in the listen queue anyway, with those served unable to
+/// open a file.
+fn max_connections_that_fit() -> u32 {
+    #[cfg(unix)]
+    if let Some(files) = rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
+        let fit = files.saturating_sub(OWN_FILES) / 2;
+        return u32::try_from(fit)
+            .unwrap_or(u32::MAX)
+            .clamp(1, DEFAULT_MAX_CONNECTIONS);
+    }
+    DEFAULT_MAX_CONNECTIONS
+}
+
+/// Parses a duration: a number followed by `ms`, `s` or `m`, or alone (seconds); more
+/// than zero.
+fn duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let seconds_per_unit = match unit {
+        "ms" => 0.001,
+        "s" => 1.0,
+        "m" => 60.0,
+        _ => return Err(format!("unknown unit {unit:?}: use ms, s or m")),
+    };
+    let number: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration such as 500ms, 30s or 2m"))?;
+    Duration::try_from_secs_f64(number * seconds_per_unit)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| format!("{text:?} is not a duration of more than zero"))
 }
 
 /// Runs `serve` and returns its exit status: binds, prints the start line, serves until
-/// Ctrl-C.
+/// Ctrl-C or SIGTERM.
 pub fn run(args: &ServeArgs) -> ExitCode {
     block_on("serve", async {
         // Checked once to refuse a typo at startup; never canonicalized or kept open, so
@@ -116,7 +214,7 @@ pub fn run(args: &ServeArgs) -> ExitCode {
         } else {
             println!("serving {dir} at http://{addr}/");
         }
-        match serve(listener, args.dir.clone(), shutdown).await {
+        match serve_with_limits(listener, args.dir.clone(), args.limits(), shutdown).await {
             Ok(()) => Ok(0),
             Err(e) => {
                 eprintln!("resourcesync serve: {e}");
@@ -126,16 +224,20 @@ pub fn run(args: &ServeArgs) -> ExitCode {
     })
 }
 
-/// Completes at Ctrl-C. The handler is installed here, before the start line is printed,
-/// so that a Ctrl-C right after it is not missed: `tokio::signal::ctrl_c()` installs its
-/// handler only when first polled.
+/// Completes at Ctrl-C (or SIGTERM, as a service manager stops a server). The handlers
+/// are installed here, before the start line is printed, so that a signal right after it
+/// is not missed: `tokio::signal::ctrl_c()` installs its handler only when first polled.
 fn ctrl_c() -> io::Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
     {
-        let mut interrupt =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
         Ok(async move {
-            interrupt.recv().await;
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
         })
     }
     #[cfg(windows)]
@@ -147,26 +249,37 @@ fn ctrl_c() -> io::Result<impl Future<Output = ()> + Send + 'static> {
     }
 }
 
-/// Serves `dir` on `listener` until `shutdown` completes, then lets the requests in
-/// flight finish and returns.
-///
-/// The error is the server's own (accepting connections); a request's failure is its
-/// response's status, never an error here.
+/// Serves `dir` on `listener` within the default [`Limits`] until `shutdown` completes,
+/// then lets the requests in flight finish and returns; see [`serve_with_limits`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     dir: PathBuf,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    axum::serve(listener, router(dir))
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with_limits(listener, dir, Limits::default(), shutdown).await
+}
+
+/// Serves `dir` on `listener` within `limits` until `shutdown` completes, then stops
+/// accepting, lets the requests in flight finish (idle connections are closed at once)
+/// and returns.
+///
+/// The error is the server's own: a listener that can no longer accept. An error of one
+/// connection is that connection's end, and a lack of file descriptors a pause before
+/// the next accept; a request's failure is its response's status.
+pub async fn serve_with_limits(
+    listener: tokio::net::TcpListener,
+    dir: PathBuf,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    connections::serve(listener, router(dir), limits, shutdown).await
 }
 
 /// The service that publishes `dir`: static files, conditionals, compression and
 /// discovery, as the module describes.
 ///
-/// `dir` is joined to each request's path as given (a symbolic link is followed anew by
-/// every request). The Capability Lists named by the Source Description are cached with
+/// `dir` is opened anew by every request (a symbolic link is followed anew), and the
+/// request's file under it by directory handles, as the module says. The Capability Lists named by the Source Description are cached with
 /// the identity of the file they were read from (its length, modification time and, on
 /// Unix, device and inode, taken from the open file), so a new generation is read at its
 /// first request.
@@ -217,7 +330,7 @@ const MIN_COMPRESSED: u64 = 32;
 ///
 /// This stands in for the default predicate's size bound, which reads the body's size:
 /// the empty body of a HEAD would never be gzipped while its GET is, and HEAD must give
-/// GET's headers. `Content-Length`, which ServeDir sets for both, decides instead.
+/// GET's headers. `Content-Length`, which [`static_file`] sets for both, decides instead.
 fn compressible(
     status: StatusCode,
     _: axum::http::Version,
@@ -303,19 +416,45 @@ const SOURCE_DESCRIPTION: &str = ".well-known/resourcesync";
 const MAX_DOCUMENT: u64 = 8 << 20;
 
 impl Shared {
+    /// Opens what `relative` names, confined to the publication (see `publication`);
+    /// with `index`, a directory's `index.html`.
+    async fn open(self: &Arc<Self>, relative: &Path, index: bool) -> io::Result<Found> {
+        let shared = Arc::clone(self);
+        let relative = relative.to_owned();
+        // One blocking task for the whole walk (a few system calls), rather than one per
+        // call as tokio::fs would take.
+        tokio::task::spawn_blocking(move || publication::open(&shared.dir, &relative, index))
+            .await
+            .map_err(io::Error::other)?
+    }
+
+    /// Opens the regular file `relative` names, for discovery: `None` when there is none
+    /// (or only something not served).
+    async fn open_document(
+        self: &Arc<Self>,
+        relative: &Path,
+    ) -> io::Result<Option<(tokio::fs::File, std::fs::Metadata)>> {
+        match self.open(relative, false).await {
+            Ok(Found::File(file, meta) | Found::Index(file, meta)) => {
+                Ok(Some((tokio::fs::File::from_std(file), meta)))
+            }
+            Ok(Found::Directory) => Ok(None),
+            Err(e) if status_of(&e) == StatusCode::NOT_FOUND => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The URIs of the Capability Lists the Source Description lists; `None` when there
     /// is no Source Description.
-    async fn capability_lists(&self) -> Option<Discovered> {
-        let mut file = tokio::fs::File::open(self.dir.join(SOURCE_DESCRIPTION))
-            .await
-            .ok()?;
-        // The identity comes from the open file, so it is that of the bytes read even if
-        // the link is swapped meanwhile.
-        let identity = match file.metadata().await {
-            Ok(meta) if meta.is_file() => FileIdentity::of(&meta),
-            Ok(_) => return None,
+    async fn capability_lists(self: &Arc<Self>) -> Option<Discovered> {
+        let (mut file, meta) = match self.open_document(Path::new(SOURCE_DESCRIPTION)).await {
+            Ok(Some(found)) => found,
+            Ok(None) => return None,
             Err(e) => return Some(Err(format!("cannot read the Source Description: {e}"))),
         };
+        // The identity comes from the open file, so it is that of the bytes read even if
+        // the link is swapped meanwhile.
+        let identity = FileIdentity::of(&meta);
         if let Some((cached, found)) = &*self.lock()
             && *cached == identity
         {
@@ -377,7 +516,7 @@ fn locs_of(document: &Document, capability: &Capability) -> Vec<String> {
 }
 
 /// The relative path a request path names under the publish directory, segment by
-/// segment as ServeDir joins it (percent-decoded), or `None` when it may not be served:
+/// segment (percent-decoded), or `None` when it may not be served:
 /// `..`, a hidden segment (starting with a dot, except a leading `.well-known`), a
 /// backslash or NUL, or a path that is not UTF-8.
 fn relative_path(path: &str) -> Option<PathBuf> {
@@ -385,12 +524,12 @@ fn relative_path(path: &str) -> Option<PathBuf> {
         .decode_utf8()
         .ok()?;
     let mut relative = PathBuf::new();
-    // Empty and `.` segments name nothing, as in ServeDir's join.
+    // Empty and `.` segments name nothing, as in a path joined segment by segment.
     let segments = decoded.split('/').filter(|s| !s.is_empty() && *s != ".");
     for (i, segment) in segments.enumerate() {
         let hidden = segment.starts_with('.') && !(i == 0 && segment == ".well-known");
-        // ServeDir refuses `..` too; refusing here keeps the ETag's stat inside the
-        // directory as well.
+        // `..` is hidden too: the walk under the publish directory takes plain names
+        // only, and a request never names a parent.
         if hidden || segment.contains(['\\', '\0']) {
             return None;
         }
@@ -416,30 +555,102 @@ fn plain(status: StatusCode, text: &'static str) -> Response {
 
 /// Answers one request.
 async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let Some(relative) = relative_path(request.uri().path()) else {
+    // The head only: the body of a GET or HEAD means nothing here (and is not `Sync`,
+    // which a future holding a reference to it across an await would need).
+    let (request, _) = request.into_parts();
+    let Some(relative) = relative_path(request.uri.path()) else {
         return plain(StatusCode::NOT_FOUND, "not found\n");
     };
-    let is_read = matches!(*request.method(), Method::GET | Method::HEAD);
-    // The generated pages stand in only for files the publication does not have.
-    if is_read && relative.as_os_str().is_empty() && !exists(&shared.dir.join("index.html")).await {
-        return home_page(&shared).await;
+    if !matches!(request.method, Method::GET | Method::HEAD) {
+        return (
+            StatusCode::METHOD_NOT_ALLOWED,
+            [(header::ALLOW, "GET, HEAD")],
+            "only GET and HEAD\n",
+        )
+            .into_response();
     }
-    if is_read
-        && relative == Path::new("robots.txt")
-        && !exists(&shared.dir.join("robots.txt")).await
-    {
-        return robots_txt(&shared).await;
+    let index = request.uri.path().ends_with('/');
+    match shared.open(&relative, index).await {
+        Ok(Found::File(file, meta)) => {
+            static_file(&shared, &relative, &relative, &request, file, meta).await
+        }
+        Ok(Found::Index(file, meta)) => {
+            let page = relative.join("index.html");
+            static_file(&shared, &relative, &page, &request, file, meta).await
+        }
+        Ok(Found::Directory) => {
+            // `/dir` to `/dir/`, whose relative links then resolve inside it.
+            let query = request
+                .uri
+                .query()
+                .map_or(String::new(), |q| format!("?{q}"));
+            match HeaderValue::from_str(&format!("{}/{query}", request.uri.path())) {
+                Ok(location) => (
+                    StatusCode::TEMPORARY_REDIRECT,
+                    [(header::LOCATION, location)],
+                )
+                    .into_response(),
+                Err(_) => plain(StatusCode::NOT_FOUND, "not found\n"),
+            }
+        }
+        // The generated pages stand in only for files the publication does not have.
+        Err(e) if status_of(&e) == StatusCode::NOT_FOUND => {
+            if relative.as_os_str().is_empty() {
+                home_page(&shared).await
+            } else if relative == Path::new("robots.txt") {
+                robots_txt(&shared).await
+            } else {
+                plain(StatusCode::NOT_FOUND, "not found\n")
+            }
+        }
+        Err(e) => error_response(&e),
     }
-    static_file(&shared, relative, request).await
 }
 
-/// Whether something is at `path` (following links).
-async fn exists(path: &Path) -> bool {
-    tokio::fs::metadata(path).await.is_ok()
+/// The status of an error opening a request's file. What the request's name is at fault
+/// for is 404, whatever the system calls it: not there, a link not followed, not a
+/// regular file, a segment too long (`ENAMETOOLONG`), a path through a file (`ENOTDIR`),
+/// a loop, a name the file system cannot hold, one the server may not read. Out of
+/// descriptors or memory is 503 (for a while); only what is left, such as a disk's
+/// read error, is 500.
+fn status_of(e: &io::Error) -> StatusCode {
+    #[cfg(unix)]
+    if let Some(code) = e.raw_os_error() {
+        return match code {
+            libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS | libc::EAGAIN => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
+            libc::EIO => StatusCode::INTERNAL_SERVER_ERROR,
+            _ => StatusCode::NOT_FOUND,
+        };
+    }
+    match e.kind() {
+        io::ErrorKind::OutOfMemory => StatusCode::SERVICE_UNAVAILABLE,
+        // Not the system's (a task that failed): the server's own fault.
+        io::ErrorKind::Other if e.raw_os_error().is_none() && e.get_ref().is_some() => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
+        _ => StatusCode::NOT_FOUND,
+    }
+}
+
+/// The response to an error opening a request's file ([`status_of`]); a 503 asks the
+/// client to come back in a second.
+fn error_response(e: &io::Error) -> Response {
+    match status_of(e) {
+        StatusCode::NOT_FOUND => plain(StatusCode::NOT_FOUND, "not found\n"),
+        StatusCode::SERVICE_UNAVAILABLE => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            "busy, try again\n",
+        )
+            .into_response(),
+        status => (status, format!("cannot read the file: {e}\n")).into_response(),
+    }
 }
 
 /// `/`: a page with a `<link rel="resourcesync">` per Capability List (section 6.3.3).
-async fn home_page(shared: &Shared) -> Response {
+async fn home_page(shared: &Arc<Shared>) -> Response {
     let lists = match shared.capability_lists().await {
         None => return plain(StatusCode::NOT_FOUND, "no Source Description yet\n"),
         Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
@@ -480,7 +691,7 @@ fn escape_html(text: &str) -> String {
 /// `/robots.txt`: a `Sitemap` line per Resource List of each Capability List (section
 /// 6.3.4). The Capability Lists are read at each request, as robots.txt is seldom asked
 /// for; one that cannot be read is named in a comment.
-async fn robots_txt(shared: &Shared) -> Response {
+async fn robots_txt(shared: &Arc<Shared>) -> Response {
     let lists = match shared.capability_lists().await {
         None => return plain(StatusCode::NOT_FOUND, "no Source Description yet\n"),
         Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
@@ -490,9 +701,11 @@ async fn robots_txt(shared: &Shared) -> Response {
     for uri in lists.iter() {
         let read = async {
             let relative = relative_path_of_uri(uri).ok_or("not a path of this server")?;
-            let mut file = tokio::fs::File::open(shared.dir.join(relative))
+            let (mut file, _) = shared
+                .open_document(&relative)
                 .await
-                .map_err(|e| format!("cannot open: {e}"))?;
+                .map_err(|e| format!("cannot open: {e}"))?
+                .ok_or("not found")?;
             read_bounded(&mut file).await
         };
         match read.await {
@@ -522,13 +735,8 @@ struct Validator {
 }
 
 impl Validator {
-    /// The validator of the file a request path names: a directory's `index.html`, as
-    /// ServeDir serves it. `None` when there is no such file or no modification time.
-    async fn of(path: &Path) -> Option<Validator> {
-        let mut meta = tokio::fs::metadata(path).await.ok()?;
-        if meta.is_dir() {
-            meta = tokio::fs::metadata(path.join("index.html")).await.ok()?;
-        }
+    /// The validator of an open file; `None` without a modification time.
+    fn of(meta: &std::fs::Metadata) -> Option<Validator> {
         Some(Validator {
             len: meta.len(),
             modified: meta.modified().ok()?,
@@ -572,8 +780,8 @@ fn none_match(header: &str, etag: &str) -> Option<String> {
 }
 
 /// Whether `If-Range` holds (RFC 9110 13.1.5): a strong match of the entity tag, or the
-/// `Last-Modified` date. ServeDir ignores `If-Range`; without this, a client resuming a
-/// download across a swap of generations would get a range of other bytes.
+/// `Last-Modified` date. Without it, a client resuming a download across a swap of
+/// generations would get a range of other bytes.
 fn if_range_holds(header: &str, validator: &Validator) -> bool {
     let header = header.trim();
     if header.starts_with("W/") {
@@ -585,87 +793,138 @@ fn if_range_holds(header: &str, validator: &Validator) -> bool {
     validator.modified_at(header)
 }
 
-/// A file under the publish directory, through ServeDir, with the ETag, its
-/// conditionals, the media type of documents and the `Link` header added.
-async fn static_file(shared: &Shared, relative: PathBuf, mut request: Request) -> Response {
-    let path = shared.dir.join(&relative);
-    let validator = Validator::of(&path).await;
-    let is_read = matches!(*request.method(), Method::GET | Method::HEAD);
-    let headers = request.headers_mut();
-    if let (true, Some(validator)) = (is_read, &validator) {
-        let etag = validator.etag();
-        if let Some(tag) = headers
-            .get(header::IF_NONE_MATCH)
-            .and_then(|h| h.to_str().ok())
-            .map(|h| none_match(h, &etag))
-        {
-            match tag.and_then(|t| HeaderValue::from_str(&t).ok()) {
-                Some(tag) => {
-                    return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
-                }
-                // If-None-Match decides alone when present (RFC 9110 13.2.2): ServeDir
-                // must not answer If-Modified-Since with a 304 for a changed tag.
-                None => {
-                    headers.remove(header::IF_MODIFIED_SINCE);
-                }
+/// The bytes of a file a response sends at a time: what `ServeDir` read too.
+const CHUNK: usize = 64 << 10;
+
+/// An open file of the publication as the response to a GET or HEAD: its media type,
+/// length, validators and `Link` header, after the conditionals (RFC 9110 13.2.2's
+/// order) and a single byte range. `relative` is the path asked for, `name` the file's
+/// (a directory's `index.html`).
+async fn static_file(
+    shared: &Arc<Shared>,
+    relative: &Path,
+    name: &Path,
+    request: &axum::http::request::Parts,
+    mut file: std::fs::File,
+    meta: std::fs::Metadata,
+) -> Response {
+    let headers = &request.headers;
+    let len = meta.len();
+    let validator = Validator::of(&meta);
+    let etag = validator
+        .as_ref()
+        .and_then(|v| HeaderValue::from_str(&v.etag()).ok());
+    let last_modified = meta.modified().ok().map(httpdate::HttpDate::from);
+    let date = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+            .and_then(|v| v.parse::<httpdate::HttpDate>().ok())
+    };
+
+    if let Some(since) = date(header::IF_UNMODIFIED_SINCE)
+        && last_modified.is_none_or(|modified| modified > since)
+    {
+        return StatusCode::PRECONDITION_FAILED.into_response();
+    }
+    let none_match_header = headers.get(header::IF_NONE_MATCH).map(|h| h.to_str());
+    match (&validator, none_match_header) {
+        (Some(validator), Some(Ok(header))) => {
+            if let Some(tag) =
+                none_match(header, &validator.etag()).and_then(|t| HeaderValue::from_str(&t).ok())
+            {
+                return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
             }
         }
-        let holds = headers
-            .get(header::IF_RANGE)
-            .map(|h| h.to_str().is_ok_and(|h| if_range_holds(h, validator)));
-        if holds == Some(false) {
-            headers.remove(header::RANGE);
+        // If-None-Match decides alone when present (RFC 9110 13.2.2), even one that
+        // cannot match: If-Modified-Since is not asked.
+        (_, Some(_)) => {}
+        (_, None) => {
+            if let (Some(since), Some(modified)) = (date(header::IF_MODIFIED_SINCE), last_modified)
+                && modified <= since
+            {
+                let mut response = StatusCode::NOT_MODIFIED.into_response();
+                if let Some(etag) = etag {
+                    response.headers_mut().insert(header::ETAG, etag);
+                }
+                return response;
+            }
         }
-    } else if headers.contains_key(header::IF_RANGE) {
-        // Nothing to check it against: the whole file is the safe answer.
-        headers.remove(header::RANGE);
     }
+    // A range only while the file is the one the client has part of (If-Range); with
+    // nothing to check it against, the whole file is the safe answer.
+    let range = headers.get(header::RANGE).filter(|_| {
+        headers.get(header::IF_RANGE).is_none_or(|h| {
+            h.to_str()
+                .is_ok_and(|h| validator.as_ref().is_some_and(|v| if_range_holds(h, v)))
+        })
+    });
 
-    let response = match ServeDir::new(&shared.dir)
-        // `/dir` to `/dir/` and `/dir/` to its index.html, as web servers do.
-        .append_index_html_on_directories(true)
-        .try_call(request)
-        .await
-    {
-        Ok(response) => response.map(Body::new),
-        Err(e) => {
+    // mime_guess says text/xml for .xml and nothing for the extensionless Source
+    // Description; the standard's documents are application/xml (section 7).
+    let media_type =
+        if name == Path::new(SOURCE_DESCRIPTION) || name.extension() == Some("xml".as_ref()) {
+            HeaderValue::from_static("application/xml")
+        } else {
+            mime_guess::from_path(name)
+                .first_raw()
+                .map_or(HeaderValue::from_static("application/octet-stream"), |t| {
+                    HeaderValue::from_static(t)
+                })
+        };
+    let mut response = Response::builder()
+        .header(header::CONTENT_TYPE, media_type)
+        .header(header::ACCEPT_RANGES, "bytes");
+    if let Some(modified) = last_modified {
+        response = response.header(header::LAST_MODIFIED, modified.to_string());
+    }
+    let (start, count) = match range.map(|r| {
+        r.to_str()
+            .map_err(|_| ())
+            .and_then(|r| http_range_header::parse_range_header(r).map_err(|_| ()))
+            .and_then(|r| r.validate(len).map_err(|_| ()))
+    }) {
+        None => {
+            response = response.status(StatusCode::OK);
+            (0, len)
+        }
+        Some(Ok(ranges)) if ranges.len() == 1 => {
+            let (first, last) = (*ranges[0].start(), *ranges[0].end());
+            response = response
+                .status(StatusCode::PARTIAL_CONTENT)
+                .header(header::CONTENT_RANGE, format!("bytes {first}-{last}/{len}"));
+            (first, last - first + 1)
+        }
+        // Several ranges would need a multipart body, which no client of a Source needs.
+        Some(_) => {
             return (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot read the file: {e}\n"),
+                StatusCode::RANGE_NOT_SATISFIABLE,
+                [(header::CONTENT_RANGE, format!("bytes */{len}"))],
             )
                 .into_response();
         }
     };
-    let (mut parts, body) = response.into_parts();
-    let status = parts.status;
-    if matches!(
-        status,
-        StatusCode::OK | StatusCode::PARTIAL_CONTENT | StatusCode::NOT_MODIFIED
-    ) {
-        // ServeDir opened the file itself: the tag is sent only if the file was the same
-        // before and after, so that it cannot name bytes of another generation.
-        if let Some(validator) = validator
-            && Validator::of(&path).await.as_ref() == Some(&validator)
-            && let Ok(tag) = HeaderValue::from_str(&validator.etag())
-        {
-            parts.headers.insert(header::ETAG, tag);
-        }
+    if let Some(etag) = etag {
+        response = response.header(header::ETAG, etag);
     }
-    if status.is_success() {
-        // mime_guess says text/xml for .xml and nothing for the extensionless Source
-        // Description; the standard's documents are application/xml (section 7).
-        if relative == Path::new(SOURCE_DESCRIPTION) || relative.extension() == Some("xml".as_ref())
-        {
-            parts.headers.insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/xml"),
-            );
-        }
-        if let Some(link) = link_header(shared, &relative).await {
-            parts.headers.insert(header::LINK, link);
-        }
+    if let Some(link) = link_header(shared, relative).await {
+        response = response.header(header::LINK, link);
     }
-    Response::from_parts(parts, body)
+    response = response.header(header::CONTENT_LENGTH, count);
+    let body = if request.method == Method::HEAD || count == 0 {
+        Body::empty()
+    } else {
+        if start > 0
+            && let Err(e) = file.seek(SeekFrom::Start(start))
+        {
+            return error_response(&e);
+        }
+        let file = tokio::fs::File::from_std(file).take(count);
+        Body::from_stream(ReaderStream::with_capacity(file, CHUNK))
+    };
+    response
+        .body(body)
+        .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "bad response\n"))
 }
 
 /// The `Link` header of a resource (section 6.3.3): one `rel="resourcesync"` link per
@@ -675,7 +934,7 @@ async fn static_file(shared: &Shared, relative: PathBuf, mut request: Request) -
 ///
 /// Every Capability List is named, as the server does not know which set a resource
 /// belongs to; a publication with one set (the usual case) gets the exact link.
-async fn link_header(shared: &Shared, relative: &Path) -> Option<HeaderValue> {
+async fn link_header(shared: &Arc<Shared>, relative: &Path) -> Option<HeaderValue> {
     if relative.starts_with(".well-known") {
         return None;
     }

@@ -106,18 +106,39 @@ struct Served {
 impl Served {
     /// Serves generation `one`; `prepare` may change it first.
     async fn start(prepare: impl FnOnce(&Path)) -> Served {
+        Served::start_with(prepare, serve::Limits::default()).await
+    }
+
+    /// [`Served::start`] within `limits`.
+    async fn start_with(prepare: impl FnOnce(&Path), limits: serve::Limits) -> Served {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let base = format!("http://{addr}/");
+        let base = format!("http://{}/", listener.local_addr().unwrap());
         let tmp = tempfile::tempdir().unwrap();
         let one = generation(tmp.path(), &base, "one", "capabilitylist.xml");
         prepare(&one);
         let publish = tmp.path().join("publish");
         std::os::unix::fs::symlink(&one, &publish).unwrap();
+        Served::on(listener, tmp, publish, limits)
+    }
+
+    /// Serves `publish` (under `tmp`) on `listener`.
+    fn on(
+        listener: tokio::net::TcpListener,
+        tmp: tempfile::TempDir,
+        publish: PathBuf,
+        limits: serve::Limits,
+    ) -> Served {
+        let addr = listener.local_addr().unwrap();
+        let base = format!("http://{addr}/");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(serve::serve(listener, publish.clone(), async {
-            let _ = stopped.await;
-        }));
+        let task = tokio::spawn(serve::serve_with_limits(
+            listener,
+            publish.clone(),
+            limits,
+            async {
+                let _ = stopped.await;
+            },
+        ));
         // No automatic decompression (reqwest's gzip feature is off) and no redirects,
         // so that what the server sent is what the test sees.
         let client = reqwest::Client::builder()
@@ -665,6 +686,124 @@ async fn hidden_names_and_paths_out_of_the_directory_are_not_served() {
     s.stop().await;
 }
 
+/// What a file outside every publication holds; no response may carry it.
+const SECRET: &str = "SECRET: outside the publication";
+
+#[tokio::test]
+async fn links_made_after_build_do_not_lead_out_of_the_publication() {
+    let tmp = tempfile::tempdir().unwrap();
+    let collection = tmp.path().join("collection");
+    write(&collection.join("files/hello.txt"), "hello\n");
+    write(&collection.join("docs/a.txt"), "a\n");
+    write(&collection.join("top.txt"), "top\n");
+    let outside = tmp.path().join("outside");
+    write(&outside.join("secret.txt"), SECRET);
+    write(&outside.join("docs/a.txt"), SECRET);
+    let publish = tmp.path().join("publish");
+    let built = command(&[
+        "build",
+        "--base-url",
+        "http://127.0.0.1:1/",
+        collection.to_str().unwrap(),
+        publish.to_str().unwrap(),
+    ])
+    .output()
+    .unwrap();
+    assert!(built.status.success(), "{built:?}");
+    // The build linked the collection's directories whole: the case at hand.
+    let generation = std::fs::canonicalize(&publish).unwrap();
+    assert!(
+        std::fs::symlink_metadata(generation.join("files"))
+            .unwrap()
+            .is_symlink()
+    );
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let s = Served::on(listener, tmp, publish, serve::Limits::default());
+    // The links the build made are followed: the publication's own.
+    for (path, body) in [
+        ("files/hello.txt", "hello\n"),
+        ("docs/a.txt", "a\n"),
+        ("top.txt", "top\n"),
+    ] {
+        let got = s.get(path, &[]).await;
+        assert_eq!(got.status, StatusCode::OK, "{path}");
+        assert_eq!(got.body, body.as_bytes(), "{path}");
+    }
+
+    // Links planted in the collection since: to a file and a directory outside, by an
+    // absolute and a relative target, and one to a file inside (not followed either).
+    let files = collection.join("files");
+    std::os::unix::fs::symlink(outside.join("secret.txt"), files.join("abs.txt")).unwrap();
+    std::os::unix::fs::symlink("../../outside/secret.txt", files.join("rel.txt")).unwrap();
+    std::os::unix::fs::symlink(&outside, files.join("out")).unwrap();
+    std::os::unix::fs::symlink("hello.txt", files.join("alias.txt")).unwrap();
+    // A directory the build linked whole, swapped for a link out.
+    std::fs::rename(collection.join("docs"), collection.join("docs.old")).unwrap();
+    std::os::unix::fs::symlink(outside.join("docs"), collection.join("docs")).unwrap();
+    for path in [
+        "files/abs.txt",
+        "files/rel.txt",
+        "files/out/secret.txt",
+        "files/out/",
+        "files/alias.txt",
+        "docs/a.txt",
+    ] {
+        for method in [reqwest::Method::GET, reqwest::Method::HEAD] {
+            let got = s.send(method.clone(), path, &[]).await;
+            assert_eq!(got.status, StatusCode::NOT_FOUND, "{method} {path}");
+            assert!(
+                !String::from_utf8_lossy(&got.body).contains(SECRET),
+                "{path}"
+            );
+        }
+    }
+    // What is published is still served.
+    assert_eq!(s.get("files/hello.txt", &[]).await.status, StatusCode::OK);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn names_the_file_system_refuses_and_special_files_are_404_never_500() {
+    let s = Served::start(|one| {
+        let files = one.join("files");
+        std::os::unix::fs::symlink("loop", files.join("loop")).unwrap();
+        // A socket and a FIFO, which a server must neither serve nor wait on.
+        // The socket's file stays when the listener is closed.
+        drop(std::os::unix::net::UnixListener::bind(files.join("socket")).unwrap());
+        let made = Command::new("mkfifo")
+            .arg(files.join("fifo"))
+            .status()
+            .unwrap();
+        assert!(made.success());
+    })
+    .await;
+    let long = "a".repeat(300);
+    for path in [
+        format!("files/{long}"),
+        format!("{long}/hello.txt"),
+        format!("files/{long}.txt"),
+        "files/hello.txt/more".to_owned(),
+        "files/big.zip/".to_owned() + &long,
+        "files/loop".to_owned(),
+        "files/loop/x".to_owned(),
+        "files/socket".to_owned(),
+        "files/fifo".to_owned(),
+        "files/".to_owned(),
+    ] {
+        let got = tokio::time::timeout(Duration::from_secs(5), s.get(&path, &[]))
+            .await
+            .unwrap_or_else(|_| panic!("{path}: no answer"));
+        assert_eq!(got.status, StatusCode::NOT_FOUND, "{path}");
+    }
+    // A segment of 255 bytes is a name, and one of 256 names nothing: both 404.
+    for n in [255, 256, 4096] {
+        let (status, response) = s.raw(&format!("/{}", "b".repeat(n))).await;
+        assert_eq!(status, 404, "{n}: {response}");
+    }
+    s.stop().await;
+}
+
 #[tokio::test]
 async fn a_swap_of_the_publish_link_is_seen_by_the_next_request() {
     let s = Served::start(|_| {}).await;
@@ -831,6 +970,17 @@ fn the_command_exits_2_when_it_cannot_start() {
         "{help}"
     );
     assert!(help.contains("127.0.0.1:8080"), "{help}");
+    for option in ["--max-connections", "--header-timeout", "--idle-timeout"] {
+        assert!(help.contains(option), "{help}");
+    }
+    // A duration of nothing, or in no unit: usage errors.
+    let dir = tempfile::tempdir().unwrap();
+    for bad in ["0s", "5h", "soon"] {
+        let out = command(&["serve", "--idle-timeout", bad, dir.path().to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+    }
 
     let tmp = tempfile::tempdir().unwrap();
     let missing = tmp.path().join("missing");
@@ -862,4 +1012,182 @@ fn the_command_exits_2_when_it_cannot_start() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Connects to `addr`, within [`BOUND`].
+async fn connect(addr: SocketAddr) -> tokio::net::TcpStream {
+    tokio::time::timeout(BOUND, tokio::net::TcpStream::connect(addr))
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// Reads until the server closes the connection (end of stream, or a reset); whether it
+/// did within `within`.
+async fn closed_within(stream: &mut tokio::net::TcpStream, within: Duration) -> bool {
+    let mut buf = [0; 4096];
+    tokio::time::timeout(within, async {
+        while let Ok(n) = stream.read(&mut buf).await
+            && n > 0
+        {}
+    })
+    .await
+    .is_ok()
+}
+
+#[test]
+fn idle_clients_past_the_limit_do_not_keep_a_request_from_an_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = generation(
+        tmp.path(),
+        "http://127.0.0.1:1/",
+        "one",
+        "capabilitylist.xml",
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // A limit given, and the default, which fits in the process's limit of open files.
+    for max_connections in [Some("8"), None] {
+        // Few file descriptors, as a server has fewer than its clients can open: 64
+        // here, so that 100 idle clients would take them all.
+        let script = "ulimit -n 64 && exec \"$0\" \"$@\"";
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", script, env!("CARGO_BIN_EXE_resourcesync")])
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(["--idle-timeout", "200ms", "--header-timeout", "10s"])
+            .arg(&one)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(max) = max_connections {
+            command.args(["--max-connections", max]);
+        }
+        let mut child = Child(command.spawn().unwrap());
+        let line = start_line(&mut child);
+        let addr: SocketAddr = line
+            .trim_end()
+            .rsplit("http://")
+            .next()
+            .and_then(|a| a.strip_suffix('/'))
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        runtime.block_on(async {
+            // Idle clients: connected, never a byte sent, never closed by the test.
+            let mut idle = Vec::new();
+            for _ in 0..100 {
+                idle.push(connect(addr).await);
+            }
+            let started = std::time::Instant::now();
+            let client = reqwest::Client::builder().no_proxy().build().unwrap();
+            let response = client
+                .get(format!("http://{addr}/files/hello.txt"))
+                .timeout(BOUND)
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("{max_connections:?}: no answer: {e}"));
+            assert_eq!(response.status(), StatusCode::OK);
+            assert_eq!(response.bytes().await.unwrap(), hello("one").as_bytes());
+            // 100 idle clients, 8 at a time, each closed after 200 ms: about 2.6 s.
+            assert!(started.elapsed() < BOUND, "{:?}", started.elapsed());
+            drop(idle);
+        });
+        // SIGTERM, as a service manager stops a server: a clean stop, status 0.
+        let kill = format!("kill -TERM {}", child.0.id());
+        assert!(
+            Command::new("sh")
+                .args(["-c", &kill])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(wait(&mut child).code(), Some(0), "{max_connections:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_client_trickling_its_request_head_is_cut_off_after_the_header_timeout() {
+    let limits = serve::Limits {
+        header_timeout: Duration::from_millis(500),
+        idle_timeout: Duration::from_secs(60),
+        ..serve::Limits::default()
+    };
+    let s = Served::start_with(|_| {}, limits).await;
+    let mut stream = connect(s.addr).await;
+    stream
+        .write_all(b"GET /files/hello.txt HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .await
+        .unwrap();
+    // One byte every 50 ms, for up to 10 s: bytes keep moving, so only the header
+    // timeout can end it.
+    let started = std::time::Instant::now();
+    let (mut reader, mut writer) = stream.into_split();
+    let trickle = tokio::spawn(async move {
+        for _ in 0..200 {
+            if writer.write_all(b"a").await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    });
+    let mut buf = [0; 4096];
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Ok(n) = reader.read(&mut buf).await
+            && n > 0
+        {}
+    })
+    .await
+    .is_ok();
+    let elapsed = started.elapsed();
+    trickle.abort();
+    assert!(closed, "still open after {elapsed:?}");
+    assert!(
+        elapsed >= Duration::from_millis(250) && elapsed < Duration::from_secs(5),
+        "{elapsed:?}"
+    );
+    // The server goes on answering.
+    assert_eq!(s.get("files/hello.txt", &[]).await.status, StatusCode::OK);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
+    let limits = serve::Limits {
+        header_timeout: Duration::from_secs(60),
+        idle_timeout: Duration::from_millis(300),
+        ..serve::Limits::default()
+    };
+    let s = Served::start_with(|_| {}, limits).await;
+    let mut stream = connect(s.addr).await;
+    let request = format!("GET /files/hello.txt HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr);
+    let expected = hello("one");
+    // Two requests on the connection, the second after a pause shorter than the
+    // timeout: kept alive while used.
+    for pause in [0, 150] {
+        tokio::time::sleep(Duration::from_millis(pause)).await;
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        let mut buf = [0; 4096];
+        while !response.ends_with(expected.as_bytes()) {
+            let n = tokio::time::timeout(BOUND, stream.read(&mut buf))
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(n > 0, "closed while in use after {pause} ms");
+            response.extend_from_slice(&buf[..n]);
+        }
+        assert!(response.starts_with(b"HTTP/1.1 200 OK\r\n"));
+    }
+    // Then idle: closed by the server after 300 ms, well before the header timeout.
+    // (The lower bound leaves room for the time the test took to read the response.)
+    let started = std::time::Instant::now();
+    assert!(closed_within(&mut stream, Duration::from_secs(10)).await);
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(100) && elapsed < Duration::from_secs(5),
+        "{elapsed:?}"
+    );
+    s.stop().await;
 }

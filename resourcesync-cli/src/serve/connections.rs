@@ -1,0 +1,335 @@
+//! The server's connections: accepted up to a limit, each served by hyper's HTTP/1 with
+//! a deadline for a request's head and one for a connection where nothing moves.
+//!
+//! `axum::serve` has neither (nor a limit), so idle clients and clients trickling a
+//! request head could hold every file descriptor. This loop is as lean as axum's: one
+//! task per connection, the service shared (cloned by reference count), no buffer
+//! allocated here; the watch on a connection's activity is an atomic store per read or
+//! write and a timer that wakes once per idle period.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use hyper::server::conn::http1;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::time::Instant;
+
+/// Bounds on what clients may hold of a server: connections, and the time a connection
+/// may wait on its client.
+///
+/// Each connection takes a file descriptor, and a second one while it sends a file;
+/// keep [`max_connections`](Limits::max_connections) under half of the process's limit
+/// (`ulimit -n`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The most connections served at once (at least 1). Past it, new connections wait
+    /// in the system's listen queue until one closes, rather than be accepted with no
+    /// descriptor left to answer them.
+    pub max_connections: u32,
+    /// How long the head of a request (its request line and headers) may take to
+    /// arrive, counted from the connection's start or the end of the response before:
+    /// a client trickling a head is cut off after it.
+    pub header_timeout: Duration,
+    /// How long a connection may stay with no byte moving either way while no request
+    /// is being answered: a keep-alive connection waiting for a next request, or a
+    /// client that stopped reading its response, is closed after it. (Between requests
+    /// the header timeout runs too: the shorter of the two closes an idle connection.)
+    pub idle_timeout: Duration,
+}
+
+/// [`Limits::max_connections`] by default: half of the most common default limit of
+/// open files (1024), as each connection may hold two.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 512;
+
+/// [`Limits::header_timeout`] by default (hyper's own default).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// [`Limits::idle_timeout`] by default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(15);
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+        }
+    }
+}
+
+/// How long the loop waits after an error that is not one connection's (out of file
+/// descriptors, of memory) before it accepts again: the listener is kept, and
+/// connections closing meanwhile free what it lacks.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// Serves `router` on `listener` within `limits` until `shutdown` completes; then stops
+/// accepting, lets the requests in flight finish (idle connections are closed at once)
+/// and returns once every connection is closed.
+///
+/// An error of one connection, or a lack of descriptors or memory, is not the server's
+/// end: the loop goes on (after [`ACCEPT_PAUSE`] for the latter). The error returned is
+/// one that leaves the listener unusable.
+pub(super) async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let max = limits.max_connections.max(1);
+    let permits = Arc::new(Semaphore::new(max as usize));
+    let (closing, closing_seen) = watch::channel(false);
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .keep_alive(true);
+    let http = Arc::new(http);
+    tokio::pin!(shutdown);
+    let stopped = loop {
+        // A permit before the accept: at the limit, connections wait in the listen queue.
+        let permit = tokio::select! {
+            permit = Arc::clone(&permits).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                // Never closed; were it, nothing more could be served.
+                Err(_) => break Ok(()),
+            },
+            () = &mut shutdown => break Ok(()),
+        };
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break Ok(()),
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) if listener_unusable(&e) => break Err(e),
+            Err(e) if one_connections(&e) => continue,
+            Err(_) => {
+                tokio::select! {
+                    () = tokio::time::sleep(ACCEPT_PAUSE) => continue,
+                    () = &mut shutdown => break Ok(()),
+                }
+            }
+        };
+        // Responses are written whole by hyper (head and body in one write where it
+        // can): Nagle's delay would only hold back the last segment of each.
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(connection(
+            stream,
+            router.clone(),
+            Arc::clone(&http),
+            limits.idle_timeout,
+            closing_seen.clone(),
+            permit,
+        ));
+    };
+    // New connections are refused from here on.
+    drop(listener);
+    let _ = closing.send(true);
+    // Every permit back: every connection closed.
+    let _ = permits.acquire_many(max).await;
+    stopped
+}
+
+/// Whether an accept error means the listener itself cannot be used any more.
+fn listener_unusable(e: &io::Error) -> bool {
+    #[cfg(unix)]
+    if let Some(code) = e.raw_os_error() {
+        return matches!(
+            code,
+            libc::EBADF | libc::ENOTSOCK | libc::EOPNOTSUPP | libc::EINVAL
+        );
+    }
+    e.kind() == io::ErrorKind::InvalidInput
+}
+
+/// Whether an accept error is that of the one connection being accepted.
+fn one_connections(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::WouldBlock
+            | io::ErrorKind::PermissionDenied
+    )
+}
+
+/// Serves one connection until it closes, its client is too slow or idle (see
+/// [`Limits`]), or the server stops; then gives back its permit.
+async fn connection(
+    stream: TcpStream,
+    router: Router,
+    http: Arc<http1::Builder>,
+    idle: Duration,
+    mut closing: watch::Receiver<bool>,
+    _permit: OwnedSemaphorePermit,
+) {
+    let activity = Arc::new(Activity::new());
+    let io = TokioIo::new(Watched {
+        stream,
+        activity: Arc::clone(&activity),
+    });
+    let tower = TowerToHyperService::new(router);
+    let busy = Arc::clone(&activity);
+    let service = hyper::service::service_fn(move |request| {
+        // A request being answered is no idleness, however long the answer takes to
+        // start (a Source Description read from a slow disk).
+        let answering = Answering::start(&busy);
+        let response = hyper::service::Service::call(&tower, request);
+        async move {
+            let response = response.await;
+            drop(answering);
+            response
+        }
+    });
+    let conn = http.serve_connection(io, service);
+    tokio::pin!(conn);
+    let mut stopping = *closing.borrow_and_update();
+    if stopping {
+        conn.as_mut().graceful_shutdown();
+    }
+    let idle_check = tokio::time::sleep(idle);
+    tokio::pin!(idle_check);
+    loop {
+        tokio::select! {
+            // Its errors are the client's (gone, too slow with its head): nothing to
+            // report but the closing.
+            _ = conn.as_mut() => break,
+            () = idle_check.as_mut() => match activity.idle_until(idle) {
+                Some(deadline) => idle_check.as_mut().reset(deadline),
+                // Dropping the connection closes it.
+                None => break,
+            },
+            _ = closing.changed(), if !stopping => {
+                stopping = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    }
+}
+
+/// When bytes last moved on a connection, and whether a request is being answered.
+struct Activity {
+    start: Instant,
+    /// Milliseconds from `start` to the last read or write that moved bytes.
+    last: AtomicU64,
+    /// Requests being answered (more than one only if a client pipelines).
+    answering: AtomicUsize,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            start: Instant::now(),
+            last: AtomicU64::new(0),
+            answering: AtomicUsize::new(0),
+        }
+    }
+
+    fn touch(&self) {
+        let now = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last.store(now, Ordering::Relaxed);
+    }
+
+    /// `None` once the connection has been idle for `idle`; else when to look again.
+    fn idle_until(&self, idle: Duration) -> Option<Instant> {
+        let now = Instant::now();
+        if self.answering.load(Ordering::Relaxed) > 0 {
+            return Some(now + idle);
+        }
+        let last = self.start + Duration::from_millis(self.last.load(Ordering::Relaxed));
+        let deadline = last + idle;
+        (deadline > now).then_some(deadline)
+    }
+}
+
+/// A request being answered, for as long as this lives.
+struct Answering(Arc<Activity>);
+
+impl Answering {
+    fn start(activity: &Arc<Activity>) -> Answering {
+        activity.answering.fetch_add(1, Ordering::Relaxed);
+        Answering(Arc::clone(activity))
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        // Idleness counts from the end of the answer.
+        self.0.touch();
+        self.0.answering.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A connection's stream that records when bytes move.
+struct Watched {
+    stream: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl Watched {
+    /// Records progress: a read or write that moved bytes (a read of none is the end).
+    fn moved<T>(&self, polled: Poll<io::Result<T>>, bytes: bool) -> Poll<io::Result<T>> {
+        if bytes && matches!(polled, Poll::Ready(Ok(_))) {
+            self.activity.touch();
+        }
+        polled
+    }
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
+        let bytes = buf.filled().len() > before;
+        self.moved(polled, bytes)
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.stream).poll_write(cx, buf);
+        let bytes = matches!(polled, Poll::Ready(Ok(n)) if n > 0);
+        self.moved(polled, bytes)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        let bytes = matches!(polled, Poll::Ready(Ok(n)) if n > 0);
+        self.moved(polled, bytes)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}

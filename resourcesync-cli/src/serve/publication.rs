@@ -1,0 +1,236 @@
+//! The file a request names, opened under the publish directory by directory handles.
+//!
+//! Every name is opened relative to the handle of the directory that holds it, one
+//! segment at a time, without following a symbolic link (cap-std's `Dir`: `openat` with
+//! `O_NOFOLLOW`, under `RESOLVE_BENEATH` where the kernel has it). A check of the path's
+//! string (or of `canonicalize`) before an open by path would race a link swapped in
+//! between the two; a handle-relative open that refuses links leaves nothing to race: what
+//! is opened is what was looked at.
+//!
+//! Which links are followed: the publication's own, and no other.
+//! - The publish directory itself is resolved as the system does, at every request: it is
+//!   the link a publisher swaps to switch generations.
+//! - A link in the generation's own tree (the directory the publish directory leads to,
+//!   and its real subdirectories) is the publisher's: `resourcesync build` links the
+//!   collection's files and directories there (`files` to `COLLECTION-DIR/files`). It is
+//!   followed to its target. Where the target ends with the link's own path under the
+//!   publication, as every link `build` makes does, those ending segments lie in the
+//!   collection: they are opened one by one without following a link, like everything
+//!   beneath, so a collection directory swapped for a link after the build is not
+//!   followed either. The rest of the target, the publisher's path to its collection, is
+//!   resolved as the system does (`/home` may itself be a link).
+//! - Beneath a link so followed, no link is followed, wherever it points, inside the
+//!   collection or out. `build` never publishes a link it finds in a collection (its walk
+//!   skips them, and a directory holding one is not linked whole), so any link there was
+//!   made after the build, by someone who may not be the publisher: following it would
+//!   serve what the server can read rather than what was published.
+//!
+//! Only regular files are served: a FIFO, a socket or a device is not (a FIFO is opened
+//! non-blocking, so that one swapped in after the check cannot hold a thread).
+
+use std::ffi::OsStr;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions};
+
+/// What a request's path names.
+#[derive(Debug)]
+pub(super) enum Found {
+    /// A regular file, open, with the metadata of the open file.
+    File(std::fs::File, std::fs::Metadata),
+    /// A directory's `index.html`, open, with its metadata.
+    Index(std::fs::File, std::fs::Metadata),
+    /// A directory, asked for without its trailing `/` (to be redirected to it).
+    Directory,
+}
+
+/// Opens what `relative` (plain segments: no `.`, `..` or root) names under `publish`,
+/// as the module describes; with `index`, a directory's `index.html` in its place.
+///
+/// An error is the system's for the segment that failed (`NotFound`, `NotADirectory`,
+/// `InvalidFilename` for a name too long, `ELOOP` for a link not followed, …), or
+/// `NotFound` for what is not a regular file; [`status_of`](super::status_of) says which
+/// are the request's fault.
+pub(super) fn open(publish: &Path, relative: &Path, index: bool) -> io::Result<Found> {
+    let mut segments: Vec<&OsStr> = relative
+        .components()
+        .map(|c| match c {
+            Component::Normal(segment) => Ok(segment),
+            _ => Err(io::Error::from(io::ErrorKind::NotFound)),
+        })
+        .collect::<io::Result<_>>()?;
+    let mut walk = Walk {
+        dir: Dir::open_ambient_dir(publish, ambient_authority())?,
+        ambient: Some(publish.to_owned()),
+    };
+    let mut index_added = false;
+    let mut i = 0;
+    loop {
+        if i == segments.len() {
+            // A directory: its index.html, or a redirect to its `/` form.
+            if index_added {
+                // An `index.html` that is a directory is no page.
+                return Err(io::Error::from(io::ErrorKind::NotFound));
+            }
+            if !index {
+                return Ok(Found::Directory);
+            }
+            segments.push(OsStr::new("index.html"));
+            index_added = true;
+        }
+        match walk.step(&segments, i)? {
+            Step::File(file, meta) if i + 1 == segments.len() && index_added => {
+                return Ok(Found::Index(file, meta));
+            }
+            Step::File(file, meta) if i + 1 == segments.len() => {
+                return Ok(Found::File(file, meta));
+            }
+            Step::File(..) => return Err(io::Error::from(io::ErrorKind::NotADirectory)),
+            Step::Directory => i += 1,
+            Step::Resumed(at) => i = at,
+        }
+    }
+}
+
+/// Where a walk stands: the directory reached, and its path while it is still in the
+/// publisher's tree.
+struct Walk {
+    dir: Dir,
+    /// The path of `dir` as the system resolves it, while no link has been followed
+    /// (links are the publisher's there); `None` beneath a followed link.
+    ambient: Option<PathBuf>,
+}
+
+/// What one step of a walk found.
+enum Step {
+    File(std::fs::File, std::fs::Metadata),
+    /// A directory, now the walk's.
+    Directory,
+    /// A publisher's link was followed: the walk goes on from this segment (a segment
+    /// already passed, when the link's target ends with the link's own path).
+    Resumed(usize),
+}
+
+impl Walk {
+    /// Opens `segments[i]` in the walk's directory.
+    fn step(&mut self, segments: &[&OsStr], i: usize) -> io::Result<Step> {
+        let segment = segments[i];
+        let mut options = OpenOptions::new();
+        options.read(true).follow(FollowSymlinks::No);
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            // A FIFO opened for reading blocks until a writer comes; non-blocking, it
+            // opens at once and is refused below as not a regular file.
+            options.custom_flags(libc::O_NONBLOCK);
+        }
+        let opened = self.dir.open_with(segment, &options);
+        let file = match opened {
+            Ok(file) => file.into_std(),
+            Err(e) => {
+                // The rarer cases ask the kind: a link (refused by O_NOFOLLOW), or a
+                // directory where it cannot be opened as a file (Windows).
+                let Ok(meta) = self.dir.symlink_metadata(segment) else {
+                    return Err(e);
+                };
+                if meta.is_symlink() {
+                    return self.follow(segments, i);
+                }
+                if meta.is_dir() {
+                    self.dir = self.dir.open_dir_nofollow(segment)?;
+                    self.enter(segment);
+                    return Ok(Step::Directory);
+                }
+                return Err(e);
+            }
+        };
+        let meta = file.metadata()?;
+        if meta.is_file() {
+            Ok(Step::File(file, meta))
+        } else if meta.is_dir() {
+            self.dir = Dir::from_std_file(file);
+            self.enter(segment);
+            Ok(Step::Directory)
+        } else {
+            Err(io::Error::from(io::ErrorKind::NotFound))
+        }
+    }
+
+    /// Records that the walk went down into `segment`.
+    fn enter(&mut self, segment: &OsStr) {
+        if let Some(path) = &mut self.ambient {
+            path.push(segment);
+        }
+    }
+
+    /// Follows the link at `segments[i]` if it is the publisher's; see the module.
+    fn follow(&mut self, segments: &[&OsStr], i: usize) -> io::Result<Step> {
+        // One link at most is followed: beneath it, none is the publisher's.
+        let Some(here) = self.ambient.take() else {
+            return Err(not_followed());
+        };
+        let target = self.dir.read_link_contents(segments[i])?;
+        // The target's ending segments that are the link's own path under the
+        // publication: opened one by one from the rest of the target.
+        let ending = target
+            .components()
+            .rev()
+            .zip(segments[..=i].iter().rev())
+            .take_while(|(c, s)| matches!(c, Component::Normal(c) if c == *s))
+            .count();
+        let mut start = target.clone();
+        for _ in 0..ending {
+            start.pop();
+        }
+        // A relative target is relative to the link's directory.
+        let start = here.join(start);
+        if ending == 0 {
+            // A link of another name (`data -> /srv/store`): the whole target is the
+            // publisher's, resolved as the system does.
+            return open_ambient(&start).map(|found| match found {
+                AmbientFound::File(file, meta) => Step::File(file, meta),
+                AmbientFound::Directory(dir) => {
+                    self.dir = dir;
+                    Step::Directory
+                }
+            });
+        }
+        self.dir = Dir::open_ambient_dir(&start, ambient_authority())?;
+        Ok(Step::Resumed(i + 1 - ending))
+    }
+}
+
+/// What a path resolved as the system does names.
+enum AmbientFound {
+    File(std::fs::File, std::fs::Metadata),
+    Directory(Dir),
+}
+
+/// Opens `path` following links, for a target the publisher named in full.
+fn open_ambient(path: &Path) -> io::Result<AmbientFound> {
+    if std::fs::metadata(path)?.is_dir() {
+        return Dir::open_ambient_dir(path, ambient_authority()).map(AmbientFound::Directory);
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_file() {
+        Ok(AmbientFound::File(file, meta))
+    } else {
+        Err(io::Error::from(io::ErrorKind::NotFound))
+    }
+}
+
+/// The error of a link that is not followed.
+fn not_followed() -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, "a symbolic link not followed")
+}
