@@ -15,6 +15,7 @@
 //!   does on disk (store, extract, delete, save the state and the inventory), for blocking
 //!   and async drivers alike.
 //! - [`demo`]: all of them together, on a generated collection.
+//! - [`units`]: option values with units (durations, sizes).
 //!
 //! Layers: this crate is the top of the family (model ← xml ← package ← client ← cli); it
 //! opens sockets and files, reads the clock and handles signals, which the libraries below
@@ -26,4 +27,5 @@ pub mod destination;
 pub mod explore;
 pub mod serve;
 pub mod sync;
+pub mod units;
 pub mod validate;

@@ -125,10 +125,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: Option<u32>,
     /// How long a request's head (request line and headers) may take to arrive.
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = crate::units::duration)]
     pub header_timeout: Duration,
     /// How long a connection may sit with nothing moving while no request is answered.
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::units::duration)]
     pub idle_timeout: Duration,
 }
 
@@ -163,30 +163,6 @@ fn max_connections_that_fit() -> u32 {
             .clamp(1, DEFAULT_MAX_CONNECTIONS);
     }
     DEFAULT_MAX_CONNECTIONS
-}
-
-/// Parses a duration: a number followed by `ms`, `s` or `m`, or alone (seconds); more
-/// than zero.
-fn duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(at) => text.split_at(at),
-        None => (text, "s"),
-    };
-    let seconds_per_unit = match unit {
-        "ms" => 0.001,
-        "s" => 1.0,
-        "m" => 60.0,
-        _ => return Err(format!("unknown unit {unit:?}: use ms, s or m")),
-    };
-    let number: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a duration such as 500ms, 30s or 2m"))?;
-    Duration::try_from_secs_f64(number * seconds_per_unit)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("{text:?} is not a duration of more than zero"))
 }
 
 /// Runs `serve` and returns its exit status: binds, prints the start line, serves until

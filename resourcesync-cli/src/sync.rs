@@ -17,8 +17,8 @@ use std::time::Instant;
 use http::{HeaderMap, StatusCode};
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_client::{
-    Client, Config, ConfigError, Event, Misuse, Mode, ProblemKind, Report, Request, RequestId,
-    Standing, State,
+    Bounds, Client, Config, ConfigError, Event, Misuse, Mode, ProblemKind, Report, Request,
+    RequestId, Standing, State,
 };
 use resourcesync_model::Uri;
 use tokio::io::AsyncWriteExt;
@@ -109,6 +109,14 @@ pub struct SyncArgs {
     /// Requests in flight at once.
     #[arg(long, value_name = "N", default_value_t = 8)]
     concurrency: usize,
+    /// Bytes a resource listed without a length may have (K, M, G: powers of 1024); past
+    /// them its fetch fails. A listed length bounds a resource itself.
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = crate::units::bytes)]
+    max_unlisted_bytes: u64,
+    /// Time one request may take in all, however steadily its bytes come (then it is
+    /// retried); ms, s or m.
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = crate::units::duration)]
+    max_request_time: std::time::Duration,
     /// Answer requests for URLs under PREFIX from the directory DIR (a mirror on disk).
     #[arg(long, value_name = "PREFIX=DIR")]
     mirror: Vec<String>,
@@ -136,6 +144,7 @@ impl SyncArgs {
             .with_baseline(self.baseline)
             .with_dump(self.dump)
             .with_concurrency(self.concurrency)
+            .with_limits(self.max_unlisted_bytes, self.max_request_time)
             .with_replace_foreign(self.replace_foreign)
             .with_json(self.json);
         if self.delete {
@@ -171,6 +180,10 @@ pub struct SyncOptions {
     pub delete: Option<u64>,
     /// Requests in flight at once (at least one).
     pub concurrency: usize,
+    /// Bytes a resource listed without a length may have.
+    pub max_unlisted_bytes: u64,
+    /// Time one request may take in all.
+    pub max_request_time: std::time::Duration,
     /// URL prefixes answered from a directory (a mirror on disk), each with it.
     pub mirrors: Vec<(String, PathBuf)>,
     /// Replace a file at a listed path that no sync stored (by default a conflict,
@@ -194,6 +207,8 @@ impl SyncOptions {
             dump: false,
             delete: None,
             concurrency: 8,
+            max_unlisted_bytes: Bounds::default().max_unlisted_bytes,
+            max_request_time: Bounds::default().max_request_time,
             mirrors: Vec::new(),
             replace_foreign: false,
             json: false,
@@ -232,6 +247,18 @@ impl SyncOptions {
     #[must_use]
     pub fn with_delete(mut self, max: u64) -> SyncOptions {
         self.delete = Some(max);
+        self
+    }
+
+    /// See [`SyncOptions::max_unlisted_bytes`] and [`SyncOptions::max_request_time`].
+    #[must_use]
+    pub fn with_limits(
+        mut self,
+        max_unlisted_bytes: u64,
+        max_request_time: std::time::Duration,
+    ) -> SyncOptions {
+        self.max_unlisted_bytes = max_unlisted_bytes;
+        self.max_request_time = max_request_time;
         self
     }
 
@@ -298,6 +325,8 @@ impl SyncOptions {
         }
         let mut bounds = config.bounds;
         bounds.max_in_flight = self.concurrency.max(1);
+        bounds.max_unlisted_bytes = self.max_unlisted_bytes;
+        bounds.max_request_time = self.max_request_time;
         Ok(config.with_bounds(bounds))
     }
 }
@@ -900,7 +929,7 @@ pub async fn fetch(
     let mut response = match http.get(&url).send().await {
         Ok(response) => response,
         Err(e) => {
-            let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+            let _ = tx.send(Msg::Failed(id, failure(&e))).await;
             return;
         }
     };
@@ -945,7 +974,7 @@ pub async fn fetch(
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
             Err(e) => {
-                let _ = tx.send(fail(e.to_string())).await;
+                let _ = tx.send(fail(failure(&e))).await;
                 return;
             }
         };
@@ -1021,6 +1050,31 @@ pub async fn fetch(
             }
         }
         (None, None) => {}
+    }
+}
+
+/// Why a request failed, in words a user acts on: reqwest's own message names only the
+/// URL ("error sending request for url ..."); the cause (connection refused, no such
+/// host, a TLS error, a timeout) is in its sources, innermost last.
+fn failure(e: &reqwest::Error) -> String {
+    let mut causes = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        causes.push(cause.to_string());
+        source = cause.source();
+    }
+    let what = if e.is_connect() {
+        "cannot connect"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "the body broke off"
+    } else {
+        "request failed"
+    };
+    match causes.last() {
+        Some(innermost) => format!("{what}: {innermost}"),
+        None => format!("{what}: {e}"),
     }
 }
 

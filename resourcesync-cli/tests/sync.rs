@@ -528,3 +528,112 @@ fn a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes() {
         text(&out)
     );
 }
+
+#[test]
+fn an_unreachable_source_is_named_with_its_cause() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let base = format!("http://127.0.0.1:{port}/");
+    let out = sync(&[&base, dir.path().join("d").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&base), "{}", text(&out));
+    assert!(stderr.contains("cannot connect"), "{}", text(&out));
+    assert!(
+        stderr.to_lowercase().contains("connection refused"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !stderr.contains("offers no Source Description"),
+        "{}",
+        text(&out)
+    );
+    // A host that does not resolve (.invalid never does: RFC 6761).
+    let e = dir.path().join("e");
+    let out = sync(&["http://no-such-host.invalid/", e.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no-such-host.invalid"), "{}", text(&out));
+    assert!(
+        stderr.contains("cannot connect: failed to lookup"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A Source whose Resource List lists `big.bin` without a length, served `body`.
+fn unlisted_length(body: Vec<u8>) -> Served {
+    let served = Served::start(|s| populate(s, 1));
+    let base = served.base.clone();
+    let list = format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{base}capabilitylist.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/><url><loc>{base}big.bin</loc></url></urlset>"#
+    );
+    let mut source = served.source.lock().unwrap();
+    source
+        .files
+        .insert("resourcelist.xml".into(), Response::ok(list.into_bytes()));
+    source.files.insert("big.bin".into(), Response::ok(body));
+    drop(source);
+    served
+}
+
+#[test]
+fn a_resource_listed_without_a_length_is_capped() {
+    let served = unlisted_length(vec![7; 64 * 1024]);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d");
+    let out = sync(&[
+        "--max-unlisted-bytes",
+        "16K",
+        &served.base,
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("more than the 16384 bytes allowed for a resource listed without a length"),
+        "{}",
+        text(&out)
+    );
+    assert!(!d.join("big.bin").exists());
+    // Within the cap it is stored.
+    let out = sync(&[
+        "--max-unlisted-bytes",
+        "64K",
+        &served.base,
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read(d.join("big.bin")).unwrap().len(), 64 * 1024);
+}
+
+#[test]
+fn a_source_that_trickles_is_cut_off_by_the_total_time_of_a_request() {
+    let served = unlisted_length(vec![7; 1000]);
+    // One byte every 100 ms, for ever as far as the sync is concerned (100 s).
+    served.faults(|path, _| {
+        (path == "big.bin").then_some(resourcesync_testkit::served::Fault::Trickle(100))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d");
+    let out = sync(&[
+        "--max-request-time",
+        "500ms",
+        &served.base,
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("took longer than the 0.5 s a request may take"),
+        "{}",
+        text(&out)
+    );
+    assert!(!d.join("big.bin").exists());
+}

@@ -71,6 +71,14 @@ pub struct Bounds {
     /// A request with no response head or body for this long is cancelled
     /// ([`Event::Cancel`](crate::Event::Cancel)) and retried; 60 s by default.
     pub request_timeout: Duration,
+    /// A request that takes longer than this in all, however steadily its bytes come, is
+    /// cancelled and retried (a Source that sends a byte now and then would otherwise
+    /// hold it for ever); 30 minutes by default.
+    pub max_request_time: Duration,
+    /// Bytes of a resource (or a package) listed without a length: past them the fetch
+    /// fails ([`ProblemKind::TooLarge`](crate::ProblemKind::TooLarge)); 1 GiB by default.
+    /// A listed length bounds the body itself (a longer body fails its fixity).
+    pub max_unlisted_bytes: u64,
     /// Redirects followed for one request; 10 by default.
     pub max_redirects: u32,
     /// How deep documents may nest below the first (Source Description > Capability List
@@ -90,6 +98,8 @@ impl Default for Bounds {
             attempts: 3,
             retry_delay: Duration::from_secs(1),
             request_timeout: Duration::from_secs(60),
+            max_request_time: Duration::from_secs(30 * 60),
+            max_unlisted_bytes: 1 << 30,
             max_redirects: 10,
             max_depth: 4,
             max_warnings: 100,

@@ -221,6 +221,13 @@ pub enum ProblemKind {
         /// The limit.
         limit: u64,
     },
+    /// A resource listed without a length sent more than the bytes allowed
+    /// ([`Bounds::max_unlisted_bytes`](crate::Bounds::max_unlisted_bytes)).
+    #[error("more than the {limit} bytes allowed for a resource listed without a length")]
+    TooLarge {
+        /// The bytes allowed.
+        limit: u64,
+    },
     /// The caller could not apply a change.
     #[error("not applied: {0}")]
     NotApplied(String),
@@ -485,6 +492,7 @@ impl ProblemKind {
             ProblemKind::Gap { .. } => "gap",
             ProblemKind::DeleteLimit { .. } => "delete-limit",
             ProblemKind::DeleteLimitReached { .. } => "delete-limit-reached",
+            ProblemKind::TooLarge { .. } => "too-large",
             ProblemKind::NotApplied(_) => "not-applied",
             ProblemKind::Conflict(_) => "conflict",
         }

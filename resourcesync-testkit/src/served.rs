@@ -23,6 +23,9 @@ pub enum Fault {
     Redirect(String),
     /// The response waits this long.
     Slow(u64),
+    /// The body comes one byte every this many milliseconds (a Source that never stops
+    /// and never finishes).
+    Trickle(u64),
 }
 
 /// A Source on 127.0.0.1, served until dropped.
@@ -148,6 +151,19 @@ fn respond(
             return (response, None);
         }
         Some(Fault::Slow(ms)) => wait = Some(ms),
+        Some(Fault::Trickle(ms)) => {
+            let body = axum::body::Body::new(Trickle {
+                bytes: r.body.clone().into_iter(),
+                every: std::time::Duration::from_millis(ms),
+                sleep: Box::pin(tokio::time::sleep(std::time::Duration::ZERO)),
+            });
+            let response = Response::builder()
+                .status(r.status)
+                .header("content-length", r.body.len().to_string())
+                .body(body)
+                .unwrap();
+            return (response, None);
+        }
         Some(Fault::Corrupt) => {
             if let Some(b) = r.body.last_mut() {
                 *b ^= 0x20;
@@ -173,6 +189,34 @@ fn respond(
         builder = builder.header(k, v);
     }
     (builder.body(Body::from(r.body)).unwrap(), wait)
+}
+
+/// A body that sends its bytes one at a time, `every` apart.
+struct Trickle {
+    bytes: std::vec::IntoIter<u8>,
+    every: std::time::Duration,
+    sleep: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl axum::body::HttpBody for Trickle {
+    type Data = axum::body::Bytes;
+    type Error = std::io::Error;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        use std::future::Future;
+        if self.sleep.as_mut().poll(cx).is_pending() {
+            return std::task::Poll::Pending;
+        }
+        let next = tokio::time::Instant::now() + self.every;
+        self.sleep.as_mut().reset(next);
+        std::task::Poll::Ready(
+            self.bytes
+                .next()
+                .map(|b| Ok(http_body::Frame::data(axum::body::Bytes::from(vec![b])))),
+        )
+    }
 }
 
 /// A body of these bytes that then fails, as a connection reset would.

@@ -42,11 +42,14 @@ impl<I: Inventory> Client<I> {
         let base = self.config.start.clone();
         let uri = match step {
             None => {
-                self.push_problem(
-                    Some(&base),
-                    None,
-                    ProblemKind::NotOffered("Source Description (discovery found none)"),
-                );
+                match self.unreachable.take() {
+                    Some((uri, why)) => self.push_problem(Some(&uri), None, why),
+                    None => self.push_problem(
+                        Some(&base),
+                        None,
+                        ProblemKind::NotOffered("Source Description (discovery found none)"),
+                    ),
+                }
                 return;
             }
             Some(Step::Robots) => base.join("/robots.txt"),

@@ -127,6 +127,9 @@ pub struct Client<I> {
     done: bool,
     /// Deletions decided by an incremental run, against `Config::max_deletes`.
     deletions: u64,
+    /// Why discovery could not reach the Source (a request that failed, not a status):
+    /// said instead of "offers no Source Description".
+    unreachable: Option<(Uri, ProblemKind)>,
 }
 
 impl<I> std::fmt::Debug for Client<I> {
@@ -236,7 +239,10 @@ enum Role {
 
 struct Flight {
     job: Job,
+    /// When it is cancelled: a while after its last input, and never later than `limit`.
     deadline: Instant,
+    /// When it started, plus the total time a request may take.
+    limit: Instant,
     status: Option<StatusCode>,
     body: Body,
 }
@@ -421,6 +427,7 @@ impl<I: Inventory> Client<I> {
             follow_at: None,
             report: Report::default(),
             deletions: 0,
+            unreachable: None,
             progress: Progress::default(),
             done: false,
         };

@@ -68,11 +68,13 @@ impl<I: Inventory> Client<I> {
             What::Resource { .. } | What::Package { .. } => Body::Fixity(Fixity::new()),
         };
         let uri = job.uri.clone();
+        let limit = now + self.config.bounds.max_request_time;
         self.flights.insert(
             id,
             Flight {
                 job,
-                deadline: now + self.config.bounds.request_timeout,
+                deadline: limit.min(now + self.config.bounds.request_timeout),
+                limit,
                 status: None,
                 body,
             },
@@ -98,7 +100,17 @@ impl<I: Inventory> Client<I> {
             if let Some(flight) = self.flights.remove(&id) {
                 self.cancel(id);
                 self.discard(id, &flight.job);
-                self.retry(flight.job, id, ProblemKind::Failed("timed out".into()), now);
+                let reason = match flight.limit <= now {
+                    true => format!(
+                        "took longer than the {} s a request may take",
+                        self.config.bounds.max_request_time.as_secs_f64()
+                    ),
+                    false => format!(
+                        "timed out: nothing received for {} s",
+                        self.config.bounds.request_timeout.as_secs_f64()
+                    ),
+                };
+                self.retry(flight.job, id, ProblemKind::Failed(reason), now);
             }
         }
         let (due, later): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
@@ -151,7 +163,7 @@ impl<I: Inventory> Client<I> {
         if flight.status.is_some() {
             return Err(Misuse::ResponseTwice(id));
         }
-        flight.deadline = now + self.config.bounds.request_timeout;
+        flight.deadline = flight.limit.min(now + self.config.bounds.request_timeout);
         flight.status = Some(status);
         if status.is_success() {
             if let Body::Discovery(_, links) = &mut flight.body {
@@ -258,7 +270,7 @@ impl<I: Inventory> Client<I> {
         if flight.status.is_none() {
             return Err(Misuse::BodyBeforeResponse(id));
         }
-        flight.deadline = now + self.config.bounds.request_timeout;
+        flight.deadline = flight.limit.min(now + self.config.bounds.request_timeout);
         self.report.bytes += bytes.len() as u64;
         self.progress.bytes += bytes.len() as u64;
         let limit = self.config.bounds.max_discovery_bytes;
@@ -279,10 +291,12 @@ impl<I: Inventory> Client<I> {
                     What::Package { md, .. } => md.as_ref().and_then(|md| md.length),
                     _ => None,
                 };
+                let cap = self.config.bounds.max_unlisted_bytes;
                 match listed {
                     Some(expected) if fixity.length() > expected => {
                         Err(ProblemKind::Fixity(FixityMismatch::Longer { expected }))
                     }
+                    None if fixity.length() > cap => Err(ProblemKind::TooLarge { limit: cap }),
                     _ => Ok(()),
                 }
             }
@@ -457,20 +471,30 @@ impl<I: Inventory> Client<I> {
         id: Option<RequestId>,
         _now: Instant,
     ) {
+        // A request that failed (no connection, no answer), not a status: the other
+        // steps of discovery ask the same host, so discovery ends with this reason.
+        let unreachable = matches!(kind, ProblemKind::Failed(_));
         match job.what {
             What::Discover(step) => {
                 self.root_pending = self.root_pending.saturating_sub(1);
+                if unreachable {
+                    self.unreachable.get_or_insert((job.uri, kind));
+                    return self.discover(None);
+                }
                 self.discover(step.next());
             }
             What::Document(doc) => {
                 if let Some(step) = doc.then {
                     // No Source Description at the well-known URI: discovery goes on.
                     // A refusal is said all the same.
-                    if matches!(kind, ProblemKind::Refused(_)) {
-                        self.push_problem(Some(&job.uri), id, kind);
-                    }
                     self.root_pending = self.root_pending.saturating_sub(1);
                     self.visited.remove(job.uri.as_str());
+                    if matches!(kind, ProblemKind::Refused(_)) {
+                        self.push_problem(Some(&job.uri), id, kind);
+                    } else if unreachable {
+                        self.unreachable.get_or_insert((job.uri, kind));
+                        return self.discover(None);
+                    }
                     self.discover(Some(step));
                     return;
                 }
