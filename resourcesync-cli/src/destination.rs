@@ -57,7 +57,7 @@ use std::time::Instant;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use http::{HeaderMap, StatusCode};
-use resourcesync_client::local_path::{LocalPath, PathMapper};
+use resourcesync_client::local_path::{FileSystem, LocalPath, PathMapper};
 use resourcesync_client::{
     Action, Change, Client, Config, Event, Held, Inventory, MemoryInventory, Misuse, Mode, Purpose,
     Request, RequestId, State,
@@ -157,6 +157,8 @@ pub struct DirectoryDestination {
     replace_foreign: bool,
     /// `.resourcesync/placed.jsonl`, open for appending once something is placed.
     journal: Option<std::fs::File>,
+    /// The rules of names of DIR's file system, found by trying.
+    file_system: FileSystem,
     /// What [`verify`](Self::verify) changed in the inventory it was given: each
     /// resource's record before (see [`save`](Self::save)).
     substituted: HashMap<resourcesync_model::Uri, (Held, Option<Held>)>,
@@ -190,6 +192,7 @@ impl DirectoryDestination {
         for entry in entries.flatten() {
             let _ = tmp.remove_file(entry.file_name());
         }
+        let file_system = probe(&tmp).map_err(io_at(&dir.join(KEPT).join("tmp")))?;
         let shown = Arc::new(dir.join(KEPT).join("tmp"));
         Ok(DirectoryDestination {
             dir,
@@ -203,6 +206,7 @@ impl DirectoryDestination {
             packages: HashMap::new(),
             replace_foreign: false,
             journal: None,
+            file_system,
             substituted: HashMap::new(),
         })
     }
@@ -253,10 +257,23 @@ impl DirectoryDestination {
         }
     }
 
-    /// The config's path mapper with [`KEPT`] kept out of every Source's reach: give it to
-    /// [`Config::with_paths`].
+    /// The config's path mapper with [`KEPT`] kept out of every Source's reach, for
+    /// the rules of names of DIR's file system ([`file_system`](Self::file_system)): give
+    /// it to [`Config::with_paths`].
     pub fn paths(&self, config: &Config) -> PathMapper {
-        config.paths.clone().with_kept_name(KEPT)
+        config
+            .paths
+            .clone()
+            .with_kept_name(KEPT)
+            .with_file_system(self.file_system)
+    }
+
+    /// The rules of names of DIR's file system, found when it was opened by trying:
+    /// whether two names that differ in case, or in Unicode normalization, are one
+    /// file; Windows's rules on Windows. The sync stores every name the file system can
+    /// hold, and refuses (as a problem, the run incomplete) only what it cannot.
+    pub fn file_system(&self) -> FileSystem {
+        self.file_system
     }
 
     /// Whether the body of `request` is kept in a temporary file while it arrives
@@ -788,6 +805,25 @@ enum Outcome {
 /// The temporary file's name of a request's body.
 fn temp_name(id: RequestId) -> String {
     id.to_string().replace(' ', "-")
+}
+
+/// The rules of names of the file system `tmp` is on: a file made under one name, looked
+/// for under another that differs in case, then in normalization.
+fn probe(tmp: &Dir) -> io::Result<FileSystem> {
+    let same = |made: &str, other: &str| -> io::Result<bool> {
+        tmp.write(made, b"")?;
+        let found = tmp.symlink_metadata(other).is_ok();
+        tmp.remove_file(made)?;
+        Ok(found)
+    };
+    let case_insensitive = same("probe-Case", "probe-cASE")?;
+    // U+00E9 composed, and e with U+0301 decomposed.
+    let normalizing = same("probe-\u{e9}", "probe-e\u{301}")?;
+    Ok(FileSystem::new(
+        cfg!(windows),
+        case_insensitive,
+        normalizing,
+    ))
 }
 
 /// Opens (making it if missing) the directory `name` under `parent`, which must be a

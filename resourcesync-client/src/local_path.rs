@@ -300,6 +300,8 @@ pub struct PathMapper {
     max_path_bytes: usize,
     /// First names no resource may take, folded.
     kept: Vec<String>,
+    /// The rules of names of the file system the paths are for.
+    file_system: FileSystem,
 }
 
 impl PathMapper {
@@ -316,7 +318,7 @@ impl PathMapper {
             .split_at(parts.segments.len().saturating_sub(1));
         let prefix = dirs
             .iter()
-            .map(|s| decode_segment(base, s))
+            .map(|s| decode_segment(base, s, FileSystem::PORTABLE.windows_names))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(PathMapper {
             base: base.as_str().to_owned(),
@@ -325,7 +327,23 @@ impl PathMapper {
             other_authorities: false,
             max_path_bytes: DEFAULT_MAX_PATH_BYTES,
             kept: Vec::new(),
+            file_system: FileSystem::PORTABLE,
         })
+    }
+
+    /// Maps for a file system with these rules ([`FileSystem::PORTABLE`] unless told
+    /// otherwise): a name it can hold is not refused, nor escaped, for the sake of
+    /// another. A destination directory knows its own (see the CLI's
+    /// `DirectoryDestination`, which finds out by trying).
+    #[must_use]
+    pub fn with_file_system(mut self, file_system: FileSystem) -> PathMapper {
+        self.file_system = file_system;
+        self
+    }
+
+    /// The rules of names this mapper maps for.
+    pub fn file_system(&self) -> FileSystem {
+        self.file_system
     }
 
     /// Whether URIs on other authorities map (under `@` and their authority) or are
@@ -366,8 +384,9 @@ impl PathMapper {
                 })?;
         let mut decoded = dirs
             .iter()
-            .map(|s| decode_segment(uri, s))
+            .map(|s| decode_segment(uri, s, self.file_system.windows_names))
             .collect::<Result<Vec<_>, _>>()?;
+        let windows = self.file_system.windows_names;
         let mut names = Vec::with_capacity(decoded.len() + 2);
         if parts.authority == self.authority {
             if !decoded.starts_with(&self.prefix) {
@@ -380,7 +399,7 @@ impl PathMapper {
         } else if self.other_authorities {
             names.push(format!(
                 "@{}",
-                render(uri, parts.authority.as_bytes(), false)?
+                render(uri, parts.authority.as_bytes(), false, windows)?
             ));
         } else {
             return Err(LocalPathError::OtherAuthority {
@@ -389,20 +408,20 @@ impl PathMapper {
             });
         }
         for segment in &decoded {
-            names.push(render(uri, segment, false)?);
+            names.push(render(uri, segment, false, windows)?);
         }
         let mut name = if last.is_empty() {
             INDEX_NAME.to_owned()
         } else {
-            render(uri, &decode_segment(uri, last)?, false)?
+            render(uri, &decode_segment(uri, last, windows)?, false, windows)?
         };
         if let Some(query) = parts.query {
             name.push('@');
-            name.push_str(&render(uri, &normalize_query(uri, query)?, true)?);
+            name.push_str(&render(uri, &normalize_query(uri, query)?, true, windows)?);
         }
         names.push(name);
         for name in &names {
-            check_name(uri, name)?;
+            check_name(uri, name, windows)?;
         }
         if let Some(kept) = names.first().and_then(|first| {
             let first = fold(first);
@@ -478,7 +497,7 @@ impl<'a> Parts<'a> {
 }
 
 /// The bytes of one segment, percent-decoded, or why the segment cannot be a name.
-fn decode_segment(uri: &Uri, segment: &str) -> Result<Vec<u8>, LocalPathError> {
+fn decode_segment(uri: &Uri, segment: &str, windows: bool) -> Result<Vec<u8>, LocalPathError> {
     let err_uri = || uri.as_str().to_owned();
     if segment.is_empty() {
         return Err(LocalPathError::EmptySegment { uri: err_uri() });
@@ -506,7 +525,7 @@ fn decode_segment(uri: &Uri, segment: &str) -> Result<Vec<u8>, LocalPathError> {
         return Err(LocalPathError::ControlCharacter { uri: err_uri() });
     }
     if let [letter, b':', ..] = bytes[..] {
-        if letter.is_ascii_alphabetic() {
+        if windows && letter.is_ascii_alphabetic() {
             return Err(LocalPathError::DriveLetter {
                 uri: err_uri(),
                 segment: segment.to_owned(),
@@ -579,7 +598,12 @@ fn normalize_query(uri: &Uri, query: &str) -> Result<Vec<u8>, LocalPathError> {
 /// ([`escaped`]), and bytes that are not UTF-8 as `%XX`. Percent-decoding the name gives
 /// the bytes back, which is what makes the mapping injective. A control character
 /// (U+0080 to U+009F included) is refused.
-fn render(uri: &Uri, bytes: &[u8], in_query: bool) -> Result<String, LocalPathError> {
+fn render(
+    uri: &Uri,
+    bytes: &[u8],
+    in_query: bool,
+    windows: bool,
+) -> Result<String, LocalPathError> {
     let mut name = String::with_capacity(bytes.len());
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {
@@ -588,7 +612,7 @@ fn render(uri: &Uri, bytes: &[u8], in_query: bool) -> Result<String, LocalPathEr
                     uri: uri.as_str().to_owned(),
                 });
             }
-            if escaped(c, in_query) {
+            if escaped(c, in_query, windows) {
                 let mut buf = [0; 4];
                 for b in c.encode_utf8(&mut buf).bytes() {
                     name.push_str(&format!("%{b:02X}"));
@@ -608,11 +632,10 @@ fn render(uri: &Uri, bytes: &[u8], in_query: bool) -> Result<String, LocalPathEr
 /// `@` (which separates a query and starts an authority's directory), what Windows
 /// forbids in names, separators (only a query can hold them), and the bidirectional
 /// formatting characters of RFC 3987, section 4.1, which make a name display as another.
-fn escaped(c: char, in_query: bool) -> bool {
-    matches!(
-        c,
-        '%' | '@' | ':' | '*' | '?' | '"' | '<' | '>' | '|' | '\\'
-    ) || (in_query && c == '/')
+fn escaped(c: char, in_query: bool, windows: bool) -> bool {
+    matches!(c, '%' | '@' | '\\')
+        || (windows && matches!(c, ':' | '*' | '?' | '"' | '<' | '>' | '|'))
+        || (in_query && c == '/')
         || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
@@ -623,14 +646,18 @@ const RESERVED: [&str; 33] = [
     "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³", "CONIN$", "CONOUT$", "CLOCK$",
 ];
 
-/// Checks one finished name: length, trailing dot or space, device names.
-fn check_name(uri: &Uri, name: &str) -> Result<(), LocalPathError> {
+/// Checks one finished name: length, and for Windows's rules trailing dot or space and
+/// device names.
+fn check_name(uri: &Uri, name: &str, windows: bool) -> Result<(), LocalPathError> {
     let err_uri = || uri.as_str().to_owned();
     if name.len() > MAX_COMPONENT_BYTES {
         return Err(LocalPathError::ComponentTooLong {
             uri: err_uri(),
             length: name.len(),
         });
+    }
+    if !windows {
+        return Ok(());
     }
     if name.ends_with(['.', ' ']) {
         return Err(LocalPathError::TrailingDotOrSpace {
@@ -648,6 +675,66 @@ fn check_name(uri: &Uri, name: &str) -> Result<(), LocalPathError> {
         });
     }
     Ok(())
+}
+
+/// The rules of names of the file system paths are mapped for: which names it cannot
+/// hold, and which names it takes as one. [`FileSystem::PORTABLE`] holds to all of them,
+/// so that a destination can be copied anywhere; a destination that knows its own file
+/// system holds to its rules only, and stores every name that file system can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct FileSystem {
+    /// Windows's rules: device names (`CON`, `nul.txt`), names ending in a dot or a
+    /// space, drive letters (`C:`) refused, and `:*?"<>|` written as `%XX`.
+    pub windows_names: bool,
+    /// Names that differ only in case are one file (Windows, macOS by default).
+    pub case_insensitive: bool,
+    /// Names that differ only in Unicode normalization are one file (macOS).
+    pub normalizing: bool,
+}
+
+impl FileSystem {
+    /// Every rule: paths any of Windows, macOS and Linux can hold, each as its own file.
+    pub const PORTABLE: FileSystem = FileSystem {
+        windows_names: true,
+        case_insensitive: true,
+        normalizing: true,
+    };
+
+    /// A POSIX file system such as ext4, XFS or Btrfs: any name but `.` and `..`, with
+    /// names that differ in case or normalization apart.
+    pub const POSIX: FileSystem = FileSystem {
+        windows_names: false,
+        case_insensitive: false,
+        normalizing: false,
+    };
+
+    /// A file system with these rules.
+    pub fn new(windows_names: bool, case_insensitive: bool, normalizing: bool) -> FileSystem {
+        FileSystem {
+            windows_names,
+            case_insensitive,
+            normalizing,
+        }
+    }
+
+    /// The path as this file system compares names.
+    fn fold(&self, path: &str) -> String {
+        match (self.case_insensitive, self.normalizing) {
+            (true, true) => fold(path),
+            (false, true) => nfc(path),
+            // Case folded, normalization kept: lower case of each form as written.
+            (true, false) => path.to_uppercase().to_lowercase(),
+            (false, false) => path.to_owned(),
+        }
+    }
+}
+
+impl Default for FileSystem {
+    /// [`FileSystem::PORTABLE`].
+    fn default() -> FileSystem {
+        FileSystem::PORTABLE
+    }
 }
 
 /// How two URIs of a [`PathCollision`] meet in one file.
@@ -718,12 +805,24 @@ pub struct PathSet {
     files: HashMap<String, (LocalPath, Uri)>,
     /// Folded directory path to the first file path and URI under it.
     directories: HashMap<String, (LocalPath, Uri)>,
+    /// How names compare.
+    file_system: FileSystem,
 }
 
 impl PathSet {
-    /// An empty set.
+    /// An empty set, for a case-insensitive, normalizing file system
+    /// ([`FileSystem::PORTABLE`]).
     pub fn new() -> PathSet {
         PathSet::default()
+    }
+
+    /// An empty set comparing names as `file_system` does: on a POSIX file system,
+    /// `a.txt` and `A.TXT` are two files, and no collision.
+    pub fn for_file_system(file_system: FileSystem) -> PathSet {
+        PathSet {
+            file_system,
+            ..PathSet::default()
+        }
     }
 
     /// The number of files held.
@@ -748,7 +847,7 @@ impl PathSet {
             second_path: path.clone(),
             kind,
         };
-        let folded = fold(path.as_str());
+        let folded = self.file_system.fold(path.as_str());
         if let Some(held) = self.files.get(&folded) {
             let (held_path, held_uri) = held;
             if held_path == path && held_uri == uri {

@@ -405,6 +405,7 @@ impl<I: Inventory> Client<I> {
     /// saved after the last run ([`State::new`] for none), `inventory` what the
     /// Destination holds.
     pub fn new(config: Config, state: State, inventory: I) -> Client<I> {
+        let file_system = config.paths.file_system();
         let mut client = Client {
             config,
             inventory,
@@ -420,7 +421,7 @@ impl<I: Inventory> Client<I> {
             changes: HashMap::default(),
             packages: HashMap::default(),
             listed: Vec::new(),
-            paths: PathSet::new(),
+            paths: PathSet::for_file_system(file_system),
             visited: HashSet::new(),
             root_pending: 0,
             swept: false,

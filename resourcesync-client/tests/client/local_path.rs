@@ -665,3 +665,54 @@ fn kept_names_are_never_mapped_to() {
             .is_ok()
     );
 }
+
+/// A POSIX file system holds what Windows and macOS would not: the mapper neither refuses
+/// nor escapes those names, and the set keeps names that differ in case or normalization
+/// apart; the portable rules (the default) still refuse and fold them.
+#[test]
+fn a_posix_file_system_holds_every_name_the_portable_rules_refuse() {
+    use resourcesync_client::local_path::{Collision, FileSystem, PathMapper, PathSet};
+    let base: resourcesync_model::Uri = "http://example.com/".parse().unwrap();
+    let portable = PathMapper::new(&base).unwrap();
+    let posix = PathMapper::new(&base)
+        .unwrap()
+        .with_file_system(FileSystem::POSIX);
+    let uri = |path: &str| -> resourcesync_model::Uri {
+        format!("http://example.com/{path}").parse().unwrap()
+    };
+    for (path, name) in [
+        ("CON", "CON"),
+        ("aux.txt", "aux.txt"),
+        ("trailing.", "trailing."),
+        ("a:b", "a:b"),
+        ("c:drive", "c:drive"),
+        ("what%3F", "what?"),
+        ("%3Cpipe%7Cstar*%3E", "<pipe|star*>"),
+    ] {
+        assert_eq!(
+            posix.local_path(&uri(path)).unwrap().as_str(),
+            name,
+            "{path}"
+        );
+        let portably = portable.local_path(&uri(path));
+        assert!(portably.map_or(true, |p| p.as_str() != name), "{path}");
+    }
+    // What no file system holds stays refused either way.
+    for path in ["a/%2e%2e/b", "a%2Fb", "a%5Cb", "%00"] {
+        assert!(posix.local_path(&uri(path)).is_err(), "{path}");
+    }
+    for (a, b, kind) in [
+        ("Readme.txt", "README.TXT", Collision::Case),
+        ("caf%C3%A9", "cafe%CC%81", Collision::Normalization),
+    ] {
+        let mut native = PathSet::for_file_system(FileSystem::POSIX);
+        let mut everywhere = PathSet::new();
+        for set in [&mut native, &mut everywhere] {
+            let path = posix.local_path(&uri(a)).unwrap();
+            assert_eq!(set.insert(&uri(a), &path), Ok(true));
+        }
+        let path = posix.local_path(&uri(b)).unwrap();
+        assert_eq!(native.insert(&uri(b), &path), Ok(true), "{a} {b}");
+        assert_eq!(everywhere.insert(&uri(b), &path).unwrap_err().kind, kind);
+    }
+}

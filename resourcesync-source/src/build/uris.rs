@@ -2,16 +2,45 @@
 
 use super::*;
 
+/// What a name's bytes are written as in a URI's path segment: everything but RFC
+/// 3986's `pchar` percent-encoded. The `url` crate's own set (WHATWG's) leaves `|`, `^`,
+/// `[`, `]` and `\\` as they are, which no URI may hold: a file named `a|b` had no URI,
+/// and was skipped, though every file system but Windows's holds it.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
 /// The URI of the resource at `path` (relative, `/`-separated): its segments
 /// percent-encoded under the base.
 pub(super) fn resource_uri(directory: &Directory, path: &str) -> Result<Uri, String> {
     let mut url = url::Url::parse(directory.base().as_str()).map_err(|e| e.to_string())?;
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err("the base URL has a query or a fragment".into());
+    }
     url.path_segments_mut()
         .map_err(|()| "the base URL cannot have a path".to_string())?
-        .pop_if_empty()
-        .extend(path.split('/'));
-    url.as_str()
-        .parse()
+        .pop_if_empty();
+    // A base at the root keeps its `/` through `pop_if_empty`: one `/` between each.
+    let mut text = url.as_str().trim_end_matches('/').to_owned();
+    for segment in path.split('/') {
+        text.push('/');
+        text.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
+    }
+    text.parse()
         .map_err(|e: resourcesync_model::UriError| e.to_string())
 }
 
