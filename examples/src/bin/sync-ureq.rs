@@ -1,7 +1,8 @@
 //! A blocking driver of the sans-IO client over ureq, one request at a time.
 //!
 //! ```text
-//! sync-ureq [--audit] [--dry-run] [--dump] [--delete] [--max-deletes N] <SOURCE-URL> <DIR>
+//! sync-ureq [--audit] [--dry-run] [--baseline] [--dump] [--delete] [--max-deletes N]
+//!           [--replace-foreign] <SOURCE-URL> <DIR>
 //! ```
 //!
 //! The client asks, ureq fetches (following no redirect: the client checks them), and what
