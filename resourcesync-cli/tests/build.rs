@@ -852,6 +852,84 @@ fn refuses_a_publish_directory_it_did_not_make_and_a_second_build() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-slash"));
 }
 
+/// Links and files planted where `build` keeps its own (issue 22): its generations'
+/// directory, its lock, the place it stages its link, a generation's number. Each is
+/// refused with an error naming it, and nothing is written through it, truncated or
+/// removed. (The code before followed the first two, truncating the lock's target and
+/// writing the generations into the linked directory, and removed the other two.)
+#[test]
+fn links_planted_where_build_keeps_its_files_are_refused_not_followed() {
+    use std::os::unix::fs::symlink;
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    let generations = root.path().join(".pub.resourcesync");
+    collection(&coll, 3);
+    let victim = root.path().join("victim.txt");
+    fs::write(&victim, b"the user's").unwrap();
+    let elsewhere = root.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let refused = |planted: &Path| {
+        let out = build_output(&coll, &publish, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}: {stderr}",
+            planted.display()
+        );
+        assert!(
+            stderr.contains(planted.to_str().unwrap()) && stderr.contains("nothing published"),
+            "{stderr}"
+        );
+    };
+    let is_empty = |dir: &Path| fs::read_dir(dir).unwrap().next().is_none();
+
+    // The generations' directory a link to another directory: nothing is written there.
+    symlink(&elsewhere, &generations).unwrap();
+    refused(&generations);
+    assert!(is_empty(&elsewhere));
+    assert!(fs::symlink_metadata(&publish).is_err());
+    fs::remove_file(&generations).unwrap();
+
+    // The lock's path a link to the user's file, or to none: not truncated, not created.
+    fs::create_dir(&generations).unwrap();
+    let lock = generations.join("lock");
+    symlink(&victim, &lock).unwrap();
+    refused(&lock);
+    assert_eq!(fs::read(&victim).unwrap(), b"the user's");
+    fs::remove_file(&lock).unwrap();
+    let through = root.path().join("made-through-the-link");
+    symlink(&through, &lock).unwrap();
+    refused(&lock);
+    assert!(fs::symlink_metadata(&through).is_err());
+    fs::remove_file(&lock).unwrap();
+
+    // Published once; then a file of the user's, or a link of theirs, where the link is
+    // staged: left as it is.
+    assert_eq!(build(&coll, &publish, &[])["generation"], 1);
+    let staged = root.path().join(".pub.link");
+    fs::write(&staged, b"the user's").unwrap();
+    refused(&staged);
+    assert_eq!(fs::read(&staged).unwrap(), b"the user's");
+    fs::remove_file(&staged).unwrap();
+    symlink(&victim, &staged).unwrap();
+    refused(&staged);
+    assert_eq!(fs::read_link(&staged).unwrap(), victim);
+    fs::remove_file(&staged).unwrap();
+
+    // A link at the next generation's number: not removed, nothing written through it.
+    let next = generations.join("00002");
+    symlink(&elsewhere, &next).unwrap();
+    refused(&next);
+    assert_eq!(fs::read_link(&next).unwrap(), elsewhere);
+    assert!(is_empty(&elsewhere));
+    fs::remove_file(&next).unwrap();
+
+    // Once the way is clear, the next run publishes.
+    assert_eq!(build(&coll, &publish, &[])["generation"], 2);
+    assert_eq!(fs::read(&victim).unwrap(), b"the user's");
+}
+
 #[test]
 fn a_skipped_name_that_is_not_utf8_is_reported_in_json_without_a_panic() {
     use std::os::unix::ffi::OsStrExt;

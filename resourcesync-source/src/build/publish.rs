@@ -345,8 +345,12 @@ pub(super) fn publish_generation(
         reason,
     })?;
     // Durable before the switch: a publication whose state is lost cannot be built on.
+    // Created new in the generation this run made: nothing there is another's to truncate.
     for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
-        File::create(path)
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
             .and_then(|mut file| {
                 io::Write::write_all(&mut file, bytes)?;
                 file.sync_all()
