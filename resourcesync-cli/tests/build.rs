@@ -930,6 +930,126 @@ fn links_planted_where_build_keeps_its_files_are_refused_not_followed() {
     assert_eq!(fs::read(&victim).unwrap(), b"the user's");
 }
 
+/// `resourcesync build` of `collection` into `publish` (`--json` if `json`) as a user who
+/// cannot read what the test makes private (mode 000): the test's own user, unless that is
+/// root, who reads any file whatever its mode; then nobody (65534), through `setpriv`.
+fn build_unprivileged(collection: &Path, publish: &Path, json: bool) -> Output {
+    use std::os::unix::fs::MetadataExt;
+    let mut command = if fs::metadata(collection).unwrap().uid() == 0 {
+        let setpriv = Command::new("setpriv").arg("--help").output();
+        assert!(
+            setpriv.is_ok_and(|o| o.status.success()),
+            "running as root, the test needs setpriv (util-linux) to read as another user"
+        );
+        let mut command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command.arg(env!("CARGO_BIN_EXE_resourcesync"));
+        command
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+    };
+    command.args(["build", "--base-url", BASE]);
+    if json {
+        command.arg("--json");
+    }
+    command.arg(collection).arg(publish);
+    command.output().expect("run resourcesync")
+}
+
+/// A file and a directory that cannot be read (issue 22: one unreadable file made every
+/// build fail, exit 2, nothing published): each is skipped with its error, in the text
+/// output and in --json, the rest is published, the exit status is 1; once readable, the
+/// next run publishes them (exit 0). Fails on the code before (exit 2).
+#[test]
+fn a_file_or_directory_that_cannot_be_read_is_skipped_and_the_rest_published() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mode = |path: &Path, mode| fs::set_permissions(path, fs::Permissions::from_mode(mode));
+    let root = tempfile::tempdir().unwrap();
+    // Another user walks to the collection and writes the publication.
+    mode(root.path(), 0o755).unwrap();
+    let (coll, work) = (root.path().join("coll"), root.path().join("work"));
+    put(&coll, "a.txt", b"readable");
+    put(&coll, "docs/b.txt", b"readable too");
+    put(&coll, "docs/locked.txt", b"private");
+    put(&coll, "closed/c.txt", b"private too");
+    fs::create_dir(&work).unwrap();
+    if fs::metadata(&work).unwrap().uid() == 0 {
+        std::os::unix::fs::chown(&work, Some(65534), Some(65534)).unwrap();
+    }
+    let publish = work.join("pub");
+    mode(&coll.join("docs/locked.txt"), 0o000).unwrap();
+    mode(&coll.join("closed"), 0o000).unwrap();
+
+    let out = build_unprivileged(&coll, &publish, true);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(
+        (report["resources"].as_u64(), report["unreadable"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let skipped: Vec<(&str, &str, &str)> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let text = |key| s[key].as_str().unwrap_or_default();
+            (text("path"), text("reason"), text("error"))
+        })
+        .collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    for ((path, reason, error), expected) in skipped.iter().zip(["closed", "docs/locked.txt"]) {
+        assert_eq!((*path, *reason), (expected, "cannot be read"));
+        assert!(error.contains("ermission denied"), "{error}");
+    }
+    let listed: Vec<String> = resource_list(&publish)
+        .iter()
+        .map(|e| local(e.loc.as_str()).to_owned())
+        .collect();
+    assert_eq!(listed, ["a.txt", "docs/b.txt"]);
+    // Not served through a link to its directory either.
+    assert!(fs::symlink_metadata(publish.join("docs/locked.txt")).is_err());
+    assert!(fs::symlink_metadata(publish.join("closed")).is_err());
+    assert_eq!(
+        fs::read(publish.join("docs/b.txt")).unwrap(),
+        b"readable too"
+    );
+    assert_eq!(validate(&publish).0, 0);
+
+    // The text output names each with its error, and says what is missing.
+    let out = build_unprivileged(&coll, &publish, false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("skipped docs/locked.txt: cannot be read: Permission denied")
+            && stderr.contains("skipped closed: cannot be read: Permission denied")
+            && stderr.contains("published without 2 files or directories that could not be read"),
+        "{stderr}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("2 skipped (2 unreadable)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // Readable again: published, and the run is a success.
+    mode(&coll.join("docs/locked.txt"), 0o644).unwrap();
+    mode(&coll.join("closed"), 0o755).unwrap();
+    let out = build_unprivileged(&coll, &publish, true);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (report["resources"].as_u64(), report["created"].as_u64()),
+        (Some(4), Some(2))
+    );
+    assert_eq!(report["unreadable"], 0);
+}
+
 #[test]
 fn a_skipped_name_that_is_not_utf8_is_reported_in_json_without_a_panic() {
     use std::os::unix::ffi::OsStrExt;
@@ -1300,6 +1420,8 @@ fn help_says_what_build_writes_its_options_output_and_exit_status() {
             "--json",
             "\"generation\", \"at\", \"resources\"",
             "Exit status:\n  0  published",
+            "  1  published, without the files or directories that could not be read",
+            "\"unreadable\"",
             "  2  nothing published",
         ],
     );

@@ -80,7 +80,11 @@ pub(super) fn publish_generation(
         .collect();
     progress.hashing(todo.len() as u64);
     let hashed = hash_files(collection, &found, &todo, progress)?;
-    let hashed_bytes = hashed.iter().flat_map(|(_, d)| d).map(|d| d.length).sum();
+    let hashed_bytes = hashed
+        .iter()
+        .filter_map(|(_, h)| h.digests())
+        .map(|d| d.length)
+        .sum();
 
     let first_run = state.at.is_none();
     let last_at = state.at.unwrap_or(now);
@@ -94,18 +98,30 @@ pub(super) fn publish_generation(
         let old = paired.map(|j| (j, previous.resources[j]));
         let mut written = None;
         let resource = match hashed.next_if(|(j, _)| *j == i) {
-            Some((_, None)) => {
+            Some((_, Hashed::Gone)) => {
                 // Gone while the run read it: deleted, if the last run listed it.
                 if let Some(j) = paired {
                     listed[j] = false;
                 }
-                skipped.push(Skipped {
-                    path: PathBuf::from(&f.path),
-                    reason: "deleted, or replaced by what is not a file, while the run read it",
-                });
+                skipped.push(Skipped::because(
+                    f.file.unwrap_or_else(|| PathBuf::from(&f.path)),
+                    "deleted, or replaced by what is not a file, while the run read it",
+                ));
                 continue;
             }
-            Some((_, Some(digests))) => {
+            Some((_, Hashed::Unreadable(error))) => {
+                // Not published, so deleted if the last run listed it: the Change Lists
+                // say what the Resource List no longer holds.
+                if let Some(j) = paired {
+                    listed[j] = false;
+                }
+                skipped.push(Skipped::unreadable(
+                    f.file.unwrap_or_else(|| PathBuf::from(&f.path)),
+                    &error,
+                ));
+                continue;
+            }
+            Some((_, Hashed::Digests(digests))) => {
                 let resource = Resource {
                     length: digests.length,
                     mtime: f.mtime,
@@ -330,6 +346,8 @@ pub(super) fn publish_generation(
     if options.list.is_none() {
         link_collection(collection, dir, &resources, &skipped)?;
     }
+    // The walk's in path order, with those the hashing left out among them.
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
 
     let state_path = dir.join(STATE);
     if let Some(parent) = state_path.parent() {
@@ -369,6 +387,7 @@ pub(super) fn publish_generation(
         deleted,
         hashed_files: todo.len() as u64,
         hashed_bytes,
+        unreadable: skipped.iter().filter(|s| s.is_unreadable()).count() as u64,
         skipped,
         source_description: sd_uri,
         capability_list: cl_uri,
