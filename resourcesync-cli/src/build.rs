@@ -21,7 +21,9 @@ server serves at BASE-URL (`resourcesync serve PUBLISH-DIR` does). It holds the 
 Description at .well-known/resourcesync, and under resourcesync/ the Capability List, the
 Resource List (an index over parts when the limits require), the Change List Index with
 its Change Lists, and on request a Resource Dump and a Change Dump with their packages.
-Every resource is listed with lastmod, length, md5, sha-256 and a media type.
+Every resource is listed with lastmod, length, md5, sha-256 and a media type; lastmod is
+the file's modification time when its bytes last changed (a file touched, its bytes the
+same, keeps its lastmod, and is no change).
 
 Run it again after the collection changed: it lists the files created, updated and
 deleted since the last run in the open Change List (a file of the same size and

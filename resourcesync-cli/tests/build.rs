@@ -424,6 +424,63 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
     assert_eq!(validate(&publish).0, 0);
 }
 
+/// A file touched, its bytes the same (issue 22): it keeps the `lastmod` listed, since no
+/// Change List entry says otherwise, so that a Destination following the Change Lists
+/// agrees with the Resource List; its new time is recorded, so the next run does not read
+/// it again. An update's `lastmod` is its new time. Fails on the code before: the touched
+/// file's `lastmod` became its new time, with no change listed.
+#[test]
+fn a_file_touched_with_the_same_bytes_keeps_its_lastmod_and_is_no_change() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+    for name in ["touched.txt", "updated.txt", "still.txt"] {
+        put(&coll, name, name.as_bytes());
+        set_mtime(&coll.join(name), t0);
+    }
+    let lastmods = || -> BTreeMap<String, String> {
+        resource_list(&publish)
+            .iter()
+            .map(|e| {
+                (
+                    local(e.loc.as_str()).to_owned(),
+                    e.lastmod.unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    build(&coll, &publish, &[]);
+    let first = lastmods();
+    assert_eq!(first["touched.txt"], "2020-09-13T12:26:40Z");
+
+    set_mtime(&coll.join("touched.txt"), t0 + Duration::from_secs(3600));
+    put(&coll, "updated.txt", b"new bytes");
+    set_mtime(&coll.join("updated.txt"), t0 + Duration::from_secs(7200));
+    let report = build(&coll, &publish, &[]);
+    let counts = ["created", "updated", "deleted", "hashed_files"].map(|k| report[k].as_u64());
+    assert_eq!(counts, [0, 1, 0, 2].map(Some), "{report}");
+    let second = lastmods();
+    assert_eq!(second["touched.txt"], first["touched.txt"]);
+    assert_eq!(second["updated.txt"], "2020-09-13T14:26:40Z");
+
+    // What a Destination holds after the first run, with the changes applied, is the
+    // Resource List.
+    let mut followed = first;
+    for (_, entries) in change_lists(&publish) {
+        for e in entries {
+            let lastmod = e.lastmod.unwrap().to_string();
+            followed.insert(local(e.loc.as_str()).to_owned(), lastmod);
+        }
+    }
+    assert_eq!(followed, second);
+    assert_eq!(validate(&publish).0, 0);
+
+    // The touched file's new time was recorded: not read again, still the same lastmod.
+    let report = build(&coll, &publish, &[]);
+    assert_eq!(report["hashed_files"], 0);
+    assert_eq!(lastmods(), second);
+}
+
 #[test]
 fn the_open_change_list_grows_run_by_run_and_closes_when_full() {
     let root = tempfile::tempdir().unwrap();
@@ -485,10 +542,20 @@ fn an_incremental_resource_list_is_the_one_a_fresh_build_writes() {
     collection(&coll, 40);
     let args = ["--max-entries", "7"];
     build(&coll, &publish, &args);
+    let is_touched = |e: &&mut Entry| e.loc.as_str().ends_with("/2.json");
+    let listed_first = resource_list(&publish)
+        .iter_mut()
+        .find(is_touched)
+        .and_then(|e| e.lastmod);
+    // A fresh build lists the same, but for the touched file's lastmod: an incremental run
+    // keeps the one it listed (the bytes did not change), which a fresh build, with no
+    // history, cannot know.
     let fresh_build = |name: &str| {
         let fresh = root.path().join(name);
         build(&coll, &fresh, &args);
-        resource_list(&fresh)
+        let mut entries = resource_list(&fresh);
+        entries.iter_mut().find(is_touched).unwrap().lastmod = listed_first;
+        entries
     };
 
     // Updated, created, deleted, touched: the unchanged entries are copied from the last

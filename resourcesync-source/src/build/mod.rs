@@ -20,7 +20,8 @@
 //!   `resourcelist-g<generation>-00001.xml`, … when the entry or byte limits require
 //!   (named after the generation, so that a reader that read the index before a switch
 //!   finds its parts after it; the last generation's are kept one run); every entry with
-//!   `lastmod` (the file's modification time), `length`, md5 and sha-256, and a media type
+//!   `lastmod` (the file's modification time when its bytes last changed: a file touched,
+//!   its bytes the same, keeps the one listed), `length`, md5 and sha-256, and a media type
 //!   guessed from the file name (`mime_guess`);
 //! - `resourcesync/changelist.xml`: the Change List Index over `changelist-00001.xml`, …,
 //!   whose `from`/`until` are contiguous; the last one is open (no `until`) and receives
@@ -404,8 +405,9 @@ pub(crate) const STATE: &str = ".resourcesync/state.json";
 /// 100,000 of them, and read while the walk runs.
 const RESOURCES: &str = ".resourcesync/resources.postcard";
 
-/// The state's format.
-pub(crate) const STATE_VERSION: u32 = 4;
+/// The state's format. 5: the resources file keeps each resource's `lastmod` apart from
+/// its file's modification time.
+pub(crate) const STATE_VERSION: u32 = 5;
 
 /// What a damaged open Change List leaves to do.
 pub(crate) const LOST_OPEN_LIST: &str =
@@ -519,6 +521,7 @@ mod tests {
             resource: Resource {
                 length: path.len() as u64,
                 mtime: (-5, 7),
+                lastmod: (-9, 3),
                 md5: [path.len() as u8; 16],
                 sha256: [path.len() as u8 + 1; 32],
                 media_type,
@@ -545,6 +548,7 @@ mod tests {
             path,
             length: 1,
             mtime: (0, 0),
+            lastmod: None,
             media_type,
         };
         let file = |media_types: Vec<&'static str>, paths, digests, records| {

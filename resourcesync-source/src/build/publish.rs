@@ -122,9 +122,10 @@ pub(super) fn publish_generation(
                 continue;
             }
             Some((_, Hashed::Digests(digests))) => {
-                let resource = Resource {
+                let mut resource = Resource {
                     length: digests.length,
                     mtime: f.mtime,
+                    lastmod: f.mtime,
                     md5: digests.md5.0,
                     sha256: digests.sha256.0,
                     media_type: media_types.of(match &f.file {
@@ -141,8 +142,13 @@ pub(super) fn publish_generation(
                     {
                         Some(Change::Updated)
                     }
-                    // Touched, not changed: only the time is new.
-                    Some(_) => None,
+                    // Touched, not changed: only the file's time is new, and the
+                    // resource keeps its lastmod (see `Resource::lastmod`), which no
+                    // change in the Change Lists would otherwise account for.
+                    Some((_, old)) => {
+                        resource.lastmod = old.lastmod;
+                        None
+                    }
                 };
                 if let Some(change) = change.filter(|_| !first_run) {
                     // When it changed, as far as the file says, within this run's span.
