@@ -441,7 +441,8 @@ pub enum LimitExceeded {
         /// The limit.
         max: u64,
     },
-    /// A bitstream inflates more than `max_ratio` times its compressed size.
+    /// A bitstream whose manifest entry declares no length inflates more than `max_ratio`
+    /// times its compressed size.
     #[error("bitstream {path} inflates more than {max} times its compressed size")]
     Ratio {
         /// The bitstream's name in the package.

@@ -25,8 +25,12 @@ pub struct PackageLimits {
     pub max_entry_bytes: u64,
     /// Decompressed bytes of all bitstreams together; 64 GiB by default.
     pub max_total_bytes: u64,
-    /// Decompressed bytes per compressed byte of one entry, checked once it has inflated
-    /// 1 MiB; 1,000 by default.
+    /// Decompressed bytes per compressed byte of a bitstream whose manifest entry declares
+    /// no `length`, checked once it has inflated 1 MiB; 1,000 by default. A bitstream with
+    /// a declared length may inflate to that length and no more (then its length and
+    /// hashes are verified), whatever its ratio: honest data compresses more than a
+    /// thousand times (64 MiB of zeros, a sparse file, deflate to 64 KiB), and the byte
+    /// limits above bound what a manifest may declare.
     pub max_ratio: u64,
     /// Entries in the ZIP; 100,000 by default (a manifest lists at most 50,000).
     pub max_entries: usize,
@@ -884,7 +888,8 @@ fn judge(
 }
 
 /// Checks `read` bytes of a bitstream, `inflated` of the package, against the manifest's
-/// length and the limits.
+/// length and the limits: no more than the length declared, and, when none is, no more
+/// than `max_ratio` times its compressed size.
 fn growth(
     path: &str,
     read: u64,
@@ -915,7 +920,9 @@ fn growth(
         }
         .into());
     }
-    if read > 1 << 20 && read / compressed.max(1) > limits.max_ratio {
+    // A declared length bounds the inflation already (above): the ratio is the guard of
+    // a bitstream that declares none, which could otherwise grow to the byte limits.
+    if length.is_none() && read > 1 << 20 && read / compressed.max(1) > limits.max_ratio {
         return Err(LimitExceeded::Ratio {
             path: path.to_owned(),
             max: limits.max_ratio,
