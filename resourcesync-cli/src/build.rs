@@ -20,7 +20,8 @@ A file at docs/a.txt is the resource <BASE-URL>docs/a.txt, and PUBLISH-DIR is wh
 server serves at BASE-URL (`resourcesync serve PUBLISH-DIR` does). It holds the Source
 Description at .well-known/resourcesync, and under resourcesync/ the Capability List, the
 Resource List (an index over parts when the limits require), the Change List Index with
-its Change Lists, and on request a Resource Dump and a Change Dump with their packages.
+its Change Lists, and on request a Resource Dump and a Change Dump with their packages
+(each once it has a package to point at: a dump with none is left out, and not listed).
 Every resource is listed with lastmod, length, md5, sha-256 and a media type; lastmod is
 the file's modification time when its bytes last changed (a file touched, its bytes the
 same, keeps its lastmod, and is no change).

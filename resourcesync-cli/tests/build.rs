@@ -247,7 +247,9 @@ fn publishes_a_collection_that_validates_and_reads_back() {
     assert_eq!(report["skipped"], Value::Array(vec![]));
     assert_eq!(validate(&publish), (0, 0));
 
-    // The Source Description leads to the Capability List, which lists each document.
+    // The Source Description leads to the Capability List, which lists each document; no
+    // Change Dump yet, which would have no package (changes are published from this run
+    // on).
     let sd = document(&publish, ".well-known/resourcesync");
     assert_eq!(sd.head.kind(), DocumentKind::SourceDescription);
     let cl = document(&publish, local(sd.entries[0].loc.as_str()));
@@ -259,9 +261,9 @@ fn publishes_a_collection_that_validates_and_reads_back() {
             "resourcesync/resourcelist.xml",
             "resourcesync/resourcedump.xml",
             "resourcesync/changelist.xml",
-            "resourcesync/changedump.xml"
         ]
     );
+    assert!(!publish.join("resourcesync/changedump.xml").exists());
 
     // 250 entries at 100 per document: an index over three parts, each entry naming a
     // file the publish directory serves with the listed length, md5, sha-256 and type.
@@ -1252,6 +1254,63 @@ fn dumps_of_a_sparse_file_of_zeros_validate_and_read_back() {
             .collect();
         assert_eq!(zeros, [Some(64 << 20)]);
     }
+}
+
+/// Empty documents (issue 22; the Sitemap schema wants at least one `<url>`): a Resource
+/// Dump with nothing to package and a Change Dump with no package are omitted, and not in
+/// the Capability List (a dump "points at one or more packages", section 5.1); the empty
+/// Resource List and the open Change List with no entry stay (section 7: "zero or more";
+/// the Change Lists are contiguous, 12.1). The next run with resources writes both dumps.
+/// Fails on the code before (both dumps written with no `<url>`, and listed).
+#[test]
+fn an_empty_dump_is_omitted_and_not_listed_an_empty_list_stays() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    fs::create_dir(&coll).unwrap();
+    let args = ["--resource-dump", "--change-dump"];
+    let capabilities = || -> Vec<Capability> {
+        document(&publish, "resourcesync/capabilitylist.xml")
+            .entries
+            .iter()
+            .map(|e| e.md.as_ref().unwrap().capability.clone().unwrap())
+            .collect()
+    };
+    build(&coll, &publish, &args);
+    for name in ["resourcedump.xml", "changedump.xml"] {
+        assert!(!publish.join("resourcesync").join(name).exists(), "{name}");
+    }
+    assert_eq!(
+        capabilities(),
+        [Capability::ResourceList, Capability::ChangeList]
+    );
+    assert!(resource_list(&publish).is_empty());
+    let lists = change_lists(&publish);
+    assert_eq!((lists.len(), lists[0].1.len()), (1, 0));
+    assert_eq!(validate(&publish).0, 0);
+
+    // An unchanged run: still nothing to package.
+    let report = build(&coll, &publish, &args);
+    assert_eq!(report["generation"], 2);
+    assert!(!publish.join("resourcesync/resourcedump.xml").exists());
+    assert!(!publish.join("resourcesync/changedump.xml").exists());
+
+    put(&coll, "a.txt", b"a");
+    build(&coll, &publish, &args);
+    assert_eq!(
+        capabilities(),
+        [
+            Capability::ResourceList,
+            Capability::ResourceDump,
+            Capability::ChangeList,
+            Capability::ChangeDump
+        ]
+    );
+    for dump in ["resourcedump", "changedump"] {
+        let dump = document(&publish, &format!("resourcesync/{dump}.xml"));
+        assert_eq!(dump.entries.len(), 1);
+        assert_eq!(package(&publish, &dump.entries[0]).entries.len(), 1);
+    }
+    assert_eq!(validate(&publish).0, 0);
 }
 
 #[test]

@@ -33,7 +33,9 @@
 //! - on request, `resourcesync/resourcedump.xml` with its ZIP packages (`--resource-dump`;
 //!   later runs keep it, since the Change Lists cover from its `at`, unless
 //!   `--new-resource-dump` packages the collection again) and `resourcesync/changedump.xml` with one package set per run that found changes
-//!   (`--change-dump`);
+//!   (`--change-dump`); a dump with no package (an empty collection, no change yet) is
+//!   left out, and not in the Capability List, where the empty Resource List and an open
+//!   Change List with no entry stay (`dumps::change_dump` says why);
 //! - `.resourcesync/state.json` and `.resourcesync/resources.postcard`: what this run
 //!   published (the Change Lists and the open one's size; each file's size, modification
 //!   time and digests), read by the next run. A file whose size and modification time are

@@ -272,7 +272,7 @@ pub(super) fn publish_generation(
             })?;
         }
         if published.is_none() || options.new_resource_dump {
-            resource_dump(
+            let dumped = resource_dump(
                 collection,
                 &directory,
                 &resources,
@@ -282,13 +282,17 @@ pub(super) fn publish_generation(
                 options,
                 number,
             )?;
-            state.resource_dump = Some(number);
-            documents += 1;
+            // No resource, no Resource Dump (omitted, not empty): the next run with
+            // resources packages them.
+            state.resource_dump = dumped.then_some(number);
+            documents += u64::from(dumped);
         }
-        capabilities.push((
-            directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
-            Capability::ResourceDump,
-        ));
+        if state.resource_dump.is_some() {
+            capabilities.push((
+                directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
+                Capability::ResourceDump,
+            ));
+        }
     } else {
         state.resource_dump = None;
     }
@@ -309,7 +313,7 @@ pub(super) fn publish_generation(
     // The Change Dump: this run's changes as packages, added to the earlier runs'.
     let mut last = Vec::new();
     if options.change_dump {
-        let (uri, written) = change_dump(
+        let dumped = change_dump(
             collection,
             &directory,
             &mut state,
@@ -323,8 +327,10 @@ pub(super) fn publish_generation(
             &up,
             options,
         )?;
-        documents += written;
-        last.push((uri, Capability::ChangeDump));
+        if let Some((uri, written)) = dumped {
+            documents += written;
+            last.push((uri, Capability::ChangeDump));
+        }
     } else {
         // A Change Dump must hold every change of its interval: one that was off for a
         // run starts afresh when it is on again.
