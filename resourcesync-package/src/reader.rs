@@ -608,10 +608,9 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
         let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) else {
             continue;
         };
-        let path = path.as_str();
         // The standard's paths start with a slash; tolerate its absence (reported as
         // path-leading-slash), as the Python reference implementation leaves it out.
-        let name = path.strip_prefix('/').unwrap_or(path);
+        let name = path.name_in_package();
         let mut find = || match entries.get(next) {
             Some(e) if e.name == name => Some(next),
             _ => by_name
@@ -628,13 +627,11 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
         // A name found is a file's (manifest names ending in a slash are refused first, and
         // ZIP directories' names end in one) and so no directory: the ZIP was refused on
         // opening if a file's name were another entry's directory.
+        // What names no file is the model's one test, which `validate` reports of a
+        // manifest alone (path-names-no-file).
         let mut found = None;
-        let problem = if path.starts_with("//") {
-            Some(PathProblem::Network)
-        } else if name.is_empty() {
-            Some(PathProblem::Root)
-        } else if name.ends_with('/') {
-            Some(PathProblem::Directory)
+        let problem = if let Some(no_file) = path.names_no_file() {
+            Some(PathProblem::from(no_file))
         } else if let Err(e) = crate::name::check_name(name) {
             Some(PathProblem::Unsafe(e))
         } else if name.eq_ignore_ascii_case(MANIFEST_NAME) {
@@ -653,7 +650,7 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
         if let Some(problem) = problem {
             return Err(BadPackage::ManifestPath {
                 entry: i + 1,
-                path: path.to_owned(),
+                path: path.as_str().to_owned(),
                 problem,
             }
             .into());
