@@ -20,8 +20,11 @@ A file at docs/a.txt is the resource <BASE-URL>docs/a.txt, and PUBLISH-DIR is wh
 server serves at BASE-URL (`resourcesync serve PUBLISH-DIR` does). It holds the Source
 Description at .well-known/resourcesync, and under resourcesync/ the Capability List, the
 Resource List (an index over parts when the limits require), the Change List Index with
-its Change Lists, and on request a Resource Dump and a Change Dump with their packages.
-Every resource is listed with lastmod, length, md5, sha-256 and a media type.
+its Change Lists, and on request a Resource Dump and a Change Dump with their packages
+(each once it has a package to point at: a dump with none is left out, and not listed).
+Every resource is listed with lastmod, length, md5, sha-256 and a media type; lastmod is
+the file's modification time when its bytes last changed (a file touched, its bytes the
+same, keeps its lastmod, and is no change).
 
 Run it again after the collection changed: it lists the files created, updated and
 deleted since the last run in the open Change List (a file of the same size and
@@ -38,7 +41,10 @@ directory, or be the link an earlier run made. The resources are served from the
 collection through links, not copied.
 
 Hidden files, symbolic links inside the collection, names that are not UTF-8 and the
-top-level names .well-known and resourcesync are not published, and are reported.
+top-level names .well-known and resourcesync are not published, and are reported. A file
+or directory that cannot be read (its permissions, an I/O error) is reported with the
+error and left out, the rest published (exit status 1); one the last run published is
+listed as deleted.
 
 With --list FILE it publishes the URI and file pairs FILE lists instead (URIs anywhere,
 files relative to COLLECTION-DIR); a wrong line is an error naming it.";
@@ -46,21 +52,25 @@ files relative to COLLECTION-DIR); a wrong line is an error naming it.";
 /// What `build` prints, for its long help.
 pub const BUILD_OUTPUT: &str = "\
 Output:
-  Each file not published, and why, on standard error; a progress bar while files are
-  hashed (a terminal only); then one line: the generation, its time, resources and bytes,
-  created, updated and deleted since the last run, files hashed, files skipped, documents
-  written, the time taken and the Source Description's URI.
+  Each file not published, and why (with the system's error for one that cannot be read),
+  on standard error; a progress bar while files are hashed (a terminal only); then one
+  line: the generation, its time, resources and bytes, created, updated and deleted since
+  the last run, files hashed, files skipped (and of them unreadable), documents written,
+  the time taken and the Source Description's URI.
 
 JSON (--json):
   One object: {\"generation\", \"at\", \"resources\", \"bytes\", \"created\", \"updated\",
-  \"deleted\", \"hashed_files\", \"hashed_bytes\", \"skipped\": [{\"path\", \"reason\"}],
-  \"source_description\", \"capability_list\", \"documents\", \"directory\", \"seconds\"};
-  on failure {\"error\"}.";
+  \"deleted\", \"hashed_files\", \"hashed_bytes\", \"skipped\": [{\"path\", \"reason\",
+  \"error\"}], \"unreadable\", \"source_description\", \"capability_list\", \"documents\",
+  \"directory\", \"seconds\"}; \"error\" is null but for a file or directory that cannot be
+  read, which \"unreadable\" counts. On failure {\"error\"}.";
 
 /// The exit statuses of `build`.
 pub const BUILD_EXIT: &str = "\
 Exit status:
-  0  published (skipped files are reported, and are no failure)
+  0  published (files left out on purpose are reported, and are no failure)
+  1  published, without the files or directories that could not be read (each reported
+     with its error): the rest is out, and a script learns that something is missing
   2  nothing published: a wrong command line, an unreadable collection, a PUBLISH-DIR that
      is not ours, a write that failed; the previous publication is unchanged";
 
@@ -170,15 +180,28 @@ pub fn run(args: &BuildArgs) -> ExitCode {
                 println!("{value}");
             } else {
                 for skipped in &report.skipped {
+                    let error = skipped.error.as_deref().unwrap_or_default();
                     eprintln!(
-                        "resourcesync build: skipped {}: {}",
+                        "resourcesync build: skipped {}: {}{}{error}",
                         skipped.path.display(),
-                        skipped.reason
+                        skipped.reason,
+                        if error.is_empty() { "" } else { ": " },
                     );
                 }
                 println!("{}", Summary(&report, started.elapsed()));
             }
-            ExitCode::SUCCESS
+            if report.unreadable > 0 {
+                eprintln!(
+                    "resourcesync build: published without {} that could not be read",
+                    match report.unreadable {
+                        1 => "1 file or directory".to_owned(),
+                        n => format!("{n} files or directories"),
+                    }
+                );
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Err(error) => {
             progress.0.finish_and_clear();
@@ -200,8 +223,8 @@ impl fmt::Display for Summary<'_> {
         write!(
             f,
             "published generation {} at {}: {} resources ({} bytes), {} created, {} updated, \
-             {} deleted, {} files hashed ({} bytes), {} skipped, {} documents, in {:.2} s; \
-             Source Description {}",
+             {} deleted, {} files hashed ({} bytes), {} skipped ({} unreadable), {} documents, \
+             in {:.2} s; Source Description {}",
             r.generation,
             r.at,
             r.resources,
@@ -212,6 +235,7 @@ impl fmt::Display for Summary<'_> {
             r.hashed_files,
             r.hashed_bytes,
             r.skipped.len(),
+            r.unreadable,
             r.documents,
             self.1.as_secs_f64(),
             r.source_description

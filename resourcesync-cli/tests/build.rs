@@ -247,7 +247,9 @@ fn publishes_a_collection_that_validates_and_reads_back() {
     assert_eq!(report["skipped"], Value::Array(vec![]));
     assert_eq!(validate(&publish), (0, 0));
 
-    // The Source Description leads to the Capability List, which lists each document.
+    // The Source Description leads to the Capability List, which lists each document; no
+    // Change Dump yet, which would have no package (changes are published from this run
+    // on).
     let sd = document(&publish, ".well-known/resourcesync");
     assert_eq!(sd.head.kind(), DocumentKind::SourceDescription);
     let cl = document(&publish, local(sd.entries[0].loc.as_str()));
@@ -259,9 +261,9 @@ fn publishes_a_collection_that_validates_and_reads_back() {
             "resourcesync/resourcelist.xml",
             "resourcesync/resourcedump.xml",
             "resourcesync/changelist.xml",
-            "resourcesync/changedump.xml"
         ]
     );
+    assert!(!publish.join("resourcesync/changedump.xml").exists());
 
     // 250 entries at 100 per document: an index over three parts, each entry naming a
     // file the publish directory serves with the listed length, md5, sha-256 and type.
@@ -424,6 +426,63 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
     assert_eq!(validate(&publish).0, 0);
 }
 
+/// A file touched, its bytes the same (issue 22): it keeps the `lastmod` listed, since no
+/// Change List entry says otherwise, so that a Destination following the Change Lists
+/// agrees with the Resource List; its new time is recorded, so the next run does not read
+/// it again. An update's `lastmod` is its new time. Fails on the code before: the touched
+/// file's `lastmod` became its new time, with no change listed.
+#[test]
+fn a_file_touched_with_the_same_bytes_keeps_its_lastmod_and_is_no_change() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+    for name in ["touched.txt", "updated.txt", "still.txt"] {
+        put(&coll, name, name.as_bytes());
+        set_mtime(&coll.join(name), t0);
+    }
+    let lastmods = || -> BTreeMap<String, String> {
+        resource_list(&publish)
+            .iter()
+            .map(|e| {
+                (
+                    local(e.loc.as_str()).to_owned(),
+                    e.lastmod.unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    build(&coll, &publish, &[]);
+    let first = lastmods();
+    assert_eq!(first["touched.txt"], "2020-09-13T12:26:40Z");
+
+    set_mtime(&coll.join("touched.txt"), t0 + Duration::from_secs(3600));
+    put(&coll, "updated.txt", b"new bytes");
+    set_mtime(&coll.join("updated.txt"), t0 + Duration::from_secs(7200));
+    let report = build(&coll, &publish, &[]);
+    let counts = ["created", "updated", "deleted", "hashed_files"].map(|k| report[k].as_u64());
+    assert_eq!(counts, [0, 1, 0, 2].map(Some), "{report}");
+    let second = lastmods();
+    assert_eq!(second["touched.txt"], first["touched.txt"]);
+    assert_eq!(second["updated.txt"], "2020-09-13T14:26:40Z");
+
+    // What a Destination holds after the first run, with the changes applied, is the
+    // Resource List.
+    let mut followed = first;
+    for (_, entries) in change_lists(&publish) {
+        for e in entries {
+            let lastmod = e.lastmod.unwrap().to_string();
+            followed.insert(local(e.loc.as_str()).to_owned(), lastmod);
+        }
+    }
+    assert_eq!(followed, second);
+    assert_eq!(validate(&publish).0, 0);
+
+    // The touched file's new time was recorded: not read again, still the same lastmod.
+    let report = build(&coll, &publish, &[]);
+    assert_eq!(report["hashed_files"], 0);
+    assert_eq!(lastmods(), second);
+}
+
 #[test]
 fn the_open_change_list_grows_run_by_run_and_closes_when_full() {
     let root = tempfile::tempdir().unwrap();
@@ -485,10 +544,20 @@ fn an_incremental_resource_list_is_the_one_a_fresh_build_writes() {
     collection(&coll, 40);
     let args = ["--max-entries", "7"];
     build(&coll, &publish, &args);
+    let is_touched = |e: &&mut Entry| e.loc.as_str().ends_with("/2.json");
+    let listed_first = resource_list(&publish)
+        .iter_mut()
+        .find(is_touched)
+        .and_then(|e| e.lastmod);
+    // A fresh build lists the same, but for the touched file's lastmod: an incremental run
+    // keeps the one it listed (the bytes did not change), which a fresh build, with no
+    // history, cannot know.
     let fresh_build = |name: &str| {
         let fresh = root.path().join(name);
         build(&coll, &fresh, &args);
-        resource_list(&fresh)
+        let mut entries = resource_list(&fresh);
+        entries.iter_mut().find(is_touched).unwrap().lastmod = listed_first;
+        entries
     };
 
     // Updated, created, deleted, touched: the unchanged entries are copied from the last
@@ -852,6 +921,204 @@ fn refuses_a_publish_directory_it_did_not_make_and_a_second_build() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-slash"));
 }
 
+/// Links and files planted where `build` keeps its own (issue 22): its generations'
+/// directory, its lock, the place it stages its link, a generation's number. Each is
+/// refused with an error naming it, and nothing is written through it, truncated or
+/// removed. (The code before followed the first two, truncating the lock's target and
+/// writing the generations into the linked directory, and removed the other two.)
+#[test]
+fn links_planted_where_build_keeps_its_files_are_refused_not_followed() {
+    use std::os::unix::fs::symlink;
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    let generations = root.path().join(".pub.resourcesync");
+    collection(&coll, 3);
+    let victim = root.path().join("victim.txt");
+    fs::write(&victim, b"the user's").unwrap();
+    let elsewhere = root.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let refused = |planted: &Path| {
+        let out = build_output(&coll, &publish, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{}: {stderr}",
+            planted.display()
+        );
+        assert!(
+            stderr.contains(planted.to_str().unwrap()) && stderr.contains("nothing published"),
+            "{stderr}"
+        );
+    };
+    let is_empty = |dir: &Path| fs::read_dir(dir).unwrap().next().is_none();
+
+    // The generations' directory a link to another directory: nothing is written there.
+    symlink(&elsewhere, &generations).unwrap();
+    refused(&generations);
+    assert!(is_empty(&elsewhere));
+    assert!(fs::symlink_metadata(&publish).is_err());
+    fs::remove_file(&generations).unwrap();
+
+    // The lock's path a link to the user's file, or to none: not truncated, not created.
+    fs::create_dir(&generations).unwrap();
+    let lock = generations.join("lock");
+    symlink(&victim, &lock).unwrap();
+    refused(&lock);
+    assert_eq!(fs::read(&victim).unwrap(), b"the user's");
+    fs::remove_file(&lock).unwrap();
+    let through = root.path().join("made-through-the-link");
+    symlink(&through, &lock).unwrap();
+    refused(&lock);
+    assert!(fs::symlink_metadata(&through).is_err());
+    fs::remove_file(&lock).unwrap();
+
+    // Published once; then a file of the user's, or a link of theirs, where the link is
+    // staged: left as it is.
+    assert_eq!(build(&coll, &publish, &[])["generation"], 1);
+    let staged = root.path().join(".pub.link");
+    fs::write(&staged, b"the user's").unwrap();
+    refused(&staged);
+    assert_eq!(fs::read(&staged).unwrap(), b"the user's");
+    fs::remove_file(&staged).unwrap();
+    symlink(&victim, &staged).unwrap();
+    refused(&staged);
+    assert_eq!(fs::read_link(&staged).unwrap(), victim);
+    fs::remove_file(&staged).unwrap();
+
+    // A link at the next generation's number: not removed, nothing written through it.
+    let next = generations.join("00002");
+    symlink(&elsewhere, &next).unwrap();
+    refused(&next);
+    assert_eq!(fs::read_link(&next).unwrap(), elsewhere);
+    assert!(is_empty(&elsewhere));
+    fs::remove_file(&next).unwrap();
+
+    // Once the way is clear, the next run publishes.
+    assert_eq!(build(&coll, &publish, &[])["generation"], 2);
+    assert_eq!(fs::read(&victim).unwrap(), b"the user's");
+}
+
+/// `resourcesync build` of `collection` into `publish` (`--json` if `json`) as a user who
+/// cannot read what the test makes private (mode 000): the test's own user, unless that is
+/// root, who reads any file whatever its mode; then nobody (65534), through `setpriv`.
+fn build_unprivileged(collection: &Path, publish: &Path, json: bool) -> Output {
+    use std::os::unix::fs::MetadataExt;
+    let mut command = if fs::metadata(collection).unwrap().uid() == 0 {
+        let setpriv = Command::new("setpriv").arg("--help").output();
+        assert!(
+            setpriv.is_ok_and(|o| o.status.success()),
+            "running as root, the test needs setpriv (util-linux) to read as another user"
+        );
+        let mut command = Command::new("setpriv");
+        command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+        command.arg(env!("CARGO_BIN_EXE_resourcesync"));
+        command
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+    };
+    command.args(["build", "--base-url", BASE]);
+    if json {
+        command.arg("--json");
+    }
+    command.arg(collection).arg(publish);
+    command.output().expect("run resourcesync")
+}
+
+/// A file and a directory that cannot be read (issue 22: one unreadable file made every
+/// build fail, exit 2, nothing published): each is skipped with its error, in the text
+/// output and in --json, the rest is published, the exit status is 1; once readable, the
+/// next run publishes them (exit 0). Fails on the code before (exit 2).
+#[test]
+fn a_file_or_directory_that_cannot_be_read_is_skipped_and_the_rest_published() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mode = |path: &Path, mode| fs::set_permissions(path, fs::Permissions::from_mode(mode));
+    let root = tempfile::tempdir().unwrap();
+    // Another user walks to the collection and writes the publication.
+    mode(root.path(), 0o755).unwrap();
+    let (coll, work) = (root.path().join("coll"), root.path().join("work"));
+    put(&coll, "a.txt", b"readable");
+    put(&coll, "docs/b.txt", b"readable too");
+    put(&coll, "docs/locked.txt", b"private");
+    put(&coll, "closed/c.txt", b"private too");
+    fs::create_dir(&work).unwrap();
+    if fs::metadata(&work).unwrap().uid() == 0 {
+        std::os::unix::fs::chown(&work, Some(65534), Some(65534)).unwrap();
+    }
+    let publish = work.join("pub");
+    mode(&coll.join("docs/locked.txt"), 0o000).unwrap();
+    mode(&coll.join("closed"), 0o000).unwrap();
+
+    let out = build_unprivileged(&coll, &publish, true);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(
+        (report["resources"].as_u64(), report["unreadable"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let skipped: Vec<(&str, &str, &str)> = report["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let text = |key| s[key].as_str().unwrap_or_default();
+            (text("path"), text("reason"), text("error"))
+        })
+        .collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    for ((path, reason, error), expected) in skipped.iter().zip(["closed", "docs/locked.txt"]) {
+        assert_eq!((*path, *reason), (expected, "cannot be read"));
+        assert!(error.contains("ermission denied"), "{error}");
+    }
+    let listed: Vec<String> = resource_list(&publish)
+        .iter()
+        .map(|e| local(e.loc.as_str()).to_owned())
+        .collect();
+    assert_eq!(listed, ["a.txt", "docs/b.txt"]);
+    // Not served through a link to its directory either.
+    assert!(fs::symlink_metadata(publish.join("docs/locked.txt")).is_err());
+    assert!(fs::symlink_metadata(publish.join("closed")).is_err());
+    assert_eq!(
+        fs::read(publish.join("docs/b.txt")).unwrap(),
+        b"readable too"
+    );
+    assert_eq!(validate(&publish).0, 0);
+
+    // The text output names each with its error, and says what is missing.
+    let out = build_unprivileged(&coll, &publish, false);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("skipped docs/locked.txt: cannot be read: Permission denied")
+            && stderr.contains("skipped closed: cannot be read: Permission denied")
+            && stderr.contains("published without 2 files or directories that could not be read"),
+        "{stderr}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("2 skipped (2 unreadable)"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // Readable again: published, and the run is a success.
+    mode(&coll.join("docs/locked.txt"), 0o644).unwrap();
+    mode(&coll.join("closed"), 0o755).unwrap();
+    let out = build_unprivileged(&coll, &publish, true);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (report["resources"].as_u64(), report["created"].as_u64()),
+        (Some(4), Some(2))
+    );
+    assert_eq!(report["unreadable"], 0);
+}
+
 #[test]
 fn a_skipped_name_that_is_not_utf8_is_reported_in_json_without_a_panic() {
     use std::os::unix::ffi::OsStrExt;
@@ -956,6 +1223,93 @@ fn a_resource_dump_is_kept_by_later_runs_unless_a_new_one_is_asked_for() {
     let new = document(&publish, "resourcesync/resourcedump.xml");
     assert!(first.head.md.at.unwrap().precedes(&new.head.md.at.unwrap()));
     assert_eq!(package(&publish, &new.entries[0]).entries.len(), 11);
+    assert_eq!(validate(&publish).0, 0);
+}
+
+/// A Resource Dump and a Change Dump holding a 64 MiB sparse file (zeros, which deflate
+/// more than a thousand times): our own `validate` passes every package, and each reads
+/// back verified (issue 22: "bitstream zeros.bin inflates more than 1000 times its
+/// compressed size"; the manifest declares the length, which the reader holds it to).
+/// Fails on the code before (validate: 1 unreadable).
+#[test]
+fn dumps_of_a_sparse_file_of_zeros_validate_and_read_back() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    put(&coll, "a.txt", b"a");
+    build(&coll, &publish, &["--resource-dump", "--change-dump"]);
+    fs::File::create(coll.join("zeros.bin"))
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    build(&coll, &publish, &["--new-resource-dump", "--change-dump"]);
+    assert_eq!(validate(&publish).0, 0);
+    for dump in ["resourcedump", "changedump"] {
+        let dump = document(&publish, &format!("resourcesync/{dump}.xml"));
+        let zeros: Vec<Option<u64>> = dump
+            .entries
+            .iter()
+            .flat_map(|e| package(&publish, e).entries)
+            .filter(|e| e.loc.as_str().ends_with("zeros.bin"))
+            .map(|e| e.length())
+            .collect();
+        assert_eq!(zeros, [Some(64 << 20)]);
+    }
+}
+
+/// Empty documents (issue 22; the Sitemap schema wants at least one `<url>`): a Resource
+/// Dump with nothing to package and a Change Dump with no package are omitted, and not in
+/// the Capability List (a dump "points at one or more packages", section 5.1); the empty
+/// Resource List and the open Change List with no entry stay (section 7: "zero or more";
+/// the Change Lists are contiguous, 12.1). The next run with resources writes both dumps.
+/// Fails on the code before (both dumps written with no `<url>`, and listed).
+#[test]
+fn an_empty_dump_is_omitted_and_not_listed_an_empty_list_stays() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    fs::create_dir(&coll).unwrap();
+    let args = ["--resource-dump", "--change-dump"];
+    let capabilities = || -> Vec<Capability> {
+        document(&publish, "resourcesync/capabilitylist.xml")
+            .entries
+            .iter()
+            .map(|e| e.md.as_ref().unwrap().capability.clone().unwrap())
+            .collect()
+    };
+    build(&coll, &publish, &args);
+    for name in ["resourcedump.xml", "changedump.xml"] {
+        assert!(!publish.join("resourcesync").join(name).exists(), "{name}");
+    }
+    assert_eq!(
+        capabilities(),
+        [Capability::ResourceList, Capability::ChangeList]
+    );
+    assert!(resource_list(&publish).is_empty());
+    let lists = change_lists(&publish);
+    assert_eq!((lists.len(), lists[0].1.len()), (1, 0));
+    assert_eq!(validate(&publish).0, 0);
+
+    // An unchanged run: still nothing to package.
+    let report = build(&coll, &publish, &args);
+    assert_eq!(report["generation"], 2);
+    assert!(!publish.join("resourcesync/resourcedump.xml").exists());
+    assert!(!publish.join("resourcesync/changedump.xml").exists());
+
+    put(&coll, "a.txt", b"a");
+    build(&coll, &publish, &args);
+    assert_eq!(
+        capabilities(),
+        [
+            Capability::ResourceList,
+            Capability::ResourceDump,
+            Capability::ChangeList,
+            Capability::ChangeDump
+        ]
+    );
+    for dump in ["resourcedump", "changedump"] {
+        let dump = document(&publish, &format!("resourcesync/{dump}.xml"));
+        assert_eq!(dump.entries.len(), 1);
+        assert_eq!(package(&publish, &dump.entries[0]).entries.len(), 1);
+    }
     assert_eq!(validate(&publish).0, 0);
 }
 
@@ -1222,6 +1576,8 @@ fn help_says_what_build_writes_its_options_output_and_exit_status() {
             "--json",
             "\"generation\", \"at\", \"resources\"",
             "Exit status:\n  0  published",
+            "  1  published, without the files or directories that could not be read",
+            "\"unreadable\"",
             "  2  nothing published",
         ],
     );

@@ -435,3 +435,90 @@ fn summary_adds_up_every_input() {
         assert_eq!(line["input"], input);
     }
 }
+
+/// Two rules `validate` missed (issue 22), in documents checked alone. A Resource Dump
+/// Manifest whose paths name no file (`/`, a path ending in `/`, `//host/share`, the same
+/// path twice, with and without its leading slash) breaks rules, as the package reader
+/// refuses a package with such a manifest (one test, the model's, for both). A Source
+/// Description entry without `rs:md` is a warning: section 8 calls it optional, section 7
+/// makes its capability mandatory. Fails on the code before (the manifest valid, the
+/// Source Description without a finding).
+#[test]
+fn manifest_paths_that_name_no_file_and_a_description_entry_without_md() {
+    let manifest = |paths: &[&str]| {
+        let urls: String = paths
+            .iter()
+            .enumerate()
+            .map(|(n, path)| {
+                format!(
+                    "<url><loc>http://example.com/res{n}</loc><rs:md \
+                     hash=\"md5:1584abdf8ebdc9802ac0c6a7402c03b6\" length=\"8\" \
+                     type=\"text/plain\" path=\"{path}\"/></url>\n"
+                )
+            })
+            .collect();
+        format!(
+            "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" \
+             xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n\
+             <rs:ln rel=\"up\" href=\"http://example.com/capabilitylist.xml\"/>\n\
+             <rs:md capability=\"resourcedump-manifest\" at=\"2013-01-03T09:00:00Z\"/>\n\
+             {urls}</urlset>\n"
+        )
+    };
+    // Each error's entry and rule, and the validate's exit status.
+    let errors = |paths: &[&str]| -> (Option<i32>, Vec<(u64, String)>) {
+        let out = run_with_stdin(&["validate", "--json", "-"], manifest(paths).as_bytes());
+        let errors = json_lines(&out)[0]["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let rule = e["rule"].as_str().unwrap().to_owned();
+                (e["entry"].as_u64().unwrap(), rule)
+            })
+            .collect();
+        (out.status.code(), errors)
+    };
+    let (status, found) = errors(&[
+        "/",
+        "/resources/",
+        "//host/share/res3",
+        "/resources/res4",
+        "/resources/res4",
+        "/resources/res6",
+        // The same file as entry 4's: without the leading slash.
+        "resources/res4",
+    ]);
+    assert_eq!(status, Some(1));
+    let expected = [
+        (1, "path-names-no-file"),
+        (2, "path-names-no-file"),
+        (3, "path-names-no-file"),
+        (5, "path-duplicate"),
+        (7, "path-leading-slash"),
+        (7, "path-duplicate"),
+    ]
+    .map(|(n, rule)| (n, rule.to_owned()));
+    assert_eq!(found, expected);
+    // Paths of their own: valid.
+    assert_eq!(
+        errors(&["/resources/res1", "/resources/res2"]),
+        (Some(0), vec![])
+    );
+
+    // A Source Description entry without rs:md: a warning, exit 0.
+    let description = String::from_utf8(example("ex07-source-description.xml"))
+        .unwrap()
+        .replace("<rs:md capability=\"capabilitylist\"/>", "");
+    let out = run_with_stdin(&["validate", "--json", "-"], description.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let report = &json_lines(&out)[0];
+    assert_eq!(report["error_count"], 0);
+    let warnings: Vec<&str> = report["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["rule"].as_str().unwrap())
+        .collect();
+    assert!(warnings.contains(&"description-entry-md"), "{warnings:?}");
+}

@@ -203,6 +203,8 @@ pub struct Checker {
     package_type: Option<String>,
     /// The `<loc>`s seen, in the kinds that list each resource once.
     locs: Option<LocSet>,
+    /// The bitstreams' paths seen, in manifests, by their names in the package.
+    paths: Option<LocSet>,
 }
 
 impl Checker {
@@ -261,6 +263,7 @@ impl Checker {
             package_type: None,
             locs: (!matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown))
                 .then(LocSet::default),
+            paths: is_manifest(kind).then(LocSet::default),
         };
         checker.check_head(head, options, malformed, findings);
         checker
@@ -398,7 +401,7 @@ impl Checker {
         check_intervals(md, n, out);
         self.check_order(md, n, out);
         if let Some(locs) = &mut self.locs {
-            if let Some(first) = locs.insert(&entry.loc, self.entries) {
+            if let Some(first) = locs.insert(entry.loc.as_str(), self.entries) {
                 out.push(Finding {
                     section: kind.section(),
                     message: format!(
@@ -467,14 +470,28 @@ impl Checker {
         if let Some(path) = &md.path {
             check_path(kind, path, "rs:md", n, out);
         }
+        if let Some(first) = self.insert_path(entry) {
+            out.push(Finding {
+                section: kind.section(),
+                message: format!(
+                    "path \"{}\" is listed again; entry {first} lists it first",
+                    crate::rules::clip(md.path.as_ref().map_or("", |p| p.as_str()))
+                ),
+                ..Finding::new(Rule::PathDuplicate, n)
+            });
+        }
         if let Some(hash) = &md.hash {
             check_hash_algorithms(hash, n, out);
         }
         match kind {
             K::CapabilityList => self.check_capability_list_entry(md, bad, n, out),
             K::SourceDescription => {
-                // The entry's rs:md is optional, but when present it must say
-                // capabilitylist.
+                // The entry's rs:md is optional (section 8), but when present it must
+                // say capabilitylist; without one, a warning (`SourceDescriptionEntryMd`
+                // says why).
+                if entry.md.is_none() {
+                    out.push(Finding::new(Rule::SourceDescriptionEntryMd, n));
+                }
                 if entry.md.is_some() && md.capability.is_none() && !bad.contains(A::Capability) {
                     out.push(Finding {
                         message: "a Source Description entry's rs:md has no capability; it must have capability=\"capabilitylist\"".into(),
@@ -556,6 +573,7 @@ impl Checker {
         let (entries, previous) = (self.entries, self.previous);
         let had_type = self.package_type.is_some();
         let locs = self.locs.as_ref().map_or(0, |l| l.first.len());
+        let paths = self.paths.as_ref().map_or(0, |p| p.first.len());
         let capabilities = self.capabilities.len();
         self.check_entry(entry, out);
         if !refuse(&out[start..]) {
@@ -566,7 +584,12 @@ impl Checker {
             self.package_type = None;
         }
         if let Some(set) = self.locs.as_mut().filter(|l| l.first.len() > locs) {
-            set.remove(&entry.loc);
+            set.remove(entry.loc.as_str());
+        }
+        if let Some(set) = self.paths.as_mut().filter(|p| p.first.len() > paths) {
+            if let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) {
+                set.remove(path.name_in_package());
+            }
         }
         if self.capabilities.len() > capabilities {
             if let Some(written) = entry.md.as_ref().and_then(|md| md.capability.as_ref()) {
@@ -701,6 +724,19 @@ impl Checker {
                 ..Finding::new(Rule::CapabilityListDuplicate, n)
             });
         }
+    }
+
+    /// Remembers the path of a manifest entry's bitstream by its name in the package;
+    /// returns the entry that listed it before. A deletion has no bitstream, and a path
+    /// that names no file is a finding of its own (`PathNamesNoFile`), not also a
+    /// duplicate.
+    fn insert_path(&mut self, entry: &Entry) -> Option<u32> {
+        let paths = self.paths.as_mut()?;
+        let path = entry.md.as_ref()?.path.as_ref()?;
+        if !entry.has_bitstream() || path.names_no_file().is_some() {
+            return None;
+        }
+        paths.insert(path.name_in_package(), self.entries)
     }
 
     fn check_package(&mut self, md: &Md, bad: Attributes, n: Option<u64>, out: &mut Vec<Finding>) {
@@ -895,9 +931,19 @@ fn check_path(
             ..Finding::new(Rule::PathClimbsOut, n)
         });
     }
+    if let Some(no_file) = path.names_no_file() {
+        out.push(Finding {
+            message: format!(
+                "path \"{}\" on {on} {no_file}",
+                crate::rules::clip(path.as_str())
+            ),
+            ..Finding::new(Rule::PathNamesNoFile, n)
+        });
+    }
 }
 
-/// The `<loc>`s of a document's entries, for [`Rule::LocDuplicate`], in bounded memory.
+/// The `<loc>`s of a document's entries, for [`Rule::LocDuplicate`] (and a manifest's
+/// bitstream paths, for [`Rule::PathDuplicate`]), in bounded memory.
 ///
 /// Each URI is kept as a 64-bit foldhash (its `quality` variant) under a seed drawn at
 /// random for each document,
@@ -920,8 +966,9 @@ struct LocSet {
 }
 
 impl LocSet {
-    /// Remembers a URI listed by entry `n`; returns the entry that listed it before.
-    fn insert(&mut self, loc: &crate::Uri, n: u64) -> Option<u32> {
+    /// Remembers a URI (or path) listed by entry `n`; returns the entry that listed it
+    /// before.
+    fn insert(&mut self, loc: &str, n: u64) -> Option<u32> {
         // One probe: the entry is looked up where it would be inserted.
         match self.first.entry(self.hash(loc)) {
             Slot::Occupied(first) => Some(*first.get()),
@@ -936,16 +983,16 @@ impl LocSet {
     }
 
     /// Forgets a URI remembered by [`insert`](LocSet::insert).
-    fn remove(&mut self, loc: &crate::Uri) {
+    fn remove(&mut self, loc: &str) {
         let key = self.hash(loc);
         self.first.remove(&key);
     }
 
     /// The URI's bytes hashed as they are, without the terminator `Hash for str` adds (a
     /// set of whole URIs needs none).
-    fn hash(&self, loc: &crate::Uri) -> u64 {
+    fn hash(&self, loc: &str) -> u64 {
         let mut hasher = self.key.build_hasher();
-        hasher.write(loc.as_str().as_bytes());
+        hasher.write(loc.as_bytes());
         hasher.finish()
     }
 }

@@ -134,7 +134,7 @@ pub use malformed::Malformed;
 pub use md::Md;
 pub use media_type::{MediaType, MediaTypeError};
 pub use order::{ChangeOrder, OrderError};
-pub use path::BitstreamPath;
+pub use path::{BitstreamPath, NoFile};
 pub use priority::{Priority, PriorityError};
 pub use relation::{PATCH_RELATION, Relation, RelationError};
 pub use rules::{Finding, Rule, RuleError, Severity, TextPosition};

@@ -341,6 +341,19 @@ catalogue! {
     /// `path` stays inside the package.
     PathClimbsOut = ("path-climbs-out", Error, "11.2, 13.2",
         "path must be relative to the package root, with no .. segment above it"),
+    /// `path` names a file: not the package root, a directory or a network path
+    /// ([`BitstreamPath::names_no_file`](crate::BitstreamPath::names_no_file)), which the
+    /// package reader refuses by the same test. Section 7: the path is "the relative file
+    /// system path where the bitstream would reside if the ZIP were unpacked".
+    PathNamesNoFile = ("path-names-no-file", Error, "7, 11.2, 13.2",
+        "path must name a file in the package: not its root (/), a directory (ending in /) or a network path (//host/share)"),
+    /// Two bitstream entries of a manifest with one path (compared as
+    /// [`BitstreamPath::name_in_package`](crate::BitstreamPath::name_in_package) names
+    /// them, with or without the leading slash): a manifest has a `<url>` for each
+    /// bitstream (section 6.1), so one of them describes no bitstream of its own. The
+    /// package reader refuses it.
+    PathDuplicate = ("path-duplicate", Error, "6.1, 11.2, 13.2",
+        "each bitstream entry of a manifest must have a path of its own: the same path is listed twice"),
     /// `path` is only used in manifests.
     PathOutsideManifest = ("path-outside-manifest", Warning, "7",
         "path is only used in Resource Dump Manifests and Change Dump Manifests"),
@@ -356,6 +369,15 @@ catalogue! {
     /// Capability List entries point at capability documents.
     CapabilityListEntryKind = ("capabilitylist-entry-kind", Error, "9, Archives 2.1",
         "a Capability List entry must point at a capability document (resourcelist, resourcedump, changelist, changedump or an archive)"),
+    /// A Source Description entry without `<rs:md>`. The text contradicts itself: section
+    /// 8 calls the entry's `<rs:md>` optional, section 7 makes `capability` "mandatory in
+    /// Source Descriptions and Capability Lists" on entries. A warning, not an error: a
+    /// document that follows section 8 is not refused by its writer nor reported broken,
+    /// and a Destination loses nothing (an entry of a Source Description points at a
+    /// Capability List by its place); adding `capability="capabilitylist"` satisfies both
+    /// sections, as every example of the standard does.
+    SourceDescriptionEntryMd = ("description-entry-md", Warning, "7, 8",
+        "a Source Description entry should have rs:md with capability=\"capabilitylist\": section 7 makes the capability mandatory, section 8 the rs:md optional"),
     /// Source Description entries point at Capability Lists: their optional `<rs:md>` must
     /// have `capability="capabilitylist"`.
     SourceDescriptionEntryCapability = ("description-entry-capability", Error, "8",

@@ -13,7 +13,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use resourcesync_model::{DocumentKind, Finding, FixityMismatch, Uri, UriError};
+use resourcesync_model::{DocumentKind, Finding, FixityMismatch, NoFile, Uri, UriError};
 
 use crate::NameError;
 
@@ -390,14 +390,26 @@ pub enum PathProblem {
     },
 }
 
+impl From<NoFile> for PathProblem {
+    /// The model's reason a path names no file (the one test the checker's
+    /// path-names-no-file applies too).
+    fn from(no_file: NoFile) -> PathProblem {
+        match no_file {
+            NoFile::Network => PathProblem::Network,
+            NoFile::Root => PathProblem::Root,
+            // A reason added to the model later is a directory's as far as the package is
+            // concerned: no bitstream.
+            _ => PathProblem::Directory,
+        }
+    }
+}
+
 impl fmt::Display for PathProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PathProblem::Network => f.write_str("is a network path, not one inside the package"),
-            PathProblem::Root => f.write_str("is the package root, not a bitstream"),
-            PathProblem::Directory => {
-                f.write_str("ends with a slash: a directory, not a bitstream")
-            }
+            PathProblem::Network => NoFile::Network.fmt(f),
+            PathProblem::Root => NoFile::Root.fmt(f),
+            PathProblem::Directory => NoFile::Directory.fmt(f),
             PathProblem::NamesDirectory => {
                 f.write_str("names a directory of the package, not a bitstream")
             }
@@ -441,7 +453,8 @@ pub enum LimitExceeded {
         /// The limit.
         max: u64,
     },
-    /// A bitstream inflates more than `max_ratio` times its compressed size.
+    /// A bitstream whose manifest entry declares no length inflates more than `max_ratio`
+    /// times its compressed size.
     #[error("bitstream {path} inflates more than {max} times its compressed size")]
     Ratio {
         /// The bitstream's name in the package.

@@ -25,8 +25,12 @@ pub struct PackageLimits {
     pub max_entry_bytes: u64,
     /// Decompressed bytes of all bitstreams together; 64 GiB by default.
     pub max_total_bytes: u64,
-    /// Decompressed bytes per compressed byte of one entry, checked once it has inflated
-    /// 1 MiB; 1,000 by default.
+    /// Decompressed bytes per compressed byte of a bitstream whose manifest entry declares
+    /// no `length`, checked once it has inflated 1 MiB; 1,000 by default. A bitstream with
+    /// a declared length may inflate to that length and no more (then its length and
+    /// hashes are verified), whatever its ratio: honest data compresses more than a
+    /// thousand times (64 MiB of zeros, a sparse file, deflate to 64 KiB), and the byte
+    /// limits above bound what a manifest may declare.
     pub max_ratio: u64,
     /// Entries in the ZIP; 100,000 by default (a manifest lists at most 50,000).
     pub max_entries: usize,
@@ -604,10 +608,9 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
         let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) else {
             continue;
         };
-        let path = path.as_str();
         // The standard's paths start with a slash; tolerate its absence (reported as
         // path-leading-slash), as the Python reference implementation leaves it out.
-        let name = path.strip_prefix('/').unwrap_or(path);
+        let name = path.name_in_package();
         let mut find = || match entries.get(next) {
             Some(e) if e.name == name => Some(next),
             _ => by_name
@@ -624,13 +627,11 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
         // A name found is a file's (manifest names ending in a slash are refused first, and
         // ZIP directories' names end in one) and so no directory: the ZIP was refused on
         // opening if a file's name were another entry's directory.
+        // What names no file is the model's one test, which `validate` reports of a
+        // manifest alone (path-names-no-file).
         let mut found = None;
-        let problem = if path.starts_with("//") {
-            Some(PathProblem::Network)
-        } else if name.is_empty() {
-            Some(PathProblem::Root)
-        } else if name.ends_with('/') {
-            Some(PathProblem::Directory)
+        let problem = if let Some(no_file) = path.names_no_file() {
+            Some(PathProblem::from(no_file))
         } else if let Err(e) = crate::name::check_name(name) {
             Some(PathProblem::Unsafe(e))
         } else if name.eq_ignore_ascii_case(MANIFEST_NAME) {
@@ -649,7 +650,7 @@ fn listed(manifest: &Document, entries: &[ZipEntry]) -> Result<Vec<Listed>, Pack
         if let Some(problem) = problem {
             return Err(BadPackage::ManifestPath {
                 entry: i + 1,
-                path: path.to_owned(),
+                path: path.as_str().to_owned(),
                 problem,
             }
             .into());
@@ -884,7 +885,8 @@ fn judge(
 }
 
 /// Checks `read` bytes of a bitstream, `inflated` of the package, against the manifest's
-/// length and the limits.
+/// length and the limits: no more than the length declared, and, when none is, no more
+/// than `max_ratio` times its compressed size.
 fn growth(
     path: &str,
     read: u64,
@@ -915,7 +917,9 @@ fn growth(
         }
         .into());
     }
-    if read > 1 << 20 && read / compressed.max(1) > limits.max_ratio {
+    // A declared length bounds the inflation already (above): the ratio is the guard of
+    // a bitstream that declares none, which could otherwise grow to the byte limits.
+    if length.is_none() && read > 1 << 20 && read / compressed.max(1) > limits.max_ratio {
         return Err(LimitExceeded::Ratio {
             path: path.to_owned(),
             max: limits.max_ratio,

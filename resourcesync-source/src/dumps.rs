@@ -172,7 +172,13 @@ fn package<'c, W: Write>(
 }
 
 /// Writes the Resource Dump of `items` into `store`, its packages named after the
-/// generation, its document published as `resourcedump.xml`.
+/// generation, its document published as `resourcedump.xml`; returns whether it was.
+///
+/// No item, no Resource Dump: one "points at one or more packages" (section 5.1), and
+/// the Sitemap schema wants at least one `<url>`. The capability is optional (section
+/// 9), so the Source omits the document (and, the caller, its Capability List entry);
+/// one published before is removed. (The Resource List stays, empty: section 7 allows
+/// "zero or more" `<url>`, and it is how a Destination learns that the set is empty.)
 pub(crate) fn resource_dump<'c, W: Write>(
     sink: &dyn Sink,
     store: impl DumpStore<Package = W> + 'c,
@@ -181,26 +187,39 @@ pub(crate) fn resource_dump<'c, W: Write>(
     up: &Link,
     options: &Options,
     generation: u64,
-) -> Result<(), BuildError> {
+) -> Result<bool, BuildError> {
     let name = format!("{DOCS}/resourcedump-g{generation}");
     let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
         .with_at(now)
         .with_link(up.clone());
-    package(store, head, &name, items, options)?;
-    // Published under the one name the Capability List gives.
+    let info = package(store, head, &name, items, options)?;
     let document = format!("{name}.xml");
+    let published = format!("{DOCS}/resourcedump.xml");
+    if info.document.entries.is_empty() {
+        sink.remove(&document)?;
+        sink.remove(&published)?;
+        return Ok(false);
+    }
+    // Published under the one name the Capability List gives.
     let bytes = sink.read(&document)?.ok_or_else(|| BuildError::Package {
         document: document.clone(),
         source: PackageError::store("the dump document was not written"),
     })?;
-    sink.write(&format!("{DOCS}/resourcedump.xml"), &[&bytes])?;
-    sink.remove(&document)
+    sink.write(&published, &[&bytes])?;
+    sink.remove(&document)?;
+    Ok(true)
 }
 
 /// Adds this run's changes to the Change Dump as packages of their own (`items`, one per
 /// change, into `store`), and writes the Change Dump over every run's packages (an index
 /// over parts named after the generation when the limits require; the parts before
-/// retired). Returns its URI and the documents and packages written.
+/// retired). Returns its URI and the documents and packages written; `None` while no run
+/// has packaged a change: a Change Dump "points at one or more packages" (section 5.1),
+/// the capability is optional (section 9), and the Sitemap schema wants at least one
+/// `<url>`, so the Source omits it, and the caller its Capability List entry, until the
+/// first package (whose interval starts where the Change Dump's does). (An empty Change
+/// List stays: the Change Lists' `from` and `until` are contiguous, sections 12.1 and
+/// 12.2, and an open one with no entry is how a Destination learns that nothing changed.)
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn change_dump<'c, W: Write>(
     sink: &dyn Sink,
@@ -212,7 +231,7 @@ pub(crate) fn change_dump<'c, W: Write>(
     now: W3cDateTime,
     up: &Link,
     options: &Options,
-) -> Result<(Uri, u64), BuildError> {
+) -> Result<Option<(Uri, u64)>, BuildError> {
     let from = *state.change_dump_from.get_or_insert(last_at);
     let mut count = 0;
     if let Some(items) = items {
@@ -234,7 +253,13 @@ pub(crate) fn change_dump<'c, W: Write>(
         count += info.document.entries.len() as u64 * 2;
         state.change_dump.extend(info.document.entries);
     }
-    let uri = sink.uri(&format!("{DOCS}/changedump.xml"))?;
+    let own = format!("{DOCS}/changedump.xml");
+    if state.change_dump.is_empty() {
+        sink.remove(&own)?;
+        state.replace_set("changedump", Vec::new());
+        return Ok(None);
+    }
+    let uri = sink.uri(&own)?;
     let document_error = |source| BuildError::Document {
         document: uri.to_string(),
         source,
@@ -255,7 +280,6 @@ pub(crate) fn change_dump<'c, W: Write>(
     }
     let summary = set.finish().map_err(document_error)?.output;
     count += summary.documents.len() as u64;
-    let own = format!("{DOCS}/changedump.xml");
     let parts = summary
         .documents
         .iter()
@@ -263,7 +287,7 @@ pub(crate) fn change_dump<'c, W: Write>(
         .filter(|name| *name != own)
         .collect();
     state.replace_set("changedump", parts);
-    Ok((uri, count))
+    Ok(Some((uri, count)))
 }
 
 /// The Publisher's Resource Dump over `resources` (the Resource List this run wrote), from
@@ -294,13 +318,13 @@ pub(crate) fn publisher_resource_dump(
             resource.length(),
         ))
     });
-    resource_dump(sink, store, items, now, up, options, generation)?;
+    let dumped = resource_dump(sink, store, items, now, up, options, generation)?;
     let document = format!("{DOCS}/resourcedump-g{generation}.xml");
     let mut files = written.into_inner();
     files.retain(|file| *file != document);
-    let count = files.len() as u64 + 1;
+    let count = if dumped { files.len() as u64 + 1 } else { 0 };
     state.replace_set("resourcedump", files);
-    state.resource_dump = Some(generation);
+    state.resource_dump = dumped.then_some(generation);
     Ok(count)
 }
 
@@ -317,7 +341,7 @@ pub(crate) fn publisher_change_dump(
     now: W3cDateTime,
     up: &Link,
     options: &Options,
-) -> Result<(Uri, u64), BuildError> {
+) -> Result<Option<(Uri, u64)>, BuildError> {
     let written = RefCell::new(Vec::new());
     let store = SinkDumps {
         sink,

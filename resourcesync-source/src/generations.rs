@@ -1,57 +1,118 @@
 //! A publish directory's generations: each run writes a whole new one beside it, and one
 //! rename of a symbolic link, the publish directory itself, switches to it; a failed or
 //! killed run leaves the last one published.
+//!
+//! Everything the publisher makes beside the publish directory (its generations'
+//! directory, the lock, each generation's directory, the link it stages and renames) is
+//! reached through directory handles, one name at a time, and never through a symbolic
+//! link it did not make (`O_NOFOLLOW`, `AT_SYMLINK_NOFOLLOW`): a link planted at the lock's
+//! path, at the generations' directory or at a generation's number is refused with an
+//! error naming it, not followed, and nothing is truncated or removed that the publisher
+//! did not make. Writes inside a generation go by path, under the handle's directory,
+//! which is checked to be the same directory before the generation begins and again
+//! before the switch publishes it (a swap in between is refused).
+//!
+//! rustix's `*at` calls do it; cap-std's `Dir` was the alternative, but it follows a link
+//! that stays inside its directory (our lock's path pointing at our own state file would
+//! be opened), where `O_NOFOLLOW` refuses every link, and rustix is already in the
+//! dependency tree (tempfile's), cap-std would add eight crates.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::store::StoreError;
 
-/// Where a publish directory's generations, lock and links live.
+/// Where a publish directory's generations, lock and links live, and handles on the two
+/// directories the publisher writes in beside it.
 #[derive(Debug)]
 pub(crate) struct Layout {
     /// The publish directory (a symbolic link once published).
     pub(crate) publish: PathBuf,
     /// `.<name>.resourcesync/` beside it.
     pub(crate) generations: PathBuf,
+    /// The publish directory's name.
+    name: String,
+    /// The directory that holds the publish directory, as the caller named it.
+    parent: at::Handle,
+    /// `generations`, opened without following a link.
+    store: at::Handle,
 }
 
 impl Layout {
-    pub(crate) fn new(publish: &Path) -> Result<Layout, StoreError> {
+    /// The layout of `publish`, its generations' directory made if need be and both
+    /// directories opened; a link (or anything but a directory) where the generations'
+    /// directory belongs is refused.
+    pub(crate) fn open(publish: &Path) -> Result<Layout, StoreError> {
         // `pub/` names the link's target, not the link: drop the trailing slash (and any
         // `.` segments), as a shell's completion adds it.
         let publish: PathBuf = publish.components().collect();
-        let publish = publish.as_path();
         let not_ours = |reason| StoreError::NotOurs {
-            path: publish.to_owned(),
+            path: publish.clone(),
             reason,
         };
         let name = publish
             .file_name()
             .and_then(|n| n.to_str())
-            .ok_or_else(|| not_ours("the publish directory needs a UTF-8 name"))?;
-        let parent = match publish.parent() {
+            .ok_or_else(|| not_ours("the publish directory needs a UTF-8 name"))?
+            .to_owned();
+        let parent_path = match publish.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
             _ => PathBuf::from("."),
         };
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| StoreError::Io { path, source }
+        };
+        // The caller's own path to the publish directory's parent is followed as given.
+        std::fs::create_dir_all(&parent_path).map_err(io(&parent_path))?;
+        let parent = at::open_dir(&parent_path).map_err(io(&parent_path))?;
+        let generations_name = format!(".{name}.resourcesync");
+        let generations = parent_path.join(&generations_name);
+        match at::make_dir(&parent, &generations_name) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+                return Err(io(&generations)(e));
+            }
+            _ => {}
+        }
+        let store = at::open_dir_nofollow(&parent, &generations_name).map_err(|e| {
+            if at::is_not_followed(&e) {
+                StoreError::NotOurs {
+                    path: generations.clone(),
+                    reason: "a symbolic link, or no directory, where the publisher keeps its \
+                         generations: it follows no link it did not make; remove it",
+                }
+            } else {
+                io(&generations)(e)
+            }
+        })?;
         Ok(Layout {
-            publish: publish.to_owned(),
-            generations: parent.join(format!(".{name}.resourcesync")),
+            publish: publish.clone(),
+            generations,
+            name,
+            parent,
+            store,
         })
     }
 
     /// Takes the lock of the publish directory, held until the returned file is dropped
-    /// (the system releases it if the process dies): one publisher at a time.
+    /// (the system releases it if the process dies): one publisher at a time. The lock file
+    /// is created if need be, never truncated, and never opened through a link.
     pub(crate) fn lock(&self) -> Result<File, StoreError> {
-        fs::create_dir_all(&self.generations).map_err(|source| StoreError::Io {
-            path: self.generations.clone(),
-            source,
-        })?;
         let path = self.generations.join("lock");
-        let lock = File::create(&path).map_err(|source| StoreError::Io {
-            path: path.clone(),
-            source,
+        let lock = at::open_lock(&self.store, "lock").map_err(|e| {
+            if at::is_not_followed(&e) {
+                StoreError::NotOurs {
+                    path: path.clone(),
+                    reason: "a symbolic link, or no regular file, where the publisher keeps \
+                         its lock: it follows and truncates no file it did not make; remove it",
+                }
+            } else {
+                StoreError::Io {
+                    path: path.clone(),
+                    source: e,
+                }
+            }
         })?;
         if lock.try_lock().is_err() {
             return Err(StoreError::Busy {
@@ -63,14 +124,23 @@ impl Layout {
     }
 
     pub(crate) fn generation(&self, number: u64) -> PathBuf {
-        self.generations.join(format!("{number:05}"))
+        self.generations.join(generation_name(number))
     }
 
     /// The link's target for generation `number`, relative to the link's directory so
     /// that the whole tree can be moved.
     pub(crate) fn target(&self, number: u64) -> PathBuf {
         let dir = self.generations.file_name().unwrap_or_default();
-        Path::new(dir).join(format!("{number:05}"))
+        Path::new(dir).join(generation_name(number))
+    }
+
+    /// The generation a link pointing at `target` publishes, if this publisher made it.
+    fn generation_of(&self, target: &Path) -> Option<u64> {
+        target
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.parse::<u64>().ok())
+            .filter(|n| target == self.target(*n))
     }
 
     /// The generation the publish directory links to now, if any; an error when it is
@@ -80,123 +150,448 @@ impl Layout {
             path: self.publish.clone(),
             reason,
         };
-        let meta = match fs::symlink_metadata(&self.publish) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
-                return Err(StoreError::Io {
-                    path: self.publish.clone(),
-                    source,
-                });
-            }
-        };
-        if meta.is_dir() {
-            let empty = fs::read_dir(&self.publish)
-                .map(|mut d| d.next().is_none())
-                .unwrap_or(false);
-            return if empty {
-                Ok(None)
-            } else {
-                Err(not_ours(
-                    "a directory with files that this publisher did not publish; give a new path",
-                ))
-            };
-        }
-        if !meta.file_type().is_symlink() {
-            return Err(not_ours("not a directory this publisher publishes to"));
-        }
-        let target = fs::read_link(&self.publish).map_err(|source| StoreError::Io {
+        let io = |source| StoreError::Io {
             path: self.publish.clone(),
             source,
-        })?;
-        let number = target
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.parse::<u64>().ok())
-            .filter(|n| target == self.target(*n))
-            .ok_or_else(|| not_ours("a symbolic link that this publisher did not make"))?;
-        Ok(Some(number))
-    }
-}
-
-pub(crate) fn remove_dir(path: &Path) -> Result<(), StoreError> {
-    match fs::remove_dir_all(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(StoreError::Io {
-            path: path.to_owned(),
-            source: e,
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// Points the publish directory at generation `number`: a new link beside it, renamed
-/// over it, which is atomic. An empty directory in its place is removed first.
-pub(crate) fn switch(layout: &Layout, number: u64) -> Result<(), StoreError> {
-    let write = |path: &Path| {
-        let path = path.to_owned();
-        move |source| StoreError::Io { path, source }
-    };
-    // Made beside the publish directory, since its target is relative to that
-    // directory's parent, and a rename is atomic only within one file system.
-    let staged = layout.publish.with_file_name(format!(
-        ".{}.link",
-        layout
-            .publish
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("publish")
-    ));
-    // A link a killed run left.
-    let _ = fs::remove_file(&staged);
-    symlink(&layout.target(number), &staged).map_err(write(&staged))?;
-    if fs::symlink_metadata(&layout.publish).is_ok_and(|m| m.is_dir()) {
-        // Checked empty by `Layout::current`.
-        fs::remove_dir(&layout.publish).map_err(write(&layout.publish))?;
-    }
-    fs::rename(&staged, &layout.publish).map_err(|e| {
-        let _ = fs::remove_file(&staged);
-        StoreError::Io {
-            path: layout.publish.clone(),
-            source: e,
+        };
+        match at::kind(&self.parent, &self.name).map_err(io)? {
+            None => Ok(None),
+            Some(at::Kind::Directory) => {
+                if at::is_empty_dir(&self.parent, &self.name).unwrap_or(false) {
+                    Ok(None)
+                } else {
+                    Err(not_ours(
+                        "a directory with files that this publisher did not publish; give a new path",
+                    ))
+                }
+            }
+            Some(at::Kind::Link) => {
+                let target = at::read_link(&self.parent, &self.name).map_err(io)?;
+                self.generation_of(&target)
+                    .map(Some)
+                    .ok_or_else(|| not_ours("a symbolic link that this publisher did not make"))
+            }
+            Some(at::Kind::Other) => Err(not_ours("not a directory this publisher publishes to")),
         }
-    })?;
-    // Durable once the directory holding the link is synced.
-    if let Some(parent) = layout
-        .publish
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-    {
-        let _ = File::open(parent).and_then(|d| d.sync_all());
     }
-    Ok(())
+
+    /// Makes the directory of generation `number`, empty: one a killed run left under that
+    /// number is removed first (a directory only: anything else there is refused, not
+    /// removed). Checks first that the generations' directory is still the one opened,
+    /// since the generation is then written by path.
+    pub(crate) fn make_generation(&self, number: u64) -> Result<PathBuf, StoreError> {
+        self.confirm()?;
+        self.remove_generation(number)?;
+        let path = self.generation(number);
+        at::make_dir(&self.store, &generation_name(number)).map_err(|source| StoreError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        Ok(path)
+    }
+
+    /// Removes the directory of generation `number`, if there is one; what is there and
+    /// is no directory the publisher made (a link, a file) is refused and left.
+    pub(crate) fn remove_generation(&self, number: u64) -> Result<(), StoreError> {
+        let name = generation_name(number);
+        let path = self.generation(number);
+        let io = |source| StoreError::Io {
+            path: path.clone(),
+            source,
+        };
+        match at::kind(&self.store, &name).map_err(io)? {
+            None => Ok(()),
+            Some(at::Kind::Directory) => at::remove_tree(&self.store, &name).map_err(io),
+            Some(_) => Err(StoreError::NotOurs {
+                path: path.clone(),
+                reason: "not a generation's directory: the publisher removes nothing it did \
+                     not make; remove it",
+            }),
+        }
+    }
+
+    /// Refuses a generations' directory that is no longer the one opened (replaced, by a
+    /// link or another directory, since): what was written by path went elsewhere.
+    pub(crate) fn confirm(&self) -> Result<(), StoreError> {
+        let same =
+            at::same_dir(&self.parent, self.generations_name(), &self.store).map_err(|source| {
+                StoreError::Io {
+                    path: self.generations.clone(),
+                    source,
+                }
+            })?;
+        if same {
+            Ok(())
+        } else {
+            Err(StoreError::NotOurs {
+                path: self.generations.clone(),
+                reason: "replaced while the publisher wrote into it; nothing is published",
+            })
+        }
+    }
+
+    fn generations_name(&self) -> &str {
+        self.generations
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+    }
+
+    /// Points the publish directory at generation `number`: a new link beside it, renamed
+    /// over it, which is atomic. An empty directory in its place is removed first.
+    pub(crate) fn switch(&self, number: u64) -> Result<(), StoreError> {
+        self.confirm()?;
+        // Made beside the publish directory, since its target is relative to that
+        // directory's parent, and a rename is atomic only within one file system.
+        let staged = format!(".{}.link", self.name);
+        let staged_path = self.publish.with_file_name(&staged);
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| StoreError::Io { path, source }
+        };
+        let target = self.target(number);
+        if let Err(e) = at::symlink(&target, &self.parent, &staged) {
+            if e.kind() != io::ErrorKind::AlreadyExists {
+                return Err(io(&staged_path)(e));
+            }
+            // A link a killed run left is removed; anything else is the user's.
+            let left = matches!(at::kind(&self.parent, &staged), Ok(Some(at::Kind::Link)))
+                && at::read_link(&self.parent, &staged)
+                    .is_ok_and(|t| self.generation_of(&t).is_some());
+            if !left {
+                return Err(StoreError::NotOurs {
+                    path: staged_path,
+                    reason: "in the way of the link the publisher stages there, and not one \
+                         it made: it removes nothing it did not make; move it away",
+                });
+            }
+            at::unlink(&self.parent, &staged).map_err(io(&staged_path))?;
+            at::symlink(&target, &self.parent, &staged).map_err(io(&staged_path))?;
+        }
+        if matches!(
+            at::kind(&self.parent, &self.name),
+            Ok(Some(at::Kind::Directory))
+        ) {
+            // Checked empty by `Layout::current`; rmdir removes nothing but an empty one.
+            at::remove_empty_dir(&self.parent, &self.name).map_err(|e| {
+                let _ = at::unlink(&self.parent, &staged);
+                io(&self.publish)(e)
+            })?;
+        }
+        at::rename(&self.parent, &staged, &self.name).map_err(|e| {
+            let _ = at::unlink(&self.parent, &staged);
+            io(&self.publish)(e)
+        })?;
+        // Durable once the directory holding the link is synced.
+        let _ = at::sync(&self.parent);
+        Ok(())
+    }
+
+    /// Removes every generation but `keep` and the one before it, and leftovers of runs
+    /// that never switched; entries that are no generation's directory are left.
+    pub(crate) fn remove_old_generations(&self, keep: u64, before: Option<u64>) {
+        let Ok(names) = at::names(&self.store) else {
+            return;
+        };
+        for name in names {
+            let Some(n) = name
+                .parse::<u64>()
+                .ok()
+                .filter(|n| generation_name(*n) == name)
+            else {
+                continue;
+            };
+            if n != keep && Some(n) != before {
+                let _ = self.remove_generation(n);
+            }
+        }
+    }
 }
 
+/// A generation's directory name: its number in five digits or more.
+fn generation_name(number: u64) -> String {
+    format!("{number:05}")
+}
+
+/// Makes the symbolic link `link` pointing at `target`, by path (inside a generation).
 #[cfg(unix)]
 pub(crate) fn symlink(target: &Path, link: &Path) -> io::Result<()> {
     std::os::unix::fs::symlink(target, link)
 }
 
+/// Symbolic links need a Unix system here.
 #[cfg(not(unix))]
 pub(crate) fn symlink(_target: &Path, _link: &Path) -> io::Result<()> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "publishing switches generations by symbolic links, which need a Unix system",
-    ))
+    Err(at::unsupported())
 }
 
-/// Removes every generation but `keep` and the one before it, and leftovers of runs that
-/// never switched.
-pub(crate) fn remove_old_generations(layout: &Layout, keep: u64, before: Option<u64>) {
-    let Ok(entries) = fs::read_dir(&layout.generations) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(n) = name.to_str().and_then(|n| n.parse::<u64>().ok()) else {
-            continue;
-        };
-        if n != keep && Some(n) != before {
-            let _ = fs::remove_dir_all(entry.path());
+/// The system calls on directory handles, one name at a time, never following a link.
+#[cfg(unix)]
+mod at {
+    use std::ffi::CStr;
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::{AsFd, OwnedFd};
+    use std::path::{Path, PathBuf};
+
+    use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+
+    /// An open directory.
+    pub(super) type Handle = OwnedFd;
+
+    /// What a name is, not following a link.
+    pub(super) enum Kind {
+        Directory,
+        Link,
+        Other,
+    }
+
+    const DIR: OFlags = OFlags::RDONLY
+        .union(OFlags::DIRECTORY)
+        .union(OFlags::CLOEXEC);
+
+    /// Opens a directory by the caller's path, following it as given.
+    pub(super) fn open_dir(path: &Path) -> io::Result<Handle> {
+        Ok(rustix::fs::open(path, DIR, Mode::empty())?)
+    }
+
+    /// Opens the directory `name` of `dir`; a link there is refused (`ELOOP`).
+    pub(super) fn open_dir_nofollow(dir: &Handle, name: &str) -> io::Result<Handle> {
+        Ok(rustix::fs::openat(
+            dir,
+            name,
+            DIR | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )?)
+    }
+
+    /// Whether an open failed because a link, or something else than was asked for, is
+    /// at the name.
+    pub(super) fn is_not_followed(e: &io::Error) -> bool {
+        let code = e.raw_os_error();
+        code == Some(rustix::io::Errno::LOOP.raw_os_error())
+            || code == Some(rustix::io::Errno::NOTDIR.raw_os_error())
+            || code == Some(rustix::io::Errno::NXIO.raw_os_error())
+            || e.kind() == io::ErrorKind::InvalidData
+    }
+
+    pub(super) fn make_dir(dir: &Handle, name: &str) -> io::Result<()> {
+        Ok(rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o777))?)
+    }
+
+    /// Opens (creating, never truncating) the regular file `name` of `dir` for writing: a
+    /// link is refused (`ELOOP`), a FIFO without reader is refused at once (`ENXIO`)
+    /// rather than waited on, and anything but a regular file is `InvalidData`.
+    pub(super) fn open_lock(dir: &Handle, name: &str) -> io::Result<File> {
+        let fd = rustix::fs::openat(
+            dir,
+            name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        )?;
+        let stat = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a regular file",
+            ));
         }
+        Ok(File::from(fd))
+    }
+
+    /// What `name` of `dir` is, not following a link; `None` if nothing.
+    pub(super) fn kind(dir: &Handle, name: &str) -> io::Result<Option<Kind>> {
+        match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(match FileType::from_raw_mode(stat.st_mode) {
+                FileType::Directory => Kind::Directory,
+                FileType::Symlink => Kind::Link,
+                _ => Kind::Other,
+            })),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Whether `name` of `dir` is the directory `handle` is open on.
+    pub(super) fn same_dir(dir: &Handle, name: &str, handle: &Handle) -> io::Result<bool> {
+        let named = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => stat,
+            Err(rustix::io::Errno::NOENT) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        let open = rustix::fs::fstat(handle)?;
+        Ok(
+            FileType::from_raw_mode(named.st_mode) == FileType::Directory
+                && (named.st_dev, named.st_ino) == (open.st_dev, open.st_ino),
+        )
+    }
+
+    pub(super) fn read_link(dir: &Handle, name: &str) -> io::Result<PathBuf> {
+        use std::os::unix::ffi::OsStringExt;
+        let target = rustix::fs::readlinkat(dir, name, Vec::new())?;
+        Ok(PathBuf::from(std::ffi::OsString::from_vec(
+            target.into_bytes(),
+        )))
+    }
+
+    /// Whether the directory `name` of `dir` holds nothing.
+    pub(super) fn is_empty_dir(dir: &Handle, name: &str) -> io::Result<bool> {
+        let fd = open_dir_nofollow(dir, name)?;
+        for entry in Dir::new(fd)? {
+            if !is_dot(entry?.file_name()) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The names in `dir` that are UTF-8.
+    pub(super) fn names(dir: &Handle) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in Dir::read_from(dir)? {
+            let entry = entry?;
+            if let Ok(name) = entry.file_name().to_str()
+                && !is_dot(entry.file_name())
+            {
+                names.push(name.to_owned());
+            }
+        }
+        Ok(names)
+    }
+
+    fn is_dot(name: &CStr) -> bool {
+        matches!(name.to_bytes(), b"." | b"..")
+    }
+
+    /// Removes the directory `name` of `dir` and everything in it, entering no link (a
+    /// link inside is removed as a link, its target untouched).
+    pub(super) fn remove_tree(dir: &Handle, name: &str) -> io::Result<()> {
+        remove_tree_at(dir, name)
+    }
+
+    fn remove_tree_at<P: rustix::path::Arg + Copy>(dir: impl AsFd, name: P) -> io::Result<()> {
+        let fd = rustix::fs::openat(&dir, name, DIR | OFlags::NOFOLLOW, Mode::empty())?;
+        // The names first: removing entries while reading the directory may skip some.
+        let mut entries = Vec::new();
+        for entry in Dir::read_from(&fd)? {
+            let entry = entry?;
+            if !is_dot(entry.file_name()) {
+                entries.push((entry.file_name().to_owned(), entry.file_type()));
+            }
+        }
+        for (entry, file_type) in entries {
+            let is_dir = match file_type {
+                FileType::Directory => true,
+                FileType::Unknown => {
+                    let stat = rustix::fs::statat(&fd, &*entry, AtFlags::SYMLINK_NOFOLLOW)?;
+                    FileType::from_raw_mode(stat.st_mode) == FileType::Directory
+                }
+                _ => false,
+            };
+            if is_dir {
+                remove_tree_at(&fd, &*entry)?;
+            } else {
+                rustix::fs::unlinkat(&fd, &*entry, AtFlags::empty())?;
+            }
+        }
+        Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
+    }
+
+    pub(super) fn symlink(target: &Path, dir: &Handle, name: &str) -> io::Result<()> {
+        Ok(rustix::fs::symlinkat(target, dir, name)?)
+    }
+
+    /// Removes the file or link `name` of `dir` (never a directory, never a link's target).
+    pub(super) fn unlink(dir: &Handle, name: &str) -> io::Result<()> {
+        Ok(rustix::fs::unlinkat(dir, name, AtFlags::empty())?)
+    }
+
+    /// Removes the directory `name` of `dir` if it is empty.
+    pub(super) fn remove_empty_dir(dir: &Handle, name: &str) -> io::Result<()> {
+        Ok(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?)
+    }
+
+    /// Renames `from` over `to`, both names of `dir`; a link renamed is the link.
+    pub(super) fn rename(dir: &Handle, from: &str, to: &str) -> io::Result<()> {
+        Ok(rustix::fs::renameat(dir, from, dir, to)?)
+    }
+
+    pub(super) fn sync(dir: &Handle) -> io::Result<()> {
+        Ok(rustix::fs::fsync(dir)?)
+    }
+}
+
+/// Elsewhere, the store needs symbolic links, which need a Unix system: every call fails.
+#[cfg(not(unix))]
+mod at {
+    use std::fs::File;
+    use std::io;
+    use std::path::{Path, PathBuf};
+
+    /// No directory is ever open.
+    #[derive(Debug)]
+    pub(super) struct Handle;
+
+    /// What a name is.
+    pub(super) enum Kind {
+        Directory,
+        Link,
+        Other,
+    }
+
+    pub(super) fn unsupported() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            "publishing switches generations by symbolic links, which need a Unix system",
+        )
+    }
+
+    pub(super) fn open_dir(_: &Path) -> io::Result<Handle> {
+        Err(unsupported())
+    }
+    pub(super) fn open_dir_nofollow(_: &Handle, _: &str) -> io::Result<Handle> {
+        Err(unsupported())
+    }
+    pub(super) fn is_not_followed(_: &io::Error) -> bool {
+        false
+    }
+    pub(super) fn make_dir(_: &Handle, _: &str) -> io::Result<()> {
+        Err(unsupported())
+    }
+    pub(super) fn open_lock(_: &Handle, _: &str) -> io::Result<File> {
+        Err(unsupported())
+    }
+    pub(super) fn kind(_: &Handle, _: &str) -> io::Result<Option<Kind>> {
+        Err(unsupported())
+    }
+    pub(super) fn same_dir(_: &Handle, _: &str, _: &Handle) -> io::Result<bool> {
+        Err(unsupported())
+    }
+    pub(super) fn read_link(_: &Handle, _: &str) -> io::Result<PathBuf> {
+        Err(unsupported())
+    }
+    pub(super) fn is_empty_dir(_: &Handle, _: &str) -> io::Result<bool> {
+        Err(unsupported())
+    }
+    pub(super) fn names(_: &Handle) -> io::Result<Vec<String>> {
+        Err(unsupported())
+    }
+    pub(super) fn remove_tree(_: &Handle, _: &str) -> io::Result<()> {
+        Err(unsupported())
+    }
+    pub(super) fn symlink(_: &Path, _: &Handle, _: &str) -> io::Result<()> {
+        Err(unsupported())
+    }
+    pub(super) fn unlink(_: &Handle, _: &str) -> io::Result<()> {
+        Err(unsupported())
+    }
+    pub(super) fn remove_empty_dir(_: &Handle, _: &str) -> io::Result<()> {
+        Err(unsupported())
+    }
+    pub(super) fn rename(_: &Handle, _: &str, _: &str) -> io::Result<()> {
+        Err(unsupported())
+    }
+    pub(super) fn sync(_: &Handle) -> io::Result<()> {
+        Err(unsupported())
     }
 }

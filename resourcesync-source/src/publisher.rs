@@ -572,7 +572,7 @@ fn publish(
     }
     match content {
         Some(content) if options.change_dump => {
-            let (uri, written) = publisher_change_dump(
+            let dumped = publisher_change_dump(
                 sink,
                 &mut state,
                 &entries,
@@ -583,8 +583,11 @@ fn publish(
                 &up,
                 &build_options,
             )?;
-            documents += written;
-            last.push((uri, Capability::ChangeDump));
+            // None while no change was packaged: see `change_dump`.
+            if let Some((uri, written)) = dumped {
+                documents += written;
+                last.push((uri, Capability::ChangeDump));
+            }
         }
         _ => {
             // A Change Dump must hold every change of its interval: one that was off for a

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::directory::write_file;
-use crate::generations::{Layout, remove_dir, remove_old_generations, switch};
+use crate::generations::Layout;
 
 /// Why a store could not read, write or switch. Whatever the error, the publication last
 /// committed is as it was.
@@ -209,6 +209,10 @@ impl Store for MemoryStore {
 /// before is kept, for readers in the middle of a request; older ones are removed.
 ///
 /// The publish directory is locked while the store is open: one publisher at a time.
+/// What the store keeps beside the publish directory (the generations' directory, the
+/// lock, the link it stages) is opened by directory handle and never through a symbolic
+/// link it did not make: a link or a file of someone else's there is refused as
+/// [`StoreError::NotOurs`], naming it, and left as it is.
 #[derive(Debug)]
 pub struct GenerationStore {
     layout: Layout,
@@ -223,7 +227,7 @@ impl GenerationStore {
     /// directory, or the link an earlier publisher made there. Refused, as
     /// [`StoreError::Busy`], while another publisher holds it.
     pub fn open(publish: impl AsRef<Path>) -> Result<GenerationStore, StoreError> {
-        let layout = Layout::new(publish.as_ref())?;
+        let layout = Layout::open(publish.as_ref())?;
         let lock = layout.lock()?;
         let current = layout.current()?;
         Ok(GenerationStore {
@@ -270,16 +274,12 @@ impl GenerationStore {
         // After the generation published; one a killed run left under that number is
         // removed first.
         let number = self.current.unwrap_or(0) + 1;
-        let dir = self.layout.generation(number);
-        remove_dir(&dir)?;
-        match self.published().filter(|_| carry) {
-            Some(current) => link_tree(&current, &dir)?,
-            None => fs::create_dir_all(&dir).map_err(|source| StoreError::Io {
-                path: dir.clone(),
-                source,
-            })?,
+        let dir = self.layout.make_generation(number)?;
+        // Recorded first, so that an error below removes the generation.
+        self.next = Some((number, dir.clone()));
+        if let Some(current) = self.published().filter(|_| carry) {
+            link_tree(&current, &dir)?;
         }
-        self.next = Some((number, dir));
         Ok(())
     }
 
@@ -382,20 +382,20 @@ impl Store for GenerationStore {
 
     fn commit(&mut self) -> Result<(), StoreError> {
         let (number, dir) = self.next.take().ok_or(StoreError::NotBegun)?;
-        let switched = sync_dirs(&dir).and_then(|()| switch(&self.layout, number));
+        let switched = sync_dirs(&dir).and_then(|()| self.layout.switch(number));
         if let Err(e) = switched {
-            let _ = fs::remove_dir_all(&dir);
+            let _ = self.layout.remove_generation(number);
             return Err(e);
         }
         // The generation before is kept, for requests under way when the switch happened.
-        remove_old_generations(&self.layout, number, self.current);
+        self.layout.remove_old_generations(number, self.current);
         self.current = Some(number);
         Ok(())
     }
 
     fn abort(&mut self) {
-        if let Some((_, dir)) = self.next.take() {
-            let _ = fs::remove_dir_all(dir);
+        if let Some((number, _)) = self.next.take() {
+            let _ = self.layout.remove_generation(number);
         }
     }
 }

@@ -430,6 +430,22 @@ rules! {
     path_climbs_out: Rule::PathClimbsOut => doc(K::ResourceDumpManifest,
         |d| md(d, 0).path = Some("/resources/../../etc/passwd".into()),
         |d| md(d, 0).path = Some("/resources/../res1".into()));
+    path_names_no_file: Rule::PathNamesNoFile => doc(K::ResourceDumpManifest,
+        |d| md(d, 0).path = Some("//host/share/res1".into()),
+        |d| md(d, 0).path = Some("/resources/res1".into()));
+    path_duplicate: Rule::PathDuplicate => doc(K::ChangeDumpManifest,
+        |d| {
+            let mut e = clean_entry(K::ChangeDumpManifest, 23);
+            e.md.as_mut().unwrap().path = md(d, 0).path.clone();
+            d.entries.push(e);
+        },
+        |d| {
+            // A deletion has no bitstream, so it shares no path.
+            let mut e = clean_entry(K::ChangeDumpManifest, 23);
+            e.md.as_mut().unwrap().path = md(d, 0).path.clone();
+            e.md.as_mut().unwrap().change = Some(Change::Deleted);
+            d.entries.push(e);
+        });
     path_outside_manifest: Rule::PathOutsideManifest => doc(K::ResourceList,
         |d| md(d, 0).path = Some("/resources/res1".into()), keep);
     manifest_type_recommended: Rule::ManifestTypeRecommended => doc(K::ChangeDumpManifest,
@@ -453,6 +469,8 @@ rules! {
     capabilitylist_entry_kind: Rule::CapabilityListEntryKind => doc(K::CapabilityList,
         |d| md(d, 0).capability = Some(Capability::Description),
         |d| md(d, 0).capability = Some(Capability::ChangeListArchive));
+    description_entry_md: Rule::SourceDescriptionEntryMd => doc(K::SourceDescription,
+        |d| d.entries[0].md = None, keep);
     description_entry_capability: Rule::SourceDescriptionEntryCapability => doc(K::SourceDescription,
         |d| md(d, 0).capability = None,
         |d| d.entries[0].md = None);

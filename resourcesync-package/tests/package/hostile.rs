@@ -629,6 +629,14 @@ fn cases() -> Vec<Row> {
             is!(E::Limit(LimitExceeded::TotalBytes { .. })),
             "the package inflates to more than 16777216 bytes",
         ),
+        (
+            // Stopped once past its declared length: a fixity error, not a bomb read out.
+            "bomb-declared-short.zip",
+            d,
+            Verify,
+            is!(E::Fixity(_)),
+            "bitstream zeros: length is more than 1048576, listed as 1048576",
+        ),
         // Fixity: findings of check, errors of verify.
         (
             "fixity-md5.zip",
@@ -807,4 +815,43 @@ fn valid_packages_from_python_open_verify_and_extract() {
         // And extracting onto an existing target is refused.
         assert!(package.extract(&target).is_err());
     }
+}
+
+/// Honest data that compresses more than the ratio limit, 64 MiB of zeros (what a sparse
+/// file holds), passes when the manifest declares its length, which the reader holds it
+/// to (issue 22: our own Resource Dumps of such files were refused). `bomb.zip`, the same
+/// zeros with no length declared, is still refused by the ratio (above), and a bitstream
+/// that inflates past its declared length by `Longer`.
+#[test]
+fn zeros_whose_length_the_manifest_declares_are_no_bomb() {
+    use resourcesync_model::DocumentKind;
+    use resourcesync_package::{Bitstream, Package, PackageOptions, PackageWriter};
+    use std::io::{Cursor, Read};
+    let head = crate::manifest_head(DocumentKind::ResourceDumpManifest);
+    let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default()).unwrap();
+    let zeros = Bitstream::new("http://example.com/zeros".parse().unwrap(), "/zeros".into());
+    writer
+        .add(zeros, std::io::repeat(0).take(64 << 20))
+        .unwrap();
+    let (zip, _) = writer.finish().unwrap();
+    assert!(zip.len() < (64 << 20) / 1000, "{} bytes", zip.len());
+    let mut package = Package::new(Cursor::new(zip)).unwrap();
+    assert_eq!(package.entry(0).and_then(|e| e.length()), Some(64 << 20));
+    package.verify().unwrap();
+    let rules: Vec<&str> = package
+        .check()
+        .unwrap()
+        .iter()
+        .map(|f| f.rule.id())
+        .collect();
+    assert_eq!(rules, ["manifest-type-recommended"]);
+
+    // Another implementation's (Python's zipfile), extracted too.
+    let dir = python_packages();
+    let mut package = Package::open(dir.path().join("zeros.zip")).unwrap();
+    package.verify().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    package.extract(out.path().join("x")).unwrap();
+    let extracted = std::fs::metadata(out.path().join("x/zeros")).unwrap();
+    assert_eq!(extracted.len(), 64 << 20);
 }

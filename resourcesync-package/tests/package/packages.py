@@ -173,9 +173,16 @@ def main(d):
         f.write(data)
     package("bzip2.zip", compression=zipfile.ZIP_BZIP2)
 
-    # Bombs: 64 MiB of zeros in a few dozen kilobytes.
+    # Bombs: 64 MiB of zeros in a few dozen kilobytes, the manifest declaring no length
+    # (the ratio limit stops it), or a length it inflates past.
     zeros = b"\0" * (64 << 20)
-    package("bomb.zip", entries=[("http://example.com/zeros", "zeros", zeros, {})])
+    package("bomb.zip", entries=[("http://example.com/zeros", "zeros", zeros, {"attrs": ""})])
+    package("bomb-declared-short.zip",
+            entries=[("http://example.com/zeros", "zeros", zeros,
+                      {"attrs": 'length="%d"' % (1 << 20)})])
+    # Not a bomb: the same zeros with their length and hashes declared, as honest data
+    # that compresses a thousand times (a sparse file) is.
+    package("zeros.zip", entries=[("http://example.com/zeros", "zeros", zeros, {})])
 
     # Fixity: the manifest disagrees with the bytes.
     wrong_md5 = 'hash="md5:%s" length="%d"' % ("0" * 32, len(r1))

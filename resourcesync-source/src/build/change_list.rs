@@ -22,7 +22,12 @@ pub(crate) fn change_lists(
     options: &Options,
 ) -> Result<u64, BuildError> {
     if state.change_lists.is_empty() {
-        // The first run: the changes are published from now on.
+        // The first run: the changes are published from now on. Its open Change List has
+        // no entry yet and is published all the same, unlike an empty dump (which is
+        // omitted: `dumps::change_dump`): the Change Lists' `from` and `until` must be
+        // contiguous (sections 12.1, 12.2), section 7 allows a `<urlset>` "zero or more"
+        // `<url>`, and an open list with none is how a Destination learns that nothing
+        // changed since its `from`. The Sitemap schema's one `<url>` at least yields.
         state.change_lists.push(ChangeListRecord {
             number: 1,
             from: now,

@@ -21,7 +21,8 @@ fn packaged<'c>(
     ))
 }
 
-/// Writes the Resource Dump: every resource, read again into packages.
+/// Writes the Resource Dump: every resource, read again into packages; none when there
+/// is no resource (see [`crate::dumps::resource_dump`]). Returns whether it was written.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn resource_dump(
     collection: &Path,
@@ -32,7 +33,7 @@ pub(super) fn resource_dump(
     up: &Link,
     options: &Options,
     generation: u64,
-) -> Result<(), BuildError> {
+) -> Result<bool, BuildError> {
     let uris = Uris::new(directory);
     let items = resources
         .iter()
@@ -107,7 +108,8 @@ pub(super) fn bitstream(
 
 /// Adds this run's changes to the Change Dump as packages of their own (each resource's
 /// file read again), and writes the Change Dump that lists every run's packages. Returns
-/// its URI and the number of documents and packages written.
+/// its URI and the number of documents and packages written; `None` while it has no
+/// package (see [`crate::dumps::change_dump`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn change_dump(
     collection: &Path,
@@ -122,7 +124,7 @@ pub(super) fn change_dump(
     now: W3cDateTime,
     up: &Link,
     options: &Options,
-) -> Result<(Uri, u64), BuildError> {
+) -> Result<Option<(Uri, u64)>, BuildError> {
     let items = changes.iter().zip(changed).map(|(entry, changed)| {
         let datetime = entry.datetime();
         match (entry.change(), changed) {

@@ -20,7 +20,8 @@
 //!   `resourcelist-g<generation>-00001.xml`, … when the entry or byte limits require
 //!   (named after the generation, so that a reader that read the index before a switch
 //!   finds its parts after it; the last generation's are kept one run); every entry with
-//!   `lastmod` (the file's modification time), `length`, md5 and sha-256, and a media type
+//!   `lastmod` (the file's modification time when its bytes last changed: a file touched,
+//!   its bytes the same, keeps the one listed), `length`, md5 and sha-256, and a media type
 //!   guessed from the file name (`mime_guess`);
 //! - `resourcesync/changelist.xml`: the Change List Index over `changelist-00001.xml`, …,
 //!   whose `from`/`until` are contiguous; the last one is open (no `until`) and receives
@@ -32,7 +33,9 @@
 //! - on request, `resourcesync/resourcedump.xml` with its ZIP packages (`--resource-dump`;
 //!   later runs keep it, since the Change Lists cover from its `at`, unless
 //!   `--new-resource-dump` packages the collection again) and `resourcesync/changedump.xml` with one package set per run that found changes
-//!   (`--change-dump`);
+//!   (`--change-dump`); a dump with no package (an empty collection, no change yet) is
+//!   left out, and not in the Capability List, where the empty Resource List and an open
+//!   Change List with no entry stay (`dumps::change_dump` says why);
 //! - `.resourcesync/state.json` and `.resourcesync/resources.postcard`: what this run
 //!   published (the Change Lists and the open one's size; each file's size, modification
 //!   time and digests), read by the next run. A file whose size and modification time are
@@ -49,7 +52,11 @@
 //!
 //! Hidden files (a name starting with `.`), symbolic links inside the collection, names
 //! that are not UTF-8, and the top-level names the publication uses (`.well-known`,
-//! `resourcesync`) are not published; each is reported as skipped.
+//! `resourcesync`) are not published; each is reported as skipped. So is a file or
+//! directory that cannot be read (its permissions, an I/O error), with the system's error
+//! ([`Skipped::error`]): the run publishes the rest, rather than nothing; a resource the
+//! last run listed and this one cannot read is listed as deleted, so that the Change Lists
+//! agree with the Resource List.
 //!
 //! ```
 //! use std::time::{Duration, SystemTime};
@@ -299,15 +306,49 @@ pub enum BuildError {
     },
 }
 
-/// A file of the collection that was not published, and why.
+/// A file (or directory) of the collection that was not published, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Skipped {
-    /// Its path, relative to the collection; serialized as text, a byte that is not UTF-8
-    /// as U+FFFD (such a name is one reason a file is skipped).
+    /// Its path, relative to the collection (with a list, the file); serialized
+    /// as text, a byte that is not UTF-8 as U+FFFD (such a name is one reason a file is
+    /// skipped).
     #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
     /// Why it was not published.
     pub reason: &'static str,
+    /// The system's error when it could not be read ([`Skipped::UNREADABLE`]); `None` for
+    /// what is left out on purpose (a hidden name, a link, ...).
+    pub error: Option<String>,
+}
+
+impl Skipped {
+    /// The reason of a file or directory that could not be read.
+    pub const UNREADABLE: &'static str = "cannot be read";
+
+    /// Left out on purpose, for `reason`.
+    pub(crate) fn because(path: impl Into<PathBuf>, reason: &'static str) -> Skipped {
+        Skipped {
+            path: path.into(),
+            reason,
+            error: None,
+        }
+    }
+
+    /// Left out because reading it failed with `error`: one file that cannot be read
+    /// (permissions, an I/O error) is reported, and the rest is published.
+    pub(crate) fn unreadable(path: impl Into<PathBuf>, error: &io::Error) -> Skipped {
+        Skipped {
+            path: path.into(),
+            reason: Skipped::UNREADABLE,
+            error: Some(error.to_string()),
+        }
+    }
+
+    /// Whether it could not be read, rather than being left out on purpose.
+    pub fn is_unreadable(&self) -> bool {
+        self.error.is_some()
+    }
 }
 
 /// A path as text, whatever its bytes: serde's own refuses one that is not UTF-8.
@@ -339,6 +380,9 @@ pub struct BuildReport {
     pub hashed_bytes: u64,
     /// Files not published.
     pub skipped: Vec<Skipped>,
+    /// Of them, files and directories that could not be read ([`Skipped::is_unreadable`]):
+    /// published without them, which `resourcesync build` reports by its exit status.
+    pub unreadable: u64,
     /// The Source Description's URI.
     pub source_description: Uri,
     /// The Capability List's URI.
@@ -363,8 +407,9 @@ pub(crate) const STATE: &str = ".resourcesync/state.json";
 /// 100,000 of them, and read while the walk runs.
 const RESOURCES: &str = ".resourcesync/resources.postcard";
 
-/// The state's format.
-pub(crate) const STATE_VERSION: u32 = 4;
+/// The state's format. 5: the resources file keeps each resource's `lastmod` apart from
+/// its file's modification time.
+pub(crate) const STATE_VERSION: u32 = 5;
 
 /// What a damaged open Change List leaves to do.
 pub(crate) const LOST_OPEN_LIST: &str =
@@ -478,6 +523,7 @@ mod tests {
             resource: Resource {
                 length: path.len() as u64,
                 mtime: (-5, 7),
+                lastmod: (-9, 3),
                 md5: [path.len() as u8; 16],
                 sha256: [path.len() as u8 + 1; 32],
                 media_type,
@@ -504,6 +550,7 @@ mod tests {
             path,
             length: 1,
             mtime: (0, 0),
+            lastmod: None,
             media_type,
         };
         let file = |media_types: Vec<&'static str>, paths, digests, records| {
@@ -619,8 +666,8 @@ mod tests {
         let found = found(&["here.txt", "gone.txt"]);
         let hashed = hash_files(root.path(), &found, &[0, 1], &()).unwrap();
         assert_eq!(hashed.len(), 2);
-        assert_eq!(hashed[0].1.map(|d| d.length), Some(4));
-        assert!(hashed[1].1.is_none());
+        assert_eq!(hashed[0].1.digests().map(|d| d.length), Some(4));
+        assert!(matches!(hashed[1].1, super::Hashed::Gone));
     }
 
     /// A file swapped for a FIFO between the walk and the hashing: the build goes on (it
@@ -639,7 +686,7 @@ mod tests {
         std::thread::spawn(move || {
             let hashed = hash_files(&root_path, &found, &[0, 1], &()).map(|h| {
                 h.into_iter()
-                    .map(|(_, d)| d.map(|d| d.length))
+                    .map(|(_, d)| d.digests().map(|d| d.length))
                     .collect::<Vec<_>>()
             });
             let _ = send.send(hashed.map_err(|e| e.to_string()));

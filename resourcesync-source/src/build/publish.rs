@@ -80,7 +80,11 @@ pub(super) fn publish_generation(
         .collect();
     progress.hashing(todo.len() as u64);
     let hashed = hash_files(collection, &found, &todo, progress)?;
-    let hashed_bytes = hashed.iter().flat_map(|(_, d)| d).map(|d| d.length).sum();
+    let hashed_bytes = hashed
+        .iter()
+        .filter_map(|(_, h)| h.digests())
+        .map(|d| d.length)
+        .sum();
 
     let first_run = state.at.is_none();
     let last_at = state.at.unwrap_or(now);
@@ -94,21 +98,34 @@ pub(super) fn publish_generation(
         let old = paired.map(|j| (j, previous.resources[j]));
         let mut written = None;
         let resource = match hashed.next_if(|(j, _)| *j == i) {
-            Some((_, None)) => {
+            Some((_, Hashed::Gone)) => {
                 // Gone while the run read it: deleted, if the last run listed it.
                 if let Some(j) = paired {
                     listed[j] = false;
                 }
-                skipped.push(Skipped {
-                    path: PathBuf::from(&f.path),
-                    reason: "deleted, or replaced by what is not a file, while the run read it",
-                });
+                skipped.push(Skipped::because(
+                    f.file.unwrap_or_else(|| PathBuf::from(&f.path)),
+                    "deleted, or replaced by what is not a file, while the run read it",
+                ));
                 continue;
             }
-            Some((_, Some(digests))) => {
-                let resource = Resource {
+            Some((_, Hashed::Unreadable(error))) => {
+                // Not published, so deleted if the last run listed it: the Change Lists
+                // say what the Resource List no longer holds.
+                if let Some(j) = paired {
+                    listed[j] = false;
+                }
+                skipped.push(Skipped::unreadable(
+                    f.file.unwrap_or_else(|| PathBuf::from(&f.path)),
+                    &error,
+                ));
+                continue;
+            }
+            Some((_, Hashed::Digests(digests))) => {
+                let mut resource = Resource {
                     length: digests.length,
                     mtime: f.mtime,
+                    lastmod: f.mtime,
                     md5: digests.md5.0,
                     sha256: digests.sha256.0,
                     media_type: media_types.of(match &f.file {
@@ -125,8 +142,13 @@ pub(super) fn publish_generation(
                     {
                         Some(Change::Updated)
                     }
-                    // Touched, not changed: only the time is new.
-                    Some(_) => None,
+                    // Touched, not changed: only the file's time is new, and the
+                    // resource keeps its lastmod (see `Resource::lastmod`), which no
+                    // change in the Change Lists would otherwise account for.
+                    Some((_, old)) => {
+                        resource.lastmod = old.lastmod;
+                        None
+                    }
                 };
                 if let Some(change) = change.filter(|_| !first_run) {
                     // When it changed, as far as the file says, within this run's span.
@@ -250,7 +272,7 @@ pub(super) fn publish_generation(
             })?;
         }
         if published.is_none() || options.new_resource_dump {
-            resource_dump(
+            let dumped = resource_dump(
                 collection,
                 &directory,
                 &resources,
@@ -260,13 +282,17 @@ pub(super) fn publish_generation(
                 options,
                 number,
             )?;
-            state.resource_dump = Some(number);
-            documents += 1;
+            // No resource, no Resource Dump (omitted, not empty): the next run with
+            // resources packages them.
+            state.resource_dump = dumped.then_some(number);
+            documents += u64::from(dumped);
         }
-        capabilities.push((
-            directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
-            Capability::ResourceDump,
-        ));
+        if state.resource_dump.is_some() {
+            capabilities.push((
+                directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
+                Capability::ResourceDump,
+            ));
+        }
     } else {
         state.resource_dump = None;
     }
@@ -287,7 +313,7 @@ pub(super) fn publish_generation(
     // The Change Dump: this run's changes as packages, added to the earlier runs'.
     let mut last = Vec::new();
     if options.change_dump {
-        let (uri, written) = change_dump(
+        let dumped = change_dump(
             collection,
             &directory,
             &mut state,
@@ -301,8 +327,10 @@ pub(super) fn publish_generation(
             &up,
             options,
         )?;
-        documents += written;
-        last.push((uri, Capability::ChangeDump));
+        if let Some((uri, written)) = dumped {
+            documents += written;
+            last.push((uri, Capability::ChangeDump));
+        }
     } else {
         // A Change Dump must hold every change of its interval: one that was off for a
         // run starts afresh when it is on again.
@@ -330,6 +358,8 @@ pub(super) fn publish_generation(
     if options.list.is_none() {
         link_collection(collection, dir, &resources, &skipped)?;
     }
+    // The walk's in path order, with those the hashing left out among them.
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
 
     let state_path = dir.join(STATE);
     if let Some(parent) = state_path.parent() {
@@ -345,8 +375,12 @@ pub(super) fn publish_generation(
         reason,
     })?;
     // Durable before the switch: a publication whose state is lost cannot be built on.
+    // Created new in the generation this run made: nothing there is another's to truncate.
     for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
-        File::create(path)
+        fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
             .and_then(|mut file| {
                 io::Write::write_all(&mut file, bytes)?;
                 file.sync_all()
@@ -365,6 +399,7 @@ pub(super) fn publish_generation(
         deleted,
         hashed_files: todo.len() as u64,
         hashed_bytes,
+        unreadable: skipped.iter().filter(|s| s.is_unreadable()).count() as u64,
         skipped,
         source_description: sd_uri,
         capability_list: cl_uri,

@@ -75,8 +75,16 @@ pub(crate) struct ResourceListRecord {
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Resource {
     pub(crate) length: u64,
-    /// Modification time: seconds and nanoseconds since the epoch.
+    /// The file's modification time as the run found it (seconds and nanoseconds since
+    /// the epoch): with the length, what tells the next run whether to read it again.
     pub(crate) mtime: (i64, u32),
+    /// When its content last changed, its `lastmod`: the modification time of the run
+    /// that found these bytes first. A file touched since, its bytes the same, keeps it:
+    /// `lastmod` is the last modification of the resource (section 7, and the at of
+    /// Example 14: no change between lastmod and at), and a new one with no change in the
+    /// Change Lists would make a Destination that follows them disagree with the Resource
+    /// List for ever.
+    pub(crate) lastmod: (i64, u32),
     /// The digests as bytes: read back without parsing hex.
     pub(crate) md5: [u8; 16],
     pub(crate) sha256: [u8; 32],
@@ -142,6 +150,9 @@ pub(crate) struct Record {
     pub(crate) path: u32,
     pub(crate) length: u64,
     pub(crate) mtime: (i64, u32),
+    /// [`Resource::lastmod`] when it is not `mtime` (a file touched, its bytes the same);
+    /// one byte for the others.
+    pub(crate) lastmod: Option<(i64, u32)>,
     pub(crate) media_type: MediaTypeId,
 }
 
@@ -275,6 +286,7 @@ impl LastRun {
             run.resources.push(Resource {
                 length: record.length,
                 mtime: record.mtime,
+                lastmod: record.lastmod.unwrap_or(record.mtime),
                 md5: md5.try_into().unwrap_or_default(),
                 sha256: sha256.try_into().unwrap_or_default(),
                 media_type: record.media_type,
@@ -305,6 +317,7 @@ pub(super) fn resources_file(
             path: u32::try_from(published.path.len()).map_err(|e| e.to_string())?,
             length: r.length,
             mtime: r.mtime,
+            lastmod: (r.lastmod != r.mtime).then_some(r.lastmod),
             media_type: r.media_type,
         });
     }
@@ -341,9 +354,9 @@ impl Resource {
         Hashes::md5_sha256(self.md5, self.sha256)
     }
 
-    /// The modification time, as `lastmod`.
+    /// When its content last changed, as `lastmod`.
     pub(crate) fn lastmod(&self) -> W3cDateTime {
-        let (secs, nanos) = self.mtime;
+        let (secs, nanos) = self.lastmod;
         let time = if secs >= 0 {
             SystemTime::UNIX_EPOCH + Duration::new(secs.unsigned_abs(), nanos)
         } else {

@@ -161,25 +161,32 @@ pub(super) fn walk_directory<'s>(
         };
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
-            // Removed since its parent was read: as if it had not been there.
-            Err(e) if e.kind() == io::ErrorKind::NotFound && within.depth > 1 => return Ok(()),
-            Err(e) => return Err(read(e)),
+            // The collection itself must be read; below it, a directory removed since its
+            // parent was read is as if it had not been there, and one that cannot be read
+            // is reported and left out, the rest published.
+            Err(e) if within.depth == 1 => return Err(read(e)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => {
+                skipped.push(Skipped::unreadable(&within.path, &e));
+                return Ok(());
+            }
         };
         for entry in entries {
             let entry = entry.map_err(read)?;
             let name = entry.file_name();
-            let file_type = entry.file_type().map_err(|source| BuildError::Read {
-                path: entry.path(),
-                source,
-            })?;
+            let file_type = match entry.file_type() {
+                Ok(file_type) => file_type,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    skipped.push(Skipped::unreadable(within.path.join(&name), &e));
+                    continue;
+                }
+            };
             // Hidden names are not served, and the publication's own top-level names
             // would hide the collection's: neither is published nor, a directory,
             // walked into.
             if let Some(reason) = unpublished_name(&name.to_string_lossy(), within.depth) {
-                skipped.push(Skipped {
-                    path: within.path.join(&name),
-                    reason,
-                });
+                skipped.push(Skipped::because(within.path.join(&name), reason));
                 continue;
             }
             if file_type.is_dir() {
@@ -198,17 +205,11 @@ pub(super) fn walk_directory<'s>(
             }
             match probe(&entry, &within, &name, file_type, uris) {
                 Ok(Probe::File(file)) => files.push(file),
-                Ok(Probe::Skipped(reason)) => skipped.push(Skipped {
-                    path: within.path.join(&name),
-                    reason,
-                }),
-                Ok(Probe::Gone) => {}
-                Err(source) => {
-                    return Err(BuildError::Read {
-                        path: entry.path(),
-                        source,
-                    });
+                Ok(Probe::Skipped(reason)) => {
+                    skipped.push(Skipped::because(within.path.join(&name), reason));
                 }
+                Ok(Probe::Gone) => {}
+                Err(e) => skipped.push(Skipped::unreadable(within.path.join(&name), &e)),
             }
         }
         Ok(())
@@ -292,42 +293,59 @@ pub(super) fn unpublished_name(name: &str, depth: usize) -> Option<&'static str>
     }
 }
 
+/// What reading a file came to.
+#[derive(Debug)]
+pub(super) enum Hashed {
+    /// Its length and digests.
+    Digests(resourcesync_model::Digests),
+    /// Deleted (or replaced by what is not a file) since the walk found it.
+    Gone,
+    /// It could not be read: skipped, with the error, and the rest published.
+    Unreadable(io::Error),
+}
+
+impl Hashed {
+    /// The digests, if the file was read.
+    pub(super) fn digests(&self) -> Option<&resourcesync_model::Digests> {
+        match self {
+            Hashed::Digests(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
 /// Reads and hashes the files `todo` names (indexes into `found`), on as many threads as
-/// the machine has cores, and returns their digests in `todo`'s order (`None` for a
-/// file deleted since the walk).
+/// the machine has cores, and returns what each came to, in `todo`'s order. A file that
+/// cannot be read is one result among the others, not the run's error.
 pub(super) fn hash_files(
     root: &Path,
     found: &[Found],
     todo: &[usize],
     progress: &dyn Progress,
-) -> Result<Vec<(usize, Option<resourcesync_model::Digests>)>, BuildError> {
+) -> Result<Vec<(usize, Hashed)>, BuildError> {
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(todo.len())
         .max(1);
-    let work = || -> Result<Vec<_>, BuildError> {
+    let work = || {
         let mut buffer = vec![0; 256 * 1024];
         let mut digests = Vec::new();
         loop {
             let k = next.fetch_add(1, Ordering::Relaxed);
             let Some(&i) = todo.get(k) else {
-                return Ok(digests);
+                return digests;
             };
             let path = found[i]
                 .file
                 .clone()
                 .unwrap_or_else(|| root.join(&found[i].path));
-            match hash_file(&path, &mut buffer) {
-                Ok(d) => digests.push((i, Some(d))),
+            digests.push(match hash_file(&path, &mut buffer) {
+                Ok(d) => (i, Hashed::Digests(d)),
                 // Deleted since the walk found it: as if the walk had not.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => digests.push((i, None)),
-                Err(source) => {
-                    // The others stop at their next file.
-                    next.store(todo.len(), Ordering::Relaxed);
-                    return Err(BuildError::Read { path, source });
-                }
-            }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => (i, Hashed::Gone),
+                Err(e) => (i, Hashed::Unreadable(e)),
+            });
             progress.hashed();
         }
     };
@@ -336,7 +354,7 @@ pub(super) fn hash_files(
         let mut all = Vec::with_capacity(todo.len());
         for handle in handles {
             match handle.join() {
-                Ok(digests) => all.extend(digests?),
+                Ok(digests) => all.extend(digests),
                 Err(_) => {
                     return Err(BuildError::Read {
                         path: root.to_owned(),

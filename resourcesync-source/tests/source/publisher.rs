@@ -469,6 +469,14 @@ fn dumps_package_the_application_content_and_every_bitstream_checks() {
             .iter()
             .any(|e| e.loc.as_str().ends_with("resourcedump.xml"))
     );
+    // No change yet, so no Change Dump: one with no package is omitted, and not listed
+    // (issue 22: a `<urlset>` with no `<url>`).
+    assert!(store.get("resourcesync/changedump.xml").is_none());
+    assert!(
+        !capabilities
+            .iter()
+            .any(|e| e.loc.as_str().ends_with("changedump.xml"))
+    );
 
     // Changes: a package of their own in the Change Dump, the deletion listed in it.
     let mut changed = texts.clone();
