@@ -53,7 +53,10 @@ files relative to COLLECTION-DIR); a wrong line is an error naming it.";
 pub const BUILD_OUTPUT: &str = "\
 Output:
   Each file not published, and why (with the system's error for one that cannot be read),
-  on standard error; a progress bar while files are hashed (a terminal only); then one
+  on standard error; a warning for each published under a name some file systems cannot
+  hold (Windows's device names, a trailing dot or space, :*?\"<>|, names of a directory
+  that differ only in case or Unicode normalization): a sync into such a file system
+  refuses it, a sync on Linux stores it; a progress bar while files are hashed (a terminal only); then one
   line: the generation, its time, resources and bytes, created, updated and deleted since
   the last run, files hashed, files skipped (and of them unreadable), documents written,
   the time taken and the Source Description's URI.
@@ -61,7 +64,8 @@ Output:
 JSON (--json):
   One object: {\"generation\", \"at\", \"resources\", \"bytes\", \"created\", \"updated\",
   \"deleted\", \"hashed_files\", \"hashed_bytes\", \"skipped\": [{\"path\", \"reason\",
-  \"error\"}], \"unreadable\", \"source_description\", \"capability_list\", \"documents\",
+  \"error\"}], \"unreadable\", \"not_portable\": [{\"path\", \"reason\"}],
+  \"source_description\", \"capability_list\", \"documents\",
   \"directory\", \"seconds\"}; \"error\" is null but for a file or directory that cannot be
   read, which \"unreadable\" counts. On failure {\"error\"}.";
 
@@ -186,6 +190,13 @@ pub fn run(args: &BuildArgs) -> ExitCode {
                         skipped.path.display(),
                         skipped.reason,
                         if error.is_empty() { "" } else { ": " },
+                    );
+                }
+                for name in &report.not_portable {
+                    eprintln!(
+                        "resourcesync build: warning: {}: {}; a sync into such a file system refuses it",
+                        name.path.display(),
+                        name.reason,
                     );
                 }
                 println!("{}", Summary(&report, started.elapsed()));

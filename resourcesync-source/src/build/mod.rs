@@ -113,6 +113,7 @@ use crate::store::{GenerationStore, Store};
 pub(crate) mod change_list;
 pub(crate) mod dump;
 pub(crate) mod generation;
+pub(crate) mod portable;
 pub(crate) mod publish;
 pub(crate) mod resource_list;
 pub(crate) mod state;
@@ -351,6 +352,19 @@ impl Skipped {
     }
 }
 
+/// A file or directory published under a name some file systems cannot hold (Windows's
+/// device names, a trailing dot, `:`, names of one directory that differ only in case or
+/// normalization): a Destination on such a file system cannot store it as it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct NotPortable {
+    /// Its path, relative to the collection.
+    #[serde(serialize_with = "lossy_path")]
+    pub path: PathBuf,
+    /// Which rule it breaks.
+    pub reason: &'static str,
+}
+
 /// A path as text, whatever its bytes: serde's own refuses one that is not UTF-8.
 fn lossy_path<S: serde::Serializer>(path: &Path, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(&path.to_string_lossy())
@@ -383,6 +397,9 @@ pub struct BuildReport {
     /// Of them, files and directories that could not be read ([`Skipped::is_unreadable`]):
     /// published without them, which `resourcesync build` reports by its exit status.
     pub unreadable: u64,
+    /// Published under names some file systems cannot hold (found by the walk; a list
+    /// given with `--list` is not checked).
+    pub not_portable: Vec<NotPortable>,
     /// The Source Description's URI.
     pub source_description: Uri,
     /// The Capability List's URI.
@@ -635,7 +652,7 @@ mod tests {
         let publish = root.path().join("p");
         let directory = Directory::new(&publish, "http://example.com/".parse().unwrap()).unwrap();
         let mut skipped = Vec::new();
-        let found = walk(&collection, &directory, &mut skipped).unwrap();
+        let found = walk(&collection, &directory, &mut skipped, &mut Vec::new()).unwrap();
         let walked: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
         paths.sort_unstable();
         assert_eq!(walked, paths);

@@ -28,6 +28,7 @@ pub(super) fn publish_generation(
     let directory = Directory::new(dir, options.base_url.clone())?;
     let uris = Uris::new(&directory);
     let mut skipped = Vec::new();
+    let mut not_portable = Vec::new();
     // `at` is when the snapshot starts (section 7): the caller's clock read before the
     // walk. The clock may have gone back since the last run: never publish before it.
     let now = W3cDateTime::from(now);
@@ -37,7 +38,7 @@ pub(super) fn publish_generation(
     };
     let mut found = match &options.list {
         Some(list) => listed(collection, list)?,
-        None => walk(collection, &directory, &mut skipped)?,
+        None => walk(collection, &directory, &mut skipped, &mut not_portable)?,
     };
     // In path order, as the state is, so that one pass pairs each file with what the last
     // run knew of it. The walk sorts what it found; a list is in the order it was written.
@@ -400,6 +401,7 @@ pub(super) fn publish_generation(
         hashed_files: todo.len() as u64,
         hashed_bytes,
         unreadable: skipped.iter().filter(|s| s.is_unreadable()).count() as u64,
+        not_portable,
         skipped,
         source_description: sd_uri,
         capability_list: cl_uri,

@@ -62,6 +62,7 @@ pub(super) struct Walked {
     /// The files of each directory that has any, in path order.
     pub(super) found: Vec<Vec<Found>>,
     pub(super) skipped: Vec<Skipped>,
+    pub(super) not_portable: Vec<NotPortable>,
     pub(super) error: Option<BuildError>,
 }
 
@@ -79,6 +80,7 @@ pub(super) fn walk(
     collection: &Path,
     directory: &Directory,
     skipped: &mut Vec<Skipped>,
+    not_portable: &mut Vec<NotPortable>,
 ) -> Result<Vec<Found>, BuildError> {
     let uris = Uris::new(directory);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -102,6 +104,8 @@ pub(super) fn walk(
     }
     skipped.extend(walked.skipped);
     skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    not_portable.extend(walked.not_portable);
+    not_portable.sort_by(|a, b| a.path.cmp(&b.path));
     // In path order. Each directory's files came sorted: in the order of their first
     // paths, the directories' runs are one sorted run unless a directory holds files
     // and subdirectories whose paths interleave, which a sort of the whole then merges
@@ -154,6 +158,9 @@ pub(super) fn walk_directory<'s>(
     let dir = collection.join(&within.path);
     let mut skipped = Vec::new();
     let mut files = Vec::new();
+    // The names published here (files, and directories walked), for the portability
+    // check once all are read.
+    let mut names: Vec<std::ffi::OsString> = Vec::new();
     let result = (|| -> Result<(), BuildError> {
         let read = |source| BuildError::Read {
             path: dir.clone(),
@@ -201,10 +208,14 @@ pub(super) fn walk_directory<'s>(
                     depth: within.depth + 1,
                 };
                 scope.spawn(move |scope| walk_directory(scope, walked, uris, collection, sub));
+                names.push(name);
                 continue;
             }
             match probe(&entry, &within, &name, file_type, uris) {
-                Ok(Probe::File(file)) => files.push(file),
+                Ok(Probe::File(file)) => {
+                    files.push(file);
+                    names.push(name);
+                }
                 Ok(Probe::Skipped(reason)) => {
                     skipped.push(Skipped::because(within.path.join(&name), reason));
                 }
@@ -215,6 +226,17 @@ pub(super) fn walk_directory<'s>(
         Ok(())
     })();
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    // In name order, so that of two names that fold alike the same one is reported
+    // whatever order the directory lists them in.
+    names.sort_unstable();
+    let texts: Vec<&str> = names.iter().filter_map(|n| n.to_str()).collect();
+    let mut not_portable: Vec<NotPortable> = super::portable::not_portable(&texts)
+        .into_iter()
+        .map(|(i, reason)| NotPortable {
+            path: within.path.join(texts[i]),
+            reason,
+        })
+        .collect();
     let mut walked = walked.lock().unwrap_or_else(|e| e.into_inner());
     match result {
         Err(error) => {
@@ -225,6 +247,7 @@ pub(super) fn walk_directory<'s>(
                 walked.found.push(files);
             }
             walked.skipped.append(&mut skipped);
+            walked.not_portable.append(&mut not_portable);
         }
     }
 }
