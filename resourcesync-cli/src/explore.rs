@@ -99,6 +99,7 @@ pub async fn explore(
                 http.clone(),
                 request,
                 None,
+                None,
                 tx.clone(),
                 options.mirrors.clone(),
             ));

@@ -20,7 +20,7 @@ use resourcesync_client::{
     Bounds, Client, Config, ConfigError, Event, Misuse, Mode, ProblemKind, Report, Request,
     RequestId, Standing, State,
 };
-use resourcesync_model::Uri;
+use resourcesync_model::{Digests, Fixity, Uri};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
@@ -343,8 +343,13 @@ pub enum Msg {
     End(RequestId),
     /// The exchange failed.
     Failed(RequestId, String),
-    /// A whole response at once: head, body and end (a small resource, already kept).
-    Whole(RequestId, StatusCode, HeaderMap, Vec<u8>),
+    /// More bytes of a body the task hashes itself arrived (a resource or a package).
+    Progress(RequestId, u64),
+    /// The end of such a body: its length and digests.
+    Digests(RequestId, Digests),
+    /// A whole response at once, hashed and kept by the task: head and digests (a small
+    /// resource).
+    Whole(RequestId, StatusCode, HeaderMap, Digests),
 }
 
 impl Msg {
@@ -360,10 +365,11 @@ impl Msg {
             Msg::Chunk(id, bytes) => client.handle_body(id, &bytes, now),
             Msg::End(id) => client.handle_end(id, now),
             Msg::Failed(id, reason) => client.handle_failure(id, reason, now),
-            Msg::Whole(id, status, headers, body) => {
+            Msg::Progress(id, bytes) => client.handle_progress(id, bytes, now),
+            Msg::Digests(id, digests) => client.handle_digests(id, digests, now),
+            Msg::Whole(id, status, headers, digests) => {
                 client.handle_response(id, status, &headers, now)?;
-                client.handle_body(id, &body, now)?;
-                client.handle_end(id, now)
+                client.handle_digests(id, digests, now)
             }
         }
     }
@@ -595,10 +601,12 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
         while let Some(request) = client.poll_request(now) {
             let id = request.id;
             let temp = dest.keeps_body(&request).then(|| dest.bodies());
+            let limit = client.body_limit(id);
             let task = tokio::spawn(fetch(
                 http.clone(),
                 request,
                 temp,
+                limit,
                 tx.clone(),
                 options.mirrors.clone(),
             ));
@@ -886,13 +894,15 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// Makes one request and streams its response to the main task: into its temporary
-/// file in `temp` as well, for a resource or a package answered with success. URLs
-/// under a mirror's prefix are answered from its directory.
+/// Makes one request and streams its response to the main task; a resource or a
+/// package answered with success goes to its temporary file in `temp` instead, hashed
+/// here (no more than `limit` bytes and one are read), and the main task gets its
+/// progress and digests. URLs under a mirror's prefix are answered from its directory.
 pub async fn fetch(
     http: reqwest::Client,
     request: Request,
     temp: Option<Bodies>,
+    limit: Option<u64>,
     tx: mpsc::Sender<Msg>,
     mirrors: Vec<(String, PathBuf)>,
 ) {
@@ -960,11 +970,17 @@ pub async fn fetch(
             return;
         }
     };
-    // A resource or a package, kept in `temp`. A small body is gathered in memory, written
-    // with one blocking call and handed over in one message: per resource, each hop to
-    // tokio's blocking pool and each message cost more than the bytes. A body that grows
-    // past SMALL streams to the file and to the client from there on.
+    // A resource or a package, kept in `temp` and hashed here, on the task that receives
+    // it: the tasks run on every core, where the client, a state machine on the main
+    // task, would hash every body on one (md5 and sha-256 are most of the work of a
+    // large body). The client gets the progress and, at the end, the digests to check
+    // (`Client::handle_digests`). A small body is gathered in memory, written with one
+    // blocking call and handed over in one message: per resource, each hop to tokio's
+    // blocking pool and each message cost more than the bytes. A body that grows past
+    // SMALL streams to the file from there on. Reading stops one byte past the limit
+    // (the listed length, or the cap for an unlisted one): the client fails it then.
     const SMALL: usize = 256 * 1024;
+    let mut fixity = Fixity::new();
     let mut gathered = Vec::new();
     let mut file: Option<tokio::fs::File> = None;
     let mut head = Some(headers);
@@ -978,9 +994,11 @@ pub async fn fetch(
                 return;
             }
         };
+        fixity.update(&chunk);
+        let past = limit.is_some_and(|limit| fixity.length() > limit);
         if file.is_none() {
             gathered.extend_from_slice(&chunk);
-            if gathered.len() <= SMALL {
+            if gathered.len() <= SMALL && !past {
                 continue;
             }
             let mut f = match temp.create(id) {
@@ -1000,46 +1018,48 @@ pub async fn fetch(
             {
                 return;
             }
+            let said = std::mem::take(&mut gathered).len() as u64;
+            if tx.send(Msg::Progress(id, said)).await.is_err() {
+                return;
+            }
+        } else {
+            if let Some(f) = &mut file
+                && let Err(e) = f.write_all(&chunk).await
+            {
+                let _ = tx.send(fail(temp.error(id, &e))).await;
+                return;
+            }
             if tx
-                .send(Msg::Chunk(id, std::mem::take(&mut gathered)))
+                .send(Msg::Progress(id, chunk.len() as u64))
                 .await
                 .is_err()
             {
                 return;
             }
-            continue;
         }
-        if let Some(f) = &mut file
-            && let Err(e) = f.write_all(&chunk).await
-        {
-            let _ = tx.send(fail(temp.error(id, &e))).await;
-            return;
-        }
-        if tx.send(Msg::Chunk(id, chunk.to_vec())).await.is_err() {
-            return;
+        if past {
+            break;
         }
     }
+    let digests = fixity.finish();
     match (file, head) {
         (Some(mut f), _) => {
             if let Err(e) = f.flush().await {
                 let _ = tx.send(fail(temp.error(id, &e))).await;
                 return;
             }
-            let _ = tx.send(Msg::End(id)).await;
+            let _ = tx.send(Msg::Digests(id, digests)).await;
         }
         (None, Some(headers)) => {
             let body = gathered;
-            let written = tokio::task::spawn_blocking({
-                let body = body.clone();
-                move || {
-                    let mut f = temp.create(id).map_err(|e| e.to_string())?;
-                    f.write_all(&body).map_err(|e| temp.error(id, &e))
-                }
+            let written = tokio::task::spawn_blocking(move || {
+                let mut f = temp.create(id).map_err(|e| e.to_string())?;
+                f.write_all(&body).map_err(|e| temp.error(id, &e))
             })
             .await;
             match written {
                 Ok(Ok(())) => {
-                    let _ = tx.send(Msg::Whole(id, status, headers, body)).await;
+                    let _ = tx.send(Msg::Whole(id, status, headers, digests)).await;
                 }
                 Ok(Err(e)) => {
                     let _ = tx.send(fail(e)).await;

@@ -35,6 +35,13 @@ pub enum Misuse {
     /// A second response head for one request.
     #[error("{0}: a second response head")]
     ResponseTwice(RequestId),
+    /// Digests ([`handle_digests`](crate::Client::handle_digests)) for a request whose
+    /// body is not a resource's or a package's, or whose body was handed over in part
+    /// already.
+    #[error(
+        "{0}: digests for a body that is not a resource's or a package's, or was handed in part"
+    )]
+    NotDigestible(RequestId),
     /// A manifest for a request whose body is no package waiting for one: no
     /// [`Event::Package`](crate::Event::Package) named it, or its manifest was handed over
     /// already.

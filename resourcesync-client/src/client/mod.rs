@@ -252,6 +252,9 @@ enum Body {
     Discovery(Vec<u8>, Vec<String>),
     Document(Box<DocFlight>),
     Fixity(Fixity),
+    /// A body the caller hashes itself ([`Client::handle_progress`],
+    /// [`Client::handle_digests`]): the bytes it said arrived so far.
+    Digested(u64),
 }
 
 struct DocFlight {

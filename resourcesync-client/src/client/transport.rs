@@ -264,6 +264,11 @@ impl<I: Inventory> Client<I> {
     /// A chunk before the head is a [`Misuse`]: without the status the client cannot
     /// tell the body from an error page.
     pub fn handle_body(&mut self, id: RequestId, bytes: &[u8], now: Instant) -> Result<(), Misuse> {
+        let listed = self
+            .flights
+            .get(&id)
+            .and_then(|f| self.listed_length(&f.job));
+        let cap = self.config.bounds.max_unlisted_bytes;
         let Some(flight) = self.flights.get_mut(&id) else {
             return self.not_in_flight(id);
         };
@@ -282,24 +287,13 @@ impl<I: Inventory> Client<I> {
             }
             Body::Fixity(fixity) => {
                 fixity.update(bytes);
-                let listed = match &flight.job.what {
-                    What::Resource { change, .. } => self
-                        .changes
-                        .get(change)
-                        .and_then(|p| p.change.md.as_ref())
-                        .and_then(|md| md.length),
-                    What::Package { md, .. } => md.as_ref().and_then(|md| md.length),
-                    _ => None,
-                };
-                let cap = self.config.bounds.max_unlisted_bytes;
-                match listed {
-                    Some(expected) if fixity.length() > expected => {
-                        Err(ProblemKind::Fixity(FixityMismatch::Longer { expected }))
-                    }
-                    None if fixity.length() > cap => Err(ProblemKind::TooLarge { limit: cap }),
-                    _ => Ok(()),
+                match past_limit(listed, cap, fixity.length()) {
+                    Some(kind) => Err(kind),
+                    None => Ok(()),
                 }
             }
+            // A body the caller said it hashes itself cannot be handed over too.
+            Body::Digested(_) => return Err(Misuse::NotDigestible(id)),
             Body::Document(doc) => match doc.feed.feed(bytes) {
                 Ok(()) => Ok(()),
                 Err(e) => Err(ProblemKind::Document(e.into())),
@@ -318,6 +312,123 @@ impl<I: Inventory> Client<I> {
                     self.fail_job(flight.job, kind, Some(id), now);
                 }
             }
+        }
+        self.advance(Some(now));
+        Ok(())
+    }
+
+    /// The length listed for the body of a resource or a package.
+    fn listed_length(&self, job: &Job) -> Option<u64> {
+        match &job.what {
+            What::Resource { change, .. } => self
+                .changes
+                .get(change)
+                .and_then(|p| p.change.md.as_ref())
+                .and_then(|md| md.length),
+            What::Package { md, .. } => md.as_ref().and_then(|md| md.length),
+            _ => None,
+        }
+    }
+
+    /// The most bytes the body of `id` may have, for a caller that hashes a resource's
+    /// or a package's body itself ([`handle_digests`](Client::handle_digests)) and so
+    /// should stop reading past it: its listed length, or
+    /// [`Bounds::max_unlisted_bytes`](crate::Bounds::max_unlisted_bytes). `None` for a
+    /// request not in flight or of another kind (its body goes to the client, which
+    /// bounds it).
+    pub fn body_limit(&self, id: RequestId) -> Option<u64> {
+        let flight = self.flights.get(&id)?;
+        match flight.body {
+            Body::Fixity(_) | Body::Digested(_) => Some(
+                self.listed_length(&flight.job)
+                    .unwrap_or(self.config.bounds.max_unlisted_bytes),
+            ),
+            _ => None,
+        }
+    }
+
+    /// `bytes` more of the body of `id` arrived, which the caller hashes itself (see
+    /// [`handle_digests`](Client::handle_digests), which must end it): the request is
+    /// alive (its timeout starts again) and the progress counts them. Like the digests,
+    /// a [`Misuse`] for a request of another purpose or one whose body was handed over
+    /// in part.
+    pub fn handle_progress(
+        &mut self,
+        id: RequestId,
+        bytes: u64,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let Some(flight) = self.flights.get_mut(&id) else {
+            return self.not_in_flight(id);
+        };
+        if flight.status.is_none() {
+            return Err(Misuse::BodyBeforeResponse(id));
+        }
+        let said = match &flight.body {
+            Body::Fixity(fixity) if fixity.length() == 0 => 0,
+            Body::Digested(said) => *said,
+            _ => return Err(Misuse::NotDigestible(id)),
+        };
+        flight.body = Body::Digested(said + bytes);
+        flight.deadline = flight.limit.min(now + self.config.bounds.request_timeout);
+        self.progress.bytes += bytes;
+        Ok(())
+    }
+
+    /// The body of `id`, a resource's or a package's ([`Purpose::Resource`],
+    /// [`Purpose::Package`]), ended, and the caller computed its length and digests
+    /// itself with [`Fixity`](resourcesync_model::Fixity): the last input for the
+    /// request, in place of [`handle_body`](Client::handle_body) and
+    /// [`handle_end`](Client::handle_end). The client checks them against what was
+    /// listed as it checks the bytes it hashes, and the run goes on alike.
+    ///
+    /// Why: hashing is most of the work of receiving a large body (md5 alone runs at
+    /// about the speed of a fast disk), and the client, a state machine on one thread,
+    /// cannot spread it; a caller receiving several bodies at once can hash each on the
+    /// thread that receives it. A caller that does so reads no more than
+    /// [`body_limit`](Client::body_limit) and one byte.
+    ///
+    /// Digests for a request of another purpose, or after a part of its body was
+    /// handed over, are a [`Misuse`].
+    ///
+    /// [`Purpose::Resource`]: crate::Purpose::Resource
+    /// [`Purpose::Package`]: crate::Purpose::Package
+    pub fn handle_digests(
+        &mut self,
+        id: RequestId,
+        digests: resourcesync_model::Digests,
+        now: Instant,
+    ) -> Result<(), Misuse> {
+        let Some(flight) = self.flights.get(&id) else {
+            return match self.closed.remove(&id) {
+                true => Ok(()),
+                false => Err(self.over(id)),
+            };
+        };
+        if flight.status.is_none() {
+            return Err(Misuse::BodyBeforeResponse(id));
+        }
+        let said = match &flight.body {
+            Body::Fixity(fixity) if fixity.length() == 0 => 0,
+            Body::Digested(said) => *said,
+            _ => return Err(Misuse::NotDigestible(id)),
+        };
+        let Some(flight) = self.flights.remove(&id) else {
+            return Ok(());
+        };
+        self.report.bytes += digests.length;
+        self.progress.bytes += digests.length.saturating_sub(said);
+        let listed = self.listed_length(&flight.job);
+        match past_limit(
+            listed,
+            self.config.bounds.max_unlisted_bytes,
+            digests.length,
+        ) {
+            Some(kind) => {
+                self.discard(id, &flight.job);
+                self.fail_job(flight.job, kind, Some(id), now);
+            }
+            None => self.fetched(id, flight.job, digests, now),
         }
         self.advance(Some(now));
         Ok(())
@@ -368,6 +479,13 @@ impl<I: Inventory> Client<I> {
         match flight.body {
             Body::Discovery(kept, links) => self.discovered(flight.job, &kept, &links),
             Body::Fixity(fixity) => self.fetched(id, flight.job, fixity.finish(), now),
+            // Ended without its digests: the caller hashed nothing it could hand over.
+            Body::Digested(_) => self.fail_job(
+                flight.job,
+                ProblemKind::Failed("the body ended without its digests".into()),
+                Some(id),
+                now,
+            ),
             Body::Document(_) => {}
         }
         self.advance(Some(now));
@@ -530,5 +648,17 @@ impl<I: Inventory> Client<I> {
                 self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
             }
         }
+    }
+}
+
+/// Whether a resource's or a package's body of `length` bytes is past what it may be:
+/// longer than `listed`, or (listed without a length) than the `cap`.
+fn past_limit(listed: Option<u64>, cap: u64, length: u64) -> Option<ProblemKind> {
+    match listed {
+        Some(expected) if length > expected => {
+            Some(ProblemKind::Fixity(FixityMismatch::Longer { expected }))
+        }
+        None if length > cap => Some(ProblemKind::TooLarge { limit: cap }),
+        _ => None,
     }
 }

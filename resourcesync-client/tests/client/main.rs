@@ -2,6 +2,7 @@
 
 mod apply;
 mod convergence;
+mod digests;
 mod discovery;
 mod fuzz_corpus;
 mod fuzz_regressions;

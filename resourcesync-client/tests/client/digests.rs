@@ -1,0 +1,135 @@
+//! A caller that hashes a resource's body itself (`handle_progress`, `handle_digests`):
+//! the client checks the digests as it checks bytes it hashes, bounds the body, and
+//! refuses the inputs that would mix the two ways.
+
+use std::time::{Duration, Instant};
+
+use http::{HeaderMap, StatusCode};
+use resourcesync_client::{Event, MemoryInventory, Misuse, ProblemKind, Purpose};
+use resourcesync_model::{Digests, Fixity, FixityMismatch};
+
+use crate::apply::{answer, client as new_client};
+
+const LIST: &str = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
+  <url><loc>https://example.com/a.txt</loc><rs:md length="5" hash="md5:5d41402abc4b2a76b9719d911017c592"/></url>
+</urlset>"#;
+
+fn digests(bytes: &[u8]) -> Digests {
+    let mut fixity = Fixity::new();
+    fixity.update(bytes);
+    fixity.finish()
+}
+
+/// A client that read the list and asked for a.txt: the request, its head received.
+fn asked(
+    now: Instant,
+) -> (
+    resourcesync_client::Client<MemoryInventory>,
+    resourcesync_client::RequestId,
+) {
+    let mut client = new_client(MemoryInventory::new(), false);
+    let list = client.poll_request(now).expect("the list");
+    answer(&mut client, &list, LIST.as_bytes(), now);
+    let resource = client.poll_request(now).expect("the resource");
+    assert!(matches!(resource.purpose, Purpose::Resource { .. }));
+    client
+        .handle_response(resource.id, StatusCode::OK, &HeaderMap::new(), now)
+        .unwrap();
+    (client, resource.id)
+}
+
+fn drain(client: &mut resourcesync_client::Client<MemoryInventory>) -> Vec<Event> {
+    std::iter::from_fn(|| client.poll_event()).collect()
+}
+
+#[test]
+fn digests_that_match_are_a_store_and_others_a_fixity_failure() {
+    let now = Instant::now();
+    let (mut client, id) = asked(now);
+    assert_eq!(client.body_limit(id), Some(5));
+    client.handle_progress(id, 5, now).unwrap();
+    client.handle_digests(id, digests(b"hello"), now).unwrap();
+    let events = drain(&mut client);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Store(s) if s.digests == digests(b"hello"))),
+        "{events:?}"
+    );
+
+    let (mut client, id) = asked(now);
+    client.handle_digests(id, digests(b"jello"), now).unwrap();
+    let events = drain(&mut client);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Fixity(_)))),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(e, Event::Store(_))));
+}
+
+#[test]
+fn a_body_past_its_listed_length_fails_without_a_retry() {
+    let now = Instant::now();
+    let (mut client, id) = asked(now);
+    client.handle_digests(id, digests(b"hello!"), now).unwrap();
+    let events = drain(&mut client);
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Problem(p)
+                if matches!(p.kind, ProblemKind::Fixity(FixityMismatch::Longer { expected: 5 })))),
+        "{events:?}"
+    );
+    assert!(client.poll_request(now + Duration::from_secs(60)).is_none());
+}
+
+#[test]
+fn progress_keeps_a_request_alive_past_its_idle_timeout() {
+    let now = Instant::now();
+    let (mut client, id) = asked(now);
+    let later = now + Duration::from_secs(50);
+    client.handle_progress(id, 2, later).unwrap();
+    // 70 s after the head, 20 s after the progress: not timed out (60 s by default).
+    client.handle_timeout(now + Duration::from_secs(70));
+    assert!(
+        !drain(&mut client)
+            .iter()
+            .any(|e| matches!(e, Event::Cancel { .. }))
+    );
+    client.handle_digests(id, digests(b"hello"), later).unwrap();
+    assert!(
+        drain(&mut client)
+            .iter()
+            .any(|e| matches!(e, Event::Store(_)))
+    );
+}
+
+#[test]
+fn the_two_ways_do_not_mix_and_documents_are_not_digested() {
+    let now = Instant::now();
+    let (mut client, id) = asked(now);
+    client.handle_body(id, b"he", now).unwrap();
+    assert_eq!(
+        client.handle_digests(id, digests(b"hello"), now),
+        Err(Misuse::NotDigestible(id))
+    );
+    let (mut client, id) = asked(now);
+    client.handle_progress(id, 2, now).unwrap();
+    assert_eq!(
+        client.handle_body(id, b"he", now),
+        Err(Misuse::NotDigestible(id))
+    );
+
+    let mut client = new_client(MemoryInventory::new(), false);
+    let list = client.poll_request(now).unwrap();
+    assert_eq!(client.body_limit(list.id), None);
+    client
+        .handle_response(list.id, StatusCode::OK, &HeaderMap::new(), now)
+        .unwrap();
+    assert_eq!(
+        client.handle_digests(list.id, digests(LIST.as_bytes()), now),
+        Err(Misuse::NotDigestible(list.id))
+    );
+}
