@@ -758,8 +758,8 @@ impl DirectoryDestination {
 const STATE: &str = "state.json";
 const INVENTORY: &str = "inventory.json";
 
-/// The journal of what was placed since the last save, in [`KEPT`]: one [`Placed`] per
-/// line, in JSON.
+/// The journal of what was placed since the last save, in [`KEPT`]: a line of JSON per
+/// file placed, with its URI, its path and what the inventory is to record of it.
 pub const JOURNAL: &str = "placed.jsonl";
 
 /// A line of the [`JOURNAL`].
