@@ -377,7 +377,7 @@ impl<I: Inventory> Client<I> {
 
     /// The body of `id`, a resource's or a package's ([`Purpose::Resource`],
     /// [`Purpose::Package`]), ended, and the caller computed its length and digests
-    /// itself with [`Fixity`](resourcesync_model::Fixity): the last input for the
+    /// itself with the model's `Fixity`: the last input for the
     /// request, in place of [`handle_body`](Client::handle_body) and
     /// [`handle_end`](Client::handle_end). The client checks them against what was
     /// listed as it checks the bytes it hashes, and the run goes on alike.
