@@ -35,7 +35,7 @@ pub use connections::{
 };
 
 use std::future::Future;
-use std::io::{self, Seek, SeekFrom};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -43,10 +43,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use cap_std::fs::Dir;
 use resourcesync_model::{Capability, Document};
 use tokio::io::AsyncReadExt;
 use tokio_util::io::ReaderStream;
@@ -433,41 +434,97 @@ const SOURCE_DESCRIPTION: &str = ".well-known/resourcesync";
 /// server read without bound.
 const MAX_DOCUMENT: u64 = 8 << 20;
 
+/// What the blocking part of a request found under the publication.
+struct Lookup {
+    /// What the request's path names.
+    found: io::Result<Found>,
+    /// The file's bytes, read with its open when asked for and at most [`CHUNK`] long.
+    bytes: Option<Bytes>,
+    /// The Capability Lists for the `Link` header, when asked for; `None` too without a
+    /// Source Description.
+    lists: Option<Discovered>,
+}
+
 impl Shared {
     /// Opens what `relative` names, confined to the publication (see `publication`);
-    /// with `index`, a directory's `index.html`.
-    async fn open(self: &Arc<Self>, relative: &Path, index: bool) -> io::Result<Found> {
-        let shared = Arc::clone(self);
-        let relative = relative.to_owned();
-        // One blocking task for the whole walk (a few system calls), rather than one per
-        // call as tokio::fs would take.
-        tokio::task::spawn_blocking(move || publication::open(&shared.dir, &relative, index))
-            .await
-            .map_err(io::Error::other)?
-    }
-
-    /// Opens the regular file `relative` names, for discovery: `None` when there is none
-    /// (or only something not served).
-    async fn open_document(
+    /// with `index`, a directory's `index.html`. With `whole`, a file of at most
+    /// [`CHUNK`] bytes is read too; with `discover`, the Capability Lists are looked up
+    /// beside a file.
+    ///
+    /// One blocking task for all of it (a dozen system calls on a small file): each task
+    /// is a handoff to tokio's blocking pool and back, and a small file took four of them
+    /// (the open, the Source Description's, a read and the read that ends), which cost
+    /// more than the calls themselves.
+    async fn lookup(
         self: &Arc<Self>,
         relative: &Path,
-    ) -> io::Result<Option<(tokio::fs::File, std::fs::Metadata)>> {
-        match self.open(relative, false).await {
-            Ok(Found::File(file, meta) | Found::Index(file, meta)) => {
-                Ok(Some((tokio::fs::File::from_std(file), meta)))
+        index: bool,
+        whole: bool,
+        discover: bool,
+    ) -> Lookup {
+        let shared = Arc::clone(self);
+        let relative = relative.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let root = match publication::open_publication(&shared.dir) {
+                Ok(root) => root,
+                Err(e) => {
+                    return Lookup {
+                        found: Err(e),
+                        bytes: None,
+                        lists: None,
+                    };
+                }
+            };
+            let mut found = publication::open_in(&root, &shared.dir, &relative, index);
+            let mut bytes = None;
+            let mut lists = None;
+            if let Ok(Found::File(file, meta) | Found::Index(file, meta)) = &found {
+                if whole && meta.len() <= CHUNK as u64 {
+                    match read_whole(file, meta.len()) {
+                        Ok(read) => bytes = read,
+                        Err(e) => found = Err(e),
+                    }
+                }
+                if discover {
+                    lists = shared.capability_lists_in(&root);
+                }
             }
-            Ok(Found::Directory) => Ok(None),
-            Err(e) if status_of(&e) == StatusCode::NOT_FOUND => Ok(None),
-            Err(e) => Err(e),
-        }
+            Lookup {
+                found,
+                bytes,
+                lists,
+            }
+        })
+        .await
+        .unwrap_or_else(|e| Lookup {
+            found: Err(io::Error::other(e)),
+            bytes: None,
+            lists: None,
+        })
     }
 
     /// The URIs of the Capability Lists the Source Description lists; `None` when there
     /// is no Source Description.
     async fn capability_lists(self: &Arc<Self>) -> Option<Discovered> {
-        let (mut file, meta) = match self.open_document(Path::new(SOURCE_DESCRIPTION)).await {
-            Ok(Some(found)) => found,
-            Ok(None) => return None,
+        let shared = Arc::clone(self);
+        tokio::task::spawn_blocking(move || match publication::open_publication(&shared.dir) {
+            Ok(root) => shared.capability_lists_in(&root),
+            Err(e) if status_of(&e) == StatusCode::NOT_FOUND => None,
+            Err(e) => Some(Err(format!("cannot read the Source Description: {e}"))),
+        })
+        .await
+        .unwrap_or_else(|e| Some(Err(format!("cannot read the Source Description: {e}"))))
+    }
+
+    /// [`capability_lists`](Shared::capability_lists) in the publication `root`, on a
+    /// thread that may block. The Source Description is opened at every call, and read
+    /// only when its file is not the one last read.
+    fn capability_lists_in(&self, root: &Dir) -> Option<Discovered> {
+        let found = publication::open_in(root, &self.dir, Path::new(SOURCE_DESCRIPTION), false);
+        let (file, meta) = match found {
+            Ok(Found::File(file, meta) | Found::Index(file, meta)) => (file, meta),
+            Ok(Found::Directory) => return None,
+            Err(e) if status_of(&e) == StatusCode::NOT_FOUND => return None,
             Err(e) => return Some(Err(format!("cannot read the Source Description: {e}"))),
         };
         // The identity comes from the open file, so it is that of the bytes read even if
@@ -478,8 +535,7 @@ impl Shared {
         {
             return Some(found.clone());
         }
-        let found = read_bounded(&mut file)
-            .await
+        let found = read_bounded(&file)
             .map(|document| locs_of(&document, &Capability::CapabilityList).into())
             .map_err(|e| format!("the Source Description: {e}"));
         *self.lock() = Some((identity, found.clone()));
@@ -494,12 +550,19 @@ impl Shared {
     }
 }
 
+/// The `len` bytes of an open file, or `None` if it holds fewer now (it is being
+/// rewritten: the response then streams what there is, as for a large file).
+fn read_whole(file: &std::fs::File, len: u64) -> io::Result<Option<Bytes>> {
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(len).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 == len).then(|| Bytes::from(bytes)))
+}
+
 /// Reads a document of at most [`MAX_DOCUMENT`] bytes with resourcesync-xml.
-async fn read_bounded(file: &mut tokio::fs::File) -> Result<Document, String> {
+fn read_bounded(file: &std::fs::File) -> Result<Document, String> {
     let mut bytes = Vec::new();
     file.take(MAX_DOCUMENT + 1)
         .read_to_end(&mut bytes)
-        .await
         .map_err(|e| format!("cannot read: {e}"))?;
     if bytes.len() as u64 > MAX_DOCUMENT {
         return Err(format!("longer than {MAX_DOCUMENT} bytes"));
@@ -588,13 +651,31 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             .into_response();
     }
     let index = request.uri.path().ends_with('/');
-    match shared.open(&relative, index).await {
+    // A small file is read with its open when its whole body is the likely answer: a GET
+    // with no range and no validator to answer 304 to.
+    let whole = request.method == Method::GET
+        && [
+            header::RANGE,
+            header::IF_NONE_MATCH,
+            header::IF_MODIFIED_SINCE,
+        ]
+        .iter()
+        .all(|name| !request.headers.contains_key(name));
+    // The Source Description and what sits beside it get no `Link` header.
+    let discover = !relative.starts_with(".well-known");
+    let Lookup {
+        found,
+        bytes,
+        lists,
+    } = shared.lookup(&relative, index, whole, discover).await;
+    let lists = lists.as_ref();
+    match found {
         Ok(Found::File(file, meta)) => {
-            static_file(&shared, &relative, &relative, &request, file, meta).await
+            static_file(&relative, &relative, &request, file, meta, bytes, lists)
         }
         Ok(Found::Index(file, meta)) => {
             let page = relative.join("index.html");
-            static_file(&shared, &relative, &page, &request, file, meta).await
+            static_file(&relative, &page, &request, file, meta, bytes, lists)
         }
         Ok(Found::Directory) => {
             // `/dir` to `/dir/`, whose relative links then resolve inside it.
@@ -710,39 +791,56 @@ fn escape_html(text: &str) -> String {
 /// 6.3.4). The Capability Lists are read at each request, as robots.txt is seldom asked
 /// for; one that cannot be read is named in a comment.
 async fn robots_txt(shared: &Arc<Shared>) -> Response {
-    let lists = match shared.capability_lists().await {
-        None => return plain(StatusCode::NOT_FOUND, "no Source Description yet\n"),
-        Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
-        Some(Ok(lists)) => lists,
-    };
-    let mut text = String::from("# The Resource Lists of this ResourceSync Source.\n");
-    for uri in lists.iter() {
-        let read = async {
-            let relative = relative_path_of_uri(uri).ok_or("not a path of this server")?;
-            let (mut file, _) = shared
-                .open_document(&relative)
-                .await
-                .map_err(|e| format!("cannot open: {e}"))?
-                .ok_or("not found")?;
-            read_bounded(&mut file).await
-        };
-        match read.await {
-            Ok(document) => {
-                for list in locs_of(&document, &Capability::ResourceList) {
-                    // A line break in a URI would make a line of its own.
-                    if !list.contains(['\r', '\n']) {
-                        text.push_str(&format!("Sitemap: {list}\n"));
-                    }
-                }
+    let shared = Arc::clone(shared);
+    // Opening and reading the documents blocks; the publication is opened once, so that
+    // every document read is of one generation.
+    tokio::task::spawn_blocking(move || {
+        let root = match publication::open_publication(&shared.dir) {
+            Ok(root) => root,
+            Err(e) if status_of(&e) == StatusCode::NOT_FOUND => {
+                return plain(StatusCode::NOT_FOUND, "no Source Description yet\n");
             }
             Err(e) => {
-                let e = e.replace(['\r', '\n'], " ");
-                let uri = uri.replace(['\r', '\n'], " ");
-                text.push_str(&format!("# {uri}: {e}\n"));
+                let e = format!("cannot read the Source Description: {e}");
+                return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response();
+            }
+        };
+        let lists = match shared.capability_lists_in(&root) {
+            None => return plain(StatusCode::NOT_FOUND, "no Source Description yet\n"),
+            Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+            Some(Ok(lists)) => lists,
+        };
+        let mut text = String::from("# The Resource Lists of this ResourceSync Source.\n");
+        for uri in lists.iter() {
+            let read = || {
+                let relative = relative_path_of_uri(uri).ok_or("not a path of this server")?;
+                match publication::open_in(&root, &shared.dir, &relative, false) {
+                    Ok(Found::File(file, _) | Found::Index(file, _)) => read_bounded(&file),
+                    Ok(Found::Directory) => Err("not found".to_owned()),
+                    Err(e) if status_of(&e) == StatusCode::NOT_FOUND => Err("not found".to_owned()),
+                    Err(e) => Err(format!("cannot open: {e}")),
+                }
+            };
+            match read() {
+                Ok(document) => {
+                    for list in locs_of(&document, &Capability::ResourceList) {
+                        // A line break in a URI would make a line of its own.
+                        if !list.contains(['\r', '\n']) {
+                            text.push_str(&format!("Sitemap: {list}\n"));
+                        }
+                    }
+                }
+                Err(e) => {
+                    let e = e.replace(['\r', '\n'], " ");
+                    let uri = uri.replace(['\r', '\n'], " ");
+                    text.push_str(&format!("# {uri}: {e}\n"));
+                }
             }
         }
-    }
-    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
+        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
+    })
+    .await
+    .unwrap_or_else(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response())
 }
 
 /// A file's validator: its length and modification time.
@@ -811,20 +909,23 @@ fn if_range_holds(header: &str, validator: &Validator) -> bool {
     validator.modified_at(header)
 }
 
-/// The bytes of a file a response sends at a time: what `ServeDir` read too.
-const CHUNK: usize = 64 << 10;
+/// The bytes of a file a response sends at a time, and the most read with its open.
+/// Each chunk is a read on tokio's blocking pool, a handoff there and back: at 64 KiB
+/// (what `ServeDir` read) a 1 MiB file took 16 of them.
+const CHUNK: usize = 256 << 10;
 
 /// An open file of the publication as the response to a GET or HEAD: its media type,
 /// length, validators and `Link` header, after the conditionals (RFC 9110 13.2.2's
 /// order) and a single byte range. `relative` is the path asked for, `name` the file's
 /// (a directory's `index.html`).
-async fn static_file(
-    shared: &Arc<Shared>,
+fn static_file(
     relative: &Path,
     name: &Path,
     request: &axum::http::request::Parts,
     mut file: std::fs::File,
     meta: std::fs::Metadata,
+    bytes: Option<Bytes>,
+    lists: Option<&Discovered>,
 ) -> Response {
     let headers = &request.headers;
     let len = meta.len();
@@ -925,12 +1026,14 @@ async fn static_file(
     if let Some(etag) = etag {
         response = response.header(header::ETAG, etag);
     }
-    if let Some(link) = link_header(shared, relative).await {
+    if let Some(link) = lists.and_then(|lists| link_header(lists, relative)) {
         response = response.header(header::LINK, link);
     }
     response = response.header(header::CONTENT_LENGTH, count);
     let body = if request.method == Method::HEAD || count == 0 {
         Body::empty()
+    } else if let Some(bytes) = bytes.filter(|b| start == 0 && b.len() as u64 == count) {
+        Body::from(bytes)
     } else {
         if start > 0
             && let Err(e) = file.seek(SeekFrom::Start(start))
@@ -952,11 +1055,11 @@ async fn static_file(
 ///
 /// Every Capability List is named, as the server does not know which set a resource
 /// belongs to; a publication with one set (the usual case) gets the exact link.
-async fn link_header(shared: &Arc<Shared>, relative: &Path) -> Option<HeaderValue> {
+fn link_header(lists: &Discovered, relative: &Path) -> Option<HeaderValue> {
     if relative.starts_with(".well-known") {
         return None;
     }
-    let lists = shared.capability_lists().await?.ok()?;
+    let lists = lists.as_ref().ok()?;
     let mut links = Vec::new();
     for uri in lists.iter() {
         if let Some(list) = relative_path_of_uri(uri) {
