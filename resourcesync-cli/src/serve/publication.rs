@@ -140,6 +140,27 @@ impl Walk<'_> {
     /// Opens `segments[i]` in the walk's directory.
     fn step(&mut self, segments: &[&OsStr], i: usize) -> io::Result<Step> {
         let segment = segments[i];
+        if i + 1 < segments.len() {
+            // A segment before the last must be a directory: opened as one (`O_DIRECTORY`,
+            // no link followed), it needs no metadata to tell (one system call of the
+            // two a file's open and its metadata take).
+            match self.here().open_dir_nofollow(segment) {
+                Ok(dir) => {
+                    self.dir = Some(dir);
+                    self.enter(segment);
+                    return Ok(Step::Directory);
+                }
+                // A link (Linux says ENOTDIR for a link with O_DIRECTORY and O_NOFOLLOW,
+                // others ELOOP), or a file: `follow` reads the link, and a file is no
+                // link (EINVAL, 404 as a path through a file is).
+                #[cfg(unix)]
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP)) => {
+                    return self.follow(segments, i);
+                }
+                // Anything else as any segment below, which says what it is.
+                Err(_) => {}
+            }
+        }
         let mut options = OpenOptions::new();
         options.read(true).follow(FollowSymlinks::No);
         #[cfg(unix)]
@@ -152,6 +173,9 @@ impl Walk<'_> {
         let opened = self.here().open_with(segment, &options);
         let file = match opened {
             Ok(file) => file.into_std(),
+            // O_NOFOLLOW refuses a link with ELOOP, and nothing else: no need to ask.
+            #[cfg(unix)]
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return self.follow(segments, i),
             Err(e) => {
                 // The rarer cases ask the kind: a link (refused by O_NOFOLLOW), or a
                 // directory where it cannot be opened as a file (Windows).
