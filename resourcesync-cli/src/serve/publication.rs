@@ -244,8 +244,40 @@ impl Walk<'_> {
                 }
             });
         }
-        self.dir = Some(Dir::open_ambient_dir(&start, ambient_authority())?);
-        Ok(Step::Resumed(i + 1 - ending))
+        let first = i + 1 - ending;
+        #[cfg(unix)]
+        {
+            // The first ending segment opened with the rest of the target in one call:
+            // the kernel resolves `start` as the system does and, with O_NOFOLLOW,
+            // refuses a link as that segment, as the walk would. Two calls and a close
+            // fewer than the target's directory, then the segment in it.
+            use std::os::unix::fs::OpenOptionsExt;
+            let path = start.join(segments[first]);
+            let mut options = std::fs::OpenOptions::new();
+            options.read(true);
+            if first + 1 < segments.len() {
+                options.custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW);
+                self.dir = Some(Dir::from_std_file(options.open(&path)?));
+                return Ok(Step::Resumed(first + 1));
+            }
+            // The last segment (so `first` is `i`): a file, or a directory.
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+            let file = options.open(&path)?;
+            let meta = file.metadata()?;
+            return if meta.is_file() {
+                Ok(Step::File(file, meta))
+            } else if meta.is_dir() {
+                self.dir = Some(Dir::from_std_file(file));
+                Ok(Step::Directory)
+            } else {
+                Err(io::Error::from(io::ErrorKind::NotFound))
+            };
+        }
+        #[cfg(not(unix))]
+        {
+            self.dir = Some(Dir::open_ambient_dir(&start, ambient_authority())?);
+            Ok(Step::Resumed(first))
+        }
     }
 }
 
