@@ -400,8 +400,49 @@ struct Shared {
     capability_lists: Mutex<Option<(FileIdentity, Discovered)>>,
 }
 
-/// The Capability Lists' URIs, or why the Source Description could not be read.
-type Discovered = Result<Arc<[String]>, String>;
+/// The Capability Lists, or why the Source Description could not be read.
+type Discovered = Result<Arc<Discovery>, String>;
+
+/// What the Source Description says of the Capability Lists, kept with the identity of
+/// its file, and the `Link` header made from it once rather than at every request.
+#[derive(Debug)]
+struct Discovery {
+    /// The Capability Lists' URIs.
+    lists: Vec<String>,
+    /// The `Link` header naming them all (section 6.3.3); `None` without any.
+    link: Option<HeaderValue>,
+    /// Each list's path under the publication, and its directory unless that is the
+    /// root: the documents, which get no `Link` header.
+    documents: Vec<(PathBuf, Option<PathBuf>)>,
+}
+
+impl Discovery {
+    fn new(lists: Vec<String>) -> Discovery {
+        let documents = lists
+            .iter()
+            .filter_map(|uri| relative_path_of_uri(uri))
+            .map(|list| {
+                let directory = list
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map(Path::to_owned);
+                (list, directory)
+            })
+            .collect();
+        let links: Vec<String> = lists
+            .iter()
+            .map(|uri| format!("<{uri}>; rel=\"resourcesync\""))
+            .collect();
+        let link = (!links.is_empty())
+            .then(|| HeaderValue::from_str(&links.join(", ")).ok())
+            .flatten();
+        Discovery {
+            lists,
+            link,
+            documents,
+        }
+    }
+}
 
 /// What tells one file's content from another's without reading it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -582,7 +623,12 @@ impl Shared {
             return Some(found.clone());
         }
         let found = read_bounded(&file)
-            .map(|document| locs_of(&document, &Capability::CapabilityList).into())
+            .map(|document| {
+                Arc::new(Discovery::new(locs_of(
+                    &document,
+                    &Capability::CapabilityList,
+                )))
+            })
             .map_err(|e| format!("the Source Description: {e}"));
         *self.lock() = Some((identity, found.clone()));
         Some(found)
@@ -821,7 +867,7 @@ async fn home_page(shared: &Arc<Shared>) -> Response {
     };
     let mut head = String::new();
     let mut body = String::new();
-    for uri in lists.iter() {
+    for uri in &lists.lists {
         let uri = escape_html(uri);
         head.push_str(&format!("    <link rel=\"resourcesync\" href=\"{uri}\">\n"));
         body.push_str(&format!("      <li><a href=\"{uri}\">{uri}</a></li>\n"));
@@ -875,7 +921,7 @@ async fn robots_txt(shared: &Arc<Shared>) -> Response {
             Some(Ok(lists)) => lists,
         };
         let mut text = String::from("# The Resource Lists of this ResourceSync Source.\n");
-        for uri in lists.iter() {
+        for uri in &lists.lists {
             let read = || {
                 let relative = relative_path_of_uri(uri).ok_or("not a path of this server")?;
                 match publication::open_in(&root, &shared.dir, &relative, false) {
@@ -1119,25 +1165,18 @@ fn static_file(
 ///
 /// Every Capability List is named, as the server does not know which set a resource
 /// belongs to; a publication with one set (the usual case) gets the exact link.
-fn link_header(lists: &Discovered, relative: &Path) -> Option<HeaderValue> {
+fn link_header(discovered: &Discovered, relative: &Path) -> Option<HeaderValue> {
     if relative.starts_with(".well-known") {
         return None;
     }
-    let lists = lists.as_ref().ok()?;
-    let mut links = Vec::new();
-    for uri in lists.iter() {
-        if let Some(list) = relative_path_of_uri(uri) {
-            let documents = list.parent().filter(|p| !p.as_os_str().is_empty());
-            if relative == list || documents.is_some_and(|d| relative.starts_with(d)) {
-                return None;
-            }
-        }
-        links.push(format!("<{uri}>; rel=\"resourcesync\""));
-    }
-    if links.is_empty() {
+    let discovery = discovered.as_ref().ok()?;
+    let document = discovery.documents.iter().any(|(list, directory)| {
+        relative == list || directory.as_ref().is_some_and(|d| relative.starts_with(d))
+    });
+    if document {
         return None;
     }
-    HeaderValue::from_str(&links.join(", ")).ok()
+    discovery.link.clone()
 }
 
 #[cfg(all(test, unix))]
