@@ -4,16 +4,18 @@
 //! Static files are served from the file a request opened (media types,
 //! `Content-Length`, `Last-Modified`, an `ETag`, the conditionals `If-None-Match`,
 //! `If-Modified-Since`, `If-Unmodified-Since` and `If-Range`, `HEAD`, single byte ranges)
-//! and, when text, compressed by tower-http's [`CompressionLayer`]; with `application/xml` for the
-//! ResourceSync documents, no hidden files, and discovery: `/robots.txt` with a `Sitemap`
-//! directive per Resource List, a home page with `<link rel="resourcesync">` per
+//! and, when text, compressed by tower-http's [`CompressionLayer`]; with `application/xml`
+//! for the ResourceSync documents, no hidden files, and discovery: `/robots.txt` with a
+//! `Sitemap` directive per Resource List, a home page with `<link rel="resourcesync">` per
 //! Capability List, and a `Link: <…>; rel="resourcesync"` header on every resource.
 //!
 //! Files are opened by directory handles, one segment at a time, following only the
 //! publication's own links (`publication` says which and why): nothing outside the
 //! publication is served, however links change under it. tower-http's `ServeDir`, used
 //! before, opens by path and follows every link. The validators come from the open file,
-//! so an `ETag` always names the bytes sent.
+//! so an `ETag` always names the bytes sent. A request's file is opened, and read when it
+//! is small, on the runtime's worker thread rather than on tokio's blocking pool, as
+//! nginx does on its event loop (`Shared::lookup` says why and what it costs).
 //!
 //! The publish directory may be a symbolic link that a publisher swaps to switch
 //! generations, so nothing is resolved once: every request opens the directory as given,
@@ -280,10 +282,11 @@ pub async fn serve_with_limits(
 /// discovery, as the module describes.
 ///
 /// `dir` is opened anew by every request (a symbolic link is followed anew), and the
-/// request's file under it by directory handles, as the module says. The Capability Lists named by the Source Description are cached with
-/// the identity of the file they were read from (its length, modification time and, on
-/// Unix, device and inode, taken from the open file), so a new generation is read at its
-/// first request.
+/// request's file under it by directory handles, as the module says. The Capability
+/// Lists named by the Source Description are cached with the identity of the file they
+/// were read from (its length, modification time and, on Unix, device and inode, taken
+/// from the open file), and that identity is checked at every request (by one `statx` of
+/// its path on Unix), so a new generation is read at its first request.
 pub fn router(dir: PathBuf) -> Router {
     let shared = Arc::new(Shared {
         dir,

@@ -287,14 +287,14 @@ impl Walk<'_> {
             options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
             let file = options.open(&path)?;
             let meta = file.metadata()?;
-            return if meta.is_file() {
+            if meta.is_file() {
                 Ok(Step::File(file, meta))
             } else if meta.is_dir() {
                 self.dir = Some(Dir::from_std_file(file));
                 Ok(Step::Directory)
             } else {
                 Err(io::Error::from(io::ErrorKind::NotFound))
-            };
+            }
         }
         #[cfg(not(unix))]
         {
