@@ -47,14 +47,27 @@ pub(super) enum Found {
     Directory,
 }
 
-/// Opens what `relative` (plain segments: no `.`, `..` or root) names under `publish`,
-/// as the module describes; with `index`, a directory's `index.html` in its place.
+/// The publish directory, resolved as the system does (it is the link a publisher swaps),
+/// for [`open_in`]: opened once per request, so that a request that opens two files (its
+/// own and the Source Description) finds both in the same generation.
+pub(super) fn open_publication(publish: &Path) -> io::Result<Dir> {
+    Dir::open_ambient_dir(publish, ambient_authority())
+}
+
+/// Opens what `relative` (plain segments: no `.`, `..` or root) names under `root`, the
+/// publish directory `publish` as [`open_publication`] opened it, as the module
+/// describes; with `index`, a directory's `index.html` in its place.
 ///
 /// An error is the system's for the segment that failed (`NotFound`, `NotADirectory`,
 /// `InvalidFilename` for a name too long, `ELOOP` for a link not followed, …), or
 /// `NotFound` for what is not a regular file; [`status_of`](super::status_of) says which
 /// are the request's fault.
-pub(super) fn open(publish: &Path, relative: &Path, index: bool) -> io::Result<Found> {
+pub(super) fn open_in(
+    root: &Dir,
+    publish: &Path,
+    relative: &Path,
+    index: bool,
+) -> io::Result<Found> {
     let mut segments: Vec<&OsStr> = relative
         .components()
         .map(|c| match c {
@@ -63,7 +76,8 @@ pub(super) fn open(publish: &Path, relative: &Path, index: bool) -> io::Result<F
         })
         .collect::<io::Result<_>>()?;
     let mut walk = Walk {
-        dir: Dir::open_ambient_dir(publish, ambient_authority())?,
+        root,
+        dir: None,
         ambient: Some(publish.to_owned()),
     };
     let mut index_added = false;
@@ -97,8 +111,11 @@ pub(super) fn open(publish: &Path, relative: &Path, index: bool) -> io::Result<F
 
 /// Where a walk stands: the directory reached, and its path while it is still in the
 /// publisher's tree.
-struct Walk {
-    dir: Dir,
+struct Walk<'r> {
+    /// The publish directory, where the walk starts.
+    root: &'r Dir,
+    /// The directory reached, once the walk has left `root`.
+    dir: Option<Dir>,
     /// The path of `dir` as the system resolves it, while no link has been followed
     /// (links are the publisher's there); `None` beneath a followed link.
     ambient: Option<PathBuf>,
@@ -114,10 +131,48 @@ enum Step {
     Resumed(usize),
 }
 
-impl Walk {
+impl Walk<'_> {
+    /// The directory the walk has reached.
+    fn here(&self) -> &Dir {
+        self.dir.as_ref().unwrap_or(self.root)
+    }
+
     /// Opens `segments[i]` in the walk's directory.
     fn step(&mut self, segments: &[&OsStr], i: usize) -> io::Result<Step> {
         let segment = segments[i];
+        #[cfg(unix)]
+        if self.dir.is_none() && i + 1 < segments.len() {
+            // In a publication `build` made, a resource's path goes through a link at the
+            // top (to the collection), and only the publication's own directories are
+            // real: read as a link first, it takes one call instead of a refused open and
+            // the read (a real directory pays one refused read).
+            match self.root.read_link_contents(segment) {
+                Ok(target) => return self.follow(segments, i, Some(target)),
+                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if i + 1 < segments.len() {
+            // A segment before the last must be a directory: opened as one (`O_DIRECTORY`,
+            // no link followed), it needs no metadata to tell (one system call of the
+            // two a file's open and its metadata take).
+            match self.here().open_dir_nofollow(segment) {
+                Ok(dir) => {
+                    self.dir = Some(dir);
+                    self.enter(segment);
+                    return Ok(Step::Directory);
+                }
+                // A link (Linux says ENOTDIR for a link with O_DIRECTORY and O_NOFOLLOW,
+                // others ELOOP), or a file: `follow` reads the link, and a file is no
+                // link (EINVAL, 404 as a path through a file is).
+                #[cfg(unix)]
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTDIR | libc::ELOOP)) => {
+                    return self.follow(segments, i, None);
+                }
+                // Anything else as any segment below, which says what it is.
+                Err(_) => {}
+            }
+        }
         let mut options = OpenOptions::new();
         options.read(true).follow(FollowSymlinks::No);
         #[cfg(unix)]
@@ -127,20 +182,25 @@ impl Walk {
             // opens at once and is refused below as not a regular file.
             options.custom_flags(libc::O_NONBLOCK);
         }
-        let opened = self.dir.open_with(segment, &options);
+        let opened = self.here().open_with(segment, &options);
         let file = match opened {
             Ok(file) => file.into_std(),
+            // O_NOFOLLOW refuses a link with ELOOP, and nothing else: no need to ask.
+            #[cfg(unix)]
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                return self.follow(segments, i, None);
+            }
             Err(e) => {
                 // The rarer cases ask the kind: a link (refused by O_NOFOLLOW), or a
                 // directory where it cannot be opened as a file (Windows).
-                let Ok(meta) = self.dir.symlink_metadata(segment) else {
+                let Ok(meta) = self.here().symlink_metadata(segment) else {
                     return Err(e);
                 };
                 if meta.is_symlink() {
-                    return self.follow(segments, i);
+                    return self.follow(segments, i, None);
                 }
                 if meta.is_dir() {
-                    self.dir = self.dir.open_dir_nofollow(segment)?;
+                    self.dir = Some(self.here().open_dir_nofollow(segment)?);
                     self.enter(segment);
                     return Ok(Step::Directory);
                 }
@@ -151,7 +211,7 @@ impl Walk {
         if meta.is_file() {
             Ok(Step::File(file, meta))
         } else if meta.is_dir() {
-            self.dir = Dir::from_std_file(file);
+            self.dir = Some(Dir::from_std_file(file));
             self.enter(segment);
             Ok(Step::Directory)
         } else {
@@ -167,12 +227,21 @@ impl Walk {
     }
 
     /// Follows the link at `segments[i]` if it is the publisher's; see the module.
-    fn follow(&mut self, segments: &[&OsStr], i: usize) -> io::Result<Step> {
+    /// `target` is the link's, if already read.
+    fn follow(
+        &mut self,
+        segments: &[&OsStr],
+        i: usize,
+        target: Option<PathBuf>,
+    ) -> io::Result<Step> {
         // One link at most is followed: beneath it, none is the publisher's.
         let Some(here) = self.ambient.take() else {
             return Err(not_followed());
         };
-        let target = self.dir.read_link_contents(segments[i])?;
+        let target = match target {
+            Some(target) => target,
+            None => self.here().read_link_contents(segments[i])?,
+        };
         // The target's ending segments that are the link's own path under the
         // publication: opened one by one from the rest of the target.
         let ending = target
@@ -193,13 +262,45 @@ impl Walk {
             return open_ambient(&start).map(|found| match found {
                 AmbientFound::File(file, meta) => Step::File(file, meta),
                 AmbientFound::Directory(dir) => {
-                    self.dir = dir;
+                    self.dir = Some(dir);
                     Step::Directory
                 }
             });
         }
-        self.dir = Dir::open_ambient_dir(&start, ambient_authority())?;
-        Ok(Step::Resumed(i + 1 - ending))
+        let first = i + 1 - ending;
+        #[cfg(unix)]
+        {
+            // The first ending segment opened with the rest of the target in one call:
+            // the kernel resolves `start` as the system does and, with O_NOFOLLOW,
+            // refuses a link as that segment, as the walk would. Two calls and a close
+            // fewer than the target's directory, then the segment in it.
+            use std::os::unix::fs::OpenOptionsExt;
+            let path = start.join(segments[first]);
+            let mut options = std::fs::OpenOptions::new();
+            options.read(true);
+            if first + 1 < segments.len() {
+                options.custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW);
+                self.dir = Some(Dir::from_std_file(options.open(&path)?));
+                return Ok(Step::Resumed(first + 1));
+            }
+            // The last segment (so `first` is `i`): a file, or a directory.
+            options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+            let file = options.open(&path)?;
+            let meta = file.metadata()?;
+            if meta.is_file() {
+                Ok(Step::File(file, meta))
+            } else if meta.is_dir() {
+                self.dir = Some(Dir::from_std_file(file));
+                Ok(Step::Directory)
+            } else {
+                Err(io::Error::from(io::ErrorKind::NotFound))
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            self.dir = Some(Dir::open_ambient_dir(&start, ambient_authority())?);
+            Ok(Step::Resumed(first))
+        }
     }
 }
 

@@ -1,0 +1,564 @@
+//! `resourcesync serve` beside nginx on the same collection, in the same run: how fast two
+//! clients fetch it from each, for small and for large files.
+//!
+//! Two collections are generated once per process in `/dev/shm` when there is one (tmpfs:
+//! the servers' and clients' work is measured, not this machine's disk): 4,000 files of
+//! 1 to 30 KB and 150 files of 1 MiB, pseudo-random bytes that do not compress, named
+//! `.bin` (`application/octet-stream` for both servers). Each is published twice with
+//! `resourcesync build`, once for each server's address (a publication names its base
+//! URL), into publications of the same files: both servers serve the same bytes.
+//!
+//! The servers, both on 127.0.0.1:
+//! - `resourcesync serve` in process (`serve::serve` with the default limits), on a
+//!   tokio runtime of its own with a worker per core, as the command makes it;
+//! - nginx (Debian's `nginx-light`), a child process with a generated configuration:
+//!   Debian's defaults that bear on speed (`worker_processes auto`, `sendfile on`,
+//!   `tcp_nopush on`, keep-alive), root at the publication, `access_log off`, its pid,
+//!   error log and temporary directories in a temporary directory.
+//!
+//! The clients, each against both servers in the same group:
+//! - `resourcesync sync`, a baseline into a fresh directory, 16 requests in flight
+//!   (`sync::synchronize`, in process, as `benches/sync.rs` calls it): Source
+//!   Description, Capability List, Resource List, then every resource, checked against
+//!   its length and digests;
+//! - wget2 with 16 threads over the list of the resources' URLs (`--input-file`), into a
+//!   fresh directory.
+//!
+//! Every iteration asserts that the client got every file. After each group the medians
+//! of the iterations' times (criterion's warm-up included) and the ratio of throughputs
+//! (`serve`'s over nginx's) per client are printed. With `SERVE_PAIRED=N`, criterion is
+//! left out: each client fetches from `serve` then from nginx, N rounds alternating, and
+//! the medians and the median of the rounds' ratios are printed.
+//!
+//! nginx and wget2 come from the system (`.ci/run` installs them with apt-get); without
+//! one, the bench says so and skips what needs it, except on CI (`CI` set), where it fails.
+//!
+//! `cargo bench -p resourcesync-benches --bench serve`
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use resourcesync_cli::serve;
+use resourcesync_cli::sync::{SyncOptions, synchronize};
+use resourcesync_source::build::{Options, build};
+
+/// Whether criterion measures (`cargo bench`), rather than runs each function once
+/// (`cargo test --benches`).
+fn measuring() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// One collection: what the files are and how many.
+struct Size {
+    name: &'static str,
+    files: usize,
+    /// The length of file `i`.
+    len: fn(usize) -> usize,
+}
+
+const SMALL: Size = Size {
+    name: "small",
+    files: 4_000,
+    // 1,000 to 30,000 bytes, spread evenly.
+    len: |i| 1_000 + (i * 7_919) % 29_001,
+};
+
+const LARGE: Size = Size {
+    name: "large",
+    files: 150,
+    len: |_| 1 << 20,
+};
+
+/// Requests in flight for both clients.
+const CONCURRENCY: usize = 16;
+
+/// A collection on disk.
+struct Collection {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    /// Every file's path relative to the root, which is its URL's path under a base.
+    paths: Vec<String>,
+    bytes: u64,
+}
+
+fn generate(size: &Size, files: usize) -> Collection {
+    let dir = resourcesync_benches::scratch(&format!("serve-bench-{}", size.name));
+    let root = dir.path().join("collection");
+    let sub = root.join(size.name);
+    std::fs::create_dir_all(&sub).unwrap();
+    let mut paths = Vec::with_capacity(files);
+    let mut bytes = 0;
+    for i in 0..files {
+        let len = (size.len)(i);
+        let name = format!("f{i:05}.bin");
+        std::fs::write(
+            sub.join(&name),
+            resourcesync_benches::bytes(i as u64 + 1, len),
+        )
+        .unwrap();
+        paths.push(format!("{}/{name}", size.name));
+        bytes += len as u64;
+    }
+    Collection {
+        _dir: dir,
+        root,
+        paths,
+        bytes,
+    }
+}
+
+/// A publication of `collection` for a server at `base`, in a directory of its own.
+fn publish(collection: &Collection, base: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = resourcesync_benches::scratch("serve-bench-publish");
+    let publish = dir.path().join("publish");
+    let report = build(
+        &collection.root,
+        &publish,
+        &Options::new(base.parse().unwrap()),
+        SystemTime::now(),
+        &(),
+    )
+    .unwrap();
+    assert_eq!(report.resources, collection.paths.len() as u64);
+    (dir, publish)
+}
+
+/// `resourcesync serve` in process, until dropped.
+struct Ours {
+    base: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Ours {
+    fn start(listener: TcpListener, publish: PathBuf) -> Ours {
+        // As `resourcesync serve` builds it: a worker per core.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let base = format!("http://{}/", listener.local_addr().unwrap());
+        listener.set_nonblocking(true).unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        runtime.spawn(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            serve::serve(listener, publish, async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        Ours {
+            base,
+            stop: Some(stop),
+            runtime: Some(runtime),
+        }
+    }
+}
+
+impl Drop for Ours {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_timeout(Duration::from_secs(5));
+        }
+    }
+}
+
+/// nginx as a child process, until dropped.
+struct Nginx {
+    base: String,
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    fn start(nginx: &Path, port: u16, publish: &Path) -> Nginx {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path();
+        // As root, nginx's workers would switch to `nobody`, who cannot read the build's
+        // files (written 0600 through temporary files) nor enter the temporary
+        // directories (0700); anyone else's workers stay who they are.
+        let root = {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(prefix).unwrap().uid() == 0
+        };
+        let user = if root { "user root;" } else { "" };
+        let p = prefix.display();
+        let config = format!(
+            "{user}
+daemon off;
+worker_processes auto;
+pid {p}/nginx.pid;
+error_log {p}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    types {{ application/octet-stream bin; application/xml xml; }}
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_timeout 65;
+    keepalive_requests 100000;
+    client_body_temp_path {p}/body;
+    proxy_temp_path {p}/proxy;
+    fastcgi_temp_path {p}/fastcgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+    }}
+}}
+",
+            root = publish.display(),
+        );
+        let conf = prefix.join("nginx.conf");
+        std::fs::write(&conf, config).unwrap();
+        let mut child = Command::new(nginx)
+            .arg("-p")
+            .arg(prefix)
+            .arg("-c")
+            .arg(&conf)
+            .arg("-e")
+            .arg(prefix.join("error.log"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            let log = || std::fs::read_to_string(prefix.join("error.log")).unwrap_or_default();
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("nginx exited ({status}): {}", log());
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "nginx did not listen within 10 s: {}",
+                log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Nginx {
+            base: format!("http://127.0.0.1:{port}/"),
+            child,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGTERM is nginx's fast shutdown, workers included; a SIGKILL (all `Child`
+        // can send) would leave the workers running, so it is the last resort.
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A program of the system, or `None` (said on stderr) where the bench may skip what
+/// needs it; on CI (`CI` set to anything but `false`) a missing one fails the bench.
+fn program(name: &str, package: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let found = std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file());
+    if found.is_none() {
+        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
+        assert!(
+            !ci,
+            "no {name} on PATH: .ci/run installs it (apt-get install {package})"
+        );
+        eprintln!("skipped: no {name} on PATH (apt-get install {package})");
+    }
+    found
+}
+
+/// A free port on 127.0.0.1 for nginx, which is given a port rather than a socket.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Files under `dir`, and their bytes.
+fn fetched(dir: &Path) -> (usize, u64) {
+    let mut files = 0;
+    let mut bytes = 0;
+    for entry in walk(dir) {
+        files += 1;
+        bytes += entry;
+    }
+    (files, bytes)
+}
+
+fn walk(dir: &Path) -> Vec<u64> {
+    let mut lens = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        // The client's own records (sync's state) are not what it fetched.
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let meta = entry.metadata().unwrap();
+        if meta.is_dir() {
+            lens.extend(walk(&entry.path()));
+        } else {
+            lens.push(meta.len());
+        }
+    }
+    lens
+}
+
+/// A client: fetches the collection from the server at `base` into `out`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Client {
+    Sync,
+    Wget2,
+}
+
+impl Client {
+    fn name(self) -> &'static str {
+        match self {
+            Client::Sync => "resourcesync sync",
+            Client::Wget2 => "wget2",
+        }
+    }
+}
+
+struct Fetcher<'a> {
+    collection: &'a Collection,
+    runtime: tokio::runtime::Runtime,
+    wget2: Option<PathBuf>,
+    urls: tempfile::TempDir,
+}
+
+impl Fetcher<'_> {
+    /// Fetches the whole collection from `base` with `client` into a fresh directory and
+    /// checks it; the time it took.
+    fn fetch(&self, client: Client, base: &str) -> Duration {
+        let dir = resourcesync_benches::scratch("serve-bench-out");
+        let out = dir.path().join("out");
+        let took = match client {
+            Client::Sync => {
+                let options =
+                    SyncOptions::new(base.parse().unwrap(), &out).with_concurrency(CONCURRENCY);
+                let start = Instant::now();
+                let synced = self.runtime.block_on(synchronize(&options)).unwrap();
+                let took = start.elapsed();
+                assert_eq!(synced.report.created, self.collection.paths.len() as u64);
+                assert_eq!(synced.report.failed, 0);
+                took
+            }
+            Client::Wget2 => {
+                let list = self.urls.path().join(base.replace(['/', ':'], "_"));
+                if !list.exists() {
+                    let urls: String = self
+                        .collection
+                        .paths
+                        .iter()
+                        .map(|p| format!("{base}{p}\n"))
+                        .collect();
+                    std::fs::write(&list, urls).unwrap();
+                }
+                let wget2 = self.wget2.as_ref().unwrap();
+                let start = Instant::now();
+                let output = Command::new(wget2)
+                    .args([
+                        "--no-config",
+                        "--quiet",
+                        "--no-hsts",
+                        "--no-hpkp",
+                        "--no-netrc",
+                        &format!("--max-threads={CONCURRENCY}"),
+                    ])
+                    .arg("--input-file")
+                    .arg(&list)
+                    .arg("--directory-prefix")
+                    .arg(&out)
+                    .output()
+                    .unwrap();
+                let took = start.elapsed();
+                assert!(
+                    output.status.success(),
+                    "wget2: {}",
+                    String::from_utf8_lossy(&output.stderr)
+                );
+                took
+            }
+        };
+        let (files, bytes) = fetched(&out);
+        assert_eq!(files, self.collection.paths.len(), "{client:?} from {base}");
+        assert_eq!(bytes, self.collection.bytes, "{client:?} from {base}");
+        took
+    }
+}
+
+fn median(times: &mut [f64]) -> f64 {
+    times.sort_by(f64::total_cmp);
+    let n = times.len();
+    if n % 2 == 1 {
+        times[n / 2]
+    } else {
+        (times[n / 2 - 1] + times[n / 2]) / 2.0
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let nginx = program("nginx", "nginx-light");
+    let wget2 = program("wget2", "wget2");
+    let paired = std::env::var("SERVE_PAIRED")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| *n > 0);
+    for size in [SMALL, LARGE] {
+        let files = if measuring() {
+            size.files
+        } else {
+            size.files / 50
+        };
+        let collection = generate(&size, files);
+
+        let ours_listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let ours_base = format!("http://{}/", ours_listener.local_addr().unwrap());
+        let (_ours_dir, ours_publish) = publish(&collection, &ours_base);
+        let ours = Ours::start(ours_listener, ours_publish);
+        let nginx = nginx.as_ref().map(|nginx| {
+            let port = free_port();
+            let publication = publish(&collection, &format!("http://127.0.0.1:{port}/"));
+            (Nginx::start(nginx, port, &publication.1), publication)
+        });
+        let nginx = nginx.as_ref().map(|(nginx, _)| nginx);
+
+        let fetcher = Fetcher {
+            collection: &collection,
+            runtime: tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .unwrap(),
+            wget2: wget2.clone(),
+            urls: tempfile::tempdir().unwrap(),
+        };
+        let mut clients = vec![Client::Sync];
+        if wget2.is_some() {
+            clients.push(Client::Wget2);
+        }
+        let mut servers = vec![("serve", ours.base.clone())];
+        if let Some(nginx) = &nginx {
+            servers.push(("nginx", nginx.base.clone()));
+        }
+        let title = format!(
+            "serve {} files of {} ({} MB)",
+            files,
+            if size.name == "small" {
+                "1-30 KB"
+            } else {
+                "1 MiB"
+            },
+            collection.bytes / 1_000_000
+        );
+
+        if let Some(rounds) = paired {
+            println!("{title}: {rounds} rounds, serve then nginx");
+            for &client in &clients {
+                let mut times = vec![Vec::new(); servers.len()];
+                let mut ratios = Vec::new();
+                for _ in 0..rounds {
+                    for (i, (_, base)) in servers.iter().enumerate() {
+                        times[i].push(fetcher.fetch(client, base).as_secs_f64());
+                    }
+                    if servers.len() == 2 {
+                        // Throughput from serve over throughput from nginx.
+                        ratios.push(times[1].last().unwrap() / times[0].last().unwrap());
+                    }
+                }
+                for (i, (server, _)) in servers.iter().enumerate() {
+                    println!(
+                        "  {} from {server}: median {:.3} s",
+                        client.name(),
+                        median(&mut times[i])
+                    );
+                }
+                if !ratios.is_empty() {
+                    println!(
+                        "  {}: throughput from serve / from nginx, median of the rounds: {:.2}",
+                        client.name(),
+                        median(&mut ratios)
+                    );
+                }
+            }
+            continue;
+        }
+
+        let mut group = c.benchmark_group(&title);
+        group
+            .sample_size(10)
+            .sampling_mode(SamplingMode::Flat)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(10))
+            .throughput(Throughput::Bytes(collection.bytes));
+        let mut medians = Vec::new();
+        for &client in &clients {
+            for (server, base) in &servers {
+                let mut times = Vec::new();
+                group.bench_function(format!("{} from {server}", client.name()), |b| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        for _ in 0..iters {
+                            let took = fetcher.fetch(client, base);
+                            times.push(took.as_secs_f64());
+                            total += took;
+                        }
+                        total
+                    })
+                });
+                medians.push((client, *server, median(&mut times)));
+            }
+        }
+        group.finish();
+        // One iteration each in test mode: no figure worth printing.
+        if !measuring() {
+            continue;
+        }
+        println!("{title}: medians of every iteration (warm-up included)");
+        for (client, server, time) in &medians {
+            println!("  {} from {server}: {time:.3} s", client.name());
+        }
+        for &client in &clients {
+            let time = |s: &str| {
+                medians
+                    .iter()
+                    .find(|(c, server, _)| *c == client && *server == s)
+                    .map(|m| m.2)
+            };
+            if let (Some(ours), Some(theirs)) = (time("serve"), time("nginx")) {
+                println!(
+                    "  {}: throughput from serve / from nginx: {:.2}",
+                    client.name(),
+                    theirs / ours
+                );
+            }
+        }
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
