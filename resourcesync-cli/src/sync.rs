@@ -1051,21 +1051,20 @@ pub async fn fetch(
             let _ = tx.send(Msg::Digests(id, digests)).await;
         }
         (None, Some(headers)) => {
-            let body = gathered;
-            let written = tokio::task::spawn_blocking(move || {
-                let mut f = temp.create(id).map_err(|e| e.to_string())?;
-                f.write_all(&body).map_err(|e| temp.error(id, &e))
-            })
-            .await;
+            // Written here, on the worker: a body of at most SMALL bytes goes to the page
+            // cache in microseconds, less than the hop to tokio's blocking pool and back
+            // (its futex wake-ups were most of the system calls of a sync of 4,000 small
+            // files: 7.8 futex calls a file).
+            let written = temp
+                .create(id)
+                .map_err(|e| e.to_string())
+                .and_then(|mut f| f.write_all(&gathered).map_err(|e| temp.error(id, &e)));
             match written {
-                Ok(Ok(())) => {
+                Ok(()) => {
                     let _ = tx.send(Msg::Whole(id, status, headers, digests)).await;
                 }
-                Ok(Err(e)) => {
-                    let _ = tx.send(fail(e)).await;
-                }
                 Err(e) => {
-                    let _ = tx.send(fail(e.to_string())).await;
+                    let _ = tx.send(fail(e)).await;
                 }
             }
         }
