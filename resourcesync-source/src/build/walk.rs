@@ -226,11 +226,10 @@ pub(super) fn walk_directory<'s>(
         Ok(())
     })();
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    // In name order, so that of two names that fold alike the same one is reported
-    // whatever order the directory lists them in.
-    names.sort_unstable();
-    let texts: Vec<&str> = names.iter().filter_map(|n| n.to_str()).collect();
-    let mut not_portable: Vec<NotPortable> = super::portable::not_portable(&texts)
+    // Put in name order by the check when names may fold alike, so that of two such the
+    // same one is reported whatever order the directory lists them in.
+    let mut texts: Vec<&str> = names.iter().filter_map(|n| n.to_str()).collect();
+    let mut not_portable: Vec<NotPortable> = super::portable::not_portable(&mut texts)
         .into_iter()
         .map(|(i, reason)| NotPortable {
             path: within.path.join(texts[i]),
