@@ -91,38 +91,41 @@ pub(super) fn publish_generation(
     let last_at = state.at.unwrap_or(now);
 
     let mut changes: Vec<ChangeAt> = Vec::new();
-    let mut resources: Vec<Published> = Vec::with_capacity(found.len());
     let mut gone = Vec::new();
-    let mut hashed = hashed.into_iter().peekable();
     let listed_before = previous.len();
-    for (i, (f, paired)) in found.into_iter().zip(pairs).enumerate() {
-        let old = paired.map(|j| (j, previous.resources[j]));
-        let mut written = None;
-        let resource = match hashed.next_if(|(j, _)| *j == i) {
-            Some((_, Hashed::Gone)) => {
+    // First what the hashing found, file by file in their order: a resource made anew
+    // (in `made`), or the file left out (`None`). A change names its resource by its
+    // place among those published: its file's, less the files left out before it.
+    let mut made: Vec<Resource> = Vec::with_capacity(hashed.len());
+    let mut outcomes: Vec<(usize, Option<usize>)> = Vec::with_capacity(hashed.len());
+    for (i, hashed) in hashed {
+        let f = &found[i];
+        let paired = pairs[i];
+        let resource = match hashed {
+            Hashed::Gone => {
                 // Gone while the run read it: deleted, if the last run listed it.
                 if let Some(j) = paired {
                     listed[j] = false;
                 }
                 skipped.push(Skipped::because(
-                    f.file.unwrap_or_else(|| PathBuf::from(&f.path)),
+                    f.file.clone().unwrap_or_else(|| PathBuf::from(&f.path)),
                     "deleted, or replaced by what is not a file, while the run read it",
                 ));
-                continue;
+                None
             }
-            Some((_, Hashed::Unreadable(error))) => {
+            Hashed::Unreadable(error) => {
                 // Not published, so deleted if the last run listed it: the Change Lists
                 // say what the Resource List no longer holds.
                 if let Some(j) = paired {
                     listed[j] = false;
                 }
                 skipped.push(Skipped::unreadable(
-                    f.file.unwrap_or_else(|| PathBuf::from(&f.path)),
+                    f.file.clone().unwrap_or_else(|| PathBuf::from(&f.path)),
                     &error,
                 ));
-                continue;
+                None
             }
-            Some((_, Hashed::Digests(digests))) => {
+            Hashed::Digests(digests) => {
                 let mut resource = Resource {
                     length: digests.length,
                     mtime: f.mtime,
@@ -134,9 +137,9 @@ pub(super) fn publish_generation(
                         None => media_type(Path::new(&f.path)),
                     }),
                 };
-                let change = match &old {
+                let change = match paired.map(|j| &previous.resources[j]) {
                     None => Some(Change::Created),
-                    Some((_, old))
+                    Some(old)
                         if old.md5 != resource.md5
                             || old.sha256 != resource.sha256
                             || old.length != resource.length =>
@@ -146,7 +149,7 @@ pub(super) fn publish_generation(
                     // Touched, not changed: only the file's time is new, and the
                     // resource keeps its lastmod (see `Resource::lastmod`), which no
                     // change in the Change Lists would otherwise account for.
-                    Some((_, old)) => {
+                    Some(old) => {
                         resource.lastmod = old.lastmod;
                         None
                     }
@@ -159,38 +162,54 @@ pub(super) fn publish_generation(
                     } else {
                         now
                     };
-                    changes.push((datetime, f.path.clone(), Some((resources.len(), change))));
+                    let place = i - (outcomes.len() - made.len());
+                    changes.push((datetime, f.path.clone(), Some((place, change))));
                 }
-                resource
-            }
-            // Same size and time: unchanged, and not read.
-            None => {
-                // Not hashed: paired with the last run's resource of the same size and
-                // time (`todo` holds every other file).
-                let Some((j, resource)) = old else {
-                    return Err(BuildError::State {
-                        path: dir.join(STATE),
-                        reason: format!("{} was neither hashed nor known", f.path),
-                    });
-                };
-                written = Some(j);
-                resource
+                made.push(resource);
+                Some(made.len() - 1)
             }
         };
-        resources.push(Published {
-            path: f.path,
-            file: f.file,
-            uri: f.uri,
-            resource,
-            written,
-        });
+        outcomes.push((i, resource));
     }
+    // Then every file that is published, in order, with its resource: made above, or the
+    // last run's (same size and time: unchanged, and not read). Collected into the
+    // walk's own allocation (a `Published` is no larger than a `Found`): no new memory
+    // for 100,000 of them to take, page by page.
+    let mut outcomes = outcomes.into_iter().peekable();
+    let resources: Vec<Published<'_>> = found
+        .into_iter()
+        .zip(pairs)
+        .enumerate()
+        .filter_map(|(i, (f, paired))| {
+            let (resource, written) = match outcomes.next_if(|(k, _)| *k == i) {
+                Some((_, None)) => return None,
+                Some((_, Some(k))) => (&made[k], None),
+                // Not hashed: paired with the last run's resource of the same size and
+                // time (`todo` holds every other file).
+                None => match paired {
+                    Some(j) => (&previous.resources[j], Some(j)),
+                    None => {
+                        return Some(Err(BuildError::State {
+                            path: dir.join(STATE),
+                            reason: format!("{} was neither hashed nor known", f.path),
+                        }));
+                    }
+                },
+            };
+            Some(Ok(Published {
+                path: f.path,
+                file: f.file,
+                uri: f.uri,
+                resource,
+                written,
+            }))
+        })
+        .collect::<Result<_, _>>()?;
     gone.extend(
         (0..previous.len())
             .filter(|&j| !listed[j])
             .map(|j| previous.path(j).to_owned()),
     );
-    drop(previous);
     let count = |kind| {
         changes
             .iter()
@@ -212,7 +231,7 @@ pub(super) fn publish_generation(
         let entry = match change {
             Some((i, change)) => {
                 let published = &resources[*i];
-                resource_entry(&published.uri(&uris)?, &published.resource, &media_types)
+                resource_entry(&published.uri(&uris)?, published.resource, &media_types)
                     .with_change(*change)
             }
             // A listed resource's key is its URI.
@@ -477,20 +496,21 @@ pub(crate) fn capability_list(
 }
 
 /// A resource this run publishes.
-pub(super) struct Published {
+pub(super) struct Published<'a> {
     /// Its key: its path in the collection, or with a list, its URI.
     pub(super) path: String,
     /// With a list: its file.
     pub(super) file: Option<PathBuf>,
     /// As [`Found::uri`].
     pub(super) uri: Option<Uri>,
-    pub(super) resource: Resource,
+    /// What the run knows of it: the last run's (unchanged), or made by this one.
+    pub(super) resource: &'a Resource,
     /// Unchanged since the last run, which listed it at this place: its Resource List
     /// entry is the bytes written then.
     pub(super) written: Option<usize>,
 }
 
-impl Published {
+impl Published<'_> {
     /// Its URI (see [`Uris::of_found`]).
     pub(super) fn uri(&self, uris: &Uris<'_>) -> Result<Uri, BuildError> {
         uris.of_found(self.uri.as_ref(), &self.path)

@@ -302,7 +302,7 @@ impl LastRun {
 /// Writes the resources a run publishes, and the media types they name, as a
 /// [`ResourcesFile`].
 pub(super) fn resources_file(
-    resources: &[Published],
+    resources: &[Published<'_>],
     media_types: &MediaTypes,
 ) -> Result<Vec<u8>, String> {
     let mut paths = String::with_capacity(resources.iter().map(|p| p.path.len()).sum());
