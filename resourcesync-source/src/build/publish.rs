@@ -274,139 +274,159 @@ pub(super) fn publish_generation(
         listed_before,
         generation: number,
     };
-    documents += write_resource_list(&resource_list, rl_uri.clone(), now, &up, options)?;
-    let mut capabilities = vec![(rl_uri, Capability::ResourceList)];
+    // The Resource List, most of a run's writing, on a thread of its own beside the rest
+    // (the dumps, the Change Lists, the links, the state), which does not depend on it:
+    // after the walk, one core would otherwise sit idle while the other writes.
+    let (listed, rest) = std::thread::scope(|scope| {
+        let listed =
+            scope.spawn(|| write_resource_list(&resource_list, rl_uri.clone(), now, &up, options));
+        let rest = (|| -> Result<u64, BuildError> {
+            let mut documents = 0;
+            let mut capabilities = vec![(rl_uri.clone(), Capability::ResourceList)];
 
-    // The Resource Dump: every resource again, packaged; or the one published before,
-    // whose `at` the Change Lists cover from, so that a Destination baselines from it
-    // and goes on from there. Packaging the whole collection again is on request.
-    // Its packages are named after the generation that wrote them, as the Resource List's
-    // parts are; those of the dump published last are carried over.
-    if options.resource_dump {
-        let published = previous_dir.as_ref().zip(state.resource_dump);
-        if let Some((previous, g)) = published {
-            let prefix = format!("resourcedump-g{g}-");
-            let keep_document = !options.new_resource_dump;
-            carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
-                name.starts_with(&prefix) || keep_document && name == "resourcedump.xml"
-            })?;
-        }
-        if published.is_none() || options.new_resource_dump {
-            let dumped = resource_dump(
-                collection,
-                &directory,
-                &resources,
-                &media_types,
+            // The Resource Dump: every resource again, packaged; or the one published before,
+            // whose `at` the Change Lists cover from, so that a Destination baselines from it
+            // and goes on from there. Packaging the whole collection again is on request.
+            // Its packages are named after the generation that wrote them, as the Resource List's
+            // parts are; those of the dump published last are carried over.
+            if options.resource_dump {
+                let published = previous_dir.as_ref().zip(state.resource_dump);
+                if let Some((previous, g)) = published {
+                    let prefix = format!("resourcedump-g{g}-");
+                    let keep_document = !options.new_resource_dump;
+                    carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+                        name.starts_with(&prefix) || keep_document && name == "resourcedump.xml"
+                    })?;
+                }
+                if published.is_none() || options.new_resource_dump {
+                    let dumped = resource_dump(
+                        collection,
+                        &directory,
+                        &resources,
+                        &media_types,
+                        now,
+                        &up,
+                        options,
+                        number,
+                    )?;
+                    // No resource, no Resource Dump (omitted, not empty): the next run with
+                    // resources packages them.
+                    state.resource_dump = dumped.then_some(number);
+                    documents += u64::from(dumped);
+                }
+                if state.resource_dump.is_some() {
+                    capabilities.push((
+                        directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
+                        Capability::ResourceDump,
+                    ));
+                }
+            } else {
+                state.resource_dump = None;
+            }
+
+            // The Change Lists and the Change Dump's packages are carried over from the last
+            // generation unchanged; of the archive and the Change Dump's parts, which each run
+            // writes again, the last generation's parts only, for readers of its index.
+            if let Some(previous) = &previous_dir {
+                let archive_parts = format!("changelist-archive-g{}-", state.generation);
+                let dump_parts = format!("changedump-g{}-", state.generation);
+                carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+                    name.starts_with("changelist-") && !name.starts_with("changelist-archive")
+                        || name.starts_with(&archive_parts)
+                        || name.starts_with("changedump-") && !name.starts_with("changedump-g")
+                        || name.starts_with(&dump_parts)
+                })?;
+            }
+            // The Change Dump: this run's changes as packages, added to the earlier runs'.
+            let mut last = Vec::new();
+            if options.change_dump {
+                let dumped = change_dump(
+                    collection,
+                    &directory,
+                    &mut state,
+                    &change_entries,
+                    &resources,
+                    &media_types,
+                    &changed,
+                    number,
+                    last_at,
+                    now,
+                    &up,
+                    options,
+                )?;
+                if let Some((uri, written)) = dumped {
+                    documents += written;
+                    last.push((uri, Capability::ChangeDump));
+                }
+            } else {
+                // A Change Dump must hold every change of its interval: one that was off for a
+                // run starts afresh when it is on again.
+                state.change_dump_from = None;
+                state.change_dump.clear();
+            }
+            let run = Run {
+                sink: &directory,
+                lists: options,
+                documents: options,
+                generation: number,
+                last_at,
                 now,
-                &up,
-                options,
-                number,
+                up: &up,
+            };
+            documents += run.publish_changes(
+                &mut state,
+                change_entries,
+                capabilities,
+                last,
+                resources.len(),
             )?;
-            // No resource, no Resource Dump (omitted, not empty): the next run with
-            // resources packages them.
-            state.resource_dump = dumped.then_some(number);
-            documents += u64::from(dumped);
-        }
-        if state.resource_dump.is_some() {
-            capabilities.push((
-                directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
-                Capability::ResourceDump,
-            ));
-        }
-    } else {
-        state.resource_dump = None;
-    }
 
-    // The Change Lists and the Change Dump's packages are carried over from the last
-    // generation unchanged; of the archive and the Change Dump's parts, which each run
-    // writes again, the last generation's parts only, for readers of its index.
-    if let Some(previous) = &previous_dir {
-        let archive_parts = format!("changelist-archive-g{}-", state.generation);
-        let dump_parts = format!("changedump-g{}-", state.generation);
-        carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
-            name.starts_with("changelist-") && !name.starts_with("changelist-archive")
-                || name.starts_with(&archive_parts)
-                || name.starts_with("changedump-") && !name.starts_with("changedump-g")
-                || name.starts_with(&dump_parts)
-        })?;
-    }
-    // The Change Dump: this run's changes as packages, added to the earlier runs'.
-    let mut last = Vec::new();
-    if options.change_dump {
-        let dumped = change_dump(
-            collection,
-            &directory,
-            &mut state,
-            &change_entries,
-            &resources,
-            &media_types,
-            &changed,
-            number,
-            last_at,
-            now,
-            &up,
-            options,
-        )?;
-        if let Some((uri, written)) = dumped {
-            documents += written;
-            last.push((uri, Capability::ChangeDump));
-        }
-    } else {
-        // A Change Dump must hold every change of its interval: one that was off for a
-        // run starts afresh when it is on again.
-        state.change_dump_from = None;
-        state.change_dump.clear();
-    }
-    let run = Run {
-        sink: &directory,
-        lists: options,
-        documents: options,
-        generation: number,
-        last_at,
-        now,
-        up: &up,
-    };
-    documents += run.publish_changes(
-        &mut state,
-        change_entries,
-        capabilities,
-        last,
-        resources.len(),
-    )?;
+            // The resources, served from the collection through one link per top-level entry.
+            if options.list.is_none() {
+                link_collection(collection, dir, &resources, &skipped)?;
+            }
+            // The walk's in path order, with those the hashing left out among them.
+            skipped.sort_by(|a, b| a.path.cmp(&b.path));
 
-    // The resources, served from the collection through one link per top-level entry.
-    if options.list.is_none() {
-        link_collection(collection, dir, &resources, &skipped)?;
-    }
-    // The walk's in path order, with those the hashing left out among them.
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
-
-    let state_path = dir.join(STATE);
-    if let Some(parent) = state_path.parent() {
-        fs::create_dir_all(parent).map_err(write(parent))?;
-    }
-    let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
-        path: state_path.clone(),
-        reason: e.to_string(),
-    })?;
-    let resources_path = dir.join(RESOURCES);
-    let records = resources_file(&resources, &media_types).map_err(|reason| BuildError::State {
-        path: resources_path.clone(),
-        reason,
-    })?;
-    // Durable before the switch: a publication whose state is lost cannot be built on.
-    // Created new in the generation this run made: nothing there is another's to truncate.
-    for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .and_then(|mut file| {
-                io::Write::write_all(&mut file, bytes)?;
-                file.sync_all()
+            let state_path = dir.join(STATE);
+            if let Some(parent) = state_path.parent() {
+                fs::create_dir_all(parent).map_err(write(parent))?;
+            }
+            let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
+                path: state_path.clone(),
+                reason: e.to_string(),
+            })?;
+            let resources_path = dir.join(RESOURCES);
+            let records =
+                resources_file(&resources, &media_types).map_err(|reason| BuildError::State {
+                    path: resources_path.clone(),
+                    reason,
+                })?;
+            // Durable before the switch: a publication whose state is lost cannot be built on.
+            // Created new in the generation this run made: nothing there is another's to truncate.
+            for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
+                fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+                    .and_then(|mut file| {
+                        io::Write::write_all(&mut file, bytes)?;
+                        file.sync_all()
+                    })
+                    .map_err(write(path))?;
+            }
+            Ok(documents)
+        })();
+        let listed = listed.join().unwrap_or_else(|_| {
+            Err(BuildError::Write {
+                path: dir.join(DOCS),
+                source: io::Error::other("the thread writing the Resource List panicked"),
             })
-            .map_err(write(path))?;
-    }
+        });
+        (listed, rest)
+    });
+    // The Resource List's error first, as when it was written first.
+    documents += listed? + rest?;
     // The generation's directories are synced by the store's commit.
 
     Ok(BuildReport {
