@@ -20,6 +20,7 @@ pub(super) fn publish_generation(
         dir: previous_dir,
         mut state,
         resources: known,
+        documents: last_documents,
     } = previous;
     // The generation begins empty and the run carries over what it keeps: nothing the
     // last run retired is here to remove.
@@ -271,6 +272,7 @@ pub(super) fn publish_generation(
         resources: &resources,
         media_types: &media_types,
         last: previous_dir.as_deref().zip(previous_generation),
+        last_documents,
         listed_before,
         generation: number,
     };
@@ -279,7 +281,7 @@ pub(super) fn publish_generation(
     // after the walk, one core would otherwise sit idle while the other writes.
     let (listed, rest) = std::thread::scope(|scope| {
         let listed =
-            scope.spawn(|| write_resource_list(&resource_list, rl_uri.clone(), now, &up, options));
+            scope.spawn(|| write_resource_list(resource_list, rl_uri.clone(), now, &up, options));
         let rest = (|| -> Result<u64, BuildError> {
             let mut documents = 0;
             let mut capabilities = vec![(rl_uri.clone(), Capability::ResourceList)];

@@ -11,6 +11,8 @@ pub(super) struct ResourceListRun<'a> {
     pub(super) resources: &'a [Published<'a>],
     pub(super) media_types: &'a MediaTypes,
     pub(super) last: Option<(&'a Path, u64)>,
+    /// The last run's Resource List's documents, being read ([`last_resource_list`]).
+    pub(super) last_documents: Option<std::thread::JoinHandle<Vec<Arc<WrittenDocument>>>>,
     /// How many resources the last run listed.
     pub(super) listed_before: usize,
     /// This run's generation, which names the parts.
@@ -20,7 +22,7 @@ pub(super) struct ResourceListRun<'a> {
 /// Writes the Resource List at `uri`, as one document or an index over parts, and
 /// returns how many documents that took.
 pub(super) fn write_resource_list(
-    run: &ResourceListRun<'_>,
+    run: ResourceListRun<'_>,
     uri: Uri,
     now: W3cDateTime,
     up: &Link,
@@ -32,9 +34,10 @@ pub(super) fn write_resource_list(
         resources,
         media_types,
         last,
+        last_documents,
         listed_before,
         generation,
-    } = *run;
+    } = run;
     let head = DocumentHead::of_kind(DocumentKind::ResourceList)
         .with_at(now)
         .with_link(up.clone());
@@ -64,8 +67,9 @@ pub(super) fn write_resource_list(
     let mut rl = SetWriter::with_store(head, uri, store, set_options).map_err(document_error)?;
     // An unchanged resource's entry is the same bytes as last time: taken from the
     // Resource List the last run wrote, not made and checked again.
-    let last_list = last
-        .map(|(previous, g)| last_resource_list(&previous.join(DOCS), g))
+    // A thread that panicked read nothing: every entry is made again.
+    let last_list = last_documents
+        .and_then(|reading| reading.join().ok())
         .unwrap_or_default();
     let before = entries_before(&last_list, listed_before);
     // Unchanged resources side by side whose entries are side by side in one document
