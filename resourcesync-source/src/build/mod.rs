@@ -510,8 +510,8 @@ pub fn build(
         options,
         now,
         progress,
+        || store.commit(),
     )?;
-    store.commit()?;
     Ok(report)
 }
 
