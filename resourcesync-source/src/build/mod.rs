@@ -482,13 +482,14 @@ pub fn build(
     } else {
         (State::default(), None)
     };
-    // The last run's resources are read on a thread of their own while the walk runs; so
-    // are its Resource List's documents, whose unchanged entries this run's takes.
-    let known = previous_dir.as_deref().map(read_resources);
-    let documents = previous_dir.clone().map(|dir| {
-        let generation = previous.generation;
-        std::thread::spawn(move || last_resource_list(&dir.join(DOCS), generation))
-    });
+    // The last run's resources are read on a thread of their own while the walk runs, then
+    // its Resource List's documents, whose unchanged entries this run's takes.
+    let prefix = Uris::new(&Directory::new(&collection, options.base_url.clone())?)
+        .prefix
+        .filter(|prefix| uris::unescaped(prefix));
+    let known = previous_dir
+        .as_deref()
+        .map(|dir| read_resources(dir, previous.generation, prefix));
     // What the run keeps of the last generation it carries over itself, file by file.
     store.begin_empty()?;
     let (Some(generation), Some(number)) = (store.writing(), store.writing_generation()) else {
@@ -499,7 +500,6 @@ pub fn build(
         dir: previous_dir,
         state: previous,
         resources: known,
-        documents,
     };
     // On an error the store, dropped, removes the generation begun.
     let report = publish_generation(
@@ -521,8 +521,6 @@ struct Previous {
     dir: Option<PathBuf>,
     state: State,
     resources: Option<Known>,
-    /// Its Resource List's documents, being read (none when one cannot be).
-    documents: Option<std::thread::JoinHandle<Vec<Arc<WrittenDocument>>>>,
 }
 
 #[cfg(test)]

@@ -23,7 +23,6 @@ pub(super) fn publish_generation(
         dir: previous_dir,
         mut state,
         resources: known,
-        documents: last_documents,
     } = previous;
     // The generation begins empty and the run carries over what it keeps: nothing the
     // last run retired is here to remove.
@@ -49,11 +48,11 @@ pub(super) fn publish_generation(
     if !found.is_sorted_by(|a, b| a.path < b.path) {
         found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     }
-    let mut previous = match known {
-        None => LastRun::default(),
+    let previous = match &known {
+        None => Arc::default(),
         Some(known) => known.resources()?,
     };
-    let mut media_types = std::mem::take(&mut previous.media_types);
+    let mut media_types = previous.media_types.clone();
 
     // Each file paired with the last run's resource at its path, by its place among them
     // (which is its entry's in the Resource List the last run wrote), in one pass over
@@ -275,7 +274,7 @@ pub(super) fn publish_generation(
         resources: &resources,
         media_types: &media_types,
         last: previous_dir.as_deref().zip(previous_generation),
-        last_documents,
+        last_list: known.map(|known| known.list),
         listed_before,
         generation: number,
     };

@@ -11,8 +11,8 @@ pub(super) struct ResourceListRun<'a> {
     pub(super) resources: &'a [Published<'a>],
     pub(super) media_types: &'a MediaTypes,
     pub(super) last: Option<(&'a Path, u64)>,
-    /// The last run's Resource List's documents, being read ([`last_resource_list`]).
-    pub(super) last_documents: Option<std::thread::JoinHandle<Vec<Arc<WrittenDocument>>>>,
+    /// The last run's Resource List, being read ([`read_resources`]).
+    pub(super) last_list: Option<std::thread::JoinHandle<LastList>>,
     /// How many resources the last run listed.
     pub(super) listed_before: usize,
     /// This run's generation, which names the parts.
@@ -34,7 +34,7 @@ pub(super) fn write_resource_list(
         resources,
         media_types,
         last,
-        last_documents,
+        last_list,
         listed_before,
         generation,
     } = run;
@@ -68,7 +68,10 @@ pub(super) fn write_resource_list(
     // An unchanged resource's entry is the same bytes as last time: taken from the
     // Resource List the last run wrote, not made and checked again.
     // A thread that panicked read nothing: every entry is made again.
-    let last_list = last_documents
+    let LastList {
+        documents: last_list,
+        named,
+    } = last_list
         .and_then(|reading| reading.join().ok())
         .unwrap_or_default();
     let before = entries_before(&last_list, listed_before);
@@ -88,11 +91,13 @@ pub(super) fn write_resource_list(
             .zip(before.as_ref())
             .map(|(j, before)| before[j])
             .filter(|&(document, entry)| {
-                uris.names(
-                    last_list[document].entry(entry),
-                    published.uri.as_ref(),
-                    &published.path,
-                )
+                // Checked while it was read, for a plain path; else here.
+                published.written.and_then(|j| named.get(j)) == Some(&true)
+                    || uris.names(
+                        last_list[document].entry(entry),
+                        published.uri.as_ref(),
+                        &published.path,
+                    )
             });
         match (before, &mut stretch) {
             (Some((document, entry)), Some((last, entries)))

@@ -132,7 +132,7 @@ impl Uris<'_> {
 
 /// Whether `text` is written in XML as it is: no `&`, `<` or `>` (the only characters of a
 /// URI that XML text escapes). One branch-free pass, which the compiler vectorises.
-fn unescaped(text: &str) -> bool {
+pub(super) fn unescaped(text: &str) -> bool {
     !text.bytes().fold(false, |markup, b| {
         markup | (b == b'&') | (b == b'<') | (b == b'>')
     })
