@@ -139,7 +139,8 @@ pub use set::Gzip;
 pub use set::{SetLimits, SetOptions, SetStore, SetSummary, SetWriter};
 pub use set_reader::{DocumentFinding, SetReadError, SetReader};
 pub use writer::{
-    WriteOptions, Writer, Written, write_document, write_document_with, written_entries,
+    WriteOptions, Writer, Written, WrittenDocument, write_document, write_document_with,
+    written_entries,
 };
 
 /// The README's example, compiled and run as a doc-test.

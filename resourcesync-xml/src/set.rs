@@ -2,6 +2,8 @@
 //! over them.
 
 use std::io;
+use std::ops::Range;
+use std::sync::Arc;
 
 use resourcesync_model::{
     DocumentHead, DocumentKind, Entry, Link, MAX_BYTES, MAX_ENTRIES, Md, Relation, Root, Uri,
@@ -9,7 +11,7 @@ use resourcesync_model::{
 };
 
 use crate::error::WriteError;
-use crate::writer::{Checking, WriteOptions, Writer, Written};
+use crate::writer::{Checking, WriteOptions, Writer, Written, WrittenDocument};
 
 /// Limits of one published document.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,9 +214,15 @@ pub struct SetSummary {
     pub entries: u64,
 }
 
-/// A part being filled: its entries serialized, and the times its head will carry.
+/// A part being filled: its entries, and the times its head will carry.
 struct Part {
-    body: Vec<u8>,
+    /// The entries written here (serialized, or copied), in the order `pieces` gives.
+    owned: Vec<u8>,
+    /// Its entries in order: stretches of `owned`, and stretches of documents written
+    /// before, held rather than copied until the part is stored.
+    pieces: Vec<Piece>,
+    /// Bytes of its entries.
+    bytes: u64,
     entries: u64,
     from: Option<W3cDateTime>,
     /// The longest datetime text its head may need, for the byte limit.
@@ -459,51 +467,143 @@ impl<T: SetStore> SetWriter<T> {
         self.add(entry, time)
     }
 
-    /// Adds an entry's bytes to the current part, or to a new one when it is full.
-    fn add(&mut self, bytes: &[u8], time: Option<&W3cDateTime>) -> Result<(), WriteError> {
-        let time = time.filter(|_| self.intervals);
-        let time_len = time.map_or(0, |t| t.to_string().len());
-        let fits = |part: &Part| {
-            let until_len = part.longest_time.max(time_len) as u64 + 9; // ` until=""`
-            part.entries < self.limits.max_entries
-                && self.overhead + until_len + part.body.len() as u64 + bytes.len() as u64
-                    <= self.limits.max_bytes
-        };
-        if !fits(&self.current) {
-            // Too big even for a part of its own: refused before a part is closed for it.
-            let empty = Part::new(None);
-            if self.current.entries == 0 || !fits(&empty) {
-                return Err(WriteError::Limit {
-                    what: "one entry with the document's head",
-                    limit: self.limits.max_bytes,
-                });
-            }
-            // The boundary is the latest time so far, or this entry's if later: an entry
-            // out of order (reported, or refused above) never makes a part end before
-            // it starts.
-            let until = match (self.latest, time) {
-                (Some(latest), Some(time)) => Some(latest.max(*time)),
-                (latest, time) => time.copied().or(latest),
-            };
-            self.close_part(until)?;
+    /// Writes entries `entries` (counted from 0) of `document`, a document this crate
+    /// wrote, in order: the same as [`write_written`](SetWriter::write_written) for each
+    /// with no time, as a Resource List's entries have none, but neither copied nor
+    /// checked again ([`WrittenDocument::new`] checked them): the part holds the
+    /// document and writes the entries' bytes from it when it is stored. A Resource List
+    /// copied from the last one but for the entries that changed costs about what reading
+    /// and writing its bytes costs.
+    ///
+    /// Entries past the document's last are refused ([`WriteError::Invalid`]) with none
+    /// written; an entry too large for a part of its own is refused as by `write_written`,
+    /// after the entries before it.
+    pub fn write_written_entries(
+        &mut self,
+        document: &Arc<WrittenDocument>,
+        entries: Range<usize>,
+    ) -> Result<(), WriteError> {
+        if entries.end > document.len() {
+            return Err(WriteError::Invalid(format!(
+                "entries {}..{} of a document of {}",
+                entries.start,
+                entries.end,
+                document.len()
+            )));
         }
+        // Entries go into the current part until one does not fit; then the part is
+        // closed and the next begins with it, as `add` does entry by entry, but each
+        // part takes its entries as one stretch of the document.
+        let mut first = entries.start;
+        let mut pending = 0u64;
+        for i in entries.clone() {
+            let bytes = document.entry_range(i).len() as u64;
+            if !self.fits(i - first + 1, pending + bytes, 0) {
+                self.hold(document, first..i, pending);
+                (first, pending) = (i, 0);
+                self.close_for(bytes, 0, None)?;
+            }
+            pending += bytes;
+        }
+        self.hold(document, first..entries.end, pending);
+        Ok(())
+    }
+
+    /// Adds entries `entries` of `document`, `bytes` long together, to the current part.
+    fn hold(&mut self, document: &Arc<WrittenDocument>, entries: Range<usize>, bytes: u64) {
+        if entries.is_empty() {
+            return;
+        }
+        let range =
+            document.entry_range(entries.start).start..document.entry_range(entries.end - 1).end;
         let part = &mut self.current;
-        if part.body.capacity() - part.body.len() < bytes.len() && part.body.len() >= 1 << 20 {
+        match part.pieces.last_mut() {
+            Some(Piece::Written(last, held))
+                if Arc::ptr_eq(last, document) && held.end == range.start =>
+            {
+                held.end = range.end;
+            }
+            _ => part
+                .pieces
+                .push(Piece::Written(Arc::clone(document), range)),
+        }
+        let count = entries.len() as u64;
+        part.bytes += bytes;
+        part.entries += count;
+        self.entries += count;
+    }
+
+    /// Whether the current part can take `entries` more entries of `bytes` bytes, the
+    /// longest of their times `time_len` long.
+    fn fits(&self, entries: usize, bytes: u64, time_len: usize) -> bool {
+        let part = &self.current;
+        let until_len = part.longest_time.max(time_len) as u64 + 9; // ` until=""`
+        part.entries + entries as u64 <= self.limits.max_entries
+            && self.overhead + until_len + part.bytes + bytes <= self.limits.max_bytes
+    }
+
+    /// Closes the current part for an entry of `bytes` bytes, whose time (`time`, in a
+    /// set of intervals) is `time_len` long, that does not fit in it; refuses one too big
+    /// for a part of its own, before a part is closed for it.
+    fn close_for(
+        &mut self,
+        bytes: u64,
+        time_len: usize,
+        time: Option<&W3cDateTime>,
+    ) -> Result<(), WriteError> {
+        let fits_alone = self.limits.max_entries >= 1
+            && self.overhead + time_len as u64 + 9 + bytes <= self.limits.max_bytes;
+        if self.current.entries == 0 || !fits_alone {
+            return Err(WriteError::Limit {
+                what: "one entry with the document's head",
+                limit: self.limits.max_bytes,
+            });
+        }
+        // The boundary is the latest time so far, or this entry's if later: an entry out
+        // of order (reported, or refused above) never makes a part end before it starts.
+        let until = match (self.latest, time) {
+            (Some(latest), Some(time)) => Some(latest.max(*time)),
+            (latest, time) => time.copied().or(latest),
+        };
+        self.close_part(until)
+    }
+
+    /// Copies the bytes of `entries` entries into the current part.
+    fn copy(&mut self, bytes: &[u8], entries: u64) {
+        let part = &mut self.current;
+        let owned = &mut part.owned;
+        if owned.capacity() - owned.len() < bytes.len() && owned.len() + bytes.len() >= 1 << 20 {
             // A large part: room at once for the most a part may hold, rather than a copy
             // into each larger buffer as it grows (the incremental build's Resource List
             // copy: 40-65 ms to about 30). Where memory is committed lazily (Linux), its
             // pages are taken only as they are written.
             let most = usize::try_from(self.limits.max_bytes).unwrap_or(usize::MAX);
-            part.body
-                .reserve_exact(most.saturating_sub(part.body.len()).max(bytes.len()));
+            owned.reserve_exact(most.saturating_sub(owned.len()).max(bytes.len()));
         }
-        part.body.extend_from_slice(bytes);
-        part.entries += 1;
+        let start = owned.len();
+        owned.extend_from_slice(bytes);
+        match part.pieces.last_mut() {
+            Some(Piece::Owned(held)) if held.end == start => held.end = owned.len(),
+            _ => part.pieces.push(Piece::Owned(start..owned.len())),
+        }
+        part.bytes += bytes.len() as u64;
+        part.entries += entries;
+        self.entries += entries;
+    }
+
+    /// Adds an entry's bytes to the current part, or to a new one when it is full.
+    fn add(&mut self, bytes: &[u8], time: Option<&W3cDateTime>) -> Result<(), WriteError> {
+        let time = time.filter(|_| self.intervals);
+        let time_len = time.map_or(0, |t| t.to_string().len());
+        if !self.fits(1, bytes.len() as u64, time_len) {
+            self.close_for(bytes.len() as u64, time_len, time)?;
+        }
+        self.copy(bytes, 1);
+        let part = &mut self.current;
         part.longest_time = part.longest_time.max(time_len);
         if let Some(time) = time {
             self.latest = Some(self.latest.map_or(*time, |latest| latest.max(*time)));
         }
-        self.entries += 1;
         Ok(())
     }
 
@@ -523,8 +623,11 @@ impl<T: SetStore> SetWriter<T> {
         let uri = self.store.part_uri(number)?;
         self.parts.push((uri.clone(), part.from, until));
         self.store_part(&uri, &part, until, true)?;
-        part.body.clear();
-        self.current.body = part.body;
+        // Its buffers are the next part's.
+        part.owned.clear();
+        part.pieces.clear();
+        self.current.owned = part.owned;
+        self.current.pieces = part.pieces;
         Ok(())
     }
 
@@ -542,7 +645,14 @@ impl<T: SetStore> SetWriter<T> {
         } else {
             self.compress.1
         };
-        self.emit(uri, &[&start, &part.body, end.as_bytes()], compress)
+        let mut pieces = Vec::with_capacity(part.pieces.len() + 2);
+        pieces.push(&start[..]);
+        pieces.extend(part.pieces.iter().map(|piece| match piece {
+            Piece::Owned(range) => &part.owned[range.clone()],
+            Piece::Written(document, range) => &document.bytes()[range.clone()],
+        }));
+        pieces.push(end.as_bytes());
+        self.emit(uri, &pieces, compress)
     }
 
     /// What comes before and after a part's entries: the declaration and the set's head
@@ -656,10 +766,20 @@ impl<T: SetStore> SetWriter<T> {
     }
 }
 
+/// A stretch of a part's entries.
+enum Piece {
+    /// Bytes of the part's own buffer.
+    Owned(Range<usize>),
+    /// Bytes of a document written before: entries taken as they are.
+    Written(Arc<WrittenDocument>, Range<usize>),
+}
+
 impl Part {
     fn new(from: Option<W3cDateTime>) -> Part {
         Part {
-            body: Vec::new(),
+            owned: Vec::new(),
+            pieces: Vec::new(),
+            bytes: 0,
             entries: 0,
             from,
             longest_time: 0,

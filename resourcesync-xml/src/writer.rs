@@ -812,6 +812,104 @@ pub fn written_entries(document: &[u8]) -> Option<Vec<&[u8]>> {
     (at == body.len()).then_some(entries)
 }
 
+/// A `<urlset>` document this crate wrote, read back and split into its entries as they
+/// were written: what [`SetWriter::write_written_entries`](crate::SetWriter::write_written_entries)
+/// takes unchanged entries from, by reference, without copying or checking them again.
+///
+/// Made only by [`WrittenDocument::new`], which checks that each entry is one `<url>`
+/// element as [`write_written`](Writer::write_written) requires (its start tag first, its
+/// end tag, then a line break, ending it and nowhere before) and that the entries follow
+/// one another up to the document's end tag. (As with [`written_entries`], what precedes
+/// the first entry is taken for the head: a document with no `<url>` has no entry.)
+///
+/// ```
+/// use resourcesync_model::{Document, DocumentHead, DocumentKind, Entry};
+/// use resourcesync_xml::{WrittenDocument, write_document, written_entries};
+///
+/// let mut document = Document::new(DocumentHead::of_kind(DocumentKind::ResourceList));
+/// document.entries.push(Entry::new("http://example.com/a".parse()?));
+/// document.entries.push(Entry::new("http://example.com/b".parse()?));
+/// let xml = write_document(Vec::new(), &document)?.output;
+///
+/// let written = WrittenDocument::new(xml.clone()).expect("written by this crate");
+/// assert_eq!(written.len(), 2);
+/// assert_eq!(written.entry(1), written_entries(&xml).unwrap()[1]);
+/// assert!(WrittenDocument::new(b"<urlset><url></url>\n".to_vec()).is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct WrittenDocument {
+    bytes: Vec<u8>,
+    /// Where each entry ends in `bytes`, the first starting at `first`.
+    ends: Vec<usize>,
+    first: usize,
+}
+
+impl WrittenDocument {
+    /// Splits `bytes`, a `<urlset>` document, into its entries; `None` when it is not as
+    /// this crate writes it.
+    pub fn new(bytes: Vec<u8>) -> Option<WrittenDocument> {
+        use memchr::memmem::Finder;
+        use std::sync::LazyLock;
+        // Called for documents of 50,000 entries: the searcher is made once.
+        static URL_END: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"</url>"));
+        const START: &[u8] = b"<url>";
+        let end_len = URL_END.needle().len();
+        let body_end = memchr::memmem::rfind(&bytes, b"</urlset>")?;
+        let body = &bytes[..body_end];
+        let Some(first) = memchr::memmem::find(body, START) else {
+            return Some(WrittenDocument {
+                bytes,
+                ends: Vec::new(),
+                first: body_end,
+            });
+        };
+        let mut ends = Vec::new();
+        let mut at = first;
+        for found in URL_END.find_iter(&body[first..]) {
+            let found = first + found;
+            let stop = found + end_len + 1;
+            let one_element = body[at..].starts_with(START)
+                && body.get(found + end_len) == Some(&b'\n')
+                && stop - at > START.len() + end_len;
+            if !one_element {
+                return None;
+            }
+            ends.push(stop);
+            at = stop;
+        }
+        (at == body.len()).then_some(WrittenDocument { bytes, ends, first })
+    }
+
+    /// Its entries.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether it has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The bytes of entry `i` (from 0), with its line break. Panics past the last.
+    pub fn entry(&self, i: usize) -> &[u8] {
+        &self.bytes[self.entry_range(i)]
+    }
+
+    /// Where entry `i` lies in the document's bytes.
+    pub(crate) fn entry_range(&self, i: usize) -> std::ops::Range<usize> {
+        let start = i
+            .checked_sub(1)
+            .map_or(self.first, |before| self.ends[before]);
+        start..self.ends[i]
+    }
+
+    /// The document's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
 /// An entry element's start and end tags.
 fn element_tags(element: &str) -> (String, String) {
     (format!("<{element}>"), format!("</{element}>"))

@@ -8,12 +8,12 @@ use crate::dumps::Packaged;
 fn packaged<'c>(
     collection: &Path,
     uri: &Uri,
-    published: &Published,
+    published: &Published<'_>,
     media_types: &MediaTypes,
 ) -> Result<Packaged<'c>, BuildError> {
     let file = published.file(collection);
     let content = File::open(&file).map_err(|source| BuildError::Read { path: file, source })?;
-    let bitstream = bitstream(uri, &published.path, &published.resource, media_types);
+    let bitstream = bitstream(uri, &published.path, published.resource, media_types);
     Ok(Packaged::Resource(
         Box::new(bitstream),
         Box::new(content),
@@ -27,7 +27,7 @@ fn packaged<'c>(
 pub(super) fn resource_dump(
     collection: &Path,
     directory: &Directory,
-    resources: &[Published],
+    resources: &[Published<'_>],
     media_types: &MediaTypes,
     now: W3cDateTime,
     up: &Link,
@@ -116,7 +116,7 @@ pub(super) fn change_dump(
     directory: &Directory,
     state: &mut State,
     changes: &[Entry],
-    resources: &[Published],
+    resources: &[Published<'_>],
     media_types: &MediaTypes,
     changed: &[Option<usize>],
     number: u64,

@@ -48,7 +48,7 @@ pub(super) fn carry_over(
 pub(super) fn link_collection(
     collection: &Path,
     dir: &Path,
-    resources: &[Published],
+    resources: &[Published<'_>],
     skipped: &[Skipped],
 ) -> Result<(), BuildError> {
     // In path order, each once.

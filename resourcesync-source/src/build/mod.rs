@@ -88,6 +88,7 @@ use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -99,7 +100,7 @@ use resourcesync_model::{
 };
 use resourcesync_package::{Bitstream, PackageError};
 use resourcesync_xml::{
-    SetLimits, SetOptions, SetStore, SetWriter, WriteError, WriteOptions, Writer,
+    SetLimits, SetOptions, SetStore, SetWriter, WriteError, WriteOptions, Writer, WrittenDocument,
     write_document_with, written_entries,
 };
 use serde::{Deserialize, Serialize};
@@ -481,8 +482,14 @@ pub fn build(
     } else {
         (State::default(), None)
     };
-    // The last run's resources are read on a thread of their own while the walk runs.
-    let known = previous_dir.as_deref().map(read_resources);
+    // The last run's resources are read on a thread of their own while the walk runs, then
+    // its Resource List's documents, whose unchanged entries this run's takes.
+    let prefix = Uris::new(&Directory::new(&collection, options.base_url.clone())?)
+        .prefix
+        .filter(|prefix| uris::unescaped(prefix));
+    let known = previous_dir
+        .as_deref()
+        .map(|dir| read_resources(dir, previous.generation, prefix));
     // What the run keeps of the last generation it carries over itself, file by file.
     store.begin_empty()?;
     let (Some(generation), Some(number)) = (store.writing(), store.writing_generation()) else {
@@ -503,8 +510,8 @@ pub fn build(
         options,
         now,
         progress,
+        || store.commit(),
     )?;
-    store.commit()?;
     Ok(report)
 }
 
@@ -533,30 +540,32 @@ mod tests {
         let text = media_types.of("text/plain");
         assert_eq!((text, media_types.of("text/plain")), (1, 1));
         assert_eq!(media_types.of("no media type"), 0);
-        let published = |path: &str, media_type| Published {
+        let resource = |path: &str, media_type| Resource {
+            length: path.len() as u64,
+            mtime: (-5, 7),
+            lastmod: (-9, 3),
+            md5: [path.len() as u8; 16],
+            sha256: [path.len() as u8 + 1; 32],
+            media_type,
+        };
+        let known = [resource("a/b.txt", text), resource("a/bé", 0)];
+        let published = |path: &str, resource| Published {
             path: path.to_owned(),
             file: None,
             uri: None,
-            resource: Resource {
-                length: path.len() as u64,
-                mtime: (-5, 7),
-                lastmod: (-9, 3),
-                md5: [path.len() as u8; 16],
-                sha256: [path.len() as u8 + 1; 32],
-                media_type,
-            },
+            resource,
             written: None,
         };
-        let resources = [published("a/b.txt", text), published("a/bé", 0)];
+        let resources = [
+            published("a/b.txt", &known[0]),
+            published("a/bé", &known[1]),
+        ];
         let run = LastRun::from_file(&resources_file(&resources, &media_types).unwrap()).unwrap();
         assert_eq!(
             (run.len(), run.path(0), run.path(1)),
             (2, "a/b.txt", "a/bé")
         );
-        assert_eq!(
-            run.resources,
-            [resources[0].resource, resources[1].resource]
-        );
+        assert_eq!(run.resources, known);
         assert_eq!(
             run.media_types.get(1).map(|m| m.as_str()),
             Some("text/plain")

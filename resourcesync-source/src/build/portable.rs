@@ -23,15 +23,22 @@ pub(super) fn windows_refuses(name: &str) -> Option<&'static str> {
     if name.ends_with(['.', ' ']) {
         return Some("a name ending in a dot or a space (Windows drops it)");
     }
-    if name.contains([':', '*', '?', '"', '<', '>', '|', '\\']) {
+    // Bytes, not chars: each is ASCII, which no byte of a longer UTF-8 sequence is, and
+    // this runs for every name of every walk.
+    let forbidden = |b: &u8| matches!(b, b':' | b'*' | b'?' | b'"' | b'<' | b'>' | b'|' | b'\\');
+    if name.as_bytes().iter().any(forbidden) {
         return Some("a name with a character Windows forbids (:*?\"<>|\\)");
     }
     let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
-    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem)) {
+    // No reserved name is longer than `CONOUT$`: most stems are passed over by length.
+    if stem.len() <= RESERVED_LEN && RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem)) {
         return Some("a name Windows reserves for a device");
     }
     None
 }
+
+/// The longest of [`RESERVED`], in bytes.
+const RESERVED_LEN: usize = 7;
 
 /// The name as a case-insensitive, normalizing file system compares it.
 fn folded(name: &str) -> String {
@@ -42,11 +49,31 @@ fn folded(name: &str) -> String {
     nfc.to_uppercase().to_lowercase()
 }
 
-/// Of the names of one directory, those another file system cannot hold as they are,
-/// each with why: by its index in `names`. The second of two names that differ only in
-/// case or normalization is the one reported.
-pub(super) fn not_portable(names: &[&str]) -> Vec<(usize, &'static str)> {
+/// Whether `name` is its own [`folded`] form: ASCII without a capital letter.
+fn is_folded(name: &str) -> bool {
+    !name
+        .bytes()
+        .any(|b| !b.is_ascii() || b.is_ascii_uppercase())
+}
+
+/// Of the names of one directory (each once), those another file system cannot hold as
+/// they are, each with why: by its index in `names` as this leaves it. Of two names that
+/// differ only in case or normalization, the second in name order is the one reported:
+/// `names` is sorted for that, but only when a name folds to another form (two distinct
+/// names that are their own folded forms cannot fold alike), so that a directory of
+/// lowercase ASCII names, the usual one, costs a pass over them and neither a sort nor a
+/// folded copy of each in a map.
+pub(super) fn not_portable(names: &mut [&str]) -> Vec<(usize, &'static str)> {
     let mut found = Vec::new();
+    if names.iter().all(|name| is_folded(name)) {
+        for (i, name) in names.iter().enumerate() {
+            if let Some(why) = windows_refuses(name) {
+                found.push((i, why));
+            }
+        }
+        return found;
+    }
+    names.sort_unstable();
     let mut seen: HashMap<String, usize> = HashMap::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
         if let Some(why) = windows_refuses(name) {
@@ -82,7 +109,41 @@ mod tests {
             "conference.txt",
             "plain",
         ];
-        let found: Vec<usize> = not_portable(&names).into_iter().map(|(i, _)| i).collect();
-        assert_eq!(found, [1, 2, 3, 4, 5, 6, 8]);
+        let mut sorted = names;
+        let found: Vec<&str> = not_portable(&mut sorted)
+            .into_iter()
+            .map(|(i, _)| sorted[i])
+            .collect();
+        // In name order, the second of each pair of twins: `readme.txt`, `caf\u{e9}`.
+        assert_eq!(
+            found,
+            [
+                "CON",
+                "a ",
+                "a.",
+                "a:b",
+                "caf\u{e9}",
+                "nul.txt",
+                "readme.txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn names_that_fold_to_themselves_are_checked_without_the_twin_pass() {
+        let mut names = ["plain.txt", "nul.txt", "a.", "d000", "com1"];
+        let found: Vec<&str> = not_portable(&mut names)
+            .into_iter()
+            .map(|(i, _)| names[i])
+            .collect();
+        assert_eq!(found, ["nul.txt", "a.", "com1"]);
+        // One capital letter, and the twins are found whatever order the names came in.
+        for mut names in [["b", "readme", "README"], ["README", "b", "readme"]] {
+            let found: Vec<&str> = not_portable(&mut names)
+                .into_iter()
+                .map(|(i, _)| names[i])
+                .collect();
+            assert_eq!(found, ["readme"]);
+        }
     }
 }

@@ -2,7 +2,9 @@
 
 use super::*;
 
-/// Writes generation `number` into `dir`: everything but the switch.
+/// Writes generation `number` into `dir`, then publishes it by `commit` (the store's
+/// switch to it).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn publish_generation(
     collection: &Path,
     dir: &Path,
@@ -11,6 +13,7 @@ pub(super) fn publish_generation(
     options: &Options,
     now: SystemTime,
     progress: &dyn Progress,
+    commit: impl FnOnce() -> Result<(), StoreError>,
 ) -> Result<BuildReport, BuildError> {
     let write = |path: &Path| {
         let path = path.to_owned();
@@ -45,11 +48,11 @@ pub(super) fn publish_generation(
     if !found.is_sorted_by(|a, b| a.path < b.path) {
         found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     }
-    let mut previous = match known {
-        None => LastRun::default(),
+    let previous = match &known {
+        None => Arc::default(),
         Some(known) => known.resources()?,
     };
-    let mut media_types = std::mem::take(&mut previous.media_types);
+    let mut media_types = previous.media_types.clone();
 
     // Each file paired with the last run's resource at its path, by its place among them
     // (which is its entry's in the Resource List the last run wrote), in one pass over
@@ -91,38 +94,41 @@ pub(super) fn publish_generation(
     let last_at = state.at.unwrap_or(now);
 
     let mut changes: Vec<ChangeAt> = Vec::new();
-    let mut resources: Vec<Published> = Vec::with_capacity(found.len());
     let mut gone = Vec::new();
-    let mut hashed = hashed.into_iter().peekable();
     let listed_before = previous.len();
-    for (i, (f, paired)) in found.into_iter().zip(pairs).enumerate() {
-        let old = paired.map(|j| (j, previous.resources[j]));
-        let mut written = None;
-        let resource = match hashed.next_if(|(j, _)| *j == i) {
-            Some((_, Hashed::Gone)) => {
+    // First what the hashing found, file by file in their order: a resource made anew
+    // (in `made`), or the file left out (`None`). A change names its resource by its
+    // place among those published: its file's, less the files left out before it.
+    let mut made: Vec<Resource> = Vec::with_capacity(hashed.len());
+    let mut outcomes: Vec<(usize, Option<usize>)> = Vec::with_capacity(hashed.len());
+    for (i, hashed) in hashed {
+        let f = &found[i];
+        let paired = pairs[i];
+        let resource = match hashed {
+            Hashed::Gone => {
                 // Gone while the run read it: deleted, if the last run listed it.
                 if let Some(j) = paired {
                     listed[j] = false;
                 }
                 skipped.push(Skipped::because(
-                    f.file.unwrap_or_else(|| PathBuf::from(&f.path)),
+                    f.file.clone().unwrap_or_else(|| PathBuf::from(&f.path)),
                     "deleted, or replaced by what is not a file, while the run read it",
                 ));
-                continue;
+                None
             }
-            Some((_, Hashed::Unreadable(error))) => {
+            Hashed::Unreadable(error) => {
                 // Not published, so deleted if the last run listed it: the Change Lists
                 // say what the Resource List no longer holds.
                 if let Some(j) = paired {
                     listed[j] = false;
                 }
                 skipped.push(Skipped::unreadable(
-                    f.file.unwrap_or_else(|| PathBuf::from(&f.path)),
+                    f.file.clone().unwrap_or_else(|| PathBuf::from(&f.path)),
                     &error,
                 ));
-                continue;
+                None
             }
-            Some((_, Hashed::Digests(digests))) => {
+            Hashed::Digests(digests) => {
                 let mut resource = Resource {
                     length: digests.length,
                     mtime: f.mtime,
@@ -134,9 +140,9 @@ pub(super) fn publish_generation(
                         None => media_type(Path::new(&f.path)),
                     }),
                 };
-                let change = match &old {
+                let change = match paired.map(|j| &previous.resources[j]) {
                     None => Some(Change::Created),
-                    Some((_, old))
+                    Some(old)
                         if old.md5 != resource.md5
                             || old.sha256 != resource.sha256
                             || old.length != resource.length =>
@@ -146,7 +152,7 @@ pub(super) fn publish_generation(
                     // Touched, not changed: only the file's time is new, and the
                     // resource keeps its lastmod (see `Resource::lastmod`), which no
                     // change in the Change Lists would otherwise account for.
-                    Some((_, old)) => {
+                    Some(old) => {
                         resource.lastmod = old.lastmod;
                         None
                     }
@@ -159,38 +165,54 @@ pub(super) fn publish_generation(
                     } else {
                         now
                     };
-                    changes.push((datetime, f.path.clone(), Some((resources.len(), change))));
+                    let place = i - (outcomes.len() - made.len());
+                    changes.push((datetime, f.path.clone(), Some((place, change))));
                 }
-                resource
-            }
-            // Same size and time: unchanged, and not read.
-            None => {
-                // Not hashed: paired with the last run's resource of the same size and
-                // time (`todo` holds every other file).
-                let Some((j, resource)) = old else {
-                    return Err(BuildError::State {
-                        path: dir.join(STATE),
-                        reason: format!("{} was neither hashed nor known", f.path),
-                    });
-                };
-                written = Some(j);
-                resource
+                made.push(resource);
+                Some(made.len() - 1)
             }
         };
-        resources.push(Published {
-            path: f.path,
-            file: f.file,
-            uri: f.uri,
-            resource,
-            written,
-        });
+        outcomes.push((i, resource));
     }
+    // Then every file that is published, in order, with its resource: made above, or the
+    // last run's (same size and time: unchanged, and not read). Collected into the
+    // walk's own allocation (a `Published` is no larger than a `Found`): no new memory
+    // for 100,000 of them to take, page by page.
+    let mut outcomes = outcomes.into_iter().peekable();
+    let resources: Vec<Published<'_>> = found
+        .into_iter()
+        .zip(pairs)
+        .enumerate()
+        .filter_map(|(i, (f, paired))| {
+            let (resource, written) = match outcomes.next_if(|(k, _)| *k == i) {
+                Some((_, None)) => return None,
+                Some((_, Some(k))) => (&made[k], None),
+                // Not hashed: paired with the last run's resource of the same size and
+                // time (`todo` holds every other file).
+                None => match paired {
+                    Some(j) => (&previous.resources[j], Some(j)),
+                    None => {
+                        return Some(Err(BuildError::State {
+                            path: dir.join(STATE),
+                            reason: format!("{} was neither hashed nor known", f.path),
+                        }));
+                    }
+                },
+            };
+            Some(Ok(Published {
+                path: f.path,
+                file: f.file,
+                uri: f.uri,
+                resource,
+                written,
+            }))
+        })
+        .collect::<Result<_, _>>()?;
     gone.extend(
         (0..previous.len())
             .filter(|&j| !listed[j])
             .map(|j| previous.path(j).to_owned()),
     );
-    drop(previous);
     let count = |kind| {
         changes
             .iter()
@@ -212,7 +234,7 @@ pub(super) fn publish_generation(
         let entry = match change {
             Some((i, change)) => {
                 let published = &resources[*i];
-                resource_entry(&published.uri(&uris)?, &published.resource, &media_types)
+                resource_entry(&published.uri(&uris)?, published.resource, &media_types)
                     .with_change(*change)
             }
             // A listed resource's key is its URI.
@@ -252,145 +274,166 @@ pub(super) fn publish_generation(
         resources: &resources,
         media_types: &media_types,
         last: previous_dir.as_deref().zip(previous_generation),
+        last_list: known.map(|known| known.list),
         listed_before,
         generation: number,
     };
-    documents += write_resource_list(&resource_list, rl_uri.clone(), now, &up, options)?;
-    let mut capabilities = vec![(rl_uri, Capability::ResourceList)];
+    // The Resource List, most of a run's writing, on a thread of its own beside the rest
+    // (the dumps, the Change Lists, the links, the state), which does not depend on it:
+    // after the walk, one core would otherwise sit idle while the other writes.
+    let (listed, rest) = std::thread::scope(|scope| {
+        let listed =
+            scope.spawn(|| write_resource_list(resource_list, rl_uri.clone(), now, &up, options));
+        let rest = (|| -> Result<u64, BuildError> {
+            let mut documents = 0;
+            let mut capabilities = vec![(rl_uri.clone(), Capability::ResourceList)];
 
-    // The Resource Dump: every resource again, packaged; or the one published before,
-    // whose `at` the Change Lists cover from, so that a Destination baselines from it
-    // and goes on from there. Packaging the whole collection again is on request.
-    // Its packages are named after the generation that wrote them, as the Resource List's
-    // parts are; those of the dump published last are carried over.
-    if options.resource_dump {
-        let published = previous_dir.as_ref().zip(state.resource_dump);
-        if let Some((previous, g)) = published {
-            let prefix = format!("resourcedump-g{g}-");
-            let keep_document = !options.new_resource_dump;
-            carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
-                name.starts_with(&prefix) || keep_document && name == "resourcedump.xml"
-            })?;
-        }
-        if published.is_none() || options.new_resource_dump {
-            let dumped = resource_dump(
-                collection,
-                &directory,
-                &resources,
-                &media_types,
+            // The Resource Dump: every resource again, packaged; or the one published before,
+            // whose `at` the Change Lists cover from, so that a Destination baselines from it
+            // and goes on from there. Packaging the whole collection again is on request.
+            // Its packages are named after the generation that wrote them, as the Resource List's
+            // parts are; those of the dump published last are carried over.
+            if options.resource_dump {
+                let published = previous_dir.as_ref().zip(state.resource_dump);
+                if let Some((previous, g)) = published {
+                    let prefix = format!("resourcedump-g{g}-");
+                    let keep_document = !options.new_resource_dump;
+                    carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+                        name.starts_with(&prefix) || keep_document && name == "resourcedump.xml"
+                    })?;
+                }
+                if published.is_none() || options.new_resource_dump {
+                    let dumped = resource_dump(
+                        collection,
+                        &directory,
+                        &resources,
+                        &media_types,
+                        now,
+                        &up,
+                        options,
+                        number,
+                    )?;
+                    // No resource, no Resource Dump (omitted, not empty): the next run with
+                    // resources packages them.
+                    state.resource_dump = dumped.then_some(number);
+                    documents += u64::from(dumped);
+                }
+                if state.resource_dump.is_some() {
+                    capabilities.push((
+                        directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
+                        Capability::ResourceDump,
+                    ));
+                }
+            } else {
+                state.resource_dump = None;
+            }
+
+            // The Change Lists and the Change Dump's packages are carried over from the last
+            // generation unchanged; of the archive and the Change Dump's parts, which each run
+            // writes again, the last generation's parts only, for readers of its index.
+            if let Some(previous) = &previous_dir {
+                let archive_parts = format!("changelist-archive-g{}-", state.generation);
+                let dump_parts = format!("changedump-g{}-", state.generation);
+                carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+                    name.starts_with("changelist-") && !name.starts_with("changelist-archive")
+                        || name.starts_with(&archive_parts)
+                        || name.starts_with("changedump-") && !name.starts_with("changedump-g")
+                        || name.starts_with(&dump_parts)
+                })?;
+            }
+            // The Change Dump: this run's changes as packages, added to the earlier runs'.
+            let mut last = Vec::new();
+            if options.change_dump {
+                let dumped = change_dump(
+                    collection,
+                    &directory,
+                    &mut state,
+                    &change_entries,
+                    &resources,
+                    &media_types,
+                    &changed,
+                    number,
+                    last_at,
+                    now,
+                    &up,
+                    options,
+                )?;
+                if let Some((uri, written)) = dumped {
+                    documents += written;
+                    last.push((uri, Capability::ChangeDump));
+                }
+            } else {
+                // A Change Dump must hold every change of its interval: one that was off for a
+                // run starts afresh when it is on again.
+                state.change_dump_from = None;
+                state.change_dump.clear();
+            }
+            let run = Run {
+                sink: &directory,
+                lists: options,
+                documents: options,
+                generation: number,
+                last_at,
                 now,
-                &up,
-                options,
-                number,
+                up: &up,
+            };
+            documents += run.publish_changes(
+                &mut state,
+                change_entries,
+                capabilities,
+                last,
+                resources.len(),
             )?;
-            // No resource, no Resource Dump (omitted, not empty): the next run with
-            // resources packages them.
-            state.resource_dump = dumped.then_some(number);
-            documents += u64::from(dumped);
-        }
-        if state.resource_dump.is_some() {
-            capabilities.push((
-                directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
-                Capability::ResourceDump,
-            ));
-        }
-    } else {
-        state.resource_dump = None;
-    }
 
-    // The Change Lists and the Change Dump's packages are carried over from the last
-    // generation unchanged; of the archive and the Change Dump's parts, which each run
-    // writes again, the last generation's parts only, for readers of its index.
-    if let Some(previous) = &previous_dir {
-        let archive_parts = format!("changelist-archive-g{}-", state.generation);
-        let dump_parts = format!("changedump-g{}-", state.generation);
-        carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
-            name.starts_with("changelist-") && !name.starts_with("changelist-archive")
-                || name.starts_with(&archive_parts)
-                || name.starts_with("changedump-") && !name.starts_with("changedump-g")
-                || name.starts_with(&dump_parts)
-        })?;
-    }
-    // The Change Dump: this run's changes as packages, added to the earlier runs'.
-    let mut last = Vec::new();
-    if options.change_dump {
-        let dumped = change_dump(
-            collection,
-            &directory,
-            &mut state,
-            &change_entries,
-            &resources,
-            &media_types,
-            &changed,
-            number,
-            last_at,
-            now,
-            &up,
-            options,
-        )?;
-        if let Some((uri, written)) = dumped {
-            documents += written;
-            last.push((uri, Capability::ChangeDump));
-        }
-    } else {
-        // A Change Dump must hold every change of its interval: one that was off for a
-        // run starts afresh when it is on again.
-        state.change_dump_from = None;
-        state.change_dump.clear();
-    }
-    let run = Run {
-        sink: &directory,
-        lists: options,
-        documents: options,
-        generation: number,
-        last_at,
-        now,
-        up: &up,
-    };
-    documents += run.publish_changes(
-        &mut state,
-        change_entries,
-        capabilities,
-        last,
-        resources.len(),
-    )?;
+            // The resources, served from the collection through one link per top-level entry.
+            if options.list.is_none() {
+                link_collection(collection, dir, &resources, &skipped)?;
+            }
+            // The walk's in path order, with those the hashing left out among them.
+            skipped.sort_by(|a, b| a.path.cmp(&b.path));
 
-    // The resources, served from the collection through one link per top-level entry.
-    if options.list.is_none() {
-        link_collection(collection, dir, &resources, &skipped)?;
-    }
-    // The walk's in path order, with those the hashing left out among them.
-    skipped.sort_by(|a, b| a.path.cmp(&b.path));
-
-    let state_path = dir.join(STATE);
-    if let Some(parent) = state_path.parent() {
-        fs::create_dir_all(parent).map_err(write(parent))?;
-    }
-    let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
-        path: state_path.clone(),
-        reason: e.to_string(),
-    })?;
-    let resources_path = dir.join(RESOURCES);
-    let records = resources_file(&resources, &media_types).map_err(|reason| BuildError::State {
-        path: resources_path.clone(),
-        reason,
-    })?;
-    // Durable before the switch: a publication whose state is lost cannot be built on.
-    // Created new in the generation this run made: nothing there is another's to truncate.
-    for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
-        fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .and_then(|mut file| {
-                io::Write::write_all(&mut file, bytes)?;
-                file.sync_all()
+            let state_path = dir.join(STATE);
+            if let Some(parent) = state_path.parent() {
+                fs::create_dir_all(parent).map_err(write(parent))?;
+            }
+            let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
+                path: state_path.clone(),
+                reason: e.to_string(),
+            })?;
+            let resources_path = dir.join(RESOURCES);
+            let records =
+                resources_file(&resources, &media_types).map_err(|reason| BuildError::State {
+                    path: resources_path.clone(),
+                    reason,
+                })?;
+            // Durable before the switch: a publication whose state is lost cannot be built on.
+            // Created new in the generation this run made: nothing there is another's to truncate.
+            for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
+                fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)
+                    .and_then(|mut file| {
+                        io::Write::write_all(&mut file, bytes)?;
+                        file.sync_all()
+                    })
+                    .map_err(write(path))?;
+            }
+            Ok(documents)
+        })();
+        let listed = listed.join().unwrap_or_else(|_| {
+            Err(BuildError::Write {
+                path: dir.join(DOCS),
+                source: io::Error::other("the thread writing the Resource List panicked"),
             })
-            .map_err(write(path))?;
-    }
+        });
+        (listed, rest)
+    });
+    // The Resource List's error first, as when it was written first.
+    documents += listed? + rest?;
     // The generation's directories are synced by the store's commit.
 
-    Ok(BuildReport {
+    let report = BuildReport {
         generation: number,
         at: now,
         resources: resources.len() as u64,
@@ -407,7 +450,17 @@ pub(super) fn publish_generation(
         capability_list: cl_uri,
         documents,
         directory: dir.to_owned(),
-    })
+    };
+    // The run's memory (a string per resource, the last run's resources: 3-4 ms to free
+    // on this VM) freed on a thread of its own while this one switches to the generation
+    // (syncs it, links it, removes the one before last: as long). The resources borrow
+    // the last run's, so their strings are taken out first, in place.
+    let paths: Vec<String> = resources.into_iter().map(|p| p.path).collect();
+    std::thread::scope(|scope| {
+        scope.spawn(move || drop((paths, previous, made)));
+        commit()
+    })?;
+    Ok(report)
 }
 
 /// Writes a small document whole, refusing what breaks a rule, atomically.
@@ -477,20 +530,21 @@ pub(crate) fn capability_list(
 }
 
 /// A resource this run publishes.
-pub(super) struct Published {
+pub(super) struct Published<'a> {
     /// Its key: its path in the collection, or with a list, its URI.
     pub(super) path: String,
     /// With a list: its file.
     pub(super) file: Option<PathBuf>,
     /// As [`Found::uri`].
     pub(super) uri: Option<Uri>,
-    pub(super) resource: Resource,
+    /// What the run knows of it: the last run's (unchanged), or made by this one.
+    pub(super) resource: &'a Resource,
     /// Unchanged since the last run, which listed it at this place: its Resource List
     /// entry is the bytes written then.
     pub(super) written: Option<usize>,
 }
 
-impl Published {
+impl Published<'_> {
     /// Its URI (see [`Uris::of_found`]).
     pub(super) fn uri(&self, uris: &Uris<'_>) -> Result<Uri, BuildError> {
         uris.of_found(self.uri.as_ref(), &self.path)

@@ -8,9 +8,11 @@ use super::*;
 pub(super) struct ResourceListRun<'a> {
     pub(super) directory: &'a Directory,
     pub(super) uris: &'a Uris<'a>,
-    pub(super) resources: &'a [Published],
+    pub(super) resources: &'a [Published<'a>],
     pub(super) media_types: &'a MediaTypes,
     pub(super) last: Option<(&'a Path, u64)>,
+    /// The last run's Resource List, being read ([`read_resources`]).
+    pub(super) last_list: Option<std::thread::JoinHandle<LastList>>,
     /// How many resources the last run listed.
     pub(super) listed_before: usize,
     /// This run's generation, which names the parts.
@@ -20,7 +22,7 @@ pub(super) struct ResourceListRun<'a> {
 /// Writes the Resource List at `uri`, as one document or an index over parts, and
 /// returns how many documents that took.
 pub(super) fn write_resource_list(
-    run: &ResourceListRun<'_>,
+    run: ResourceListRun<'_>,
     uri: Uri,
     now: W3cDateTime,
     up: &Link,
@@ -32,9 +34,10 @@ pub(super) fn write_resource_list(
         resources,
         media_types,
         last,
+        last_list,
         listed_before,
         generation,
-    } = *run;
+    } = run;
     let head = DocumentHead::of_kind(DocumentKind::ResourceList)
         .with_at(now)
         .with_link(up.clone());
@@ -62,35 +65,69 @@ pub(super) fn write_resource_list(
         stem: format!("{DOCS}/resourcelist-g{generation}"),
     };
     let mut rl = SetWriter::with_store(head, uri, store, set_options).map_err(document_error)?;
-    // An unchanged resource's entry is the same bytes as last time: copied from the
+    // An unchanged resource's entry is the same bytes as last time: taken from the
     // Resource List the last run wrote, not made and checked again.
-    let last_list = last
-        .map(|(previous, g)| last_resource_list(&previous.join(DOCS), g))
+    // A thread that panicked read nothing: every entry is made again.
+    let LastList {
+        documents: last_list,
+        named,
+    } = last_list
+        .and_then(|reading| reading.join().ok())
         .unwrap_or_default();
     let before = entries_before(&last_list, listed_before);
+    // Unchanged resources side by side whose entries are side by side in one document
+    // (all of them but around a change) are one stretch of it, taken by reference.
+    let mut stretch: Option<(usize, std::ops::Range<usize>)> = None;
+    let take =
+        |rl: &mut SetWriter<_>, stretch: Option<(usize, std::ops::Range<usize>)>| match stretch {
+            Some((document, entries)) => rl
+                .write_written_entries(&last_list[document], entries)
+                .map_err(document_error),
+            None => Ok(()),
+        };
     for published in resources {
         let before = published
             .written
             .zip(before.as_ref())
             .map(|(j, before)| before[j])
-            .filter(|entry| uris.names(entry, published.uri.as_ref(), &published.path));
-        match before {
-            Some(entry) => rl.write_written(entry, None),
-            None => rl.write_entry(&resource_entry(
-                &published.uri(uris)?,
-                &published.resource,
-                media_types,
-            )),
+            .filter(|&(document, entry)| {
+                // Checked while it was read, for a plain path; else here.
+                published.written.and_then(|j| named.get(j)) == Some(&true)
+                    || uris.names(
+                        last_list[document].entry(entry),
+                        published.uri.as_ref(),
+                        &published.path,
+                    )
+            });
+        match (before, &mut stretch) {
+            (Some((document, entry)), Some((last, entries)))
+                if *last == document && entries.end == entry =>
+            {
+                entries.end += 1;
+            }
+            (Some((document, entry)), _) => {
+                take(&mut rl, stretch.replace((document, entry..entry + 1)))?
+            }
+            (None, _) => {
+                take(&mut rl, stretch.take())?;
+                rl.write_entry(&resource_entry(
+                    &published.uri(uris)?,
+                    published.resource,
+                    media_types,
+                ))
+                .map_err(document_error)?;
+            }
         }
-        .map_err(document_error)?;
     }
+    take(&mut rl, stretch)?;
     let written = rl.finish().map_err(document_error)?;
     Ok(written.output.documents.len() as u64)
 }
 
 /// The documents of the Resource List generation `generation` wrote into `docs`: its
-/// parts in order, or the one document; none when they cannot be read.
-pub(super) fn last_resource_list(docs: &Path, generation: u64) -> Vec<Vec<u8>> {
+/// parts in order, or the one document, each split into its entries; none when one cannot
+/// be read or is not as this crate writes it.
+pub(super) fn last_resource_list(docs: &Path, generation: u64) -> Vec<Arc<WrittenDocument>> {
     let prefix = format!("resourcelist-g{generation}-");
     let Ok(names) = fs::read_dir(docs) else {
         return Vec::new();
@@ -109,17 +146,26 @@ pub(super) fn last_resource_list(docs: &Path, generation: u64) -> Vec<Vec<u8>> {
     }
     parts
         .into_iter()
-        .map(|(_, part)| fs::read(part))
-        .collect::<io::Result<_>>()
+        .map(|(_, part)| {
+            fs::read(part)
+                .ok()
+                .and_then(WrittenDocument::new)
+                .map(Arc::new)
+        })
+        .collect::<Option<_>>()
         .unwrap_or_default()
 }
 
-/// The entries of `documents` as they were written, if there are `count`, one per
-/// resource the last run listed; else `None`, and every entry is made again.
-pub(super) fn entries_before(documents: &[Vec<u8>], count: usize) -> Option<Vec<&[u8]>> {
+/// Where the entries of `documents` are, each as its document's place in `documents` and
+/// its own there, if there are `count`, one per resource the last run listed; else
+/// `None`, and every entry is made again.
+pub(super) fn entries_before(
+    documents: &[Arc<WrittenDocument>],
+    count: usize,
+) -> Option<Vec<(usize, usize)>> {
     let mut entries = Vec::with_capacity(count);
-    for document in documents {
-        entries.extend(written_entries(document)?);
+    for (i, document) in documents.iter().enumerate() {
+        entries.extend((0..document.len()).map(|entry| (i, entry)));
     }
     (entries.len() == count).then_some(entries)
 }

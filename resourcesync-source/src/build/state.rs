@@ -98,7 +98,7 @@ pub(crate) type MediaTypeId = u16;
 /// The media types of a run's resources, each once: a resource names its own by its
 /// place here, so that the state keeps a short number per resource rather than a media
 /// type to parse again.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct MediaTypes {
     pub(crate) types: Vec<MediaType>,
     pub(crate) places: std::collections::HashMap<String, MediaTypeId>,
@@ -201,23 +201,39 @@ pub(crate) fn read_state(generation: &Path) -> Result<State, BuildError> {
     Ok(state)
 }
 
-/// The last run's resources, being read by [`read_resources`].
+/// What the last run published, being read by [`read_resources`] on a thread of its own
+/// while the walk runs: its resources first, then its Resource List.
 pub(crate) struct Known {
-    /// The file read.
+    /// The resources file.
     pub(crate) path: PathBuf,
-    pub(crate) reading: std::thread::JoinHandle<Result<LastRun, BuildError>>,
+    /// The resources, sent as soon as they are read.
+    pub(crate) resources: std::sync::mpsc::Receiver<Result<Arc<LastRun>, BuildError>>,
+    /// Then the Resource List.
+    pub(crate) list: std::thread::JoinHandle<LastList>,
 }
 
 impl Known {
     /// The resources, once read.
-    pub(crate) fn resources(self) -> Result<LastRun, BuildError> {
-        self.reading.join().unwrap_or_else(|_| {
+    pub(crate) fn resources(&self) -> Result<Arc<LastRun>, BuildError> {
+        self.resources.recv().unwrap_or_else(|_| {
             Err(BuildError::State {
-                path: self.path,
+                path: self.path.clone(),
                 reason: "the thread reading it panicked".into(),
             })
         })
     }
+}
+
+/// The Resource List the last run wrote: its documents (the parts in order, or the one
+/// document), and for each of their entries whether it is, as written, the entry of the
+/// resource the last run listed at its place (its `<loc>` the base's prefix and that
+/// resource's plain path: [`Uris::names`], checked here while the document is fresh in
+/// the cache rather than by the Resource List's thread). Empty when a document cannot
+/// be read, or is not as this crate writes it.
+#[derive(Default)]
+pub(crate) struct LastList {
+    pub(crate) documents: Vec<Arc<WrittenDocument>>,
+    pub(crate) named: Vec<bool>,
 }
 
 /// The resources the last run published, in path order, each path once.
@@ -302,7 +318,7 @@ impl LastRun {
 /// Writes the resources a run publishes, and the media types they name, as a
 /// [`ResourcesFile`].
 pub(super) fn resources_file(
-    resources: &[Published],
+    resources: &[Published<'_>],
     media_types: &MediaTypes,
 ) -> Result<Vec<u8>, String> {
     let mut paths = String::with_capacity(resources.iter().map(|p| p.path.len()).sum());
@@ -330,21 +346,51 @@ pub(super) fn resources_file(
     postcard::to_stdvec(&file).map_err(|e| e.to_string())
 }
 
-/// Reads the resources a run left in `generation`, on a thread of its own.
-pub(crate) fn read_resources(generation: &Path) -> Known {
+/// Reads the resources generation `number` left in `generation`, then its Resource List,
+/// on a thread of its own. `prefix` is what the URI of a plain path starts with, if it
+/// holds nothing XML escapes ([`Uris::prefix`]).
+pub(crate) fn read_resources(generation: &Path, number: u64, prefix: Option<String>) -> Known {
     let path = generation.join(RESOURCES);
     let file = path.clone();
-    let reading = std::thread::spawn(move || {
+    let docs = generation.join(DOCS);
+    let (send, resources) = std::sync::mpsc::channel();
+    let list = std::thread::spawn(move || {
         let unreadable = |reason: String| BuildError::State {
             path: path.clone(),
             reason,
         };
-        let bytes = fs::read(&path).map_err(|e| unreadable(e.to_string()))?;
-        LastRun::from_file(&bytes).map_err(unreadable)
+        let run = fs::read(&path)
+            .map_err(|e| unreadable(e.to_string()))
+            .and_then(|bytes| LastRun::from_file(&bytes).map_err(unreadable))
+            .map(Arc::new);
+        let last = run.as_ref().ok().cloned();
+        // The walk may have failed, and the run with it: then nobody is waiting.
+        let _ = send.send(run);
+        let documents = last_resource_list(&docs, number);
+        let mut named = Vec::new();
+        if let (Some(last), Some(prefix)) = (last, prefix) {
+            let entries = documents
+                .iter()
+                .flat_map(|d| (0..d.len()).map(|i| d.entry(i)));
+            named.reserve(last.len());
+            for (j, entry) in entries.take(last.len()).enumerate() {
+                let path = last.path(j);
+                named.push(
+                    plain(path)
+                        && entry
+                            .strip_prefix(b"<url><loc>")
+                            .and_then(|rest| rest.strip_prefix(prefix.as_bytes()))
+                            .and_then(|rest| rest.strip_prefix(path.as_bytes()))
+                            .is_some_and(|rest| rest.starts_with(b"</loc>")),
+                );
+            }
+        }
+        LastList { documents, named }
     });
     Known {
         path: file,
-        reading,
+        resources,
+        list,
     }
 }
 

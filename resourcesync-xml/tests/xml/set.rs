@@ -7,7 +7,8 @@ use resourcesync_model::{
     Change, CheckOptions, DocumentHead, DocumentKind as K, Entry, Link, Md, Relation, Uri,
 };
 use resourcesync_xml::{
-    Limits, Reader, SetLimits, SetOptions, SetWriter, WriteError, WriteOptions, read_document,
+    Limits, Reader, SetLimits, SetOptions, SetWriter, WriteError, WriteOptions, WrittenDocument,
+    read_document,
 };
 
 use crate::rules_of;
@@ -526,6 +527,122 @@ fn entries_written_before_are_copied_into_the_same_documents() {
     }
     set.write_written(one, None).unwrap();
     assert_eq!(set.finish().unwrap().output.entries, 1);
+}
+
+#[test]
+fn entries_of_documents_written_before_are_taken_into_the_same_documents() {
+    use std::sync::Arc;
+    for limits in [
+        SetLimits::new(4, u64::MAX),
+        SetLimits::new(50_000, 1024),
+        SetLimits::new(1, u64::MAX),
+    ] {
+        let entries: Vec<Entry> = (0..40).map(|i| entry(i * 7, false)).collect();
+        let (_, store) = publish(K::ResourceList, &entries, limits).unwrap();
+        // Each entry as its document and its place there.
+        let mut written: Vec<(Arc<WrittenDocument>, usize)> = Vec::new();
+        for uri in store.keys().filter(|uri| uri.contains("list-")) {
+            let bytes = store[uri.as_str()].clone();
+            let slices: Vec<Vec<u8>> = resourcesync_xml::written_entries(&bytes)
+                .unwrap()
+                .into_iter()
+                .map(<[u8]>::to_vec)
+                .collect();
+            let document = Arc::new(WrittenDocument::new(bytes).unwrap());
+            assert_eq!(document.len(), slices.len());
+            for (i, slice) in slices.iter().enumerate() {
+                assert_eq!(document.entry(i), slice);
+                written.push((Arc::clone(&document), i));
+            }
+        }
+        assert_eq!(written.len(), entries.len());
+
+        // Stretches of one to five entries of one document (a part's end ends one),
+        // every sixth entry made again: the same documents, byte for byte.
+        for step in 1..=5 {
+            let mut again = Store::new();
+            let mut set = SetWriter::new(
+                head(K::ResourceList),
+                "http://example.com/list.xml".parse().unwrap(),
+                |n| format!("http://example.com/list-{n:03}.xml").parse(),
+                |uri: &Uri, xml: &[u8]| {
+                    again.insert(uri.to_string(), xml.to_vec());
+                    Ok(())
+                },
+                limits,
+            )
+            .unwrap();
+            let mut i = 0;
+            while i < entries.len() {
+                if i % 6 == 5 {
+                    set.write_entry(&entries[i]).unwrap();
+                    i += 1;
+                    continue;
+                }
+                let (document, first) = &written[i];
+                let mut j = i + 1;
+                while j < entries.len()
+                    && j < i + step
+                    && j % 6 != 5
+                    && Arc::ptr_eq(&written[j].0, document)
+                {
+                    j += 1;
+                }
+                set.write_written_entries(document, *first..first + (j - i))
+                    .unwrap();
+                i = j;
+            }
+            assert_eq!(set.finish().unwrap().output.entries, 40);
+            assert_eq!(again, store, "{limits:?}, stretches of {step}");
+        }
+    }
+
+    // What is not as this crate writes it is no written document.
+    let one = "<url><loc>http://example.com/a</loc></url>\n";
+    let document =
+        |body: &str| WrittenDocument::new(format!("<urlset>{body}</urlset>\n").into_bytes());
+    assert_eq!(document("").map(|d| d.len()), Some(0));
+    assert_eq!(document(&one.repeat(2)).map(|d| d.len()), Some(2));
+    for bad in [
+        "<url>\n",
+        "<url></url>",
+        "<url><loc>http://example.com/a</loc></url>",
+        "<url><loc>http://example.com/a</loc></url>\n \n<url><loc>http://x/b</loc></url>\n",
+        "<url><loc>http://example.com/a</url></loc></url>\n",
+        "<url><loc>http://example.com/a</loc></url>\n<sitemap></sitemap>\n",
+    ] {
+        assert!(document(bad).is_none(), "{bad:?}");
+    }
+    assert!(WrittenDocument::new(one.as_bytes().to_vec()).is_none());
+
+    // Entries past the last are refused; one too big for a part of its own is refused
+    // after those before it.
+    let mut stored = Store::new();
+    let mut set = SetWriter::new(
+        head(K::ResourceList),
+        "http://example.com/list.xml".parse().unwrap(),
+        |n| format!("http://example.com/list-{n:03}.xml").parse(),
+        |uri: &Uri, xml: &[u8]| {
+            stored.insert(uri.to_string(), xml.to_vec());
+            Ok(())
+        },
+        SetLimits::new(10, 700),
+    )
+    .unwrap();
+    let long = format!(
+        "<url><loc>http://example.com/{}</loc></url>\n",
+        "x".repeat(700)
+    );
+    let written = std::sync::Arc::new(document(&[one, one, &long].concat()).unwrap());
+    assert!(matches!(
+        set.write_written_entries(&written, 2..4),
+        Err(WriteError::Invalid(_))
+    ));
+    assert!(matches!(
+        set.write_written_entries(&written, 0..3),
+        Err(WriteError::Limit { .. })
+    ));
+    assert_eq!(set.finish().unwrap().output.entries, 2);
 }
 
 #[test]
