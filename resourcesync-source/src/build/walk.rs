@@ -91,6 +91,7 @@ pub(super) fn walk(
         path: PathBuf::new(),
         text: Some(String::new()),
         depth: 1,
+        plain: true,
     };
     rayon::scope(|scope| walk_directory(scope, &walked, &uris, collection, top));
     let walked = walked.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -133,6 +134,9 @@ pub(super) struct Within {
     pub(super) text: Option<String>,
     /// Of its entries: 1 at the top.
     pub(super) depth: usize,
+    /// Whether each segment of `text` is plain ([`plain`]): then a file in it has a plain
+    /// path when its name is.
+    pub(super) plain: bool,
 }
 
 /// Reads the directory `within` of the collection into `walked`, its files sorted by
@@ -150,10 +154,10 @@ pub(super) fn walk_directory<'s>(
     }
     let dir = collection.join(&within.path);
     let mut skipped = Vec::new();
-    let mut files = Vec::new();
-    // The names published here (files, and directories walked), for the portability
-    // check once all are read.
-    let mut names: Vec<std::ffi::OsString> = Vec::new();
+    let mut files: Vec<Found> = Vec::new();
+    // The names of the directories walked from here, for the portability check once all
+    // are read (with those of the files, the ends of their paths).
+    let mut directories: Vec<String> = Vec::new();
     let result = (|| -> Result<(), BuildError> {
         let read = |source| BuildError::Read {
             path: dir.clone(),
@@ -185,30 +189,29 @@ pub(super) fn walk_directory<'s>(
             // Hidden names are not served, and the publication's own top-level names
             // would hide the collection's: neither is published nor, a directory,
             // walked into.
-            if let Some(reason) = unpublished_name(&name.to_string_lossy(), within.depth) {
+            if let Some(reason) = unpublished_name(name.as_encoded_bytes(), within.depth) {
                 skipped.push(Skipped::because(within.path.join(&name), reason));
                 continue;
             }
             if file_type.is_dir() {
+                let utf8 = name.to_str();
                 let text = within
                     .text
                     .as_ref()
-                    .zip(name.to_str())
+                    .zip(utf8)
                     .map(|(text, name)| [text, name, "/"].concat());
                 let sub = Within {
                     path: within.path.join(&name),
                     text,
                     depth: within.depth + 1,
+                    plain: within.plain && utf8.is_some_and(plain),
                 };
+                directories.extend(utf8.map(str::to_owned));
                 scope.spawn(move |scope| walk_directory(scope, walked, uris, collection, sub));
-                names.push(name);
                 continue;
             }
             match probe(&entry, &within, &name, file_type, uris) {
-                Ok(Probe::File(file)) => {
-                    files.push(file);
-                    names.push(name);
-                }
+                Ok(Probe::File(file)) => files.push(file),
                 Ok(Probe::Skipped(reason)) => {
                     skipped.push(Skipped::because(within.path.join(&name), reason));
                 }
@@ -220,8 +223,14 @@ pub(super) fn walk_directory<'s>(
     })();
     files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     // Put in name order by the check when names may fold alike, so that of two such the
-    // same one is reported whatever order the directory lists them in.
-    let mut texts: Vec<&str> = names.iter().filter_map(|n| n.to_str()).collect();
+    // same one is reported whatever order the directory lists them in. A file's name is
+    // the end of its path, after the directory's.
+    let start = within.text.as_ref().map_or(0, String::len);
+    let mut texts: Vec<&str> = files
+        .iter()
+        .filter_map(|file| file.path.get(start..))
+        .chain(directories.iter().map(String::as_str))
+        .collect();
     let mut not_portable: Vec<NotPortable> = super::portable::not_portable(&mut texts)
         .into_iter()
         .map(|(i, reason)| NotPortable {
@@ -278,7 +287,8 @@ pub(super) fn probe(
             "a modification time outside the years 0000 to 9999",
         ));
     }
-    let uri = if uris.is_plain(&path) {
+    // The directory's part was checked once for all its files.
+    let uri = if uris.prefix.is_some() && within.plain && plain(name) {
         None
     } else {
         match uris.of(&path, &within.path.join(name)) {
@@ -296,12 +306,13 @@ pub(super) fn probe(
     }))
 }
 
-/// Why an entry named `name` at `depth` (1 at the top) is not published, if it is not.
-pub(super) fn unpublished_name(name: &str, depth: usize) -> Option<&'static str> {
+/// Why an entry named `name` (its bytes, whether UTF-8 or not) at `depth` (1 at the top)
+/// is not published, if it is not.
+pub(super) fn unpublished_name(name: &[u8], depth: usize) -> Option<&'static str> {
     let top = depth == 1;
-    if top && (name == DOCS || name == ".well-known") {
+    if top && (name == DOCS.as_bytes() || name == b".well-known") {
         Some("a name the publication uses for its own documents")
-    } else if name.starts_with('.') {
+    } else if name.starts_with(b".") {
         Some("a hidden name is not published")
     } else {
         None
