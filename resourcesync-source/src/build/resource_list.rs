@@ -125,9 +125,8 @@ pub(super) fn write_resource_list(
 }
 
 /// The documents of the Resource List generation `generation` wrote into `docs`: its
-/// parts in order, or the one document, each split into its entries; none when one cannot
-/// be read or is not as this crate writes it.
-pub(super) fn last_resource_list(docs: &Path, generation: u64) -> Vec<Arc<WrittenDocument>> {
+/// parts in order, or the one document; none when `docs` cannot be read.
+pub(super) fn resource_list_parts(docs: &Path, generation: u64) -> Vec<PathBuf> {
     let prefix = format!("resourcelist-g{generation}-");
     let Ok(names) = fs::read_dir(docs) else {
         return Vec::new();
@@ -144,16 +143,7 @@ pub(super) fn last_resource_list(docs: &Path, generation: u64) -> Vec<Arc<Writte
     if parts.is_empty() {
         parts.push((0, docs.join("resourcelist.xml")));
     }
-    parts
-        .into_iter()
-        .map(|(_, part)| {
-            fs::read(part)
-                .ok()
-                .and_then(WrittenDocument::new)
-                .map(Arc::new)
-        })
-        .collect::<Option<_>>()
-        .unwrap_or_default()
+    parts.into_iter().map(|(_, part)| part).collect()
 }
 
 /// Where the entries of `documents` are, each as its document's place in `documents` and
