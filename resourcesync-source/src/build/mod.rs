@@ -101,7 +101,7 @@ use resourcesync_model::{
 use resourcesync_package::{Bitstream, PackageError};
 use resourcesync_xml::{
     SetLimits, SetOptions, SetStore, SetWriter, WriteError, WriteOptions, Writer, WrittenDocument,
-    write_document_with, written_entries,
+    write_document_with,
 };
 use serde::{Deserialize, Serialize};
 
