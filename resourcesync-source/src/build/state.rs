@@ -316,34 +316,61 @@ impl LastRun {
 }
 
 /// Writes the resources a run publishes, and the media types they name, as a
-/// [`ResourcesFile`].
+/// [`ResourcesFile`]: postcard's encoding of one, written in one pass from the resources
+/// (its fields in order; a `Vec`, a `str` and bytes as their length then their items;
+/// unsigned integers as LEB128 varints, signed ones zigzagged first; `None` as 0 and
+/// `Some` as 1 then the value), rather than gathered into a `ResourcesFile` first and
+/// serialized into a buffer grown by doubling: 11 MB for 100,000 resources, copied four
+/// times over. A test holds it to what postcard writes.
 pub(super) fn resources_file(
     resources: &[Published<'_>],
     media_types: &MediaTypes,
 ) -> Result<Vec<u8>, String> {
-    let mut paths = String::with_capacity(resources.iter().map(|p| p.path.len()).sum());
-    let mut digests = Vec::with_capacity(resources.len() * DIGESTS);
-    let mut records = Vec::with_capacity(resources.len());
-    for published in resources {
-        let r = &published.resource;
-        paths.push_str(&published.path);
-        digests.extend_from_slice(&r.md5);
-        digests.extend_from_slice(&r.sha256);
-        records.push(Record {
-            path: u32::try_from(published.path.len()).map_err(|e| e.to_string())?,
-            length: r.length,
-            mtime: r.mtime,
-            lastmod: (r.lastmod != r.mtime).then_some(r.lastmod),
-            media_type: r.media_type,
-        });
+    fn varint(out: &mut Vec<u8>, mut value: u64) {
+        while value >= 0x80 {
+            out.push(value as u8 | 0x80);
+            value >>= 7;
+        }
+        out.push(value as u8);
     }
-    let file = ResourcesFile {
-        media_types: media_types.types.iter().map(MediaType::as_str).collect(),
-        paths: &paths,
-        digests: &digests,
-        records,
-    };
-    postcard::to_stdvec(&file).map_err(|e| e.to_string())
+    fn zigzag(value: i64) -> u64 {
+        ((value << 1) ^ (value >> 63)) as u64
+    }
+    let paths: usize = resources.iter().map(|p| p.path.len()).sum();
+    // The most a record takes: five varints of up to ten bytes and an option's tag.
+    let mut out = Vec::with_capacity(64 + paths + resources.len() * (DIGESTS + 5 * 10 + 1));
+    varint(&mut out, media_types.types.len() as u64);
+    for media_type in &media_types.types {
+        varint(&mut out, media_type.as_str().len() as u64);
+        out.extend_from_slice(media_type.as_str().as_bytes());
+    }
+    varint(&mut out, paths as u64);
+    for published in resources {
+        out.extend_from_slice(published.path.as_bytes());
+    }
+    varint(&mut out, (resources.len() * DIGESTS) as u64);
+    for published in resources {
+        out.extend_from_slice(&published.resource.md5);
+        out.extend_from_slice(&published.resource.sha256);
+    }
+    varint(&mut out, resources.len() as u64);
+    for published in resources {
+        let r = published.resource;
+        let path = u32::try_from(published.path.len()).map_err(|e| e.to_string())?;
+        varint(&mut out, u64::from(path));
+        varint(&mut out, r.length);
+        varint(&mut out, zigzag(r.mtime.0));
+        varint(&mut out, u64::from(r.mtime.1));
+        if r.lastmod == r.mtime {
+            out.push(0);
+        } else {
+            out.push(1);
+            varint(&mut out, zigzag(r.lastmod.0));
+            varint(&mut out, u64::from(r.lastmod.1));
+        }
+        varint(&mut out, u64::from(r.media_type));
+    }
+    Ok(out)
 }
 
 /// Reads the resources generation `number` left in `generation`, then its Resource List,
