@@ -695,6 +695,10 @@ mod tests {
         assert_eq!(written, postcard::to_stdvec(&file).unwrap());
         let run = LastRun::from_file(&written).unwrap();
         assert_eq!(run.resources, known);
+        // Cut anywhere, it is refused, not misread.
+        for cut in (0..written.len()).step_by(97) {
+            assert!(LastRun::from_file(&written[..cut]).is_err(), "{cut}");
+        }
     }
 
     #[test]

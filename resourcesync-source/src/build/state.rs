@@ -131,8 +131,11 @@ impl MediaTypes {
 }
 
 /// The state's resources as a file: their media types once each, their paths one after
-/// another, their digests (md5 and sha-256) one after another, and the rest as numbers.
-/// Read back borrowing the paths and digests, with only the few media types to parse.
+/// another, their digests (md5 and sha-256) one after another, and the rest as numbers,
+/// in postcard's encoding of this type. [`resources_file`] writes it and
+/// [`LastRun::from_file`] reads it by hand, in one pass each; the tests hold both to what
+/// postcard makes of the type.
+#[cfg(test)]
 #[derive(Serialize, Deserialize)]
 pub(crate) struct ResourcesFile<'a> {
     #[serde(borrow)]
@@ -259,30 +262,38 @@ impl LastRun {
         &self.paths[start..self.ends[j]]
     }
 
-    /// Reads a [`ResourcesFile`], or says what is wrong with it.
+    /// Reads a [`ResourcesFile`], or says what is wrong with it: postcard's encoding of
+    /// one (see [`resources_file`]) read in one pass into the run's own layout, rather
+    /// than into a `ResourcesFile` first, whose `Vec<Record>` for 100,000 resources is
+    /// 4 MB more to fill and go over again.
     pub(crate) fn from_file(bytes: &[u8]) -> Result<LastRun, String> {
-        let file: ResourcesFile<'_> = postcard::from_bytes(bytes).map_err(|e| e.to_string())?;
+        let mut input = Postcard { bytes, at: 0 };
         let mut media_types = MediaTypes::default();
-        for (i, name) in file.media_types.iter().enumerate() {
+        for i in 0..input.length()? {
+            let name = input.str()?;
             if usize::from(media_types.of(name)) != i + 1 {
                 return Err(format!("media type {} is {name:?}: none, or twice", i + 1));
             }
         }
-        let n = file.records.len();
-        if file.digests.len() != n * DIGESTS {
+        let paths = input.str()?;
+        let digests = input.bytes()?;
+        let n = input.length()?;
+        if n.checked_mul(DIGESTS) != Some(digests.len()) {
             return Err(format!(
                 "{} bytes of digests for {n} resources",
-                file.digests.len()
+                digests.len()
             ));
         }
+        // `n` is bounded by the file: its digests are there.
         let mut run = LastRun {
-            paths: file.paths.to_owned(),
+            paths: paths.to_owned(),
             ends: Vec::with_capacity(n),
             resources: Vec::with_capacity(n),
             media_types,
         };
         let mut end = 0usize;
-        for (record, digests) in file.records.iter().zip(file.digests.chunks_exact(DIGESTS)) {
+        for digests in digests.chunks_exact(DIGESTS) {
+            let record = input.record()?;
             let start = end;
             end += record.path as usize;
             let Some(path) = run.paths.get(start..end) else {
@@ -312,6 +323,80 @@ impl LastRun {
             return Err("paths beyond the last resource".into());
         }
         Ok(run)
+    }
+}
+
+/// A reader of postcard's encoding, for [`LastRun::from_file`]: LEB128 varints (signed
+/// ones zigzagged), a `str` or bytes as their length then them, an option as 0 or 1 then
+/// its value. What runs past the end, or does not fit its type, is an error.
+struct Postcard<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Postcard<'a> {
+    fn byte(&mut self) -> Result<u8, String> {
+        let byte = *self.bytes.get(self.at).ok_or("the file ends early")?;
+        self.at += 1;
+        Ok(byte)
+    }
+
+    fn varint(&mut self) -> Result<u64, String> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.byte()?;
+            let bits = u64::from(byte & 0x7f);
+            if shift == 63 && bits > 1 {
+                break;
+            }
+            value |= bits << shift;
+            if byte < 0x80 {
+                return Ok(value);
+            }
+        }
+        Err("a number too large for its type".into())
+    }
+
+    fn number<T: TryFrom<u64>>(&mut self) -> Result<T, String> {
+        T::try_from(self.varint()?).map_err(|_| "a number too large for its type".into())
+    }
+
+    fn signed(&mut self) -> Result<i64, String> {
+        let value = self.varint()?;
+        Ok((value >> 1) as i64 ^ -((value & 1) as i64))
+    }
+
+    fn length(&mut self) -> Result<usize, String> {
+        self.number()
+    }
+
+    fn bytes(&mut self) -> Result<&'a [u8], String> {
+        let length = self.length()?;
+        let bytes = self
+            .at
+            .checked_add(length)
+            .and_then(|end| self.bytes.get(self.at..end))
+            .ok_or("the file ends early")?;
+        self.at += length;
+        Ok(bytes)
+    }
+
+    fn str(&mut self) -> Result<&'a str, String> {
+        std::str::from_utf8(self.bytes()?).map_err(|e| e.to_string())
+    }
+
+    fn record(&mut self) -> Result<Record, String> {
+        Ok(Record {
+            path: self.number()?,
+            length: self.varint()?,
+            mtime: (self.signed()?, self.number()?),
+            lastmod: match self.byte()? {
+                0 => None,
+                1 => Some((self.signed()?, self.number()?)),
+                tag => return Err(format!("an option tagged {tag}")),
+            },
+            media_type: self.number()?,
+        })
     }
 }
 
