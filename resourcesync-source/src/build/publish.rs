@@ -45,7 +45,7 @@ pub(super) fn publish_generation(
     };
     // In path order, as the state is, so that one pass pairs each file with what the last
     // run knew of it. The walk sorts what it found; a list is in the order it was written.
-    if !found.is_sorted_by(|a, b| a.path < b.path) {
+    if options.list.is_some() && !found.is_sorted_by(|a, b| a.path < b.path) {
         found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     }
     let previous = match &known {
