@@ -750,7 +750,6 @@ mod tests {
             uri: None,
             length: 4,
             mtime: (0, 0),
-            modified: std::time::SystemTime::UNIX_EPOCH,
         })
     }
 

@@ -159,7 +159,7 @@ pub(super) fn publish_generation(
                 };
                 if let Some(change) = change.filter(|_| !first_run) {
                     // When it changed, as far as the file says, within this run's span.
-                    let modified = W3cDateTime::from(f.modified);
+                    let modified = W3cDateTime::from(time_of(f.mtime));
                     let datetime = if last_at.precedes(&modified) && !now.precedes(&modified) {
                         modified
                     } else {

@@ -528,13 +528,6 @@ impl Resource {
 
     /// When its content last changed, as `lastmod`.
     pub(crate) fn lastmod(&self) -> W3cDateTime {
-        let (secs, nanos) = self.lastmod;
-        let time = if secs >= 0 {
-            SystemTime::UNIX_EPOCH + Duration::new(secs.unsigned_abs(), nanos)
-        } else {
-            SystemTime::UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs())
-                + Duration::from_nanos(u64::from(nanos))
-        };
-        W3cDateTime::from(time)
+        W3cDateTime::from(time_of(self.lastmod))
     }
 }
