@@ -410,6 +410,26 @@ impl<W: Write> Writer<W> {
         self.maybe_flush()
     }
 
+    /// Places the entries of `document`, a `<urlset>` this crate wrote, here without
+    /// copying them: returns the offset in this writer's output where they belong, and
+    /// counts them as written (the entries written next are numbered after them). The
+    /// caller writes the output in pieces: the bytes before the offset, then
+    /// [`document.entry_bytes()`](WrittenDocument::entry_bytes), then the rest; the
+    /// result is what [`write_written`](Writer::write_written) of each entry would have
+    /// written. A Change List extended by a run is its last document's entries and the
+    /// run's, which need not pass through the writer's buffer.
+    ///
+    /// Refused ([`WriteError::Invalid`]) when this writer's root is not `<urlset>`.
+    pub fn place_written(&mut self, document: &WrittenDocument) -> Result<u64, WriteError> {
+        if self.root != Root::UrlSet {
+            return Err(WriteError::Invalid(
+                "the entries of a <urlset> placed in a <sitemapindex>".into(),
+            ));
+        }
+        self.entries += document.len() as u64;
+        Ok(self.bytes_written())
+    }
+
     /// Entries written so far.
     pub fn entries_written(&self) -> u64 {
         self.entries
@@ -907,6 +927,15 @@ impl WrittenDocument {
     /// The document's bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// Its entries' bytes, one after another: from the start of the first to the line
+    /// break after the last (empty when it has none).
+    pub fn entry_bytes(&self) -> &[u8] {
+        match self.ends.last() {
+            Some(&end) => &self.bytes[self.first..end],
+            None => &[],
+        }
     }
 }
 

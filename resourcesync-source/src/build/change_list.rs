@@ -67,14 +67,14 @@ pub(crate) fn change_lists(
     } else {
         None
     };
-    let mut entries: Vec<Listed<'_>> = match &carried {
-        None => Vec::new(),
+    let carried = match carried {
+        None => None,
         Some((path, document)) => {
             let damaged = |reason: String| BuildError::State {
                 path: path.clone(),
                 reason: format!("{reason}; {LOST_OPEN_LIST}"),
             };
-            let written = written_entries(document)
+            let written = WrittenDocument::new(document)
                 .ok_or_else(|| damaged("not a Change List this command wrote".into()))?;
             if written.len() != state.open.entries {
                 return Err(damaged(format!(
@@ -83,9 +83,10 @@ pub(crate) fn change_lists(
                     state.open.entries
                 )));
             }
-            written.into_iter().map(Listed::Written).collect()
+            Some(written)
         }
     };
+    let mut entries: Vec<Listed<'_>> = carried.iter().map(Listed::Written).collect();
     let mut added = false;
     let mut closed = Vec::new();
     if period_closes {
@@ -179,11 +180,10 @@ pub(crate) fn close_open_list<'a>(
     state.open = OpenList::default();
 }
 
-/// An entry of a Change List being written: as the last run wrote it (the open list's,
-/// carried over), or one of this run's changes.
+/// Entries of a Change List being written: those the last run wrote (the open list's,
+/// carried over: all the entries of its document), or one of this run's changes.
 pub(crate) enum Listed<'a> {
-    Written(&'a [u8]),
-    /// Boxed: the entries carried over, as many as a list holds, are a slice each.
+    Written(&'a WrittenDocument),
     New(Box<Entry>),
 }
 
@@ -203,20 +203,24 @@ pub(crate) fn write_list(
         source,
     };
     let refuse = WriteOptions::default().with_refuse_errors(true);
-    // Room for it all at once: an open list carried over is megabytes, and a buffer grown
-    // by doubling copies them again at each step.
+    // The entries carried over are not copied through the writer: it leaves their place,
+    // and the document goes out in pieces around them (`writev`): a run that adds a
+    // thousand entries to an open list of 40,000 copies no 13 MB buffer for it.
     let size = entries
         .iter()
         .map(|entry| match entry {
-            Listed::Written(bytes) => bytes.len(),
+            Listed::Written(_) => 0,
             Listed::New(entry) => estimated_bytes(entry) as usize,
         })
         .sum::<usize>();
     let buffer = Vec::with_capacity(size + 4096);
     let mut writer = Writer::with_options(buffer, head, refuse).map_err(refused)?;
+    let mut placed = Vec::new();
     for entry in entries {
         match entry {
-            Listed::Written(bytes) => writer.write_written(bytes),
+            Listed::Written(document) => writer
+                .place_written(document)
+                .map(|at| placed.push((at as usize, document.entry_bytes()))),
             Listed::New(entry) => writer.write_entry(entry),
         }
         .map_err(refused)?;
@@ -233,13 +237,21 @@ pub(crate) fn write_list(
         }));
     }
     let document = writer.finish().map_err(refused)?.output;
-    if adds && document.len() as u64 > options.max_bytes {
+    let mut pieces = Vec::with_capacity(2 * placed.len() + 1);
+    let mut at = 0;
+    for (place, bytes) in placed {
+        pieces.extend([&document[at..place], bytes]);
+        at = place;
+    }
+    pieces.push(&document[at..]);
+    let length: usize = pieces.iter().map(|piece| piece.len()).sum();
+    if adds && length as u64 > options.max_bytes {
         return Err(refused(WriteError::Limit {
             what: "bytes",
             limit: options.max_bytes,
         }));
     }
-    sink.write(name, &[&document])
+    sink.write(name, &pieces)
 }
 
 /// Writes the Change List Archive over the lists the index no longer holds, if there are

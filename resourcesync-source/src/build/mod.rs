@@ -101,7 +101,7 @@ use resourcesync_model::{
 use resourcesync_package::{Bitstream, PackageError};
 use resourcesync_xml::{
     SetLimits, SetOptions, SetStore, SetWriter, WriteError, WriteOptions, Writer, WrittenDocument,
-    write_document_with, written_entries,
+    write_document_with,
 };
 use serde::{Deserialize, Serialize};
 
@@ -633,6 +633,75 @@ mod tests {
     }
 
     #[test]
+    fn the_resources_file_is_what_postcard_writes() {
+        let mut media_types = MediaTypes::default();
+        media_types.of("text/plain");
+        media_types.of("application/vnd.example+json; charset=utf-8");
+        let known: Vec<Resource> = (0..300u32)
+            .map(|i| {
+                let i64 = i64::from(i);
+                Resource {
+                    length: u64::from(i).pow(5) + u64::from(i % 3) * (u64::MAX / 3),
+                    mtime: (i64 * 7_919_993 - 1_000_000_000 * (i64 % 2), i * 3_333_331),
+                    lastmod: if i % 4 == 0 {
+                        (-62_000_000_000 + i64, 999_999_999 - i)
+                    } else {
+                        (i64 * 7_919_993 - 1_000_000_000 * (i64 % 2), i * 3_333_331)
+                    },
+                    md5: [i as u8; 16],
+                    sha256: [(i * 7) as u8; 32],
+                    media_type: (i % 3) as u16,
+                }
+            })
+            .collect();
+        // In path order, each once, of many lengths.
+        let paths: Vec<String> = (0..300)
+            .map(|i| format!("d{:03}/{i:03}{}é", i / 50, "f".repeat(i % 200)))
+            .collect();
+        let resources: Vec<Published<'_>> = paths
+            .iter()
+            .zip(&known)
+            .map(|(path, resource)| Published {
+                path: path.clone(),
+                file: None,
+                uri: None,
+                resource,
+                written: None,
+            })
+            .collect();
+        let mut digests = Vec::new();
+        let records = known
+            .iter()
+            .zip(&paths)
+            .map(|(r, path)| {
+                digests.extend_from_slice(&r.md5);
+                digests.extend_from_slice(&r.sha256);
+                Record {
+                    path: path.len() as u32,
+                    length: r.length,
+                    mtime: r.mtime,
+                    lastmod: (r.lastmod != r.mtime).then_some(r.lastmod),
+                    media_type: r.media_type,
+                }
+            })
+            .collect();
+        let file = ResourcesFile {
+            media_types: media_types.types.iter().map(|m| m.as_str()).collect(),
+            paths: &paths.concat(),
+            digests: &digests,
+            records,
+        };
+        let written = resources_file(&resources, &media_types).unwrap();
+        assert_eq!(written, postcard::to_stdvec(&file).unwrap());
+        let run = LastRun::from_file(&written).unwrap();
+        assert_eq!(run.resources, known);
+        // Cut anywhere, it is refused, not misread.
+        for cut in (0..written.len()).step_by(97) {
+            assert!(LastRun::from_file(&written[..cut]).is_err(), "{cut}");
+        }
+    }
+
+    #[test]
     fn the_walk_finds_files_in_path_order_whatever_the_directories_hold() {
         let root = tempfile::tempdir().unwrap();
         let collection = root.path().join("c");
@@ -681,7 +750,6 @@ mod tests {
             uri: None,
             length: 4,
             mtime: (0, 0),
-            modified: std::time::SystemTime::UNIX_EPOCH,
         })
     }
 

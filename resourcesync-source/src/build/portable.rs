@@ -30,15 +30,17 @@ pub(super) fn windows_refuses(name: &str) -> Option<&'static str> {
         return Some("a name with a character Windows forbids (:*?\"<>|\\)");
     }
     let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
-    // No reserved name is longer than `CONOUT$`: most stems are passed over by length.
-    if stem.len() <= RESERVED_LEN && RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem)) {
+    // Every reserved name starts with one of `ACLNP` and is at most 7 bytes long
+    // (`CONOUT$`): most stems are passed over without a comparison.
+    let first = stem.as_bytes().first().map(u8::to_ascii_uppercase);
+    if matches!(first, Some(b'A' | b'C' | b'L' | b'N' | b'P'))
+        && stem.len() <= 7
+        && RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem))
+    {
         return Some("a name Windows reserves for a device");
     }
     None
 }
-
-/// The longest of [`RESERVED`], in bytes.
-const RESERVED_LEN: usize = 7;
 
 /// The name as a case-insensitive, normalizing file system compares it.
 fn folded(name: &str) -> String {
@@ -127,6 +129,21 @@ mod tests {
                 "readme.txt"
             ]
         );
+    }
+
+    #[test]
+    fn every_reserved_name_is_found_by_its_first_letter_and_length() {
+        for reserved in RESERVED {
+            let first = reserved.as_bytes()[0];
+            assert!(
+                b"ACLNP".contains(&first) && reserved.len() <= 7,
+                "{reserved}"
+            );
+            let lower = reserved.to_lowercase();
+            for name in [reserved.to_owned(), lower.clone(), format!("{lower}.txt")] {
+                assert!(windows_refuses(&name).is_some(), "{name}");
+            }
+        }
     }
 
     #[test]

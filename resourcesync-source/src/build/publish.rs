@@ -45,7 +45,7 @@ pub(super) fn publish_generation(
     };
     // In path order, as the state is, so that one pass pairs each file with what the last
     // run knew of it. The walk sorts what it found; a list is in the order it was written.
-    if !found.is_sorted_by(|a, b| a.path < b.path) {
+    if options.list.is_some() && !found.is_sorted_by(|a, b| a.path < b.path) {
         found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     }
     let previous = match &known {
@@ -159,7 +159,7 @@ pub(super) fn publish_generation(
                 };
                 if let Some(change) = change.filter(|_| !first_run) {
                     // When it changed, as far as the file says, within this run's span.
-                    let modified = W3cDateTime::from(f.modified);
+                    let modified = W3cDateTime::from(time_of(f.mtime));
                     let datetime = if last_at.precedes(&modified) && !now.precedes(&modified) {
                         modified
                     } else {
@@ -266,14 +266,12 @@ pub(super) fn publish_generation(
 
     // The Resource List, as one document or an index over parts.
     let rl_uri = directory.uri(&format!("{DOCS}/resourcelist.xml"))?;
-    let previous_generation = previous_dir.as_ref().map(|_| state.generation);
     let bytes = resources.iter().map(|p| p.resource.length).sum();
     let resource_list = ResourceListRun {
         directory: &directory,
         uris: &uris,
         resources: &resources,
         media_types: &media_types,
-        last: previous_dir.as_deref().zip(previous_generation),
         last_list: known.map(|known| known.list),
         listed_before,
         generation: number,
@@ -329,16 +327,22 @@ pub(super) fn publish_generation(
             }
 
             // The Change Lists and the Change Dump's packages are carried over from the last
-            // generation unchanged; of the archive and the Change Dump's parts, which each run
-            // writes again, the last generation's parts only, for readers of its index.
+            // generation unchanged; of the archive, the Change Dump's parts and the Resource
+            // List's, which each run writes again (parts named after the generation), the
+            // last generation's parts only, for readers of its index: one that read it
+            // before the switch reads its parts after it, never another generation's
+            // under the same names. (Here rather than on the Resource List's thread, the
+            // longer of the two.)
             if let Some(previous) = &previous_dir {
                 let archive_parts = format!("changelist-archive-g{}-", state.generation);
                 let dump_parts = format!("changedump-g{}-", state.generation);
+                let list_parts = format!("resourcelist-g{}-", state.generation);
                 carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
                     name.starts_with("changelist-") && !name.starts_with("changelist-archive")
                         || name.starts_with(&archive_parts)
                         || name.starts_with("changedump-") && !name.starts_with("changedump-g")
                         || name.starts_with(&dump_parts)
+                        || name.starts_with(&list_parts)
                 })?;
             }
             // The Change Dump: this run's changes as packages, added to the earlier runs'.

@@ -4,13 +4,12 @@
 use super::*;
 
 /// What [`write_resource_list`] writes from: the run's resources, and the last run's
-/// Resource List (the generation's directory and number) to copy unchanged entries from.
+/// Resource List, being read, to take unchanged entries from.
 pub(super) struct ResourceListRun<'a> {
     pub(super) directory: &'a Directory,
     pub(super) uris: &'a Uris<'a>,
     pub(super) resources: &'a [Published<'a>],
     pub(super) media_types: &'a MediaTypes,
-    pub(super) last: Option<(&'a Path, u64)>,
     /// The last run's Resource List, being read ([`read_resources`]).
     pub(super) last_list: Option<std::thread::JoinHandle<LastList>>,
     /// How many resources the last run listed.
@@ -33,7 +32,6 @@ pub(super) fn write_resource_list(
         uris,
         resources,
         media_types,
-        last,
         last_list,
         listed_before,
         generation,
@@ -50,16 +48,8 @@ pub(super) fn write_resource_list(
         options.max_entries as u64,
         options.max_bytes,
     ));
-    // Parts are named after the generation: a reader that read the index before a switch
-    // reads that index's parts after it, never another generation's parts under the same
-    // names. The last generation's parts are carried over for such readers.
-    let docs = directory.root().join(DOCS);
-    if let Some((previous, g)) = last {
-        let prefix = format!("resourcelist-g{g}-");
-        carry_over(&previous.join(DOCS), &docs, |name| {
-            name.starts_with(&prefix)
-        })?;
-    }
+    // Parts are named after the generation (the last generation's are carried over with
+    // the Change Lists: `publish_generation`).
     let store = GenerationParts {
         sink: directory,
         stem: format!("{DOCS}/resourcelist-g{generation}"),
@@ -74,7 +64,7 @@ pub(super) fn write_resource_list(
     } = last_list
         .and_then(|reading| reading.join().ok())
         .unwrap_or_default();
-    let before = entries_before(&last_list, listed_before);
+    let starts = entry_starts(&last_list, listed_before);
     // Unchanged resources side by side whose entries are side by side in one document
     // (all of them but around a change) are one stretch of it, taken by reference.
     let mut stretch: Option<(usize, std::ops::Range<usize>)> = None;
@@ -88,8 +78,8 @@ pub(super) fn write_resource_list(
     for published in resources {
         let before = published
             .written
-            .zip(before.as_ref())
-            .map(|(j, before)| before[j])
+            .zip(starts.as_deref())
+            .map(|(j, starts)| entry_before(&last_list, starts, j))
             .filter(|&(document, entry)| {
                 // Checked while it was read, for a plain path; else here.
                 published.written.and_then(|j| named.get(j)) == Some(&true)
@@ -125,9 +115,8 @@ pub(super) fn write_resource_list(
 }
 
 /// The documents of the Resource List generation `generation` wrote into `docs`: its
-/// parts in order, or the one document, each split into its entries; none when one cannot
-/// be read or is not as this crate writes it.
-pub(super) fn last_resource_list(docs: &Path, generation: u64) -> Vec<Arc<WrittenDocument>> {
+/// parts in order, or the one document; none when `docs` cannot be read.
+pub(super) fn resource_list_parts(docs: &Path, generation: u64) -> Vec<PathBuf> {
     let prefix = format!("resourcelist-g{generation}-");
     let Ok(names) = fs::read_dir(docs) else {
         return Vec::new();
@@ -144,28 +133,27 @@ pub(super) fn last_resource_list(docs: &Path, generation: u64) -> Vec<Arc<Writte
     if parts.is_empty() {
         parts.push((0, docs.join("resourcelist.xml")));
     }
-    parts
-        .into_iter()
-        .map(|(_, part)| {
-            fs::read(part)
-                .ok()
-                .and_then(WrittenDocument::new)
-                .map(Arc::new)
-        })
-        .collect::<Option<_>>()
-        .unwrap_or_default()
+    parts.into_iter().map(|(_, part)| part).collect()
 }
 
-/// Where the entries of `documents` are, each as its document's place in `documents` and
-/// its own there, if there are `count`, one per resource the last run listed; else
-/// `None`, and every entry is made again.
-pub(super) fn entries_before(
-    documents: &[Arc<WrittenDocument>],
-    count: usize,
-) -> Option<Vec<(usize, usize)>> {
-    let mut entries = Vec::with_capacity(count);
-    for (i, document) in documents.iter().enumerate() {
-        entries.extend((0..document.len()).map(|entry| (i, entry)));
+/// Where the entry the last run listed at place `j` is: its document's place in
+/// `documents` and its own there, given where each document's entries start among all
+/// (`starts`, from [`entry_starts`]).
+fn entry_before(documents: &[Arc<WrittenDocument>], starts: &[usize], j: usize) -> (usize, usize) {
+    let document = starts.partition_point(|&start| start <= j) - 1;
+    debug_assert!(j - starts[document] < documents[document].len());
+    (document, j - starts[document])
+}
+
+/// Where the entries of each of `documents` start among all of them, if there are
+/// `count` in all, one per resource the last run listed; else `None`, and every entry is
+/// made again.
+pub(super) fn entry_starts(documents: &[Arc<WrittenDocument>], count: usize) -> Option<Vec<usize>> {
+    let mut starts = Vec::with_capacity(documents.len());
+    let mut total = 0;
+    for document in documents {
+        starts.push(total);
+        total += document.len();
     }
-    (entries.len() == count).then_some(entries)
+    (total == count).then_some(starts)
 }

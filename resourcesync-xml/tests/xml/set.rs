@@ -686,3 +686,40 @@ fn written_entries_finds_each_entry_of_a_document_this_crate_wrote_or_none() {
     }
     assert_eq!(writer.entries_written(), 2);
 }
+
+#[test]
+fn entries_placed_by_reference_make_the_document_copying_them_makes() {
+    let entries: Vec<Entry> = (0..6).map(|i| entry(i, true)).collect();
+    let (_, store) = publish(K::ChangeList, &entries[..4], SetLimits::default()).unwrap();
+    let written = &store["http://example.com/list.xml"];
+    let document = WrittenDocument::new(written.clone()).unwrap();
+    assert_eq!(document.len(), 4);
+    // Copied entry by entry, then two new ones; and placed, then the same two.
+    let head = head(K::ChangeList);
+    let mut copied = resourcesync_xml::Writer::new(Vec::new(), &head).unwrap();
+    for i in 0..document.len() {
+        copied.write_written(document.entry(i)).unwrap();
+    }
+    let mut placed = resourcesync_xml::Writer::new(Vec::new(), &head).unwrap();
+    let at = placed.place_written(&document).unwrap() as usize;
+    for writer in [&mut copied, &mut placed] {
+        for e in &entries[4..] {
+            writer.write_entry(e).unwrap();
+        }
+        assert_eq!(writer.entries_written(), 6);
+    }
+    let copied = copied.finish().unwrap().output;
+    let placed = placed.finish().unwrap().output;
+    let assembled = [&placed[..at], document.entry_bytes(), &placed[at..]].concat();
+    assert_eq!(assembled, copied);
+    assert!(document.entry_bytes().starts_with(b"<url>"));
+    assert!(document.entry_bytes().ends_with(b"</url>\n"));
+    // Only into a <urlset>.
+    let mut index =
+        resourcesync_xml::Writer::new(Vec::new(), &DocumentHead::of_kind(K::ResourceListIndex))
+            .unwrap();
+    assert!(matches!(
+        index.place_written(&document),
+        Err(WriteError::Invalid(_))
+    ));
+}
