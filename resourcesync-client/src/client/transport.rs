@@ -358,16 +358,15 @@ impl<I: Inventory> Client<I> {
         bytes: u64,
         now: Instant,
     ) -> Result<(), Misuse> {
-        let Some(flight) = self.flights.get_mut(&id) else {
+        let Some(flight) = self.flights.get(&id) else {
             return self.not_in_flight(id);
         };
         if flight.status.is_none() {
             return Err(Misuse::BodyBeforeResponse(id));
         }
-        let said = match &flight.body {
-            Body::Fixity(fixity) if fixity.length() == 0 => 0,
-            Body::Digested(said) => *said,
-            _ => return Err(Misuse::NotDigestible(id)),
+        let said = self.digested(id)?;
+        let Some(flight) = self.flights.get_mut(&id) else {
+            return Ok(());
         };
         flight.body = Body::Digested(said + bytes);
         flight.deadline = flight.limit.min(now + self.config.bounds.request_timeout);
@@ -399,20 +398,10 @@ impl<I: Inventory> Client<I> {
         digests: resourcesync_model::Digests,
         now: Instant,
     ) -> Result<(), Misuse> {
-        let Some(flight) = self.flights.get(&id) else {
-            return match self.closed.remove(&id) {
-                true => Ok(()),
-                false => Err(self.over(id)),
-            };
-        };
-        if flight.status.is_none() {
-            return Err(Misuse::BodyBeforeResponse(id));
+        if !self.last_input(id)? {
+            return Ok(());
         }
-        let said = match &flight.body {
-            Body::Fixity(fixity) if fixity.length() == 0 => 0,
-            Body::Digested(said) => *said,
-            _ => return Err(Misuse::NotDigestible(id)),
-        };
+        let said = self.digested(id)?;
         let Some(flight) = self.flights.remove(&id) else {
             return Ok(());
         };
@@ -434,18 +423,34 @@ impl<I: Inventory> Client<I> {
         Ok(())
     }
 
+    /// Whether the last input for `id` (its end, its digests) finds it in flight with
+    /// its head received. `false` for a request the client ended itself (the input is
+    /// forgotten, and so is the request); a misuse for one that is over, or whose head
+    /// never came.
+    fn last_input(&mut self, id: RequestId) -> Result<bool, Misuse> {
+        match self.flights.get(&id) {
+            Some(flight) if flight.status.is_none() => Err(Misuse::BodyBeforeResponse(id)),
+            Some(_) => Ok(true),
+            None if self.closed.remove(&id) => Ok(false),
+            None => Err(self.over(id)),
+        }
+    }
+
+    /// The bytes of `id`'s body the caller said it hashes itself so far: its body must be
+    /// a resource's or a package's, none of it handed over as bytes.
+    fn digested(&self, id: RequestId) -> Result<u64, Misuse> {
+        match self.flights.get(&id).map(|f| &f.body) {
+            Some(Body::Fixity(fixity)) if fixity.length() == 0 => Ok(0),
+            Some(Body::Digested(said)) => Ok(*said),
+            _ => Err(Misuse::NotDigestible(id)),
+        }
+    }
+
     /// The body of `id` ended: the last input for the request (after it, any input for
     /// `id` is a [`Misuse`]). Before the response head it is a misuse too.
     pub fn handle_end(&mut self, id: RequestId, now: Instant) -> Result<(), Misuse> {
-        let Some(flight) = self.flights.get(&id) else {
-            // The last input of a request the client ended: it is forgotten now.
-            return match self.closed.remove(&id) {
-                true => Ok(()),
-                false => Err(self.over(id)),
-            };
-        };
-        if flight.status.is_none() {
-            return Err(Misuse::BodyBeforeResponse(id));
+        if !self.last_input(id)? {
+            return Ok(());
         }
         self.end(id, now);
         // A document found broken at its end was cancelled: no input follows the end.
