@@ -63,8 +63,8 @@ use std::collections::hash_map::Entry;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use icu_normalizer::{ComposingNormalizerBorrowed, DecomposingNormalizerBorrowed};
 use resourcesync_model::Uri;
+use resourcesync_model::names::{fold, is_windows_device_name, nfc};
 
 /// The longest name (one path component) a mapping makes, in bytes: ext4, XFS, Btrfs and
 /// APFS allow 255 bytes, NTFS 255 UTF-16 units, which is never fewer.
@@ -360,7 +360,7 @@ impl PathMapper {
     /// normalization, so that no Source can overwrite or delete what is kept there.
     #[must_use]
     pub fn with_kept_name(mut self, name: &str) -> PathMapper {
-        self.kept.push(fold(name));
+        self.kept.push(fold(name).into_owned());
         self
     }
 
@@ -425,7 +425,7 @@ impl PathMapper {
         }
         if let Some(kept) = names.first().and_then(|first| {
             let first = fold(first);
-            self.kept.iter().find(|k| **k == first)
+            self.kept.iter().find(|k| **k == *first)
         }) {
             return Err(LocalPathError::KeptName {
                 uri: uri.as_str().to_owned(),
@@ -639,13 +639,6 @@ fn escaped(c: char, in_query: bool, windows: bool) -> bool {
         || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
-/// Windows device names: reserved with any extension, in any case.
-const RESERVED: [&str; 33] = [
-    "CON", "PRN", "AUX", "NUL", "COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7",
-    "COM8", "COM9", "COM¹", "COM²", "COM³", "LPT0", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6",
-    "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³", "CONIN$", "CONOUT$", "CLOCK$",
-];
-
 /// Checks one finished name: length, and for Windows's rules trailing dot or space and
 /// device names.
 fn check_name(uri: &Uri, name: &str, windows: bool) -> Result<(), LocalPathError> {
@@ -665,10 +658,7 @@ fn check_name(uri: &Uri, name: &str, windows: bool) -> Result<(), LocalPathError
             name: name.to_owned(),
         });
     }
-    // Windows compares the part before the first dot, without trailing spaces.
-    let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
-    // Byte-wise ASCII folding: the superscript digits compare exactly.
-    if RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem)) {
+    if is_windows_device_name(name) {
         return Err(LocalPathError::ReservedName {
             uri: err_uri(),
             name: name.to_owned(),
@@ -721,8 +711,8 @@ impl FileSystem {
     /// The path as this file system compares names.
     fn fold(&self, path: &str) -> String {
         match (self.case_insensitive, self.normalizing) {
-            (true, true) => fold(path),
-            (false, true) => nfc(path),
+            (true, true) => fold(path).into_owned(),
+            (false, true) => nfc(path).into_owned(),
             // Case folded, normalization kept: lower case of each form as written.
             (true, false) => path.to_uppercase().to_lowercase(),
             (false, false) => path.to_owned(),
@@ -777,11 +767,10 @@ pub struct PathCollision {
 /// Feed it every path a sync maps, before the file is written. Memory grows with the paths
 /// held: one entry per file and one per directory.
 ///
-/// Case folding is Unicode's full lower-casing of the upper-cased name, between NFD and
-/// NFC, the same as the package crate's check of ZIP names (with `icu_normalizer`, which
-/// the workspace already builds for that crate, rather than a second normalization
-/// library). It folds more than NTFS's simple upcase table and about as much as APFS, so
-/// it can report a collision a given file system would not have: never the reverse.
+/// Names compare as [`resourcesync_model::names::fold`] folds them (the one fold of the
+/// workspace: the package crate checks ZIP names with it, `build` its warnings), so
+/// that a collision a given file system would not have may be reported: never the
+/// reverse.
 ///
 /// ```
 /// use resourcesync_client::local_path::{Collision, PathMapper, PathSet};
@@ -883,24 +872,4 @@ impl PathSet {
         self.files.insert(folded, (path.clone(), uri.clone()));
         Ok(true)
     }
-}
-
-/// The path as a case-insensitive, normalization-insensitive file system would see it.
-fn fold(path: &str) -> String {
-    if path.is_ascii() {
-        return path.to_ascii_lowercase();
-    }
-    // Upper then lower case folds more than lower case alone (ß and SS, ﬁ and FI);
-    // decomposing first and composing last makes NFC and NFD the same.
-    let decomposed = DecomposingNormalizerBorrowed::new_nfd().normalize(path);
-    let cased = decomposed.to_uppercase().to_lowercase();
-    ComposingNormalizerBorrowed::new_nfc()
-        .normalize(&cased)
-        .into_owned()
-}
-
-fn nfc(path: &str) -> String {
-    ComposingNormalizerBorrowed::new_nfc()
-        .normalize(path)
-        .into_owned()
 }

@@ -109,6 +109,7 @@ mod link;
 mod malformed;
 mod md;
 mod media_type;
+pub mod names;
 mod order;
 mod path;
 mod priority;

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 
-use icu_normalizer::{ComposingNormalizerBorrowed, DecomposingNormalizerBorrowed};
+use resourcesync_model::names;
 use zip::{CompressionMethod, ZipArchive};
 
 use crate::error::{
@@ -174,30 +174,15 @@ fn check_sizes(entry: &ZipEntry, data_start: u64) -> Result<(), BadPackage> {
     }
 }
 
-/// The name as a case-insensitive, normalization-insensitive file system would see it.
+/// The name as a case-insensitive, normalization-insensitive file system would see it,
+/// without a trailing slash.
 pub(crate) fn fold(name: &str) -> Cow<'_, str> {
-    let name = name.strip_suffix('/').unwrap_or(name);
-    if name.is_ascii() {
-        return if name.bytes().any(|b| b.is_ascii_uppercase()) {
-            Cow::Owned(name.to_ascii_lowercase())
-        } else {
-            Cow::Borrowed(name)
-        };
-    }
-    // Upper then lower case folds more than lower case alone (ß and SS, ﬁ and FI);
-    // decomposing first and composing last makes NFC and NFD the same.
-    let decomposed = DecomposingNormalizerBorrowed::new_nfd().normalize(name);
-    let cased = decomposed.to_uppercase().to_lowercase();
-    Cow::Owned(
-        ComposingNormalizerBorrowed::new_nfc()
-            .normalize(&cased)
-            .into_owned(),
-    )
+    names::fold(name.strip_suffix('/').unwrap_or(name))
 }
 
 /// The name in NFC, without a trailing slash.
 pub(crate) fn nfc(name: &str) -> Cow<'_, str> {
-    ComposingNormalizerBorrowed::new_nfc().normalize(name.strip_suffix('/').unwrap_or(name))
+    names::nfc(name.strip_suffix('/').unwrap_or(name))
 }
 
 /// Refuses two names that one file system path would hold: the same after case folding

@@ -9,14 +9,7 @@
 
 use std::collections::HashMap;
 
-use icu_normalizer::ComposingNormalizerBorrowed;
-
-/// Windows device names: reserved with any extension, in any case.
-const RESERVED: [&str; 33] = [
-    "CON", "PRN", "AUX", "NUL", "COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7",
-    "COM8", "COM9", "COM¹", "COM²", "COM³", "LPT0", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6",
-    "LPT7", "LPT8", "LPT9", "LPT¹", "LPT²", "LPT³", "CONIN$", "CONOUT$", "CLOCK$",
-];
+use resourcesync_model::names::{fold, is_windows_device_name};
 
 /// Why a Windows file system cannot hold `name`, if it cannot.
 pub(super) fn windows_refuses(name: &str) -> Option<&'static str> {
@@ -29,29 +22,13 @@ pub(super) fn windows_refuses(name: &str) -> Option<&'static str> {
     if name.as_bytes().iter().any(forbidden) {
         return Some("a name with a character Windows forbids (:*?\"<>|\\)");
     }
-    let stem = name.split('.').next().unwrap_or(name).trim_end_matches(' ');
-    // Every reserved name starts with one of `ACLNP` and is at most 7 bytes long
-    // (`CONOUT$`): most stems are passed over without a comparison.
-    let first = stem.as_bytes().first().map(u8::to_ascii_uppercase);
-    if matches!(first, Some(b'A' | b'C' | b'L' | b'N' | b'P'))
-        && stem.len() <= 7
-        && RESERVED.iter().any(|r| r.eq_ignore_ascii_case(stem))
-    {
+    if is_windows_device_name(name) {
         return Some("a name Windows reserves for a device");
     }
     None
 }
 
-/// The name as a case-insensitive, normalizing file system compares it.
-fn folded(name: &str) -> String {
-    if name.is_ascii() {
-        return name.to_ascii_lowercase();
-    }
-    let nfc = ComposingNormalizerBorrowed::new_nfc().normalize(name);
-    nfc.to_uppercase().to_lowercase()
-}
-
-/// Whether `name` is its own [`folded`] form: ASCII without a capital letter.
+/// Whether `name` is its own folded form ([`fold`]): ASCII without a capital letter.
 fn is_folded(name: &str) -> bool {
     !name
         .bytes()
@@ -81,7 +58,7 @@ pub(super) fn not_portable(names: &mut [&str]) -> Vec<(usize, &'static str)> {
         if let Some(why) = windows_refuses(name) {
             found.push((i, why));
         }
-        if seen.insert(folded(name), i).is_some() {
+        if seen.insert(fold(name).into_owned(), i).is_some() {
             found.push((
                 i,
                 "a name another in its directory differs from only in case or normalization \
@@ -94,6 +71,8 @@ pub(super) fn not_portable(names: &mut [&str]) -> Vec<(usize, &'static str)> {
 
 #[cfg(test)]
 mod tests {
+    use resourcesync_model::names::WINDOWS_DEVICE_NAMES;
+
     use super::*;
 
     #[test]
@@ -133,7 +112,7 @@ mod tests {
 
     #[test]
     fn every_reserved_name_is_found_by_its_first_letter_and_length() {
-        for reserved in RESERVED {
+        for reserved in WINDOWS_DEVICE_NAMES {
             let first = reserved.as_bytes()[0];
             assert!(
                 b"ACLNP".contains(&first) && reserved.len() <= 7,
