@@ -22,16 +22,20 @@
 //!   Description, Capability List, Resource List, then every resource, checked against
 //!   its length and digests;
 //! - wget2 with 16 threads over the list of the resources' URLs (`--input-file`), into a
-//!   fresh directory.
+//!   fresh directory;
+//! - aria2c, 16 downloads at once over the same URLs, each with its path and its md5,
+//!   which aria2c checks (`sync` checks both listed digests, md5 and sha-256).
 //!
 //! Every iteration asserts that the client got every file. After each group the medians
-//! of the iterations' times (criterion's warm-up included) and the ratio of throughputs
-//! (`serve`'s over nginx's) per client are printed. With `SERVE_PAIRED=N`, criterion is
-//! left out: each client fetches from `serve` then from nginx, N rounds alternating, and
-//! the medians and the median of the rounds' ratios are printed.
+//! of the iterations' times (criterion's warm-up included) and the ratios of throughputs
+//! are printed: per client, `serve`'s over nginx's; from nginx, `sync`'s over each
+//! peer's. With `SERVE_PAIRED=N`, criterion is left out: N rounds, in each every client
+//! fetches from `serve` then from nginx, and the medians and the medians of the rounds'
+//! ratios are printed.
 //!
-//! nginx and wget2 come from the system (`.ci/run` installs them with apt-get); without
-//! one, the bench says so and skips what needs it, except on CI (`CI` set), where it fails.
+//! nginx, wget2 and aria2c come from the system (`.ci/run` installs them with apt-get);
+//! without one, the bench says so and skips what needs it, except on CI (`CI` set), where
+//! it fails.
 //!
 //! `cargo bench -p resourcesync-benches --bench serve`
 
@@ -43,6 +47,7 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use resourcesync_cli::serve;
 use resourcesync_cli::sync::{SyncOptions, synchronize};
+use resourcesync_model::Fixity;
 use resourcesync_source::build::{Options, build};
 
 /// Whether criterion measures (`cargo bench`), rather than runs each function once
@@ -81,6 +86,9 @@ struct Collection {
     root: PathBuf,
     /// Every file's path relative to the root, which is its URL's path under a base.
     paths: Vec<String>,
+    /// Every file's md5, in hexadecimal, for aria2c to check as `sync` checks the listed
+    /// digests.
+    md5s: Vec<String>,
     bytes: u64,
 }
 
@@ -90,15 +98,16 @@ fn generate(size: &Size, files: usize) -> Collection {
     let sub = root.join(size.name);
     std::fs::create_dir_all(&sub).unwrap();
     let mut paths = Vec::with_capacity(files);
+    let mut md5s = Vec::with_capacity(files);
     let mut bytes = 0;
     for i in 0..files {
         let len = (size.len)(i);
         let name = format!("f{i:05}.bin");
-        std::fs::write(
-            sub.join(&name),
-            resourcesync_benches::bytes(i as u64 + 1, len),
-        )
-        .unwrap();
+        let content = resourcesync_benches::bytes(i as u64 + 1, len);
+        let mut fixity = Fixity::new();
+        fixity.update(&content);
+        md5s.push(fixity.finish().md5.to_string());
+        std::fs::write(sub.join(&name), content).unwrap();
         paths.push(format!("{}/{name}", size.name));
         bytes += len as u64;
     }
@@ -106,6 +115,7 @@ fn generate(size: &Size, files: usize) -> Collection {
         _dir: dir,
         root,
         paths,
+        md5s,
         bytes,
     }
 }
@@ -333,6 +343,7 @@ fn walk(dir: &Path) -> Vec<u64> {
 enum Client {
     Sync,
     Wget2,
+    Aria2c,
 }
 
 impl Client {
@@ -340,6 +351,7 @@ impl Client {
         match self {
             Client::Sync => "resourcesync sync",
             Client::Wget2 => "wget2",
+            Client::Aria2c => "aria2c",
         }
     }
 }
@@ -348,6 +360,7 @@ struct Fetcher<'a> {
     collection: &'a Collection,
     runtime: tokio::runtime::Runtime,
     wget2: Option<PathBuf>,
+    aria2c: Option<PathBuf>,
     urls: tempfile::TempDir,
 }
 
@@ -369,16 +382,7 @@ impl Fetcher<'_> {
                 took
             }
             Client::Wget2 => {
-                let list = self.urls.path().join(base.replace(['/', ':'], "_"));
-                if !list.exists() {
-                    let urls: String = self
-                        .collection
-                        .paths
-                        .iter()
-                        .map(|p| format!("{base}{p}\n"))
-                        .collect();
-                    std::fs::write(&list, urls).unwrap();
-                }
+                let list = self.list(client, base, |url, _, _| format!("{url}\n"));
                 let wget2 = self.wget2.as_ref().unwrap();
                 let start = Instant::now();
                 let output = Command::new(wget2)
@@ -404,11 +408,62 @@ impl Fetcher<'_> {
                 );
                 took
             }
+            Client::Aria2c => {
+                // Each URL with its file's path and md5, which aria2c checks.
+                let list = self.list(client, base, |url, path, md5| {
+                    format!("{url}\n  out={path}\n  checksum=md5={md5}\n")
+                });
+                let aria2c = self.aria2c.as_ref().unwrap();
+                let start = Instant::now();
+                let output = Command::new(aria2c)
+                    .args([
+                        "--no-conf",
+                        "--quiet",
+                        "--file-allocation=none",
+                        "--auto-file-renaming=false",
+                        "--max-connection-per-server=1",
+                        &format!("--max-concurrent-downloads={CONCURRENCY}"),
+                    ])
+                    .arg("--input-file")
+                    .arg(&list)
+                    .arg("--dir")
+                    .arg(&out)
+                    .output()
+                    .unwrap();
+                let took = start.elapsed();
+                assert!(
+                    output.status.success(),
+                    "aria2c: {}{}",
+                    String::from_utf8_lossy(&output.stdout),
+                    String::from_utf8_lossy(&output.stderr)
+                );
+                took
+            }
         };
         let (files, bytes) = fetched(&out);
         assert_eq!(files, self.collection.paths.len(), "{client:?} from {base}");
         assert_eq!(bytes, self.collection.bytes, "{client:?} from {base}");
         took
+    }
+
+    /// The input file of `client` for the server at `base`, made once: `line` of each
+    /// resource's URL, path and md5.
+    fn list(&self, client: Client, base: &str, line: fn(&str, &str, &str) -> String) -> PathBuf {
+        let list = self
+            .urls
+            .path()
+            .join(format!("{client:?}-{}", base.replace(['/', ':'], "_")));
+        if !list.exists() {
+            let c = self.collection;
+            let lines: String = c
+                .paths
+                .iter()
+                .zip(&c.md5s)
+                .map(|(path, md5)| line(&format!("{base}{path}"), path, md5))
+                .collect();
+            std::fs::write(&list, lines).unwrap();
+        }
+        list
     }
 }
 
@@ -422,9 +477,37 @@ fn median(times: &mut [f64]) -> f64 {
     }
 }
 
+/// Prints the throughput ratios the issue sets targets for: each client's from `serve`
+/// over its from nginx, and `sync`'s from nginx over each peer's from nginx. `ratio(a, b)`
+/// is b's time over a's, (client, server) indices into `clients` and `servers`.
+fn ratios(
+    clients: &[Client],
+    servers: &[(&str, String)],
+    ratio: impl Fn((usize, usize), (usize, usize)) -> f64,
+    how: &str,
+) {
+    let nginx = servers.iter().position(|(name, _)| *name == "nginx");
+    let Some(nginx) = nginx else { return };
+    for (c, client) in clients.iter().enumerate() {
+        println!(
+            "  {}: throughput from serve / from nginx ({how}): {:.2}",
+            client.name(),
+            ratio((c, 0), (c, nginx))
+        );
+    }
+    for (c, peer) in clients.iter().enumerate().skip(1) {
+        println!(
+            "  from nginx, throughput of resourcesync sync / of {} ({how}): {:.2}",
+            peer.name(),
+            ratio((0, nginx), (c, nginx))
+        );
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let nginx = program("nginx", "nginx-light");
     let wget2 = program("wget2", "wget2");
+    let aria2c = program("aria2c", "aria2");
     let paired = std::env::var("SERVE_PAIRED")
         .ok()
         .and_then(|n| n.parse::<usize>().ok())
@@ -455,11 +538,15 @@ fn bench(c: &mut Criterion) {
                 .build()
                 .unwrap(),
             wget2: wget2.clone(),
+            aria2c: aria2c.clone(),
             urls: tempfile::tempdir().unwrap(),
         };
         let mut clients = vec![Client::Sync];
         if wget2.is_some() {
             clients.push(Client::Wget2);
+        }
+        if aria2c.is_some() {
+            clients.push(Client::Aria2c);
         }
         let mut servers = vec![("serve", ours.base.clone())];
         if let Some(nginx) = &nginx {
@@ -477,34 +564,33 @@ fn bench(c: &mut Criterion) {
         );
 
         if let Some(rounds) = paired {
-            println!("{title}: {rounds} rounds, serve then nginx");
-            for &client in &clients {
-                let mut times = vec![Vec::new(); servers.len()];
-                let mut ratios = Vec::new();
-                for _ in 0..rounds {
-                    for (i, (_, base)) in servers.iter().enumerate() {
-                        times[i].push(fetcher.fetch(client, base).as_secs_f64());
+            println!("{title}: {rounds} rounds, each client from serve then nginx");
+            // times[client][server]: one time per round.
+            let mut times = vec![vec![Vec::new(); servers.len()]; clients.len()];
+            for _ in 0..rounds {
+                for (c, &client) in clients.iter().enumerate() {
+                    for (s, (_, base)) in servers.iter().enumerate() {
+                        times[c][s].push(fetcher.fetch(client, base).as_secs_f64());
                     }
-                    if servers.len() == 2 {
-                        // Throughput from serve over throughput from nginx.
-                        ratios.push(times[1].last().unwrap() / times[0].last().unwrap());
-                    }
-                }
-                for (i, (server, _)) in servers.iter().enumerate() {
-                    println!(
-                        "  {} from {server}: median {:.3} s",
-                        client.name(),
-                        median(&mut times[i])
-                    );
-                }
-                if !ratios.is_empty() {
-                    println!(
-                        "  {}: throughput from serve / from nginx, median of the rounds: {:.2}",
-                        client.name(),
-                        median(&mut ratios)
-                    );
                 }
             }
+            let mut medians = Vec::new();
+            for (c, &client) in clients.iter().enumerate() {
+                for (s, (server, _)) in servers.iter().enumerate() {
+                    let time = median(&mut times[c][s].clone());
+                    println!("  {} from {server}: median {time:.3} s", client.name());
+                    medians.push((client, *server, time));
+                }
+            }
+            // Ratios of times taken in the same round, then their median: the drift of a
+            // shared machine between rounds cancels out.
+            let ratio = |a: (usize, usize), b: (usize, usize)| {
+                let mut r: Vec<f64> = (0..rounds)
+                    .map(|i| times[b.0][b.1][i] / times[a.0][a.1][i])
+                    .collect();
+                median(&mut r)
+            };
+            ratios(&clients, &servers, ratio, "median of the rounds' ratios");
             continue;
         }
 
@@ -542,21 +628,16 @@ fn bench(c: &mut Criterion) {
         for (client, server, time) in &medians {
             println!("  {} from {server}: {time:.3} s", client.name());
         }
-        for &client in &clients {
-            let time = |s: &str| {
+        let ratio = |a: (usize, usize), b: (usize, usize)| {
+            let time = |(c, s): (usize, usize)| {
                 medians
                     .iter()
-                    .find(|(c, server, _)| *c == client && *server == s)
-                    .map(|m| m.2)
+                    .find(|(client, server, _)| *client == clients[c] && *server == servers[s].0)
+                    .map_or(f64::NAN, |m| m.2)
             };
-            if let (Some(ours), Some(theirs)) = (time("serve"), time("nginx")) {
-                println!(
-                    "  {}: throughput from serve / from nginx: {:.2}",
-                    client.name(),
-                    theirs / ours
-                );
-            }
-        }
+            time(b) / time(a)
+        };
+        ratios(&clients, &servers, ratio, "ratio of the medians");
     }
 }
 

@@ -1,7 +1,9 @@
 //! Generated documents for the benchmarks, and the raw quick-xml loop they are measured
-//! against. Benchmarks live in `benches/`.
+//! against; a counting allocator ([`alloc`]). Benchmarks live in `benches/`.
 
 use std::io::BufRead;
+
+pub mod alloc;
 
 use quick_xml::NsReader;
 use quick_xml::events::Event;
