@@ -45,6 +45,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use resourcesync_benches::peers::{self, median, program};
 use resourcesync_cli::serve;
 use resourcesync_cli::sync::{SyncOptions, synchronize};
 use resourcesync_model::Fixity;
@@ -281,25 +282,6 @@ impl Drop for Nginx {
     }
 }
 
-/// A program of the system, or `None` (said on stderr) where the bench may skip what
-/// needs it; on CI (`CI` set to anything but `false`) a missing one fails the bench.
-fn program(name: &str, package: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let found = std::env::split_paths(&path)
-        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file());
-    if found.is_none() {
-        let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-        assert!(
-            !ci,
-            "no {name} on PATH: .ci/run installs it (apt-get install {package})"
-        );
-        eprintln!("skipped: no {name} on PATH (apt-get install {package})");
-    }
-    found
-}
-
 /// A free port on 127.0.0.1 for nginx, which is given a port rather than a socket.
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -382,62 +364,12 @@ impl Fetcher<'_> {
                 took
             }
             Client::Wget2 => {
-                let list = self.list(client, base, |url, _, _| format!("{url}\n"));
-                let wget2 = self.wget2.as_ref().unwrap();
-                let start = Instant::now();
-                let output = Command::new(wget2)
-                    .args([
-                        "--no-config",
-                        "--quiet",
-                        "--no-hsts",
-                        "--no-hpkp",
-                        "--no-netrc",
-                        &format!("--max-threads={CONCURRENCY}"),
-                    ])
-                    .arg("--input-file")
-                    .arg(&list)
-                    .arg("--directory-prefix")
-                    .arg(&out)
-                    .output()
-                    .unwrap();
-                let took = start.elapsed();
-                assert!(
-                    output.status.success(),
-                    "wget2: {}",
-                    String::from_utf8_lossy(&output.stderr)
-                );
-                took
+                let list = self.list(client, base, peers::wget2_line);
+                peers::wget2(self.wget2.as_ref().unwrap(), &list, &out, CONCURRENCY)
             }
             Client::Aria2c => {
-                // Each URL with its file's path and md5, which aria2c checks.
-                let list = self.list(client, base, |url, path, md5| {
-                    format!("{url}\n  out={path}\n  checksum=md5={md5}\n")
-                });
-                let aria2c = self.aria2c.as_ref().unwrap();
-                let start = Instant::now();
-                let output = Command::new(aria2c)
-                    .args([
-                        "--no-conf",
-                        "--quiet",
-                        "--file-allocation=none",
-                        "--auto-file-renaming=false",
-                        "--max-connection-per-server=1",
-                        &format!("--max-concurrent-downloads={CONCURRENCY}"),
-                    ])
-                    .arg("--input-file")
-                    .arg(&list)
-                    .arg("--dir")
-                    .arg(&out)
-                    .output()
-                    .unwrap();
-                let took = start.elapsed();
-                assert!(
-                    output.status.success(),
-                    "aria2c: {}{}",
-                    String::from_utf8_lossy(&output.stdout),
-                    String::from_utf8_lossy(&output.stderr)
-                );
-                took
+                let list = self.list(client, base, peers::aria2c_line);
+                peers::aria2c(self.aria2c.as_ref().unwrap(), &list, &out, CONCURRENCY)
             }
         };
         let (files, bytes) = fetched(&out);
@@ -464,16 +396,6 @@ impl Fetcher<'_> {
             std::fs::write(&list, lines).unwrap();
         }
         list
-    }
-}
-
-fn median(times: &mut [f64]) -> f64 {
-    times.sort_by(f64::total_cmp);
-    let n = times.len();
-    if n % 2 == 1 {
-        times[n / 2]
-    } else {
-        (times[n / 2 - 1] + times[n / 2]) / 2.0
     }
 }
 

@@ -1,9 +1,10 @@
 //! Generated documents for the benchmarks, and the raw quick-xml loop they are measured
-//! against; a counting allocator ([`alloc`]). Benchmarks live in `benches/`.
+//! against; a counting allocator ([`alloc`]); the client peers ([`peers`]). Benchmarks live in `benches/`.
 
 use std::io::BufRead;
 
 pub mod alloc;
+pub mod peers;
 
 use quick_xml::NsReader;
 use quick_xml::events::Event;
