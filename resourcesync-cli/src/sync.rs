@@ -689,9 +689,11 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
         if acted {
             continue;
         }
+        let save_at = saved.wake_at(&client).filter(|_| saves);
         tokio::select! {
             waited = wait(&mut client, &mut rx) => waited?,
             () = interrupt.wait() => {}
+            () = until(save_at) => {}
         }
     };
     bar.finish_and_clear();
@@ -747,6 +749,14 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
     Ok(Synced::new(&mode, report, started.elapsed().as_secs_f64()))
 }
 
+/// Sleeps until `at`, or for ever when there is none.
+async fn until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// When the run saves its state and inventory before its end: at most every
 /// [`Saved::EVERY`], and only when changes were settled since.
 struct Saved {
@@ -768,6 +778,13 @@ impl Saved {
 
     fn due<I: resourcesync_client::Inventory>(&self, client: &Client<I>) -> bool {
         self.at.elapsed() >= Saved::EVERY && client.progress().settled != self.settled
+    }
+
+    /// When the run must wake to save though nothing else happens (every request in
+    /// flight waiting on a slow Source): `None` while nothing was settled since the last
+    /// save.
+    fn wake_at<I: resourcesync_client::Inventory>(&self, client: &Client<I>) -> Option<Instant> {
+        (client.progress().settled != self.settled).then(|| self.at + Saved::EVERY)
     }
 }
 

@@ -376,19 +376,16 @@ fn held(dir: &Path) -> usize {
     held.unwrap_or(0)
 }
 
-#[test]
-fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest() {
-    let served = Served::start(|s| populate(s, 300));
-    // The resources listed after r/199.txt (r/2.txt on, in the list's order of names)
-    // are slow: the run is stopped while it waits for them, 112 stored.
+/// A baseline of 300 resources started as a process into `d`, once it has stored the
+/// 112 listed up to r/199.txt (in the list's order of names: r/0, r/1, r/10-r/19,
+/// r/100-r/199) and waits on the rest, which the Source answers 30 s late.
+fn stalled_baseline(served: &Served, d: &Path) -> std::process::Child {
     served.faults(|path, _| {
         let first = path.strip_prefix("r/").and_then(|p| p.chars().next());
         first
             .filter(|c| *c >= '2')
             .map(|_| resourcesync_testkit::served::Fault::Slow(30_000))
     });
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
     let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
         .args(["sync", &served.base, d.to_str().unwrap()])
         .stdout(std::process::Stdio::piped())
@@ -401,13 +398,30 @@ fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest()
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(d.join("r/150.txt").exists(), "the sync did not get going");
+    if !d.join("r/150.txt").exists() {
+        let _ = child.kill();
+        panic!("the sync did not get going");
+    }
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
+    child
+}
+
+fn signal(child: &std::process::Child, signal: rustix::process::Signal) {
+    rustix::process::kill_process(rustix::process::Pid::from_child(child), signal).unwrap();
+}
+
+/// The files stored under `r/`.
+fn stored(d: &Path) -> usize {
+    std::fs::read_dir(d.join("r")).map_or(0, |dir| dir.count())
+}
+
+#[test]
+fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest() {
+    let served = Served::start(|s| populate(s, 300));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut child = stalled_baseline(&served, &d);
+    signal(&child, rustix::process::Signal::INT);
     // It stops at once (it does not wait for the slow responses in flight).
     let mut status = None;
     for _ in 0..200 {
@@ -430,6 +444,7 @@ fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest()
     );
     // What was stored is saved: the inventory holds it, and the journal is emptied.
     let before = held(&d);
+    assert_eq!(before, stored(&d), "{}", text(&out));
     assert!(before >= 60, "{before} held: {}", text(&out));
     let requests = record_requests(&served);
     let out = sync(&[&served.base, d.to_str().unwrap()]);
@@ -441,6 +456,61 @@ fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest()
         300 - before,
         "the rerun fetched what was stored again"
     );
+}
+
+#[test]
+fn a_run_killed_outright_keeps_what_it_placed_and_the_rerun_updates_it() {
+    let served = Served::start(|s| populate(s, 300));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut child = stalled_baseline(&served, &d);
+    // No chance to save: only the journal knows what the run placed since its last save
+    // (none yet: the first is 5 s in).
+    signal(&child, rustix::process::Signal::KILL);
+    child.wait().unwrap();
+    let before = stored(&d);
+    assert!(before >= 60, "{before} stored");
+    let journal = std::fs::read_to_string(d.join(".resourcesync/placed.jsonl")).unwrap();
+    assert!(!journal.is_empty(), "the journal is empty");
+    // The Source changes a resource the killed run stored: it is the sync's own file, to
+    // update, not a file someone else put there.
+    served.change(|s| {
+        s.tick(10);
+        s.put("r/1.txt", b"resource 1, changed");
+    });
+    let requests = record_requests(&served);
+    let out = sync(&[&served.base, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let summary = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        summary.contains(" 1 updated,") && summary.contains(" 0 conflicts,"),
+        "{}",
+        text(&out)
+    );
+    served.equals(&d).unwrap();
+    let fetched = requests.lock().unwrap().len();
+    assert_eq!(fetched, 300 - before + 1, "the rerun fetched: {fetched}");
+}
+
+#[test]
+fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
+    let served = Served::start(|s| populate(s, 300));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut child = stalled_baseline(&served, &d);
+    // Nothing happens while every request in flight waits on the Source: the run must
+    // wake to save all the same, 5 s after it started.
+    let inventory = d.join(".resourcesync/inventory.json");
+    for _ in 0..150 {
+        if inventory.exists() && held(&d) == stored(&d) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    signal(&child, rustix::process::Signal::KILL);
+    child.wait().unwrap();
+    assert!(inventory.exists(), "nothing saved within 15 s");
+    assert_eq!(held(&d), stored(&d));
 }
 
 /// Mounts a tmpfs of `size` at `at` for the test's duration; `None` (and a message) when
