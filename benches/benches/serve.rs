@@ -266,10 +266,8 @@ impl Drop for Nginx {
     fn drop(&mut self) {
         // SIGTERM is nginx's fast shutdown, workers included; a SIGKILL (all `Child`
         // can send) would leave the workers running, so it is the last resort.
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(5) {
             if let Ok(Some(_)) = self.child.try_wait() {
