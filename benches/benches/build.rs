@@ -21,9 +21,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
+use resourcesync_benches::peers::{median, time, timing};
 use resourcesync_model::{Fixity, Uri};
 use resourcesync_source::build::{Options, build};
 use resourcesync_testkit::python::python;
@@ -173,43 +174,68 @@ fn bench(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(10))
         .throughput(criterion::Throughput::Bytes(bytes));
 
+    // Each function's iteration times (criterion's warm-up included), for the ratios.
+    let (mut full, mut hash_one, mut hash_all_cores) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut walk_one, mut walk_all_cores, mut resync_times) = (Vec::new(), Vec::new(), Vec::new());
     group.bench_function("resourcesync build, from scratch", |b| {
         let mut last = None;
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
+            timing(&mut full, iters, || {
                 // The last publication removed outside the timed part.
                 drop(last.take());
                 let dir = resourcesync_benches::scratch("build-bench-publish");
                 let publish = dir.path().join("publish");
-                let start = Instant::now();
-                let report =
-                    build(&collection, &publish, &options(), SystemTime::now(), &()).unwrap();
-                total += start.elapsed();
+                let mut report = None;
+                let took = time(|| {
+                    report = Some(
+                        build(&collection, &publish, &options(), SystemTime::now(), &()).unwrap(),
+                    )
+                });
+                let report = report.unwrap();
                 assert_eq!(report.resources, n as u64);
                 assert_eq!(report.hashed_files, n as u64);
                 last = Some(dir);
-            }
-            total
+                took
+            })
         })
     });
 
     group.bench_function("hashing floor: read + Fixity, one thread", |b| {
-        b.iter(|| assert_eq!(hash_all(&paths, 1), bytes))
+        b.iter_custom(|iters| {
+            timing(&mut hash_one, iters, || {
+                time(|| assert_eq!(hash_all(&paths, 1), bytes))
+            })
+        })
     });
 
     group.bench_function(
         format!("hashing floor: read + Fixity, {cores} threads"),
-        |b| b.iter(|| assert_eq!(hash_all(&paths, cores), bytes)),
+        |b| {
+            b.iter_custom(|iters| {
+                timing(&mut hash_all_cores, iters, || {
+                    time(|| assert_eq!(hash_all(&paths, cores), bytes))
+                })
+            })
+        },
     );
 
     group.bench_function("walk floor: list every directory, stat every file", |b| {
-        b.iter(|| assert_eq!(stat_all(&collection), n))
+        b.iter_custom(|iters| {
+            timing(&mut walk_one, iters, || {
+                time(|| assert_eq!(stat_all(&collection), n))
+            })
+        })
     });
 
     group.bench_function(
         format!("walk floor: the same on {cores} threads (a rayon task per directory)"),
-        |b| b.iter(|| assert_eq!(stat_all_parallel(&collection, cores), n)),
+        |b| {
+            b.iter_custom(|iters| {
+                timing(&mut walk_all_cores, iters, || {
+                    time(|| assert_eq!(stat_all_parallel(&collection, cores), n))
+                })
+            })
+        },
     );
 
     if let Some(resync) = resync_build() {
@@ -218,26 +244,35 @@ fn bench(c: &mut Criterion) {
             |b| {
                 let mut last = None;
                 b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    for _ in 0..iters {
+                    timing(&mut resync_times, iters, || {
                         drop(last.take());
                         let dir = resourcesync_benches::scratch("build-bench-resync");
                         // Over 50,000 entries it writes an index, whose parts need URIs:
                         // the output directory is mapped too, and only the collection
                         // scanned.
                         let out = dir.path().join("resourcelist.xml");
-                        let start = Instant::now();
-                        let output = Command::new(&resync)
-                            .args(["--write-resourcelist", "--hash", "md5", "--hash", "sha-256"])
-                            .arg("--paths")
-                            .arg(&collection)
-                            .arg("--outfile")
-                            .arg(&out)
-                            .arg(format!("{BASE}={}", collection.display()))
-                            .arg(format!("{BASE}resync-out/={}", dir.path().display()))
-                            .output()
-                            .unwrap();
-                        total += start.elapsed();
+                        let mut output = None;
+                        let took = time(|| {
+                            output = Some(
+                                Command::new(&resync)
+                                    .args([
+                                        "--write-resourcelist",
+                                        "--hash",
+                                        "md5",
+                                        "--hash",
+                                        "sha-256",
+                                    ])
+                                    .arg("--paths")
+                                    .arg(&collection)
+                                    .arg("--outfile")
+                                    .arg(&out)
+                                    .arg(format!("{BASE}={}", collection.display()))
+                                    .arg(format!("{BASE}resync-out/={}", dir.path().display()))
+                                    .output()
+                                    .unwrap(),
+                            )
+                        });
+                        let output = output.unwrap();
                         assert!(
                             output.status.success(),
                             "{}",
@@ -245,8 +280,8 @@ fn bench(c: &mut Criterion) {
                         );
                         assert!(out.exists());
                         last = Some(dir);
-                    }
-                    total
+                        took
+                    })
                 })
             },
         );
@@ -271,18 +306,24 @@ fn bench(c: &mut Criterion) {
         .sum();
     assert!(bytes_listed > n as u64 * 200, "{documents:?}");
     let out = resourcesync_benches::scratch("build-bench-floor");
+    let (mut floor, mut incremental) = (Vec::new(), Vec::new());
     group.bench_function(
         format!("incremental floor: walk floor on {cores} threads, then the Resource List's {bytes_listed} bytes read and written"),
         |b| {
-            b.iter(|| assert_eq!(incremental_floor(&collection, cores, &documents, out.path()), n))
+            b.iter_custom(|iters| {
+                timing(&mut floor, iters, || {
+                    time(|| {
+                        assert_eq!(incremental_floor(&collection, cores, &documents, out.path()), n)
+                    })
+                })
+            })
         },
     );
     let changed = n / 100;
     let mut round = 0;
     group.bench_function("resourcesync build, incremental after 1 % changed", |b| {
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
+            timing(&mut incremental, iters, || {
                 round += 1;
                 // Every hundredth file, another hundredth each round: same size, new
                 // content and modification time.
@@ -292,18 +333,74 @@ fn bench(c: &mut Criterion) {
                     content[..8].copy_from_slice(&(round as u64).to_le_bytes());
                     std::fs::write(path, content).unwrap();
                 }
-                let start = Instant::now();
-                let report =
-                    build(&collection, &publish, &options(), SystemTime::now(), &()).unwrap();
-                total += start.elapsed();
+                let mut report = None;
+                let took = time(|| {
+                    report = Some(
+                        build(&collection, &publish, &options(), SystemTime::now(), &()).unwrap(),
+                    )
+                });
+                let report = report.unwrap();
                 assert_eq!(report.resources, n as u64);
                 assert_eq!(report.hashed_files, changed as u64);
                 assert_eq!(report.updated, changed as u64);
-            }
-            total
+                took
+            })
         })
     });
     group.finish();
+
+    // One iteration each in test mode: no figure worth printing. A filter may have
+    // skipped some functions: their ratios are not printed.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let m = |t: &mut Vec<f64>| (!t.is_empty()).then(|| median(t));
+    let (full, hash_one, hash_all_cores) = (m(&mut full), m(&mut hash_one), m(&mut hash_all_cores));
+    let (walk_one, walk_all_cores, resync) = (
+        m(&mut walk_one),
+        m(&mut walk_all_cores),
+        m(&mut resync_times),
+    );
+    let (floor, incremental) = (m(&mut floor), m(&mut incremental));
+    println!("build {n} files of 4 KiB: medians of every iteration (warm-up included)");
+    for (name, time) in [
+        ("build, from scratch", full),
+        ("hashing floor, one thread", hash_one),
+        ("hashing floor, every core", hash_all_cores),
+        ("walk floor, one thread", walk_one),
+        ("walk floor, every core", walk_all_cores),
+        ("resync-build", resync),
+        ("incremental floor", floor),
+        ("build, incremental after 1 % changed", incremental),
+    ] {
+        if let Some(time) = time {
+            println!("  {name}: {:.1} ms", time * 1e3);
+        }
+    }
+    if let (Some(full), Some(hash_one)) = (full, hash_one) {
+        println!(
+            "  build's throughput / the one-thread hashing floor's: {:.2}",
+            hash_one / full
+        );
+    }
+    if let (Some(full), Some(resync)) = (full, resync) {
+        println!(
+            "  build's throughput / resync-build's: {:.2}",
+            resync / full
+        );
+    }
+    if let (Some(floor), Some(incremental)) = (floor, incremental) {
+        println!(
+            "  incremental build / its floor (time): {:.2} (issue 21: at most 1.5)",
+            incremental / floor
+        );
+    }
+    if let (Some(full), Some(incremental)) = (full, incremental) {
+        println!(
+            "  incremental build / full build (time): {:.1} %",
+            incremental / full * 100.0
+        );
+    }
 }
 
 criterion_group!(benches, bench);

@@ -527,13 +527,7 @@ fn bench(c: &mut Criterion) {
                 let mut times = Vec::new();
                 group.bench_function(format!("{} from {server}", client.name()), |b| {
                     b.iter_custom(|iters| {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            let took = fetcher.fetch(client, base);
-                            times.push(took.as_secs_f64());
-                            total += took;
-                        }
-                        total
+                        peers::timing(&mut times, iters, || fetcher.fetch(client, base))
                     })
                 });
                 medians.push((client, *server, median(&mut times)));

@@ -125,16 +125,13 @@ fn measured(
     mut fetch: impl FnMut(&Path) -> Duration,
 ) {
     b.iter_custom(|iters| {
-        let mut total = Duration::ZERO;
-        for _ in 0..iters {
+        peers::timing(times, iters, || {
             let dir = resourcesync_benches::scratch("sync-bench");
             let dest = dir.path().join("dest");
             let took = fetch(&dest);
             assert_eq!(files(&dest), n, "the destination is complete");
-            times.push(took.as_secs_f64());
-            total += took;
-        }
-        total
+            took
+        })
     })
 }
 

@@ -1,5 +1,5 @@
 //! The client peers the benches run beside `resourcesync sync` (wget2, aria2c), found on
-//! the system, and the median the benches print their figures with.
+//! the system, and the timing and medians the benches print their ratios with.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -100,4 +100,24 @@ pub fn median(values: &mut [f64]) -> f64 {
         _ if n % 2 == 1 => values[n / 2],
         _ => (values[n / 2 - 1] + values[n / 2]) / 2.0,
     }
+}
+
+/// Runs `f` `iters` times for criterion's `iter_custom` and returns the total of the
+/// times it returns (each run's timed part), each also kept in `times`, in seconds, for the
+/// medians and ratios a bench prints after its group.
+pub fn timing(times: &mut Vec<f64>, iters: u64, mut f: impl FnMut() -> Duration) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let took = f();
+        times.push(took.as_secs_f64());
+        total += took;
+    }
+    total
+}
+
+/// How long `f` took.
+pub fn time(f: impl FnOnce()) -> Duration {
+    let start = Instant::now();
+    f();
+    start.elapsed()
 }
