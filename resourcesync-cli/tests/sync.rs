@@ -513,6 +513,58 @@ fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
     assert_eq!(held(&d), stored(&d));
 }
 
+#[test]
+fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
+    // The order of the system calls, as strace sees them: every resource renamed into
+    // place, then a syncfs of the directory's file system, then the inventory renamed
+    // over the last one. Without the flush a power failure could leave the inventory
+    // recording files whose bytes never reached the disk.
+    let served = Served::start(|s| populate(s, 20));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let log = dir.path().join("trace");
+    let run = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=syncfs,sync,rename,renameat,renameat2",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", &served.base, d.to_str().unwrap()])
+        .output();
+    let out = match run {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI: no strace (.ci/run installs it)"
+            );
+            eprintln!("skipped: no strace here (apt-get install strace)");
+            return;
+        }
+        Err(e) => panic!("strace: {e}"),
+    };
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+    let trace = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    let last = |what: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| what(l));
+    // A body's temporary file ("request-N") renamed to the resource's name.
+    let resource = last(&|l: &str| l.contains("rename") && l.contains("\"request-"));
+    let flush = last(&|l: &str| l.contains("syncfs(") && l.contains("= 0"));
+    let inventory = last(&|l: &str| l.contains("rename") && l.contains("inventory.json.tmp"));
+    let (Some(resource), Some(flush), Some(inventory)) = (resource, flush, inventory) else {
+        panic!("resource {resource:?}, syncfs {flush:?}, inventory {inventory:?}:\n{trace}");
+    };
+    assert!(
+        resource < flush && flush < inventory,
+        "resource {resource}, syncfs {flush}, inventory {inventory}:\n{trace}"
+    );
+}
+
 /// Mounts a tmpfs of `size` at `at` for the test's duration; `None` (and a message) when
 /// this machine does not let the test mount one, which fails the test on CI.
 struct Tmpfs(std::path::PathBuf);
