@@ -683,7 +683,11 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
         if saves && saved.due(&client) {
             match dest.save(&client) {
                 Ok(()) => saved = Saved::new(&client),
-                Err(e) => bar.suspend(|| eprintln!("resourcesync sync: cannot save: {e}")),
+                Err(e) => {
+                    bar.suspend(|| eprintln!("resourcesync sync: cannot save: {e}"));
+                    // Tried again in a while, not at once (a full disk stays full).
+                    saved.at = Instant::now();
+                }
             }
         }
         if acted {

@@ -514,6 +514,34 @@ fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
 }
 
 #[test]
+fn a_save_that_fails_while_the_run_waits_is_tried_again_later_not_in_a_loop() {
+    let served = Served::start(|s| populate(s, 300));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut child = stalled_baseline(&served, &d);
+    // The inventory's temporary file cannot be created: every save fails.
+    std::fs::create_dir(d.join(".resourcesync/inventory.json.tmp")).unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(7));
+    signal(&child, rustix::process::Signal::INT);
+    for _ in 0..200 {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let failures = stderr.matches("cannot save").count();
+    // One at 5 s, perhaps one more, and the last at the end: not one per turn of the loop.
+    assert!(
+        (1..=4).contains(&failures),
+        "{failures} failed saves: {}",
+        text(&out)
+    );
+}
+
+#[test]
 fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
     // The order of the system calls, as strace sees them: every resource renamed into
     // place, then a syncfs of the directory's file system, then the inventory renamed
