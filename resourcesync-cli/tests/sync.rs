@@ -514,6 +514,45 @@ fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
 }
 
 #[test]
+fn a_second_sigint_ends_a_run_stuck_in_its_last_save() {
+    let served = Served::start(|s| populate(s, 300));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut child = stalled_baseline(&served, &d);
+    // The save the first signal asks for hangs: opening a FIFO for writing waits for a
+    // reader that never comes (as a save to a dead network file system would).
+    let kept = std::fs::File::open(d.join(".resourcesync")).unwrap();
+    rustix::fs::mknodat(
+        &kept,
+        "inventory.json.tmp",
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    signal(&child, rustix::process::Signal::INT);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the run ended without its save"
+    );
+    signal(&child, rustix::process::Signal::INT);
+    let mut status = None;
+    for _ in 0..100 {
+        if let Some(s) = child.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let Some(status) = status else {
+        child.kill().unwrap();
+        panic!("a second SIGINT did not end the run within 2 s");
+    };
+    assert_eq!(status.code(), Some(130));
+}
+
+#[test]
 fn a_save_that_fails_while_the_run_waits_is_tried_again_later_not_in_a_loop() {
     let served = Served::start(|s| populate(s, 300));
     let dir = tempfile::tempdir().unwrap();
