@@ -341,8 +341,9 @@ impl DirectoryDestination {
 
     /// Saves the client's state and inventory, each atomically: a temporary file
     /// beside it, synced, then renamed over it. The files placed since the last save are
-    /// flushed to the disk first ([`flush_placed`](Self::flush_placed)), so that the
-    /// inventory never records bytes a power failure could take back.
+    /// flushed to the disk first (one `syncfs` of DIR's file system on Linux, a `sync`
+    /// on other Unix systems), so that the inventory never records bytes a power failure
+    /// could take back.
     ///
     /// A record [`verify`](Self::verify) replaced with what the disk holds and that the
     /// run did not replace since is saved as it was before: the inventory records what

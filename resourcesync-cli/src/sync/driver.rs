@@ -1,0 +1,354 @@
+//! The reqwest and tokio side of `sync` (and `explore`): one task per request streams its
+//! response to the main task over a channel ([`fetch`], [`Msg`]), which hands each
+//! message to the client ([`wait`]); host names resolved and checked against the
+//! client's policy before a connection is made.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use http::{HeaderMap, StatusCode};
+use resourcesync_client::{Client, Misuse, Request, RequestId};
+use resourcesync_model::{Digests, Fixity};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+
+use crate::destination::Bodies;
+
+/// What a request task tells the main task.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Msg {
+    /// The response head.
+    Head(RequestId, StatusCode, HeaderMap),
+    /// A chunk of the body.
+    Chunk(RequestId, Vec<u8>),
+    /// The end of the body.
+    End(RequestId),
+    /// The exchange failed.
+    Failed(RequestId, String),
+    /// More bytes of a body the task hashes itself arrived (a resource or a package).
+    Progress(RequestId, u64),
+    /// The end of such a body: its length and digests.
+    Digests(RequestId, Digests),
+    /// A whole response at once, hashed and kept by the task: head and digests (a small
+    /// resource).
+    Whole(RequestId, StatusCode, HeaderMap, Digests),
+}
+
+impl Msg {
+    /// Hands what the request task said to the client, as the input it is. A misuse is
+    /// a bug of this driver's (the client refused the input and changed nothing).
+    pub fn deliver<I: resourcesync_client::Inventory>(
+        self,
+        client: &mut Client<I>,
+    ) -> Result<(), Misuse> {
+        let now = Instant::now();
+        match self {
+            Msg::Head(id, status, headers) => client.handle_response(id, status, &headers, now),
+            Msg::Chunk(id, bytes) => client.handle_body(id, &bytes, now),
+            Msg::End(id) => client.handle_end(id, now),
+            Msg::Failed(id, reason) => client.handle_failure(id, reason, now),
+            Msg::Progress(id, bytes) => client.handle_progress(id, bytes, now),
+            Msg::Digests(id, digests) => client.handle_digests(id, digests, now),
+            Msg::Whole(id, status, headers, digests) => {
+                client.handle_response(id, status, &headers, now)?;
+                client.handle_digests(id, digests, now)
+            }
+        }
+    }
+}
+
+/// The system's resolver, with every address it returns checked against the client's
+/// policy before reqwest may connect to it: a host name that resolves to a loopback,
+/// private or link-local address (when the Source is not on one) is refused, as the
+/// client refuses such an address written in a URI. The client itself never resolves a
+/// name; this is the check its policy leaves to the driver ([`Policy::check_address`]).
+///
+/// [`Policy::check_address`]: resourcesync_client::policy::Policy::check_address
+pub(super) struct CheckedResolver(pub(super) resourcesync_client::policy::Policy);
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.0.clone();
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found: Vec<std::net::SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            // The URI is only for the refusal's message: the policy judges the address.
+            let uri: resourcesync_model::Uri = format!("http://{host}/").parse()?;
+            let mut refusal = None;
+            let allowed: Vec<_> = found
+                .into_iter()
+                .filter(|a| match policy.check_address(&uri, a.ip()) {
+                    Ok(()) => true,
+                    Err(e) => {
+                        refusal = Some(e);
+                        false
+                    }
+                })
+                .collect();
+            match (allowed.is_empty(), refusal) {
+                (true, Some(refusal)) => Err(refusal.into()),
+                _ => Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs),
+            }
+        })
+    }
+}
+
+/// Waits for what comes first, a request task's message or the client's next timeout, and
+/// hands it to the client; a misuse is this driver's bug.
+pub async fn wait<I: resourcesync_client::Inventory>(
+    client: &mut Client<I>,
+    rx: &mut mpsc::Receiver<Msg>,
+) -> Result<(), Misuse> {
+    let timeout = client.poll_timeout();
+    tokio::select! {
+        message = rx.recv() => if let Some(message) = message {
+            message.deliver(client)?;
+        },
+        () = sleep_until(timeout) => client.handle_timeout(Instant::now()),
+    }
+    Ok(())
+}
+
+/// Sleeps until `at`, or forever when there is no timeout.
+pub(super) async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Makes one request and streams its response to the main task; a resource or a
+/// package answered with success goes to its temporary file in `temp` instead, hashed
+/// here (no more than `limit` bytes and one are read), and the main task gets its
+/// progress and digests. URLs under a mirror's prefix are answered from its directory.
+pub async fn fetch(
+    http: reqwest::Client,
+    request: Request,
+    temp: Option<Bodies>,
+    limit: Option<u64>,
+    tx: mpsc::Sender<Msg>,
+    mirrors: Vec<(String, PathBuf)>,
+) {
+    let id = request.id;
+    let url = request.http.uri().to_string();
+    if let Some((prefix, dir)) = mirrors.iter().find(|(p, _)| url.starts_with(p.as_str())) {
+        // Read beneath the mirror's directory only, through a handle on it: a URI whose
+        // rest climbs out (`..`), is absolute (`//`), or meets a link that leads out is
+        // not found, and nothing of such a file is read, let alone quoted in an error.
+        let (dir, rest) = (dir.clone(), url[prefix.len()..].to_owned());
+        let read = tokio::task::spawn_blocking(move || {
+            cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())?.read(rest)
+        })
+        .await;
+        let (status, body) = match read {
+            Ok(Ok(body)) => (StatusCode::OK, body),
+            _ => (StatusCode::NOT_FOUND, Vec::new()),
+        };
+        let _ = tx.send(Msg::Head(id, status, HeaderMap::new())).await;
+        if status.is_success() {
+            if let Some(temp) = &temp
+                && let Err(e) = temp.create(id).and_then(|mut f| f.write_all(&body))
+            {
+                let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+                return;
+            }
+            for chunk in body.chunks(64 * 1024) {
+                let _ = tx.send(Msg::Chunk(id, chunk.to_vec())).await;
+            }
+        }
+        let _ = tx.send(Msg::End(id)).await;
+        return;
+    }
+    let mut response = match http.get(&url).send().await {
+        Ok(response) => response,
+        Err(e) => {
+            let _ = tx.send(Msg::Failed(id, failure(&e))).await;
+            return;
+        }
+    };
+    let status = response.status();
+    let headers = response.headers().clone();
+    let temp = match temp {
+        Some(temp) if status.is_success() => temp,
+        _ => {
+            // A document (or an error): streamed to the client as it arrives.
+            if tx.send(Msg::Head(id, status, headers)).await.is_err() || !status.is_success() {
+                return;
+            }
+            loop {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => {
+                        if tx.send(Msg::Chunk(id, chunk.to_vec())).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+                        return;
+                    }
+                }
+            }
+            let _ = tx.send(Msg::End(id)).await;
+            return;
+        }
+    };
+    // A resource or a package, kept in `temp` and hashed here, on the task that receives
+    // it: the tasks run on every core, where the client, a state machine on the main
+    // task, would hash every body on one (md5 and sha-256 are most of the work of a
+    // large body). The client gets the progress and, at the end, the digests to check
+    // (`Client::handle_digests`). A small body is gathered in memory, written with one
+    // blocking call and handed over in one message: per resource, each hop to tokio's
+    // blocking pool and each message cost more than the bytes. A body that grows past
+    // SMALL streams to the file from there on. Reading stops one byte past the limit
+    // (the listed length, or the cap for an unlisted one): the client fails it then.
+    const SMALL: usize = 256 * 1024;
+    let mut fixity = Fixity::new();
+    let mut gathered = Vec::new();
+    let mut file: Option<tokio::fs::File> = None;
+    let mut head = Some(headers);
+    let fail = |reason: String| Msg::Failed(id, reason);
+    loop {
+        let chunk = match response.chunk().await {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(e) => {
+                let _ = tx.send(fail(failure(&e))).await;
+                return;
+            }
+        };
+        fixity.update(&chunk);
+        let past = limit.is_some_and(|limit| fixity.length() > limit);
+        if file.is_none() {
+            gathered.extend_from_slice(&chunk);
+            if gathered.len() <= SMALL && !past {
+                continue;
+            }
+            let mut f = match temp.create(id) {
+                Ok(f) => tokio::fs::File::from_std(f),
+                Err(e) => {
+                    let _ = tx.send(fail(e.to_string())).await;
+                    return;
+                }
+            };
+            if let Err(e) = f.write_all(&gathered).await {
+                let _ = tx.send(fail(temp.error(id, &e))).await;
+                return;
+            }
+            file = Some(f);
+            if let Some(headers) = head.take()
+                && tx.send(Msg::Head(id, status, headers)).await.is_err()
+            {
+                return;
+            }
+            let said = std::mem::take(&mut gathered).len() as u64;
+            if tx.send(Msg::Progress(id, said)).await.is_err() {
+                return;
+            }
+        } else {
+            if let Some(f) = &mut file
+                && let Err(e) = f.write_all(&chunk).await
+            {
+                let _ = tx.send(fail(temp.error(id, &e))).await;
+                return;
+            }
+            if tx
+                .send(Msg::Progress(id, chunk.len() as u64))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        if past {
+            break;
+        }
+    }
+    let digests = fixity.finish();
+    match (file, head) {
+        (Some(mut f), _) => {
+            if let Err(e) = f.flush().await {
+                let _ = tx.send(fail(temp.error(id, &e))).await;
+                return;
+            }
+            let _ = tx.send(Msg::Digests(id, digests)).await;
+        }
+        (None, Some(headers)) => {
+            // Written here, on the worker: a body of at most SMALL bytes goes to the page
+            // cache in microseconds, less than the hop to tokio's blocking pool and back
+            // (its futex wake-ups were most of the system calls of a sync of 4,000 small
+            // files: 7.8 futex calls a file).
+            let written = temp
+                .create(id)
+                .map_err(|e| e.to_string())
+                .and_then(|mut f| f.write_all(&gathered).map_err(|e| temp.error(id, &e)));
+            match written {
+                Ok(()) => {
+                    let _ = tx.send(Msg::Whole(id, status, headers, digests)).await;
+                }
+                Err(e) => {
+                    let _ = tx.send(fail(e)).await;
+                }
+            }
+        }
+        (None, None) => {}
+    }
+}
+
+/// Why a request failed, in words a user acts on: reqwest's own message names only the
+/// URL ("error sending request for url ..."); the cause (connection refused, no such
+/// host, a TLS error, a timeout) is in its sources, innermost last.
+fn failure(e: &reqwest::Error) -> String {
+    let mut causes = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        causes.push(cause.to_string());
+        source = cause.source();
+    }
+    let what = if e.is_connect() {
+        "cannot connect"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "the body broke off"
+    } else {
+        "request failed"
+    };
+    match causes.last() {
+        Some(innermost) => format!("{what}: {innermost}"),
+        None => format!("{what}: {e}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::dns::Resolve;
+    use resourcesync_client::policy::Policy;
+
+    use super::CheckedResolver;
+
+    async fn resolve(source: &str, name: &str) -> Result<Vec<std::net::SocketAddr>, String> {
+        let policy = Policy::new(&source.parse().unwrap()).unwrap();
+        let resolving = CheckedResolver(policy).resolve(name.parse().unwrap());
+        resolving
+            .await
+            .map(|addrs| addrs.collect())
+            .map_err(|e| e.to_string())
+    }
+
+    #[tokio::test]
+    async fn a_name_that_resolves_to_loopback_is_refused_unless_the_source_is_there() {
+        // What DNS rebinding does: a name the policy cannot judge from the URI.
+        let refused = resolve("http://example.com/", "localhost")
+            .await
+            .unwrap_err();
+        assert!(refused.contains("loopback"), "{refused}");
+        let allowed = resolve("http://127.0.0.1:8080/", "localhost")
+            .await
+            .unwrap();
+        assert!(allowed.iter().any(|a| a.ip().is_loopback()));
+    }
+}
