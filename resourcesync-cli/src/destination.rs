@@ -23,8 +23,10 @@
 //!   a resource the inventory does not hold is a conflict ([`Client::declined`]), left as
 //!   it is, unless its bytes are the listed ones (then it is adopted: a run stopped before
 //!   it saved its inventory leaves such files) or the caller asked to replace such files
-//!   ([`DirectoryDestination::with_replace_foreign`]). A deletion removes a file only if
-//!   it still holds the bytes the inventory says were stored.
+//!   ([`DirectoryDestination::with_replace_foreign`]). A deletion removes a file, and an
+//!   update replaces it, only if it still holds the bytes the inventory says were stored
+//!   (an edited file is a conflict, kept); a baseline, which reads the files first
+//!   ([`DirectoryDestination::verify`]), repairs them.
 //!
 //! ```no_run
 //! use resourcesync_cli::destination::DirectoryDestination;
@@ -59,7 +61,7 @@ use cap_std::fs::Dir;
 use http::{HeaderMap, StatusCode};
 use resourcesync_client::local_path::{FileSystem, LocalPath, PathMapper};
 use resourcesync_client::{
-    Action, Change, Client, Config, Event, Held, Inventory, MemoryInventory, Misuse, Mode, Purpose,
+    Change, Client, Config, Event, Held, Inventory, MemoryInventory, Misuse, Mode, Purpose,
     Request, RequestId, State,
 };
 use resourcesync_model::{Digests, Fixity};
@@ -463,7 +465,8 @@ impl DirectoryDestination {
         match event {
             Event::Store(store) => {
                 let temp = temp_name(store.request);
-                let placed = self.place(&temp, &store.change, &store.digests);
+                let held = client.inventory().get(&store.change.uri);
+                let placed = self.place(&temp, &store.change, &store.digests, held);
                 self.confirm(client, &store.change, placed.map(|()| None))?;
             }
             Event::Delete(change) => {
@@ -490,9 +493,10 @@ impl DirectoryDestination {
                     }
                     None => Err(io::Error::other("the package is not open")),
                 };
+                let held = client.inventory().get(&extract.change.uri);
                 let outcome = match copied {
                     Ok(digests) => self
-                        .place(&temp, &extract.change, &digests)
+                        .place(&temp, &extract.change, &digests, held)
                         .map(|()| Some(Held::of(&digests, extract.change.lastmod))),
                     Err(e) => Err(Outcome::Failed(e)),
                 };
@@ -604,15 +608,32 @@ impl DirectoryDestination {
 
     /// Moves the finished temporary file `temp` to the change's path, unless that path
     /// holds what no sync stored (see the [module](self)).
-    fn place(&mut self, temp: &str, change: &Change, digests: &Digests) -> Result<(), Outcome> {
+    fn place(
+        &mut self,
+        temp: &str,
+        change: &Change,
+        digests: &Digests,
+        held: Option<Held>,
+    ) -> Result<(), Outcome> {
         let target = change.path.to_path_buf();
         let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
         match self.root.symlink_metadata(&target) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(Outcome::Failed(e)),
-            // Held: the sync's own file, replaced.
-            Ok(meta) if change.action != Action::Create && meta.is_file() => {}
             Ok(_) if self.replace_foreign => {}
+            // Held: the sync's own file, replaced if it still holds what the inventory
+            // records (what the sync stored; in a baseline after `verify`, what is there
+            // now, which the baseline repairs). Edited since: kept, as a deletion would
+            // keep it. The length first, which the metadata has: an edit mostly changes it.
+            Ok(meta) if meta.is_file() && held.is_some() => {
+                if let Some(held) = held
+                    && !self.unchanged(&target, meta.len(), &held)?
+                {
+                    return Err(Outcome::Conflict(
+                        "changed since the sync stored it: kept, not replaced".into(),
+                    ));
+                }
+            }
             Ok(meta) if meta.is_file() => {
                 match digest_file(&self.root, &target) {
                     // The listed bytes already: adopted as they are.
@@ -674,7 +695,7 @@ impl DirectoryDestination {
                 _ => Err(Outcome::Failed(e)),
             };
         }
-        match self.root.symlink_metadata(&target) {
+        let len = match self.root.symlink_metadata(&target) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(Outcome::Failed(e)),
             Ok(meta) if !meta.is_file() => {
@@ -682,15 +703,14 @@ impl DirectoryDestination {
                     "not the file the sync stored (a link, a directory): kept".into(),
                 ));
             }
-            Ok(_) => {}
-        }
-        if let Some(held) = held {
-            let found = digest_file(&self.root, &target).map_err(Outcome::Failed)?;
-            if !holds(&held, &found) {
-                return Err(Outcome::Conflict(
-                    "changed since the sync stored it: kept, no longer the sync's".into(),
-                ));
-            }
+            Ok(meta) => meta.len(),
+        };
+        if let Some(held) = held
+            && !self.unchanged(&target, len, &held)?
+        {
+            return Err(Outcome::Conflict(
+                "changed since the sync stored it: kept, no longer the sync's".into(),
+            ));
         }
         match self.root.remove_file(&target) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(Outcome::Failed(e)),
@@ -705,6 +725,16 @@ impl DirectoryDestination {
             dir = d.parent();
         }
         Ok(())
+    }
+
+    /// Whether the file at `target`, `len` bytes long, still holds what `held` records:
+    /// the length first (no read when it differs, as after most edits), then the digests.
+    fn unchanged(&self, target: &Path, len: u64, held: &Held) -> Result<bool, Outcome> {
+        if held.length.is_some_and(|l| l != len) {
+            return Ok(false);
+        }
+        let found = digest_file(&self.root, target).map_err(Outcome::Failed)?;
+        Ok(holds(held, &found))
     }
 
     /// Makes the directory of `target` (relative to the root), checking that none on the

@@ -308,6 +308,55 @@ pub fn incremental_deletions_obey_delete_and_spare_what_the_sync_did_not_store(d
     assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
 }
 
+/// An update replaces a file only if it still holds what the sync stored: a file the
+/// user edited since (of another length, or of the same length) is a conflict kept as it
+/// is, as a deletion would keep it; `--baseline` repairs it on request.
+pub fn an_update_never_replaces_a_file_edited_since_the_sync_stored_it(driver: &Driver) {
+    let served = Served::start(|s| populate(s, 4));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let dest = d.to_str().unwrap();
+    let out = driver.run(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    std::fs::write(d.join("r/1.txt"), b"resource 1, edited by the user").unwrap();
+    // The same length as the stored "resource 2": only the bytes tell.
+    std::fs::write(d.join("r/2.txt"), b"RESOURCE 2").unwrap();
+    served.change(|s| {
+        s.tick(1);
+        for i in 1..4 {
+            s.put(
+                &format!("r/{i}.txt"),
+                format!("resource {i}, updated").as_bytes(),
+            );
+        }
+        s.tick(1);
+    });
+    let out = driver.run(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(stdout.contains(" 2 conflicts,"), "{driver:?}: {stdout}");
+    assert!(
+        stderr.contains("r/1.txt") && stderr.contains("r/2.txt"),
+        "{driver:?}: {stderr}"
+    );
+    assert_eq!(
+        std::fs::read(d.join("r/1.txt")).unwrap(),
+        b"resource 1, edited by the user"
+    );
+    assert_eq!(std::fs::read(d.join("r/2.txt")).unwrap(), b"RESOURCE 2");
+    assert_eq!(
+        std::fs::read(d.join("r/3.txt")).unwrap(),
+        b"resource 3, updated"
+    );
+    // Asked for: the baseline reads the files and repairs them.
+    let out = driver.run(&["--baseline", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
+    served.equals(&d).unwrap();
+}
+
 /// A baseline into a directory that holds files at listed paths: a file with other
 /// bytes is a conflict left as it is, one with the listed bytes is adopted, and
 /// `--replace-foreign` replaces them.
@@ -456,6 +505,7 @@ macro_rules! driver_tests {
             faults_are_retried_or_refused_and_a_later_run_converges,
             an_interrupted_sync_leaves_no_half_written_file_and_resumes,
             incremental_deletions_obey_delete_and_spare_what_the_sync_did_not_store,
+            an_update_never_replaces_a_file_edited_since_the_sync_stored_it,
             a_file_the_sync_did_not_store_is_a_conflict_unless_it_holds_the_listed_bytes,
             nothing_is_written_or_deleted_through_a_link_out_of_the_directory,
             an_audit_reads_the_files_and_a_baseline_repairs_them,
