@@ -101,6 +101,15 @@ pub enum DestinationError {
         /// The path.
         path: PathBuf,
     },
+    /// Another process (a sync, an audit) has the directory open: two at once would
+    /// remove each other's temporary files and race on the same paths.
+    #[error("another sync is using {} (it holds {})", dir.display(), lock.display())]
+    Busy {
+        /// The directory.
+        dir: PathBuf,
+        /// The lock file held.
+        lock: PathBuf,
+    },
     /// The client refused a confirmation: a bug of the driver's (the client changed
     /// nothing).
     #[error(transparent)]
@@ -166,6 +175,8 @@ pub struct DirectoryDestination {
     substituted: HashMap<resourcesync_model::Uri, (Held, Option<Held>)>,
     /// A file was placed since the last save: its bytes may be in the page cache only.
     unflushed: bool,
+    /// `.resourcesync/lock`, locked for as long as this destination is open.
+    _lock: Option<std::fs::File>,
 }
 
 impl fmt::Debug for DirectoryDestination {
@@ -181,6 +192,8 @@ impl fmt::Debug for DirectoryDestination {
 impl DirectoryDestination {
     /// Opens `dir` (made if missing) and its `.resourcesync/tmp/`, and removes the
     /// temporary files a run that was stopped left there: they are of no use to the next.
+    /// The directory is locked while the destination is open: another open of it, by this
+    /// process or another, is [`DestinationError::Busy`].
     /// `.resourcesync/` and `tmp/` must be directories, not symbolic links.
     pub fn open(dir: impl Into<PathBuf>) -> Result<DirectoryDestination, DestinationError> {
         let dir = dir.into();
@@ -191,6 +204,9 @@ impl DirectoryDestination {
         std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
         let root = Dir::open_ambient_dir(&dir, ambient_authority()).map_err(io_at(&dir))?;
         let kept = own_dir(&root, Path::new(KEPT), &dir)?;
+        // Before anything else is touched: the temporary files removed below could be
+        // another run's.
+        let lock = lock(&kept, &dir)?;
         let tmp = own_dir(&kept, Path::new("tmp"), &dir.join(KEPT))?;
         let entries = tmp.entries().map_err(io_at(&dir.join(KEPT).join("tmp")))?;
         for entry in entries.flatten() {
@@ -213,6 +229,7 @@ impl DirectoryDestination {
             file_system,
             substituted: HashMap::new(),
             unflushed: false,
+            _lock: lock,
         })
     }
 
@@ -829,6 +846,46 @@ impl DirectoryDestination {
         })
     }
 }
+
+/// Takes the lock of the destination at `dir` (`.resourcesync/lock`, opened through
+/// `kept`, its handle): an exclusive `flock`, released when the file is closed, by the
+/// process's end too, so that a killed run leaves no stale lock. `None` where there is no
+/// `flock` (not Unix).
+fn lock(kept: &Dir, dir: &Path) -> Result<Option<std::fs::File>, DestinationError> {
+    let path = dir.join(KEPT).join(LOCK);
+    #[cfg(unix)]
+    {
+        use rustix::fs::{FlockOperation, flock};
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true).write(true).create(true);
+        let file = kept
+            .open_with(LOCK, &options)
+            .map_err(|source| DestinationError::Io {
+                path: path.clone(),
+                source,
+            })?
+            .into_std();
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(file)),
+            Err(rustix::io::Errno::WOULDBLOCK) => Err(DestinationError::Busy {
+                dir: dir.to_owned(),
+                lock: path,
+            }),
+            Err(e) => Err(DestinationError::Io {
+                path,
+                source: e.into(),
+            }),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (kept, path);
+        Ok(None)
+    }
+}
+
+/// The lock's name in [`KEPT`].
+const LOCK: &str = "lock";
 
 /// The saved state's and inventory's names in [`KEPT`].
 const STATE: &str = "state.json";

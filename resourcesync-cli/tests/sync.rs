@@ -514,6 +514,38 @@ fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
 }
 
 #[test]
+fn a_second_sync_into_a_directory_in_use_stops_at_once_naming_the_lock() {
+    let served = Served::start(|s| populate(s, 300));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut child = stalled_baseline(&served, &d);
+    // A body the first run is receiving (its own are not started: the Source stalls).
+    let receiving = d.join(".resourcesync/tmp/request-999");
+    std::fs::write(&receiving, b"half a body").unwrap();
+    // From a Source that answers at once: a run that did not stop would be over soon.
+    let other = Served::start(|s| populate(s, 10));
+    let out = sync(&[&other.base, d.to_str().unwrap()]);
+    signal(&child, rustix::process::Signal::KILL);
+    child.wait().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("another sync is using"),
+        "{}",
+        text(&out)
+    );
+    // It touched nothing of the first run's (a run that opens DIR empties tmp/).
+    assert!(
+        receiving.exists(),
+        "the second run removed the first's body"
+    );
+    // The lock dies with its process: the next run goes.
+    served.faults(|_, _| None);
+    let out = sync(&[&served.base, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+}
+
+#[test]
 fn a_second_sigint_ends_a_run_stuck_in_its_last_save() {
     let served = Served::start(|s| populate(s, 300));
     let dir = tempfile::tempdir().unwrap();
