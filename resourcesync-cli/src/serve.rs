@@ -66,7 +66,8 @@ Publishes PUBLISH-DIR over HTTP as a ResourceSync Source (section 6.3 discovery 
 
 Every file under PUBLISH-DIR is served as it is, with its media type, Content-Length,
 Last-Modified and an ETag; conditional requests (If-None-Match, If-Modified-Since,
-If-Range), HEAD and single byte ranges are answered, and text, XML and JSON are gzipped
+If-Range), HEAD and single byte ranges are answered (a Range header of several ranges, or
+one that is not a byte range, gets the whole file), and text, XML and JSON are gzipped
 for clients that accept it (never a range, nor a binary file). Names starting with a dot
 are not served, except .well-known/. The Source Description at .well-known/resourcesync
 and every *.xml are application/xml.
@@ -1086,25 +1087,19 @@ fn static_file(
     if let Some(modified) = last_modified {
         response = response.header(header::LAST_MODIFIED, modified.to_string());
     }
-    let (start, count) = match range.map(|r| {
-        r.to_str()
-            .map_err(|_| ())
-            .and_then(|r| http_range_header::parse_range_header(r).map_err(|_| ()))
-            .and_then(|r| r.validate(len).map_err(|_| ()))
-    }) {
-        None => {
+    let (start, count) = match range.map_or(RangeAsked::Whole, |r| range_asked(r.as_bytes(), len)) {
+        RangeAsked::Whole => {
             response = response.status(StatusCode::OK);
             (0, len)
         }
-        Some(Ok(ranges)) if ranges.len() == 1 => {
-            let (first, last) = (*ranges[0].start(), *ranges[0].end());
+        RangeAsked::Part { start, count } => {
+            let last = start + count - 1;
             response = response
                 .status(StatusCode::PARTIAL_CONTENT)
-                .header(header::CONTENT_RANGE, format!("bytes {first}-{last}/{len}"));
-            (first, last - first + 1)
+                .header(header::CONTENT_RANGE, format!("bytes {start}-{last}/{len}"));
+            (start, count)
         }
-        // Several ranges would need a multipart body, which no client of a Source needs.
-        Some(_) => {
+        RangeAsked::Unsatisfiable => {
             return (
                 StatusCode::RANGE_NOT_SATISFIABLE,
                 [(header::CONTENT_RANGE, format!("bytes */{len}"))],
@@ -1135,6 +1130,99 @@ fn static_file(
     response
         .body(body)
         .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "bad response\n"))
+}
+
+/// What a `Range` header asks of a representation of `len` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RangeAsked {
+    /// The whole representation (200): the header is malformed, in a unit other than
+    /// `bytes`, or asks for several ranges, all of which RFC 9110 14.2 lets a server
+    /// ignore. Several ranges would need a multipart body, which no client of a Source
+    /// needs.
+    Whole,
+    /// `count` bytes (at least one) from `start` (206).
+    Part { start: u64, count: u64 },
+    /// One valid byte range with no byte in the representation (416): its first byte
+    /// past the end, a suffix of none, or any range of an empty file (14.1.1).
+    Unsatisfiable,
+}
+
+/// Reads a `Range` header (RFC 9110 14.1.1, 14.2) for a representation of `len` bytes.
+///
+/// One pass over the header, which stops at the second range: a header of tens of
+/// thousands of ranges costs no more than its bytes up to its first comma or two
+/// (a parser that validates every range against every other, as http-range-header
+/// does, took quadratic time on a runtime worker). Numbers too large for 64 bits are
+/// taken as `u64::MAX`, which is past any file's end.
+fn range_asked(header: &[u8], len: u64) -> RangeAsked {
+    let Some(equals) = header.iter().position(|&b| b == b'=') else {
+        return RangeAsked::Whole;
+    };
+    let (unit, set) = (&header[..equals], &header[equals + 1..]);
+    if !unit.eq_ignore_ascii_case(b"bytes") {
+        return RangeAsked::Whole;
+    }
+    // A list's empty elements count for nothing (RFC 9110 5.6.1), nor do spaces around
+    // an element.
+    let mut specs = set
+        .split(|&b| b == b',')
+        .map(|spec| spec.trim_ascii())
+        .filter(|spec| !spec.is_empty());
+    let (Some(spec), None) = (specs.next(), specs.next()) else {
+        return RangeAsked::Whole;
+    };
+    let Some(dash) = spec.iter().position(|&b| b == b'-') else {
+        return RangeAsked::Whole;
+    };
+    let (first, last) = (&spec[..dash], &spec[dash + 1..]);
+    if first.is_empty() {
+        // `-N`: the last N bytes, or the whole file when it is shorter (zip readers
+        // ask `bytes=-65536` of small files).
+        return match digits(last) {
+            None => RangeAsked::Whole,
+            Some(0) => RangeAsked::Unsatisfiable,
+            Some(_) if len == 0 => RangeAsked::Unsatisfiable,
+            Some(suffix) => {
+                let count = suffix.min(len);
+                RangeAsked::Part {
+                    start: len - count,
+                    count,
+                }
+            }
+        };
+    }
+    let Some(first) = digits(first) else {
+        return RangeAsked::Whole;
+    };
+    // `N-`: from N to the end; `N-M`: to M, or the end when the file is shorter.
+    let last = if last.is_empty() {
+        None
+    } else {
+        match digits(last) {
+            // Before the first position, the range is invalid: ignored.
+            Some(last) if last >= first => Some(last),
+            _ => return RangeAsked::Whole,
+        }
+    };
+    if first >= len {
+        return RangeAsked::Unsatisfiable;
+    }
+    let end = last.map_or(len - 1, |last| last.min(len - 1));
+    RangeAsked::Part {
+        start: first,
+        count: end - first + 1,
+    }
+}
+
+/// The value of a run of ASCII digits (`1*DIGIT`), saturating at `u64::MAX`; `None`
+/// for anything else, the empty run included.
+fn digits(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(text.iter().fold(0u64, |n, &d| {
+        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    }))
 }
 
 /// The `Link` header of a resource (section 6.3.3): one `rel="resourcesync"` link per

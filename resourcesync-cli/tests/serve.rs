@@ -474,6 +474,92 @@ async fn ranges_give_206_with_the_bytes_asked_and_416_when_unsatisfiable() {
 }
 
 #[tokio::test]
+async fn any_range_of_an_empty_file_is_416_with_its_length_zero() {
+    let s = Served::start(|one| write(&one.join("files/empty.txt"), "")).await;
+    let got = s.get("files/empty.txt", &[]).await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.header(header::CONTENT_LENGTH), Some("0"));
+    for range in ["bytes=0-0", "bytes=0-", "bytes=-5", "bytes=0-99"] {
+        let got = s.get("files/empty.txt", &[(header::RANGE, range)]).await;
+        assert_eq!(got.status, StatusCode::RANGE_NOT_SATISFIABLE, "{range}");
+        assert_eq!(
+            got.header(header::CONTENT_RANGE),
+            Some("bytes */0"),
+            "{range}"
+        );
+        assert!(got.body.is_empty(), "{range}");
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_range_header_that_is_not_one_valid_byte_range_is_ignored() {
+    let s = Served::start(|_| {}).await;
+    let big = big_bytes();
+    // Malformed, another unit, an invalid range (last before first), several ranges:
+    // RFC 9110 14.2 lets a server ignore them all, and the whole file is the answer.
+    for range in [
+        "items=0-5",
+        "bytes=abc",
+        "bytes=5-2",
+        "bytes 0-5",
+        "bytes=--5",
+        "bytes=0-1,5-6",
+        "bytes=2000000-,0-5",
+    ] {
+        let got = s.get("files/big.zip", &[(header::RANGE, range)]).await;
+        assert_eq!(got.status, StatusCode::OK, "{range}");
+        assert_eq!(got.header(header::CONTENT_RANGE), None, "{range}");
+        assert_eq!(got.body.len(), BIG, "{range}");
+    }
+    // The unit is case-insensitive, and a list's empty elements count for nothing.
+    for range in ["BYTES=0-4", "bytes=0-4, ", "bytes=,0-4"] {
+        let got = s.get("files/big.zip", &[(header::RANGE, range)]).await;
+        assert_eq!(got.status, StatusCode::PARTIAL_CONTENT, "{range}");
+        assert_eq!(got.body, &big[..5], "{range}");
+    }
+    // A suffix longer than the file is the whole file, as a range (zip readers ask
+    // `bytes=-65536` of small files).
+    let text = hello("one");
+    let got = s
+        .get("files/hello.txt", &[(header::RANGE, "bytes=-65536")])
+        .await;
+    assert_eq!(got.status, StatusCode::PARTIAL_CONTENT);
+    let whole = format!("bytes 0-{}/{}", text.len() - 1, text.len());
+    assert_eq!(got.header(header::CONTENT_RANGE), Some(&*whole));
+    assert_eq!(got.body, text.as_bytes());
+    // A valid single range with no byte in the file is the only 416.
+    for range in [
+        "bytes=-0",
+        "bytes=99999999999999999999999-",
+        "bytes=1048576-1048577",
+    ] {
+        let got = s.get("files/big.zip", &[(header::RANGE, range)]).await;
+        assert_eq!(got.status, StatusCode::RANGE_NOT_SATISFIABLE, "{range}");
+        assert_eq!(got.header(header::CONTENT_RANGE), Some("bytes */1048576"));
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_range_header_of_thousands_of_ranges_is_ignored_at_once() {
+    let s = Served::start(|_| {}).await;
+    // 30,000 ranges, none overlapping (about 300 KB, under hyper's limit of a head):
+    // checking each against each would take seconds of a runtime worker.
+    let ranges: Vec<String> = (0..30_000u32)
+        .map(|i| format!("{}-{}", 20 * i, 20 * i + 9))
+        .collect();
+    let range = format!("bytes={}", ranges.join(","));
+    let started = std::time::Instant::now();
+    let got = s.get("files/big.zip", &[(header::RANGE, &range)]).await;
+    let elapsed = started.elapsed();
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body.len(), BIG);
+    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn gzip_only_when_asked_decodes_to_the_file_and_spares_archives() {
     let s = Served::start(|_| {}).await;
     let text = hello("one");
