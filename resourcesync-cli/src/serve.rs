@@ -1119,9 +1119,10 @@ fn static_file(
     } else if let Some(bytes) = bytes.filter(|b| start == 0 && b.len() as u64 == count) {
         Body::from(bytes)
     } else {
-        if start > 0
-            && let Err(e) = file.seek(SeekFrom::Start(start))
-        {
+        // Always to the start, 0 included: a short read with the open (`read_whole`, the
+        // file shrinking meanwhile) has moved the file's offset, and the stream would
+        // begin there.
+        if let Err(e) = file.seek(SeekFrom::Start(start)) {
             return error_response(&e);
         }
         let file = tokio::fs::File::from_std(file).take(count);
@@ -1268,5 +1269,31 @@ mod tests {
         );
         let missing = FileIdentity::at(&root, ".well-known/missing").unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+    }
+
+    /// A file that shrinks between its open and its read: the whole-file read comes up
+    /// short, and the response streams the file instead, from its first byte.
+    #[test]
+    fn after_a_short_read_the_file_is_streamed_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shrinks.txt");
+        std::fs::write(&path, "0123456789").unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let meta = file.metadata().unwrap();
+        // Rewritten shorter in place, as a publisher rewriting the file would.
+        std::fs::write(&path, "01234").unwrap();
+        assert!(read_whole(&file, meta.len()).unwrap().is_none());
+        let (request, ()) = Request::get("/shrinks.txt").body(()).unwrap().into_parts();
+        let name = Path::new("shrinks.txt");
+        let response = static_file(name, name, &request, file, meta, None, None);
+        assert_eq!(response.status(), StatusCode::OK);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let body = runtime
+            .block_on(axum::body::to_bytes(response.into_body(), usize::MAX))
+            .unwrap();
+        assert_eq!(&body[..], b"01234");
     }
 }
