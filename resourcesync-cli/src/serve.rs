@@ -769,17 +769,13 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         }
         Ok(Found::Directory) => {
             // `/dir` to `/dir/`, whose relative links then resolve inside it.
-            let query = request
-                .uri
-                .query()
-                .map_or(String::new(), |q| format!("?{q}"));
-            match HeaderValue::from_str(&format!("{}/{query}", request.uri.path())) {
-                Ok(location) => (
+            match directory_location(&relative, request.uri.query()) {
+                Some(location) => (
                     StatusCode::TEMPORARY_REDIRECT,
                     [(header::LOCATION, location)],
                 )
                     .into_response(),
-                Err(_) => plain(StatusCode::NOT_FOUND, "not found\n"),
+                None => plain(StatusCode::NOT_FOUND, "not found\n"),
             }
         }
         // The generated pages stand in only for files the publication does not have.
@@ -794,6 +790,42 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         }
         Err(e) => error_response(&e),
     }
+}
+
+/// What a path segment may not hold as it is in a URI's path (RFC 3986 3.3): a
+/// delimiter, or a byte that is not a URI's (non-ASCII bytes are always escaped).
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// The `Location` of the redirect from a directory to its `/` form: built from the
+/// normalised relative path, so that it always starts with exactly one `/`. Built from
+/// the request's own path, `GET //evil.example` of a directory so named gave
+/// `Location: //evil.example/`, a reference to another host (an open redirect).
+fn directory_location(relative: &Path, query: Option<&str>) -> Option<HeaderValue> {
+    let mut location = String::from("/");
+    for segment in relative {
+        let segment = segment.to_str()?;
+        location.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
+        location.push('/');
+    }
+    if let Some(query) = query {
+        location.push('?');
+        location.push_str(query);
+    }
+    HeaderValue::from_str(&location).ok()
 }
 
 /// The status of an error opening a request's file. What the request's name is at fault

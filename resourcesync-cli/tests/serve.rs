@@ -772,6 +772,35 @@ async fn hidden_names_and_paths_out_of_the_directory_are_not_served() {
     s.stop().await;
 }
 
+/// The `Location` header of a raw response.
+fn location(response: &str) -> Option<&str> {
+    response.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("location").then(|| value.trim())
+    })
+}
+
+#[tokio::test]
+async fn a_directory_redirects_to_its_slash_form_on_this_host_only() {
+    let s = Served::start(|one| write(&one.join("files/sub dir/a.txt"), "a\n")).await;
+    for (target, expected) in [
+        ("/files", "/files/"),
+        // A path with an empty first segment: its raw form as a Location would be a
+        // reference to the host `files` (an open redirect).
+        ("//files", "/files/"),
+        ("///files?a=b", "/files/?a=b"),
+        ("/%2Ffiles", "/files/"),
+        ("/./files", "/files/"),
+        ("/.", "/"),
+        ("/files/sub%20dir", "/files/sub%20dir/"),
+    ] {
+        let (status, response) = s.raw(target).await;
+        assert_eq!(status, 307, "{target}: {response}");
+        assert_eq!(location(&response), Some(expected), "{target}: {response}");
+    }
+    s.stop().await;
+}
+
 /// What a file outside every publication holds; no response may carry it.
 const SECRET: &str = "SECRET: outside the publication";
 
