@@ -86,7 +86,8 @@ request. A symbolic link in the generation itself is the publisher's and is foll
 (build never publishes one: a link there was made since), nor a name the build linked
 swapped for a link: those are 404, as are FIFOs, sockets, devices and names the file
 system refuses (too long, through a file). 503 means the server is out of descriptors
-or memory for a while.
+or memory for a while; any other failure of the file system (a read error, a stale
+network file handle, a timeout) is 500, logged on standard error, never 404.
 
 Connections: at most --max-connections are served at once (more wait in the system's
 queue); a request's head must arrive within --header-timeout; a connection on which
@@ -788,7 +789,7 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
                 plain(StatusCode::NOT_FOUND, "not found\n")
             }
         }
-        Err(e) => error_response(&e),
+        Err(e) => error_response(&e, &relative),
     }
 }
 
@@ -830,34 +831,52 @@ fn directory_location(relative: &Path, query: Option<&str>) -> Option<HeaderValu
 
 /// The status of an error opening a request's file. What the request's name is at fault
 /// for is 404, whatever the system calls it: not there, a link not followed, not a
-/// regular file, a segment too long (`ENAMETOOLONG`), a path through a file (`ENOTDIR`),
-/// a loop, a name the file system cannot hold, one the server may not read. Out of
-/// descriptors or memory is 503 (for a while); only what is left, such as a disk's
-/// read error, is 500.
+/// regular file (a socket refuses its open with `ENXIO`), a segment too long
+/// (`ENAMETOOLONG`), a path through a file (`ENOTDIR`), a loop, a name the file system
+/// cannot hold (`EINVAL`, `EILSEQ`), one the server may not read. Out of descriptors or
+/// memory is 503 (for a while). Anything else (`EIO`, `ESTALE`, `ETIMEDOUT`, `EINTR`,
+/// `EOVERFLOW`, …) is the server's failure, 500: a Destination takes 404 to mean the
+/// resource is gone, and would delete its copy for a disk's or a network file system's
+/// passing fault.
 fn status_of(e: &io::Error) -> StatusCode {
     #[cfg(unix)]
     if let Some(code) = e.raw_os_error() {
         return match code {
+            libc::ENOENT
+            | libc::ENOTDIR
+            | libc::EISDIR
+            | libc::ELOOP
+            | libc::ENAMETOOLONG
+            | libc::EINVAL
+            | libc::EILSEQ
+            | libc::ENXIO
+            | libc::ENODEV
+            | libc::EACCES
+            | libc::EPERM => StatusCode::NOT_FOUND,
             libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS | libc::EAGAIN => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
-            libc::EIO => StatusCode::INTERNAL_SERVER_ERROR,
-            _ => StatusCode::NOT_FOUND,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
     }
     match e.kind() {
+        // The walk's own errors (not a regular file, a link not followed, a path through
+        // a file), cap-std's refusal of a path leading out, and the system's where it
+        // gives no number.
+        io::ErrorKind::NotFound
+        | io::ErrorKind::NotADirectory
+        | io::ErrorKind::IsADirectory
+        | io::ErrorKind::InvalidFilename
+        | io::ErrorKind::PermissionDenied => StatusCode::NOT_FOUND,
         io::ErrorKind::OutOfMemory => StatusCode::SERVICE_UNAVAILABLE,
-        // Not the system's (a task that failed): the server's own fault.
-        io::ErrorKind::Other if e.raw_os_error().is_none() && e.get_ref().is_some() => {
-            StatusCode::INTERNAL_SERVER_ERROR
-        }
-        _ => StatusCode::NOT_FOUND,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
-/// The response to an error opening a request's file ([`status_of`]); a 503 asks the
-/// client to come back in a second.
-fn error_response(e: &io::Error) -> Response {
+/// The response to an error opening or reading the file of `relative` ([`status_of`]);
+/// a 503 asks the client to come back in a second. A 500 is logged: it is the server's
+/// fault, and its operator's to look into.
+fn error_response(e: &io::Error, relative: &Path) -> Response {
     match status_of(e) {
         StatusCode::NOT_FOUND => plain(StatusCode::NOT_FOUND, "not found\n"),
         StatusCode::SERVICE_UNAVAILABLE => (
@@ -866,7 +885,13 @@ fn error_response(e: &io::Error) -> Response {
             "busy, try again\n",
         )
             .into_response(),
-        status => (status, format!("cannot read the file: {e}\n")).into_response(),
+        status => {
+            eprintln!(
+                "resourcesync serve: cannot read /{}: {e}",
+                relative.display()
+            );
+            (status, format!("cannot read the file: {e}\n")).into_response()
+        }
     }
 }
 
@@ -1155,7 +1180,7 @@ fn static_file(
         // file shrinking meanwhile) has moved the file's offset, and the stream would
         // begin there.
         if let Err(e) = file.seek(SeekFrom::Start(start)) {
-            return error_response(&e);
+            return error_response(&e, relative);
         }
         let file = tokio::fs::File::from_std(file).take(count);
         Body::from_stream(ReaderStream::with_capacity(file, CHUNK))
@@ -1301,6 +1326,49 @@ mod tests {
         );
         let missing = FileIdentity::at(&root, ".well-known/missing").unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+    }
+
+    /// Only the errors that are the request's name's are 404: the others, a disk's or
+    /// a network file system's faults among them, must not tell a Destination that the
+    /// resource is gone.
+    #[test]
+    fn only_errors_of_the_requests_name_are_404() {
+        let raw = io::Error::from_raw_os_error;
+        for code in [
+            libc::ENOENT,
+            libc::ENOTDIR,
+            libc::ELOOP,
+            libc::ENAMETOOLONG,
+            libc::ENXIO,
+            libc::EACCES,
+        ] {
+            assert_eq!(status_of(&raw(code)), StatusCode::NOT_FOUND, "{code}");
+        }
+        for kind in [io::ErrorKind::NotFound, io::ErrorKind::NotADirectory] {
+            assert_eq!(status_of(&io::Error::from(kind)), StatusCode::NOT_FOUND);
+        }
+        for code in [libc::EMFILE, libc::ENFILE, libc::ENOMEM] {
+            assert_eq!(
+                status_of(&raw(code)),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "{code}"
+            );
+        }
+        for code in [
+            libc::EIO,
+            libc::ESTALE,
+            libc::ETIMEDOUT,
+            libc::EINTR,
+            libc::EOVERFLOW,
+        ] {
+            assert_eq!(
+                status_of(&raw(code)),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "{code}"
+            );
+        }
+        let timed_out = io::Error::from(io::ErrorKind::TimedOut);
+        assert_eq!(status_of(&timed_out), StatusCode::INTERNAL_SERVER_ERROR);
     }
 
     /// A file that shrinks between its open and its read: the whole-file read comes up
