@@ -279,14 +279,70 @@ pub fn router(dir: PathBuf) -> Router {
             CompressionLayer::new()
                 .gzip(true)
                 .quality(CompressionLevel::Default)
-                .compress_when(
-                    NotForContentType::GRPC
-                        .and(NotForContentType::IMAGES)
-                        .and(NotForContentType::SSE)
-                        .and(compressible),
-                ),
+                .compress_when(compression_predicate()),
         )
         .layer(axum::middleware::map_response(gzip_etag))
+}
+
+/// What the compression layer asks of a response before it gzips it; [`not_modified`]
+/// asks it too, of the 200 a 304 stands for, so that the two cannot disagree.
+fn compression_predicate() -> impl Predicate {
+    NotForContentType::GRPC
+        .and(NotForContentType::IMAGES)
+        .and(NotForContentType::SSE)
+        .and(compressible)
+}
+
+/// Whether the compression layer, as [`router`] sets it (gzip alone), picks gzip for a
+/// request with these headers.
+///
+/// tower-http does not expose its negotiation, so this is the same rule (0.6's
+/// `Encoding::from_headers`): of the `Accept-Encoding` elements `gzip`, `x-gzip` and
+/// `identity` (case-insensitive) with a valid q-value above 0, the highest q-value
+/// wins, gzip over identity at a tie; `*` and other codings count for nothing. A test
+/// (`a_304_has_the_vary_and_etag_of_the_200_it_stands_for`) compares the two.
+fn gzip_negotiated(headers: &HeaderMap) -> bool {
+    let mut gzip = 0;
+    let mut identity = 0;
+    let elements = headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','));
+    for element in elements {
+        let mut parts = element.splitn(2, ';');
+        let coding = parts.next().unwrap_or("").trim();
+        let Some(q) = parts.next().map_or(Some(1000), |q| qvalue(q.trim())) else {
+            continue;
+        };
+        if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+            gzip = gzip.max(q);
+        } else if coding.eq_ignore_ascii_case("identity") {
+            identity = identity.max(q);
+        }
+    }
+    gzip > 0 && gzip >= identity
+}
+
+/// A q-value (`q=0.5`) in thousandths, as tower-http reads it: `q=` (either case), 0 or
+/// 1, then up to three decimals, at most 1; `None` otherwise.
+fn qvalue(text: &str) -> Option<u16> {
+    let rest = text
+        .strip_prefix("q=")
+        .or_else(|| text.strip_prefix("Q="))?;
+    let (whole, decimals) = rest.split_once('.').unwrap_or((rest, ""));
+    let mut value: u16 = match whole {
+        "0" => 0,
+        "1" => 1000,
+        _ => return None,
+    };
+    if decimals.len() > 3 || !decimals.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    for (digit, factor) in decimals.bytes().zip([100, 10, 1]) {
+        value += factor * u16::from(digit - b'0');
+    }
+    (value <= 1000).then_some(value)
 }
 
 /// Whether a media type is text that gzip shrinks: text, XML, JSON, JavaScript, WebAssembly,
@@ -354,6 +410,11 @@ fn compressible(
 /// strong validator names one sequence of bytes, and the gzipped bytes are another.
 const GZIP_SUFFIX: &str = "-gzip";
 
+/// The entity tag of the gzipped representation of the file whose tag is `etag`.
+fn gzipped_tag(etag: &str) -> String {
+    format!("{}{GZIP_SUFFIX}\"", etag.trim_end_matches('"'))
+}
+
 /// Marks the ETag of a gzipped response as the gzipped representation's.
 async fn gzip_etag(mut response: Response) -> Response {
     let gzipped = response
@@ -365,8 +426,7 @@ async fn gzip_etag(mut response: Response) -> Response {
             .headers()
             .get(header::ETAG)
             .and_then(|t| t.to_str().ok())
-            .and_then(|t| t.strip_suffix('"'))
-            .and_then(|t| HeaderValue::from_str(&format!("{t}{GZIP_SUFFIX}\"")).ok());
+            .and_then(|t| HeaderValue::from_str(&gzipped_tag(t)).ok());
         if let Some(tag) = tag {
             response.headers_mut().insert(header::ETAG, tag);
         }
@@ -1028,18 +1088,59 @@ impl Validator {
 
 /// The entity tag of `If-None-Match` that matches `etag` (weak comparison, RFC 9110
 /// 13.1.2: a `W/` prefix is ignored; the gzipped representation's tag matches too, as its
-/// file is the same), as the 304 should give it back.
-fn none_match(header: &str, etag: &str) -> Option<String> {
+/// file is the same), as the 304 should give it back: the tag the client holds. `*`
+/// names no tag: `Some(None)`, the 304 gives the representation's.
+fn none_match(header: &str, etag: &str) -> Option<Option<String>> {
     if header.trim() == "*" {
-        return Some(etag.to_owned());
+        return Some(None);
     }
-    let gzipped = format!("{}{GZIP_SUFFIX}\"", etag.trim_end_matches('"'));
+    let gzipped = gzipped_tag(etag);
     header
         .split(',')
         .map(|tag| tag.trim())
         .map(|tag| tag.strip_prefix("W/").unwrap_or(tag))
         .find(|tag| *tag == etag || *tag == gzipped)
-        .map(str::to_owned)
+        .map(|tag| Some(tag.to_owned()))
+}
+
+/// A 304 for a file of `len` bytes and `media_type` whose entity tag is `etag` (RFC 9110
+/// 15.4.5: the `ETag` and `Vary` the 200 would have had). `Vary: accept-encoding` when
+/// the compression layer would have looked at the 200 (it says so on every 200 of such
+/// a type, gzipped or not); the tag is `held` (the one `If-None-Match` matched, which
+/// the client has), or else that of the representation the request would get: the
+/// gzipped one's when the layer would gzip it.
+fn not_modified(
+    headers: &HeaderMap,
+    media_type: &HeaderValue,
+    len: u64,
+    etag: Option<&str>,
+    held: Option<String>,
+) -> Response {
+    let probe = Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, media_type)
+        .header(header::CONTENT_LENGTH, len)
+        .body(Body::empty());
+    let compressed = probe.is_ok_and(|probe| compression_predicate().should_compress(&probe));
+    let mut response = StatusCode::NOT_MODIFIED.into_response();
+    if compressed {
+        response
+            .headers_mut()
+            .insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    let tag = held.or_else(|| {
+        etag.map(|etag| {
+            if compressed && gzip_negotiated(headers) {
+                gzipped_tag(etag)
+            } else {
+                etag.to_owned()
+            }
+        })
+    });
+    if let Some(tag) = tag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+        response.headers_mut().insert(header::ETAG, tag);
+    }
+    response
 }
 
 /// Whether `If-Range` holds (RFC 9110 13.1.5): a strong match of the entity tag, or the
@@ -1088,44 +1189,6 @@ fn static_file(
             .and_then(|v| v.parse::<httpdate::HttpDate>().ok())
     };
 
-    if let Some(since) = date(header::IF_UNMODIFIED_SINCE)
-        && last_modified.is_none_or(|modified| modified > since)
-    {
-        return StatusCode::PRECONDITION_FAILED.into_response();
-    }
-    let none_match_header = headers.get(header::IF_NONE_MATCH).map(|h| h.to_str());
-    match (&validator, none_match_header) {
-        (Some(validator), Some(Ok(header))) => {
-            if let Some(tag) =
-                none_match(header, &validator.etag()).and_then(|t| HeaderValue::from_str(&t).ok())
-            {
-                return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
-            }
-        }
-        // If-None-Match decides alone when present (RFC 9110 13.2.2), even one that
-        // cannot match: If-Modified-Since is not asked.
-        (_, Some(_)) => {}
-        (_, None) => {
-            if let (Some(since), Some(modified)) = (date(header::IF_MODIFIED_SINCE), last_modified)
-                && modified <= since
-            {
-                let mut response = StatusCode::NOT_MODIFIED.into_response();
-                if let Some(etag) = etag {
-                    response.headers_mut().insert(header::ETAG, etag);
-                }
-                return response;
-            }
-        }
-    }
-    // A range only while the file is the one the client has part of (If-Range); with
-    // nothing to check it against, the whole file is the safe answer.
-    let range = headers.get(header::RANGE).filter(|_| {
-        headers.get(header::IF_RANGE).is_none_or(|h| {
-            h.to_str()
-                .is_ok_and(|h| validator.as_ref().is_some_and(|v| if_range_holds(h, v)))
-        })
-    });
-
     // mime_guess says text/xml for .xml and nothing for the extensionless Source
     // Description; the standard's documents are application/xml (section 7).
     let media_type =
@@ -1138,6 +1201,40 @@ fn static_file(
                     HeaderValue::from_static(t)
                 })
         };
+    if let Some(since) = date(header::IF_UNMODIFIED_SINCE)
+        && last_modified.is_none_or(|modified| modified > since)
+    {
+        return StatusCode::PRECONDITION_FAILED.into_response();
+    }
+    let none_match_header = headers.get(header::IF_NONE_MATCH).map(|h| h.to_str());
+    match (&validator, none_match_header) {
+        (Some(validator), Some(Ok(header))) => {
+            let etag = validator.etag();
+            if let Some(held) = none_match(header, &etag) {
+                return not_modified(headers, &media_type, len, Some(&etag), held);
+            }
+        }
+        // If-None-Match decides alone when present (RFC 9110 13.2.2), even one that
+        // cannot match: If-Modified-Since is not asked.
+        (_, Some(_)) => {}
+        (_, None) => {
+            if let (Some(since), Some(modified)) = (date(header::IF_MODIFIED_SINCE), last_modified)
+                && modified <= since
+            {
+                let etag = validator.as_ref().map(Validator::etag);
+                return not_modified(headers, &media_type, len, etag.as_deref(), None);
+            }
+        }
+    }
+    // A range only while the file is the one the client has part of (If-Range); with
+    // nothing to check it against, the whole file is the safe answer.
+    let range = headers.get(header::RANGE).filter(|_| {
+        headers.get(header::IF_RANGE).is_none_or(|h| {
+            h.to_str()
+                .is_ok_and(|h| validator.as_ref().is_some_and(|v| if_range_holds(h, v)))
+        })
+    });
+
     let mut response = Response::builder()
         .header(header::CONTENT_TYPE, media_type)
         .header(header::ACCEPT_RANGES, "bytes");

@@ -615,6 +615,57 @@ async fn gzip_only_when_asked_decodes_to_the_file_and_spares_archives() {
 }
 
 #[tokio::test]
+async fn a_304_has_the_vary_and_etag_of_the_200_it_stands_for() {
+    let s = Served::start(|one| write(&one.join("files/tiny.txt"), "tiny\n")).await;
+    // Accept-Encoding values as clients send them, the odd ones included: the 304's
+    // choice of tag must be the compression layer's for the 200.
+    let codings = [
+        None,
+        Some("gzip"),
+        Some("gzip, deflate, br"),
+        Some("x-gzip"),
+        Some("GZIP"),
+        Some("gzip;q=0"),
+        Some("gzip;q=0.5, identity;q=0.8"),
+        Some("identity;q=0.5, gzip;q=0.5"),
+        Some("gzip;q=1.5"),
+        Some("gzip;q=0.0001"),
+        Some("br"),
+        Some("*"),
+    ];
+    for path in ["files/hello.txt", "files/big.zip", "files/tiny.txt"] {
+        for coding in codings {
+            let mut headers = Vec::new();
+            if let Some(coding) = coding {
+                headers.push((header::ACCEPT_ENCODING, coding));
+            }
+            let whole = s.get(path, &headers).await;
+            assert_eq!(whole.status, StatusCode::OK, "{path} {coding:?}");
+            let last_modified = whole.header(header::LAST_MODIFIED).unwrap();
+            let conditionals = [
+                (header::IF_MODIFIED_SINCE, last_modified),
+                (header::IF_NONE_MATCH, "*"),
+            ];
+            for conditional in conditionals {
+                let mut headers = headers.clone();
+                headers.push(conditional.clone());
+                let got = s.get(path, &headers).await;
+                let what = format!("{path} {coding:?} {}", conditional.0);
+                assert_eq!(got.status, StatusCode::NOT_MODIFIED, "{what}");
+                for name in [header::ETAG, header::VARY] {
+                    assert_eq!(
+                        got.header(name.clone()),
+                        whole.header(name.clone()),
+                        "{what} {name}"
+                    );
+                }
+            }
+        }
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn discovery_by_robots_txt_home_page_and_link_header() {
     let s = Served::start(|_| {}).await;
     let cl = s.url("resourcesync/capabilitylist.xml");
