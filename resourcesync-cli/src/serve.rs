@@ -2,8 +2,8 @@
 //! the three ways of discovery of section 6.3.
 //!
 //! Static files are served from the file a request opened (media types,
-//! `Content-Length`, `Last-Modified`, an `ETag`, the conditionals `If-None-Match`,
-//! `If-Modified-Since`, `If-Unmodified-Since` and `If-Range`, `HEAD`, single byte ranges)
+//! `Content-Length`, `Last-Modified`, an `ETag`, the conditionals `If-Match`,
+//! `If-Unmodified-Since`, `If-None-Match`, `If-Modified-Since` and `If-Range`, `HEAD`, single byte ranges)
 //! and, when text, compressed by tower-http's [`CompressionLayer`]; with `application/xml`
 //! for the ResourceSync documents, no hidden files, and discovery: `/robots.txt` with a
 //! `Sitemap` directive per Resource List, a home page with `<link rel="resourcesync">` per
@@ -65,8 +65,8 @@ pub const SERVE_ABOUT: &str = "\
 Publishes PUBLISH-DIR over HTTP as a ResourceSync Source (section 6.3 discovery included).
 
 Every file under PUBLISH-DIR is served as it is, with its media type, Content-Length,
-Last-Modified and an ETag; conditional requests (If-None-Match, If-Modified-Since,
-If-Range), HEAD and single byte ranges are answered (a Range header of several ranges, or
+Last-Modified and an ETag; conditional requests (If-Match, If-Unmodified-Since,
+If-None-Match, If-Modified-Since, If-Range), HEAD and single byte ranges are answered (a Range header of several ranges, or
 one that is not a byte range, gets the whole file), and text, XML and JSON are gzipped
 for clients that accept it (never a range, nor a binary file). Names starting with a dot
 are not served, except .well-known/. The Source Description at .well-known/resourcesync
@@ -1086,6 +1086,24 @@ impl Validator {
     }
 }
 
+/// Whether `If-Match` holds (RFC 9110 13.1.1) for a file whose tag is `etag`: `*`, as
+/// the file exists, or a strong match of a tag listed with the tag of either of its
+/// representations (a `W/` tag never matches strongly). A file with no tag matches
+/// only `*`.
+fn if_match_holds(header: &str, etag: Option<&str>) -> bool {
+    if header.trim() == "*" {
+        return true;
+    }
+    let Some(etag) = etag else {
+        return false;
+    };
+    let gzipped = gzipped_tag(etag);
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == etag || tag == gzipped)
+}
+
 /// The entity tag of `If-None-Match` that matches `etag` (weak comparison, RFC 9110
 /// 13.1.2: a `W/` prefix is ignored; the gzipped representation's tag matches too, as its
 /// file is the same), as the 304 should give it back: the tag the client holds. `*`
@@ -1201,9 +1219,19 @@ fn static_file(
                     HeaderValue::from_static(t)
                 })
         };
-    if let Some(since) = date(header::IF_UNMODIFIED_SINCE)
-        && last_modified.is_none_or(|modified| modified > since)
-    {
+    // If-Match first, and If-Unmodified-Since only without it (RFC 9110 13.2.2, 13.1.4);
+    // a file with no modification time cannot be said to be modified since: the
+    // header is ignored (13.1.4).
+    let precondition_holds = match headers.get(header::IF_MATCH) {
+        Some(header) => header.to_str().is_ok_and(|header| {
+            if_match_holds(header, validator.as_ref().map(Validator::etag).as_deref())
+        }),
+        None => match (date(header::IF_UNMODIFIED_SINCE), last_modified) {
+            (Some(since), Some(modified)) => modified <= since,
+            _ => true,
+        },
+    };
+    if !precondition_holds {
         return StatusCode::PRECONDITION_FAILED.into_response();
     }
     let none_match_header = headers.get(header::IF_NONE_MATCH).map(|h| h.to_str());

@@ -342,6 +342,59 @@ async fn if_none_match_and_if_modified_since_answer_304_and_a_changed_file_200()
 }
 
 #[tokio::test]
+async fn if_match_is_a_strong_match_and_if_unmodified_since_yields_to_it() {
+    let s = Served::start(|_| {}).await;
+    let first = s.get("files/hello.txt", &[]).await;
+    let etag = first.header(header::ETAG).unwrap().to_owned();
+    let gzip_tag = format!("{}-gzip\"", etag.trim_end_matches('"'));
+    let weak = format!("W/{etag}");
+    let listed = format!("\"other\", {etag}");
+    for (if_match, status) in [
+        (etag.as_str(), StatusCode::OK),
+        ("*", StatusCode::OK),
+        (&listed, StatusCode::OK),
+        (&gzip_tag, StatusCode::OK),
+        ("\"other\"", StatusCode::PRECONDITION_FAILED),
+        // Weak tags never match strongly (RFC 9110 13.1.1).
+        (&weak, StatusCode::PRECONDITION_FAILED),
+    ] {
+        let got = s
+            .get("files/hello.txt", &[(header::IF_MATCH, if_match)])
+            .await;
+        assert_eq!(got.status, status, "{if_match}");
+    }
+    // With If-Match, If-Unmodified-Since is not asked (13.1.4), even one that fails.
+    let old = "Thu, 01 Jan 2015 00:00:00 GMT";
+    let got = s
+        .get(
+            "files/hello.txt",
+            &[
+                (header::IF_MATCH, &etag),
+                (header::IF_UNMODIFIED_SINCE, old),
+            ],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body, hello("one").as_bytes());
+    // Alone, it is.
+    let got = s
+        .get("files/hello.txt", &[(header::IF_UNMODIFIED_SINCE, old)])
+        .await;
+    assert_eq!(got.status, StatusCode::PRECONDITION_FAILED);
+    let got = s
+        .get(
+            "files/hello.txt",
+            &[(
+                header::IF_UNMODIFIED_SINCE,
+                first.header(header::LAST_MODIFIED).unwrap(),
+            )],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn head_has_the_headers_of_get_and_no_body() {
     let s = Served::start(|_| {}).await;
     for path in [
