@@ -1327,6 +1327,55 @@ fn idle_clients_past_the_limit_do_not_keep_a_request_from_an_answer() {
 }
 
 #[tokio::test]
+async fn timeouts_past_the_clocks_range_do_not_break_connections() {
+    // `now + timeout` overflows the clock with these: a panic in every connection's
+    // task, and no answer, had the server taken them as they are.
+    let limits = serve::Limits {
+        header_timeout: Duration::MAX,
+        idle_timeout: Duration::MAX,
+        ..serve::Limits::default()
+    };
+    let s = Served::start_with(|_| {}, limits).await;
+    let got = s.get("files/hello.txt", &[]).await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body, hello("one").as_bytes());
+    s.stop().await;
+}
+
+#[test]
+fn a_duration_past_ten_years_is_a_usage_error_naming_the_option_and_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    for option in ["--header-timeout", "--idle-timeout"] {
+        // Bounded: a server that took the value would serve until killed.
+        let mut child = Child(
+            command(&[
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                option,
+                "10000000000000000000",
+                dir.path().to_str().unwrap(),
+            ])
+            .spawn()
+            .unwrap(),
+        );
+        assert_eq!(wait(&mut child).code(), Some(2), "{option}");
+        let mut stderr = String::new();
+        child
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert!(
+            stderr.contains(option) && stderr.contains("315360000"),
+            "{option}: {stderr}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_client_trickling_its_request_head_is_cut_off_after_the_header_timeout() {
     let limits = serve::Limits {
         header_timeout: Duration::from_millis(500),

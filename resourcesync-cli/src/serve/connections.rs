@@ -26,6 +26,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 
+use crate::units::MAX_DURATION;
+
 /// Bounds on what clients may hold of a server: connections, and the time a connection
 /// may wait on its client.
 ///
@@ -40,7 +42,8 @@ pub struct Limits {
     pub max_connections: u32,
     /// How long the head of a request (its request line and headers) may take to
     /// arrive, counted from the connection's start or the end of the response before:
-    /// a client trickling a head is cut off after it.
+    /// a client trickling a head is cut off after it. Taken at most
+    /// [`MAX_DURATION`](crate::units::MAX_DURATION), as is the idle timeout.
     pub header_timeout: Duration,
     /// How long a connection may stay with no byte moving either way while no request
     /// is being answered: a keep-alive connection waiting for a next request, or a
@@ -88,11 +91,16 @@ pub(super) async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let max = limits.max_connections.max(1);
+    // A deadline is the clock plus a timeout, and `Instant + Duration` panics past the
+    // clock's range (in hyper's task for the header timeout): the timeouts are taken at
+    // most `MAX_DURATION`, the options' bound, whoever made the limits.
+    let header_timeout = limits.header_timeout.min(MAX_DURATION);
+    let idle_timeout = limits.idle_timeout.min(MAX_DURATION);
     let permits = Arc::new(Semaphore::new(max as usize));
     let (closing, closing_seen) = watch::channel(false);
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
+        .header_read_timeout(header_timeout)
         .keep_alive(true);
     let http = Arc::new(http);
     tokio::pin!(shutdown);
@@ -128,7 +136,7 @@ pub(super) async fn serve(
             stream,
             router.clone(),
             Arc::clone(&http),
-            limits.idle_timeout,
+            idle_timeout,
             closing_seen.clone(),
             permit,
         ));
