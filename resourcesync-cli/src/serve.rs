@@ -33,7 +33,8 @@ mod connections;
 mod publication;
 
 pub use connections::{
-    DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, Limits,
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_SHUTDOWN_TIMEOUT, Limits,
 };
 
 use std::future::Future;
@@ -96,7 +97,8 @@ connection, a client that stopped reading) is closed. Durations are written 500m
 2m, or a number of seconds.
 
 The server listens on --addr (loopback unless told otherwise) and stops on Ctrl-C or
-SIGTERM, letting the requests in flight finish.";
+SIGTERM, letting the requests in flight finish for up to 30 s (then their connections
+are closed).";
 
 /// The output of `serve`, for its long help.
 pub const SERVE_OUTPUT: &str = "\
@@ -147,6 +149,7 @@ impl ServeArgs {
                 .unwrap_or_else(max_connections_that_fit),
             header_timeout: self.header_timeout,
             idle_timeout: self.idle_timeout,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
         }
     }
 }
@@ -242,7 +245,7 @@ pub async fn serve(
 
 /// Serves `dir` on `listener` within `limits` until `shutdown` completes, then stops
 /// accepting, lets the requests in flight finish (idle connections are closed at once)
-/// and returns.
+/// for up to [`Limits::shutdown_timeout`], and returns.
 ///
 /// The error is the server's own: a listener that can no longer accept. An error of one
 /// connection is that connection's end, and a lack of file descriptors a pause before

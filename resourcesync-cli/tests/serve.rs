@@ -1421,6 +1421,73 @@ async fn a_client_trickling_its_request_head_is_cut_off_after_the_header_timeout
 }
 
 #[tokio::test]
+async fn a_client_reading_slowly_does_not_keep_the_server_from_stopping() {
+    let limits = serve::Limits {
+        idle_timeout: Duration::from_secs(60),
+        shutdown_timeout: Duration::from_millis(500),
+        ..serve::Limits::default()
+    };
+    // Larger than what the sockets' buffers hold, so that the response cannot be
+    // written out whole while the client reads slowly (a sparse file, quick to make).
+    let s = Served::start_with(
+        |one| {
+            let file = std::fs::File::create(one.join("files/huge.bin")).unwrap();
+            file.set_len(256 << 20).unwrap();
+        },
+        limits,
+    )
+    .await;
+    let mut stream = connect(s.addr).await;
+    let request = format!("GET /files/huge.bin HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0; 1024];
+    let n = tokio::time::timeout(BOUND, stream.read(&mut head))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(head[..n].starts_with(b"HTTP/1.1 200 OK\r\n"));
+    // A kilobyte every 50 ms: bytes keep moving, so no idle timeout ends it, until the
+    // server has stopped; then what the sockets hold is read to its end, which must come.
+    let (stopped, mut told) = tokio::sync::oneshot::channel::<()>();
+    let reader = tokio::spawn(async move {
+        let mut buf = vec![0; 1 << 16];
+        let mut received = 0;
+        for _ in 0..400 {
+            tokio::select! {
+                _ = &mut told => break,
+                read = stream.read(&mut buf[..1024]) => match read {
+                    Ok(0) | Err(_) => return Some(received),
+                    Ok(n) => received += n,
+                },
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let drained = tokio::time::timeout(BOUND, async {
+            while let Ok(n) = stream.read(&mut buf).await
+                && n > 0
+            {
+                received += n;
+            }
+        })
+        .await;
+        drained.is_ok().then_some(received)
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    s.stop().await;
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(400) && elapsed < Duration::from_secs(5),
+        "{elapsed:?}"
+    );
+    let _ = stopped.send(());
+    // The connection was closed under the client, mid-response.
+    let received = tokio::time::timeout(BOUND, reader).await.unwrap().unwrap();
+    let received = received.expect("the connection outlived the server");
+    assert!(received < 256 << 20, "{received}");
+}
+
+#[tokio::test]
 async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
     let limits = serve::Limits {
         header_timeout: Duration::from_secs(60),
