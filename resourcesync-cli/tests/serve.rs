@@ -394,6 +394,29 @@ async fn if_match_is_a_strong_match_and_if_unmodified_since_yields_to_it() {
     s.stop().await;
 }
 
+/// Sends `method path` (with `extra` header lines), then `GET /files/hello.txt` closing
+/// the connection, on one connection to `addr`; the bytes that follow the first
+/// response's head: the second response, unless the first had a body.
+async fn after_the_first_head(addr: SocketAddr, method: &str, path: &str, extra: &str) -> Vec<u8> {
+    let exchange = async {
+        let mut stream = connect(addr).await;
+        let requests = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}\r\n\
+             GET /files/hello.txt HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(requests.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await.unwrap();
+        response
+    };
+    let response = tokio::time::timeout(BOUND, exchange).await.unwrap();
+    let end = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    response[end + 4..].to_vec()
+}
+
 #[tokio::test]
 async fn head_has_the_headers_of_get_and_no_body() {
     let s = Served::start(|_| {}).await;
@@ -441,6 +464,27 @@ async fn head_has_the_headers_of_get_and_no_body() {
             "{name}"
         );
     }
+    // reqwest never reads a HEAD's body, so the checks above cannot see one: on one
+    // keep-alive connection, the bytes after a HEAD's head must be the next response.
+    for (path, extra) in [
+        ("/files/big.zip", ""),
+        ("/files/hello.txt", ""),
+        ("/files/hello.txt", "Accept-Encoding: gzip\r\n"),
+        ("/files/big.zip", "Range: bytes=0-99\r\n"),
+        ("/.well-known/resourcesync", ""),
+        ("/", ""),
+        ("/robots.txt", ""),
+    ] {
+        let after = after_the_first_head(s.addr, "HEAD", path, extra).await;
+        assert!(
+            after.starts_with(b"HTTP/1.1 200 OK\r\n"),
+            "HEAD {path} {extra}: {}",
+            String::from_utf8_lossy(&after[..after.len().min(200)])
+        );
+    }
+    // The check sees a body where there is one.
+    let after = after_the_first_head(s.addr, "GET", "/files/hello.txt", "").await;
+    assert!(after.starts_with(hello("one").as_bytes()));
     s.stop().await;
 }
 
