@@ -2,8 +2,8 @@
 //! the three ways of discovery of section 6.3.
 //!
 //! Static files are served from the file a request opened (media types,
-//! `Content-Length`, `Last-Modified`, an `ETag`, the conditionals `If-None-Match`,
-//! `If-Modified-Since`, `If-Unmodified-Since` and `If-Range`, `HEAD`, single byte ranges)
+//! `Content-Length`, `Last-Modified`, an `ETag`, the conditionals `If-Match`,
+//! `If-Unmodified-Since`, `If-None-Match`, `If-Modified-Since` and `If-Range`, `HEAD`, single byte ranges)
 //! and, when text, compressed by tower-http's [`CompressionLayer`]; with `application/xml`
 //! for the ResourceSync documents, no hidden files, and discovery: `/robots.txt` with a
 //! `Sitemap` directive per Resource List, a home page with `<link rel="resourcesync">` per
@@ -33,7 +33,8 @@ mod connections;
 mod publication;
 
 pub use connections::{
-    DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, Limits,
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_SHUTDOWN_TIMEOUT, Limits,
 };
 
 use std::future::Future;
@@ -65,8 +66,9 @@ pub const SERVE_ABOUT: &str = "\
 Publishes PUBLISH-DIR over HTTP as a ResourceSync Source (section 6.3 discovery included).
 
 Every file under PUBLISH-DIR is served as it is, with its media type, Content-Length,
-Last-Modified and an ETag; conditional requests (If-None-Match, If-Modified-Since,
-If-Range), HEAD and single byte ranges are answered, and text, XML and JSON are gzipped
+Last-Modified and an ETag; conditional requests (If-Match, If-Unmodified-Since,
+If-None-Match, If-Modified-Since, If-Range), HEAD and single byte ranges are answered (a Range header of several ranges, or
+one that is not a byte range, gets the whole file), and text, XML and JSON are gzipped
 for clients that accept it (never a range, nor a binary file). Names starting with a dot
 are not served, except .well-known/. The Source Description at .well-known/resourcesync
 and every *.xml are application/xml.
@@ -85,7 +87,8 @@ request. A symbolic link in the generation itself is the publisher's and is foll
 (build never publishes one: a link there was made since), nor a name the build linked
 swapped for a link: those are 404, as are FIFOs, sockets, devices and names the file
 system refuses (too long, through a file). 503 means the server is out of descriptors
-or memory for a while.
+or memory for a while; any other failure of the file system (a read error, a stale
+network file handle, a timeout) is 500, logged on standard error, never 404.
 
 Connections: at most --max-connections are served at once (more wait in the system's
 queue); a request's head must arrive within --header-timeout; a connection on which
@@ -94,7 +97,8 @@ connection, a client that stopped reading) is closed. Durations are written 500m
 2m, or a number of seconds.
 
 The server listens on --addr (loopback unless told otherwise) and stops on Ctrl-C or
-SIGTERM, letting the requests in flight finish.";
+SIGTERM, letting the requests in flight finish for up to 30 s (then their connections
+are closed).";
 
 /// The output of `serve`, for its long help.
 pub const SERVE_OUTPUT: &str = "\
@@ -145,6 +149,7 @@ impl ServeArgs {
                 .unwrap_or_else(max_connections_that_fit),
             header_timeout: self.header_timeout,
             idle_timeout: self.idle_timeout,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
         }
     }
 }
@@ -240,7 +245,7 @@ pub async fn serve(
 
 /// Serves `dir` on `listener` within `limits` until `shutdown` completes, then stops
 /// accepting, lets the requests in flight finish (idle connections are closed at once)
-/// and returns.
+/// for up to [`Limits::shutdown_timeout`], and returns.
 ///
 /// The error is the server's own: a listener that can no longer accept. An error of one
 /// connection is that connection's end, and a lack of file descriptors a pause before
@@ -277,14 +282,70 @@ pub fn router(dir: PathBuf) -> Router {
             CompressionLayer::new()
                 .gzip(true)
                 .quality(CompressionLevel::Default)
-                .compress_when(
-                    NotForContentType::GRPC
-                        .and(NotForContentType::IMAGES)
-                        .and(NotForContentType::SSE)
-                        .and(compressible),
-                ),
+                .compress_when(compression_predicate()),
         )
         .layer(axum::middleware::map_response(gzip_etag))
+}
+
+/// What the compression layer asks of a response before it gzips it; [`not_modified`]
+/// asks it too, of the 200 a 304 stands for, so that the two cannot disagree.
+fn compression_predicate() -> impl Predicate {
+    NotForContentType::GRPC
+        .and(NotForContentType::IMAGES)
+        .and(NotForContentType::SSE)
+        .and(compressible)
+}
+
+/// Whether the compression layer, as [`router`] sets it (gzip alone), picks gzip for a
+/// request with these headers.
+///
+/// tower-http does not expose its negotiation, so this is the same rule (0.6's
+/// `Encoding::from_headers`): of the `Accept-Encoding` elements `gzip`, `x-gzip` and
+/// `identity` (case-insensitive) with a valid q-value above 0, the highest q-value
+/// wins, gzip over identity at a tie; `*` and other codings count for nothing. A test
+/// (`a_304_has_the_vary_and_etag_of_the_200_it_stands_for`) compares the two.
+fn gzip_negotiated(headers: &HeaderMap) -> bool {
+    let mut gzip = 0;
+    let mut identity = 0;
+    let elements = headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','));
+    for element in elements {
+        let mut parts = element.splitn(2, ';');
+        let coding = parts.next().unwrap_or("").trim();
+        let Some(q) = parts.next().map_or(Some(1000), |q| qvalue(q.trim())) else {
+            continue;
+        };
+        if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
+            gzip = gzip.max(q);
+        } else if coding.eq_ignore_ascii_case("identity") {
+            identity = identity.max(q);
+        }
+    }
+    gzip > 0 && gzip >= identity
+}
+
+/// A q-value (`q=0.5`) in thousandths, as tower-http reads it: `q=` (either case), 0 or
+/// 1, then up to three decimals, at most 1; `None` otherwise.
+fn qvalue(text: &str) -> Option<u16> {
+    let rest = text
+        .strip_prefix("q=")
+        .or_else(|| text.strip_prefix("Q="))?;
+    let (whole, decimals) = rest.split_once('.').unwrap_or((rest, ""));
+    let mut value: u16 = match whole {
+        "0" => 0,
+        "1" => 1000,
+        _ => return None,
+    };
+    if decimals.len() > 3 || !decimals.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    for (digit, factor) in decimals.bytes().zip([100, 10, 1]) {
+        value += factor * u16::from(digit - b'0');
+    }
+    (value <= 1000).then_some(value)
 }
 
 /// Whether a media type is text that gzip shrinks: text, XML, JSON, JavaScript, WebAssembly,
@@ -352,6 +413,11 @@ fn compressible(
 /// strong validator names one sequence of bytes, and the gzipped bytes are another.
 const GZIP_SUFFIX: &str = "-gzip";
 
+/// The entity tag of the gzipped representation of the file whose tag is `etag`.
+fn gzipped_tag(etag: &str) -> String {
+    format!("{}{GZIP_SUFFIX}\"", etag.trim_end_matches('"'))
+}
+
 /// Marks the ETag of a gzipped response as the gzipped representation's.
 async fn gzip_etag(mut response: Response) -> Response {
     let gzipped = response
@@ -363,8 +429,7 @@ async fn gzip_etag(mut response: Response) -> Response {
             .headers()
             .get(header::ETAG)
             .and_then(|t| t.to_str().ok())
-            .and_then(|t| t.strip_suffix('"'))
-            .and_then(|t| HeaderValue::from_str(&format!("{t}{GZIP_SUFFIX}\"")).ok());
+            .and_then(|t| HeaderValue::from_str(&gzipped_tag(t)).ok());
         if let Some(tag) = tag {
             response.headers_mut().insert(header::ETAG, tag);
         }
@@ -768,17 +833,13 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         }
         Ok(Found::Directory) => {
             // `/dir` to `/dir/`, whose relative links then resolve inside it.
-            let query = request
-                .uri
-                .query()
-                .map_or(String::new(), |q| format!("?{q}"));
-            match HeaderValue::from_str(&format!("{}/{query}", request.uri.path())) {
-                Ok(location) => (
+            match directory_location(&relative, request.uri.query()) {
+                Some(location) => (
                     StatusCode::TEMPORARY_REDIRECT,
                     [(header::LOCATION, location)],
                 )
                     .into_response(),
-                Err(_) => plain(StatusCode::NOT_FOUND, "not found\n"),
+                None => plain(StatusCode::NOT_FOUND, "not found\n"),
             }
         }
         // The generated pages stand in only for files the publication does not have.
@@ -791,40 +852,94 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
                 plain(StatusCode::NOT_FOUND, "not found\n")
             }
         }
-        Err(e) => error_response(&e),
+        Err(e) => error_response(&e, &relative),
     }
+}
+
+/// What a path segment may not hold as it is in a URI's path (RFC 3986 3.3): a
+/// delimiter, or a byte that is not a URI's (non-ASCII bytes are always escaped).
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// The `Location` of the redirect from a directory to its `/` form: built from the
+/// normalised relative path, so that it always starts with exactly one `/`. Built from
+/// the request's own path, `GET //evil.example` of a directory so named gave
+/// `Location: //evil.example/`, a reference to another host (an open redirect).
+fn directory_location(relative: &Path, query: Option<&str>) -> Option<HeaderValue> {
+    let mut location = String::from("/");
+    for segment in relative {
+        let segment = segment.to_str()?;
+        location.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
+        location.push('/');
+    }
+    if let Some(query) = query {
+        location.push('?');
+        location.push_str(query);
+    }
+    HeaderValue::from_str(&location).ok()
 }
 
 /// The status of an error opening a request's file. What the request's name is at fault
 /// for is 404, whatever the system calls it: not there, a link not followed, not a
-/// regular file, a segment too long (`ENAMETOOLONG`), a path through a file (`ENOTDIR`),
-/// a loop, a name the file system cannot hold, one the server may not read. Out of
-/// descriptors or memory is 503 (for a while); only what is left, such as a disk's
-/// read error, is 500.
+/// regular file (a socket refuses its open with `ENXIO`), a segment too long
+/// (`ENAMETOOLONG`), a path through a file (`ENOTDIR`), a loop, a name the file system
+/// cannot hold (`EINVAL`, `EILSEQ`), one the server may not read. Out of descriptors or
+/// memory is 503 (for a while). Anything else (`EIO`, `ESTALE`, `ETIMEDOUT`, `EINTR`,
+/// `EOVERFLOW`, …) is the server's failure, 500: a Destination takes 404 to mean the
+/// resource is gone, and would delete its copy for a disk's or a network file system's
+/// passing fault.
 fn status_of(e: &io::Error) -> StatusCode {
     #[cfg(unix)]
     if let Some(code) = e.raw_os_error() {
         return match code {
+            libc::ENOENT
+            | libc::ENOTDIR
+            | libc::EISDIR
+            | libc::ELOOP
+            | libc::ENAMETOOLONG
+            | libc::EINVAL
+            | libc::EILSEQ
+            | libc::ENXIO
+            | libc::ENODEV
+            | libc::EACCES
+            | libc::EPERM => StatusCode::NOT_FOUND,
             libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::ENOBUFS | libc::EAGAIN => {
                 StatusCode::SERVICE_UNAVAILABLE
             }
-            libc::EIO => StatusCode::INTERNAL_SERVER_ERROR,
-            _ => StatusCode::NOT_FOUND,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
     }
     match e.kind() {
+        // The walk's own errors (not a regular file, a link not followed, a path through
+        // a file), cap-std's refusal of a path leading out, and the system's where it
+        // gives no number.
+        io::ErrorKind::NotFound
+        | io::ErrorKind::NotADirectory
+        | io::ErrorKind::IsADirectory
+        | io::ErrorKind::InvalidFilename
+        | io::ErrorKind::PermissionDenied => StatusCode::NOT_FOUND,
         io::ErrorKind::OutOfMemory => StatusCode::SERVICE_UNAVAILABLE,
-        // Not the system's (a task that failed): the server's own fault.
-        io::ErrorKind::Other if e.raw_os_error().is_none() && e.get_ref().is_some() => {
-            StatusCode::INTERNAL_SERVER_ERROR
-        }
-        _ => StatusCode::NOT_FOUND,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
-/// The response to an error opening a request's file ([`status_of`]); a 503 asks the
-/// client to come back in a second.
-fn error_response(e: &io::Error) -> Response {
+/// The response to an error opening or reading the file of `relative` ([`status_of`]);
+/// a 503 asks the client to come back in a second. A 500 is logged: it is the server's
+/// fault, and its operator's to look into.
+fn error_response(e: &io::Error, relative: &Path) -> Response {
     match status_of(e) {
         StatusCode::NOT_FOUND => plain(StatusCode::NOT_FOUND, "not found\n"),
         StatusCode::SERVICE_UNAVAILABLE => (
@@ -833,7 +948,13 @@ fn error_response(e: &io::Error) -> Response {
             "busy, try again\n",
         )
             .into_response(),
-        status => (status, format!("cannot read the file: {e}\n")).into_response(),
+        status => {
+            eprintln!(
+                "resourcesync serve: cannot read /{}: {e}",
+                relative.display()
+            );
+            (status, format!("cannot read the file: {e}\n")).into_response()
+        }
     }
 }
 
@@ -968,20 +1089,79 @@ impl Validator {
     }
 }
 
+/// Whether `If-Match` holds (RFC 9110 13.1.1) for a file whose tag is `etag`: `*`, as
+/// the file exists, or a strong match of a tag listed with the tag of either of its
+/// representations (a `W/` tag never matches strongly). A file with no tag matches
+/// only `*`.
+fn if_match_holds(header: &str, etag: Option<&str>) -> bool {
+    if header.trim() == "*" {
+        return true;
+    }
+    let Some(etag) = etag else {
+        return false;
+    };
+    let gzipped = gzipped_tag(etag);
+    header
+        .split(',')
+        .map(str::trim)
+        .any(|tag| tag == etag || tag == gzipped)
+}
+
 /// The entity tag of `If-None-Match` that matches `etag` (weak comparison, RFC 9110
 /// 13.1.2: a `W/` prefix is ignored; the gzipped representation's tag matches too, as its
-/// file is the same), as the 304 should give it back.
-fn none_match(header: &str, etag: &str) -> Option<String> {
+/// file is the same), as the 304 should give it back: the tag the client holds. `*`
+/// names no tag: `Some(None)`, the 304 gives the representation's.
+fn none_match(header: &str, etag: &str) -> Option<Option<String>> {
     if header.trim() == "*" {
-        return Some(etag.to_owned());
+        return Some(None);
     }
-    let gzipped = format!("{}{GZIP_SUFFIX}\"", etag.trim_end_matches('"'));
+    let gzipped = gzipped_tag(etag);
     header
         .split(',')
         .map(|tag| tag.trim())
         .map(|tag| tag.strip_prefix("W/").unwrap_or(tag))
         .find(|tag| *tag == etag || *tag == gzipped)
-        .map(str::to_owned)
+        .map(|tag| Some(tag.to_owned()))
+}
+
+/// A 304 for a file of `len` bytes and `media_type` whose entity tag is `etag` (RFC 9110
+/// 15.4.5: the `ETag` and `Vary` the 200 would have had). `Vary: accept-encoding` when
+/// the compression layer would have looked at the 200 (it says so on every 200 of such
+/// a type, gzipped or not); the tag is `held` (the one `If-None-Match` matched, which
+/// the client has), or else that of the representation the request would get: the
+/// gzipped one's when the layer would gzip it.
+fn not_modified(
+    headers: &HeaderMap,
+    media_type: &HeaderValue,
+    len: u64,
+    etag: Option<&str>,
+    held: Option<String>,
+) -> Response {
+    let probe = Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, media_type)
+        .header(header::CONTENT_LENGTH, len)
+        .body(Body::empty());
+    let compressed = probe.is_ok_and(|probe| compression_predicate().should_compress(&probe));
+    let mut response = StatusCode::NOT_MODIFIED.into_response();
+    if compressed {
+        response
+            .headers_mut()
+            .insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    let tag = held.or_else(|| {
+        etag.map(|etag| {
+            if compressed && gzip_negotiated(headers) {
+                gzipped_tag(etag)
+            } else {
+                etag.to_owned()
+            }
+        })
+    });
+    if let Some(tag) = tag.and_then(|t| HeaderValue::from_str(&t).ok()) {
+        response.headers_mut().insert(header::ETAG, tag);
+    }
+    response
 }
 
 /// Whether `If-Range` holds (RFC 9110 13.1.5): a strong match of the entity tag, or the
@@ -1030,44 +1210,6 @@ fn static_file(
             .and_then(|v| v.parse::<httpdate::HttpDate>().ok())
     };
 
-    if let Some(since) = date(header::IF_UNMODIFIED_SINCE)
-        && last_modified.is_none_or(|modified| modified > since)
-    {
-        return StatusCode::PRECONDITION_FAILED.into_response();
-    }
-    let none_match_header = headers.get(header::IF_NONE_MATCH).map(|h| h.to_str());
-    match (&validator, none_match_header) {
-        (Some(validator), Some(Ok(header))) => {
-            if let Some(tag) =
-                none_match(header, &validator.etag()).and_then(|t| HeaderValue::from_str(&t).ok())
-            {
-                return (StatusCode::NOT_MODIFIED, [(header::ETAG, tag)]).into_response();
-            }
-        }
-        // If-None-Match decides alone when present (RFC 9110 13.2.2), even one that
-        // cannot match: If-Modified-Since is not asked.
-        (_, Some(_)) => {}
-        (_, None) => {
-            if let (Some(since), Some(modified)) = (date(header::IF_MODIFIED_SINCE), last_modified)
-                && modified <= since
-            {
-                let mut response = StatusCode::NOT_MODIFIED.into_response();
-                if let Some(etag) = etag {
-                    response.headers_mut().insert(header::ETAG, etag);
-                }
-                return response;
-            }
-        }
-    }
-    // A range only while the file is the one the client has part of (If-Range); with
-    // nothing to check it against, the whole file is the safe answer.
-    let range = headers.get(header::RANGE).filter(|_| {
-        headers.get(header::IF_RANGE).is_none_or(|h| {
-            h.to_str()
-                .is_ok_and(|h| validator.as_ref().is_some_and(|v| if_range_holds(h, v)))
-        })
-    });
-
     // mime_guess says text/xml for .xml and nothing for the extensionless Source
     // Description; the standard's documents are application/xml (section 7).
     let media_type =
@@ -1080,31 +1222,69 @@ fn static_file(
                     HeaderValue::from_static(t)
                 })
         };
+    // If-Match first, and If-Unmodified-Since only without it (RFC 9110 13.2.2, 13.1.4);
+    // a file with no modification time cannot be said to be modified since: the
+    // header is ignored (13.1.4).
+    let precondition_holds = match headers.get(header::IF_MATCH) {
+        Some(header) => header.to_str().is_ok_and(|header| {
+            if_match_holds(header, validator.as_ref().map(Validator::etag).as_deref())
+        }),
+        None => match (date(header::IF_UNMODIFIED_SINCE), last_modified) {
+            (Some(since), Some(modified)) => modified <= since,
+            _ => true,
+        },
+    };
+    if !precondition_holds {
+        return StatusCode::PRECONDITION_FAILED.into_response();
+    }
+    let none_match_header = headers.get(header::IF_NONE_MATCH).map(|h| h.to_str());
+    match (&validator, none_match_header) {
+        (Some(validator), Some(Ok(header))) => {
+            let etag = validator.etag();
+            if let Some(held) = none_match(header, &etag) {
+                return not_modified(headers, &media_type, len, Some(&etag), held);
+            }
+        }
+        // If-None-Match decides alone when present (RFC 9110 13.2.2), even one that
+        // cannot match: If-Modified-Since is not asked.
+        (_, Some(_)) => {}
+        (_, None) => {
+            if let (Some(since), Some(modified)) = (date(header::IF_MODIFIED_SINCE), last_modified)
+                && modified <= since
+            {
+                let etag = validator.as_ref().map(Validator::etag);
+                return not_modified(headers, &media_type, len, etag.as_deref(), None);
+            }
+        }
+    }
+    // A range only while the file is the one the client has part of (If-Range); with
+    // nothing to check it against, the whole file is the safe answer.
+    let range = headers.get(header::RANGE).filter(|_| {
+        headers.get(header::IF_RANGE).is_none_or(|h| {
+            h.to_str()
+                .is_ok_and(|h| validator.as_ref().is_some_and(|v| if_range_holds(h, v)))
+        })
+    });
+
     let mut response = Response::builder()
         .header(header::CONTENT_TYPE, media_type)
         .header(header::ACCEPT_RANGES, "bytes");
     if let Some(modified) = last_modified {
         response = response.header(header::LAST_MODIFIED, modified.to_string());
     }
-    let (start, count) = match range.map(|r| {
-        r.to_str()
-            .map_err(|_| ())
-            .and_then(|r| http_range_header::parse_range_header(r).map_err(|_| ()))
-            .and_then(|r| r.validate(len).map_err(|_| ()))
-    }) {
-        None => {
+    let (start, count) = match range.map_or(RangeAsked::Whole, |r| range_asked(r.as_bytes(), len)) {
+        RangeAsked::Whole => {
             response = response.status(StatusCode::OK);
             (0, len)
         }
-        Some(Ok(ranges)) if ranges.len() == 1 => {
-            let (first, last) = (*ranges[0].start(), *ranges[0].end());
+        RangeAsked::Part { start, count } => {
+            let last = start + count - 1;
             response = response
                 .status(StatusCode::PARTIAL_CONTENT)
-                .header(header::CONTENT_RANGE, format!("bytes {first}-{last}/{len}"));
-            (first, last - first + 1)
+                .header(header::CONTENT_RANGE, format!("bytes {start}-{last}/{len}"));
+            (start, count)
         }
-        // Several ranges would need a multipart body, which no client of a Source needs.
-        Some(_) => {
+        RangeAsked::Unsatisfiable => {
             return (
                 StatusCode::RANGE_NOT_SATISFIABLE,
                 [(header::CONTENT_RANGE, format!("bytes */{len}"))],
@@ -1124,10 +1304,11 @@ fn static_file(
     } else if let Some(bytes) = bytes.filter(|b| start == 0 && b.len() as u64 == count) {
         Body::from(bytes)
     } else {
-        if start > 0
-            && let Err(e) = file.seek(SeekFrom::Start(start))
-        {
-            return error_response(&e);
+        // Always to the start, 0 included: a short read with the open (`read_whole`, the
+        // file shrinking meanwhile) has moved the file's offset, and the stream would
+        // begin there.
+        if let Err(e) = file.seek(SeekFrom::Start(start)) {
+            return error_response(&e, relative);
         }
         let file = tokio::fs::File::from_std(file).take(count);
         Body::from_stream(ReaderStream::with_capacity(file, CHUNK))
@@ -1135,6 +1316,99 @@ fn static_file(
     response
         .body(body)
         .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "bad response\n"))
+}
+
+/// What a `Range` header asks of a representation of `len` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RangeAsked {
+    /// The whole representation (200): the header is malformed, in a unit other than
+    /// `bytes`, or asks for several ranges, all of which RFC 9110 14.2 lets a server
+    /// ignore. Several ranges would need a multipart body, which no client of a Source
+    /// needs.
+    Whole,
+    /// `count` bytes (at least one) from `start` (206).
+    Part { start: u64, count: u64 },
+    /// One valid byte range with no byte in the representation (416): its first byte
+    /// past the end, a suffix of none, or any range of an empty file (14.1.1).
+    Unsatisfiable,
+}
+
+/// Reads a `Range` header (RFC 9110 14.1.1, 14.2) for a representation of `len` bytes.
+///
+/// One pass over the header, which stops at the second range: a header of tens of
+/// thousands of ranges costs no more than its bytes up to its first comma or two
+/// (a parser that validates every range against every other, as http-range-header
+/// does, took quadratic time on a runtime worker). Numbers too large for 64 bits are
+/// taken as `u64::MAX`, which is past any file's end.
+fn range_asked(header: &[u8], len: u64) -> RangeAsked {
+    let Some(equals) = header.iter().position(|&b| b == b'=') else {
+        return RangeAsked::Whole;
+    };
+    let (unit, set) = (&header[..equals], &header[equals + 1..]);
+    if !unit.eq_ignore_ascii_case(b"bytes") {
+        return RangeAsked::Whole;
+    }
+    // A list's empty elements count for nothing (RFC 9110 5.6.1), nor do spaces around
+    // an element.
+    let mut specs = set
+        .split(|&b| b == b',')
+        .map(|spec| spec.trim_ascii())
+        .filter(|spec| !spec.is_empty());
+    let (Some(spec), None) = (specs.next(), specs.next()) else {
+        return RangeAsked::Whole;
+    };
+    let Some(dash) = spec.iter().position(|&b| b == b'-') else {
+        return RangeAsked::Whole;
+    };
+    let (first, last) = (&spec[..dash], &spec[dash + 1..]);
+    if first.is_empty() {
+        // `-N`: the last N bytes, or the whole file when it is shorter (zip readers
+        // ask `bytes=-65536` of small files).
+        return match digits(last) {
+            None => RangeAsked::Whole,
+            Some(0) => RangeAsked::Unsatisfiable,
+            Some(_) if len == 0 => RangeAsked::Unsatisfiable,
+            Some(suffix) => {
+                let count = suffix.min(len);
+                RangeAsked::Part {
+                    start: len - count,
+                    count,
+                }
+            }
+        };
+    }
+    let Some(first) = digits(first) else {
+        return RangeAsked::Whole;
+    };
+    // `N-`: from N to the end; `N-M`: to M, or the end when the file is shorter.
+    let last = if last.is_empty() {
+        None
+    } else {
+        match digits(last) {
+            // Before the first position, the range is invalid: ignored.
+            Some(last) if last >= first => Some(last),
+            _ => return RangeAsked::Whole,
+        }
+    };
+    if first >= len {
+        return RangeAsked::Unsatisfiable;
+    }
+    let end = last.map_or(len - 1, |last| last.min(len - 1));
+    RangeAsked::Part {
+        start: first,
+        count: end - first + 1,
+    }
+}
+
+/// The value of a run of ASCII digits (`1*DIGIT`), saturating at `u64::MAX`; `None`
+/// for anything else, the empty run included.
+fn digits(text: &[u8]) -> Option<u64> {
+    if text.is_empty() || !text.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(text.iter().fold(0u64, |n, &d| {
+        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    }))
 }
 
 /// The `Link` header of a resource (section 6.3.3): one `rel="resourcesync"` link per
@@ -1180,5 +1454,74 @@ mod tests {
         );
         let missing = FileIdentity::at(&root, ".well-known/missing").unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+    }
+
+    /// Only the errors that are the request's name's are 404: the others, a disk's or
+    /// a network file system's faults among them, must not tell a Destination that the
+    /// resource is gone.
+    #[test]
+    fn only_errors_of_the_requests_name_are_404() {
+        let raw = io::Error::from_raw_os_error;
+        for code in [
+            libc::ENOENT,
+            libc::ENOTDIR,
+            libc::ELOOP,
+            libc::ENAMETOOLONG,
+            libc::ENXIO,
+            libc::EACCES,
+        ] {
+            assert_eq!(status_of(&raw(code)), StatusCode::NOT_FOUND, "{code}");
+        }
+        for kind in [io::ErrorKind::NotFound, io::ErrorKind::NotADirectory] {
+            assert_eq!(status_of(&io::Error::from(kind)), StatusCode::NOT_FOUND);
+        }
+        for code in [libc::EMFILE, libc::ENFILE, libc::ENOMEM] {
+            assert_eq!(
+                status_of(&raw(code)),
+                StatusCode::SERVICE_UNAVAILABLE,
+                "{code}"
+            );
+        }
+        for code in [
+            libc::EIO,
+            libc::ESTALE,
+            libc::ETIMEDOUT,
+            libc::EINTR,
+            libc::EOVERFLOW,
+        ] {
+            assert_eq!(
+                status_of(&raw(code)),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "{code}"
+            );
+        }
+        let timed_out = io::Error::from(io::ErrorKind::TimedOut);
+        assert_eq!(status_of(&timed_out), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+
+    /// A file that shrinks between its open and its read: the whole-file read comes up
+    /// short, and the response streams the file instead, from its first byte.
+    #[test]
+    fn after_a_short_read_the_file_is_streamed_from_its_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shrinks.txt");
+        std::fs::write(&path, "0123456789").unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let meta = file.metadata().unwrap();
+        // Rewritten shorter in place, as a publisher rewriting the file would.
+        std::fs::write(&path, "01234").unwrap();
+        assert!(read_whole(&file, meta.len()).unwrap().is_none());
+        let (request, ()) = Request::get("/shrinks.txt").body(()).unwrap().into_parts();
+        let name = Path::new("shrinks.txt");
+        let response = static_file(name, name, &request, file, meta, None, None);
+        assert_eq!(response.status(), StatusCode::OK);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let body = runtime
+            .block_on(axum::body::to_bytes(response.into_body(), usize::MAX))
+            .unwrap();
+        assert_eq!(&body[..], b"01234");
     }
 }

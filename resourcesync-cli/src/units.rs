@@ -2,8 +2,16 @@
 
 use std::time::Duration;
 
-/// Parses a duration (a `--...-timeout` option's value): a number followed by `ms`, `s` or `m`, or alone (seconds); more
-/// than zero.
+/// The longest duration an option takes: 10 years (315,360,000 s). Durations are
+/// added to the clock (hyper's header deadline, the idle and request deadlines), and
+/// `Instant + Duration` panics past the clock's range: `--header-timeout
+/// 10000000000000000000` made every connection's task panic. No deadline a server or a
+/// sync needs comes near the bound.
+pub const MAX_DURATION: Duration = Duration::from_secs(315_360_000);
+
+/// Parses a duration (the value of a `--...-timeout` or `--max-request-time` option): a
+/// number followed by `ms`, `s` or `m`, or alone (seconds); more than zero and at most
+/// [`MAX_DURATION`]. Its errors name the bound; clap names the option.
 pub fn duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
@@ -20,7 +28,18 @@ pub fn duration(text: &str) -> Result<Duration, String> {
         .trim()
         .parse()
         .map_err(|_| format!("{text:?} is not a duration such as 500ms, 30s or 2m"))?;
-    Duration::try_from_secs_f64(number * seconds_per_unit)
+    let seconds = number * seconds_per_unit;
+    // NaN fails both comparisons: refused as not more than zero.
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Err(format!("{text:?} is not a duration of more than zero"));
+    }
+    if seconds > MAX_DURATION.as_secs_f64() {
+        return Err(format!(
+            "{text:?} is longer than the longest duration taken, 10 years ({}s)",
+            MAX_DURATION.as_secs()
+        ));
+    }
+    Duration::try_from_secs_f64(seconds)
         .ok()
         .filter(|d| !d.is_zero())
         .ok_or_else(|| format!("{text:?} is not a duration of more than zero"))
@@ -67,5 +86,21 @@ mod tests {
         assert_eq!(duration("90s"), Ok(Duration::from_secs(90)));
         assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
         assert!(duration("0s").is_err());
+        assert_eq!(duration("315360000"), Ok(MAX_DURATION));
+        // Past the bound (`Instant + Duration` would overflow, and panic, with the
+        // largest), and values that are no durations at all.
+        for bad in [
+            "315360001",
+            "10000000000000000000",
+            "5256001m",
+            "inf",
+            "NaN",
+            "-5s",
+        ] {
+            let error = duration(bad).unwrap_err();
+            assert!(!error.is_empty(), "{bad}");
+        }
+        let error = duration("10000000000000000000").unwrap_err();
+        assert!(error.contains("315360000"), "{error}");
     }
 }

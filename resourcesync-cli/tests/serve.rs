@@ -342,6 +342,82 @@ async fn if_none_match_and_if_modified_since_answer_304_and_a_changed_file_200()
 }
 
 #[tokio::test]
+async fn if_match_is_a_strong_match_and_if_unmodified_since_yields_to_it() {
+    let s = Served::start(|_| {}).await;
+    let first = s.get("files/hello.txt", &[]).await;
+    let etag = first.header(header::ETAG).unwrap().to_owned();
+    let gzip_tag = format!("{}-gzip\"", etag.trim_end_matches('"'));
+    let weak = format!("W/{etag}");
+    let listed = format!("\"other\", {etag}");
+    for (if_match, status) in [
+        (etag.as_str(), StatusCode::OK),
+        ("*", StatusCode::OK),
+        (&listed, StatusCode::OK),
+        (&gzip_tag, StatusCode::OK),
+        ("\"other\"", StatusCode::PRECONDITION_FAILED),
+        // Weak tags never match strongly (RFC 9110 13.1.1).
+        (&weak, StatusCode::PRECONDITION_FAILED),
+    ] {
+        let got = s
+            .get("files/hello.txt", &[(header::IF_MATCH, if_match)])
+            .await;
+        assert_eq!(got.status, status, "{if_match}");
+    }
+    // With If-Match, If-Unmodified-Since is not asked (13.1.4), even one that fails.
+    let old = "Thu, 01 Jan 2015 00:00:00 GMT";
+    let got = s
+        .get(
+            "files/hello.txt",
+            &[
+                (header::IF_MATCH, &etag),
+                (header::IF_UNMODIFIED_SINCE, old),
+            ],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body, hello("one").as_bytes());
+    // Alone, it is.
+    let got = s
+        .get("files/hello.txt", &[(header::IF_UNMODIFIED_SINCE, old)])
+        .await;
+    assert_eq!(got.status, StatusCode::PRECONDITION_FAILED);
+    let got = s
+        .get(
+            "files/hello.txt",
+            &[(
+                header::IF_UNMODIFIED_SINCE,
+                first.header(header::LAST_MODIFIED).unwrap(),
+            )],
+        )
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    s.stop().await;
+}
+
+/// Sends `method path` (with `extra` header lines), then `GET /files/hello.txt` closing
+/// the connection, on one connection to `addr`; the bytes that follow the first
+/// response's head: the second response, unless the first had a body.
+async fn after_the_first_head(addr: SocketAddr, method: &str, path: &str, extra: &str) -> Vec<u8> {
+    let exchange = async {
+        let mut stream = connect(addr).await;
+        let requests = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}\r\n\
+             GET /files/hello.txt HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(requests.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await.unwrap();
+        response
+    };
+    let response = tokio::time::timeout(BOUND, exchange).await.unwrap();
+    let end = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    response[end + 4..].to_vec()
+}
+
+#[tokio::test]
 async fn head_has_the_headers_of_get_and_no_body() {
     let s = Served::start(|_| {}).await;
     for path in [
@@ -388,6 +464,27 @@ async fn head_has_the_headers_of_get_and_no_body() {
             "{name}"
         );
     }
+    // reqwest never reads a HEAD's body, so the checks above cannot see one: on one
+    // keep-alive connection, the bytes after a HEAD's head must be the next response.
+    for (path, extra) in [
+        ("/files/big.zip", ""),
+        ("/files/hello.txt", ""),
+        ("/files/hello.txt", "Accept-Encoding: gzip\r\n"),
+        ("/files/big.zip", "Range: bytes=0-99\r\n"),
+        ("/.well-known/resourcesync", ""),
+        ("/", ""),
+        ("/robots.txt", ""),
+    ] {
+        let after = after_the_first_head(s.addr, "HEAD", path, extra).await;
+        assert!(
+            after.starts_with(b"HTTP/1.1 200 OK\r\n"),
+            "HEAD {path} {extra}: {}",
+            String::from_utf8_lossy(&after[..after.len().min(200)])
+        );
+    }
+    // The check sees a body where there is one.
+    let after = after_the_first_head(s.addr, "GET", "/files/hello.txt", "").await;
+    assert!(after.starts_with(hello("one").as_bytes()));
     s.stop().await;
 }
 
@@ -474,6 +571,92 @@ async fn ranges_give_206_with_the_bytes_asked_and_416_when_unsatisfiable() {
 }
 
 #[tokio::test]
+async fn any_range_of_an_empty_file_is_416_with_its_length_zero() {
+    let s = Served::start(|one| write(&one.join("files/empty.txt"), "")).await;
+    let got = s.get("files/empty.txt", &[]).await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.header(header::CONTENT_LENGTH), Some("0"));
+    for range in ["bytes=0-0", "bytes=0-", "bytes=-5", "bytes=0-99"] {
+        let got = s.get("files/empty.txt", &[(header::RANGE, range)]).await;
+        assert_eq!(got.status, StatusCode::RANGE_NOT_SATISFIABLE, "{range}");
+        assert_eq!(
+            got.header(header::CONTENT_RANGE),
+            Some("bytes */0"),
+            "{range}"
+        );
+        assert!(got.body.is_empty(), "{range}");
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_range_header_that_is_not_one_valid_byte_range_is_ignored() {
+    let s = Served::start(|_| {}).await;
+    let big = big_bytes();
+    // Malformed, another unit, an invalid range (last before first), several ranges:
+    // RFC 9110 14.2 lets a server ignore them all, and the whole file is the answer.
+    for range in [
+        "items=0-5",
+        "bytes=abc",
+        "bytes=5-2",
+        "bytes 0-5",
+        "bytes=--5",
+        "bytes=0-1,5-6",
+        "bytes=2000000-,0-5",
+    ] {
+        let got = s.get("files/big.zip", &[(header::RANGE, range)]).await;
+        assert_eq!(got.status, StatusCode::OK, "{range}");
+        assert_eq!(got.header(header::CONTENT_RANGE), None, "{range}");
+        assert_eq!(got.body.len(), BIG, "{range}");
+    }
+    // The unit is case-insensitive, and a list's empty elements count for nothing.
+    for range in ["BYTES=0-4", "bytes=0-4, ", "bytes=,0-4"] {
+        let got = s.get("files/big.zip", &[(header::RANGE, range)]).await;
+        assert_eq!(got.status, StatusCode::PARTIAL_CONTENT, "{range}");
+        assert_eq!(got.body, &big[..5], "{range}");
+    }
+    // A suffix longer than the file is the whole file, as a range (zip readers ask
+    // `bytes=-65536` of small files).
+    let text = hello("one");
+    let got = s
+        .get("files/hello.txt", &[(header::RANGE, "bytes=-65536")])
+        .await;
+    assert_eq!(got.status, StatusCode::PARTIAL_CONTENT);
+    let whole = format!("bytes 0-{}/{}", text.len() - 1, text.len());
+    assert_eq!(got.header(header::CONTENT_RANGE), Some(&*whole));
+    assert_eq!(got.body, text.as_bytes());
+    // A valid single range with no byte in the file is the only 416.
+    for range in [
+        "bytes=-0",
+        "bytes=99999999999999999999999-",
+        "bytes=1048576-1048577",
+    ] {
+        let got = s.get("files/big.zip", &[(header::RANGE, range)]).await;
+        assert_eq!(got.status, StatusCode::RANGE_NOT_SATISFIABLE, "{range}");
+        assert_eq!(got.header(header::CONTENT_RANGE), Some("bytes */1048576"));
+    }
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_range_header_of_thousands_of_ranges_is_ignored_at_once() {
+    let s = Served::start(|_| {}).await;
+    // 30,000 ranges, none overlapping (about 300 KB, under hyper's limit of a head):
+    // checking each against each would take seconds of a runtime worker.
+    let ranges: Vec<String> = (0..30_000u32)
+        .map(|i| format!("{}-{}", 20 * i, 20 * i + 9))
+        .collect();
+    let range = format!("bytes={}", ranges.join(","));
+    let started = std::time::Instant::now();
+    let got = s.get("files/big.zip", &[(header::RANGE, &range)]).await;
+    let elapsed = started.elapsed();
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body.len(), BIG);
+    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn gzip_only_when_asked_decodes_to_the_file_and_spares_archives() {
     let s = Served::start(|_| {}).await;
     let text = hello("one");
@@ -525,6 +708,57 @@ async fn gzip_only_when_asked_decodes_to_the_file_and_spares_archives() {
     assert_eq!(zip.header(header::CONTENT_ENCODING), None);
     assert_eq!(zip.header(header::CONTENT_LENGTH), Some("1048576"));
     assert_eq!(zip.body, big_bytes());
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_304_has_the_vary_and_etag_of_the_200_it_stands_for() {
+    let s = Served::start(|one| write(&one.join("files/tiny.txt"), "tiny\n")).await;
+    // Accept-Encoding values as clients send them, the odd ones included: the 304's
+    // choice of tag must be the compression layer's for the 200.
+    let codings = [
+        None,
+        Some("gzip"),
+        Some("gzip, deflate, br"),
+        Some("x-gzip"),
+        Some("GZIP"),
+        Some("gzip;q=0"),
+        Some("gzip;q=0.5, identity;q=0.8"),
+        Some("identity;q=0.5, gzip;q=0.5"),
+        Some("gzip;q=1.5"),
+        Some("gzip;q=0.0001"),
+        Some("br"),
+        Some("*"),
+    ];
+    for path in ["files/hello.txt", "files/big.zip", "files/tiny.txt"] {
+        for coding in codings {
+            let mut headers = Vec::new();
+            if let Some(coding) = coding {
+                headers.push((header::ACCEPT_ENCODING, coding));
+            }
+            let whole = s.get(path, &headers).await;
+            assert_eq!(whole.status, StatusCode::OK, "{path} {coding:?}");
+            let last_modified = whole.header(header::LAST_MODIFIED).unwrap();
+            let conditionals = [
+                (header::IF_MODIFIED_SINCE, last_modified),
+                (header::IF_NONE_MATCH, "*"),
+            ];
+            for conditional in conditionals {
+                let mut headers = headers.clone();
+                headers.push(conditional.clone());
+                let got = s.get(path, &headers).await;
+                let what = format!("{path} {coding:?} {}", conditional.0);
+                assert_eq!(got.status, StatusCode::NOT_MODIFIED, "{what}");
+                for name in [header::ETAG, header::VARY] {
+                    assert_eq!(
+                        got.header(name.clone()),
+                        whole.header(name.clone()),
+                        "{what} {name}"
+                    );
+                }
+            }
+        }
+    }
     s.stop().await;
 }
 
@@ -683,6 +917,35 @@ async fn hidden_names_and_paths_out_of_the_directory_are_not_served() {
     }
     // What is served is inside, whatever the spelling.
     assert_eq!(s.raw("/files/./hello.txt").await.0, 200);
+    s.stop().await;
+}
+
+/// The `Location` header of a raw response.
+fn location(response: &str) -> Option<&str> {
+    response.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("location").then(|| value.trim())
+    })
+}
+
+#[tokio::test]
+async fn a_directory_redirects_to_its_slash_form_on_this_host_only() {
+    let s = Served::start(|one| write(&one.join("files/sub dir/a.txt"), "a\n")).await;
+    for (target, expected) in [
+        ("/files", "/files/"),
+        // A path with an empty first segment: its raw form as a Location would be a
+        // reference to the host `files` (an open redirect).
+        ("//files", "/files/"),
+        ("///files?a=b", "/files/?a=b"),
+        ("/%2Ffiles", "/files/"),
+        ("/./files", "/files/"),
+        ("/.", "/"),
+        ("/files/sub%20dir", "/files/sub%20dir/"),
+    ] {
+        let (status, response) = s.raw(target).await;
+        assert_eq!(status, 307, "{target}: {response}");
+        assert_eq!(location(&response), Some(expected), "{target}: {response}");
+    }
     s.stop().await;
 }
 
@@ -1108,6 +1371,55 @@ fn idle_clients_past_the_limit_do_not_keep_a_request_from_an_answer() {
 }
 
 #[tokio::test]
+async fn timeouts_past_the_clocks_range_do_not_break_connections() {
+    // `now + timeout` overflows the clock with these: a panic in every connection's
+    // task, and no answer, had the server taken them as they are.
+    let limits = serve::Limits {
+        header_timeout: Duration::MAX,
+        idle_timeout: Duration::MAX,
+        ..serve::Limits::default()
+    };
+    let s = Served::start_with(|_| {}, limits).await;
+    let got = s.get("files/hello.txt", &[]).await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body, hello("one").as_bytes());
+    s.stop().await;
+}
+
+#[test]
+fn a_duration_past_ten_years_is_a_usage_error_naming_the_option_and_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    for option in ["--header-timeout", "--idle-timeout"] {
+        // Bounded: a server that took the value would serve until killed.
+        let mut child = Child(
+            command(&[
+                "serve",
+                "--addr",
+                "127.0.0.1:0",
+                option,
+                "10000000000000000000",
+                dir.path().to_str().unwrap(),
+            ])
+            .spawn()
+            .unwrap(),
+        );
+        assert_eq!(wait(&mut child).code(), Some(2), "{option}");
+        let mut stderr = String::new();
+        child
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert!(
+            stderr.contains(option) && stderr.contains("315360000"),
+            "{option}: {stderr}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_client_trickling_its_request_head_is_cut_off_after_the_header_timeout() {
     let limits = serve::Limits {
         header_timeout: Duration::from_millis(500),
@@ -1150,6 +1462,73 @@ async fn a_client_trickling_its_request_head_is_cut_off_after_the_header_timeout
     // The server goes on answering.
     assert_eq!(s.get("files/hello.txt", &[]).await.status, StatusCode::OK);
     s.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_reading_slowly_does_not_keep_the_server_from_stopping() {
+    let limits = serve::Limits {
+        idle_timeout: Duration::from_secs(60),
+        shutdown_timeout: Duration::from_millis(500),
+        ..serve::Limits::default()
+    };
+    // Larger than what the sockets' buffers hold, so that the response cannot be
+    // written out whole while the client reads slowly (a sparse file, quick to make).
+    let s = Served::start_with(
+        |one| {
+            let file = std::fs::File::create(one.join("files/huge.bin")).unwrap();
+            file.set_len(256 << 20).unwrap();
+        },
+        limits,
+    )
+    .await;
+    let mut stream = connect(s.addr).await;
+    let request = format!("GET /files/huge.bin HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr);
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0; 1024];
+    let n = tokio::time::timeout(BOUND, stream.read(&mut head))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(head[..n].starts_with(b"HTTP/1.1 200 OK\r\n"));
+    // A kilobyte every 50 ms: bytes keep moving, so no idle timeout ends it, until the
+    // server has stopped; then what the sockets hold is read to its end, which must come.
+    let (stopped, mut told) = tokio::sync::oneshot::channel::<()>();
+    let reader = tokio::spawn(async move {
+        let mut buf = vec![0; 1 << 16];
+        let mut received = 0;
+        for _ in 0..400 {
+            tokio::select! {
+                _ = &mut told => break,
+                read = stream.read(&mut buf[..1024]) => match read {
+                    Ok(0) | Err(_) => return Some(received),
+                    Ok(n) => received += n,
+                },
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let drained = tokio::time::timeout(BOUND, async {
+            while let Ok(n) = stream.read(&mut buf).await
+                && n > 0
+            {
+                received += n;
+            }
+        })
+        .await;
+        drained.is_ok().then_some(received)
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = std::time::Instant::now();
+    s.stop().await;
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(400) && elapsed < Duration::from_secs(5),
+        "{elapsed:?}"
+    );
+    let _ = stopped.send(());
+    // The connection was closed under the client, mid-response.
+    let received = tokio::time::timeout(BOUND, reader).await.unwrap().unwrap();
+    let received = received.expect("the connection outlived the server");
+    assert!(received < 256 << 20, "{received}");
 }
 
 #[tokio::test]

@@ -26,6 +26,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 
+use crate::units::MAX_DURATION;
+
 /// Bounds on what clients may hold of a server: connections, and the time a connection
 /// may wait on its client.
 ///
@@ -40,13 +42,18 @@ pub struct Limits {
     pub max_connections: u32,
     /// How long the head of a request (its request line and headers) may take to
     /// arrive, counted from the connection's start or the end of the response before:
-    /// a client trickling a head is cut off after it.
+    /// a client trickling a head is cut off after it. Taken at most
+    /// [`MAX_DURATION`](crate::units::MAX_DURATION), as is the idle timeout.
     pub header_timeout: Duration,
     /// How long a connection may stay with no byte moving either way while no request
     /// is being answered: a keep-alive connection waiting for a next request, or a
     /// client that stopped reading its response, is closed after it. (Between requests
     /// the header timeout runs too: the shorter of the two closes an idle connection.)
     pub idle_timeout: Duration,
+    /// How long a server told to stop lets the responses in flight finish; the
+    /// connections still open then are dropped. Without it a client reading a large
+    /// file slowly, or not at all, would keep the server from stopping for ever.
+    pub shutdown_timeout: Duration,
 }
 
 /// [`Limits::max_connections`] by default: half of the most common default limit of
@@ -59,12 +66,17 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// [`Limits::idle_timeout`] by default.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// [`Limits::shutdown_timeout`] by default: as long as a service manager commonly waits
+/// after SIGTERM before it kills.
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
         }
     }
 }
@@ -76,7 +88,8 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
 /// Serves `router` on `listener` within `limits` until `shutdown` completes; then stops
 /// accepting, lets the requests in flight finish (idle connections are closed at once)
-/// and returns once every connection is closed.
+/// and returns once every connection is closed, or once
+/// [`Limits::shutdown_timeout`] has passed, the connections left dropped.
 ///
 /// An error of one connection, or a lack of descriptors or memory, is not the server's
 /// end: the loop goes on (after [`ACCEPT_PAUSE`] for the latter). The error returned is
@@ -88,11 +101,16 @@ pub(super) async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let max = limits.max_connections.max(1);
+    // A deadline is the clock plus a timeout, and `Instant + Duration` panics past the
+    // clock's range (in hyper's task for the header timeout): the timeouts are taken at
+    // most `MAX_DURATION`, the options' bound, whoever made the limits.
+    let header_timeout = limits.header_timeout.min(MAX_DURATION);
+    let idle_timeout = limits.idle_timeout.min(MAX_DURATION);
     let permits = Arc::new(Semaphore::new(max as usize));
-    let (closing, closing_seen) = watch::channel(false);
+    let (closing, closing_seen) = watch::channel(Closing::No);
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout)
+        .header_read_timeout(header_timeout)
         .keep_alive(true);
     let http = Arc::new(http);
     tokio::pin!(shutdown);
@@ -128,17 +146,43 @@ pub(super) async fn serve(
             stream,
             router.clone(),
             Arc::clone(&http),
-            limits.idle_timeout,
+            idle_timeout,
             closing_seen.clone(),
             permit,
         ));
     };
     // New connections are refused from here on.
     drop(listener);
-    let _ = closing.send(true);
-    // Every permit back: every connection closed.
-    let _ = permits.acquire_many(max).await;
+    let _ = closing.send(Closing::Gracefully);
+    // Every permit back: every connection closed. A connection whose client reads
+    // slowly holds its permit for as long as its response lasts: past the deadline,
+    // the connections left are dropped (each task ends at its next poll, and gives its
+    // permit back; the wait for that is bounded too, should a task be stuck in a
+    // system call).
+    let grace = limits.shutdown_timeout.min(MAX_DURATION);
+    if tokio::time::timeout(grace, permits.acquire_many(max))
+        .await
+        .is_err()
+    {
+        let _ = closing.send(Closing::Now);
+        let _ = tokio::time::timeout(DROP_WAIT, permits.acquire_many(max)).await;
+    }
     stopped
+}
+
+/// How long the server waits, once it has told its connections to drop, for their
+/// tasks to end.
+const DROP_WAIT: Duration = Duration::from_secs(1);
+
+/// What the server tells its connections of its stopping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Closing {
+    /// It serves.
+    No,
+    /// It stops: a connection finishes the response in flight, then closes.
+    Gracefully,
+    /// Its shutdown deadline has passed: a connection closes at once.
+    Now,
 }
 
 /// Whether an accept error means the listener itself cannot be used any more.
@@ -173,7 +217,7 @@ async fn connection(
     router: Router,
     http: Arc<http1::Builder>,
     idle: Duration,
-    mut closing: watch::Receiver<bool>,
+    mut closing: watch::Receiver<Closing>,
     _permit: OwnedSemaphorePermit,
 ) {
     let activity = Arc::new(Activity::new());
@@ -190,7 +234,7 @@ async fn connection(
         let answering = Answering::start(&busy);
         let keep_alive = request.version() == Version::HTTP_11
             && !asks_to_close(request.headers())
-            && !*stopping_seen.borrow();
+            && *stopping_seen.borrow() == Closing::No;
         let response = hyper::service::Service::call(&tower, request);
         async move {
             let mut response = response.await;
@@ -212,9 +256,14 @@ async fn connection(
     });
     let conn = http.serve_connection(io, service);
     tokio::pin!(conn);
-    let mut stopping = *closing.borrow_and_update();
-    if stopping {
-        conn.as_mut().graceful_shutdown();
+    let mut stopping = false;
+    match *closing.borrow_and_update() {
+        Closing::No => {}
+        Closing::Gracefully => {
+            stopping = true;
+            conn.as_mut().graceful_shutdown();
+        }
+        Closing::Now => return,
     }
     let idle_check = tokio::time::sleep(idle);
     tokio::pin!(idle_check);
@@ -228,9 +277,22 @@ async fn connection(
                 // Dropping the connection closes it.
                 None => break,
             },
-            _ = closing.changed(), if !stopping => {
-                stopping = true;
-                conn.as_mut().graceful_shutdown();
+            changed = closing.changed() => {
+                // The sender gone: the server has returned, and nothing is served on.
+                if changed.is_err() {
+                    break;
+                }
+                match *closing.borrow_and_update() {
+                    Closing::No => {}
+                    Closing::Gracefully => {
+                        if !stopping {
+                            stopping = true;
+                            conn.as_mut().graceful_shutdown();
+                        }
+                    }
+                    // Dropping the connection closes it, mid-response.
+                    Closing::Now => break,
+                }
             }
         }
     }
