@@ -58,6 +58,8 @@ Output:
   standard error), or a file changed since it was stored that the Source deleted (kept).
   \"not deleted\" counts deletions a Change List listed that --delete did not allow.
   and for an audit the counts changed, missing, extra and whether DIR is in sync.
+  After it, on standard error, what to run about deletions not made and conflicts, which
+  later incremental runs do not come back to.
 
 JSON (--json):
   Every event of the client as one object per line ({\"event\": \"change\", ...}), then
@@ -413,6 +415,9 @@ pub async fn sync(options: &SyncOptions) -> Result<u8, Unusable> {
         );
     } else {
         let _ = writeln!(stdout.lock(), "{synced}");
+        for hint in synced.hints(options.dry_run) {
+            eprintln!("resourcesync sync: {hint}");
+        }
     }
     Ok(synced.exit_status())
 }
@@ -486,6 +491,34 @@ impl Synced {
             seconds,
             interrupted: false,
         }
+    }
+
+    /// What the user can do about what the summary counts and a later run will not
+    /// come back to by itself: deletions left undone, conflicts left as they are (an
+    /// incremental run goes on from where this one ended). And that a dry run changed
+    /// nothing, its counts being what a run would do.
+    pub fn hints(&self, dry_run: bool) -> Vec<String> {
+        let report = &self.report;
+        let mut hints = Vec::new();
+        if dry_run {
+            hints.push("a dry run: nothing was changed; the counts are what a run would do".into());
+        }
+        if report.kept > 0 {
+            hints.push(format!(
+                "{} deletions listed by the Source were not made (no --delete); \
+                 `sync --baseline --delete` makes them later",
+                report.kept
+            ));
+        }
+        if report.conflicts > 0 {
+            hints.push(format!(
+                "{} conflicts (named above) were left as they are; \
+                 `sync --baseline --replace-foreign` replaces them with the Source's, \
+                 `sync --audit` lists them",
+                report.conflicts
+            ));
+        }
+        hints
     }
 
     /// 0 when it completed (and, an audit, found the directory in sync), 130 when it

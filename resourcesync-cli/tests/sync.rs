@@ -514,6 +514,51 @@ fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
 }
 
 #[test]
+fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
+    let served = Served::start(|s| populate(s, 4));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    std::fs::write(d.join("r/1.txt"), b"edited by the user").unwrap();
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/1.txt", b"resource 1, updated");
+        s.delete("r/2.txt");
+        s.tick(1);
+    });
+    let out = sync(&["--dry-run", &served.base, dest]);
+    assert!(
+        text(&out).contains("a dry run: nothing was changed"),
+        "{}",
+        text(&out)
+    );
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains("1 deletions listed by the Source were not made")
+            && stderr.contains("`sync --baseline --delete`")
+            && stderr.contains("1 conflicts (named above)")
+            && stderr.contains("`sync --baseline --replace-foreign`"),
+        "{stderr}"
+    );
+    // The next incremental run does not come back to them: the hints are the way.
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(d.join("r/2.txt").exists());
+    let out = sync(&[
+        "--baseline",
+        "--delete",
+        "--replace-foreign",
+        &served.base,
+        dest,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+}
+
+#[test]
 fn a_second_sync_into_a_directory_in_use_stops_at_once_naming_the_lock() {
     let served = Served::start(|s| populate(s, 300));
     let dir = tempfile::tempdir().unwrap();
