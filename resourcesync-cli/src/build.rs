@@ -134,6 +134,11 @@ pub struct BuildArgs {
     /// A `describedby` link of the Source Description: a page about the Source.
     #[arg(long, value_name = "URL")]
     pub describedby: Option<Uri>,
+    /// Publish COLLECTION-DIR even when it holds nothing and the publication lists
+    /// resources (each is then listed as deleted); without it such a run is refused, as a
+    /// wrong directory or a disk not mounted would look.
+    #[arg(long)]
+    pub allow_empty: bool,
     /// One JSON object with what was published, instead of the text summary.
     #[arg(long)]
     pub json: bool,
@@ -152,6 +157,7 @@ impl BuildArgs {
         options.changelist_period = self.changelist_period.map(Duration::from_secs);
         options.list = self.list.clone();
         options.describedby = self.describedby.clone();
+        options.allow_empty = self.allow_empty;
         options
     }
 }

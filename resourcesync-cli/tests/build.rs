@@ -1683,3 +1683,38 @@ fn names_of_every_class_go_through_build_serve_sync_and_audit() {
         text(&out)
     );
 }
+
+#[test]
+fn a_collection_that_emptied_is_refused_unless_asked_for_and_the_publication_kept() {
+    // An empty directory in place of the collection (a wrong path, a disk not mounted)
+    // would have every Destination that deletes delete everything.
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    let empty = root.path().join("empty");
+    fs::create_dir(&empty).unwrap();
+    put(&coll, "a.txt", b"a");
+    put(&coll, "d/b.txt", b"b");
+    build(&coll, &publish, &[]);
+    let out = build_output(&empty, &publish, &[]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("nothing to publish, where the publication lists 2 resources")
+            && stderr.contains("--allow-empty"),
+        "{stderr}"
+    );
+    assert_eq!(resource_list(&publish).len(), 2);
+    assert!(change_lists(&publish).iter().all(|(_, c)| c.is_empty()));
+    // Asked for: both listed as deleted.
+    let report = build(&empty, &publish, &["--allow-empty"]);
+    assert_eq!(
+        (report["generation"].as_u64(), report["deleted"].as_u64()),
+        (Some(2), Some(2)),
+        "{report}"
+    );
+    assert!(resource_list(&publish).is_empty());
+    // A collection that was empty from the start is no mistake.
+    let fresh = root.path().join("fresh");
+    build(&empty, &fresh, &[]);
+    build(&empty, &fresh, &[]);
+}

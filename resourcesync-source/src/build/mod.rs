@@ -171,6 +171,10 @@ pub struct Options {
     pub list: Option<PathBuf>,
     /// The Source Description's `describedby` link.
     pub describedby: Option<Uri>,
+    /// Publish a collection that holds nothing over a publication that lists resources
+    /// (every resource then listed as deleted); refused by default
+    /// ([`BuildError::Emptied`]).
+    pub allow_empty: bool,
 }
 
 impl Options {
@@ -187,6 +191,7 @@ impl Options {
             changelist_period: None,
             list: None,
             describedby: None,
+            allow_empty: false,
         }
     }
 
@@ -297,6 +302,21 @@ pub enum BuildError {
         line: usize,
         /// What is wrong with it.
         reason: String,
+    },
+    /// The collection holds nothing to publish where the last run published resources:
+    /// most likely a wrong directory or a disk not mounted, and published it would tell
+    /// every Destination that each resource was deleted. [`Options::allow_empty`]
+    /// publishes it all the same.
+    #[error(
+        "{}: nothing to publish, where the publication lists {listed} resources: a wrong \
+         directory, or a disk not mounted? (to publish them all as deleted: --allow-empty)",
+        collection.display()
+    )]
+    Emptied {
+        /// The collection.
+        collection: PathBuf,
+        /// Resources the publication lists.
+        listed: u64,
     },
     /// The state the last run left cannot be read.
     #[error("{}: unreadable state of the last run: {reason}", path.display())]

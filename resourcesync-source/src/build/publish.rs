@@ -52,6 +52,15 @@ pub(super) fn publish_generation(
         None => Arc::default(),
         Some(known) => known.resources()?,
     };
+    // Nothing found where the last run listed resources: the collection is most likely
+    // not the one meant (a wrong path, a disk not mounted), and publishing it would have
+    // every Destination that deletes delete everything. Refused unless asked for.
+    if found.is_empty() && previous.len() > 0 && !options.allow_empty {
+        return Err(BuildError::Emptied {
+            collection: collection.to_owned(),
+            listed: previous.len() as u64,
+        });
+    }
     let mut media_types = previous.media_types.clone();
 
     // Each file paired with the last run's resource at its path, by its place among them
