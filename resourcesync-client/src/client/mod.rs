@@ -11,7 +11,7 @@ mod navigation;
 mod transport;
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use http::StatusCode;
 use resourcesync_model::{
@@ -630,7 +630,7 @@ impl<I: Inventory> Client<I> {
         if let (Some(every), Mode::Incremental) = (self.config.follow, self.config.mode) {
             if let (0, Some(now)) = (self.report.problems, now) {
                 if self.follow_at.is_none() {
-                    self.follow_at = Some(now + every);
+                    self.follow_at = Some(later(now, every));
                 }
                 return;
             }
@@ -671,4 +671,14 @@ impl<I: Inventory> Client<I> {
         self.done = true;
         self.events.push_back(Event::Done(self.report.clone()));
     }
+}
+
+/// `now` plus `wait`, saturating: the durations come from the caller's [`Config`] (a
+/// `Duration::MAX` meaning "no limit" included), and `Instant + Duration` panics past the
+/// clock's range. A century past `now` is as late as any deadline needs to be.
+pub(crate) fn later(now: Instant, wait: Duration) -> Instant {
+    const CENTURY: Duration = Duration::from_secs(100 * 365 * 86_400);
+    now.checked_add(wait.min(CENTURY))
+        .or_else(|| now.checked_add(Duration::from_secs(86_400)))
+        .unwrap_or(now)
 }

@@ -7,7 +7,7 @@ use http::{HeaderMap, StatusCode};
 use resourcesync_model::{Capability, Fixity, FixityMismatch};
 use resourcesync_xml::{Limits, PushReader};
 
-use super::{Body, Client, DocFlight, Flight, Job, Phase, Role, What, http_uri, problem};
+use super::{Body, Client, DocFlight, Flight, Job, Phase, Role, What, http_uri, later, problem};
 use crate::event::{Event, ProblemKind};
 use crate::inventory::Inventory;
 use crate::misuse::Misuse;
@@ -68,12 +68,12 @@ impl<I: Inventory> Client<I> {
             What::Resource { .. } | What::Package { .. } => Body::Fixity(Fixity::new()),
         };
         let uri = job.uri.clone();
-        let limit = now + self.config.bounds.max_request_time;
+        let limit = later(now, self.config.bounds.max_request_time);
         self.flights.insert(
             id,
             Flight {
                 job,
-                deadline: limit.min(now + self.config.bounds.request_timeout),
+                deadline: limit.min(later(now, self.config.bounds.request_timeout)),
                 limit,
                 status: None,
                 body,
@@ -163,7 +163,9 @@ impl<I: Inventory> Client<I> {
         if flight.status.is_some() {
             return Err(Misuse::ResponseTwice(id));
         }
-        flight.deadline = flight.limit.min(now + self.config.bounds.request_timeout);
+        flight.deadline = flight
+            .limit
+            .min(later(now, self.config.bounds.request_timeout));
         flight.status = Some(status);
         if status.is_success() {
             if let Body::Discovery(_, links) = &mut flight.body {
@@ -275,7 +277,9 @@ impl<I: Inventory> Client<I> {
         if flight.status.is_none() {
             return Err(Misuse::BodyBeforeResponse(id));
         }
-        flight.deadline = flight.limit.min(now + self.config.bounds.request_timeout);
+        flight.deadline = flight
+            .limit
+            .min(later(now, self.config.bounds.request_timeout));
         self.report.bytes += bytes.len() as u64;
         self.progress.bytes += bytes.len() as u64;
         let limit = self.config.bounds.max_discovery_bytes;
@@ -369,7 +373,9 @@ impl<I: Inventory> Client<I> {
             return Ok(());
         };
         flight.body = Body::Digested(said + bytes);
-        flight.deadline = flight.limit.min(now + self.config.bounds.request_timeout);
+        flight.deadline = flight
+            .limit
+            .min(later(now, self.config.bounds.request_timeout));
         self.progress.bytes += bytes;
         Ok(())
     }
@@ -579,8 +585,12 @@ impl<I: Inventory> Client<I> {
     pub(super) fn retry(&mut self, mut job: Job, id: RequestId, kind: ProblemKind, now: Instant) {
         job.attempt += 1;
         if job.attempt < self.config.bounds.attempts {
-            let delay = self.config.bounds.retry_delay * (1 << (job.attempt - 1).min(16));
-            self.waiting.push((now + delay, job));
+            let delay = self
+                .config
+                .bounds
+                .retry_delay
+                .saturating_mul(1 << (job.attempt - 1).min(16));
+            self.waiting.push((later(now, delay), job));
         } else {
             self.fail_job(job, kind, Some(id), now);
         }

@@ -1341,3 +1341,33 @@ fn a_change_list_out_of_chronological_order_is_applied_by_datetime_the_last_chan
         "{warnings:?}"
     );
 }
+
+#[test]
+fn durations_past_the_clocks_range_are_no_panic() {
+    // `Duration::MAX` for "no limit": `Instant + Duration` would panic on every request.
+    let s = source(5);
+    let mut d = Destination::default();
+    let fault = Box::new(|uri: &str, attempt| match attempt {
+        0 if uri.ends_with("r/1.txt") => Some(Fault::Status(500)),
+        _ => None,
+    });
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| {
+            let mut bounds = c.bounds;
+            bounds.retry_delay = std::time::Duration::MAX;
+            bounds.request_timeout = std::time::Duration::MAX;
+            bounds.max_request_time = std::time::Duration::MAX;
+            c.with_bounds(bounds)
+        },
+        Drive {
+            fault: Some(fault),
+            ..Drive::default()
+        },
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+}
