@@ -231,6 +231,8 @@ fn a_mirror_on_disk_answers_for_its_url_prefix() {
     // The Source's files, written to a directory: no server at all.
     let mut source = Source::new();
     populate(&mut source, 5);
+    // A name whose URI has escapes: a space, a letter outside ASCII ("a b é.txt").
+    source.put("r/a%20b%20%C3%A9.txt", b"escaped");
     source.publish();
     let dir = tempfile::tempdir().unwrap();
     let mirror = dir.path().join("mirror");
@@ -239,8 +241,12 @@ fn a_mirror_on_disk_answers_for_its_url_prefix() {
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, &response.body).unwrap();
     }
+    // Each file under its name, as a server would map its URI's path to it.
     for (path, (bytes, _)) in &source.resources {
-        let file = mirror.join(path);
+        let name = percent_encoding::percent_decode_str(path)
+            .decode_utf8()
+            .unwrap();
+        let file = mirror.join(&*name);
         std::fs::create_dir_all(file.parent().unwrap()).unwrap();
         std::fs::write(file, bytes).unwrap();
     }
@@ -257,7 +263,12 @@ fn a_mirror_on_disk_answers_for_its_url_prefix() {
     let expected: BTreeMap<String, Vec<u8>> = source
         .resources
         .iter()
-        .map(|(p, (b, _))| (p.clone(), b.clone()))
+        .map(|(p, (b, _))| {
+            let name = percent_encoding::percent_decode_str(p)
+                .decode_utf8()
+                .unwrap();
+            (name.into_owned(), b.clone())
+        })
         .collect();
     assert_eq!(held, expected);
 }

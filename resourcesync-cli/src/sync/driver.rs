@@ -138,14 +138,43 @@ pub async fn fetch(
         // Read beneath the mirror's directory only, through a handle on it: a URI whose
         // rest climbs out (`..`), is absolute (`//`), or meets a link that leads out is
         // not found, and nothing of such a file is read, let alone quoted in an error.
-        let (dir, rest) = (dir.clone(), url[prefix.len()..].to_owned());
+        // The rest is a URI's path: its query and fragment are not the file's, and its
+        // escapes (`%20` for a space, UTF-8 bytes for other letters) are decoded, as a
+        // server maps a path to a file; one that is not UTF-8 names no file here.
+        let rest = url[prefix.len()..].split(['?', '#']).next().unwrap_or("");
+        let rest = percent_encoding::percent_decode_str(rest)
+            .decode_utf8()
+            .map(|rest| rest.into_owned());
+        let dir = dir.clone();
         let read = tokio::task::spawn_blocking(move || {
+            let rest = rest.map_err(|_| std::io::Error::from(std::io::ErrorKind::NotFound))?;
             cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())?.read(rest)
         })
         .await;
         let (status, body) = match read {
             Ok(Ok(body)) => (StatusCode::OK, body),
-            _ => (StatusCode::NOT_FOUND, Vec::new()),
+            // What the path names is not there, or not a file of the mirror's own.
+            Ok(Err(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound
+                        | std::io::ErrorKind::NotADirectory
+                        | std::io::ErrorKind::IsADirectory
+                        | std::io::ErrorKind::PermissionDenied
+                        | std::io::ErrorKind::InvalidInput
+                ) =>
+            {
+                (StatusCode::NOT_FOUND, Vec::new())
+            }
+            // The disk failed: said as what it is, not as a 404.
+            Ok(Err(e)) => {
+                let _ = tx.send(Msg::Failed(id, format!("mirror: {e}"))).await;
+                return;
+            }
+            Err(e) => {
+                let _ = tx.send(Msg::Failed(id, format!("mirror: {e}"))).await;
+                return;
+            }
         };
         let _ = tx.send(Msg::Head(id, status, HeaderMap::new())).await;
         if status.is_success() {
