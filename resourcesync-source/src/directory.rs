@@ -178,7 +178,9 @@ impl Directory {
         let path_start = base.scheme().len() + 3 + authority.len();
         let path = &s[path_start..];
         if !path.ends_with('/') {
-            return Err(invalid("its path does not end in /"));
+            return Err(invalid(
+                "its path does not end in / (the base is a directory's URL: add the /)",
+            ));
         }
         if base.to_url().is_err() {
             return Err(invalid("its host or port cannot be parsed"));
