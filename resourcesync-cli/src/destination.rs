@@ -190,7 +190,7 @@ impl fmt::Debug for DirectoryDestination {
 }
 
 impl DirectoryDestination {
-    /// Opens `dir` (made if missing) and its `.resourcesync/tmp/`, and removes the
+    /// Opens `dir` (made if missing, not its parents) and its `.resourcesync/tmp/`, and removes the
     /// temporary files a run that was stopped left there: they are of no use to the next.
     /// The directory is locked while the destination is open: another open of it, by this
     /// process or another, is [`DestinationError::Busy`].
@@ -201,7 +201,12 @@ impl DirectoryDestination {
             let path = path.to_owned();
             move |source| DestinationError::Io { path, source }
         };
-        std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+        // DIR itself is made, not its parents (as `mkdir`, not `mkdir -p`): a mistyped
+        // path is an error naming it, not a new tree.
+        match std::fs::create_dir(&dir) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(io_at(&dir)(e)),
+            _ => {}
+        }
         let root = Dir::open_ambient_dir(&dir, ambient_authority()).map_err(io_at(&dir))?;
         let kept = own_dir(&root, Path::new(KEPT), &dir)?;
         // Before anything else is touched: the temporary files removed below could be

@@ -914,3 +914,18 @@ fn a_source_that_trickles_is_cut_off_by_the_total_time_of_a_request() {
     );
     assert!(!d.join("big.bin").exists());
 }
+
+#[test]
+fn a_directory_whose_parent_is_missing_is_an_error_not_a_new_tree() {
+    let served = Served::start(|s| populate(s, 2));
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("no/such/parent/dest");
+    let out = sync(&[&served.base, typo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("No such file or directory"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dir.path().join("no").exists(), "a tree was made");
+}
