@@ -387,16 +387,27 @@ impl DirectoryDestination {
             restored = copy;
             &restored
         };
+        // Lines in the journal: files placed since the last save, by this run or by one
+        // stopped before it saved (replayed by `load` into the inventory): flushed too.
+        let journaled = self.kept.metadata(JOURNAL).is_ok_and(|m| m.len() > 0);
+        self.unflushed |= journaled;
         self.flush_placed()?;
         self.save_json(INVENTORY, inventory)?;
         self.save_json(STATE, client.state())?;
         // What the journal held is in the inventory now.
-        if let Some(journal) = &self.journal {
-            journal.set_len(0).map_err(|source| DestinationError::Io {
-                path: self.dir.join(KEPT).join(JOURNAL),
-                source,
-            })?;
-        }
+        let emptied = match &self.journal {
+            Some(journal) => journal.set_len(0),
+            None if journaled => {
+                let mut options = cap_std::fs::OpenOptions::new();
+                options.write(true).truncate(true);
+                self.kept.open_with(JOURNAL, &options).map(drop)
+            }
+            None => Ok(()),
+        };
+        emptied.map_err(|source| DestinationError::Io {
+            path: self.dir.join(KEPT).join(JOURNAL),
+            source,
+        })?;
         Ok(())
     }
 

@@ -504,6 +504,42 @@ fn a_run_killed_outright_keeps_what_it_placed_and_the_rerun_updates_it() {
 }
 
 #[test]
+fn a_rerun_that_places_nothing_still_saves_what_the_journal_held_and_empties_it() {
+    let served = Served::start(|s| populate(s, 300));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut child = stalled_baseline(&served, &d);
+    signal(&child, rustix::process::Signal::KILL);
+    child.wait().unwrap();
+    let journal = d.join(".resourcesync/placed.jsonl");
+    assert!(std::fs::metadata(&journal).unwrap().len() > 0);
+    // The Source no longer lists what the killed run had not stored: the rerun has
+    // nothing to place, only the journal's records to save.
+    let stored: Vec<String> = std::fs::read_dir(d.join("r"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    served.faults(|_, _| None);
+    served.change(|s| {
+        s.tick(1);
+        for i in 0..300 {
+            if !stored.contains(&format!("{i}.txt")) {
+                s.delete(&format!("r/{i}.txt"));
+            }
+        }
+        s.tick(1);
+    });
+    let out = sync(&[&served.base, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(held(&d), stored.len());
+    assert_eq!(
+        std::fs::metadata(&journal).unwrap().len(),
+        0,
+        "the journal's lines are left to replay for ever"
+    );
+}
+
+#[test]
 fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
     let served = Served::start(|s| populate(s, 300));
     let dir = tempfile::tempdir().unwrap();
