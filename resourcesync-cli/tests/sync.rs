@@ -965,3 +965,32 @@ fn a_directory_whose_parent_is_missing_is_an_error_not_a_new_tree() {
     );
     assert!(!dir.path().join("no").exists(), "a tree was made");
 }
+
+#[test]
+fn a_file_that_already_holds_the_updated_bytes_is_taken_not_a_conflict() {
+    let served = Served::start(|s| populate(s, 3));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    // The new version is there already (copied by hand, or placed by a run whose
+    // journal line was lost).
+    std::fs::write(d.join("r/1.txt"), b"resource 1, new").unwrap();
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/1.txt", b"resource 1, new");
+        s.tick(1);
+    });
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains(" 0 conflicts,"), "{}", text(&out));
+    // It is the sync's now: the next update replaces it.
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/1.txt", b"resource 1, newer");
+        s.tick(1);
+    });
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+}
