@@ -177,6 +177,9 @@ pub struct DirectoryDestination {
     unflushed: bool,
     /// `.resourcesync/lock`, locked for as long as this destination is open.
     _lock: Option<std::fs::File>,
+    /// A baseline's [`verify`](Self::verify) has files changed since stored fetched
+    /// again (see [`with_repair`](Self::with_repair)).
+    repair: bool,
 }
 
 impl fmt::Debug for DirectoryDestination {
@@ -235,6 +238,7 @@ impl DirectoryDestination {
             substituted: HashMap::new(),
             unflushed: false,
             _lock: lock,
+            repair: true,
         })
     }
 
@@ -244,6 +248,17 @@ impl DirectoryDestination {
     #[must_use]
     pub fn with_replace_foreign(mut self, replace: bool) -> DirectoryDestination {
         self.replace_foreign = replace;
+        self
+    }
+
+    /// Whether a baseline fetches again the files changed in DIR since the sync stored
+    /// them (`true`, the default: a baseline asked for to repair DIR), or keeps them as
+    /// they are, an update of one then a conflict as in an incremental run (`false`: a
+    /// baseline the user did not ask for, such as one in place of Change Lists that no
+    /// longer carry DIR forward). A missing file is fetched again either way.
+    #[must_use]
+    pub fn with_repair(mut self, repair: bool) -> DirectoryDestination {
+        self.repair = repair;
         self
     }
 
@@ -556,7 +571,9 @@ impl DirectoryDestination {
     /// no longer a plain file) is recorded with what it holds now, so that the audit
     /// reports them and the baseline fetches them again; the files under DIR that no
     /// record names are the extras. Nothing is done for other runs. Every held file is
-    /// read: an audit is only as true as the bytes it reads.
+    /// read: an audit is only as true as the bytes it reads. A baseline without
+    /// [`with_repair`](Self::with_repair) leaves a changed file's record as it was: the
+    /// file is kept, not fetched again.
     pub fn verify(
         &mut self,
         config: &Config,
@@ -591,6 +608,8 @@ impl DirectoryDestination {
                 _ => Some(Held::new().with_length(u64::MAX)),
             };
             match standing {
+                // Kept as the user left it: compared with what the sync stored.
+                Some(_) if config.mode != Mode::Audit && !self.repair => continue,
                 Some(_) => verified.changed.push(target),
                 None => verified.missing.push(target),
             }
@@ -896,6 +915,14 @@ fn lock(kept: &Dir, dir: &Path) -> Result<Option<std::fs::File>, DestinationErro
                 dir: dir.to_owned(),
                 lock: path,
             }),
+            // A file system without locks (some NFS, FUSE and SMB mounts): used unlocked,
+            // as before there was a lock, rather than not at all.
+            Err(
+                rustix::io::Errno::NOLCK
+                | rustix::io::Errno::OPNOTSUPP
+                | rustix::io::Errno::NOSYS
+                | rustix::io::Errno::INVAL,
+            ) => Ok(None),
             Err(e) => Err(DestinationError::Io {
                 path,
                 source: e.into(),

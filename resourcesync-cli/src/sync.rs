@@ -85,7 +85,7 @@ pub struct SyncArgs {
     /// The Source's base URL (ending in /) or the URL of one of its documents.
     #[arg(value_name = "SOURCE-URL")]
     source: String,
-    /// The destination directory (created if missing).
+    /// The destination directory (made if missing; its parent must exist).
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     /// Compare the files in DIR, every byte of them, with what the Source lists, and
@@ -172,7 +172,7 @@ impl SyncArgs {
 pub struct SyncOptions {
     /// The Source's base URL (ending in /) or the URL of one of its documents.
     pub source: Uri,
-    /// The destination directory (created if missing).
+    /// The destination directory (made if missing; its parent must exist).
     pub dir: PathBuf,
     /// Compare the directory with the Source and report; change nothing.
     pub audit: bool,
@@ -180,6 +180,11 @@ pub struct SyncOptions {
     pub dry_run: bool,
     /// A baseline even when the directory has a checkpoint.
     pub baseline: bool,
+    /// A baseline fetches again the files changed in DIR since the sync stored them
+    /// (set with [`baseline`](Self::baseline) by [`with_baseline`](Self::with_baseline));
+    /// a baseline not asked for (a first run, one in place of Change Lists that cannot
+    /// carry DIR forward) keeps them, an update of one a conflict.
+    pub repair: bool,
     /// Take a baseline from the Resource Dump when the Source has one.
     pub dump: bool,
     /// Delete what the Source no longer has (`--delete`), at most this many
@@ -211,6 +216,7 @@ impl SyncOptions {
             audit: false,
             dry_run: false,
             baseline: false,
+            repair: false,
             dump: false,
             delete: None,
             concurrency: 8,
@@ -240,6 +246,7 @@ impl SyncOptions {
     #[must_use]
     pub fn with_baseline(mut self, baseline: bool) -> SyncOptions {
         self.baseline = baseline;
+        self.repair = baseline;
         self
     }
 
@@ -512,9 +519,9 @@ impl Synced {
         }
         if report.conflicts > 0 {
             hints.push(format!(
-                "{} conflicts (named above) were left as they are; \
-                 `sync --baseline --replace-foreign` replaces them with the Source's, \
-                 `sync --audit` lists them",
+                "{} conflicts (named above) were left as they are; `sync --baseline` \
+                 fetches again the sync's own files that were edited, with \
+                 --replace-foreign also files no sync stored; `sync --audit` lists them",
                 report.conflicts
             ));
         }
@@ -538,8 +545,9 @@ impl Synced {
 /// not start.
 pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
     let started = Instant::now();
-    let mut dest =
-        DirectoryDestination::open(&options.dir)?.with_replace_foreign(options.replace_foreign);
+    let mut dest = DirectoryDestination::open(&options.dir)?
+        .with_replace_foreign(options.replace_foreign)
+        .with_repair(options.repair);
     let (state, mut inventory) = dest.load()?;
     let mut config = options.config(&dest, &state)?;
     let mode = config.mode;
@@ -727,7 +735,10 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
             options.dir.display()
         );
         drop(dest);
-        let baseline = options.clone().with_baseline(true);
+        // Not asked for: what the user changed in DIR is kept, as the incremental run
+        // would have kept it.
+        let mut baseline = options.clone().with_baseline(true);
+        baseline.repair = false;
         let mut synced = Box::pin(synchronize(&baseline)).await?;
         synced.seconds = started.elapsed().as_secs_f64();
         return Ok(synced);

@@ -587,20 +587,15 @@ fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
         stderr.contains("1 deletions listed by the Source were not made")
             && stderr.contains("`sync --baseline --delete`")
             && stderr.contains("1 conflicts (named above)")
-            && stderr.contains("`sync --baseline --replace-foreign`"),
+            && stderr.contains("`sync --baseline` fetches again the sync's own files")
+            && stderr.contains("with --replace-foreign also files no sync stored"),
         "{stderr}"
     );
     // The next incremental run does not come back to them: the hints are the way.
     let out = sync(&[&served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(d.join("r/2.txt").exists());
-    let out = sync(&[
-        "--baseline",
-        "--delete",
-        "--replace-foreign",
-        &served.base,
-        dest,
-    ]);
+    let out = sync(&["--baseline", "--delete", &served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     served.equals(&d).unwrap();
 }
@@ -991,6 +986,44 @@ fn a_file_that_already_holds_the_updated_bytes_is_taken_not_a_conflict() {
         s.tick(1);
     });
     let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+}
+
+#[test]
+fn a_baseline_not_asked_for_keeps_a_file_the_user_edited() {
+    let served = Served::start(|s| populate(s, 4));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    std::fs::write(d.join("r/1.txt"), b"edited by the user").unwrap();
+    // The Source updates it and no longer offers the changes since the last run: the
+    // run makes a baseline in their place, which the user did not ask for.
+    served.change(|s| {
+        s.tick(5);
+        s.put("r/1.txt", b"resource 1, updated");
+        s.put("r/2.txt", b"resource 2, updated");
+        s.tick(2);
+        s.publish.forget_before = s.now;
+        s.put("r/new.txt", b"new");
+        s.tick(1);
+    });
+    let out = sync(&[&served.base, dest]);
+    assert!(text(&out).contains("a baseline instead"), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains(" 1 conflicts,"), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(d.join("r/1.txt")).unwrap(),
+        b"edited by the user"
+    );
+    assert_eq!(
+        std::fs::read(d.join("r/2.txt")).unwrap(),
+        b"resource 2, updated"
+    );
+    assert!(d.join("r/new.txt").is_file());
+    // Asked for, a baseline repairs it.
+    let out = sync(&["--baseline", &served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     served.equals(&d).unwrap();
 }

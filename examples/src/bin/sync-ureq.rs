@@ -58,8 +58,9 @@ fn main() -> ExitCode {
 
 fn sync(options: &SyncOptions) -> Result<Synced, Box<dyn std::error::Error>> {
     let started = Instant::now();
-    let mut dest =
-        DirectoryDestination::open(&options.dir)?.with_replace_foreign(options.replace_foreign);
+    let mut dest = DirectoryDestination::open(&options.dir)?
+        .with_replace_foreign(options.replace_foreign)
+        .with_repair(options.repair);
     let (state, mut inventory) = dest.load()?;
     let config = options.config(&dest, &state)?;
     // An audit or a baseline compares the listing with the bytes on disk.
