@@ -116,14 +116,32 @@ Exit status:
   1  the server failed after it had started (its listening socket became unusable)
   2  it could not start: PUBLISH-DIR is not a directory, the address cannot be bound";
 
+/// `--addr`: an IP address and port, a host name and port (the first address the system's
+/// resolver gives for it: `localhost:8080`), or a port alone (on 127.0.0.1, as the default).
+fn listen_address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    match std::net::ToSocketAddrs::to_socket_addrs(text) {
+        Ok(mut found) => found
+            .next()
+            .ok_or_else(|| format!("{text} names no address")),
+        Err(e) => Err(format!("not IP:PORT, HOST:PORT or PORT ({e})")),
+    }
+}
+
 /// The arguments of `resourcesync serve`.
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
     /// The directory to publish (may be a symbolic link, swapped while serving).
     #[arg(value_name = "PUBLISH-DIR")]
     pub dir: PathBuf,
-    /// The address to listen on; port 0 picks a free port.
-    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080")]
+    /// The address to listen on: IP:PORT, HOST:PORT (`localhost:8080`, the first address
+    /// the name has) or a PORT alone (on 127.0.0.1); port 0 picks a free port.
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080", value_parser = listen_address)]
     pub addr: SocketAddr,
     /// Print the start line as a JSON object.
     #[arg(long)]

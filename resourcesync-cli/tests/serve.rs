@@ -1167,7 +1167,9 @@ fn the_command_prints_the_bound_port_serves_and_stops_on_ctrl_c() {
         .build()
         .unwrap();
     for json in [false, true] {
-        let mut args = vec!["serve", "--addr", "127.0.0.1:0", dir];
+        // A host name and port too, as users write it.
+        let at = if json { "127.0.0.1:0" } else { "localhost:0" };
+        let mut args = vec!["serve", "--addr", at, dir];
         if json {
             args.insert(1, "--json");
         }
