@@ -1705,6 +1705,16 @@ fn a_collection_that_emptied_is_refused_unless_asked_for_and_the_publication_kep
     );
     assert_eq!(resource_list(&publish).len(), 2);
     assert!(change_lists(&publish).iter().all(|(_, c)| c.is_empty()));
+    // A list that lists nothing: the list is named.
+    let list = root.path().join("list.txt");
+    fs::write(&list, "# nothing yet\n").unwrap();
+    let out = build_output(&coll, &publish, &["--list", list.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}: nothing to publish", list.display())),
+        "{stderr}"
+    );
     // Asked for: both listed as deleted.
     let report = build(&empty, &publish, &["--allow-empty"]);
     assert_eq!(

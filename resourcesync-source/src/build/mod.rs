@@ -309,11 +309,11 @@ pub enum BuildError {
     /// publishes it all the same.
     #[error(
         "{}: nothing to publish, where the publication lists {listed} resources: a wrong \
-         directory, or a disk not mounted? (to publish them all as deleted: --allow-empty)",
+         path, or a disk not mounted? (to publish them all as deleted: --allow-empty)",
         collection.display()
     )]
     Emptied {
-        /// The collection.
+        /// The collection, or with [`Options::list`] the list.
         collection: PathBuf,
         /// Resources the publication lists.
         listed: u64,

@@ -57,7 +57,10 @@ pub(super) fn publish_generation(
     // every Destination that deletes delete everything. Refused unless asked for.
     if found.is_empty() && previous.len() > 0 && !options.allow_empty {
         return Err(BuildError::Emptied {
-            collection: collection.to_owned(),
+            collection: options
+                .list
+                .clone()
+                .unwrap_or_else(|| collection.to_owned()),
             listed: previous.len() as u64,
         });
     }
