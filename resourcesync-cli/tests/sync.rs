@@ -387,6 +387,15 @@ fn held(dir: &Path) -> usize {
     held.unwrap_or(0)
 }
 
+/// A Source of `n` resources (`populate`), served, and the path of a destination in a
+/// temporary directory (kept while the `TempDir` lives).
+fn served_and_dest(n: usize) -> (Served, tempfile::TempDir, std::path::PathBuf) {
+    let served = Served::start(|s| populate(s, n));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    (served, dir, d)
+}
+
 /// A baseline of 300 resources started as a process into `d`, once it has stored the
 /// 112 listed up to r/199.txt (in the list's order of names: r/0, r/1, r/10-r/19,
 /// r/100-r/199) and waits on the rest, which the Source answers 30 s late.
@@ -428,9 +437,7 @@ fn stored(d: &Path) -> usize {
 
 #[test]
 fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest() {
-    let served = Served::start(|s| populate(s, 300));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
     signal(&child, rustix::process::Signal::INT);
     // It stops at once (it does not wait for the slow responses in flight).
@@ -471,9 +478,7 @@ fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest()
 
 #[test]
 fn a_run_killed_outright_keeps_what_it_placed_and_the_rerun_updates_it() {
-    let served = Served::start(|s| populate(s, 300));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
     // No chance to save: only the journal knows what the run placed since its last save
     // (none yet: the first is 5 s in).
@@ -505,9 +510,7 @@ fn a_run_killed_outright_keeps_what_it_placed_and_the_rerun_updates_it() {
 
 #[test]
 fn a_rerun_that_places_nothing_still_saves_what_the_journal_held_and_empties_it() {
-    let served = Served::start(|s| populate(s, 300));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
     signal(&child, rustix::process::Signal::KILL);
     child.wait().unwrap();
@@ -541,9 +544,7 @@ fn a_rerun_that_places_nothing_still_saves_what_the_journal_held_and_empties_it(
 
 #[test]
 fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
-    let served = Served::start(|s| populate(s, 300));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
     // Nothing happens while every request in flight waits on the Source: the run must
     // wake to save all the same, 5 s after it started.
@@ -562,9 +563,7 @@ fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
 
 #[test]
 fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
-    let served = Served::start(|s| populate(s, 4));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(4);
     let dest = d.to_str().unwrap();
     assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
     std::fs::write(d.join("r/1.txt"), b"edited by the user").unwrap();
@@ -602,9 +601,7 @@ fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
 
 #[test]
 fn a_second_sync_into_a_directory_in_use_stops_at_once_naming_the_lock() {
-    let served = Served::start(|s| populate(s, 300));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
     // A body the first run is receiving (its own are not started: the Source stalls).
     let receiving = d.join(".resourcesync/tmp/request-999");
@@ -634,9 +631,7 @@ fn a_second_sync_into_a_directory_in_use_stops_at_once_naming_the_lock() {
 
 #[test]
 fn a_second_sigint_ends_a_run_stuck_in_its_last_save() {
-    let served = Served::start(|s| populate(s, 300));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
     // The save the first signal asks for hangs: opening a FIFO for writing waits for a
     // reader that never comes (as a save to a dead network file system would).
@@ -673,9 +668,7 @@ fn a_second_sigint_ends_a_run_stuck_in_its_last_save() {
 
 #[test]
 fn a_save_that_fails_while_the_run_waits_is_tried_again_later_not_in_a_loop() {
-    let served = Served::start(|s| populate(s, 300));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
     // The inventory's temporary file cannot be created: every save fails.
     std::fs::create_dir(d.join(".resourcesync/inventory.json.tmp")).unwrap();
@@ -705,9 +698,7 @@ fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
     // place, then a syncfs of the directory's file system, then the inventory renamed
     // over the last one. Without the flush a power failure could leave the inventory
     // recording files whose bytes never reached the disk.
-    let served = Served::start(|s| populate(s, 20));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, dir, d) = served_and_dest(20);
     let log = dir.path().join("trace");
     let run = Command::new("strace")
         .args([
@@ -963,9 +954,7 @@ fn a_directory_whose_parent_is_missing_is_an_error_not_a_new_tree() {
 
 #[test]
 fn a_file_that_already_holds_the_updated_bytes_is_taken_not_a_conflict() {
-    let served = Served::start(|s| populate(s, 3));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(3);
     let dest = d.to_str().unwrap();
     assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
     // The new version is there already (copied by hand, or placed by a run whose
@@ -992,9 +981,7 @@ fn a_file_that_already_holds_the_updated_bytes_is_taken_not_a_conflict() {
 
 #[test]
 fn a_baseline_not_asked_for_keeps_a_file_the_user_edited() {
-    let served = Served::start(|s| populate(s, 4));
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
+    let (served, _dir, d) = served_and_dest(4);
     let dest = d.to_str().unwrap();
     assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
     std::fs::write(d.join("r/1.txt"), b"edited by the user").unwrap();
