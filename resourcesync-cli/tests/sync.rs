@@ -430,6 +430,21 @@ fn signal(child: &std::process::Child, signal: rustix::process::Signal) {
     rustix::process::kill_process(rustix::process::Pid::from_child(child), signal).unwrap();
 }
 
+/// The child's exit status once it exits, if it does within `bound`.
+fn exited_within(
+    child: &mut std::process::Child,
+    bound: std::time::Duration,
+) -> Option<std::process::ExitStatus> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < bound {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    None
+}
+
 /// The files stored under `r/`.
 fn stored(d: &Path) -> usize {
     std::fs::read_dir(d.join("r")).map_or(0, |dir| dir.count())
@@ -441,15 +456,7 @@ fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest()
     let mut child = stalled_baseline(&served, &d);
     signal(&child, rustix::process::Signal::INT);
     // It stops at once (it does not wait for the slow responses in flight).
-    let mut status = None;
-    for _ in 0..200 {
-        if let Some(s) = child.try_wait().unwrap() {
-            status = Some(s);
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let Some(status) = status else {
+    let Some(status) = exited_within(&mut child, std::time::Duration::from_secs(10)) else {
         child.kill().unwrap();
         panic!("the sync did not stop within 10 s of SIGINT");
     };
@@ -651,15 +658,7 @@ fn a_second_sigint_ends_a_run_stuck_in_its_last_save() {
         "the run ended without its save"
     );
     signal(&child, rustix::process::Signal::INT);
-    let mut status = None;
-    for _ in 0..100 {
-        if let Some(s) = child.try_wait().unwrap() {
-            status = Some(s);
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let Some(status) = status else {
+    let Some(status) = exited_within(&mut child, std::time::Duration::from_secs(2)) else {
         child.kill().unwrap();
         panic!("a second SIGINT did not end the run within 2 s");
     };
@@ -674,12 +673,7 @@ fn a_save_that_fails_while_the_run_waits_is_tried_again_later_not_in_a_loop() {
     std::fs::create_dir(d.join(".resourcesync/inventory.json.tmp")).unwrap();
     std::thread::sleep(std::time::Duration::from_secs(7));
     signal(&child, rustix::process::Signal::INT);
-    for _ in 0..200 {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    exited_within(&mut child, std::time::Duration::from_secs(10));
     let _ = child.kill();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
