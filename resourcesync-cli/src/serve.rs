@@ -874,24 +874,6 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     }
 }
 
-/// What a path segment may not hold as it is in a URI's path (RFC 3986 3.3): a
-/// delimiter, or a byte that is not a URI's (non-ASCII bytes are always escaped).
-const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'/')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'\\')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
-
 /// The `Location` of the redirect from a directory to its `/` form: built from the
 /// normalised relative path, so that it always starts with exactly one `/`. Built from
 /// the request's own path, `GET //evil.example` of a directory so named gave
@@ -900,7 +882,7 @@ fn directory_location(relative: &Path, query: Option<&str>) -> Option<HeaderValu
     let mut location = String::from("/");
     for segment in relative {
         let segment = segment.to_str()?;
-        location.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
+        resourcesync_source::push_segment(&mut location, segment);
         location.push('/');
     }
     if let Some(query) = query {

@@ -930,7 +930,11 @@ fn location(response: &str) -> Option<&str> {
 
 #[tokio::test]
 async fn a_directory_redirects_to_its_slash_form_on_this_host_only() {
-    let s = Served::start(|one| write(&one.join("files/sub dir/a.txt"), "a\n")).await;
+    let s = Served::start(|one| {
+        write(&one.join("files/sub dir/a.txt"), "a\n");
+        write(&one.join("files/[x]/a.txt"), "a\n");
+    })
+    .await;
     for (target, expected) in [
         ("/files", "/files/"),
         // A path with an empty first segment: its raw form as a Location would be a
@@ -941,6 +945,8 @@ async fn a_directory_redirects_to_its_slash_form_on_this_host_only() {
         ("/./files", "/files/"),
         ("/.", "/"),
         ("/files/sub%20dir", "/files/sub%20dir/"),
+        // Escaped as a URI's path must have them (RFC 3986 pchar), as build writes them.
+        ("/files/%5Bx%5D", "/files/%5Bx%5D/"),
     ] {
         let (status, response) = s.raw(target).await;
         assert_eq!(status, 307, "{target}: {response}");

@@ -17,6 +17,41 @@ use resourcesync_xml::{SetOptions, SetStore, SetWriter, WriteError};
 /// accepts: 255, the `NAME_MAX` of ext4, XFS, APFS and NTFS.
 pub const MAX_SEGMENT_LEN: usize = 255;
 
+/// What a name's bytes are written as in a URI's path segment: everything but RFC
+/// 3986's `pchar` percent-encoded. The `url` crate's own set (WHATWG's) leaves `|`, `^`,
+/// `[`, `]` and `\\` as they are, which no URI may hold: a file named `a|b` had no URI,
+/// and was skipped, though every file system but Windows's holds it.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// Appends `segment` (a file's or a directory's name) to `out` as a segment of a URI's
+/// path: every byte but RFC 3986's `pchar` percent-encoded. The one way a name becomes
+/// a URI's segment, for what a Source publishes and for a server's redirects.
+///
+/// ```
+/// let mut path = String::from("/");
+/// resourcesync_source::push_segment(&mut path, "a b|[c]é");
+/// assert_eq!(path, "/a%20b%7C%5Bc%5D%C3%A9");
+/// ```
+pub fn push_segment(out: &mut String, segment: &str) {
+    out.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
+}
+
 /// A directory on disk that a web server publishes at a base URI.
 ///
 /// Every URI under the base names one file under the directory: the base

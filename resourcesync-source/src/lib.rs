@@ -102,7 +102,7 @@ mod publisher;
 mod sink;
 mod store;
 
-pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN};
+pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN, push_segment};
 pub use dumps::Content;
 pub use publisher::{Event, PublishOptions, PublishReport, Publisher, ResourceListPolicy};
 pub use store::{GenerationStore, MemoryStore, Store, StoreError};

@@ -2,28 +2,6 @@
 
 use super::*;
 
-/// What a name's bytes are written as in a URI's path segment: everything but RFC
-/// 3986's `pchar` percent-encoded. The `url` crate's own set (WHATWG's) leaves `|`, `^`,
-/// `[`, `]` and `\\` as they are, which no URI may hold: a file named `a|b` had no URI,
-/// and was skipped, though every file system but Windows's holds it.
-const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'/')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'[')
-    .add(b'\\')
-    .add(b']')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
-
 /// The URI of the resource at `path` (relative, `/`-separated): its segments
 /// percent-encoded under the base.
 pub(super) fn resource_uri(directory: &Directory, path: &str) -> Result<Uri, String> {
@@ -38,7 +16,7 @@ pub(super) fn resource_uri(directory: &Directory, path: &str) -> Result<Uri, Str
     let mut text = url.as_str().trim_end_matches('/').to_owned();
     for segment in path.split('/') {
         text.push('/');
-        text.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
+        crate::push_segment(&mut text, segment);
     }
     text.parse()
         .map_err(|e: resourcesync_model::UriError| e.to_string())
