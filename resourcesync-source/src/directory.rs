@@ -654,7 +654,7 @@ impl SetStore for DirectoryStore {
 ///     dump.add(b, &b"content"[..])?;
 /// }
 /// let dump = dump.finish()?;
-/// let uri = dump.written.unwrap();
+/// let uri = dump.written.ok_or("no Resource Dump written")?;
 /// assert_eq!(uri.as_str(), "http://example.com/dataset1/resourcedump.xml");
 /// assert_eq!(directory.path(&uri)?, root.path().join("resourcedump.xml"));
 /// let package = &dump.document.entries[1];

@@ -296,7 +296,7 @@ pub struct PublishReport {
 /// let second = source.publish_changes([event], t1)?;
 /// assert_eq!((second.created, second.resource_list), (1, None));
 /// let store = source.store();
-/// let list = store.get("resourcesync/changelist-00001.xml").expect("the open Change List");
+/// let list = store.get("resourcesync/changelist-00001.xml").ok_or("no open Change List")?;
 /// assert!(String::from_utf8_lossy(list).contains("http://example.com/items/3"));
 /// # Ok(())
 /// # }
