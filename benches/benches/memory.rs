@@ -4,7 +4,8 @@
 //! timed beside the floor, the raw quick-xml loop over the same file.
 //!
 //! The document is written once to a file in the temporary directory, entry by entry
-//! with `resourcesync-xml`'s writer, as `examples/generate.rs --single` writes it. Memory is measured twice, before criterion runs:
+//! (`resourcesync_benches::write_single_document`, as `examples/generate.rs --single`
+//! writes it). Memory is measured twice, before criterion runs:
 //! - the validation's own heap peak, over what was allocated before it started, by this
 //!   binary's counting allocator ([`resourcesync_benches::alloc`]);
 //! - on Linux, the peak resident memory (`VmHWM`) of a process that does nothing but the
@@ -22,7 +23,7 @@ use std::process::Command;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
 use resourcesync_benches::alloc::{self, Counting};
 use resourcesync_cli::validate::{ValidateOptions, validate};
-use resourcesync_model::{DocumentKind, Rule};
+use resourcesync_model::Rule;
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -32,19 +33,6 @@ const ENTRIES: u64 = 1_000_000;
 const MAX_BYTES: usize = 8 << 20;
 /// The environment variable that makes this binary the child that validates one file.
 const CHILD: &str = "MEMORY_VALIDATE";
-
-/// Writes the document to `path`.
-fn write(path: &Path) {
-    let head = resourcesync_benches::document(DocumentKind::ResourceList, 0, 0).head;
-    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let mut writer = resourcesync_xml::Writer::new(file, &head).unwrap();
-    for i in 0..ENTRIES {
-        writer
-            .write_entry(&resourcesync_benches::entry(i, false))
-            .unwrap();
-    }
-    writer.finish().unwrap().output.into_inner().unwrap();
-}
 
 /// What `resourcesync validate FILE` does, without the printing: the report's entries,
 /// and the rules it found broken.
@@ -87,7 +75,7 @@ fn bench(c: &mut Criterion) {
     // (a container's 64 MiB by default), and the page cache serves the reads alike.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("resourcelist.xml");
-    write(&path);
+    resourcesync_benches::write_single_document(&path, ENTRIES).unwrap();
     let bytes = std::fs::metadata(&path).unwrap().len();
 
     let (result, heap) = alloc::own_peak(|| validated(&path));

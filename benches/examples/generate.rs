@@ -19,17 +19,11 @@ fn main() {
     };
     std::fs::create_dir_all(dir).unwrap();
     if args.iter().any(|a| a == "--single") {
-        let head = resourcesync_benches::document(DocumentKind::ResourceList, 0, 0).head;
-        let file = std::io::BufWriter::new(
-            std::fs::File::create(format!("{dir}/resourcelist.xml")).unwrap(),
-        );
-        let mut writer = resourcesync_xml::Writer::new(file, &head).unwrap();
-        for i in 0..n {
-            writer
-                .write_entry(&resourcesync_benches::entry(i, false))
-                .unwrap();
-        }
-        let _ = writer.finish().unwrap();
+        resourcesync_benches::write_single_document(
+            std::path::Path::new(&format!("{dir}/resourcelist.xml")),
+            n,
+        )
+        .unwrap();
         println!("1 document, {n} entries");
         return;
     }

@@ -39,6 +39,24 @@ pub fn bytes(seed: u64, n: usize) -> Vec<u8> {
         .collect()
 }
 
+/// Writes one Resource List of `n` generated entries ([`entry`]) to `path`, entry by
+/// entry, however large (past the Sitemap protocol's limits, which a reader reports):
+/// what `resourcesync validate` is measured on (`benches/memory.rs`,
+/// `examples/generate.rs --single`).
+pub fn write_single_document(path: &std::path::Path, n: u64) -> std::io::Result<()> {
+    let head = document(DocumentKind::ResourceList, 0, 0).head;
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut writer = resourcesync_xml::Writer::new(file, &head).map_err(std::io::Error::other)?;
+    for i in 0..n {
+        writer
+            .write_entry(&entry(i, false))
+            .map_err(std::io::Error::other)?;
+    }
+    let written = writer.finish().map_err(std::io::Error::other)?;
+    written.output.into_inner().map_err(|e| e.into_error())?;
+    Ok(())
+}
+
 /// The document a profile program works on, from its environment: the 50,000-entry
 /// Change List with `CHANGES` set, else the Resource List.
 pub fn profiled_document() -> Document {
