@@ -385,13 +385,8 @@ impl Fetcher<'_> {
             .join(format!("{client:?}-{}", base.replace(['/', ':'], "_")));
         if !list.exists() {
             let c = self.collection;
-            let lines: String = c
-                .paths
-                .iter()
-                .zip(&c.md5s)
-                .map(|(path, md5)| line(&format!("{base}{path}"), path, md5))
-                .collect();
-            std::fs::write(&list, lines).unwrap();
+            let resources = c.paths.iter().zip(&c.md5s);
+            peers::input_file(&list, base, resources.map(|(p, m)| (&**p, &**m)), line);
         }
         list
     }

@@ -102,16 +102,14 @@ fn resync_sync() -> Option<PathBuf> {
     python("resync", &["resync-sync"]).map(|python| python.with_file_name("resync-sync"))
 }
 
-/// The URL, path and md5 of every resource of `served`, as the peers' input files list
+/// The path (under the base) and md5 of every resource, as the peers' input files list
 /// them.
-fn listed(served: &Served, n: usize) -> Vec<(String, String, String)> {
+fn listed(n: usize) -> Vec<(String, String)> {
     (0..n)
         .map(|i| {
-            let path = format!("resources/{i}");
             let mut fixity = Fixity::new();
             fixity.update(&resourcesync_benches::bytes(i as u64 + 1, 1024));
-            let md5 = fixity.finish().md5.to_string();
-            (format!("{}{path}", served.base), path, md5)
+            (format!("resources/{i}"), fixity.finish().md5.to_string())
         })
         .collect()
 }
@@ -143,13 +141,11 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let lists = tempfile::tempdir().unwrap();
+    let listed = listed(n);
     let list = |name: &str, line: fn(&str, &str, &str) -> String| {
         let path = lists.path().join(name);
-        let lines: String = listed(&served, n)
-            .iter()
-            .map(|(url, path, md5)| line(url, path, md5))
-            .collect();
-        std::fs::write(&path, lines).unwrap();
+        let resources = listed.iter().map(|(p, m)| (p.as_str(), m.as_str()));
+        peers::input_file(&path, &served.base, resources, line);
         path
     };
     let wget2 = peers::program("wget2", "wget2").map(|p| (p, list("wget2", peers::wget2_line)));

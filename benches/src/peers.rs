@@ -36,6 +36,20 @@ pub fn aria2c_line(url: &str, path: &str, md5: &str) -> String {
     format!("{url}\n  out={path}\n  checksum=md5={md5}\n")
 }
 
+/// Writes a peer's input file at `path`: `line` ([`wget2_line`], [`aria2c_line`]) of each
+/// resource's URL under `base`, path (relative, as under `base`) and md5.
+pub fn input_file<'a>(
+    path: &Path,
+    base: &str,
+    resources: impl Iterator<Item = (&'a str, &'a str)>,
+    line: fn(&str, &str, &str) -> String,
+) {
+    let lines: String = resources
+        .map(|(relative, md5)| line(&format!("{base}{relative}"), relative, md5))
+        .collect();
+    std::fs::write(path, lines).unwrap();
+}
+
 /// wget2 with `threads` threads over the URLs of `list` ([`wget2_line`]) into `out`:
 /// how long it took. Panics, with wget2's message, when it fails.
 pub fn wget2(wget2: &Path, list: &Path, out: &Path, threads: usize) -> Duration {
