@@ -642,6 +642,23 @@ mod tests {
         ] {
             assert!(error.contains(expected), "{error} (expected {expected})");
         }
+        // Times no walk takes (a damaged file): refused, not made dates that overflow.
+        for (mtime, lastmod) in [
+            ((i64::MAX, 0), None),
+            ((0, 1_000_000_000), None),
+            ((0, 0), Some((i64::MIN, 0))),
+        ] {
+            let timed = Record {
+                mtime,
+                lastmod,
+                ..record(1, 0)
+            };
+            let error = file(vec![], "a", &two[..DIGESTS], vec![timed]);
+            assert!(
+                error.contains("resource 1: a time outside the years 0000 to 9999"),
+                "{error}"
+            );
+        }
         let error = file(vec![], "é", &two[..DIGESTS], vec![record(1, 0)]);
         assert!(
             error.contains("resource 1's path ends inside a character"),

@@ -308,6 +308,16 @@ impl LastRun {
             if usize::from(record.media_type) > run.media_types.types.len() {
                 return Err(format!("no media type {}", record.media_type));
             }
+            // Times the walk could have taken (it skips a file outside the W3C years):
+            // another, made a date, would overflow.
+            let time =
+                |(secs, nanos): (i64, u32)| W3C_YEARS.contains(&secs) && nanos < 1_000_000_000;
+            if !time(record.mtime) || !record.lastmod.is_none_or(time) {
+                return Err(format!(
+                    "resource {}: a time outside the years 0000 to 9999",
+                    run.ends.len() + 1
+                ));
+            }
             let (md5, sha256) = digests.split_at(16);
             run.ends.push(end);
             run.resources.push(Resource {
