@@ -585,6 +585,7 @@ impl DirectoryDestination {
         }
         let mut named = HashSet::new();
         let mut replaced = Vec::new();
+        let reads = config.mode == Mode::Audit || self.repair;
         for (uri, held) in inventory.iter() {
             let Ok(path) = config.paths.local_path(uri) else {
                 continue;
@@ -594,6 +595,9 @@ impl DirectoryDestination {
             let parent = target.parent().unwrap_or(Path::new(""));
             let found = match self.checked(parent) {
                 Ok(()) => match self.root.symlink_metadata(&target) {
+                    // A baseline that does not repair keeps the file whatever it holds:
+                    // only a missing one matters, and the metadata says so unread.
+                    Ok(meta) if meta.is_file() && !reads => continue,
                     Ok(meta) if meta.is_file() => Some(digest_file(&self.root, &target)),
                     Ok(_) => None,
                     Err(e) => Some(Err(e)),
@@ -609,7 +613,7 @@ impl DirectoryDestination {
             };
             match standing {
                 // Kept as the user left it: compared with what the sync stored.
-                Some(_) if config.mode != Mode::Audit && !self.repair => continue,
+                Some(_) if !reads => continue,
                 Some(_) => verified.changed.push(target),
                 None => verified.missing.push(target),
             }

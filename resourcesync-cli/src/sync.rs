@@ -687,8 +687,7 @@ pub async fn synchronize(options: &SyncOptions) -> Result<Synced, Unusable> {
                 Ok(()) => saved = Saved::new(&client),
                 Err(e) => {
                     bar.suspend(|| eprintln!("resourcesync sync: cannot save: {e}"));
-                    // Tried again in a while, not at once (a full disk stays full).
-                    saved.at = Instant::now();
+                    saved.retry_later();
                 }
             }
         }

@@ -8,7 +8,7 @@ use resourcesync_client::Client;
 /// When the run saves its state and inventory before its end: at most every
 /// [`Saved::EVERY`], and only when changes were settled since.
 pub(super) struct Saved {
-    pub(super) at: Instant,
+    at: Instant,
     settled: u64,
 }
 
@@ -22,6 +22,12 @@ impl Saved {
             at: Instant::now(),
             settled: client.progress().settled,
         }
+    }
+
+    /// A save failed: tried again after [`Saved::EVERY`], not at once (a full disk
+    /// stays full).
+    pub(super) fn retry_later(&mut self) {
+        self.at = Instant::now();
     }
 
     pub(super) fn due<I: resourcesync_client::Inventory>(&self, client: &Client<I>) -> bool {
