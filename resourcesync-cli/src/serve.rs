@@ -820,12 +820,14 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     }
     let index = request.uri.path().ends_with('/');
     // A small file is read with its open when its whole body is the likely answer: a GET
-    // with no range and no validator to answer 304 to.
+    // with no range and no precondition to answer 304 or 412 to.
     let whole = request.method == Method::GET
         && [
             header::RANGE,
             header::IF_NONE_MATCH,
             header::IF_MODIFIED_SINCE,
+            header::IF_MATCH,
+            header::IF_UNMODIFIED_SINCE,
         ]
         .iter()
         .all(|name| !request.headers.contains_key(name));

@@ -1278,6 +1278,18 @@ fn the_command_exits_2_when_it_cannot_start() {
         "{stderr}"
     );
 
+    // A port alone is on 127.0.0.1: taken there, so the bind fails naming it.
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = command(&["serve", "--addr", &port, tmp.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("cannot bind address 127.0.0.1:{port}")),
+        "{stderr}"
+    );
+
     // Not an address at all: a usage error.
     let out = command(&["serve", "--addr", "localhost", tmp.path().to_str().unwrap()])
         .output()
