@@ -173,8 +173,6 @@ pub struct DirectoryDestination {
     /// What [`verify`](Self::verify) changed in the inventory it was given: each
     /// resource's record before (see [`save`](Self::save)).
     substituted: HashMap<resourcesync_model::Uri, (Held, Option<Held>)>,
-    /// A file was placed since the last save: its bytes may be in the page cache only.
-    unflushed: bool,
     /// `.resourcesync/lock`, locked for as long as this destination is open.
     _lock: Option<std::fs::File>,
     /// A baseline's [`verify`](Self::verify) has files changed since stored fetched
@@ -236,7 +234,6 @@ impl DirectoryDestination {
             journal: None,
             file_system,
             substituted: HashMap::new(),
-            unflushed: false,
             _lock: lock,
             repair: true,
         })
@@ -403,10 +400,12 @@ impl DirectoryDestination {
             &restored
         };
         // Lines in the journal: files placed since the last save, by this run or by one
-        // stopped before it saved (replayed by `load` into the inventory): flushed too.
+        // stopped before it saved (replayed by `load` into the inventory), whose bytes
+        // may be in the page cache only.
         let journaled = self.kept.metadata(JOURNAL).is_ok_and(|m| m.len() > 0);
-        self.unflushed |= journaled;
-        self.flush_placed()?;
+        if journaled {
+            self.flush_placed()?;
+        }
         self.save_json(INVENTORY, inventory)?;
         self.save_json(STATE, client.state())?;
         // What the journal held is in the inventory now.
@@ -436,10 +435,7 @@ impl DirectoryDestination {
     /// (the journal's lines are checked against the files' bytes when replayed). One call
     /// per save, at most every few seconds, against one per file: a sync of many small
     /// files would spend more time waiting for the disk than receiving.
-    fn flush_placed(&mut self) -> Result<(), DestinationError> {
-        if !self.unflushed {
-            return Ok(());
-        }
+    fn flush_placed(&self) -> Result<(), DestinationError> {
         // Through a descriptor opened for reading: cap-std's own may be `O_PATH`, which
         // `syncfs` refuses (EBADF).
         #[cfg(target_os = "linux")]
@@ -459,9 +455,7 @@ impl DirectoryDestination {
         flushed.map_err(|source| DestinationError::Io {
             path: self.dir.clone(),
             source,
-        })?;
-        self.unflushed = false;
-        Ok(())
+        })
     }
 
     /// Appends to the journal that `change` is placed with `digests`, before it is: a
@@ -470,7 +464,6 @@ impl DirectoryDestination {
     /// leaving it to look like a file no sync stored. One write per line, unbuffered:
     /// what a killed process wrote stays in the page cache.
     fn journal(&mut self, change: &Change, digests: &Digests) -> io::Result<()> {
-        self.unflushed = true;
         let journal = match &mut self.journal {
             Some(journal) => journal,
             None => {

@@ -178,7 +178,9 @@ pub struct SyncOptions {
     pub audit: bool,
     /// Decide and report the changes; fetch no resource, change nothing.
     pub dry_run: bool,
-    /// A baseline even when the directory has a checkpoint.
+    /// A baseline even when the directory has a checkpoint. Set through
+    /// [`with_baseline`](Self::with_baseline), which also sets [`repair`](Self::repair):
+    /// a baseline asked for repairs DIR.
     pub baseline: bool,
     /// A baseline fetches again the files changed in DIR since the sync stored them
     /// (set with [`baseline`](Self::baseline) by [`with_baseline`](Self::with_baseline));
