@@ -355,7 +355,7 @@ impl Fetcher<'_> {
                 let options =
                     SyncOptions::new(base.parse().unwrap(), &out).with_concurrency(CONCURRENCY);
                 let start = Instant::now();
-                let synced = self.runtime.block_on(synchronize(&options)).unwrap();
+                let synced = self.runtime.block_on(synchronize(&options, false)).unwrap();
                 let took = start.elapsed();
                 assert_eq!(synced.report.created, self.collection.paths.len() as u64);
                 assert_eq!(synced.report.failed, 0);

@@ -164,7 +164,7 @@ fn bench(c: &mut Criterion) {
         measured(b, n, &mut t, |dest| {
             let options = SyncOptions::new(served.base.parse().unwrap(), dest).with_concurrency(16);
             let start = Instant::now();
-            let status = runtime.block_on(sync(&options)).unwrap();
+            let status = runtime.block_on(sync(&options, false)).unwrap();
             let took = start.elapsed();
             assert_eq!(status, 0);
             took

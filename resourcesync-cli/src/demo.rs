@@ -228,7 +228,7 @@ async fn destination(source: &str, dir: &Path, steps: &mut Steps) -> Result<u8, 
         ("incremental", options.clone().with_delete(u64::MAX)),
         ("audit", options.with_audit(true)),
     ] {
-        let synced = synchronize(&options).await?;
+        let synced = synchronize(&options, false).await?;
         steps.synced(step, &synced);
         worst = worst.max(synced.exit_status());
     }
@@ -285,7 +285,7 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
 
     let sync = SyncOptions::new(base.parse::<Uri>()?, &dest);
     let mut worst = 0;
-    let synced = synchronize(&sync.clone().with_dump(true)).await?;
+    let synced = synchronize(&sync.clone().with_dump(true), false).await?;
     steps.synced("sync (dump)", &synced);
     worst = worst.max(synced.exit_status());
 
@@ -299,10 +299,10 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
     );
     publish_step(steps, "build", &collection, &publish, &options).await?;
 
-    let synced = synchronize(&sync.clone().with_delete(u64::MAX)).await?;
+    let synced = synchronize(&sync.clone().with_delete(u64::MAX), false).await?;
     steps.synced("sync", &synced);
     worst = worst.max(synced.exit_status());
-    let synced = synchronize(&sync.with_audit(true)).await?;
+    let synced = synchronize(&sync.with_audit(true), false).await?;
     steps.synced("audit", &synced);
     worst = worst.max(synced.exit_status());
 

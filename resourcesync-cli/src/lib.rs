@@ -9,21 +9,16 @@
 //! - [`build`]: publishes a directory (or a list of files) as a ResourceSync Source,
 //!   incrementally and atomically.
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3.
-//! - [`sync`]: the Destination: drives `resourcesync-client` over reqwest and tokio and
-//!   keeps a directory in step with a Source.
-//! - [`destination`]: a directory kept in step with a Source: what a driver of the client
-//!   does on disk (store, extract, delete, save the state and the inventory), for blocking
-//!   and async drivers alike.
+//! - [`sync`]: the Destination: the command's layer (arguments, signals, printing) over
+//!   `resourcesync-destination`, which keeps a directory in step with a Source.
 //! - [`demo`]: all of them together, on a generated collection.
 //! - [`units`]: option values with units (durations, sizes).
 //!
-//! Layers: this crate is the top of the family (model ← xml ← package ← client ← cli); it
-//! opens sockets and files, reads the clock and handles signals, which the libraries below
-//! never do.
+//! Layers: this crate is the top of the family (model ← xml ← package ← source /
+//! destination ← cli); it handles signals and prints, which the libraries below never do.
 
 pub mod build;
 pub mod demo;
-pub mod destination;
 pub mod explore;
 pub mod serve;
 pub mod sync;

@@ -16,27 +16,69 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use clap::Parser;
 use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation, Uri, W3cDateTime};
 use resourcesync_package::{Bitstream, Package, PackageOptions, PackageWriter};
 
-#[derive(Parser)]
-#[command(about = "Writes a Resource Dump package from files, verifies it and extracts it")]
+/// What to do, from the command line (by hand: an argument parser is a dependency an
+/// example does not need).
 struct Args {
     /// The URL the files are published under.
-    #[arg(long, default_value = "http://example.com/dataset1/")]
     base: Uri,
     /// The package to write; it must not exist.
     package: PathBuf,
     /// The directory to extract into; it must not exist.
     extract: PathBuf,
     /// The files to put in the package.
-    #[arg(required = true)]
     files: Vec<PathBuf>,
 }
 
+const USAGE: &str = "usage: resource-dump [--base URL] PACKAGE EXTRACT-DIR FILE...
+Writes a Resource Dump package from files, verifies it and extracts it.";
+
+impl Args {
+    fn parse() -> Result<Args, Box<dyn Error>> {
+        let mut base = "http://example.com/dataset1/".to_owned();
+        let mut operands = Vec::new();
+        let mut args = arguments();
+        while let Some(arg) = args.next() {
+            match arg.to_str() {
+                Some("--base") => {
+                    base = args
+                        .next()
+                        .and_then(|a| a.into_string().ok())
+                        .ok_or(USAGE)?
+                }
+                Some("-h" | "--help") => return Err(USAGE.into()),
+                _ => operands.push(PathBuf::from(arg)),
+            }
+        }
+        if operands.len() < 3 {
+            return Err(USAGE.into());
+        }
+        let files = operands.split_off(2);
+        let extract = operands.pop().ok_or(USAGE)?;
+        let package = operands.pop().ok_or(USAGE)?;
+        Ok(Args {
+            base: base.parse()?,
+            package,
+            extract,
+            files,
+        })
+    }
+}
+
+/// The command line's arguments, `--name=value` as `--name value`.
+fn arguments() -> impl Iterator<Item = std::ffi::OsString> {
+    std::env::args_os()
+        .skip(1)
+        .flat_map(|arg| match arg.to_str().and_then(|a| a.split_once('=')) {
+            Some((name, value)) if name.starts_with("--") => vec![name.into(), value.into()],
+            _ => vec![arg],
+        })
+}
+
 fn main() -> ExitCode {
-    match run(Args::parse()) {
+    match Args::parse().and_then(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("resource-dump: {error}");

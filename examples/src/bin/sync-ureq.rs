@@ -1,4 +1,5 @@
-//! A blocking driver of the sans-IO client over ureq, one request at a time.
+//! A blocking sync over ureq: `resourcesync-destination`'s blocking driver, one request at
+//! a time, no async runtime.
 //!
 //! ```text
 //! sync-ureq [--audit] [--dry-run] [--baseline] [--dump] [--delete] [--max-deletes N]
@@ -6,15 +7,30 @@
 //! ```
 //!
 //! The client asks, ureq fetches (following no redirect: the client checks them), and what
-//! the client decides is done on disk by `DirectoryDestination`, as `resourcesync sync`
-//! does over reqwest and tokio: the same summary line, the same exit statuses.
+//! the client decides is done on disk by the library's `DirectoryDestination`, as
+//! `resourcesync sync` does over reqwest and tokio: the same summary line, the same exit
+//! statuses. The problems the client meets are printed as they come.
 
 use std::process::ExitCode;
-use std::time::Instant;
 
-use resourcesync_cli::destination::DirectoryDestination;
-use resourcesync_cli::sync::{SyncOptions, Synced};
-use resourcesync_client::{Client, Event};
+use resourcesync_client::Event;
+use resourcesync_destination::blocking::{self, UreqTransport};
+use resourcesync_destination::{Notice, Observer, StopToken, SyncOptions};
+
+/// Prints what a person needs as the run goes: problems, and the run's own notices.
+struct Problems;
+
+impl Observer for Problems {
+    fn event(&mut self, event: &Event) {
+        if let Event::Problem(problem) = event {
+            eprintln!("problem: {problem}");
+        }
+    }
+
+    fn notice(&mut self, notice: &Notice) {
+        eprintln!("sync-ureq: {notice}");
+    }
+}
 
 fn main() -> ExitCode {
     let (mut flags, mut operands, mut max_deletes) = (Vec::new(), Vec::new(), Some(u64::MAX));
@@ -34,17 +50,24 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let flag = |name: &str| flags.iter().any(|f| f == name);
-    let run = |source| {
-        let mut options = SyncOptions::new(source, dir).with_audit(flag("--audit"));
-        options = options
-            .with_dry_run(flag("--dry-run"))
-            .with_baseline(flag("--baseline"))
-            .with_dump(flag("--dump"))
-            .with_replace_foreign(flag("--replace-foreign"));
-        options.delete = flag("--delete").then_some(max_deletes);
-        sync(&options)
+    let source = match source.parse() {
+        Ok(source) => source,
+        Err(e) => {
+            eprintln!("sync-ureq: {source:?} is not a URL: {e}");
+            return ExitCode::from(2);
+        }
     };
-    match source.parse().map_err(Into::into).and_then(run) {
+    let mut options = SyncOptions::new(source, dir)
+        .with_audit(flag("--audit"))
+        .with_dry_run(flag("--dry-run"))
+        .with_baseline(flag("--baseline"))
+        .with_dump(flag("--dump"))
+        .with_replace_foreign(flag("--replace-foreign"));
+    if flag("--delete") {
+        options = options.with_delete(max_deletes);
+    }
+    let mut transport = UreqTransport::new();
+    match blocking::sync(&options, &mut transport, &StopToken::new(), &mut Problems) {
         Ok(synced) => {
             println!("{synced}");
             ExitCode::from(synced.exit_status())
@@ -54,54 +77,4 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-fn sync(options: &SyncOptions) -> Result<Synced, Box<dyn std::error::Error>> {
-    let started = Instant::now();
-    let mut dest = DirectoryDestination::open(&options.dir)?
-        .with_replace_foreign(options.replace_foreign)
-        .with_repair(options.repair);
-    let (state, mut inventory) = dest.load()?;
-    let config = options.config(&dest, &state)?;
-    // An audit or a baseline compares the listing with the bytes on disk.
-    let verified = dest.verify(&config, &mut inventory)?;
-    let mode = config.mode;
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .max_redirects(0)
-        .max_redirects_will_error(false)
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let mut client = Client::new(config, state, inventory);
-    let mut report = 'run: loop {
-        // Make the next request and hand its response to the client (a resource's or a
-        // package's body to the destination's temporary file as well).
-        if let Some(request) = client.poll_request(Instant::now()) {
-            let (id, keep) = (request.id, dest.keeps_body(&request));
-            match agent.run(request.http) {
-                Ok(response) => {
-                    let (head, mut body) = response.into_parts();
-                    let (status, headers) = (head.status, &head.headers);
-                    dest.receive(&mut client, id, keep, status, headers, body.as_reader())?;
-                }
-                Err(e) => client.handle_failure(id, e.to_string(), Instant::now())?,
-            }
-        } else if let Some(at) = client.poll_timeout() {
-            std::thread::sleep(at.saturating_duration_since(Instant::now()));
-            client.handle_timeout(Instant::now());
-        }
-        // Carry out what the client decided, and confirm it: the destination's work.
-        while let Some(event) = client.poll_event() {
-            match event {
-                Event::Problem(problem) => eprintln!("problem: {problem}"),
-                Event::Done(report) => break 'run report,
-                event => dest.apply(&mut client, &event)?,
-            }
-        }
-    };
-    if !options.audit && !options.dry_run {
-        dest.save(&client)?;
-    }
-    verified.count_extras(&mut report);
-    Ok(Synced::new(&mode, report, started.elapsed().as_secs_f64()))
 }

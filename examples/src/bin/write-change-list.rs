@@ -19,27 +19,57 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use clap::Parser;
 use resourcesync_model::{
     Change, DocumentHead, DocumentKind, Entry, Link, Relation, Uri, W3cDateTime,
 };
 use resourcesync_xml::{WriteOptions, Writer};
 
-#[derive(Parser)]
-#[command(about = "Writes a Change List, refusing what breaks a rule of the standard")]
+/// What to do, from the command line (by hand: an argument parser is a dependency an
+/// example does not need).
 struct Args {
     /// The start of the changes covered (default: now).
-    #[arg(long)]
     from: Option<W3cDateTime>,
     /// The Capability List the Change List belongs to.
-    #[arg(long, default_value = "http://example.com/dataset1/capabilitylist.xml")]
     up: Uri,
     /// Where to write (default: standard output).
-    #[arg(short, long)]
     output: Option<PathBuf>,
     /// The changes, in order: `created|updated|deleted,LOC[,DATETIME]`.
-    #[arg(required = true, value_parser = parse_change)]
     changes: Vec<(Change, Uri, Option<W3cDateTime>)>,
+}
+
+const USAGE: &str =
+    "usage: write-change-list [--from DATETIME] [--up URL] [-o|--output FILE] CHANGE...
+Writes a Change List, refusing what breaks a rule of the standard.
+CHANGE: created|updated|deleted,LOC[,DATETIME], in order.";
+
+impl Args {
+    fn parse() -> Result<Args, Box<dyn Error>> {
+        let mut up = "http://example.com/dataset1/capabilitylist.xml".to_owned();
+        let (mut from, mut output, mut changes) = (None, None, Vec::new());
+        let mut args = arguments();
+        while let Some(arg) = args.next() {
+            let mut value = || args.next().and_then(|a| a.into_string().ok()).ok_or(USAGE);
+            match arg.to_str() {
+                Some("--from") => from = Some(value()?.parse()?),
+                Some("--up") => up = value()?,
+                Some("-o" | "--output") => output = Some(PathBuf::from(value()?)),
+                Some("-h" | "--help") => return Err(USAGE.into()),
+                Some(change) => {
+                    changes.push(parse_change(change).map_err(|e| format!("{change:?}: {e}"))?)
+                }
+                None => return Err(USAGE.into()),
+            }
+        }
+        if changes.is_empty() {
+            return Err(USAGE.into());
+        }
+        Ok(Args {
+            from,
+            up: up.parse()?,
+            output,
+            changes,
+        })
+    }
 }
 
 fn parse_change(
@@ -55,8 +85,18 @@ fn parse_change(
     Ok((change, loc, datetime))
 }
 
+/// The command line's arguments, `--name=value` as `--name value`.
+fn arguments() -> impl Iterator<Item = std::ffi::OsString> {
+    std::env::args_os()
+        .skip(1)
+        .flat_map(|arg| match arg.to_str().and_then(|a| a.split_once('=')) {
+            Some((name, value)) if name.starts_with("--") => vec![name.into(), value.into()],
+            _ => vec![arg],
+        })
+}
+
 fn main() -> ExitCode {
-    match run(Args::parse()) {
+    match Args::parse().and_then(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("write-change-list: {error}");

@@ -13,31 +13,66 @@ use std::error::Error;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
 use resourcesync_model::{
     DocumentHead, DocumentKind, Entry, Link, Relation, Severity, Uri, W3cDateTime,
 };
 use resourcesync_source::{Directory, DirectoryStore};
 use resourcesync_xml::{Gzip, SetOptions, SetReader};
 
-#[derive(Parser)]
-#[command(about = "Writes a Resource List as a set into a directory, then reads it back")]
+/// What to do, from the command line (by hand: an argument parser is a dependency an
+/// example does not need).
 struct Args {
-    /// The directory to write into; it is served at --base.
+    /// The directory to write into; it is served at `base`.
     dir: PathBuf,
     /// The URL the directory is served at.
-    #[arg(long, default_value = "http://example.com/dataset1/")]
     base: Uri,
     /// How many entries to write.
-    #[arg(long, default_value_t = 120_000)]
     entries: u64,
     /// Gzip the parts (`resourcelist-00001.xml.gz`, …).
-    #[arg(long)]
     gzip: bool,
 }
 
+const USAGE: &str = "usage: write-read-set [--base URL] [--entries N] [--gzip] DIR
+Writes a Resource List as a set into a directory, then reads it back.";
+
+impl Args {
+    fn parse() -> Result<Args, Box<dyn Error>> {
+        let (mut base, mut entries, mut gzip) =
+            ("http://example.com/dataset1/".to_owned(), 120_000, false);
+        let mut dir = None;
+        let mut args = arguments();
+        while let Some(arg) = args.next() {
+            let mut value = || args.next().and_then(|a| a.into_string().ok()).ok_or(USAGE);
+            match arg.to_str() {
+                Some("--base") => base = value()?,
+                Some("--entries") => entries = value()?.parse()?,
+                Some("--gzip") => gzip = true,
+                Some("-h" | "--help") => return Err(USAGE.into()),
+                _ if dir.is_none() => dir = Some(PathBuf::from(arg)),
+                _ => return Err(USAGE.into()),
+            }
+        }
+        Ok(Args {
+            dir: dir.ok_or(USAGE)?,
+            base: base.parse()?,
+            entries,
+            gzip,
+        })
+    }
+}
+
+/// The command line's arguments, `--name=value` as `--name value`.
+fn arguments() -> impl Iterator<Item = std::ffi::OsString> {
+    std::env::args_os()
+        .skip(1)
+        .flat_map(|arg| match arg.to_str().and_then(|a| a.split_once('=')) {
+            Some((name, value)) if name.starts_with("--") => vec![name.into(), value.into()],
+            _ => vec![arg],
+        })
+}
+
 fn main() -> ExitCode {
-    match run(Args::parse()) {
+    match Args::parse().and_then(run) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("write-read-set: {error}");

@@ -334,6 +334,13 @@ impl<I: Inventory> Client<I> {
         }
     }
 
+    /// Whether request `id` is still in flight: false once its end or failure was
+    /// handed over, or once the client ended it (cancelled, an error status, a body past
+    /// its bound). A blocking driver reading a body stops reading when it is not.
+    pub fn in_flight(&self, id: RequestId) -> bool {
+        self.flights.contains_key(&id)
+    }
+
     /// The most bytes the body of `id` may have, for a caller that hashes a resource's
     /// or a package's body itself ([`handle_digests`](Client::handle_digests)) and so
     /// should stop reading past it: its listed length, or

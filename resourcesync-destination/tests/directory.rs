@@ -6,9 +6,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use resourcesync_cli::destination::{DestinationError, DirectoryDestination, KEPT};
-use resourcesync_cli::sync::SyncOptions;
 use resourcesync_client::{Client, Event, Inventory, Report};
+use resourcesync_destination::{DestinationError, DirectoryDestination, KEPT, SyncOptions};
 use resourcesync_testkit::source::Source;
 
 /// One run of the client into `dir`, every request answered by `source`, every event

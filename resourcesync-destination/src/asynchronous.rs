@@ -1,19 +1,200 @@
-//! The reqwest and tokio side of `sync` (and `explore`): one task per request streams its
-//! response to the main task over a channel ([`fetch`], [`Msg`]), which hands each
-//! message to the client ([`wait`]); host names resolved and checked against the
-//! client's policy before a connection is made.
+//! An async driver over reqwest and tokio (feature `reqwest`): many requests in flight,
+//! one task per request streaming its response to the task that owns the [`Run`] over a
+//! channel ([`fetch`], [`Msg`]); a resource's or a package's body is hashed on the task
+//! that receives it and kept in its temporary file, so that hashing runs on every core.
+//! Host names are resolved and checked against the client's policy before a connection
+//! is made ([`CheckedResolver`]).
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! use resourcesync_destination::asynchronous::{self, AsyncStop};
+//! use resourcesync_destination::SyncOptions;
+//!
+//! let options = SyncOptions::new("https://example.com/".parse()?, "mirror");
+//! // Trip `stop` from a signal handler to end the run early (it saves what it did).
+//! let stop = AsyncStop::new();
+//! let synced = asynchronous::sync(&options, &stop, &mut ()).await?;
+//! println!("{synced}");
+//! # Ok(())
+//! # }
+//! ```
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use http::{HeaderMap, StatusCode};
-use resourcesync_client::{Client, Misuse, Request, RequestId};
+use resourcesync_client::{Client, Event, Misuse, Request, RequestId};
 use resourcesync_model::{Digests, Fixity};
 use tokio::io::AsyncWriteExt;
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 
-use crate::destination::Bodies;
+use crate::directory::Bodies;
+use crate::options::SyncOptions;
+use crate::run::{Finished, Observer, Run, StopToken, SyncError};
+use crate::synced::Synced;
+
+/// A [`StopToken`] with a waker: [`sync`] waits on the [`Notify`] beside its other
+/// inputs, so a stop is seen at once, not at the next response.
+#[derive(Clone, Debug, Default)]
+pub struct AsyncStop {
+    token: StopToken,
+    notify: Arc<Notify>,
+}
+
+impl AsyncStop {
+    /// A stop nobody asked for yet.
+    pub fn new() -> AsyncStop {
+        AsyncStop::default()
+    }
+
+    /// Asks the run to stop, and wakes it; true if it had been asked already.
+    pub fn stop(&self) -> bool {
+        let again = self.token.stop();
+        self.notify.notify_one();
+        again
+    }
+
+    /// The token the run checks.
+    pub fn token(&self) -> &StopToken {
+        &self.token
+    }
+
+    /// Until a stop is asked for.
+    async fn wait(&self) {
+        if !self.token.is_stopped() {
+            self.notify.notified().await;
+        }
+    }
+}
+
+/// Runs a sync on the current tokio runtime until the client is done or `stop` is
+/// asked for; a baseline follows in the same call when the Change Lists cannot carry the
+/// directory forward. `observer` sees every event, the progress and the run's notices.
+/// What it came to, or why it could not start or go on.
+pub async fn sync(
+    options: &SyncOptions,
+    stop: &AsyncStop,
+    observer: &mut (dyn Observer + Send),
+) -> Result<Synced, SyncError> {
+    let started = Instant::now();
+    let mut options = options.clone();
+    loop {
+        match one_run(&options, stop, observer).await? {
+            Finished::Done(mut synced) => {
+                synced.seconds = started.elapsed().as_secs_f64();
+                return Ok(synced);
+            }
+            Finished::Baseline(baseline) => options = baseline,
+        }
+    }
+}
+
+/// One [`Run`], to its [`finish`](Run::finish).
+async fn one_run(
+    options: &SyncOptions,
+    stop: &AsyncStop,
+    observer: &mut (dyn Observer + Send),
+) -> Result<Finished, SyncError> {
+    // A Source named by a host name is on whatever address kinds that name resolves to
+    // now (a Source on localhost is on loopback): those are allowed, as an address written
+    // in the URI would be, and every later resolution is held to them.
+    let mut kinds = Vec::new();
+    if let Ok(url) = options.source.to_url()
+        && let Some(url::Host::Domain(host)) = url.host()
+        && let Ok(found) = tokio::net::lookup_host((host, 0)).await
+    {
+        kinds.extend(found.filter_map(|a| resourcesync_client::policy::SpecialAddress::of(a.ip())));
+    }
+    let mut run = Run::start(options, stop.token().clone(), |config| {
+        let mut policy = config.policy.clone();
+        for kind in kinds {
+            policy = policy.allow_address_kind(kind);
+        }
+        config.with_policy(policy)
+    })?;
+    let http = reqwest::Client::builder()
+        .dns_resolver(Arc::new(CheckedResolver(
+            run.client().config().policy.clone(),
+        )))
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| SyncError::Http(e.to_string()))?;
+    let (tx, mut rx) = mpsc::channel::<Msg>(256);
+    let mut tasks: HashMap<RequestId, tokio::task::JoinHandle<()>> = HashMap::new();
+    /// Aborts the tasks of the requests the client cancels, then hands the event on.
+    struct Watch<'a> {
+        tasks: &'a mut HashMap<RequestId, tokio::task::JoinHandle<()>>,
+        observer: &'a mut (dyn Observer + Send),
+    }
+    impl Observer for Watch<'_> {
+        fn event(&mut self, event: &Event) {
+            match event {
+                Event::Store(store) => {
+                    self.tasks.remove(&store.request);
+                }
+                Event::Cancel { request } => {
+                    if let Some(task) = self.tasks.remove(request) {
+                        task.abort();
+                    }
+                }
+                _ => {}
+            }
+            self.observer.event(event);
+        }
+        fn progress(&mut self, progress: &resourcesync_client::Progress) {
+            self.observer.progress(progress);
+        }
+        fn notice(&mut self, notice: &crate::run::Notice) {
+            self.observer.notice(notice);
+        }
+    }
+    while !run.is_over() {
+        while let Some(request) = run.poll_request(Instant::now()) {
+            let id = request.id;
+            let dest = run.destination();
+            let temp = dest.keeps_body(&request).then(|| dest.bodies());
+            let limit = run.client().body_limit(id);
+            let task = tokio::spawn(fetch(
+                http.clone(),
+                request,
+                temp,
+                limit,
+                tx.clone(),
+                options.mirrors.clone(),
+            ));
+            tasks.insert(id, task);
+        }
+        let mut watch = Watch {
+            tasks: &mut tasks,
+            observer: &mut *observer,
+        };
+        if run.settle(&mut watch)? || run.is_over() {
+            continue;
+        }
+        let timeout = run.client().poll_timeout();
+        let wake = run.poll_timeout();
+        tokio::select! {
+            message = rx.recv() => if let Some(message) = message {
+                message.deliver(run.client())?;
+            },
+            () = sleep_until(timeout) => run.client().handle_timeout(Instant::now()),
+            () = stop.wait() => {}
+            // A save that is due though nothing else happens (every request in flight
+            // waiting on a slow Source): `settle` makes it.
+            () = sleep_until(wake) => {}
+        }
+    }
+    for (_, task) in tasks {
+        // In flight: their temporary files go at the next open; what was whole and
+        // verified is stored by `finish`.
+        task.abort();
+    }
+    run.finish(observer)
+}
 
 /// What a request task tells the main task.
 #[derive(Debug)]
@@ -66,7 +247,8 @@ impl Msg {
 /// name; this is the check its policy leaves to the driver ([`Policy::check_address`]).
 ///
 /// [`Policy::check_address`]: resourcesync_client::policy::Policy::check_address
-pub(super) struct CheckedResolver(pub(super) resourcesync_client::policy::Policy);
+#[derive(Debug)]
+pub struct CheckedResolver(pub resourcesync_client::policy::Policy);
 
 impl reqwest::dns::Resolve for CheckedResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
@@ -113,7 +295,7 @@ pub async fn wait<I: resourcesync_client::Inventory>(
 }
 
 /// Sleeps until `at`, or forever when there is no timeout.
-pub(super) async fn sleep_until(at: Option<Instant>) {
+async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at.into()).await,
         None => std::future::pending().await,

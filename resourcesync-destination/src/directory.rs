@@ -29,7 +29,7 @@
 //!   ([`DirectoryDestination::verify`]), repairs them.
 //!
 //! ```no_run
-//! use resourcesync_cli::destination::DirectoryDestination;
+//! use resourcesync_destination::DirectoryDestination;
 //! use resourcesync_client::{Client, Config, Mode};
 //!
 //! let mut dest = DirectoryDestination::open("mirror")?;
@@ -355,11 +355,25 @@ impl DirectoryDestination {
             ),
             false => None,
         };
+        // Read no more than the client takes: one byte past a resource's bound (the
+        // client then fails it), and nothing once the client ended the request (a
+        // document past its bound, an error status), so that a body without end ends.
+        let limit = client.body_limit(id).map(|l| l.saturating_add(1));
+        let mut read = 0u64;
         let mut buf = vec![0; 64 * 1024];
         loop {
-            match body.read(&mut buf) {
+            if !client.in_flight(id) {
+                // Ended by the client: the end is taken and ignored.
+                break;
+            }
+            let want = limit.map_or(buf.len() as u64, |l| (l - read).min(buf.len() as u64));
+            if want == 0 {
+                break;
+            }
+            match body.read(&mut buf[..want as usize]) {
                 Ok(0) => break,
                 Ok(n) => {
+                    read += n as u64;
                     if let Some(file) = &mut file {
                         file.write_all(&buf[..n])
                             .map_err(|source| DestinationError::Io {
@@ -484,13 +498,13 @@ impl DirectoryDestination {
     }
 
     /// Carries out what the client decided in `event`, and confirms it to the client:
-    /// a [`Store`](Event::Store) renames the body's temporary file into place, a
-    /// [`Delete`](Event::Delete) removes the file (and the directories it leaves empty), a
-    /// [`Package`](Event::Package) is opened and its manifest handed over, an
-    /// [`Extract`](Event::Extract) copies a bitstream through the package's verified
-    /// reader and renames it into place, [`Release`](Event::Release),
-    /// [`Discard`](Event::Discard) and [`Cancel`](Event::Cancel) remove what the request
-    /// left, and a [`Checkpoint`](Event::Checkpoint) saves. Other events are the driver's
+    /// a [`Event::Store`] renames the body's temporary file into place, a
+    /// [`Event::Delete`] removes the file (and the directories it leaves empty), a
+    /// [`Event::Package`] is opened and its manifest handed over, an
+    /// [`Event::Extract`] copies a bitstream through the package's verified
+    /// reader and renames it into place, [`Event::Release`],
+    /// [`Event::Discard`] and [`Event::Cancel`] remove what the request
+    /// left, and a [`Event::Checkpoint`] saves. Other events are the driver's
     /// to report.
     ///
     /// A resource that cannot be written is a failure confirmed to the client

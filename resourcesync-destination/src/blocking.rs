@@ -1,0 +1,164 @@
+//! A blocking driver: one request at a time over any blocking HTTP stack (a
+//! [`Transport`]), ureq's with the feature `ureq` ([`UreqTransport`]). No async runtime.
+//!
+//! ```no_run
+//! # #[cfg(feature = "ureq")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use resourcesync_destination::blocking::{self, UreqTransport};
+//! use resourcesync_destination::{StopToken, SyncOptions};
+//!
+//! let options = SyncOptions::new("https://example.com/".parse()?, "mirror");
+//! let synced = blocking::sync(&options, &mut UreqTransport::new(), &StopToken::new(), &mut ())?;
+//! println!("{synced}");
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "ureq"))]
+//! # fn main() {}
+//! ```
+
+use std::io::Read;
+use std::time::Instant;
+
+use http::{HeaderMap, StatusCode};
+
+use crate::options::SyncOptions;
+use crate::run::{Finished, Observer, Run, StopToken, SyncError};
+use crate::synced::Synced;
+
+/// A blocking HTTP stack: makes one request and gives back the response's status,
+/// headers and body, or why the exchange failed (a connection refused, a timeout, in
+/// words a person acts on). It must follow no redirect (the client checks each against
+/// its policy and asks for it) and must not decode a `Content-Encoding` it did not ask
+/// for.
+pub trait Transport {
+    /// Makes `request`.
+    fn fetch(&mut self, request: http::Request<()>) -> Result<Response<'_>, String>;
+}
+
+/// A response of a [`Transport`]: its head, and its body to read.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Response<'a> {
+    /// The status.
+    pub status: StatusCode,
+    /// The headers.
+    pub headers: HeaderMap,
+    /// The body, read to its end (or to the limit the client sets).
+    pub body: Body<'a>,
+}
+
+impl<'a> Response<'a> {
+    /// A response of `status` with `headers`, its body read from `body`.
+    pub fn new(status: StatusCode, headers: HeaderMap, body: impl Read + 'a) -> Response<'a> {
+        Response {
+            status,
+            headers,
+            body: Body(Box::new(body)),
+        }
+    }
+}
+
+/// The body of a [`Response`].
+pub struct Body<'a>(Box<dyn Read + 'a>);
+
+impl std::fmt::Debug for Body<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Body")
+    }
+}
+
+impl Read for Body<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+/// Runs a sync with `transport`, one request at a time, until the client is done or
+/// `stop` is tripped; a baseline follows in the same call when the Change Lists cannot
+/// carry the directory forward. `observer` sees every event, the progress and the run's
+/// notices. What it came to, or why it could not start or go on.
+pub fn sync(
+    options: &SyncOptions,
+    transport: &mut dyn Transport,
+    stop: &StopToken,
+    observer: &mut dyn Observer,
+) -> Result<Synced, SyncError> {
+    let started = Instant::now();
+    let mut options = options.clone();
+    loop {
+        let mut run = Run::start(&options, stop.clone(), |config| config)?;
+        while !run.is_over() {
+            if let Some(request) = run.poll_request(Instant::now()) {
+                let (id, keep) = (request.id, run.destination().keeps_body(&request));
+                let (client, dest) = run.parts();
+                match transport.fetch(request.http) {
+                    Ok(response) => dest.receive(
+                        client,
+                        id,
+                        keep,
+                        response.status,
+                        &response.headers,
+                        response.body,
+                    )?,
+                    Err(reason) => client.handle_failure(id, reason, Instant::now())?,
+                }
+            } else if let Some(at) = run.poll_timeout() {
+                // Nothing to send: wait for the next retry or save, a stop checked at
+                // least every second.
+                let wait = at.saturating_duration_since(Instant::now());
+                std::thread::sleep(wait.min(std::time::Duration::from_secs(1)));
+                if Instant::now() >= at {
+                    run.client().handle_timeout(Instant::now());
+                }
+            }
+            run.settle(observer)?;
+        }
+        match run.finish(observer)? {
+            Finished::Done(mut synced) => {
+                synced.seconds = started.elapsed().as_secs_f64();
+                return Ok(synced);
+            }
+            Finished::Baseline(baseline) => options = baseline,
+        }
+    }
+}
+
+/// A [`Transport`] over a ureq [`ureq::Agent`] that follows no redirect and takes
+/// every status as a response.
+#[cfg(feature = "ureq")]
+#[derive(Debug)]
+pub struct UreqTransport {
+    agent: ureq::Agent,
+}
+
+#[cfg(feature = "ureq")]
+impl UreqTransport {
+    /// An agent of ureq's defaults, but that follows no redirect (the client checks them)
+    /// and takes an error status as a response (the client decides what it means).
+    pub fn new() -> UreqTransport {
+        let agent = ureq::Agent::config_builder()
+            .max_redirects(0)
+            .max_redirects_will_error(false)
+            .http_status_as_error(false)
+            .user_agent(concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        UreqTransport { agent }
+    }
+}
+
+#[cfg(feature = "ureq")]
+impl Default for UreqTransport {
+    fn default() -> UreqTransport {
+        UreqTransport::new()
+    }
+}
+
+#[cfg(feature = "ureq")]
+impl Transport for UreqTransport {
+    fn fetch(&mut self, request: http::Request<()>) -> Result<Response<'_>, String> {
+        let response = self.agent.run(request).map_err(|e| e.to_string())?;
+        let (head, body) = response.into_parts();
+        Ok(Response::new(head.status, head.headers, body.into_reader()))
+    }
+}

@@ -1,0 +1,64 @@
+//! The ResourceSync Destination as a library: a directory kept in step with a Source,
+//! the policy of a run around the sans-IO client (`resourcesync-client`), and drivers
+//! that move the bytes, blocking or async. The mirror of `resourcesync-source`; the
+//! `resourcesync sync` command is a thin layer over it.
+//!
+//! - [`DirectoryDestination`]: what a driver of the client does on disk (store, extract,
+//!   delete, verify, save the state and the inventory), confined to the directory by a
+//!   handle on it, and never overwriting or deleting what no sync stored.
+//! - [`Run`]: one sync, whatever moves the bytes: the mode from what the last run saved,
+//!   the comparison of the files with the inventory for an audit or a baseline, saves
+//!   every few seconds, a stop the caller trips ([`StopToken`]), and the baseline that
+//!   follows when the Change Lists cannot carry the directory forward. A driver asks it
+//!   what to fetch and hands the responses to its client.
+//! - [`blocking::sync`]: a driver over any blocking HTTP stack ([`blocking::Transport`]),
+//!   ureq's with the feature `ureq`; `asynchronous::sync`: over reqwest and tokio, many
+//!   requests at once, with the feature `reqwest`.
+//! - [`SyncOptions`] in, [`Synced`] out; an [`Observer`] sees every event, the progress
+//!   and the run's [`Notice`]s. Nothing here prints.
+//!
+//! Out of scope: signals (trip a [`StopToken`] from a handler), printing, argument
+//! parsing; those are the command's.
+//!
+//! # A sync over a blocking HTTP stack of your own
+//!
+//! ```
+//! use resourcesync_destination::blocking::{self, Response, Transport};
+//! use resourcesync_destination::{StopToken, SyncOptions};
+//!
+//! /// Any blocking stack: here one that finds nothing.
+//! struct NotFound;
+//!
+//! impl Transport for NotFound {
+//!     fn fetch(&mut self, _: http::Request<()>) -> Result<Response<'_>, String> {
+//!         Ok(Response::new(http::StatusCode::NOT_FOUND, http::HeaderMap::new(), std::io::empty()))
+//!     }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let options = SyncOptions::new("https://example.com/".parse()?, dir.path()).with_delete(100);
+//! let synced = blocking::sync(&options, &mut NotFound, &StopToken::new(), &mut ())?;
+//! assert!(!synced.report.complete);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Features
+//!
+//! - `ureq`: [`blocking::UreqTransport`].
+//! - `reqwest`: `asynchronous`, the driver over reqwest and tokio.
+
+pub mod blocking;
+pub mod directory;
+mod options;
+mod run;
+mod synced;
+
+#[cfg(feature = "reqwest")]
+pub mod asynchronous;
+
+pub use directory::{Bodies, DestinationError, DirectoryDestination, KEPT, Verified};
+pub use options::SyncOptions;
+pub use run::{Finished, Notice, Observer, Run, StopToken, SyncError};
+pub use synced::Synced;

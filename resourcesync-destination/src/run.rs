@@ -1,0 +1,384 @@
+//! The run policy: what one sync into a [`DirectoryDestination`] does around the client,
+//! whatever moves the bytes. [`Run`] opens the directory, loads what the last run saved,
+//! compares the files with it where the mode needs that, carries out what the client
+//! decides, saves every few seconds and at the end, stops at the caller's
+//! [`StopToken`], and says when the Change Lists cannot carry the directory forward and a
+//! baseline must follow. A driver moves the bytes: it asks [`Run::poll_request`] what to
+//! fetch, hands the responses to [`Run::client`], and calls [`Run::settle`] after each
+//! input, as [`blocking::sync`](crate::blocking::sync) and
+//! `asynchronous::sync` (feature `reqwest`) do.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use resourcesync_client::{
+    Client, Config, ConfigError, Event, MemoryInventory, Misuse, Mode, ProblemKind, Progress,
+    Report, Request,
+};
+
+use crate::directory::{DestinationError, DirectoryDestination, Verified};
+use crate::options::SyncOptions;
+use crate::synced::Synced;
+
+/// Why a run could not start, or could not go on: the driver's or the directory's
+/// trouble, not a resource's (those are counted in the [`Report`] and the run goes on).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SyncError {
+    /// The directory, its state or its inventory cannot be used.
+    #[error(transparent)]
+    Destination(#[from] DestinationError),
+    /// The options make no configuration of the client (a Source URL it cannot take).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The client refused an input: a bug of the driver's (the client changed nothing).
+    #[error(transparent)]
+    Misuse(#[from] Misuse),
+    /// The HTTP stack could not be set up (a TLS backend missing, say).
+    #[error("the HTTP client cannot be built: {0}")]
+    Http(String),
+}
+
+/// Asks a run to stop: cheap to clone, for a signal handler, another thread or a task.
+/// A run asked to stop takes no more work, carries out what is whole already (bodies
+/// verified and waiting to be stored, deletions decided), saves, and ends
+/// [`interrupted`](Synced::interrupted); a rerun fetches only the rest.
+#[derive(Clone, Debug, Default)]
+pub struct StopToken {
+    set: Arc<AtomicBool>,
+}
+
+impl StopToken {
+    /// A token nobody tripped yet.
+    pub fn new() -> StopToken {
+        StopToken::default()
+    }
+
+    /// Asks every run holding this token to stop; true if it had been asked already (a
+    /// second Ctrl-C, which a command may take as "stop at once").
+    pub fn stop(&self) -> bool {
+        self.set.swap(true, Ordering::SeqCst)
+    }
+
+    /// Whether a stop was asked for.
+    pub fn is_stopped(&self) -> bool {
+        self.set.load(Ordering::SeqCst)
+    }
+}
+
+/// What a run tells its caller besides the client's events: each is something to show a
+/// person (or log), not something to act on.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Notice {
+    /// A save failed; the last state saved stays (each save is atomic), and the save is
+    /// tried again later.
+    SaveFailed(DestinationError),
+    /// The run was asked to stop: it saves what it did.
+    Stopping,
+    /// The Change Lists cannot carry the directory forward (`reason`): a baseline
+    /// follows in the same run.
+    Fallback {
+        /// The directory.
+        dir: PathBuf,
+        /// What the client said: a gap, no checkpoint.
+        reason: String,
+    },
+    /// A file under the directory that no sync stored, found by an audit: the directory
+    /// is not the Source's copy while it is there.
+    ExtraFile(PathBuf),
+}
+
+impl std::fmt::Display for Notice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Notice::SaveFailed(e) => write!(f, "cannot save the state: {e}"),
+            Notice::Stopping => f.write_str("interrupted: saving what was done"),
+            Notice::Fallback { dir, reason } => write!(
+                f,
+                "the Change Lists cannot carry {} forward ({reason}): a baseline instead",
+                dir.display()
+            ),
+            Notice::ExtraFile(path) => write!(f, "extra: {} (no sync stored it)", path.display()),
+        }
+    }
+}
+
+/// Who watches a run: every event of the client before it is carried out, the progress
+/// after each round, and the run's own [`Notice`]s. Every method does nothing by default.
+pub trait Observer {
+    /// An event of the client's, before the run carries it out.
+    fn event(&mut self, event: &Event) {
+        let _ = event;
+    }
+    /// Where the run stands, after each round of inputs.
+    fn progress(&mut self, progress: &Progress) {
+        let _ = progress;
+    }
+    /// Something the run itself says.
+    fn notice(&mut self, notice: &Notice) {
+        let _ = notice;
+    }
+}
+
+/// An observer that watches nothing.
+impl Observer for () {}
+
+/// When the run saves its state and inventory before its end: at most every
+/// [`Saved::EVERY`], and only when changes were settled since.
+#[derive(Debug)]
+struct Saved {
+    at: Instant,
+    settled: u64,
+}
+
+impl Saved {
+    /// Time between two saves: a save writes the whole inventory (about a second for a
+    /// million resources), so more often would cost the run more than it protects.
+    const EVERY: Duration = Duration::from_secs(5);
+
+    fn new(client: &Client<MemoryInventory>) -> Saved {
+        Saved {
+            at: Instant::now(),
+            settled: client.progress().settled,
+        }
+    }
+}
+
+/// What [`Run::finish`] came to.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Finished {
+    /// The run is over.
+    Done(Synced),
+    /// The Change Lists cannot carry the directory forward: run these options (a
+    /// baseline that repairs nothing) next, as the same run.
+    Baseline(SyncOptions),
+}
+
+/// One sync into a [`DirectoryDestination`], whatever moves the bytes: it opens the
+/// directory, loads what the last run saved, compares the files with it where the mode
+/// needs that, carries out what the client decides, saves every few seconds and at the
+/// end, stops at the caller's [`StopToken`], and says when the Change Lists cannot carry
+/// the directory forward and a baseline must follow ([`Finished::Baseline`]). A driver
+/// asks [`poll_request`](Self::poll_request) what to fetch, hands the responses to
+/// [`client`](Self::client), and calls [`settle`](Self::settle) after each input, until
+/// [`is_over`](Self::is_over); then [`finish`](Self::finish).
+#[derive(Debug)]
+pub struct Run {
+    options: SyncOptions,
+    dest: DirectoryDestination,
+    client: Client<MemoryInventory>,
+    verified: Verified,
+    mode: Mode,
+    saved: Saved,
+    /// Whether this run saves (not a dry run, not an audit).
+    saves: bool,
+    /// Why the Change Lists cannot carry the directory forward, if they cannot.
+    stranded: Option<String>,
+    stop: StopToken,
+    started: Instant,
+    /// The report, once the client said [`Event::Done`].
+    done: Option<Report>,
+}
+
+impl Run {
+    /// Opens the directory, loads what the last run saved (and what a killed run's
+    /// journal says it placed), works out the mode, and, for an audit or a baseline,
+    /// compares the files with the inventory ([`DirectoryDestination::verify`]).
+    /// `configure` may add to the client's config before the client is made (a driver
+    /// that resolves names allows the address kinds the Source is on); `stop` ends the
+    /// run early when tripped.
+    pub fn start(
+        options: &SyncOptions,
+        stop: StopToken,
+        configure: impl FnOnce(Config) -> Config,
+    ) -> Result<Run, SyncError> {
+        let mut dest = DirectoryDestination::open(&options.dir)?
+            .with_replace_foreign(options.replace_foreign)
+            .with_repair(options.repair);
+        let (state, mut inventory) = dest.load()?;
+        let config = configure(options.config(&dest, &state)?);
+        let mode = config.mode;
+        // An audit or a baseline compares the listing with what the files hold, not with
+        // what the inventory says they hold: a file changed or removed in DIR is reported
+        // (an audit) or fetched again (a baseline).
+        let verified = dest.verify(&config, &mut inventory)?;
+        let client = Client::new(config, state, inventory);
+        Ok(Run {
+            saved: Saved::new(&client),
+            saves: !options.dry_run && !options.audit,
+            options: options.clone(),
+            dest,
+            client,
+            verified,
+            mode,
+            stranded: None,
+            stop,
+            started: Instant::now(),
+            done: None,
+        })
+    }
+
+    /// The client, for the driver's inputs (`handle_response`, `handle_body`, ...).
+    pub fn client(&mut self) -> &mut Client<MemoryInventory> {
+        &mut self.client
+    }
+
+    /// The directory, for the bodies the driver keeps
+    /// ([`keeps_body`](DirectoryDestination::keeps_body), [`bodies`](DirectoryDestination::bodies)).
+    pub fn destination(&self) -> &DirectoryDestination {
+        &self.dest
+    }
+
+    /// The client and the directory at once: a blocking driver hands a response over
+    /// with [`DirectoryDestination::receive`].
+    pub fn parts(&mut self) -> (&mut Client<MemoryInventory>, &DirectoryDestination) {
+        (&mut self.client, &self.dest)
+    }
+
+    /// The mode the run is in.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Whether the run was asked to stop.
+    pub fn is_stopped(&self) -> bool {
+        self.stop.is_stopped()
+    }
+
+    /// Whether the run is over: the client said [`Event::Done`], or a stop was asked for.
+    /// Then call [`finish`](Self::finish).
+    pub fn is_over(&self) -> bool {
+        self.done.is_some() || self.is_stopped()
+    }
+
+    /// The next request to make, unless the run is over.
+    pub fn poll_request(&mut self, now: Instant) -> Option<Request> {
+        match self.is_over() {
+            true => None,
+            false => self.client.poll_request(now),
+        }
+    }
+
+    /// When the driver must call back though no response comes: the client's timeout
+    /// (hand it [`Client::handle_timeout`]), or a save that is due
+    /// ([`settle`](Self::settle) makes it).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let save = (self.saves && self.client.progress().settled != self.saved.settled)
+            .then(|| self.saved.at + Saved::EVERY);
+        [self.client.poll_timeout(), save]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Carries out what the client decided since the last input: each event goes to
+    /// `observer` and then to the directory ([`DirectoryDestination::apply`]). Saves when
+    /// a save is due. Returns whether there was anything to do (then there may be new
+    /// requests). A misuse is the driver's bug and ends the run.
+    pub fn settle(&mut self, observer: &mut dyn Observer) -> Result<bool, SyncError> {
+        let mut acted = false;
+        while let Some(event) = self.client.poll_event() {
+            acted = true;
+            observer.event(&event);
+            match &event {
+                Event::Problem(problem)
+                    if matches!(
+                        problem.kind,
+                        ProblemKind::Gap { .. } | ProblemKind::NoCheckpoint
+                    ) =>
+                {
+                    self.stranded = Some(problem.kind.to_string());
+                }
+                Event::Done(report) => self.done = Some(report.clone()),
+                _ => {}
+            }
+            // Blocking file IO on the caller's thread: a rename or a removal per
+            // resource costs less than a hop to another thread.
+            match self.dest.apply(&mut self.client, &event) {
+                Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
+                Err(e) => observer.notice(&Notice::SaveFailed(e)),
+                Ok(()) => {}
+            }
+        }
+        observer.progress(&self.client.progress());
+        // Work is saved as the run goes, not only at its end (the journal covers what
+        // lies between two saves).
+        let due = self.saved.at.elapsed() >= Saved::EVERY
+            && self.client.progress().settled != self.saved.settled;
+        if self.saves && self.done.is_none() && due {
+            match self.dest.save(&self.client) {
+                Ok(()) => self.saved = Saved::new(&self.client),
+                Err(e) => {
+                    observer.notice(&Notice::SaveFailed(e));
+                    // Tried again after EVERY, not at once: a full disk stays full.
+                    self.saved.at = Instant::now();
+                }
+            }
+        }
+        Ok(acted)
+    }
+
+    /// Ends the run: what is whole is carried out (after a stop), the state and the
+    /// inventory are saved, an audit counts the files no sync stored. When the Change
+    /// Lists could not carry the directory forward, the baseline to run next.
+    pub fn finish(mut self, observer: &mut dyn Observer) -> Result<Finished, SyncError> {
+        let stopped = self.done.is_none();
+        if stopped {
+            observer.notice(&Notice::Stopping);
+            // Stop taking work; settle what is whole already (verified bodies waiting to
+            // be stored, deletions decided): the requests in flight are the driver's to
+            // drop.
+            while let Some(event) = self.client.poll_event() {
+                if let Err(DestinationError::Misuse(misuse)) =
+                    self.dest.apply(&mut self.client, &event)
+                {
+                    return Err(misuse.into());
+                }
+            }
+        }
+        let mut report = self.done.take().unwrap_or_else(|| self.client.report());
+        if self.saves
+            && let Err(e) = self.dest.save(&self.client)
+        {
+            // The last state saved stays (each save is atomic): a rerun goes on from it.
+            observer.notice(&Notice::SaveFailed(e));
+            report.complete = false;
+            report.problems += 1;
+        }
+        let seconds = self.started.elapsed().as_secs_f64();
+        if stopped {
+            let mut synced = Synced::new(&self.mode, report, seconds);
+            synced.interrupted = true;
+            return Ok(Finished::Done(synced));
+        }
+        // The standard lets a Destination stay in step by repeated baselines: when the
+        // Change Lists cannot carry the directory forward (changes no longer offered, a
+        // gap, no checkpoint), a baseline in this run, rather than a run that fails until
+        // someone asks for one. It deletes only as the options allow.
+        if let (Some(reason), Mode::Incremental, true) =
+            (self.stranded.take(), self.mode, self.saves)
+        {
+            observer.notice(&Notice::Fallback {
+                dir: self.options.dir.clone(),
+                reason,
+            });
+            // Not asked for: what the user changed in DIR is kept, as the incremental run
+            // would have kept it.
+            let mut baseline = self.options.clone().with_baseline(true);
+            baseline.repair = false;
+            return Ok(Finished::Baseline(baseline));
+        }
+        if self.mode == Mode::Audit {
+            // Files no sync stored: DIR is not the Source's copy while they are there.
+            for path in &self.verified.extra {
+                observer.notice(&Notice::ExtraFile(path.clone()));
+            }
+            self.verified.count_extras(&mut report);
+        }
+        Ok(Finished::Done(Synced::new(&self.mode, report, seconds)))
+    }
+}

@@ -1,0 +1,116 @@
+//! What a run came to: [`Synced`], its summary line, and what to do about what it left.
+
+use resourcesync_client::{Mode, Report};
+
+/// What a sync came to.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Synced {
+    /// `baseline`, `incremental` or `audit`.
+    pub mode: &'static str,
+    /// The client's report.
+    pub report: Report,
+    /// How long it took.
+    pub seconds: f64,
+    /// Stopped by the caller's [`StopToken`](crate::StopToken) before its end (what it did
+    /// is saved).
+    pub interrupted: bool,
+}
+
+impl std::fmt::Display for Synced {
+    /// The summary line of `resourcesync sync`: the counts, the time, and complete,
+    /// incomplete or interrupted (an audit: changed, missing, extra, in sync or not).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let report = &self.report;
+        write!(
+            f,
+            "{}: {} created, {} updated, {} deleted, {} unchanged, {} failed, {} refused, {} conflicts, {} not deleted, {} bytes, {} requests, {:.2} s, {}",
+            self.mode,
+            report.created,
+            report.updated,
+            report.deleted,
+            report.unchanged,
+            report.failed,
+            report.refused,
+            report.conflicts,
+            report.kept,
+            report.bytes,
+            report.requests,
+            self.seconds,
+            if self.interrupted {
+                "interrupted"
+            } else if report.complete {
+                "complete"
+            } else {
+                "incomplete"
+            },
+        )?;
+        if let Some(in_sync) = report.in_sync {
+            write!(
+                f,
+                ", {} changed, {} missing, {} extra, {}",
+                report.changed,
+                report.missing,
+                report.extra,
+                if in_sync { "in sync" } else { "not in sync" }
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Synced {
+    /// What a run in `mode` came to, in `seconds`.
+    pub fn new(mode: &Mode, report: Report, seconds: f64) -> Synced {
+        let mode = match mode {
+            Mode::Audit => "audit",
+            Mode::Incremental => "incremental",
+            _ => "baseline",
+        };
+        Synced {
+            mode,
+            report,
+            seconds,
+            interrupted: false,
+        }
+    }
+
+    /// What the user can do about what the summary counts and a later run will not
+    /// come back to by itself: deletions left undone, conflicts left as they are (an
+    /// incremental run goes on from where this one ended). And that a dry run changed
+    /// nothing, its counts being what a run would do.
+    pub fn hints(&self, dry_run: bool) -> Vec<String> {
+        let report = &self.report;
+        let mut hints = Vec::new();
+        if dry_run {
+            hints.push("a dry run: nothing was changed; the counts are what a run would do".into());
+        }
+        if report.kept > 0 {
+            hints.push(format!(
+                "{} deletions listed by the Source were not made (no --delete); \
+                 `sync --baseline --delete` makes them later",
+                report.kept
+            ));
+        }
+        if report.conflicts > 0 {
+            hints.push(format!(
+                "{} conflicts (named above) were left as they are; `sync --baseline` \
+                 fetches again the sync's own files that were edited, with \
+                 --replace-foreign also files no sync stored; `sync --audit` lists them",
+                report.conflicts
+            ));
+        }
+        hints
+    }
+
+    /// 0 when it completed (and, an audit, found the directory in sync), 130 when it
+    /// was interrupted, else 1 (the exit statuses of `resourcesync sync`).
+    pub fn exit_status(&self) -> u8 {
+        let ok = self.report.complete && self.report.in_sync.unwrap_or(true);
+        match (self.interrupted, ok) {
+            (true, _) => 130,
+            (false, true) => 0,
+            (false, false) => 1,
+        }
+    }
+}
