@@ -377,14 +377,19 @@ fn record_requests(served: &Served) -> std::sync::Arc<std::sync::Mutex<Vec<Strin
     log
 }
 
-/// The resources under `r/` the saved inventory holds.
+/// The resources under `r/` the saved inventory holds (read once the run that holds it
+/// is over: the inventory file is locked while a run has it open).
 fn held(dir: &Path) -> usize {
-    let text = std::fs::read_to_string(dir.join(".resourcesync/inventory.json")).unwrap();
-    let inventory: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let held = inventory
-        .as_object()
-        .map(|o| o.keys().filter(|k| k.contains("/r/")).count());
-    held.unwrap_or(0)
+    use resourcesync_client::Inventory;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(dir.join(".resourcesync/inventory.redb"))
+        .unwrap();
+    let inventory = resourcesync_destination::DiskInventory::open(file).unwrap();
+    let mut held = 0;
+    inventory.for_each(&mut |uri, _| held += usize::from(uri.as_str().contains("/r/")));
+    held
 }
 
 /// A Source of `n` resources (`populate`), served, and the path of a destination in a
@@ -424,8 +429,9 @@ fn stalled_baseline(served: &Served, d: &Path) -> std::process::Child {
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
     // The tests built on this stop the run before its first save (5 s in) or watch that
-    // save come: one already made would let them pass without what they test.
-    if d.join(".resourcesync/inventory.json").exists() {
+    // save come: one already made would let them pass without what they test. (The
+    // state is written by every save; the inventory file exists from the start.)
+    if d.join(".resourcesync/state.json").exists() {
         let _ = child.kill();
         panic!("the run saved before it stalled: this machine is too slow for the test");
     }
@@ -560,17 +566,17 @@ fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
     let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
     // Nothing happens while every request in flight waits on the Source: the run must
-    // wake to save all the same, 5 s after it started.
-    let inventory = d.join(".resourcesync/inventory.json");
+    // wake to save all the same, 5 s after it started. Every save writes the state last.
+    let state = d.join(".resourcesync/state.json");
     for _ in 0..150 {
-        if inventory.exists() && held(&d) == stored(&d) {
+        if state.exists() {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     signal(&child, rustix::process::Signal::KILL);
     child.wait().unwrap();
-    assert!(inventory.exists(), "nothing saved within 15 s");
+    assert!(state.exists(), "nothing saved within 15 s");
     assert_eq!(held(&d), stored(&d));
 }
 
@@ -643,40 +649,40 @@ fn a_second_sync_into_a_directory_in_use_stops_at_once_naming_the_lock() {
 }
 
 #[test]
-fn a_second_sigint_ends_a_run_stuck_in_its_last_save() {
+fn a_fifo_planted_among_the_destinations_own_files_never_hangs_its_save() {
     let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
-    // The save the first signal asks for hangs: opening a FIFO for writing waits for a
-    // reader that never comes (as a save to a dead network file system would).
+    // Opening a FIFO for writing waits for a reader that never comes: planted at the
+    // state's temporary name, it hung the save the signal asks for, until a second
+    // signal. The save removes what is at that name and makes a new file.
     let kept = std::fs::File::open(d.join(".resourcesync")).unwrap();
     rustix::fs::mknodat(
         &kept,
-        "inventory.json.tmp",
+        "state.json.tmp",
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,
     )
     .unwrap();
     signal(&child, rustix::process::Signal::INT);
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "the run ended without its save"
-    );
-    signal(&child, rustix::process::Signal::INT);
-    let Some(status) = exited_within(&mut child, std::time::Duration::from_secs(2)) else {
-        child.kill().unwrap();
-        panic!("a second SIGINT did not end the run within 2 s");
+    let Some(status) = exited_within(&mut child, std::time::Duration::from_secs(5)) else {
+        signal(&child, rustix::process::Signal::INT);
+        let second = exited_within(&mut child, std::time::Duration::from_secs(2));
+        let _ = child.kill();
+        panic!("the save hung on the FIFO (a second SIGINT ended it: {second:?})");
     };
     assert_eq!(status.code(), Some(130));
+    assert_eq!(held(&d), stored(&d));
+    assert!(d.join(".resourcesync/state.json").is_file());
 }
 
 #[test]
 fn a_save_that_fails_while_the_run_waits_is_tried_again_later_not_in_a_loop() {
     let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
-    // The inventory's temporary file cannot be created: every save fails.
-    std::fs::create_dir(d.join(".resourcesync/inventory.json.tmp")).unwrap();
+    // The state's temporary file cannot be created: every save fails.
+    std::fs::create_dir(d.join(".resourcesync/state.json.tmp")).unwrap();
+    std::fs::write(d.join(".resourcesync/state.json.tmp/in-the-way"), b"").unwrap();
     std::thread::sleep(std::time::Duration::from_secs(7));
     signal(&child, rustix::process::Signal::INT);
     exited_within(&mut child, std::time::Duration::from_secs(10));
@@ -695,9 +701,10 @@ fn a_save_that_fails_while_the_run_waits_is_tried_again_later_not_in_a_loop() {
 #[test]
 fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
     // The order of the system calls, as strace sees them: every resource renamed into
-    // place, then a syncfs of the directory's file system, then the inventory renamed
-    // over the last one. Without the flush a power failure could leave the inventory
-    // recording files whose bytes never reached the disk.
+    // place, then a syncfs of the directory's file system, then the inventory committed
+    // (fsync of its file) and the state renamed over the last one. Without the flush a
+    // power failure could leave the inventory recording files whose bytes never reached
+    // the disk.
     let (served, dir, d) = served_and_dest(20);
     let log = dir.path().join("trace");
     let run = Command::new("strace")
@@ -705,7 +712,7 @@ fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
             "-f",
             "-qq",
             "-e",
-            "trace=syncfs,sync,rename,renameat,renameat2",
+            "trace=syncfs,sync,rename,renameat,renameat2,fsync,fdatasync",
             "-o",
         ])
         .arg(&log)
@@ -732,13 +739,23 @@ fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
     // A body's temporary file ("request-N") renamed to the resource's name.
     let resource = last(&|l: &str| l.contains("rename") && l.contains("\"request-"));
     let flush = last(&|l: &str| l.contains("syncfs(") && l.contains("= 0"));
-    let inventory = last(&|l: &str| l.contains("rename") && l.contains("inventory.json.tmp"));
-    let (Some(resource), Some(flush), Some(inventory)) = (resource, flush, inventory) else {
-        panic!("resource {resource:?}, syncfs {flush:?}, inventory {inventory:?}:\n{trace}");
+    let state = last(&|l: &str| l.contains("rename") && l.contains("state.json.tmp"));
+    // The inventory's commit: the first fsync after the flush.
+    let commit = flush.and_then(|flush| {
+        let after = lines[flush..]
+            .iter()
+            .position(|l| l.contains("fsync(") || l.contains("fdatasync("));
+        after.map(|i| flush + i)
+    });
+    let (Some(resource), Some(flush), Some(commit), Some(state)) = (resource, flush, commit, state)
+    else {
+        panic!(
+            "resource {resource:?}, syncfs {flush:?}, commit {commit:?}, state {state:?}:\n{trace}"
+        );
     };
     assert!(
-        resource < flush && flush < inventory,
-        "resource {resource}, syncfs {flush}, inventory {inventory}:\n{trace}"
+        resource < flush && flush < commit && commit < state,
+        "resource {resource}, syncfs {flush}, commit {commit}, state {state}:\n{trace}"
     );
 }
 

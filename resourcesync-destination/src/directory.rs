@@ -67,6 +67,8 @@ use resourcesync_client::{
 use resourcesync_model::{Digests, Fixity};
 use resourcesync_package::Package;
 
+use crate::inventory::{DiskInventory, InventoryError};
+
 /// The name under the directory that a [`DirectoryDestination`] keeps for itself: the
 /// state, the inventory and the temporary files.
 pub const KEPT: &str = ".resourcesync";
@@ -93,6 +95,15 @@ pub enum DestinationError {
         /// Why.
         #[source]
         source: serde_json::Error,
+    },
+    /// The inventory file cannot be read or written.
+    #[error("{}: {source}", path.display())]
+    Inventory {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: InventoryError,
     },
     /// The destination's own directory is a symbolic link (or not a directory): it is not
     /// used, as what is kept there could then be written elsewhere.
@@ -170,9 +181,6 @@ pub struct DirectoryDestination {
     journal: Option<std::fs::File>,
     /// The rules of names of DIR's file system, found by trying.
     file_system: FileSystem,
-    /// What [`verify`](Self::verify) changed in the inventory it was given: each
-    /// resource's record before (see [`save`](Self::save)).
-    substituted: HashMap<resourcesync_model::Uri, (Held, Option<Held>)>,
     /// `.resourcesync/lock`, locked for as long as this destination is open.
     _lock: Option<std::fs::File>,
     /// A baseline's [`verify`](Self::verify) has files changed since stored fetched
@@ -233,7 +241,6 @@ impl DirectoryDestination {
             replace_foreign: false,
             journal: None,
             file_system,
-            substituted: HashMap::new(),
             _lock: lock,
             repair: true,
         })
@@ -265,23 +272,107 @@ impl DirectoryDestination {
     }
 
     /// The state and the inventory the last run saved, or new ones for a first run;
-    /// with what a run stopped since its last save had placed (see [`JOURNAL`]).
-    pub fn load(&self) -> Result<(State, MemoryInventory), DestinationError> {
-        let state = self.load_json(STATE)?;
-        let mut inventory: MemoryInventory = self.load_json(INVENTORY)?;
+    /// with what a run stopped since its last save had placed (see [`JOURNAL`]). An
+    /// inventory an earlier version saved whole (`inventory.json`) is carried over into
+    /// the inventory file ([`DiskInventory`]) and removed.
+    ///
+    /// The files of `.resourcesync/` are this program's: one that is a symbolic link, a
+    /// FIFO, a device or a directory is not read (an error naming it), never waited on. A
+    /// state file left empty (a power failure after its rename, on a file system that
+    /// does not order the two) is taken as no state: the next run is a baseline, which
+    /// compares every listed resource with the inventory.
+    pub fn load(&self) -> Result<(State, DiskInventory), DestinationError> {
+        let state = self.load_state()?;
+        let mut inventory = self.open_inventory()?;
         self.replay(&mut inventory);
         Ok((state, inventory))
     }
 
+    /// Opens the inventory file, carrying over an `inventory.json` of an earlier version.
+    fn open_inventory(&self) -> Result<DiskInventory, DestinationError> {
+        let path = self.dir.join(KEPT).join(INVENTORY);
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true).write(true).create(true);
+        let file = own_file(&self.kept, INVENTORY, &mut options).map_err(|source| {
+            DestinationError::Io {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        let damaged = |source| DestinationError::Inventory {
+            path: path.clone(),
+            source,
+        };
+        let mut inventory = DiskInventory::open(file).map_err(damaged)?;
+        let old = self.dir.join(KEPT).join(OLD_INVENTORY);
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true);
+        match own_file(&self.kept, OLD_INVENTORY, &mut options) {
+            Ok(file) => {
+                let records: MemoryInventory = serde_json::from_reader(io::BufReader::new(file))
+                    .map_err(|source| DestinationError::Unreadable {
+                        path: old.clone(),
+                        source,
+                    })?;
+                // Once committed, the old file is only in the way: a run stopped between
+                // the two finds both and carries the same records over again.
+                inventory
+                    .import(records.iter().map(|(uri, held)| (uri.clone(), *held)))
+                    .map_err(damaged)?;
+                self.kept
+                    .remove_file(OLD_INVENTORY)
+                    .map_err(|source| DestinationError::Io { path: old, source })?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(source) => return Err(DestinationError::Io { path: old, source }),
+        }
+        Ok(inventory)
+    }
+
+    /// Reads the state the last run saved, or a new one (none saved, or an empty file).
+    fn load_state(&self) -> Result<State, DestinationError> {
+        let path = self.dir.join(KEPT).join(STATE);
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true);
+        let file = match own_file(&self.kept, STATE, &mut options) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(State::default()),
+            Err(source) => return Err(DestinationError::Io { path, source }),
+        };
+        let mut bytes = Vec::new();
+        // A state holds a checkpoint per set of resources: megabytes would be a file that
+        // is not this program's.
+        io::Read::take(file, STATE_MAX)
+            .read_to_end(&mut bytes)
+            .map_err(|source| DestinationError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(State::default());
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|source| DestinationError::Unreadable { path, source })
+    }
+
     /// Records in `inventory` what the journal says was placed since the last save, each
     /// only if its file still holds those bytes. A line a stopped run left half written
-    /// is skipped.
-    fn replay(&self, inventory: &mut MemoryInventory) {
-        let Ok(text) = self.kept.read_to_string(JOURNAL) else {
+    /// (cut anywhere, inside a character too) is skipped, and only it.
+    fn replay(&self, inventory: &mut DiskInventory) {
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true);
+        let Ok(file) = own_file(&self.kept, JOURNAL, &mut options) else {
             return;
         };
-        for line in text.lines() {
-            let Ok(placed) = serde_json::from_str::<Placed>(line) else {
+        let mut text = Vec::new();
+        if io::Read::take(file, JOURNAL_MAX)
+            .read_to_end(&mut text)
+            .is_err()
+        {
+            return;
+        }
+        for line in text.split(|&b| b == b'\n') {
+            let Ok(placed) = serde_json::from_slice::<Placed>(line) else {
                 continue;
             };
             let path = Path::new(&placed.path);
@@ -291,7 +382,7 @@ impl DirectoryDestination {
                 && self.root.symlink_metadata(path).is_ok_and(|m| m.is_file())
                 && digest_file(&self.root, path).is_ok_and(|found| holds(&placed.held, &found))
             {
-                inventory.insert(placed.uri, placed.held);
+                inventory.record(placed.uri, placed.held);
             }
         }
     }
@@ -395,24 +486,11 @@ impl DirectoryDestination {
     /// on other Unix systems), so that the inventory never records bytes a power failure
     /// could take back.
     ///
-    /// A record [`verify`](Self::verify) replaced with what the disk holds and that the
-    /// run did not replace since is saved as it was before: the inventory records what
-    /// the sync stored, never what someone else wrote (a deletion checks against it).
-    pub fn save(&mut self, client: &Client<MemoryInventory>) -> Result<(), DestinationError> {
-        let inventory = client.inventory();
-        let restored;
-        let inventory = if self.substituted.is_empty() {
-            inventory
-        } else {
-            let mut copy = inventory.clone();
-            for (uri, (before, substitute)) in &self.substituted {
-                if substitute.is_some() && copy.get(uri) == *substitute {
-                    copy.insert(uri.clone(), *before);
-                }
-            }
-            restored = copy;
-            &restored
-        };
+    /// The inventory's save writes only the records changed since the last save
+    /// ([`DiskInventory::save`]); what [`verify`](Self::verify) found on disk is never
+    /// saved: the inventory records what the sync stored, never what someone else wrote
+    /// (a deletion checks against it).
+    pub fn save(&mut self, client: &Client<DiskInventory>) -> Result<(), DestinationError> {
         // Lines in the journal: files placed since the last save, by this run or by one
         // stopped before it saved (replayed by `load` into the inventory), whose bytes
         // may be in the page cache only.
@@ -420,7 +498,13 @@ impl DirectoryDestination {
         if journaled {
             self.flush_placed()?;
         }
-        self.save_json(INVENTORY, inventory)?;
+        client
+            .inventory()
+            .save()
+            .map_err(|source| DestinationError::Inventory {
+                path: self.dir.join(KEPT).join(INVENTORY),
+                source,
+            })?;
         self.save_json(STATE, client.state())?;
         // What the journal held is in the inventory now.
         let emptied = match &self.journal {
@@ -428,7 +512,7 @@ impl DirectoryDestination {
             None if journaled => {
                 let mut options = cap_std::fs::OpenOptions::new();
                 options.write(true).truncate(true);
-                self.kept.open_with(JOURNAL, &options).map(drop)
+                own_file(&self.kept, JOURNAL, &mut options).map(drop)
             }
             None => Ok(()),
         };
@@ -483,7 +567,7 @@ impl DirectoryDestination {
             None => {
                 let mut options = cap_std::fs::OpenOptions::new();
                 options.append(true).create(true);
-                let file = self.kept.open_with(JOURNAL, &options)?.into_std();
+                let file = own_file(&self.kept, JOURNAL, &mut options)?;
                 self.journal.insert(file)
             }
         };
@@ -513,7 +597,7 @@ impl DirectoryDestination {
     /// errors are a checkpoint that could not be saved and the client's [`Misuse`].
     pub fn apply(
         &mut self,
-        client: &mut Client<MemoryInventory>,
+        client: &mut Client<DiskInventory>,
         event: &Event,
     ) -> Result<(), DestinationError> {
         let now = Instant::now;
@@ -526,10 +610,7 @@ impl DirectoryDestination {
             }
             Event::Delete(change) => {
                 // What the sync stored, not what verify found there.
-                let held = match self.substituted.get(&change.uri) {
-                    Some((before, _)) => Some(*before),
-                    None => client.inventory().get(&change.uri),
-                };
+                let held = client.inventory().stored(&change.uri);
                 let outcome = self.delete(&change.path, held);
                 self.confirm(client, change, outcome.map(|()| None))?;
             }
@@ -584,7 +665,7 @@ impl DirectoryDestination {
     pub fn verify(
         &mut self,
         config: &Config,
-        inventory: &mut MemoryInventory,
+        inventory: &mut DiskInventory,
     ) -> Result<Verified, DestinationError> {
         let mut verified = Verified::default();
         if !matches!(config.mode, Mode::Audit | Mode::Baseline { .. }) {
@@ -593,9 +674,9 @@ impl DirectoryDestination {
         let mut named = HashSet::new();
         let mut replaced = Vec::new();
         let reads = config.mode == Mode::Audit || self.repair;
-        for (uri, held) in inventory.iter() {
+        inventory.for_each(&mut |uri, held| {
             let Ok(path) = config.paths.local_path(uri) else {
-                continue;
+                return;
             };
             let target = path.to_path_buf();
             named.insert(target.clone());
@@ -604,7 +685,7 @@ impl DirectoryDestination {
                 Ok(()) => match self.root.symlink_metadata(&target) {
                     // A baseline that does not repair keeps the file whatever it holds:
                     // only a missing one matters, and the metadata says so unread.
-                    Ok(meta) if meta.is_file() && !reads => continue,
+                    Ok(meta) if meta.is_file() && !reads => return,
                     Ok(meta) if meta.is_file() => Some(digest_file(&self.root, &target)),
                     Ok(_) => None,
                     Err(e) => Some(Err(e)),
@@ -612,7 +693,7 @@ impl DirectoryDestination {
                 Err(e) => Some(Err(e)),
             };
             let standing = match found {
-                Some(Ok(found)) if holds(held, &found) => continue,
+                Some(Ok(found)) if holds(held, &found) => return,
                 Some(Ok(found)) => Some(Held::of(&found, None)),
                 Some(Err(e)) if e.kind() == io::ErrorKind::NotFound => None,
                 // Not a plain file, or unreadable: what it holds is not what was stored.
@@ -620,18 +701,16 @@ impl DirectoryDestination {
             };
             match standing {
                 // Kept as the user left it: compared with what the sync stored.
-                Some(_) if !reads => continue,
+                Some(_) if !reads => return,
                 Some(_) => verified.changed.push(target),
                 None => verified.missing.push(target),
             }
-            replaced.push((uri.clone(), *held, standing));
-        }
-        for (uri, before, now) in replaced {
-            match now {
-                Some(now) => inventory.insert(uri.clone(), now),
-                None => inventory.remove(&uri),
-            };
-            self.substituted.insert(uri, (before, now));
+            replaced.push((uri.clone(), standing));
+        });
+        // Compared with for the rest of the run, never saved: what the sync stored stays
+        // the record.
+        for (uri, now) in replaced {
+            inventory.substitute(uri, now);
         }
         let walk = walkdir::WalkDir::new(&self.dir).min_depth(1).into_iter();
         for entry in walk.filter_entry(|e| e.depth() != 1 || e.file_name() != KEPT) {
@@ -652,7 +731,7 @@ impl DirectoryDestination {
     /// Tells the client what became of `change`.
     fn confirm(
         &self,
-        client: &mut Client<MemoryInventory>,
+        client: &mut Client<DiskInventory>,
         change: &Change,
         outcome: Result<Option<Held>, Outcome>,
     ) -> Result<(), Misuse> {
@@ -865,21 +944,6 @@ impl DirectoryDestination {
         Package::new(io::BufReader::new(file.into_std())).map_err(|e| e.to_string())
     }
 
-    /// Reads a JSON file this program saved in [`KEPT`], or the default when there is
-    /// none.
-    fn load_json<T: serde::de::DeserializeOwned + Default>(
-        &self,
-        name: &str,
-    ) -> Result<T, DestinationError> {
-        let path = self.dir.join(KEPT).join(name);
-        match self.kept.read(name) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map_err(|source| DestinationError::Unreadable { path, source }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(T::default()),
-            Err(source) => Err(DestinationError::Io { path, source }),
-        }
-    }
-
     /// Writes `value` as JSON to `name` in [`KEPT`] atomically: a temporary file beside
     /// it, synced, then renamed over it, so that a run stopped at any point leaves the
     /// old file or the new one.
@@ -889,7 +953,15 @@ impl DirectoryDestination {
             // Buffered: serde_json writes a token at a time, a system call each
             // unbuffered (which took half of a 10,000-resource sync to save its
             // inventory).
-            let mut out = io::BufWriter::new(self.kept.create(&temp)?.into_std());
+            // A new file: whatever was left at the temporary name (a link, a FIFO
+            // planted there) is removed, not opened.
+            match self.kept.remove_file(&temp) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            let mut options = cap_std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            let mut out = io::BufWriter::new(own_file(&self.kept, &temp, &mut options)?);
             serde_json::to_writer(&mut out, value)?;
             let file = out.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()?;
@@ -913,13 +985,10 @@ fn lock(kept: &Dir, dir: &Path) -> Result<Option<std::fs::File>, DestinationErro
         use rustix::fs::{FlockOperation, flock};
         let mut options = cap_std::fs::OpenOptions::new();
         options.read(true).write(true).create(true);
-        let file = kept
-            .open_with(LOCK, &options)
-            .map_err(|source| DestinationError::Io {
-                path: path.clone(),
-                source,
-            })?
-            .into_std();
+        let file = own_file(kept, LOCK, &mut options).map_err(|source| DestinationError::Io {
+            path: path.clone(),
+            source,
+        })?;
         match flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => Ok(Some(file)),
             Err(rustix::io::Errno::WOULDBLOCK) => Err(DestinationError::Busy {
@@ -950,9 +1019,18 @@ fn lock(kept: &Dir, dir: &Path) -> Result<Option<std::fs::File>, DestinationErro
 /// The lock's name in [`KEPT`].
 const LOCK: &str = "lock";
 
-/// The saved state's and inventory's names in [`KEPT`].
+/// The saved state's name in [`KEPT`], and the most bytes it is read to.
 const STATE: &str = "state.json";
-const INVENTORY: &str = "inventory.json";
+const STATE_MAX: u64 = 64 << 20;
+
+/// The inventory's name in [`KEPT`] ([`DiskInventory`]), and the one of the inventory
+/// an earlier version wrote whole, carried over at the first open.
+const INVENTORY: &str = "inventory.redb";
+const OLD_INVENTORY: &str = "inventory.json";
+
+/// The most bytes of the journal replayed: lines of the files placed in the seconds
+/// between two saves; a larger file is not this program's.
+const JOURNAL_MAX: u64 = 1 << 30;
 
 /// The journal of what was placed since the last save, in [`KEPT`]: a line of JSON per
 /// file placed, with its URI, its path and what the inventory is to record of it.
@@ -1022,6 +1100,31 @@ fn probe(tmp: &Dir) -> io::Result<FileSystem> {
     ))
 }
 
+/// Opens `name` under `kept` (`.resourcesync/`) as one of this program's own files with
+/// `options`: never through a symbolic link, never waiting on a FIFO (opened
+/// non-blocking), and only if what it opened is a regular file (not a FIFO, a device or
+/// a directory, which could be read without end or hang the run).
+fn own_file(
+    kept: &Dir,
+    name: &str,
+    options: &mut cap_std::fs::OpenOptions,
+) -> io::Result<std::fs::File> {
+    use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+    options.follow(FollowSymlinks::No);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = kept.open_with(name, options)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other(format!(
+            "{name} is not a regular file (a FIFO, a device or a directory): not this program's"
+        )));
+    }
+    Ok(file.into_std())
+}
+
 /// Opens (making it if missing) the directory `name` under `parent`, which must be a
 /// directory and not a symbolic link. `shown` is `parent`'s path, for the errors.
 fn own_dir(parent: &Dir, name: &Path, shown: &Path) -> Result<Dir, DestinationError> {
@@ -1053,9 +1156,12 @@ fn digest_file(root: &Dir, path: &Path) -> io::Result<Digests> {
     }
 }
 
-/// Whether `found` is what `held` records (each of its fields that it has).
+/// Whether `found` is what `held` records (each of its fields that it has). A record
+/// with neither a length nor a digest proves nothing, and so not that the file is the
+/// sync's.
 fn holds(held: &Held, found: &Digests) -> bool {
-    held.length.is_none_or(|l| l == found.length)
+    (held.length.is_some() || held.md5.is_some() || held.sha256.is_some())
+        && held.length.is_none_or(|l| l == found.length)
         && held.md5.is_none_or(|d| d == found.md5)
         && held.sha256.is_none_or(|d| d == found.sha256)
 }

@@ -51,6 +51,7 @@
 
 pub mod blocking;
 pub mod directory;
+pub mod inventory;
 mod options;
 mod run;
 mod synced;
@@ -59,6 +60,7 @@ mod synced;
 pub mod asynchronous;
 
 pub use directory::{Bodies, DestinationError, DirectoryDestination, KEPT, Verified};
+pub use inventory::DiskInventory;
 pub use options::SyncOptions;
 pub use run::{Finished, Notice, Observer, Run, StopToken, SyncError};
 pub use synced::Synced;

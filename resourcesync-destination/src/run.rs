@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use resourcesync_client::{
-    Client, Config, ConfigError, Event, MemoryInventory, Misuse, Mode, ProblemKind, Progress,
-    Report, Request,
+    Client, Config, ConfigError, Event, Misuse, Mode, ProblemKind, Progress, Report, Request,
 };
 
 use crate::directory::{DestinationError, DirectoryDestination, Verified};
+use crate::inventory::DiskInventory;
 use crate::options::SyncOptions;
 use crate::synced::Synced;
 
@@ -139,7 +139,7 @@ impl Saved {
     /// million resources), so more often would cost the run more than it protects.
     const EVERY: Duration = Duration::from_secs(5);
 
-    fn new(client: &Client<MemoryInventory>) -> Saved {
+    fn new(client: &Client<DiskInventory>) -> Saved {
         Saved {
             at: Instant::now(),
             settled: client.progress().settled,
@@ -170,7 +170,7 @@ pub enum Finished {
 pub struct Run {
     options: SyncOptions,
     dest: DirectoryDestination,
-    client: Client<MemoryInventory>,
+    client: Client<DiskInventory>,
     verified: Verified,
     mode: Mode,
     saved: Saved,
@@ -223,7 +223,7 @@ impl Run {
     }
 
     /// The client, for the driver's inputs (`handle_response`, `handle_body`, ...).
-    pub fn client(&mut self) -> &mut Client<MemoryInventory> {
+    pub fn client(&mut self) -> &mut Client<DiskInventory> {
         &mut self.client
     }
 
@@ -235,7 +235,7 @@ impl Run {
 
     /// The client and the directory at once: a blocking driver hands a response over
     /// with [`DirectoryDestination::receive`].
-    pub fn parts(&mut self) -> (&mut Client<MemoryInventory>, &DirectoryDestination) {
+    pub fn parts(&mut self) -> (&mut Client<DiskInventory>, &DirectoryDestination) {
         (&mut self.client, &self.dest)
     }
 

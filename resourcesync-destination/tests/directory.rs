@@ -66,7 +66,7 @@ fn stores_then_deletes_and_a_reopen_finds_the_state_and_the_inventory() {
     assert_eq!(report.created, 2);
     assert_eq!(std::fs::read(d.join("docs/deep/b.txt")).unwrap(), b"abc");
     assert!(d.join(KEPT).join("state.json").is_file());
-    assert!(d.join(KEPT).join("inventory.json").is_file());
+    assert!(d.join(KEPT).join("inventory.redb").is_file());
 
     // A reopen finds what the run saved: a checkpoint, and both resources as held.
     let dest = DirectoryDestination::open(&d).unwrap();
@@ -74,8 +74,9 @@ fn stores_then_deletes_and_a_reopen_finds_the_state_and_the_inventory() {
     assert!(!state.sets.is_empty());
     assert!(inventory.get(&source.uri("a.txt")).is_some());
     assert!(inventory.get(&source.uri("docs/deep/b.txt")).is_some());
-    // Closed, for the next run to open: one destination at a time holds the directory.
-    drop(dest);
+    // Closed, for the next run to open: one destination (and its inventory) at a time
+    // holds the directory.
+    drop((dest, inventory));
 
     // The next run is incremental, from that checkpoint: the deletion (allowed) removes
     // the file and the directories it leaves empty, and the inventory forgets it.
@@ -90,6 +91,7 @@ fn stores_then_deletes_and_a_reopen_finds_the_state_and_the_inventory() {
     assert_eq!(std::fs::read(d.join("a.txt")).unwrap(), b"hello");
     let (_, inventory) = DirectoryDestination::open(&d).unwrap().load().unwrap();
     assert!(inventory.get(&source.uri("docs/deep/b.txt")).is_none());
+    drop(inventory);
 
     // An audit saves nothing and finds the directory in step.
     let report = run(&source, &d, |o| o.with_audit(true));
@@ -142,4 +144,150 @@ fn a_state_that_is_not_ours_is_unreadable_and_named() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// The md5 and sha-256 of `bytes` in hexadecimal, as the journal and the old inventory
+/// write them.
+fn hex_digests(bytes: &[u8]) -> (String, String) {
+    let mut fixity = resourcesync_model::Fixity::new();
+    fixity.update(bytes);
+    let digests = fixity.finish();
+    (digests.md5.to_string(), digests.sha256.to_string())
+}
+
+/// A directory holding `a.txt` ("hello") that no saved inventory records, and the line
+/// of the journal that says a run placed it; `.resourcesync/` made.
+fn placed_but_not_saved(dir: &Path) -> (std::path::PathBuf, String) {
+    let kept = dir.join(KEPT);
+    std::fs::create_dir_all(&kept).unwrap();
+    std::fs::write(dir.join("a.txt"), b"hello").unwrap();
+    let (md5, sha256) = hex_digests(b"hello");
+    let line = format!(
+        r#"{{"uri":"http://example.com/a.txt","path":"a.txt","held":{{"length":5,"md5":"{md5}","sha256":"{sha256}"}}}}"#
+    );
+    (kept, line)
+}
+
+#[test]
+fn a_journal_line_cut_inside_a_character_costs_only_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let (kept, line) = placed_but_not_saved(dir.path());
+    std::fs::write(dir.path().join("b.txt"), b"abc").unwrap();
+    // A whole line, then one a killed run cut inside the two bytes of "é".
+    let mut journal = format!("{line}\n").into_bytes();
+    journal.extend_from_slice(b"{\"uri\":\"http://example.com/caf\xc3");
+    std::fs::write(kept.join("placed.jsonl"), journal).unwrap();
+    let (_, inventory) = DirectoryDestination::open(dir.path())
+        .unwrap()
+        .load()
+        .unwrap();
+    let held = inventory.get(&"http://example.com/a.txt".parse().unwrap());
+    assert_eq!(held.and_then(|h| h.length), Some(5));
+}
+
+#[test]
+fn a_record_that_proves_nothing_proves_no_ownership() {
+    let dir = tempfile::tempdir().unwrap();
+    let (kept, _) = placed_but_not_saved(dir.path());
+    // Neither a length nor a digest: any file "holds" it.
+    let line = r#"{"uri":"http://example.com/a.txt","path":"a.txt","held":{}}"#;
+    std::fs::write(kept.join("placed.jsonl"), format!("{line}\n")).unwrap();
+    let (_, inventory) = DirectoryDestination::open(dir.path())
+        .unwrap()
+        .load()
+        .unwrap();
+    assert_eq!(
+        inventory.get(&"http://example.com/a.txt".parse().unwrap()),
+        None
+    );
+}
+
+#[test]
+fn an_empty_state_file_is_no_state_and_the_next_run_a_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join(KEPT);
+    std::fs::create_dir_all(&kept).unwrap();
+    // What a power failure can leave after the rename of a state whose bytes had not
+    // reached the disk.
+    std::fs::write(kept.join("state.json"), b"").unwrap();
+    let (state, _) = DirectoryDestination::open(dir.path())
+        .unwrap()
+        .load()
+        .unwrap();
+    assert!(state.sets.is_empty());
+}
+
+#[test]
+fn the_destinations_own_files_as_fifos_links_or_directories_are_refused_not_waited_on() {
+    for (name, what) in [
+        ("state.json", "fifo"),
+        ("placed.jsonl", "fifo"),
+        ("inventory.redb", "fifo"),
+        ("state.json", "link"),
+        ("inventory.redb", "dir"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let kept = dir.path().join(KEPT);
+        std::fs::create_dir_all(&kept).unwrap();
+        let secret = dir.path().join("elsewhere");
+        std::fs::write(&secret, b"{}").unwrap();
+        match what {
+            "fifo" => rustix::fs::mknodat(
+                rustix::fs::CWD,
+                kept.join(name),
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o600),
+                0,
+            )
+            .unwrap(),
+            "link" => std::os::unix::fs::symlink(&secret, kept.join(name)).unwrap(),
+            _ => std::fs::create_dir(kept.join(name)).unwrap(),
+        }
+        // On a thread: a FIFO opened for reading waits for a writer that never comes.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = dir.path().to_owned();
+        std::thread::spawn(move || {
+            let loaded = DirectoryDestination::open(&path).map(|d| d.load().map(drop));
+            let _ = tx.send(format!("{loaded:?}"));
+        });
+        let loaded = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("{name} as a {what}: the load hung"));
+        match (name, what) {
+            // The journal is replayed when it can be, skipped when it cannot.
+            ("placed.jsonl", _) => assert_eq!(loaded, "Ok(Ok(()))"),
+            _ => assert!(
+                loaded.contains(name) && loaded.contains("Err("),
+                "{name} as a {what}: {loaded}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn an_inventory_saved_whole_by_an_earlier_version_is_carried_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join(KEPT);
+    std::fs::create_dir_all(&kept).unwrap();
+    let (md5, sha256) = hex_digests(b"hello");
+    let old = format!(
+        r#"{{"http://example.com/a.txt":{{"length":5,"md5":"{md5}","sha256":"{sha256}"}},"http://example.com/b.txt":{{"length":3}}}}"#
+    );
+    std::fs::write(kept.join("inventory.json"), old).unwrap();
+    {
+        let (_, inventory) = DirectoryDestination::open(dir.path())
+            .unwrap()
+            .load()
+            .unwrap();
+        let a = inventory.get(&"http://example.com/a.txt".parse().unwrap());
+        assert_eq!(a.and_then(|h| h.md5).map(|d| d.to_string()), Some(md5));
+        assert!(!kept.join("inventory.json").exists());
+    }
+    // And it stays, the old file gone.
+    let (_, inventory) = DirectoryDestination::open(dir.path())
+        .unwrap()
+        .load()
+        .unwrap();
+    let b = inventory.get(&"http://example.com/b.txt".parse().unwrap());
+    assert_eq!(b.and_then(|h| h.length), Some(3));
 }
