@@ -233,8 +233,8 @@ mod state;
 pub use client::Client;
 pub use config::{Bounds, Config, ConfigError, Mode, Shard};
 pub use event::{
-    Action, Change, ChangeId, DocumentError, DocumentRead, Event, Extract, Problem, ProblemKind,
-    Progress, Report, Standing, Store, Warning,
+    Action, Change, ChangeId, DocumentError, DocumentRead, EntryRefusal, Event, Extract, Problem,
+    ProblemKind, Progress, Report, Standing, Store, Warning,
 };
 pub use inventory::{Held, Inventory, MemoryInventory};
 pub use misuse::Misuse;

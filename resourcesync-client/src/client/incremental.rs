@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
-use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Uri, W3cDateTime};
+use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Rule, Uri, W3cDateTime};
 
 use super::{Client, Job, Phase, Raw, Role, Stream, What};
-use crate::event::{Action, Event, ProblemKind};
+use crate::event::{Action, EntryRefusal, Event, ProblemKind};
 use crate::inventory::{Comparison, Inventory};
 use crate::request::RequestId;
 use crate::state::Position;
@@ -211,6 +211,7 @@ impl<I: Inventory> Client<I> {
         let mut latest: HashMap<Uri, (Position, Option<W3cDateTime>, Raw)> = HashMap::new();
         let mut order: Vec<Uri> = Vec::new();
         let mut packages = Vec::new();
+        let mut refusals = Vec::new();
         for c in stream.batch_start..stream.next {
             let cand = &mut stream.candidates[c];
             if let Some(p) = cand.package {
@@ -240,6 +241,12 @@ impl<I: Inventory> Client<I> {
                 if checkpoint.covers(position) {
                     continue;
                 }
+                if let Some(refusal) = r.refused {
+                    // Refused for good (the Source wrote it so): counted, and the stream
+                    // goes on past it, as past a URI the policy refuses.
+                    refusals.push((r.known.then_some(r.uri), refusal));
+                    continue;
+                }
                 let own = r.datetime.or(r.lastmod);
                 match latest.get(&r.uri) {
                     None => order.push(r.uri.clone()),
@@ -265,6 +272,10 @@ impl<I: Inventory> Client<I> {
             .map(|(position, _, r)| (position, r))
             .collect();
         ordered.sort_by_key(|a| a.0);
+        for (uri, refusal) in refusals {
+            let uri = uri.or_else(|| refusal.document.clone());
+            self.push_problem(uri.as_ref(), None, ProblemKind::EntryRefused(refusal));
+        }
         for (position, r) in ordered {
             if let Some(shard) = &self.config.shard {
                 if !shard.contains(&r.uri) {
@@ -364,7 +375,20 @@ impl<I: Inventory> Client<I> {
 pub(super) const BATCH: usize = 200_000;
 
 pub(super) fn raw(entry: &Entry, bitstream: Option<(RequestId, usize)>) -> Raw {
+    // A Change List entry without `change` says what the resource is, not what happened
+    // to it: stored as "created" it would be a guess (a real aggregator lists its archive
+    // files so), so it is refused with its rule.
+    let refused = entry.change().is_none().then(|| {
+        Box::new(EntryRefusal {
+            document: None,
+            entry: None,
+            rule: Rule::ChangeMandatory,
+            reason: format!("{}: no change attribute: not applied", entry.loc),
+        })
+    });
     Raw {
+        refused,
+        known: true,
         uri: entry.loc.clone(),
         change: entry.change(),
         datetime: entry.datetime(),
@@ -380,4 +404,21 @@ pub(super) fn mirrors(entry: &Entry) -> Vec<Uri> {
     let mut links: Vec<_> = entry.links_with(&Relation::Duplicate);
     links.sort_by_key(|l| l.priority());
     links.into_iter().map(|l| l.href.clone()).collect()
+}
+
+impl Raw {
+    /// A refused entry of a Change List, at its place in the stream.
+    pub(super) fn refused(uri: Uri, refusal: EntryRefusal) -> Raw {
+        Raw {
+            refused: Some(Box::new(refusal)),
+            known: false,
+            uri,
+            change: None,
+            datetime: None,
+            lastmod: None,
+            md: None,
+            mirrors: Vec::new(),
+            bitstream: None,
+        }
+    }
 }

@@ -30,7 +30,17 @@ impl<I: Inventory> Client<I> {
                 self.docs.pop_front()
             }?;
             match http_uri(&job.uri) {
-                Some(target) => break (job, target),
+                Some(target) => {
+                    if !job.uri.is_ascii() {
+                        let message = format!(
+                            "{}: not ASCII; requested as {target}, percent-encoded as the URL \
+                             standard does",
+                            job.uri
+                        );
+                        self.warn(None, None, None, message);
+                    }
+                    break (job, target);
+                }
                 None => {
                     let uri = job.uri.to_string();
                     let refusal =
@@ -63,6 +73,8 @@ impl<I: Inventory> Client<I> {
                 feed: PushReader::with_limits(Limits::default()),
                 head: None,
                 entries: 0,
+                skipped: 0,
+                loc_findings: Vec::new(),
                 warnings: 0,
             })),
             What::Resource { .. } | What::Package { .. } => Body::Fixity(Fixity::new()),
