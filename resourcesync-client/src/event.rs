@@ -197,14 +197,19 @@ pub enum ProblemKind {
     /// An incremental sync without a checkpoint: run a baseline first.
     #[error("no checkpoint for this set: a baseline must come first")]
     NoCheckpoint,
-    /// The changes on offer start after the checkpoint: some changes were never seen. A
-    /// new baseline is needed; nothing was applied.
-    #[error("changes before {from} are no longer offered, the checkpoint is {checkpoint}")]
+    /// The changes on offer do not cover the time since the checkpoint: some changes were
+    /// never seen, or may not have been. A new baseline is needed; nothing past the gap
+    /// was applied. Coverage is what the documents state: a Change List (or a Change
+    /// Dump, an index) whose `from` is later than where the lists before it end, or one
+    /// that states no `from` at all (Python resync's publisher rewrites one Change List
+    /// without it), is a gap, whichever of the index entry, the index or the list says so.
+    #[error("{}", gap_message(checkpoint, from))]
     Gap {
-        /// The checkpoint's datetime.
+        /// The checkpoint's datetime, or where the lists before the gap end.
         checkpoint: W3cDateTime,
-        /// The earliest change on offer (or where a document after a hole starts).
-        from: W3cDateTime,
+        /// The earliest change on offer (or where a document after a hole starts); none
+        /// for a document that states no `from`.
+        from: Option<W3cDateTime>,
     },
     /// More deletions than allowed: none were made.
     #[error("{would} deletions, more than the {limit} allowed: none made")]
@@ -267,6 +272,18 @@ impl fmt::Display for EntryRefusal {
             write!(f, "of {document} ")?;
         }
         write!(f, "refused ({}): {}", self.rule, self.reason)
+    }
+}
+
+fn gap_message(checkpoint: &W3cDateTime, from: &Option<W3cDateTime>) -> String {
+    match from {
+        Some(from) => {
+            format!("changes before {from} are no longer offered, the checkpoint is {checkpoint}")
+        }
+        None => format!(
+            "a change document states no `from`: the changes since {checkpoint} are not known \
+             to be covered"
+        ),
     }
 }
 

@@ -191,6 +191,13 @@ impl<I: Inventory> Client<I> {
                     if let Some(cand) = stream.candidates.get_mut(c) {
                         cand.loaded = Some(raws);
                         cand.package = Some(id);
+                        // The manifest states the package's coverage too.
+                        let head = &manifest.head.md;
+                        cand.from = super::navigation::later(cand.from, head.from);
+                        cand.until = match (cand.until, head.until) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
                     }
                 }
             }

@@ -31,6 +31,8 @@ impl<I: Inventory> Client<I> {
             batch_start: 0,
             batch_entries: 0,
             cursor: None,
+            covered: Some(checkpoint.datetime),
+            index_from: None,
             issued: Vec::new(),
             failed_at: None,
             batch_end: None,
@@ -141,7 +143,12 @@ impl<I: Inventory> Client<I> {
             return Ok(());
         };
         let checkpoint = stream.checkpoint.datetime;
-        let earliest = stream.candidates.iter().filter_map(|c| c.from).min();
+        let mut earliest = stream.candidates.iter().filter_map(|c| c.from).min();
+        // An index's own `from` states where what it lists starts, whatever its entries
+        // (whose `from` is optional) say; the archive, once read, covers before it.
+        if let (Some(index), false) = (stream.index_from, stream.archive_read) {
+            earliest = Some(earliest.map_or(index, |e| e.max(index)));
+        }
         // A list that starts at the checkpoint's datetime may not hold every change at
         // it: lists are closed and opened within one second, and an earlier one whose
         // interval ends there may hold some. So the archive is read then too.
@@ -167,7 +174,10 @@ impl<I: Inventory> Client<I> {
         }
         if let Some(from) = earliest {
             if from > checkpoint {
-                return Err(ProblemKind::Gap { checkpoint, from });
+                return Err(ProblemKind::Gap {
+                    checkpoint,
+                    from: Some(from),
+                });
             }
         }
         let Some(stream) = self.sets[set].stream.as_mut() else {
@@ -186,7 +196,7 @@ impl<I: Inventory> Client<I> {
                 if from > until {
                     return Err(ProblemKind::Gap {
                         checkpoint: until,
-                        from,
+                        from: Some(from),
                     });
                 }
             }
@@ -202,6 +212,28 @@ impl<I: Inventory> Client<I> {
         let Some(stream) = self.sets[set].stream.as_mut() else {
             return;
         };
+        // Coverage as the documents loaded state it (their own `from` and `until`, read
+        // with them): each must start where those before it end, and state where it
+        // starts. A gap stops the stream before the batch.
+        let mut covered = stream.covered;
+        for c in &stream.candidates[stream.batch_start..stream.next] {
+            let gap = match (c.from, covered) {
+                (None, _) => Some(None),
+                (Some(from), Some(end)) if from > end => Some(Some(from)),
+                _ => None,
+            };
+            if let Some(from) = gap {
+                let checkpoint = covered.unwrap_or(stream.checkpoint.datetime);
+                let uri = c.uri.clone();
+                self.sets[set].failed = true;
+                self.sets[set].phase = Phase::Finished;
+                self.push_problem(Some(&uri), None, ProblemKind::Gap { checkpoint, from });
+                return;
+            }
+            // An open list (no `until`) covers everything after its start.
+            covered = covered.zip(c.until).map(|(end, until)| end.max(until));
+        }
+        stream.covered = covered;
         let checkpoint = stream.checkpoint;
         let mut cursor = stream.cursor;
         let mut last = None;

@@ -338,6 +338,11 @@ struct Stream {
     /// Where counting positions stands: the datetime, and the index the next change at
     /// it gets.
     cursor: Option<(W3cDateTime, u64)>,
+    /// Where the change documents applied so far are stated to end: the checkpoint at
+    /// first, `None` past an open list (no `until`).
+    covered: Option<W3cDateTime>,
+    /// The `from` of the Change List Index (or Change Dump Index) the stream started at.
+    index_from: Option<W3cDateTime>,
     /// Changes of the batch being applied, by position.
     issued: Vec<(Position, ChangeId)>,
     failed_at: Option<Position>,

@@ -461,11 +461,21 @@ impl<I: Inventory> Client<I> {
                         None => stream.candidates.push(own),
                     }
                 }
+                if role == Role::Changes && kind.is_index() {
+                    stream.index_from = head.md.from;
+                }
                 if let Role::Candidate(c) = role {
                     // A candidate read again (a retry after its body failed) starts over:
                     // what the failed attempt read would count twice.
                     if let Some(c) = stream.candidates.get_mut(c) {
                         c.loaded = Some(Vec::new());
+                        // What the list states of itself counts, as much as what its
+                        // index said of it: the later start, the earlier end.
+                        c.from = later(c.from, head.md.from);
+                        c.until = match (c.until, head.md.until) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
                     }
                 }
             }
@@ -851,4 +861,15 @@ fn finding_of(findings: &[Finding], n: u64, rules: &[Rule]) -> Option<(Rule, Str
         .iter()
         .find(|f| f.entry == Some(n) && rules.contains(&f.rule))
         .map(|f| (f.rule, f.message.clone()))
+}
+
+/// The later of two stated starts, either of which may be missing.
+pub(super) fn later(
+    a: Option<resourcesync_model::W3cDateTime>,
+    b: Option<resourcesync_model::W3cDateTime>,
+) -> Option<resourcesync_model::W3cDateTime> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
 }

@@ -3,6 +3,7 @@
 mod apply;
 mod convergence;
 mod counting;
+mod coverage;
 mod digests;
 mod discovery;
 mod fuzz_corpus;
