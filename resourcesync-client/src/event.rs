@@ -346,6 +346,24 @@ pub struct Warning {
     pub message: String,
 }
 
+impl Warning {
+    /// A warning about `entry` of `document`, breaking `rule`; for a driver's own
+    /// warnings and for tests of what prints them ([`WarningSummary`](crate::WarningSummary)).
+    pub fn new(
+        document: Option<Uri>,
+        entry: Option<u64>,
+        rule: Option<Rule>,
+        message: impl Into<String>,
+    ) -> Warning {
+        Warning {
+            document,
+            entry,
+            rule,
+            message: message.into(),
+        }
+    }
+}
+
 /// A document read to its end.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]

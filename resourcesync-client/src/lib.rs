@@ -229,6 +229,7 @@ mod misuse;
 pub mod policy;
 mod request;
 mod state;
+mod warnings;
 
 pub use client::Client;
 pub use config::{Bounds, Config, ConfigError, Mode, Shard};
@@ -240,6 +241,7 @@ pub use inventory::{Held, Inventory, MemoryInventory};
 pub use misuse::Misuse;
 pub use request::{Purpose, Request, RequestId};
 pub use state::{Checkpoint, Position, State};
+pub use warnings::{WarningGroup, WarningSummary};
 
 /// Where a Source publishes its Source Description (section 6.3.2, RFC 5785); see
 /// [`discovery::well_known_uri`].

@@ -170,3 +170,41 @@ fn a_loc_with_non_ascii_characters_is_fetched_percent_encoded() {
         run.requests
     );
 }
+
+/// One warning event per entry stays in the stream; the summary a printer prints has one
+/// line per document and rule, with the count and the first entries.
+#[test]
+fn warnings_are_summarized_per_document_and_rule() {
+    let urls: String = (0..112)
+        .map(|i| format!("<url><loc>http://example.com/f {i}.txt</loc></url>\n"))
+        .collect();
+    let list = resource_list(&urls);
+    let source = serving(&[("resourcelist.xml", &list)]);
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        Mode::Audit,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    let mut summary = resourcesync_client::WarningSummary::new();
+    let mut events = 0;
+    for event in &run.events {
+        if let Event::Warning(w) = event {
+            events += 1;
+            summary.add(w);
+        }
+    }
+    assert_eq!(events, 100, "the events as the bound lets them through");
+    // The document's own (no up link) and the entries' (99 past the bound).
+    assert_eq!(summary.len(), 2, "{summary}");
+    let text = summary.to_string();
+    let line = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        line.starts_with("http://example.com/resourcelist.xml: uri-syntax: "),
+        "{text}"
+    );
+    assert!(line.ends_with("(99 entries: 1, 2, 3, ...)"), "{text}");
+}
