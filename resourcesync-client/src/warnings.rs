@@ -46,8 +46,12 @@ const NAMED: usize = 3;
 #[derive(Clone, Debug, Default)]
 pub struct WarningSummary {
     groups: Vec<WarningGroup>,
-    index: HashMap<(Option<Uri>, Option<Rule>, Option<String>), usize>,
+    index: HashMap<GroupKey, usize>,
 }
+
+/// What makes warnings alike: their document, their rule, and without a rule their
+/// message.
+type GroupKey = (Option<Uri>, Option<Rule>, Option<String>);
 
 /// One line of a [`WarningSummary`]: the warnings of one document about one rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
