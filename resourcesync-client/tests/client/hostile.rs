@@ -46,3 +46,36 @@ fn an_audit_of_bare_locs_after_a_baseline_calls_nothing_changed() {
     );
     assert_eq!(report.in_sync, Some(true), "{report:?}");
 }
+
+/// A body in a content coding nobody asked for (the driver asks for identity) is not
+/// stored encoded: the fetch fails, naming the coding.
+#[test]
+fn a_body_in_a_content_coding_nobody_asked_for_is_not_stored() {
+    let list = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    let mut source = serving(&[("resourcelist.xml", &list)]);
+    source.files.insert(
+        "a.txt".into(),
+        crate::sim::Response {
+            status: 200,
+            headers: vec![("content-encoding".into(), "gzip".into())],
+            body: vec![0x1f, 0x8b, 8, 0],
+        },
+    );
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    assert!(dest.files.is_empty(), "stored encoded");
+    assert_eq!(run.report().failed, 1, "{:?}", run.report());
+    assert!(!run.report().complete);
+    assert!(
+        run.problems().iter().any(|p| p.contains("gzip")),
+        "{:?}",
+        run.problems()
+    );
+}
