@@ -197,14 +197,19 @@ pub enum ProblemKind {
     /// An incremental sync without a checkpoint: run a baseline first.
     #[error("no checkpoint for this set: a baseline must come first")]
     NoCheckpoint,
-    /// The changes on offer start after the checkpoint: some changes were never seen. A
-    /// new baseline is needed; nothing was applied.
-    #[error("changes before {from} are no longer offered, the checkpoint is {checkpoint}")]
+    /// The changes on offer do not cover the time since the checkpoint: some changes were
+    /// never seen, or may not have been. A new baseline is needed; nothing past the gap
+    /// was applied. Coverage is what the documents state: a Change List (or a Change
+    /// Dump, an index) whose `from` is later than where the lists before it end, or one
+    /// that states no `from` at all (Python resync's publisher rewrites one Change List
+    /// without it), is a gap, whichever of the index entry, the index or the list says so.
+    #[error("{}", gap_message(checkpoint, from))]
     Gap {
-        /// The checkpoint's datetime.
+        /// The checkpoint's datetime, or where the lists before the gap end.
         checkpoint: W3cDateTime,
-        /// The earliest change on offer (or where a document after a hole starts).
-        from: W3cDateTime,
+        /// The earliest change on offer (or where a document after a hole starts); none
+        /// for a document that states no `from`.
+        from: Option<W3cDateTime>,
     },
     /// More deletions than allowed: none were made.
     #[error("{would} deletions, more than the {limit} allowed: none made")]
@@ -231,10 +236,55 @@ pub enum ProblemKind {
     /// The caller could not apply a change.
     #[error("not applied: {0}")]
     NotApplied(String),
+    /// An entry of a listing, a Change List or a manifest is refused: it breaks a rule in
+    /// a way that leaves nothing safe to do with it (a `<loc>` that no reading makes a
+    /// URI, a Change List entry without `change`, a digest that cannot be read or
+    /// checked). Counted in [`Report::refused`]; the run is not complete.
+    #[error("{0}")]
+    EntryRefused(Box<EntryRefusal>),
     /// The caller left the path as it was: what is there is not the sync's to replace
     /// or delete (a file the sync did not store, or one changed since it stored it).
     #[error("conflict: {0}")]
     Conflict(String),
+}
+
+/// A refused entry ([`ProblemKind::EntryRefused`]): where it is, and the rule it breaks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct EntryRefusal {
+    /// The document it is in (none for a package's manifest).
+    pub document: Option<Uri>,
+    /// Its number in the document, counting from 1, when known.
+    pub entry: Option<u64>,
+    /// The rule it breaks.
+    pub rule: Rule,
+    /// What is wrong, and what was done.
+    pub reason: String,
+}
+
+impl fmt::Display for EntryRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("entry ")?;
+        if let Some(n) = self.entry {
+            write!(f, "{n} ")?;
+        }
+        if let Some(document) = &self.document {
+            write!(f, "of {document} ")?;
+        }
+        write!(f, "refused ({}): {}", self.rule, self.reason)
+    }
+}
+
+fn gap_message(checkpoint: &W3cDateTime, from: &Option<W3cDateTime>) -> String {
+    match from {
+        Some(from) => {
+            format!("changes before {from} are no longer offered, the checkpoint is {checkpoint}")
+        }
+        None => format!(
+            "a change document states no `from`: the changes since {checkpoint} are not known \
+             to be covered"
+        ),
+    }
 }
 
 /// Why a document could not be read: the XML reader's error, kept whole (what went wrong,
@@ -296,6 +346,24 @@ pub struct Warning {
     pub message: String,
 }
 
+impl Warning {
+    /// A warning about `entry` of `document`, breaking `rule`; for a driver's own
+    /// warnings and for tests of what prints them ([`WarningSummary`](crate::WarningSummary)).
+    pub fn new(
+        document: Option<Uri>,
+        entry: Option<u64>,
+        rule: Option<Rule>,
+        message: impl Into<String>,
+    ) -> Warning {
+        Warning {
+            document,
+            entry,
+            rule,
+            message: message.into(),
+        }
+    }
+}
+
 /// A document read to its end.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
@@ -346,12 +414,18 @@ pub struct Report {
     /// Deletions a Change List or Change Dump listed of resources held, not made: the
     /// run was not allowed to delete ([`Config::delete`](crate::Config::delete)).
     pub kept: u64,
-    /// URIs refused by the policy or the path mapper.
+    /// Entries refused: their URI by the policy or the path mapper, or the entry itself
+    /// for a rule it breaks ([`ProblemKind::EntryRefused`]).
     pub refused: u64,
     /// Audit: listed and held, another version.
     pub changed: u64,
     /// Audit: listed, not held.
     pub missing: u64,
+    /// Audit: listed and held, with nothing listed to compare the held copy with (no
+    /// hash the inventory knows, no `lastmod`; a length, if listed, agrees). Not counted
+    /// as changed: the audit cannot tell, and [`in_sync`](Report::in_sync) speaks only of
+    /// what it can (held where listed, nothing changed that it can see).
+    pub unverified: u64,
     /// Audit: held, not listed.
     pub extra: u64,
     /// Requests made.
@@ -495,6 +569,7 @@ impl ProblemKind {
             ProblemKind::TooLarge { .. } => "too-large",
             ProblemKind::NotApplied(_) => "not-applied",
             ProblemKind::Conflict(_) => "conflict",
+            ProblemKind::EntryRefused(_) => "entry-refused",
         }
     }
 }

@@ -229,17 +229,19 @@ mod misuse;
 pub mod policy;
 mod request;
 mod state;
+mod warnings;
 
 pub use client::Client;
 pub use config::{Bounds, Config, ConfigError, Mode, Shard};
 pub use event::{
-    Action, Change, ChangeId, DocumentError, DocumentRead, Event, Extract, Problem, ProblemKind,
-    Progress, Report, Standing, Store, Warning,
+    Action, Change, ChangeId, DocumentError, DocumentRead, EntryRefusal, Event, Extract, Problem,
+    ProblemKind, Progress, Report, Standing, Store, Warning,
 };
 pub use inventory::{Held, Inventory, MemoryInventory};
 pub use misuse::Misuse;
 pub use request::{Purpose, Request, RequestId};
 pub use state::{Checkpoint, Position, State};
+pub use warnings::{WarningGroup, WarningSummary};
 
 /// Where a Source publishes its Source Description (section 6.3.2, RFC 5785); see
 /// [`discovery::well_known_uri`].

@@ -14,8 +14,8 @@ use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
 use crate::capability::{Capability, DocumentKind, DocumentKind as K};
 use crate::rules::{Finding, Rule};
 use crate::{
-    AttributeName as A, Attributes, Change, Document, DocumentHead, Entry, Link, Malformed, Md,
-    Relation, RsElement, W3cDateTime, uri,
+    AttributeName as A, Attributes, Change, Document, DocumentHead, Entry, HashAlgorithm, Link,
+    Malformed, Md, Relation, RsElement, W3cDateTime, uri,
 };
 
 /// The most entries a document may hold (section 7, after the Sitemap protocol).
@@ -891,6 +891,26 @@ fn check_uri(value: &crate::Uri, place: UriPlace<'_>, n: Option<u64>, out: &mut 
 }
 
 fn check_hash_algorithms(hash: &crate::Hashes, n: Option<u64>, out: &mut Vec<Finding>) {
+    for h in hash.iter().filter(|h| h.is_base64()) {
+        out.push(Finding {
+            message: format!(
+                "the {} digest is base64, not hex; read as base64",
+                h.algorithm()
+            ),
+            ..Finding::new(Rule::HashBase64, n)
+        });
+    }
+    let checkable =
+        |h: &crate::Hash| matches!(h.algorithm(), HashAlgorithm::Md5 | HashAlgorithm::Sha256);
+    if !hash.iter().any(checkable) {
+        out.push(Finding {
+            message: format!(
+                "hash \"{}\" has no md5 or sha-256 digest, which Destinations check",
+                crate::rules::clip(&hash.to_string())
+            ),
+            ..Finding::new(Rule::HashUncheckable, n)
+        });
+    }
     // Checked for every entry: the common case, only named algorithms, costs one pass.
     if hash.iter().all(|h| h.algorithm().digest_len().is_some()) {
         return;

@@ -220,8 +220,46 @@ pub struct Hash {
 /// text written, so that it is written back the same.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Digest {
-    Bytes { len: u8, bytes: [u8; 32] },
+    Bytes {
+        len: u8,
+        bytes: [u8; 32],
+    },
     Text(Box<str>),
+    /// Base64 as some Sources write it (`md5:1B2M2Y8AsgTpgAmY7PhCfg==`): the bytes it
+    /// decodes to, and the text as written.
+    Base64 {
+        bytes: Box<[u8]>,
+        text: Box<str>,
+    },
+}
+
+/// The bytes of a base64 digest (RFC 4648, the standard or the URL-safe alphabet, padded
+/// or not); `None` for anything else.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let body = text.trim_end_matches('=');
+    if text.len() - body.len() > 2 || body.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(body.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in body.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            _ => return None,
+        };
+        acc = acc << 6 | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    // Bits left over must be zero, as an encoder writes them: anything else is no digest.
+    (acc & ((1 << bits) - 1) == 0).then_some(out)
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -418,7 +456,20 @@ impl Hash {
                 .fold(0, |acc, c| acc | HEX_VALUE[usize::from(c)]);
         }
         if flags & 0x80 != 0 {
-            return Err(syntax("digest is not hex-encoded"));
+            // Section 7 says hex; some Sources write base64. Read as base64 only when it
+            // decodes to exactly the algorithm's digest length, so that no hex digest is
+            // ever read as base64 (a base64 md5 has 22 characters and padding, hex 32).
+            let len = algorithm.digest_len();
+            return match decode_base64(hex) {
+                Some(bytes) if Some(bytes.len()) == len => Ok(Hash {
+                    algorithm,
+                    digest: Digest::Base64 {
+                        bytes: bytes.into(),
+                        text: hex.into(),
+                    },
+                }),
+                _ => Err(syntax("digest is not hex-encoded")),
+            };
         }
         let lower = short && flags & 0x10 == 0;
         if let Some(len) = algorithm.digest_len() {
@@ -447,18 +498,27 @@ impl Hash {
         &self.algorithm
     }
 
-    /// The digest as hex, as written.
+    /// The digest as hex, as written (a digest written in base64: its bytes in
+    /// lower-case hex).
     pub fn hex(&self) -> String {
         match &self.digest {
             Digest::Bytes { len, bytes } => lower_hex(&bytes[..usize::from(*len)]),
             Digest::Text(text) => text.to_string(),
+            Digest::Base64 { bytes, .. } => lower_hex(bytes),
         }
+    }
+
+    /// Whether the digest was written in base64, as some Sources write them, and not in
+    /// the hex section 7 asks for (a reader reports it: [`Rule::HashBase64`]).
+    pub fn is_base64(&self) -> bool {
+        matches!(self.digest, Digest::Base64 { .. })
     }
 
     /// The digest's bytes.
     pub fn bytes(&self) -> Vec<u8> {
         match &self.digest {
             Digest::Bytes { len, bytes } => bytes[..usize::from(*len)].to_vec(),
+            Digest::Base64 { bytes, .. } => bytes.to_vec(),
             Digest::Text(text) => text
                 .as_bytes()
                 .chunks(2)
@@ -476,6 +536,7 @@ impl Hash {
         match &self.digest {
             Digest::Bytes { len, bytes: own } => own[..usize::from(*len)] == *bytes,
             Digest::Text(text) => text.len() == bytes.len() * 2 && self.bytes() == bytes,
+            Digest::Base64 { bytes: own, .. } => **own == *bytes,
         }
     }
 }
@@ -502,7 +563,9 @@ impl Hash {
                     out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
                 }
             }
-            Digest::Text(text) => out.extend_from_slice(text.as_bytes()),
+            Digest::Text(text) | Digest::Base64 { text, .. } => {
+                out.extend_from_slice(text.as_bytes())
+            }
         }
     }
 }

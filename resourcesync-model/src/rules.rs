@@ -93,6 +93,11 @@ catalogue! {
     /// `hash` is a whitespace-delimited list of `algorithm:hexdigest`.
     HashSyntax = ("hash-syntax", Error, "7",
         "hash must be a whitespace-delimited list of algorithm:hex-digest tokens"),
+    /// A digest in base64 (`md5:1B2M2Y8AsgTpgAmY7PhCfg==`), as some Sources write them:
+    /// section 7 asks for hex. Read (its bytes are the digest's) and checked as any other,
+    /// and reported.
+    HashBase64 = ("hash-base64", Error, "7",
+        "a digest must be hex-encoded; this one is base64, read as such"),
     /// A digest of a known algorithm has that algorithm's length.
     HashDigestLength = ("hash-digest-length", Error, "7",
         "a digest must have the length of its algorithm (md5 32, sha-1 40, sha-256 64 hex digits, and so on)"),
@@ -107,6 +112,12 @@ catalogue! {
     /// know.
     HashAlgorithmUnknown = ("hash-algorithm-unknown", Warning, "7",
         "hash algorithms should be ones of IANA's Hash Function Textual Names or Named Information registries (not a rule of the standard's text)"),
+    /// Digests a Destination can check: one whose listed digests are all of algorithms it
+    /// does not compute cannot tell a corrupt body from a good one. Not a rule of the
+    /// standard's text: it guards a Destination, which refuses such an entry rather than
+    /// store it unchecked.
+    HashUncheckable = ("hash-uncheckable", Warning, "7",
+        "an entry's digests should include one a Destination can check (md5 or sha-256); none is checked here (not a rule of the standard's text)"),
     /// `length` is a non-negative integer.
     LengthSyntax = ("length-syntax", Error, "7",
         "length must be a non-negative integer that fits 64 bits"),

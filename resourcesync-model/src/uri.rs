@@ -167,6 +167,45 @@ impl Uri {
         })
     }
 
+    /// The URI a Source meant by `text` when it wrote one unescaped: a raw space, `|`,
+    /// `"` or `{}` in a file name, as Python resync's publisher and others write them. The
+    /// text is read as the URL standard reads it (the `url` crate: what a browser or an
+    /// HTTP client would request), which percent-encodes what a URI may not hold as it is
+    /// (`a b` becomes `a%20b`), then checked as by [`Uri::parse`].
+    ///
+    /// Only for text that [`Uri::parse`] refuses: the result is another text than the one
+    /// written (normalised as the URL standard normalises it), so a reader says so. Fails
+    /// where the URL standard fails too (a space in the host, no scheme).
+    ///
+    /// ```
+    /// use resourcesync_model::Uri;
+    ///
+    /// let meant = Uri::from_unescaped("http://example.com/a b|c.txt")?;
+    /// assert_eq!(meant.as_str(), "http://example.com/a%20b%7Cc.txt");
+    /// assert!(Uri::from_unescaped("http://exa mple.com/a").is_err());
+    /// # Ok::<(), resourcesync_model::UriError>(())
+    /// ```
+    pub fn from_unescaped(text: &str) -> Result<Uri, UriError> {
+        let s = text.trim_matches([' ', '\t', '\r', '\n']);
+        let fail = |reason: String| UriError {
+            input: crate::rules::clip(s),
+            reason,
+        };
+        let url = url::Url::parse(s).map_err(|e| fail(e.to_string()))?;
+        // The URL standard leaves `|`, `^` and `\` (outside special schemes) as they are in
+        // a path; a URI may not hold them: they are percent-encoded as any other.
+        let mut out = String::with_capacity(url.as_str().len());
+        for c in url.as_str().chars() {
+            match c {
+                '|' | '^' | '\\' | '"' | '<' | '>' | '`' | '{' | '}' => {
+                    out.push_str(&format!("%{:02X}", c as u32))
+                }
+                c => out.push(c),
+            }
+        }
+        Uri::parse(&out)
+    }
+
     /// The URI as written.
     pub fn as_str(&self) -> &str {
         &self.text
@@ -270,8 +309,9 @@ impl Uri {
         self.flags & AT_SIGN != 0
     }
 
-    /// Whether every byte of the URI is ASCII.
-    pub(crate) fn is_ascii(&self) -> bool {
+    /// Whether every byte of the URI is ASCII: one that is not (an IRI) is requested
+    /// percent-encoded, as [`Uri::to_url`] gives it.
+    pub fn is_ascii(&self) -> bool {
         self.flags & NON_ASCII == 0
     }
 

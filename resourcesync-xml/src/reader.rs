@@ -1459,8 +1459,27 @@ impl<I: Input> Parser<I> {
                         at,
                     );
                 } else {
-                    match Uri::parse(text) {
-                        Ok(loc) => {
+                    // A `<loc>` written unescaped (a raw space in a file name, as Python
+                    // resync's publisher writes them) is read as the URL standard reads
+                    // it, with a finding that says so: skipping it would leave a resource
+                    // the Source lists unread and uncounted.
+                    let read = Uri::parse(text).map(|loc| (loc, None)).or_else(|err| {
+                        Uri::from_unescaped(text)
+                            .map(|loc| (loc, Some(err.clone())))
+                            .map_err(|_| err)
+                    });
+                    match read {
+                        Ok((loc, repaired)) => {
+                            if let Some(err) = repaired {
+                                self.finding(
+                                    err.rule(),
+                                    format!(
+                                        "{err}; read as \"{loc}\", percent-encoded as the URL \
+                                         standard does"
+                                    ),
+                                    at,
+                                );
+                            }
                             let mut entry = Entry::new(loc);
                             // An rs:md read before the <loc> (rare): from now on, the entry's.
                             entry.md = parts.md.take();

@@ -3,11 +3,11 @@
 
 use std::time::Instant;
 
-use resourcesync_model::{Capability, Document, Entry, Uri};
+use resourcesync_model::{Capability, Document, Entry, HashAlgorithm, Rule, Uri};
 
 use super::incremental::raw;
 use super::{Client, Job, Pending, Unpacking, What};
-use crate::event::{Action, Change, ChangeId, Event, Extract, ProblemKind, Store};
+use crate::event::{Action, Change, ChangeId, EntryRefusal, Event, Extract, ProblemKind, Store};
 use crate::inventory::{Held, Inventory};
 use crate::misuse::Misuse;
 use crate::request::RequestId;
@@ -191,6 +191,13 @@ impl<I: Inventory> Client<I> {
                     if let Some(cand) = stream.candidates.get_mut(c) {
                         cand.loaded = Some(raws);
                         cand.package = Some(id);
+                        // The manifest states the package's coverage too.
+                        let head = &manifest.head.md;
+                        cand.from = super::navigation::later(cand.from, head.from);
+                        cand.until = match (cand.until, head.until) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
                     }
                 }
             }
@@ -230,6 +237,30 @@ impl<I: Inventory> Client<I> {
         if let Err(e) = self.config.policy.check(&entry.loc) {
             self.push_problem(Some(&entry.loc), None, ProblemKind::Refused(e));
             return None;
+        }
+        // A body is stored only after its digests are checked: one listed only with
+        // digests this client does not compute (sha-1, sha-512 ...) would be stored
+        // unchecked, so it is refused instead.
+        let hashes = entry.md.as_ref().and_then(|md| md.hash.as_ref());
+        if let (false, Some(hashes)) = (action == Action::Delete, hashes) {
+            let checked = |h: &resourcesync_model::Hash| {
+                matches!(h.algorithm(), HashAlgorithm::Md5 | HashAlgorithm::Sha256)
+            };
+            if !hashes.iter().any(checked) {
+                let refusal = EntryRefusal {
+                    document: None,
+                    entry: None,
+                    rule: Rule::HashUncheckable,
+                    reason: format!(
+                        "{}: listed with {hashes}, none of which this client checks (md5, \
+                         sha-256): not stored unchecked",
+                        entry.loc
+                    ),
+                };
+                let kind = ProblemKind::EntryRefused(Box::new(refusal));
+                self.push_problem(Some(&entry.loc), None, kind);
+                return None;
+            }
         }
         let path = match self.config.paths.local_path(&entry.loc) {
             Ok(path) => path,

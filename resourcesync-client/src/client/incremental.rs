@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
-use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Uri, W3cDateTime};
+use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Rule, Uri, W3cDateTime};
 
 use super::{Client, Job, Phase, Raw, Role, Stream, What};
-use crate::event::{Action, Event, ProblemKind};
+use crate::event::{Action, EntryRefusal, Event, ProblemKind};
 use crate::inventory::{Comparison, Inventory};
 use crate::request::RequestId;
 use crate::state::Position;
@@ -31,6 +31,8 @@ impl<I: Inventory> Client<I> {
             batch_start: 0,
             batch_entries: 0,
             cursor: None,
+            covered: Some(checkpoint.datetime),
+            index_from: None,
             issued: Vec::new(),
             failed_at: None,
             batch_end: None,
@@ -141,7 +143,12 @@ impl<I: Inventory> Client<I> {
             return Ok(());
         };
         let checkpoint = stream.checkpoint.datetime;
-        let earliest = stream.candidates.iter().filter_map(|c| c.from).min();
+        let mut earliest = stream.candidates.iter().filter_map(|c| c.from).min();
+        // An index's own `from` states where what it lists starts, whatever its entries
+        // (whose `from` is optional) say; the archive, once read, covers before it.
+        if let (Some(index), false) = (stream.index_from, stream.archive_read) {
+            earliest = Some(earliest.map_or(index, |e| e.max(index)));
+        }
         // A list that starts at the checkpoint's datetime may not hold every change at
         // it: lists are closed and opened within one second, and an earlier one whose
         // interval ends there may hold some. So the archive is read then too.
@@ -167,7 +174,10 @@ impl<I: Inventory> Client<I> {
         }
         if let Some(from) = earliest {
             if from > checkpoint {
-                return Err(ProblemKind::Gap { checkpoint, from });
+                return Err(ProblemKind::Gap {
+                    checkpoint,
+                    from: Some(from),
+                });
             }
         }
         let Some(stream) = self.sets[set].stream.as_mut() else {
@@ -186,7 +196,7 @@ impl<I: Inventory> Client<I> {
                 if from > until {
                     return Err(ProblemKind::Gap {
                         checkpoint: until,
-                        from,
+                        from: Some(from),
                     });
                 }
             }
@@ -202,6 +212,28 @@ impl<I: Inventory> Client<I> {
         let Some(stream) = self.sets[set].stream.as_mut() else {
             return;
         };
+        // Coverage as the documents loaded state it (their own `from` and `until`, read
+        // with them): each must start where those before it end, and state where it
+        // starts. A gap stops the stream before the batch.
+        let mut covered = stream.covered;
+        for c in &stream.candidates[stream.batch_start..stream.next] {
+            let gap = match (c.from, covered) {
+                (None, _) => Some(None),
+                (Some(from), Some(end)) if from > end => Some(Some(from)),
+                _ => None,
+            };
+            if let Some(from) = gap {
+                let checkpoint = covered.unwrap_or(stream.checkpoint.datetime);
+                let uri = c.uri.clone();
+                self.sets[set].failed = true;
+                self.sets[set].phase = Phase::Finished;
+                self.push_problem(Some(&uri), None, ProblemKind::Gap { checkpoint, from });
+                return;
+            }
+            // An open list (no `until`) covers everything after its start.
+            covered = covered.zip(c.until).map(|(end, until)| end.max(until));
+        }
+        stream.covered = covered;
         let checkpoint = stream.checkpoint;
         let mut cursor = stream.cursor;
         let mut last = None;
@@ -211,6 +243,7 @@ impl<I: Inventory> Client<I> {
         let mut latest: HashMap<Uri, (Position, Option<W3cDateTime>, Raw)> = HashMap::new();
         let mut order: Vec<Uri> = Vec::new();
         let mut packages = Vec::new();
+        let mut refusals = Vec::new();
         for c in stream.batch_start..stream.next {
             let cand = &mut stream.candidates[c];
             if let Some(p) = cand.package {
@@ -240,6 +273,12 @@ impl<I: Inventory> Client<I> {
                 if checkpoint.covers(position) {
                     continue;
                 }
+                if let Some(refusal) = r.refused {
+                    // Refused for good (the Source wrote it so): counted, and the stream
+                    // goes on past it, as past a URI the policy refuses.
+                    refusals.push((r.known.then_some(r.uri), refusal));
+                    continue;
+                }
                 let own = r.datetime.or(r.lastmod);
                 match latest.get(&r.uri) {
                     None => order.push(r.uri.clone()),
@@ -265,6 +304,10 @@ impl<I: Inventory> Client<I> {
             .map(|(position, _, r)| (position, r))
             .collect();
         ordered.sort_by_key(|a| a.0);
+        for (uri, refusal) in refusals {
+            let uri = uri.or_else(|| refusal.document.clone());
+            self.push_problem(uri.as_ref(), None, ProblemKind::EntryRefused(refusal));
+        }
         for (position, r) in ordered {
             if let Some(shard) = &self.config.shard {
                 if !shard.contains(&r.uri) {
@@ -364,7 +407,20 @@ impl<I: Inventory> Client<I> {
 pub(super) const BATCH: usize = 200_000;
 
 pub(super) fn raw(entry: &Entry, bitstream: Option<(RequestId, usize)>) -> Raw {
+    // A Change List entry without `change` says what the resource is, not what happened
+    // to it: stored as "created" it would be a guess (a real aggregator lists its archive
+    // files so), so it is refused with its rule.
+    let refused = entry.change().is_none().then(|| {
+        Box::new(EntryRefusal {
+            document: None,
+            entry: None,
+            rule: Rule::ChangeMandatory,
+            reason: format!("{}: no change attribute: not applied", entry.loc),
+        })
+    });
     Raw {
+        refused,
+        known: true,
         uri: entry.loc.clone(),
         change: entry.change(),
         datetime: entry.datetime(),
@@ -380,4 +436,21 @@ pub(super) fn mirrors(entry: &Entry) -> Vec<Uri> {
     let mut links: Vec<_> = entry.links_with(&Relation::Duplicate);
     links.sort_by_key(|l| l.priority());
     links.into_iter().map(|l| l.href.clone()).collect()
+}
+
+impl Raw {
+    /// A refused entry of a Change List, at its place in the stream.
+    pub(super) fn refused(uri: Uri, refusal: EntryRefusal) -> Raw {
+        Raw {
+            refused: Some(Box::new(refusal)),
+            known: false,
+            uri,
+            change: None,
+            datetime: None,
+            lastmod: None,
+            md: None,
+            mirrors: Vec::new(),
+            bitstream: None,
+        }
+    }
 }

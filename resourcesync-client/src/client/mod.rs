@@ -264,6 +264,10 @@ struct DocFlight {
     /// Set once the head was read.
     head: Option<Head>,
     entries: u64,
+    /// Entries the reader skipped (no `<loc>` it could read), refused and counted.
+    skipped: u64,
+    /// Why entries not yet counted were skipped: entry, rule, message.
+    loc_findings: Vec<(u64, resourcesync_model::Rule, String)>,
     warnings: usize,
 }
 
@@ -291,6 +295,9 @@ struct Set {
     at: Option<W3cDateTime>,
     /// Something of the set failed: its checkpoint stays, no deletions follow.
     failed: bool,
+    /// An entry of its listing was refused without a URI: no deletions follow (it may
+    /// name a resource held), though the checkpoint may move.
+    unread: bool,
     phase: Phase,
     stream: Option<Stream>,
 }
@@ -331,6 +338,11 @@ struct Stream {
     /// Where counting positions stands: the datetime, and the index the next change at
     /// it gets.
     cursor: Option<(W3cDateTime, u64)>,
+    /// Where the change documents applied so far are stated to end: the checkpoint at
+    /// first, `None` past an open list (no `until`).
+    covered: Option<W3cDateTime>,
+    /// The `from` of the Change List Index (or Change Dump Index) the stream started at.
+    index_from: Option<W3cDateTime>,
     /// Changes of the batch being applied, by position.
     issued: Vec<(Position, ChangeId)>,
     failed_at: Option<Position>,
@@ -354,6 +366,10 @@ struct Candidate {
 
 /// A change as read, before collapsing.
 struct Raw {
+    /// The entry is refused (this says why), counted where it stands in the stream.
+    refused: Option<Box<crate::event::EntryRefusal>>,
+    /// Its `uri` is the entry's (a refused entry without one has its document's).
+    known: bool,
     uri: Uri,
     change: Option<Changed>,
     datetime: Option<W3cDateTime>,
@@ -396,7 +412,13 @@ fn hash(uri: &Uri) -> u128 {
 }
 
 fn http_uri(uri: &Uri) -> Option<http::Uri> {
-    http::Uri::try_from(uri.as_str()).ok().or_else(|| {
+    // The `http` crate takes UTF-8 in a path as it is, which no server is bound to read
+    // as the Source meant: an IRI is requested percent-encoded, as the URL standard (and
+    // a browser) requests it.
+    let direct = uri
+        .is_ascii()
+        .then(|| http::Uri::try_from(uri.as_str()).ok());
+    direct.flatten().or_else(|| {
         uri.to_url()
             .ok()
             .and_then(|u| http::Uri::try_from(u.as_str()).ok())
@@ -520,9 +542,10 @@ impl<I: Inventory> Client<I> {
 
     fn push_problem(&mut self, uri: Option<&Uri>, id: Option<RequestId>, kind: ProblemKind) {
         match kind {
-            ProblemKind::Refused(_) | ProblemKind::Path(_) | ProblemKind::Collision(_) => {
-                self.report.refused += 1
-            }
+            ProblemKind::Refused(_)
+            | ProblemKind::Path(_)
+            | ProblemKind::Collision(_)
+            | ProblemKind::EntryRefused(_) => self.report.refused += 1,
             _ => {}
         }
         self.report.problems += 1;

@@ -3,13 +3,17 @@
 
 use std::time::Instant;
 
-use resourcesync_model::{Capability, DocumentHead, DocumentKind, Entry, Relation, Uri};
+use resourcesync_model::{
+    Capability, DocumentHead, DocumentKind, Entry, Finding, Relation, Rule, Uri,
+};
 use resourcesync_xml::Next;
 
 use super::incremental::raw;
-use super::{Body, Candidate, Client, DocJob, Flight, Head, Job, Offered, Phase, Role, Set, What};
+use super::{
+    Body, Candidate, Client, DocJob, Flight, Head, Job, Offered, Phase, Raw, Role, Set, What,
+};
 use crate::config::Mode;
-use crate::event::{DocumentRead, Event, ProblemKind, Warning};
+use crate::event::{DocumentRead, EntryRefusal, Event, ProblemKind, Warning};
 use crate::inventory::Inventory;
 use crate::request::RequestId;
 
@@ -81,21 +85,37 @@ impl<I: Inventory> Client<I> {
                     let n = doc.entries;
                     // The reader's findings come with the entry they are about.
                     let findings = !doc.feed.findings().is_empty();
+                    // Its number as the reader counts (entries it skipped included), and
+                    // whether a value that fixity needs could not be read.
+                    let number = doc.feed.entries_read();
+                    let unreadable = findings
+                        .then(|| finding_of(doc.feed.findings(), number, &FIXITY_RULES))
+                        .flatten();
+                    let skipped = number > n + doc.skipped;
                     // A listing's entries, by the million, go straight to their set
                     // (as `on_entry` would send them), without looking the flight up
                     // again.
-                    match &doc.head {
+                    let listing = match &doc.head {
                         Some(Head {
                             role: Role::Listing,
                             kind: DocumentKind::ResourceList,
                             set,
                             ..
-                        }) => {
-                            if let Some(s) = *set {
-                                self.listed_entry(s, &entry, None);
-                            }
-                        }
-                        _ => self.on_entry(id, n, entry),
+                        }) => Some(*set),
+                        _ => None,
+                    };
+                    if skipped {
+                        self.skipped(id, number.saturating_sub(1));
+                    }
+                    if let Some((rule, message)) = unreadable {
+                        self.refuse_entry(id, Some(number), Some(&entry.loc), rule, message);
+                        self.take_findings(id);
+                        continue;
+                    }
+                    match listing {
+                        Some(Some(s)) => self.listed_entry(s, &entry, None),
+                        Some(None) => {}
+                        None => self.on_entry(id, n, entry),
                     }
                     if findings {
                         self.take_findings(id);
@@ -106,6 +126,7 @@ impl<I: Inventory> Client<I> {
                     return;
                 }
                 Ok(Next::End) => {
+                    self.skipped(id, u64::MAX);
                     self.take_findings(id);
                     if end {
                         self.document_read(id);
@@ -125,6 +146,106 @@ impl<I: Inventory> Client<I> {
         }
     }
 
+    /// Refuses the entries the reader skipped (no `<loc>`, or one that no reading makes a
+    /// URI) up to entry `upto` (the reader's count): each counted, with its rule.
+    fn skipped(&mut self, id: RequestId, upto: u64) {
+        let Some(Flight {
+            body: Body::Document(doc),
+            ..
+        }) = self.flights.get_mut(&id)
+        else {
+            return;
+        };
+        let seen = doc.feed.entries_read().min(upto);
+        let accounted = doc.entries.saturating_sub(u64::from(upto != u64::MAX)) + doc.skipped;
+        if seen <= accounted {
+            return;
+        }
+        let numbers = accounted + 1..=seen;
+        doc.skipped += seen - accounted;
+        let kept = std::mem::take(&mut doc.loc_findings);
+        let found: Vec<(u64, Option<(Rule, String)>)> = numbers
+            .map(|n| {
+                let earlier = kept
+                    .iter()
+                    .find(|(at, _, _)| *at == n)
+                    .map(|(_, rule, message)| (*rule, message.clone()));
+                (
+                    n,
+                    earlier.or_else(|| finding_of(doc.feed.findings(), n, &LOC_RULES)),
+                )
+            })
+            .collect();
+        for (n, found) in found {
+            let (rule, message) = found.unwrap_or_else(|| {
+                (
+                    Rule::LocMandatory,
+                    "the entry has no loc that can be read".into(),
+                )
+            });
+            self.refuse_entry(id, Some(n), None, rule, message);
+        }
+    }
+
+    /// Refuses entry `n` of the document of `id`: counted and reported with its rule.
+    /// One of a listing whose URI is not known stops deletions (it may name a resource
+    /// held); one of a Change List is refused where it stands in the stream, after the
+    /// changes before it.
+    pub(super) fn refuse_entry(
+        &mut self,
+        id: RequestId,
+        n: Option<u64>,
+        uri: Option<&Uri>,
+        rule: Rule,
+        reason: String,
+    ) {
+        let Some(Flight {
+            body: Body::Document(doc),
+            job,
+            ..
+        }) = self.flights.get(&id)
+        else {
+            return;
+        };
+        let refusal = EntryRefusal {
+            document: Some(job.uri.clone()),
+            entry: n,
+            rule,
+            reason,
+        };
+        let Some(head) = &doc.head else { return };
+        let (set, role, kind) = (head.set, head.role, head.kind);
+        if let (Some(s), Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) =
+            (set, role, kind)
+        {
+            let mut r = Raw::refused(uri.unwrap_or(&job.uri).clone(), refusal);
+            r.known = uri.is_some();
+            self.collect_raw(Some(s), role, r);
+            return;
+        }
+        if let Some(s) = set {
+            if role == Role::Listing {
+                self.report.listed += 1;
+            }
+            match uri {
+                // Listed, if refused: never deleted for want of a listing.
+                Some(uri) if role == Role::Listing => self.listed.push(super::hash(uri)),
+                Some(_) => {}
+                None => self.sets[s].unread = true,
+            }
+            if kind.is_index() {
+                // A part of the listing is not read.
+                self.sets[s].failed = true;
+            }
+        }
+        let about = uri.cloned().or_else(|| refusal.document.clone());
+        self.push_problem(
+            about.as_ref(),
+            Some(id),
+            ProblemKind::EntryRefused(Box::new(refusal)),
+        );
+    }
+
     pub(super) fn take_findings(&mut self, id: RequestId) {
         let max = self.config.bounds.max_warnings;
         let Some(Flight {
@@ -140,6 +261,16 @@ impl<I: Inventory> Client<I> {
         }
         let findings = doc.feed.take_findings();
         let uri = job.uri.clone();
+        // What a skipped entry was skipped for, until `skipped` counts it (a few: past
+        // the bound, a refusal names no more than its rule).
+        let accounted = doc.entries + doc.skipped;
+        for f in &findings {
+            if let (Some(n), true) = (f.entry, LOC_RULES.contains(&f.rule)) {
+                if n > accounted && doc.loc_findings.len() < MAX_KEPT_FINDINGS {
+                    doc.loc_findings.push((n, f.rule, f.message.clone()));
+                }
+            }
+        }
         for finding in findings {
             doc.warnings += 1;
             self.report.warnings += 1;
@@ -330,11 +461,21 @@ impl<I: Inventory> Client<I> {
                         None => stream.candidates.push(own),
                     }
                 }
+                if role == Role::Changes && kind.is_index() {
+                    stream.index_from = head.md.from;
+                }
                 if let Role::Candidate(c) = role {
                     // A candidate read again (a retry after its body failed) starts over:
                     // what the failed attempt read would count twice.
                     if let Some(c) = stream.candidates.get_mut(c) {
                         c.loaded = Some(Vec::new());
+                        // What the list states of itself counts, as much as what its
+                        // index said of it: the later start, the earlier end.
+                        c.from = later(c.from, head.md.from);
+                        c.until = match (c.until, head.md.until) {
+                            (Some(a), Some(b)) => Some(a.min(b)),
+                            (a, b) => a.or(b),
+                        };
                     }
                 }
             }
@@ -388,6 +529,7 @@ impl<I: Inventory> Client<I> {
             pending: 0,
             at: None,
             failed: false,
+            unread: false,
             phase,
             stream: None,
         });
@@ -559,6 +701,21 @@ impl<I: Inventory> Client<I> {
         }
     }
 
+    /// A refused entry of a Change List, kept in its place in the stream.
+    fn collect_raw(&mut self, set: Option<usize>, role: Role, r: Raw) {
+        let Some(s) = set else { return };
+        let Some(stream) = self.sets[s].stream.as_mut() else {
+            return;
+        };
+        let c = match role {
+            Role::Candidate(c) => c,
+            _ => stream.candidates.len().saturating_sub(1),
+        };
+        if let Some(Some(loaded)) = stream.candidates.get_mut(c).map(|c| c.loaded.as_mut()) {
+            loaded.push(r);
+        }
+    }
+
     pub(super) fn add_candidate(&mut self, set: usize, entry: &Entry, dump: bool) {
         let Some(stream) = self.sets[set].stream.as_mut() else {
             return;
@@ -680,5 +837,39 @@ impl<I: Inventory> Client<I> {
         self.sets[set].phase = Phase::Finished;
         let uri = self.capability_list_uri(set);
         self.push_problem(uri.as_ref(), None, ProblemKind::NotOffered(what));
+    }
+}
+
+/// Findings that leave an entry's fixity unknown: a `hash` or `length` present but not
+/// read. Stored, the entry would be stored unchecked.
+const FIXITY_RULES: [Rule; 4] = [
+    Rule::HashSyntax,
+    Rule::HashDigestLength,
+    Rule::HashConflict,
+    Rule::LengthSyntax,
+];
+
+/// Findings kept per document for the entries skipped, until they are counted.
+const MAX_KEPT_FINDINGS: usize = 1000;
+
+/// Findings that the reader skipped an entry for.
+const LOC_RULES: [Rule; 2] = [Rule::UriSyntax, Rule::LocMandatory];
+
+/// The first finding about entry `n` of one of `rules`: its rule and message.
+fn finding_of(findings: &[Finding], n: u64, rules: &[Rule]) -> Option<(Rule, String)> {
+    findings
+        .iter()
+        .find(|f| f.entry == Some(n) && rules.contains(&f.rule))
+        .map(|f| (f.rule, f.message.clone()))
+}
+
+/// The later of two stated starts, either of which may be missing.
+pub(super) fn later(
+    a: Option<resourcesync_model::W3cDateTime>,
+    b: Option<resourcesync_model::W3cDateTime>,
+) -> Option<resourcesync_model::W3cDateTime> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
     }
 }

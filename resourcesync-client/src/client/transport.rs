@@ -30,7 +30,17 @@ impl<I: Inventory> Client<I> {
                 self.docs.pop_front()
             }?;
             match http_uri(&job.uri) {
-                Some(target) => break (job, target),
+                Some(target) => {
+                    if !job.uri.is_ascii() {
+                        let message = format!(
+                            "{}: not ASCII; requested as {target}, percent-encoded as the URL \
+                             standard does",
+                            job.uri
+                        );
+                        self.warn(None, None, None, message);
+                    }
+                    break (job, target);
+                }
                 None => {
                     let uri = job.uri.to_string();
                     let refusal =
@@ -63,6 +73,8 @@ impl<I: Inventory> Client<I> {
                 feed: PushReader::with_limits(Limits::default()),
                 head: None,
                 entries: 0,
+                skipped: 0,
+                loc_findings: Vec::new(),
                 warnings: 0,
             })),
             What::Resource { .. } | What::Package { .. } => Body::Fixity(Fixity::new()),
@@ -167,6 +179,30 @@ impl<I: Inventory> Client<I> {
             .limit
             .min(later(now, self.config.bounds.request_timeout));
         flight.status = Some(status);
+        // A resource's body is stored as it comes, and its digests are the listed ones
+        // of the representation: one in a content coding nobody asked for (the driver
+        // asks for identity) would be stored encoded. Refused, naming the coding.
+        let coding = headers
+            .get(http::header::CONTENT_ENCODING)
+            .map(|v| {
+                String::from_utf8_lossy(v.as_bytes())
+                    .trim()
+                    .to_ascii_lowercase()
+            })
+            .filter(|c| !c.is_empty() && c != "identity");
+        if let (Some(coding), true, Body::Fixity(_)) = (coding, status.is_success(), &flight.body) {
+            if let Some(flight) = self.flights.remove(&id) {
+                self.closed.insert(id);
+                self.discard(id, &flight.job);
+                let reason = format!(
+                    "the response is in Content-Encoding {coding:?}, which was not asked for: \
+                     not stored"
+                );
+                self.fail_job(flight.job, ProblemKind::Failed(reason), Some(id), now);
+                self.advance(Some(now));
+            }
+            return Ok(());
+        }
         if status.is_success() {
             if let Body::Discovery(_, links) = &mut flight.body {
                 links.extend(

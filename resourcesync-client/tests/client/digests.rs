@@ -133,3 +133,91 @@ fn the_two_ways_do_not_mix_and_documents_are_not_digested() {
         Err(Misuse::NotDigestible(list.id))
     );
 }
+
+/// A Resource List of one resource `a.txt` ("hello") listed with `hash`.
+fn listed_with(hash: &str) -> crate::sim::Source {
+    let list = crate::counting::resource_list(&format!(
+        r#"<url><loc>http://example.com/a.txt</loc><rs:md length="5" hash="{hash}"/></url>"#
+    ));
+    crate::counting::serving(&[("resourcelist.xml", &list), ("a.txt", b"hello")])
+}
+
+/// md5 of "hello" in base64, as some Sources write digests.
+const HELLO_MD5_BASE64: &str = "md5:XUFAKrxLKna5cZ2REBfFkg==";
+
+/// A base64 md5 (section 7 says hex; real Sources write base64) is checked: the right
+/// body is stored, a corrupt one is not.
+#[test]
+fn a_base64_digest_is_checked() {
+    use crate::sim::{Destination, Drive, Fault, sync};
+    let source = listed_with(HELLO_MD5_BASE64);
+    let mut dest = Destination::default();
+    let start = "resourcelist.xml";
+    let run = sync(
+        &source,
+        &mut dest,
+        crate::counting::BASELINE,
+        start,
+        |c| c,
+        Drive::default(),
+    );
+    assert_eq!(run.report().created, 1, "{:?}", run.problems());
+    assert!(run.report().complete);
+
+    // The same length, another body: only the digest tells.
+    let source = listed_with(HELLO_MD5_BASE64);
+    let mut dest = Destination::default();
+    let drive = Drive {
+        fault: Some(Box::new(|uri: &str, _| {
+            uri.ends_with("a.txt").then_some(Fault::Corrupt)
+        })),
+        ..Drive::default()
+    };
+    let run = sync(
+        &source,
+        &mut dest,
+        crate::counting::BASELINE,
+        start,
+        |c| c,
+        drive,
+    );
+    assert_eq!(run.report().created, 0, "{:?}", run.report());
+    assert!(dest.files.is_empty(), "stored unchecked");
+    assert!(
+        run.problems().iter().any(|p| p.contains("md5")),
+        "{:?}",
+        run.problems()
+    );
+}
+
+/// Digests that cannot be read or checked refuse the entry: never stored unchecked.
+#[test]
+fn an_entry_whose_digests_cannot_be_checked_is_refused() {
+    use crate::sim::{Destination, Drive, sync};
+    for hash in [
+        "md5:not-a-digest",
+        "md5:XUFAKrxLKna5cZ2REBfF",
+        "sha-1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d",
+    ] {
+        let source = listed_with(hash);
+        let mut dest = Destination::default();
+        let start = "resourcelist.xml";
+        let run = sync(
+            &source,
+            &mut dest,
+            crate::counting::BASELINE,
+            start,
+            |c| c,
+            Drive::default(),
+        );
+        let report = run.report();
+        assert_eq!(
+            (report.created, report.refused),
+            (0, 1),
+            "{hash}: {report:?}"
+        );
+        assert!(!report.complete, "{hash}");
+        assert!(dest.files.is_empty(), "{hash}: stored unchecked");
+        assert_eq!(crate::counting::refusals(&run.events).len(), 1, "{hash}");
+    }
+}

@@ -2,10 +2,13 @@
 
 mod apply;
 mod convergence;
+mod counting;
+mod coverage;
 mod digests;
 mod discovery;
 mod fuzz_corpus;
 mod fuzz_regressions;
+mod hostile;
 mod local_path;
 mod misuse;
 mod policy;

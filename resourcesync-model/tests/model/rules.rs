@@ -256,6 +256,12 @@ rules! {
     hash_algorithm_unknown: Rule::HashAlgorithmUnknown => doc(K::ResourceList,
         |d| md(d, 0).hash = Some("blake3:abcd".parse().unwrap()),
         |d| md(d, 0).hash = Some(md5()));
+    hash_base64: Rule::HashBase64 => doc(K::ResourceList,
+        |d| md(d, 0).hash = Some("md5:FYSr3469yYAqwManQCwDtg==".parse().unwrap()),
+        |d| md(d, 0).hash = Some(md5()));
+    hash_uncheckable: Rule::HashUncheckable => doc(K::ResourceList,
+        |d| md(d, 0).hash = Some("sha-1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d".parse().unwrap()),
+        |d| md(d, 0).hash = Some(md5()));
     length_syntax: Rule::LengthSyntax => value(parse_length("-1"), parse_length("0"));
     pri_range: Rule::PriorityRange =>
         value("1000000".parse::<Priority>(), "999999".parse());
@@ -614,6 +620,7 @@ fn sections_outside_the_standard() {
 #[case::uri_scheme_not_http(Rule::UriSchemeNotHttp)]
 #[case::uri_userinfo(Rule::UriUserinfo)]
 #[case::hash_algorithm_unknown(Rule::HashAlgorithmUnknown)]
+#[case::hash_uncheckable(Rule::HashUncheckable)]
 fn rules_with_no_text_of_the_standard_say_so(#[case] rule: Rule) {
     assert!(
         rule.message().contains("not a rule of the standard's text"),

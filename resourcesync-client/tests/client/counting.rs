@@ -1,0 +1,210 @@
+//! Every listed entry ends counted: stored, unchanged, refused (with its rule), failed,
+//! conflict or kept; a run is complete only when none is left unaccounted, and an audit
+//! compares every listed entry.
+
+use resourcesync_client::{Event, Mode};
+
+use crate::sim::{Destination, Drive, Response, Source, sync};
+
+/// A Source that serves exactly `files` (paths under its base, as requested), nothing
+/// published by the testkit.
+pub(crate) fn serving(files: &[(&str, &[u8])]) -> Source {
+    let mut source = Source::new();
+    for (path, body) in files {
+        source
+            .files
+            .insert((*path).to_owned(), Response::ok(body.to_vec()));
+    }
+    source
+}
+
+pub(crate) const BASELINE: Mode = Mode::Baseline { prefer_dump: false };
+
+/// A Resource List at 2025-01-01 of `urls` (each a whole `<url>` element).
+pub(crate) fn resource_list(urls: &str) -> Vec<u8> {
+    format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
+  {urls}
+</urlset>"#
+    )
+    .into_bytes()
+}
+
+/// The refusals of entries among `events`, as their text.
+pub(crate) fn refusals(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Problem(p) if p.kind.name() == "entry-refused" => Some(p.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn warnings(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Warning(w) => Some(w.message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Python resync's publisher writes a file name with a space as it is: the entry is the
+/// resource the Source meant, percent-encoded as the URL standard does, with a warning.
+#[test]
+fn a_loc_with_a_raw_space_is_read_as_the_source_meant_it() {
+    let list = resource_list(
+        r#"<url><loc>http://example.com/a b.txt</loc><rs:md length="5"/></url>
+  <url><loc>http://example.com/c.txt</loc><rs:md length="3"/></url>"#,
+    );
+    let source = serving(&[
+        ("resourcelist.xml", &list),
+        ("a%20b.txt", b"hello"),
+        ("c.txt", b"abc"),
+    ]);
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    let report = run.report();
+    assert_eq!((report.listed, report.created), (2, 2), "{report:?}");
+    assert!(report.complete, "{:?}", run.problems());
+    assert_eq!(
+        dest.files.get("a b.txt").map(Vec::as_slice),
+        Some(&b"hello"[..])
+    );
+    assert!(
+        warnings(&run.events)
+            .iter()
+            .any(|w| w.contains("a%20b.txt")),
+        "{:?}",
+        warnings(&run.events)
+    );
+    // The next audit compares it too, and finds it in step.
+    let run = sync(
+        &source,
+        &mut dest,
+        Mode::Audit,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    let report = run.report();
+    assert_eq!(
+        (report.listed, report.missing, report.refused),
+        (2, 0, 0),
+        "{report:?}"
+    );
+    assert_eq!(report.in_sync, Some(true), "{report:?}");
+}
+
+/// A `<loc>` that no reading makes a URI is refused with its rule, counted, and the run
+/// is not complete; an audit of it is not in sync.
+#[test]
+fn an_entry_whose_loc_cannot_be_read_is_refused_and_counted() {
+    let list = resource_list(
+        r#"<url><loc>http://exa mple.com/x.txt</loc><rs:md length="5"/></url>
+  <url><rs:md length="5"/></url>
+  <url><loc>http://example.com/c.txt</loc><rs:md length="3"/></url>"#,
+    );
+    let source = serving(&[("resourcelist.xml", &list), ("c.txt", b"abc")]);
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    let report = run.report();
+    assert_eq!((report.created, report.refused), (1, 2), "{report:?}");
+    assert!(!report.complete);
+    // Named by kind and text, so that this test runs against a client without them.
+    let refusals = refusals(&run.events);
+    assert_eq!(refusals.len(), 2, "{refusals:?}");
+    assert!(refusals[0].contains("entry 1 ") && refusals[0].contains("(uri-syntax)"));
+    assert!(refusals[1].contains("entry 2 ") && refusals[1].contains("(loc-mandatory)"));
+    let run = sync(
+        &source,
+        &mut dest,
+        Mode::Audit,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    assert_eq!(run.report().refused, 2, "{:?}", run.report());
+    assert_eq!(run.report().in_sync, Some(false));
+}
+
+/// A `<loc>` with non-ASCII characters (an IRI) is fetched percent-encoded (UTF-8, as the
+/// URL standard does) and stored under its own name.
+#[test]
+fn a_loc_with_non_ascii_characters_is_fetched_percent_encoded() {
+    let list =
+        resource_list(r#"<url><loc>http://example.com/café.txt</loc><rs:md length="5"/></url>"#);
+    let source = serving(&[("resourcelist.xml", &list), ("caf%C3%A9.txt", b"hello")]);
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(run.report().created, 1);
+    assert!(
+        run.requests.iter().any(|r| r.ends_with("caf%C3%A9.txt")),
+        "{:?}",
+        run.requests
+    );
+}
+
+/// One warning event per entry stays in the stream; the summary a printer prints has one
+/// line per document and rule, with the count and the first entries.
+#[test]
+fn warnings_are_summarized_per_document_and_rule() {
+    let urls: String = (0..112)
+        .map(|i| format!("<url><loc>http://example.com/f {i}.txt</loc></url>\n"))
+        .collect();
+    let list = resource_list(&urls);
+    let source = serving(&[("resourcelist.xml", &list)]);
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        Mode::Audit,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    let mut summary = resourcesync_client::WarningSummary::new();
+    let mut events = 0;
+    for event in &run.events {
+        if let Event::Warning(w) = event {
+            events += 1;
+            summary.add(w);
+        }
+    }
+    assert_eq!(events, 100, "the events as the bound lets them through");
+    // The document's own (no up link) and the entries' (99 past the bound).
+    assert_eq!(summary.len(), 2, "{summary}");
+    let text = summary.to_string();
+    let line = text.lines().nth(1).unwrap_or_default();
+    assert!(
+        line.starts_with("http://example.com/resourcelist.xml: uri-syntax: "),
+        "{text}"
+    );
+    assert!(line.ends_with("(99 entries: 1, 2, 3, ...)"), "{text}");
+}

@@ -1,0 +1,81 @@
+//! What a hostile review of `sync` found in the client, each a class: times a Source
+//! cannot vouch for, indexes of indexes, audits with nothing to compare, a sync started
+//! at a list, bodies in a coding nobody asked for.
+
+use resourcesync_client::Mode;
+
+use crate::counting::{BASELINE, resource_list, serving};
+use crate::sim::{Destination, Drive, sync};
+
+/// A list of `<loc>`s alone: right after a complete baseline, an audit finds every file
+/// held and none changed (it has nothing to compare them with, and does not pretend).
+#[test]
+fn an_audit_of_bare_locs_after_a_baseline_calls_nothing_changed() {
+    let list = resource_list(
+        r#"<url><loc>http://example.com/a.txt</loc></url>
+  <url><loc>http://example.com/b.txt</loc></url>"#,
+    );
+    let source = serving(&[
+        ("resourcelist.xml", &list),
+        ("a.txt", b"a"),
+        ("b.txt", b"b"),
+    ]);
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    let run = sync(
+        &source,
+        &mut dest,
+        Mode::Audit,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    let report = run.report();
+    assert_eq!(
+        (report.changed, report.missing, report.extra),
+        (0, 0, 0),
+        "{report:?}"
+    );
+    assert_eq!(report.in_sync, Some(true), "{report:?}");
+}
+
+/// A body in a content coding nobody asked for (the driver asks for identity) is not
+/// stored encoded: the fetch fails, naming the coding.
+#[test]
+fn a_body_in_a_content_coding_nobody_asked_for_is_not_stored() {
+    let list = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    let mut source = serving(&[("resourcelist.xml", &list)]);
+    source.files.insert(
+        "a.txt".into(),
+        crate::sim::Response {
+            status: 200,
+            headers: vec![("content-encoding".into(), "gzip".into())],
+            body: vec![0x1f, 0x8b, 8, 0],
+        },
+    );
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    assert!(dest.files.is_empty(), "stored encoded");
+    assert_eq!(run.report().failed, 1, "{:?}", run.report());
+    assert!(!run.report().complete);
+    assert!(
+        run.problems().iter().any(|p| p.contains("gzip")),
+        "{:?}",
+        run.problems()
+    );
+}
