@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use resourcesync_client::{Event, Progress, Standing};
+use resourcesync_client::{Event, Progress, Standing, WarningSummary};
 use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::{Notice, Observer};
 
@@ -33,8 +33,9 @@ inventory are kept in DIR/.resourcesync/, which no resource can overwrite.";
 /// The output of `sync`, for its long help.
 pub const SYNC_OUTPUT: &str = "\
 Output:
-  Problems and warnings on standard error as they happen; progress bars when standard
-  error is a terminal; then one summary line on standard output:
+  Problems on standard error as they happen, warnings at the end (a line per document
+  and rule, with a count and the first entries); progress bars when standard error is a
+  terminal; then one summary line on standard output:
     <mode>: <n> created, <n> updated, <n> deleted, <n> unchanged, <n> failed,
     <n> refused, <n> conflicts, <n> not deleted, <n> bytes, <n> requests, <s> s,
     complete|incomplete
@@ -246,18 +247,25 @@ pub async fn synchronize(options: &SyncOptions, json: bool) -> Result<Synced, Un
     let mut printer = Printer {
         json,
         bar: bar.clone(),
+        warnings: WarningSummary::new(),
     };
     let synced = asynchronous::sync(options, &stop, &mut printer).await;
     bar.finish_and_clear();
+    // A line per document and rule, with a count and the first entries, not a line per
+    // entry (`--json` keeps every one).
+    for group in printer.warnings.groups() {
+        eprintln!("warning: {group}");
+    }
     Ok(synced?)
 }
 
-/// What the command shows of a run: problems, warnings and an audit's findings on
-/// standard error as they come (every event as a JSON line on standard output with
-/// `--json`), the progress in a bar.
+/// What the command shows of a run: problems and an audit's findings on standard error as
+/// they come, warnings summarized at the end (every event as a JSON line on standard
+/// output with `--json`), the progress in a bar.
 struct Printer {
     json: bool,
     bar: ProgressBar,
+    warnings: WarningSummary,
 }
 
 impl Observer for Printer {
@@ -270,15 +278,7 @@ impl Observer for Printer {
         }
         match event {
             Event::Problem(problem) => self.bar.suspend(|| eprintln!("problem: {problem}")),
-            Event::Warning(warning) => {
-                let document = warning
-                    .document
-                    .as_ref()
-                    .map(|d| format!("{d}: "))
-                    .unwrap_or_default();
-                self.bar
-                    .suspend(|| eprintln!("warning: {document}{}", warning.message));
-            }
+            Event::Warning(warning) => self.warnings.add(warning),
             Event::Audit { uri, standing } => {
                 let standing = match standing {
                     Standing::Changed(_) => "changed",

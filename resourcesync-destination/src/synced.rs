@@ -54,6 +54,11 @@ impl std::fmt::Display for Synced {
                 report.extra,
                 if in_sync { "in sync" } else { "not in sync" }
             )?;
+            // Listed without anything to compare the held copy with: said only when
+            // there are such, so that the line of a Source that lists digests is as before.
+            if report.unverified > 0 {
+                write!(f, ", {} unverified", report.unverified)?;
+            }
         }
         Ok(())
     }
