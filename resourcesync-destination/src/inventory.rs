@@ -2,14 +2,14 @@
 //! [`DiskInventory`], what the sync stored, in a B-tree file (redb) beside the state.
 //!
 //! Why a B-tree file and not the map in memory the client offers
-//! ([`MemoryInventory`](resourcesync_client::MemoryInventory)) written whole at each save:
+//! ([`resourcesync_client::MemoryInventory`]) written whole at each save:
 //! a Destination of millions of resources would hold them all in memory (2 KB each was
 //! measured) and rewrite them all every few seconds. Here a lookup reads the pages it
 //! needs through a bounded cache ([`DiskInventory::CACHE`]), and a save commits only the
 //! records changed since the last one: what changed, not what is held.
 //!
-//! Between two saves the changes are kept in memory ([`record`](Inventory::record),
-//! [`forget`](Inventory::forget)), as many as a save's few seconds settle; a save writes
+//! Between two saves the changes are kept in memory ([`Inventory::record`],
+//! [`Inventory::forget`]), as many as a save's few seconds settle; a save writes
 //! them in one transaction, durable when it returns (redb's commit syncs the file). What a
 //! run found on disk that differs from what the sync stored (a file edited or removed
 //! since, see [`DirectoryDestination::verify`](crate::DirectoryDestination::verify)) is
@@ -169,7 +169,7 @@ impl DiskInventory {
 
     /// Compares `uri` as holding `now` (`None`: missing) for the rest of the run, without
     /// changing what the sync stored ([`stored`](Self::stored)); a later
-    /// [`record`](Inventory::record) or [`forget`](Inventory::forget) of it ends that.
+    /// [`Inventory::record`] or [`Inventory::forget`] of it ends that.
     pub fn substitute(&mut self, uri: Uri, now: Option<Held>) {
         self.overlay.insert(uri, now);
     }
