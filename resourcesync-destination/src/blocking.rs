@@ -21,6 +21,7 @@ use std::time::Instant;
 
 use http::{HeaderMap, StatusCode};
 
+use crate::inventory::KeptInventory;
 use crate::options::SyncOptions;
 use crate::run::{Finished, Observer, Run, StopToken, SyncError};
 use crate::synced::Synced;
@@ -86,34 +87,8 @@ pub fn sync(
     let started = Instant::now();
     let mut options = options.clone();
     loop {
-        let mut run = Run::start(&options, stop.clone(), |config| config)?;
-        while !run.is_over() {
-            if let Some(request) = run.poll_request(Instant::now()) {
-                let (id, keep) = (request.id, run.destination().keeps_body(&request));
-                let (client, dest) = run.parts();
-                match transport.fetch(request.http) {
-                    Ok(response) => dest.receive(
-                        client,
-                        id,
-                        keep,
-                        response.status,
-                        &response.headers,
-                        response.body,
-                    )?,
-                    Err(reason) => client.handle_failure(id, reason, Instant::now())?,
-                }
-            } else if let Some(at) = run.poll_timeout() {
-                // Nothing to send: wait for the next retry or save, a stop checked at
-                // least every second.
-                let wait = at.saturating_duration_since(Instant::now());
-                std::thread::sleep(wait.min(std::time::Duration::from_secs(1)));
-                if Instant::now() >= at {
-                    run.client().handle_timeout(Instant::now());
-                }
-            }
-            run.settle(observer)?;
-        }
-        match run.finish(observer)? {
+        let run = Run::start(&options, stop.clone(), |config| config)?;
+        match drive(run, transport, observer)? {
             Finished::Done(mut synced) => {
                 synced.seconds = started.elapsed().as_secs_f64();
                 return Ok(synced);
@@ -121,6 +96,43 @@ pub fn sync(
             Finished::Baseline(baseline) => options = baseline,
         }
     }
+}
+
+/// Drives `run` (with any [`KeptInventory`]) to its end with `transport`, one request at
+/// a time: what [`sync`] does for one run. A [`Finished::Baseline`] is the caller's to
+/// start.
+pub fn drive<I: KeptInventory>(
+    mut run: Run<I>,
+    transport: &mut dyn Transport,
+    observer: &mut dyn Observer,
+) -> Result<Finished, SyncError> {
+    while !run.is_over() {
+        if let Some(request) = run.poll_request(Instant::now()) {
+            let (id, keep) = (request.id, run.destination().keeps_body(&request));
+            let (client, dest) = run.parts();
+            match transport.fetch(request.http) {
+                Ok(response) => dest.receive(
+                    client,
+                    id,
+                    keep,
+                    response.status,
+                    &response.headers,
+                    response.body,
+                )?,
+                Err(reason) => client.handle_failure(id, reason, Instant::now())?,
+            }
+        } else if let Some(at) = run.poll_timeout() {
+            // Nothing to send: wait for the next retry or save, a stop checked at least
+            // every second.
+            let wait = at.saturating_duration_since(Instant::now());
+            std::thread::sleep(wait.min(std::time::Duration::from_secs(1)));
+            if Instant::now() >= at {
+                run.client().handle_timeout(Instant::now());
+            }
+        }
+        run.settle(observer)?;
+    }
+    run.finish(observer)
 }
 
 /// A [`Transport`] over a ureq [`ureq::Agent`] that follows no redirect and takes

@@ -67,7 +67,7 @@ use resourcesync_client::{
 use resourcesync_model::{Digests, Fixity};
 use resourcesync_package::Package;
 
-use crate::inventory::{DiskInventory, InventoryError};
+use crate::inventory::{DiskInventory, KeptInventory};
 
 /// The name under the directory that a [`DirectoryDestination`] keeps for itself: the
 /// state, the inventory and the temporary files.
@@ -103,7 +103,7 @@ pub enum DestinationError {
         path: PathBuf,
         /// Why.
         #[source]
-        source: InventoryError,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The destination's own directory is a symbolic link (or not a directory): it is not
     /// used, as what is kept there could then be written elsewhere.
@@ -288,8 +288,10 @@ impl DirectoryDestination {
         Ok((state, inventory))
     }
 
-    /// Opens the inventory file, carrying over an `inventory.json` of an earlier version.
-    fn open_inventory(&self) -> Result<DiskInventory, DestinationError> {
+    /// Opens the inventory file (`inventory.redb` in [`KEPT`]), carrying over an
+    /// `inventory.json` of an earlier version; without the journal's replay, which
+    /// [`load`](Self::load) adds.
+    pub fn open_inventory(&self) -> Result<DiskInventory, DestinationError> {
         let path = self.dir.join(KEPT).join(INVENTORY);
         let mut options = cap_std::fs::OpenOptions::new();
         options.read(true).write(true).create(true);
@@ -299,9 +301,9 @@ impl DirectoryDestination {
                 source,
             }
         })?;
-        let damaged = |source| DestinationError::Inventory {
+        let damaged = |source: crate::inventory::InventoryError| DestinationError::Inventory {
             path: path.clone(),
-            source,
+            source: source.into(),
         };
         let mut inventory = DiskInventory::open(file).map_err(damaged)?;
         let old = self.dir.join(KEPT).join(OLD_INVENTORY);
@@ -329,8 +331,10 @@ impl DirectoryDestination {
         Ok(inventory)
     }
 
-    /// Reads the state the last run saved, or a new one (none saved, or an empty file).
-    fn load_state(&self) -> Result<State, DestinationError> {
+    /// Reads the state the last run saved, or a new one (none saved, or an empty file):
+    /// with [`replay`](Self::replay), what [`load`](Self::load) does for an inventory of
+    /// the caller's ([`KeptInventory`]).
+    pub fn load_state(&self) -> Result<State, DestinationError> {
         let path = self.dir.join(KEPT).join(STATE);
         let mut options = cap_std::fs::OpenOptions::new();
         options.read(true);
@@ -358,7 +362,7 @@ impl DirectoryDestination {
     /// Records in `inventory` what the journal says was placed since the last save, each
     /// only if its file still holds those bytes. A line a stopped run left half written
     /// (cut anywhere, inside a character too) is skipped, and only it.
-    fn replay(&self, inventory: &mut DiskInventory) {
+    pub fn replay(&self, inventory: &mut impl KeptInventory) {
         let mut options = cap_std::fs::OpenOptions::new();
         options.read(true);
         let Ok(file) = own_file(&self.kept, JOURNAL, &mut options) else {
@@ -486,11 +490,11 @@ impl DirectoryDestination {
     /// on other Unix systems), so that the inventory never records bytes a power failure
     /// could take back.
     ///
-    /// The inventory's save writes only the records changed since the last save
-    /// ([`DiskInventory::save`]); what [`verify`](Self::verify) found on disk is never
+    /// The inventory's save ([`KeptInventory::save`]; [`DiskInventory`] writes only the
+    /// records changed since the last save); what [`verify`](Self::verify) found on disk is never
     /// saved: the inventory records what the sync stored, never what someone else wrote
     /// (a deletion checks against it).
-    pub fn save(&mut self, client: &Client<DiskInventory>) -> Result<(), DestinationError> {
+    pub fn save<I: KeptInventory>(&mut self, client: &Client<I>) -> Result<(), DestinationError> {
         // Lines in the journal: files placed since the last save, by this run or by one
         // stopped before it saved (replayed by `load` into the inventory), whose bytes
         // may be in the page cache only.
@@ -595,9 +599,9 @@ impl DirectoryDestination {
     /// ([`Client::failed`]), and a path that holds what no sync stored a conflict
     /// ([`Client::declined`]; see the [module](self)): not errors, the run goes on. The
     /// errors are a checkpoint that could not be saved and the client's [`Misuse`].
-    pub fn apply(
+    pub fn apply<I: KeptInventory>(
         &mut self,
-        client: &mut Client<DiskInventory>,
+        client: &mut Client<I>,
         event: &Event,
     ) -> Result<(), DestinationError> {
         let now = Instant::now;
@@ -665,7 +669,7 @@ impl DirectoryDestination {
     pub fn verify(
         &mut self,
         config: &Config,
-        inventory: &mut DiskInventory,
+        inventory: &mut impl KeptInventory,
     ) -> Result<Verified, DestinationError> {
         let mut verified = Verified::default();
         if !matches!(config.mode, Mode::Audit | Mode::Baseline { .. }) {
@@ -729,9 +733,9 @@ impl DirectoryDestination {
     }
 
     /// Tells the client what became of `change`.
-    fn confirm(
+    fn confirm<I: KeptInventory>(
         &self,
-        client: &mut Client<DiskInventory>,
+        client: &mut Client<I>,
         change: &Change,
         outcome: Result<Option<Held>, Outcome>,
     ) -> Result<(), Misuse> {

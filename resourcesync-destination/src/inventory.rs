@@ -23,6 +23,27 @@ use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use resourcesync_client::{Held, Inventory};
 use resourcesync_model::{Digest, Uri};
 
+/// An inventory a [`DirectoryDestination`](crate::DirectoryDestination) keeps: the
+/// client's [`Inventory`], and what the destination needs besides. [`DiskInventory`] is
+/// one; an application that keeps its records in its own database implements this over
+/// it and hands it to [`Run::start_with`](crate::Run::start_with).
+pub trait KeptInventory: Inventory {
+    /// What the sync stored of `uri`, as recorded (a save's record, or a change since),
+    /// whatever [`substitute`](Self::substitute) says the file holds now: a deletion or an
+    /// update checks the file against it.
+    fn stored(&self, uri: &Uri) -> Option<Held>;
+    /// Makes [`get`](Inventory::get) and [`for_each`](Inventory::for_each) say that
+    /// `uri` is held as `now` (`None`: not held) for the rest of the run, without changing
+    /// what the sync stored: what a run found on disk, compared with, never saved. A
+    /// later [`record`](Inventory::record) or [`forget`](Inventory::forget) of `uri` ends
+    /// it.
+    fn substitute(&mut self, uri: Uri, now: Option<Held>);
+    /// Makes what was recorded and forgotten since the last save durable, all of it or
+    /// none: the directory saves the state (whose checkpoint the records back) only after
+    /// this returned. It takes a shared reference, as the client lends the inventory.
+    fn save(&self) -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
+}
+
 /// The one table: URI to the held record ([`encode`]).
 const HELD: TableDefinition<'static, &str, &[u8]> = TableDefinition::new("held");
 
@@ -203,6 +224,20 @@ impl DiskInventory {
         self.trouble
             .borrow_mut()
             .get_or_insert_with(|| e.to_string());
+    }
+}
+
+impl KeptInventory for DiskInventory {
+    fn stored(&self, uri: &Uri) -> Option<Held> {
+        DiskInventory::stored(self, uri)
+    }
+
+    fn substitute(&mut self, uri: Uri, now: Option<Held>) {
+        DiskInventory::substitute(self, uri, now)
+    }
+
+    fn save(&self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        Ok(DiskInventory::save(self)?)
     }
 }
 

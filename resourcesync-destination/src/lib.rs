@@ -60,7 +60,7 @@ mod synced;
 pub mod asynchronous;
 
 pub use directory::{Bodies, DestinationError, DirectoryDestination, KEPT, Verified};
-pub use inventory::DiskInventory;
+pub use inventory::{DiskInventory, KeptInventory};
 pub use options::SyncOptions;
 pub use run::{Finished, Notice, Observer, Run, StopToken, SyncError};
 pub use synced::Synced;

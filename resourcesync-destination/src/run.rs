@@ -18,7 +18,7 @@ use resourcesync_client::{
 };
 
 use crate::directory::{DestinationError, DirectoryDestination, Verified};
-use crate::inventory::DiskInventory;
+use crate::inventory::{DiskInventory, KeptInventory};
 use crate::options::SyncOptions;
 use crate::synced::Synced;
 
@@ -139,7 +139,7 @@ impl Saved {
     /// million resources), so more often would cost the run more than it protects.
     const EVERY: Duration = Duration::from_secs(5);
 
-    fn new(client: &Client<DiskInventory>) -> Saved {
+    fn new<I: KeptInventory>(client: &Client<I>) -> Saved {
         Saved {
             at: Instant::now(),
             settled: client.progress().settled,
@@ -166,11 +166,14 @@ pub enum Finished {
 /// asks [`poll_request`](Self::poll_request) what to fetch, hands the responses to
 /// [`client`](Self::client), and calls [`settle`](Self::settle) after each input, until
 /// [`is_over`](Self::is_over); then [`finish`](Self::finish).
+///
+/// The inventory is the directory's own [`DiskInventory`] ([`start`](Run::start)), or
+/// one of the caller's ([`start_with`](Run::start_with)).
 #[derive(Debug)]
-pub struct Run {
+pub struct Run<I = DiskInventory> {
     options: SyncOptions,
     dest: DirectoryDestination,
-    client: Client<DiskInventory>,
+    client: Client<I>,
     verified: Verified,
     mode: Mode,
     saved: Saved,
@@ -184,7 +187,7 @@ pub struct Run {
     done: Option<Report>,
 }
 
-impl Run {
+impl Run<DiskInventory> {
     /// Opens the directory, loads what the last run saved (and what a killed run's
     /// journal says it placed), works out the mode, and, for an audit or a baseline,
     /// compares the files with the inventory ([`DirectoryDestination::verify`]).
@@ -196,10 +199,26 @@ impl Run {
         stop: StopToken,
         configure: impl FnOnce(Config) -> Config,
     ) -> Result<Run, SyncError> {
+        Run::start_with(options, stop, configure, |dest| Ok(dest.open_inventory()?))
+    }
+}
+
+impl<I: KeptInventory> Run<I> {
+    /// [`start`](Run::start) with an inventory of the caller's, which `open` gives once
+    /// the directory is open (and locked); the journal of a killed run is replayed into
+    /// it.
+    pub fn start_with(
+        options: &SyncOptions,
+        stop: StopToken,
+        configure: impl FnOnce(Config) -> Config,
+        open: impl FnOnce(&DirectoryDestination) -> Result<I, SyncError>,
+    ) -> Result<Run<I>, SyncError> {
         let mut dest = DirectoryDestination::open(&options.dir)?
             .with_replace_foreign(options.replace_foreign)
             .with_repair(options.repair);
-        let (state, mut inventory) = dest.load()?;
+        let state = dest.load_state()?;
+        let mut inventory = open(&dest)?;
+        dest.replay(&mut inventory);
         let config = configure(options.config(&dest, &state)?);
         let mode = config.mode;
         // An audit or a baseline compares the listing with what the files hold, not with
@@ -223,7 +242,7 @@ impl Run {
     }
 
     /// The client, for the driver's inputs (`handle_response`, `handle_body`, ...).
-    pub fn client(&mut self) -> &mut Client<DiskInventory> {
+    pub fn client(&mut self) -> &mut Client<I> {
         &mut self.client
     }
 
@@ -235,7 +254,7 @@ impl Run {
 
     /// The client and the directory at once: a blocking driver hands a response over
     /// with [`DirectoryDestination::receive`].
-    pub fn parts(&mut self) -> (&mut Client<DiskInventory>, &DirectoryDestination) {
+    pub fn parts(&mut self) -> (&mut Client<I>, &DirectoryDestination) {
         (&mut self.client, &self.dest)
     }
 

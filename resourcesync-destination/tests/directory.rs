@@ -291,3 +291,108 @@ fn an_inventory_saved_whole_by_an_earlier_version_is_carried_over() {
     let b = inventory.get(&"http://example.com/b.txt".parse().unwrap());
     assert_eq!(b.and_then(|h| h.length), Some(3));
 }
+
+/// The simulated Source answering in process, as a blocking transport.
+struct InProcess<'a>(&'a Source);
+
+impl resourcesync_destination::blocking::Transport for InProcess<'_> {
+    fn fetch(
+        &mut self,
+        request: http::Request<()>,
+    ) -> Result<resourcesync_destination::blocking::Response<'_>, String> {
+        let answer = self.0.respond(&request.uri().to_string());
+        let mut headers = HeaderMap::new();
+        for (name, value) in &answer.headers {
+            headers.insert(
+                HeaderName::try_from(name.as_str()).unwrap(),
+                HeaderValue::try_from(value.as_str()).unwrap(),
+            );
+        }
+        let status = StatusCode::from_u16(answer.status).unwrap();
+        Ok(resourcesync_destination::blocking::Response::new(
+            status,
+            headers,
+            std::io::Cursor::new(answer.body),
+        ))
+    }
+}
+
+/// An application's own inventory (here a map, whose "commit" is counted): what a
+/// directory destination needs of one is [`KeptInventory`].
+#[derive(Default)]
+struct Mine {
+    map: resourcesync_client::MemoryInventory,
+    overlay: std::collections::HashMap<resourcesync_model::Uri, Option<resourcesync_client::Held>>,
+    saves: std::rc::Rc<std::cell::Cell<u32>>,
+}
+
+impl Inventory for Mine {
+    fn get(&self, uri: &resourcesync_model::Uri) -> Option<resourcesync_client::Held> {
+        match self.overlay.get(uri) {
+            Some(now) => *now,
+            None => self.map.get(uri),
+        }
+    }
+
+    fn for_each(&self, f: &mut dyn FnMut(&resourcesync_model::Uri, &resourcesync_client::Held)) {
+        for (uri, held) in self.map.iter() {
+            match self.overlay.get(uri) {
+                Some(Some(now)) => f(uri, now),
+                Some(None) => {}
+                None => f(uri, held),
+            }
+        }
+    }
+
+    fn record(&mut self, uri: resourcesync_model::Uri, held: resourcesync_client::Held) {
+        self.overlay.remove(&uri);
+        self.map.insert(uri, held);
+    }
+
+    fn forget(&mut self, uri: &resourcesync_model::Uri) {
+        self.overlay.remove(uri);
+        self.map.remove(uri);
+    }
+}
+
+impl resourcesync_destination::KeptInventory for Mine {
+    fn stored(&self, uri: &resourcesync_model::Uri) -> Option<resourcesync_client::Held> {
+        self.map.get(uri)
+    }
+
+    fn substitute(&mut self, uri: resourcesync_model::Uri, now: Option<resourcesync_client::Held>) {
+        self.overlay.insert(uri, now);
+    }
+
+    fn save(&self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        self.saves.set(self.saves.get() + 1);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_run_keeps_an_inventory_of_the_callers_own() {
+    use resourcesync_destination::{Finished, Run, StopToken, blocking};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let source = source(false);
+    let options = SyncOptions::new(source.uri(""), &d);
+    let saves = std::rc::Rc::new(std::cell::Cell::new(0));
+    let mine = Mine {
+        saves: saves.clone(),
+        ..Mine::default()
+    };
+    let run = Run::start_with(&options, StopToken::new(), |c| c, |_| Ok(mine)).unwrap();
+    let Finished::Done(synced) = blocking::drive(run, &mut InProcess(&source), &mut ()).unwrap()
+    else {
+        panic!("a first run is a baseline");
+    };
+    assert!(synced.report.complete, "{synced}");
+    assert_eq!(synced.report.created, 2);
+    assert_eq!(std::fs::read(d.join("docs/deep/b.txt")).unwrap(), b"abc");
+    // The directory's own inventory file was never made: the run kept the caller's.
+    assert!(!d.join(KEPT).join("inventory.redb").exists());
+    assert!(d.join(KEPT).join("state.json").is_file());
+    // Saved before the state, at the end at least.
+    assert!(saves.get() >= 1);
+}
