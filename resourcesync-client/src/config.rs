@@ -84,6 +84,11 @@ pub struct Bounds {
     /// How deep documents may nest below the first (Source Description > Capability List
     /// > index > list is 3); 4 by default.
     pub max_depth: u32,
+    /// Documents one run reads (lists, indexes, the Change Lists an index names): depth
+    /// alone does not bound what an index of indexes names (its breadth multiplies at
+    /// each level), nor the memory of what is queued; 100,000 by default, a Resource
+    /// List Index of as many lists of 50,000 resources each (5 billion).
+    pub max_documents: u64,
     /// Warnings reported per document; more are counted, not reported. 100 by default.
     pub max_warnings: usize,
     /// Bytes of a discovery response read (robots.txt, an HTML page); 1 MiB by default.
@@ -102,6 +107,7 @@ impl Default for Bounds {
             max_unlisted_bytes: 1 << 30,
             max_redirects: 10,
             max_depth: 4,
+            max_documents: 100_000,
             max_warnings: 100,
             max_discovery_bytes: 1 << 20,
         }

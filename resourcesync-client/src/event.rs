@@ -181,6 +181,14 @@ pub enum ProblemKind {
     /// Documents nest deeper than the bound.
     #[error("documents nest deeper than {0}")]
     TooDeep(u32),
+    /// The Source names more documents (lists, indexes, Change Lists of an index) than
+    /// one run reads ([`Bounds::max_documents`](crate::Bounds::max_documents)): an index
+    /// of indexes names its children's children by the billion, and what is queued
+    /// would grow with them. The set fails; what was read stays.
+    #[error(
+        "the Source names more than {0} documents, more than one run reads (Bounds::max_documents)"
+    )]
+    TooManyDocuments(u64),
     /// A document is not what its parent promised (or a package's manifest not the
     /// manifest its dump promised).
     #[error("expected {expected}, found {found}")]
@@ -560,6 +568,7 @@ impl ProblemKind {
             ProblemKind::Uri(_) => "uri",
             ProblemKind::Loop => "loop",
             ProblemKind::TooDeep(_) => "too-deep",
+            ProblemKind::TooManyDocuments(_) => "too-many-documents",
             ProblemKind::Unexpected { .. } => "unexpected",
             ProblemKind::NotOffered(_) => "not-offered",
             ProblemKind::NoCheckpoint => "no-checkpoint",

@@ -1,7 +1,7 @@
 //! Incremental synchronization: a set's change stream planned from the checkpoint,
 //! read in batches, collapsed, applied in order, and the checkpoint moved.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Rule, Uri, W3cDateTime};
 
@@ -22,6 +22,7 @@ impl<I: Inventory> Client<I> {
             return false;
         };
         self.sets[set].stream = Some(Stream {
+            named: HashSet::default(),
             checkpoint,
             candidates: Vec::new(),
             archive: self.sets[set].offered.changelist_archive.clone(),

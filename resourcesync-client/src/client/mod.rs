@@ -116,6 +116,9 @@ pub struct Client<I> {
     /// Paths written in this run, for collisions.
     paths: PathSet,
     visited: HashSet<String>,
+    /// Documents queued or named as candidates in this run, against
+    /// [`Bounds::max_documents`](crate::Bounds::max_documents).
+    documents: u64,
     /// Jobs that have no set yet (discovery, the start, a Source Description).
     root_pending: u32,
     /// Deletions (baseline) or extras (audit) were worked out.
@@ -327,6 +330,9 @@ enum Phase {
 struct Stream {
     checkpoint: Checkpoint,
     candidates: Vec<Candidate>,
+    /// The hashes of the candidates' URIs: an index of many Change Lists is checked for
+    /// repeats in constant time per entry, not by a scan of every candidate.
+    named: HashSet<u128, FoldHash>,
     archive: Option<Uri>,
     archive_read: bool,
     planned: bool,
@@ -448,6 +454,7 @@ impl<I: Inventory> Client<I> {
             listed: Vec::new(),
             paths: PathSet::for_file_system(file_system),
             visited: HashSet::new(),
+            documents: 0,
             root_pending: 0,
             swept: false,
             follow_at: None,

@@ -10,7 +10,7 @@ use resourcesync_xml::Next;
 
 use super::incremental::raw;
 use super::{
-    Body, Candidate, Client, DocJob, Flight, Head, Job, Offered, Phase, Raw, Role, Set, What,
+    Body, Candidate, Client, DocJob, Flight, Head, Job, Offered, Phase, Raw, Role, Set, What, hash,
 };
 use crate::config::Mode;
 use crate::event::{DocumentRead, EntryRefusal, Event, ProblemKind, Warning};
@@ -32,6 +32,9 @@ impl<I: Inventory> Client<I> {
         if !self.visited.insert(uri.as_str().to_owned()) {
             self.sets[set].failed = true;
             self.push_problem(Some(&uri), None, ProblemKind::Loop);
+            return;
+        }
+        if !self.count_document(set, &uri) {
             return;
         }
         self.sets[set].pending += 1;
@@ -716,13 +719,37 @@ impl<I: Inventory> Client<I> {
         }
     }
 
+    /// Counts one more document named in this run: false (the set failed, with a
+    /// problem said once) past [`Bounds::max_documents`](crate::Bounds::max_documents).
+    fn count_document(&mut self, set: usize, uri: &Uri) -> bool {
+        self.documents += 1;
+        let max = self.config.bounds.max_documents;
+        if self.documents <= max {
+            return true;
+        }
+        // Said once per set: every document past the bound would say it again.
+        if !self.sets[set].failed {
+            self.sets[set].failed = true;
+            self.push_problem(Some(uri), None, ProblemKind::TooManyDocuments(max));
+        }
+        false
+    }
+
     pub(super) fn add_candidate(&mut self, set: usize, entry: &Entry, dump: bool) {
+        let named = hash(&entry.loc);
+        let new = match self.sets[set].stream.as_mut() {
+            Some(stream) => stream.named.insert(named),
+            None => false,
+        };
+        if !new {
+            return;
+        }
+        if !self.count_document(set, &entry.loc) {
+            return;
+        }
         let Some(stream) = self.sets[set].stream.as_mut() else {
             return;
         };
-        if stream.candidates.iter().any(|c| c.uri == entry.loc) {
-            return;
-        }
         let md = entry.md.as_ref();
         stream.candidates.push(Candidate {
             uri: entry.loc.clone(),

@@ -79,3 +79,58 @@ fn a_body_in_a_content_coding_nobody_asked_for_is_not_stored() {
         run.problems()
     );
 }
+
+/// An index of indexes names its children's children by the billion: depth alone does
+/// not bound it. Past `Bounds::max_documents` the set fails, said once, and no more
+/// documents are queued or asked for (memory bounded by the bound, not by what is named).
+#[test]
+fn an_index_that_names_more_documents_than_the_bound_fails_without_reading_them_all() {
+    const NAMED: usize = 2_000;
+    const MAX: u64 = 100;
+    let lists: String = (0..NAMED)
+        .map(|i| format!("<sitemap><loc>http://example.com/index-{i}.xml</loc></sitemap>"))
+        .collect();
+    let index = format!(
+        r#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
+  {lists}
+</sitemapindex>"#
+    );
+    // Each child is an index again, of as many: what a hostile Source serves (served
+    // for as many as the bound lets be read, and some).
+    let mut files = vec![("resourcelist.xml".to_owned(), index.clone().into_bytes())];
+    for i in 0..2 * MAX as usize {
+        files.push((
+            format!("index-{i}.xml"),
+            index.replace("index-", &format!("index-{i}-")).into_bytes(),
+        ));
+    }
+    let borrowed: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), &b[..])).collect();
+    let source = serving(&borrowed);
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| {
+            let mut bounds = c.bounds;
+            bounds.max_documents = MAX;
+            c.with_bounds(bounds)
+        },
+        Drive::default(),
+    );
+    let said: Vec<String> = run
+        .problems()
+        .into_iter()
+        .filter(|p| p.contains("more than 100 documents"))
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", run.problems());
+    assert!(!run.report().complete);
+    assert!(
+        run.requests.len() as u64 <= MAX + 1,
+        "{} requests for a bound of {MAX}",
+        run.requests.len()
+    );
+}
