@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use resourcesync_model::Uri;
+use resourcesync_model::{Uri, W3cDateTime};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::local_path::PathMapper;
@@ -149,6 +149,11 @@ pub struct Config {
     pub paths: PathMapper,
     /// Bounds of the run.
     pub bounds: Bounds,
+    /// The caller's wall clock when the run started ([`with_clock`](Config::with_clock)):
+    /// no checkpoint is later than it, nor later than the `Date` of the Source's
+    /// responses. The client reads no clock: without it only the Source's `Date` bounds
+    /// the checkpoint.
+    pub clock: Option<W3cDateTime>,
 }
 
 /// A [`Config`] that cannot be: its start is no URI the client could fetch or map.
@@ -186,7 +191,17 @@ impl Config {
             policy,
             paths,
             bounds: Bounds::default(),
+            clock: None,
         })
+    }
+
+    /// This configuration with the caller's wall clock at the start of the run
+    /// (`W3cDateTime::from(SystemTime::now())`): a time the Source states later than it
+    /// (a publisher's clock slip that stamps a list, a dump or one change years ahead)
+    /// never becomes the checkpoint, which would skip every change stamped before it.
+    pub fn with_clock(mut self, now: W3cDateTime) -> Config {
+        self.clock = Some(now);
+        self
     }
 
     /// This configuration as a dry run.

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use resourcesync_client::{Bounds, Config, ConfigError, Mode, State};
-use resourcesync_model::Uri;
+use resourcesync_model::{Uri, W3cDateTime};
 
 use crate::directory::DirectoryDestination;
 
@@ -156,7 +156,8 @@ impl SyncOptions {
         }
     }
 
-    /// The client's config for a sync into `dest` from `state`: the mode, a dry run,
+    /// The client's config for a sync into `dest` from `state`: the mode, this machine's
+    /// clock (no checkpoint later than it: [`Config::with_clock`]), a dry run,
     /// deletion, requests in flight, and the destination's own name kept out of every
     /// Source's reach. A driver that resolves names checks their addresses itself (the
     /// policy's special address kinds, as `asynchronous::sync` does).
@@ -165,8 +166,11 @@ impl SyncOptions {
         dest: &DirectoryDestination,
         state: &State,
     ) -> Result<Config, ConfigError> {
-        let mut config =
-            Config::new(self.source.clone(), self.mode(state))?.with_dry_run(self.dry_run);
+        // The wall clock, read here, where the IO is: no checkpoint is later than it.
+        let now = W3cDateTime::from(std::time::SystemTime::now());
+        let mut config = Config::new(self.source.clone(), self.mode(state))?
+            .with_dry_run(self.dry_run)
+            .with_clock(now);
         config = config.clone().with_paths(dest.paths(&config));
         if let Some(max) = self.delete {
             config = config.with_delete(max);

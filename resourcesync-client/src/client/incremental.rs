@@ -379,6 +379,10 @@ impl<I: Inventory> Client<I> {
         };
         let failed = stream.failed_at.is_some();
         let packages = std::mem::take(&mut stream.batch_packages);
+        let new = new.map(|new| self.vouched(new));
+        let Some(stream) = self.sets[set].stream.as_mut() else {
+            return;
+        };
         if let Some(new) = new {
             if !dry
                 && new != stream.checkpoint

@@ -116,6 +116,10 @@ pub struct Client<I> {
     /// Paths written in this run, for collisions.
     paths: PathSet,
     visited: HashSet<String>,
+    /// The latest `Date` of the Source's responses: no checkpoint is later.
+    source_date: Option<W3cDateTime>,
+    /// A checkpoint was held back to what the run can vouch for (said once).
+    clamped: bool,
     /// Documents queued or named as candidates in this run, against
     /// [`Bounds::max_documents`](crate::Bounds::max_documents).
     documents: u64,
@@ -455,6 +459,8 @@ impl<I: Inventory> Client<I> {
             paths: PathSet::for_file_system(file_system),
             visited: HashSet::new(),
             documents: 0,
+            source_date: None,
+            clamped: false,
             root_pending: 0,
             swept: false,
             follow_at: None,
@@ -575,6 +581,38 @@ impl<I: Inventory> Client<I> {
         }));
     }
 
+    /// `checkpoint`, or one no later than what the run can vouch for: the caller's clock
+    /// ([`Config::clock`]) and the Source's `Date`, whichever is earlier. A Source that
+    /// states a time past both (a publisher's clock slip) would otherwise make a
+    /// checkpoint that skips every change stamped before that time; held back, the
+    /// changes after it are read again next run (which finds them applied). Said once.
+    pub(super) fn vouched(&mut self, checkpoint: Checkpoint) -> Checkpoint {
+        let bound = match (self.config.clock, self.source_date) {
+            (Some(a), Some(b)) => Some(if b < a { b } else { a }),
+            (a, b) => a.or(b),
+        };
+        let Some(bound) = bound else {
+            return checkpoint;
+        };
+        if checkpoint.datetime <= bound {
+            return checkpoint;
+        }
+        if !self.clamped {
+            self.clamped = true;
+            self.warn(
+                None,
+                None,
+                None,
+                format!(
+                    "the Source states {}, later than this run can vouch for ({bound}: the \
+                     Source's Date, this machine's clock): the checkpoint is held at {bound}",
+                    checkpoint.datetime
+                ),
+            );
+        }
+        Checkpoint::at(bound)
+    }
+
     /// The URI if the policy allows it; else a problem.
     fn checked(&mut self, uri: &Uri) -> Option<Uri> {
         match self.config.policy.check(uri) {
@@ -678,7 +716,8 @@ impl<I: Inventory> Client<I> {
                 match set.at {
                     Some(at) => {
                         let key = set.key.clone();
-                        self.state.sets.insert(key, Checkpoint::at(at));
+                        let checkpoint = self.vouched(Checkpoint::at(at));
+                        self.state.sets.insert(key, checkpoint);
                         self.events.push_back(Event::Checkpoint);
                     }
                     None => {

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use http::{HeaderMap, StatusCode};
-use resourcesync_model::{Capability, Fixity, FixityMismatch};
+use resourcesync_model::{Capability, Fixity, FixityMismatch, W3cDateTime};
 use resourcesync_xml::{Limits, PushReader};
 
 use super::{Body, Client, DocFlight, Flight, Job, Phase, Role, What, http_uri, later, problem};
@@ -180,6 +180,17 @@ impl<I: Inventory> Client<I> {
             .limit
             .min(later(now, self.config.bounds.request_timeout));
         flight.status = Some(status);
+        // The Source's own clock, as its server states it: no checkpoint is later.
+        if let Some(date) = headers
+            .get(http::header::DATE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| httpdate::parse_http_date(v).ok())
+        {
+            let date = W3cDateTime::from(date);
+            if self.source_date.is_none_or(|d| d < date) {
+                self.source_date = Some(date);
+            }
+        }
         // A resource's body is stored as it comes, and its digests are the listed ones
         // of the representation: one in a content coding nobody asked for (the driver
         // asks for identity) would be stored encoded. Refused, naming the coding.

@@ -134,3 +134,160 @@ fn an_index_that_names_more_documents_than_the_bound_fails_without_reading_them_
         run.requests.len()
     );
 }
+
+/// A Resource List whose `at` a publisher's clock stamped in 2199.
+fn list_stamped(at: &str) -> Vec<u8> {
+    format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="http://example.com/capabilitylist.xml"/>
+  <rs:md capability="resourcelist" at="{at}"/>
+  <url><loc>http://example.com/a.txt</loc><rs:md length="5"/></url>
+</urlset>"#
+    )
+    .into_bytes()
+}
+
+/// The checkpoint of `dest`'s one set.
+fn checkpoint(dest: &Destination) -> String {
+    let (_, checkpoint) = dest.state.sets.iter().next().expect("a checkpoint");
+    checkpoint.datetime.to_string()
+}
+
+/// One far-future time (a list's `at`: a publisher's clock slip) does not become the
+/// checkpoint: it is held at the caller's clock, and the run says so. Without that every
+/// change stamped before 2199 would be skipped for ever, "complete".
+#[test]
+fn a_far_future_at_is_no_checkpoint_past_the_callers_clock() {
+    let list = list_stamped("2199-01-01T00:00:00Z");
+    let source = serving(&[("resourcelist.xml", &list), ("a.txt", b"hello")]);
+    let mut dest = Destination::default();
+    let now = "2025-06-01T00:00:00Z";
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c.with_clock(now.parse().unwrap()),
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(checkpoint(&dest), now);
+    let said = run.events.iter().any(|e| {
+        matches!(e, resourcesync_client::Event::Warning(w) if w.message.contains("later than this run can vouch for"))
+    });
+    assert!(said, "the hold is said");
+}
+
+/// The Source's own `Date` bounds the checkpoint too, when the caller gives no clock.
+#[test]
+fn a_far_future_at_is_no_checkpoint_past_the_sources_date() {
+    let list = list_stamped("2199-01-01T00:00:00Z");
+    let mut source = serving(&[("a.txt", b"hello")]);
+    source.files.insert(
+        "resourcelist.xml".into(),
+        crate::sim::Response {
+            status: 200,
+            headers: vec![("date".into(), "Sun, 01 Jun 2025 00:00:00 GMT".into())],
+            body: list,
+        },
+    );
+    let mut dest = Destination::default();
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(checkpoint(&dest), "2025-06-01T00:00:00Z");
+}
+
+/// An `at` the clock vouches for is the checkpoint, as before.
+#[test]
+fn an_at_before_the_clock_is_the_checkpoint() {
+    let list = list_stamped("2025-01-01T00:00:00Z");
+    let source = serving(&[("resourcelist.xml", &list), ("a.txt", b"hello")]);
+    let mut dest = Destination::default();
+    sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c.with_clock("2025-06-01T00:00:00Z".parse().unwrap()),
+        Drive::default(),
+    );
+    assert_eq!(checkpoint(&dest), "2025-01-01T00:00:00Z");
+}
+
+/// One Change List entry stamped in 2199 moves the checkpoint no further than the clock:
+/// a change the Source makes later (stamped correctly) is applied by the next run, not
+/// skipped as "before the checkpoint".
+#[test]
+fn a_far_future_change_holds_the_checkpoint_at_the_clock_and_later_changes_are_applied() {
+    let changelist = |urls: &str| -> Vec<u8> {
+        format!(
+            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="http://example.com/capabilitylist.xml"/>
+  <rs:md capability="changelist" from="2025-01-01T00:00:00Z"/>
+  {urls}
+</urlset>"#
+        )
+        .into_bytes()
+    };
+    let b = r#"<url><loc>http://example.com/b.txt</loc><rs:md change="created" datetime="2199-01-01T00:00:00Z" length="3"/></url>"#;
+    let c = r#"<url><loc>http://example.com/c.txt</loc><rs:md change="created" datetime="2025-03-01T00:00:00Z" length="3"/></url>"#;
+    let list = list_stamped("2025-01-01T00:00:00Z");
+    let first = changelist(b);
+    let files: Vec<(&str, &[u8])> = vec![
+        ("resourcelist.xml", &list),
+        ("changelist.xml", &first),
+        ("a.txt", b"hello"),
+        ("b.txt", b"bbb"),
+        ("c.txt", b"ccc"),
+    ];
+    let mut source = serving(&files);
+    let mut dest = Destination::default();
+    let clock =
+        |at: &'static str| move |c: resourcesync_client::Config| c.with_clock(at.parse().unwrap());
+    sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        clock("2025-01-15T00:00:00Z"),
+        Drive::default(),
+    );
+    let run = sync(
+        &source,
+        &mut dest,
+        Mode::Incremental,
+        "changelist.xml",
+        clock("2025-02-01T00:00:00Z"),
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(checkpoint(&dest), "2025-02-01T00:00:00Z");
+    // The Source goes on: c.txt is created, stamped by a clock that is right.
+    let second = changelist(&format!("{c}\n  {b}"));
+    source
+        .files
+        .insert("changelist.xml".into(), crate::sim::Response::ok(second));
+    let run = sync(
+        &source,
+        &mut dest,
+        Mode::Incremental,
+        "changelist.xml",
+        clock("2025-04-01T00:00:00Z"),
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(
+        dest.files.get("c.txt").map(Vec::as_slice),
+        Some(&b"ccc"[..]),
+        "c.txt was skipped"
+    );
+}
