@@ -14,7 +14,9 @@ use crate::policy::Policy;
 pub enum Mode {
     /// Bring the Destination in step from the Source's current state: a Resource List
     /// (or Index) compared with the inventory, or a Resource Dump; then the checkpoint
-    /// is the listing's `at`.
+    /// is the listing's `at`. When a resource's body is not what the listing says (the
+    /// Source moved since), the run reads the Change Lists since that `at` too, takes
+    /// what they say, and the checkpoint is where they end.
     Baseline {
         /// Take the resources from the Resource Dump when the Source offers one.
         prefer_dump: bool,

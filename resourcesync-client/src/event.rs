@@ -235,6 +235,19 @@ pub enum ProblemKind {
     /// or delete (a file the sync did not store, or one changed since it stored it).
     #[error("conflict: {0}")]
     Conflict(String),
+    /// The resource's body matched nothing the Source listed for it, fetched again after
+    /// every list was read (the Resource List, then the Change Lists since its `at`): it
+    /// changed after all of them (or is deleted, or the Source lies about it). Not
+    /// stored, and no failure: the checkpoint moves on (the change is later than anything
+    /// listed), and the resource is kept in [`State::refetch`](crate::State::refetch), so
+    /// that the next run fetches it again.
+    #[error(
+        "{cause}; it matches nothing the Source lists (changed since?): fetched again next run"
+    )]
+    ChangedSinceListed {
+        /// The last fetch's own problem: a fixity mismatch, a 404 or 410.
+        cause: Box<ProblemKind>,
+    },
 }
 
 /// Why a document could not be read: the XML reader's error, kept whole (what went wrong,
@@ -495,6 +508,7 @@ impl ProblemKind {
             ProblemKind::TooLarge { .. } => "too-large",
             ProblemKind::NotApplied(_) => "not-applied",
             ProblemKind::Conflict(_) => "conflict",
+            ProblemKind::ChangedSinceListed { .. } => "changed-since-listed",
         }
     }
 }

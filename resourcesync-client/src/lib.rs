@@ -239,7 +239,7 @@ pub use event::{
 pub use inventory::{Held, Inventory, MemoryInventory};
 pub use misuse::Misuse;
 pub use request::{Purpose, Request, RequestId};
-pub use state::{Checkpoint, Position, State};
+pub use state::{Checkpoint, Position, Refetch, State};
 
 /// Where a Source publishes its Source Description (section 6.3.2, RFC 5785); see
 /// [`discovery::well_known_uri`].

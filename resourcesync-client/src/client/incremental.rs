@@ -5,11 +5,12 @@ use std::collections::HashMap;
 
 use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Uri, W3cDateTime};
 
-use super::{Client, Job, Phase, Raw, Role, Stream, What};
+use super::{Client, Job, Phase, Raw, Role, Stream, What, hash};
+use crate::config::Mode;
 use crate::event::{Action, Event, ProblemKind};
 use crate::inventory::{Comparison, Inventory};
 use crate::request::RequestId;
-use crate::state::Position;
+use crate::state::{Checkpoint, Position};
 
 impl<I: Inventory> Client<I> {
     /// Sets up an incremental run's stream for `set`; false (with a problem) when the
@@ -21,6 +22,19 @@ impl<I: Inventory> Client<I> {
             self.push_problem(uri.as_ref(), None, ProblemKind::NoCheckpoint);
             return false;
         };
+        // What an earlier run left to fetch again, once (a run that follows the Change
+        // Lists starts its stream again, and fetched them the first time).
+        if !self.sets[set].retried && self.sets[set].deferred.is_empty() {
+            let left = self.state.refetch.get(&self.sets[set].key).cloned();
+            let deferred = left.into_iter().flatten().map(|r| (r.uri.clone(), r));
+            self.sets[set].deferred.extend(deferred);
+        }
+        self.stream_from(set, checkpoint);
+        true
+    }
+
+    /// Starts `set`'s change stream from `checkpoint`.
+    pub(super) fn stream_from(&mut self, set: usize, checkpoint: Checkpoint) {
         self.sets[set].stream = Some(Stream {
             checkpoint,
             candidates: Vec::new(),
@@ -37,7 +51,6 @@ impl<I: Inventory> Client<I> {
             applying: false,
             batch_packages: Vec::new(),
         });
-        true
     }
 
     /// Moves a set's change stream on as far as it can.
@@ -65,6 +78,22 @@ impl<I: Inventory> Client<I> {
             }
             if !stream.planned {
                 if let Err(kind) = self.plan(set) {
+                    if matches!(self.config.mode, Mode::Baseline { .. }) {
+                        // The Change Lists do not reach back to the listing: they explain
+                        // nothing, and the baseline stands on its listing alone (its
+                        // checkpoint the listing's `at`, as without them).
+                        self.sets[set].stream = None;
+                        let uri = self.capability_list_uri(set);
+                        let message = format!(
+                            "{kind}: the Change Lists do not reach back to the listing; \
+                             what matched nothing listed is fetched once more"
+                        );
+                        self.warn(uri.as_ref(), None, None, message);
+                        if self.refetch_deferred(set) {
+                            self.sets[set].phase = Phase::Finished;
+                        }
+                        return;
+                    }
                     self.sets[set].failed = true;
                     self.sets[set].phase = Phase::Finished;
                     let uri = self.capability_list_uri(set);
@@ -128,8 +157,10 @@ impl<I: Inventory> Client<I> {
                 self.apply_batch(set);
                 continue;
             }
-            // Everything applied.
-            self.sets[set].phase = Phase::Finished;
+            // Everything applied; then what matched nothing listed is fetched once more.
+            if self.refetch_deferred(set) {
+                self.sets[set].phase = Phase::Finished;
+            }
             return;
         }
     }
@@ -265,11 +296,20 @@ impl<I: Inventory> Client<I> {
             .map(|(position, _, r)| (position, r))
             .collect();
         ordered.sort_by_key(|a| a.0);
+        let baseline = matches!(self.config.mode, Mode::Baseline { .. });
         for (position, r) in ordered {
             if let Some(shard) = &self.config.shard {
                 if !shard.contains(&r.uri) {
                     continue;
                 }
+            }
+            // A change listed later explains a body that matched nothing before: the
+            // resource is taken as this change says.
+            self.sets[set].deferred.remove(&r.uri);
+            // A baseline reconciling through the Change Lists lists what they create or
+            // update, so that what the listing missed is not swept away as unlisted.
+            if baseline && self.config.delete && r.change != Some(Changed::Deleted) {
+                self.listed.push(hash(&r.uri));
             }
             let held = self.inventory.get(&r.uri);
             let action = match (r.change, held) {
@@ -343,10 +383,14 @@ impl<I: Inventory> Client<I> {
                         && new.count > stream.checkpoint.count))
             {
                 stream.checkpoint = new;
-                let key = self.sets[set].key.clone();
-                self.state.sets.insert(key, new);
-                self.report.at = Some(new.datetime);
-                self.events.push_back(Event::Checkpoint);
+                // A baseline's checkpoint is saved whole at its end (with what it leaves
+                // to fetch again), never before its listing is.
+                if self.config.mode == Mode::Incremental {
+                    let key = self.sets[set].key.clone();
+                    self.state.sets.insert(key, new);
+                    self.report.at = Some(new.datetime);
+                    self.events.push_back(Event::Checkpoint);
+                }
             }
         }
         for p in packages {

@@ -654,6 +654,11 @@ impl<I: Inventory> Client<I> {
                     );
                     return;
                 }
+                // A body that is not what was listed may be the Source's motion, not a
+                // fault: a baseline defers it until the Change Lists are read.
+                if self.moved(change, id, &kind) {
+                    return;
+                }
                 self.push_problem(Some(&job.uri), id, kind);
                 self.settle_failed(change);
             }

@@ -8,6 +8,7 @@ mod fuzz_corpus;
 mod fuzz_regressions;
 mod local_path;
 mod misuse;
+mod moving;
 mod policy;
 mod problems;
 mod sim;

@@ -1,0 +1,160 @@
+//! Sources that move while a Destination reads them: a resource rewritten or deleted after
+//! the Resource List that lists it (a Source that writes its Resource List rarely and
+//! carries it forward with Change Lists, as `resourcesync-source`'s `Publisher` does by
+//! default; files served live behind a publication).
+//!
+//! A baseline does not fail such a resource. It defers it ([`Set::deferred`]), and once
+//! the listing's changes are all settled, reads the Change Lists since the listing's `at`
+//! in the same run, as an incremental run would from a checkpoint there: a later change
+//! listed for a deferred resource explains it, and the resource is taken as that change
+//! says (fetched and checked against its digests; a deletion is a deletion, not a 404).
+//! The checkpoint is then where those Change Lists end. What nothing explains is fetched
+//! once more, against what was listed for it (a transfer that went wrong once is not the
+//! Source's motion); a body that still matches nothing changed after every list the run
+//! read: [`ProblemKind::ChangedSinceListed`], no failure. The checkpoint moves on all the
+//! same (that change is later than everything listed, so later than the checkpoint too),
+//! and [`State::refetch`](crate::State::refetch) keeps the resource, which the next run
+//! fetches again: checked against a later change its Change Lists list for it, or without
+//! one against what was listed.
+//!
+//! An incremental run's own Change List entries are not deferred: a mismatch there is a
+//! failure and the checkpoint stays before it, so that the next run reads that change
+//! (and any later one) again.
+
+use resourcesync_model::{Capability, Entry};
+
+use super::{Client, Origin, Phase, Role, Set};
+use crate::event::{Action, ProblemKind};
+use crate::inventory::{Comparison, Inventory};
+use crate::request::RequestId;
+use crate::state::{Checkpoint, Refetch};
+
+impl<I: Inventory> Client<I> {
+    /// A fetch for `change` ended in `kind` for good (every place tried): whether the
+    /// Source's motion explains it, and so it was taken care of here rather than failed.
+    pub(super) fn moved(
+        &mut self,
+        change: crate::event::ChangeId,
+        id: Option<RequestId>,
+        kind: &ProblemKind,
+    ) -> bool {
+        // A body that is not the one listed, or none where one was listed; a refusal,
+        // a timeout or a server error says nothing about the Source's motion.
+        let mismatch = matches!(
+            kind,
+            ProblemKind::Fixity(_) | ProblemKind::Status(404 | 410)
+        );
+        let origin = self.changes.get(&change).map(|p| p.origin);
+        if !mismatch || !matches!(origin, Some(Origin::Listed | Origin::Refetch)) {
+            return false;
+        }
+        let Some(pending) = self.changes.remove(&change) else {
+            return false;
+        };
+        self.progress.settled += 1;
+        let set = pending.set;
+        self.sets[set].unsettled = self.sets[set].unsettled.saturating_sub(1);
+        let listed = &pending.change;
+        let again = Refetch::new(listed.uri.clone(), listed.md.clone(), listed.lastmod);
+        if pending.origin == Origin::Listed {
+            self.sets[set].deferred.insert(again.uri.clone(), again);
+            return true;
+        }
+        self.sets[set].refetch.push(again);
+        let cause = Box::new(kind.clone());
+        self.push_problem(
+            Some(&listed.uri),
+            id,
+            ProblemKind::ChangedSinceListed { cause },
+        );
+        true
+    }
+
+    /// A baseline's set whose listing was read: once its changes are settled, reads the
+    /// Change Lists since the listing's `at` when a resource matched nothing listed, then
+    /// fetches what they do not explain once more; finished after that.
+    pub(super) fn reconcile(&mut self, set: usize) {
+        let s = &self.sets[set];
+        if s.failed {
+            self.sets[set].phase = Phase::Finished;
+            return;
+        }
+        if s.unsettled > 0 {
+            return;
+        }
+        let changes = match (&s.offered.changelist, &s.offered.changedump) {
+            (Some(list), _) => Some((list.clone(), Capability::ChangeList)),
+            (None, Some(dump)) => Some((dump.clone(), Capability::ChangeDump)),
+            (None, None) => None,
+        };
+        if let (false, Some(at), Some((uri, expect))) = (s.deferred.is_empty(), s.at, changes) {
+            // Read as an incremental run would from a checkpoint at the listing's `at`:
+            // `advance_stream` takes the set on from here.
+            let archive = s.offered.changelist_archive.clone();
+            self.stream_from(set, Checkpoint::at(at));
+            if let Some(stream) = self.sets[set].stream.as_mut() {
+                stream.archive = archive;
+            }
+            match self.checked(&uri) {
+                Some(uri) => {
+                    let parent = self.capability_list_uri(set);
+                    self.push_doc(set, uri, Role::Changes, 2, Some(expect), parent);
+                }
+                // Refused (a problem said so): what was deferred is fetched once more.
+                None => {
+                    if let Some(stream) = self.sets[set].stream.as_mut() {
+                        stream.planned = true;
+                    }
+                }
+            }
+            return;
+        }
+        if self.refetch_deferred(set) {
+            self.sets[set].phase = Phase::Finished;
+        }
+    }
+
+    /// Fetches once more each resource of `set` that matched nothing listed and that no
+    /// later change explained, against what was listed for it: whether the set has
+    /// nothing left to settle.
+    pub(super) fn refetch_deferred(&mut self, set: usize) -> bool {
+        let Set {
+            unsettled,
+            retried,
+            deferred,
+            ..
+        } = &self.sets[set];
+        if *unsettled > 0 {
+            return false;
+        }
+        if *retried || deferred.is_empty() || self.config.dry_run {
+            return true;
+        }
+        self.sets[set].retried = true;
+        let mut deferred: Vec<Refetch> = self.sets[set].deferred.drain().map(|(_, r)| r).collect();
+        deferred.sort_by(|a, b| a.uri.cmp(&b.uri));
+        for again in deferred {
+            if self.config.shard.is_some_and(|s| !s.contains(&again.uri)) {
+                self.sets[set].refetch.push(again);
+                continue;
+            }
+            let action = match self.inventory.get(&again.uri) {
+                None => Action::Create,
+                Some(held) => match held.compare(again.md.as_ref(), again.lastmod.as_ref()) {
+                    // Held as listed already (stored since, by another run).
+                    Comparison::Same => continue,
+                    Comparison::Differs(_) => Action::Update,
+                },
+            };
+            let mut entry = Entry::new(again.uri);
+            entry.md = again.md;
+            entry.lastmod = again.lastmod;
+            if let Some(id) = self.decide(set, action, &entry, Vec::new(), None) {
+                if let Some(pending) = self.changes.get_mut(&id) {
+                    pending.origin = Origin::Refetch;
+                }
+            }
+        }
+        self.sets[set].unsettled == 0
+    }
+}
