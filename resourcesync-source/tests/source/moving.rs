@@ -104,52 +104,53 @@ fn sync(app: &App, dest: &mut Destination, mode: Mode) -> (Report, Vec<ProblemKi
     let now = Instant::now();
     let mut bodies: BTreeMap<resourcesync_client::RequestId, Vec<u8>> = BTreeMap::new();
     let mut problems = Vec::new();
-    let report = 'run: loop {
-        while let Some(request) = client.poll_request(now) {
-            let keep = matches!(request.purpose, Purpose::Resource { .. });
-            match app.get(request.uri.as_str()) {
-                Some(body) => {
-                    client
-                        .handle_response(request.id, StatusCode::OK, &HeaderMap::new(), now)
-                        .unwrap();
-                    client.handle_body(request.id, &body, now).unwrap();
-                    if keep {
-                        bodies.insert(request.id, body);
-                    }
+    let mut report = None;
+    while report.is_none() {
+        // Every answer comes at once: nothing to wait for (no retry, no timeout).
+        let request = client
+            .poll_request(now)
+            .unwrap_or_else(|| panic!("the client waits and is not done: {client:?}"));
+        let keep = matches!(request.purpose, Purpose::Resource { .. });
+        match app.get(request.uri.as_str()) {
+            Some(body) => {
+                client
+                    .handle_response(request.id, StatusCode::OK, &HeaderMap::new(), now)
+                    .unwrap();
+                client.handle_body(request.id, &body, now).unwrap();
+                if keep {
+                    bodies.insert(request.id, body);
                 }
-                None => client
-                    .handle_response(request.id, StatusCode::NOT_FOUND, &HeaderMap::new(), now)
-                    .unwrap(),
             }
-            client.handle_end(request.id, now).unwrap();
-            while let Some(event) = client.poll_event() {
-                match event {
-                    Told::Store(store) => {
-                        let body = bodies.remove(&store.request).unwrap();
-                        dest.files
-                            .insert(store.change.path.as_str().to_owned(), body);
-                        client.applied(store.change.id, None, now).unwrap();
-                    }
-                    Told::Delete(change) => {
-                        dest.files.remove(change.path.as_str());
-                        client.applied(change.id, None, now).unwrap();
-                    }
-                    Told::Discard { request, .. } => {
-                        bodies.remove(&request);
-                    }
-                    Told::Problem(problem) => problems.push(problem.kind),
-                    Told::Done(report) => break 'run report,
-                    _ => {}
+            None => client
+                .handle_response(request.id, StatusCode::NOT_FOUND, &HeaderMap::new(), now)
+                .unwrap(),
+        }
+        client.handle_end(request.id, now).unwrap();
+        while let Some(event) = client.poll_event() {
+            match event {
+                Told::Store(store) => {
+                    let body = bodies.remove(&store.request).unwrap();
+                    dest.files
+                        .insert(store.change.path.as_str().to_owned(), body);
+                    client.applied(store.change.id, None, now).unwrap();
                 }
+                Told::Delete(change) => {
+                    dest.files.remove(change.path.as_str());
+                    client.applied(change.id, None, now).unwrap();
+                }
+                Told::Discard { request, .. } => {
+                    bodies.remove(&request);
+                }
+                Told::Problem(problem) => problems.push(problem.kind),
+                Told::Done(done) => report = Some(done),
+                _ => {}
             }
         }
-        // Every answer comes at once: nothing to wait for (no retry, no timeout).
-        panic!("the client waits and is not done: {client:?}");
-    };
+    }
     let (state, inventory) = client.into_parts();
     dest.state = state;
     dest.inventory = inventory;
-    (report, problems)
+    (report.unwrap_or_default(), problems)
 }
 
 const BASELINE: Mode = Mode::Baseline { prefer_dump: false };
