@@ -230,7 +230,9 @@ impl<I: Inventory> Client<I> {
 
     /// Applies the loaded candidates `batch_start..next`: positions, collapse, decide.
     pub(super) fn apply_batch(&mut self, set: usize) {
-        let Some(stream) = self.sets[set].stream.as_mut() else {
+        let this = &mut self.sets[set];
+        let deferred = &mut this.deferred;
+        let Some(stream) = this.stream.as_mut() else {
             return;
         };
         let checkpoint = stream.checkpoint;
@@ -269,6 +271,21 @@ impl<I: Inventory> Client<I> {
                 cursor = Some((at, next + 1));
                 last = Some(position);
                 if checkpoint.covers(position) {
+                    // A change the checkpoint covers still says what the resource was
+                    // last listed as, for one that matched nothing: a Source whose `at`
+                    // is later than a change it does not reflect yet (a file edited while
+                    // its list was written) lists that change before the checkpoint.
+                    if let Some(again) = deferred.get_mut(&r.uri) {
+                        match r.change {
+                            Some(Changed::Deleted) => {
+                                deferred.remove(&r.uri);
+                            }
+                            _ => {
+                                again.md = r.md.clone();
+                                again.lastmod = r.lastmod;
+                            }
+                        }
+                    }
                     continue;
                 }
                 let own = r.datetime.or(r.lastmod);

@@ -185,3 +185,20 @@ fn what_matches_nothing_listed_is_fetched_again_by_the_next_run() {
         assert!(d.state.refetch.is_empty());
     }
 }
+
+#[test]
+fn a_change_the_resource_list_does_not_reflect_though_it_is_before_its_at() {
+    // A file edited while its Resource List was written: the list stamped 10 s lists the
+    // old bytes, and the Change List the edit at 9 s, which the checkpoint covers.
+    let mut s = source();
+    s.now = 9;
+    s.put("r/2.txt", b"two, edited while the list was written");
+    s.now = 12;
+    s.publish_changes();
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    assert!(d.state.refetch.is_empty(), "{:?}", d.state.refetch);
+    quiet(&s, &mut d);
+}
