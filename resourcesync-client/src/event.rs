@@ -194,6 +194,14 @@ pub enum ProblemKind {
     /// no Change List for an incremental sync), or discovery found nothing.
     #[error("the Source offers no {0}")]
     NotOffered(&'static str),
+    /// Discovery found no Source Description: every place it looked, and what it found
+    /// there (section 6.3: the well-known URI of the host, then the one under the start's
+    /// path, robots.txt, the start's own page).
+    #[error("the Source offers no Source Description: tried {}", attempts(.tried))]
+    NotDiscovered {
+        /// Each place, in the order tried.
+        tried: Vec<Attempt>,
+    },
     /// An incremental sync without a checkpoint: run a baseline first.
     #[error("no checkpoint for this set: a baseline must come first")]
     NoCheckpoint,
@@ -248,6 +256,24 @@ pub enum ProblemKind {
         /// The last fetch's own problem: a fixity mismatch, a 404 or 410.
         cause: Box<ProblemKind>,
     },
+}
+
+/// One place discovery looked for a Source Description, and what it found there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// What was asked for.
+    pub uri: Uri,
+    /// What came of it: a status, or what the response lacked.
+    pub outcome: String,
+}
+
+fn attempts(tried: &[Attempt]) -> String {
+    let each: Vec<String> = tried
+        .iter()
+        .map(|a| format!("{} ({})", a.uri, a.outcome))
+        .collect();
+    each.join(", ")
 }
 
 /// Why a document could not be read: the XML reader's error, kept whole (what went wrong,
@@ -501,6 +527,7 @@ impl ProblemKind {
             ProblemKind::TooDeep(_) => "too-deep",
             ProblemKind::Unexpected { .. } => "unexpected",
             ProblemKind::NotOffered(_) => "not-offered",
+            ProblemKind::NotDiscovered { .. } => "not-discovered",
             ProblemKind::NoCheckpoint => "no-checkpoint",
             ProblemKind::Gap { .. } => "gap",
             ProblemKind::DeleteLimit { .. } => "delete-limit",

@@ -138,6 +138,8 @@ pub struct Client<I> {
     /// Why discovery could not reach the Source (a request that failed, not a status):
     /// said instead of "offers no Source Description".
     unreachable: Option<(Uri, ProblemKind)>,
+    /// Where discovery looked so far, and what it found: named when it finds nothing.
+    attempts: Vec<crate::event::Attempt>,
 }
 
 impl<I> std::fmt::Debug for Client<I> {
@@ -194,6 +196,9 @@ enum What {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
+    /// The well-known URI under the start's path (after the host's, which section 6.3.2
+    /// and RFC 8615 put at the root: the standard's place first).
+    PathWellKnown,
     /// `Sitemap:` lines of the Source's robots.txt.
     Robots,
     /// `Link` headers and `<link>` elements of the Source's home page.
@@ -203,6 +208,7 @@ enum Step {
 impl Step {
     fn next(self) -> Option<Step> {
         match self {
+            Step::PathWellKnown => Some(Step::Robots),
             Step::Robots => Some(Step::Home),
             Step::Home => None,
         }
@@ -473,6 +479,7 @@ impl<I: Inventory> Client<I> {
             report: Report::default(),
             deletions: 0,
             unreachable: None,
+            attempts: Vec::new(),
             progress: Progress::default(),
             done: false,
         };
@@ -484,7 +491,13 @@ impl<I: Inventory> Client<I> {
         let start = self.config.start.clone();
         if self.config.discovers() {
             match discovery::well_known_uri(&start) {
-                Ok(uri) => self.push_root_doc(uri, Role::Any, Some(Step::Robots), true),
+                Ok(uri) => {
+                    let then = match discovery::path_well_known_uri(&start) {
+                        Some(under) if under != uri => Step::PathWellKnown,
+                        _ => Step::Robots,
+                    };
+                    self.push_root_doc(uri, Role::Any, Some(then), true)
+                }
                 Err(e) => {
                     self.events
                         .push_back(problem(Some(&start), None, ProblemKind::WellKnown(e)));
