@@ -6,7 +6,7 @@ use resourcesync_model::Uri;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::local_path::PathMapper;
-use crate::policy::Policy;
+use crate::policy::{AuthorityError, Policy};
 
 /// What a run of the client does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,6 +215,29 @@ impl Config {
     pub fn with_policy(mut self, policy: Policy) -> Config {
         self.policy = policy;
         self
+    }
+
+    /// This configuration fetching from one more authority, `host` or `host:port` (a
+    /// mirror host, or the Source's own under another name or port:
+    /// [`Policy::allow_authority`]), whose resources map under `@` and the authority
+    /// ([`PathMapper::with_other_authorities`]). What a `--allow-authority HOST[:PORT]`
+    /// option gives.
+    ///
+    /// ```
+    /// use resourcesync_client::{Config, Mode};
+    ///
+    /// let config = Config::new("http://localhost:8080/".parse()?, Mode::Audit)?
+    ///     .with_allowed_authority("127.0.0.1:8080")?;
+    /// let built_for = "http://127.0.0.1:8080/capabilitylist.xml".parse()?;
+    /// assert!(config.policy.check(&built_for).is_ok());
+    /// assert_eq!(config.paths.local_path(&built_for)?.as_str(), "@127.0.0.1%3A8080/capabilitylist.xml");
+    /// assert!(config.policy.check(&"http://127.0.0.1:9090/".parse()?).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_allowed_authority(mut self, authority: &str) -> Result<Config, AuthorityError> {
+        self.policy = self.policy.allow_authority(authority)?;
+        self.paths = self.paths.with_other_authorities(true);
+        Ok(self)
     }
 
     /// This configuration with another path mapper.

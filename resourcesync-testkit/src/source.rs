@@ -99,6 +99,9 @@ pub struct Source {
     /// Moves waiting for their path to be served ([`Source::serve`]), in order: each runs
     /// once, right after the first response for its path.
     pub moves: Vec<(String, Move)>,
+    /// Other bases the Source answers at, as at its own (one server under several names
+    /// or ports); its documents name only `base`.
+    pub aliases: Vec<String>,
 }
 
 impl Default for Source {
@@ -118,6 +121,7 @@ impl Source {
             files: BTreeMap::new(),
             published_at: 0,
             moves: Vec::new(),
+            aliases: Vec::new(),
         }
     }
 
@@ -491,7 +495,10 @@ impl Source {
 
     /// The response to a GET of `uri`, as published (resources as they are now).
     pub fn respond(&self, uri: &str) -> Response {
-        let Some(path) = uri.strip_prefix(&self.base) else {
+        let path = std::iter::once(&self.base)
+            .chain(&self.aliases)
+            .find_map(|base| uri.strip_prefix(base.as_str()));
+        let Some(path) = path else {
             return Response {
                 status: 404,
                 headers: vec![],
