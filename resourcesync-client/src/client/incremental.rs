@@ -10,7 +10,7 @@ use crate::config::Mode;
 use crate::event::{Action, Event, ProblemKind};
 use crate::inventory::{Comparison, Inventory};
 use crate::request::RequestId;
-use crate::state::{Checkpoint, Position};
+use crate::state::{Checkpoint, Position, Refetch};
 
 impl<I: Inventory> Client<I> {
     /// Sets up an incremental run's stream for `set`; false (with a problem) when the
@@ -78,7 +78,7 @@ impl<I: Inventory> Client<I> {
             }
             if !stream.planned {
                 if let Err(kind) = self.plan(set) {
-                    if matches!(self.config.mode, Mode::Baseline { .. }) {
+                    if self.config.mode != Mode::Incremental {
                         // The Change Lists do not reach back to the listing: they explain
                         // nothing, and the baseline stands on its listing alone (its
                         // checkpoint the listing's `at`, as without them).
@@ -323,6 +323,16 @@ impl<I: Inventory> Client<I> {
             // A change listed later explains a body that matched nothing before: the
             // resource is taken as this change says.
             self.sets[set].deferred.remove(&r.uri);
+            // An audit only notes what the Source says the resource is now.
+            if self.config.mode == Mode::Audit {
+                let now = match r.change {
+                    Some(Changed::Deleted) => None,
+                    _ => Some(Refetch::new(r.uri.clone(), r.md.clone(), r.lastmod)),
+                };
+                self.listed.push(hash(&r.uri));
+                self.sets[set].since.insert(r.uri.clone(), now);
+                continue;
+            }
             // A baseline reconciling through the Change Lists lists what they create or
             // update, so that what the listing missed is not swept away as unlisted.
             if baseline && self.config.delete && r.change != Some(Changed::Deleted) {

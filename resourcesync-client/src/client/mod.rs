@@ -321,6 +321,9 @@ struct Set {
     /// Fetched once more and still matching nothing listed: the next run's to fetch again
     /// ([`State::refetch`]).
     refetch: Vec<Refetch>,
+    /// An audit's: what the Change Lists since the listing's `at` say each resource they
+    /// name is now (`None`: deleted), judged against the inventory once they are read.
+    since: HashMap<Uri, Option<Refetch>>,
 }
 
 #[derive(Default)]
@@ -654,7 +657,9 @@ impl<I: Inventory> Client<I> {
                 {
                     self.advance_stream(set)
                 }
-                Phase::Reading if matches!(self.config.mode, Mode::Baseline { .. }) => {
+                Phase::Reading
+                    if matches!(self.config.mode, Mode::Baseline { .. } | Mode::Audit) =>
+                {
                     self.reconcile(set)
                 }
                 Phase::Reading => self.sets[set].phase = Phase::Finished,
@@ -740,6 +745,10 @@ impl<I: Inventory> Client<I> {
         }
         self.report.complete = self.report.problems == 0 && !self.sets.iter().any(|s| s.failed);
         if self.config.mode == Mode::Audit {
+            // What a set whose Change Lists failed left unjudged is judged by its listing.
+            for s in 0..self.sets.len() {
+                self.audit_moved(s);
+            }
             self.report.in_sync = Some(
                 self.report.complete
                     && self.report.changed + self.report.missing + self.report.extra == 0,

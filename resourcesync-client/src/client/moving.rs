@@ -21,10 +21,11 @@
 //! failure and the checkpoint stays before it, so that the next run reads that change
 //! (and any later one) again.
 
-use resourcesync_model::{Capability, Entry};
+use resourcesync_model::{Capability, Entry, Uri};
 
 use super::{Client, Origin, Phase, Role, Set};
-use crate::event::{Action, ProblemKind};
+use crate::config::Mode;
+use crate::event::{Action, Event, ProblemKind, Standing};
 use crate::inventory::{Comparison, Inventory};
 use crate::request::RequestId;
 use crate::state::{Checkpoint, Refetch};
@@ -87,7 +88,10 @@ impl<I: Inventory> Client<I> {
             (None, Some(dump)) => Some((dump.clone(), Capability::ChangeDump)),
             (None, None) => None,
         };
-        if let (false, Some(at), Some((uri, expect))) = (s.deferred.is_empty(), s.at, changes) {
+        // An audit reads them in any case: what changed since the listing is what the
+        // Source is now, whether or not the inventory differs from the listing.
+        let wanted = !s.deferred.is_empty() || self.config.mode == Mode::Audit;
+        if let (true, Some(at), Some((uri, expect))) = (wanted, s.at, changes) {
             // Read as an incremental run would from a checkpoint at the listing's `at`:
             // `advance_stream` takes the set on from here.
             let archive = s.offered.changelist_archive.clone();
@@ -127,6 +131,10 @@ impl<I: Inventory> Client<I> {
         if *unsettled > 0 {
             return false;
         }
+        if self.config.mode == Mode::Audit {
+            self.audit_moved(set);
+            return true;
+        }
         if *retried || deferred.is_empty() || self.config.dry_run {
             return true;
         }
@@ -156,5 +164,54 @@ impl<I: Inventory> Client<I> {
             }
         }
         self.sets[set].unsettled == 0
+    }
+
+    /// Whether an audit of `set` judges what differs from the listing only once the
+    /// Change Lists since its `at` are read: the set offers them, and the listing says
+    /// its `at`.
+    pub(super) fn audit_reconciles(&self, set: usize) -> bool {
+        let s = &self.sets[set];
+        s.at.is_some() && (s.offered.changelist.is_some() || s.offered.changedump.is_some())
+    }
+
+    /// An audit's judgement of `set` once its Change Lists are read: each resource as the
+    /// latest of its listing and its changes says, against the inventory.
+    pub(super) fn audit_moved(&mut self, set: usize) {
+        let deferred: Vec<Refetch> = self.sets[set].deferred.drain().map(|(_, r)| r).collect();
+        let since: Vec<(Uri, Option<Refetch>)> = self.sets[set].since.drain().collect();
+        let mut judged: Vec<(Uri, Option<Standing>)> = Vec::new();
+        for listed in deferred {
+            let standing = self.standing(&listed.uri, Some(&listed));
+            judged.push((listed.uri, standing));
+        }
+        for (uri, now) in since {
+            let standing = self.standing(&uri, now.as_ref());
+            judged.push((uri, standing));
+        }
+        judged.sort_by(|a, b| a.0.cmp(&b.0));
+        for (uri, standing) in judged {
+            let Some(standing) = standing else { continue };
+            match standing {
+                Standing::Changed(_) => self.report.changed += 1,
+                Standing::Missing => self.report.missing += 1,
+                _ => self.report.extra += 1,
+            }
+            self.events.push_back(Event::Audit { uri, standing });
+        }
+    }
+
+    /// How the inventory holds `uri` against what the Source says it is (`None`:
+    /// deleted); `None` when in step.
+    fn standing(&self, uri: &Uri, listed: Option<&Refetch>) -> Option<Standing> {
+        let held = self.inventory.get(uri);
+        match (listed, held) {
+            (None, None) => None,
+            (None, Some(_)) => Some(Standing::Extra),
+            (Some(_), None) => Some(Standing::Missing),
+            (Some(l), Some(h)) => match h.compare(l.md.as_ref(), l.lastmod.as_ref()) {
+                Comparison::Same => None,
+                Comparison::Differs(d) => Some(Standing::Changed(d)),
+            },
+        }
     }
 }

@@ -395,6 +395,7 @@ impl<I: Inventory> Client<I> {
             deferred: HashMap::new(),
             retried: false,
             refetch: Vec::new(),
+            since: HashMap::new(),
         });
         self.sets.len() - 1
     }

@@ -30,7 +30,8 @@ fn kinds(run: &crate::sim::Run) -> Vec<&ProblemKind> {
         .collect()
 }
 
-/// An incremental run right after: nothing to do, and complete.
+/// An incremental run right after: nothing to do, and complete; and an audit finds the
+/// Destination in sync (judged by the Resource List and the changes since it).
 fn quiet(s: &Source, d: &mut Destination) {
     let run = sync(s, d, Mode::Incremental, "", deleting, Drive::default());
     let report = run.report();
@@ -41,6 +42,40 @@ fn quiet(s: &Source, d: &mut Destination) {
         "{report:?}"
     );
     assert!(d.equals(s), "{}", d.difference(s));
+    let run = sync(s, d, Mode::Audit, "", |c| c, Drive::default());
+    assert_eq!(run.report().in_sync, Some(true), "{:?}", run.report());
+}
+
+#[test]
+fn an_audit_judges_by_the_resource_list_and_the_changes_since_it() {
+    let mut s = source();
+    let mut d = Destination::default();
+    sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    // The Source moves on, its Resource List kept; the Destination does not follow.
+    s.tick(5);
+    s.put("r/0.txt", b"zero, updated");
+    s.delete("r/1.txt");
+    s.put("r/new.txt", b"created after the list");
+    s.tick(1);
+    s.publish_changes();
+    let run = sync(&s, &mut d, Mode::Audit, "", |c| c, Drive::default());
+    let r = run.report();
+    assert_eq!((r.changed, r.missing, r.extra), (1, 1, 1), "{r:?}");
+    assert_eq!(r.in_sync, Some(false));
+    // Followed: in sync, though the Resource List still lists the old r/0 and r/1.
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    let run = sync(&s, &mut d, Mode::Audit, "", |c| c, Drive::default());
+    let r = run.report();
+    assert_eq!((r.changed, r.missing, r.extra), (0, 0, 0), "{r:?}");
+    assert_eq!(r.in_sync, Some(true));
 }
 
 #[test]

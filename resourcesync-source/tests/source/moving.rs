@@ -205,10 +205,17 @@ fn a_new_destination_catches_up_with_the_publisher_on_every_resource_list_policy
             let (report, problems) = sync(&app, dest, Mode::Incremental);
             assert!(report.complete, "{policy:?}: {problems:?}");
             dest.assert_holds(&app);
-            // And quiet after.
+            // And quiet after; an audit finds it in sync, whatever the Resource List's
+            // age (the changes since it count).
             let (report, _) = sync(&app, dest, Mode::Incremental);
             assert!(report.complete, "{policy:?}");
             assert_eq!((report.created, report.updated, report.deleted), (0, 0, 0));
+            let (report, problems) = sync(&app, dest, Mode::Audit);
+            assert_eq!(
+                report.in_sync,
+                Some(true),
+                "{policy:?}: {report:?} {problems:?}"
+            );
         }
     }
 }
