@@ -24,8 +24,9 @@ pub enum Mode {
     /// Apply the changes since the checkpoint: Change Lists, their Indexes and Archive,
     /// Change Dumps. Needs a checkpoint from a baseline.
     Incremental,
-    /// Compare the inventory with the Source's Resource List and report; nothing is
-    /// fetched but documents.
+    /// Compare the inventory with the Source's Resource List (and the Change Lists since
+    /// its `at`, when the Source offers them) and report; nothing is fetched but
+    /// documents.
     Audit,
     /// Read every document the Source offers (the Source Description, its Capability
     /// Lists, every capability document with its index parts and archives) and report

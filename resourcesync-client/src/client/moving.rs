@@ -20,6 +20,15 @@
 //! An incremental run's own Change List entries are not deferred: a mismatch there is a
 //! failure and the checkpoint stays before it, so that the next run reads that change
 //! (and any later one) again.
+//!
+//! An audit judges alike: when the set offers Change Lists and the listing says its `at`,
+//! what differs from the listing waits, the Change Lists since that `at` are read, and
+//! each resource is judged against the latest the Source says of it (a Destination that
+//! followed the Change Lists is in sync with a Resource List that is old).
+//!
+//! A baseline started at a Resource List itself knows no Change List (it read no
+//! Capability List): what matches nothing is fetched once more, then kept for the next
+//! run, which, incremental, reads the Capability List its `up` link names.
 
 use resourcesync_model::{Capability, Entry, Uri};
 
