@@ -65,7 +65,12 @@ impl<I: Inventory> Client<I> {
                 return;
             };
             if failed && !stream.applying {
-                // A document failed, or a change: later changes wait for the next run.
+                // A document failed, or a change: later changes wait for the next run. A
+                // baseline's resources that matched nothing are fetched once more first
+                // (an incremental run's stay in the state for the next).
+                if self.config.mode != Mode::Incremental && !self.refetch_deferred(set) {
+                    return;
+                }
                 self.sets[set].phase = Phase::Finished;
                 return;
             }

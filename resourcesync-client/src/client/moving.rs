@@ -86,20 +86,26 @@ impl<I: Inventory> Client<I> {
     pub(super) fn reconcile(&mut self, set: usize) {
         let s = &self.sets[set];
         if s.failed {
-            self.sets[set].phase = Phase::Finished;
+            // Something else failed: no checkpoint, and no Change List read; what matched
+            // nothing is fetched once more all the same, and said if it still does.
+            if self.refetch_deferred(set) {
+                self.sets[set].phase = Phase::Finished;
+            }
             return;
         }
         if s.unsettled > 0 {
             return;
         }
+        let audit = self.config.mode == Mode::Audit;
         let changes = match (&s.offered.changelist, &s.offered.changedump) {
             (Some(list), _) => Some((list.clone(), Capability::ChangeList)),
-            (None, Some(dump)) => Some((dump.clone(), Capability::ChangeDump)),
-            (None, None) => None,
+            // An audit fetches documents only, never a Change Dump's packages.
+            (None, Some(dump)) if !audit => Some((dump.clone(), Capability::ChangeDump)),
+            _ => None,
         };
         // An audit reads them in any case: what changed since the listing is what the
         // Source is now, whether or not the inventory differs from the listing.
-        let wanted = !s.deferred.is_empty() || self.config.mode == Mode::Audit;
+        let wanted = !s.deferred.is_empty() || audit;
         if let (true, Some(at), Some((uri, expect))) = (wanted, s.at, changes) {
             // Read as an incremental run would from a checkpoint at the listing's `at`:
             // `advance_stream` takes the set on from here.
@@ -176,11 +182,11 @@ impl<I: Inventory> Client<I> {
     }
 
     /// Whether an audit of `set` judges what differs from the listing only once the
-    /// Change Lists since its `at` are read: the set offers them, and the listing says
-    /// its `at`.
+    /// Change Lists since its `at` are read: the set offers them (a Change Dump is not
+    /// read: its packages are no documents), and the listing says its `at`.
     pub(super) fn audit_reconciles(&self, set: usize) -> bool {
         let s = &self.sets[set];
-        s.at.is_some() && (s.offered.changelist.is_some() || s.offered.changedump.is_some())
+        s.at.is_some() && s.offered.changelist.is_some()
     }
 
     /// An audit's judgement of `set` once its Change Lists are read: each resource as the
