@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Uri, W3cDateTime};
 
-use super::{Client, Job, Phase, Raw, Role, Stream, What, hash};
+use super::{Client, Job, Origin, Phase, Raw, Role, Stream, What, hash};
 use crate::config::Mode;
 use crate::event::{Action, Event, ProblemKind};
 use crate::inventory::{Comparison, Inventory};
@@ -235,6 +235,14 @@ impl<I: Inventory> Client<I> {
 
     /// Applies the loaded candidates `batch_start..next`: positions, collapse, decide.
     pub(super) fn apply_batch(&mut self, set: usize) {
+        let baseline = matches!(self.config.mode, Mode::Baseline { .. });
+        let audit = self.config.mode == Mode::Audit;
+        if audit {
+            // What the listing lists, to look up below.
+            self.listed.sort_unstable();
+        }
+        let listing = &self.listed;
+        let inventory = &self.inventory;
         let this = &mut self.sets[set];
         let deferred = &mut this.deferred;
         let Some(stream) = this.stream.as_mut() else {
@@ -275,11 +283,23 @@ impl<I: Inventory> Client<I> {
                 };
                 cursor = Some((at, next + 1));
                 last = Some(position);
-                if checkpoint.covers(position) {
-                    // A change the checkpoint covers still says what the resource was
-                    // last listed as, for one that matched nothing: a Source whose `at`
-                    // is later than a change it does not reflect yet (a file edited while
-                    // its list was written) lists that change before the checkpoint.
+                // A change the checkpoint covers, in a baseline, is one before its
+                // listing's `at`: the listing reflects it, unless the Source stamped the
+                // listing later than what it holds (a file edited while its list was
+                // written, a list written while the Source changed). So it still says
+                // what a resource that matched nothing was last listed as, and it creates
+                // one the listing missed (neither held nor deferred once the listing's
+                // changes are settled); a deletion only takes back such a creation (what
+                // is held was fetched after it, so it is there).
+                let missed = r.change != Some(Changed::Deleted)
+                    && !deferred.contains_key(&r.uri)
+                    && match (baseline, audit) {
+                        // Once the listing's changes are settled, what it lists is held.
+                        (true, _) => inventory.get(&r.uri).is_none(),
+                        (_, true) => listing.binary_search(&hash(&r.uri)).is_err(),
+                        _ => false,
+                    };
+                if checkpoint.covers(position) && !missed {
                     if let Some(again) = deferred.get_mut(&r.uri) {
                         match r.change {
                             Some(Changed::Deleted) => {
@@ -290,6 +310,8 @@ impl<I: Inventory> Client<I> {
                                 again.lastmod = r.lastmod;
                             }
                         }
+                    } else if (baseline || audit) && r.change == Some(Changed::Deleted) {
+                        latest.remove(&r.uri);
                     }
                     continue;
                 }
@@ -318,7 +340,6 @@ impl<I: Inventory> Client<I> {
             .map(|(position, _, r)| (position, r))
             .collect();
         ordered.sort_by_key(|a| a.0);
-        let baseline = matches!(self.config.mode, Mode::Baseline { .. });
         for (position, r) in ordered {
             if let Some(shard) = &self.config.shard {
                 if !shard.contains(&r.uri) {
@@ -375,7 +396,10 @@ impl<I: Inventory> Client<I> {
                 }
                 (_, Some(h)) => match h.compare(r.md.as_ref(), r.lastmod.as_ref()) {
                     Comparison::Same => {
-                        self.report.unchanged += 1;
+                        // A baseline counted what its listing holds already.
+                        if !baseline {
+                            self.report.unchanged += 1;
+                        }
                         continue;
                     }
                     Comparison::Differs(_) => Action::Update,
@@ -386,6 +410,12 @@ impl<I: Inventory> Client<I> {
             entry.md = r.md.clone();
             entry.lastmod = r.lastmod;
             if let Some(id) = self.decide(set, action, &entry, r.mirrors.clone(), r.bitstream) {
+                // Only a creation the listing missed comes from before the checkpoint.
+                if checkpoint.covers(position) {
+                    if let Some(pending) = self.changes.get_mut(&id) {
+                        pending.origin = Origin::Missed;
+                    }
+                }
                 if let Some(stream) = self.sets[set].stream.as_mut() {
                     stream.issued.push((position, id));
                 }

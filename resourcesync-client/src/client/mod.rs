@@ -424,6 +424,10 @@ enum Origin {
     /// A deferred resource fetched once more, after every list: a body that still matches
     /// nothing is [`ProblemKind::ChangedSinceListed`], kept for the next run.
     Refetch,
+    /// A creation before the listing's `at` that the listing does not hold (a listing
+    /// stamped later than what it holds): gone (404, 410) it is what the listing says,
+    /// and nothing happens; another body is deferred as a listing's would be.
+    Missed,
 }
 
 struct Unpacking {

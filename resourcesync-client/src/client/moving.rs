@@ -55,7 +55,8 @@ impl<I: Inventory> Client<I> {
             ProblemKind::Fixity(_) | ProblemKind::Status(404 | 410)
         );
         let origin = self.changes.get(&change).map(|p| p.origin);
-        if !mismatch || !matches!(origin, Some(Origin::Listed | Origin::Refetch)) {
+        let gone = matches!(kind, ProblemKind::Status(404 | 410));
+        if !mismatch || matches!(origin, None | Some(Origin::Changed)) {
             return false;
         }
         let Some(pending) = self.changes.remove(&change) else {
@@ -64,9 +65,13 @@ impl<I: Inventory> Client<I> {
         self.progress.settled += 1;
         let set = pending.set;
         self.sets[set].unsettled = self.sets[set].unsettled.saturating_sub(1);
+        if pending.origin == Origin::Missed && gone {
+            // As the listing says: not there.
+            return true;
+        }
         let listed = &pending.change;
         let again = Refetch::new(listed.uri.clone(), listed.md.clone(), listed.lastmod);
-        if pending.origin == Origin::Listed {
+        if matches!(pending.origin, Origin::Listed | Origin::Missed) {
             self.sets[set].deferred.insert(again.uri.clone(), again);
             return true;
         }
@@ -97,16 +102,19 @@ impl<I: Inventory> Client<I> {
             return;
         }
         let audit = self.config.mode == Mode::Audit;
+        // Change Lists are read in any case: what changed since the listing is what the
+        // Source is now, and a listing may miss a resource created before its `at` (a
+        // list written while the Source changes, stamped when it was done: Python's
+        // resync-simulator). A Change Dump only for what matched nothing (its packages
+        // are large), and never in an audit (it fetches documents only).
         let changes = match (&s.offered.changelist, &s.offered.changedump) {
             (Some(list), _) => Some((list.clone(), Capability::ChangeList)),
-            // An audit fetches documents only, never a Change Dump's packages.
-            (None, Some(dump)) if !audit => Some((dump.clone(), Capability::ChangeDump)),
+            (None, Some(dump)) if !audit && !s.deferred.is_empty() => {
+                Some((dump.clone(), Capability::ChangeDump))
+            }
             _ => None,
         };
-        // An audit reads them in any case: what changed since the listing is what the
-        // Source is now, whether or not the inventory differs from the listing.
-        let wanted = !s.deferred.is_empty() || audit;
-        if let (true, Some(at), Some((uri, expect))) = (wanted, s.at, changes) {
+        if let (Some(at), Some((uri, expect))) = (s.at, changes) {
             // Read as an incremental run would from a checkpoint at the listing's `at`:
             // `advance_stream` takes the set on from here.
             let archive = s.offered.changelist_archive.clone();
@@ -126,6 +134,9 @@ impl<I: Inventory> Client<I> {
                     }
                 }
             }
+            // On at once: with no document pending (refused, or a loop) no input would
+            // come to move it.
+            self.advance_stream(set);
             return;
         }
         if self.refetch_deferred(set) {

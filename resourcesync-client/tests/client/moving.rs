@@ -279,3 +279,22 @@ fn what_matches_nothing_is_said_even_when_another_resource_failed() {
     assert!(run.report().complete, "{:?}", run.problems());
     assert!(d.equals(&s), "{}", d.difference(&s));
 }
+
+#[test]
+fn a_creation_the_resource_list_missed_though_it_is_before_its_at_is_taken() {
+    // A list written while the Source changed, stamped when it was done (Python's
+    // resync-simulator): r/new was created at 9 s, the list at 10 s does not hold it.
+    let mut s = source();
+    s.now = 9;
+    s.put("r/new.txt", b"created while the list was written");
+    // And one created then deleted before the list: nothing to take.
+    s.put("r/gone.txt", b"briefly");
+    s.delete("r/gone.txt");
+    s.now = 10;
+    s.publish_changes();
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", deleting, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    quiet(&s, &mut d);
+}
