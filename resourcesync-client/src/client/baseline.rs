@@ -78,7 +78,13 @@ impl<I: Inventory> Client<I> {
             }
         };
         let mirrors = mirrors(entry);
-        self.decide(set, action, entry, mirrors, bitstream);
+        if self
+            .decide(set, action, entry, mirrors, bitstream)
+            .is_none()
+        {
+            // Refused: not held, and not a creation the listing missed either.
+            self.sets[set].declined.insert(hash(&entry.loc));
+        }
     }
 
     /// After the whole listing was read: deletions (baseline) or extras (audit).

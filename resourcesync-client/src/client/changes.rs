@@ -6,7 +6,7 @@ use std::time::Instant;
 use resourcesync_model::{Capability, Document, Entry, Uri};
 
 use super::incremental::raw;
-use super::{Client, Job, Origin, Pending, Unpacking, What};
+use super::{Client, Job, Origin, Pending, Unpacking, What, hash};
 use crate::config::Mode;
 use crate::event::{Action, Change, ChangeId, Event, Extract, ProblemKind, Store};
 use crate::inventory::{Held, Inventory};
@@ -409,6 +409,9 @@ impl<I: Inventory> Client<I> {
         match failure {
             None => self.count(pending.change.action),
             Some(kind @ ProblemKind::Conflict(_)) => {
+                // The path is the user's: not held, and not a creation a baseline's
+                // listing missed either.
+                self.sets[set].declined.insert(hash(&pending.change.uri));
                 self.report.conflicts += 1;
                 self.push_problem(Some(&pending.change.uri), None, kind);
             }

@@ -245,6 +245,7 @@ impl<I: Inventory> Client<I> {
         let inventory = &self.inventory;
         let this = &mut self.sets[set];
         let deferred = &mut this.deferred;
+        let declined = &this.declined;
         let Some(stream) = this.stream.as_mut() else {
             return;
         };
@@ -295,7 +296,9 @@ impl<I: Inventory> Client<I> {
                     && !deferred.contains_key(&r.uri)
                     && match (baseline, audit) {
                         // Once the listing's changes are settled, what it lists is held.
-                        (true, _) => inventory.get(&r.uri).is_none(),
+                        (true, _) => {
+                            inventory.get(&r.uri).is_none() && !declined.contains(&hash(&r.uri))
+                        }
                         (_, true) => listing.binary_search(&hash(&r.uri)).is_err(),
                         _ => false,
                     };

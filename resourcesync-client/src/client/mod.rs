@@ -324,6 +324,9 @@ struct Set {
     /// An audit's: what the Change Lists since the listing's `at` say each resource they
     /// name is now (`None`: deleted), judged against the inventory once they are read.
     since: HashMap<Uri, Option<Refetch>>,
+    /// xxh3-128 of the URIs a baseline's listing lists that are not held for another
+    /// reason than the Source's motion (refused, a conflict): not creations it missed.
+    declined: HashSet<u128, FoldHash>,
 }
 
 #[derive(Default)]

@@ -396,6 +396,7 @@ impl<I: Inventory> Client<I> {
             retried: false,
             refetch: Vec::new(),
             since: HashMap::new(),
+            declined: Default::default(),
         });
         self.sets.len() - 1
     }
