@@ -5,9 +5,12 @@
 //!
 //! A baseline does not fail such a resource. It defers it ([`Set::deferred`]), and once
 //! the listing's changes are all settled, reads the Change Lists since the listing's `at`
-//! in the same run, as an incremental run would from a checkpoint there: a later change
+//! in the same run (whenever the Source offers them; a Change Dump only when something
+//! was deferred), as an incremental run would from a checkpoint there: a later change
 //! listed for a deferred resource explains it, and the resource is taken as that change
-//! says (fetched and checked against its digests; a deletion is a deletion, not a 404).
+//! says (fetched and checked against its digests; a deletion is a deletion, not a 404);
+//! what changed or appeared since the listing is taken too, and so is a creation before
+//! its `at` that the listing does not hold (a listing stamped later than what it holds).
 //! The checkpoint is then where those Change Lists end. What nothing explains is fetched
 //! once more, against what was listed for it (a transfer that went wrong once is not the
 //! Source's motion); a body that still matches nothing changed after every list the run
