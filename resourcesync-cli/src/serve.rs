@@ -105,6 +105,9 @@ pub const SERVE_OUTPUT: &str = "\
 Output:
   One line once the address is bound (with the port chosen, for --addr HOST:0):
     serving <PUBLISH-DIR> at http://<addr>/
+  and a warning on standard error when the publication was built for another address
+  (its Source Description names another host or port): a Destination starting here would
+  be refused its documents' URIs.
 
 JSON (--json):
   {\"addr\": \"<ip>:<port>\", \"dir\": \"<PUBLISH-DIR>\", \"url\": \"http://<addr>/\"}";
@@ -216,6 +219,9 @@ pub fn run(args: &ServeArgs) -> ExitCode {
         } else {
             println!("serving {dir} at http://{addr}/");
         }
+        if let Some(warning) = built_for_elsewhere(&args.dir, addr).await {
+            eprintln!("resourcesync serve: warning: {warning}");
+        }
         match serve_with_limits(listener, args.dir.clone(), args.limits(), shutdown).await {
             Ok(()) => Ok(0),
             Err(e) => {
@@ -224,6 +230,63 @@ pub fn run(args: &ServeArgs) -> ExitCode {
             }
         }
     })
+}
+
+/// Why a Destination that starts at `addr` would not reach the publication in `dir`, if
+/// it would not: its documents name the base URL it was built for (its Source
+/// Description's first Capability List), and a Destination refuses a document on another
+/// authority than the one it started at (another port, or a host that is not this
+/// address: a name is resolved, for at most two seconds). `None` when they agree, when
+/// the server listens on every address and the ports agree, or when there is no Source
+/// Description to read (a publication built later: nothing to compare yet).
+///
+/// A warning, not a refusal: behind a proxy that serves the publication at its base URL,
+/// the two differ on purpose.
+async fn built_for_elsewhere(dir: &Path, addr: SocketAddr) -> Option<String> {
+    let dir = dir.to_owned();
+    let locs = tokio::task::spawn_blocking(move || {
+        let root = publication::open_publication(&dir).ok()?;
+        let found = publication::open_in(&root, &dir, Path::new(SOURCE_DESCRIPTION), false);
+        let Ok(Found::File(file, _) | Found::Index(file, _)) = found else {
+            return None;
+        };
+        let document = read_bounded(&file).ok()?;
+        Some(locs_of(&document, &Capability::CapabilityList))
+    })
+    .await
+    .ok()??;
+    let listed = locs.first()?;
+    let url = url::Url::parse(listed).ok()?;
+    let port = url.port_or_known_default()?;
+    let host = url.host_str()?;
+    let addresses: Vec<std::net::IpAddr> = match url.host()? {
+        url::Host::Ipv4(ip) => vec![ip.into()],
+        url::Host::Ipv6(ip) => vec![ip.into()],
+        url::Host::Domain(name) => {
+            let lookup = tokio::net::lookup_host((name, port));
+            match tokio::time::timeout(Duration::from_secs(2), lookup).await {
+                Ok(Ok(found)) => found.map(|a| a.ip()).collect(),
+                _ => Vec::new(),
+            }
+        }
+    };
+    let here = addr.ip().is_unspecified() || addresses.contains(&addr.ip());
+    if here && port == addr.port() {
+        return None;
+    }
+    let authority = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    };
+    let built_for = format!("{}://{authority}/", url.scheme());
+    Some(format!(
+        "the publication was built for {built_for} (its Source Description lists \
+         {listed}), and this server is at http://{addr}/: a Destination that starts here \
+         is refused the documents' URIs unless it allows them (resourcesync sync \
+         --allow-authority {authority}); build with --base-url http://{addr}/ or serve \
+         with --addr {authority} to agree (behind a proxy that serves it at {built_for}, \
+         no matter)"
+    ))
 }
 
 /// Completes at Ctrl-C (or SIGTERM, as a service manager stops a server). The handlers

@@ -56,8 +56,10 @@ JSON (--json):
 pub const SYNC_EXIT: &str = "\
 Exit status:
   0    the sync completed (an audit: DIR is in sync)
-  1    it did not complete, refused something, met a conflict, could not save its state
-       (the disk full: the last state saved is kept), or (an audit) DIR is not in sync
+  1    it did not complete, refused something, met a conflict, found a resource changed
+       since everything the Source lists (its checkpoint saved; the next run fetches it
+       again), could not save its state (the disk full: the last state saved is kept),
+       or (an audit) DIR is not in sync
   2    it could not start: a bad URL or option, DIR unusable, saved state unreadable
   130  interrupted (SIGINT, Ctrl-C, or SIGTERM): it stopped taking work, kept what was
        whole and saved; a rerun fetches only the rest. A second signal stops it at once
@@ -117,6 +119,11 @@ pub struct SyncArgs {
     /// taken as stored).
     #[arg(long)]
     replace_foreign: bool,
+    /// Fetch from another host or port too (HOST or HOST:PORT; repeatable): a Source
+    /// built for another address than SOURCE-URL's, resources on a mirror host. Their
+    /// files go under DIR/@HOST:PORT/.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    allow_authority: Vec<String>,
     /// One JSON object per event and line, then a summary object.
     #[arg(long)]
     json: bool,
@@ -140,6 +147,9 @@ impl SyncArgs {
             .with_replace_foreign(self.replace_foreign);
         if self.delete {
             options = options.with_delete(self.max_deletes);
+        }
+        for authority in &self.allow_authority {
+            options = options.with_allowed_authority(authority);
         }
         for (prefix, dir) in mirrors(&self.mirror)? {
             options = options.with_mirror(prefix, dir);

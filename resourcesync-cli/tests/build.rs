@@ -747,6 +747,93 @@ fn a_destination_far_behind_catches_up_through_the_archive() {
 }
 
 #[test]
+fn a_destination_catches_up_with_files_edited_between_builds() {
+    // The resources are served live from the collection (through links): a file edited
+    // after a build is served as nothing the publication lists until the next build.
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish, dest, fresh) = (
+        root.path().join("coll"),
+        root.path().join("pub"),
+        root.path().join("dest"),
+        root.path().join("fresh"),
+    );
+    let paths = collection(&coll, 6);
+    fs::create_dir(&publish).unwrap();
+    let (_server, base) = server::serve(&publish);
+    let publish_at = || {
+        let out = build_output_at(&base, &coll, &publish, &[]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let sync = |dest: &Path, extra: &[&str]| {
+        let mut args = vec!["sync", "--json", "--delete"];
+        args.extend(extra);
+        args.extend([base.as_str(), dest.to_str().unwrap()]);
+        let out = resourcesync(&args);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let summary: Value = serde_json::from_str(text.lines().last().unwrap_or("{}")).unwrap();
+        // With --json every event is a line of standard output: the problems too.
+        let said = format!("{text}{}", String::from_utf8_lossy(&out.stderr));
+        (out.status.code(), summary["summary"].clone(), said)
+    };
+    publish_at();
+    put(&coll, &paths[0], b"edited after the first build");
+    // The baseline says so, but keeps its checkpoint: the next run is incremental.
+    let (code, summary, stderr) = sync(&dest, &[]);
+    assert_eq!(code, Some(1), "{summary} {stderr}");
+    assert_eq!(summary["mode"], "baseline", "{summary}");
+    assert!(
+        stderr.contains("\"kind\":\"changed-since-listed\""),
+        "{summary} {stderr}"
+    );
+    assert_eq!(summary["failed"], 0, "{summary} {stderr}");
+    // The next build lists the edit, with another one and a deletion; a file is edited
+    // after it again.
+    put(&coll, &paths[1], b"edited before the second build");
+    fs::remove_file(coll.join(&paths[2])).unwrap();
+    publish_at();
+    put(&coll, &paths[3], b"edited after the second build");
+    // Incremental: the edit the first baseline could not take, and the others listed.
+    let (code, summary, stderr) = sync(&dest, &[]);
+    assert_eq!(code, Some(0), "{summary} {stderr}");
+    assert_eq!(summary["mode"], "incremental", "{summary} {stderr}");
+    let local = |dest: &Path, path: &str| fs::read(dest.join(path)).ok();
+    assert_eq!(
+        local(&dest, &paths[0]).as_deref(),
+        Some(&b"edited after the first build"[..])
+    );
+    assert_eq!(
+        local(&dest, &paths[1]).as_deref(),
+        Some(&b"edited before the second build"[..])
+    );
+    assert!(local(&dest, &paths[2]).is_none());
+    // A new Destination alike: everything but the file edited after every list.
+    let (code, summary, stderr) = sync(&fresh, &[]);
+    assert_eq!(code, Some(1), "{summary} {stderr}");
+    assert!(
+        stderr.contains(&paths[3].replace(' ', "%20")),
+        "{summary} {stderr}"
+    );
+    // Once the next build lists it, both converge and the audits find them in sync.
+    publish_at();
+    for dest in [&dest, &fresh] {
+        let (code, summary, stderr) = sync(dest, &[]);
+        assert_eq!(code, Some(0), "{summary} {stderr}");
+        assert_eq!(summary["mode"], "incremental", "{summary}");
+        let (code, summary, stderr) = sync(dest, &["--audit"]);
+        assert_eq!(code, Some(0), "{summary} {stderr}");
+        assert_eq!(summary["in_sync"], true, "{summary}");
+        assert_eq!(
+            local(dest, &paths[3]).as_deref(),
+            Some(&b"edited after the second build"[..])
+        );
+    }
+}
+
+#[test]
 fn a_period_closes_the_open_change_list_where_the_last_run_ended() {
     let root = tempfile::tempdir().unwrap();
     let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));

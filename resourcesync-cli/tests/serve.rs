@@ -1232,6 +1232,72 @@ fn the_command_prints_the_bound_port_serves_and_stops_on_ctrl_c() {
 }
 
 #[test]
+fn the_command_warns_when_the_publication_was_built_for_another_address() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A port free a moment ago, for a publication built for it.
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let right = generation(
+        tmp.path(),
+        &format!("http://localhost:{free}/"),
+        "right",
+        "capabilitylist.xml",
+    );
+    let wrong = generation(
+        tmp.path(),
+        "http://127.0.0.1:1/",
+        "wrong",
+        "capabilitylist.xml",
+    );
+    // Serves `dir` at `addr` until Ctrl-C: what it said on standard error.
+    let stderr_of = |dir: &Path, addr: &str| {
+        let mut child = Child(
+            command(&["serve", "--addr", addr, dir.to_str().unwrap()])
+                .spawn()
+                .unwrap(),
+        );
+        let line = start_line(&mut child);
+        assert!(line.starts_with("serving "), "{line}");
+        let kill = format!("kill -INT {}", child.0.id());
+        assert!(
+            Command::new("sh")
+                .args(["-c", &kill])
+                .status()
+                .unwrap()
+                .success()
+        );
+        assert_eq!(wait(&mut child).code(), Some(0));
+        let mut stderr = String::new();
+        child
+            .0
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        stderr
+    };
+    let said = stderr_of(&wrong, "127.0.0.1:0");
+    assert!(
+        said.contains("warning: the publication was built for http://127.0.0.1:1/")
+            && said.contains("--allow-authority 127.0.0.1:1"),
+        "{said}"
+    );
+    // Built for localhost at this port, served on 127.0.0.1 there: the same address.
+    let said = stderr_of(&right, &format!("127.0.0.1:{free}"));
+    assert!(!said.contains("warning"), "{said}");
+    // The same publication on another port.
+    let said = stderr_of(&right, "127.0.0.1:0");
+    assert!(
+        said.contains(&format!("built for http://localhost:{free}/")),
+        "{said}"
+    );
+}
+
+#[test]
 fn the_command_exits_2_when_it_cannot_start() {
     let help = command(&["serve", "--help"]).output().unwrap();
     assert_eq!(help.status.code(), Some(0));

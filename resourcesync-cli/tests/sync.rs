@@ -153,7 +153,12 @@ fn nothing_outside_the_destination_whatever_the_source_lists() {
     assert!(state.starts_with("{\"sets\""), "{state}");
     let mut held = BTreeMap::new();
     collect(&d, &d, &mut held);
-    assert_eq!(held.keys().collect::<Vec<_>>(), ["r/0.txt"]);
+    // What the hand-written list leaves out of the Source's resources, the Source's Change
+    // List said was created before the list's `at`: creations the list missed, taken.
+    assert_eq!(
+        held.keys().collect::<Vec<_>>(),
+        ["docs/index.html", "r/0.txt", "r/1.txt"]
+    );
 }
 
 #[test]
@@ -1030,4 +1035,28 @@ fn a_baseline_not_asked_for_keeps_a_file_the_user_edited() {
     let out = sync(&["--baseline", &served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     served.equals(&d).unwrap();
+}
+
+#[test]
+fn a_source_built_for_another_address_is_refused_with_a_hint_and_allowed_by_allow_authority() {
+    // The Source's documents name http://127.0.0.1:PORT/; the user reaches it by name.
+    let (served, _dir, d) = served_and_dest(3);
+    let by_name = served.base.replace("127.0.0.1", "localhost");
+    let authority = served
+        .base
+        .trim_start_matches("http://")
+        .trim_end_matches('/');
+    let out = sync(&[&by_name, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--allow-authority"), "{}", text(&out));
+    let out = sync(&[
+        "--allow-authority",
+        authority,
+        &by_name,
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The other authority's files go under `@HOST:PORT/`.
+    served.equals(&d.join(format!("@{authority}"))).unwrap();
 }

@@ -6,7 +6,7 @@ use resourcesync_model::{Uri, W3cDateTime};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::local_path::PathMapper;
-use crate::policy::Policy;
+use crate::policy::{AuthorityError, Policy};
 
 /// What a run of the client does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,7 +14,9 @@ use crate::policy::Policy;
 pub enum Mode {
     /// Bring the Destination in step from the Source's current state: a Resource List
     /// (or Index) compared with the inventory, or a Resource Dump; then the checkpoint
-    /// is the listing's `at`.
+    /// is the listing's `at`. When a resource's body is not what the listing says (the
+    /// Source moved since), the run reads the Change Lists since that `at` too, takes
+    /// what they say, and the checkpoint is where they end.
     Baseline {
         /// Take the resources from the Resource Dump when the Source offers one.
         prefer_dump: bool,
@@ -22,8 +24,9 @@ pub enum Mode {
     /// Apply the changes since the checkpoint: Change Lists, their Indexes and Archive,
     /// Change Dumps. Needs a checkpoint from a baseline.
     Incremental,
-    /// Compare the inventory with the Source's Resource List and report; nothing is
-    /// fetched but documents.
+    /// Compare the inventory with the Source's Resource List (and the Change Lists since
+    /// its `at`, when the Source offers them) and report; nothing is fetched but
+    /// documents.
     Audit,
     /// Read every document the Source offers (the Source Description, its Capability
     /// Lists, every capability document with its index parts and archives) and report
@@ -234,6 +237,29 @@ impl Config {
     pub fn with_policy(mut self, policy: Policy) -> Config {
         self.policy = policy;
         self
+    }
+
+    /// This configuration fetching from one more authority, `host` or `host:port` (a
+    /// mirror host, or the Source's own under another name or port:
+    /// [`Policy::allow_authority`]), whose resources map under `@` and the authority
+    /// ([`PathMapper::with_other_authorities`]). What a `--allow-authority HOST[:PORT]`
+    /// option gives.
+    ///
+    /// ```
+    /// use resourcesync_client::{Config, Mode};
+    ///
+    /// let config = Config::new("http://localhost:8080/".parse()?, Mode::Audit)?
+    ///     .with_allowed_authority("127.0.0.1:8080")?;
+    /// let built_for = "http://127.0.0.1:8080/capabilitylist.xml".parse()?;
+    /// assert!(config.policy.check(&built_for).is_ok());
+    /// assert_eq!(config.paths.local_path(&built_for)?.as_str(), "@127.0.0.1%3A8080/capabilitylist.xml");
+    /// assert!(config.policy.check(&"http://127.0.0.1:9090/".parse()?).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_allowed_authority(mut self, authority: &str) -> Result<Config, AuthorityError> {
+        self.policy = self.policy.allow_authority(authority)?;
+        self.paths = self.paths.with_other_authorities(true);
+        Ok(self)
     }
 
     /// This configuration with another path mapper.

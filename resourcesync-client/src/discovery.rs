@@ -154,6 +154,42 @@ pub fn well_known_uri(base: &Uri) -> Result<Uri, WellKnownError> {
         .map_err(|e| unparsable(e.reason))
 }
 
+/// The well-known URI under the path of `base` (its path up to its last `/`, then
+/// [`WELL_KNOWN_PATH`]), for a Source published under a path rather than at its host's
+/// root: a large aggregator's Capability List points `up` to
+/// `https://host/path/.well-known/resourcesync`. `None` when that path is the root (the
+/// URI is then [`well_known_uri`]'s) or `base` is no http or https URI.
+///
+/// This is not a well-known URI as RFC 8615 defines them (those are at the root only), so
+/// discovery tries it after the host's: see [`Client`](crate::Client).
+///
+/// ```
+/// use resourcesync_client::discovery::path_well_known_uri;
+///
+/// let uri = path_well_known_uri(&"http://example.com/oai/data/?x#y".parse()?).unwrap();
+/// assert_eq!(uri.as_str(), "http://example.com/oai/data/.well-known/resourcesync");
+/// assert_eq!(path_well_known_uri(&"http://example.com/".parse()?), None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn path_well_known_uri(base: &Uri) -> Option<Uri> {
+    if !base.is_http() {
+        return None;
+    }
+    let url = base.to_url().ok()?;
+    let path = url.path();
+    let dir = &path[..path.rfind('/')?];
+    if dir.is_empty() {
+        return None;
+    }
+    let host = url.host_str()?;
+    let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+    Uri::parse(&format!(
+        "{}://{host}{port}{dir}{WELL_KNOWN_PATH}",
+        url.scheme()
+    ))
+    .ok()
+}
+
 /// Collects URIs and ignored values within the limits.
 struct Collector {
     limits: Limits,

@@ -202,6 +202,14 @@ pub enum ProblemKind {
     /// no Change List for an incremental sync), or discovery found nothing.
     #[error("the Source offers no {0}")]
     NotOffered(&'static str),
+    /// Discovery found no Source Description: every place it looked, and what it found
+    /// there (section 6.3: the well-known URI of the host, then the one under the start's
+    /// path, robots.txt, the start's own page).
+    #[error("the Source offers no Source Description: tried {}", attempts(.tried))]
+    NotDiscovered {
+        /// Each place, in the order tried.
+        tried: Vec<Attempt>,
+    },
     /// An incremental sync without a checkpoint: run a baseline first.
     #[error("no checkpoint for this set: a baseline must come first")]
     NoCheckpoint,
@@ -254,6 +262,37 @@ pub enum ProblemKind {
     /// or delete (a file the sync did not store, or one changed since it stored it).
     #[error("conflict: {0}")]
     Conflict(String),
+    /// The resource's body matched nothing the Source listed for it, fetched again after
+    /// every list was read (the Resource List, then the Change Lists since its `at`): it
+    /// changed after all of them (or is deleted, or the Source lies about it). Not
+    /// stored, and no failure: the checkpoint moves on (the change is later than anything
+    /// listed), and the resource is kept in [`State::refetch`](crate::State::refetch), so
+    /// that the next run fetches it again.
+    #[error(
+        "{cause}; it matches nothing the Source lists (changed since?): fetched again next run"
+    )]
+    ChangedSinceListed {
+        /// The last fetch's own problem: a fixity mismatch, a 404 or 410.
+        cause: Box<ProblemKind>,
+    },
+}
+
+/// One place discovery looked for a Source Description, and what it found there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// What was asked for.
+    pub uri: Uri,
+    /// What came of it: a status, or what the response lacked.
+    pub outcome: String,
+}
+
+fn attempts(tried: &[Attempt]) -> String {
+    let each: Vec<String> = tried
+        .iter()
+        .map(|a| format!("{} ({})", a.uri, a.outcome))
+        .collect();
+    each.join(", ")
 }
 
 /// A refused entry ([`ProblemKind::EntryRefused`]): where it is, and the rule it breaks.
@@ -571,6 +610,7 @@ impl ProblemKind {
             ProblemKind::TooManyDocuments(_) => "too-many-documents",
             ProblemKind::Unexpected { .. } => "unexpected",
             ProblemKind::NotOffered(_) => "not-offered",
+            ProblemKind::NotDiscovered { .. } => "not-discovered",
             ProblemKind::NoCheckpoint => "no-checkpoint",
             ProblemKind::Gap { .. } => "gap",
             ProblemKind::DeleteLimit { .. } => "delete-limit",
@@ -579,6 +619,7 @@ impl ProblemKind {
             ProblemKind::NotApplied(_) => "not-applied",
             ProblemKind::Conflict(_) => "conflict",
             ProblemKind::EntryRefused(_) => "entry-refused",
+            ProblemKind::ChangedSinceListed { .. } => "changed-since-listed",
         }
     }
 }

@@ -150,7 +150,8 @@
 //!
 //! Each is usable on its own by a driver:
 //!
-//! - [`discovery`]: the well-known URI of a Source Description ([`discovery::well_known_uri`]),
+//! - [`discovery`]: the well-known URI of a Source Description ([`discovery::well_known_uri`],
+//!   and [`discovery::path_well_known_uri`] for a Source published under a path),
 //!   `Sitemap:` lines in robots.txt ([`discovery::robots_txt`]),
 //!   `<link rel="resourcesync">` in an HTML head ([`discovery::html_links`]) and `Link:`
 //!   headers ([`discovery::link_headers`]) (sections 6.3 and 8, RFC 8288), each bounded by
@@ -201,6 +202,9 @@
 //! # Deviations
 //! Where this crate is stricter or more lenient than the standard, on purpose (each
 //! module says more):
+//! - Discovery from a base with a path tries the well-known URI under that path
+//!   (`/path/.well-known/resourcesync`) after the host's, which RFC 8615 puts at the root
+//!   only: real Sources published under a path point their Capability Lists `up` there.
 //! - robots.txt `Sitemap:` values that are relative are resolved against the robots.txt
 //!   URI, where RFC 9309 asks for absolute ones.
 //! - Only the head of an HTML document is read, and it ends where the HTML standard's
@@ -234,13 +238,13 @@ mod warnings;
 pub use client::Client;
 pub use config::{Bounds, Config, ConfigError, Mode, Shard};
 pub use event::{
-    Action, Change, ChangeId, DocumentError, DocumentRead, EntryRefusal, Event, Extract, Problem,
-    ProblemKind, Progress, Report, Standing, Store, Warning,
+    Action, Attempt, Change, ChangeId, DocumentError, DocumentRead, EntryRefusal, Event, Extract,
+    Problem, ProblemKind, Progress, Report, Standing, Store, Warning,
 };
 pub use inventory::{Held, Inventory, MemoryInventory};
 pub use misuse::Misuse;
 pub use request::{Purpose, Request, RequestId};
-pub use state::{Checkpoint, Position, State};
+pub use state::{Checkpoint, Position, Refetch, State};
 pub use warnings::{WarningGroup, WarningSummary};
 
 /// Where a Source publishes its Source Description (section 6.3.2, RFC 5785); see

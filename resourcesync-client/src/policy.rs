@@ -177,9 +177,14 @@ impl fmt::Display for Refusal {
             Refusal::NotHttp => f.write_str("not an http or https URI"),
             Refusal::Unparsable(reason) => write!(f, "cannot be parsed: {reason}"),
             Refusal::Userinfo => f.write_str("has a userinfo"),
-            Refusal::OtherAuthority(authority) => {
-                write!(f, "authority {authority:?} is not allowed")
-            }
+            // Said with the way out: a Source built for one name served under another
+            // (`127.0.0.1` and `localhost`, another port), or resources on a mirror host,
+            // are refused until the caller allows them, and only the caller can.
+            Refusal::OtherAuthority(authority) => write!(
+                f,
+                "authority {authority:?} is not the Source's: allow it with \
+                 --allow-authority {authority} (Policy::allow_authority)"
+            ),
             Refusal::SpecialAddress { host, kind } => write!(f, "{host} is a {kind} address"),
             Refusal::Downgrade => f.write_str("redirects from https to http"),
         }
@@ -266,7 +271,11 @@ impl Policy {
     }
 
     /// Allows one more authority (`host` or `host:port`, without the scheme's default
+    /// port): a mirror host, or the Source's own under another name (a Source built for
+    /// `http://127.0.0.1:8080/` reached as `http://localhost:8080/`, or served on another
     /// port). Special-purpose addresses stay refused there unless allowed too.
+    /// [`Config::with_allowed_authority`](crate::Config::with_allowed_authority) allows it
+    /// and gives its resources their local paths.
     pub fn allow_authority(mut self, authority: &str) -> Result<Policy, AuthorityError> {
         let fail = |reason: &str| AuthorityError {
             authority: authority.to_owned(),

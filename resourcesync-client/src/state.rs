@@ -8,10 +8,13 @@
 //! without losing a change. Resuming may apply a change a second time (one applied
 //! after the last checkpoint the caller saved); applying a change twice is harmless:
 //! a create or update writes the same resource, a delete of what is gone does nothing.
+//!
+//! Beside the checkpoints, the resources a run could not take because their bodies
+//! matched nothing the Source listed for them ([`Refetch`]): fetched again by the next run.
 
 use std::collections::BTreeMap;
 
-use resourcesync_model::W3cDateTime;
+use resourcesync_model::{Md, Uri, W3cDateTime};
 use serde::{Deserialize, Serialize};
 
 /// The state of a Destination: a checkpoint per set of resources it synchronizes.
@@ -21,6 +24,37 @@ pub struct State {
     /// Checkpoints by the URI of their set's Capability List (or of the document the
     /// sync started at, when it has none).
     pub sets: BTreeMap<String, Checkpoint>,
+    /// Resources to fetch again, by the same key as [`sets`](State::sets): a run found
+    /// their bodies matching nothing the Source listed for them (they changed after every
+    /// list the run read: [`ProblemKind::ChangedSinceListed`](crate::ProblemKind::ChangedSinceListed)).
+    /// The checkpoint moved on all the same (the change that made them differ is after
+    /// everything listed, so after it too); the next run fetches each again, checked
+    /// against a later change the Change Lists list for it or, without one, against what
+    /// was listed here. Empty, it is not written, so a state without one reads as before.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub refetch: BTreeMap<String, Vec<Refetch>>,
+}
+
+/// A resource to fetch again, and what the Source last listed for it: its body must match
+/// this (or a later change listed for it) to be stored.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Refetch {
+    /// The resource.
+    pub uri: Uri,
+    /// What was listed for it (length, hashes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md: Option<Md>,
+    /// Its listed `lastmod`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lastmod: Option<W3cDateTime>,
+}
+
+impl Refetch {
+    /// `uri`, listed with `md` and `lastmod`.
+    pub fn new(uri: Uri, md: Option<Md>, lastmod: Option<W3cDateTime>) -> Refetch {
+        Refetch { uri, md, lastmod }
+    }
 }
 
 impl State {

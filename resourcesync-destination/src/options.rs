@@ -46,6 +46,11 @@ pub struct SyncOptions {
     /// Replace a file at a listed path that no sync stored (by default a conflict,
     /// unless it holds the listed bytes).
     pub replace_foreign: bool,
+    /// Other authorities (`host` or `host:port`) the Source's documents and resources may
+    /// be fetched from: a Source built for another address than the one it is reached
+    /// at, resources on a mirror host ([`Config::with_allowed_authority`]; their files go
+    /// under `@host:port/` in the directory).
+    pub allowed_authorities: Vec<String>,
 }
 
 impl SyncOptions {
@@ -66,7 +71,15 @@ impl SyncOptions {
             max_request_time: Bounds::default().max_request_time,
             mirrors: Vec::new(),
             replace_foreign: false,
+            allowed_authorities: Vec::new(),
         }
+    }
+
+    /// See [`SyncOptions::allowed_authorities`]: one more.
+    #[must_use]
+    pub fn with_allowed_authority(mut self, authority: impl Into<String>) -> SyncOptions {
+        self.allowed_authorities.push(authority.into());
+        self
     }
 
     /// See [`SyncOptions::audit`].
@@ -174,6 +187,14 @@ impl SyncOptions {
         config = config.clone().with_paths(dest.paths(&config));
         if let Some(max) = self.delete {
             config = config.with_delete(max);
+        }
+        for authority in &self.allowed_authorities {
+            config = config
+                .with_allowed_authority(authority)
+                .map_err(|e| ConfigError {
+                    start: self.source.to_string(),
+                    reason: format!("--allow-authority {authority:?}: {e}"),
+                })?;
         }
         let mut bounds = config.bounds;
         bounds.max_in_flight = self.concurrency.max(1);

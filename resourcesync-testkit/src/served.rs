@@ -133,8 +133,9 @@ fn respond(
         *n += 1;
         *n - 1
     };
-    let source = source.lock().unwrap();
-    let mut r = source.respond(&format!("{}{}", source.base, path));
+    let mut source = source.lock().unwrap();
+    let uri = format!("{}{}", source.base, path);
+    let mut r = source.serve(&uri);
     let fault = (faults.lock().unwrap())(&path, attempt);
     let mut wait = None;
     match fault {

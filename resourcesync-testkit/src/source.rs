@@ -82,6 +82,10 @@ impl Response {
     }
 }
 
+/// What a Source does to itself once one of its paths was served: it moves while a
+/// Destination reads it.
+pub type Move = Box<dyn FnOnce(&mut Source) + Send + Sync>;
+
 /// The simulated Source.
 pub struct Source {
     pub base: String,
@@ -92,6 +96,12 @@ pub struct Source {
     pub files: BTreeMap<String, Response>,
     /// When the last Resource List was published.
     pub published_at: i64,
+    /// Moves waiting for their path to be served ([`Source::serve`]), in order: each runs
+    /// once, right after the first response for its path.
+    pub moves: Vec<(String, Move)>,
+    /// Other bases the Source answers at, as at its own (one server under several names
+    /// or ports); its documents name only `base`.
+    pub aliases: Vec<String>,
 }
 
 impl Default for Source {
@@ -110,6 +120,8 @@ impl Source {
             publish: Publish::default(),
             files: BTreeMap::new(),
             published_at: 0,
+            moves: Vec::new(),
+            aliases: Vec::new(),
         }
     }
 
@@ -437,9 +449,56 @@ impl Source {
         }
     }
 
+    /// Writes the Change Lists (or Change Dump) as the Source stands now and keeps the
+    /// Resource List (and Resource Dump) of the last [`publish`](Source::publish): a
+    /// Source that writes its Resource List rarely and carries it forward with Change
+    /// Lists, as `resourcesync-source`'s `Publisher` does by default.
+    pub fn publish_changes(&mut self) {
+        let listing =
+            |name: &String| name.starts_with("resourcelist") || name.starts_with("resourcedump");
+        let kept: Vec<(String, Response)> = self
+            .files
+            .iter()
+            .filter(|(name, _)| listing(name))
+            .map(|(name, r)| (name.clone(), r.clone()))
+            .collect();
+        let published_at = self.published_at;
+        self.publish();
+        self.published_at = published_at;
+        self.files.retain(|name, _| !listing(name));
+        self.files.extend(kept);
+    }
+
+    /// After serving `path`, once: `change` moves the Source (see [`Source::serve`]).
+    pub fn after_serving(
+        &mut self,
+        path: &str,
+        change: impl FnOnce(&mut Source) + Send + Sync + 'static,
+    ) {
+        self.moves.push((path.to_owned(), Box::new(change)));
+    }
+
+    /// The response to a GET of `uri` ([`respond`](Source::respond)), then the moves that
+    /// wait for its path: a Source that changes while a Destination reads it.
+    pub fn serve(&mut self, uri: &str) -> Response {
+        let response = self.respond(uri);
+        let path = uri.strip_prefix(&self.base).unwrap_or(uri).to_owned();
+        let (due, wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.moves)
+            .into_iter()
+            .partition(|(p, _)| *p == path);
+        self.moves = wait;
+        for (_, change) in due {
+            change(self);
+        }
+        response
+    }
+
     /// The response to a GET of `uri`, as published (resources as they are now).
     pub fn respond(&self, uri: &str) -> Response {
-        let Some(path) = uri.strip_prefix(&self.base) else {
+        let path = std::iter::once(&self.base)
+            .chain(&self.aliases)
+            .find_map(|base| uri.strip_prefix(base.as_str()));
+        let Some(path) = path else {
             return Response {
                 status: 404,
                 headers: vec![],

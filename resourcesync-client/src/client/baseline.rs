@@ -10,6 +10,7 @@ use crate::event::{Action, Event, ProblemKind, Standing};
 use crate::inventory::{Comparison, Difference, Inventory};
 use crate::local_path::LocalPathError;
 use crate::request::RequestId;
+use crate::state::Refetch;
 
 impl<I: Inventory> Client<I> {
     /// One resource of a listing (a Resource List entry, or a bitstream of a Resource
@@ -38,6 +39,16 @@ impl<I: Inventory> Client<I> {
         }
         let held = self.inventory.get(&entry.loc);
         let comparison = held.map(|h| h.compare(entry.md.as_ref(), entry.lastmod.as_ref()));
+        // An audit of a Source that moved since its listing: what differs is judged
+        // again once the Change Lists since the listing's `at` are read (see `moving`).
+        if self.config.mode == Mode::Audit
+            && !matches!(comparison, Some(Comparison::Same))
+            && self.audit_reconciles(set)
+        {
+            let listed = Refetch::new(entry.loc.clone(), entry.md.clone(), entry.lastmod);
+            self.sets[set].deferred.insert(entry.loc.clone(), listed);
+            return;
+        }
         let action = match comparison {
             Some(Comparison::Same) => {
                 self.report.unchanged += 1;
@@ -74,7 +85,13 @@ impl<I: Inventory> Client<I> {
             }
         };
         let mirrors = mirrors(entry);
-        self.decide(set, action, entry, mirrors, bitstream);
+        if self
+            .decide(set, action, entry, mirrors, bitstream)
+            .is_none()
+        {
+            // Refused: not held, and not a creation the listing missed either.
+            self.sets[set].declined.insert(hash(&entry.loc));
+        }
     }
 
     /// After the whole listing was read: deletions (baseline) or extras (audit).

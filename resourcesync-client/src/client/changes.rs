@@ -6,11 +6,13 @@ use std::time::Instant;
 use resourcesync_model::{Capability, Document, Entry, HashAlgorithm, Rule, Uri};
 
 use super::incremental::raw;
-use super::{Client, Job, Pending, Unpacking, What};
+use super::{Client, Job, Origin, Pending, Unpacking, What, hash};
+use crate::config::Mode;
 use crate::event::{Action, Change, ChangeId, EntryRefusal, Event, Extract, ProblemKind, Store};
 use crate::inventory::{Held, Inventory};
 use crate::misuse::Misuse;
 use crate::request::RequestId;
+use crate::state::Refetch;
 
 impl<I: Inventory> Client<I> {
     /// The caller applied `change` as the [`Event::Store`], [`Event::Extract`] or
@@ -325,12 +327,18 @@ impl<I: Inventory> Client<I> {
                 });
             }
         }
+        self.sets[set].unsettled += 1;
+        let origin = match self.config.mode {
+            Mode::Baseline { .. } => Origin::Listed,
+            _ => Origin::Changed,
+        };
         self.changes.insert(
             id,
             Pending {
                 change,
                 set,
                 package,
+                origin,
                 // A deletion or an extraction is instructed at once; a fetch once its
                 // body is verified (`fetched`).
                 instructed: action == Action::Delete || bitstream.is_some(),
@@ -428,13 +436,24 @@ impl<I: Inventory> Client<I> {
         };
         self.progress.settled += 1;
         let set = pending.set;
+        self.sets[set].unsettled = self.sets[set].unsettled.saturating_sub(1);
         match failure {
             None => self.count(pending.change.action),
             Some(kind @ ProblemKind::Conflict(_)) => {
+                // The path is the user's: not held, and not a creation a baseline's
+                // listing missed either.
+                self.sets[set].declined.insert(hash(&pending.change.uri));
                 self.report.conflicts += 1;
                 self.push_problem(Some(&pending.change.uri), None, kind);
             }
             Some(kind) => {
+                if pending.origin == Origin::Refetch {
+                    // Not fetched after all (the attempts ran out, the caller could not
+                    // store it): still the next run's to fetch again.
+                    let change = &pending.change;
+                    let again = Refetch::new(change.uri.clone(), change.md.clone(), change.lastmod);
+                    self.sets[set].refetch.push(again);
+                }
                 self.report.failed += 1;
                 if let ProblemKind::NotApplied(_) = kind {
                     self.push_problem(Some(&pending.change.uri), None, kind);

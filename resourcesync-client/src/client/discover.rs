@@ -44,13 +44,19 @@ impl<I: Inventory> Client<I> {
             None => {
                 match self.unreachable.take() {
                     Some((uri, why)) => self.push_problem(Some(&uri), None, why),
-                    None => self.push_problem(
-                        Some(&base),
-                        None,
-                        ProblemKind::NotOffered("Source Description (discovery found none)"),
-                    ),
+                    None => {
+                        let tried = std::mem::take(&mut self.attempts);
+                        self.push_problem(Some(&base), None, ProblemKind::NotDiscovered { tried })
+                    }
                 }
                 return;
+            }
+            Some(Step::PathWellKnown) => {
+                if let Some(uri) = discovery::path_well_known_uri(&base) {
+                    self.push_root_doc(uri, Role::Any, Some(Step::Robots), true);
+                    return;
+                }
+                return self.discover(Some(Step::Robots));
             }
             Some(Step::Robots) => base.join("/robots.txt"),
             Some(Step::Home) => Ok(base.clone()),
@@ -78,7 +84,8 @@ impl<I: Inventory> Client<I> {
         let limits = discovery::Limits::default();
         let found = match step {
             Step::Robots => discovery::robots_txt(&job.uri, body, &limits),
-            Step::Home => {
+            // A well-known URI is a document, never a discovery job.
+            Step::Home | Step::PathWellKnown => {
                 let mut found =
                     discovery::link_headers(&job.uri, links.iter().map(String::as_str), &limits);
                 found
@@ -95,7 +102,20 @@ impl<I: Inventory> Client<I> {
             }
         }
         if !any {
+            let outcome = match step {
+                Step::Robots => "no Sitemap: line",
+                _ => "no Link header or <link> with rel=\"resourcesync\"",
+            };
+            self.attempted(&job.uri, outcome.into());
             self.discover(step.next());
         }
+    }
+
+    /// Discovery looked at `uri` and found `outcome` there.
+    pub(super) fn attempted(&mut self, uri: &Uri, outcome: String) {
+        self.attempts.push(crate::event::Attempt {
+            uri: uri.clone(),
+            outcome,
+        });
     }
 }

@@ -5,11 +5,12 @@ use std::collections::{HashMap, HashSet};
 
 use resourcesync_model::{Capability, Change as Changed, Entry, Relation, Rule, Uri, W3cDateTime};
 
-use super::{Client, Job, Phase, Raw, Role, Stream, What};
+use super::{Client, Job, Origin, Phase, Raw, Role, Stream, What, hash};
+use crate::config::Mode;
 use crate::event::{Action, EntryRefusal, Event, ProblemKind};
 use crate::inventory::{Comparison, Inventory};
 use crate::request::RequestId;
-use crate::state::Position;
+use crate::state::{Checkpoint, Position, Refetch};
 
 impl<I: Inventory> Client<I> {
     /// Sets up an incremental run's stream for `set`; false (with a problem) when the
@@ -21,6 +22,19 @@ impl<I: Inventory> Client<I> {
             self.push_problem(uri.as_ref(), None, ProblemKind::NoCheckpoint);
             return false;
         };
+        // What an earlier run left to fetch again, once (a run that follows the Change
+        // Lists starts its stream again, and fetched them the first time).
+        if !self.sets[set].retried && self.sets[set].deferred.is_empty() {
+            let left = self.state.refetch.get(&self.sets[set].key).cloned();
+            let deferred = left.into_iter().flatten().map(|r| (r.uri.clone(), r));
+            self.sets[set].deferred.extend(deferred);
+        }
+        self.stream_from(set, checkpoint);
+        true
+    }
+
+    /// Starts `set`'s change stream from `checkpoint`.
+    pub(super) fn stream_from(&mut self, set: usize, checkpoint: Checkpoint) {
         self.sets[set].stream = Some(Stream {
             named: HashSet::default(),
             checkpoint,
@@ -40,7 +54,6 @@ impl<I: Inventory> Client<I> {
             applying: false,
             batch_packages: Vec::new(),
         });
-        true
     }
 
     /// Moves a set's change stream on as far as it can.
@@ -55,7 +68,12 @@ impl<I: Inventory> Client<I> {
                 return;
             };
             if failed && !stream.applying {
-                // A document failed, or a change: later changes wait for the next run.
+                // A document failed, or a change: later changes wait for the next run. A
+                // baseline's resources that matched nothing are fetched once more first
+                // (an incremental run's stay in the state for the next).
+                if self.config.mode != Mode::Incremental && !self.refetch_deferred(set) {
+                    return;
+                }
                 self.sets[set].phase = Phase::Finished;
                 return;
             }
@@ -68,6 +86,22 @@ impl<I: Inventory> Client<I> {
             }
             if !stream.planned {
                 if let Err(kind) = self.plan(set) {
+                    if self.config.mode != Mode::Incremental {
+                        // The Change Lists do not reach back to the listing: they explain
+                        // nothing, and the baseline stands on its listing alone (its
+                        // checkpoint the listing's `at`, as without them).
+                        self.sets[set].stream = None;
+                        let uri = self.capability_list_uri(set);
+                        let message = format!(
+                            "{kind}: the Change Lists do not reach back to the listing; \
+                             what matched nothing listed is fetched once more"
+                        );
+                        self.warn(uri.as_ref(), None, None, message);
+                        if self.refetch_deferred(set) {
+                            self.sets[set].phase = Phase::Finished;
+                        }
+                        return;
+                    }
                     self.sets[set].failed = true;
                     self.sets[set].phase = Phase::Finished;
                     let uri = self.capability_list_uri(set);
@@ -131,8 +165,10 @@ impl<I: Inventory> Client<I> {
                 self.apply_batch(set);
                 continue;
             }
-            // Everything applied.
-            self.sets[set].phase = Phase::Finished;
+            // Everything applied; then what matched nothing listed is fetched once more.
+            if self.refetch_deferred(set) {
+                self.sets[set].phase = Phase::Finished;
+            }
             return;
         }
     }
@@ -210,7 +246,18 @@ impl<I: Inventory> Client<I> {
 
     /// Applies the loaded candidates `batch_start..next`: positions, collapse, decide.
     pub(super) fn apply_batch(&mut self, set: usize) {
-        let Some(stream) = self.sets[set].stream.as_mut() else {
+        let baseline = matches!(self.config.mode, Mode::Baseline { .. });
+        let audit = self.config.mode == Mode::Audit;
+        if audit {
+            // What the listing lists, to look up below.
+            self.listed.sort_unstable();
+        }
+        let listing = &self.listed;
+        let inventory = &self.inventory;
+        let this = &mut self.sets[set];
+        let deferred = &mut this.deferred;
+        let declined = &this.declined;
+        let Some(stream) = this.stream.as_mut() else {
             return;
         };
         // Coverage as the documents loaded state it (their own `from` and `until`, read
@@ -271,7 +318,38 @@ impl<I: Inventory> Client<I> {
                 };
                 cursor = Some((at, next + 1));
                 last = Some(position);
-                if checkpoint.covers(position) {
+                // A change the checkpoint covers, in a baseline, is one before its
+                // listing's `at`: the listing reflects it, unless the Source stamped the
+                // listing later than what it holds (a file edited while its list was
+                // written, a list written while the Source changed). So it still says
+                // what a resource that matched nothing was last listed as, and it creates
+                // one the listing missed (neither held nor deferred once the listing's
+                // changes are settled); a deletion only takes back such a creation (what
+                // is held was fetched after it, so it is there).
+                let missed = r.change != Some(Changed::Deleted)
+                    && !deferred.contains_key(&r.uri)
+                    && match (baseline, audit) {
+                        // Once the listing's changes are settled, what it lists is held.
+                        (true, _) => {
+                            inventory.get(&r.uri).is_none() && !declined.contains(&hash(&r.uri))
+                        }
+                        (_, true) => listing.binary_search(&hash(&r.uri)).is_err(),
+                        _ => false,
+                    };
+                if checkpoint.covers(position) && !missed {
+                    if let Some(again) = deferred.get_mut(&r.uri) {
+                        match r.change {
+                            Some(Changed::Deleted) => {
+                                deferred.remove(&r.uri);
+                            }
+                            _ => {
+                                again.md = r.md.clone();
+                                again.lastmod = r.lastmod;
+                            }
+                        }
+                    } else if (baseline || audit) && r.change == Some(Changed::Deleted) {
+                        latest.remove(&r.uri);
+                    }
                     continue;
                 }
                 if let Some(refusal) = r.refused {
@@ -315,6 +393,24 @@ impl<I: Inventory> Client<I> {
                     continue;
                 }
             }
+            // A change listed later explains a body that matched nothing before: the
+            // resource is taken as this change says.
+            self.sets[set].deferred.remove(&r.uri);
+            // An audit only notes what the Source says the resource is now.
+            if self.config.mode == Mode::Audit {
+                let now = match r.change {
+                    Some(Changed::Deleted) => None,
+                    _ => Some(Refetch::new(r.uri.clone(), r.md.clone(), r.lastmod)),
+                };
+                self.listed.push(hash(&r.uri));
+                self.sets[set].since.insert(r.uri.clone(), now);
+                continue;
+            }
+            // A baseline reconciling through the Change Lists lists what they create or
+            // update, so that what the listing missed is not swept away as unlisted.
+            if baseline && self.config.delete && r.change != Some(Changed::Deleted) {
+                self.listed.push(hash(&r.uri));
+            }
             let held = self.inventory.get(&r.uri);
             let action = match (r.change, held) {
                 // Not held: nothing of ours to delete (a file at its path is someone
@@ -347,7 +443,10 @@ impl<I: Inventory> Client<I> {
                 }
                 (_, Some(h)) => match h.compare(r.md.as_ref(), r.lastmod.as_ref()) {
                     Comparison::Same => {
-                        self.report.unchanged += 1;
+                        // A baseline counted what its listing holds already.
+                        if !baseline {
+                            self.report.unchanged += 1;
+                        }
                         continue;
                     }
                     Comparison::Differs(_) => Action::Update,
@@ -358,6 +457,12 @@ impl<I: Inventory> Client<I> {
             entry.md = r.md.clone();
             entry.lastmod = r.lastmod;
             if let Some(id) = self.decide(set, action, &entry, r.mirrors.clone(), r.bitstream) {
+                // Only a creation the listing missed comes from before the checkpoint.
+                if checkpoint.covers(position) {
+                    if let Some(pending) = self.changes.get_mut(&id) {
+                        pending.origin = Origin::Missed;
+                    }
+                }
                 if let Some(stream) = self.sets[set].stream.as_mut() {
                     stream.issued.push((position, id));
                 }
@@ -391,10 +496,14 @@ impl<I: Inventory> Client<I> {
                         && new.count > stream.checkpoint.count))
             {
                 stream.checkpoint = new;
-                let key = self.sets[set].key.clone();
-                self.state.sets.insert(key, new);
-                self.report.at = Some(new.datetime);
-                self.events.push_back(Event::Checkpoint);
+                // A baseline's checkpoint is saved whole at its end (with what it leaves
+                // to fetch again), never before its listing is.
+                if self.config.mode == Mode::Incremental {
+                    let key = self.sets[set].key.clone();
+                    self.state.sets.insert(key, new);
+                    self.report.at = Some(new.datetime);
+                    self.events.push_back(Event::Checkpoint);
+                }
             }
         }
         for p in packages {

@@ -7,6 +7,7 @@ mod baseline;
 mod changes;
 mod discover;
 mod incremental;
+mod moving;
 mod navigation;
 mod transport;
 
@@ -30,7 +31,7 @@ use crate::inventory::Inventory;
 use crate::local_path::PathSet;
 use crate::misuse::Misuse;
 use crate::request::RequestId;
-use crate::state::{Checkpoint, Position, State};
+use crate::state::{Checkpoint, Position, Refetch, State};
 
 /// A sans-IO ResourceSync Destination: it says which requests to make, takes their
 /// responses, and says what to store, extract and delete. It performs no IO and reads
@@ -85,6 +86,13 @@ use crate::state::{Checkpoint, Position, State};
 ///   documents read together is settled (they collapse into the last).
 /// - Deletions in a baseline happen only after the whole listing was read without
 ///   failure, and never more than [`Config::max_deletes`].
+/// - A Source that moves is caught up with: in a baseline, a resource whose body is not
+///   what the listing says (or that is gone) is taken as the Change Lists since the
+///   listing's `at` say, read in the same run, and the checkpoint is where they end;
+///   one that matches nothing listed is
+///   [`ProblemKind::ChangedSinceListed`](crate::ProblemKind::ChangedSinceListed), kept in
+///   [`State::refetch`] for the next run, never a failure that holds the checkpoint back
+///   (see the `moving` module's source for the whole rule).
 /// - A dry run makes no request but for documents, instructs nothing and leaves the
 ///   state as it was: it reports the same [`Event::Change`]s a real run would decide.
 pub struct Client<I> {
@@ -137,6 +145,8 @@ pub struct Client<I> {
     /// Why discovery could not reach the Source (a request that failed, not a status):
     /// said instead of "offers no Source Description".
     unreachable: Option<(Uri, ProblemKind)>,
+    /// Where discovery looked so far, and what it found: named when it finds nothing.
+    attempts: Vec<crate::event::Attempt>,
 }
 
 impl<I> std::fmt::Debug for Client<I> {
@@ -193,6 +203,9 @@ enum What {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Step {
+    /// The well-known URI under the start's path (after the host's, which section 6.3.2
+    /// and RFC 8615 put at the root: the standard's place first).
+    PathWellKnown,
     /// `Sitemap:` lines of the Source's robots.txt.
     Robots,
     /// `Link` headers and `<link>` elements of the Source's home page.
@@ -202,6 +215,7 @@ enum Step {
 impl Step {
     fn next(self) -> Option<Step> {
         match self {
+            Step::PathWellKnown => Some(Step::Robots),
             Step::Robots => Some(Step::Home),
             Step::Home => None,
         }
@@ -307,6 +321,26 @@ struct Set {
     unread: bool,
     phase: Phase,
     stream: Option<Stream>,
+    /// Changes of the set decided and not yet settled: a baseline reads the Change Lists
+    /// only once its listing's changes are all settled.
+    unsettled: u64,
+    /// Resources whose fetched bodies matched nothing listed for them so far (a Source
+    /// that moved since its listing), by URI: a later change the Change Lists list
+    /// explains one (it is then taken as that change says); the rest are fetched once
+    /// more once every list is read. An incremental run starts with the state's
+    /// [`State::refetch`].
+    deferred: HashMap<Uri, Refetch>,
+    /// The deferred resources were fetched once more.
+    retried: bool,
+    /// Fetched once more and still matching nothing listed: the next run's to fetch again
+    /// ([`State::refetch`]).
+    refetch: Vec<Refetch>,
+    /// An audit's: what the Change Lists since the listing's `at` say each resource they
+    /// name is now (`None`: deleted), judged against the inventory once they are read.
+    since: HashMap<Uri, Option<Refetch>>,
+    /// xxh3-128 of the URIs a baseline's listing lists that are not held for another
+    /// reason than the Source's motion (refused, a conflict): not creations it missed.
+    declined: HashSet<u128, FoldHash>,
 }
 
 #[derive(Default)]
@@ -400,6 +434,29 @@ struct Pending {
     /// What a fetch verified, once [`Event::Store`] said to store it: what the inventory
     /// records when the caller confirms.
     digests: Option<Digests>,
+    /// Where the change came from: what a body that matches nothing listed means.
+    origin: Origin,
+}
+
+/// Where a change came from, which says what a fetched body that is not what was listed
+/// (a fixity mismatch, a 404 or 410) means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    /// A baseline's: the Source may have moved since its listing. The resource is
+    /// deferred ([`Set::deferred`]) until the Change Lists since the listing's `at` are
+    /// read, not failed: a failure would keep the baseline from any checkpoint, and every
+    /// later run from going on.
+    Listed,
+    /// An incremental run's Change List entry: a failure, and the checkpoint stays before
+    /// it (the next run reads the Change Lists again, a later change included).
+    Changed,
+    /// A deferred resource fetched once more, after every list: a body that still matches
+    /// nothing is [`ProblemKind::ChangedSinceListed`], kept for the next run.
+    Refetch,
+    /// A creation before the listing's `at` that the listing does not hold (a listing
+    /// stamped later than what it holds): gone (404, 410) it is what the listing says,
+    /// and nothing happens; another body is deferred as a listing's would be.
+    Missed,
 }
 
 struct Unpacking {
@@ -467,6 +524,7 @@ impl<I: Inventory> Client<I> {
             report: Report::default(),
             deletions: 0,
             unreachable: None,
+            attempts: Vec::new(),
             progress: Progress::default(),
             done: false,
         };
@@ -478,7 +536,13 @@ impl<I: Inventory> Client<I> {
         let start = self.config.start.clone();
         if self.config.discovers() {
             match discovery::well_known_uri(&start) {
-                Ok(uri) => self.push_root_doc(uri, Role::Any, Some(Step::Robots), true),
+                Ok(uri) => {
+                    let then = match discovery::path_well_known_uri(&start) {
+                        Some(under) if under != uri => Step::PathWellKnown,
+                        _ => Step::Robots,
+                    };
+                    self.push_root_doc(uri, Role::Any, Some(then), true)
+                }
                 Err(e) => {
                     self.events
                         .push_back(problem(Some(&start), None, ProblemKind::WellKnown(e)));
@@ -663,7 +727,16 @@ impl<I: Inventory> Client<I> {
             match self.sets[set].phase {
                 // Its Capability List failed.
                 Phase::Capabilities => self.sets[set].phase = Phase::Finished,
-                Phase::Reading if self.config.mode == Mode::Incremental => self.advance_stream(set),
+                Phase::Reading
+                    if self.config.mode == Mode::Incremental || self.sets[set].stream.is_some() =>
+                {
+                    self.advance_stream(set)
+                }
+                Phase::Reading
+                    if matches!(self.config.mode, Mode::Baseline { .. } | Mode::Audit) =>
+                {
+                    self.reconcile(set)
+                }
                 Phase::Reading => self.sets[set].phase = Phase::Finished,
                 Phase::Finished => {}
             }
@@ -716,8 +789,15 @@ impl<I: Inventory> Client<I> {
                 match set.at {
                     Some(at) => {
                         let key = set.key.clone();
-                        let checkpoint = self.vouched(Checkpoint::at(at));
+                        // Where the Change Lists read to reconcile a moving Source end,
+                        // or the listing's `at`; no later than the run can vouch for.
+                        let checkpoint = set
+                            .stream
+                            .as_ref()
+                            .map_or(Checkpoint::at(at), |s| s.checkpoint);
+                        let checkpoint = self.vouched(checkpoint);
                         self.state.sets.insert(key, checkpoint);
+                        self.record_refetch(s);
                         self.events.push_back(Event::Checkpoint);
                     }
                     None => {
@@ -727,11 +807,24 @@ impl<I: Inventory> Client<I> {
                 }
             }
         }
+        if !self.config.dry_run && self.config.mode == Mode::Incremental {
+            for s in 0..self.sets.len() {
+                // Only a set whose stream started read the state's resources to fetch
+                // again: the others' stay as they were.
+                if self.sets[s].stream.is_some() && self.record_refetch(s) {
+                    self.events.push_back(Event::Checkpoint);
+                }
+            }
+        }
         if !matches!(self.config.mode, Mode::Incremental) {
             self.report.at = self.sets.iter().filter_map(|s| s.at).min();
         }
         self.report.complete = self.report.problems == 0 && !self.sets.iter().any(|s| s.failed);
         if self.config.mode == Mode::Audit {
+            // What a set whose Change Lists failed left unjudged is judged by its listing.
+            for s in 0..self.sets.len() {
+                self.audit_moved(s);
+            }
             self.report.in_sync = Some(
                 self.report.complete
                     && self.report.changed + self.report.missing + self.report.extra == 0,
@@ -739,6 +832,28 @@ impl<I: Inventory> Client<I> {
         }
         self.done = true;
         self.events.push_back(Event::Done(self.report.clone()));
+    }
+}
+
+impl<I: Inventory> Client<I> {
+    /// Puts what set `s` leaves to fetch again into the state (or takes its entry out
+    /// when nothing is left); whether the state changed.
+    fn record_refetch(&mut self, s: usize) -> bool {
+        let set = &mut self.sets[s];
+        let mut left = std::mem::take(&mut set.refetch);
+        left.extend(set.deferred.drain().map(|(_, r)| r));
+        left.sort_by(|a, b| a.uri.cmp(&b.uri));
+        left.dedup_by(|a, b| a.uri == b.uri);
+        let key = set.key.clone();
+        let before = self.state.refetch.get(&key);
+        if before.map_or(left.is_empty(), |b| *b == left) {
+            return false;
+        }
+        match left.is_empty() {
+            true => self.state.refetch.remove(&key),
+            false => self.state.refetch.insert(key, left),
+        };
+        true
     }
 }
 

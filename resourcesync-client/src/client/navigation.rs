@@ -1,6 +1,7 @@
 //! Navigation: documents read as they arrive, what each is read for (from its head and
 //! what its parent promised), and the documents and sets its entries lead to.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use resourcesync_model::{
@@ -535,6 +536,12 @@ impl<I: Inventory> Client<I> {
             unread: false,
             phase,
             stream: None,
+            unsettled: 0,
+            deferred: HashMap::new(),
+            retried: false,
+            refetch: Vec::new(),
+            since: HashMap::new(),
+            declined: Default::default(),
         });
         self.sets.len() - 1
     }

@@ -665,6 +665,7 @@ impl<I: Inventory> Client<I> {
         match job.what {
             What::Discover(step) => {
                 self.root_pending = self.root_pending.saturating_sub(1);
+                self.attempted(&job.uri, kind.to_string());
                 if unreachable {
                     self.unreachable.get_or_insert((job.uri, kind));
                     return self.discover(None);
@@ -676,6 +677,7 @@ impl<I: Inventory> Client<I> {
                     // No Source Description at the well-known URI: discovery goes on.
                     // A refusal is said all the same.
                     self.root_pending = self.root_pending.saturating_sub(1);
+                    self.attempted(&job.uri, kind.to_string());
                     self.visited.remove(job.uri.as_str());
                     if matches!(kind, ProblemKind::Refused(_)) {
                         self.push_problem(Some(&job.uri), id, kind);
@@ -707,6 +709,11 @@ impl<I: Inventory> Client<I> {
                         },
                         true,
                     );
+                    return;
+                }
+                // A body that is not what was listed may be the Source's motion, not a
+                // fault: a baseline defers it until the Change Lists are read.
+                if self.moved(change, id, &kind) {
                     return;
                 }
                 self.push_problem(Some(&job.uri), id, kind);

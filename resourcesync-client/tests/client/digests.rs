@@ -61,14 +61,35 @@ fn digests_that_match_are_a_store_and_others_a_fixity_failure() {
 
     let (mut client, id) = asked(now);
     client.handle_digests(id, digests(b"jello"), now).unwrap();
-    let events = drain(&mut client);
+    let events = again(&mut client, b"jello", now);
     assert!(
-        events
-            .iter()
-            .any(|e| matches!(e, Event::Problem(p) if matches!(p.kind, ProblemKind::Fixity(_)))),
+        events.iter().any(|e| matches!(e, Event::Problem(p)
+                if matches!(&p.kind, ProblemKind::ChangedSinceListed { cause }
+                    if matches!(**cause, ProblemKind::Fixity(_))))),
         "{events:?}"
     );
     assert!(!events.iter().any(|e| matches!(e, Event::Store(_))));
+}
+
+/// A baseline fetches a body that matched nothing listed once more, after the listing (a
+/// Source that moved since it, or a transfer that went wrong once): `body` again. The
+/// events of both fetches.
+fn again(
+    client: &mut resourcesync_client::Client<MemoryInventory>,
+    body: &[u8],
+    now: Instant,
+) -> Vec<Event> {
+    let mut events = drain(client);
+    let resource = client.poll_request(now).expect("fetched once more");
+    assert!(matches!(resource.purpose, Purpose::Resource { .. }));
+    client
+        .handle_response(resource.id, StatusCode::OK, &HeaderMap::new(), now)
+        .unwrap();
+    client
+        .handle_digests(resource.id, digests(body), now)
+        .unwrap();
+    events.extend(drain(client));
+    events
 }
 
 #[test]
@@ -76,10 +97,11 @@ fn a_body_past_its_listed_length_fails_without_a_retry() {
     let now = Instant::now();
     let (mut client, id) = asked(now);
     client.handle_digests(id, digests(b"hello!"), now).unwrap();
-    let events = drain(&mut client);
+    let events = again(&mut client, b"hello!", now);
     assert!(
         events.iter().any(|e| matches!(e, Event::Problem(p)
-                if matches!(p.kind, ProblemKind::Fixity(FixityMismatch::Longer { expected: 5 })))),
+                if matches!(&p.kind, ProblemKind::ChangedSinceListed { cause }
+                    if **cause == ProblemKind::Fixity(FixityMismatch::Longer { expected: 5 })))),
         "{events:?}"
     );
     assert!(client.poll_request(now + Duration::from_secs(60)).is_none());

@@ -674,3 +674,89 @@ proptest! {
         }
     }
 }
+
+/// A Source published under a path (its Capability List points `up` to
+/// `/oai/data/.well-known/resourcesync`, as a large aggregator's does), three resources.
+fn under_a_path() -> crate::sim::Source {
+    let mut s = crate::sim::Source::new();
+    s.base = "http://example.com/oai/data/".into();
+    for i in 0..3 {
+        s.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
+    }
+    s.tick(10);
+    s.publish();
+    s
+}
+
+#[test]
+fn a_source_under_a_path_is_found_at_the_paths_well_known_uri_after_the_hosts() {
+    use crate::sim::{Destination, Drive, sync};
+    let s = under_a_path();
+    let mut d = Destination::default();
+    let mode = resourcesync_client::Mode::Baseline { prefer_dump: false };
+    let run = sync(&s, &mut d, mode, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    // Paths are relative to the host's root, as the Config's mapper makes them.
+    let held: Vec<&str> = d.files.keys().map(String::as_str).collect();
+    assert_eq!(
+        held,
+        ["oai/data/r/0.txt", "oai/data/r/1.txt", "oai/data/r/2.txt"]
+    );
+    assert_eq!(
+        run.requests[..2],
+        [
+            "http://example.com/.well-known/resourcesync",
+            "http://example.com/oai/data/.well-known/resourcesync",
+        ]
+    );
+}
+
+#[test]
+fn when_discovery_finds_nothing_the_problem_names_every_place_it_looked() {
+    use crate::sim::{Destination, Drive, sync};
+    use resourcesync_client::{Event, ProblemKind};
+    let mut s = under_a_path();
+    s.files.remove(".well-known/resourcesync");
+    let mut d = Destination::default();
+    let run = sync(
+        &s,
+        &mut d,
+        resourcesync_client::Mode::Audit,
+        "",
+        |c| c,
+        Drive::default(),
+    );
+    assert!(!run.report().complete);
+    let tried: Vec<(String, String)> = run
+        .events
+        .iter()
+        .find_map(|e| match e {
+            Event::Problem(p) => match &p.kind {
+                ProblemKind::NotDiscovered { tried } => Some(tried.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("{:?}", run.problems()))
+        .into_iter()
+        .map(|a| (a.uri.to_string(), a.outcome))
+        .collect();
+    let status = "HTTP status 404".to_owned();
+    assert_eq!(
+        tried,
+        [
+            (
+                "http://example.com/.well-known/resourcesync".into(),
+                status.clone()
+            ),
+            (
+                "http://example.com/oai/data/.well-known/resourcesync".into(),
+                status.clone()
+            ),
+            ("http://example.com/robots.txt".into(), status.clone()),
+            ("http://example.com/oai/data/".into(), status),
+        ]
+    );
+    let message = &run.problems()[0];
+    assert!(message.contains("offers no Source Description: tried http://example.com/.well-known/resourcesync (HTTP status 404), http://example.com/oai/data/.well-known/resourcesync"), "{message}");
+}

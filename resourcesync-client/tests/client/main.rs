@@ -11,6 +11,7 @@ mod fuzz_regressions;
 mod hostile;
 mod local_path;
 mod misuse;
+mod moving;
 mod policy;
 mod problems;
 mod sim;

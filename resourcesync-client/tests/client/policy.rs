@@ -459,3 +459,40 @@ fn the_registries_boundaries() {
         "shared (carrier-grade NAT)"
     );
 }
+
+#[test]
+fn a_source_built_for_another_name_is_refused_with_the_way_out_and_allowed_when_asked() {
+    use crate::sim::{Destination, Drive, Source, sync};
+    use resourcesync_client::Mode;
+    // Built for 127.0.0.1:8080, reached as localhost:8080 (one server, two names).
+    let mut s = Source::new();
+    s.base = "http://127.0.0.1:8080/".into();
+    s.aliases.push("http://localhost:8080/".into());
+    s.put("r/0.txt", b"zero");
+    s.tick(10);
+    s.publish();
+    let start = |c: resourcesync_client::Config| {
+        let mut c = c;
+        c.start = "http://localhost:8080/".parse().unwrap();
+        c.policy = Policy::new(&c.start).unwrap();
+        c.paths = resourcesync_client::local_path::PathMapper::new(&c.start).unwrap();
+        c
+    };
+    let baseline = Mode::Baseline { prefer_dump: false };
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, baseline, "", start, Drive::default());
+    assert!(!run.report().complete);
+    let problems = run.problems();
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "authority \"127.0.0.1:8080\" is not the Source's: allow it with \
+             --allow-authority 127.0.0.1:8080"
+        )),
+        "{problems:?}"
+    );
+    let allowed = |c| start(c).with_allowed_authority("127.0.0.1:8080").unwrap();
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, baseline, "", allowed, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(d.files["@127.0.0.1%3A8080/r/0.txt"], b"zero");
+}

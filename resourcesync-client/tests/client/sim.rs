@@ -187,6 +187,39 @@ pub fn drive_client(
     client: &mut Client<MemoryInventory>,
     source: &Source,
     dest: &mut Destination,
+    drive: Drive,
+) -> Run {
+    drive_with(client, &mut |uri| source.respond(uri), dest, drive)
+}
+
+/// Runs one sync of `dest` from `source`, which moves while it is read: the moves it
+/// holds run as their paths are served ([`Source::serve`]). Otherwise as [`sync`].
+pub fn sync_moving(
+    source: &mut Source,
+    dest: &mut Destination,
+    mode: Mode,
+    configure: impl FnOnce(Config) -> Config,
+) -> Run {
+    let config = configure(Config::new(source.uri(""), mode).unwrap());
+    let inventory = std::mem::take(&mut dest.inventory);
+    let mut client = Client::new(config, dest.state.clone(), inventory);
+    let run = drive_with(
+        &mut client,
+        &mut |uri| source.serve(uri),
+        dest,
+        Drive::default(),
+    );
+    let (state, inventory) = client.into_parts();
+    dest.inventory = inventory;
+    dest.state = state;
+    run
+}
+
+/// Drives `client` against what `respond` answers until Done (or a crash).
+fn drive_with(
+    client: &mut Client<MemoryInventory>,
+    respond: &mut dyn FnMut(&str) -> Response,
+    dest: &mut Destination,
     mut drive: Drive,
 ) -> Run {
     let origin = Instant::now();
@@ -335,7 +368,7 @@ pub fn drive_client(
                     *n - 1
                 };
                 let fault = drive.fault.as_mut().and_then(|f| f(&uri, attempt));
-                let mut response = source.respond(&uri);
+                let mut response = respond(&uri);
                 let mut truncate = None;
                 match fault {
                     None => {}

@@ -2,6 +2,7 @@
 
 mod directory;
 mod dump;
+mod moving;
 mod publisher;
 mod set;
 
