@@ -716,6 +716,9 @@ fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
         .args([
             "-f",
             "-qq",
+            // File descriptors with their paths: the inventory's fsync is told apart
+            // from the state file's.
+            "-y",
             "-e",
             "trace=syncfs,sync,rename,renameat,renameat2,fsync,fdatasync",
             "-o",
@@ -745,11 +748,11 @@ fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
     let resource = last(&|l: &str| l.contains("rename") && l.contains("\"request-"));
     let flush = last(&|l: &str| l.contains("syncfs(") && l.contains("= 0"));
     let state = last(&|l: &str| l.contains("rename") && l.contains("state.json.tmp"));
-    // The inventory's commit: the first fsync after the flush.
+    // The inventory's commit: the first fsync of its file after the flush.
     let commit = flush.and_then(|flush| {
-        let after = lines[flush..]
-            .iter()
-            .position(|l| l.contains("fsync(") || l.contains("fdatasync("));
+        let after = lines[flush..].iter().position(|l| {
+            (l.contains("fsync(") || l.contains("fdatasync(")) && l.contains("inventory.redb")
+        });
         after.map(|i| flush + i)
     });
     let (Some(resource), Some(flush), Some(commit), Some(state)) = (resource, flush, commit, state)

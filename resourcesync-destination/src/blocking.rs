@@ -106,24 +106,48 @@ pub fn drive<I: KeptInventory>(
     transport: &mut dyn Transport,
     observer: &mut dyn Observer,
 ) -> Result<Finished, SyncError> {
+    if let Some((prefix, _)) = run.options().mirrors.first() {
+        // The async driver answers from a mirror on disk; this one would fetch those URLs
+        // from the network instead, without a word.
+        return Err(SyncError::Unsupported(format!(
+            "a mirror on disk ({prefix}=...) with the blocking driver"
+        )));
+    }
+    let stop = run.stop_token().clone();
     while !run.is_over() {
         if let Some(request) = run.poll_request(Instant::now()) {
             let (id, keep) = (request.id, run.destination().keeps_body(&request));
             let (client, dest) = run.parts();
             match transport.fetch(request.http) {
-                Ok(response) => dest.receive(
-                    client,
-                    id,
-                    keep,
-                    response.status,
-                    &response.headers,
-                    response.body,
-                )?,
+                Ok(response) => {
+                    // A stop ends a body that trickles, between two reads.
+                    let body = Stoppable {
+                        inner: response.body,
+                        stop: &stop,
+                    };
+                    let received =
+                        dest.receive(client, id, keep, response.status, &response.headers, body);
+                    match received {
+                        // The body's temporary file could not be written (a full disk):
+                        // that request's failure, as the async driver has it; the run
+                        // goes on to save what it did.
+                        Err(crate::DestinationError::Io { path, source })
+                            if client.in_flight(id) =>
+                        {
+                            let reason = format!("{}: {source}", path.display());
+                            client.handle_failure(id, reason, Instant::now())?
+                        }
+                        other => other?,
+                    }
+                }
                 Err(reason) => client.handle_failure(id, reason, Instant::now())?,
             }
-        } else if let Some(at) = run.poll_timeout() {
+        } else {
             // Nothing to send: wait for the next retry or save, a stop checked at least
-            // every second.
+            // every second (and no spin when there is nothing to wait for).
+            let at = run
+                .poll_timeout()
+                .unwrap_or_else(|| Instant::now() + std::time::Duration::from_millis(100));
             let wait = at.saturating_duration_since(Instant::now());
             std::thread::sleep(wait.min(std::time::Duration::from_secs(1)));
             if Instant::now() >= at {
@@ -133,6 +157,24 @@ pub fn drive<I: KeptInventory>(
         run.settle(observer)?;
     }
     run.finish(observer)
+}
+
+/// A body that ends (with an error, the request's failure) once a stop is asked for.
+struct Stoppable<'a, R> {
+    inner: R,
+    stop: &'a StopToken,
+}
+
+impl<R: Read> Read for Stoppable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.stop.is_stopped() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "the run was asked to stop",
+            ));
+        }
+        self.inner.read(buf)
+    }
 }
 
 /// A [`Transport`] over a ureq [`ureq::Agent`] that follows no redirect and takes
@@ -145,13 +187,20 @@ pub struct UreqTransport {
 
 #[cfg(feature = "ureq")]
 impl UreqTransport {
-    /// An agent of ureq's defaults, but that follows no redirect (the client checks them)
-    /// and takes an error status as a response (the client decides what it means).
+    /// An agent of ureq's defaults, but that follows no redirect (the client checks them),
+    /// takes an error status as a response (the client decides what it means), and gives
+    /// up on a Source that does not answer: the client's own bounds
+    /// ([`Bounds`](resourcesync_client::Bounds): 60 s to connect or to answer, 30 minutes
+    /// in all for one request), which a blocking read cannot otherwise enforce.
     pub fn new() -> UreqTransport {
+        let bounds = resourcesync_client::Bounds::default();
         let agent = ureq::Agent::config_builder()
             .max_redirects(0)
             .max_redirects_will_error(false)
             .http_status_as_error(false)
+            .timeout_connect(Some(bounds.request_timeout))
+            .timeout_recv_response(Some(bounds.request_timeout))
+            .timeout_global(Some(bounds.max_request_time))
             .user_agent(concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();

@@ -860,9 +860,14 @@ impl DirectoryDestination {
             }
             Ok(meta) => meta.len(),
         };
-        if let Some(held) = held
-            && !self.unchanged(&target, len, &held)?
-        {
+        // No record of what the sync stored (a lookup that failed, an inventory of the
+        // caller's that lost it): nothing proves the file is the sync's to delete.
+        let Some(held) = held else {
+            return Err(Outcome::Conflict(
+                "no record of what the sync stored there: kept".into(),
+            ));
+        };
+        if !self.unchanged(&target, len, &held)? {
             return Err(Outcome::Conflict(
                 "changed since the sync stored it: kept, no longer the sync's".into(),
             ));
@@ -1113,6 +1118,28 @@ fn own_file(
     name: &str,
     options: &mut cap_std::fs::OpenOptions,
 ) -> io::Result<std::fs::File> {
+    let file = regular_file(kept, Path::new(name), options)?;
+    // A hard link to a file elsewhere would have this program write there.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if file.metadata()?.nlink() > 1 {
+            return Err(io::Error::other(format!(
+                "{name} has other names (a hard link): not this program's own file"
+            )));
+        }
+    }
+    Ok(file)
+}
+
+/// Opens `path` under `dir` with `options` as a regular file: not through a symbolic
+/// link at its end (the directories on the way are the caller's to check), never waiting
+/// on a FIFO (opened non-blocking), and only if what it opened is a regular file.
+fn regular_file(
+    dir: &Dir,
+    path: &Path,
+    options: &mut cap_std::fs::OpenOptions,
+) -> io::Result<std::fs::File> {
     use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
     options.follow(FollowSymlinks::No);
     #[cfg(unix)]
@@ -1120,10 +1147,11 @@ fn own_file(
         use cap_std::fs::OpenOptionsExt;
         options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
-    let file = kept.open_with(name, options)?;
+    let file = dir.open_with(path, options)?;
     if !file.metadata()?.is_file() {
         return Err(io::Error::other(format!(
-            "{name} is not a regular file (a FIFO, a device or a directory): not this program's"
+            "{} is not a regular file (a FIFO, a device or a directory)",
+            path.display()
         )));
     }
     Ok(file.into_std())
@@ -1146,9 +1174,13 @@ fn own_dir(parent: &Dir, name: &Path, shown: &Path) -> Result<Dir, DestinationEr
     parent.open_dir(name).map_err(io)
 }
 
-/// The length and digests of the file at `path` under `root`.
+/// The length and digests of the file at `path` under `root`: opened as a regular file
+/// only ([`regular_file`]), so that a FIFO or a link swapped in since its metadata was
+/// read is neither waited on nor followed.
 fn digest_file(root: &Dir, path: &Path) -> io::Result<Digests> {
-    let mut file = root.open(path)?;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    let mut file = regular_file(root, path, &mut options)?;
     let mut fixity = Fixity::new();
     let mut buf = vec![0; 64 * 1024];
     loop {

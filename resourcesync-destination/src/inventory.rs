@@ -42,6 +42,13 @@ pub trait KeptInventory: Inventory {
     /// none: the directory saves the state (whose checkpoint the records back) only after
     /// this returned. It takes a shared reference, as the client lends the inventory.
     fn save(&self) -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
+    /// Whether every lookup so far was answered: an inventory that could not read a
+    /// record says so here (and its [`save`](Self::save) fails), so that a run that
+    /// saves nothing (an audit, a dry run) does not end complete on a lookup that failed.
+    /// `Ok` by default.
+    fn check(&self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        Ok(())
+    }
 }
 
 /// The one table: URI to the held record ([`encode`]).
@@ -146,16 +153,14 @@ impl DiskInventory {
     /// returns; the overlay is not written. A lookup that failed since the last save
     /// fails the save.
     pub fn save(&self) -> Result<(), InventoryError> {
-        if let Some(trouble) = self.trouble.borrow_mut().take() {
-            return Err(InventoryError(trouble));
-        }
+        // Sticky: the run that met it is not complete, whatever a later save does.
+        self.check()?;
         let mut pending = self.pending.borrow_mut();
         if pending.is_empty() {
             return Ok(());
         }
-        // The reader holds the last commit's pages: let them go before the commit frees
-        // them.
-        *self.read.borrow_mut() = None;
+        // The reader keeps the last commit's snapshot until this one is committed: a
+        // commit that fails leaves lookups answering from it, not from nothing.
         let txn = self.db.begin_write().map_err(InventoryError::of)?;
         {
             let mut table = txn.open_table(HELD).map_err(InventoryError::of)?;
@@ -171,12 +176,17 @@ impl DiskInventory {
                 .map_err(InventoryError::of)?;
             }
         }
-        let committed = txn.commit().map_err(InventoryError::of);
-        // Read again whatever the commit came to: the last commit's table, or this one's.
-        let reopened = self.reopen();
-        committed?;
+        txn.commit().map_err(InventoryError::of)?;
         pending.clear();
-        reopened
+        self.reopen().inspect_err(|e| self.trouble(e))
+    }
+
+    /// The first lookup that failed since the inventory was opened, if one did.
+    pub fn check(&self) -> Result<(), InventoryError> {
+        match self.trouble.borrow().as_ref() {
+            Some(trouble) => Err(InventoryError(trouble.clone())),
+            None => Ok(()),
+        }
     }
 
     /// What the sync stored of `uri` (the last save's record, or a change since), not
@@ -238,6 +248,10 @@ impl KeptInventory for DiskInventory {
 
     fn save(&self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         Ok(DiskInventory::save(self)?)
+    }
+
+    fn check(&self) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        Ok(DiskInventory::check(self)?)
     }
 }
 

@@ -39,6 +39,9 @@ pub enum SyncError {
     /// The HTTP stack could not be set up (a TLS backend missing, say).
     #[error("the HTTP client cannot be built: {0}")]
     Http(String),
+    /// The options ask for what this driver does not do.
+    #[error("not supported: {0}")]
+    Unsupported(String),
 }
 
 /// Asks a run to stop: cheap to clone, for a signal handler, another thread or a task.
@@ -89,6 +92,9 @@ pub enum Notice {
     /// A file under the directory that no sync stored, found by an audit: the directory
     /// is not the Source's copy while it is there.
     ExtraFile(PathBuf),
+    /// The inventory could not answer a lookup (a damaged record, a read that failed): the
+    /// run is not complete.
+    InventoryFailed(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl std::fmt::Display for Notice {
@@ -102,6 +108,7 @@ impl std::fmt::Display for Notice {
                 dir.display()
             ),
             Notice::ExtraFile(path) => write!(f, "extra: {} (no sync stored it)", path.display()),
+            Notice::InventoryFailed(e) => write!(f, "the inventory failed a lookup: {e}"),
         }
     }
 }
@@ -258,6 +265,16 @@ impl<I: KeptInventory> Run<I> {
         (&mut self.client, &self.dest)
     }
 
+    /// The options the run was started with.
+    pub fn options(&self) -> &SyncOptions {
+        &self.options
+    }
+
+    /// The token that stops the run.
+    pub fn stop_token(&self) -> &StopToken {
+        &self.stop
+    }
+
     /// The mode the run is in.
     pub fn mode(&self) -> Mode {
         self.mode
@@ -367,6 +384,16 @@ impl<I: KeptInventory> Run<I> {
             observer.notice(&Notice::SaveFailed(e));
             report.complete = false;
             report.problems += 1;
+        }
+        // A run that saves learnt of a failed lookup from its save; one that does not (an
+        // audit, a dry run) asks.
+        if !self.saves
+            && let Err(e) = self.client.inventory().check()
+        {
+            observer.notice(&Notice::InventoryFailed(e));
+            report.complete = false;
+            report.problems += 1;
+            report.in_sync = report.in_sync.map(|_| false);
         }
         let seconds = self.started.elapsed().as_secs_f64();
         if stopped {

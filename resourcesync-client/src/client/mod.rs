@@ -646,10 +646,11 @@ impl<I: Inventory> Client<I> {
     }
 
     /// `checkpoint`, or one no later than what the run can vouch for: the caller's clock
-    /// ([`Config::clock`]) and the Source's `Date`, whichever is earlier. A Source that
-    /// states a time past both (a publisher's clock slip) would otherwise make a
-    /// checkpoint that skips every change stamped before that time; held back, the
-    /// changes after it are read again next run (which finds them applied). Said once.
+    /// ([`Config::clock`]) and the Source's `Date`, whichever is earlier, give or take
+    /// [`CLOCK_SLACK`]. A Source that states a time past that (a publisher's clock slip)
+    /// would otherwise make a checkpoint that skips every change stamped before that
+    /// time; held back, the next run reads the changes after it again, or (their lists
+    /// starting later: a gap) takes a baseline. Said once.
     pub(super) fn vouched(&mut self, checkpoint: Checkpoint) -> Checkpoint {
         let bound = match (self.config.clock, self.source_date) {
             (Some(a), Some(b)) => Some(if b < a { b } else { a }),
@@ -658,7 +659,13 @@ impl<I: Inventory> Client<I> {
         let Some(bound) = bound else {
             return checkpoint;
         };
-        if checkpoint.datetime <= bound {
+        // Clocks disagree by seconds or minutes (and `Date` has whole seconds): a time
+        // within the slack is the Source's own, taken as it is. Held back below the
+        // listing's `at`, a checkpoint would be a gap before the Change Lists that start
+        // there (a baseline each run), which only a time no clock explains is worth.
+        let at: std::time::SystemTime = bound.to_utc().into();
+        let slack = at.checked_add(CLOCK_SLACK).map(W3cDateTime::from);
+        if slack.is_none_or(|slack| checkpoint.datetime <= slack) {
             return checkpoint;
         }
         if !self.clamped {
@@ -856,6 +863,11 @@ impl<I: Inventory> Client<I> {
         true
     }
 }
+
+/// How far past the caller's clock or the Source's `Date` a stated time is still taken
+/// as it is ([`Client::vouched`]): clocks that disagree by minutes are common, a clock
+/// slip that stamps a list hours or years ahead is what is held back.
+pub(crate) const CLOCK_SLACK: Duration = Duration::from_secs(3600);
 
 /// `now` plus `wait`, saturating: the durations come from the caller's [`Config`] (a
 /// `Duration::MAX` meaning "no limit" included), and `Instant + Duration` panics past the

@@ -191,14 +191,21 @@ fn documents_we_write_are_read_by_resync_as_we_read_them() {
     assert_eq!(theirs.len(), names.len());
     for ((name, ours), theirs) in names.iter().zip(&ours).zip(&theirs) {
         let mut theirs = theirs.clone();
+        let mut ours = ours.clone();
         if name.starts_with("ex27") {
-            // Example 27's sha-256 values are not hex digests: resync takes them, we
-            // report them (hash-syntax) and keep them as raw attributes, not as hashes.
+            // Example 27's sha-256 values are not hex digests: resync takes their text
+            // as it is; we read the one that is 32 bytes of base64url as that digest
+            // (hash-base64) and keep the other as a raw attribute (hash-syntax), and
+            // write both as they were written. Compared without them.
             for r in theirs["resources"].as_array_mut().unwrap() {
                 assert!(r["sha256"].as_str().unwrap().contains('_'));
                 r["sha256"] = Value::Null;
             }
+            for r in ours["resources"].as_array_mut().unwrap() {
+                r["sha256"] = Value::Null;
+            }
         }
+        let ours = &ours;
         assert!(
             same(ours, &theirs),
             "{name}:\nours   {ours}\nresync {theirs}"
