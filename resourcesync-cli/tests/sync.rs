@@ -1063,3 +1063,48 @@ fn a_source_built_for_another_address_is_refused_with_a_hint_and_allowed_by_allo
     // The other authority's files go under `@HOST:PORT/`.
     served.equals(&d.join(format!("@{authority}"))).unwrap();
 }
+
+#[test]
+fn a_sync_started_at_a_list_that_names_no_capability_list_takes_a_baseline_each_later_run() {
+    // A plain Resource List, no `up` link: nothing to follow incrementally.
+    let (served, _dir, d) = served_and_dest(0);
+    let base = served.base.clone();
+    let list = |body: &str| {
+        format!(
+            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/>{body}</urlset>"#
+        )
+    };
+    let put = |name: &str, body: Vec<u8>| {
+        served
+            .source
+            .lock()
+            .unwrap()
+            .files
+            .insert(name.into(), Response::ok(body));
+    };
+    put(
+        "plain.xml",
+        list(&format!("<url><loc>{base}one.txt</loc></url>")).into_bytes(),
+    );
+    put("one.txt", b"one".to_vec());
+    let start = format!("{base}plain.xml");
+    let out = sync(&[&start, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // The list goes on; the next run cannot follow Change Lists, so it takes a baseline.
+    put(
+        "plain.xml",
+        list(&format!(
+            "<url><loc>{base}one.txt</loc></url><url><loc>{base}two.txt</loc></url>"
+        ))
+        .into_bytes(),
+    );
+    put("two.txt", b"two".to_vec());
+    let out = sync(&[&start, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("baseline:"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read(d.join("two.txt")).unwrap(), b"two");
+}

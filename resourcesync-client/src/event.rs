@@ -213,6 +213,14 @@ pub enum ProblemKind {
     /// An incremental sync without a checkpoint: run a baseline first.
     #[error("no checkpoint for this set: a baseline must come first")]
     NoCheckpoint,
+    /// An incremental sync of a Source that offers no change stream (no Change List or
+    /// Change Dump in its Capability List, or a start at a list that names no Capability
+    /// List): the standard's way to keep such a Destination in step is a baseline each
+    /// time, which the command takes instead.
+    #[error(
+        "the Source offers no Change List or Change Dump ({0}): only baselines keep up with it"
+    )]
+    NoChanges(&'static str),
     /// The changes on offer do not cover the time since the checkpoint: some changes were
     /// never seen, or may not have been. A new baseline is needed; nothing past the gap
     /// was applied. Coverage is what the documents state: a Change List (or a Change
@@ -612,6 +620,7 @@ impl ProblemKind {
             ProblemKind::NotOffered(_) => "not-offered",
             ProblemKind::NotDiscovered { .. } => "not-discovered",
             ProblemKind::NoCheckpoint => "no-checkpoint",
+            ProblemKind::NoChanges(_) => "no-changes",
             ProblemKind::Gap { .. } => "gap",
             ProblemKind::DeleteLimit { .. } => "delete-limit",
             ProblemKind::DeleteLimitReached { .. } => "delete-limit-reached",

@@ -324,7 +324,9 @@ impl<I: KeptInventory> Run<I> {
                 Event::Problem(problem)
                     if matches!(
                         problem.kind,
-                        ProblemKind::Gap { .. } | ProblemKind::NoCheckpoint
+                        ProblemKind::Gap { .. }
+                            | ProblemKind::NoCheckpoint
+                            | ProblemKind::NoChanges(_)
                     ) =>
                 {
                     self.stranded = Some(problem.kind.to_string());

@@ -396,6 +396,19 @@ impl<I: Inventory> Client<I> {
                 );
                 Role::Any
             }
+            // A list or a dump started at without an `up` link (one with it was read
+            // instead: `instead_of_start`): no change stream to follow, only baselines.
+            (
+                Role::Any,
+                DocumentKind::ResourceList
+                | DocumentKind::ResourceListIndex
+                | DocumentKind::ResourceDump
+                | DocumentKind::ResourceDumpIndex,
+            ) if mode == Mode::Incremental => {
+                return Err(ProblemKind::NoChanges(
+                    "the start is a list that names no Capability List",
+                ));
+            }
             (Role::Any, _) => {
                 return Err(ProblemKind::NotOffered(match mode {
                     Mode::Incremental => "Change List (the start is a document of another kind)",
@@ -846,7 +859,11 @@ impl<I: Inventory> Client<I> {
                     (Some(list), _) => (list.clone(), Capability::ChangeList),
                     (None, Some(dump)) => (dump.clone(), Capability::ChangeDump),
                     _ => {
-                        self.set_not_offered(set, "Change List or Change Dump");
+                        self.sets[set].failed = true;
+                        self.sets[set].phase = Phase::Finished;
+                        let uri = self.capability_list_uri(set);
+                        let why = "its Capability List lists neither";
+                        self.push_problem(uri.as_ref(), None, ProblemKind::NoChanges(why));
                         return;
                     }
                 };
