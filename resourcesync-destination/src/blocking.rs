@@ -34,6 +34,17 @@ use crate::synced::Synced;
 pub trait Transport {
     /// Makes `request`.
     fn fetch(&mut self, request: http::Request<()>) -> Result<Response<'_>, String>;
+
+    /// Called once before a run's first request with the client's config: a transport
+    /// that resolves host names itself checks each address against
+    /// [`config.policy`](resourcesync_client::Config::policy) here
+    /// ([`Policy::check_address`](resourcesync_client::policy::Policy::check_address)):
+    /// a name that resolves to a loopback, private or link-local address when the Source
+    /// is not on one (DNS rebinding, a listed internal host) is the client's to refuse,
+    /// and it never sees the address. Nothing by default.
+    fn prepare(&mut self, config: &resourcesync_client::Config) {
+        let _ = config;
+    }
 }
 
 /// A response of a [`Transport`]: its head, and its body to read.
@@ -86,8 +97,29 @@ pub fn sync(
 ) -> Result<Synced, SyncError> {
     let started = Instant::now();
     let mut options = options.clone();
+    // A Source named by a host name is on whatever address kinds that name resolves to
+    // now (a Source on localhost is on loopback): those are allowed, as an address
+    // written in the URI would be, and every later resolution is held to them.
+    let kinds = options.source.to_url().ok().and_then(|url| {
+        let host = url.host_str()?.to_owned();
+        let port = url.port_or_known_default()?;
+        use std::net::ToSocketAddrs;
+        let found = (host.as_str(), port).to_socket_addrs().ok()?;
+        Some(
+            found
+                .filter_map(|a| resourcesync_client::policy::SpecialAddress::of(a.ip()))
+                .collect::<Vec<_>>(),
+        )
+    });
     loop {
-        let run = Run::start(&options, stop.clone(), |config| config)?;
+        let kinds = kinds.clone().unwrap_or_default();
+        let run = Run::start(&options, stop.clone(), |config| {
+            let mut policy = config.policy.clone();
+            for kind in kinds {
+                policy = policy.allow_address_kind(kind);
+            }
+            config.with_policy(policy)
+        })?;
         match drive(run, transport, observer)? {
             Finished::Done(mut synced) => {
                 synced.seconds = started.elapsed().as_secs_f64();
@@ -114,6 +146,7 @@ pub fn drive<I: KeptInventory>(
         )));
     }
     let stop = run.stop_token().clone();
+    transport.prepare(run.client().config());
     while !run.is_over() {
         if let Some(request) = run.poll_request(Instant::now()) {
             let (id, keep) = (request.id, run.destination().keeps_body(&request));
@@ -183,6 +216,9 @@ impl<R: Read> Read for Stoppable<'_, R> {
 #[derive(Debug)]
 pub struct UreqTransport {
     agent: ureq::Agent,
+    /// The agent's configuration, to build it again with a checked resolver
+    /// ([`Transport::prepare`]).
+    config: ureq::config::Config,
 }
 
 #[cfg(feature = "ureq")]
@@ -194,7 +230,7 @@ impl UreqTransport {
     /// in all for one request), which a blocking read cannot otherwise enforce.
     pub fn new() -> UreqTransport {
         let bounds = resourcesync_client::Bounds::default();
-        let agent = ureq::Agent::config_builder()
+        let config = ureq::Agent::config_builder()
             .max_redirects(0)
             .max_redirects_will_error(false)
             .http_status_as_error(false)
@@ -202,9 +238,54 @@ impl UreqTransport {
             .timeout_recv_response(Some(bounds.request_timeout))
             .timeout_global(Some(bounds.max_request_time))
             .user_agent(concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
-        UreqTransport { agent }
+            .build();
+        UreqTransport {
+            agent: config.clone().into(),
+            config,
+        }
+    }
+}
+
+/// ureq's resolver, with every address it returns checked against the client's policy
+/// before ureq may connect to it (what `asynchronous::CheckedResolver` is to reqwest).
+#[cfg(feature = "ureq")]
+#[derive(Debug)]
+struct CheckedResolver {
+    policy: resourcesync_client::policy::Policy,
+    inner: ureq::unversioned::resolver::DefaultResolver,
+}
+
+#[cfg(feature = "ureq")]
+impl ureq::unversioned::resolver::Resolver for CheckedResolver {
+    fn resolve(
+        &self,
+        uri: &http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let found = self.inner.resolve(uri, config, timeout)?;
+        // The URI is only for the refusal's message: the policy judges the address.
+        let host = uri.host().unwrap_or_default();
+        let named: Option<resourcesync_model::Uri> = format!("http://{host}/").parse().ok();
+        let mut allowed = self.empty();
+        let mut refusal = None;
+        for address in found.iter() {
+            let checked = match &named {
+                Some(named) => self.policy.check_address(named, address.ip()),
+                None => Ok(()),
+            };
+            match checked {
+                Ok(()) => allowed.push(*address),
+                Err(e) => refusal = Some(e),
+            }
+        }
+        match (allowed.is_empty(), refusal) {
+            (true, Some(refusal)) => Err(ureq::Error::Io(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                refusal.to_string(),
+            ))),
+            _ => Ok(allowed),
+        }
     }
 }
 
@@ -217,6 +298,15 @@ impl Default for UreqTransport {
 
 #[cfg(feature = "ureq")]
 impl Transport for UreqTransport {
+    fn prepare(&mut self, config: &resourcesync_client::Config) {
+        let resolver = CheckedResolver {
+            policy: config.policy.clone(),
+            inner: Default::default(),
+        };
+        let connector = ureq::unversioned::transport::DefaultConnector::new();
+        self.agent = ureq::Agent::with_parts(self.config.clone(), connector, resolver);
+    }
+
     fn fetch(&mut self, request: http::Request<()>) -> Result<Response<'_>, String> {
         let response = self.agent.run(request).map_err(|e| e.to_string())?;
         let (head, body) = response.into_parts();

@@ -396,3 +396,33 @@ fn a_run_keeps_an_inventory_of_the_callers_own() {
     // Saved before the state, at the end at least.
     assert!(saves.get() >= 1);
 }
+
+/// The blocking transport checks every address a name resolves to against the client's
+/// policy: a name that resolves to loopback is refused for a Source that is not there
+/// (DNS rebinding, a listed internal host), and allowed for one that is.
+#[cfg(feature = "ureq")]
+#[test]
+fn the_ureq_transport_refuses_a_name_that_resolves_where_the_source_is_not() {
+    use resourcesync_destination::blocking::{Transport, UreqTransport};
+    let served = resourcesync_testkit::served::Served::start(|s| {
+        resourcesync_testkit::driver::populate(s, 1)
+    });
+    let by_name = served.base.replace("127.0.0.1", "localhost");
+    let request = || {
+        http::Request::get(format!("{by_name}r/0.txt"))
+            .body(())
+            .unwrap()
+    };
+    let config = |source: &str| {
+        resourcesync_client::Config::new(source.parse().unwrap(), resourcesync_client::Mode::Audit)
+            .unwrap()
+    };
+    let mut transport = UreqTransport::new();
+    transport.prepare(&config("http://example.com/"));
+    let refused = transport.fetch(request()).map(|r| r.status).unwrap_err();
+    assert!(refused.contains("loopback"), "{refused}");
+    // A Source on 127.0.0.1: loopback is where it is.
+    transport.prepare(&config(&served.base));
+    let status = transport.fetch(request()).map(|r| r.status).unwrap();
+    assert_eq!(status, StatusCode::OK);
+}

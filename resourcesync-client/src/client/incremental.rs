@@ -86,26 +86,8 @@ impl<I: Inventory> Client<I> {
             }
             if !stream.planned {
                 if let Err(kind) = self.plan(set) {
-                    if self.config.mode != Mode::Incremental {
-                        // The Change Lists do not reach back to the listing: they explain
-                        // nothing, and the baseline stands on its listing alone (its
-                        // checkpoint the listing's `at`, as without them).
-                        self.sets[set].stream = None;
-                        let uri = self.capability_list_uri(set);
-                        let message = format!(
-                            "{kind}: the Change Lists do not reach back to the listing; \
-                             what matched nothing listed is fetched once more"
-                        );
-                        self.warn(uri.as_ref(), None, None, message);
-                        if self.refetch_deferred(set) {
-                            self.sets[set].phase = Phase::Finished;
-                        }
-                        return;
-                    }
-                    self.sets[set].failed = true;
-                    self.sets[set].phase = Phase::Finished;
                     let uri = self.capability_list_uri(set);
-                    self.push_problem(uri.as_ref(), None, kind);
+                    self.gap(set, uri, kind);
                     return;
                 }
                 continue;
@@ -171,6 +153,30 @@ impl<I: Inventory> Client<I> {
             }
             return;
         }
+    }
+
+    /// The change stream of `set` cannot be trusted past a gap (`kind`, stated at `uri`).
+    /// An incremental run stops there, the set failed (the command takes a baseline).
+    /// A baseline or an audit, which read the Change Lists only to reconcile a Source
+    /// that moved since its listing, stands on its listing alone (its checkpoint the
+    /// listing's `at`, as without them), said as a warning; what matched nothing listed
+    /// is fetched once more.
+    fn gap(&mut self, set: usize, uri: Option<Uri>, kind: ProblemKind) {
+        if self.config.mode != Mode::Incremental {
+            self.sets[set].stream = None;
+            let message = format!(
+                "{kind}: the Change Lists do not reach back to the listing; what matched \
+                 nothing listed is fetched once more"
+            );
+            self.warn(uri.as_ref(), None, None, message);
+            if self.refetch_deferred(set) {
+                self.sets[set].phase = Phase::Finished;
+            }
+            return;
+        }
+        self.sets[set].failed = true;
+        self.sets[set].phase = Phase::Finished;
+        self.push_problem(uri.as_ref(), None, kind);
     }
 
     /// Orders a set's candidates, reads the archive when the changes on offer start
@@ -273,9 +279,7 @@ impl<I: Inventory> Client<I> {
             if let Some(from) = gap {
                 let checkpoint = covered.unwrap_or(stream.checkpoint.datetime);
                 let uri = c.uri.clone();
-                self.sets[set].failed = true;
-                self.sets[set].phase = Phase::Finished;
-                self.push_problem(Some(&uri), None, ProblemKind::Gap { checkpoint, from });
+                self.gap(set, Some(uri), ProblemKind::Gap { checkpoint, from });
                 return;
             }
             // An open list (no `until`) covers everything after its start.
