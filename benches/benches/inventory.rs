@@ -85,12 +85,7 @@ impl Transport for InProcess<'_> {
 /// Source changes every resource. What is left is the incremental sync, which the child
 /// makes (building the same Source again).
 fn prepare(dir: &Path, held: usize) {
-    let mut source = Source::new();
-    for i in 0..CHANGES {
-        source.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
-    }
-    source.tick(10);
-    source.publish();
+    let source = simulated(false);
     let options = SyncOptions::new(source.uri(""), dir);
     let synced = blocking::sync(
         &options,
@@ -107,15 +102,28 @@ fn prepare(dir: &Path, held: usize) {
             inventory.import(chunk.iter().map(|&i| record(i))).unwrap();
         }
     }
-    source.tick(10);
+}
+
+/// The simulated Source: `CHANGES` resources, and then (`changed`) every one of them
+/// changed. The same steps give the same documents (its clock is virtual): the child
+/// builds it again rather than be handed it.
+fn simulated(changed: bool) -> Source {
+    let mut source = Source::new();
     for i in 0..CHANGES {
-        source.put(
-            &format!("r/{i}.txt"),
-            format!("resource {i}, changed").as_bytes(),
-        );
+        source.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
     }
     source.tick(10);
     source.publish();
+    if changed {
+        source.tick(10);
+        for i in 0..CHANGES {
+            let changed = format!("resource {i}, changed");
+            source.put(&format!("r/{i}.txt"), changed.as_bytes());
+        }
+        source.tick(10);
+        source.publish();
+    }
+    source
 }
 
 /// The incremental sync of the changes.
@@ -126,14 +134,6 @@ fn sync_changes(dir: &Path, source: &Source) {
     assert!(synced.report.complete, "{synced}");
     assert_eq!(synced.mode, "incremental");
     assert_eq!(synced.report.updated, CHANGES as u64, "{synced}");
-}
-
-/// The peak resident memory of this process, from `/proc/self/status` (Linux).
-fn peak_resident() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib << 10)
 }
 
 /// What a full inventory write costs in the design the inventory file replaced: every
@@ -256,26 +256,8 @@ criterion_group!(benches, bench);
 fn main() {
     // The child: the incremental sync of the changes, then the peak resident memory.
     if let Some(dir) = std::env::var_os(CHILD) {
-        let dir = Path::new(&dir);
-        // The Source as the parent left it, built again here (the same steps give the
-        // same documents): the child holds no more than a Destination would.
-        let mut source = Source::new();
-        for i in 0..CHANGES {
-            source.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
-        }
-        source.tick(10);
-        source.publish();
-        source.tick(10);
-        for i in 0..CHANGES {
-            source.put(
-                &format!("r/{i}.txt"),
-                format!("resource {i}, changed").as_bytes(),
-            );
-        }
-        source.tick(10);
-        source.publish();
-        sync_changes(dir, &source);
-        println!("{}", peak_resident().unwrap_or(0));
+        sync_changes(Path::new(&dir), &simulated(true));
+        println!("{}", resourcesync_benches::peak_resident().unwrap_or(0));
         return;
     }
     benches();

@@ -43,17 +43,9 @@ fn validated(path: &Path) -> (u64, Vec<Rule>) {
     (report.entries, broken)
 }
 
-/// The peak resident memory of this process, from `/proc/self/status` (Linux).
-fn peak_resident() -> Option<usize> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib << 10)
-}
-
 /// The peak resident memory of a process of this binary that validates `path`.
 fn child_peak_resident(path: &Path) -> Option<usize> {
-    peak_resident()?;
+    resourcesync_benches::peak_resident()?;
     let output = Command::new(std::env::current_exe().ok()?)
         .env(CHILD, path)
         .output()
@@ -124,7 +116,7 @@ fn main() {
     if let Some(path) = std::env::var_os(CHILD) {
         let (entries, _) = validated(Path::new(&path));
         assert_eq!(entries, ENTRIES);
-        println!("{}", peak_resident().unwrap_or(0));
+        println!("{}", resourcesync_benches::peak_resident().unwrap_or(0));
         return;
     }
     benches();

@@ -13,6 +13,15 @@ use resourcesync_model::{
     Relation, Uri, W3cDateTime,
 };
 
+/// The peak resident memory of this process, from `/proc/self/status` (Linux): what a
+/// child process of a bench reports of itself (`VmHWM`).
+pub fn peak_resident() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib << 10)
+}
+
 /// A fresh directory in memory when the machine has `/dev/shm` (tmpfs: the benches
 /// measure the CPU's work, not this machine's disk), else in the temporary directory.
 pub fn scratch(prefix: &str) -> tempfile::TempDir {

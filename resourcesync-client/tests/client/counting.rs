@@ -4,7 +4,7 @@
 
 use resourcesync_client::{Event, Mode};
 
-use crate::sim::{Destination, Drive, Response, Source, sync};
+use crate::sim::{Destination, Drive, Response, Run, Source, sync};
 
 /// A Source that serves exactly `files` (paths under its base, as requested), nothing
 /// published by the testkit.
@@ -19,6 +19,18 @@ pub(crate) fn serving(files: &[(&str, &[u8])]) -> Source {
 }
 
 pub(crate) const BASELINE: Mode = Mode::Baseline { prefer_dump: false };
+
+/// A baseline of `source` into `dest`, started at its `resourcelist.xml`.
+pub(crate) fn baseline(source: &Source, dest: &mut Destination) -> Run {
+    sync(
+        source,
+        dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c,
+        Drive::default(),
+    )
+}
 
 /// A Resource List at 2025-01-01 of `urls` (each a whole `<url>` element).
 pub(crate) fn resource_list(urls: &str) -> Vec<u8> {
@@ -67,14 +79,7 @@ fn a_loc_with_a_raw_space_is_read_as_the_source_meant_it() {
         ("c.txt", b"abc"),
     ]);
     let mut dest = Destination::default();
-    let run = sync(
-        &source,
-        &mut dest,
-        BASELINE,
-        "resourcelist.xml",
-        |c| c,
-        Drive::default(),
-    );
+    let run = baseline(&source, &mut dest);
     let report = run.report();
     assert_eq!((report.listed, report.created), (2, 2), "{report:?}");
     assert!(report.complete, "{:?}", run.problems());
@@ -118,14 +123,7 @@ fn an_entry_whose_loc_cannot_be_read_is_refused_and_counted() {
     );
     let source = serving(&[("resourcelist.xml", &list), ("c.txt", b"abc")]);
     let mut dest = Destination::default();
-    let run = sync(
-        &source,
-        &mut dest,
-        BASELINE,
-        "resourcelist.xml",
-        |c| c,
-        Drive::default(),
-    );
+    let run = baseline(&source, &mut dest);
     let report = run.report();
     assert_eq!((report.created, report.refused), (1, 2), "{report:?}");
     assert!(!report.complete);
@@ -154,14 +152,7 @@ fn a_loc_with_non_ascii_characters_is_fetched_percent_encoded() {
         resource_list(r#"<url><loc>http://example.com/café.txt</loc><rs:md length="5"/></url>"#);
     let source = serving(&[("resourcelist.xml", &list), ("caf%C3%A9.txt", b"hello")]);
     let mut dest = Destination::default();
-    let run = sync(
-        &source,
-        &mut dest,
-        BASELINE,
-        "resourcelist.xml",
-        |c| c,
-        Drive::default(),
-    );
+    let run = baseline(&source, &mut dest);
     assert!(run.report().complete, "{:?}", run.problems());
     assert_eq!(run.report().created, 1);
     assert!(

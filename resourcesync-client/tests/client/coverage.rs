@@ -4,7 +4,7 @@
 
 use resourcesync_client::{Event, Mode, ProblemKind};
 
-use crate::counting::{BASELINE, serving};
+use crate::counting::{baseline, serving};
 use crate::sim::{Destination, Drive, Run, sync};
 
 const UP: &str = r#"<rs:ln rel="up" href="http://example.com/capabilitylist.xml"/>"#;
@@ -42,14 +42,7 @@ fn incremental(files: &[(&str, &[u8])], start: &str) -> (Run, Destination) {
     all.extend_from_slice(files);
     let source = serving(&all);
     let mut dest = Destination::default();
-    let run = sync(
-        &source,
-        &mut dest,
-        BASELINE,
-        "resourcelist.xml",
-        |c| c,
-        Drive::default(),
-    );
+    let run = baseline(&source, &mut dest);
     assert!(run.report().complete, "{:?}", run.problems());
     let run = sync(
         &source,

@@ -4,7 +4,7 @@
 
 use resourcesync_client::Mode;
 
-use crate::counting::{BASELINE, resource_list, serving};
+use crate::counting::{BASELINE, baseline, resource_list, serving};
 use crate::sim::{Destination, Drive, sync};
 
 /// A list of `<loc>`s alone: right after a complete baseline, an audit finds every file
@@ -21,14 +21,7 @@ fn an_audit_of_bare_locs_after_a_baseline_calls_nothing_changed() {
         ("b.txt", b"b"),
     ]);
     let mut dest = Destination::default();
-    let run = sync(
-        &source,
-        &mut dest,
-        BASELINE,
-        "resourcelist.xml",
-        |c| c,
-        Drive::default(),
-    );
+    let run = baseline(&source, &mut dest);
     assert!(run.report().complete, "{:?}", run.problems());
     let run = sync(
         &source,
@@ -62,14 +55,7 @@ fn a_body_in_a_content_coding_nobody_asked_for_is_not_stored() {
         },
     );
     let mut dest = Destination::default();
-    let run = sync(
-        &source,
-        &mut dest,
-        BASELINE,
-        "resourcelist.xml",
-        |c| c,
-        Drive::default(),
-    );
+    let run = baseline(&source, &mut dest);
     assert!(dest.files.is_empty(), "stored encoded");
     assert_eq!(run.report().failed, 1, "{:?}", run.report());
     assert!(!run.report().complete);
@@ -193,14 +179,7 @@ fn a_far_future_at_is_no_checkpoint_past_the_sources_date() {
         },
     );
     let mut dest = Destination::default();
-    let run = sync(
-        &source,
-        &mut dest,
-        BASELINE,
-        "resourcelist.xml",
-        |c| c,
-        Drive::default(),
-    );
+    let run = baseline(&source, &mut dest);
     assert!(run.report().complete, "{:?}", run.problems());
     assert_eq!(checkpoint(&dest), "2025-06-01T00:00:00Z");
 }
