@@ -66,6 +66,7 @@ use resourcesync_client::{
 };
 use resourcesync_model::{Digests, Fixity};
 use resourcesync_package::Package;
+use xxhash_rust::xxh3::xxh3_128;
 
 use crate::inventory::{DiskInventory, KeptInventory};
 
@@ -675,7 +676,10 @@ impl DirectoryDestination {
         if !matches!(config.mode, Mode::Audit | Mode::Baseline { .. }) {
             return Ok(verified);
         }
+        // The paths the inventory names, as 128-bit hashes: 16 bytes a held resource
+        // rather than its path, for the walk below that finds the files none names.
         let mut named = HashSet::new();
+        let path_hash = |path: &Path| xxh3_128(path.as_os_str().as_encoded_bytes());
         let mut replaced = Vec::new();
         let reads = config.mode == Mode::Audit || self.repair;
         inventory.for_each(&mut |uri, held| {
@@ -683,7 +687,7 @@ impl DirectoryDestination {
                 return;
             };
             let target = path.to_path_buf();
-            named.insert(target.clone());
+            named.insert(path_hash(&target));
             let parent = target.parent().unwrap_or(Path::new(""));
             let found = match self.checked(parent) {
                 Ok(()) => match self.root.symlink_metadata(&target) {
@@ -723,7 +727,7 @@ impl DirectoryDestination {
                 continue;
             }
             if let Ok(relative) = entry.path().strip_prefix(&self.dir)
-                && !named.contains(relative)
+                && !named.contains(&path_hash(relative))
             {
                 verified.extra.push(relative.to_owned());
             }
