@@ -37,8 +37,8 @@ pub trait Transport {
 
     /// Called once before a run's first request with the client's config: a transport
     /// that resolves host names itself checks each address against
-    /// [`config.policy`](resourcesync_client::Config::policy) here
-    /// ([`Policy::check_address`](resourcesync_client::policy::Policy::check_address)):
+    /// [`resourcesync_client::Config::policy`] here
+    /// ([`resourcesync_client::policy::Policy::check_address`]):
     /// a name that resolves to a loopback, private or link-local address when the Source
     /// is not on one (DNS rebinding, a listed internal host) is the client's to refuse,
     /// and it never sees the address. Nothing by default.
@@ -226,7 +226,7 @@ impl UreqTransport {
     /// An agent of ureq's defaults, but that follows no redirect (the client checks them),
     /// takes an error status as a response (the client decides what it means), and gives
     /// up on a Source that does not answer: the client's own bounds
-    /// ([`Bounds`](resourcesync_client::Bounds): 60 s to connect or to answer, 30 minutes
+    /// ([`resourcesync_client::Bounds`]: 60 s to connect or to answer, 30 minutes
     /// in all for one request), which a blocking read cannot otherwise enforce.
     pub fn new() -> UreqTransport {
         let bounds = resourcesync_client::Bounds::default();

@@ -32,10 +32,10 @@ pub trait KeptInventory: Inventory {
     /// whatever [`substitute`](Self::substitute) says the file holds now: a deletion or an
     /// update checks the file against it.
     fn stored(&self, uri: &Uri) -> Option<Held>;
-    /// Makes [`get`](Inventory::get) and [`for_each`](Inventory::for_each) say that
+    /// Makes [`Inventory::get`] and [`Inventory::for_each`] say that
     /// `uri` is held as `now` (`None`: not held) for the rest of the run, without changing
     /// what the sync stored: what a run found on disk, compared with, never saved. A
-    /// later [`record`](Inventory::record) or [`forget`](Inventory::forget) of `uri` ends
+    /// later [`Inventory::record`] or [`Inventory::forget`] of `uri` ends
     /// it.
     fn substitute(&mut self, uri: Uri, now: Option<Held>);
     /// Makes what was recorded and forgotten since the last save durable, all of it or
