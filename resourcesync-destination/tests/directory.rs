@@ -218,19 +218,21 @@ fn an_empty_state_file_is_no_state_and_the_next_run_a_baseline() {
 }
 
 #[test]
-fn the_destinations_own_files_as_fifos_links_or_directories_are_refused_not_waited_on() {
+fn the_destinations_own_files_as_fifos_links_hard_links_or_directories_are_refused_not_waited_on() {
     for (name, what) in [
         ("state.json", "fifo"),
         ("placed.jsonl", "fifo"),
         ("inventory.redb", "fifo"),
         ("state.json", "link"),
+        ("inventory.redb", "hard link"),
         ("inventory.redb", "dir"),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let kept = dir.path().join(KEPT);
         std::fs::create_dir_all(&kept).unwrap();
         let secret = dir.path().join("elsewhere");
-        std::fs::write(&secret, b"{}").unwrap();
+        // Empty: what a new inventory file is, which redb would make a database of.
+        std::fs::write(&secret, b"").unwrap();
         match what {
             "fifo" => rustix::fs::mknodat(
                 rustix::fs::CWD,
@@ -241,6 +243,8 @@ fn the_destinations_own_files_as_fifos_links_or_directories_are_refused_not_wait
             )
             .unwrap(),
             "link" => std::os::unix::fs::symlink(&secret, kept.join(name)).unwrap(),
+            // Another name of a file outside: written through, it would be changed there.
+            "hard link" => std::fs::hard_link(&secret, kept.join(name)).unwrap(),
             _ => std::fs::create_dir(kept.join(name)).unwrap(),
         }
         // On a thread: a FIFO opened for reading waits for a writer that never comes.
@@ -253,6 +257,8 @@ fn the_destinations_own_files_as_fifos_links_or_directories_are_refused_not_wait
         let loaded = rx
             .recv_timeout(std::time::Duration::from_secs(10))
             .unwrap_or_else(|_| panic!("{name} as a {what}: the load hung"));
+        let written = std::fs::metadata(&secret).unwrap().len();
+        assert_eq!(written, 0, "{name} as a {what}: written through");
         match (name, what) {
             // The journal is replayed when it can be, skipped when it cannot.
             ("placed.jsonl", _) => assert_eq!(loaded, "Ok(Ok(()))"),
