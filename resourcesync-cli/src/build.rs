@@ -27,27 +27,39 @@ the file's modification time when its bytes last changed (a file touched, its by
 same, keeps its lastmod, and is no change).
 
 Run it again after the collection changed: it lists the files created, updated and
-deleted since the last run in the open Change List (a file of the same size and
-modification time is not read again), rewrites the Resource List, and opens a new Change
+deleted since the last run in the open Change List, rewrites the Resource List, and opens
+a new Change
 List when the entry or byte limits or --changelist-period say so. When the Change List
 Index is full (--max-entries), its oldest lists move to a Change List Archive, still
 published. A Resource Dump is kept (the Change Lists cover from its time) unless
---new-resource-dump asks for a new one.
+--new-resource-dump asks for a new one. A file is read again unless its size,
+modification time, change time and inode are those of the last run: a rewrite that keeps
+the size and modification time (cp -p, rsync -t, touch -r) changes the change time, and is
+read and listed as updated. A file changed within 20 ms before a run (the file system
+clock's granularity) is read again by the next run too.
 
 Each run writes a new generation beside PUBLISH-DIR (in .<name>.resourcesync/) and
 switches to it by renaming one symbolic link, PUBLISH-DIR: a failed or interrupted run
 leaves the previous publication as it was. PUBLISH-DIR must not exist, be an empty
 directory, or be the link an earlier run made. The resources are served from the
-collection through links, not copied.
+collection through links, not copied. Each generation the build makes is marked beside it
+(<number>.made); its cleanup removes only marked generations, and a directory of the user's
+under a generation's name is left (in the way of the next generation, the run fails and
+names it).
 
-Hidden files, symbolic links inside the collection, names that are not UTF-8 and the
-top-level names .well-known and resourcesync are not published, and are reported. A file
+Hidden files, symbolic links inside the collection (a link is never followed, at any
+level, nor a directory that became one since the walk saw it), names that are not UTF-8
+and the top-level names .well-known and resourcesync are not published, and are reported;
+a name with a backslash is published (%5C in its URI: a character of the name on Unix).
+Names are printed escaped (quoted, as \"a\\nb\") when they hold control or formatting
+characters. A file
 or directory that cannot be read (its permissions, an I/O error) is reported with the
 error and left out, the rest published (exit status 1); one the last run published is
 listed as deleted.
 
 With --list FILE it publishes the URI and file pairs FILE lists instead (URIs anywhere,
-files relative to COLLECTION-DIR); a wrong line is an error naming it.";
+files relative to COLLECTION-DIR, reached through no symbolic link, as the walk reaches
+them); a wrong line is an error naming it.";
 
 /// What `build` prints, for its long help.
 pub const BUILD_OUTPUT: &str = "\
@@ -189,20 +201,14 @@ pub fn run(args: &BuildArgs) -> ExitCode {
                 value["seconds"] = json!(started.elapsed().as_secs_f64());
                 println!("{value}");
             } else {
+                // Each name escaped where it could move the terminal or forge a line
+                // (the `Display` of `Skipped` and `NotPortable`).
                 for skipped in &report.skipped {
-                    let error = skipped.error.as_deref().unwrap_or_default();
-                    eprintln!(
-                        "resourcesync build: skipped {}: {}{}{error}",
-                        skipped.path.display(),
-                        skipped.reason,
-                        if error.is_empty() { "" } else { ": " },
-                    );
+                    eprintln!("resourcesync build: skipped {skipped}");
                 }
                 for name in &report.not_portable {
                     eprintln!(
-                        "resourcesync build: warning: {}: {}; a sync into such a file system refuses it",
-                        name.path.display(),
-                        name.reason,
+                        "resourcesync build: warning: {name}; a sync into such a file system refuses it"
                     );
                 }
                 println!("{}", Summary(&report, started.elapsed()));

@@ -11,50 +11,14 @@ use resourcesync_model::{Capability, Change, DocumentKind, Entry, Fixity};
 use resourcesync_xml::read_document;
 use serde_json::Value;
 
+#[path = "common/building.rs"]
+mod building;
 #[path = "common/help.rs"]
 mod help;
 #[path = "common/server.rs"]
 mod server;
 
-const BASE: &str = "http://127.0.0.1:8080/";
-
-fn resourcesync(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .args(args)
-        .output()
-        .expect("run resourcesync")
-}
-
-/// Builds `collection` into `publish` with `extra` options and `--json`; the report.
-fn build(collection: &Path, publish: &Path, extra: &[&str]) -> Value {
-    let out = build_output(collection, publish, extra);
-    assert!(
-        out.status.success(),
-        "build failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("one JSON object")
-}
-
-fn build_output(collection: &Path, publish: &Path, extra: &[&str]) -> Output {
-    build_output_at(BASE, collection, publish, extra)
-}
-
-/// [`build_output`] under another base URL.
-fn build_output_at(base: &str, collection: &Path, publish: &Path, extra: &[&str]) -> Output {
-    let mut args = vec!["build", "--json", "--base-url", base];
-    args.extend_from_slice(extra);
-    args.push(collection.to_str().unwrap());
-    args.push(publish.to_str().unwrap());
-    resourcesync(&args)
-}
-
-/// Writes `bytes` at `relative` under `root`, making its directories.
-fn put(root: &Path, relative: &str, bytes: &[u8]) {
-    let path = root.join(relative);
-    fs::create_dir_all(path.parent().unwrap()).unwrap();
-    fs::write(path, bytes).unwrap();
-}
+use building::*;
 
 /// A collection of `n` files of mixed media types, sizes and names (spaces, non-ASCII),
 /// nested three levels deep; returns their relative paths.
@@ -322,25 +286,16 @@ fn publishes_a_collection_that_validates_and_reads_back() {
     assert!(lists[0].1.is_empty());
 }
 
-/// Sets a file's modification time.
-fn set_mtime(path: &Path, time: SystemTime) {
-    fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(time)
-        .unwrap();
-}
-
 #[test]
 fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
     let root = tempfile::tempdir().unwrap();
     let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
     collection(&coll, 40);
+    settle();
     build(&coll, &publish, &["--max-entries", "2", "--change-dump"]);
 
-    // Updated, created, deleted; one rewritten with the same size and time, which a
-    // run that trusts size and time does not see; one touched with the same content.
+    // Updated, created, deleted; one rewritten with the same size and time, which its
+    // change time tells (issue 28); one touched with the same content.
     put(&coll, "docs/file 1.html", b"an update");
     put(&coll, "new/created.txt", b"created");
     fs::remove_file(coll.join("top-0.txt")).unwrap();
@@ -352,6 +307,7 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
     set_mtime(&sneaky, before.modified().unwrap());
     let touched = coll.join("docs/été/2.json");
     set_mtime(&touched, SystemTime::now() + Duration::from_secs(1));
+    settle();
 
     let report = build(&coll, &publish, &["--max-entries", "2", "--change-dump"]);
     assert_eq!(report["generation"], 2);
@@ -362,12 +318,12 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
             &report["deleted"],
             &report["hashed_files"]
         ),
-        (&1.into(), &1.into(), &1.into(), &3.into()),
+        (&1.into(), &2.into(), &1.into(), &4.into()),
         "{report}"
     );
     assert_eq!(validate(&publish).0, 0);
 
-    // Three changes, two per list: the first list closed, the second open, contiguous.
+    // Four changes, two per list: the first list closed, the second open, contiguous.
     let lists = change_lists(&publish);
     assert_eq!(lists.len(), 2);
     let (first, second) = (&lists[0].0, &lists[1].0);
@@ -381,6 +337,7 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
         .collect();
     let expected: BTreeMap<String, Change> = [
         ("docs/file 1.html".to_string(), Change::Updated),
+        ("docs/file 6.csv".to_string(), Change::Updated),
         ("new/created.txt".to_string(), Change::Created),
         ("top-0.txt".to_string(), Change::Deleted),
     ]
@@ -393,7 +350,7 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
         .collect();
     assert!(times.windows(2).all(|w| !w[1].precedes(&w[0])));
 
-    // The Resource List is the collection now; the sneaky file keeps its old digests.
+    // The Resource List is the collection now, the sneaky file with its new digests.
     let entries = resource_list(&publish);
     assert_eq!(entries.len(), 40);
     assert!(
@@ -406,6 +363,14 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
             .iter()
             .any(|e| e.loc.as_str().ends_with("top-0.txt"))
     );
+    let sneaky_entry = entries
+        .iter()
+        .find(|e| e.loc.as_str().ends_with("docs/file%206.csv"))
+        .unwrap();
+    assert_eq!(
+        digests(&bytes).mismatch(sneaky_entry.hashes().unwrap()),
+        None
+    );
 
     // The Change Dump packages the changes: the created and updated bitstreams and the
     // deletion.
@@ -416,7 +381,7 @@ fn an_incremental_run_lists_the_changes_and_reads_only_what_changed() {
         .iter()
         .map(|e| package(&publish, e).entries.len())
         .sum();
-    assert_eq!(packaged, 3);
+    assert_eq!(packaged, 4);
 
     // Nothing changed: nothing read, nothing listed, the lists as they were.
     let report = build(&coll, &publish, &["--max-entries", "2", "--change-dump"]);
@@ -440,6 +405,7 @@ fn a_file_touched_with_the_same_bytes_keeps_its_lastmod_and_is_no_change() {
         put(&coll, name, name.as_bytes());
         set_mtime(&coll.join(name), t0);
     }
+    settle();
     let lastmods = || -> BTreeMap<String, String> {
         resource_list(&publish)
             .iter()
@@ -458,6 +424,7 @@ fn a_file_touched_with_the_same_bytes_keeps_its_lastmod_and_is_no_change() {
     set_mtime(&coll.join("touched.txt"), t0 + Duration::from_secs(3600));
     put(&coll, "updated.txt", b"new bytes");
     set_mtime(&coll.join("updated.txt"), t0 + Duration::from_secs(7200));
+    settle();
     let report = build(&coll, &publish, &[]);
     let counts = ["created", "updated", "deleted", "hashed_files"].map(|k| report[k].as_u64());
     assert_eq!(counts, [0, 1, 0, 2].map(Some), "{report}");
@@ -899,7 +866,7 @@ fn a_failed_run_leaves_the_publication_as_it_was() {
     let generations: Vec<_> = fs::read_dir(root.path().join(".pub.resourcesync"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n != "lock")
+        .filter(|n| n != "lock" && !n.ends_with(".made"))
         .collect();
     assert_eq!(generations, ["00001"]);
 
@@ -1507,7 +1474,7 @@ fn a_damaged_state_is_named_and_nothing_is_published() {
     collection(&coll, 5);
     build(&coll, &publish, &[]);
     let before = snapshot(&publish);
-    let resources = publish.join(".resourcesync/resources.postcard");
+    let resources = publish.join(".resourcesync/resources.2.postcard");
     let mut bytes = fs::read(&resources).unwrap();
     bytes.truncate(bytes.len() / 2);
     fs::write(&resources, bytes).unwrap();
@@ -1516,13 +1483,13 @@ fn a_damaged_state_is_named_and_nothing_is_published() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("resources.postcard") && stderr.contains("unreadable state"),
+        stderr.contains("resources.2.postcard") && stderr.contains("unreadable state"),
         "{stderr}"
     );
     let mut after = snapshot(&publish);
-    after.remove(Path::new(".resourcesync/resources.postcard"));
+    after.remove(Path::new(".resourcesync/resources.2.postcard"));
     let mut before = before;
-    before.remove(Path::new(".resourcesync/resources.postcard"));
+    before.remove(Path::new(".resourcesync/resources.2.postcard"));
     assert_eq!(after, before);
 }
 
@@ -1666,6 +1633,11 @@ fn help_says_what_build_writes_its_options_output_and_exit_status() {
             "  1  published, without the files or directories that could not be read",
             "\"unreadable\"",
             "  2  nothing published",
+            "change time and inode",
+            "(<number>.made)",
+            "%5C in its URI",
+            "Names are printed escaped",
+            "reached through no symbolic link",
         ],
     );
     // A wrong command line is exit status 2, and says what is wrong.

@@ -140,8 +140,9 @@ pub enum DirectoryError {
         /// The segment as written.
         segment: String,
     },
-    /// A backslash, or a `/` or `\` percent-encoded inside a segment: Windows and some
-    /// servers read either as a separator.
+    /// A backslash as written, or a `/` percent-encoded inside a segment (or a `\`,
+    /// off Unix): Windows and some servers read either as a separator. On Unix, `%5C` is
+    /// a backslash in a file's name.
     #[error("{uri} has a backslash or an encoded separator in \"{segment}\"")]
     Separator {
         /// The URI refused.
@@ -183,7 +184,7 @@ pub enum DirectoryError {
     },
     /// Creating the directories, writing, syncing or renaming the file failed. No
     /// temporary file is left behind, and a file that was there before is unchanged.
-    #[error("writing {}: {source}", .path.display())]
+    #[error("writing {}: {source}", crate::Shown(path))]
     Io {
         /// The file being written.
         path: PathBuf,
@@ -364,7 +365,9 @@ impl Directory {
                 code: u32::from(c),
             });
         }
-        if decoded.contains(['/', '\\']) {
+        // A `\` written as `%5C` names a file with a backslash in its name where the
+        // system does not read it as a separator (Unix); where it does, it is refused.
+        if decoded.contains('/') || cfg!(not(unix)) && decoded.contains('\\') {
             return Err(DirectoryError::Separator {
                 uri: uri.clone(),
                 segment: named(),

@@ -176,22 +176,50 @@ impl Layout {
     }
 
     /// Makes the directory of generation `number`, empty: one a killed run left under that
-    /// number is removed first (a directory only: anything else there is refused, not
-    /// removed). Checks first that the generations' directory is still the one opened,
-    /// since the generation is then written by path.
+    /// number is removed first (a directory this publisher made only: anything else there
+    /// is refused, not removed). Checks first that the generations' directory is still
+    /// the one opened, since the generation is then written by path.
+    ///
+    /// The generation's mark ([`mark_name`]) is made before its directory, so that a
+    /// directory of that name is the publisher's from the moment it exists.
     pub(crate) fn make_generation(&self, number: u64) -> Result<PathBuf, StoreError> {
         self.confirm()?;
         self.remove_generation(number)?;
         let path = self.generation(number);
-        at::make_dir(&self.store, &generation_name(number)).map_err(|source| StoreError::Io {
-            path: path.clone(),
-            source,
+        let io = |path: PathBuf| move |source| StoreError::Io { path, source };
+        let mark = mark_name(number);
+        at::open_lock(&self.store, &mark).map_err(|e| {
+            if at::is_not_followed(&e) {
+                StoreError::NotOurs {
+                    path: self.generations.join(&mark),
+                    reason: "a link, or no regular file, where the publisher marks the \
+                         generations it makes: it follows no link it did not make; remove it",
+                }
+            } else {
+                io(self.generations.join(&mark))(e)
+            }
         })?;
+        at::make_dir(&self.store, &generation_name(number)).map_err(io(path.clone()))?;
         Ok(path)
     }
 
-    /// Removes the directory of generation `number`, if there is one; what is there and
-    /// is no directory the publisher made (a link, a file) is refused and left.
+    /// Whether the directory of generation `number` is one this publisher made: it has
+    /// its mark beside it, a regular file.
+    fn made(&self, number: u64) -> bool {
+        at::is_file(&self.store, &mark_name(number))
+    }
+
+    /// Marks the generation `number`, published now by a link this publisher made, as
+    /// made by it: generations made before marks were, so that it is removed in its turn.
+    pub(crate) fn adopt(&self, number: u64) {
+        if !self.made(number) {
+            let _ = at::open_lock(&self.store, &mark_name(number));
+        }
+    }
+
+    /// Removes the directory of generation `number` and its mark, if there is one; what
+    /// is there and is no directory the publisher made (a link, a file, or a directory
+    /// without the mark: the user's) is refused and left.
     pub(crate) fn remove_generation(&self, number: u64) -> Result<(), StoreError> {
         let name = generation_name(number);
         let path = self.generation(number);
@@ -199,15 +227,37 @@ impl Layout {
             path: path.clone(),
             source,
         };
+        let mark = mark_name(number);
         match at::kind(&self.store, &name).map_err(io)? {
-            None => Ok(()),
-            Some(at::Kind::Directory) => at::remove_tree(&self.store, &name).map_err(io),
-            Some(_) => Err(StoreError::NotOurs {
-                path: path.clone(),
-                reason: "not a generation's directory: the publisher removes nothing it did \
-                     not make; remove it",
-            }),
+            None => {}
+            Some(at::Kind::Directory) if self.made(number) => {
+                at::remove_tree(&self.store, &name).map_err(io)?;
+            }
+            Some(at::Kind::Directory) => {
+                return Err(StoreError::NotOurs {
+                    path: path.clone(),
+                    reason: "a directory named like a generation that this publisher did not \
+                         make (it has no mark beside it): the publisher removes nothing it \
+                         did not make; move it away",
+                });
+            }
+            Some(_) => {
+                return Err(StoreError::NotOurs {
+                    path: path.clone(),
+                    reason: "not a generation's directory: the publisher removes nothing it \
+                         did not make; remove it",
+                });
+            }
         }
+        // The mark last: a run killed in between leaves a mark and no directory, which
+        // the next run's generation of that number takes over.
+        if self.made(number) {
+            at::unlink(&self.store, &mark).map_err(|source| StoreError::Io {
+                path: self.generations.join(&mark),
+                source,
+            })?;
+        }
+        Ok(())
     }
 
     /// Refuses a generations' directory that is no longer the one opened (replaced, by a
@@ -313,6 +363,14 @@ fn generation_name(number: u64) -> String {
     format!("{number:05}")
 }
 
+/// The name of a generation's mark: an empty file beside its directory that says this
+/// publisher made it (`00007.made`). A directory with a generation's name and no mark is
+/// someone else's, and is never removed. Beside the directory, not in it: what is in a
+/// generation is served.
+fn mark_name(number: u64) -> String {
+    format!("{number:05}.made")
+}
+
 /// Makes the symbolic link `link` pointing at `target`, by path (inside a generation).
 #[cfg(unix)]
 pub(crate) fn symlink(target: &Path, link: &Path) -> io::Result<()> {
@@ -397,6 +455,12 @@ mod at {
             ));
         }
         Ok(File::from(fd))
+    }
+
+    /// Whether `name` of `dir` is a regular file, not following a link.
+    pub(super) fn is_file(dir: &Handle, name: &str) -> bool {
+        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+            .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
     }
 
     /// What `name` of `dir` is, not following a link; `None` if nothing.
@@ -563,6 +627,9 @@ mod at {
     }
     pub(super) fn kind(_: &Handle, _: &str) -> io::Result<Option<Kind>> {
         Err(unsupported())
+    }
+    pub(super) fn is_file(_: &Handle, _: &str) -> bool {
+        false
     }
     pub(super) fn same_dir(_: &Handle, _: &str, _: &Handle) -> io::Result<bool> {
         Err(unsupported())

@@ -99,10 +99,12 @@ mod dumps;
 mod engine;
 mod generations;
 mod publisher;
+mod shown;
 mod sink;
 mod store;
 
 pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN, push_segment};
 pub use dumps::Content;
 pub use publisher::{Event, PublishOptions, PublishReport, Publisher, ResourceListPolicy};
+pub use shown::Shown;
 pub use store::{GenerationStore, MemoryStore, Store, StoreError};

@@ -18,7 +18,7 @@ use crate::generations::Layout;
 #[non_exhaustive]
 pub enum StoreError {
     /// A file or directory could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", crate::Shown(path))]
     Io {
         /// The file or directory.
         path: PathBuf,
@@ -26,7 +26,7 @@ pub enum StoreError {
         source: io::Error,
     },
     /// The publish directory is something no publisher made.
-    #[error("{}: {reason}", path.display())]
+    #[error("{}: {reason}", crate::Shown(path))]
     NotOurs {
         /// The publish directory.
         path: PathBuf,
@@ -34,7 +34,11 @@ pub enum StoreError {
         reason: &'static str,
     },
     /// Another publisher is publishing to the same directory.
-    #[error("{}: another build is publishing here (it holds {})", publish.display(), lock.display())]
+    #[error(
+        "{}: another build is publishing here (it holds {})",
+        crate::Shown(publish),
+        crate::Shown(lock)
+    )]
     Busy {
         /// The publish directory.
         publish: PathBuf,
@@ -230,6 +234,9 @@ impl GenerationStore {
         let layout = Layout::open(publish.as_ref())?;
         let lock = layout.lock()?;
         let current = layout.current()?;
+        if let Some(number) = current {
+            layout.adopt(number);
+        }
         Ok(GenerationStore {
             layout,
             _lock: lock,

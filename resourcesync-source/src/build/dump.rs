@@ -6,13 +6,18 @@ use crate::dumps::Packaged;
 /// A published resource as a dump packages it: its file opened, its bitstream at its path
 /// in the collection (or, for a listed resource, its URI's host and path).
 fn packaged<'c>(
-    collection: &Path,
+    collection: &Collection,
     uri: &Uri,
     published: &Published<'_>,
     media_types: &MediaTypes,
 ) -> Result<Packaged<'c>, BuildError> {
-    let file = published.file(collection);
-    let content = File::open(&file).map_err(|source| BuildError::Read { path: file, source })?;
+    // Through no link, as the hashing read it: a link swapped in since packs nothing.
+    let content = collection
+        .open_file(published.relative(collection))
+        .map_err(|source| BuildError::Read {
+            path: published.file(collection.path()),
+            source,
+        })?;
     let bitstream = bitstream(uri, &published.path, published.resource, media_types);
     Ok(Packaged::Resource(
         Box::new(bitstream),
@@ -25,7 +30,7 @@ fn packaged<'c>(
 /// is no resource (see [`crate::dumps::resource_dump`]). Returns whether it was written.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn resource_dump(
-    collection: &Path,
+    collection: &Collection,
     directory: &Directory,
     resources: &[Published<'_>],
     media_types: &MediaTypes,
@@ -112,7 +117,7 @@ pub(super) fn bitstream(
 /// package (see [`crate::dumps::change_dump`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn change_dump(
-    collection: &Path,
+    collection: &Collection,
     directory: &Directory,
     state: &mut State,
     changes: &[Entry],

@@ -38,9 +38,12 @@
 //!   Change List with no entry stay (`dumps::change_dump` says why);
 //! - `.resourcesync/state.json` and `.resourcesync/resources.postcard`: what this run
 //!   published (the Change Lists and the open one's size; each file's size, modification
-//!   time and digests), read by the next run. A file whose size and modification time are
-//!   unchanged is not read again, and its Resource List entry is copied from the last
-//!   run's; the open Change List is extended from the document the last run wrote;
+//!   time, stamp and digests), read by the next run. A file whose size, modification time
+//!   and stamp (its change time and inode, which a rewrite that keeps size and time still
+//!   changes: `cp -p`, `rsync -t`) are unchanged is not read again, and its Resource List
+//!   entry is copied from the last run's; one changed within 20 ms of a run's start is read
+//!   again by the next (the file system clock's granularity); the open Change List is
+//!   extended from the document the last run wrote;
 //! - a symbolic link per top-level entry of the collection (per entry of a directory
 //!   that holds something not published, down to it, so that it is not served), so that
 //!   the resources are served from the collection itself without being copied: the documents describe the
@@ -49,6 +52,12 @@
 //!
 //! With `--list FILE`, the resources are the URI and file pairs the list gives instead
 //! (URIs anywhere, served by whoever serves them; nothing is linked into the publication).
+//!
+//! Every file and directory of the collection is opened beneath it through no symbolic
+//! link at any level, walked or listed (`openat2` with `RESOLVE_NO_SYMLINKS` on Linux, name
+//! by name with `O_NOFOLLOW` elsewhere): a link swapped in after the walk, or named by a
+//! list, reaches nothing outside. Each generation is marked as the publisher's
+//! (`<number>.made` beside it), and only marked generations are removed.
 //!
 //! Hidden files (a name starting with `.`), symbolic links inside the collection, names
 //! that are not UTF-8, and the top-level names the publication uses (`.well-known`,
@@ -92,7 +101,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use crate::{Directory, DirectoryError};
+use crate::{Directory, DirectoryError, Shown};
 use resourcesync_model::BitstreamPath;
 use resourcesync_model::{
     Capability, Change, Document, DocumentHead, DocumentKind, Entry, Fixity, Hashes, Link,
@@ -111,6 +120,7 @@ use crate::sink::Sink;
 use crate::store::StoreError;
 use crate::store::{GenerationStore, Store};
 
+pub(crate) mod beneath;
 pub(crate) mod change_list;
 pub(crate) mod dump;
 pub(crate) mod generation;
@@ -121,6 +131,7 @@ pub(crate) mod state;
 pub(crate) mod uris;
 pub(crate) mod walk;
 
+use beneath::*;
 use dump::*;
 use generation::*;
 use publish::*;
@@ -225,7 +236,7 @@ impl Options {
 #[non_exhaustive]
 pub enum BuildError {
     /// The collection or a file of it cannot be read.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", Shown(path))]
     Read {
         /// The file or directory.
         path: PathBuf,
@@ -233,7 +244,7 @@ pub enum BuildError {
         source: io::Error,
     },
     /// A file of the publication cannot be written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {source}", Shown(path))]
     Write {
         /// The file or directory.
         path: PathBuf,
@@ -294,7 +305,7 @@ pub enum BuildError {
         source: PackageError,
     },
     /// A line of the list of URI and file pairs is wrong.
-    #[error("{}, line {line}: {reason}", list.display())]
+    #[error("{}, line {line}: {reason}", Shown(list))]
     List {
         /// The list.
         list: PathBuf,
@@ -310,7 +321,7 @@ pub enum BuildError {
     #[error(
         "{}: nothing to publish, where the publication lists {listed} resources: a wrong \
          path, or a disk not mounted? (to publish them all as deleted: --allow-empty)",
-        collection.display()
+        Shown(collection)
     )]
     Emptied {
         /// The collection, or with [`Options::list`] the list.
@@ -319,7 +330,7 @@ pub enum BuildError {
         listed: u64,
     },
     /// The state the last run left cannot be read.
-    #[error("{}: unreadable state of the last run: {reason}", path.display())]
+    #[error("{}: unreadable state of the last run: {reason}", Shown(path))]
     State {
         /// The state file.
         path: PathBuf,
@@ -373,6 +384,17 @@ impl Skipped {
     }
 }
 
+impl std::fmt::Display for Skipped {
+    /// `PATH: REASON` (and `: ERROR` when it could not be read), the path [`Shown`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", Shown(&self.path), self.reason)?;
+        match &self.error {
+            Some(error) => write!(f, ": {error}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// A file or directory published under a name some file systems cannot hold (Windows's
 /// device names, a trailing dot, `:`, names of one directory that differ only in case or
 /// normalization): a Destination on such a file system cannot store it as it is.
@@ -384,6 +406,13 @@ pub struct NotPortable {
     pub path: PathBuf,
     /// Which rule it breaks.
     pub reason: &'static str,
+}
+
+impl std::fmt::Display for NotPortable {
+    /// `PATH: REASON`, the path [`Shown`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", Shown(&self.path), self.reason)
+    }
 }
 
 /// A path as text, whatever its bytes: serde's own refuses one that is not UTF-8.
@@ -442,8 +471,13 @@ pub(crate) const STATE: &str = ".resourcesync/state.json";
 /// The state's resources, beside it: every resource published by its path in the
 /// collection, in path order (each path once), with what the run knew of it. A compact
 /// binary file (postcard), read and written in a fraction of the time JSON takes for
-/// 100,000 of them, and read while the walk runs.
-const RESOURCES: &str = ".resourcesync/resources.postcard";
+/// 100,000 of them, and read while the walk runs. Its second format, which keeps each
+/// file's [`Resource::stamp`] after the records.
+const RESOURCES: &str = ".resourcesync/resources.2.postcard";
+
+/// The resources file of the runs before stamps (no stamp: the first run after them reads
+/// every file again once), read when a generation has no [`RESOURCES`].
+const RESOURCES_UNSTAMPED: &str = ".resourcesync/resources.postcard";
 
 /// The state's format. 5: the resources file keeps each resource's `lastmod` apart from
 /// its file's modification time.
@@ -547,6 +581,7 @@ struct Previous {
 mod tests {
     use std::path::Path;
 
+    use super::beneath::Collection;
     use crate::Directory;
 
     use super::{
@@ -564,6 +599,7 @@ mod tests {
             length: path.len() as u64,
             mtime: (-5, 7),
             lastmod: (-9, 3),
+            stamp: path.len() as u64 * 0x0101_0101_0101,
             md5: [path.len() as u8; 16],
             sha256: [path.len() as u8 + 1; 32],
             media_type,
@@ -580,7 +616,8 @@ mod tests {
             published("a/b.txt", &known[0]),
             published("a/bé", &known[1]),
         ];
-        let run = LastRun::from_file(&resources_file(&resources, &media_types).unwrap()).unwrap();
+        let written = resources_file(&resources, &media_types).unwrap();
+        let run = LastRun::from_file(&written, true).unwrap();
         assert_eq!(
             (run.len(), run.path(0), run.path(1)),
             (2, "a/b.txt", "a/bé")
@@ -605,8 +642,9 @@ mod tests {
                 paths,
                 digests,
                 records,
+                stamps: &[],
             };
-            LastRun::from_file(&postcard::to_stdvec(&file).unwrap()).unwrap_err()
+            LastRun::from_file(&postcard::to_stdvec(&file).unwrap(), true).unwrap_err()
         };
         let two = [0; 2 * DIGESTS];
         for (error, expected) in [
@@ -666,7 +704,17 @@ mod tests {
         );
         let error = file(vec![], "a", &two, vec![record(1, 0), record(1, 0)]);
         assert!(error.contains("resource 2's path ends"), "{error}");
-        assert!(LastRun::from_file(b"\xff\xff").is_err());
+        assert!(LastRun::from_file(b"\xff\xff", true).is_err());
+    }
+
+    /// The bytes of `n` as a LEB128 varint.
+    fn varint_len(mut n: usize) -> usize {
+        let mut len = 1;
+        while n >= 0x80 {
+            n >>= 7;
+            len += 1;
+        }
+        len
     }
 
     #[test]
@@ -685,6 +733,7 @@ mod tests {
                     } else {
                         (i64 * 7_919_993 - 1_000_000_000 * (i64 % 2), i * 3_333_331)
                     },
+                    stamp: u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                     md5: [i as u8; 16],
                     sha256: [(i * 7) as u8; 32],
                     media_type: (i % 3) as u16,
@@ -722,20 +771,31 @@ mod tests {
                 }
             })
             .collect();
+        let stamps: Vec<u8> = known.iter().flat_map(|r| r.stamp.to_le_bytes()).collect();
         let file = ResourcesFile {
             media_types: media_types.types.iter().map(|m| m.as_str()).collect(),
             paths: &paths.concat(),
             digests: &digests,
             records,
+            stamps: &stamps,
         };
         let written = resources_file(&resources, &media_types).unwrap();
         assert_eq!(written, postcard::to_stdvec(&file).unwrap());
-        let run = LastRun::from_file(&written).unwrap();
+        let run = LastRun::from_file(&written, true).unwrap();
         assert_eq!(run.resources, known);
-        // Cut anywhere, it is refused, not misread.
+        // Cut anywhere, it is refused, not misread; so is a byte more.
         for cut in (0..written.len()).step_by(97) {
-            assert!(LastRun::from_file(&written[..cut]).is_err(), "{cut}");
+            assert!(LastRun::from_file(&written[..cut], true).is_err(), "{cut}");
         }
+        let mut longer = written.clone();
+        longer.push(0);
+        assert!(LastRun::from_file(&longer, true).is_err());
+        // The file of the format before stamps: the same without them, each stamp 0 (the
+        // file read again).
+        let before = &written[..written.len() - stamps.len() - varint_len(stamps.len())];
+        let run = LastRun::from_file(before, false).unwrap();
+        assert!(run.resources.iter().all(|r| r.stamp == 0));
+        assert_eq!(run.len(), known.len());
     }
 
     #[test]
@@ -767,7 +827,9 @@ mod tests {
         let publish = root.path().join("p");
         let directory = Directory::new(&publish, "http://example.com/".parse().unwrap()).unwrap();
         let mut skipped = Vec::new();
-        let found = walk(&collection, &directory, &mut skipped, &mut Vec::new()).unwrap();
+        let collection = Collection::open(&collection).unwrap();
+        let racy = super::walk::Racy::now();
+        let found = walk(&collection, &directory, racy, &mut skipped, &mut Vec::new()).unwrap();
         let walked: Vec<&str> = found.iter().map(|f| f.path.as_str()).collect();
         paths.sort_unstable();
         assert_eq!(walked, paths);
@@ -787,6 +849,7 @@ mod tests {
             uri: None,
             length: 4,
             mtime: (0, 0),
+            stamp: 1,
         })
     }
 
@@ -795,7 +858,8 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("here.txt"), b"here").unwrap();
         let found = found(&["here.txt", "gone.txt"]);
-        let hashed = hash_files(root.path(), &found, &[0, 1], &()).unwrap();
+        let collection = Collection::open(root.path()).unwrap();
+        let hashed = hash_files(&collection, &found, &[0, 1], &()).unwrap();
         assert_eq!(hashed.len(), 2);
         assert_eq!(hashed[0].1.digests().map(|d| d.length), Some(4));
         assert!(matches!(hashed[1].1, super::Hashed::Gone));
@@ -815,7 +879,8 @@ mod tests {
         let root_path = root.path().to_owned();
         let (send, receive) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let hashed = hash_files(&root_path, &found, &[0, 1], &()).map(|h| {
+            let collection = Collection::open(&root_path).unwrap();
+            let hashed = hash_files(&collection, &found, &[0, 1], &()).map(|h| {
                 h.into_iter()
                     .map(|(_, d)| d.digests().map(|d| d.length))
                     .collect::<Vec<_>>()

@@ -39,9 +39,16 @@ pub(super) fn publish_generation(
         Some(last) if !last.precedes(&now) => last,
         _ => now,
     };
+    // Before the walk: a file changed after this is read again by the next run.
+    let racy = Racy::now();
+    // Every file of the collection is read through this handle, through no link.
+    let opened = Collection::open(collection).map_err(|source| BuildError::Read {
+        path: collection.to_owned(),
+        source,
+    })?;
     let mut found = match &options.list {
-        Some(list) => listed(collection, list)?,
-        None => walk(collection, &directory, &mut skipped, &mut not_portable)?,
+        Some(list) => listed(&opened, list, racy)?,
+        None => walk(&opened, &directory, racy, &mut skipped, &mut not_portable)?,
     };
     // In path order, as the state is, so that one pass pairs each file with what the last
     // run knew of it. The walk sorts what it found; a list is in the order it was written.
@@ -84,18 +91,20 @@ pub(super) fn publish_generation(
             j += 1;
         }
     }
-    // What changed: a file of another size or modification time is read again.
+    // What changed: a file of another size, modification time or stamp (a change time
+    // or inode: a rewrite that kept the size and time) is read again, and one whose
+    // stamp the last run could not trust.
     let todo: Vec<usize> = (0..found.len())
         .filter(|&i| {
             let f = &found[i];
             pairs[i].is_none_or(|j| {
                 let r = &previous.resources[j];
-                r.length != f.length || r.mtime != f.mtime
+                r.length != f.length || r.mtime != f.mtime || r.stamp != f.stamp || r.stamp == 0
             })
         })
         .collect();
     progress.hashing(todo.len() as u64);
-    let hashed = hash_files(collection, &found, &todo, progress)?;
+    let hashed = hash_files(&opened, &found, &todo, progress)?;
     let hashed_bytes = hashed
         .iter()
         .filter_map(|(_, h)| h.digests())
@@ -145,6 +154,7 @@ pub(super) fn publish_generation(
                     length: digests.length,
                     mtime: f.mtime,
                     lastmod: f.mtime,
+                    stamp: f.stamp,
                     md5: digests.md5.0,
                     sha256: digests.sha256.0,
                     media_type: media_types.of(match &f.file {
@@ -314,7 +324,7 @@ pub(super) fn publish_generation(
                 }
                 if published.is_none() || options.new_resource_dump {
                     let dumped = resource_dump(
-                        collection,
+                        &opened,
                         &directory,
                         &resources,
                         &media_types,
@@ -361,7 +371,7 @@ pub(super) fn publish_generation(
             let mut last = Vec::new();
             if options.change_dump {
                 let dumped = change_dump(
-                    collection,
+                    &opened,
                     &directory,
                     &mut state,
                     &change_entries,
@@ -571,6 +581,14 @@ impl Published<'_> {
         match &self.file {
             Some(file) => file.clone(),
             None => collection.join(&self.path),
+        }
+    }
+
+    /// Its file's path in the collection.
+    pub(super) fn relative<'a>(&'a self, collection: &Collection) -> &'a Path {
+        match &self.file {
+            Some(file) => file.strip_prefix(collection.path()).unwrap_or(file),
+            None => Path::new(&self.path),
         }
     }
 }

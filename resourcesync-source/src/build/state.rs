@@ -85,6 +85,11 @@ pub(crate) struct Resource {
     /// Change Lists would make a Destination that follows them disagree with the Resource
     /// List for ever.
     pub(crate) lastmod: (i64, u32),
+    /// What else of its file tells a change that keeps the size and modification time
+    /// (`cp -p`, `rsync -t`, `touch -r`): a mix of its change time and inode number,
+    /// which no program sets back (see [`Racy`]); 0 when unknown or not to be trusted,
+    /// which has the next run read the file again.
+    pub(crate) stamp: u64,
     /// The digests as bytes: read back without parsing hex.
     pub(crate) md5: [u8; 16],
     pub(crate) sha256: [u8; 32],
@@ -144,6 +149,9 @@ pub(crate) struct ResourcesFile<'a> {
     #[serde(borrow, with = "serde_bytes")]
     pub(crate) digests: &'a [u8],
     pub(crate) records: Vec<Record>,
+    /// Each resource's [`Resource::stamp`], in order, as 8 bytes little-endian.
+    #[serde(borrow, with = "serde_bytes")]
+    pub(crate) stamps: &'a [u8],
 }
 
 /// A resource in [`ResourcesFile`], but for its path and digests.
@@ -266,7 +274,10 @@ impl LastRun {
     /// one (see [`resources_file`]) read in one pass into the run's own layout, rather
     /// than into a `ResourcesFile` first, whose `Vec<Record>` for 100,000 resources is
     /// 4 MB more to fill and go over again.
-    pub(crate) fn from_file(bytes: &[u8]) -> Result<LastRun, String> {
+    ///
+    /// A file of the format before stamps (`stamped` false) ends after the records; each
+    /// resource's stamp is then 0.
+    pub(crate) fn from_file(bytes: &[u8], stamped: bool) -> Result<LastRun, String> {
         let mut input = Postcard { bytes, at: 0 };
         let mut media_types = MediaTypes::default();
         for i in 0..input.length()? {
@@ -324,6 +335,7 @@ impl LastRun {
                 length: record.length,
                 mtime: record.mtime,
                 lastmod: record.lastmod.unwrap_or(record.mtime),
+                stamp: 0,
                 md5: md5.try_into().unwrap_or_default(),
                 sha256: sha256.try_into().unwrap_or_default(),
                 media_type: record.media_type,
@@ -331,6 +343,21 @@ impl LastRun {
         }
         if end != run.paths.len() {
             return Err("paths beyond the last resource".into());
+        }
+        if stamped {
+            let stamps = input.bytes()?;
+            if stamps.len() != n * 8 {
+                return Err(format!(
+                    "{} bytes of stamps for {n} resources",
+                    stamps.len()
+                ));
+            }
+            for (resource, stamp) in run.resources.iter_mut().zip(stamps.chunks_exact(8)) {
+                resource.stamp = u64::from_le_bytes(stamp.try_into().unwrap_or_default());
+            }
+        }
+        if input.at != bytes.len() {
+            return Err("bytes after the last resource".into());
         }
         Ok(run)
     }
@@ -432,8 +459,9 @@ pub(super) fn resources_file(
         ((value << 1) ^ (value >> 63)) as u64
     }
     let paths: usize = resources.iter().map(|p| p.path.len()).sum();
-    // The most a record takes: five varints of up to ten bytes and an option's tag.
-    let mut out = Vec::with_capacity(64 + paths + resources.len() * (DIGESTS + 5 * 10 + 1));
+    // The most a record takes: five varints of up to ten bytes and an option's tag; and
+    // its stamp.
+    let mut out = Vec::with_capacity(74 + paths + resources.len() * (DIGESTS + 5 * 10 + 1 + 8));
     varint(&mut out, media_types.types.len() as u64);
     for media_type in &media_types.types {
         varint(&mut out, media_type.as_str().len() as u64);
@@ -465,6 +493,10 @@ pub(super) fn resources_file(
         }
         varint(&mut out, u64::from(r.media_type));
     }
+    varint(&mut out, (resources.len() * 8) as u64);
+    for published in resources {
+        out.extend_from_slice(&published.resource.stamp.to_le_bytes());
+    }
     Ok(out)
 }
 
@@ -472,7 +504,11 @@ pub(super) fn resources_file(
 /// on a thread of its own. `prefix` is what the URI of a plain path starts with, if it
 /// holds nothing XML escapes ([`Uris::prefix`]).
 pub(crate) fn read_resources(generation: &Path, number: u64, prefix: Option<String>) -> Known {
-    let path = generation.join(RESOURCES);
+    // A generation written before stamps has the file of the format before.
+    let stamped = generation.join(RESOURCES);
+    let unstamped = generation.join(RESOURCES_UNSTAMPED);
+    let stamps = stamped.exists() || !unstamped.exists();
+    let path = if stamps { stamped } else { unstamped };
     let file = path.clone();
     let docs = generation.join(DOCS);
     let (send, resources) = std::sync::mpsc::channel();
@@ -490,7 +526,7 @@ pub(crate) fn read_resources(generation: &Path, number: u64, prefix: Option<Stri
         let run = File::open(&path)
             .and_then(|mut file| file.read_to_end(&mut buffer))
             .map_err(|e| unreadable(e.to_string()))
-            .and_then(|_| LastRun::from_file(&buffer).map_err(unreadable))
+            .and_then(|_| LastRun::from_file(&buffer, stamps).map_err(unreadable))
             .map(Arc::new);
         let last = run.as_ref().ok().cloned();
         // The walk may have failed, and the run with it: then nobody is waiting.

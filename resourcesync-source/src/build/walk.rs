@@ -18,6 +18,84 @@ pub(super) struct Found {
     pub(super) length: u64,
     /// Its modification time: seconds and nanoseconds since the epoch (see [`epoch_time`]).
     pub(super) mtime: (i64, u32),
+    /// Its [`Resource::stamp`].
+    pub(super) stamp: u64,
+}
+
+impl Found {
+    /// Its file's path in the collection.
+    pub(super) fn relative<'a>(&'a self, collection: &Collection) -> &'a Path {
+        match &self.file {
+            Some(file) => file.strip_prefix(collection.path()).unwrap_or(file),
+            None => Path::new(&self.path),
+        }
+    }
+}
+
+/// How long after a file's change time a change of the same size and modification time
+/// may still leave the change time as it was: the granularity of the file system's
+/// clock. Linux stamps files from a clock that moves once per timer tick (1 to 10 ms)
+/// unless the file system asks for finer; 20 ms is twice the coarsest.
+const RACY: Duration = Duration::from_millis(20);
+
+/// When a file's change time stops telling changes apart: a file changed (its change
+/// time) within [`RACY`] of the run's start may change again within the same tick of
+/// the file system's clock after the run read it, its size, times and inode unchanged,
+/// and the next run would take it as unchanged. Such a file gets stamp 0, which has the
+/// next run read it again (git's "racily clean" entries, the same cure).
+///
+/// The time is the system's clock, not the run's `now`: it is compared with the file
+/// system's times, which come from that clock.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Racy {
+    /// Change times at or after this, seconds and nanoseconds since the epoch, are racy.
+    from: (i64, u32),
+}
+
+impl Racy {
+    /// For a run that starts now.
+    pub(super) fn now() -> Racy {
+        let now = SystemTime::now();
+        Racy {
+            from: epoch_time(now.checked_sub(RACY).unwrap_or(now)),
+        }
+    }
+
+    /// The [`Resource::stamp`] of a file changed at `changed` (its change time) with
+    /// inode number `inode`: a mix of the two (FNV-1a over their bytes: stable from build
+    /// to build, as the state keeps it), never 0; 0 when the change is racy.
+    pub(super) fn stamp(self, changed: (i64, u32), inode: u64) -> u64 {
+        if changed >= self.from {
+            return 0;
+        }
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let bytes = changed
+            .0
+            .to_le_bytes()
+            .into_iter()
+            .chain(changed.1.to_le_bytes())
+            .chain(inode.to_le_bytes());
+        for byte in bytes {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        hash.max(1)
+    }
+
+    /// The stamp of a file as `meta` describes it.
+    pub(super) fn stamp_of(self, meta: &fs::Metadata) -> u64 {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let nanos = u32::try_from(meta.ctime_nsec()).unwrap_or(0);
+            self.stamp((meta.ctime(), nanos), meta.ino())
+        }
+        // No change time to trust: the size and modification time alone, as before.
+        #[cfg(not(unix))]
+        {
+            let _ = meta;
+            1
+        }
+    }
 }
 
 /// A modification time as seconds and nanoseconds since the epoch (the nanoseconds
@@ -88,8 +166,9 @@ pub(super) struct Walked {
 /// took as long on two cores as this on one: its ordered results are awaited by a
 /// thread that spins, and it takes metadata by full path.)
 pub(super) fn walk(
-    collection: &Path,
+    collection: &Collection,
     directory: &Directory,
+    racy: Racy,
     skipped: &mut Vec<Skipped>,
     not_portable: &mut Vec<NotPortable>,
 ) -> Result<Vec<Found>, BuildError> {
@@ -104,7 +183,7 @@ pub(super) fn walk(
         depth: 1,
         plain: true,
     };
-    rayon::scope(|scope| walk_directory(scope, &walked, &uris, collection, top));
+    rayon::scope(|scope| walk_directory(scope, &walked, &uris, collection, top, racy));
     let walked = walked.into_inner().unwrap_or_else(|e| e.into_inner());
     if let Some(error) = walked.error {
         return Err(error);
@@ -156,14 +235,15 @@ pub(super) fn walk_directory<'s>(
     scope: &rayon::Scope<'s>,
     walked: &'s std::sync::Mutex<Walked>,
     uris: &'s Uris<'s>,
-    collection: &'s Path,
+    collection: &'s Collection,
     within: Within,
+    racy: Racy,
 ) {
     // After an error the run fails: the directories not read yet are not.
     if walked.lock().map_or(true, |w| w.error.is_some()) {
         return;
     }
-    let dir = collection.join(&within.path);
+    let dir = collection.path().join(&within.path);
     let mut skipped = Vec::new();
     let mut files: Vec<Found> = Vec::new();
     // The names of the directories walked from here, for the portability check once all
@@ -174,12 +254,20 @@ pub(super) fn walk_directory<'s>(
             path: dir.clone(),
             source,
         };
-        let listing = match Listing::open(&dir) {
+        let listing = match Listing::open(collection, &within.path) {
             Ok(listing) => listing,
             // The collection itself must be read; below it, a directory removed since its
-            // parent was read is as if it had not been there, and one that cannot be read
-            // is reported and left out, the rest published.
+            // parent was read is as if it had not been there, one replaced by a link is
+            // a link (not walked into), and one that cannot be read is reported and left
+            // out, the rest published.
             Err(e) if within.depth == 1 => return Err(read(e)),
+            Err(e) if is_linked(&e) => {
+                skipped.push(Skipped::because(
+                    &within.path,
+                    "a symbolic link: only the collection's own files are published",
+                ));
+                return Ok(());
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => {
                 skipped.push(Skipped::unreadable(&within.path, &e));
@@ -216,10 +304,12 @@ pub(super) fn walk_directory<'s>(
                     plain: within.plain && utf8.is_some_and(plain),
                 };
                 directories.extend(utf8.map(str::to_owned));
-                scope.spawn(move |scope| walk_directory(scope, walked, uris, collection, sub));
+                scope.spawn(move |scope| {
+                    walk_directory(scope, walked, uris, collection, sub, racy);
+                });
                 return;
             }
-            match probe(kind, stat, &within, name, uris) {
+            match probe(kind, stat, &within, name, uris, racy) {
                 Ok(Probe::File(file)) => files.push(file),
                 Ok(Probe::Skipped(reason)) => {
                     skipped.push(Skipped::because(within.path.join(name), reason));
@@ -272,6 +362,7 @@ pub(super) fn probe(
     within: &Within,
     name: &OsStr,
     uris: &Uris<'_>,
+    racy: Racy,
 ) -> io::Result<Probe> {
     if kind == Kind::Symlink {
         return Ok(Probe::Skipped(
@@ -311,6 +402,7 @@ pub(super) fn probe(
         uri,
         length: stat.length,
         mtime: stat.mtime,
+        stamp: racy.stamp(stat.changed, stat.inode),
     }))
 }
 
@@ -327,6 +419,10 @@ pub(super) enum Kind {
 pub(super) struct Stat {
     pub(super) length: u64,
     pub(super) mtime: (i64, u32),
+    /// Its change time, as [`epoch_time`] gives a time.
+    pub(super) changed: (i64, u32),
+    /// Its inode number (0 where there is none).
+    pub(super) inode: u64,
 }
 
 /// A directory being listed: on Linux through its handle, its entries read with
@@ -340,10 +436,9 @@ pub(super) struct Listing(rustix::fd::OwnedFd);
 
 #[cfg(target_os = "linux")]
 impl Listing {
-    pub(super) fn open(dir: &Path) -> io::Result<Listing> {
-        use rustix::fs::{Mode, OFlags};
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        Ok(Listing(rustix::fs::open(dir, flags, Mode::empty())?))
+    /// The directory `relative` of the collection, opened through no link.
+    pub(super) fn open(collection: &Collection, relative: &Path) -> io::Result<Listing> {
+        collection.open_dir(relative).map(Listing)
     }
 
     /// Calls `each` with every entry but `.` and `..`: its name, its kind (or why it
@@ -365,11 +460,14 @@ impl Listing {
         let stat = |name: &std::ffi::CStr| -> io::Result<(Kind, Stat)> {
             let stat = rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW)?;
             let nanos = u32::try_from(stat.st_mtime_nsec).unwrap_or(0);
+            let changed_nanos = u32::try_from(stat.st_ctime_nsec).unwrap_or(0);
             Ok((
                 kind(FileType::from_raw_mode(stat.st_mode)),
                 Stat {
                     length: u64::try_from(stat.st_size).unwrap_or(0),
                     mtime: (i64::from(stat.st_mtime), nanos),
+                    changed: (i64::from(stat.st_ctime), changed_nanos),
+                    inode: u64::from(stat.st_ino),
                 },
             ))
         };
@@ -399,7 +497,13 @@ pub(super) struct Listing(fs::ReadDir);
 
 #[cfg(not(target_os = "linux"))]
 impl Listing {
-    pub(super) fn open(dir: &Path) -> io::Result<Listing> {
+    /// The directory `relative` of the collection, checked not to be a link first (a
+    /// moment is left between the check and the listing here).
+    pub(super) fn open(collection: &Collection, relative: &Path) -> io::Result<Listing> {
+        let dir = collection.path().join(relative);
+        if !relative.as_os_str().is_empty() && fs::symlink_metadata(&dir)?.is_symlink() {
+            return Err(io::Error::new(io::ErrorKind::NotFound, LINKED));
+        }
         fs::read_dir(dir).map(Listing)
     }
 
@@ -424,9 +528,20 @@ impl Listing {
             });
             let stat = || {
                 let meta = entry.metadata()?;
+                #[cfg(unix)]
+                let (changed, inode) = {
+                    use std::os::unix::fs::MetadataExt;
+                    let nanos = u32::try_from(meta.ctime_nsec()).unwrap_or(0);
+                    ((meta.ctime(), nanos), meta.ino())
+                };
+                // No change time: every stamp the same (see `Racy::stamp_of`).
+                #[cfg(not(unix))]
+                let (changed, inode) = ((i64::MIN, 0), 0);
                 Ok(Stat {
                     length: meta.len(),
                     mtime: epoch_time(meta.modified()?),
+                    changed,
+                    inode,
                 })
             };
             each(&entry.file_name(), kind, &stat);
@@ -473,7 +588,7 @@ impl Hashed {
 /// the machine has cores, and returns what each came to, in `todo`'s order. A file that
 /// cannot be read is one result among the others, not the run's error.
 pub(super) fn hash_files(
-    root: &Path,
+    collection: &Collection,
     found: &[Found],
     todo: &[usize],
     progress: &dyn Progress,
@@ -491,11 +606,8 @@ pub(super) fn hash_files(
             let Some(&i) = todo.get(k) else {
                 return digests;
             };
-            let path = found[i]
-                .file
-                .clone()
-                .unwrap_or_else(|| root.join(&found[i].path));
-            digests.push(match hash_file(&path, &mut buffer) {
+            let relative = found[i].relative(collection);
+            digests.push(match hash_file(collection, relative, &mut buffer) {
                 Ok(d) => (i, Hashed::Digests(d)),
                 // Deleted since the walk found it: as if the walk had not.
                 Err(e) if e.kind() == io::ErrorKind::NotFound => (i, Hashed::Gone),
@@ -512,7 +624,7 @@ pub(super) fn hash_files(
                 Ok(digests) => all.extend(digests),
                 Err(_) => {
                     return Err(BuildError::Read {
-                        path: root.to_owned(),
+                        path: collection.path().to_owned(),
                         source: io::Error::other("a hashing thread panicked"),
                     });
                 }
@@ -524,9 +636,13 @@ pub(super) fn hash_files(
     Ok(all)
 }
 
-/// Length, md5 and sha-256 of a file, in one pass.
-pub(super) fn hash_file(path: &Path, buffer: &mut [u8]) -> io::Result<resourcesync_model::Digests> {
-    let mut file = open_regular(path)?;
+/// Length, md5 and sha-256 of the collection's file `relative`, in one pass.
+pub(super) fn hash_file(
+    collection: &Collection,
+    relative: &Path,
+    buffer: &mut [u8],
+) -> io::Result<resourcesync_model::Digests> {
+    let mut file = collection.open_file(relative)?;
     let mut fixity = Fixity::new();
     loop {
         match file.read(buffer) {
@@ -538,31 +654,12 @@ pub(super) fn hash_file(path: &Path, buffer: &mut [u8]) -> io::Result<resourcesy
     }
 }
 
-/// Opens `path` for reading if it is a regular file now. The walk found a file there, but
-/// something else may have been put in its place since: opening a FIFO for reading waits
-/// for a writer, for ever, so the file is opened without waiting (`O_NONBLOCK`, which
-/// changes nothing for a regular file's reads) and what was opened is checked. Anything
-/// but a regular file is `NotFound`: as if the file had been deleted since the walk.
-fn open_regular(path: &Path) -> io::Result<File> {
-    let mut options = fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            "no longer a regular file",
-        ));
-    }
-    Ok(file)
-}
-
 /// The resources a list of URI and file pairs names, each file with its size and time.
-pub(super) fn listed(collection: &Path, list: &Path) -> Result<Vec<Found>, BuildError> {
+pub(super) fn listed(
+    collection: &Collection,
+    list: &Path,
+    racy: Racy,
+) -> Result<Vec<Found>, BuildError> {
     let read = |source| BuildError::Read {
         path: list.to_owned(),
         source,
@@ -601,21 +698,28 @@ pub(super) fn listed(collection: &Path, list: &Path) -> Result<Vec<Found>, Build
         if !inside {
             return Err(wrong(format!(
                 "{}: a file is named relative to the collection, inside it (no root, no ..)",
-                relative.display()
+                Shown(relative)
             )));
         }
-        let file = collection.join(relative);
-        let meta = fs::metadata(&file).map_err(|e| wrong(format!("{}: {e}", file.display())))?;
-        if !meta.is_file() {
-            return Err(wrong(format!("{} is not a file", file.display())));
-        }
+        // Opened as the hashing opens it: through no link at any level, so that a list
+        // reaches no further than the walk (a link, or a path through a linked directory,
+        // would publish whatever it leads to).
+        let file = collection.path().join(relative);
+        let shown = Shown(&file);
+        let meta = match collection.open_file(relative).and_then(|f| f.metadata()) {
+            Ok(meta) => meta,
+            Err(e) if is_linked(&e) => return Err(wrong(format!("{shown}: {LINKED}"))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound && e.get_ref().is_some() => {
+                return Err(wrong(format!("{shown} is not a file")));
+            }
+            Err(e) => return Err(wrong(format!("{shown}: {e}"))),
+        };
         let modified = meta
             .modified()
-            .map_err(|e| wrong(format!("{}: {e}", file.display())))?;
+            .map_err(|e| wrong(format!("{shown}: {e}")))?;
         if !W3C_YEARS.contains(&epoch_time(modified).0) {
             return Err(wrong(format!(
-                "{}: a modification time outside the years 0000 to 9999",
-                file.display()
+                "{shown}: a modification time outside the years 0000 to 9999"
             )));
         }
         found.push(Found {
@@ -624,6 +728,7 @@ pub(super) fn listed(collection: &Path, list: &Path) -> Result<Vec<Found>, Build
             uri: Some(uri),
             length: meta.len(),
             mtime: epoch_time(modified),
+            stamp: racy.stamp_of(&meta),
         });
     }
     Ok(found)
