@@ -129,6 +129,34 @@ fn a_list_reaches_no_further_than_the_walk() {
         );
         assert_eq!(published_secret(root.path()), None, "{file}");
     }
+    // What the walk would not publish, a list does not either: a hidden name, a
+    // directory named as a file; nor may a listed URI take the publication's own.
+    put(&coll, ".env", SECRET);
+    for (line, needle) in [
+        ("http://example.org/x .env", "hidden"),
+        ("http://example.org/x dir/../.env", "relative to"),
+        ("http://example.org/x own.txt/", "trailing"),
+        (
+            "http://127.0.0.1:8080/resourcesync/capabilitylist.xml own.txt",
+            "own documents",
+        ),
+        (
+            "http://127.0.0.1:8080/.well-known/resourcesync own.txt",
+            "own documents",
+        ),
+    ] {
+        fs::write(&list, format!("http://example.org/own own.txt\n{line}\n")).unwrap();
+        let out = build_output(&coll, &publish, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{line}: {stderr}");
+        assert!(
+            stderr.contains("line 2") && stderr.contains(needle),
+            "{line}: {stderr}"
+        );
+    }
+    fs::remove_file(coll.join(".env")).unwrap();
+    assert_eq!(published_secret(root.path()), None);
+
     // The walk of the same collection publishes the collection's own files only.
     let report = build(&coll, &publish, &["--resource-dump"]);
     assert_eq!(report["resources"], 2, "{report}");
@@ -220,14 +248,27 @@ fn names_are_escaped_wherever_build_prints_them() {
         stderr.contains(r"\u{1b}[2J") && stderr.contains(r"x\n"),
         "{stderr}"
     );
-    // And in an error: a list naming a file by such a name.
+    // And in an error: a list naming a file by such a name, a URI holding one (which
+    // does not parse) or a bidirectional override (which does).
     let list = root.path().join("list.txt");
-    fs::write(&list, "http://example.org/a no-such\u{1b}[2J.txt\n").unwrap();
-    let out = build_output(&coll, &publish, &["--list", list.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
-    assert!(stderr.contains(r"\u{1b}[2J"), "{stderr}");
+    for line in [
+        "http://example.org/a no-such\u{1b}[2J.txt",
+        "http://example.org/\u{1b}[2J own.txt",
+        "http://example.org/\u{202e}a own.txt\nhttp://example.org/\u{202e}a own.txt",
+    ] {
+        fs::write(&list, format!("{line}\n")).unwrap();
+        let out = build_output(&coll, &publish, &["--list", list.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains('\u{1b}') && !stderr.contains('\u{202e}'),
+            "{stderr:?}"
+        );
+        assert!(
+            stderr.contains(r"\u{1b}[2J") || stderr.contains(r"\u{202e}"),
+            "{stderr}"
+        );
+    }
 }
 
 /// The cleanup removes only the generations the build made: a directory the user put
@@ -301,4 +342,89 @@ fn a_name_with_a_backslash_is_published() {
         list.entries[0].loc.as_str(),
         format!("{BASE}dir/back%5Cslash.txt")
     );
+}
+
+/// Runs `resourcesync` with `args`, killed after 30 s: a build that waits for ever on a
+/// planted FIFO fails the test rather than hang it.
+fn bounded(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..300 {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+            return (status.code(), stderr);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("resourcesync {args:?} still running after 30 s");
+}
+
+/// The build's own files in the published generation (its state, its documents) planted
+/// as links or FIFOs are not followed, not waited on, not carried into the next
+/// generation: the run fails naming them, the publication kept. Fails on the code
+/// before: a FIFO at the state hung the build (holding the lock), and a link among the
+/// documents was carried over and served what it led to.
+#[test]
+fn the_builds_own_files_planted_as_links_are_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish, outside) = (
+        root.path().join("coll"),
+        root.path().join("pub"),
+        root.path().join("outside"),
+    );
+    put(&outside, "secret.txt", SECRET);
+    let fifo = root.path().join("fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        let mut args: Vec<String> = ["build", "--base-url", BASE, "--max-entries", "1"]
+            .map(String::from)
+            .to_vec();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args.push(coll.to_str().unwrap().to_owned());
+        args.push(publish.to_str().unwrap().to_owned());
+        args
+    };
+    let run = |extra: &[&'static str]| {
+        let args = args(extra);
+        bounded(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    for (i, name) in ["a", "b", "c"].iter().enumerate() {
+        put(&coll, &format!("{name}.txt"), name.as_bytes());
+        assert_eq!(run(&[]).0, Some(0), "run {i}");
+    }
+    let generation = fs::canonicalize(&publish).unwrap();
+    for (planted, target) in [
+        (".resourcesync/state.json", fifo.as_path()),
+        (".resourcesync/resources.2.postcard", fifo.as_path()),
+        (".resourcesync/state.json", Path::new("/dev/zero")),
+        (
+            "resourcesync/changelist-00001.xml",
+            &outside.join("secret.txt"),
+        ),
+    ] {
+        let path = generation.join(planted);
+        let kept = path.with_extension("kept");
+        fs::rename(&path, &kept).unwrap();
+        symlink(target, &path).unwrap();
+        put(&coll, "d.txt", planted.as_bytes());
+        let (code, stderr) = run(&[]);
+        assert_eq!(code, Some(2), "{planted}: {stderr}");
+        assert!(
+            stderr.contains(planted.rsplit('/').next().unwrap()),
+            "{stderr}"
+        );
+        assert_eq!(fs::canonicalize(&publish).unwrap(), generation, "{planted}");
+        fs::remove_file(&path).unwrap();
+        fs::rename(&kept, &path).unwrap();
+        assert_eq!(published_secret(root.path()), None, "{planted}");
+    }
+    assert_eq!(run(&[]).0, Some(0));
 }

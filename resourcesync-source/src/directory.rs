@@ -439,6 +439,52 @@ impl Directory {
     }
 }
 
+/// Reads the whole regular file at `path`, which the publisher wrote (a document, its
+/// state): with `own`, a symbolic link there is not followed (`ELOOP`, an error naming
+/// the link), since a link planted among the publisher's files would have it read, and
+/// publish, what the link leads to. Whatever is there, only a regular file is read
+/// (opened without waiting, so a FIFO is refused at once rather than waited on for ever;
+/// a device, `/dev/zero`, is refused rather than read without end), and only as many
+/// bytes as its size when opened.
+pub(crate) fn read_file(path: &Path, own: bool) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    read_file_into(path, own, &mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read_file`] into the end of `buffer` (which keeps its allocation); the bytes read.
+pub(crate) fn read_file_into(path: &Path, own: bool, buffer: &mut Vec<u8>) -> io::Result<usize> {
+    use std::io::Read;
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let nofollow = if own { libc::O_NOFOLLOW } else { 0 };
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | nofollow);
+    }
+    let file = options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        let looped = e.raw_os_error() == Some(libc::ELOOP);
+        #[cfg(not(unix))]
+        let looped = false;
+        if looped {
+            io::Error::other("a symbolic link the publisher did not make: not followed")
+        } else {
+            e
+        }
+    })?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "not a regular file",
+        ));
+    }
+    buffer.reserve(usize::try_from(meta.len()).unwrap_or(0));
+    file.take(meta.len()).read_to_end(buffer)
+}
+
 /// Writes `path` whole from `pieces`: a temporary file beside it (readable as a web
 /// server's files are), synced, renamed over it; the directories on the way created. The
 /// old file, if any, is replaced, never changed in place: it may be a hard link another

@@ -31,6 +31,27 @@ impl fmt::Display for Shown<'_> {
     }
 }
 
+/// Text from outside (a URI as given, a line of a list) as a message prints it: each
+/// character that does not print as itself escaped as Rust writes it (`\u{1b}`), the rest
+/// as it is, without quotes (the message around it says where it is).
+pub(crate) fn escaped(text: &str) -> std::borrow::Cow<'_, str> {
+    if text
+        .chars()
+        .all(|c| printable(c) || matches!(c, '"' | '\\'))
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if printable(c) || matches!(c, '"' | '\\') {
+            out.push(c);
+        } else {
+            out.extend(c.escape_default());
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Whether `c` prints as itself, the same in every place: not a control character
 /// (C0, DEL, C1), not a line or paragraph separator, not a format character that
 /// changes how the text around it is shown (bidirectional marks, embeddings, overrides
@@ -68,6 +89,12 @@ mod tests {
         ] {
             assert_eq!(Shown(Path::new(name)).to_string(), shown, "{name:?}");
         }
+    }
+
+    #[test]
+    fn text_is_escaped_character_by_character() {
+        assert_eq!(escaped("http://a/\"b\""), "http://a/\"b\"");
+        assert_eq!(escaped("x\u{1b}[31m\u{202e}y"), "x\\u{1b}[31m\\u{202e}y");
     }
 
     #[cfg(unix)]

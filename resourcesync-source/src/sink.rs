@@ -46,7 +46,7 @@ impl Sink for Directory {
 
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError> {
         let path = self.path(&Sink::uri(self, name)?)?;
-        match fs::read(&path) {
+        match crate::directory::read_file(&path, true) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(BuildError::Read { path, source }),

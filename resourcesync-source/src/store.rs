@@ -348,7 +348,7 @@ impl Store for GenerationStore {
         if path.as_os_str().is_empty() {
             return Ok(None);
         }
-        match fs::read(&path) {
+        match crate::directory::read_file(&path, true) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(StoreError::Io { path, source }),

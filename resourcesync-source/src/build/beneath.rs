@@ -80,7 +80,9 @@ impl Collection {
         #[cfg(unix)]
         let file = {
             use rustix::fs::OFlags;
-            File::from(self.open_beneath(relative, OFlags::RDONLY | OFlags::NONBLOCK)?)
+            // Nor, a terminal, made the controlling one.
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
+            File::from(self.open_beneath(relative, flags)?)
         };
         #[cfg(not(unix))]
         let file = {

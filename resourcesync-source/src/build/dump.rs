@@ -4,26 +4,33 @@ use super::*;
 use crate::dumps::Packaged;
 
 /// A published resource as a dump packages it: its file opened, its bitstream at its path
-/// in the collection (or, for a listed resource, its URI's host and path).
+/// in the collection (or, for a listed resource, its URI's host and path); `None` when
+/// the file is gone since the run hashed it (deleted, or replaced by a link or what is
+/// not a file): left out of the dump rather than failing the run, as the walk and the
+/// hashing treat a file that vanishes (the next run lists it as deleted).
 fn packaged<'c>(
     collection: &Collection,
     uri: &Uri,
     published: &Published<'_>,
     media_types: &MediaTypes,
-) -> Result<Packaged<'c>, BuildError> {
+) -> Result<Option<Packaged<'c>>, BuildError> {
     // Through no link, as the hashing read it: a link swapped in since packs nothing.
-    let content = collection
-        .open_file(published.relative(collection))
-        .map_err(|source| BuildError::Read {
-            path: published.file(collection.path()),
-            source,
-        })?;
+    let content = match collection.open_file(published.relative(collection)) {
+        Ok(content) => content,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(BuildError::Read {
+                path: published.file(collection.path()),
+                source,
+            });
+        }
+    };
     let bitstream = bitstream(uri, &published.path, published.resource, media_types);
-    Ok(Packaged::Resource(
+    Ok(Some(Packaged::Resource(
         Box::new(bitstream),
         Box::new(content),
         Some(published.resource.length),
-    ))
+    )))
 }
 
 /// Writes the Resource Dump: every resource, read again into packages; none when there
@@ -42,7 +49,8 @@ pub(super) fn resource_dump(
     let uris = Uris::new(directory);
     let items = resources
         .iter()
-        .map(|published| packaged(collection, &published.uri(&uris)?, published, media_types));
+        .map(|published| packaged(collection, &published.uri(&uris)?, published, media_types))
+        .filter_map(Result::transpose);
     crate::dumps::resource_dump(directory, directory, items, now, up, options, generation)
 }
 
@@ -130,15 +138,17 @@ pub(super) fn change_dump(
     up: &Link,
     options: &Options,
 ) -> Result<Option<(Uri, u64)>, BuildError> {
-    let items = changes.iter().zip(changed).map(|(entry, changed)| {
+    let items = changes.iter().zip(changed).filter_map(|(entry, changed)| {
         let datetime = entry.datetime();
         match (entry.change(), changed) {
             (Some(change), Some(i)) if change != Change::Deleted => {
                 // The change's entry names the resource by its URI.
-                let packaged = packaged(collection, &entry.loc, &resources[*i], media_types)?;
-                Ok(packaged.changed(change, datetime))
+                let packaged = packaged(collection, &entry.loc, &resources[*i], media_types);
+                packaged
+                    .map(|p| p.map(|p| p.changed(change, datetime)))
+                    .transpose()
             }
-            _ => Ok(Packaged::Deleted(entry.loc.clone(), datetime)),
+            _ => Some(Ok(Packaged::Deleted(entry.loc.clone(), datetime))),
         }
     });
     let items = (!changes.is_empty()).then_some(items);

@@ -29,6 +29,20 @@ pub(super) fn carry_over(
         if !name.to_str().is_some_and(&keep) {
             continue;
         }
+        // Only what the publisher wrote there, a regular file: a link planted among the
+        // documents would be carried into every later generation (and followed by a copy)
+        // and served.
+        let regular = entry.file_type().is_ok_and(|kind| kind.is_file());
+        if !regular {
+            return Err(BuildError::Read {
+                path: entry.path(),
+                source: io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "not a file the publisher wrote (a symbolic link, or not a regular file): \
+                     not carried into the next generation; remove it",
+                ),
+            });
+        }
         let target = to.join(&name);
         if fs::hard_link(entry.path(), &target).is_err() {
             fs::copy(entry.path(), &target).map_err(|source| BuildError::Write {

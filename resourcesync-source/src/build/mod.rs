@@ -262,7 +262,7 @@ pub enum BuildError {
     )]
     NoContent,
     /// A resource's content, which a dump packages, could not be read.
-    #[error("{uri}: content: {source}")]
+    #[error("{}: content: {source}", crate::shown::escaped(uri.as_str()))]
     Content {
         /// The resource.
         uri: Uri,
@@ -270,7 +270,7 @@ pub enum BuildError {
         source: io::Error,
     },
     /// A resource the application gave cannot be published as it is.
-    #[error("{uri}: {reason}")]
+    #[error("{}: {reason}", crate::shown::escaped(uri.as_str()))]
     Resource {
         /// The resource.
         uri: Uri,
@@ -305,7 +305,7 @@ pub enum BuildError {
         source: PackageError,
     },
     /// A line of the list of URI and file pairs is wrong.
-    #[error("{}, line {line}: {reason}", Shown(list))]
+    #[error("{}, line {line}: {}", Shown(list), crate::shown::escaped(reason))]
     List {
         /// The list.
         list: PathBuf,
@@ -796,6 +796,24 @@ mod tests {
         let run = LastRun::from_file(before, false).unwrap();
         assert!(run.resources.iter().all(|r| r.stamp == 0));
         assert_eq!(run.len(), known.len());
+    }
+
+    /// A change time within 20 ms of a run's start, or within 2 s where the file system
+    /// keeps whole seconds (no nanoseconds), is racy: stamp 0, read again next time.
+    #[test]
+    fn change_times_near_the_start_are_racy_for_the_file_systems_granularity() {
+        use std::time::{Duration, SystemTime};
+        let racy = super::walk::Racy::now();
+        let at = |ago: Duration| super::walk::epoch_time(SystemTime::now() - ago);
+        let (second_ago, _) = at(Duration::from_secs(1));
+        assert_eq!(racy.stamp((second_ago, 0), 7), 0);
+        assert_ne!(racy.stamp((second_ago, 5), 7), 0);
+        let (ten_ago, _) = at(Duration::from_secs(10));
+        assert_ne!(racy.stamp((ten_ago, 0), 7), 0);
+        let (secs, nanos) = at(Duration::ZERO);
+        assert_eq!(racy.stamp((secs, nanos.max(1)), 7), 0);
+        // Another inode, another stamp.
+        assert_ne!(racy.stamp((ten_ago, 0), 7), racy.stamp((ten_ago, 0), 8));
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub(super) fn publish_generation(
         source,
     })?;
     let mut found = match &options.list {
-        Some(list) => listed(&opened, list, racy)?,
+        Some(list) => listed(&opened, list, &options.base_url, racy)?,
         None => walk(&opened, &directory, racy, &mut skipped, &mut not_portable)?,
     };
     // In path order, as the state is, so that one pass pairs each file with what the last

@@ -200,7 +200,8 @@ pub(crate) fn read_state(generation: &Path) -> Result<State, BuildError> {
         move |reason: String| BuildError::State { path, reason }
     };
     let path = generation.join(STATE);
-    let bytes = fs::read(&path).map_err(|e| unreadable(&path)(e.to_string()))?;
+    let bytes =
+        crate::directory::read_file(&path, true).map_err(|e| unreadable(&path)(e.to_string()))?;
     let state: State =
         serde_json::from_slice(&bytes).map_err(|e| unreadable(&path)(e.to_string()))?;
     if state.version != STATE_VERSION {
@@ -523,8 +524,7 @@ pub(crate) fn read_resources(generation: &Path, number: u64, prefix: Option<Stri
         // and the file's is free once read.
         let size = |path: &Path| fs::metadata(path).map_or(0, |m| m.len() as usize);
         let mut buffer = Vec::with_capacity(size(&path).max(parts.first().map_or(0, |p| size(p))));
-        let run = File::open(&path)
-            .and_then(|mut file| file.read_to_end(&mut buffer))
+        let run = read_into(&path, &mut buffer)
             .map_err(|e| unreadable(e.to_string()))
             .and_then(|_| LastRun::from_file(&buffer, stamps).map_err(unreadable))
             .map(Arc::new);
@@ -535,7 +535,7 @@ pub(crate) fn read_resources(generation: &Path, number: u64, prefix: Option<Stri
         let mut named = Vec::new();
         for part in parts {
             buffer.clear();
-            let read = File::open(&part).and_then(|mut file| file.read_to_end(&mut buffer));
+            let read = read_into(&part, &mut buffer);
             let Some(document) = read.ok().and_then(|_| WrittenDocument::new(buffer)) else {
                 return LastList::default();
             };
@@ -564,6 +564,13 @@ pub(crate) fn read_resources(generation: &Path, number: u64, prefix: Option<Stri
         resources,
         list,
     }
+}
+
+/// Reads the publisher's own file at `path` into `buffer`, as
+/// [`read_file`](crate::directory::read_file) does: a link there is not followed, and
+/// only a regular file is read, no more than its size.
+fn read_into(path: &Path, buffer: &mut Vec<u8>) -> io::Result<usize> {
+    crate::directory::read_file_into(path, true, buffer)
 }
 
 impl Resource {

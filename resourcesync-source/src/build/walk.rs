@@ -38,6 +38,12 @@ impl Found {
 /// unless the file system asks for finer; 20 ms is twice the coarsest.
 const RACY: Duration = Duration::from_millis(20);
 
+/// [`RACY`] where the file system keeps times in whole seconds (ext4 with 128-byte
+/// inodes, ext3, HFS+, some network file systems) or in two (FAT): a change time with no
+/// nanoseconds is taken as such a file system's (one that keeps nanoseconds gives 0 once
+/// in a billion changes: that file is read again, no more).
+const RACY_COARSE: Duration = Duration::from_secs(2);
+
 /// When a file's change time stops telling changes apart: a file changed (its change
 /// time) within [`RACY`] of the run's start may change again within the same tick of
 /// the file system's clock after the run read it, its size, times and inode unchanged,
@@ -50,14 +56,18 @@ const RACY: Duration = Duration::from_millis(20);
 pub(super) struct Racy {
     /// Change times at or after this, seconds and nanoseconds since the epoch, are racy.
     from: (i64, u32),
+    /// The same for change times in whole seconds ([`RACY_COARSE`]).
+    coarse_from: (i64, u32),
 }
 
 impl Racy {
     /// For a run that starts now.
     pub(super) fn now() -> Racy {
         let now = SystemTime::now();
+        let before = |window| epoch_time(now.checked_sub(window).unwrap_or(now));
         Racy {
-            from: epoch_time(now.checked_sub(RACY).unwrap_or(now)),
+            from: before(RACY),
+            coarse_from: before(RACY_COARSE),
         }
     }
 
@@ -65,7 +75,12 @@ impl Racy {
     /// inode number `inode`: a mix of the two (FNV-1a over their bytes: stable from build
     /// to build, as the state keeps it), never 0; 0 when the change is racy.
     pub(super) fn stamp(self, changed: (i64, u32), inode: u64) -> u64 {
-        if changed >= self.from {
+        let from = if changed.1 == 0 {
+            self.coarse_from
+        } else {
+            self.from
+        };
+        if changed >= from {
             return 0;
         }
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -654,17 +669,24 @@ pub(super) fn hash_file(
     }
 }
 
-/// The resources a list of URI and file pairs names, each file with its size and time.
+/// The resources a list of URI and file pairs names, each file with its size and time;
+/// `base` is the publication's, whose own documents no listed URI may name.
 pub(super) fn listed(
     collection: &Collection,
     list: &Path,
+    base: &Uri,
     racy: Racy,
 ) -> Result<Vec<Found>, BuildError> {
     let read = |source| BuildError::Read {
         path: list.to_owned(),
         source,
     };
-    let text = fs::read_to_string(list).map_err(read)?;
+    // The caller's own path, followed as given; but only a regular file, no more than
+    // its size: a FIFO or a device named as the list is refused, not waited on or read
+    // without end.
+    let bytes = crate::directory::read_file(list, false).map_err(read)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| read(io::Error::new(io::ErrorKind::InvalidData, e.utf8_error())))?;
     let mut found = Vec::new();
     let mut seen = HashSet::new();
     for (n, line) in text.lines().enumerate() {
@@ -687,8 +709,26 @@ pub(super) fn listed(
         if !seen.insert(uri.as_str().to_owned()) {
             return Err(wrong(format!("{uri} is listed twice")));
         }
-        // Relative to the collection, and inside it: no root, no `..`.
-        let relative = Path::new(file.trim());
+        // The publication's own documents are not resources: a list naming one would
+        // publish another file's digests at the Capability List's URI.
+        if let Some(rest) = uri.as_str().strip_prefix(base.as_str()) {
+            let top = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+            if top == DOCS || top == ".well-known" {
+                return Err(wrong(format!(
+                    "{uri} is where the publication's own documents are"
+                )));
+            }
+        }
+        // Relative to the collection, and inside it: no root, no `..`; a file, named as
+        // the walk would find it (no trailing `/`, no hidden name on the way).
+        let file = file.trim();
+        if file.ends_with('/') {
+            return Err(wrong(format!(
+                "{}: a file is named without a trailing /",
+                Shown(Path::new(file))
+            )));
+        }
+        let relative = Path::new(file);
         let inside = relative.components().all(|c| {
             matches!(
                 c,
@@ -698,6 +738,14 @@ pub(super) fn listed(
         if !inside {
             return Err(wrong(format!(
                 "{}: a file is named relative to the collection, inside it (no root, no ..)",
+                Shown(relative)
+            )));
+        }
+        if relative.components().any(|c| {
+            matches!(c, std::path::Component::Normal(name) if name.as_encoded_bytes().starts_with(b"."))
+        }) {
+            return Err(wrong(format!(
+                "{}: a hidden name is not published, listed or walked",
                 Shown(relative)
             )));
         }
