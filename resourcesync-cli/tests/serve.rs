@@ -1656,3 +1656,151 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
     );
     s.stop().await;
 }
+
+/// The status and the header lines (names in lowercase, in order) of the head a
+/// response starts with.
+fn head_of(response: &[u8]) -> (u16, Vec<(String, String)>) {
+    let end = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no head in {:?}", String::from_utf8_lossy(response)));
+    let head = String::from_utf8_lossy(&response[..end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|status| status.parse().ok())
+        .unwrap_or_else(|| panic!("{head}"));
+    let headers = lines
+        .map(|line| {
+            let (name, value) = line.split_once(':').unwrap_or_else(|| panic!("{line}"));
+            (name.to_ascii_lowercase(), value.trim().to_owned())
+        })
+        .collect();
+    (status, headers)
+}
+
+/// `len` bytes that tell one offset from another and hold no zero: a byte sent from
+/// another offset, or a zero put in for a missing one, shows.
+fn no_zeros(len: usize) -> Vec<u8> {
+    let mut x: u32 = 0x2545_f491;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            (x as u8).max(1)
+        })
+        .collect()
+}
+
+/// Reads from `stream` into `into` until it holds at least `at_least` bytes past the
+/// response head; the head's length.
+async fn read_past_head(
+    stream: &mut tokio::net::TcpStream,
+    into: &mut Vec<u8>,
+    at_least: usize,
+) -> usize {
+    let mut buf = vec![0; 1 << 16];
+    loop {
+        if let Some(end) = into.windows(4).position(|w| w == b"\r\n\r\n")
+            && into.len() >= end + 4 + at_least
+        {
+            return end + 4;
+        }
+        let n = tokio::time::timeout(BOUND, stream.read(&mut buf))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(n > 0, "closed early");
+        into.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// A file truncated while it is sent: every byte still there is sent, from its own
+/// offset, then the connection is closed, as the Content-Length promised can no
+/// longer be met (a client then knows the body is cut short); no zero is sent for the
+/// bytes gone. A file that grows meanwhile is sent to its Content-Length exactly, and
+/// the connection then serves the next request.
+#[tokio::test]
+async fn a_file_that_shrinks_or_grows_while_sent_is_cut_short_or_sent_to_its_length() {
+    const LEN: usize = 64 << 20;
+    const KEPT: usize = 16 << 20;
+    let original = no_zeros(LEN);
+    let s = Served::start(|one| {
+        write(&one.join("files/shrinks.bin"), &original);
+        write(&one.join("files/grows.bin"), &original);
+    })
+    .await;
+
+    let mut stream = connect(s.addr).await;
+    let request = format!(
+        "GET /files/shrinks.bin HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        s.addr
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let body_at = read_past_head(&mut stream, &mut response, 256 << 10).await;
+    let (status, headers) = head_of(&response);
+    assert_eq!(status, 200);
+    assert!(headers.contains(&("content-length".to_owned(), LEN.to_string())));
+    // Truncated in place, as a publisher rewriting it would.
+    let file = std::fs::File::options()
+        .write(true)
+        .open(s.publish.join("files/shrinks.bin"))
+        .unwrap();
+    file.set_len(KEPT as u64).unwrap();
+    let mut buf = vec![0; 1 << 16];
+    let closed = tokio::time::timeout(BOUND, async {
+        while let Ok(n) = stream.read(&mut buf).await
+            && n > 0
+        {
+            response.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "the connection stayed open after a short body"
+    );
+    let body = &response[body_at..];
+    assert!(
+        body.len() >= KEPT,
+        "{} of the {KEPT} bytes left",
+        body.len()
+    );
+    assert!(body.len() < LEN, "{}", body.len());
+    assert!(
+        body == &original[..body.len()],
+        "bytes other than the file's"
+    );
+
+    // Grows: the bytes of Content-Length, then the next response on the connection.
+    let mut stream = connect(s.addr).await;
+    let requests = format!(
+        "GET /files/grows.bin HTTP/1.1\r\nHost: {0}\r\n\r\n\
+         GET /files/hello.txt HTTP/1.1\r\nHost: {0}\r\nConnection: close\r\n\r\n",
+        s.addr
+    );
+    stream.write_all(requests.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let body_at = read_past_head(&mut stream, &mut response, 256 << 10).await;
+    let mut file = std::fs::File::options()
+        .append(true)
+        .open(s.publish.join("files/grows.bin"))
+        .unwrap();
+    std::io::Write::write_all(&mut file, &no_zeros(1 << 20)).unwrap();
+    let rest = tokio::time::timeout(BOUND, async {
+        let mut rest = Vec::new();
+        let _ = stream.read_to_end(&mut rest).await;
+        rest
+    })
+    .await
+    .unwrap();
+    response.extend_from_slice(&rest);
+    let body = &response[body_at..];
+    assert!(body.len() > LEN, "{}", body.len());
+    assert!(body[..LEN] == original[..], "bytes other than the file's");
+    assert!(body[LEN..].starts_with(b"HTTP/1.1 200 OK\r\n"));
+    s.stop().await;
+}
