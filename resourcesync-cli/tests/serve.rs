@@ -1657,6 +1657,25 @@ async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
     s.stop().await;
 }
 
+/// Sends `request` as it is on a new connection to `addr`, and reads until the server
+/// closes the connection (within [`BOUND`]); the bytes received.
+async fn exchange(addr: SocketAddr, request: &str) -> Vec<u8> {
+    let exchange = async {
+        let mut stream = connect(addr).await;
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        // A reset after the response counts as the end as well.
+        let mut buf = [0; 1 << 16];
+        while let Ok(n) = stream.read(&mut buf).await
+            && n > 0
+        {
+            response.extend_from_slice(&buf[..n]);
+        }
+        response
+    };
+    tokio::time::timeout(BOUND, exchange).await.unwrap()
+}
+
 /// The status and the header lines (names in lowercase, in order) of the head a
 /// response starts with.
 fn head_of(response: &[u8]) -> (u16, Vec<(String, String)>) {
@@ -1678,6 +1697,67 @@ fn head_of(response: &[u8]) -> (u16, Vec<(String, String)>) {
         })
         .collect();
     (status, headers)
+}
+
+/// RFC 9112 3.2: an HTTP/1.1 request without Host, and any request with more than one
+/// Host line or a Host that is not `host[:port]`, is answered 400 (and the connection
+/// closed); an HTTP/1.0 request may lack it. Before the fix every one of them was
+/// served.
+#[tokio::test]
+async fn a_request_without_one_valid_host_is_400() {
+    let s = Served::start(|_| {}).await;
+    let target = "GET /files/hello.txt";
+    let addr = s.addr;
+    for (request, status) in [
+        (
+            format!("{target} HTTP/1.1\r\nConnection: close\r\n\r\n"),
+            400,
+        ),
+        (
+            format!("{target} HTTP/1.1\r\nHost: {addr}\r\nHost: {addr}\r\n\r\n"),
+            400,
+        ),
+        (
+            format!("{target} HTTP/1.1\r\nHost: {addr}\r\nHost: other\r\n\r\n"),
+            400,
+        ),
+        (
+            format!("{target} HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n"),
+            400,
+        ),
+        (
+            format!("{target} HTTP/1.1\r\nHost: user@{addr}\r\n\r\n"),
+            400,
+        ),
+        (format!("{target} HTTP/1.1\r\nHost: a b\r\n\r\n"), 400),
+        (
+            format!("{target} HTTP/1.1\r\nHost: {addr}/path\r\n\r\n"),
+            400,
+        ),
+        (format!("{target} HTTP/1.0\r\n\r\n"), 200),
+        (
+            format!("{target} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"),
+            200,
+        ),
+        (
+            format!("{target} HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n"),
+            200,
+        ),
+        (
+            format!("{target} HTTP/1.1\r\nHost: example.org\r\nConnection: close\r\n\r\n"),
+            200,
+        ),
+        // An empty Host is valid: the target has no authority (RFC 9112 3.2).
+        (
+            format!("{target} HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n"),
+            200,
+        ),
+    ] {
+        let response = exchange(addr, &request).await;
+        let (got, _) = head_of(&response);
+        assert_eq!(got, status, "{request:?}");
+    }
+    s.stop().await;
 }
 
 /// `len` bytes that tell one offset from another and hold no zero: a byte sent from

@@ -16,8 +16,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::http::header::CONNECTION;
-use axum::http::{HeaderMap, HeaderValue, Version};
+use axum::http::header::{CONNECTION, CONTENT_TYPE, HOST};
+use axum::http::uri::Authority;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Version};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -235,8 +236,15 @@ async fn connection(
         let keep_alive = request.version() == Version::HTTP_11
             && !asks_to_close(request.headers())
             && *stopping_seen.borrow() == Closing::No;
-        let response = hyper::service::Service::call(&tower, request);
+        // Refused before the router sees it: which host a request is for must be
+        // unambiguous, or a proxy and this server could take it for different ones.
+        let response = host_is_valid(request.version(), request.headers())
+            .then(|| hyper::service::Service::call(&tower, request));
         async move {
+            let Some(response) = response else {
+                drop(answering);
+                return Ok(bad_host());
+            };
             let mut response = response.await;
             // HTTP/1.1 keeps a connection open unless a side says `close`, and hyper
             // says nothing more; but wget2 (1.99) takes a response without
@@ -296,6 +304,35 @@ async fn connection(
             }
         }
     }
+}
+
+/// Whether a request's `Host` is as RFC 9112 3.2 requires: one line (none only in an
+/// HTTP/1.0 request), whose value is `host[:port]` or empty (a target without an
+/// authority). A server MUST answer 400 otherwise; hyper does not check.
+fn host_is_valid(version: Version, headers: &HeaderMap) -> bool {
+    let mut hosts = headers.get_all(HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (None, _) => version < Version::HTTP_11,
+        (Some(host), None) => {
+            let host = host.as_bytes();
+            // `Authority` takes a userinfo too, which a Host may not hold (RFC 9110 7.2).
+            host.is_empty() || (!host.contains(&b'@') && Authority::try_from(host).is_ok())
+        }
+        (Some(_), Some(_)) => false,
+    }
+}
+
+/// The 400 to a request without one valid `Host`; the connection is closed after it,
+/// as a client that sends such a request cannot be trusted to frame the next one.
+fn bad_host() -> axum::response::Response {
+    let mut response = axum::response::Response::new(axum::body::Body::from(
+        "a request needs one valid Host header\n",
+    ));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    headers.insert(CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// Whether a request's `Connection` header holds the `close` option.
