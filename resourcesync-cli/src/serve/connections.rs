@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::http::header::{CONNECTION, CONTENT_TYPE, HOST};
+use axum::http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST};
 use axum::http::uri::Authority;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Version};
 use hyper::server::conn::http1;
@@ -252,6 +252,15 @@ async fn connection(
             // connection per file, a third of a small file's time here. nginx says it
             // on every response too. Were the connection to close after all (the
             // server stopping meanwhile), hyper adds `close`, which a client obeys.
+            // A 304 has no content and hyper writes no Content-Length for it, but axum
+            // sets `Content-Length: 0` on every empty body, and hyper keeps it in the
+            // answer to HEAD: HEAD's 304 would then differ from GET's, and claim a
+            // length that is not the 200's (RFC 9110 8.6 allows only that).
+            if let Ok(response) = &mut response
+                && response.status() == StatusCode::NOT_MODIFIED
+            {
+                response.headers_mut().remove(CONTENT_LENGTH);
+            }
             if keep_alive && let Ok(response) = &mut response {
                 response
                     .headers_mut()
@@ -330,7 +339,10 @@ fn bad_host() -> axum::response::Response {
     ));
     *response.status_mut() = StatusCode::BAD_REQUEST;
     let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     headers.insert(CONNECTION, HeaderValue::from_static("close"));
     response
 }
