@@ -353,7 +353,9 @@ async fn if_match_is_a_strong_match_and_if_unmodified_since_yields_to_it() {
         (etag.as_str(), StatusCode::OK),
         ("*", StatusCode::OK),
         (&listed, StatusCode::OK),
-        (&gzip_tag, StatusCode::OK),
+        // The gzipped representation's tag is not that of the one this request
+        // selects (it does not accept gzip).
+        (&gzip_tag, StatusCode::PRECONDITION_FAILED),
         ("\"other\"", StatusCode::PRECONDITION_FAILED),
         // Weak tags never match strongly (RFC 9110 13.1.1).
         (&weak, StatusCode::PRECONDITION_FAILED),
@@ -1310,6 +1312,14 @@ fn the_command_exits_2_when_it_cannot_start() {
     for option in ["--max-connections", "--header-timeout", "--idle-timeout"] {
         assert!(help.contains(option), "{help}");
     }
+    // The choices the RFCs leave open, as the server makes them.
+    for choice in [
+        "compared with the representation the request gets",
+        "a date later than\nthe server's clock",
+        "without Host, are 400",
+    ] {
+        assert!(help.contains(choice), "{choice}: {help}");
+    }
     // A duration of nothing, or in no unit: usage errors.
     let dir = tempfile::tempdir().unwrap();
     for bad in ["0s", "5h", "soon"] {
@@ -1697,6 +1707,331 @@ fn head_of(response: &[u8]) -> (u16, Vec<(String, String)>) {
         })
         .collect();
     (status, headers)
+}
+
+/// Conditional requests are evaluated against the representation the request would
+/// get (RFC 9110 13.1): the gzipped one's tag for a client that gets gzip, the file's
+/// own tag otherwise, and for If-Range the tag of the bytes a range is taken from (the
+/// file's: a range is never gzipped). Weak comparison for If-None-Match, strong for
+/// If-Match and If-Range; lists with odd whitespace, and a field sent on several lines,
+/// read as one list.
+///
+/// Before the fix, a client that does not accept gzip got 304 for the gzipped
+/// representation's tag (which it cannot hold) and a 200 to If-Match with it, and only
+/// the first line of a field was read.
+#[tokio::test]
+async fn conditionals_are_evaluated_against_the_representation_selected() {
+    let s = Served::start(|_| {}).await;
+    let path = "files/hello.txt";
+    let identity = s.get(path, &[]).await;
+    let tag = identity.header(header::ETAG).unwrap().to_owned();
+    let gzip = [(header::ACCEPT_ENCODING, "gzip")];
+    let gzipped = s.get(path, &gzip).await;
+    let gzip_tag = gzipped.header(header::ETAG).unwrap().to_owned();
+    assert_ne!(tag, gzip_tag);
+    let weak = format!("W/{tag}");
+    let weak_gzip = format!("W/{gzip_tag}");
+    let odd_list = format!(" ,\"other\" ,\t{tag}\t, ,");
+    let odd_weak_list = format!("\"other\",W/{tag} ");
+    use header::{ACCEPT_ENCODING as AE, IF_MATCH, IF_NONE_MATCH, IF_RANGE, RANGE};
+    let rows: Vec<(Vec<(header::HeaderName, &str)>, StatusCode)> = vec![
+        // If-None-Match: weak comparison with the selected representation's tag.
+        (vec![(IF_NONE_MATCH, &tag)], StatusCode::NOT_MODIFIED),
+        (vec![(IF_NONE_MATCH, &gzip_tag)], StatusCode::OK),
+        (vec![(IF_NONE_MATCH, &weak)], StatusCode::NOT_MODIFIED),
+        (vec![(IF_NONE_MATCH, &weak_gzip)], StatusCode::OK),
+        (
+            vec![(AE, "gzip"), (IF_NONE_MATCH, &gzip_tag)],
+            StatusCode::NOT_MODIFIED,
+        ),
+        (
+            vec![(AE, "gzip"), (IF_NONE_MATCH, &weak_gzip)],
+            StatusCode::NOT_MODIFIED,
+        ),
+        (vec![(AE, "gzip"), (IF_NONE_MATCH, &tag)], StatusCode::OK),
+        (vec![(AE, "gzip"), (IF_NONE_MATCH, &weak)], StatusCode::OK),
+        // A client that refuses gzip gets the file as it is.
+        (
+            vec![(AE, "gzip;q=0"), (IF_NONE_MATCH, &gzip_tag)],
+            StatusCode::OK,
+        ),
+        (
+            vec![(AE, "gzip;q=0"), (IF_NONE_MATCH, &tag)],
+            StatusCode::NOT_MODIFIED,
+        ),
+        (vec![(IF_NONE_MATCH, "*")], StatusCode::NOT_MODIFIED),
+        (
+            vec![(AE, "gzip"), (IF_NONE_MATCH, "*")],
+            StatusCode::NOT_MODIFIED,
+        ),
+        (vec![(IF_NONE_MATCH, &odd_list)], StatusCode::NOT_MODIFIED),
+        (
+            vec![(IF_NONE_MATCH, &odd_weak_list)],
+            StatusCode::NOT_MODIFIED,
+        ),
+        // Several lines of one field are one list (RFC 9110 5.3).
+        (
+            vec![(IF_NONE_MATCH, "\"other\""), (IF_NONE_MATCH, &tag)],
+            StatusCode::NOT_MODIFIED,
+        ),
+        (
+            vec![(IF_NONE_MATCH, "\"other\""), (IF_NONE_MATCH, &gzip_tag)],
+            StatusCode::OK,
+        ),
+        (vec![(IF_NONE_MATCH, "\"other\"")], StatusCode::OK),
+        // If-Match: strong comparison with the selected representation's tag.
+        (vec![(IF_MATCH, &tag)], StatusCode::OK),
+        (vec![(IF_MATCH, &gzip_tag)], StatusCode::PRECONDITION_FAILED),
+        (vec![(IF_MATCH, &weak)], StatusCode::PRECONDITION_FAILED),
+        (vec![(AE, "gzip"), (IF_MATCH, &gzip_tag)], StatusCode::OK),
+        (
+            vec![(AE, "gzip"), (IF_MATCH, &tag)],
+            StatusCode::PRECONDITION_FAILED,
+        ),
+        (
+            vec![(AE, "gzip"), (IF_MATCH, &weak_gzip)],
+            StatusCode::PRECONDITION_FAILED,
+        ),
+        (vec![(IF_MATCH, "*")], StatusCode::OK),
+        (vec![(AE, "gzip"), (IF_MATCH, "*")], StatusCode::OK),
+        (vec![(IF_MATCH, &odd_list)], StatusCode::OK),
+        (
+            vec![(IF_MATCH, &odd_weak_list)],
+            StatusCode::PRECONDITION_FAILED,
+        ),
+        (
+            vec![(IF_MATCH, "\"other\""), (IF_MATCH, &tag)],
+            StatusCode::OK,
+        ),
+        // A range is of the file's bytes, so its tag is the file's, gzip accepted or not.
+        (
+            vec![(RANGE, "bytes=0-9"), (IF_MATCH, &tag)],
+            StatusCode::PARTIAL_CONTENT,
+        ),
+        (
+            vec![(AE, "gzip"), (RANGE, "bytes=0-9"), (IF_MATCH, &tag)],
+            StatusCode::PARTIAL_CONTENT,
+        ),
+        (
+            vec![(AE, "gzip"), (RANGE, "bytes=0-9"), (IF_MATCH, &gzip_tag)],
+            StatusCode::PRECONDITION_FAILED,
+        ),
+        (
+            vec![(AE, "gzip"), (RANGE, "bytes=0-9"), (IF_NONE_MATCH, &tag)],
+            StatusCode::NOT_MODIFIED,
+        ),
+        // If-Range: strong, with the tag of the bytes a range is taken from.
+        (
+            vec![(RANGE, "bytes=0-9"), (IF_RANGE, &tag)],
+            StatusCode::PARTIAL_CONTENT,
+        ),
+        (
+            vec![(AE, "gzip"), (RANGE, "bytes=0-9"), (IF_RANGE, &tag)],
+            StatusCode::PARTIAL_CONTENT,
+        ),
+        (
+            vec![(AE, "gzip"), (RANGE, "bytes=0-9"), (IF_RANGE, &gzip_tag)],
+            StatusCode::OK,
+        ),
+        (
+            vec![(RANGE, "bytes=0-9"), (IF_RANGE, &gzip_tag)],
+            StatusCode::OK,
+        ),
+        (
+            vec![(RANGE, "bytes=0-9"), (IF_RANGE, &weak)],
+            StatusCode::OK,
+        ),
+        (
+            vec![(RANGE, "bytes=0-9"), (IF_RANGE, &tag), (IF_RANGE, &tag)],
+            StatusCode::OK,
+        ),
+    ];
+    for (headers, status) in rows {
+        let got = s.get(path, &headers).await;
+        assert_eq!(got.status, status, "{headers:?}");
+        let gzip_asked = headers
+            .iter()
+            .any(|(name, value)| *name == AE && *value == "gzip");
+        // A range (206, or the 304 standing for it) is of the file as it is.
+        let ranged = headers.iter().any(|(name, _)| *name == RANGE) && got.status != StatusCode::OK;
+        // A 304's tag is that of the 200 it stands for (RFC 9110 15.4.5); a 200 or 206
+        // carries the tag of what it sends.
+        if got.status != StatusCode::PRECONDITION_FAILED {
+            let expected = if gzip_asked && !ranged {
+                &gzip_tag
+            } else {
+                &tag
+            };
+            assert_eq!(
+                got.header(header::ETAG),
+                Some(expected.as_str()),
+                "{headers:?}"
+            );
+        }
+    }
+    s.stop().await;
+}
+
+/// Sets the modification time of `path` to `seconds` from 1970 (negative: before).
+fn set_mtime(path: &Path, seconds: i64) {
+    let at = if seconds >= 0 {
+        std::time::UNIX_EPOCH + Duration::from_secs(seconds.unsigned_abs())
+    } else {
+        std::time::UNIX_EPOCH - Duration::from_secs(seconds.unsigned_abs())
+    };
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(at).unwrap();
+}
+
+/// RFC 9110's example date, Sun, 06 Nov 1994 08:49:37 GMT, in seconds from 1970.
+const RFC_DATE: i64 = 784_111_777;
+
+/// If-Modified-Since and If-Unmodified-Since understand the three forms of an HTTP-date
+/// (RFC 9110 5.6.7), and ignore a date that is not one, a field of several dates, and a
+/// date later than the server's clock: no Last-Modified the server sent can be later,
+/// and taken as it is, a date in the year 9999 would have answered 304 to every request
+/// of a file changed until then (the fault before the fix).
+#[tokio::test]
+async fn if_modified_since_takes_every_date_form_and_never_a_date_in_the_future() {
+    let s = Served::start(|one| {
+        write(&one.join("files/old.txt"), hello("old"));
+        set_mtime(&one.join("files/old.txt"), RFC_DATE);
+    })
+    .await;
+    let path = "files/old.txt";
+    let got = s.get(path, &[]).await;
+    assert_eq!(
+        got.header(header::LAST_MODIFIED),
+        Some("Sun, 06 Nov 1994 08:49:37 GMT")
+    );
+    let forms = [
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        "Sunday, 06-Nov-94 08:49:37 GMT",
+        "Sun Nov  6 08:49:37 1994",
+    ];
+    let earlier = [
+        "Sun, 06 Nov 1994 08:49:36 GMT",
+        "Sunday, 06-Nov-94 08:49:36 GMT",
+        "Sun Nov  6 08:49:36 1994",
+    ];
+    use header::{IF_MODIFIED_SINCE as IMS, IF_NONE_MATCH, IF_UNMODIFIED_SINCE as IUS};
+    for (same, before) in forms.iter().zip(earlier) {
+        let got = s.get(path, &[(IMS, same)]).await;
+        assert_eq!(got.status, StatusCode::NOT_MODIFIED, "{same}");
+        assert_eq!(
+            s.get(path, &[(IMS, before)]).await.status,
+            StatusCode::OK,
+            "{before}"
+        );
+        assert_eq!(
+            s.get(path, &[(IUS, same)]).await.status,
+            StatusCode::OK,
+            "{same}"
+        );
+        let got = s.get(path, &[(IUS, before)]).await;
+        assert_eq!(got.status, StatusCode::PRECONDITION_FAILED, "{before}");
+    }
+    let tomorrow =
+        httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(86_400));
+    let ignored = [
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+        tomorrow.as_str(),
+        "Sun, 06 Nov 1994 08:49:37 UTC",
+        "sun, 06 nov 1994 08:49:37 gmt",
+        "Sun, 06 Nov 1994 08:49:37 GMT, Sun, 06 Nov 1994 08:49:37 GMT",
+        "yesterday",
+        "",
+    ];
+    for date in ignored {
+        assert_eq!(
+            s.get(path, &[(IMS, date)]).await.status,
+            StatusCode::OK,
+            "IMS {date}"
+        );
+    }
+    // Two lines of the field: not one date.
+    let got = s.get(path, &[(IMS, forms[0]), (IMS, forms[0])]).await;
+    assert_eq!(got.status, StatusCode::OK);
+    // With If-None-Match, If-Modified-Since is not asked, even one that would hold.
+    let got = s
+        .get(path, &[(IF_NONE_MATCH, "\"other\""), (IMS, forms[0])])
+        .await;
+    assert_eq!(got.status, StatusCode::OK);
+    // If-Unmodified-Since: an earlier date fails, unless it is no date at all.
+    for date in ["Sun, 06 Nov 1994 08:49:36 UTC", "yesterday", ""] {
+        assert_eq!(
+            s.get(path, &[(IUS, date)]).await.status,
+            StatusCode::OK,
+            "IUS {date}"
+        );
+    }
+    let got = s.get(path, &[(IUS, earlier[0]), (IUS, earlier[0])]).await;
+    assert_eq!(got.status, StatusCode::OK);
+    s.stop().await;
+}
+
+/// A file's modification time as the server can vouch for it: one in the future is
+/// sent as the time of the response (RFC 9110 8.8.2.1), and one before 1970 (which
+/// httpdate cannot write) is not sent; the conditionals still compare with the file's
+/// own time, and none of it may stop the answer. Before the fix, the server sent the future as it was, and the request of a
+/// file of 1960 or of the year 10000 panicked in httpdate: the connection closed with
+/// no response.
+#[tokio::test]
+async fn modification_times_in_the_future_or_out_of_range_are_never_sent_as_they_are() {
+    const YEAR_2100: i64 = 4_102_444_800;
+    const YEAR_10000: i64 = 253_402_300_800;
+    let s = Served::start(|one| {
+        for (name, seconds) in [
+            ("future", YEAR_2100),
+            ("far", YEAR_10000),
+            ("before", -315_619_200),
+        ] {
+            let path = one.join(format!("files/{name}.txt"));
+            write(&path, hello(name));
+            set_mtime(&path, seconds);
+        }
+    })
+    .await;
+    use header::{IF_MODIFIED_SINCE as IMS, IF_UNMODIFIED_SINCE as IUS};
+    for name in ["future", "far", "before"] {
+        let path = format!("files/{name}.txt");
+        let got = s.get(&path, &[]).await;
+        assert_eq!(got.status, StatusCode::OK, "{name}");
+        assert_eq!(got.body, hello(name).as_bytes(), "{name}");
+        let date = got.header(header::DATE).unwrap();
+        let date = httpdate::parse_http_date(date).unwrap();
+        match got.header(header::LAST_MODIFIED) {
+            Some(sent) => {
+                let sent = httpdate::parse_http_date(sent).unwrap();
+                assert!(sent <= date, "{name}");
+            }
+            None => assert_eq!(name, "before"),
+        }
+        // The date sent back cannot make a file whose time is still to come "not
+        // modified": its time is later.
+        if let Some(sent) = got.header(header::LAST_MODIFIED) {
+            let again = s.get(&path, &[(IMS, sent)]).await;
+            assert_eq!(again.status, StatusCode::OK, "{name}");
+        }
+        // A date in the future is ignored: no 412 for the file of 2100 either.
+        let later = "Sat, 01 Jan 2060 00:00:00 GMT";
+        assert_eq!(
+            s.get(&path, &[(IUS, later)]).await.status,
+            StatusCode::OK,
+            "{name}"
+        );
+        // Dates compare with the file's time, sent or not.
+        let old = "Sun, 06 Nov 1994 08:49:37 GMT";
+        if name == "before" {
+            assert_eq!(s.get(&path, &[(IUS, old)]).await.status, StatusCode::OK);
+            let got = s.get(&path, &[(IMS, old)]).await;
+            assert_eq!(got.status, StatusCode::NOT_MODIFIED);
+        } else {
+            let got = s.get(&path, &[(IUS, old)]).await;
+            assert_eq!(got.status, StatusCode::PRECONDITION_FAILED, "{name}");
+        }
+    }
+    s.stop().await;
 }
 
 /// RFC 9112 3.2: an HTTP/1.1 request without Host, and any request with more than one
