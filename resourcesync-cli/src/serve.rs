@@ -31,6 +31,7 @@
 
 mod conditional;
 mod connections;
+mod file_body;
 mod publication;
 
 pub use connections::{
@@ -53,12 +54,11 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cap_std::fs::Dir;
 use resourcesync_model::{Capability, Document};
-use tokio::io::AsyncReadExt;
-use tokio_util::io::ReaderStream;
 use tower_http::compression::predicate::{NotForContentType, Predicate};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 
 use conditional::Validator;
+use file_body::FileBody;
 use publication::Found;
 
 use crate::sync::{Unusable, block_on};
@@ -99,7 +99,10 @@ request. A symbolic link in the generation itself is the publisher's and is foll
 swapped for a link: those are 404, as are FIFOs, sockets, devices and names the file
 system refuses (too long, through a file). 503 means the server is out of descriptors
 or memory for a while; any other failure of the file system (a read error, a stale
-network file handle, a timeout) is 500, logged on standard error, never 404.
+network file handle, a timeout) is 500, logged on standard error, never 404. A file
+that shrinks (or fails to read) while it is sent is sent as far as it goes, then the
+connection is closed, its body shorter than its Content-Length; one that grows is sent
+to its Content-Length.
 
 Connections: at most --max-connections are served at once (more wait in the system's
 queue); a request's head must arrive within --header-timeout; a connection on which
@@ -1280,8 +1283,9 @@ fn static_file(
         if let Err(e) = file.seek(SeekFrom::Start(start)) {
             return error_response(&e, relative);
         }
-        let file = tokio::fs::File::from_std(file).take(count);
-        Body::from_stream(ReaderStream::with_capacity(file, CHUNK))
+        let file = tokio::fs::File::from_std(file);
+        let cut_short = request.extensions.get::<connections::CutShort>().cloned();
+        Body::new(FileBody::new(file, count, CHUNK, cut_short))
     };
     response
         .body(body)
@@ -1470,7 +1474,8 @@ mod tests {
     }
 
     /// A file that shrinks between its open and its read: the whole-file read comes up
-    /// short, and the response streams the file instead, from its first byte.
+    /// short, and the response streams the file instead, from its first byte, what is
+    /// left of it, then an error (the body is shorter than its Content-Length).
     #[test]
     fn after_a_short_read_the_file_is_streamed_from_its_start() {
         let dir = tempfile::tempdir().unwrap();
@@ -1489,9 +1494,22 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let body = runtime
-            .block_on(axum::body::to_bytes(response.into_body(), usize::MAX))
-            .unwrap();
-        assert_eq!(&body[..], b"01234");
+        let mut body = response.into_body();
+        let mut received = Vec::new();
+        let ended = runtime.block_on(async {
+            loop {
+                let frame = std::future::poll_fn(|cx| {
+                    hyper::body::Body::poll_frame(std::pin::Pin::new(&mut body), cx)
+                })
+                .await;
+                match frame {
+                    Some(Ok(frame)) => received.extend_from_slice(&frame.into_data().unwrap()),
+                    Some(Err(e)) => return Some(e),
+                    None => return None,
+                }
+            }
+        });
+        assert_eq!(received, b"01234");
+        assert!(ended.is_some(), "ended as if whole");
     }
 }

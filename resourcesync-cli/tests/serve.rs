@@ -2209,7 +2209,7 @@ async fn read_past_head(
             .await
             .unwrap()
             .unwrap();
-        assert!(n > 0, "closed early");
+        assert!(n > 0, "closed after {} bytes", into.len());
         into.extend_from_slice(&buf[..n]);
     }
 }
@@ -2247,6 +2247,11 @@ async fn a_file_that_shrinks_or_grows_while_sent_is_cut_short_or_sent_to_its_len
         .open(s.publish.join("files/shrinks.bin"))
         .unwrap();
     file.set_len(KEPT as u64).unwrap();
+    // Read to just before the end of what is left, then pause, so that the server
+    // comes to that end while the client is not reading: hyper then holds bytes still
+    // unwritten, which were lost (a chunk of 256 KiB) when the body simply ended.
+    read_past_head(&mut stream, &mut response, KEPT - (128 << 10)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let mut buf = vec![0; 1 << 16];
     let closed = tokio::time::timeout(BOUND, async {
         while let Ok(n) = stream.read(&mut buf).await

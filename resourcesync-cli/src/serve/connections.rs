@@ -11,7 +11,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -24,7 +24,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 
 use crate::units::MAX_DURATION;
@@ -229,7 +229,8 @@ async fn connection(
     let tower = TowerToHyperService::new(router);
     let busy = Arc::clone(&activity);
     let stopping_seen = closing.clone();
-    let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<_>| {
+        request.extensions_mut().insert(CutShort(Arc::clone(&busy)));
         // A request being answered is no idleness, however long the answer takes to
         // start (a Source Description read from a slow disk).
         let answering = Answering::start(&busy);
@@ -289,6 +290,9 @@ async fn connection(
             // Its errors are the client's (gone, too slow with its head): nothing to
             // report but the closing.
             _ = conn.as_mut() => break,
+            // A body cut short, all before it written: dropping the connection closes
+            // it, and the client sees a body shorter than its Content-Length.
+            () = activity.written_out.notified() => break,
             () = idle_check.as_mut() => match activity.idle_until(idle) {
                 Some(deadline) => idle_check.as_mut().reset(deadline),
                 // Dropping the connection closes it.
@@ -365,6 +369,10 @@ struct Activity {
     last: AtomicU64,
     /// Requests being answered (more than one only if a client pipelines).
     answering: AtomicUsize,
+    /// A response's body was cut short ([`CutShort`]).
+    cut_short: AtomicBool,
+    /// Told once what was sent before a cut is written out.
+    written_out: Notify,
 }
 
 impl Activity {
@@ -373,6 +381,8 @@ impl Activity {
             start: Instant::now(),
             last: AtomicU64::new(0),
             answering: AtomicUsize::new(0),
+            cut_short: AtomicBool::new(false),
+            written_out: Notify::new(),
         }
     }
 
@@ -390,6 +400,21 @@ impl Activity {
         let last = self.start + Duration::from_millis(self.last.load(Ordering::Relaxed));
         let deadline = last + idle;
         (deadline > now).then_some(deadline)
+    }
+}
+
+/// A response body's way to end its connection when it cannot send the length it
+/// promised (a file that shrank while it was sent): the connection is closed as soon as
+/// everything written before is flushed to the socket. Ending the body early instead
+/// makes hyper close the connection at once, with what it still holds unwritten lost.
+/// In every request's extensions.
+#[derive(Clone)]
+pub(super) struct CutShort(Arc<Activity>);
+
+impl CutShort {
+    /// Closes the connection once what it holds is written; the body sends nothing more.
+    pub(super) fn close_once_written(&self) {
+        self.0.cut_short.store(true, Ordering::Relaxed);
     }
 }
 
@@ -466,7 +491,14 @@ impl AsyncWrite for Watched {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        let polled = Pin::new(&mut self.stream).poll_flush(cx);
+        // hyper flushes the stream only once its own buffer is written out: after a
+        // body was cut short, that is when the connection may close.
+        if matches!(polled, Poll::Ready(Ok(()))) && self.activity.cut_short.load(Ordering::Relaxed)
+        {
+            self.activity.written_out.notify_one();
+        }
+        polled
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
