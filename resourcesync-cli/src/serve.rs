@@ -104,11 +104,14 @@ that shrinks (or fails to read) while it is sent is sent as far as it goes, then
 connection is closed, its body shorter than its Content-Length; one that grows is sent
 to its Content-Length.
 
-Connections: at most --max-connections are served at once (more wait in the system's
-queue); a request's head must arrive within --header-timeout; a connection on which
-nothing moves for --idle-timeout while no request is being answered (a keep-alive
-connection, a client that stopped reading) is closed. Durations are written 500ms, 30s,
-2m, or a number of seconds.
+Connections: at most --max-connections are served at once; at the limit, a new
+connection is accepted and the connection idle longest with no response in flight (one
+that sent nothing, a keep-alive connection, a client trickling its request) is closed
+to make room for it, so that silent clients cannot hold every slot; when every one has
+a response in flight, new connections wait in the system's queue. A request's head must
+arrive within --header-timeout; a connection on which nothing moves for --idle-timeout
+while no request is being answered (a keep-alive connection, a client that stopped
+reading) is closed. Durations are written 500ms, 30s, 2m, or a number of seconds.
 
 The server listens on --addr (loopback unless told otherwise) and stops on Ctrl-C or
 SIGTERM, letting the requests in flight finish for up to 30 s (then their connections

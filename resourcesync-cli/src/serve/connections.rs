@@ -7,18 +7,21 @@
 //! allocated here; the watch on a connection's activity is an atomic store per read or
 //! write and a timer that wakes once per idle period.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::{Body, Bytes};
 use axum::http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST};
 use axum::http::uri::Authority;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Version};
+use hyper::body::{Frame, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
@@ -37,9 +40,14 @@ use crate::units::MAX_DURATION;
 /// (`ulimit -n`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// The most connections served at once (at least 1). Past it, new connections wait
-    /// in the system's listen queue until one closes, rather than be accepted with no
-    /// descriptor left to answer them.
+    /// The most connections served at once (at least 1). At the limit, the next
+    /// connection is accepted and the connection idle longest that has no response in
+    /// flight (one that never sent a byte, a keep-alive connection waiting, a client
+    /// trickling its head) is closed to make room for it, as nginx reuses its idle
+    /// connections under pressure: otherwise clients that connect and send nothing
+    /// would hold every slot for an idle timeout each. When every connection has a
+    /// response in flight, the one accepted waits for a slot, and those after it wait
+    /// in the system's listen queue: one descriptor past the limit, never more.
     pub max_connections: u32,
     /// How long the head of a request (its request line and headers) may take to
     /// arrive, counted from the connection's start or the end of the response before:
@@ -115,16 +123,8 @@ pub(super) async fn serve(
         .keep_alive(true);
     let http = Arc::new(http);
     tokio::pin!(shutdown);
+    let registry = Arc::new(Registry::default());
     let stopped = loop {
-        // A permit before the accept: at the limit, connections wait in the listen queue.
-        let permit = tokio::select! {
-            permit = Arc::clone(&permits).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                // Never closed; were it, nothing more could be served.
-                Err(_) => break Ok(()),
-            },
-            () = &mut shutdown => break Ok(()),
-        };
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break Ok(()),
@@ -140,6 +140,29 @@ pub(super) async fn serve(
                 }
             }
         };
+        // A slot, or room made for one: the accept loop waits here, with this one
+        // connection past the limit, until a connection closes.
+        let permit = match Arc::clone(&permits).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                let permit = loop {
+                    registry.close_idlest();
+                    tokio::select! {
+                        permit = Arc::clone(&permits).acquire_owned() => break permit.ok(),
+                        // A response ended, or a connection told to close had one
+                        // start meanwhile: look again.
+                        () = registry.changed.notified() => {}
+                        () = &mut shutdown => break None,
+                    }
+                };
+                match permit {
+                    Some(permit) => permit,
+                    // Shut down, or the semaphore closed (never: nothing more could
+                    // be served).
+                    None => break Ok(()),
+                }
+            }
+        };
         // Responses are written whole by hyper (head and body in one write where it
         // can): Nagle's delay would only hold back the last segment of each.
         let _ = stream.set_nodelay(true);
@@ -149,7 +172,7 @@ pub(super) async fn serve(
             Arc::clone(&http),
             idle_timeout,
             closing_seen.clone(),
-            permit,
+            Registered::new(&registry, permit),
         ));
     };
     // New connections are refused from here on.
@@ -212,16 +235,18 @@ fn one_connections(e: &io::Error) -> bool {
 }
 
 /// Serves one connection until it closes, its client is too slow or idle (see
-/// [`Limits`]), or the server stops; then gives back its permit.
+/// [`Limits`]), it is closed to make room, or the server stops; then gives back its
+/// slot.
 async fn connection(
     stream: TcpStream,
     router: Router,
     http: Arc<http1::Builder>,
     idle: Duration,
     mut closing: watch::Receiver<Closing>,
-    _permit: OwnedSemaphorePermit,
+    registered: Registered,
 ) {
-    let activity = Arc::new(Activity::new());
+    let activity = Arc::clone(&registered.activity);
+    let registry = Arc::clone(&registered.registry);
     let io = TokioIo::new(Watched {
         stream,
         activity: Arc::clone(&activity),
@@ -234,6 +259,7 @@ async fn connection(
         // A request being answered is no idleness, however long the answer takes to
         // start (a Source Description read from a slow disk).
         let answering = Answering::start(&busy);
+        let in_flight = InFlight::start(&busy, &registry);
         let keep_alive = request.version() == Version::HTTP_11
             && !asks_to_close(request.headers())
             && *stopping_seen.borrow() == Closing::No;
@@ -244,7 +270,7 @@ async fn connection(
         async move {
             let Some(response) = response else {
                 drop(answering);
-                return Ok(bad_host());
+                return Ok(bad_host().map(|body| InFlight::around(body, in_flight)));
             };
             let mut response = response.await;
             // HTTP/1.1 keeps a connection open unless a side says `close`, and hyper
@@ -269,7 +295,8 @@ async fn connection(
                     .or_insert(HeaderValue::from_static("keep-alive"));
             }
             drop(answering);
-            response
+            // In flight until hyper drops the body, having sent it or not.
+            response.map(|response| response.map(|body| InFlight::around(body, in_flight)))
         }
     });
     let conn = http.serve_connection(io, service);
@@ -293,6 +320,15 @@ async fn connection(
             // A body cut short, all before it written: dropping the connection closes
             // it, and the client sees a body shorter than its Content-Length.
             () = activity.written_out.notified() => break,
+            // Told to make room: closed unless a response started meanwhile (the
+            // connection is not polled here, so none starts during this check).
+            () = activity.close_for_room.notified() => {
+                if activity.in_flight.load(Ordering::Relaxed) == 0 {
+                    break;
+                }
+                activity.closing_for_room.store(false, Ordering::Relaxed);
+                registered.registry.changed.notify_one();
+            }
             () = idle_check.as_mut() => match activity.idle_until(idle) {
                 Some(deadline) => idle_check.as_mut().reset(deadline),
                 // Dropping the connection closes it.
@@ -373,6 +409,13 @@ struct Activity {
     cut_short: AtomicBool,
     /// Told once what was sent before a cut is written out.
     written_out: Notify,
+    /// Responses whose body hyper still holds, from the request's call on: while there
+    /// is one, the connection is not closed to make room.
+    in_flight: AtomicUsize,
+    /// Told to close to make room for a new connection ([`Registry::close_idlest`]).
+    close_for_room: Notify,
+    /// Chosen to close to make room, and not yet gone.
+    closing_for_room: AtomicBool,
 }
 
 impl Activity {
@@ -383,7 +426,15 @@ impl Activity {
             answering: AtomicUsize::new(0),
             cut_short: AtomicBool::new(false),
             written_out: Notify::new(),
+            in_flight: AtomicUsize::new(0),
+            close_for_room: Notify::new(),
+            closing_for_room: AtomicBool::new(false),
         }
+    }
+
+    /// When bytes last moved.
+    fn last_moved(&self) -> Instant {
+        self.start + Duration::from_millis(self.last.load(Ordering::Relaxed))
     }
 
     fn touch(&self) {
@@ -400,6 +451,143 @@ impl Activity {
         let last = self.start + Duration::from_millis(self.last.load(Ordering::Relaxed));
         let deadline = last + idle;
         (deadline > now).then_some(deadline)
+    }
+}
+
+/// The connections being served, so that room can be made at the limit.
+#[derive(Default)]
+struct Registry {
+    connections: Mutex<Connections>,
+    /// Told when a response ends (its connection may now be closed for room) and when
+    /// a connection chosen to close had a response start first.
+    changed: Notify,
+}
+
+#[derive(Default)]
+struct Connections {
+    next: u64,
+    open: HashMap<u64, Arc<Activity>>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, Connections> {
+        // Entries are inserted and removed whole: a panic elsewhere leaves none half
+        // written.
+        self.connections.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tells the connection idle longest with no response in flight to close, unless
+    /// one told before is still closing (one slot is wanted at a time). A scan of every
+    /// connection, made only at the limit: a list kept in idle order would cost every
+    /// request a lock instead.
+    fn close_idlest(&self) {
+        let connections = self.lock();
+        let open = connections.open.values();
+        if open
+            .clone()
+            .any(|c| c.closing_for_room.load(Ordering::Relaxed))
+        {
+            return;
+        }
+        let idlest = open
+            .filter(|c| c.in_flight.load(Ordering::Relaxed) == 0)
+            .min_by_key(|c| c.last_moved());
+        if let Some(idlest) = idlest {
+            idlest.closing_for_room.store(true, Ordering::Relaxed);
+            idlest.close_for_room.notify_one();
+        }
+    }
+}
+
+/// A connection's place in the [`Registry`] and its slot, both given back when it is
+/// dropped.
+struct Registered {
+    registry: Arc<Registry>,
+    id: u64,
+    activity: Arc<Activity>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Registered {
+    fn new(registry: &Arc<Registry>, permit: OwnedSemaphorePermit) -> Registered {
+        let activity = Arc::new(Activity::new());
+        let mut connections = registry.lock();
+        let id = connections.next;
+        connections.next += 1;
+        connections.open.insert(id, Arc::clone(&activity));
+        drop(connections);
+        Registered {
+            registry: Arc::clone(registry),
+            id,
+            activity,
+            _permit: permit,
+        }
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.registry.lock().open.remove(&self.id);
+    }
+}
+
+/// A response in flight on a connection, from its request's call until hyper drops its
+/// body (sent whole, or the connection gone).
+struct InFlight {
+    activity: Arc<Activity>,
+    registry: Arc<Registry>,
+}
+
+impl InFlight {
+    fn start(activity: &Arc<Activity>, registry: &Arc<Registry>) -> InFlight {
+        activity.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight {
+            activity: Arc::clone(activity),
+            registry: Arc::clone(registry),
+        }
+    }
+
+    /// `body`, which keeps `in_flight` until it is dropped.
+    fn around(body: Body, in_flight: InFlight) -> Body {
+        Body::new(Tracked {
+            body,
+            _in_flight: in_flight,
+        })
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.activity.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.registry.changed.notify_one();
+    }
+}
+
+/// A response body and its [`InFlight`].
+struct Tracked {
+    body: Body,
+    _in_flight: InFlight,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    // hyper frames the response by it (and an empty body's exact 0 is how it knows a
+    // HEAD's or a 304's has nothing to send).
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 
