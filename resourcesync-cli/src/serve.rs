@@ -78,8 +78,9 @@ Description at .well-known/resourcesync and every *.xml are application/xml.
 Conditional requests are compared with the representation the request gets: the
 gzipped one has an ETag of its own (ending in -gzip\"), and a range is of the file as it
 is. If-None-Match compares weakly, If-Match and If-Range strongly; a field sent on
-several lines is one list. Dates may be in any of HTTP's three forms; a date later than
-the server's clock, a field of two dates, or one that is not a date is ignored. A file
+several lines is one list. Dates may be in any of HTTP's three forms, of any year (a day
+name that does not fit the date is not held against it); a date later than the
+server's clock, a field of two dates, or one that is not a date is ignored. A file
 modified in the future has the time of the response as its Last-Modified; one modified
 before 1970 has none (its ETag still validates it). A request with two Host lines or an
 invalid one, and an HTTP/1.1 request without Host, are 400.

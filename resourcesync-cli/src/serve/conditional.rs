@@ -74,8 +74,211 @@ fn date(headers: &HeaderMap, name: HeaderName, now: SystemTime) -> Option<System
     let (Some(value), None) = (values.next(), values.next()) else {
         return None;
     };
-    let date = httpdate::parse_http_date(value.to_str().ok()?).ok()?;
+    let date = http_date(value.as_bytes(), now)?;
     (date <= now).then_some(date)
+}
+
+/// An HTTP-date (RFC 9110 5.6.7) in any of its three forms: IMF-fixdate
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form
+/// (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`), with
+/// whitespace around it.
+///
+/// Read here rather than by httpdate, which takes a two-digit year as 1970 to 2069
+/// where RFC 9110 asks for the most recent year with those digits unless that is more
+/// than 50 years ahead of `now`, and refuses any date before 1970 (an
+/// If-Unmodified-Since of 1960 must fail for a file of today, not be ignored). The day
+/// name must be one, but it is not checked against the date, as RFC 9110 asks
+/// recipients to be robust; a date past the calendar's (30 February, 24:00) is none.
+fn http_date(text: &[u8], now: SystemTime) -> Option<SystemTime> {
+    const DAYS: [&[u8]; 7] = [b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat", b"Sun"];
+    const LONG_DAYS: [&[u8]; 7] = [
+        b"Monday",
+        b"Tuesday",
+        b"Wednesday",
+        b"Thursday",
+        b"Friday",
+        b"Saturday",
+        b"Sunday",
+    ];
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    let number = |digits: &[u8]| -> Option<i64> {
+        (!digits.is_empty() && digits.iter().all(u8::is_ascii_digit))
+            .then(|| digits.iter().fold(0, |n, &d| n * 10 + i64::from(d - b'0')))
+    };
+    let month = |name: &[u8]| MONTHS.iter().position(|m| *m == name).map(|m| m as i64 + 1);
+    // `HH:MM:SS`
+    let time = |t: &[u8]| -> Option<i64> {
+        let [h1, h2, b':', m1, m2, b':', s1, s2] = *t else {
+            return None;
+        };
+        let (hour, minute, second) = (number(&[h1, h2])?, number(&[m1, m2])?, number(&[s1, s2])?);
+        // 60: a leap second (RFC 9110 5.6.7 allows it).
+        (hour < 24 && minute < 60 && second <= 60).then_some(hour * 3600 + minute * 60 + second)
+    };
+    let text = text.trim_ascii();
+    let (year, month, day, seconds) = if let Some((name, rest)) = text.split_at_checked(3)
+        && DAYS.contains(&name)
+        && let Some(rest) = rest.strip_prefix(b", ")
+    {
+        // IMF-fixdate: `06 Nov 1994 08:49:37 GMT`
+        let [
+            d1,
+            d2,
+            b' ',
+            m1,
+            m2,
+            m3,
+            b' ',
+            y1,
+            y2,
+            y3,
+            y4,
+            b' ',
+            ref t @ ..,
+            b' ',
+            b'G',
+            b'M',
+            b'T',
+        ] = *rest
+        else {
+            return None;
+        };
+        (
+            number(&[y1, y2, y3, y4])?,
+            month(&[m1, m2, m3])?,
+            number(&[d1, d2])?,
+            time(t)?,
+        )
+    } else if let Some(comma) = text.iter().position(|&b| b == b',')
+        && LONG_DAYS.contains(&&text[..comma])
+    {
+        // RFC 850: `, 06-Nov-94 08:49:37 GMT`
+        let [
+            b',',
+            b' ',
+            d1,
+            d2,
+            b'-',
+            m1,
+            m2,
+            m3,
+            b'-',
+            y1,
+            y2,
+            b' ',
+            ref t @ ..,
+            b' ',
+            b'G',
+            b'M',
+            b'T',
+        ] = text[comma..]
+        else {
+            return None;
+        };
+        (
+            recent_year(number(&[y1, y2])?, now),
+            month(&[m1, m2, m3])?,
+            number(&[d1, d2])?,
+            time(t)?,
+        )
+    } else {
+        // asctime: `Sun Nov  6 08:49:37 1994`
+        let [
+            a,
+            b,
+            c,
+            b' ',
+            m1,
+            m2,
+            m3,
+            b' ',
+            d1,
+            d2,
+            b' ',
+            ref t @ ..,
+            b' ',
+            y1,
+            y2,
+            y3,
+            y4,
+        ] = *text
+        else {
+            return None;
+        };
+        if !DAYS.contains(&&[a, b, c][..]) {
+            return None;
+        }
+        let day = if d1 == b' ' {
+            number(&[d2])?
+        } else {
+            number(&[d1, d2])?
+        };
+        (
+            number(&[y1, y2, y3, y4])?,
+            month(&[m1, m2, m3])?,
+            day,
+            time(t)?,
+        )
+    };
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let Ok(index) = usize::try_from(month - 1) else {
+        return None;
+    };
+    if day < 1 || day > month_days[index] {
+        return None;
+    }
+    let since_1970 = days_from_civil(year, month, day) * 86_400 + seconds;
+    let magnitude = Duration::from_secs(since_1970.unsigned_abs());
+    if since_1970 >= 0 {
+        UNIX_EPOCH.checked_add(magnitude)
+    } else {
+        UNIX_EPOCH.checked_sub(magnitude)
+    }
+}
+
+/// The year of a two-digit year `yy` (RFC 9110 5.6.7): in the century of `now`'s year,
+/// unless that is more than 50 years ahead of it, then the century before.
+fn recent_year(yy: i64, now: SystemTime) -> i64 {
+    let seconds = match now.duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+        Err(_) => 0,
+    };
+    // The current year, near enough: a year is 365.2425 days on average.
+    let this_year = 1970 + seconds / 31_556_952;
+    let year = this_year - this_year % 100 + yy;
+    if year > this_year + 50 {
+        year - 100
+    } else {
+        year
+    }
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar (Howard
+/// Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
 }
 
 /// Whether `If-Modified-Since` says the file modified at `modified` is not modified
@@ -228,10 +431,7 @@ pub(super) fn if_range_holds(
     if value.starts_with(b"\"") {
         return etag.is_some_and(|etag| value == etag.as_bytes());
     }
-    let Some(date) = std::str::from_utf8(value)
-        .ok()
-        .and_then(|value| httpdate::parse_http_date(value).ok())
-    else {
+    let Some(date) = http_date(value, now) else {
         return false;
     };
     modified.is_some_and(|modified| {
@@ -348,6 +548,51 @@ mod tests {
             (header::IF_MODIFIED_SINCE, "Sun, 06 Nov 1994 08:49:37 GMT"),
         ]);
         assert_eq!(date(&twice, header::IF_MODIFIED_SINCE, now), None);
+    }
+
+    /// The forms of HTTP-date beyond httpdate's: two-digit years within 50 years
+    /// ahead, dates before 1970, a day name that does not fit the date.
+    #[test]
+    fn http_dates_of_every_year_and_two_digit_years_as_rfc_9110_reads_them() {
+        // 2026-11-28, as the clock of the tests' writing.
+        let now = UNIX_EPOCH + Duration::from_secs(1_795_824_000);
+        let at = |text: &str| http_date(text.as_bytes(), now);
+        let seconds = |s: u64| Some(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at("Thu, 01 Jan 1970 00:00:00 GMT"), seconds(0));
+        assert_eq!(at("Sat, 29 Feb 2000 23:59:59 GMT"), seconds(951_868_799));
+        assert_eq!(
+            at("Fri, 01 Jan 1960 00:00:00 GMT"),
+            Some(UNIX_EPOCH - Duration::from_secs(315_619_200))
+        );
+        assert_eq!(
+            at("Fri, 31 Dec 9999 23:59:59 GMT"),
+            seconds(253_402_300_799)
+        );
+        // Two digits: within 50 years ahead this century, else the one before.
+        assert_eq!(at("Monday, 01-Jan-75 00:00:00 GMT"), seconds(3_313_526_400));
+        assert_eq!(
+            at("Wednesday, 01-Jan-80 00:00:00 GMT"),
+            seconds(315_532_800)
+        );
+        assert_eq!(at("Saturday, 01-Jan-00 00:00:00 GMT"), seconds(946_684_800));
+        // The day name is not checked against the date.
+        assert_eq!(at("Mon, 06 Nov 1994 08:49:37 GMT"), seconds(784_111_777));
+        // The asctime day of two digits.
+        assert_eq!(at("Thu Nov 10 08:49:37 1994"), seconds(784_457_377));
+        for not_a_date in [
+            "Sun, 31 Feb 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 6 Nov 1994 08:49:37 GMT",
+            "Sun, 06 nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT x",
+            "Sunday, 06-Nov-1994 08:49:37 GMT",
+            "Sun Nov 6 08:49:37 1994",
+            "Xyz Nov  6 08:49:37 1994",
+            "Sun, 06 Nov 1994 08:49 GMT",
+            "Sun, 06 Nov +994 08:49:37 GMT",
+        ] {
+            assert_eq!(at(not_a_date), None, "{not_a_date}");
+        }
     }
 
     #[test]
