@@ -945,13 +945,14 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         }
         // The generated pages stand in only for files the publication does not have.
         Err(e) if status_of(&e) == StatusCode::NOT_FOUND => {
-            if relative.as_os_str().is_empty() {
+            let page = if relative.as_os_str().is_empty() {
                 home_page(&shared).await
             } else if relative == Path::new("robots.txt") {
                 robots_txt(&shared).await
             } else {
-                plain(StatusCode::NOT_FOUND, "not found\n")
-            }
+                return plain(StatusCode::NOT_FOUND, "not found\n");
+            };
+            generated_page(&request.headers, page)
         }
         Err(e) => error_response(&e, &relative),
     }
@@ -1164,6 +1165,28 @@ fn not_modified(compressed: bool, etag: Option<&str>) -> Response {
         response.headers_mut().insert(header::ETAG, tag);
     }
     response
+}
+
+/// A generated page (the home page, robots.txt) under the conditionals, which only a
+/// 200 is subject to (RFC 9110 13.2.1). It has no validator: a list of tags in
+/// If-Match matches nothing (412), If-None-Match `*` matches the page there is (304,
+/// with the 200's `Vary`), and the dates and If-Range have nothing to compare with.
+fn generated_page(headers: &HeaderMap, page: Response) -> Response {
+    if page.status() != StatusCode::OK {
+        return page;
+    }
+    if !conditional::if_match_holds(headers, None) {
+        return StatusCode::PRECONDITION_FAILED.into_response();
+    }
+    if headers.contains_key(header::IF_NONE_MATCH) && conditional::none_match(headers, None) {
+        let len = hyper::body::Body::size_hint(page.body()).lower();
+        let compressed = page
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|media_type| compressed_type(media_type, len));
+        return not_modified(compressed, None);
+    }
+    page
 }
 
 /// The bytes of a file a response sends at a time, and the most read with its open.

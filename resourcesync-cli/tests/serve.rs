@@ -2423,3 +2423,44 @@ async fn a_response_in_flight_is_never_closed_to_make_room() {
     );
     s.stop().await;
 }
+
+/// The generated pages, which have no validator, answer the conditionals too (RFC 9110
+/// 13.1.1, 13.1.2): a tag in If-Match matches none (412), If-None-Match `*` matches the
+/// page there is (304, with the 200's Vary), and what cannot be compared is ignored.
+/// Before the fix they ignored every conditional.
+#[tokio::test]
+async fn the_generated_pages_answer_conditionals_without_validators() {
+    let s = Served::start(|_| {}).await;
+    use header::{IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH};
+    for path in ["/", "robots.txt"] {
+        let whole = s.get(path, &[]).await;
+        assert_eq!(whole.status, StatusCode::OK, "{path}");
+        assert_eq!(whole.header(header::ETAG), None, "{path}");
+        for (headers, status) in [
+            (vec![(IF_MATCH, "\"x\"")], StatusCode::PRECONDITION_FAILED),
+            (vec![(IF_MATCH, "*")], StatusCode::OK),
+            (vec![(IF_NONE_MATCH, "*")], StatusCode::NOT_MODIFIED),
+            (vec![(IF_NONE_MATCH, "\"x\"")], StatusCode::OK),
+            (
+                vec![(IF_MODIFIED_SINCE, "Sun, 06 Nov 1994 08:49:37 GMT")],
+                StatusCode::OK,
+            ),
+        ] {
+            let got = s.get(path, &headers).await;
+            assert_eq!(got.status, status, "{path} {headers:?}");
+            if status == StatusCode::NOT_MODIFIED {
+                let vary = whole.header(header::VARY);
+                assert_eq!(got.header(header::VARY), vary, "{path}");
+                assert!(got.body.is_empty());
+            }
+        }
+    }
+    // No page: no 304 nor 412, the 404 (13.2.1).
+    let s2 =
+        Served::start(|one| std::fs::remove_file(one.join(".well-known/resourcesync")).unwrap())
+            .await;
+    let got = s2.get("/", &[(IF_NONE_MATCH, "*")]).await;
+    assert_eq!(got.status, StatusCode::NOT_FOUND);
+    s2.stop().await;
+    s.stop().await;
+}
