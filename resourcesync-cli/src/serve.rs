@@ -1232,9 +1232,13 @@ fn static_file(
     // is the one the client has part of (If-Range; with nothing to check it against, the
     // whole file is the safe answer); else the whole file, gzipped when the compression
     // layer will gzip it.
-    let range = headers
-        .get(header::RANGE)
-        .filter(|_| conditional::if_range_holds(headers, etag.as_deref(), modified, now));
+    // Several lines of Range are several ranges at best, which are ignored as below.
+    let mut ranges = headers.get_all(header::RANGE).iter();
+    let range = match (ranges.next(), ranges.next()) {
+        (Some(range), None) => Some(range),
+        _ => None,
+    }
+    .filter(|_| conditional::if_range_holds(headers, etag.as_deref(), modified, now));
     let asked = range.map_or(RangeAsked::Whole, |r| range_asked(r.as_bytes(), len));
     let compressed = compressed_type(&media_type, len);
     let gzipped = asked == RangeAsked::Whole && compressed && gzip_negotiated(headers);

@@ -611,6 +611,12 @@ async fn a_range_header_that_is_not_one_valid_byte_range_is_ignored() {
         assert_eq!(got.header(header::CONTENT_RANGE), None, "{range}");
         assert_eq!(got.body.len(), BIG, "{range}");
     }
+    // Two lines of the field are two ranges, or no valid header: ignored too (the
+    // first line alone was answered before).
+    let two = [(header::RANGE, "bytes=0-4"), (header::RANGE, "bytes=10-14")];
+    let got = s.get("files/big.zip", &two).await;
+    assert_eq!(got.status, StatusCode::OK);
+    assert_eq!(got.body.len(), BIG);
     // The unit is case-insensitive, and a list's empty elements count for nothing.
     for range in ["BYTES=0-4", "bytes=0-4, ", "bytes=,0-4"] {
         let got = s.get("files/big.zip", &[(header::RANGE, range)]).await;
