@@ -367,6 +367,11 @@ pub async fn serve_with_limits(
 /// were read from (its length, modification time and, on Unix, device and inode, taken
 /// from the open file), and that identity is checked at every request (by one `statx` of
 /// its path on Unix), so a new generation is read at its first request.
+///
+/// What HTTP/1 itself asks is left to the connections of [`serve_with_limits`]: under
+/// a server of the caller's, a request without `Host` is not refused, a 304 to HEAD
+/// carries axum's `Content-Length: 0`, and a file that shrinks while it is sent ends
+/// its body with an error, which lets hyper drop the bytes it still holds.
 pub fn router(dir: PathBuf) -> Router {
     let shared = Arc::new(Shared {
         dir,

@@ -2,10 +2,17 @@
 //! a deadline for a request's head and one for a connection where nothing moves.
 //!
 //! `axum::serve` has neither (nor a limit), so idle clients and clients trickling a
-//! request head could hold every file descriptor. This loop is as lean as axum's: one
-//! task per connection, the service shared (cloned by reference count), no buffer
-//! allocated here; the watch on a connection's activity is an atomic store per read or
-//! write and a timer that wakes once per idle period.
+//! request head could hold every file descriptor. This loop is nearly as lean as
+//! axum's: one task per connection, the service shared (cloned by reference count), no
+//! buffer allocated here; the watch on a connection's activity is an atomic store per
+//! read or write and a timer that wakes once per idle period. What it adds: an entry
+//! per connection in a [`Registry`] (a lock at its start and end), and per response a
+//! box around the body that says when the response is no longer in flight, so that
+//! room can be made at the limit by closing an idle connection.
+//!
+//! Also here, as they are HTTP/1's rather than the publication's: the 400 to a request
+//! without one valid `Host`, no `Content-Length` on a 304, and the close of a
+//! connection whose body was cut short ([`CutShort`]) once what came before is written.
 
 use std::collections::HashMap;
 use std::future::Future;
