@@ -2165,6 +2165,8 @@ async fn head_answers_with_the_header_fields_of_get_for_every_status() {
         ("/files/missing.txt", String::new(), 404),
         ("/", String::new(), 200),
         ("/robots.txt", String::new(), 200),
+        ("/", "If-None-Match: *\r\n".to_owned(), 304),
+        ("/robots.txt", "If-Match: \"x\"\r\n".to_owned(), 412),
         ("/files", String::new(), 307),
     ];
     for (path, extra, status) in cases {
