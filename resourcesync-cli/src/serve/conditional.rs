@@ -58,7 +58,10 @@ pub(super) fn last_modified(modified: SystemTime, now: SystemTime) -> Option<htt
 /// Whether a file modified at `modified` was not modified after `date`, an HTTP-date
 /// (whole seconds): `Last-Modified` is the modification time truncated to the second.
 fn not_modified_after(modified: SystemTime, date: SystemTime) -> bool {
-    modified < date + Duration::from_secs(1)
+    // Checked, though a date read here ends in 9999: past the clock's range, every
+    // time is before it.
+    date.checked_add(Duration::from_secs(1))
+        .is_none_or(|end| modified < end)
 }
 
 /// The date of the field `name` (`If-Modified-Since`, `If-Unmodified-Since`), if it is
@@ -66,9 +69,10 @@ fn not_modified_after(modified: SystemTime, date: SystemTime) -> bool {
 ///
 /// Ignored: a value that is not an HTTP-date, several lines of the field (RFC 9110
 /// 13.1.3 and 13.1.4: a list of dates), and a date later than the server's clock, which
-/// no `Last-Modified` of this server can have been (RFC 7232 3.3 said it is invalid;
-/// RFC 9110 kept the rule that the date is the origin's): taken as it is, a date in
-/// the year 9999 would make a file changed at any time until then "not modified".
+/// no `Last-Modified` of this server can have been (RFC 2616 14.25 said "a date which
+/// is later than the server's current time is invalid"; RFC 9110 13.1.3 keeps that the
+/// date is read by the origin's clock): taken as it is, a date in the year 9999 would
+/// make a file changed at any time until then "not modified".
 fn date(headers: &HeaderMap, name: HeaderName, now: SystemTime) -> Option<SystemTime> {
     let mut values = headers.get_all(name).iter();
     let (Some(value), None) = (values.next(), values.next()) else {
