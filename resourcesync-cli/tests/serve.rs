@@ -2472,3 +2472,51 @@ async fn the_generated_pages_answer_conditionals_without_validators() {
     s2.stop().await;
     s.stop().await;
 }
+
+/// Clients trickling their request heads hold no slot against a request either: at the
+/// limit, the one idle longest is closed to make room (the header timeout, a minute
+/// here, used to be the wait).
+#[tokio::test]
+async fn trickling_connections_at_the_limit_give_way_to_a_request() {
+    let limits = serve::Limits {
+        max_connections: 4,
+        header_timeout: Duration::from_secs(60),
+        idle_timeout: Duration::from_secs(30),
+        ..serve::Limits::default()
+    };
+    let s = Served::start_with(|_| {}, limits).await;
+    let mut tricklers = Vec::new();
+    for _ in 0..4 {
+        let mut stream = connect(s.addr).await;
+        tricklers.push(tokio::spawn(async move {
+            let _ = stream
+                .write_all(b"GET /files/hello.txt HTTP/1.1\r\nX-Slow: ")
+                .await;
+            for _ in 0..600 {
+                if stream.write_all(b"a").await.is_err() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    let got = client
+        .get(s.url("files/hello.txt"))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), StatusCode::OK);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    for trickler in tricklers {
+        trickler.abort();
+    }
+    s.stop().await;
+}
