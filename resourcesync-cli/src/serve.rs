@@ -1245,8 +1245,9 @@ fn static_file(
     }
     .filter(|_| conditional::if_range_holds(headers, etag.as_deref(), modified, now));
     let asked = range.map_or(RangeAsked::Whole, |r| range_asked(r.as_bytes(), len));
-    let compressed = compressed_type(&media_type, len);
-    let gzipped = asked == RangeAsked::Whole && compressed && gzip_negotiated(headers);
+    // The probe of `compressed_type` only when the client asks for gzip: most do not.
+    let gzipped =
+        asked == RangeAsked::Whole && gzip_negotiated(headers) && compressed_type(&media_type, len);
     let selected = etag.as_deref().map(|etag| {
         if gzipped {
             gzipped_tag(etag)
@@ -1272,7 +1273,7 @@ fn static_file(
         conditional::unmodified_since_asked(headers, modified, now)
     };
     if unchanged {
-        return not_modified(compressed, selected);
+        return not_modified(compressed_type(&media_type, len), selected);
     }
 
     let mut response = Response::builder()
