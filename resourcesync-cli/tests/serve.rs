@@ -2520,3 +2520,75 @@ async fn trickling_connections_at_the_limit_give_way_to_a_request() {
     }
     s.stop().await;
 }
+
+/// A text file gzipped as it is sent, truncated meanwhile: the gzip stream and the
+/// chunked body are left unfinished when the connection closes, so that no client can
+/// take the file cut short for the whole of it. Before the fix, the file's early end
+/// ended the body cleanly: the compression layer closed the gzip stream and hyper sent
+/// the last chunk, a complete and valid 200 of a third of the file.
+#[tokio::test]
+async fn a_gzipped_file_that_shrinks_while_sent_is_never_ended_as_if_whole() {
+    const LEN: usize = 32 << 20;
+    const KEPT: usize = 8 << 20;
+    let original = no_zeros(LEN);
+    let s = Served::start(|one| write(&one.join("files/shrinks.txt"), &original)).await;
+    let mut stream = connect(s.addr).await;
+    let request = format!(
+        "GET /files/shrinks.txt HTTP/1.1\r\nHost: {}\r\nAccept-Encoding: gzip\r\n\
+         Connection: close\r\n\r\n",
+        s.addr
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let body_at = read_past_head(&mut stream, &mut response, 256 << 10).await;
+    let (status, headers) = head_of(&response);
+    assert_eq!(status, 200);
+    assert!(headers.contains(&("content-encoding".to_owned(), "gzip".to_owned())));
+    assert!(headers.contains(&("transfer-encoding".to_owned(), "chunked".to_owned())));
+    let file = std::fs::File::options()
+        .write(true)
+        .open(s.publish.join("files/shrinks.txt"))
+        .unwrap();
+    file.set_len(KEPT as u64).unwrap();
+    let rest = tokio::time::timeout(BOUND, async {
+        let mut rest = Vec::new();
+        let mut buf = vec![0; 1 << 16];
+        while let Ok(n) = stream.read(&mut buf).await
+            && n > 0
+        {
+            rest.extend_from_slice(&buf[..n]);
+        }
+        rest
+    })
+    .await
+    .expect("the connection stayed open after a short body");
+    response.extend_from_slice(&rest);
+    // The chunks, until the bytes run out: a last chunk (size 0) must never come.
+    let mut chunked = &response[body_at..];
+    let mut gzipped = Vec::new();
+    while let Some(line_end) = chunked.windows(2).position(|w| w == b"\r\n") {
+        let size = std::str::from_utf8(&chunked[..line_end]).unwrap();
+        let size = usize::from_str_radix(size, 16).unwrap();
+        assert_ne!(size, 0, "the body was ended as if whole");
+        let data = &chunked[line_end + 2..];
+        let take = size.min(data.len());
+        gzipped.extend_from_slice(&data[..take]);
+        chunked = data.get(size + 2..).unwrap_or(&[]);
+    }
+    // What arrived inflates to bytes of the file, from its start, up to a stream cut
+    // short.
+    let mut inflated = Vec::new();
+    let mut decoder = flate2::read::GzDecoder::new(&gzipped[..]);
+    let mut buf = vec![0; 1 << 16];
+    while let Ok(n) = decoder.read(&mut buf)
+        && n > 0
+    {
+        inflated.extend_from_slice(&buf[..n]);
+    }
+    assert!(inflated.len() < LEN, "{}", inflated.len());
+    assert!(
+        inflated == original[..inflated.len()],
+        "bytes other than the file's"
+    );
+    s.stop().await;
+}
