@@ -19,9 +19,11 @@ use super::connections::CutShort;
 /// fails to read, ends before `len`: the response can no longer be what its
 /// `Content-Length` said, and the connection must close, without pretending the
 /// response whole and without another byte put in for those missing. Ending the body
-/// early (or with an error) does close it, but hyper then drops what it holds
-/// unwritten, up to a few chunks of the bytes that were still there (a 16 MiB file
-/// truncated while sent arrived 256 KiB short). So with a [`CutShort`] from the
+/// early does not do it: a gzipped body is then finished by the compression layer, a
+/// complete and valid 200 of part of the file. Ending it with an error closes the
+/// connection, but hyper then drops what it holds unwritten, up to a few chunks of the
+/// bytes that were still there (a 16 MiB file truncated while sent arrived 256 KiB
+/// short, when its body ended early). So with a [`CutShort`] from the
 /// connection, the body stops instead, and the connection closes once everything sent
 /// before is written out; without one (the router under a server of the caller's) it
 /// ends with the error.
