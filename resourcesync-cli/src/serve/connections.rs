@@ -2,28 +2,39 @@
 //! a deadline for a request's head and one for a connection where nothing moves.
 //!
 //! `axum::serve` has neither (nor a limit), so idle clients and clients trickling a
-//! request head could hold every file descriptor. This loop is as lean as axum's: one
-//! task per connection, the service shared (cloned by reference count), no buffer
-//! allocated here; the watch on a connection's activity is an atomic store per read or
-//! write and a timer that wakes once per idle period.
+//! request head could hold every file descriptor. This loop is nearly as lean as
+//! axum's: one task per connection, the service shared (cloned by reference count), no
+//! buffer allocated here; the watch on a connection's activity is an atomic store per
+//! read or write and a timer that wakes once per idle period. What it adds: an entry
+//! per connection in a [`Registry`] (a lock at its start and end), and per response a
+//! box around the body that says when the response is no longer in flight, so that
+//! room can be made at the limit by closing an idle connection.
+//!
+//! Also here, as they are HTTP/1's rather than the publication's: the 400 to a request
+//! without one valid `Host`, no `Content-Length` on a 304, and the close of a
+//! connection whose body was cut short ([`CutShort`]) once what came before is written.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::http::header::CONNECTION;
-use axum::http::{HeaderMap, HeaderValue, Version};
+use axum::body::{Body, Bytes};
+use axum::http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST};
+use axum::http::uri::Authority;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Version};
+use hyper::body::{Frame, SizeHint};
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 
 use crate::units::MAX_DURATION;
@@ -36,9 +47,14 @@ use crate::units::MAX_DURATION;
 /// (`ulimit -n`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// The most connections served at once (at least 1). Past it, new connections wait
-    /// in the system's listen queue until one closes, rather than be accepted with no
-    /// descriptor left to answer them.
+    /// The most connections served at once (at least 1). At the limit, the next
+    /// connection is accepted and the connection idle longest that has no response in
+    /// flight (one that never sent a byte, a keep-alive connection waiting, a client
+    /// trickling its head) is closed to make room for it, as nginx reuses its idle
+    /// connections under pressure: otherwise clients that connect and send nothing
+    /// would hold every slot for an idle timeout each. When every connection has a
+    /// response in flight, the one accepted waits for a slot, and those after it wait
+    /// in the system's listen queue: one descriptor past the limit, never more.
     pub max_connections: u32,
     /// How long the head of a request (its request line and headers) may take to
     /// arrive, counted from the connection's start or the end of the response before:
@@ -114,16 +130,8 @@ pub(super) async fn serve(
         .keep_alive(true);
     let http = Arc::new(http);
     tokio::pin!(shutdown);
+    let registry = Arc::new(Registry::default());
     let stopped = loop {
-        // A permit before the accept: at the limit, connections wait in the listen queue.
-        let permit = tokio::select! {
-            permit = Arc::clone(&permits).acquire_owned() => match permit {
-                Ok(permit) => permit,
-                // Never closed; were it, nothing more could be served.
-                Err(_) => break Ok(()),
-            },
-            () = &mut shutdown => break Ok(()),
-        };
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break Ok(()),
@@ -139,6 +147,29 @@ pub(super) async fn serve(
                 }
             }
         };
+        // A slot, or room made for one: the accept loop waits here, with this one
+        // connection past the limit, until a connection closes.
+        let permit = match Arc::clone(&permits).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                let permit = loop {
+                    registry.close_idlest();
+                    tokio::select! {
+                        permit = Arc::clone(&permits).acquire_owned() => break permit.ok(),
+                        // A response ended, or a connection told to close had one
+                        // start meanwhile: look again.
+                        () = registry.changed.notified() => {}
+                        () = &mut shutdown => break None,
+                    }
+                };
+                match permit {
+                    Some(permit) => permit,
+                    // Shut down, or the semaphore closed (never: nothing more could
+                    // be served).
+                    None => break Ok(()),
+                }
+            }
+        };
         // Responses are written whole by hyper (head and body in one write where it
         // can): Nagle's delay would only hold back the last segment of each.
         let _ = stream.set_nodelay(true);
@@ -148,7 +179,7 @@ pub(super) async fn serve(
             Arc::clone(&http),
             idle_timeout,
             closing_seen.clone(),
-            permit,
+            Registered::new(&registry, permit),
         ));
     };
     // New connections are refused from here on.
@@ -211,16 +242,18 @@ fn one_connections(e: &io::Error) -> bool {
 }
 
 /// Serves one connection until it closes, its client is too slow or idle (see
-/// [`Limits`]), or the server stops; then gives back its permit.
+/// [`Limits`]), it is closed to make room, or the server stops; then gives back its
+/// slot.
 async fn connection(
     stream: TcpStream,
     router: Router,
     http: Arc<http1::Builder>,
     idle: Duration,
     mut closing: watch::Receiver<Closing>,
-    _permit: OwnedSemaphorePermit,
+    registered: Registered,
 ) {
-    let activity = Arc::new(Activity::new());
+    let activity = Arc::clone(&registered.activity);
+    let registry = Arc::clone(&registered.registry);
     let io = TokioIo::new(Watched {
         stream,
         activity: Arc::clone(&activity),
@@ -228,15 +261,24 @@ async fn connection(
     let tower = TowerToHyperService::new(router);
     let busy = Arc::clone(&activity);
     let stopping_seen = closing.clone();
-    let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
+    let service = hyper::service::service_fn(move |mut request: hyper::Request<_>| {
+        request.extensions_mut().insert(CutShort(Arc::clone(&busy)));
         // A request being answered is no idleness, however long the answer takes to
         // start (a Source Description read from a slow disk).
         let answering = Answering::start(&busy);
+        let in_flight = InFlight::start(&busy, &registry);
         let keep_alive = request.version() == Version::HTTP_11
             && !asks_to_close(request.headers())
             && *stopping_seen.borrow() == Closing::No;
-        let response = hyper::service::Service::call(&tower, request);
+        // Refused before the router sees it: which host a request is for must be
+        // unambiguous, or a proxy and this server could take it for different ones.
+        let response = host_is_valid(request.version(), request.headers())
+            .then(|| hyper::service::Service::call(&tower, request));
         async move {
+            let Some(response) = response else {
+                drop(answering);
+                return Ok(bad_host().map(|body| InFlight::around(body, in_flight)));
+            };
             let mut response = response.await;
             // HTTP/1.1 keeps a connection open unless a side says `close`, and hyper
             // says nothing more; but wget2 (1.99) takes a response without
@@ -244,6 +286,15 @@ async fn connection(
             // connection per file, a third of a small file's time here. nginx says it
             // on every response too. Were the connection to close after all (the
             // server stopping meanwhile), hyper adds `close`, which a client obeys.
+            // A 304 has no content and hyper writes no Content-Length for it, but axum
+            // sets `Content-Length: 0` on every empty body, and hyper keeps it in the
+            // answer to HEAD: HEAD's 304 would then differ from GET's, and claim a
+            // length that is not the 200's (RFC 9110 8.6 allows only that).
+            if let Ok(response) = &mut response
+                && response.status() == StatusCode::NOT_MODIFIED
+            {
+                response.headers_mut().remove(CONTENT_LENGTH);
+            }
             if keep_alive && let Ok(response) = &mut response {
                 response
                     .headers_mut()
@@ -251,7 +302,8 @@ async fn connection(
                     .or_insert(HeaderValue::from_static("keep-alive"));
             }
             drop(answering);
-            response
+            // In flight until hyper drops the body, having sent it or not.
+            response.map(|response| response.map(|body| InFlight::around(body, in_flight)))
         }
     });
     let conn = http.serve_connection(io, service);
@@ -272,6 +324,18 @@ async fn connection(
             // Its errors are the client's (gone, too slow with its head): nothing to
             // report but the closing.
             _ = conn.as_mut() => break,
+            // A body cut short, all before it written: dropping the connection closes
+            // it, and the client sees a body shorter than its Content-Length.
+            () = activity.written_out.notified() => break,
+            // Told to make room: closed unless a response started meanwhile (the
+            // connection is not polled here, so none starts during this check).
+            () = activity.close_for_room.notified() => {
+                if activity.in_flight.load(Ordering::Relaxed) == 0 {
+                    break;
+                }
+                activity.closing_for_room.store(false, Ordering::Relaxed);
+                registered.registry.changed.notify_one();
+            }
             () = idle_check.as_mut() => match activity.idle_until(idle) {
                 Some(deadline) => idle_check.as_mut().reset(deadline),
                 // Dropping the connection closes it.
@@ -298,6 +362,38 @@ async fn connection(
     }
 }
 
+/// Whether a request's `Host` is as RFC 9112 3.2 requires: one line (none only in an
+/// HTTP/1.0 request), whose value is `host[:port]` or empty (a target without an
+/// authority). A server MUST answer 400 otherwise; hyper does not check.
+fn host_is_valid(version: Version, headers: &HeaderMap) -> bool {
+    let mut hosts = headers.get_all(HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (None, _) => version < Version::HTTP_11,
+        (Some(host), None) => {
+            let host = host.as_bytes();
+            // `Authority` takes a userinfo too, which a Host may not hold (RFC 9110 7.2).
+            host.is_empty() || (!host.contains(&b'@') && Authority::try_from(host).is_ok())
+        }
+        (Some(_), Some(_)) => false,
+    }
+}
+
+/// The 400 to a request without one valid `Host`; the connection is closed after it,
+/// as a client that sends such a request cannot be trusted to frame the next one.
+fn bad_host() -> axum::response::Response {
+    let mut response = axum::response::Response::new(axum::body::Body::from(
+        "a request needs one valid Host header\n",
+    ));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    let headers = response.headers_mut();
+    headers.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 /// Whether a request's `Connection` header holds the `close` option.
 fn asks_to_close(headers: &HeaderMap) -> bool {
     headers.get_all(CONNECTION).iter().any(|value| {
@@ -316,6 +412,17 @@ struct Activity {
     last: AtomicU64,
     /// Requests being answered (more than one only if a client pipelines).
     answering: AtomicUsize,
+    /// A response's body was cut short ([`CutShort`]).
+    cut_short: AtomicBool,
+    /// Told once what was sent before a cut is written out.
+    written_out: Notify,
+    /// Responses whose body hyper still holds, from the request's call on: while there
+    /// is one, the connection is not closed to make room.
+    in_flight: AtomicUsize,
+    /// Told to close to make room for a new connection ([`Registry::close_idlest`]).
+    close_for_room: Notify,
+    /// Chosen to close to make room, and not yet gone.
+    closing_for_room: AtomicBool,
 }
 
 impl Activity {
@@ -324,7 +431,17 @@ impl Activity {
             start: Instant::now(),
             last: AtomicU64::new(0),
             answering: AtomicUsize::new(0),
+            cut_short: AtomicBool::new(false),
+            written_out: Notify::new(),
+            in_flight: AtomicUsize::new(0),
+            close_for_room: Notify::new(),
+            closing_for_room: AtomicBool::new(false),
         }
+    }
+
+    /// When bytes last moved.
+    fn last_moved(&self) -> Instant {
+        self.start + Duration::from_millis(self.last.load(Ordering::Relaxed))
     }
 
     fn touch(&self) {
@@ -341,6 +458,158 @@ impl Activity {
         let last = self.start + Duration::from_millis(self.last.load(Ordering::Relaxed));
         let deadline = last + idle;
         (deadline > now).then_some(deadline)
+    }
+}
+
+/// The connections being served, so that room can be made at the limit.
+#[derive(Default)]
+struct Registry {
+    connections: Mutex<Connections>,
+    /// Told when a response ends (its connection may now be closed for room) and when
+    /// a connection chosen to close had a response start first.
+    changed: Notify,
+}
+
+#[derive(Default)]
+struct Connections {
+    next: u64,
+    open: HashMap<u64, Arc<Activity>>,
+}
+
+impl Registry {
+    fn lock(&self) -> MutexGuard<'_, Connections> {
+        // Entries are inserted and removed whole: a panic elsewhere leaves none half
+        // written.
+        self.connections.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tells the connection idle longest with no response in flight to close, unless
+    /// one told before is still closing (one slot is wanted at a time). A scan of every
+    /// connection, made only at the limit: a list kept in idle order would cost every
+    /// request a lock instead.
+    fn close_idlest(&self) {
+        let connections = self.lock();
+        let open = connections.open.values();
+        if open
+            .clone()
+            .any(|c| c.closing_for_room.load(Ordering::Relaxed))
+        {
+            return;
+        }
+        let idlest = open
+            .filter(|c| c.in_flight.load(Ordering::Relaxed) == 0)
+            .min_by_key(|c| c.last_moved());
+        if let Some(idlest) = idlest {
+            idlest.closing_for_room.store(true, Ordering::Relaxed);
+            idlest.close_for_room.notify_one();
+        }
+    }
+}
+
+/// A connection's place in the [`Registry`] and its slot, both given back when it is
+/// dropped.
+struct Registered {
+    registry: Arc<Registry>,
+    id: u64,
+    activity: Arc<Activity>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Registered {
+    fn new(registry: &Arc<Registry>, permit: OwnedSemaphorePermit) -> Registered {
+        let activity = Arc::new(Activity::new());
+        let mut connections = registry.lock();
+        let id = connections.next;
+        connections.next += 1;
+        connections.open.insert(id, Arc::clone(&activity));
+        drop(connections);
+        Registered {
+            registry: Arc::clone(registry),
+            id,
+            activity,
+            _permit: permit,
+        }
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.registry.lock().open.remove(&self.id);
+    }
+}
+
+/// A response in flight on a connection, from its request's call until hyper drops its
+/// body (sent whole, or the connection gone).
+struct InFlight {
+    activity: Arc<Activity>,
+    registry: Arc<Registry>,
+}
+
+impl InFlight {
+    fn start(activity: &Arc<Activity>, registry: &Arc<Registry>) -> InFlight {
+        activity.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight {
+            activity: Arc::clone(activity),
+            registry: Arc::clone(registry),
+        }
+    }
+
+    /// `body`, which keeps `in_flight` until it is dropped.
+    fn around(body: Body, in_flight: InFlight) -> Body {
+        Body::new(Tracked {
+            body,
+            _in_flight: in_flight,
+        })
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.activity.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.registry.changed.notify_one();
+    }
+}
+
+/// A response body and its [`InFlight`].
+struct Tracked {
+    body: Body,
+    _in_flight: InFlight,
+}
+
+impl hyper::body::Body for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    // hyper frames the response by it (and an empty body's exact 0 is how it knows a
+    // HEAD's or a 304's has nothing to send).
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// A response body's way to end its connection when it cannot send the length it
+/// promised (a file that shrank while it was sent): the connection is closed as soon as
+/// everything written before is flushed to the socket. Ending the body early instead
+/// makes hyper close the connection at once, with what it still holds unwritten lost.
+/// In every request's extensions.
+#[derive(Clone)]
+pub(super) struct CutShort(Arc<Activity>);
+
+impl CutShort {
+    /// Closes the connection once what it holds is written; the body sends nothing more.
+    pub(super) fn close_once_written(&self) {
+        self.0.cut_short.store(true, Ordering::Relaxed);
     }
 }
 
@@ -417,7 +686,14 @@ impl AsyncWrite for Watched {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        let polled = Pin::new(&mut self.stream).poll_flush(cx);
+        // hyper flushes the stream only once its own buffer is written out: after a
+        // body was cut short, that is when the connection may close.
+        if matches!(polled, Poll::Ready(Ok(()))) && self.activity.cut_short.load(Ordering::Relaxed)
+        {
+            self.activity.written_out.notify_one();
+        }
+        polled
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
