@@ -855,20 +855,28 @@ fn locs_of(document: &Document, capability: &Capability) -> Vec<String> {
 /// `..`, a hidden segment (starting with a dot, except a leading `.well-known`), a
 /// backslash or NUL, or a path that is not UTF-8.
 fn relative_path(path: &str) -> Option<PathBuf> {
-    let decoded = percent_encoding::percent_decode_str(path)
-        .decode_utf8()
-        .ok()?;
     let mut relative = PathBuf::new();
-    // Empty and `.` segments name nothing, as in a path joined segment by segment.
-    let segments = decoded.split('/').filter(|s| !s.is_empty() && *s != ".");
-    for (i, segment) in segments.enumerate() {
-        let hidden = segment.starts_with('.') && !(i == 0 && segment == ".well-known");
-        // `..` is hidden too: the walk under the publish directory takes plain names
-        // only, and a request never names a parent.
-        if hidden || segment.contains(['\\', '\0']) {
+    // Each segment decoded apart: a `/` percent-encoded inside one (`%2F`) is no
+    // separator, and refused, as `Directory::path` refuses it. Empty and `.` segments
+    // name nothing, as in a path joined segment by segment.
+    let segments = path.split('/').filter(|s| !s.is_empty() && *s != ".");
+    for (i, raw) in segments.enumerate() {
+        // A backslash as written some clients and servers take for a `/`.
+        if raw.contains('\\') {
             return None;
         }
-        relative.push(segment);
+        let segment = percent_encoding::percent_decode_str(raw)
+            .decode_utf8()
+            .ok()?;
+        let hidden = segment.starts_with('.') && !(i == 0 && segment == ".well-known");
+        // `..` is hidden too: the walk under the publish directory takes plain names
+        // only, and a request never names a parent. A `\` written `%5C` is a character of
+        // a file's name on Unix (`build` publishes such names so), a separator elsewhere.
+        let separator = segment.contains('/') || cfg!(not(unix)) && segment.contains('\\');
+        if hidden || separator || segment.contains('\0') || segment == "." {
+            return None;
+        }
+        relative.push(&*segment);
     }
     Some(relative)
 }
@@ -1038,9 +1046,11 @@ fn error_response(e: &io::Error, relative: &Path) -> Response {
         )
             .into_response(),
         status => {
+            // The request's path, escaped: a client's control characters reach no
+            // terminal or log line of ours.
             eprintln!(
                 "resourcesync serve: cannot read /{}: {e}",
-                relative.display()
+                resourcesync_source::Shown(relative)
             );
             (status, format!("cannot read the file: {e}\n")).into_response()
         }

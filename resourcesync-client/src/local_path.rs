@@ -48,7 +48,8 @@
 //! # What is refused
 //! Each is a [`LocalPathError`] variant naming the URI: empty segments (`a//b`), `.` and
 //! `..` segments, their percent-encoded forms (`%2e%2E`, `.%2e`), backslashes (`%5c`; a raw
-//! one is not a [`Uri`]), control characters raw or encoded (`%00`, `%0a`, U+0085), an
+//! one is not a [`Uri`]) where Windows's rules apply or off Unix (on a POSIX file system a
+//! backslash is a character of a name), control characters raw or encoded (`%00`, `%0a`, U+0085), an
 //! encoded `/` (`%2f`) inside a segment, segments that start with a drive letter (`C:`),
 //! names Windows reserves for devices (`CON`, `nul.txt`, `COM1`, `LPT¹`, `CONIN$`), names
 //! ending in a dot or a space (Windows drops them), names over [`MAX_COMPONENT_BYTES`] and
@@ -135,7 +136,8 @@ pub enum LocalPathError {
         /// The segment as written.
         segment: String,
     },
-    /// A backslash (`%5c`), which Windows takes as a separator.
+    /// A backslash (`%5c`), which Windows takes as a separator (refused under
+    /// [`FileSystem::windows_names`], and on every system but Unix).
     #[error("{uri:?} has a backslash")]
     Backslash {
         /// The URI.
@@ -518,7 +520,9 @@ fn decode_segment(uri: &Uri, segment: &str, windows: bool) -> Result<Vec<u8>, Lo
     if bytes.contains(&b'/') {
         return Err(LocalPathError::EncodedSlash { uri: err_uri() });
     }
-    if bytes.contains(&b'\\') {
+    // A separator on Windows; on a POSIX file system of a Unix host, a character of a
+    // name (`resourcesync build` publishes such names, as `%5C`).
+    if bytes.contains(&b'\\') && (windows || cfg!(not(unix))) {
         return Err(LocalPathError::Backslash { uri: err_uri() });
     }
     if bytes.iter().any(|&b| b < 0x20 || b == 0x7F) {

@@ -688,6 +688,10 @@ fn a_posix_file_system_holds_every_name_the_portable_rules_refuse() {
         ("c:drive", "c:drive"),
         ("what%3F", "what?"),
         ("%3Cpipe%7Cstar*%3E", "<pipe|star*>"),
+        // A backslash is a character of a name on a POSIX file system (issue 28: `build`
+        // publishes such names); written `%5C` in the name, as every separator-like
+        // character is, so that no tool reading the name takes it for one.
+        ("a%5Cb", "a%5Cb"),
     ] {
         assert_eq!(
             posix.local_path(&uri(path)).unwrap().as_str(),
@@ -698,7 +702,7 @@ fn a_posix_file_system_holds_every_name_the_portable_rules_refuse() {
         assert!(portably.map_or(true, |p| p.as_str() != name), "{path}");
     }
     // What no file system holds stays refused either way.
-    for path in ["a/%2e%2e/b", "a%2Fb", "a%5Cb", "%00"] {
+    for path in ["a/%2e%2e/b", "a%2Fb", "%00"] {
         assert!(posix.local_path(&uri(path)).is_err(), "{path}");
     }
     for (a, b, kind) in [
