@@ -45,7 +45,8 @@ directory, or be the link an earlier run made. The resources are served from the
 collection through links, not copied. Each generation the build makes is marked beside it
 (<number>.made); its cleanup removes only marked generations, and a directory of the user's
 under a generation's name is left (in the way of the next generation, the run fails and
-names it).
+names it); so is a generation the user added files to after it was published (through
+PUBLISH-DIR): what the build did not write is not removed.
 
 Hidden files, symbolic links inside the collection (a link is never followed, at any
 level, nor a directory that became one since the walk saw it), names that are not UTF-8

@@ -327,6 +327,37 @@ fn the_cleanup_removes_only_what_the_build_made() {
     assert!(generations.join("00009/user.txt").exists());
 }
 
+/// A file the user put into the publication (through the publish directory's link, into
+/// the generation it points at) is not removed with that generation: the generation is
+/// left while it holds what the build did not write. Fails on the code before: the
+/// user's files went with the generation two runs later.
+#[test]
+fn a_generation_the_user_added_to_is_left_by_the_cleanup() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    let generations = root.path().join(".pub.resourcesync");
+    put(&coll, "a.txt", b"a");
+    build(&coll, &publish, &[]);
+    put(&publish, "robots.txt", b"the user's robots.txt");
+    put(&publish, "resourcesync/notes/mine.txt", b"the user's notes");
+    for name in ["b", "c", "d"] {
+        put(&coll, &format!("{name}.txt"), name.as_bytes());
+        build(&coll, &publish, &[]);
+    }
+    assert_eq!(
+        fs::read(generations.join("00001/robots.txt")).unwrap(),
+        b"the user's robots.txt"
+    );
+    assert!(
+        generations
+            .join("00001/resourcesync/notes/mine.txt")
+            .exists()
+    );
+    // The generations nobody added to go as before: 2 removed, 3 and 4 kept.
+    assert!(!generations.join("00002").exists());
+    assert!(generations.join("00003").exists() && generations.join("00004").exists());
+}
+
 /// A name with a backslash gets a URI (`%5C`), as the CHANGELOG says: on Unix it is a
 /// character of the name. Fails on the code before: it was skipped.
 #[test]

@@ -210,11 +210,44 @@ impl Layout {
     }
 
     /// Marks the generation `number`, published now by a link this publisher made, as
-    /// made by it: generations made before marks were, so that it is removed in its turn.
+    /// made by it: generations made before marks were, so that it is removed in its turn
+    /// (sealed now: what is added to it from now on keeps it).
     pub(crate) fn adopt(&self, number: u64) {
-        if !self.made(number) {
-            let _ = at::open_lock(&self.store, &mark_name(number));
+        if !self.made(number) && at::open_lock(&self.store, &mark_name(number)).is_ok() {
+            self.seal(number);
         }
+    }
+
+    /// Records in generation `number`'s mark the latest change of its directories, once
+    /// the publisher has written it whole: a file the user puts into the publication
+    /// afterwards (through the publish directory's link) changes a directory of the
+    /// generation, and the cleanup then leaves the generation rather than remove what the
+    /// publisher did not write. Best effort: a mark left unsealed is removed as before.
+    pub(crate) fn seal(&self, number: u64) {
+        let Ok(latest) = at::latest_dir_change(&self.store, &generation_name(number)) else {
+            return;
+        };
+        if let Ok(mut mark) = at::open_lock(&self.store, &mark_name(number)) {
+            use std::io::Write;
+            let _ = mark
+                .set_len(0)
+                .and_then(|()| write!(mark, "{} {}", latest.0, latest.1));
+        }
+    }
+
+    /// Whether generation `number` holds what its publisher did not write: a directory
+    /// of it changed after the seal its mark records.
+    fn added_to(&self, number: u64) -> bool {
+        let text = at::read_small(&self.store, &mark_name(number)).unwrap_or_default();
+        let Some((secs, nanos)) = text.trim().split_once(' ') else {
+            return false;
+        };
+        let (Ok(secs), Ok(nanos)) = (secs.parse::<i64>(), nanos.parse::<i64>()) else {
+            return false;
+        };
+        let sealed = (secs, nanos);
+        at::latest_dir_change(&self.store, &generation_name(number))
+            .map_or(true, |latest| latest > sealed)
     }
 
     /// Removes the directory of generation `number` and its mark, if there is one; what
@@ -338,7 +371,8 @@ impl Layout {
     }
 
     /// Removes every generation but `keep` and the one before it, and leftovers of runs
-    /// that never switched; entries that are no generation's directory are left.
+    /// that never switched; entries that are no generation's directory are left, and so
+    /// is a generation the user added files to after it was published ([`Layout::seal`]).
     pub(crate) fn remove_old_generations(&self, keep: u64, before: Option<u64>) {
         let Ok(names) = at::names(&self.store) else {
             return;
@@ -351,7 +385,7 @@ impl Layout {
             else {
                 continue;
             };
-            if n != keep && Some(n) != before {
+            if n != keep && Some(n) != before && !self.added_to(n) {
                 let _ = self.remove_generation(n);
             }
         }
@@ -463,6 +497,28 @@ mod at {
             .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
     }
 
+    /// The text of the small regular file `name` of `dir` (its first 64 bytes), not
+    /// following a link.
+    pub(super) fn read_small(dir: &Handle, name: &str) -> io::Result<String> {
+        use std::io::Read;
+        let fd = rustix::fs::openat(
+            dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let stat = rustix::fs::fstat(&fd)?;
+        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a regular file",
+            ));
+        }
+        let mut text = String::new();
+        File::from(fd).take(64).read_to_string(&mut text)?;
+        Ok(text)
+    }
+
     /// What `name` of `dir` is, not following a link; `None` if nothing.
     pub(super) fn kind(dir: &Handle, name: &str) -> io::Result<Option<Kind>> {
         match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
@@ -525,6 +581,37 @@ mod at {
 
     fn is_dot(name: &CStr) -> bool {
         matches!(name.to_bytes(), b"." | b"..")
+    }
+
+    /// The latest change time (seconds, nanoseconds) of the directory `name` of `dir` and
+    /// of every directory under it, entering no link: an entry added, removed or renamed
+    /// in any of them moves it.
+    pub(super) fn latest_dir_change(dir: &Handle, name: &str) -> io::Result<(i64, i64)> {
+        latest_dir_change_at(dir, name)
+    }
+
+    fn latest_dir_change_at<P: rustix::path::Arg + Copy>(
+        dir: impl AsFd,
+        name: P,
+    ) -> io::Result<(i64, i64)> {
+        let fd = rustix::fs::openat(&dir, name, DIR | OFlags::NOFOLLOW, Mode::empty())?;
+        let stat = rustix::fs::fstat(&fd)?;
+        #[allow(clippy::useless_conversion)]
+        let mut latest = (
+            i64::from(stat.st_ctime),
+            i64::try_from(stat.st_ctime_nsec).unwrap_or(0),
+        );
+        let mut subdirectories = Vec::new();
+        for entry in Dir::read_from(&fd)? {
+            let entry = entry?;
+            if !is_dot(entry.file_name()) && entry.file_type() == FileType::Directory {
+                subdirectories.push(entry.file_name().to_owned());
+            }
+        }
+        for sub in subdirectories {
+            latest = latest.max(latest_dir_change_at(&fd, &*sub)?);
+        }
+        Ok(latest)
     }
 
     /// Removes the directory `name` of `dir` and everything in it, entering no link (a
@@ -644,6 +731,12 @@ mod at {
         Err(unsupported())
     }
     pub(super) fn remove_tree(_: &Handle, _: &str) -> io::Result<()> {
+        Err(unsupported())
+    }
+    pub(super) fn latest_dir_change(_: &Handle, _: &str) -> io::Result<(i64, i64)> {
+        Err(unsupported())
+    }
+    pub(super) fn read_small(_: &Handle, _: &str) -> io::Result<String> {
         Err(unsupported())
     }
     pub(super) fn symlink(_: &Path, _: &Handle, _: &str) -> io::Result<()> {

@@ -394,6 +394,7 @@ impl Store for GenerationStore {
             let _ = self.layout.remove_generation(number);
             return Err(e);
         }
+        self.layout.seal(number);
         // The generation before is kept, for requests under way when the switch happened.
         self.layout.remove_old_generations(number, self.current);
         self.current = Some(number);
