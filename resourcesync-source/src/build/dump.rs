@@ -6,8 +6,10 @@ use crate::dumps::Packaged;
 /// A published resource as a dump packages it: its file opened, its bitstream at its path
 /// in the collection (or, for a listed resource, its URI's host and path); `None` when
 /// the file is gone since the run hashed it (deleted, or replaced by a link or what is
-/// not a file): left out of the dump rather than failing the run, as the walk and the
-/// hashing treat a file that vanishes (the next run lists it as deleted).
+/// not a file) or is of another size now: left out of the dump rather than failing the
+/// run, as the walk and the hashing treat a file that vanishes (the next run lists the
+/// change). What is packaged is checked against what the Resource List lists
+/// ([`Checked`]): a dump never holds bytes its own Resource List contradicts.
 fn packaged<'c>(
     collection: &Collection,
     uri: &Uri,
@@ -25,12 +27,55 @@ fn packaged<'c>(
             });
         }
     };
-    let bitstream = bitstream(uri, &published.path, published.resource, media_types);
+    let resource = published.resource;
+    if content.metadata().map(|m| m.len()).ok() != Some(resource.length) {
+        return Ok(None);
+    }
+    let bitstream = bitstream(uri, &published.path, resource, media_types);
+    let checked = Checked {
+        content: content.take(resource.length),
+        fixity: Fixity::new(),
+        listed: *resource,
+        file: published.file(collection.path()),
+    };
     Ok(Some(Packaged::Resource(
         Box::new(bitstream),
-        Box::new(content),
-        Some(published.resource.length),
+        Box::new(checked),
+        Some(resource.length),
     )))
+}
+
+/// A file's bytes as a dump packages them, checked against what the run listed: no more
+/// than the listed length, and at the end its length and digests those listed. A file
+/// rewritten in place between the hashing and the packaging fails the run (an error
+/// naming it; the publication before is kept) rather than publish a package whose bytes
+/// its Resource List contradicts.
+struct Checked {
+    content: io::Take<File>,
+    fixity: Fixity,
+    listed: Resource,
+    file: PathBuf,
+}
+
+impl Read for Checked {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.content.read(buf)?;
+        if n > 0 {
+            self.fixity.update(&buf[..n]);
+            return Ok(n);
+        }
+        let read = std::mem::take(&mut self.fixity).finish();
+        if read.length != self.listed.length
+            || read.md5.0 != self.listed.md5
+            || read.sha256.0 != self.listed.sha256
+        {
+            return Err(io::Error::other(format!(
+                "{}: changed while the run packaged it, after it was hashed; run again",
+                Shown(&self.file)
+            )));
+        }
+        Ok(0)
+    }
 }
 
 /// Writes the Resource Dump: every resource, read again into packages; none when there
@@ -155,4 +200,42 @@ pub(super) fn change_dump(
     crate::dumps::change_dump(
         directory, directory, state, items, number, last_at, now, up, options,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a dump packages is what the run listed: the listed bytes pass; bytes of the
+    /// same length rewritten since the hashing fail the read (and the run), naming the
+    /// file; bytes past the listed length are not read.
+    #[test]
+    fn packaged_bytes_are_checked_against_the_listing() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("a.txt");
+        let mut fixity = Fixity::new();
+        fixity.update(b"listed bytes");
+        let digests = fixity.finish();
+        let listed = Resource {
+            length: digests.length,
+            md5: digests.md5.0,
+            sha256: digests.sha256.0,
+            ..Resource::default()
+        };
+        let read = |content: &[u8]| {
+            fs::write(&file, content).unwrap();
+            let mut checked = Checked {
+                content: File::open(&file).unwrap().take(listed.length),
+                fixity: Fixity::new(),
+                listed,
+                file: file.clone(),
+            };
+            let mut out = Vec::new();
+            checked.read_to_end(&mut out).map(|_| out)
+        };
+        assert_eq!(read(b"listed bytes").unwrap(), b"listed bytes");
+        let e = read(b"LISTED BYTES").unwrap_err();
+        assert!(e.to_string().contains("a.txt: changed while"), "{e}");
+        assert_eq!(read(b"listed bytes and more").unwrap(), b"listed bytes");
+    }
 }
