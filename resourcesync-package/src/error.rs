@@ -22,7 +22,7 @@ use crate::NameError;
 #[non_exhaustive]
 pub enum PackageError {
     /// The sink or source failed.
-    #[error("IO error")]
+    #[error("IO error: {0}")]
     Io(#[from] io::Error),
     /// The ZIP structure is broken or unsupported, as the zip crate found.
     #[error("broken ZIP archive")]

@@ -37,6 +37,7 @@ fn packaged<'c>(
         fixity: Fixity::new(),
         listed: *resource,
         file: published.file(collection.path()),
+        ended: false,
     };
     Ok(Some(Packaged::Resource(
         Box::new(bitstream),
@@ -55,6 +56,8 @@ struct Checked {
     fixity: Fixity,
     listed: Resource,
     file: PathBuf,
+    /// The end was reached and checked: a reader may ask again past it.
+    ended: bool,
 }
 
 impl Read for Checked {
@@ -64,6 +67,10 @@ impl Read for Checked {
             self.fixity.update(&buf[..n]);
             return Ok(n);
         }
+        if self.ended {
+            return Ok(0);
+        }
+        self.ended = true;
         let read = std::mem::take(&mut self.fixity).finish();
         if read.length != self.listed.length
             || read.md5.0 != self.listed.md5
@@ -229,9 +236,13 @@ mod tests {
                 fixity: Fixity::new(),
                 listed,
                 file: file.clone(),
+                ended: false,
             };
             let mut out = Vec::new();
-            checked.read_to_end(&mut out).map(|_| out)
+            checked.read_to_end(&mut out)?;
+            // Asked again past the end, as a reader may: still the end, no error.
+            assert_eq!(checked.read(&mut [0; 8])?, 0);
+            Ok::<_, io::Error>(out)
         };
         assert_eq!(read(b"listed bytes").unwrap(), b"listed bytes");
         let e = read(b"LISTED BYTES").unwrap_err();
