@@ -81,9 +81,13 @@ is. If-None-Match compares weakly, If-Match and If-Range strongly; a field sent 
 several lines is one list. Dates may be in any of HTTP's three forms, of any year (a day
 name that does not fit the date is not held against it); a date later than the
 server's clock, a field of two dates, or one that is not a date is ignored. A file
-modified in the future has the time of the response as its Last-Modified; one modified
-before 1970 has none (its ETag still validates it). A request with two Host lines or an
-invalid one, and an HTTP/1.1 request without Host, are 400.
+modified in the future or before 1970 has no Last-Modified, and the date conditionals
+are ignored for it (its ETag still validates it). If-Range holds for the file's ETag
+only: a date there is never taken (a Last-Modified may be weak, and a resumed download
+would join two versions), so the whole file is sent. A request with two Host lines or an
+invalid one (a port that is not digits, a comma, userinfo), and an HTTP/1.1 request
+without Host, are 400. A file asked for with a trailing slash (/a.txt/) is 404, and a
+request target that is not a path (a.txt, host:80) is 400.
 
 Discovery is derived from the Source Description at each request: /robots.txt (unless
 PUBLISH-DIR has one) has a Sitemap line per Resource List of its Capability Lists, / (unless
@@ -901,6 +905,18 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     // The head only: the body of a GET or HEAD means nothing here (and is not `Sync`,
     // which a future holding a reference to it across an await would need).
     let (request, _) = request.into_parts();
+    // A target is a path (`/a.txt`) or an absolute URI (`http://host/a.txt`) (RFC 9112
+    // 3.2.1, 3.2.2); `a.txt` and `host:80` (the authority form, CONNECT's) are neither,
+    // and `*` is OPTIONS' alone (answered 405 below).
+    let uri = &request.uri;
+    let target =
+        uri.path().starts_with('/') && (uri.scheme().is_some() || uri.authority().is_none());
+    if !(target || request.method == Method::OPTIONS && uri.path() == "*") {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "the request target is not a path\n",
+        );
+    }
     let Some(relative) = relative_path(request.uri.path()) else {
         return plain(StatusCode::NOT_FOUND, "not found\n");
     };
@@ -938,6 +954,9 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
     };
     let lists = lists.as_ref();
     match found {
+        // `/a.txt/` names a directory `a.txt`, which there is not: another URI for the
+        // file would resolve its relative references elsewhere (nginx answers 404 too).
+        Ok(Found::File(..)) if index => plain(StatusCode::NOT_FOUND, "not found\n"),
         Ok(Found::File(file, meta)) => {
             static_file(&relative, &relative, &request, file, meta, bytes, lists)
         }
@@ -1226,7 +1245,15 @@ fn static_file(
     let len = meta.len();
     // One clock for the whole answer: the dates asked about and the one sent.
     let now = SystemTime::now();
-    let modified = meta.modified().ok();
+    // A modification time in the future (a clock set wrong, `touch -d`) or before 1970
+    // is no modification date to compare with: none is sent, and the date conditionals
+    // are ignored (RFC 9110 13.1.3, 13.1.4), the ETag validating the file alone. Sent
+    // as the response's time, it would be a Last-Modified that moves with every
+    // response, and fail its own If-Unmodified-Since a second later.
+    let modified = meta
+        .modified()
+        .ok()
+        .filter(|m| *m <= now && *m >= std::time::UNIX_EPOCH);
     let etag = Validator::of(&meta).map(|v| v.etag());
     let last_modified = modified.and_then(|m| conditional::last_modified(m, now));
 
@@ -1253,7 +1280,7 @@ fn static_file(
         (Some(range), None) => Some(range),
         _ => None,
     }
-    .filter(|_| conditional::if_range_holds(headers, etag.as_deref(), modified, now));
+    .filter(|_| conditional::if_range_holds(headers, etag.as_deref()));
     let asked = range.map_or(RangeAsked::Whole, |r| range_asked(r.as_bytes(), len));
     // The probe of `compressed_type` only when the client asks for gzip: most do not.
     let gzipped =
@@ -1332,7 +1359,13 @@ fn static_file(
         }
         let file = tokio::fs::File::from_std(file);
         let cut_short = request.extensions.get::<connections::CutShort>().cloned();
-        Body::new(FileBody::new(file, count, CHUNK, cut_short))
+        Body::new(FileBody::new(
+            file,
+            count,
+            CHUNK,
+            cut_short,
+            name.to_owned(),
+        ))
     };
     response
         .body(body)

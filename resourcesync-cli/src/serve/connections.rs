@@ -25,8 +25,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST};
-use axum::http::uri::Authority;
+use axum::http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, TRANSFER_ENCODING};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Version};
 use hyper::body::{Frame, SizeHint};
 use hyper::server::conn::http1;
@@ -267,8 +266,12 @@ async fn connection(
         // start (a Source Description read from a slow disk).
         let answering = Answering::start(&busy);
         let in_flight = InFlight::start(&busy, &registry);
+        // A request with a body (which GET and HEAD need not have, and which is not
+        // read) has hyper close the connection after the response, adding `close`: a
+        // `keep-alive` said beside it would contradict it (RFC 9112 9.6).
         let keep_alive = request.version() == Version::HTTP_11
             && !asks_to_close(request.headers())
+            && !has_body(request.headers())
             && *stopping_seen.borrow() == Closing::No;
         // Refused before the router sees it: which host a request is for must be
         // unambiguous, or a proxy and this server could take it for different ones.
@@ -362,6 +365,16 @@ async fn connection(
     }
 }
 
+/// Whether a request says it has a body: a `Transfer-Encoding`, or a `Content-Length`
+/// other than 0.
+fn has_body(headers: &HeaderMap) -> bool {
+    headers.contains_key(TRANSFER_ENCODING)
+        || headers
+            .get_all(CONTENT_LENGTH)
+            .iter()
+            .any(|length| length.as_bytes().trim_ascii() != b"0")
+}
+
 /// Whether a request's `Host` is as RFC 9112 3.2 requires: one line (none only in an
 /// HTTP/1.0 request), whose value is `host[:port]` or empty (a target without an
 /// authority). A server MUST answer 400 otherwise; hyper does not check.
@@ -369,13 +382,59 @@ fn host_is_valid(version: Version, headers: &HeaderMap) -> bool {
     let mut hosts = headers.get_all(HOST).iter();
     match (hosts.next(), hosts.next()) {
         (None, _) => version < Version::HTTP_11,
-        (Some(host), None) => {
-            let host = host.as_bytes();
-            // `Authority` takes a userinfo too, which a Host may not hold (RFC 9110 7.2).
-            host.is_empty() || (!host.contains(&b'@') && Authority::try_from(host).is_ok())
-        }
+        (Some(host), None) => host_and_port(host.as_bytes()),
         (Some(_), Some(_)) => false,
     }
+}
+
+/// Whether `value` is `uri-host [ ":" port ]` (RFC 9110 7.2, RFC 3986 3.2.2 and 3.2.3):
+/// an IP literal in brackets, or a registered name (IPv4 addresses among them) of
+/// unreserved characters, percent-encodings and sub-delimiters; then, after a colon,
+/// digits only. Empty is allowed (a target with no authority). No userinfo.
+fn host_and_port(value: &[u8]) -> bool {
+    let (host, port) = if let Some(rest) = value.strip_prefix(b"[") {
+        let Some(end) = rest.iter().position(|&b| b == b']') else {
+            return false;
+        };
+        let literal = &rest[..end];
+        let ip = !literal.is_empty()
+            && literal
+                .iter()
+                .all(|&b| b.is_ascii_hexdigit() || matches!(b, b':' | b'.'));
+        let future = literal.first().is_some_and(|&b| b == b'v' || b == b'V');
+        if !(ip || future) {
+            return false;
+        }
+        match &rest[end + 1..] {
+            [] => return true,
+            [b':', port @ ..] => (&b""[..], port),
+            _ => return false,
+        }
+    } else {
+        match value.iter().rposition(|&b| b == b':') {
+            Some(colon) => (&value[..colon], &value[colon + 1..]),
+            None => (value, &b""[..]),
+        }
+    };
+    let mut i = 0;
+    while i < host.len() {
+        let b = host[i];
+        if b == b'%' {
+            if !host
+                .get(i + 1..i + 3)
+                .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+            {
+                return false;
+            }
+            i += 3;
+            continue;
+        }
+        if !(b.is_ascii_alphanumeric() || b"-._~!$&'()*+;=".contains(&b)) {
+            return false;
+        }
+        i += 1;
+    }
+    port.iter().all(u8::is_ascii_digit)
 }
 
 /// The 400 to a request without one valid `Host`; the connection is closed after it,

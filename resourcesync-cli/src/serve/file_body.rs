@@ -36,11 +36,20 @@ pub(super) struct FileBody<R> {
     cut_short: Option<CutShort>,
     /// The file ended early and the connection has been told.
     stopped: bool,
+    /// The file's path in the publication, for the log line of a read that fails.
+    name: std::path::PathBuf,
 }
 
 impl<R: AsyncRead + Unpin> FileBody<R> {
-    /// The body of `file` (at the offset it stands at), `len` bytes long.
-    pub(super) fn new(file: R, len: u64, chunk: usize, cut_short: Option<CutShort>) -> FileBody<R> {
+    /// The body of `file` (at the offset it stands at), `len` bytes long; `name` is its
+    /// path in the publication, which a failed read logs.
+    pub(super) fn new(
+        file: R,
+        len: u64,
+        chunk: usize,
+        cut_short: Option<CutShort>,
+        name: std::path::PathBuf,
+    ) -> FileBody<R> {
         FileBody {
             file: tokio::io::AsyncReadExt::take(file, len),
             buf: BytesMut::new(),
@@ -48,6 +57,7 @@ impl<R: AsyncRead + Unpin> FileBody<R> {
             left: len,
             cut_short,
             stopped: false,
+            name,
         }
     }
 }
@@ -82,7 +92,15 @@ impl<R: AsyncRead + Unpin> hyper::body::Body for FileBody<R> {
                 io::ErrorKind::UnexpectedEof,
                 "the file shrank while it was sent",
             ),
-            Err(e) => e,
+            // The status line went out before the first read: a read error is the
+            // server's fault, and is logged as its 500s are (the path escaped).
+            Err(e) => {
+                eprintln!(
+                    "resourcesync serve: cannot read /{} while sending it: {e}",
+                    resourcesync_source::Shown(&this.name)
+                );
+                e
+            }
         };
         match &this.cut_short {
             Some(cut_short) => {
@@ -120,11 +138,11 @@ mod tests {
     #[tokio::test]
     async fn a_longer_file_is_sent_to_the_length_and_a_shorter_one_ends_in_an_error() {
         let bytes: Vec<u8> = (1..=100).collect();
-        let body = FileBody::new(&bytes[..], 60, 16, None);
+        let body = FileBody::new(&bytes[..], 60, 16, None, "t".into());
         assert!(!body.is_end_stream());
         assert_eq!(drain(body).await, (bytes[..60].to_vec(), false));
-        let body = FileBody::new(&bytes[..], 150, 16, None);
+        let body = FileBody::new(&bytes[..], 150, 16, None, "t".into());
         assert_eq!(drain(body).await, (bytes.clone(), true));
-        assert!(FileBody::new(&bytes[..], 0, 16, None).is_end_stream());
+        assert!(FileBody::new(&bytes[..], 0, 16, None, "t".into()).is_end_stream());
     }
 }
