@@ -1,0 +1,180 @@
+//! What `serve` derives from the Source Description for discovery: the home page, the
+//! Sitemap lines of robots.txt, the `Link` header, and the reading of the documents.
+
+use super::*;
+
+/// Reads a document of at most [`MAX_DOCUMENT`] bytes with resourcesync-xml.
+pub(super) fn read_bounded(file: &std::fs::File) -> Result<Document, String> {
+    let mut bytes = Vec::new();
+    file.take(MAX_DOCUMENT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_DOCUMENT {
+        return Err(format!("longer than {MAX_DOCUMENT} bytes"));
+    }
+    // Findings (rules broken) do not stop discovery: a Destination would follow the
+    // links all the same.
+    resourcesync_xml::read_document(&bytes)
+        .map(|(document, _findings)| document)
+        .map_err(|e| e.to_string())
+}
+
+/// The `<loc>` of every entry of `document` whose capability is `capability`, if it is
+/// an `http` or `https` URI that can stand in a `Link` header, an HTML attribute and a
+/// robots.txt line as it is.
+///
+/// The reader reports other schemes (`javascript:` among them) as findings but still
+/// returns them; put in the home page's links they would run in a visitor's browser.
+pub(super) fn locs_of(document: &Document, capability: &Capability) -> Vec<String> {
+    let usable = |uri: &str| {
+        let scheme = uri.split_once(':').map_or("", |(scheme, _)| scheme);
+        (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
+            && !uri.contains(|c: char| c.is_whitespace() || c.is_control() || "<>\"".contains(c))
+    };
+    document
+        .entries
+        .iter()
+        .filter(|e| e.md.as_ref().and_then(|md| md.capability.as_ref()) == Some(capability))
+        .map(|e| e.loc.as_str())
+        .filter(|loc| usable(loc))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// `/`: a page with a `<link rel="resourcesync">` per Capability List (section 6.3.3).
+pub(super) async fn home_page(shared: &Arc<Shared>) -> Response {
+    let lists = match shared.capability_lists().await {
+        None => return plain(StatusCode::NOT_FOUND, "no Source Description yet\n"),
+        Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+        Some(Ok(lists)) => lists,
+    };
+    let mut head = String::new();
+    let mut body = String::new();
+    for uri in &lists.lists {
+        let uri = escape_html(uri);
+        head.push_str(&format!("    <link rel=\"resourcesync\" href=\"{uri}\">\n"));
+        body.push_str(&format!("      <li><a href=\"{uri}\">{uri}</a></li>\n"));
+    }
+    let page = format!(
+        "<!DOCTYPE html>\n<html>\n  <head>\n    <meta charset=\"utf-8\">\n{head}    \
+         <title>ResourceSync Source</title>\n  </head>\n  <body>\n    \
+         <h1>ResourceSync Source</h1>\n    <p>The <a href=\"/{SOURCE_DESCRIPTION}\">Source \
+         Description</a> lists these Capability Lists:</p>\n    <ul>\n{body}    </ul>\n  \
+         </body>\n</html>\n"
+    );
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
+}
+
+/// `&`, `<`, `>` and `"` as character references, for a URI in an attribute or text.
+pub(super) fn escape_html(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+/// `/robots.txt`: a `Sitemap` line per Resource List of each Capability List (section
+/// 6.3.4). The Capability Lists are read at each request, as robots.txt is seldom asked
+/// for; one that cannot be read is named in a comment.
+pub(super) async fn robots_txt(shared: &Arc<Shared>) -> Response {
+    let shared = Arc::clone(shared);
+    // Opening and reading the documents blocks; the publication is opened once, so that
+    // every document read is of one generation.
+    tokio::task::spawn_blocking(move || {
+        let root = match publication::open_publication(&shared.dir) {
+            Ok(root) => root,
+            Err(e) if status_of(&e) == StatusCode::NOT_FOUND => {
+                return plain(StatusCode::NOT_FOUND, "no Source Description yet\n");
+            }
+            Err(e) => {
+                let e = format!("cannot read the Source Description: {e}");
+                return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response();
+            }
+        };
+        let lists = match shared.capability_lists_in(&root) {
+            None => return plain(StatusCode::NOT_FOUND, "no Source Description yet\n"),
+            Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
+            Some(Ok(lists)) => lists,
+        };
+        let mut text = String::from("# The Resource Lists of this ResourceSync Source.\n");
+        for uri in &lists.lists {
+            let read = || {
+                let relative = relative_path_of_uri(uri).ok_or("not a path of this server")?;
+                match publication::open_in(&root, &shared.dir, &relative, false) {
+                    Ok(Found::File(file, _) | Found::Index(file, _)) => read_bounded(&file),
+                    Ok(Found::Directory) => Err("not found".to_owned()),
+                    Err(e) if status_of(&e) == StatusCode::NOT_FOUND => Err("not found".to_owned()),
+                    Err(e) => Err(format!("cannot open: {e}")),
+                }
+            };
+            match read() {
+                Ok(document) => {
+                    for list in locs_of(&document, &Capability::ResourceList) {
+                        // A line break in a URI would make a line of its own.
+                        if !list.contains(['\r', '\n']) {
+                            text.push_str(&format!("Sitemap: {list}\n"));
+                        }
+                    }
+                }
+                Err(e) => {
+                    let e = e.replace(['\r', '\n'], " ");
+                    let uri = uri.replace(['\r', '\n'], " ");
+                    text.push_str(&format!("# {uri}: {e}\n"));
+                }
+            }
+        }
+        ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
+    })
+    .await
+    .unwrap_or_else(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response())
+}
+
+/// A generated page (the home page, robots.txt) under the conditionals, which only a
+/// 200 is subject to (RFC 9110 13.2.1). It has no validator: a list of tags in
+/// If-Match matches nothing (412), If-None-Match `*` matches the page there is (304,
+/// with the 200's `Vary`), and the dates and If-Range have nothing to compare with.
+pub(super) fn generated_page(headers: &HeaderMap, page: Response) -> Response {
+    if page.status() != StatusCode::OK {
+        return page;
+    }
+    if !conditional::if_match_holds(headers, None) {
+        return StatusCode::PRECONDITION_FAILED.into_response();
+    }
+    if headers.contains_key(header::IF_NONE_MATCH) && conditional::none_match(headers, None) {
+        let len = hyper::body::Body::size_hint(page.body()).lower();
+        let compressed = page
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|media_type| compressed_type(media_type, len));
+        return not_modified(compressed, None);
+    }
+    page
+}
+
+/// The `Link` header of a resource (section 6.3.3): one `rel="resourcesync"` link per
+/// Capability List. `None` for the ResourceSync documents themselves: the well-known
+/// URI, and whatever sits in a Capability List's directory (unless that is the root),
+/// which is where a publication keeps its documents and packages.
+///
+/// Every Capability List is named, as the server does not know which set a resource
+/// belongs to; a publication with one set (the usual case) gets the exact link.
+pub(super) fn link_header(discovered: &Discovered, relative: &Path) -> Option<HeaderValue> {
+    if relative.starts_with(".well-known") {
+        return None;
+    }
+    let discovery = discovered.as_ref().ok()?;
+    let document = discovery.documents.iter().any(|(list, directory)| {
+        relative == list || directory.as_ref().is_some_and(|d| relative.starts_with(d))
+    });
+    if document {
+        return None;
+    }
+    discovery.link.clone()
+}
