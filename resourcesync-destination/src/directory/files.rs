@@ -1,0 +1,145 @@
+//! DIR's files opened as its own: by handle, no link followed, regular files only; their
+//! digests, and a package's bitstream copied into place.
+
+use super::*;
+
+/// The temporary file's name of a request's body.
+pub(super) fn temp_name(id: RequestId) -> String {
+    id.to_string().replace(' ', "-")
+}
+
+/// The rules of names of the file system `tmp` is on: a file made under one name, looked
+/// for under another that differs in case, then in normalization.
+pub(super) fn probe(tmp: &Dir) -> io::Result<FileSystem> {
+    let same = |made: &str, other: &str| -> io::Result<bool> {
+        tmp.write(made, b"")?;
+        let found = tmp.symlink_metadata(other).is_ok();
+        tmp.remove_file(made)?;
+        Ok(found)
+    };
+    let case_insensitive = same("probe-Case", "probe-cASE")?;
+    // U+00E9 composed, and e with U+0301 decomposed.
+    let normalizing = same("probe-\u{e9}", "probe-e\u{301}")?;
+    Ok(FileSystem::new(
+        cfg!(windows),
+        case_insensitive,
+        normalizing,
+    ))
+}
+
+/// Opens `name` under `kept` (`.resourcesync/`) as one of this program's own files with
+/// `options`: never through a symbolic link, never waiting on a FIFO (opened
+/// non-blocking), and only if what it opened is a regular file (not a FIFO, a device or
+/// a directory, which could be read without end or hang the run).
+pub(super) fn own_file(
+    kept: &Dir,
+    name: &str,
+    options: &mut cap_std::fs::OpenOptions,
+) -> io::Result<std::fs::File> {
+    let file = regular_file(kept, Path::new(name), options)?;
+    // A hard link to a file elsewhere would have this program write there.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if file.metadata()?.nlink() > 1 {
+            return Err(io::Error::other(format!(
+                "{name} has other names (a hard link): not this program's own file"
+            )));
+        }
+    }
+    Ok(file)
+}
+
+/// Opens `path` under `dir` with `options` as a regular file: not through a symbolic
+/// link at its end (the directories on the way are the caller's to check), never waiting
+/// on a FIFO (opened non-blocking), and only if what it opened is a regular file.
+pub(super) fn regular_file(
+    dir: &Dir,
+    path: &Path,
+    options: &mut cap_std::fs::OpenOptions,
+) -> io::Result<std::fs::File> {
+    use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+    options.follow(FollowSymlinks::No);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = dir.open_with(path, options)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other(format!(
+            "{} is not a regular file (a FIFO, a device or a directory)",
+            path.display()
+        )));
+    }
+    Ok(file.into_std())
+}
+
+/// Opens (making it if missing) the directory `name` under `parent`, which must be a
+/// directory and not a symbolic link. `shown` is `parent`'s path, for the errors.
+pub(super) fn own_dir(parent: &Dir, name: &Path, shown: &Path) -> Result<Dir, DestinationError> {
+    let path = shown.join(name);
+    let io = |source| DestinationError::Io {
+        path: path.clone(),
+        source,
+    };
+    match parent.symlink_metadata(name) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => return Err(DestinationError::NotOwnDirectory { path }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => parent.create_dir(name).map_err(io)?,
+        Err(e) => return Err(io(e)),
+    }
+    parent.open_dir(name).map_err(io)
+}
+
+/// The length and digests of the file at `path` under `root`: opened as a regular file
+/// only ([`regular_file`]), so that a FIFO or a link swapped in since its metadata was
+/// read is neither waited on nor followed.
+pub(super) fn digest_file(root: &Dir, path: &Path) -> io::Result<Digests> {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    let mut file = regular_file(root, path, &mut options)?;
+    let mut fixity = Fixity::new();
+    let mut buf = vec![0; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            return Ok(fixity.finish());
+        }
+        fixity.update(&buf[..n]);
+    }
+}
+
+/// Whether `found` is what `held` records (each of its fields that it has). A record
+/// with neither a length nor a digest proves nothing, and so not that the file is the
+/// sync's.
+pub(super) fn holds(held: &Held, found: &Digests) -> bool {
+    (held.length.is_some() || held.md5.is_some() || held.sha256.is_some())
+        && held.length.is_none_or(|l| l == found.length)
+        && held.md5.is_none_or(|d| d == found.md5)
+        && held.sha256.is_none_or(|d| d == found.sha256)
+}
+
+/// Copies bitstream `i` of `package` to the temporary file `temp`, verified as it is
+/// read.
+pub(super) fn copy_bitstream(
+    package: &mut Package<io::BufReader<std::fs::File>>,
+    i: usize,
+    bodies: &Bodies,
+    temp: &str,
+) -> io::Result<Digests> {
+    let mut reader = package.bitstream(i).map_err(io::Error::other)?;
+    let mut file = bodies.tmp.create(temp)?.into_std();
+    let mut fixity = Fixity::new();
+    let mut buf = vec![0; 64 * 1024];
+    loop {
+        let n = reader.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        fixity.update(&buf[..n]);
+        file.write_all(&buf[..n])?;
+    }
+    file.sync_all()?;
+    Ok(fixity.finish())
+}

@@ -1,0 +1,330 @@
+//! What DIR keeps of its own in `.resourcesync/`: the lock, the state, the inventory and
+//! the journal of what was placed since the last save; loading, replaying and saving them.
+
+use super::*;
+
+impl DirectoryDestination {
+    /// The state and the inventory the last run saved, or new ones for a first run;
+    /// with what a run stopped since its last save had placed (see [`JOURNAL`]). An
+    /// inventory an earlier version saved whole (`inventory.json`) is carried over into
+    /// the inventory file ([`DiskInventory`]) and removed.
+    ///
+    /// The files of `.resourcesync/` are this program's: one that is a symbolic link, a
+    /// FIFO, a device or a directory is not read (an error naming it), never waited on. A
+    /// state file left empty (a power failure after its rename, on a file system that
+    /// does not order the two) is taken as no state: the next run is a baseline, which
+    /// compares every listed resource with the inventory.
+    pub fn load(&self) -> Result<(State, DiskInventory), DestinationError> {
+        let state = self.load_state()?;
+        let mut inventory = self.open_inventory()?;
+        self.replay(&mut inventory);
+        Ok((state, inventory))
+    }
+
+    /// Opens the inventory file (`inventory.redb` in [`KEPT`]), carrying over an
+    /// `inventory.json` of an earlier version; without the journal's replay, which
+    /// [`load`](Self::load) adds.
+    pub fn open_inventory(&self) -> Result<DiskInventory, DestinationError> {
+        let path = self.dir.join(KEPT).join(INVENTORY);
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true).write(true).create(true);
+        let file = own_file(&self.kept, INVENTORY, &mut options).map_err(|source| {
+            DestinationError::Io {
+                path: path.clone(),
+                source,
+            }
+        })?;
+        let damaged = |source: crate::inventory::InventoryError| DestinationError::Inventory {
+            path: path.clone(),
+            source: source.into(),
+        };
+        let mut inventory = DiskInventory::open(file).map_err(damaged)?;
+        let old = self.dir.join(KEPT).join(OLD_INVENTORY);
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true);
+        match own_file(&self.kept, OLD_INVENTORY, &mut options) {
+            Ok(file) => {
+                let records: MemoryInventory = serde_json::from_reader(io::BufReader::new(file))
+                    .map_err(|source| DestinationError::Unreadable {
+                        path: old.clone(),
+                        source,
+                    })?;
+                // Once committed, the old file is only in the way: a run stopped between
+                // the two finds both and carries the same records over again.
+                inventory
+                    .import(records.iter().map(|(uri, held)| (uri.clone(), *held)))
+                    .map_err(damaged)?;
+                self.kept
+                    .remove_file(OLD_INVENTORY)
+                    .map_err(|source| DestinationError::Io { path: old, source })?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(source) => return Err(DestinationError::Io { path: old, source }),
+        }
+        Ok(inventory)
+    }
+
+    /// Reads the state the last run saved, or a new one (none saved, or an empty file):
+    /// with [`replay`](Self::replay), what [`load`](Self::load) does for an inventory of
+    /// the caller's ([`KeptInventory`]).
+    pub fn load_state(&self) -> Result<State, DestinationError> {
+        let path = self.dir.join(KEPT).join(STATE);
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true);
+        let file = match own_file(&self.kept, STATE, &mut options) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(State::default()),
+            Err(source) => return Err(DestinationError::Io { path, source }),
+        };
+        let mut bytes = Vec::new();
+        // A state holds a checkpoint per set of resources: megabytes would be a file that
+        // is not this program's.
+        io::Read::take(file, STATE_MAX)
+            .read_to_end(&mut bytes)
+            .map_err(|source| DestinationError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(State::default());
+        }
+        serde_json::from_slice(&bytes)
+            .map_err(|source| DestinationError::Unreadable { path, source })
+    }
+
+    /// Records in `inventory` what the journal says was placed since the last save, each
+    /// only if its file still holds those bytes. A line a stopped run left half written
+    /// (cut anywhere, inside a character too) is skipped, and only it.
+    pub fn replay(&self, inventory: &mut impl KeptInventory) {
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true);
+        let Ok(file) = own_file(&self.kept, JOURNAL, &mut options) else {
+            return;
+        };
+        let mut text = Vec::new();
+        if io::Read::take(file, JOURNAL_MAX)
+            .read_to_end(&mut text)
+            .is_err()
+        {
+            return;
+        }
+        for line in text.split(|&b| b == b'\n') {
+            let Ok(placed) = serde_json::from_slice::<Placed>(line) else {
+                continue;
+            };
+            let path = Path::new(&placed.path);
+            let safe = path.components().all(|c| matches!(c, Component::Normal(_)));
+            if safe
+                && self.checked(path.parent().unwrap_or(Path::new(""))).is_ok()
+                && self.root.symlink_metadata(path).is_ok_and(|m| m.is_file())
+                && digest_file(&self.root, path).is_ok_and(|found| holds(&placed.held, &found))
+            {
+                inventory.record(placed.uri, placed.held);
+            }
+        }
+    }
+
+    /// Saves the client's state and inventory, each atomically: a temporary file
+    /// beside it, synced, then renamed over it. The files placed since the last save are
+    /// flushed to the disk first (one `syncfs` of DIR's file system on Linux, a `sync`
+    /// on other Unix systems), so that the inventory never records bytes a power failure
+    /// could take back.
+    ///
+    /// The inventory's save ([`KeptInventory::save`]; [`DiskInventory`] writes only the
+    /// records changed since the last save); what [`verify`](Self::verify) found on disk is never
+    /// saved: the inventory records what the sync stored, never what someone else wrote
+    /// (a deletion checks against it).
+    pub fn save<I: KeptInventory>(&mut self, client: &Client<I>) -> Result<(), DestinationError> {
+        // Lines in the journal: files placed since the last save, by this run or by one
+        // stopped before it saved (replayed by `load` into the inventory), whose bytes
+        // may be in the page cache only.
+        let journaled = self.kept.metadata(JOURNAL).is_ok_and(|m| m.len() > 0);
+        if journaled {
+            self.flush_placed()?;
+        }
+        client
+            .inventory()
+            .save()
+            .map_err(|source| DestinationError::Inventory {
+                path: self.dir.join(KEPT).join(INVENTORY),
+                source,
+            })?;
+        self.save_json(STATE, client.state())?;
+        // What the journal held is in the inventory now.
+        let emptied = match &self.journal {
+            Some(journal) => journal.set_len(0),
+            None if journaled => {
+                let mut options = cap_std::fs::OpenOptions::new();
+                options.write(true).truncate(true);
+                own_file(&self.kept, JOURNAL, &mut options).map(drop)
+            }
+            None => Ok(()),
+        };
+        emptied.map_err(|source| DestinationError::Io {
+            path: self.dir.join(KEPT).join(JOURNAL),
+            source,
+        })?;
+        Ok(())
+    }
+
+    /// Flushes to the disk what was placed since the last save: one `syncfs` of DIR's
+    /// file system (on other Unix systems, a `sync` of all), not an `fsync` per file
+    /// before its rename. A file is written and renamed into place without waiting for
+    /// the disk, which keeps it whole against a stopped or killed run (the rename is
+    /// atomic) but not against a power failure, after which a file renamed but not yet
+    /// written back can be empty; the inventory that records it is saved only after this
+    /// flush, so after a power failure it holds only files that are whole on the disk
+    /// (the journal's lines are checked against the files' bytes when replayed). One call
+    /// per save, at most every few seconds, against one per file: a sync of many small
+    /// files would spend more time waiting for the disk than receiving.
+    pub(super) fn flush_placed(&self) -> Result<(), DestinationError> {
+        // Through a descriptor opened for reading: cap-std's own may be `O_PATH`, which
+        // `syncfs` refuses (EBADF).
+        #[cfg(target_os = "linux")]
+        let flushed = self
+            .root
+            .open(".")
+            .and_then(|dir| rustix::fs::syncfs(&dir).map_err(io::Error::from));
+        #[cfg(all(unix, not(target_os = "linux")))]
+        let flushed: io::Result<()> = {
+            rustix::fs::sync();
+            Ok(())
+        };
+        // Windows has no call that flushes a volume without administrator rights; the
+        // files are flushed by the system's lazy writer.
+        #[cfg(not(unix))]
+        let flushed: io::Result<()> = Ok(());
+        flushed.map_err(|source| DestinationError::Io {
+            path: self.dir.clone(),
+            source,
+        })
+    }
+
+    /// Appends to the journal that `change` is placed with `digests`, before it is: a
+    /// run stopped between the rename and the confirmation leaves a file the inventory
+    /// does not hold, which the next [`load`](Self::load) then records instead of
+    /// leaving it to look like a file no sync stored. One write per line, unbuffered:
+    /// what a killed process wrote stays in the page cache.
+    pub(super) fn journal(&mut self, change: &Change, digests: &Digests) -> io::Result<()> {
+        let journal = match &mut self.journal {
+            Some(journal) => journal,
+            None => {
+                let mut options = cap_std::fs::OpenOptions::new();
+                options.append(true).create(true);
+                let file = own_file(&self.kept, JOURNAL, &mut options)?;
+                self.journal.insert(file)
+            }
+        };
+        let placed = Placed {
+            uri: change.uri.clone(),
+            path: change.path.as_str().to_owned(),
+            held: Held::of(digests, change.lastmod),
+        };
+        let mut line = serde_json::to_vec(&placed)?;
+        line.push(b'\n');
+        journal.write_all(&line)
+    }
+
+    /// Writes `value` as JSON to `name` in [`KEPT`] atomically: a temporary file beside
+    /// it, synced, then renamed over it, so that a run stopped at any point leaves the
+    /// old file or the new one.
+    pub(super) fn save_json(
+        &self,
+        name: &str,
+        value: &impl serde::Serialize,
+    ) -> Result<(), DestinationError> {
+        let temp = format!("{name}.tmp");
+        let write = || -> io::Result<()> {
+            // Buffered: serde_json writes a token at a time, a system call each
+            // unbuffered (which took half of a 10,000-resource sync to save its
+            // inventory).
+            // A new file: whatever was left at the temporary name (a link, a FIFO
+            // planted there) is removed, not opened.
+            match self.kept.remove_file(&temp) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            let mut options = cap_std::fs::OpenOptions::new();
+            options.write(true).create_new(true);
+            let mut out = io::BufWriter::new(own_file(&self.kept, &temp, &mut options)?);
+            serde_json::to_writer(&mut out, value)?;
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+            self.kept.rename(&temp, &self.kept, name)
+        };
+        write().map_err(|source| DestinationError::Io {
+            path: self.dir.join(KEPT).join(name),
+            source,
+        })
+    }
+}
+
+/// Takes the lock of the destination at `dir` (`.resourcesync/lock`, opened through
+/// `kept`, its handle): an exclusive `flock`, released when the file is closed, by the
+/// process's end too, so that a killed run leaves no stale lock. `None` where there is no
+/// `flock` (not Unix).
+pub(super) fn lock(kept: &Dir, dir: &Path) -> Result<Option<std::fs::File>, DestinationError> {
+    let path = dir.join(KEPT).join(LOCK);
+    #[cfg(unix)]
+    {
+        use rustix::fs::{FlockOperation, flock};
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true).write(true).create(true);
+        let file = own_file(kept, LOCK, &mut options).map_err(|source| DestinationError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(file)),
+            Err(rustix::io::Errno::WOULDBLOCK) => Err(DestinationError::Busy {
+                dir: dir.to_owned(),
+                lock: path,
+            }),
+            // A file system without locks (some NFS, FUSE and SMB mounts): used unlocked,
+            // as before there was a lock, rather than not at all.
+            Err(
+                rustix::io::Errno::NOLCK
+                | rustix::io::Errno::OPNOTSUPP
+                | rustix::io::Errno::NOSYS
+                | rustix::io::Errno::INVAL,
+            ) => Ok(None),
+            Err(e) => Err(DestinationError::Io {
+                path,
+                source: e.into(),
+            }),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (kept, path);
+        Ok(None)
+    }
+}
+
+/// The lock's name in [`KEPT`].
+pub(super) const LOCK: &str = "lock";
+
+/// The saved state's name in [`KEPT`], and the most bytes it is read to.
+pub(super) const STATE: &str = "state.json";
+pub(super) const STATE_MAX: u64 = 64 << 20;
+
+/// The inventory's name in [`KEPT`] ([`DiskInventory`]), and the one of the inventory
+/// an earlier version wrote whole, carried over at the first open.
+pub(super) const INVENTORY: &str = "inventory.redb";
+pub(super) const OLD_INVENTORY: &str = "inventory.json";
+
+/// The most bytes of the journal replayed: lines of the files placed in the seconds
+/// between two saves; a larger file is not this program's.
+pub(super) const JOURNAL_MAX: u64 = 1 << 30;
+
+/// The journal of what was placed since the last save, in [`KEPT`]: a line of JSON per
+/// file placed, with its URI, its path and what the inventory is to record of it.
+pub const JOURNAL: &str = "placed.jsonl";
+
+/// A line of the [`JOURNAL`].
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct Placed {
+    uri: resourcesync_model::Uri,
+    path: String,
+    held: Held,
+}
