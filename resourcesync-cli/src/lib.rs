@@ -6,19 +6,19 @@
 //! - [`validate`]: checks a document or a package against the standard's rules.
 //! - [`explore`]: the documents a Source offers, read by the client in its exploring
 //!   mode.
-//! - [`build`]: publishes a directory (or a list of files) as a ResourceSync Source,
-//!   incrementally and atomically.
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3.
 //! - [`sync`]: the Destination: the command's layer (arguments, signals, printing) over
 //!   `resourcesync-destination`, which keeps a directory in step with a Source.
-//! - [`demo`]: all of them together, on a generated collection.
 //! - [`units`]: option values with units (durations, sizes).
+//!
+//! `build` and `demo` have no module here: `build`'s library call is
+//! [`resourcesync_source::build::build`] (typed options in, a `BuildReport` out), and the
+//! binary holds its arguments, help, progress bar and printing; `demo`, which runs them
+//! all and prints each step, is the binary's alone.
 //!
 //! Layers: this crate is the top of the family (model ← xml ← package ← source /
 //! destination ← cli); it handles signals and prints, which the libraries below never do.
 
-pub mod build;
-pub mod demo;
 pub mod explore;
 pub mod serve;
 pub mod sync;

@@ -22,10 +22,12 @@ use clap::{Args, Parser, Subcommand};
 use resourcesync_model::Finding;
 use serde_json::{Value, json};
 
+mod build;
+mod demo;
 mod explore;
 
 use resourcesync_cli::validate::{self, Outcome, Unreadable, ValidateOptions};
-use resourcesync_cli::{build, demo, serve, sync};
+use resourcesync_cli::{serve, sync};
 
 /// Exit statuses common to the subcommands, for the top-level help.
 const TOP_EXIT_STATUS: &str = "\

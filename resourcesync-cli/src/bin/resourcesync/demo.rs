@@ -19,12 +19,13 @@ use indicatif::ProgressBar;
 use resourcesync_model::Uri;
 use serde_json::json;
 
-use crate::build::{Bar, Options, build};
-use crate::serve::serve;
-use crate::sync::{SyncOptions, Synced, Unusable, block_on, synchronize};
+use crate::build::Bar;
+use resourcesync_cli::serve::serve;
+use resourcesync_cli::sync::{SyncOptions, Synced, Unusable, block_on, synchronize};
+use resourcesync_source::build::{Options, build};
 
 /// What `demo` does, for its long help.
-pub const DEMO_ABOUT: &str = "\
+pub(crate) const DEMO_ABOUT: &str = "\
 Shows the whole family at work on this machine, with no network and nothing to set up.
 
 It generates a collection of resources of mixed media types and sizes in a temporary
@@ -39,7 +40,7 @@ With --source URL it runs the Destination half against any Source: a baseline (f
 Resource Dump when there is one), an incremental sync and an audit.";
 
 /// What `demo` prints, for its long help.
-pub const DEMO_OUTPUT: &str = "\
+pub(crate) const DEMO_OUTPUT: &str = "\
 Output:
   A line per step as it ends: its name, what it did, its time; progress bars on standard
   error while it runs (a terminal only); then a summary line: resources synchronized,
@@ -51,7 +52,7 @@ JSON (--json):
   \"exit_status\"}}";
 
 /// The exit statuses of `demo`.
-pub const DEMO_EXIT: &str = "\
+pub(crate) const DEMO_EXIT: &str = "\
 Exit status:
   0  every step completed and the destination is in sync
   1  a sync did not complete, or the destination is not in sync
@@ -60,7 +61,7 @@ Exit status:
 
 /// The arguments of `resourcesync demo`.
 #[derive(Args, Debug, Clone)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// Run only the Destination half, against this Source (its base URL or a document).
     #[arg(long, value_name = "URL")]
     pub source: Option<String>,
@@ -77,7 +78,7 @@ pub struct DemoArgs {
 }
 
 /// Runs `resourcesync demo`.
-pub fn run(args: &DemoArgs) -> ExitCode {
+pub(crate) fn run(args: &DemoArgs) -> ExitCode {
     block_on("demo", demo(args))
 }
 

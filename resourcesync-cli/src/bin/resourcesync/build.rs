@@ -1,5 +1,6 @@
 //! `resourcesync build`: the command line over [`resourcesync_source::build`], which
-//! publishes a directory as a ResourceSync Source (its docs say how).
+//! publishes a directory as a ResourceSync Source (its docs say how) and returns a
+//! report; here are its arguments, help, progress bar, printing and exit status.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -9,11 +10,11 @@ use std::time::{Duration, Instant, SystemTime};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_model::{MAX_BYTES, MAX_ENTRIES, Uri};
-pub use resourcesync_source::build::{BuildError, BuildReport, Options, Progress, Skipped, build};
+use resourcesync_source::build::{BuildReport, Options, Progress, build};
 use serde_json::json;
 
 /// What `build` does, for its long help.
-pub const BUILD_ABOUT: &str = "\
+pub(crate) const BUILD_ABOUT: &str = "\
 Publishes the files of COLLECTION-DIR as a ResourceSync Source at BASE-URL.
 
 A file at docs/a.txt is the resource <BASE-URL>docs/a.txt, and PUBLISH-DIR is what a web
@@ -63,7 +64,7 @@ files relative to COLLECTION-DIR, reached through no symbolic link, as the walk 
 them); a wrong line is an error naming it.";
 
 /// What `build` prints, for its long help.
-pub const BUILD_OUTPUT: &str = "\
+pub(crate) const BUILD_OUTPUT: &str = "\
 Output:
   Each file not published, and why (with the system's error for one that cannot be read),
   on standard error; a warning for each published under a name some file systems cannot
@@ -83,7 +84,7 @@ JSON (--json):
   read, which \"unreadable\" counts. On failure {\"error\"}.";
 
 /// The exit statuses of `build`.
-pub const BUILD_EXIT: &str = "\
+pub(crate) const BUILD_EXIT: &str = "\
 Exit status:
   0  published (files left out on purpose are reported, and are no failure)
   1  published, without the files or directories that could not be read (each reported
@@ -93,7 +94,7 @@ Exit status:
 
 /// The arguments of `resourcesync build`.
 #[derive(Args, Debug, Clone)]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// The URL the publish directory is served at; ends with a slash.
     #[arg(long, value_name = "URL")]
     pub base_url: Uri,
@@ -159,7 +160,7 @@ pub struct BuildArgs {
 
 impl BuildArgs {
     /// The options these arguments ask for.
-    pub fn options(&self) -> Options {
+    pub(crate) fn options(&self) -> Options {
         let mut options = Options::new(self.base_url.clone());
         options.resource_dump = self.resource_dump || self.new_resource_dump;
         options.new_resource_dump = self.new_resource_dump;
@@ -176,7 +177,7 @@ impl BuildArgs {
 }
 
 /// Runs `resourcesync build` and prints what it published.
-pub fn run(args: &BuildArgs) -> ExitCode {
+pub(crate) fn run(args: &BuildArgs) -> ExitCode {
     let progress = Bar(if args.json {
         ProgressBar::hidden()
     } else {
@@ -269,7 +270,7 @@ impl fmt::Display for Summary<'_> {
 
 /// The progress bar `build` shows on a terminal while it hashes files.
 #[derive(Debug)]
-pub struct Bar(pub ProgressBar);
+pub(crate) struct Bar(pub ProgressBar);
 
 impl Progress for Bar {
     fn hashing(&self, files: u64) {
