@@ -6,7 +6,9 @@
 //! - [`validate`]: checks a document or a package against the standard's rules.
 //! - [`explore`]: the documents a Source offers, read by the client in its exploring
 //!   mode.
-//! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3.
+//! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3
+//!   (`serve_with_limits` until a shutdown future completes; the subcommand's arguments,
+//!   signals and start line are the binary's).
 //! - [`sync`]: the Destination: the command's layer (arguments, signals, printing) over
 //!   `resourcesync-destination`, which keeps a directory in step with a Source.
 //! - [`units`]: option values with units (durations, sizes).

@@ -25,9 +25,10 @@ use serde_json::{Value, json};
 mod build;
 mod demo;
 mod explore;
+mod serve;
 
+use resourcesync_cli::sync;
 use resourcesync_cli::validate::{self, Outcome, Unreadable, ValidateOptions};
-use resourcesync_cli::{serve, sync};
 
 /// Exit statuses common to the subcommands, for the top-level help.
 const TOP_EXIT_STATUS: &str = "\

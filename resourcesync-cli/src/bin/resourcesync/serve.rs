@@ -1,0 +1,232 @@
+//! `resourcesync serve`: the command line over [`resourcesync_cli::serve`] (which serves
+//! a publication until told to stop): its arguments, help, signals, start line and exit
+//! status.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use resourcesync_cli::serve::{
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Limits, built_for_elsewhere,
+    serve_with_limits,
+};
+use resourcesync_cli::sync::{Unusable, block_on};
+
+/// What `serve` does, for its long help.
+pub(crate) const SERVE_ABOUT: &str = "\
+Publishes PUBLISH-DIR over HTTP as a ResourceSync Source (section 6.3 discovery included).
+
+Every file under PUBLISH-DIR is served as it is, with its media type, Content-Length,
+Last-Modified and an ETag; conditional requests (If-Match, If-Unmodified-Since,
+If-None-Match, If-Modified-Since, If-Range), HEAD and single byte ranges are answered (a
+Range header of several ranges, or one that is not a byte range, gets the whole file),
+and text, XML and JSON are gzipped for clients that accept it (never a range, nor a
+binary file). Names starting with a dot are not served, except .well-known/. The Source
+Description at .well-known/resourcesync and every *.xml are application/xml.
+
+Conditional requests are compared with the representation the request gets: the
+gzipped one has an ETag of its own (ending in -gzip\"), and a range is of the file as it
+is. If-None-Match compares weakly, If-Match and If-Range strongly; a field sent on
+several lines is one list. Dates may be in any of HTTP's three forms, of any year (a day
+name that does not fit the date is not held against it); a date later than the
+server's clock, a field of two dates, or one that is not a date is ignored. A file
+modified in the future or before 1970 has no Last-Modified, and the date conditionals
+are ignored for it (its ETag still validates it). If-Range holds for the file's ETag
+only: a date there is never taken (a Last-Modified may be weak, and a resumed download
+would join two versions), so the whole file is sent. A request with two Host lines or an
+invalid one (a port that is not digits, a comma, userinfo), and an HTTP/1.1 request
+without Host, are 400. A file asked for with a trailing slash (/a.txt/) is 404, and a
+request target that is not a path (a.txt, host:80) is 400.
+
+Discovery is derived from the Source Description at each request: /robots.txt (unless
+PUBLISH-DIR has one) has a Sitemap line per Resource List of its Capability Lists, / (unless
+PUBLISH-DIR has index.html) is a page linking each Capability List with
+<link rel=\"resourcesync\">, and every resource outside the ResourceSync documents carries
+a Link header with rel=\"resourcesync\" to its Capability List(s). Without a Source
+Description, / and /robots.txt are 404 and no Link header is sent.
+
+Nothing outside the publication is served, however links change. PUBLISH-DIR may be a
+symbolic link swapped to switch to a new generation: it is resolved anew by every
+request. A symbolic link in the generation itself is the publisher's and is followed
+(build links the collection's files and directories so); beneath it no link is followed
+(build never publishes one: a link there was made since), nor a name the build linked
+swapped for a link: those are 404, as are FIFOs, sockets, devices and names the file
+system refuses (too long, through a file). 503 means the server is out of descriptors
+or memory for a while; any other failure of the file system (a read error, a stale
+network file handle, a timeout) is 500, logged on standard error, never 404. A file
+that shrinks (or fails to read) while it is sent is sent as far as it goes, then the
+connection is closed, its body shorter than its Content-Length; one that grows is sent
+to its Content-Length.
+
+Connections: at most --max-connections are served at once; at the limit, a new
+connection is accepted and the connection idle longest with no response in flight (one
+that sent nothing, a keep-alive connection, a client trickling its request) is closed
+to make room for it, so that silent clients cannot hold every slot; when every one has
+a response in flight, new connections wait in the system's queue. A request's head must
+arrive within --header-timeout; a connection on which nothing moves for --idle-timeout
+while no request is being answered (a keep-alive connection, a client that stopped
+reading) is closed. Durations are written 500ms, 30s, 2m, or a number of seconds.
+
+The server listens on --addr (loopback unless told otherwise) and stops on Ctrl-C or
+SIGTERM, letting the requests in flight finish for up to 30 s (then their connections
+are closed).";
+
+/// The output of `serve`, for its long help.
+pub(crate) const SERVE_OUTPUT: &str = "\
+Output:
+  One line once the address is bound (with the port chosen, for --addr HOST:0):
+    serving <PUBLISH-DIR> at http://<addr>/
+  and a warning on standard error when the publication was built for another address
+  (its Source Description names another host or port): a Destination starting here would
+  be refused its documents' URIs.
+
+JSON (--json):
+  {\"addr\": \"<ip>:<port>\", \"dir\": \"<PUBLISH-DIR>\", \"url\": \"http://<addr>/\"}";
+
+/// Exit statuses of `serve`.
+pub(crate) const SERVE_EXIT: &str = "\
+Exit status:
+  0  the server stopped on Ctrl-C or SIGTERM
+  1  the server failed after it had started (its listening socket became unusable)
+  2  it could not start: PUBLISH-DIR is not a directory, the address cannot be bound";
+
+/// `--addr`: an IP address and port, a host name and port (the first address the system's
+/// resolver gives for it: `localhost:8080`), or a port alone (on 127.0.0.1, as the default).
+fn listen_address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(port) = text.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    match std::net::ToSocketAddrs::to_socket_addrs(text) {
+        Ok(mut found) => found
+            .next()
+            .ok_or_else(|| format!("{text} names no address")),
+        Err(e) => Err(format!("not IP:PORT, HOST:PORT or PORT ({e})")),
+    }
+}
+
+/// The arguments of `resourcesync serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// The directory to publish (may be a symbolic link, swapped while serving).
+    #[arg(value_name = "PUBLISH-DIR")]
+    pub dir: PathBuf,
+    /// The address to listen on: IP:PORT, HOST:PORT (`localhost:8080`, the first address
+    /// the name has) or a PORT alone (on 127.0.0.1); port 0 picks a free port.
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8080", value_parser = listen_address)]
+    pub addr: SocketAddr,
+    /// Print the start line as a JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// The most connections served at once [default: 512, or half of `ulimit -n` if less]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: Option<u32>,
+    /// How long a request's head (request line and headers) may take to arrive.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = resourcesync_cli::units::duration)]
+    pub header_timeout: Duration,
+    /// How long a connection may sit with nothing moving while no request is answered.
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = resourcesync_cli::units::duration)]
+    pub idle_timeout: Duration,
+}
+
+impl ServeArgs {
+    /// The connection limits the arguments ask for; without `--max-connections`, as many
+    /// as the process's limit of open files allows, up to [`DEFAULT_MAX_CONNECTIONS`].
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            max_connections: self
+                .max_connections
+                .unwrap_or_else(max_connections_that_fit),
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+        }
+    }
+}
+
+/// The descriptors a server keeps besides its connections' (standard streams, the
+/// listener, the runtime's event queue and wakers, a Source Description being read).
+const OWN_FILES: u64 = 16;
+
+/// [`DEFAULT_MAX_CONNECTIONS`], or fewer where the process may open fewer than twice as
+/// many files (macOS's default limit is 256): past the limit of open files, accepting
+/// fails and connections wait in the listen queue anyway, with those served unable to
+/// open a file.
+fn max_connections_that_fit() -> u32 {
+    #[cfg(unix)]
+    if let Some(files) = rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
+        let fit = files.saturating_sub(OWN_FILES) / 2;
+        return u32::try_from(fit)
+            .unwrap_or(u32::MAX)
+            .clamp(1, DEFAULT_MAX_CONNECTIONS);
+    }
+    DEFAULT_MAX_CONNECTIONS
+}
+
+/// Runs `serve` and returns its exit status: binds, prints the start line, serves until
+/// Ctrl-C or SIGTERM.
+pub(crate) fn run(args: &ServeArgs) -> ExitCode {
+    block_on("serve", async {
+        // Checked once to refuse a typo at startup; never canonicalized or kept open, so
+        // that a swap of the link is seen (a directory missing later gives 404s).
+        if !args.dir.is_dir() {
+            return Err(Unusable(format!(
+                "PUBLISH-DIR {} is not a directory",
+                args.dir.display()
+            )));
+        }
+        let shutdown = ctrl_c().map_err(|e| Unusable(format!("cannot listen for Ctrl-C: {e}")))?;
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .map_err(|e| Unusable(format!("cannot bind address {}: {e}", args.addr)))?;
+        let addr = listener.local_addr()?;
+        let dir = args.dir.display().to_string();
+        if args.json {
+            let line = serde_json::json!({"addr": addr.to_string(), "dir": dir,
+                "url": format!("http://{addr}/")});
+            println!("{line}");
+        } else {
+            println!("serving {dir} at http://{addr}/");
+        }
+        if let Some(warning) = built_for_elsewhere(&args.dir, addr).await {
+            eprintln!("resourcesync serve: warning: {warning}");
+        }
+        match serve_with_limits(listener, args.dir.clone(), args.limits(), shutdown).await {
+            Ok(()) => Ok(0),
+            Err(e) => {
+                eprintln!("resourcesync serve: {e}");
+                Ok(1)
+            }
+        }
+    })
+}
+
+/// Completes at Ctrl-C (or SIGTERM, as a service manager stops a server). The handlers
+/// are installed here, before the start line is printed, so that a signal right after it
+/// is not missed: `tokio::signal::ctrl_c()` installs its handler only when first polled.
+fn ctrl_c() -> io::Result<impl Future<Output = ()> + Send + 'static> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+        })
+    }
+    #[cfg(windows)]
+    {
+        let mut ctrl_c = tokio::signal::windows::ctrl_c()?;
+        Ok(async move {
+            ctrl_c.recv().await;
+        })
+    }
+}
