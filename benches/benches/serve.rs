@@ -47,7 +47,8 @@ use std::time::{Duration, Instant, SystemTime};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use resourcesync_benches::peers::{self, median, program};
 use resourcesync_cli::serve;
-use resourcesync_cli::sync::{SyncOptions, synchronize};
+use resourcesync_destination::SyncOptions;
+use resourcesync_destination::asynchronous::{AsyncStop, sync as synchronize};
 use resourcesync_model::Fixity;
 use resourcesync_source::build::{Options, build};
 
@@ -355,7 +356,10 @@ impl Fetcher<'_> {
                 let options =
                     SyncOptions::new(base.parse().unwrap(), &out).with_concurrency(CONCURRENCY);
                 let start = Instant::now();
-                let synced = self.runtime.block_on(synchronize(&options, false)).unwrap();
+                let synced = self
+                    .runtime
+                    .block_on(synchronize(&options, &AsyncStop::new(), &mut ()))
+                    .unwrap();
                 let took = start.elapsed();
                 assert_eq!(synced.report.created, self.collection.paths.len() as u64);
                 assert_eq!(synced.report.failed, 0);

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use resourcesync_benches::peers;
-use resourcesync_cli::sync::{SyncOptions, sync};
+use resourcesync_destination::SyncOptions;
+use resourcesync_destination::asynchronous::{AsyncStop, sync};
 use resourcesync_model::Fixity;
 use resourcesync_testkit::python::python;
 
@@ -164,9 +165,9 @@ fn bench(c: &mut Criterion) {
         measured(b, n, &mut t, |dest| {
             let options = SyncOptions::new(served.base.parse().unwrap(), dest).with_concurrency(16);
             let start = Instant::now();
-            let status = runtime.block_on(sync(&options, false)).unwrap();
+            let synced = runtime.block_on(sync(&options, &AsyncStop::new(), &mut ()));
             let took = start.elapsed();
-            assert_eq!(status, 0);
+            assert_eq!(synced.unwrap().exit_status(), 0);
             took
         })
     });

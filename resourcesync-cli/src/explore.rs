@@ -6,12 +6,26 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use resourcesync_client::{
-    Client, Config, DocumentRead, Event, MemoryInventory, Mode, Report, State,
+    Client, Config, ConfigError, DocumentRead, Event, MemoryInventory, Misuse, Mode, Report, State,
 };
+use resourcesync_destination::asynchronous::{Msg, fetch, wait};
 use resourcesync_model::Uri;
 use tokio::sync::mpsc;
 
-use crate::sync::{Msg, Unusable, fetch, wait};
+/// Why an exploration could not start or go on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExploreError {
+    /// The URL cannot start an exploration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The HTTP client could not be made (its TLS backend, say).
+    #[error("the HTTP client: {0}")]
+    Http(#[from] reqwest::Error),
+    /// The client was driven against its rules: a bug of this crate.
+    #[error(transparent)]
+    Misuse(#[from] Misuse),
+}
 
 /// What `explore` does, for its long help.
 pub const EXPLORE_ABOUT: &str = "\
@@ -85,7 +99,7 @@ impl Explored {
 pub async fn explore(
     options: &ExploreOptions,
     mut seen: impl FnMut(&Event),
-) -> Result<Explored, Unusable> {
+) -> Result<Explored, ExploreError> {
     let config = Config::new(options.url.clone(), Mode::Explore)?;
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())

@@ -9,20 +9,22 @@
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3
 //!   (`serve_with_limits` until a shutdown future completes; the subcommand's arguments,
 //!   signals and start line are the binary's).
-//! - [`sync`]: the Destination: the command's layer (arguments, signals, printing) over
-//!   `resourcesync-destination`, which keeps a directory in step with a Source.
 //! - [`units`]: option values with units (durations, sizes).
 //!
-//! `build` and `demo` have no module here: `build`'s library call is
-//! [`resourcesync_source::build::build`] (typed options in, a `BuildReport` out), and the
-//! binary holds its arguments, help, progress bar and printing; `demo`, which runs them
-//! all and prints each step, is the binary's alone.
+//! One convention for every subcommand: its library call takes typed options and returns
+//! a typed report (or takes a callback or writer for what streams), and the binary
+//! (`src/bin/resourcesync/`) holds the arguments, the help, the signals, the printing and
+//! the exit status. `build`, `sync` and `demo` have no module here, their library calls
+//! being in the libraries below: `build` is [`resourcesync_source::build::build`]
+//! (options in, a `BuildReport` out), `sync` is `resourcesync_destination`'s
+//! `asynchronous::sync` (options, a stop token and an `Observer` in, `Synced` out);
+//! `demo`, which runs them all and prints each step, is the binary's alone.
 //!
 //! Layers: this crate is the top of the family (model ← xml ← package ← source /
-//! destination ← cli); it handles signals and prints, which the libraries below never do.
+//! destination ← cli); its binary handles signals and prints, which the libraries never do
+//! (but `serve`, which logs a read error of its own files on standard error).
 
 pub mod explore;
 pub mod serve;
-pub mod sync;
 pub mod units;
 pub mod validate;

@@ -136,7 +136,7 @@
 //! # Drivers over real HTTP stacks
 //!
 //! Two programs in the repository drive this client against live Sources, both on disk
-//! through one type, `resourcesync_cli::destination::DirectoryDestination` (the loop's
+//! through one type, `resourcesync_destination::DirectoryDestination` (the loop's
 //! third step above, with packages, and the state and the inventory kept in the
 //! destination directory):
 //!

@@ -20,8 +20,9 @@ use resourcesync_model::Uri;
 use serde_json::json;
 
 use crate::build::Bar;
+use crate::sync::{Unusable, block_on, synchronize};
 use resourcesync_cli::serve::serve;
-use resourcesync_cli::sync::{SyncOptions, Synced, Unusable, block_on, synchronize};
+use resourcesync_destination::{SyncOptions, Synced};
 use resourcesync_source::build::{Options, build};
 
 /// What `demo` does, for its long help.

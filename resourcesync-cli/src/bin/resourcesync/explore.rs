@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
+use crate::sync::{Unusable, block_on, mirrors};
 use clap::Args;
 use resourcesync_cli::explore::{ExploreOptions, explore};
-use resourcesync_cli::sync::{Unusable, block_on, mirrors};
 use resourcesync_client::{DocumentRead, Event};
 
 pub(crate) use resourcesync_cli::explore::EXPLORE_ABOUT;

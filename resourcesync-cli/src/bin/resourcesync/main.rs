@@ -26,8 +26,8 @@ mod build;
 mod demo;
 mod explore;
 mod serve;
+mod sync;
 
-use resourcesync_cli::sync;
 use resourcesync_cli::validate::{self, Outcome, Unreadable, ValidateOptions};
 
 /// Exit statuses common to the subcommands, for the top-level help.

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::sync::{Unusable, block_on};
 use resourcesync_cli::serve::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Limits, built_for_elsewhere,
     serve_with_limits,
 };
-use resourcesync_cli::sync::{Unusable, block_on};
 
 /// What `serve` does, for its long help.
 pub(crate) const SERVE_ABOUT: &str = "\

@@ -1,5 +1,5 @@
 //! `resourcesync sync`: the command's layer over `resourcesync-destination`'s async
-//! driver (reqwest and tokio): the arguments, the signals (a [`StopToken`] tripped by
+//! driver (reqwest and tokio): the arguments, the signals (a `StopToken` tripped by
 //! SIGINT and SIGTERM), and the printing (problems, warnings, progress bars, the summary
 //! line or JSON). What a sync does is the library's.
 
@@ -12,11 +12,10 @@ use resourcesync_client::{Event, Progress, Standing, WarningSummary};
 use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::{Notice, Observer};
 
-pub use resourcesync_destination::asynchronous::{Msg, fetch, wait};
-pub use resourcesync_destination::{StopToken, SyncOptions, Synced};
+use resourcesync_destination::{SyncOptions, Synced};
 
 /// What `sync` does, for its long help.
-pub const SYNC_ABOUT: &str = "\
+pub(crate) const SYNC_ABOUT: &str = "\
 Keeps DIR in step with the ResourceSync Source at SOURCE-URL.
 
 SOURCE-URL is the Source's base (ending in /: discovery by the well-known URI, robots.txt
@@ -31,7 +30,7 @@ into place; nothing is written outside DIR, whatever the Source lists. The state
 inventory are kept in DIR/.resourcesync/, which no resource can overwrite.";
 
 /// The output of `sync`, for its long help.
-pub const SYNC_OUTPUT: &str = "\
+pub(crate) const SYNC_OUTPUT: &str = "\
 Output:
   Problems on standard error as they happen, warnings at the end (a line per document
   and rule, with a count and the first entries); progress bars when standard error is a
@@ -53,7 +52,7 @@ JSON (--json):
   \"requests\", \"seconds\", ...}}";
 
 /// Exit statuses of `sync`.
-pub const SYNC_EXIT: &str = "\
+pub(crate) const SYNC_EXIT: &str = "\
 Exit status:
   0    the sync completed (an audit: DIR is in sync)
   1    it did not complete, refused something, met a conflict, found a resource changed
@@ -68,7 +67,7 @@ Exit status:
 /// The arguments of `resourcesync sync`; [`SyncArgs::options`] makes them the
 /// [`SyncOptions`] the library takes.
 #[derive(Debug, clap::Parser)]
-pub struct SyncArgs {
+pub(crate) struct SyncArgs {
     /// The Source's base URL (ending in /) or the URL of one of its documents.
     #[arg(value_name = "SOURCE-URL")]
     source: String,
@@ -105,11 +104,11 @@ pub struct SyncArgs {
     concurrency: usize,
     /// Bytes a resource listed without a length may have (K, M, G: powers of 1024); past
     /// them its fetch fails. A listed length bounds a resource itself.
-    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = crate::units::bytes)]
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = resourcesync_cli::units::bytes)]
     max_unlisted_bytes: u64,
     /// Time one request may take in all, however steadily its bytes come (then it is
     /// retried); ms, s or m.
-    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = crate::units::duration)]
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = resourcesync_cli::units::duration)]
     max_request_time: std::time::Duration,
     /// Answer requests for URLs under PREFIX from the directory DIR (a mirror on disk).
     #[arg(long, value_name = "PREFIX=DIR")]
@@ -132,7 +131,7 @@ pub struct SyncArgs {
 impl SyncArgs {
     /// The options these arguments ask for, or why they cannot be (a SOURCE-URL that is
     /// not a URL, a `--mirror` that is not PREFIX=DIR).
-    pub fn options(&self) -> Result<SyncOptions, Unusable> {
+    pub(crate) fn options(&self) -> Result<SyncOptions, Unusable> {
         let source = self
             .source
             .parse()
@@ -160,7 +159,7 @@ impl SyncArgs {
 
 /// Why a sync could not start (exit status 2): what to tell the user.
 #[derive(Debug)]
-pub struct Unusable(pub String);
+pub(crate) struct Unusable(pub String);
 
 impl<E: std::fmt::Display> From<E> for Unusable {
     fn from(e: E) -> Unusable {
@@ -169,13 +168,13 @@ impl<E: std::fmt::Display> From<E> for Unusable {
 }
 
 /// Runs `sync` and returns its exit status.
-pub fn run(args: &SyncArgs) -> ExitCode {
+pub(crate) fn run(args: &SyncArgs) -> ExitCode {
     block_on("sync", async { sync(&args.options()?, args.json).await })
 }
 
 /// Runs a subcommand's future on a tokio runtime of its own: its exit status, or 2 (said
 /// on standard error, named by `command`) when it could not start.
-pub fn block_on(
+pub(crate) fn block_on(
     command: &str,
     run: impl std::future::Future<Output = Result<u8, Unusable>>,
 ) -> ExitCode {
@@ -199,7 +198,7 @@ pub fn block_on(
 }
 
 /// The `--mirror PREFIX=DIR` options: each URL prefix with its directory.
-pub fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Unusable> {
+pub(crate) fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Unusable> {
     options
         .iter()
         .map(|m| match m.split_once('=') {
@@ -212,7 +211,7 @@ pub fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Unusable> {
 /// Runs a sync on the current tokio runtime and prints its summary (a line, or with
 /// `json` an object): the exit status ([`Synced::exit_status`]), or why it could not
 /// start.
-pub async fn sync(options: &SyncOptions, json: bool) -> Result<u8, Unusable> {
+pub(crate) async fn sync(options: &SyncOptions, json: bool) -> Result<u8, Unusable> {
     let synced = synchronize(options, json).await?;
     let Synced {
         mode: name,
@@ -247,7 +246,7 @@ pub async fn sync(options: &SyncOptions, json: bool) -> Result<u8, Unusable> {
 /// `json`, every event) as they come, but no summary: what it came to, or why it could
 /// not start. SIGINT and SIGTERM stop it (it saves what it did); a second one ends the
 /// process at once.
-pub async fn synchronize(options: &SyncOptions, json: bool) -> Result<Synced, Unusable> {
+pub(crate) async fn synchronize(options: &SyncOptions, json: bool) -> Result<Synced, Unusable> {
     let stop = AsyncStop::new();
     let _listener = listen(stop.clone());
     let bar = ProgressBar::new(0).with_style(
