@@ -35,6 +35,20 @@ pub enum Mode {
     Explore,
 }
 
+impl std::fmt::Display for Mode {
+    /// `baseline` (`baseline from the dump` when it prefers one), `incremental`, `audit`
+    /// or `explore`: as the command names them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mode::Baseline { prefer_dump: true } => "baseline from the dump",
+            Mode::Baseline { .. } => "baseline",
+            Mode::Incremental => "incremental",
+            Mode::Audit => "audit",
+            Mode::Explore => "explore",
+        })
+    }
+}
+
 /// One of `n` shards: a baseline or audit then covers only the resources whose URI
 /// hashes to `k` (xxh3, stable across versions and machines), so that `n` workers, each
 /// with its own state, sync one Source together.

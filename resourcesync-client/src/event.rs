@@ -120,6 +120,17 @@ pub enum Standing {
     Extra,
 }
 
+impl fmt::Display for Standing {
+    /// `changed (length)`, `missing` or `extra`: how a held resource stands in an audit.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Standing::Changed(difference) => write!(f, "changed ({difference})"),
+            Standing::Missing => f.write_str("missing"),
+            Standing::Extra => f.write_str("extra"),
+        }
+    }
+}
+
 /// Something wrong: a refusal, a failure, a broken promise of the Source. The run goes
 /// on where it can; [`Report::problems`] counts these.
 #[derive(Clone, Debug, PartialEq)]
@@ -401,6 +412,22 @@ pub struct Warning {
     pub message: String,
 }
 
+impl fmt::Display for Warning {
+    /// `DOCUMENT, entry N: [RULE] MESSAGE`, each part when there is one.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.document, self.entry) {
+            (Some(document), Some(entry)) => write!(f, "{document}, entry {entry}: ")?,
+            (Some(document), None) => write!(f, "{document}: ")?,
+            (None, Some(entry)) => write!(f, "entry {entry}: ")?,
+            (None, None) => {}
+        }
+        if let Some(rule) = &self.rule {
+            write!(f, "[{rule}] ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
 impl Warning {
     /// A warning about `entry` of `document`, breaking `rule`; for a driver's own
     /// warnings and for tests of what prints them ([`WarningSummary`](crate::WarningSummary)).
@@ -435,6 +462,47 @@ pub struct DocumentRead {
     pub entries: u64,
     /// Its `at`, if it has one.
     pub at: Option<W3cDateTime>,
+}
+
+impl fmt::Display for Report {
+    /// The counts, and complete or incomplete (an audit's standing too): the summary
+    /// line of `resourcesync sync` without the mode and the time.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} created, {} updated, {} deleted, {} unchanged, {} failed, {} refused, \
+             {} conflicts, {} not deleted, {} bytes, {} requests, {}",
+            self.created,
+            self.updated,
+            self.deleted,
+            self.unchanged,
+            self.failed,
+            self.refused,
+            self.conflicts,
+            self.kept,
+            self.bytes,
+            self.requests,
+            if self.complete {
+                "complete"
+            } else {
+                "incomplete"
+            },
+        )?;
+        if let Some(in_sync) = self.in_sync {
+            write!(
+                f,
+                ", {} changed, {} missing, {} extra, {}",
+                self.changed,
+                self.missing,
+                self.extra,
+                if in_sync { "in sync" } else { "not in sync" }
+            )?;
+            if self.unverified > 0 {
+                write!(f, ", {} unverified", self.unverified)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What a run did, in numbers, with [`Event::Done`].

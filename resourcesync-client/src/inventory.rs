@@ -184,6 +184,18 @@ pub enum Difference {
     Unknown,
 }
 
+impl std::fmt::Display for Difference {
+    /// What differs: `length`, `hash`, `lastmod`, or `nothing to compare`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Difference::Length => "length",
+            Difference::Hash => "hash",
+            Difference::Lastmod => "lastmod",
+            Difference::Unknown => "nothing to compare",
+        })
+    }
+}
+
 /// The Destination's resources, as the client asks about them and records what the
 /// caller applied. Implemented by the caller over whatever it keeps; [`MemoryInventory`]
 /// keeps a map.

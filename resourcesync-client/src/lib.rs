@@ -241,7 +241,7 @@ pub use event::{
     Action, Attempt, Change, ChangeId, DocumentError, DocumentRead, EntryRefusal, Event, Extract,
     Problem, ProblemKind, Progress, Report, Standing, Store, Warning,
 };
-pub use inventory::{Held, Inventory, MemoryInventory};
+pub use inventory::{Difference, Held, Inventory, MemoryInventory};
 pub use misuse::Misuse;
 pub use request::{Purpose, Request, RequestId};
 pub use state::{Checkpoint, Position, Refetch, State};

@@ -259,6 +259,26 @@ pub struct PublishReport {
     pub capability_list: Uri,
 }
 
+impl std::fmt::Display for PublishReport {
+    /// One line: the generation and its time, the changes, the Resource List's entries
+    /// when written, the documents and bytes written, the Source Description's URI.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "published generation {} at {}: {} created, {} updated, {} deleted, ",
+            self.generation, self.at, self.created, self.updated, self.deleted
+        )?;
+        if let Some(entries) = self.resource_list {
+            write!(f, "a Resource List of {entries}, ")?;
+        }
+        write!(
+            f,
+            "{} documents ({} bytes); Source Description {}",
+            self.documents, self.bytes_written, self.source_description
+        )
+    }
+}
+
 /// The Source's publishing engine, fed by the application: a snapshot of its resources
 /// ([`publish_snapshot`](Publisher::publish_snapshot)) or the changes since the last run
 /// ([`publish_changes`](Publisher::publish_changes)), published into a [`Store`] as a

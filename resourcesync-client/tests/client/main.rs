@@ -6,6 +6,7 @@ mod counting;
 mod coverage;
 mod digests;
 mod discovery;
+mod display;
 mod fuzz_corpus;
 mod fuzz_regressions;
 mod hostile;

@@ -462,6 +462,33 @@ pub struct BuildReport {
     pub directory: PathBuf,
 }
 
+impl std::fmt::Display for BuildReport {
+    /// One line: the generation and its time, the resources and their bytes, the
+    /// changes, the files hashed, skipped and unreadable, the documents written and the
+    /// Source Description's URI.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "published generation {} at {}: {} resources ({} bytes), {} created, {} updated, \
+             {} deleted, {} files hashed ({} bytes), {} skipped ({} unreadable), {} documents; \
+             Source Description {}",
+            self.generation,
+            self.at,
+            self.resources,
+            self.bytes,
+            self.created,
+            self.updated,
+            self.deleted,
+            self.hashed_files,
+            self.hashed_bytes,
+            self.skipped.len(),
+            self.unreadable,
+            self.documents,
+            self.source_description
+        )
+    }
+}
+
 /// The seconds since the epoch a `lastmod` can say: 0000-01-01 to 9999-12-31.
 const W3C_YEARS: std::ops::Range<i64> = -62_167_219_200..253_402_300_800;
 

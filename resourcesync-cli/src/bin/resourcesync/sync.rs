@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use resourcesync_client::{Event, Progress, Standing, WarningSummary};
+use resourcesync_client::{Event, Progress, WarningSummary};
 use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::{Notice, Observer};
 
@@ -41,7 +41,9 @@ Output:
   A conflict is a path where DIR holds a file no sync stored (left as it is; named on
   standard error), or a file changed since it was stored that the Source deleted (kept).
   \"not deleted\" counts deletions a Change List listed that --delete did not allow.
-  and for an audit the counts changed, missing, extra and whether DIR is in sync.
+  and for an audit the counts changed, missing, extra and whether DIR is in sync (each
+  such file named on standard error as it is found: changed (length|hash|lastmod|nothing
+  to compare), missing or extra, then its URI).
   After it, on standard error, what to run about deletions not made and conflicts, which
   later incremental runs do not come back to.
 
@@ -289,11 +291,6 @@ impl Observer for Printer {
             Event::Problem(problem) => self.bar.suspend(|| eprintln!("problem: {problem}")),
             Event::Warning(warning) => self.warnings.add(warning),
             Event::Audit { uri, standing } => {
-                let standing = match standing {
-                    Standing::Changed(_) => "changed",
-                    Standing::Missing => "missing",
-                    _ => "extra",
-                };
                 self.bar.suspend(|| eprintln!("{standing}: {uri}"));
             }
             _ => {}
