@@ -14,7 +14,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use resourcesync_model::{Entry, Hashes, W3cDateTime};
-use resourcesync_source::{Event, GenerationStore, PublishOptions, Publisher, ResourceListPolicy};
+use resourcesync_source::{
+    GenerationStore, PublishOptions, Publisher, ResourceEvent, ResourceListPolicy,
+};
 
 const BASE: &str = "http://example.com/";
 /// Entries of the open Change List, at most.
@@ -99,7 +101,7 @@ fn bench(c: &mut Criterion) {
                 for _ in 0..iters {
                     round += 1;
                     let i = (round * 7919 % u64::from(n)) as u32;
-                    let event = Event::updated(record(i, round), SystemTime::now().into());
+                    let event = ResourceEvent::updated(record(i, round), SystemTime::now().into());
                     let before = open_list(&publish);
                     let start = Instant::now();
                     let report = source.publish_changes([event], SystemTime::now()).unwrap();

@@ -58,7 +58,7 @@ impl fmt::Display for Action {
 /// under the destination, and the metadata the Source listed for it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct Change {
+pub struct Decision {
     /// Names the change in the events that follow and in the caller's confirmation.
     pub id: ChangeId,
     /// What happens.
@@ -76,13 +76,13 @@ pub struct Change {
 /// Store what was received: the body of `request`, which the caller kept as it arrived
 /// (a temporary file), passed every check and is the resource `change.uri`. Move it to
 /// `change.path` (atomically: rename), then call
-/// [`Client::applied`](crate::Client::applied), which records [`digests`](Store::digests)
+/// [`Client::applied`](crate::Client::applied), which records [`digests`](Placement::digests)
 /// in the inventory.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct Store {
+pub struct Placement {
     /// The change.
-    pub change: Change,
+    pub change: Decision,
     /// The request whose body is the resource.
     pub request: RequestId,
     /// Length and digests of the body, to keep in the inventory.
@@ -100,7 +100,7 @@ pub struct Store {
 #[non_exhaustive]
 pub struct Extract {
     /// The change.
-    pub change: Change,
+    pub change: Decision,
     /// The request whose body was the package.
     pub package: RequestId,
     /// The bitstream's number: `resourcesync_package::Package::bitstream(bitstream)`.
@@ -588,9 +588,9 @@ pub enum Event {
     /// A change was decided (in every run, dry or not). A real run follows it with a
     /// request for the resource and then [`Event::Store`], or with [`Event::Extract`] or
     /// [`Event::Delete`].
-    Change(Change),
+    Change(Decision),
     /// Store a verified body; then confirm.
-    Store(Store),
+    Store(Placement),
     /// Discard the body received for `request`: it failed a check, or the request was
     /// retried elsewhere. Nothing to confirm.
     Discard {
@@ -608,7 +608,7 @@ pub enum Event {
         request: RequestId,
     },
     /// Delete the resource; then confirm.
-    Delete(Change),
+    Delete(Decision),
     /// The body of this request is a package, verified against what the Source listed:
     /// open it (`resourcesync_package::Package`) and hand its manifest over with
     /// [`Client::handle_package`](crate::Client::handle_package).

@@ -238,8 +238,8 @@ mod warnings;
 pub use client::Client;
 pub use config::{Bounds, Config, ConfigError, Mode, Shard};
 pub use event::{
-    Action, Attempt, Change, ChangeId, DocumentError, DocumentRead, EntryRefusal, Event, Extract,
-    Problem, ProblemKind, Progress, Report, Standing, Store, Warning,
+    Action, Attempt, ChangeId, Decision, DocumentError, DocumentRead, EntryRefusal, Event, Extract,
+    Placement, Problem, ProblemKind, Progress, Report, Standing, Warning,
 };
 pub use inventory::{Difference, Held, Inventory, MemoryInventory};
 pub use misuse::Misuse;

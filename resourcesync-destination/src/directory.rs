@@ -61,7 +61,7 @@ use cap_std::fs::Dir;
 use http::{HeaderMap, StatusCode};
 use resourcesync_client::local_path::{FileSystem, LocalPath, PathMapper};
 use resourcesync_client::{
-    Change, Client, Config, Event, Held, Inventory, MemoryInventory, Misuse, Mode, Purpose,
+    Client, Config, Decision, Event, Held, Inventory, MemoryInventory, Misuse, Mode, Purpose,
     Request, RequestId, State,
 };
 use resourcesync_model::{Digests, Fixity};
@@ -526,7 +526,7 @@ impl DirectoryDestination {
     fn confirm<I: KeptInventory>(
         &self,
         client: &mut Client<I>,
-        change: &Change,
+        change: &Decision,
         outcome: Result<Option<Held>, Outcome>,
     ) -> Result<(), Misuse> {
         let now = Instant::now();
@@ -547,7 +547,7 @@ impl DirectoryDestination {
     fn place(
         &mut self,
         temp: &str,
-        change: &Change,
+        change: &Decision,
         digests: &Digests,
         held: Option<Held>,
     ) -> Result<(), Outcome> {

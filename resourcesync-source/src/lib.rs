@@ -33,9 +33,9 @@
 //! use std::time::{Duration, Instant, SystemTime};
 //!
 //! use http::{HeaderMap, StatusCode};
-//! use resourcesync_client::{Client, Config, Event as Do, MemoryInventory, Mode, State};
+//! use resourcesync_client::{Client, Config, Event, MemoryInventory, Mode, State};
 //! use resourcesync_model::{Entry, W3cDateTime};
-//! use resourcesync_source::{Event, MemoryStore, PublishOptions, Publisher};
+//! use resourcesync_source::{ResourceEvent, MemoryStore, PublishOptions, Publisher};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let base = "http://example.org/";
@@ -62,9 +62,9 @@
 //!     }
 //!     while let Some(event) = client.poll_event() {
 //!         match event {
-//!             Do::Store(store) => client.applied(store.change.id, None, now)?,
-//!             Do::Delete(change) => client.applied(change.id, None, now)?,
-//!             Do::Done(report) => return Ok::<_, Box<dyn std::error::Error>>(report),
+//!             Event::Store(store) => client.applied(store.change.id, None, now)?,
+//!             Event::Delete(change) => client.applied(change.id, None, now)?,
+//!             Event::Done(report) => return Ok::<_, Box<dyn std::error::Error>>(report),
 //!             _ => {}
 //!         }
 //!     }
@@ -76,8 +76,8 @@
 //! // The application's database says what changed; the next run publishes just that.
 //! let t1 = t0 + Duration::from_secs(60);
 //! let changes = [
-//!     Event::created(record(3, 3)?, W3cDateTime::from(t1)),
-//!     Event::deleted(format!("{base}records/1").parse()?, W3cDateTime::from(t1)),
+//!     ResourceEvent::created(record(3, 3)?, W3cDateTime::from(t1)),
+//!     ResourceEvent::deleted(format!("{base}records/1").parse()?, W3cDateTime::from(t1)),
 //! ];
 //! let published = source.publish_changes(changes, t1)?;
 //! assert_eq!((published.created, published.deleted), (1, 1));
@@ -105,6 +105,6 @@ mod store;
 
 pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN, push_segment};
 pub use dumps::Content;
-pub use publisher::{Event, PublishOptions, PublishReport, Publisher, ResourceListPolicy};
+pub use publisher::{PublishOptions, PublishReport, Publisher, ResourceEvent, ResourceListPolicy};
 pub use shown::Shown;
 pub use store::{GenerationStore, MemoryStore, Store, StoreError};

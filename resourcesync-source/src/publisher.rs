@@ -136,7 +136,7 @@ impl PublishOptions {
 /// A change the application made, as its own database recorded it.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum Event {
+pub enum ResourceEvent {
     /// A resource was created: its entry as the Resource List lists it (`loc`, `lastmod`,
     /// and in `rs:md` its length, hashes and media type).
     Created {
@@ -161,55 +161,57 @@ pub enum Event {
     },
 }
 
-impl Event {
+impl ResourceEvent {
     /// `resource` was created at `datetime`.
-    pub fn created(resource: Entry, datetime: W3cDateTime) -> Event {
-        Event::Created { resource, datetime }
+    pub fn created(resource: Entry, datetime: W3cDateTime) -> ResourceEvent {
+        ResourceEvent::Created { resource, datetime }
     }
 
     /// `resource` was updated at `datetime`.
-    pub fn updated(resource: Entry, datetime: W3cDateTime) -> Event {
-        Event::Updated { resource, datetime }
+    pub fn updated(resource: Entry, datetime: W3cDateTime) -> ResourceEvent {
+        ResourceEvent::Updated { resource, datetime }
     }
 
     /// The resource at `uri` was deleted at `datetime`.
-    pub fn deleted(uri: Uri, datetime: W3cDateTime) -> Event {
-        Event::Deleted { uri, datetime }
+    pub fn deleted(uri: Uri, datetime: W3cDateTime) -> ResourceEvent {
+        ResourceEvent::Deleted { uri, datetime }
     }
 
     /// The resource's URI.
     pub fn uri(&self) -> &Uri {
         match self {
-            Event::Created { resource, .. } | Event::Updated { resource, .. } => &resource.loc,
-            Event::Deleted { uri, .. } => uri,
+            ResourceEvent::Created { resource, .. } | ResourceEvent::Updated { resource, .. } => {
+                &resource.loc
+            }
+            ResourceEvent::Deleted { uri, .. } => uri,
         }
     }
 
     /// When it happened.
     pub fn datetime(&self) -> W3cDateTime {
         match self {
-            Event::Created { datetime, .. }
-            | Event::Updated { datetime, .. }
-            | Event::Deleted { datetime, .. } => *datetime,
+            ResourceEvent::Created { datetime, .. }
+            | ResourceEvent::Updated { datetime, .. }
+            | ResourceEvent::Deleted { datetime, .. } => *datetime,
         }
     }
 
     /// The change, as a Change List says it.
     pub fn change(&self) -> Change {
         match self {
-            Event::Created { .. } => Change::Created,
-            Event::Updated { .. } => Change::Updated,
-            Event::Deleted { .. } => Change::Deleted,
+            ResourceEvent::Created { .. } => Change::Created,
+            ResourceEvent::Updated { .. } => Change::Updated,
+            ResourceEvent::Deleted { .. } => Change::Deleted,
         }
     }
 
     /// The resource's Resource List entry after the change; `None` for a deletion.
     fn resource(&self) -> Option<Entry> {
         match self {
-            Event::Created { resource, .. } | Event::Updated { resource, .. } => {
+            ResourceEvent::Created { resource, .. } | ResourceEvent::Updated { resource, .. } => {
                 Some(listed(resource.clone()))
             }
-            Event::Deleted { .. } => None,
+            ResourceEvent::Deleted { .. } => None,
         }
     }
 
@@ -299,7 +301,7 @@ impl std::fmt::Display for PublishReport {
 /// ```
 /// use std::time::{Duration, SystemTime};
 /// use resourcesync_model::{Entry, W3cDateTime};
-/// use resourcesync_source::{Event, MemoryStore, PublishOptions, Publisher};
+/// use resourcesync_source::{ResourceEvent, MemoryStore, PublishOptions, Publisher};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let options = PublishOptions::new("http://example.com/".parse()?);
@@ -312,7 +314,7 @@ impl std::fmt::Display for PublishReport {
 /// assert_eq!(first.resource_list, Some(2));
 ///
 /// let t1 = t0 + Duration::from_secs(60);
-/// let event = Event::created(record(3)?, W3cDateTime::from(t1));
+/// let event = ResourceEvent::created(record(3)?, W3cDateTime::from(t1));
 /// let second = source.publish_changes([event], t1)?;
 /// assert_eq!((second.created, second.resource_list), (1, None));
 /// let store = source.store();
@@ -330,7 +332,7 @@ pub struct Publisher<S> {
 /// What a run is fed.
 enum Input<'a> {
     Snapshot(&'a mut dyn Iterator<Item = Entry>),
-    Changes(&'a mut dyn Iterator<Item = Event>),
+    Changes(&'a mut dyn Iterator<Item = ResourceEvent>),
 }
 
 impl<S: Store> Publisher<S> {
@@ -383,7 +385,7 @@ impl<S: Store> Publisher<S> {
     /// written again as [`PublishOptions::resource_list`] says, and in the first run.
     pub fn publish_changes(
         &mut self,
-        events: impl IntoIterator<Item = Event>,
+        events: impl IntoIterator<Item = ResourceEvent>,
         now: SystemTime,
     ) -> Result<PublishReport, BuildError> {
         let mut events = events.into_iter();
@@ -394,7 +396,7 @@ impl<S: Store> Publisher<S> {
     /// the dumps ([`PublishOptions::resource_dump`], [`PublishOptions::change_dump`]).
     pub fn publish_changes_with(
         &mut self,
-        events: impl IntoIterator<Item = Event>,
+        events: impl IntoIterator<Item = ResourceEvent>,
         content: &dyn Content,
         now: SystemTime,
     ) -> Result<PublishReport, BuildError> {
@@ -677,12 +679,12 @@ fn publish(
 /// recorded before the last run at the last run's time, one after `now` at `now`,
 /// compared as instants), in order of that time; events at the same time keep their order.
 fn in_order_of_time(
-    events: Vec<Event>,
+    events: Vec<ResourceEvent>,
     last_at: W3cDateTime,
     now: W3cDateTime,
-) -> Vec<(W3cDateTime, Event)> {
+) -> Vec<(W3cDateTime, ResourceEvent)> {
     let (floor, ceiling) = (last_at.to_utc(), now.to_utc());
-    let mut stamped: Vec<(W3cDateTime, Event)> = events
+    let mut stamped: Vec<(W3cDateTime, ResourceEvent)> = events
         .into_iter()
         .map(|event| {
             let at = event.datetime();
@@ -895,7 +897,7 @@ fn compare(
     snapshot: Vec<Entry>,
     last_at: W3cDateTime,
     now: W3cDateTime,
-) -> Result<(Vec<Event>, Vec<Entry>), BuildError> {
+) -> Result<(Vec<ResourceEvent>, Vec<Entry>), BuildError> {
     let when = |entry: &Entry| match entry.lastmod {
         Some(at) if last_at.precedes(&at) && !now.precedes(&at) => at,
         _ => now,
@@ -918,13 +920,13 @@ fn compare(
             match order {
                 std::cmp::Ordering::Less => {
                     if let Some(Ok(gone)) = current.next() {
-                        events.push(Event::deleted(gone.loc, now));
+                        events.push(ResourceEvent::deleted(gone.loc, now));
                     }
                 }
                 std::cmp::Ordering::Equal => {
                     if let Some(Ok(old)) = current.next() {
                         if differs(&old, &resource) {
-                            events.push(Event::updated(resource.clone(), when(&resource)));
+                            events.push(ResourceEvent::updated(resource.clone(), when(&resource)));
                             kept.push(resource);
                         } else {
                             kept.push(old);
@@ -933,7 +935,7 @@ fn compare(
                     break;
                 }
                 std::cmp::Ordering::Greater => {
-                    events.push(Event::created(resource.clone(), when(&resource)));
+                    events.push(ResourceEvent::created(resource.clone(), when(&resource)));
                     kept.push(resource);
                     break;
                 }
@@ -941,7 +943,7 @@ fn compare(
         }
     }
     for gone in current {
-        events.push(Event::deleted(gone?.loc, now));
+        events.push(ResourceEvent::deleted(gone?.loc, now));
     }
     Ok((events, kept))
 }

@@ -14,9 +14,9 @@ use std::error::Error;
 use std::time::{Duration, Instant, SystemTime};
 
 use http::{HeaderMap, StatusCode};
-use resourcesync_client::{Client, Config, Event as Do, MemoryInventory, Mode, Report, State};
+use resourcesync_client::{Client, Config, Event, MemoryInventory, Mode, Report, State};
 use resourcesync_model::{Entry, Fixity, W3cDateTime};
-use resourcesync_source::{Event, MemoryStore, PublishOptions, Publisher};
+use resourcesync_source::{MemoryStore, PublishOptions, Publisher, ResourceEvent};
 
 const BASE: &str = "http://example.org/";
 
@@ -68,18 +68,18 @@ fn sync(
         }
         while let Some(event) = client.poll_event() {
             match event {
-                Do::Store(store) => {
+                Event::Store(store) => {
                     dest.insert(
                         store.change.path.to_string(),
                         bodies.remove(&store.request).unwrap_or_default(),
                     );
                     client.applied(store.change.id, None, now)?;
                 }
-                Do::Delete(change) => {
+                Event::Delete(change) => {
                     dest.remove(&change.path.to_string());
                     client.applied(change.id, None, now)?;
                 }
-                Do::Done(report) => return Ok(report),
+                Event::Done(report) => return Ok(report),
                 _ => {}
             }
         }
@@ -129,9 +129,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     collection.insert(new.clone(), b"record 6".to_vec());
     collection.remove(&format!("{BASE}records/5"));
     let events = [
-        Event::updated(record(&edited, b"record 2, edited", t1)?, when),
-        Event::created(record(&new, b"record 6", t1)?, when),
-        Event::deleted(format!("{BASE}records/5").parse()?, when),
+        ResourceEvent::updated(record(&edited, b"record 2, edited", t1)?, when),
+        ResourceEvent::created(record(&new, b"record 6", t1)?, when),
+        ResourceEvent::deleted(format!("{BASE}records/5").parse()?, when),
     ];
     let second = source.publish_changes(events, t1 + Duration::from_secs(1))?;
     println!(

@@ -8,7 +8,9 @@ use resourcesync_model::{Capability, Document, Entry, HashAlgorithm, Rule, Uri};
 use super::incremental::raw;
 use super::{Client, Job, Origin, Pending, Unpacking, What, hash};
 use crate::config::Mode;
-use crate::event::{Action, Change, ChangeId, EntryRefusal, Event, Extract, ProblemKind, Store};
+use crate::event::{
+    Action, ChangeId, Decision, EntryRefusal, Event, Extract, Placement, ProblemKind,
+};
 use crate::inventory::{Held, Inventory};
 use crate::misuse::Misuse;
 use crate::request::RequestId;
@@ -283,7 +285,7 @@ impl<I: Inventory> Client<I> {
         }
         self.next_id += 1;
         let id = ChangeId(self.next_id);
-        let change = Change {
+        let change = Decision {
             id,
             action,
             uri: entry.loc.clone(),
@@ -375,7 +377,7 @@ impl<I: Inventory> Client<I> {
                         pending.instructed = true;
                         pending.digests = Some(digests);
                         let change = pending.change.clone();
-                        self.events.push_back(Event::Store(Store {
+                        self.events.push_back(Event::Store(Placement {
                             change,
                             request: id,
                             digests,

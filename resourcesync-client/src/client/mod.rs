@@ -26,7 +26,7 @@ type FoldHash = foldhash::fast::FixedState;
 
 use crate::config::{Config, Mode};
 use crate::discovery;
-use crate::event::{Change, ChangeId, Event, Problem, ProblemKind, Progress, Report, Warning};
+use crate::event::{ChangeId, Decision, Event, Problem, ProblemKind, Progress, Report, Warning};
 use crate::inventory::Inventory;
 use crate::local_path::PathSet;
 use crate::misuse::Misuse;
@@ -425,7 +425,7 @@ struct Raw {
 }
 
 struct Pending {
-    change: Change,
+    change: Decision,
     set: usize,
     package: Option<RequestId>,
     /// An [`Event::Store`], [`Event::Extract`] or [`Event::Delete`] named it: the caller

@@ -205,7 +205,7 @@ impl DirectoryDestination {
     /// does not hold, which the next [`load`](Self::load) then records instead of
     /// leaving it to look like a file no sync stored. One write per line, unbuffered:
     /// what a killed process wrote stays in the page cache.
-    pub(super) fn journal(&mut self, change: &Change, digests: &Digests) -> io::Result<()> {
+    pub(super) fn journal(&mut self, change: &Decision, digests: &Digests) -> io::Result<()> {
         let journal = match &mut self.journal {
             Some(journal) => journal,
             None => {

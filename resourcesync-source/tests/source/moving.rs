@@ -8,11 +8,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use http::{HeaderMap, StatusCode};
 use resourcesync_client::{
-    Client, Config, Event as Told, MemoryInventory, Mode, ProblemKind, Purpose, Report, State,
+    Client, Config, Event, MemoryInventory, Mode, ProblemKind, Purpose, Report, State,
 };
 use resourcesync_model::{Entry, Fixity, W3cDateTime};
 use resourcesync_source::{
-    Event, MemoryStore, PublishOptions, Publisher, ResourceListPolicy, Store,
+    MemoryStore, PublishOptions, Publisher, ResourceEvent, ResourceListPolicy, Store,
 };
 
 const BASE: &str = "http://example.com/";
@@ -54,8 +54,8 @@ impl App {
         let entry = self.entry(n, at);
         let datetime = W3cDateTime::from(t(at));
         let event = match created {
-            true => Event::created(entry, datetime),
-            false => Event::updated(entry, datetime),
+            true => ResourceEvent::created(entry, datetime),
+            false => ResourceEvent::updated(entry, datetime),
         };
         self.publisher.publish_changes([event], t(at)).unwrap();
     }
@@ -63,7 +63,7 @@ impl App {
     fn delete(&mut self, n: u32, at: u64) {
         let uri = format!("{BASE}items/{n}");
         self.content.remove(&uri);
-        let event = Event::deleted(uri.parse().unwrap(), W3cDateTime::from(t(at)));
+        let event = ResourceEvent::deleted(uri.parse().unwrap(), W3cDateTime::from(t(at)));
         self.publisher.publish_changes([event], t(at)).unwrap();
     }
 
@@ -128,21 +128,21 @@ fn sync(app: &App, dest: &mut Destination, mode: Mode) -> (Report, Vec<ProblemKi
         client.handle_end(request.id, now).unwrap();
         while let Some(event) = client.poll_event() {
             match event {
-                Told::Store(store) => {
+                Event::Store(store) => {
                     let body = bodies.remove(&store.request).unwrap();
                     dest.files
                         .insert(store.change.path.as_str().to_owned(), body);
                     client.applied(store.change.id, None, now).unwrap();
                 }
-                Told::Delete(change) => {
+                Event::Delete(change) => {
                     dest.files.remove(change.path.as_str());
                     client.applied(change.id, None, now).unwrap();
                 }
-                Told::Discard { request, .. } => {
+                Event::Discard { request, .. } => {
                     bodies.remove(&request);
                 }
-                Told::Problem(problem) => problems.push(problem.kind),
-                Told::Done(done) => report = Some(done),
+                Event::Problem(problem) => problems.push(problem.kind),
+                Event::Done(done) => report = Some(done),
                 _ => {}
             }
         }

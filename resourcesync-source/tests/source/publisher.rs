@@ -6,8 +6,8 @@ use std::time::{Duration, SystemTime};
 
 use resourcesync_model::{Change, DocumentKind, Entry, Fixity, Hashes, W3cDateTime};
 use resourcesync_source::{
-    Event, GenerationStore, MemoryStore, PublishOptions, Publisher, ResourceListPolicy, Store,
-    StoreError,
+    GenerationStore, MemoryStore, PublishOptions, Publisher, ResourceEvent, ResourceListPolicy,
+    Store, StoreError,
 };
 use resourcesync_xml::Reader;
 
@@ -133,8 +133,8 @@ fn records_then_events_make_every_document_and_the_resource_list_follows_its_pol
     let report = source
         .publish_changes(
             [
-                Event::updated(record(1, "item 1, again"), at(5)),
-                Event::deleted(format!("{BASE}items/2").parse().unwrap(), at(6)),
+                ResourceEvent::updated(record(1, "item 1, again"), at(5)),
+                ResourceEvent::deleted(format!("{BASE}items/2").parse().unwrap(), at(6)),
             ],
             t(10),
         )
@@ -153,7 +153,7 @@ fn records_then_events_make_every_document_and_the_resource_list_follows_its_pol
 
     // The third: the Resource List is written again, holding all three, at this run's time.
     let report = source
-        .publish_changes([Event::created(record(10, "new"), at(12))], t(20))
+        .publish_changes([ResourceEvent::created(record(10, "new"), at(12))], t(20))
         .unwrap();
     assert_eq!(report.resource_list, Some(10));
     let store = source.store();
@@ -211,12 +211,12 @@ fn changes_out_of_order_are_listed_in_order_of_time_within_the_run() {
     let mut source = Publisher::new(MemoryStore::new(), options());
     source.publish_snapshot([record(1, "one")], t(100)).unwrap();
     let events = [
-        Event::updated(record(1, "one, later"), at(150)),
+        ResourceEvent::updated(record(1, "one, later"), at(150)),
         // Recorded before the last run: listed at its time.
-        Event::created(record(2, "two"), at(50)),
+        ResourceEvent::created(record(2, "two"), at(50)),
         // After now: listed at now.
-        Event::created(record(3, "three"), at(900)),
-        Event::deleted(format!("{BASE}items/9").parse().unwrap(), at(120)),
+        ResourceEvent::created(record(3, "three"), at(900)),
+        ResourceEvent::deleted(format!("{BASE}items/9").parse().unwrap(), at(120)),
     ];
     source.publish_changes(events, t(200)).unwrap();
     let (_, entries) = read(source.store(), "resourcesync/changelist-00001.xml");
@@ -282,7 +282,7 @@ fn a_change_costs_what_the_open_change_list_is_not_what_the_collection_is() {
     let mut open_list = 0;
     for run in 1..=150u32 {
         let (read_before, written_before) = (source.store().read.get(), source.store().written);
-        let event = Event::updated(record(run % resources, "changed"), at(u64::from(run)));
+        let event = ResourceEvent::updated(record(run % resources, "changed"), at(u64::from(run)));
         let report = source.publish_changes([event], t(u64::from(run))).unwrap();
         let store = source.store();
         let (read, written) = (
@@ -328,7 +328,7 @@ fn a_full_index_moves_its_oldest_change_lists_to_the_archive() {
     let mut source = Publisher::new(MemoryStore::new(), options);
     source.publish_snapshot([record(0, "zero")], t(0)).unwrap();
     for run in 1..=9u32 {
-        let event = Event::created(record(run, "x"), at(u64::from(run)));
+        let event = ResourceEvent::created(record(run, "x"), at(u64::from(run)));
         source
             .publish_changes([event.clone(), event], t(u64::from(run)))
             .unwrap();
@@ -391,7 +391,7 @@ fn a_generation_store_publishes_all_or_nothing_and_one_publisher_at_a_time() {
     // last generation are the same files (hard links), not copies.
     let mut source = Publisher::new(GenerationStore::open(&publish).unwrap(), options());
     let report = source
-        .publish_changes([Event::created(record(9, "nine"), at(7))], t(10))
+        .publish_changes([ResourceEvent::created(record(9, "nine"), at(7))], t(10))
         .unwrap();
     assert_eq!((report.generation, report.created), (2, 1));
     let generations = root.path().join(".publish.resourcesync");
@@ -483,8 +483,8 @@ fn dumps_package_the_application_content_and_every_bitstream_checks() {
     changed.insert(format!("{BASE}items/1"), "item 1, edited".into());
     changed.remove(&format!("{BASE}items/3"));
     let events = [
-        Event::updated(record(1, "item 1, edited"), at(5)),
-        Event::deleted(format!("{BASE}items/3").parse().unwrap(), at(6)),
+        ResourceEvent::updated(record(1, "item 1, edited"), at(5)),
+        ResourceEvent::deleted(format!("{BASE}items/3").parse().unwrap(), at(6)),
     ];
     source
         .publish_changes_with(events, &content(&changed), t(10))
@@ -523,8 +523,8 @@ fn the_resource_list_applies_a_run_s_changes_in_order_of_time_as_the_change_list
     let a = format!("{BASE}items/7");
     // Given out of order: created at 10, deleted at 20.
     let events = [
-        Event::deleted(a.parse().unwrap(), at(20)),
-        Event::created(record(7, "seven"), at(10)),
+        ResourceEvent::deleted(a.parse().unwrap(), at(20)),
+        ResourceEvent::created(record(7, "seven"), at(10)),
     ];
     source.publish_changes(events, t(30)).unwrap();
     let store = source.store();
@@ -545,7 +545,7 @@ fn a_publication_build_made_is_refused_not_started_afresh() {
     let build_options = resourcesync_source::build::Options::new(BASE.parse().unwrap());
     resourcesync_source::build::build(&collection, &publish, &build_options, t(0), &()).unwrap();
     let mut source = Publisher::new(GenerationStore::open(&publish).unwrap(), options());
-    let event = Event::created(record(2, "b"), at(5));
+    let event = ResourceEvent::created(record(2, "b"), at(5));
     let error = source.publish_changes([event], t(10)).unwrap_err();
     assert!(error.to_string().contains("published by build"), "{error}");
     assert!(
