@@ -23,7 +23,7 @@ impl<I: Inventory> Client<I> {
     ///
     /// - A store or an extraction is recorded as `held`: [`Held::of`] the digests of what
     ///   was written and the change's `lastmod`. With `None` the client records what it
-    ///   verified itself: a store's digests ([`Store::digests`]), an extraction's length
+    ///   verified itself: a placement's digests ([`Placement::digests`]), an extraction's length
     ///   and hashes as the manifest lists them (the package's verified reader checked
     ///   them).
     /// - A deletion removes the record; `held` is not used.
