@@ -24,6 +24,10 @@
 //! destination ← cli); its binary handles signals and prints, which the libraries never do
 //! (but `serve`, which logs a read error of its own files on standard error).
 
+// No unwrap or expect outside tests: what input or the file system can make fail is an
+// error the caller gets (the tests' own setup may unwrap).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod explore;
 pub mod serve;
 pub mod units;

@@ -49,6 +49,10 @@
 //! - `ureq`: [`blocking::UreqTransport`].
 //! - `reqwest`: `asynchronous`, the driver over reqwest and tokio.
 
+// No unwrap or expect outside tests: what input or the file system can make fail is an
+// error the caller gets (the tests' own setup may unwrap).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod blocking;
 pub mod directory;
 pub mod inventory;

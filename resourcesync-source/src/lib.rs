@@ -93,6 +93,10 @@
 //! # }
 //! ```
 
+// No unwrap or expect outside tests: what input or the file system can make fail is an
+// error the caller gets (the tests' own setup may unwrap).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod build;
 mod directory;
 mod dumps;

@@ -14,6 +14,10 @@
 //! variants of [`Command`], each with arguments of its own, so `sync`, `build` and
 //! `serve` can join `validate` without touching it.
 
+// No unwrap or expect outside tests: what input or the file system can make fail is an
+// error the caller gets (the tests' own setup may unwrap).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
