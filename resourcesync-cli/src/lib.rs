@@ -22,7 +22,7 @@
 //!
 //! Layers: this crate is the top of the family (model ← xml ← package ← source /
 //! destination ← cli); its binary handles signals and prints, which the libraries never do
-//! (but `serve`, which logs a read error of its own files on standard error).
+//! (`serve` hands a file it cannot read to the caller's `Reporter`).
 
 // No unwrap or expect outside tests: what input or the file system can make fail is an
 // error the caller gets (the tests' own setup may unwrap).

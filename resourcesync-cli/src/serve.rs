@@ -149,8 +149,56 @@ pub async fn serve_with_limits(
     limits: Limits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    connections::serve(listener, router(dir), limits, shutdown).await
+    serve_reporting(listener, dir, limits, Arc::new(|_| {}), shutdown).await
 }
+
+/// [`serve_with_limits`], handing each [`ReadFailure`] to `report` (the command prints
+/// them on standard error): nothing in this library prints.
+pub async fn serve_reporting(
+    listener: tokio::net::TcpListener,
+    dir: PathBuf,
+    limits: Limits,
+    report: Reporter,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    connections::serve(listener, router_reporting(dir, report), limits, shutdown).await
+}
+
+/// A file of the publication the server could not read (an I/O error, a stale handle:
+/// the server's fault, not the client's), answered 500, or found while its body was
+/// being sent, which then ends short.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ReadFailure {
+    /// The file's path in the publication, as the request named it.
+    pub path: PathBuf,
+    /// Why.
+    pub error: io::Error,
+    /// Found while the body was being sent (the status line had gone out).
+    pub sending: bool,
+}
+
+impl std::fmt::Display for ReadFailure {
+    /// `cannot read /PATH[ while sending it]: ERROR`, the path escaped
+    /// ([`Shown`](resourcesync_source::Shown)): a client's control characters reach no
+    /// terminal or log line.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot read /{}{}: {}",
+            resourcesync_source::Shown(&self.path),
+            if self.sending {
+                " while sending it"
+            } else {
+                ""
+            },
+            self.error
+        )
+    }
+}
+
+/// Where a server hands its [`ReadFailure`]s.
+pub type Reporter = Arc<dyn Fn(&ReadFailure) + Send + Sync>;
 
 /// The service that publishes `dir`: static files, conditionals, compression and
 /// discovery, as the module describes.
@@ -167,9 +215,15 @@ pub async fn serve_with_limits(
 /// carries axum's `Content-Length: 0`, and a file that shrinks while it is sent ends
 /// its body with an error, which lets hyper drop the bytes it still holds.
 pub fn router(dir: PathBuf) -> Router {
+    router_reporting(dir, Arc::new(|_| {}))
+}
+
+/// [`router`], handing each [`ReadFailure`] to `report`.
+pub fn router_reporting(dir: PathBuf, report: Reporter) -> Router {
     let shared = Arc::new(Shared {
         dir,
         capability_lists: Mutex::new(None),
+        report,
     });
     Router::new()
         .fallback(respond)
@@ -288,12 +342,28 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
         // `/a.txt/` names a directory `a.txt`, which there is not: another URI for the
         // file would resolve its relative references elsewhere (nginx answers 404 too).
         Ok(Found::File(..)) if index => plain(StatusCode::NOT_FOUND, "not found\n"),
-        Ok(Found::File(file, meta)) => {
-            static_file(&relative, &relative, &request, file, meta, bytes, lists)
-        }
+        Ok(Found::File(file, meta)) => static_file(
+            &relative,
+            &relative,
+            &request,
+            file,
+            meta,
+            bytes,
+            lists,
+            &shared.report,
+        ),
         Ok(Found::Index(file, meta)) => {
             let page = relative.join("index.html");
-            static_file(&relative, &page, &request, file, meta, bytes, lists)
+            static_file(
+                &relative,
+                &page,
+                &request,
+                file,
+                meta,
+                bytes,
+                lists,
+                &shared.report,
+            )
         }
         Ok(Found::Directory) => {
             // `/dir` to `/dir/`, whose relative links then resolve inside it.
@@ -317,7 +387,7 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             };
             generated_page(&request.headers, page)
         }
-        Err(e) => error_response(&e, &relative),
+        Err(e) => error_response(e, &relative, &shared.report),
     }
 }
 
@@ -386,8 +456,8 @@ fn status_of(e: &io::Error) -> StatusCode {
 /// The response to an error opening or reading the file of `relative` ([`status_of`]);
 /// a 503 asks the client to come back in a second. A 500 is logged: it is the server's
 /// fault, and its operator's to look into.
-fn error_response(e: &io::Error, relative: &Path) -> Response {
-    match status_of(e) {
+fn error_response(e: io::Error, relative: &Path, report: &Reporter) -> Response {
+    match status_of(&e) {
         StatusCode::NOT_FOUND => plain(StatusCode::NOT_FOUND, "not found\n"),
         StatusCode::SERVICE_UNAVAILABLE => (
             StatusCode::SERVICE_UNAVAILABLE,
@@ -396,13 +466,13 @@ fn error_response(e: &io::Error, relative: &Path) -> Response {
         )
             .into_response(),
         status => {
-            // The request's path, escaped: a client's control characters reach no
-            // terminal or log line of ours.
-            eprintln!(
-                "resourcesync serve: cannot read /{}: {e}",
-                resourcesync_source::Shown(relative)
-            );
-            (status, format!("cannot read the file: {e}\n")).into_response()
+            let response = (status, format!("cannot read the file: {e}\n")).into_response();
+            report(&ReadFailure {
+                path: relative.to_owned(),
+                error: e,
+                sending: false,
+            });
+            response
         }
     }
 }
@@ -410,6 +480,32 @@ fn error_response(e: &io::Error, relative: &Path) -> Response {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    /// A reporter that drops what it is given.
+    fn quiet() -> Reporter {
+        Arc::new(|_| {})
+    }
+
+    /// A file that cannot be read is a 500 whose failure goes to the reporter (the
+    /// command prints it); the library prints nothing.
+    #[test]
+    fn a_read_failure_is_a_500_and_goes_to_the_reporter() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let keep = Arc::clone(&seen);
+        let report: Reporter = Arc::new(move |failure| {
+            keep.lock().unwrap().push(failure.to_string());
+        });
+        let stale = io::Error::from_raw_os_error(libc::EIO);
+        let response = error_response(stale, Path::new("docs/a.txt"), &report);
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        // A missing file is the client's 404, not the server's failure: not reported.
+        let missing = io::Error::from(io::ErrorKind::NotFound);
+        let response = error_response(missing, Path::new("docs/b.txt"), &report);
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert!(seen[0].starts_with("cannot read /docs/a.txt: "), "{seen:?}");
+    }
 
     /// The cache of the Capability Lists trusts an identity taken by `statx` to be the
     /// one the walk's open file gives: the device numbers must be made alike.
@@ -489,7 +585,7 @@ mod tests {
         assert!(read_whole(&file, meta.len()).unwrap().is_none());
         let (request, ()) = Request::get("/shrinks.txt").body(()).unwrap().into_parts();
         let name = Path::new("shrinks.txt");
-        let response = static_file(name, name, &request, file, meta, None, None);
+        let response = static_file(name, name, &request, file, meta, None, None, &quiet());
         assert_eq!(response.status(), StatusCode::OK);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -36,19 +36,22 @@ pub(super) struct FileBody<R> {
     cut_short: Option<CutShort>,
     /// The file ended early and the connection has been told.
     stopped: bool,
-    /// The file's path in the publication, for the log line of a read that fails.
+    /// The file's path in the publication, for the report of a read that fails.
     name: std::path::PathBuf,
+    /// Where that report goes.
+    report: super::Reporter,
 }
 
 impl<R: AsyncRead + Unpin> FileBody<R> {
     /// The body of `file` (at the offset it stands at), `len` bytes long; `name` is its
-    /// path in the publication, which a failed read logs.
+    /// path in the publication, which a failed read is reported with, to `report`.
     pub(super) fn new(
         file: R,
         len: u64,
         chunk: usize,
         cut_short: Option<CutShort>,
         name: std::path::PathBuf,
+        report: super::Reporter,
     ) -> FileBody<R> {
         FileBody {
             file: tokio::io::AsyncReadExt::take(file, len),
@@ -58,6 +61,7 @@ impl<R: AsyncRead + Unpin> FileBody<R> {
             cut_short,
             stopped: false,
             name,
+            report,
         }
     }
 }
@@ -93,12 +97,13 @@ impl<R: AsyncRead + Unpin> hyper::body::Body for FileBody<R> {
                 "the file shrank while it was sent",
             ),
             // The status line went out before the first read: a read error is the
-            // server's fault, and is logged as its 500s are (the path escaped).
+            // server's fault, and is reported as its 500s are.
             Err(e) => {
-                eprintln!(
-                    "resourcesync serve: cannot read /{} while sending it: {e}",
-                    resourcesync_source::Shown(&this.name)
-                );
+                (this.report)(&super::ReadFailure {
+                    path: this.name.clone(),
+                    error: io::Error::new(e.kind(), e.to_string()),
+                    sending: true,
+                });
                 e
             }
         };
@@ -122,6 +127,42 @@ mod tests {
     use super::*;
     use hyper::body::Body as _;
 
+    /// A reporter that drops what it is given.
+    fn quiet() -> super::super::Reporter {
+        std::sync::Arc::new(|_| {})
+    }
+
+    /// A file whose reads fail.
+    struct Failing;
+
+    impl AsyncRead for Failing {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &mut tokio::io::ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Ready(Err(io::Error::other("the disk is gone")))
+        }
+    }
+
+    /// A read that fails while the body is sent is handed to the reporter, with the
+    /// path, and nothing is printed (the library's caller decides).
+    #[tokio::test]
+    async fn a_read_that_fails_while_sent_is_reported_not_printed() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let keep = std::sync::Arc::clone(&seen);
+        let report: super::super::Reporter = std::sync::Arc::new(move |failure| {
+            keep.lock().unwrap().push(failure.to_string());
+        });
+        let body = FileBody::new(Failing, 10, 16, None, "a\nb.txt".into(), report);
+        assert_eq!(drain(body).await, (Vec::new(), true));
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            *seen,
+            [r#"cannot read /"a\nb.txt" while sending it: the disk is gone"#]
+        );
+    }
+
     /// The frames of `body` until it ends: the bytes, and whether it ended with an error.
     async fn drain<R: AsyncRead + Unpin>(mut body: FileBody<R>) -> (Vec<u8>, bool) {
         let mut received = Vec::new();
@@ -138,11 +179,11 @@ mod tests {
     #[tokio::test]
     async fn a_longer_file_is_sent_to_the_length_and_a_shorter_one_ends_in_an_error() {
         let bytes: Vec<u8> = (1..=100).collect();
-        let body = FileBody::new(&bytes[..], 60, 16, None, "t".into());
+        let body = FileBody::new(&bytes[..], 60, 16, None, "t".into(), quiet());
         assert!(!body.is_end_stream());
         assert_eq!(drain(body).await, (bytes[..60].to_vec(), false));
-        let body = FileBody::new(&bytes[..], 150, 16, None, "t".into());
+        let body = FileBody::new(&bytes[..], 150, 16, None, "t".into(), quiet());
         assert_eq!(drain(body).await, (bytes.clone(), true));
-        assert!(FileBody::new(&bytes[..], 0, 16, None, "t".into()).is_end_stream());
+        assert!(FileBody::new(&bytes[..], 0, 16, None, "t".into(), quiet()).is_end_stream());
     }
 }

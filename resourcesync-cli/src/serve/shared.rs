@@ -8,6 +8,8 @@ use super::*;
 pub(super) struct Shared {
     pub(super) dir: PathBuf,
     pub(super) capability_lists: Mutex<Option<(FileIdentity, Discovered)>>,
+    /// Where read failures go.
+    pub(super) report: Reporter,
 }
 
 /// The Capability Lists, or why the Source Description could not be read.

@@ -29,6 +29,7 @@ pub(super) const CHUNK: usize = 256 << 10;
 /// length, validators and `Link` header, after the conditionals (RFC 9110 13.2.2's
 /// order) and a single byte range. `relative` is the path asked for, `name` the file's
 /// (a directory's `index.html`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn static_file(
     relative: &Path,
     name: &Path,
@@ -37,6 +38,7 @@ pub(super) fn static_file(
     meta: std::fs::Metadata,
     bytes: Option<Bytes>,
     lists: Option<&Discovered>,
+    report: &Reporter,
 ) -> Response {
     let headers = &request.headers;
     let len = meta.len();
@@ -152,7 +154,7 @@ pub(super) fn static_file(
         // file shrinking meanwhile) has moved the file's offset, and the stream would
         // begin there.
         if let Err(e) = file.seek(SeekFrom::Start(start)) {
-            return error_response(&e, relative);
+            return error_response(e, relative, report);
         }
         let file = tokio::fs::File::from_std(file);
         let cut_short = request.extensions.get::<connections::CutShort>().cloned();
@@ -162,6 +164,7 @@ pub(super) fn static_file(
             CHUNK,
             cut_short,
             name.to_owned(),
+            Arc::clone(report),
         ))
     };
     response

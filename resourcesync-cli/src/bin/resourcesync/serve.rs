@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use crate::sync::{Unusable, block_on};
 use resourcesync_cli::serve::{
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Limits, built_for_elsewhere,
-    serve_with_limits,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Limits, Reporter, built_for_elsewhere,
+    serve_reporting,
 };
 
 /// What `serve` does, for its long help.
@@ -196,7 +196,10 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         if let Some(warning) = built_for_elsewhere(&args.dir, addr).await {
             eprintln!("resourcesync serve: warning: {warning}");
         }
-        match serve_with_limits(listener, args.dir.clone(), args.limits(), shutdown).await {
+        // A file the server cannot read is its operator's to look into: said here.
+        let report: Reporter =
+            std::sync::Arc::new(|failure| eprintln!("resourcesync serve: {failure}"));
+        match serve_reporting(listener, args.dir.clone(), args.limits(), report, shutdown).await {
             Ok(()) => Ok(0),
             Err(e) => {
                 eprintln!("resourcesync serve: {e}");
