@@ -294,10 +294,7 @@ pub(super) fn unmodified_since_asked(
     modified: Option<SystemTime>,
     now: SystemTime,
 ) -> bool {
-    match (date(headers, header::IF_MODIFIED_SINCE, now), modified) {
-        (Some(since), Some(modified)) => not_modified_after(modified, since),
-        _ => false,
-    }
+    not_modified_since(headers, header::IF_MODIFIED_SINCE, modified, now).unwrap_or(false)
 }
 
 /// Whether `If-Unmodified-Since` holds for a file modified at `modified` (RFC 9110
@@ -308,10 +305,19 @@ pub(super) fn if_unmodified_since_holds(
     modified: Option<SystemTime>,
     now: SystemTime,
 ) -> bool {
-    match (date(headers, header::IF_UNMODIFIED_SINCE, now), modified) {
-        (Some(since), Some(modified)) => not_modified_after(modified, since),
-        _ => true,
-    }
+    not_modified_since(headers, header::IF_UNMODIFIED_SINCE, modified, now).unwrap_or(true)
+}
+
+/// Whether a file modified at `modified` was not modified after the date of the field
+/// `name`; `None` when there is nothing to compare: no field, a date it ignores
+/// ([`date`]), or no modification time.
+fn not_modified_since(
+    headers: &HeaderMap,
+    name: header::HeaderName,
+    modified: Option<SystemTime>,
+    now: SystemTime,
+) -> Option<bool> {
+    Some(not_modified_after(modified?, date(headers, name, now)?))
 }
 
 /// What a list field of entity tags (`If-Match`, `If-None-Match`) holds, every line of
