@@ -26,7 +26,7 @@ use std::time::{Duration, SystemTime};
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use resourcesync_benches::peers::{median, time, timing};
 use resourcesync_model::{Fixity, Uri};
-use resourcesync_source::build::{Options, build};
+use resourcesync_source::collection::{Options, build};
 use resourcesync_testkit::python::python;
 
 /// Files in the collection: 100,000 when measuring, fewer when `cargo test --benches`

@@ -50,7 +50,7 @@ use resourcesync_cli::serve;
 use resourcesync_destination::SyncOptions;
 use resourcesync_destination::asynchronous::{AsyncStop, sync as synchronize};
 use resourcesync_model::Fixity;
-use resourcesync_source::build::{Options, build};
+use resourcesync_source::collection::{Options, build};
 
 /// Whether criterion measures (`cargo bench`), rather than runs each function once
 /// (`cargo test --benches`).

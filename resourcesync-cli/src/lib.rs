@@ -15,7 +15,7 @@
 //! a typed report (or takes a callback or writer for what streams), and the binary
 //! (`src/bin/resourcesync/`) holds the arguments, the help, the signals, the printing and
 //! the exit status. `build`, `sync` and `demo` have no module here, their library calls
-//! being in the libraries below: `build` is [`resourcesync_source::build::build`]
+//! being in the libraries below: `build` is [`resourcesync_source::collection::build`]
 //! (options in, a `BuildReport` out), `sync` is `resourcesync_destination`'s
 //! `asynchronous::sync` (options, a stop token and an `Observer` in, `Synced` out);
 //! `demo`, which runs them all and prints each step, is the binary's alone.

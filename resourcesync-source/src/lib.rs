@@ -13,7 +13,7 @@
 //! - A [`Store`] keeps the publication and switches from one run's to the next at once:
 //!   [`MemoryStore`], or [`GenerationStore`], a directory a web server serves (one
 //!   generation per run behind one symbolic link; a failed or killed run leaves the last).
-//! - [`build::build`] publishes a directory's files (or a list of files) the way
+//! - [`collection::build`] publishes a directory's files (or a list of files) the way
 //!   `resourcesync build` does, with Resource and Change Dumps, incrementally (a file of
 //!   the same size and modification time is not read again).
 //!
@@ -97,18 +97,17 @@
 // error the caller gets (the tests' own setup may unwrap).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod build;
+pub mod collection;
 mod directory;
-mod dumps;
 mod engine;
 mod generations;
 mod publisher;
 mod shown;
-mod sink;
 mod store;
 
 pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN, push_segment};
-pub use dumps::Content;
+pub use engine::PublishError;
+pub use engine::dumps::Content;
 pub use publisher::{PublishOptions, PublishReport, Publisher, ResourceEvent, ResourceListPolicy};
 pub use shown::Shown;
 pub use store::{GenerationStore, MemoryStore, Store, StoreError};

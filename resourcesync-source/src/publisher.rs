@@ -10,13 +10,16 @@ use resourcesync_model::{
 };
 use resourcesync_xml::{Reader, SetLimits, SetOptions, SetWriter};
 
-use crate::build::change_list::change_list_name;
-use crate::build::dump::GenerationParts;
-use crate::build::state::{ResourceListRecord, State};
-use crate::build::{BuildError, CAPABILITY_LIST, DOCS, Options, STATE, STATE_VERSION};
-use crate::dumps::{Content, publisher_change_dump, publisher_resource_dump};
 use crate::engine::Run;
-use crate::sink::{Sink, StoreSink};
+use crate::engine::change_list::change_list_name;
+use crate::engine::dumps::{
+    Content, GenerationParts, publisher_change_dump, publisher_resource_dump,
+};
+use crate::engine::sink::{Sink, StoreSink};
+use crate::engine::state::{ResourceListRecord, State};
+use crate::engine::{
+    CAPABILITY_LIST, DOCS, Limits, PublishError, SOURCE_DESCRIPTION, STATE, STATE_VERSION,
+};
 use crate::store::Store;
 
 /// The Resource List's name: the one document, or its index.
@@ -120,16 +123,16 @@ impl PublishOptions {
         self
     }
 
-    fn build_options(&self) -> Options {
-        let mut options = Options::new(self.base_url.clone());
-        options.max_entries = self.max_entries.clamp(1, MAX_ENTRIES as usize);
-        options.max_bytes = self.max_bytes.clamp(4096, MAX_BYTES);
-        options.changelist_period = self.changelist_period;
-        options.describedby = self.describedby.clone();
-        options.resource_dump = self.resource_dump;
-        options.change_dump = self.change_dump;
-        options.max_package_bytes = self.max_package_bytes.max(1);
-        options
+    /// What the engine takes of them.
+    fn limits(&self) -> Limits {
+        Limits {
+            base_url: self.base_url.clone(),
+            max_entries: self.max_entries.clamp(1, MAX_ENTRIES as usize),
+            max_bytes: self.max_bytes.clamp(4096, MAX_BYTES),
+            max_package_bytes: self.max_package_bytes.max(1),
+            changelist_period: self.changelist_period,
+            describedby: self.describedby.clone(),
+        }
     }
 }
 
@@ -361,7 +364,7 @@ impl<S: Store> Publisher<S> {
         &mut self,
         resources: impl IntoIterator<Item = Entry>,
         now: SystemTime,
-    ) -> Result<PublishReport, BuildError> {
+    ) -> Result<PublishReport, PublishError> {
         let mut resources = resources.into_iter();
         self.run(Input::Snapshot(&mut resources), None, now)
     }
@@ -373,7 +376,7 @@ impl<S: Store> Publisher<S> {
         resources: impl IntoIterator<Item = Entry>,
         content: &dyn Content,
         now: SystemTime,
-    ) -> Result<PublishReport, BuildError> {
+    ) -> Result<PublishReport, PublishError> {
         let mut resources = resources.into_iter();
         self.run(Input::Snapshot(&mut resources), Some(content), now)
     }
@@ -387,7 +390,7 @@ impl<S: Store> Publisher<S> {
         &mut self,
         events: impl IntoIterator<Item = ResourceEvent>,
         now: SystemTime,
-    ) -> Result<PublishReport, BuildError> {
+    ) -> Result<PublishReport, PublishError> {
         let mut events = events.into_iter();
         self.run(Input::Changes(&mut events), None, now)
     }
@@ -399,7 +402,7 @@ impl<S: Store> Publisher<S> {
         events: impl IntoIterator<Item = ResourceEvent>,
         content: &dyn Content,
         now: SystemTime,
-    ) -> Result<PublishReport, BuildError> {
+    ) -> Result<PublishReport, PublishError> {
         let mut events = events.into_iter();
         self.run(Input::Changes(&mut events), Some(content), now)
     }
@@ -409,10 +412,10 @@ impl<S: Store> Publisher<S> {
         input: Input<'_>,
         content: Option<&dyn Content>,
         now: SystemTime,
-    ) -> Result<PublishReport, BuildError> {
+    ) -> Result<PublishReport, PublishError> {
         let dumps = self.options.resource_dump || self.options.change_dump;
         if dumps && content.is_none() {
-            return Err(BuildError::NoContent);
+            return Err(PublishError::NoContent);
         }
         self.store.begin()?;
         let options = self.options.clone();
@@ -442,8 +445,8 @@ fn publish(
     input: Input<'_>,
     content: Option<&dyn Content>,
     now: SystemTime,
-) -> Result<PublishReport, BuildError> {
-    let build_options = options.build_options();
+) -> Result<PublishReport, PublishError> {
+    let limits = options.limits();
     let mut state = read_state(sink, options)?;
     // What the last run replaced: kept for readers of the last run's indexes, not now.
     for name in std::mem::take(&mut state.retired) {
@@ -488,13 +491,7 @@ fn publish(
                 }
                 let current = Current::new(sink, &state, pending);
                 Some(write_resource_list(
-                    sink,
-                    current,
-                    &rl_uri,
-                    now,
-                    &up,
-                    &build_options,
-                    generation,
+                    sink, current, &rl_uri, now, &up, &limits, generation,
                 )?)
             } else {
                 None
@@ -505,7 +502,7 @@ fn publish(
             let mut resources: Vec<Entry> = resources.map(listed).collect();
             resources.sort_unstable_by(|a, b| a.loc.as_str().cmp(b.loc.as_str()));
             if let Some(twice) = resources.windows(2).find(|w| w[0].loc == w[1].loc) {
-                return Err(BuildError::Resource {
+                return Err(PublishError::Resource {
                     uri: twice[0].loc.clone(),
                     reason: "given twice",
                 });
@@ -519,7 +516,7 @@ fn publish(
                 &rl_uri,
                 now,
                 &up,
-                &build_options,
+                &limits,
                 generation,
             )?;
             (events, Some(written))
@@ -546,12 +543,12 @@ fn publish(
             .collect();
     }
     let added = entries.len() as u64;
-    let mut list_options = build_options.clone();
+    let mut list_options = limits.clone();
     list_options.max_entries = options.changelist_entries.clamp(1, MAX_ENTRIES as usize);
     let run = Run {
         sink,
         lists: &list_options,
-        documents: &build_options,
+        documents: &limits,
         generation,
         last_at,
         now,
@@ -571,14 +568,7 @@ fn publish(
         (Some(content), Some((written, _))) if options.resource_dump => {
             let listed = Current::of(sink, written.clone(), BTreeMap::new());
             documents += publisher_resource_dump(
-                sink,
-                &mut state,
-                listed,
-                content,
-                now,
-                &up,
-                &build_options,
-                generation,
+                sink, &mut state, listed, content, now, &up, &limits, generation,
             )?;
         }
         _ if options.resource_dump => {}
@@ -595,15 +585,7 @@ fn publish(
     match content {
         Some(content) if options.change_dump => {
             let dumped = publisher_change_dump(
-                sink,
-                &mut state,
-                &entries,
-                content,
-                generation,
-                last_at,
-                now,
-                &up,
-                &build_options,
+                sink, &mut state, &entries, content, generation, last_at, now, &up, &limits,
             )?;
             // None while no change was packaged: see `change_dump`.
             if let Some((uri, written)) = dumped {
@@ -655,8 +637,8 @@ fn publish(
         state.replace_set("resourcelist", parts);
     }
 
-    let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
-        path: STATE.into(),
+    let json = serde_json::to_vec(&state).map_err(|e| PublishError::State {
+        document: STATE.into(),
         reason: e.to_string(),
     })?;
     sink.write(STATE, &[&json])?;
@@ -670,7 +652,7 @@ fn publish(
         resource_list: resource_list.map(|(_, entries)| entries),
         documents,
         bytes_written: 0,
-        source_description: sink.uri(crate::build::SOURCE_DESCRIPTION)?,
+        source_description: sink.uri(SOURCE_DESCRIPTION)?,
         capability_list: cl_uri,
     })
 }
@@ -703,9 +685,9 @@ fn in_order_of_time(
 }
 
 /// The state the last run left, or a new one for a first run.
-fn read_state(sink: &dyn Sink, options: &PublishOptions) -> Result<State, BuildError> {
-    let unreadable = |reason: String| BuildError::State {
-        path: STATE.into(),
+fn read_state(sink: &dyn Sink, options: &PublishOptions) -> Result<State, PublishError> {
+    let unreadable = |reason: String| PublishError::State {
+        document: STATE.into(),
         reason,
     };
     let Some(bytes) = sink.read(STATE)? else {
@@ -740,7 +722,7 @@ fn read_state(sink: &dyn Sink, options: &PublishOptions) -> Result<State, BuildE
 fn changes_since(
     sink: &dyn Sink,
     state: &State,
-) -> Result<BTreeMap<String, Option<Entry>>, BuildError> {
+) -> Result<BTreeMap<String, Option<Entry>>, PublishError> {
     let mut since = BTreeMap::new();
     let Some(record) = &state.resource_list else {
         return Ok(since);
@@ -749,8 +731,8 @@ fn changes_since(
     let last = state.change_lists.last().map_or(first, |list| list.number);
     for number in first..=last {
         let name = change_list_name(number);
-        let damaged = |reason: String| BuildError::State {
-            path: name.clone().into(),
+        let damaged = |reason: String| PublishError::State {
+            document: name.clone(),
             reason,
         };
         // Its changes are not in the last Resource List: without them the next would
@@ -816,7 +798,7 @@ impl<'s> Current<'s> {
     }
 
     /// The next entry of the last Resource List, reading its next part when one ends.
-    fn listed(&mut self) -> Result<Option<Entry>, BuildError> {
+    fn listed(&mut self) -> Result<Option<Entry>, PublishError> {
         loop {
             if let Some(entry) = self.part.next() {
                 return Ok(Some(entry));
@@ -824,8 +806,8 @@ impl<'s> Current<'s> {
             let Some(name) = self.parts.next() else {
                 return Ok(None);
             };
-            let damaged = |reason: String| BuildError::State {
-                path: name.clone().into(),
+            let damaged = |reason: String| PublishError::State {
+                document: name.clone(),
                 reason: format!("the last Resource List: {reason}"),
             };
             let bytes = self
@@ -843,7 +825,7 @@ impl<'s> Current<'s> {
 }
 
 impl Iterator for Current<'_> {
-    type Item = Result<Entry, BuildError>;
+    type Item = Result<Entry, PublishError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
@@ -897,7 +879,7 @@ fn compare(
     snapshot: Vec<Entry>,
     last_at: W3cDateTime,
     now: W3cDateTime,
-) -> Result<(Vec<ResourceEvent>, Vec<Entry>), BuildError> {
+) -> Result<(Vec<ResourceEvent>, Vec<Entry>), PublishError> {
     let when = |entry: &Entry| match entry.lastmod {
         Some(at) if last_at.precedes(&at) && !now.precedes(&at) => at,
         _ => now,
@@ -953,14 +935,14 @@ fn compare(
 /// hold its entries (the one document, or the parts) and its entries.
 fn write_resource_list(
     sink: &dyn Sink,
-    entries: impl Iterator<Item = Result<Entry, BuildError>>,
+    entries: impl Iterator<Item = Result<Entry, PublishError>>,
     uri: &Uri,
     now: W3cDateTime,
     up: &Link,
-    options: &Options,
+    options: &Limits,
     generation: u64,
-) -> Result<(Vec<String>, u64), BuildError> {
-    let document_error = |source| BuildError::Document {
+) -> Result<(Vec<String>, u64), PublishError> {
+    let document_error = |source| PublishError::Document {
         document: uri.to_string(),
         source,
     };

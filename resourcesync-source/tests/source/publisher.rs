@@ -542,8 +542,9 @@ fn a_publication_build_made_is_refused_not_started_afresh() {
     std::fs::create_dir(&collection).unwrap();
     std::fs::write(collection.join("a.txt"), "a").unwrap();
     let publish = root.path().join("publish");
-    let build_options = resourcesync_source::build::Options::new(BASE.parse().unwrap());
-    resourcesync_source::build::build(&collection, &publish, &build_options, t(0), &()).unwrap();
+    let build_options = resourcesync_source::collection::Options::new(BASE.parse().unwrap());
+    resourcesync_source::collection::build(&collection, &publish, &build_options, t(0), &())
+        .unwrap();
     let mut source = Publisher::new(GenerationStore::open(&publish).unwrap(), options());
     let event = ResourceEvent::created(record(2, "b"), at(5));
     let error = source.publish_changes([event], t(10)).unwrap_err();

@@ -1,4 +1,4 @@
-//! `resourcesync build`: the command line over [`resourcesync_source::build`], which
+//! `resourcesync build`: the command line over [`resourcesync_source::collection`], which
 //! publishes a directory as a ResourceSync Source (its docs say how) and returns a
 //! report; here are its arguments, help, progress bar, printing and exit status.
 
@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_model::{MAX_BYTES, MAX_ENTRIES, Uri};
-use resourcesync_source::build::{BuildReport, Options, Progress, build};
+use resourcesync_source::collection::{BuildReport, Options, Progress, build};
 use serde_json::json;
 
 /// What `build` does, for its long help.

@@ -23,7 +23,7 @@ use crate::build::Bar;
 use crate::sync::{Unusable, block_on, synchronize};
 use resourcesync_cli::serve::serve;
 use resourcesync_destination::{SyncOptions, Synced};
-use resourcesync_source::build::{Options, build};
+use resourcesync_source::collection::{Options, build};
 
 /// What `demo` does, for its long help.
 pub(crate) const DEMO_ABOUT: &str = "\

@@ -11,12 +11,11 @@ use resourcesync_model::{
 use resourcesync_package::{
     Bitstream, DumpBuilder, DumpLimits, DumpStore, PackageError, PackageOptions,
 };
-use resourcesync_xml::{SetLimits, SetOptions, SetWriter};
+use resourcesync_xml::{SetLimits, SetOptions, SetStore, SetWriter, WriteError};
 
-use crate::build::dump::{GenerationParts, package_path};
-use crate::build::state::State;
-use crate::build::{BuildError, DOCS, Options};
-use crate::sink::Sink;
+use super::sink::Sink;
+use super::state::State;
+use super::{DOCS, Limits, PublishError};
 
 /// The resources' content, for the dumps: what the application serves at their URIs, read
 /// when a resource is packaged.
@@ -107,10 +106,13 @@ fn bitstream(entry: &Entry) -> Bitstream {
 }
 
 /// `resource`'s content, or an error naming it.
-fn open<'c>(content: &'c dyn Content, resource: &Entry) -> Result<Box<dyn Read + 'c>, BuildError> {
+fn open<'c>(
+    content: &'c dyn Content,
+    resource: &Entry,
+) -> Result<Box<dyn Read + 'c>, PublishError> {
     content
         .open(resource)
-        .map_err(|source| BuildError::Content {
+        .map_err(|source| PublishError::Content {
             uri: resource.loc.clone(),
             source,
         })
@@ -143,16 +145,18 @@ impl Packaged<'_> {
 
 /// Packages `items` into `store` as the dump of `head`: packages `{name}-00001.zip`, …
 /// (with their manifest copies) and the dump document `{name}.xml`.
-fn package<'c, W: Write>(
+fn package<'c, W: Write, E: From<PublishError>>(
     store: impl DumpStore<Package = W> + 'c,
     head: DocumentHead,
     name: &str,
-    items: impl Iterator<Item = Result<Packaged<'c>, BuildError>>,
-    options: &Options,
-) -> Result<resourcesync_package::DumpInfo, BuildError> {
-    let package_error = |source| BuildError::Package {
-        document: format!("{name}.xml"),
-        source,
+    items: impl Iterator<Item = Result<Packaged<'c>, E>>,
+    options: &Limits,
+) -> Result<resourcesync_package::DumpInfo, E> {
+    let package_error = |source| {
+        E::from(PublishError::Package {
+            document: format!("{name}.xml"),
+            source,
+        })
     };
     let limits = DumpLimits::new(options.max_package_bytes, options.max_entries);
     let mut dump = DumpBuilder::in_store(head, store, name, limits, PackageOptions::default())
@@ -179,15 +183,15 @@ fn package<'c, W: Write>(
 /// 9), so the Source omits the document (and, the caller, its Capability List entry);
 /// one published before is removed. (The Resource List stays, empty: section 7 allows
 /// "zero or more" `<url>`, and it is how a Destination learns that the set is empty.)
-pub(crate) fn resource_dump<'c, W: Write>(
+pub(crate) fn resource_dump<'c, W: Write, E: From<PublishError>>(
     sink: &dyn Sink,
     store: impl DumpStore<Package = W> + 'c,
-    items: impl Iterator<Item = Result<Packaged<'c>, BuildError>>,
+    items: impl Iterator<Item = Result<Packaged<'c>, E>>,
     now: W3cDateTime,
     up: &Link,
-    options: &Options,
+    options: &Limits,
     generation: u64,
-) -> Result<bool, BuildError> {
+) -> Result<bool, E> {
     let name = format!("{DOCS}/resourcedump-g{generation}");
     let head = DocumentHead::of_kind(DocumentKind::ResourceDump)
         .with_at(now)
@@ -201,7 +205,7 @@ pub(crate) fn resource_dump<'c, W: Write>(
         return Ok(false);
     }
     // Published under the one name the Capability List gives.
-    let bytes = sink.read(&document)?.ok_or_else(|| BuildError::Package {
+    let bytes = sink.read(&document)?.ok_or_else(|| PublishError::Package {
         document: document.clone(),
         source: PackageError::store("the dump document was not written"),
     })?;
@@ -221,17 +225,17 @@ pub(crate) fn resource_dump<'c, W: Write>(
 /// List stays: the Change Lists' `from` and `until` are contiguous, sections 12.1 and
 /// 12.2, and an open one with no entry is how a Destination learns that nothing changed.)
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn change_dump<'c, W: Write>(
+pub(crate) fn change_dump<'c, W: Write, E: From<PublishError>>(
     sink: &dyn Sink,
     store: impl DumpStore<Package = W> + 'c,
     state: &mut State,
-    items: Option<impl Iterator<Item = Result<Packaged<'c>, BuildError>>>,
+    items: Option<impl Iterator<Item = Result<Packaged<'c>, E>>>,
     generation: u64,
     last_at: W3cDateTime,
     now: W3cDateTime,
     up: &Link,
-    options: &Options,
-) -> Result<Option<(Uri, u64)>, BuildError> {
+    options: &Limits,
+) -> Result<Option<(Uri, u64)>, E> {
     let from = *state.change_dump_from.get_or_insert(last_at);
     let mut count = 0;
     if let Some(items) = items {
@@ -260,9 +264,11 @@ pub(crate) fn change_dump<'c, W: Write>(
         return Ok(None);
     }
     let uri = sink.uri(&own)?;
-    let document_error = |source| BuildError::Document {
-        document: uri.to_string(),
-        source,
+    let document_error = |source| {
+        E::from(PublishError::Document {
+            document: uri.to_string(),
+            source,
+        })
     };
     let head = DocumentHead::of_kind(DocumentKind::ChangeDump)
         .with_from(from)
@@ -297,13 +303,13 @@ pub(crate) fn change_dump<'c, W: Write>(
 pub(crate) fn publisher_resource_dump(
     sink: &dyn Sink,
     state: &mut State,
-    resources: impl Iterator<Item = Result<Entry, BuildError>>,
+    resources: impl Iterator<Item = Result<Entry, PublishError>>,
     content: &dyn Content,
     now: W3cDateTime,
     up: &Link,
-    options: &Options,
+    options: &Limits,
     generation: u64,
-) -> Result<u64, BuildError> {
+) -> Result<u64, PublishError> {
     let written = RefCell::new(Vec::new());
     let store = SinkDumps {
         sink,
@@ -312,7 +318,7 @@ pub(crate) fn publisher_resource_dump(
     let items = resources.map(|resource| {
         let resource = resource?;
         let reader = open(content, &resource)?;
-        Ok(Packaged::Resource(
+        Ok::<_, PublishError>(Packaged::Resource(
             Box::new(bitstream(&resource)),
             reader,
             resource.length(),
@@ -340,8 +346,8 @@ pub(crate) fn publisher_change_dump(
     last_at: W3cDateTime,
     now: W3cDateTime,
     up: &Link,
-    options: &Options,
-) -> Result<Option<(Uri, u64)>, BuildError> {
+    options: &Limits,
+) -> Result<Option<(Uri, u64)>, PublishError> {
     let written = RefCell::new(Vec::new());
     let store = SinkDumps {
         sink,
@@ -365,4 +371,51 @@ pub(crate) fn publisher_change_dump(
     change_dump(
         sink, store, state, items, generation, last_at, now, up, options,
     )
+}
+
+/// Where a Resource List's parts go: files of the generation named after it,
+/// `<stem>-00001.xml`, … .
+pub(crate) struct GenerationParts<'a> {
+    pub(crate) sink: &'a dyn Sink,
+    pub(crate) stem: String,
+}
+
+impl SetStore for GenerationParts<'_> {
+    fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
+        self.sink
+            .uri(&format!("{}-{number:05}.xml", self.stem))
+            .map_err(|e| WriteError::Store(Box::new(e)))
+    }
+
+    fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
+        self.store_pieces(uri, &[document])
+    }
+
+    fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
+        let name = self.sink.name(uri).ok_or_else(|| {
+            WriteError::Io(io::Error::other(format!("{uri} is not under the base")))
+        })?;
+        self.sink
+            .write(name, pieces)
+            .map_err(|e| WriteError::Store(Box::new(e)))
+    }
+}
+
+/// The path a resource has in a package: its path in the collection, or for a resource
+/// named by its URI, the URI's host and path. A name a package may not hold (a colon, a
+/// backslash: unsafe to extract on some systems) is percent-encoded, as it is in a URI.
+pub(crate) fn package_path(path: &str) -> String {
+    const KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'.')
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b' ');
+    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
+    if resourcesync_package::safe_path(path).is_ok() {
+        format!("/{path}")
+    } else {
+        path.split('/')
+            .map(|s| percent_encoding::utf8_percent_encode(s, KEPT).to_string())
+            .fold(String::new(), |name, s| name + "/" + &s)
+    }
 }

@@ -69,7 +69,7 @@
 //!
 //! ```
 //! use std::time::{Duration, SystemTime};
-//! use resourcesync_source::build::{Options, build};
+//! use resourcesync_source::collection::{Options, build};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let root = tempfile::tempdir()?;
@@ -104,24 +104,23 @@ use std::time::{Duration, SystemTime};
 use crate::{Directory, DirectoryError, Shown};
 use resourcesync_model::BitstreamPath;
 use resourcesync_model::{
-    Capability, Change, Document, DocumentHead, DocumentKind, Entry, Fixity, Hashes, Link,
-    MAX_BYTES, MAX_ENTRIES, Md, MediaType, Relation, Uri, W3cDateTime,
+    Capability, Change, DocumentHead, DocumentKind, Entry, Fixity, Hashes, Link, MAX_BYTES,
+    MAX_ENTRIES, MediaType, Relation, Uri, W3cDateTime,
 };
-use resourcesync_package::{Bitstream, PackageError};
-use resourcesync_xml::{
-    SetLimits, SetOptions, SetStore, SetWriter, WriteError, WriteOptions, Writer, WrittenDocument,
-    write_document_with,
-};
+use resourcesync_package::Bitstream;
+use resourcesync_xml::{SetLimits, SetOptions, SetWriter, WrittenDocument};
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Run;
+use crate::engine::dumps::{GenerationParts, package_path};
+use crate::engine::state::State;
+use crate::engine::{
+    CAPABILITY_LIST, DOCS, Limits, PublishError, Run, SOURCE_DESCRIPTION, STATE, STATE_VERSION,
+};
 use crate::generations::symlink;
-use crate::sink::Sink;
 use crate::store::StoreError;
 use crate::store::{GenerationStore, Store};
 
 pub(crate) mod beneath;
-pub(crate) mod change_list;
 pub(crate) mod dump;
 pub(crate) mod generation;
 pub(crate) mod portable;
@@ -177,7 +176,7 @@ pub struct Options {
     /// How long a Change List stays open.
     pub changelist_period: Option<Duration>,
     /// A file of URI and file pairs to publish instead of the collection's files
-    /// ([`listed`](crate::build) resources: a line per resource, its URI and its file
+    /// ([`listed`](crate::collection) resources: a line per resource, its URI and its file
     /// relative to the collection; `#` comments and empty lines left out).
     pub list: Option<PathBuf>,
     /// The Source Description's `describedby` link.
@@ -229,6 +228,18 @@ impl Options {
         self.changelist_period = Some(period);
         self
     }
+
+    /// What the engine takes of them.
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            base_url: self.base_url.clone(),
+            max_entries: self.max_entries,
+            max_bytes: self.max_bytes,
+            max_package_bytes: self.max_package_bytes,
+            changelist_period: self.changelist_period,
+            describedby: self.describedby.clone(),
+        }
+    }
 }
 
 /// Why nothing was published. The previous publication is unchanged in every case.
@@ -251,59 +262,10 @@ pub enum BuildError {
         /// Why.
         source: io::Error,
     },
-    /// The publish directory cannot take this run's generation: another publisher holds
-    /// it, it is something no publisher made, or a generation could not be written.
+    /// The engine could not publish: a document, a package, the store, a resource's
+    /// content, or what the last run left.
     #[error(transparent)]
-    Store(#[from] StoreError),
-    /// The dumps are on and the run was given no content to package: the caller's
-    /// mistake ([`Publisher::publish_snapshot_with`](crate::Publisher::publish_snapshot_with)).
-    #[error(
-        "the dumps need the resources' content: publish with publish_snapshot_with or publish_changes_with"
-    )]
-    NoContent,
-    /// A resource's content, which a dump packages, could not be read.
-    #[error("{}: content: {source}", crate::shown::escaped(uri.as_str()))]
-    Content {
-        /// The resource.
-        uri: Uri,
-        /// Why.
-        source: io::Error,
-    },
-    /// A resource the application gave cannot be published as it is.
-    #[error("{}: {reason}", crate::shown::escaped(uri.as_str()))]
-    Resource {
-        /// The resource.
-        uri: Uri,
-        /// What is wrong.
-        reason: &'static str,
-    },
-    /// A document's name makes no URI under the base.
-    #[error("{name}: makes no URI under the base: {error}")]
-    Name {
-        /// The name, relative to the base.
-        name: String,
-        /// Why.
-        error: resourcesync_model::UriError,
-    },
-    /// The base URL cannot be a directory's base, or a name makes no URI under it.
-    #[error(transparent)]
-    Directory(#[from] DirectoryError),
-    /// A document could not be written, or would break a rule of the standard.
-    #[error("{document}: {source}")]
-    Document {
-        /// The document's name in the publication.
-        document: String,
-        /// Why.
-        source: WriteError,
-    },
-    /// A dump package could not be written.
-    #[error("{document}: {source}")]
-    Package {
-        /// The dump's name in the publication.
-        document: String,
-        /// Why.
-        source: PackageError,
-    },
+    Publish(Box<PublishError>),
     /// A line of the list of URI and file pairs is wrong.
     #[error("{}, line {line}: {}", Shown(list), crate::shown::escaped(reason))]
     List {
@@ -337,6 +299,26 @@ pub enum BuildError {
         /// Why.
         reason: String,
     },
+}
+
+// Boxed: the engine's errors are large, and a `BuildError` is returned by every step of
+// the walk and the hashing.
+impl From<PublishError> for BuildError {
+    fn from(error: PublishError) -> BuildError {
+        BuildError::Publish(Box::new(error))
+    }
+}
+
+impl From<StoreError> for BuildError {
+    fn from(error: StoreError) -> BuildError {
+        PublishError::from(error).into()
+    }
+}
+
+impl From<DirectoryError> for BuildError {
+    fn from(error: DirectoryError) -> BuildError {
+        PublishError::from(error).into()
+    }
 }
 
 /// A file (or directory) of the collection that was not published, and why.
@@ -492,9 +474,6 @@ impl std::fmt::Display for BuildReport {
 /// The seconds since the epoch a `lastmod` can say: 0000-01-01 to 9999-12-31.
 const W3C_YEARS: std::ops::Range<i64> = -62_167_219_200..253_402_300_800;
 
-/// The name of the state file in a generation.
-pub(crate) const STATE: &str = ".resourcesync/state.json";
-
 /// The state's resources, beside it: every resource published by its path in the
 /// collection, in path order (each path once), with what the run knew of it. A compact
 /// binary file (postcard), read and written in a fraction of the time JSON takes for
@@ -505,21 +484,6 @@ const RESOURCES: &str = ".resourcesync/resources.2.postcard";
 /// The resources file of the runs before stamps (no stamp: the first run after them reads
 /// every file again once), read when a generation has no [`RESOURCES`].
 const RESOURCES_UNSTAMPED: &str = ".resourcesync/resources.postcard";
-
-/// The state's format. 5: the resources file keeps each resource's `lastmod` apart from
-/// its file's modification time.
-pub(crate) const STATE_VERSION: u32 = 5;
-
-/// What a damaged open Change List leaves to do.
-pub(crate) const LOST_OPEN_LIST: &str =
-    "the state's open Change List is lost: publish into a new directory";
-
-/// Where the documents go, under the base.
-pub(crate) const DOCS: &str = "resourcesync";
-/// The Source Description's name (section 6.3.2).
-pub(crate) const SOURCE_DESCRIPTION: &str = ".well-known/resourcesync";
-/// The Capability List's name.
-pub(crate) const CAPABILITY_LIST: &str = "resourcesync/capabilitylist.xml";
 
 /// Publishes `collection` into `publish` as `options` say, and reports what it did.
 ///

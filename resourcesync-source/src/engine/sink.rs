@@ -9,26 +9,26 @@ use std::io;
 use crate::Directory;
 use resourcesync_model::Uri;
 
-use crate::build::BuildError;
-use crate::store::Store;
+use super::PublishError;
+use crate::store::{Store, StoreError};
 
 /// A publication being written.
 pub(crate) trait Sink {
     /// The base URI, which the publication's root is served at.
     fn base(&self) -> &Uri;
     /// The URI `name` has under the base.
-    fn uri(&self, name: &str) -> Result<Uri, BuildError>;
+    fn uri(&self, name: &str) -> Result<Uri, PublishError>;
     /// The name of a URI under the base, as [`Sink::uri`] made it.
     fn name<'u>(&self, uri: &'u Uri) -> Option<&'u str>;
     /// The bytes of `name`, as the last run wrote them (carried over into this one), or
     /// `None` where there is no such document.
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError>;
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, PublishError>;
     /// Whether `name` is there.
     fn exists(&self, name: &str) -> bool;
     /// Writes `name` whole, its bytes given in `pieces`, replacing what was there.
-    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError>;
+    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), PublishError>;
     /// Removes `name`, if it is there.
-    fn remove(&self, name: &str) -> Result<(), BuildError>;
+    fn remove(&self, name: &str) -> Result<(), PublishError>;
 }
 
 impl Sink for Directory {
@@ -36,7 +36,7 @@ impl Sink for Directory {
         Directory::base(self)
     }
 
-    fn uri(&self, name: &str) -> Result<Uri, BuildError> {
+    fn uri(&self, name: &str) -> Result<Uri, PublishError> {
         Ok(Directory::uri(self, name)?)
     }
 
@@ -44,12 +44,12 @@ impl Sink for Directory {
         uri.as_str().strip_prefix(self.base().as_str())
     }
 
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError> {
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, PublishError> {
         let path = self.path(&Sink::uri(self, name)?)?;
         match crate::directory::read_file(&path, true) {
             Ok(bytes) => Ok(Some(bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(BuildError::Read { path, source }),
+            Err(source) => Err(StoreError::Io { path, source }.into()),
         }
     }
 
@@ -60,16 +60,16 @@ impl Sink for Directory {
             .is_some_and(|path| path.exists())
     }
 
-    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError> {
+    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), PublishError> {
         self.write_pieces(&Sink::uri(self, name)?, pieces)?;
         Ok(())
     }
 
-    fn remove(&self, name: &str) -> Result<(), BuildError> {
+    fn remove(&self, name: &str) -> Result<(), PublishError> {
         let path = self.path(&Sink::uri(self, name)?)?;
         match fs::remove_file(&path) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                Err(BuildError::Write { path, source: e })
+                Err(StoreError::Io { path, source: e }.into())
             }
             _ => Ok(()),
         }
@@ -103,10 +103,10 @@ impl<S: Store> Sink for StoreSink<'_, S> {
         &self.base
     }
 
-    fn uri(&self, name: &str) -> Result<Uri, BuildError> {
+    fn uri(&self, name: &str) -> Result<Uri, PublishError> {
         format!("{}{name}", self.base)
             .parse()
-            .map_err(|error| BuildError::Name {
+            .map_err(|error| PublishError::Name {
                 name: name.to_owned(),
                 error,
             })
@@ -116,7 +116,7 @@ impl<S: Store> Sink for StoreSink<'_, S> {
         uri.as_str().strip_prefix(self.base.as_str())
     }
 
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError> {
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, PublishError> {
         Ok(self.store.borrow().read(name)?)
     }
 
@@ -124,14 +124,14 @@ impl<S: Store> Sink for StoreSink<'_, S> {
         self.store.borrow().exists(name)
     }
 
-    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError> {
+    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), PublishError> {
         self.store.borrow_mut().write(name, pieces)?;
         let bytes: usize = pieces.iter().map(|p| p.len()).sum();
         self.written.set(self.written.get() + bytes as u64);
         Ok(())
     }
 
-    fn remove(&self, name: &str) -> Result<(), BuildError> {
+    fn remove(&self, name: &str) -> Result<(), PublishError> {
         Ok(self.store.borrow_mut().remove(name)?)
     }
 }
@@ -162,7 +162,7 @@ impl Sink for Unchanged<'_> {
         self.sink.base()
     }
 
-    fn uri(&self, name: &str) -> Result<Uri, BuildError> {
+    fn uri(&self, name: &str) -> Result<Uri, PublishError> {
         self.sink.uri(name)
     }
 
@@ -170,7 +170,7 @@ impl Sink for Unchanged<'_> {
         self.sink.name(uri)
     }
 
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, BuildError> {
+    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, PublishError> {
         self.sink.read(name)
     }
 
@@ -178,7 +178,7 @@ impl Sink for Unchanged<'_> {
         self.sink.exists(name)
     }
 
-    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), BuildError> {
+    fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), PublishError> {
         if let Some(old) = self.sink.read(name)? {
             let length: usize = pieces.iter().map(|p| p.len()).sum();
             if old.len() == length && old == pieces.concat() {
@@ -189,7 +189,7 @@ impl Sink for Unchanged<'_> {
         self.sink.write(name, pieces)
     }
 
-    fn remove(&self, name: &str) -> Result<(), BuildError> {
+    fn remove(&self, name: &str) -> Result<(), PublishError> {
         self.sink.remove(name)
     }
 }

@@ -5,20 +5,63 @@
 
 use resourcesync_model::{Capability, Entry, Link, Uri, W3cDateTime};
 
-use crate::build::change_list::{CHANGE_LIST_INDEX, change_list_archive, change_lists};
-use crate::build::publish::capability_list;
-use crate::build::state::State;
-use crate::build::{BuildError, Options, STATE_VERSION};
-use crate::sink::{Sink, Unchanged};
+pub(crate) mod change_list;
+pub(crate) mod documents;
+pub(crate) mod dumps;
+mod error;
+pub(crate) mod sink;
+pub(crate) mod state;
+
+pub use error::PublishError;
+
+use change_list::{CHANGE_LIST_INDEX, change_list_archive, change_lists};
+use documents::capability_list;
+use sink::{Sink, Unchanged};
+use state::State;
+
+/// Where the documents go, under the base.
+pub(crate) const DOCS: &str = "resourcesync";
+/// The Source Description's name (section 6.3.2).
+pub(crate) const SOURCE_DESCRIPTION: &str = ".well-known/resourcesync";
+/// The Capability List's name.
+pub(crate) const CAPABILITY_LIST: &str = "resourcesync/capabilitylist.xml";
+/// The name of the state file in a publication.
+pub(crate) const STATE: &str = ".resourcesync/state.json";
+/// The state's format. 5: the resources file keeps each resource's `lastmod` apart from
+/// its file's modification time.
+pub(crate) const STATE_VERSION: u32 = 5;
+/// What a damaged open Change List leaves to do.
+pub(crate) const LOST_OPEN_LIST: &str =
+    "the state's open Change List is lost: publish into a new directory";
+
+/// What the engine takes from its adapter's options: the base, the documents' limits and
+/// what the Capability List names. The [`Publisher`](crate::Publisher) makes it from its
+/// [`PublishOptions`](crate::PublishOptions), `build` from its
+/// [`Options`](crate::collection::Options).
+#[derive(Debug, Clone)]
+pub(crate) struct Limits {
+    /// The URL the publication's root is served at.
+    pub(crate) base_url: Uri,
+    /// Entries per document, at most 50,000.
+    pub(crate) max_entries: usize,
+    /// Bytes per document, at most 50 MiB.
+    pub(crate) max_bytes: u64,
+    /// Bytes of content per dump package.
+    pub(crate) max_package_bytes: u64,
+    /// How long a Change List stays open.
+    pub(crate) changelist_period: Option<std::time::Duration>,
+    /// The Source Description's `describedby` link; without one, a page is written.
+    pub(crate) describedby: Option<Uri>,
+}
 
 /// One run, as its adapter made it.
 pub(crate) struct Run<'a> {
     /// Where the documents go.
     pub(crate) sink: &'a dyn Sink,
     /// The limits of the Change Lists, and the period that closes the open one.
-    pub(crate) lists: &'a Options,
+    pub(crate) lists: &'a Limits,
     /// The limits of the other documents, and the `describedby` link.
-    pub(crate) documents: &'a Options,
+    pub(crate) documents: &'a Limits,
     /// This run's generation, which names the parts it writes.
     pub(crate) generation: u64,
     /// When the last run published (this run's, for the first).
@@ -43,7 +86,7 @@ impl Run<'_> {
         first: Vec<(Uri, Capability)>,
         last: Vec<(Uri, Capability)>,
         resources: usize,
-    ) -> Result<u64, BuildError> {
+    ) -> Result<u64, PublishError> {
         let Run {
             sink,
             lists,

@@ -1,7 +1,7 @@
 //! The Resource Dump and the Change Dump, with their packages.
 
 use super::*;
-use crate::dumps::Packaged;
+use crate::engine::dumps::Packaged;
 
 /// A published resource as a dump packages it: its file opened, its bitstream at its path
 /// in the collection (or, for a listed resource, its URI's host and path); `None` when
@@ -86,7 +86,7 @@ impl Read for Checked {
 }
 
 /// Writes the Resource Dump: every resource, read again into packages; none when there
-/// is no resource (see [`crate::dumps::resource_dump`]). Returns whether it was written.
+/// is no resource (see [`crate::engine::dumps::resource_dump`]). Returns whether it was written.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn resource_dump(
     collection: &Collection,
@@ -103,54 +103,15 @@ pub(super) fn resource_dump(
         .iter()
         .map(|published| packaged(collection, &published.uri(&uris)?, published, media_types))
         .filter_map(Result::transpose);
-    crate::dumps::resource_dump(directory, directory, items, now, up, options, generation)
-}
-
-/// Where a Resource List's parts go: files of the generation named after it,
-/// `<stem>-00001.xml`, … .
-pub(crate) struct GenerationParts<'a> {
-    pub(crate) sink: &'a dyn Sink,
-    pub(crate) stem: String,
-}
-
-impl SetStore for GenerationParts<'_> {
-    fn part_uri(&mut self, number: usize) -> Result<Uri, WriteError> {
-        self.sink
-            .uri(&format!("{}-{number:05}.xml", self.stem))
-            .map_err(|e| WriteError::Store(Box::new(e)))
-    }
-
-    fn store(&mut self, uri: &Uri, document: &[u8]) -> Result<(), WriteError> {
-        self.store_pieces(uri, &[document])
-    }
-
-    fn store_pieces(&mut self, uri: &Uri, pieces: &[&[u8]]) -> Result<(), WriteError> {
-        let name = self.sink.name(uri).ok_or_else(|| {
-            WriteError::Io(io::Error::other(format!("{uri} is not under the base")))
-        })?;
-        self.sink
-            .write(name, pieces)
-            .map_err(|e| WriteError::Store(Box::new(e)))
-    }
-}
-
-/// The path a resource has in a package: its path in the collection, or for a resource
-/// named by its URI, the URI's host and path. A name a package may not hold (a colon, a
-/// backslash: unsafe to extract on some systems) is percent-encoded, as it is in a URI.
-pub(crate) fn package_path(path: &str) -> String {
-    const KEPT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'.')
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b' ');
-    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
-    if resourcesync_package::safe_path(path).is_ok() {
-        format!("/{path}")
-    } else {
-        path.split('/')
-            .map(|s| percent_encoding::utf8_percent_encode(s, KEPT).to_string())
-            .fold(String::new(), |name, s| name + "/" + &s)
-    }
+    crate::engine::dumps::resource_dump(
+        directory,
+        directory,
+        items,
+        now,
+        up,
+        &options.limits(),
+        generation,
+    )
 }
 
 /// A resource as a bitstream of a package, at its path in the collection; a name a
@@ -174,7 +135,7 @@ pub(super) fn bitstream(
 /// Adds this run's changes to the Change Dump as packages of their own (each resource's
 /// file read again), and writes the Change Dump that lists every run's packages. Returns
 /// its URI and the number of documents and packages written; `None` while it has no
-/// package (see [`crate::dumps::change_dump`]).
+/// package (see [`crate::engine::dumps::change_dump`]).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn change_dump(
     collection: &Collection,
@@ -204,8 +165,16 @@ pub(super) fn change_dump(
         }
     });
     let items = (!changes.is_empty()).then_some(items);
-    crate::dumps::change_dump(
-        directory, directory, state, items, number, last_at, now, up, options,
+    crate::engine::dumps::change_dump(
+        directory,
+        directory,
+        state,
+        items,
+        number,
+        last_at,
+        now,
+        up,
+        &options.limits(),
     )
 }
 

@@ -1,7 +1,18 @@
 //! The Change Lists: the open one extended, closed by the limits or the period, their
 //! index, and the archive their oldest move to.
 
-use super::*;
+use resourcesync_model::{
+    Document, DocumentHead, DocumentKind, Entry, Link, Md, Relation, Uri, W3cDateTime,
+};
+use resourcesync_xml::{
+    SetLimits, SetOptions, SetWriter, WriteError, WriteOptions, Writer, WrittenDocument,
+};
+
+use super::documents::write_small;
+use super::dumps::GenerationParts;
+use super::sink::Sink;
+use super::state::{ChangeListRecord, OpenList, State};
+use super::{DOCS, LOST_OPEN_LIST, Limits, PublishError, STATE};
 
 /// A Change List's estimated size of one entry, for the byte limit: its URI as written
 /// at worst (every character escaped, `&` as `&amp;`) and the longest its metadata can be.
@@ -19,8 +30,8 @@ pub(crate) fn change_lists(
     last_at: W3cDateTime,
     now: W3cDateTime,
     up: &Link,
-    options: &Options,
-) -> Result<u64, BuildError> {
+    options: &Limits,
+) -> Result<u64, PublishError> {
     if state.change_lists.is_empty() {
         // The first run: the changes are published from now on. Its open Change List has
         // no entry yet and is published all the same, unlike an empty dump (which is
@@ -58,20 +69,19 @@ pub(crate) fn change_lists(
     // into this generation), then this run's; read only when the list is written again.
     let carried = if state.open.entries > 0 && (period_closes || !changes.is_empty()) {
         let name = change_list_name(open.number);
-        let path = PathBuf::from(&name);
-        let document = sink.read(&name)?.ok_or_else(|| BuildError::State {
-            path: path.clone(),
+        let document = sink.read(&name)?.ok_or_else(|| PublishError::State {
+            document: name.clone(),
             reason: format!("not found; {LOST_OPEN_LIST}"),
         })?;
-        Some((path, document))
+        Some((name, document))
     } else {
         None
     };
     let carried = match carried {
         None => None,
-        Some((path, document)) => {
-            let damaged = |reason: String| BuildError::State {
-                path: path.clone(),
+        Some((name, document)) => {
+            let damaged = |reason: String| PublishError::State {
+                document: name.clone(),
                 reason: format!("{reason}; {LOST_OPEN_LIST}"),
             };
             let written = WrittenDocument::new(document)
@@ -147,13 +157,13 @@ pub(crate) fn change_lists(
 
 /// The open Change List: the last of the state's, which [`change_lists`] opens first if
 /// there is none.
-fn open_list(state: &State) -> Result<ChangeListRecord, BuildError> {
+fn open_list(state: &State) -> Result<ChangeListRecord, PublishError> {
     state
         .change_lists
         .last()
         .cloned()
-        .ok_or_else(|| BuildError::State {
-            path: STATE.into(),
+        .ok_or_else(|| PublishError::State {
+            document: STATE.into(),
             reason: "no open Change List".into(),
         })
 }
@@ -196,9 +206,9 @@ pub(crate) fn write_list(
     name: &str,
     head: &DocumentHead,
     entries: &[Listed<'_>],
-    options: &Options,
-) -> Result<(), BuildError> {
-    let refused = |source| BuildError::Document {
+    options: &Limits,
+) -> Result<(), PublishError> {
+    let refused = |source| PublishError::Document {
         document: name.to_owned(),
         source,
     };
@@ -262,13 +272,13 @@ pub(crate) fn change_list_archive(
     state: &State,
     generation: u64,
     up: &Link,
-    options: &Options,
-) -> Result<Option<(Uri, Vec<String>)>, BuildError> {
+    options: &Limits,
+) -> Result<Option<(Uri, Vec<String>)>, PublishError> {
     if state.archived.is_empty() {
         return Ok(None);
     }
     let uri = sink.uri(&format!("{DOCS}/changelist-archive.xml"))?;
-    let document_error = |source| BuildError::Document {
+    let document_error = |source| PublishError::Document {
         document: uri.to_string(),
         source,
     };

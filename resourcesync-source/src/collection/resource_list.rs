@@ -40,9 +40,11 @@ pub(super) fn write_resource_list(
         .with_at(now)
         .with_link(up.clone());
     let name = uri.to_string();
-    let document_error = |source| BuildError::Document {
-        document: name.clone(),
-        source,
+    let document_error = |source| {
+        BuildError::from(PublishError::Document {
+            document: name.clone(),
+            source,
+        })
     };
     let set_options = SetOptions::default().with_limits(SetLimits::new(
         options.max_entries as u64,
