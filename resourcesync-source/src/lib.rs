@@ -10,12 +10,18 @@
 //!   archive. A change costs what the change is: the open Change List is read and written
 //!   again, not the collection; the Resource List is written again on a policy the caller
 //!   chooses ([`ResourceListPolicy`]), and its `at` never claims more than it holds.
+//! - [`Publisher::begin`] opens a [`Transaction`]: the application writes its own files
+//!   (the resources the documents describe) into the publication begun, and publishing
+//!   the documents commits the whole at once: readers never see a resource without its
+//!   entry, or an entry whose resource is not there yet.
 //! - A [`Store`] keeps the publication and switches from one run's to the next at once:
 //!   [`MemoryStore`], or [`GenerationStore`], a directory a web server serves (one
 //!   generation per run behind one symbolic link; a failed or killed run leaves the last).
 //! - [`collection::build`] publishes a directory's files (or a list of files) the way
 //!   `resourcesync build` does, with Resource and Change Dumps, incrementally (a file of
-//!   the same size and modification time is not read again).
+//!   the same size, modification time and change time is not read again): an adapter
+//!   that walks the directory and feeds the same engine (the Change Lists, the dumps,
+//!   the Capability List and Source Description, the state) as the [`Publisher`].
 //!
 //! A directory served at a base URI is a [`Directory`]: the one checked way from a URI to a
 //! file under it, each file written atomically. [`DirectoryStore`] writes a set
@@ -108,6 +114,8 @@ mod store;
 pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN, push_segment};
 pub use engine::PublishError;
 pub use engine::dumps::Content;
-pub use publisher::{PublishOptions, PublishReport, Publisher, ResourceEvent, ResourceListPolicy};
+pub use publisher::{
+    PublishOptions, PublishReport, Publisher, ResourceEvent, ResourceListPolicy, Transaction,
+};
 pub use shown::Shown;
 pub use store::{GenerationStore, MemoryStore, Store, StoreError};

@@ -33,6 +33,13 @@ pub enum PublishError {
         /// Why.
         source: io::Error,
     },
+    /// The application wrote (or removed) a file under a name the documents or the state
+    /// have ([`Transaction::write`](crate::Transaction::write)): the caller's mistake.
+    #[error("{}: the publication's own name, not the application's", escaped(name))]
+    Reserved {
+        /// The name.
+        name: String,
+    },
     /// A resource the application gave cannot be published as it is.
     #[error("{}: {reason}", escaped(uri.as_str()))]
     Resource {

@@ -7,7 +7,6 @@ use resourcesync_model::Entry;
 
 use crate::engine::PublishError;
 use crate::engine::dumps::Content;
-use crate::engine::sink::StoreSink;
 use crate::store::Store;
 
 mod current;
@@ -15,10 +14,12 @@ mod event;
 mod options;
 mod report;
 mod run;
+mod transaction;
 
 pub use event::ResourceEvent;
 pub use options::{PublishOptions, ResourceListPolicy};
 pub use report::PublishReport;
+pub use transaction::Transaction;
 
 /// The Source's publishing engine, fed by the application: a snapshot of its resources
 /// ([`publish_snapshot`](Publisher::publish_snapshot)) or the changes since the last run
@@ -143,6 +144,13 @@ impl<S: Store> Publisher<S> {
         self.run(Input::Changes(&mut events), Some(content), now)
     }
 
+    /// Begins a run: the application writes its own files into the publication begun
+    /// ([`Transaction::write`]), then publishes the documents with one of the
+    /// transaction's `publish_*` methods, which commits the whole at once.
+    pub fn begin(&mut self) -> Result<Transaction<'_, S>, PublishError> {
+        Transaction::begin(self)
+    }
+
     fn run(
         &mut self,
         input: Input<'_>,
@@ -150,26 +158,10 @@ impl<S: Store> Publisher<S> {
         now: SystemTime,
     ) -> Result<PublishReport, PublishError> {
         let dumps = self.options.resource_dump || self.options.change_dump;
+        // Refused before the store is touched.
         if dumps && content.is_none() {
             return Err(PublishError::NoContent);
         }
-        self.store.begin()?;
-        let options = self.options.clone();
-        let sink = StoreSink::new(options.base_url.clone(), &mut self.store);
-        let result = run::publish(&sink, &options, input, content, now).map(|mut report| {
-            report.bytes_written = sink.written();
-            report
-        });
-        drop(sink);
-        match result {
-            Ok(report) => {
-                self.store.commit()?;
-                Ok(report)
-            }
-            Err(e) => {
-                self.store.abort();
-                Err(e)
-            }
-        }
+        self.begin()?.run(input, content, now)
     }
 }

@@ -555,3 +555,84 @@ fn a_publication_build_made_is_refused_not_started_afresh() {
             .contains("a.txt")
     );
 }
+
+/// The application's resources and the documents that describe them switch together: a
+/// reader of the publish directory sees both of one run or both of the last, never a
+/// resource without its entry or an entry without its resource.
+#[test]
+fn the_application_s_files_and_the_documents_are_published_in_one_transaction() {
+    let root = tempfile::tempdir().unwrap();
+    let publish = root.path().join("publish");
+    let mut source = Publisher::new(GenerationStore::open(&publish).unwrap(), options());
+    let file = |n: u32| publish.join(format!("items/{n}"));
+    let listed = || std::fs::read_to_string(publish.join("resourcesync/resourcelist.xml")).unwrap();
+
+    let mut run = source.begin().unwrap();
+    run.write("items/1", &[b"one"]).unwrap();
+    // Not published until the documents are written and the whole committed.
+    assert!(!file(1).exists());
+    assert_eq!(run.read("items/1").unwrap().as_deref(), Some(&b"one"[..]));
+    let report = run.publish_snapshot([record(1, "one")], t(0)).unwrap();
+    assert_eq!(report.resource_list, Some(1));
+    assert_eq!(std::fs::read(file(1)).unwrap(), b"one");
+    assert!(listed().contains("items/1"));
+    let published = source.store().published().unwrap();
+    assert!(published.join("items/1").is_file());
+    assert!(published.join("resourcesync/resourcelist.xml").is_file());
+
+    // A run that fails after the application wrote: neither its file nor its documents.
+    let mut run = source.begin().unwrap();
+    run.write("items/2", &[b"two"]).unwrap();
+    let error = run
+        .publish_snapshot([record(2, "two"), record(2, "two")], t(5))
+        .unwrap_err();
+    assert!(error.to_string().contains("given twice"), "{error}");
+    assert!(!file(2).exists());
+    assert!(!listed().contains("items/2"));
+
+    // One dropped: nothing of it.
+    let mut run = source.begin().unwrap();
+    run.write("items/3", &[b"three"]).unwrap();
+    run.remove("items/1").unwrap();
+    drop(run);
+    assert!(!file(3).exists());
+    assert_eq!(std::fs::read(file(1)).unwrap(), b"one");
+
+    // The documents' and the state's names are not the application's.
+    let mut run = source.begin().unwrap();
+    for name in [
+        "resourcesync",
+        "resourcesync/resourcelist.xml",
+        "resourcesync/changelist-00001.xml",
+        ".well-known/resourcesync",
+        ".resourcesync/state.json",
+        ".resourcesync",
+    ] {
+        assert!(
+            matches!(
+                run.write(name, &[b"mine"]),
+                Err(resourcesync_source::PublishError::Reserved { .. })
+            ),
+            "{name}"
+        );
+        assert!(run.remove(name).is_err(), "{name}");
+    }
+    // Fed changes too: the deletion and its file's removal in one run.
+    run.remove("items/1").unwrap();
+    run.write("items/4", &[b"four"]).unwrap();
+    let report = run
+        .publish_changes(
+            [
+                ResourceEvent::deleted(format!("{BASE}items/1").parse().unwrap(), at(6)),
+                ResourceEvent::created(record(4, "four"), at(6)),
+            ],
+            t(10),
+        )
+        .unwrap();
+    assert_eq!((report.created, report.deleted), (1, 1));
+    assert!(!file(1).exists());
+    assert_eq!(std::fs::read(file(4)).unwrap(), b"four");
+    let changed =
+        std::fs::read_to_string(publish.join("resourcesync/changelist-00001.xml")).unwrap();
+    assert!(changed.contains("items/4") && changed.contains("items/1"));
+}
