@@ -121,6 +121,7 @@ use crate::store::StoreError;
 use crate::store::{GenerationStore, Store};
 
 pub(crate) mod beneath;
+pub(crate) mod changes;
 pub(crate) mod dump;
 pub(crate) mod generation;
 pub(crate) mod portable;
@@ -131,6 +132,7 @@ pub(crate) mod uris;
 pub(crate) mod walk;
 
 use beneath::*;
+use changes::*;
 use dump::*;
 use generation::*;
 use publish::*;

@@ -3,7 +3,9 @@
 use super::*;
 
 /// Writes generation `number` into `dir`, then publishes it by `commit` (the store's
-/// switch to it).
+/// switch to it). The phases: what the collection holds now ([`collected`]); compared with
+/// the last run ([`pair`], [`to_hash`], [`hash_files`], [`outcomes`], [`published`],
+/// [`change_entries`]); the documents and the state written ([`Writing`]); the switch.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn publish_generation(
     collection: &Path,
@@ -15,10 +17,6 @@ pub(super) fn publish_generation(
     progress: &dyn Progress,
     commit: impl FnOnce() -> Result<(), StoreError>,
 ) -> Result<BuildReport, BuildError> {
-    let write = |path: &Path| {
-        let path = path.to_owned();
-        move |source| BuildError::Write { path, source }
-    };
     let Previous {
         dir: previous_dir,
         mut state,
@@ -27,11 +25,9 @@ pub(super) fn publish_generation(
     // The generation begins empty and the run carries over what it keeps: nothing the
     // last run retired is here to remove.
     state.retired.clear();
-    fs::create_dir_all(dir.join(DOCS)).map_err(write(dir))?;
+    fs::create_dir_all(dir.join(DOCS)).map_err(written(dir))?;
     let directory = Directory::new(dir, options.base_url.clone())?;
     let uris = Uris::new(&directory);
-    let mut skipped = Vec::new();
-    let mut not_portable = Vec::new();
     // `at` is when the snapshot starts (section 7): the caller's clock read before the
     // walk. The clock may have gone back since the last run: never publish before it.
     let now = W3cDateTime::from(now);
@@ -39,22 +35,12 @@ pub(super) fn publish_generation(
         Some(last) if !last.precedes(&now) => last,
         _ => now,
     };
-    // Before the walk: a file changed after this is read again by the next run.
-    let racy = Racy::now();
-    // Every file of the collection is read through this handle, through no link.
-    let opened = Collection::open(collection).map_err(|source| BuildError::Read {
-        path: collection.to_owned(),
-        source,
-    })?;
-    let mut found = match &options.list {
-        Some(list) => listed(&opened, list, &options.base_url, racy)?,
-        None => walk(&opened, &directory, racy, &mut skipped, &mut not_portable)?,
-    };
-    // In path order, as the state is, so that one pass pairs each file with what the last
-    // run knew of it. The walk sorts what it found; a list is in the order it was written.
-    if options.list.is_some() && !found.is_sorted_by(|a, b| a.path < b.path) {
-        found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    }
+    let Collected {
+        opened,
+        found,
+        mut skipped,
+        not_portable,
+    } = collected(collection, &directory, options)?;
     let previous = match &known {
         None => Arc::default(),
         Some(known) => known.resources()?,
@@ -71,38 +57,11 @@ pub(super) fn publish_generation(
             listed: previous.len() as u64,
         });
     }
-    let mut media_types = previous.media_types.clone();
 
-    // Each file paired with the last run's resource at its path, by its place among them
-    // (which is its entry's in the Resource List the last run wrote), in one pass over
-    // both: each in path order. `listed` marks what the last run listed and is still
-    // here; the rest is gone.
-    let mut listed = vec![false; previous.len()];
-    let mut pairs = Vec::with_capacity(found.len());
-    let mut j = 0;
-    for f in &found {
-        while j < previous.len() && previous.path(j) < f.path.as_str() {
-            j += 1;
-        }
-        let paired = j < previous.len() && previous.path(j) == f.path;
-        pairs.push(paired.then_some(j));
-        if paired {
-            listed[j] = true;
-            j += 1;
-        }
-    }
-    // What changed: a file of another size, modification time or stamp (a change time
-    // or inode: a rewrite that kept the size and time) is read again, and one whose
-    // stamp the last run could not trust.
-    let todo: Vec<usize> = (0..found.len())
-        .filter(|&i| {
-            let f = &found[i];
-            pairs[i].is_none_or(|j| {
-                let r = &previous.resources[j];
-                r.length != f.length || r.mtime != f.mtime || r.stamp != f.stamp || r.stamp == 0
-            })
-        })
-        .collect();
+    // Compared with the last run.
+    let mut media_types = previous.media_types.clone();
+    let (pairs, mut listed) = pair(&found, &previous);
+    let todo = to_hash(&found, &pairs, &previous);
     progress.hashing(todo.len() as u64);
     let hashed = hash_files(&opened, &found, &todo, progress)?;
     let hashed_bytes = hashed
@@ -110,131 +69,29 @@ pub(super) fn publish_generation(
         .filter_map(|(_, h)| h.digests())
         .map(|d| d.length)
         .sum();
-
     let first_run = state.at.is_none();
     let last_at = state.at.unwrap_or(now);
-
-    let mut changes: Vec<ChangeAt> = Vec::new();
-    let mut gone = Vec::new();
     let listed_before = previous.len();
-    // First what the hashing found, file by file in their order: a resource made anew
-    // (in `made`), or the file left out (`None`). A change names its resource by its
-    // place among those published: its file's, less the files left out before it.
-    let mut made: Vec<Resource> = Vec::with_capacity(hashed.len());
-    let mut outcomes: Vec<(usize, Option<usize>)> = Vec::with_capacity(hashed.len());
-    for (i, hashed) in hashed {
-        let f = &found[i];
-        let paired = pairs[i];
-        let resource = match hashed {
-            Hashed::Gone => {
-                // Gone while the run read it: deleted, if the last run listed it.
-                if let Some(j) = paired {
-                    listed[j] = false;
-                }
-                skipped.push(Skipped::because(
-                    f.file.clone().unwrap_or_else(|| PathBuf::from(&f.path)),
-                    "deleted, or replaced by what is not a file, while the run read it",
-                ));
-                None
-            }
-            Hashed::Unreadable(error) => {
-                // Not published, so deleted if the last run listed it: the Change Lists
-                // say what the Resource List no longer holds.
-                if let Some(j) = paired {
-                    listed[j] = false;
-                }
-                skipped.push(Skipped::unreadable(
-                    f.file.clone().unwrap_or_else(|| PathBuf::from(&f.path)),
-                    &error,
-                ));
-                None
-            }
-            Hashed::Digests(digests) => {
-                let mut resource = Resource {
-                    length: digests.length,
-                    mtime: f.mtime,
-                    lastmod: f.mtime,
-                    stamp: f.stamp,
-                    md5: digests.md5.0,
-                    sha256: digests.sha256.0,
-                    media_type: media_types.of(match &f.file {
-                        Some(file) => media_type(file),
-                        None => media_type(Path::new(&f.path)),
-                    }),
-                };
-                let change = match paired.map(|j| &previous.resources[j]) {
-                    None => Some(Change::Created),
-                    Some(old)
-                        if old.md5 != resource.md5
-                            || old.sha256 != resource.sha256
-                            || old.length != resource.length =>
-                    {
-                        Some(Change::Updated)
-                    }
-                    // Touched, not changed: only the file's time is new, and the
-                    // resource keeps its lastmod (see `Resource::lastmod`), which no
-                    // change in the Change Lists would otherwise account for.
-                    Some(old) => {
-                        resource.lastmod = old.lastmod;
-                        None
-                    }
-                };
-                if let Some(change) = change.filter(|_| !first_run) {
-                    // When it changed, as far as the file says, within this run's span.
-                    let modified = W3cDateTime::from(time_of(f.mtime));
-                    let datetime = if last_at.precedes(&modified) && !now.precedes(&modified) {
-                        modified
-                    } else {
-                        now
-                    };
-                    let place = i - (outcomes.len() - made.len());
-                    changes.push((datetime, f.path.clone(), Some((place, change))));
-                }
-                made.push(resource);
-                Some(made.len() - 1)
-            }
-        };
-        outcomes.push((i, resource));
-    }
-    // Then every file that is published, in order, with its resource: made above, or the
-    // last run's (same size and time: unchanged, and not read). Collected into the
-    // walk's own allocation (a `Published` is no larger than a `Found`): no new memory
-    // for 100,000 of them to take, page by page.
-    let mut outcomes = outcomes.into_iter().peekable();
-    let resources: Vec<Published<'_>> = found
-        .into_iter()
-        .zip(pairs)
-        .enumerate()
-        .filter_map(|(i, (f, paired))| {
-            let (resource, written) = match outcomes.next_if(|(k, _)| *k == i) {
-                Some((_, None)) => return None,
-                Some((_, Some(k))) => (&made[k], None),
-                // Not hashed: paired with the last run's resource of the same size and
-                // time (`todo` holds every other file).
-                None => match paired {
-                    Some(j) => (&previous.resources[j], Some(j)),
-                    None => {
-                        return Some(Err(BuildError::State {
-                            path: dir.join(STATE),
-                            reason: format!("{} was neither hashed nor known", f.path),
-                        }));
-                    }
-                },
-            };
-            Some(Ok(Published {
-                path: f.path,
-                file: f.file,
-                uri: f.uri,
-                resource,
-                written,
-            }))
-        })
-        .collect::<Result<_, _>>()?;
-    gone.extend(
-        (0..previous.len())
-            .filter(|&j| !listed[j])
-            .map(|j| previous.path(j).to_owned()),
+    let Outcomes {
+        made,
+        outcomes,
+        mut changes,
+    } = outcomes(
+        &found,
+        &pairs,
+        &mut listed,
+        hashed,
+        &previous,
+        &mut media_types,
+        &mut skipped,
+        (first_run, last_at, now),
     );
+    let resources = published(found, pairs, outcomes, &made, &previous, dir)?;
+    // What the last run listed and is gone now.
+    let gone: Vec<String> = (0..previous.len())
+        .filter(|&j| !listed[j])
+        .map(|j| previous.path(j).to_owned())
+        .collect();
     let count = |kind| {
         changes
             .iter()
@@ -247,47 +104,28 @@ pub(super) fn publish_generation(
         count(Change::Created)
     };
     let updated = count(Change::Updated);
-    // What the last run listed and is gone now.
     let deleted = gone.len() as u64;
     changes.extend(gone.into_iter().map(|path| (now, path, None)));
     changes.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    let mut change_entries = Vec::with_capacity(changes.len());
-    for (datetime, path, change) in &changes {
-        let entry = match change {
-            Some((i, change)) => {
-                let published = &resources[*i];
-                resource_entry(&published.uri(&uris)?, published.resource, &media_types)
-                    .with_change(*change)
-            }
-            // A listed resource's key is its URI.
-            None if options.list.is_some() => {
-                Entry::new(path.parse().map_err(|e: resourcesync_model::UriError| {
-                    BuildError::State {
-                        path: dir.join(STATE),
-                        reason: format!("{path} is no URI: {e}"),
-                    }
-                })?)
-                .with_change(Change::Deleted)
-            }
-            None => {
-                let uri = resource_uri(&directory, path).map_err(|reason| BuildError::State {
-                    path: dir.join(STATE),
-                    reason: format!("{path} makes no URI: {reason}"),
-                })?;
-                Entry::new(uri).with_change(Change::Deleted)
-            }
-        };
-        change_entries.push(entry.with_datetime(*datetime));
-    }
+    let change_entries = change_entries(
+        &changes,
+        &resources,
+        &uris,
+        &media_types,
+        options,
+        &directory,
+        dir,
+    )?;
     let changed: Vec<Option<usize>> = changes.iter().map(|c| c.2.map(|c| c.0)).collect();
+    // The walk's in path order, with those the hashing left out among them.
+    skipped.sort_by(|a, b| a.path.cmp(&b.path));
 
+    // Written: the Resource List, most of a run's writing, on a thread of its own beside
+    // the rest (the dumps, the Change Lists, the links, the state), which does not depend
+    // on it: after the walk, one core would otherwise sit idle while the other writes.
     let sd_uri = directory.uri(SOURCE_DESCRIPTION)?;
     let cl_uri = directory.uri(CAPABILITY_LIST)?;
     let up = Link::new(Relation::Up, cl_uri.clone());
-    let limits = options.limits();
-    let mut documents = 0u64;
-
-    // The Resource List, as one document or an index over parts.
     let rl_uri = directory.uri(&format!("{DOCS}/resourcelist.xml"))?;
     let bytes = resources.iter().map(|p| p.resource.length).sum();
     let resource_list = ResourceListRun {
@@ -299,155 +137,27 @@ pub(super) fn publish_generation(
         listed_before,
         generation: number,
     };
-    // The Resource List, most of a run's writing, on a thread of its own beside the rest
-    // (the dumps, the Change Lists, the links, the state), which does not depend on it:
-    // after the walk, one core would otherwise sit idle while the other writes.
+    let writing = Writing {
+        collection,
+        dir,
+        opened: &opened,
+        directory: &directory,
+        options,
+        previous_dir: previous_dir.as_deref(),
+        resources: &resources,
+        media_types: &media_types,
+        skipped: &skipped,
+        up: &up,
+        last_at,
+        now,
+        number,
+    };
     let (listed, rest) = std::thread::scope(|scope| {
         let listed =
             scope.spawn(|| write_resource_list(resource_list, rl_uri.clone(), now, &up, options));
-        let rest = (|| -> Result<u64, BuildError> {
-            let mut documents = 0;
-            let mut capabilities = vec![(rl_uri.clone(), Capability::ResourceList)];
-
-            // The Resource Dump: every resource again, packaged; or the one published before,
-            // whose `at` the Change Lists cover from, so that a Destination baselines from it
-            // and goes on from there. Packaging the whole collection again is on request.
-            // Its packages are named after the generation that wrote them, as the Resource List's
-            // parts are; those of the dump published last are carried over.
-            if options.resource_dump {
-                let published = previous_dir.as_ref().zip(state.resource_dump);
-                if let Some((previous, g)) = published {
-                    let prefix = format!("resourcedump-g{g}-");
-                    let keep_document = !options.new_resource_dump;
-                    carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
-                        name.starts_with(&prefix) || keep_document && name == "resourcedump.xml"
-                    })?;
-                }
-                if published.is_none() || options.new_resource_dump {
-                    let dumped = resource_dump(
-                        &opened,
-                        &directory,
-                        &resources,
-                        &media_types,
-                        now,
-                        &up,
-                        options,
-                        number,
-                    )?;
-                    // No resource, no Resource Dump (omitted, not empty): the next run with
-                    // resources packages them.
-                    state.resource_dump = dumped.then_some(number);
-                    documents += u64::from(dumped);
-                }
-                if state.resource_dump.is_some() {
-                    capabilities.push((
-                        directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
-                        Capability::ResourceDump,
-                    ));
-                }
-            } else {
-                state.resource_dump = None;
-            }
-
-            // The Change Lists and the Change Dump's packages are carried over from the last
-            // generation unchanged; of the archive, the Change Dump's parts and the Resource
-            // List's, which each run writes again (parts named after the generation), the
-            // last generation's parts only, for readers of its index: one that read it
-            // before the switch reads its parts after it, never another generation's
-            // under the same names. (Here rather than on the Resource List's thread, the
-            // longer of the two.)
-            if let Some(previous) = &previous_dir {
-                let archive_parts = format!("changelist-archive-g{}-", state.generation);
-                let dump_parts = format!("changedump-g{}-", state.generation);
-                let list_parts = format!("resourcelist-g{}-", state.generation);
-                carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
-                    name.starts_with("changelist-") && !name.starts_with("changelist-archive")
-                        || name.starts_with(&archive_parts)
-                        || name.starts_with("changedump-") && !name.starts_with("changedump-g")
-                        || name.starts_with(&dump_parts)
-                        || name.starts_with(&list_parts)
-                })?;
-            }
-            // The Change Dump: this run's changes as packages, added to the earlier runs'.
-            let mut last = Vec::new();
-            if options.change_dump {
-                let dumped = change_dump(
-                    &opened,
-                    &directory,
-                    &mut state,
-                    &change_entries,
-                    &resources,
-                    &media_types,
-                    &changed,
-                    number,
-                    last_at,
-                    now,
-                    &up,
-                    options,
-                )?;
-                if let Some((uri, written)) = dumped {
-                    documents += written;
-                    last.push((uri, Capability::ChangeDump));
-                }
-            } else {
-                // A Change Dump must hold every change of its interval: one that was off for a
-                // run starts afresh when it is on again.
-                state.change_dump_from = None;
-                state.change_dump.clear();
-            }
-            let run = Run {
-                sink: &directory,
-                lists: &limits,
-                documents: &limits,
-                generation: number,
-                last_at,
-                now,
-                up: &up,
-            };
-            documents += run.publish_changes(
-                &mut state,
-                change_entries,
-                capabilities,
-                last,
-                resources.len(),
-            )?;
-
-            // The resources, served from the collection through one link per top-level entry.
-            if options.list.is_none() {
-                link_collection(collection, dir, &resources, &skipped)?;
-            }
-            // The walk's in path order, with those the hashing left out among them.
-            skipped.sort_by(|a, b| a.path.cmp(&b.path));
-
-            let state_path = dir.join(STATE);
-            if let Some(parent) = state_path.parent() {
-                fs::create_dir_all(parent).map_err(write(parent))?;
-            }
-            let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
-                path: state_path.clone(),
-                reason: e.to_string(),
-            })?;
-            let resources_path = dir.join(RESOURCES);
-            let records =
-                resources_file(&resources, &media_types).map_err(|reason| BuildError::State {
-                    path: resources_path.clone(),
-                    reason,
-                })?;
-            // Durable before the switch: a publication whose state is lost cannot be built on.
-            // Created new in the generation this run made: nothing there is another's to truncate.
-            for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
-                fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(path)
-                    .and_then(|mut file| {
-                        io::Write::write_all(&mut file, bytes)?;
-                        file.sync_all()
-                    })
-                    .map_err(write(path))?;
-            }
-            Ok(documents)
-        })();
+        let rest = writing
+            .documents(&mut state, change_entries, &changed, &rl_uri)
+            .and_then(|documents| writing.state(&state).map(|()| documents));
         let listed = listed.join().unwrap_or_else(|_| {
             Err(BuildError::Write {
                 path: dir.join(DOCS),
@@ -457,7 +167,7 @@ pub(super) fn publish_generation(
         (listed, rest)
     });
     // The Resource List's error first, as when it was written first.
-    documents += listed? + rest?;
+    let documents = listed? + rest?;
     // The generation's directories are synced by the store's commit.
 
     let report = BuildReport {
@@ -488,6 +198,238 @@ pub(super) fn publish_generation(
         commit()
     })?;
     Ok(report)
+}
+
+/// The error of a file of the publication that could not be written.
+fn written(path: &Path) -> impl FnOnce(io::Error) -> BuildError {
+    let path = path.to_owned();
+    move |source| BuildError::Write { path, source }
+}
+
+/// What the collection holds now: its handle (every file is read through it, through no
+/// link), its files in path order, and what was left out.
+struct Collected {
+    opened: Collection,
+    found: Vec<Found>,
+    skipped: Vec<Skipped>,
+    not_portable: Vec<NotPortable>,
+}
+
+/// The collection walked (or its list read), in path order.
+fn collected(
+    collection: &Path,
+    directory: &Directory,
+    options: &Options,
+) -> Result<Collected, BuildError> {
+    let mut skipped = Vec::new();
+    let mut not_portable = Vec::new();
+    // Before the walk: a file changed after this is read again by the next run.
+    let racy = Racy::now();
+    let opened = Collection::open(collection).map_err(|source| BuildError::Read {
+        path: collection.to_owned(),
+        source,
+    })?;
+    let mut found = match &options.list {
+        Some(list) => listed(&opened, list, &options.base_url, racy)?,
+        None => walk(&opened, directory, racy, &mut skipped, &mut not_portable)?,
+    };
+    // In path order, as the state is, so that one pass pairs each file with what the last
+    // run knew of it. The walk sorts what it found; a list is in the order it was written.
+    if options.list.is_some() && !found.is_sorted_by(|a, b| a.path < b.path) {
+        found.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    }
+    Ok(Collected {
+        opened,
+        found,
+        skipped,
+        not_portable,
+    })
+}
+
+/// What the writing of a generation reads, beside the Resource List's thread.
+struct Writing<'a> {
+    collection: &'a Path,
+    dir: &'a Path,
+    opened: &'a Collection,
+    directory: &'a Directory,
+    options: &'a Options,
+    previous_dir: Option<&'a Path>,
+    resources: &'a [Published<'a>],
+    media_types: &'a MediaTypes,
+    skipped: &'a [Skipped],
+    up: &'a Link,
+    last_at: W3cDateTime,
+    now: W3cDateTime,
+    number: u64,
+}
+
+impl Writing<'_> {
+    /// The dumps, the Change Lists and the documents over them, the links to the
+    /// collection; returns the documents written.
+    fn documents(
+        &self,
+        state: &mut State,
+        change_entries: Vec<Entry>,
+        changed: &[Option<usize>],
+        rl_uri: &Uri,
+    ) -> Result<u64, BuildError> {
+        let Writing {
+            collection,
+            dir,
+            opened,
+            directory,
+            options,
+            previous_dir,
+            resources,
+            media_types,
+            skipped,
+            up,
+            last_at,
+            now,
+            number,
+        } = *self;
+        let limits = options.limits();
+        let mut documents = 0;
+        let mut capabilities = vec![(rl_uri.clone(), Capability::ResourceList)];
+
+        // The Resource Dump: every resource again, packaged; or the one published before,
+        // whose `at` the Change Lists cover from, so that a Destination baselines from it
+        // and goes on from there. Packaging the whole collection again is on request.
+        // Its packages are named after the generation that wrote them, as the Resource List's
+        // parts are; those of the dump published last are carried over.
+        if options.resource_dump {
+            let published = previous_dir.as_ref().zip(state.resource_dump);
+            if let Some((previous, g)) = published {
+                let prefix = format!("resourcedump-g{g}-");
+                let keep_document = !options.new_resource_dump;
+                carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+                    name.starts_with(&prefix) || keep_document && name == "resourcedump.xml"
+                })?;
+            }
+            if published.is_none() || options.new_resource_dump {
+                let dumped = resource_dump(
+                    opened,
+                    directory,
+                    resources,
+                    media_types,
+                    now,
+                    up,
+                    options,
+                    number,
+                )?;
+                // No resource, no Resource Dump (omitted, not empty): the next run with
+                // resources packages them.
+                state.resource_dump = dumped.then_some(number);
+                documents += u64::from(dumped);
+            }
+            if state.resource_dump.is_some() {
+                capabilities.push((
+                    directory.uri(&format!("{DOCS}/resourcedump.xml"))?,
+                    Capability::ResourceDump,
+                ));
+            }
+        } else {
+            state.resource_dump = None;
+        }
+
+        // The Change Lists and the Change Dump's packages are carried over from the last
+        // generation unchanged; of the archive, the Change Dump's parts and the Resource
+        // List's, which each run writes again (parts named after the generation), the
+        // last generation's parts only, for readers of its index: one that read it
+        // before the switch reads its parts after it, never another generation's
+        // under the same names. (Here rather than on the Resource List's thread, the
+        // longer of the two.)
+        if let Some(previous) = &previous_dir {
+            let archive_parts = format!("changelist-archive-g{}-", state.generation);
+            let dump_parts = format!("changedump-g{}-", state.generation);
+            let list_parts = format!("resourcelist-g{}-", state.generation);
+            carry_over(&previous.join(DOCS), &dir.join(DOCS), |name| {
+                name.starts_with("changelist-") && !name.starts_with("changelist-archive")
+                    || name.starts_with(&archive_parts)
+                    || name.starts_with("changedump-") && !name.starts_with("changedump-g")
+                    || name.starts_with(&dump_parts)
+                    || name.starts_with(&list_parts)
+            })?;
+        }
+        // The Change Dump: this run's changes as packages, added to the earlier runs'.
+        let mut last = Vec::new();
+        if options.change_dump {
+            let dumped = change_dump(
+                opened,
+                directory,
+                state,
+                &change_entries,
+                resources,
+                media_types,
+                changed,
+                number,
+                last_at,
+                now,
+                up,
+                options,
+            )?;
+            if let Some((uri, written)) = dumped {
+                documents += written;
+                last.push((uri, Capability::ChangeDump));
+            }
+        } else {
+            // A Change Dump must hold every change of its interval: one that was off for a
+            // run starts afresh when it is on again.
+            state.change_dump_from = None;
+            state.change_dump.clear();
+        }
+        let run = Run {
+            sink: directory,
+            lists: &limits,
+            documents: &limits,
+            generation: number,
+            last_at,
+            now,
+            up,
+        };
+        documents +=
+            run.publish_changes(state, change_entries, capabilities, last, resources.len())?;
+
+        // The resources, served from the collection through one link per top-level entry.
+        if options.list.is_none() {
+            link_collection(collection, dir, resources, skipped)?;
+        }
+        Ok(documents)
+    }
+
+    /// The state the next run reads: durable before the switch.
+    fn state(&self, state: &State) -> Result<(), BuildError> {
+        let (dir, resources, media_types) = (self.dir, self.resources, self.media_types);
+        let write = written;
+        let state_path = dir.join(STATE);
+        if let Some(parent) = state_path.parent() {
+            fs::create_dir_all(parent).map_err(write(parent))?;
+        }
+        let json = serde_json::to_vec(&state).map_err(|e| BuildError::State {
+            path: state_path.clone(),
+            reason: e.to_string(),
+        })?;
+        let resources_path = dir.join(RESOURCES);
+        let records =
+            resources_file(resources, media_types).map_err(|reason| BuildError::State {
+                path: resources_path.clone(),
+                reason,
+            })?;
+        // Durable before the switch: a publication whose state is lost cannot be built on.
+        // Created new in the generation this run made: nothing there is another's to truncate.
+        for (path, bytes) in [(&state_path, &json), (&resources_path, &records)] {
+            fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+                .and_then(|mut file| {
+                    io::Write::write_all(&mut file, bytes)?;
+                    file.sync_all()
+                })
+                .map_err(write(path))?;
+        }
+        Ok(())
+    }
 }
 
 /// A resource this run publishes.
