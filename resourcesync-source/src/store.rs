@@ -92,6 +92,14 @@ pub trait Store {
 
     /// Drops the publication being written; the last one stays published.
     fn abort(&mut self);
+
+    /// The number of the publication being written, where the store numbers them (a
+    /// [`GenerationStore`]'s generation): the run is that generation, in its report and
+    /// in the names of the parts it writes, so that one number means one thing. `None`,
+    /// the default, where the store does not: the run counts its own.
+    fn writing_generation(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Refuses a name no file of a publication may have.
@@ -265,11 +273,6 @@ impl GenerationStore {
         self.next.as_ref().map(|(_, dir)| dir.as_path())
     }
 
-    /// The number of the generation being written.
-    pub fn writing_generation(&self) -> Option<u64> {
-        self.next.as_ref().map(|(number, _)| *number)
-    }
-
     /// Starts a new generation that holds nothing: the caller carries over what it keeps
     /// of the published one ([`published`](GenerationStore::published)) itself.
     pub fn begin_empty(&mut self) -> Result<(), StoreError> {
@@ -405,6 +408,10 @@ impl Store for GenerationStore {
         if let Some((number, _)) = self.next.take() {
             let _ = self.layout.remove_generation(number);
         }
+    }
+
+    fn writing_generation(&self) -> Option<u64> {
+        self.next.as_ref().map(|(number, _)| *number)
     }
 }
 

@@ -6,7 +6,9 @@ use resourcesync_model::{Uri, W3cDateTime};
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct PublishReport {
-    /// The run, counted from 1.
+    /// The generation published: the store's number for it where the store numbers its
+    /// publications (a [`GenerationStore`](crate::GenerationStore)'s, whose directory has
+    /// that number), else the run's, counted from 1.
     pub generation: u64,
     /// When: the time the caller gave, or the last run's if that was later.
     pub at: W3cDateTime,

@@ -28,14 +28,18 @@ pub(super) const RESOURCE_LIST: &str = "resourcesync/resourcelist.xml";
 type Written = (Vec<String>, u64);
 
 /// One run, into a begun publication.
+///
+/// `numbered` is the store's number of the publication being written, if it numbers them
+/// ([`Store::writing_generation`](crate::Store::writing_generation)).
 pub(super) fn publish(
     sink: &dyn Sink,
     options: &PublishOptions,
     input: Input<'_>,
     content: Option<&dyn Content>,
     now: SystemTime,
+    numbered: Option<u64>,
 ) -> Result<PublishReport, PublishError> {
-    let mut run = Publishing::begin(sink, options, now)?;
+    let mut run = Publishing::begin(sink, options, now, numbered)?;
     let (events, resource_list) = run.resources(input)?;
     let count = |change| events.iter().filter(|e| e.1.change() == change).count() as u64;
     let (created, updated, deleted) = if run.first_run {
@@ -106,6 +110,7 @@ impl<'a> Publishing<'a> {
         sink: &'a dyn Sink,
         options: &'a PublishOptions,
         now: SystemTime,
+        numbered: Option<u64>,
     ) -> Result<Publishing<'a>, PublishError> {
         let mut state = read_state(sink, options)?;
         for name in std::mem::take(&mut state.retired) {
@@ -123,7 +128,12 @@ impl<'a> Publishing<'a> {
             first_run: state.at.is_none(),
             last_at: state.at.unwrap_or(now),
             now,
-            generation: state.generation + 1,
+            // The store's number when it has one (a generation store's directory), so
+            // that the run's generation is the store's; after the last run's in any case,
+            // as the parts it names must be new.
+            generation: numbered
+                .filter(|&n| n > state.generation)
+                .unwrap_or(state.generation + 1),
             up: Link::new(Relation::Up, sink.uri(CAPABILITY_LIST)?),
             rl_uri: sink.uri(RESOURCE_LIST)?,
             state,

@@ -141,8 +141,9 @@ impl<'p, S: Store> Transaction<'p, S> {
         if (options.resource_dump || options.change_dump) && content.is_none() {
             return Err(PublishError::NoContent);
         }
+        let numbered = self.publisher.store.writing_generation();
         let sink = StoreSink::new(options.base_url.clone(), &mut self.publisher.store);
-        let mut report = run::publish(&sink, &options, input, content, now)?;
+        let mut report = run::publish(&sink, &options, input, content, now, numbered)?;
         report.bytes_written = sink.written();
         drop(sink);
         // Committed or not, the store holds no begun publication after this.

@@ -636,3 +636,38 @@ fn the_application_s_files_and_the_documents_are_published_in_one_transaction() 
         std::fs::read_to_string(publish.join("resourcesync/changelist-00001.xml")).unwrap();
     assert!(changed.contains("items/4") && changed.contains("items/1"));
 }
+
+/// "Generation" is one number: a run into a generation store is the store's generation,
+/// whatever was committed to the store before the publisher's first run.
+#[test]
+fn a_run_s_generation_is_the_store_s() {
+    let root = tempfile::tempdir().unwrap();
+    let publish = root.path().join("publish");
+    let mut store = GenerationStore::open(&publish).unwrap();
+    // The application's files, committed on their own before any document.
+    store.begin().unwrap();
+    store.write("items/1", &[b"one"]).unwrap();
+    store.commit().unwrap();
+    assert_eq!(store.generation(), Some(1));
+    let mut source = Publisher::new(store, options().with_max_entries(1));
+    let report = source
+        .publish_snapshot([record(1, "one"), record(2, "two")], t(0))
+        .unwrap();
+    assert_eq!(source.store().generation(), Some(2));
+    assert_eq!(report.generation, 2);
+    // The parts the run wrote are named after it too.
+    let published = source.store().published().unwrap();
+    assert!(published.ends_with("00002"), "{}", published.display());
+    assert!(
+        published
+            .join("resourcesync/resourcelist-g2-00001.xml")
+            .is_file()
+    );
+    let report = source
+        .publish_changes([ResourceEvent::created(record(3, "x"), at(5))], t(10))
+        .unwrap();
+    assert_eq!(
+        (report.generation, source.store().generation()),
+        (3, Some(3))
+    );
+}
