@@ -23,6 +23,10 @@
 //!   that walks the directory and feeds the same engine (the Change Lists, the dumps,
 //!   the Capability List and Source Description, the state) as the [`Publisher`].
 //!
+//! [`discovery`] makes the rest of a Source's side of discovery (section 6.3) from the
+//! documents' URIs: the `<link rel="resourcesync">` page, the `Link` header, robots.txt's
+//! `Sitemap` lines.
+//!
 //! A directory served at a base URI is a [`Directory`]: the one checked way from a URI to a
 //! file under it, each file written atomically. [`DirectoryStore`] writes a set
 //! ([`resourcesync_xml::SetWriter`]) into one, and `&Directory` is a
@@ -105,6 +109,7 @@
 
 pub mod collection;
 mod directory;
+pub mod discovery;
 mod engine;
 mod generations;
 mod publisher;

@@ -200,6 +200,9 @@ pub(super) fn publish_generation(
     Ok(report)
 }
 
+/// The robots.txt `build` writes at the publication's root unless the collection has one.
+const ROBOTS_TXT: &str = "robots.txt";
+
 /// The error of a file of the publication that could not be written.
 fn written(path: &Path) -> impl FnOnce(io::Error) -> BuildError {
     let path = path.to_owned();
@@ -393,6 +396,24 @@ impl Writing<'_> {
         // The resources, served from the collection through one link per top-level entry.
         if options.list.is_none() {
             link_collection(collection, dir, resources, skipped)?;
+        }
+        // A robots.txt that names the Resource List (section 6.3.4), for a server that
+        // serves the publish directory at its root; a collection's own robots.txt, linked
+        // in above, is the one served.
+        let robots = dir.join(ROBOTS_TXT);
+        match fs::symlink_metadata(&robots) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let text = crate::discovery::robots_txt([rl_uri.as_str()]);
+                crate::engine::sink::Sink::write(directory, ROBOTS_TXT, &[text.as_bytes()])?;
+                documents += 1;
+            }
+            Err(source) => {
+                return Err(BuildError::Read {
+                    path: robots,
+                    source,
+                });
+            }
+            Ok(_) => {}
         }
         Ok(documents)
     }

@@ -78,20 +78,13 @@ pub(crate) fn capability_list(
 /// The page the Source's documents are `describedby` when the caller names none: what the
 /// Source is, and a `resourcesync` link to its Capability List (section 6.3.3).
 pub(crate) fn about_page(base: &Uri, capability_list: &Uri, resources: usize) -> String {
-    let escape = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
-    let (base, cl) = (escape(base.as_str()), escape(capability_list.as_str()));
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>ResourceSync Source at {base}</title>\n\
-         <link rel=\"resourcesync\" href=\"{cl}\">\n</head>\n<body>\n\
-         <h1>ResourceSync Source at {base}</h1>\n\
-         <p>{resources} resources, published with resourcesync-rs \
-         (ANSI/NISO Z39.99-2017). Start at the <a href=\"{cl}\">Capability List</a>.</p>\n\
-         </body>\n</html>\n"
+    let note = format!(
+        "{resources} resources, published with resourcesync-rs (ANSI/NISO Z39.99-2017). \
+         Start at the Capability List."
+    );
+    crate::discovery::link_page(
+        &format!("ResourceSync Source at {base}"),
+        [capability_list.as_str()],
+        Some(&note),
     )
 }

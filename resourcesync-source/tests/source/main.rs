@@ -1,6 +1,7 @@
 //! Integration tests of resourcesync-source, one binary with a module per topic.
 
 mod directory;
+mod discovery;
 mod dump;
 mod moving;
 mod publisher;
