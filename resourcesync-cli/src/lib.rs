@@ -32,3 +32,36 @@ pub mod explore;
 pub mod serve;
 pub mod units;
 pub mod validate;
+
+use std::error::Error;
+use std::fmt;
+
+/// An error and its causes on one line, for a person to read: `error: cause: cause`.
+///
+/// Each error of the family either prints its cause or returns it as its
+/// [`source`](Error::source); some of other crates do both (reqwest's, thiserror's
+/// `#[error("{0}")]` with `#[from]`). A cause whose message the line already holds is
+/// left out, so that no cause is said twice whichever way an error is written.
+#[derive(Clone, Copy)]
+pub struct Chain<'a>(pub &'a (dyn Error + 'static));
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut line = self.0.to_string();
+        let mut cause = self.0.source();
+        while let Some(error) = cause {
+            let message = error.to_string();
+            if !line.contains(&message) {
+                line = format!("{line}: {message}");
+            }
+            cause = error.source();
+        }
+        f.write_str(&line)
+    }
+}
+
+impl fmt::Debug for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}

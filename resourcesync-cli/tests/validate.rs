@@ -251,7 +251,12 @@ fn help_describes_subcommands_options_output_and_exit_status() {
             "--deny-warnings",
             "summary: <n> documents (<n> unreadable), <n> entries, <n> errors, <n> warnings",
             "\"error_count\", \"warning_count\"",
-            "{\"summary\": {\"documents\", \"unreadable\", \"entries\"",
+            "{\"summary\": {\"documents\", \"unreadable\", \"skipped\", \"entries\"",
+            "a directory, a URL",
+            "--max-bytes <SIZE>",
+            "--timeout <DURATION>",
+            "<file>: skipped: <why>",
+            "<input>: warning: <rule>: <message> (<n> entries: <e>, <e>, <e>, ...)",
             "  1  some input breaks a rule, or has a warning with --deny-warnings",
             "  2  some input cannot be read",
         ],
@@ -427,8 +432,8 @@ fn summary_adds_up_every_input() {
     assert_eq!(
         lines[4],
         serde_json::json!({"summary": {
-            "documents": 4, "unreadable": 1, "entries": 5, "errors": 5, "warnings": 2,
-            "exit_status": 2,
+            "documents": 4, "unreadable": 1, "skipped": 0, "entries": 5, "errors": 5,
+            "warnings": 2, "exit_status": 2,
         }})
     );
     for (line, input) in lines.iter().zip(inputs) {
