@@ -3,9 +3,13 @@
 //! command line, calls it and prints. Tests, benchmarks and the demo call the same
 //! functions in process.
 //!
-//! - [`validate`]: checks a document or a package against the standard's rules.
+//! - [`validate`]: checks a document or a package against the standard's rules: a file
+//!   or standard input ([`validate::validate`]), a publication directory
+//!   ([`validate::validate_directory`]), a URL ([`validate::validate_url`]), each a typed
+//!   report with `Display`.
 //! - [`explore`]: the documents a Source offers, read by the client in its exploring
 //!   mode.
+//! - [`Chain`]: an error and its causes on one line, as the command prints every error.
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3
 //!   (`serve_with_limits` until a shutdown future completes; the subcommand's arguments,
 //!   signals and start line are the binary's).
@@ -14,7 +18,10 @@
 //! One convention for every subcommand: its library call takes typed options and returns
 //! a typed report (or takes a callback or writer for what streams), and the binary
 //! (`src/bin/resourcesync/`) holds the arguments, the help, the signals, the printing and
-//! the exit status. `build`, `sync` and `demo` have no module here, their library calls
+//! the exit status (so no type here has a clap derive, a help text or an exit status:
+//! [`validate::Outcome`] is valid, breaks rules or unreadable, the binary maps it to 0, 1
+//! or 2), and a typed error per subcommand that cannot start, whose causes it prints
+//! with [`Chain`]. `build`, `sync` and `demo` have no module here, their library calls
 //! being in the libraries below: `build` is [`resourcesync_source::build::build`]
 //! (options in, a `BuildReport` out), `sync` is `resourcesync_destination`'s
 //! `asynchronous::sync` (options, a stop token and an `Observer` in, `Synced` out);

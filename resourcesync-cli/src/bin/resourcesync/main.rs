@@ -1,7 +1,7 @@
 //! The `resourcesync` command.
 //!
 //! ```text
-//! resourcesync validate [--json] [--deny-warnings] <INPUT>...
+//! resourcesync validate [--json] [--deny-warnings] [--max-bytes SIZE] [--timeout D] <INPUT>...
 //! resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>
 //! resourcesync explore [--json] <URL>
 //! resourcesync build [OPTIONS] --base-url <URL> <COLLECTION-DIR> <PUBLISH-DIR>
