@@ -72,3 +72,29 @@ impl fmt::Debug for Chain<'_> {
         fmt::Display::fmt(self, f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Chain;
+
+    /// An error that says its cause itself and returns it too (thiserror's `"{0}"` with
+    /// `#[from]`), over one that only returns it.
+    #[derive(Debug, thiserror::Error)]
+    enum Outer {
+        #[error("the HTTP client: {0}")]
+        Says(#[from] Middle),
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot connect")]
+    struct Middle(#[source] std::io::Error);
+
+    #[test]
+    fn each_cause_is_said_once_whether_an_error_prints_it_or_returns_it() {
+        let e = Outer::from(Middle(std::io::Error::other("connection refused")));
+        assert_eq!(
+            Chain(&e).to_string(),
+            "the HTTP client: cannot connect: connection refused"
+        );
+    }
+}
