@@ -27,25 +27,6 @@ pub enum ExploreError {
     Misuse(#[from] Misuse),
 }
 
-/// What `explore` does, for its long help.
-pub const EXPLORE_ABOUT: &str = "\
-Shows what a ResourceSync Source offers: the documents reachable from URL (a Source's base
-ending in /, found by discovery, or any of its documents), as a tree by the document that
-lists each: Source Description, Capability Lists, Resource Lists, Dumps, Change Lists,
-their indexes and archives. No resource or package is fetched.
-
-Output:
-  One line per document, indented under the document that lists it:
-    <kind> <url> (<n> entries[, at <datetime>])
-  then problems on standard error.
-JSON (--json): one object per document and line,
-  {\"url\", \"parent\", \"kind\", \"entries\", \"at\"}, then {\"summary\": {\"documents\", \"problems\"}}.
-
-Exit status:
-  0  every document was read
-  1  some document could not be read or was refused
-  2  the command could not run: a bad URL or option";
-
 /// What to explore.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -85,13 +66,6 @@ pub struct Explored {
     pub documents: Vec<DocumentRead>,
     /// The client's report.
     pub report: Report,
-}
-
-impl Explored {
-    /// 0 when every document was read, else 1.
-    pub fn exit_status(&self) -> u8 {
-        if self.report.complete { 0 } else { 1 }
-    }
 }
 
 /// Explores on the current tokio runtime, handing every event of the client to `seen`

@@ -3,9 +3,13 @@
 //! command line, calls it and prints. Tests, benchmarks and the demo call the same
 //! functions in process.
 //!
-//! - [`validate`]: checks a document or a package against the standard's rules.
+//! - [`validate`]: checks a document or a package against the standard's rules: a file
+//!   or standard input ([`validate::validate`]), a publication directory
+//!   ([`validate::validate_directory`]), a URL ([`validate::validate_url`]), each a typed
+//!   report with `Display`.
 //! - [`explore`]: the documents a Source offers, read by the client in its exploring
 //!   mode.
+//! - [`Chain`]: an error and its causes on one line, as the command prints every error.
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3
 //!   (`serve_with_limits` until a shutdown future completes; the subcommand's arguments,
 //!   signals and start line are the binary's).
@@ -14,7 +18,10 @@
 //! One convention for every subcommand: its library call takes typed options and returns
 //! a typed report (or takes a callback or writer for what streams), and the binary
 //! (`src/bin/resourcesync/`) holds the arguments, the help, the signals, the printing and
-//! the exit status. `build`, `sync` and `demo` have no module here, their library calls
+//! the exit status (so no type here has a clap derive, a help text or an exit status:
+//! [`validate::Outcome`] is valid, breaks rules or unreadable, the binary maps it to 0, 1
+//! or 2), and a typed error per subcommand that cannot start, whose causes it prints
+//! with [`Chain`]. `build`, `sync` and `demo` have no module here, their library calls
 //! being in the libraries below: `build` is [`resourcesync_source::collection::build`]
 //! (options in, a `BuildReport` out), `sync` is `resourcesync_destination`'s
 //! `asynchronous::sync` (options, a stop token and an `Observer` in, `Synced` out);
@@ -32,3 +39,62 @@ pub mod explore;
 pub mod serve;
 pub mod units;
 pub mod validate;
+
+use std::error::Error;
+use std::fmt;
+
+/// An error and its causes on one line, for a person to read: `error: cause: cause`.
+///
+/// Each error of the family either prints its cause or returns it as its
+/// [`source`](Error::source); some of other crates do both (reqwest's, thiserror's
+/// `#[error("{0}")]` with `#[from]`). A cause whose message the line already holds is
+/// left out, so that no cause is said twice whichever way an error is written.
+#[derive(Clone, Copy)]
+pub struct Chain<'a>(pub &'a (dyn Error + 'static));
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut line = self.0.to_string();
+        let mut cause = self.0.source();
+        while let Some(error) = cause {
+            let message = error.to_string();
+            if !line.contains(&message) {
+                line = format!("{line}: {message}");
+            }
+            cause = error.source();
+        }
+        f.write_str(&line)
+    }
+}
+
+impl fmt::Debug for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Chain;
+
+    /// An error that says its cause itself and returns it too (thiserror's `"{0}"` with
+    /// `#[from]`), over one that only returns it.
+    #[derive(Debug, thiserror::Error)]
+    enum Outer {
+        #[error("the HTTP client: {0}")]
+        Says(#[from] Middle),
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot connect")]
+    struct Middle(#[source] std::io::Error);
+
+    #[test]
+    fn each_cause_is_said_once_whether_an_error_prints_it_or_returns_it() {
+        let e = Outer::from(Middle(std::io::Error::other("connection refused")));
+        assert_eq!(
+            Chain(&e).to_string(),
+            "the HTTP client: cannot connect: connection refused"
+        );
+    }
+}

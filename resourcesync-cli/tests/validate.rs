@@ -4,8 +4,12 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+#[path = "common/building.rs"]
+mod building;
 #[path = "common/help.rs"]
 mod help;
+#[path = "common/server.rs"]
+mod server;
 
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_resourcesync"))
@@ -251,7 +255,12 @@ fn help_describes_subcommands_options_output_and_exit_status() {
             "--deny-warnings",
             "summary: <n> documents (<n> unreadable), <n> entries, <n> errors, <n> warnings",
             "\"error_count\", \"warning_count\"",
-            "{\"summary\": {\"documents\", \"unreadable\", \"entries\"",
+            "{\"summary\": {\"documents\", \"unreadable\", \"skipped\", \"entries\"",
+            "a directory, a URL",
+            "--max-bytes <SIZE>",
+            "--timeout <DURATION>",
+            "<file>: skipped: <why>",
+            "<input>: warning: <rule>: <message> (<n> entries: <e>, <e>, <e>, ...)",
             "  1  some input breaks a rule, or has a warning with --deny-warnings",
             "  2  some input cannot be read",
         ],
@@ -427,8 +436,8 @@ fn summary_adds_up_every_input() {
     assert_eq!(
         lines[4],
         serde_json::json!({"summary": {
-            "documents": 4, "unreadable": 1, "entries": 5, "errors": 5, "warnings": 2,
-            "exit_status": 2,
+            "documents": 4, "unreadable": 1, "skipped": 0, "entries": 5, "errors": 5,
+            "warnings": 2, "exit_status": 2,
         }})
     );
     for (line, input) in lines.iter().zip(inputs) {
@@ -521,4 +530,202 @@ fn manifest_paths_that_name_no_file_and_a_description_entry_without_md() {
         .map(|w| w["rule"].as_str().unwrap())
         .collect();
     assert!(warnings.contains(&"description-entry-md"), "{warnings:?}");
+}
+
+/// A collection of `n` resources of 4 KiB of bytes that do not compress (so that deflate
+/// stores them as they are), published with a Resource Dump into `publish` under a
+/// temporary directory.
+fn published(n: u32) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let collection = dir.path().join("collection");
+    for i in 0..n {
+        building::put(&collection, &format!("r{i}.bin"), &noise(i));
+    }
+    let publish = dir.path().join("publish");
+    building::build(&collection, &publish, &["--resource-dump", "--change-dump"]);
+    (dir, publish)
+}
+
+/// 4 KiB of bytes that do not compress, different for each `seed`.
+fn noise(seed: u32) -> Vec<u8> {
+    let mut x = u64::from(seed).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()[3]
+        })
+        .collect()
+}
+
+/// A publication directory as `build` writes it: each document and package is validated
+/// (named in the report, with its own findings), the about page, the resources (links to
+/// the collection) and the state in `.resourcesync/` are named as skipped, not errors.
+/// Fails on the code before (a directory was "read failed: Is a directory", exit 2).
+#[test]
+fn a_publication_directory_is_validated_file_by_file() {
+    let (_dir, publish) = published(3);
+    let root = publish.to_str().unwrap();
+    let out = run(&["validate", root]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    for line in [
+        format!("{root}/.well-known/resourcesync: Source Description, 1 entries, 0 errors"),
+        format!("{root}/resourcesync/capabilitylist.xml: Capability List"),
+        format!("{root}/resourcesync/resourcelist.xml: Resource List, 3 entries, 0 errors"),
+        format!("{root}/resourcesync/resourcedump.xml: Resource Dump, 1 entries"),
+        format!("{root}/resourcesync/about.html: skipped: "),
+        format!("{root}/.resourcesync: skipped: a hidden directory"),
+        format!("{root}/r0.bin: skipped: "),
+    ] {
+        assert!(text.contains(&line), "no {line:?} in\n{text}");
+    }
+    // Every package, read as one, and a summary over the documents alone.
+    assert!(
+        text.lines()
+            .any(|l| l.contains(".zip: Resource Dump Manifest, 3 entries, 0 errors")),
+        "{text}"
+    );
+    let summary = json_lines(&run(&["validate", "--json", root]));
+    let summary = &summary.last().unwrap()["summary"];
+    assert_eq!(summary["unreadable"], 0, "{summary}");
+    assert!(summary["documents"].as_u64().unwrap() >= 8, "{summary}");
+    assert!(summary["skipped"].as_u64().unwrap() >= 5, "{summary}");
+
+    // A document that breaks a rule, dropped in: its findings under its own name, exit 1.
+    std::fs::write(
+        publish.join("resourcesync/extra.xml"),
+        example("ex01-resourcelist.xml"),
+    )
+    .unwrap();
+    let out = run(&["validate", root]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains(&format!(
+            "{root}/resourcesync/extra.xml: error [up-link-mandatory, section 10.1]"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    // A directory with no document at all is no publication: unreadable.
+    let empty = tempfile::tempdir().unwrap();
+    assert_eq!(status(&["validate", empty.path().to_str().unwrap()]), 2);
+}
+
+/// A URL is fetched from a server on 127.0.0.1 (`resourcesync serve`, killed when the
+/// test ends) and validated, a document and a package alike; one that cannot be fetched
+/// is unreadable, its message naming the URL. Fails on the code before ("URLs are not
+/// supported yet", exit 2).
+#[test]
+fn a_url_is_fetched_and_validated() {
+    let (_dir, publish) = published(2);
+    let (_server, base) = server::serve(&publish);
+    let list = format!("{base}resourcesync/resourcelist.xml");
+    let out = run(&["validate", &list]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!("{list}: Resource List, 2 entries, 0 errors")),
+        "{}",
+        stdout(&out)
+    );
+    let dump = json_lines(&run(&[
+        "validate",
+        "--json",
+        &format!("{base}resourcesync/resourcedump.xml"),
+    ]))
+    .remove(0);
+    assert_eq!(dump["kind"], "Resource Dump", "{dump}");
+
+    let missing = format!("{base}resourcesync/no-such-list.xml");
+    let out = run(&["validate", &missing]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).contains(&format!("GET {missing}: the server answered 404")),
+        "{}",
+        stdout(&out)
+    );
+    // Bounded: a document larger than --max-bytes is not read whole.
+    let out = run(&["validate", "--max-bytes", "100", &list]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).contains("more than 100 bytes"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// The same warnings on 60 entries are a line per rule with the count and the first entries, as
+/// `sync` shows warnings; `--json` still lists each. Fails on the code before (a line per
+/// entry).
+#[test]
+fn a_warning_repeated_on_many_entries_is_shown_once_with_a_count() {
+    let urls: String = (1..=60)
+        .map(|i| format!("<url><loc>http://example.com/capabilitylist{i}.xml</loc></url>\n"))
+        .collect();
+    let description = format!(
+        "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" \
+         xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\n\
+         <rs:md capability=\"description\"/>\n{urls}</urlset>\n"
+    );
+    let out = run_with_stdin(&["validate", "-"], description.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let text = stdout(&out);
+    // Each rule on one line: 121 warnings (60 + 60 + 1 for the document), 5 lines.
+    assert_eq!(text.lines().count(), 5, "{text}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("description-entry-md"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with("<stdin>: warning: description-entry-md: ")
+            && lines[0].ends_with("(60 entries: 1, 2, 3, ...)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("<stdin>: Source Description, 60 entries, 0 errors, 121 warnings"),
+        "{text}"
+    );
+    let json = run_with_stdin(&["validate", "--json", "-"], description.as_bytes());
+    assert_eq!(
+        json_lines(&json)[0]["warnings"].as_array().unwrap().len(),
+        121
+    );
+}
+
+/// A package whose bitstream had a byte changed after it was packaged (its CRC-32 and
+/// its listed hashes fail alike) breaks bitstream-fixity: exit 1, the finding naming the
+/// bitstream and the hash, not an unreadable package. Fails on the code before (the
+/// CRC-32 error made the package unreadable, exit 2).
+#[test]
+fn a_package_with_a_corrupted_byte_fails_its_listed_hash() {
+    let (dir, publish) = published(3);
+    let zip = std::fs::read_dir(publish.join("resourcesync"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with("resourcedump") && name.ends_with(".zip")
+        })
+        .unwrap();
+    let mut bytes = std::fs::read(&zip).unwrap();
+    let content = noise(1);
+    let at = bytes
+        .windows(64)
+        .position(|w| w == &content[1000..1064])
+        .expect("deflate stores the noise as it is");
+    bytes[at + 10] ^= 0x20;
+    let corrupt = dir.path().join("corrupt.zip");
+    std::fs::write(&corrupt, &bytes).unwrap();
+
+    let out = run(&["validate", corrupt.to_str().unwrap()]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("error [bitstream-fixity, section 11.2, 13.2] entry ")
+            && text.contains("bitstream r1.bin: md5 is "),
+        "{text}"
+    );
+    assert!(!text.contains("cannot be read"), "{text}");
 }

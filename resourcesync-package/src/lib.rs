@@ -42,7 +42,11 @@
 //! against its declared sizes and CRC-32 as they are read. Declared sizes that cannot be
 //! true (data past the central directory or into the next entry, a stored entry with two
 //! sizes, more than deflate can expand to) are refused on opening; sizes that turn out to
-//! be lies are errors as soon as they show, before a byte past them is returned.
+//! be lies are errors as soon as they show, before a byte past them is returned. A
+//! bitstream whose bytes changed after it was packaged fails both its CRC-32 and a hash of
+//! its manifest entry: it is a [`FixityError`] (the standard's bitstream-fixity), so that
+//! [`Package::check`] reports it among the other findings; the CRC-32 alone is the error
+//! only when the manifest's hashes agree with the bytes or its length does not.
 //!
 //! # Example
 //! ```

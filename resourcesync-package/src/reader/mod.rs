@@ -451,14 +451,26 @@ impl<R: Read + Seek> Package<R> {
                         pipe.send(&facts, fixity)?;
                     }
                     let batch = &mut pipe.batch;
-                    let n = data
-                        .read(&mut batch.bytes[batch.filled..])
-                        .map_err(unwrap_io)?;
+                    let n = match data.read(&mut batch.bytes[batch.filled..]) {
+                        Ok(n) => n,
+                        // Every byte was read (see `VerifiedReader::read`): the error waits
+                        // for the md5, so that the manifest's judgement comes first.
+                        Err(e) if is_crc_mismatch(&e) => {
+                            return Ok(Ok(ReadToEnd {
+                                length: read,
+                                sha256: sha256.finalize().into(),
+                                md5: md5.map(|md5| md5.finalize().into()),
+                                crc: Some(unwrap_io(e)),
+                            }));
+                        }
+                        Err(e) => return Err(unwrap_io(e)),
+                    };
                     if n == 0 {
                         return Ok(Ok(ReadToEnd {
                             length: read,
                             sha256: sha256.finalize().into(),
                             md5: md5.map(|md5| md5.finalize().into()),
+                            crc: None,
                         }));
                     }
                     let bytes = &batch.bytes[batch.filled..batch.filled + n];
@@ -741,6 +753,23 @@ impl<R: Read + Seek> Read for VerifiedReader<'_, R> {
             Ok(n) => n,
             Err(e) => {
                 self.done = true;
+                // A CRC-32 that differs is found once every byte is read: a hash of the
+                // manifest that differs too is the finding the standard names
+                // (bitstream-fixity), bytes changed in the package. Another length is the
+                // ZIP's sizes lying: that stays the ZIP's error, as does a CRC-32 the
+                // manifest has nothing against.
+                if is_crc_mismatch(&e) {
+                    let digests = std::mem::take(&mut self.fixity).finish();
+                    let judged = judge(
+                        &self.inner.name,
+                        self.length,
+                        self.hashes.as_ref(),
+                        &digests,
+                    );
+                    if let Some(f) = behind_crc(judged) {
+                        return Err(archive::invalid(f));
+                    }
+                }
                 return Err(e);
             }
         };
@@ -757,6 +786,19 @@ impl<R: Read + Seek> Read for VerifiedReader<'_, R> {
         }
         Ok(n)
     }
+}
+
+/// Whether an entry reader's error is a CRC-32 other than declared, met at the end of the
+/// entry's data (every byte was read).
+fn is_crc_mismatch(e: &io::Error) -> bool {
+    matches!(
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<PackageError>()),
+        Some(PackageError::Bad(BadPackage::Content {
+            problem: crate::error::ContentProblem::Crc32 { .. },
+            ..
+        }))
+    )
 }
 
 #[cfg(test)]

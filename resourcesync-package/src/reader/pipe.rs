@@ -55,6 +55,9 @@ pub(super) struct ReadToEnd {
     pub(super) sha256: [u8; 32],
     /// Computed by the reading thread rather than the md5 thread.
     pub(super) md5: Option<[u8; 16]>,
+    /// The ZIP's CRC-32 differed: the error, reported when the manifest's length and
+    /// hashes have nothing against the bytes (else their fixity error is).
+    pub(super) crc: Option<PackageError>,
 }
 
 /// The reading thread's end of the md5 thread.
@@ -158,7 +161,12 @@ impl Pipe {
                         md5: Digest(read.md5.unwrap_or(md5)),
                         sha256: Digest(read.sha256),
                     };
-                    judge(&entry.name, length, hashes, &digests)
+                    let error = judge(&entry.name, length, hashes, &digests);
+                    match read.crc {
+                        // As `VerifiedReader::read` judges it.
+                        Some(crc) => Some(behind_crc(error).ok_or(crc)?),
+                        None => error,
+                    }
                 }
             };
             if let Some(f) = error {
@@ -209,6 +217,12 @@ pub(super) fn judge(
         path: path.to_owned(),
         mismatch,
     })
+}
+
+/// The fixity error that explains a CRC-32 other than declared: a hash, not the length
+/// (another length means the ZIP's sizes lie, which is the ZIP's error).
+pub(super) fn behind_crc(judged: Option<FixityError>) -> Option<FixityError> {
+    judged.filter(|f| !matches!(f.mismatch, FixityMismatch::Length { .. }))
 }
 
 /// Checks `read` bytes of a bitstream, `inflated` of the package, against the manifest's

@@ -230,6 +230,7 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
         }
         Err(error) => {
             progress.0.finish_and_clear();
+            let error = resourcesync_cli::Chain(&error);
             if args.json {
                 println!("{}", json!({"error": error.to_string()}));
             }

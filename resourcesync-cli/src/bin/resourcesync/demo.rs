@@ -20,7 +20,8 @@ use resourcesync_model::Uri;
 use serde_json::json;
 
 use crate::build::Bar;
-use crate::sync::{Unusable, block_on, synchronize};
+use crate::error::Error;
+use crate::sync::{block_on, synchronize};
 use resourcesync_cli::serve::serve;
 use resourcesync_destination::{SyncOptions, Synced};
 use resourcesync_source::collection::{Options, build};
@@ -149,18 +150,15 @@ impl Work {
     }
 }
 
-async fn demo(args: &DemoArgs) -> Result<u8, Unusable> {
+async fn demo(args: &DemoArgs) -> Result<u8, Error> {
     let work = match &args.keep {
         Some(dir) => {
-            fs::create_dir_all(dir).map_err(|e| Unusable(format!("{}: {e}", dir.display())))?;
+            fs::create_dir_all(dir).map_err(Error::io(dir))?;
             // A demo of its own: another's collection, publication for another port and
             // destination would not show what the demo shows.
             let empty = fs::read_dir(dir).map(|mut d| d.next().is_none());
-            if !empty.map_err(|e| Unusable(format!("{}: {e}", dir.display())))? {
-                return Err(Unusable(format!(
-                    "{}: not empty; --keep needs a new or empty directory",
-                    dir.display()
-                )));
+            if !empty.map_err(Error::io(dir))? {
+                return Err(Error::NotEmpty(dir.clone()));
             }
             Work::Kept(dir.clone())
         }
@@ -168,7 +166,7 @@ async fn demo(args: &DemoArgs) -> Result<u8, Unusable> {
             tempfile::Builder::new()
                 .prefix("resourcesync-demo-")
                 .tempdir()
-                .map_err(|e| Unusable(format!("no temporary directory: {e}")))?,
+                .map_err(Error::TempDir)?,
         ),
     };
     let mut steps = Steps {
@@ -219,10 +217,8 @@ async fn demo(args: &DemoArgs) -> Result<u8, Unusable> {
 }
 
 /// The Destination half: baseline (by dump when offered), incremental, audit.
-async fn destination(source: &str, dir: &Path, steps: &mut Steps) -> Result<u8, Unusable> {
-    let source: Uri = source
-        .parse()
-        .map_err(|e| Unusable(format!("{source:?} is not a URL: {e}")))?;
+async fn destination(source: &str, dir: &Path, steps: &mut Steps) -> Result<u8, Error> {
+    let source: Uri = source.parse().map_err(|e| Error::url(source, e))?;
     let options = SyncOptions::new(source, dir);
     let mut worst = 0;
     for (step, options) in [
@@ -238,20 +234,16 @@ async fn destination(source: &str, dir: &Path, steps: &mut Steps) -> Result<u8, 
 }
 
 /// The whole family: generate, build, serve, sync by dump, change, build, sync, audit.
-async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Unusable> {
+async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Error> {
     let collection = root.join("collection");
     let publish = root.join("publication");
     let dest = root.join("destination");
-    let io = |path: &Path| {
-        let path = path.to_owned();
-        move |e: io::Error| Unusable(format!("{}: {e}", path.display()))
-    };
 
     let t = Instant::now();
     let mut generator = Generator::new(0x5eed);
     let (count, size) = generator
         .collection(&collection, args.resources)
-        .map_err(io(&collection))?;
+        .map_err(Error::io(&collection))?;
     steps.say(
         "generate",
         format!(
@@ -264,11 +256,16 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
     );
 
     // The port first: the base URL is in every document.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let listener = tokio::net::TcpListener::bind(any)
         .await
-        .map_err(|e| Unusable(format!("no port on 127.0.0.1: {e}")))?;
-    let base = format!("http://{}/", listener.local_addr()?);
-    let options = Options::new(base.parse::<Uri>()?)
+        .map_err(|source| Error::Bind { addr: any, source })?;
+    let base = format!(
+        "http://{}/",
+        listener.local_addr().map_err(Error::LocalAddr)?
+    );
+    let base_uri: Uri = base.parse().map_err(|e| Error::url(&base, e))?;
+    let options = Options::new(base_uri.clone())
         .with_resource_dump(true)
         .with_change_dump(true);
 
@@ -285,14 +282,16 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
         json!({"url": base}),
     );
 
-    let sync = SyncOptions::new(base.parse::<Uri>()?, &dest);
+    let sync = SyncOptions::new(base_uri, &dest);
     let mut worst = 0;
     let synced = synchronize(&sync.clone().with_dump(true), false).await?;
     steps.synced("sync (dump)", &synced);
     worst = worst.max(synced.exit_status());
 
     let t = Instant::now();
-    let (created, updated, deleted) = generator.change(&collection).map_err(io(&collection))?;
+    let (created, updated, deleted) = generator
+        .change(&collection)
+        .map_err(Error::io(&collection))?;
     steps.say(
         "change",
         format!("{created} resources created, {updated} updated, {deleted} deleted"),
@@ -309,7 +308,7 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
     worst = worst.max(synced.exit_status());
 
     let t = Instant::now();
-    let differences = compare(&collection, &dest).map_err(io(&dest))?;
+    let differences = compare(&collection, &dest).map_err(Error::io(&dest))?;
     let text = match differences.first() {
         None => format!(
             "{} and {} hold the same bytes",
@@ -331,8 +330,8 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Un
     let _ = stop.send(());
     match server.await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => return Err(Unusable(format!("the server failed: {e}"))),
-        Err(e) => return Err(Unusable(format!("the server stopped: {e}"))),
+        Ok(Err(e)) => return Err(Error::Server(e)),
+        Err(e) => return Err(Error::Task("the server", e)),
     }
     Ok(worst)
 }
@@ -344,7 +343,7 @@ async fn publish_step(
     collection: &Path,
     publish: &Path,
     options: &Options,
-) -> Result<(), Unusable> {
+) -> Result<(), Error> {
     let t = Instant::now();
     let (collection, publish, options) =
         (collection.to_owned(), publish.to_owned(), options.clone());
@@ -360,8 +359,8 @@ async fn publish_step(
         build(&collection, &publish, &options, now, &bar).map_err(Box::new)
     })
     .await
-    .map_err(|e| Unusable(format!("build stopped: {e}")))?
-    .map_err(|e| Unusable(format!("build: {e}")))?;
+    .map_err(|e| Error::Task("build", e))?
+    .map_err(Error::Build)?;
     progress.finish_and_clear();
     steps.say(
         step,

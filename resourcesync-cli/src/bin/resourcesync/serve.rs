@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::sync::{Unusable, block_on};
+use crate::error::Error;
+use crate::sync::block_on;
 use resourcesync_cli::serve::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Limits, Reporter, built_for_elsewhere,
     serve_reporting,
@@ -175,16 +176,16 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         // Checked once to refuse a typo at startup; never canonicalized or kept open, so
         // that a swap of the link is seen (a directory missing later gives 404s).
         if !args.dir.is_dir() {
-            return Err(Unusable(format!(
-                "PUBLISH-DIR {} is not a directory",
-                args.dir.display()
-            )));
+            return Err(Error::NotADirectory(args.dir.clone()));
         }
-        let shutdown = ctrl_c().map_err(|e| Unusable(format!("cannot listen for Ctrl-C: {e}")))?;
+        let shutdown = ctrl_c().map_err(Error::Signals)?;
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
-            .map_err(|e| Unusable(format!("cannot bind address {}: {e}", args.addr)))?;
-        let addr = listener.local_addr()?;
+            .map_err(|source| Error::Bind {
+                addr: args.addr,
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(Error::LocalAddr)?;
         let dir = args.dir.display().to_string();
         if args.json {
             let line = serde_json::json!({"addr": addr.to_string(), "dir": dir,
@@ -202,7 +203,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         match serve_reporting(listener, args.dir.clone(), args.limits(), report, shutdown).await {
             Ok(()) => Ok(0),
             Err(e) => {
-                eprintln!("resourcesync serve: {e}");
+                eprintln!("resourcesync serve: {}", resourcesync_cli::Chain(&e));
                 Ok(1)
             }
         }

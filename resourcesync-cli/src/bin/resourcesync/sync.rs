@@ -8,11 +8,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use resourcesync_cli::Chain;
 use resourcesync_client::{Event, Progress, WarningSummary};
 use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::{Notice, Observer};
 
 use resourcesync_destination::{SyncOptions, Synced};
+
+use crate::error::Error;
 
 /// What `sync` does, for its long help.
 pub(crate) const SYNC_ABOUT: &str = "\
@@ -133,11 +136,11 @@ pub(crate) struct SyncArgs {
 impl SyncArgs {
     /// The options these arguments ask for, or why they cannot be (a SOURCE-URL that is
     /// not a URL, a `--mirror` that is not PREFIX=DIR).
-    pub(crate) fn options(&self) -> Result<SyncOptions, Unusable> {
+    pub(crate) fn options(&self) -> Result<SyncOptions, Error> {
         let source = self
             .source
             .parse()
-            .map_err(|e| Unusable(format!("{:?} is not a URL: {e}", self.source)))?;
+            .map_err(|e| Error::url(&self.source, e))?;
         let mut options = SyncOptions::new(source, self.dir.clone())
             .with_audit(self.audit)
             .with_dry_run(self.dry_run)
@@ -159,53 +162,38 @@ impl SyncArgs {
     }
 }
 
-/// Why a sync could not start (exit status 2): what to tell the user.
-#[derive(Debug)]
-pub(crate) struct Unusable(pub String);
-
-impl<E: std::fmt::Display> From<E> for Unusable {
-    fn from(e: E) -> Unusable {
-        Unusable(e.to_string())
-    }
-}
-
 /// Runs `sync` and returns its exit status.
 pub(crate) fn run(args: &SyncArgs) -> ExitCode {
     block_on("sync", async { sync(&args.options()?, args.json).await })
 }
 
 /// Runs a subcommand's future on a tokio runtime of its own: its exit status, or 2 (said
-/// on standard error, named by `command`) when it could not start.
+/// on standard error with its causes, named by `command`) when it could not start.
 pub(crate) fn block_on(
     command: &str,
-    run: impl std::future::Future<Output = Result<u8, Unusable>>,
+    run: impl std::future::Future<Output = Result<u8, Error>>,
 ) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let ran = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("resourcesync {command}: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match runtime.block_on(run) {
+        .map_err(Error::Runtime)
+        .and_then(|runtime| runtime.block_on(run));
+    match ran {
         Ok(status) => ExitCode::from(status),
-        Err(Unusable(reason)) => {
-            eprintln!("resourcesync {command}: {reason}");
+        Err(e) => {
+            eprintln!("resourcesync {command}: {}", Chain(&e));
             ExitCode::from(2)
         }
     }
 }
 
 /// The `--mirror PREFIX=DIR` options: each URL prefix with its directory.
-pub(crate) fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Unusable> {
+pub(crate) fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Error> {
     options
         .iter()
         .map(|m| match m.split_once('=') {
             Some((prefix, dir)) => Ok((prefix.to_owned(), PathBuf::from(dir))),
-            None => Err(Unusable(format!("--mirror {m:?} is not PREFIX=DIR"))),
+            None => Err(Error::Mirror(m.clone())),
         })
         .collect()
 }
@@ -213,7 +201,7 @@ pub(crate) fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Unus
 /// Runs a sync on the current tokio runtime and prints its summary (a line, or with
 /// `json` an object): the exit status ([`Synced::exit_status`]), or why it could not
 /// start.
-pub(crate) async fn sync(options: &SyncOptions, json: bool) -> Result<u8, Unusable> {
+pub(crate) async fn sync(options: &SyncOptions, json: bool) -> Result<u8, Error> {
     let synced = synchronize(options, json).await?;
     let Synced {
         mode: name,
@@ -248,7 +236,7 @@ pub(crate) async fn sync(options: &SyncOptions, json: bool) -> Result<u8, Unusab
 /// `json`, every event) as they come, but no summary: what it came to, or why it could
 /// not start. SIGINT and SIGTERM stop it (it saves what it did); a second one ends the
 /// process at once.
-pub(crate) async fn synchronize(options: &SyncOptions, json: bool) -> Result<Synced, Unusable> {
+pub(crate) async fn synchronize(options: &SyncOptions, json: bool) -> Result<Synced, Error> {
     let stop = AsyncStop::new();
     let _listener = listen(stop.clone());
     let bar = ProgressBar::new(0).with_style(
