@@ -2,6 +2,7 @@
 //! Sitemap lines of robots.txt, the `Link` header, and the reading of the documents.
 
 use super::*;
+use resourcesync_source::discovery;
 
 /// Reads a document of at most [`MAX_DOCUMENT`] bytes with resourcesync-xml.
 pub(super) fn read_bounded(file: &std::fs::File) -> Result<Document, String> {
@@ -19,24 +20,19 @@ pub(super) fn read_bounded(file: &std::fs::File) -> Result<Document, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The `<loc>` of every entry of `document` whose capability is `capability`, if it is
-/// an `http` or `https` URI that can stand in a `Link` header, an HTML attribute and a
-/// robots.txt line as it is.
+/// The `<loc>` of every entry of `document` whose capability is `capability`, if it can
+/// stand in a `Link` header, an HTML attribute and a robots.txt line as it is
+/// ([`discovery::usable`]).
 ///
 /// The reader reports other schemes (`javascript:` among them) as findings but still
 /// returns them; put in the home page's links they would run in a visitor's browser.
 pub(super) fn locs_of(document: &Document, capability: &Capability) -> Vec<String> {
-    let usable = |uri: &str| {
-        let scheme = uri.split_once(':').map_or("", |(scheme, _)| scheme);
-        (scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https"))
-            && !uri.contains(|c: char| c.is_whitespace() || c.is_control() || "<>\"".contains(c))
-    };
     document
         .entries
         .iter()
         .filter(|e| e.md.as_ref().and_then(|md| md.capability.as_ref()) == Some(capability))
         .map(|e| e.loc.as_str())
-        .filter(|loc| usable(loc))
+        .filter(|loc| discovery::usable(loc))
         .map(str::to_owned)
         .collect()
 }
@@ -48,36 +44,12 @@ pub(super) async fn home_page(shared: &Arc<Shared>) -> Response {
         Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
         Some(Ok(lists)) => lists,
     };
-    let mut head = String::new();
-    let mut body = String::new();
-    for uri in &lists.lists {
-        let uri = escape_html(uri);
-        head.push_str(&format!("    <link rel=\"resourcesync\" href=\"{uri}\">\n"));
-        body.push_str(&format!("      <li><a href=\"{uri}\">{uri}</a></li>\n"));
-    }
-    let page = format!(
-        "<!DOCTYPE html>\n<html>\n  <head>\n    <meta charset=\"utf-8\">\n{head}    \
-         <title>ResourceSync Source</title>\n  </head>\n  <body>\n    \
-         <h1>ResourceSync Source</h1>\n    <p>The <a href=\"/{SOURCE_DESCRIPTION}\">Source \
-         Description</a> lists these Capability Lists:</p>\n    <ul>\n{body}    </ul>\n  \
-         </body>\n</html>\n"
+    let page = discovery::link_page(
+        "ResourceSync Source",
+        lists.lists.iter().map(String::as_str),
+        Some("The Source Description (/.well-known/resourcesync) lists these Capability Lists."),
     );
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
-}
-
-/// `&`, `<`, `>` and `"` as character references, for a URI in an attribute or text.
-pub(super) fn escape_html(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            c => escaped.push(c),
-        }
-    }
-    escaped
 }
 
 /// `/robots.txt`: a `Sitemap` line per Resource List of each Capability List (section
@@ -103,7 +75,8 @@ pub(super) async fn robots_txt(shared: &Arc<Shared>) -> Response {
             Some(Err(e)) => return (StatusCode::INTERNAL_SERVER_ERROR, e).into_response(),
             Some(Ok(lists)) => lists,
         };
-        let mut text = String::from("# The Resource Lists of this ResourceSync Source.\n");
+        let mut resource_lists = Vec::new();
+        let mut unread = String::new();
         for uri in &lists.lists {
             let read = || {
                 let relative = relative_path_of_uri(uri).ok_or("not a path of this server")?;
@@ -116,20 +89,17 @@ pub(super) async fn robots_txt(shared: &Arc<Shared>) -> Response {
             };
             match read() {
                 Ok(document) => {
-                    for list in locs_of(&document, &Capability::ResourceList) {
-                        // A line break in a URI would make a line of its own.
-                        if !list.contains(['\r', '\n']) {
-                            text.push_str(&format!("Sitemap: {list}\n"));
-                        }
-                    }
+                    resource_lists.extend(locs_of(&document, &Capability::ResourceList));
                 }
                 Err(e) => {
+                    // A line break would make a line of its own.
                     let e = e.replace(['\r', '\n'], " ");
                     let uri = uri.replace(['\r', '\n'], " ");
-                    text.push_str(&format!("# {uri}: {e}\n"));
+                    unread.push_str(&format!("# {uri}: {e}\n"));
                 }
             }
         }
+        let text = discovery::robots_txt(resource_lists.iter().map(String::as_str)) + &unread;
         ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response()
     })
     .await

@@ -41,13 +41,8 @@ impl Discovery {
                 (list, directory)
             })
             .collect();
-        let links: Vec<String> = lists
-            .iter()
-            .map(|uri| format!("<{uri}>; rel=\"resourcesync\""))
-            .collect();
-        let link = (!links.is_empty())
-            .then(|| HeaderValue::from_str(&links.join(", ")).ok())
-            .flatten();
+        let link = resourcesync_source::discovery::link_header(lists.iter().map(String::as_str))
+            .and_then(|link| HeaderValue::from_str(&link).ok());
         Discovery {
             lists,
             link,
