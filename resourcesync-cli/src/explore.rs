@@ -68,6 +68,18 @@ pub struct Explored {
     pub report: Report,
 }
 
+impl std::fmt::Display for Explored {
+    /// `N documents read; ` and the client's report.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} documents read; {}",
+            self.documents.len(),
+            self.report
+        )
+    }
+}
+
 /// Explores on the current tokio runtime, handing every event of the client to `seen`
 /// as it comes (a document read, a problem): what it found, or why it could not start.
 pub async fn explore(

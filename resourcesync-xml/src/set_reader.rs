@@ -21,6 +21,13 @@ pub struct DocumentFinding {
     pub finding: Finding,
 }
 
+impl std::fmt::Display for DocumentFinding {
+    /// `DOCUMENT: FINDING`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.document, self.finding)
+    }
+}
+
 /// Why a set, or one of its parts, could not be read. Each names the document.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

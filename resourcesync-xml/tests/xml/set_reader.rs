@@ -201,6 +201,12 @@ fn a_missing_index_link_is_a_warning_of_the_part_and_a_wrong_one_an_error() {
         .map(|f| (f.document.as_str(), f.finding.rule.id()))
         .collect();
     assert_eq!(findings, [(a, "index-link-recommended")]);
+    // Printed as a user sees it: the document, then the finding.
+    let shown = reader.findings()[0].to_string();
+    assert!(
+        shown.starts_with(&format!("{a}: ")) && shown.contains("index-link-recommended"),
+        "{shown}"
+    );
     drop(reader);
     // The same index written differently (host case, default port) is the same.
     store.insert(
