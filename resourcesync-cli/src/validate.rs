@@ -29,8 +29,8 @@ use crate::Chain;
 pub struct ValidateOptions {
     /// The input: a file, or `-` for standard input.
     pub input: PathBuf,
-    /// Findings of each severity kept in the report ([`Report::errors`],
-    /// [`Report::warnings`]); the counts are exact whatever it is.
+    /// Findings of each severity kept in the report ([`ValidationReport::errors`],
+    /// [`ValidationReport::warnings`]); the counts are exact whatever it is.
     pub listed: usize,
     /// Bytes a fetched document or package may have ([`validate_url`]); 256 MiB by
     /// default (a sitemap holds at most 50 MiB uncompressed, a package more).
@@ -114,7 +114,7 @@ pub enum Outcome {
 /// counted), and why it could not be read, if it could not.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
-pub struct Report {
+pub struct ValidationReport {
     /// The input's name: its path, or `<stdin>`.
     pub name: String,
     /// The kind of document (a package's: its manifest's), once known.
@@ -126,7 +126,7 @@ pub struct Report {
     /// The warnings found, up to [`ValidateOptions::listed`].
     pub warnings: Vec<Finding>,
     /// Errors found (an unreadable input's is not among them: see
-    /// [`total_errors`](Report::total_errors)).
+    /// [`total_errors`](ValidationReport::total_errors)).
     pub error_count: u64,
     /// Warnings found.
     pub warning_count: u64,
@@ -134,14 +134,14 @@ pub struct Report {
     pub unreadable: Option<Unreadable>,
 }
 
-impl Report {
+impl ValidationReport {
     /// The report of an input named `name` that cannot be read, as `message` says (a URL
     /// that is not one, a directory that cannot be walked).
-    pub fn unreadable(name: impl Into<String>, message: impl Into<String>) -> Report {
-        Report {
+    pub fn unreadable(name: impl Into<String>, message: impl Into<String>) -> ValidationReport {
+        ValidationReport {
             name: name.into(),
             unreadable: Some(Unreadable::new(message)),
-            ..Report::default()
+            ..ValidationReport::default()
         }
     }
 
@@ -162,7 +162,7 @@ impl Report {
     }
 }
 
-impl fmt::Display for Report {
+impl fmt::Display for ValidationReport {
     /// The line of counts: `<name>: <kind>, <n> entries, <n> errors, <n> warnings`, the
     /// kind `unreadable` when unknown.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -243,29 +243,29 @@ impl fmt::Display for Skip {
 /// files and directories skipped.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
-pub struct Directory {
+pub struct DirectoryReport {
     /// A report per document or package read (or that looked like one and could not be).
-    pub reports: Vec<Report>,
+    pub reports: Vec<ValidationReport>,
     /// What was not validated, and why.
     pub skipped: Vec<Skipped>,
 }
 
-impl Directory {
+impl DirectoryReport {
     /// The worst of its reports' outcomes; [`Outcome::Unreadable`] when it holds no
     /// document at all (a typo in its name, an unbuilt publication), which then has a
     /// report saying so.
     pub fn outcome(&self) -> Outcome {
         self.reports
             .iter()
-            .map(Report::outcome)
+            .map(ValidationReport::outcome)
             .max()
             .unwrap_or(Outcome::Valid)
     }
 }
 
 /// Reads and checks one input, handing each finding to `found` as it is found: what it
-/// came to. An input that cannot be read is a report too ([`Report::unreadable`]).
-pub fn validate(options: &ValidateOptions, found: impl FnMut(&Finding)) -> Report {
+/// came to. An input that cannot be read is a report too ([`ValidationReport::unreadable`]).
+pub fn validate(options: &ValidateOptions, found: impl FnMut(&Finding)) -> ValidationReport {
     let mut reading = Reading::new(options.name(), options, found);
     let read = if options.is_stdin() {
         reading.stdin()
@@ -284,8 +284,8 @@ pub fn validate(options: &ValidateOptions, found: impl FnMut(&Finding)) -> Repor
 pub fn validate_directory(
     options: &ValidateOptions,
     mut found: impl FnMut(&str, &Finding),
-) -> Directory {
-    let mut directory = Directory::default();
+) -> DirectoryReport {
+    let mut directory = DirectoryReport::default();
     let root = options.input.as_path();
     let mut walk = walkdir::WalkDir::new(root).sort_by_file_name().into_iter();
     while let Some(next) = walk.next() {
@@ -294,7 +294,9 @@ pub fn validate_directory(
             Err(e) => {
                 let name = e.path().unwrap_or(root).display().to_string();
                 let message = format!("cannot read: {}", Chain(&e));
-                directory.reports.push(Report::unreadable(name, message));
+                directory
+                    .reports
+                    .push(ValidationReport::unreadable(name, message));
                 continue;
             }
         };
@@ -344,7 +346,7 @@ pub fn validate_directory(
         let message = "no ResourceSync document or package in the directory";
         directory
             .reports
-            .push(Report::unreadable(options.name(), message));
+            .push(ValidationReport::unreadable(options.name(), message));
     }
     directory
 }
@@ -358,7 +360,7 @@ pub async fn validate_url(
     url: &Uri,
     options: &ValidateOptions,
     found: impl FnMut(&Finding),
-) -> Report {
+) -> ValidationReport {
     let mut reading = Reading::new(url.to_string(), options, found);
     let read = match fetch(url, options).await {
         Ok(body) => reading.bytes(body),
@@ -402,7 +404,7 @@ async fn fetch(url: &Uri, options: &ValidateOptions) -> Result<Vec<u8>, String> 
 
 /// A report being made, and where its findings go.
 struct Reading<F> {
-    report: Report,
+    report: ValidationReport,
     listed: usize,
     found: F,
 }
@@ -410,9 +412,9 @@ struct Reading<F> {
 impl<F: FnMut(&Finding)> Reading<F> {
     fn new(name: String, options: &ValidateOptions, found: F) -> Reading<F> {
         Reading {
-            report: Report {
+            report: ValidationReport {
                 name,
-                ..Report::default()
+                ..ValidationReport::default()
             },
             listed: options.listed,
             found,

@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Args;
 use resourcesync_cli::Chain;
 use resourcesync_cli::validate::{
-    Outcome, Report, Skipped, Unreadable, ValidateOptions, validate, validate_directory,
+    Outcome, Skipped, Unreadable, ValidateOptions, ValidationReport, validate, validate_directory,
     validate_url,
 };
 use resourcesync_client::{Warning, WarningSummary};
@@ -131,8 +131,10 @@ pub(crate) fn run(args: &ValidateArgs) -> ExitCode {
                 (Ok(url), Ok(runtime)) => {
                     runtime.block_on(validate_url(&url, &options, |f| printer.found(&text, f)))
                 }
-                (Err(e), _) => Report::unreadable(text, format!("not a URL: {}", Chain(&e))),
-                (_, Err(e)) => Report::unreadable(text, Chain(&e).to_string()),
+                (Err(e), _) => {
+                    ValidationReport::unreadable(text, format!("not a URL: {}", Chain(&e)))
+                }
+                (_, Err(e)) => ValidationReport::unreadable(text, Chain(&e).to_string()),
             };
             printer.report(report);
         } else if input.is_dir() {
@@ -234,7 +236,7 @@ impl<W: Write> Printer<W> {
     }
 
     /// One input's report: its warnings and line (or JSON object); counted.
-    fn report(&mut self, report: Report) {
+    fn report(&mut self, report: ValidationReport) {
         let mut outcome = report.outcome();
         if self.deny_warnings && report.warning_count > 0 {
             outcome = outcome.max(Outcome::BreaksRules);
@@ -301,7 +303,7 @@ impl<W: Write> Printer<W> {
 }
 
 /// A report as its JSON object.
-fn report_json(report: &Report) -> Value {
+fn report_json(report: &ValidationReport) -> Value {
     let finding = |f: &Finding| {
         json!({
             "rule": f.rule.id(),
