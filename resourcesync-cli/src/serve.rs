@@ -57,6 +57,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cap_std::fs::Dir;
+use resourcesync_model::uri_path::SegmentRules;
 use resourcesync_model::{Capability, Document};
 use tower_http::compression::predicate::{NotForContentType, Predicate};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
@@ -240,34 +241,24 @@ pub fn router_reporting(dir: PathBuf, report: Reporter) -> Router {
 }
 
 /// The relative path a request path names under the publish directory, segment by
-/// segment (percent-decoded), or `None` when it may not be served:
-/// `..`, a hidden segment (starting with a dot, except a leading `.well-known`), a
-/// backslash or NUL, or a path that is not UTF-8.
+/// segment (percent-decoded), or `None` when it may not be served: what the model's
+/// grammar refuses for a request ([`SegmentRules::REQUEST`]: `..`, `%2e%2e`, an encoded
+/// `/`, a raw backslash or one encoded off Unix, a control character, a name not UTF-8),
+/// and a hidden segment (starting with a dot, except a leading `.well-known`).
 fn relative_path(path: &str) -> Option<PathBuf> {
-    let mut relative = PathBuf::new();
     // Each segment decoded apart: a `/` percent-encoded inside one (`%2F`) is no
     // separator, and refused, as `Directory::path` refuses it. Empty and `.` segments
-    // name nothing, as in a path joined segment by segment.
-    let segments = path.split('/').filter(|s| !s.is_empty() && *s != ".");
-    for (i, raw) in segments.enumerate() {
-        // A backslash as written some clients and servers take for a `/`.
-        if raw.contains('\\') {
-            return None;
-        }
-        let segment = percent_encoding::percent_decode_str(raw)
-            .decode_utf8()
-            .ok()?;
-        let hidden = segment.starts_with('.') && !(i == 0 && segment == ".well-known");
-        // `..` is hidden too: the walk under the publish directory takes plain names
-        // only, and a request never names a parent. A `\` written `%5C` is a character of
-        // a file's name on Unix (`build` publishes such names so), a separator elsewhere.
-        let separator = segment.contains('/') || cfg!(not(unix)) && segment.contains('\\');
-        if hidden || separator || segment.contains('\0') || segment == "." {
-            return None;
-        }
-        relative.push(&*segment);
+    // name nothing, as in a path joined segment by segment. A `\` written `%5C` is a
+    // character of a file's name on Unix (`build` publishes such names so), a separator
+    // elsewhere.
+    let names = SegmentRules::REQUEST.path(path).ok()?;
+    // The walk under the publish directory takes plain names only.
+    let hidden =
+        |(i, name): (usize, &String)| name.starts_with('.') && !(i == 0 && name == ".well-known");
+    if names.names().iter().enumerate().any(hidden) {
+        return None;
     }
-    Some(relative)
+    Some(names.to_path_buf())
 }
 
 /// The relative path of a URI served by this server: the path of an `http(s)` URI

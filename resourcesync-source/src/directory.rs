@@ -5,6 +5,8 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use resourcesync_model::names::MAX_NAME_BYTES;
+use resourcesync_model::uri_path::{SegmentError, SegmentRules, percent_decode};
 use resourcesync_model::{DocumentHead, MAX_ENTRIES, Uri, UriError};
 #[cfg(doc)]
 use resourcesync_package::{DumpBuilder, Misuse};
@@ -14,8 +16,9 @@ use resourcesync_xml::SetReader;
 use resourcesync_xml::{SetOptions, SetStore, SetWriter, WriteError};
 
 /// The longest path segment, in bytes after percent-decoding, that [`Directory::path`]
-/// accepts: 255, the `NAME_MAX` of ext4, XFS, APFS and NTFS.
-pub const MAX_SEGMENT_LEN: usize = 255;
+/// accepts: the model's [`MAX_NAME_BYTES`], 255, the `NAME_MAX` of ext4, XFS, APFS and
+/// NTFS.
+pub const MAX_SEGMENT_LEN: usize = MAX_NAME_BYTES;
 
 /// What a name's bytes are written as in a URI's path segment: everything but RFC
 /// 3986's `pchar` percent-encoded. The `url` crate's own set (WHATWG's) leaves `|`, `^`,
@@ -306,7 +309,7 @@ impl Directory {
         for base_segment in self.base_segments() {
             let same = segments
                 .next()
-                .is_some_and(|segment| decode(segment) == decode(base_segment));
+                .is_some_and(|segment| percent_decode(segment) == percent_decode(base_segment));
             if !same {
                 return Err(outside());
             }
@@ -329,57 +332,40 @@ impl Directory {
         path[1..].split('/').filter(|segment| !segment.is_empty())
     }
 
-    /// One path segment, decoded, or why it names no file.
+    /// One path segment, decoded, or why it names no file: the model's grammar
+    /// ([`SegmentRules::NAMES`]), names no longer than [`MAX_SEGMENT_LEN`]. A `\` written
+    /// as `%5C` names a file with a backslash in its name where the system does not read
+    /// it as a separator (Unix); where it does, it is refused.
     fn segment(&self, uri: &Uri, segment: &str) -> Result<String, DirectoryError> {
-        let named = || segment.to_owned();
-        if segment.is_empty() {
-            return Err(DirectoryError::EmptySegment { uri: uri.clone() });
-        }
-        if segment == "." || segment == ".." {
-            return Err(DirectoryError::DotSegment {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        }
-        if segment.contains('\\') {
-            return Err(DirectoryError::Separator {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        }
-        let Some(decoded) = decode(segment) else {
-            return Err(DirectoryError::NotUtf8 {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        };
-        if decoded == "." || decoded == ".." {
-            return Err(DirectoryError::EncodedDotSegment {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        }
-        if let Some(c) = decoded.chars().find(|c| c.is_ascii_control()) {
-            return Err(DirectoryError::ControlCharacter {
-                uri: uri.clone(),
-                code: u32::from(c),
-            });
-        }
-        // A `\` written as `%5C` names a file with a backslash in its name where the
-        // system does not read it as a separator (Unix); where it does, it is refused.
-        if decoded.contains('/') || cfg!(not(unix)) && decoded.contains('\\') {
-            return Err(DirectoryError::Separator {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        }
-        if decoded.len() > MAX_SEGMENT_LEN {
-            return Err(DirectoryError::SegmentTooLong {
-                uri: uri.clone(),
-                len: decoded.len(),
-            });
-        }
-        Ok(decoded)
+        let uri = || uri.clone();
+        let rules = SegmentRules::NAMES.with_max_len(MAX_SEGMENT_LEN);
+        let name = rules.name(segment).map_err(|e| match e {
+            SegmentError::Empty => DirectoryError::EmptySegment { uri: uri() },
+            SegmentError::Dot { segment } => DirectoryError::DotSegment {
+                uri: uri(),
+                segment,
+            },
+            SegmentError::EncodedDot { segment } => DirectoryError::EncodedDotSegment {
+                uri: uri(),
+                segment,
+            },
+            SegmentError::EncodedSlash { segment } | SegmentError::Backslash { segment } => {
+                DirectoryError::Separator {
+                    uri: uri(),
+                    segment,
+                }
+            }
+            SegmentError::ControlCharacter { code, .. } => DirectoryError::ControlCharacter {
+                uri: uri(),
+                code: u32::from(code),
+            },
+            SegmentError::NotUtf8 { segment } => DirectoryError::NotUtf8 {
+                uri: uri(),
+                segment,
+            },
+            SegmentError::TooLong { len, .. } => DirectoryError::SegmentTooLong { uri: uri(), len },
+        })?;
+        Ok(name.into_owned())
     }
 
     /// Opens the file `uri` names, for reading (through [`path`](Directory::path)): what a
@@ -736,34 +722,4 @@ impl DumpStore for &Directory {
         self.write(uri, document).map_err(PackageError::store)?;
         Ok(())
     }
-}
-
-/// Percent-decodes a segment; `None` if the bytes are not UTF-8. A `%` not followed by
-/// two hex digits is kept as it is (a [`Uri`] never has one).
-fn decode(segment: &str) -> Option<String> {
-    if !segment.contains('%') {
-        return Some(segment.to_owned());
-    }
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        let escaped = match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) => hex(h).zip(hex(l)),
-            _ => None,
-        };
-        match escaped {
-            Some((h, l)) => {
-                // Two hex digits make a byte.
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
