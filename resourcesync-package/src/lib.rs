@@ -124,6 +124,7 @@
 )]
 
 mod archive;
+pub mod atomic;
 mod dump;
 mod error;
 mod hashing;

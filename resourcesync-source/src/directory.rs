@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use resourcesync_model::names::MAX_NAME_BYTES;
 use resourcesync_model::uri_path::{SegmentError, SegmentRules, percent_decode};
 use resourcesync_model::{DocumentHead, MAX_ENTRIES, Uri, UriError};
+use resourcesync_package::atomic::{AtomicFile, DirectorySync};
 #[cfg(doc)]
 use resourcesync_package::{DumpBuilder, Misuse};
 use resourcesync_package::{DumpStore, PackageError, PackageFile};
@@ -471,31 +472,22 @@ pub(crate) fn read_file_into(path: &Path, own: bool, buffer: &mut Vec<u8>) -> io
     file.take(meta.len()).read_to_end(buffer)
 }
 
-/// Writes `path` whole from `pieces`: a temporary file beside it (readable as a web
-/// server's files are), synced, renamed over it; the directories on the way created. The
-/// old file, if any, is replaced, never changed in place: it may be a hard link another
-/// generation shares. With `sync_parent`, the rename is made durable too (the caller
-/// syncs the directories itself otherwise). On failure no temporary file is left.
+/// Writes `path` whole from `pieces`, the directories on the way created: an
+/// [`AtomicFile`] beside it, synced, renamed over it. The old file, if any, is replaced,
+/// never changed in place: it may be a hard link another generation shares. With
+/// `sync_parent`, the rename is made durable too (the caller syncs the directories itself
+/// otherwise). On failure no temporary file is left.
 pub(crate) fn write_file(path: &Path, pieces: &[&[u8]], sync_parent: bool) -> io::Result<()> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a file needs a directory"))?;
     fs::create_dir_all(parent)?;
-    // In the target's directory, not the system's temporary one: a rename is atomic only
-    // within one file system. Dropped on any error, which deletes it.
-    let mut temp = published_file()
-        .prefix(".resourcesync-")
-        .suffix(".tmp")
-        .tempfile_in(parent)?;
+    let mut temp = AtomicFile::beside(path)?;
     write_all_vectored(temp.as_file_mut(), pieces)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    // The rename is durable once the directory that holds it is synced. Windows cannot
-    // open a directory as a file, and does not need to.
-    #[cfg(unix)]
-    if sync_parent {
-        fs::File::open(parent)?.sync_all()?;
-    }
+    temp.replace(match sync_parent {
+        true => DirectorySync::Now,
+        false => DirectorySync::ByCaller,
+    })?;
     Ok(())
 }
 
@@ -530,20 +522,6 @@ impl From<DirectoryError> for io::Error {
         };
         io::Error::new(kind, e)
     }
-}
-
-/// A temporary-file builder for a file that is published: readable by the web server,
-/// which often runs as another user. tempfile creates its files owner-only (0600), and a
-/// rename keeps that mode; asking for 0666 lets the process's umask decide, as it would
-/// for any file the program creates (0644 under the usual 022).
-fn published_file() -> tempfile::Builder<'static, 'static> {
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    builder
 }
 
 impl DirectoryError {
