@@ -58,7 +58,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cap_std::fs::Dir;
 use resourcesync_model::uri_path::SegmentRules;
-use resourcesync_model::{Capability, Document};
+use resourcesync_model::{Capability, Document, Uri};
 use tower_http::compression::predicate::{NotForContentType, Predicate};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 
@@ -265,10 +265,10 @@ fn relative_path(path: &str) -> Option<PathBuf> {
 /// (the well-known URI sits at the root of its host, so a Source's documents are named
 /// by their path under the publish directory).
 fn relative_path_of_uri(uri: &str) -> Option<PathBuf> {
-    let after_scheme = uri.split_once("://")?.1;
-    let path = after_scheme.find('/').map_or("/", |i| &after_scheme[i..]);
-    let path = path.split(['?', '#']).next().unwrap_or("/");
-    relative_path(path)
+    let uri = Uri::parse(uri)
+        .ok()
+        .filter(|uri| uri.authority().is_some())?;
+    relative_path(uri.path())
 }
 
 /// A plain response of a status with a short text.
@@ -390,7 +390,7 @@ fn directory_location(relative: &Path, query: Option<&str>) -> Option<HeaderValu
     let mut location = String::from("/");
     for segment in relative {
         let segment = segment.to_str()?;
-        resourcesync_source::push_segment(&mut location, segment);
+        resourcesync_model::uri_path::push_segment(&mut location, segment);
         location.push('/');
     }
     if let Some(query) = query {

@@ -476,25 +476,12 @@ impl<'a> Parts<'a> {
         };
         // The path as written, not the `url` crate's: it resolves `..` and `%2e%2e` and
         // turns `\` into `/`, which would hide exactly what must be refused.
-        let text = uri.as_str();
-        let after_scheme = uri.scheme().len() + 1;
-        let rest = text
-            .get(after_scheme..)
-            .and_then(|r| r.strip_prefix("//"))
-            .unwrap_or_default();
-        let rest = rest
-            .get(uri.authority().map_or(0, str::len)..)
-            .unwrap_or("");
-        let rest = rest.split('#').next().unwrap_or("");
-        let (path, query) = match rest.split_once('?') {
-            Some((path, query)) => (path, Some(query)),
-            None => (rest, None),
-        };
+        let path = uri.path();
         let path = path.strip_prefix('/').unwrap_or(path);
         Ok(Parts {
             authority,
             segments: path.split('/').collect(),
-            query,
+            query: uri.query(),
         })
     }
 }

@@ -3,6 +3,8 @@
 //! read a path's segments with, so that a name one of them accepts means the same file to
 //! the others.
 //!
+//! The path is the one [`Uri::path`](crate::Uri::path) gives, as written (nothing resolved
+//! before it is checked); the inverse, a name written as a segment, is [`push_segment`].
 //! Each segment is percent-decoded on its own, so a `/` encoded inside one (`%2F`) is
 //! never a separator. Refused, each with its own [`SegmentError`] and in this order: an
 //! empty segment, `.` and `..` as written, a raw `\`, a segment that decodes to `.` or
@@ -249,6 +251,42 @@ impl NamePath {
     }
 }
 
+/// What a name's bytes are written as in a URI's path segment: everything but RFC
+/// 3986's `pchar` percent-encoded. The `url` crate's own set (WHATWG's) leaves `|`, `^`,
+/// `[`, `]` and `\\` as they are, which no URI may hold: a file named `a|b` had no URI,
+/// and was skipped, though every file system but Windows's holds it.
+const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// Appends `segment` (a file's or a directory's name) to `out` as a segment of a URI's
+/// path: every byte but RFC 3986's `pchar` percent-encoded. The one way a name becomes
+/// a URI's segment, for what a Source publishes and for a server's redirects; what
+/// [`SegmentRules::name`] reads back as the same name.
+///
+/// ```
+/// let mut path = String::from("/");
+/// resourcesync_model::uri_path::push_segment(&mut path, "a b|[c]é");
+/// assert_eq!(path, "/a%20b%7C%5Bc%5D%C3%A9");
+/// ```
+pub fn push_segment(out: &mut String, segment: &str) {
+    out.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
+}
+
 /// Percent-decodes `text`: every `%` followed by two hex digits is the byte they stand
 /// for; any other `%` (which a [`Uri`](crate::Uri) never has) stays as it is.
 pub fn percent_decode(text: &str) -> Cow<'_, [u8]> {
@@ -387,6 +425,22 @@ mod tests {
                 .map(|p| p.names().len()),
             Ok(2)
         );
+    }
+
+    #[test]
+    fn a_pushed_name_reads_back_as_itself() {
+        for n in [
+            "a", "a b", "a|b^c", "[x]", "café", "100%", "a?b#c", "~-._", "a\\b", "...",
+        ] {
+            let mut segment = String::new();
+            push_segment(&mut segment, n);
+            assert!(
+                crate::Uri::parse(&format!("http://e.com/{segment}")).is_ok(),
+                "{n}"
+            );
+            let rules = SegmentRules::NAMES.with_backslash_separator(false);
+            assert_eq!(rules.name(&segment).as_deref(), Ok(n), "{n}");
+        }
     }
 
     #[test]

@@ -21,40 +21,9 @@ use resourcesync_xml::{SetOptions, SetStore, SetWriter, WriteError};
 /// NTFS.
 pub const MAX_SEGMENT_LEN: usize = MAX_NAME_BYTES;
 
-/// What a name's bytes are written as in a URI's path segment: everything but RFC
-/// 3986's `pchar` percent-encoded. The `url` crate's own set (WHATWG's) leaves `|`, `^`,
-/// `[`, `]` and `\\` as they are, which no URI may hold: a file named `a|b` had no URI,
-/// and was skipped, though every file system but Windows's holds it.
-const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'/')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'[')
-    .add(b'\\')
-    .add(b']')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
-
-/// Appends `segment` (a file's or a directory's name) to `out` as a segment of a URI's
-/// path: every byte but RFC 3986's `pchar` percent-encoded. The one way a name becomes
-/// a URI's segment, for what a Source publishes and for a server's redirects.
-///
-/// ```
-/// let mut path = String::from("/");
-/// resourcesync_source::push_segment(&mut path, "a b|[c]é");
-/// assert_eq!(path, "/a%20b%7C%5Bc%5D%C3%A9");
-/// ```
-pub fn push_segment(out: &mut String, segment: &str) {
-    out.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
-}
+/// Appends a name to a URI's path as a segment: the inverse of the model's grammar,
+/// kept there beside it.
+pub use resourcesync_model::uri_path::push_segment;
 
 /// A directory on disk that a web server publishes at a base URI.
 ///
@@ -89,8 +58,6 @@ pub fn push_segment(out: &mut String, segment: &str) {
 pub struct Directory {
     root: PathBuf,
     base: Uri,
-    /// The base's path, as written: from its first `/` to its last.
-    base_path_len: usize,
 }
 
 /// Why a base URI, a URI or a name cannot be mapped to a file, or the file not written.
@@ -212,11 +179,10 @@ impl Directory {
         if s.contains(['?', '#']) {
             return Err(invalid("it has a query or fragment"));
         }
-        let Some(authority) = base.authority().filter(|a| !a.is_empty()) else {
+        if base.authority().is_none_or(str::is_empty) {
             return Err(invalid("it has no host"));
-        };
-        let path_start = base.scheme().len() + 3 + authority.len();
-        let path = &s[path_start..];
+        }
+        let path = base.path();
         if !path.ends_with('/') {
             return Err(invalid(
                 "its path does not end in / (the base is a directory's URL: add the /)",
@@ -227,7 +193,6 @@ impl Directory {
         }
         let directory = Directory {
             root: root.into(),
-            base_path_len: path.len(),
             base: base.clone(),
         };
         // The base's own segments must be ones a file could have: they are compared, not
@@ -300,12 +265,12 @@ impl Directory {
         // A userinfo the base does not have is refused too: `http://example.org@example.com/`
         // reads as another host to whoever reads it.
         let same_origin = same_origin && uri.userinfo() == self.base.userinfo();
-        let Some(authority) = uri.authority().filter(|_| same_origin) else {
+        if !same_origin || uri.authority().is_none() {
             return Err(outside());
-        };
+        }
         // The path as written: dot segments must be seen before anything resolves them.
         // Its first segments must be the base's, compared decoded (`%7E` is `~`).
-        let path = &s[uri.scheme().len() + 3 + authority.len()..];
+        let path = uri.path();
         let mut segments = path.strip_prefix('/').ok_or_else(outside)?.split('/');
         for base_segment in self.base_segments() {
             let same = segments
@@ -328,9 +293,8 @@ impl Directory {
 
     /// The base path's segments, as written, without the empty one after its last `/`.
     fn base_segments(&self) -> impl Iterator<Item = &str> {
-        let s = self.base.as_str();
-        let path = &s[s.len() - self.base_path_len..];
-        path[1..].split('/').filter(|segment| !segment.is_empty())
+        let path = self.base.path();
+        path.split('/').filter(|segment| !segment.is_empty())
     }
 
     /// One path segment, decoded, or why it names no file: the model's grammar
