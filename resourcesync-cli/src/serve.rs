@@ -472,6 +472,39 @@ fn error_response(e: io::Error, relative: &Path, report: &Reporter) -> Response 
 mod tests {
     use super::*;
 
+    #[test]
+    fn request_paths_are_read_by_the_models_grammar_for_a_request() {
+        let served = |p: &str| relative_path(p).map(|p| p.to_string_lossy().into_owned());
+        assert_eq!(served("/a//./b%20c").as_deref(), Some("a/b c"));
+        assert_eq!(
+            served("/.well-known/resourcesync").as_deref(),
+            Some(".well-known/resourcesync")
+        );
+        assert_eq!(served("/").as_deref(), Some(""));
+        // Refused: a climb, written or encoded; an encoded `/`; hidden names; a raw
+        // backslash; bytes not UTF-8; and (since the grammar is shared) every control
+        // character, not only NUL: `build` publishes no such name.
+        for p in [
+            "/../a",
+            "/%2e%2e/a",
+            "/a%2Fb",
+            "/.hidden",
+            "/a/.well-known",
+            "/a\\b",
+            "/a%FF",
+            "/a%00",
+            "/a%0Ab",
+        ] {
+            assert_eq!(served(p), None, "{p}");
+        }
+        assert_eq!(served("/a%5Cb").is_some(), cfg!(unix));
+        assert_eq!(
+            relative_path_of_uri("http://e.com/a/b?q#f").as_deref(),
+            Some(Path::new("a/b"))
+        );
+        assert_eq!(relative_path_of_uri("urn:x:y"), None);
+    }
+
     /// A reporter that drops what it is given.
     fn quiet() -> Reporter {
         Arc::new(|_| {})
