@@ -57,7 +57,8 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cap_std::fs::Dir;
-use resourcesync_model::{Capability, Document};
+use resourcesync_model::uri_path::SegmentRules;
+use resourcesync_model::{Capability, Document, Uri};
 use tower_http::compression::predicate::{NotForContentType, Predicate};
 use tower_http::compression::{CompressionLayer, CompressionLevel};
 
@@ -240,44 +241,34 @@ pub fn router_reporting(dir: PathBuf, report: Reporter) -> Router {
 }
 
 /// The relative path a request path names under the publish directory, segment by
-/// segment (percent-decoded), or `None` when it may not be served:
-/// `..`, a hidden segment (starting with a dot, except a leading `.well-known`), a
-/// backslash or NUL, or a path that is not UTF-8.
+/// segment (percent-decoded), or `None` when it may not be served: what the model's
+/// grammar refuses for a request ([`SegmentRules::REQUEST`]: `..`, `%2e%2e`, an encoded
+/// `/`, a raw backslash or one encoded off Unix, a control character, a name not UTF-8),
+/// and a hidden segment (starting with a dot, except a leading `.well-known`).
 fn relative_path(path: &str) -> Option<PathBuf> {
-    let mut relative = PathBuf::new();
     // Each segment decoded apart: a `/` percent-encoded inside one (`%2F`) is no
     // separator, and refused, as `Directory::path` refuses it. Empty and `.` segments
-    // name nothing, as in a path joined segment by segment.
-    let segments = path.split('/').filter(|s| !s.is_empty() && *s != ".");
-    for (i, raw) in segments.enumerate() {
-        // A backslash as written some clients and servers take for a `/`.
-        if raw.contains('\\') {
-            return None;
-        }
-        let segment = percent_encoding::percent_decode_str(raw)
-            .decode_utf8()
-            .ok()?;
-        let hidden = segment.starts_with('.') && !(i == 0 && segment == ".well-known");
-        // `..` is hidden too: the walk under the publish directory takes plain names
-        // only, and a request never names a parent. A `\` written `%5C` is a character of
-        // a file's name on Unix (`build` publishes such names so), a separator elsewhere.
-        let separator = segment.contains('/') || cfg!(not(unix)) && segment.contains('\\');
-        if hidden || separator || segment.contains('\0') || segment == "." {
-            return None;
-        }
-        relative.push(&*segment);
+    // name nothing, as in a path joined segment by segment. A `\` written `%5C` is a
+    // character of a file's name on Unix (`build` publishes such names so), a separator
+    // elsewhere.
+    let names = SegmentRules::REQUEST.path(path).ok()?;
+    // The walk under the publish directory takes plain names only.
+    let hidden =
+        |(i, name): (usize, &String)| name.starts_with('.') && !(i == 0 && name == ".well-known");
+    if names.names().iter().enumerate().any(hidden) {
+        return None;
     }
-    Some(relative)
+    Some(names.to_path_buf())
 }
 
 /// The relative path of a URI served by this server: the path of an `http(s)` URI
 /// (the well-known URI sits at the root of its host, so a Source's documents are named
 /// by their path under the publish directory).
 fn relative_path_of_uri(uri: &str) -> Option<PathBuf> {
-    let after_scheme = uri.split_once("://")?.1;
-    let path = after_scheme.find('/').map_or("/", |i| &after_scheme[i..]);
-    let path = path.split(['?', '#']).next().unwrap_or("/");
-    relative_path(path)
+    let uri = Uri::parse(uri)
+        .ok()
+        .filter(|uri| uri.authority().is_some())?;
+    relative_path(uri.path())
 }
 
 /// A plain response of a status with a short text.
@@ -399,7 +390,7 @@ fn directory_location(relative: &Path, query: Option<&str>) -> Option<HeaderValu
     let mut location = String::from("/");
     for segment in relative {
         let segment = segment.to_str()?;
-        resourcesync_source::push_segment(&mut location, segment);
+        resourcesync_model::uri_path::push_segment(&mut location, segment);
         location.push('/');
     }
     if let Some(query) = query {
@@ -480,6 +471,39 @@ fn error_response(e: io::Error, relative: &Path, report: &Reporter) -> Response 
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_paths_are_read_by_the_models_grammar_for_a_request() {
+        let served = |p: &str| relative_path(p).map(|p| p.to_string_lossy().into_owned());
+        assert_eq!(served("/a//./b%20c").as_deref(), Some("a/b c"));
+        assert_eq!(
+            served("/.well-known/resourcesync").as_deref(),
+            Some(".well-known/resourcesync")
+        );
+        assert_eq!(served("/").as_deref(), Some(""));
+        // Refused: a climb, written or encoded; an encoded `/`; hidden names; a raw
+        // backslash; bytes not UTF-8; and (since the grammar is shared) every control
+        // character, not only NUL: `build` publishes no such name.
+        for p in [
+            "/../a",
+            "/%2e%2e/a",
+            "/a%2Fb",
+            "/.hidden",
+            "/a/.well-known",
+            "/a\\b",
+            "/a%FF",
+            "/a%00",
+            "/a%0Ab",
+        ] {
+            assert_eq!(served(p), None, "{p}");
+        }
+        assert_eq!(served("/a%5Cb").is_some(), cfg!(unix));
+        assert_eq!(
+            relative_path_of_uri("http://e.com/a/b?q#f").as_deref(),
+            Some(Path::new("a/b"))
+        );
+        assert_eq!(relative_path_of_uri("urn:x:y"), None);
+    }
 
     /// A reporter that drops what it is given.
     fn quiet() -> Reporter {

@@ -65,11 +65,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use resourcesync_model::Uri;
-use resourcesync_model::names::{fold, is_windows_device_name, nfc};
+use resourcesync_model::names::{MAX_NAME_BYTES, fold, is_windows_device_name, nfc};
+use resourcesync_model::uri_path::{SegmentError, SegmentRules};
 
-/// The longest name (one path component) a mapping makes, in bytes: ext4, XFS, Btrfs and
-/// APFS allow 255 bytes, NTFS 255 UTF-16 units, which is never fewer.
-pub const MAX_COMPONENT_BYTES: usize = 255;
+/// The longest name (one path component) a mapping makes, in bytes: the model's
+/// [`MAX_NAME_BYTES`], which every file system holds.
+pub const MAX_COMPONENT_BYTES: usize = MAX_NAME_BYTES;
 
 /// The longest relative path a [`PathMapper`] makes unless told otherwise, in bytes. Far
 /// below Linux's 4,096 so that the destination directory fits in front of it; Windows
@@ -475,59 +476,50 @@ impl<'a> Parts<'a> {
         };
         // The path as written, not the `url` crate's: it resolves `..` and `%2e%2e` and
         // turns `\` into `/`, which would hide exactly what must be refused.
-        let text = uri.as_str();
-        let after_scheme = uri.scheme().len() + 1;
-        let rest = text
-            .get(after_scheme..)
-            .and_then(|r| r.strip_prefix("//"))
-            .unwrap_or_default();
-        let rest = rest
-            .get(uri.authority().map_or(0, str::len)..)
-            .unwrap_or("");
-        let rest = rest.split('#').next().unwrap_or("");
-        let (path, query) = match rest.split_once('?') {
-            Some((path, query)) => (path, Some(query)),
-            None => (rest, None),
-        };
+        let path = uri.path();
         let path = path.strip_prefix('/').unwrap_or(path);
         Ok(Parts {
             authority,
             segments: path.split('/').collect(),
-            query,
+            query: uri.query(),
         })
     }
 }
 
-/// The bytes of one segment, percent-decoded, or why the segment cannot be a name.
+/// The bytes of one segment, percent-decoded, or why the segment cannot be a name: the
+/// model's grammar ([`SegmentRules`]), with `%5C` a separator under Windows's rules and off
+/// Unix (on a POSIX file system of a Unix host a backslash is a character of a name, and
+/// `resourcesync build` publishes such names as `%5C`), and drive letters refused under
+/// Windows's rules.
 fn decode_segment(uri: &Uri, segment: &str, windows: bool) -> Result<Vec<u8>, LocalPathError> {
     let err_uri = || uri.as_str().to_owned();
-    if segment.is_empty() {
-        return Err(LocalPathError::EmptySegment { uri: err_uri() });
-    }
-    if segment == "." || segment == ".." {
-        return Err(LocalPathError::DotSegment {
+    let rules = SegmentRules::NAMES.with_backslash_separator(windows || cfg!(not(unix)));
+    let bytes = rules.bytes(segment).map_err(|e| match e {
+        SegmentError::Empty => LocalPathError::EmptySegment { uri: err_uri() },
+        SegmentError::Dot { segment } => LocalPathError::DotSegment {
             uri: err_uri(),
-            segment: segment.to_owned(),
-        });
-    }
-    let bytes = percent_decode(segment.as_bytes());
-    if bytes == b"." || bytes == b".." {
-        return Err(LocalPathError::EncodedDotSegment {
+            segment,
+        },
+        SegmentError::EncodedDot { segment } => LocalPathError::EncodedDotSegment {
             uri: err_uri(),
-            segment: segment.to_owned(),
-        });
-    }
-    if bytes.contains(&b'/') {
-        return Err(LocalPathError::EncodedSlash { uri: err_uri() });
-    }
-    // A separator on Windows; on a POSIX file system of a Unix host, a character of a
-    // name (`resourcesync build` publishes such names, as `%5C`).
-    if bytes.contains(&b'\\') && (windows || cfg!(not(unix))) {
-        return Err(LocalPathError::Backslash { uri: err_uri() });
-    }
-    if bytes.iter().any(|&b| b < 0x20 || b == 0x7F) {
-        return Err(LocalPathError::ControlCharacter { uri: err_uri() });
-    }
+            segment,
+        },
+        SegmentError::EncodedSlash { .. } => LocalPathError::EncodedSlash { uri: err_uri() },
+        SegmentError::Backslash { .. } => LocalPathError::Backslash { uri: err_uri() },
+        SegmentError::ControlCharacter { .. } => {
+            LocalPathError::ControlCharacter { uri: err_uri() }
+        }
+        // `bytes` limits no length (the names are limited once written, by
+        // `check_name`) and takes any bytes: neither is met here.
+        SegmentError::TooLong { len, .. } => LocalPathError::ComponentTooLong {
+            uri: err_uri(),
+            length: len,
+        },
+        e @ SegmentError::NotUtf8 { .. } => LocalPathError::Unparsable {
+            uri: err_uri(),
+            reason: e.to_string(),
+        },
+    })?;
     if let [letter, b':', ..] = bytes[..] {
         if windows && letter.is_ascii_alphabetic() {
             return Err(LocalPathError::DriveLetter {
@@ -536,26 +528,7 @@ fn decode_segment(uri: &Uri, segment: &str, windows: bool) -> Result<Vec<u8>, Lo
             });
         }
     }
-    Ok(bytes)
-}
-
-/// Decodes every `%XX`; a `%` without two hex digits (which a [`Uri`] never has) stays.
-fn percent_decode(text: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        match (text[i], hex_pair(text, i + 1)) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    out
+    Ok(bytes.into_owned())
 }
 
 /// The byte two hex digits at `at` stand for.

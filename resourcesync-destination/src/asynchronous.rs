@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use http::{HeaderMap, StatusCode};
 use resourcesync_client::{Client, Event, Misuse, Request, RequestId};
+use resourcesync_model::uri_path::SegmentRules;
 use resourcesync_model::{Digests, Fixity};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::{Notify, mpsc};
@@ -320,13 +321,15 @@ pub async fn fetch(
         // Read beneath the mirror's directory only, through a handle on it: a URI whose
         // rest climbs out (`..`), is absolute (`//`), or meets a link that leads out is
         // not found, and nothing of such a file is read, let alone quoted in an error.
-        // The rest is a URI's path: its query and fragment are not the file's, and its
-        // escapes (`%20` for a space, UTF-8 bytes for other letters) are decoded, as a
-        // server maps a path to a file; one that is not UTF-8 names no file here.
+        // The rest is a URI's path: its query and fragment are not the file's, and it is
+        // read as a server reads a request's path (the model's grammar for one, as
+        // `serve` reads it): each segment decoded apart (`%20` for a space, UTF-8 bytes
+        // for other letters), empty and `.` ones skipped; one the grammar refuses (`..`,
+        // an encoded `/`, bytes not UTF-8) names no file here.
         let rest = url[prefix.len()..].split(['?', '#']).next().unwrap_or("");
-        let rest = percent_encoding::percent_decode_str(rest)
-            .decode_utf8()
-            .map(|rest| rest.into_owned());
+        let rest = SegmentRules::REQUEST
+            .path(rest)
+            .map(|names| names.to_path_buf());
         let dir = dir.clone();
         let read = tokio::task::spawn_blocking(move || {
             let rest = rest.map_err(|_| std::io::Error::from(std::io::ErrorKind::NotFound))?;

@@ -116,6 +116,7 @@ mod priority;
 mod relation;
 mod rules;
 mod uri;
+pub mod uri_path;
 
 pub use attribute::{
     AttributeName, AttributeSink, AttributeValue, Attributes, NotOnElement, PartialLink, RsElement,

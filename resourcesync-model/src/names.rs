@@ -15,6 +15,10 @@ use std::borrow::Cow;
 
 use icu_normalizer::{ComposingNormalizerBorrowed, DecomposingNormalizerBorrowed};
 
+/// The longest name (one path component) file systems hold, in bytes: ext4, XFS, Btrfs
+/// and APFS allow 255 bytes, NTFS 255 UTF-16 units, which is never fewer.
+pub const MAX_NAME_BYTES: usize = 255;
+
 /// Windows device names: reserved with any extension, in any case.
 pub const WINDOWS_DEVICE_NAMES: [&str; 33] = [
     "CON", "PRN", "AUX", "NUL", "COM0", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7",

@@ -282,6 +282,44 @@ impl Uri {
         Some(&rest[..end])
     }
 
+    /// The path, as written: what follows the authority (or the scheme's `:` when there
+    /// is none) up to the first `?` or `#`. Never normalised: `..`, `%2e%2e` and `%2F`
+    /// stay, for a caller that must refuse them before anything resolves them (see
+    /// [`uri_path`](crate::uri_path)).
+    ///
+    /// ```
+    /// use resourcesync_model::Uri;
+    ///
+    /// let uri: Uri = "http://e.com/a/../b%2Fc?q=1#f".parse()?;
+    /// assert_eq!(uri.path(), "/a/../b%2Fc");
+    /// assert_eq!(uri.query(), Some("q=1"));
+    /// assert_eq!("http://e.com".parse::<Uri>()?.path(), "");
+    /// assert_eq!("urn:isbn:0451450523".parse::<Uri>()?.path(), "isbn:0451450523");
+    /// # Ok::<(), resourcesync_model::UriError>(())
+    /// ```
+    pub fn path(&self) -> &str {
+        let rest = self.after_authority();
+        let end = rest.find(['?', '#']).unwrap_or(rest.len());
+        &rest[..end]
+    }
+
+    /// The query, as written, without its `?`: up to the `#` of a fragment. `None`
+    /// without a `?`.
+    pub fn query(&self) -> Option<&str> {
+        let rest = self.after_authority();
+        let rest = rest.split('#').next().unwrap_or(rest);
+        rest.split_once('?').map(|(_, query)| query)
+    }
+
+    /// What follows the authority (with its `//`), or the scheme's `:` when there is none.
+    fn after_authority(&self) -> &str {
+        let rest = self.text.get(self.scheme().len() + 1..).unwrap_or("");
+        match self.authority() {
+            Some(authority) => rest.get(2 + authority.len()..).unwrap_or(""),
+            None => rest,
+        }
+    }
+
     /// The userinfo of the authority: what stands before its last `@`. Browsers and HTTP
     /// clients send the request to the host after the `@`, so a userinfo that looks like a
     /// host (`http://a.example@b.example/`) misleads whoever reads the URI.

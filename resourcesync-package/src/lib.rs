@@ -128,6 +128,7 @@
 )]
 
 mod archive;
+pub mod atomic;
 mod dump;
 mod error;
 mod hashing;

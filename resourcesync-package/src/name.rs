@@ -34,9 +34,10 @@ pub enum NameError {
     },
 }
 
-/// The longest segment (file or directory name) [`safe_path`] accepts, in bytes: ext4,
-/// XFS, Btrfs and APFS allow 255 bytes, NTFS 255 UTF-16 units, which is never fewer.
-pub const MAX_SEGMENT_BYTES: usize = 255;
+/// The longest segment (file or directory name) [`safe_path`] accepts, in bytes: the
+/// model's [`MAX_NAME_BYTES`](resourcesync_model::names::MAX_NAME_BYTES), which every
+/// common file system holds.
+pub const MAX_SEGMENT_BYTES: usize = resourcesync_model::names::MAX_NAME_BYTES;
 
 /// The relative path a package entry named `name` (as written in the ZIP, with `/`
 /// separators) may be extracted to, or why it may not.

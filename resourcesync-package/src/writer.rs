@@ -14,6 +14,7 @@ use resourcesync_model::{
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
+use crate::atomic::{AtomicFile, DirectorySync};
 use crate::hashing::{Hashing, Msg};
 use crate::{Collision, MANIFEST_NAME, Misuse, PackageError};
 use resourcesync_model::{Digest, Digests, Fixity};
@@ -786,18 +787,9 @@ impl<W: Write> PackageWriter<W> {
 /// A package file being written: a temporary file beside its target, which
 /// [`PackageWriter::finish_file`] moves into place, and which is removed if the writer is
 /// dropped or fails. See [`PackageWriter::create`].
+#[derive(Debug)]
 pub struct PackageFile {
-    temp: io::BufWriter<tempfile::NamedTempFile>,
-    target: PathBuf,
-}
-
-impl std::fmt::Debug for PackageFile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PackageFile")
-            .field("target", &self.target)
-            .field("temp", &self.temp.get_ref().path())
-            .finish()
-    }
+    temp: io::BufWriter<AtomicFile>,
 }
 
 impl Write for PackageFile {
@@ -814,37 +806,15 @@ impl Write for PackageFile {
     }
 }
 
-/// A temporary-file builder for a package that is published: readable by the web server,
-/// which often runs as another user. tempfile creates files owner-only (0600) and the
-/// rename keeps that; 0666 lets the umask decide, as for any file a program creates.
-fn published_file() -> tempfile::Builder<'static, 'static> {
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    builder
-}
-
 impl PackageFile {
     /// A temporary file in `target`'s directory, to become `target`.
     pub(crate) fn create(target: &Path) -> Result<PackageFile, PackageError> {
-        let in_file = |source: io::Error| PackageError::File {
+        let temp = AtomicFile::beside(target).map_err(|source| PackageError::File {
             path: target.to_path_buf(),
             source: Box::new(PackageError::Io(source)),
-        };
-        let dir = target
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let temp = published_file()
-            .prefix(".resourcesync-package-")
-            .tempfile_in(dir)
-            .map_err(in_file)?;
+        })?;
         Ok(PackageFile {
             temp: io::BufWriter::new(temp),
-            target: target.to_path_buf(),
         })
     }
 
@@ -869,14 +839,15 @@ impl PackageFile {
 
     /// The path the package goes to.
     pub fn target(&self) -> &Path {
-        &self.target
+        self.temp.get_ref().target()
     }
 
     /// Flushes the file to disk and moves it to its target, which must not exist
     /// (the rename does not overwrite, and fails with [`Misuse::TargetExists`] if it
-    /// does). On error the temporary file is removed. Returns the target.
+    /// does), then syncs the target's directory, so that the package is there after a
+    /// crash. On error the temporary file is removed. Returns the target.
     pub fn persist(self) -> Result<PathBuf, PackageError> {
-        let target = self.target;
+        let target = self.target().to_path_buf();
         let in_file = |source: PackageError| PackageError::File {
             path: target.clone(),
             source: Box::new(source),
@@ -885,17 +856,13 @@ impl PackageFile {
             .temp
             .into_inner()
             .map_err(|e| in_file(PackageError::Io(e.into_error())))?;
-        temp.as_file()
-            .sync_all()
-            .map_err(|e| in_file(PackageError::Io(e)))?;
-        match temp.persist_noclobber(&target) {
-            Ok(file) => drop(file),
-            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
-                return Err(Misuse::TargetExists(target).into());
+        match temp.persist_new(DirectorySync::Now) {
+            Ok(target) => Ok(target),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                Err(Misuse::TargetExists(target).into())
             }
-            Err(e) => return Err(in_file(PackageError::Io(e.error))),
+            Err(e) => Err(in_file(PackageError::Io(e))),
         }
-        Ok(target)
     }
 }
 

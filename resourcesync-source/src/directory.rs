@@ -5,7 +5,10 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use resourcesync_model::names::MAX_NAME_BYTES;
+use resourcesync_model::uri_path::{SegmentError, SegmentRules, percent_decode};
 use resourcesync_model::{DocumentHead, MAX_ENTRIES, Uri, UriError};
+use resourcesync_package::atomic::{AtomicFile, DirectorySync};
 #[cfg(doc)]
 use resourcesync_package::{DumpBuilder, Misuse};
 use resourcesync_package::{DumpStore, PackageError, PackageFile};
@@ -14,43 +17,13 @@ use resourcesync_xml::SetReader;
 use resourcesync_xml::{SetOptions, SetStore, SetWriter, WriteError};
 
 /// The longest path segment, in bytes after percent-decoding, that [`Directory::path`]
-/// accepts: 255, the `NAME_MAX` of ext4, XFS, APFS and NTFS.
-pub const MAX_SEGMENT_LEN: usize = 255;
+/// accepts: the model's [`MAX_NAME_BYTES`], 255, the `NAME_MAX` of ext4, XFS, APFS and
+/// NTFS.
+pub const MAX_SEGMENT_LEN: usize = MAX_NAME_BYTES;
 
-/// What a name's bytes are written as in a URI's path segment: everything but RFC
-/// 3986's `pchar` percent-encoded. The `url` crate's own set (WHATWG's) leaves `|`, `^`,
-/// `[`, `]` and `\\` as they are, which no URI may hold: a file named `a|b` had no URI,
-/// and was skipped, though every file system but Windows's holds it.
-const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'/')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'[')
-    .add(b'\\')
-    .add(b']')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
-
-/// Appends `segment` (a file's or a directory's name) to `out` as a segment of a URI's
-/// path: every byte but RFC 3986's `pchar` percent-encoded. The one way a name becomes
-/// a URI's segment, for what a Source publishes and for a server's redirects.
-///
-/// ```
-/// let mut path = String::from("/");
-/// resourcesync_source::push_segment(&mut path, "a b|[c]é");
-/// assert_eq!(path, "/a%20b%7C%5Bc%5D%C3%A9");
-/// ```
-pub fn push_segment(out: &mut String, segment: &str) {
-    out.extend(percent_encoding::utf8_percent_encode(segment, SEGMENT));
-}
+/// Appends a name to a URI's path as a segment: the inverse of the model's grammar,
+/// kept there beside it.
+pub use resourcesync_model::uri_path::push_segment;
 
 /// A directory on disk that a web server publishes at a base URI.
 ///
@@ -85,8 +58,6 @@ pub fn push_segment(out: &mut String, segment: &str) {
 pub struct Directory {
     root: PathBuf,
     base: Uri,
-    /// The base's path, as written: from its first `/` to its last.
-    base_path_len: usize,
 }
 
 /// Why a base URI, a URI or a name cannot be mapped to a file, or the file not written.
@@ -208,11 +179,10 @@ impl Directory {
         if s.contains(['?', '#']) {
             return Err(invalid("it has a query or fragment"));
         }
-        let Some(authority) = base.authority().filter(|a| !a.is_empty()) else {
+        if base.authority().is_none_or(str::is_empty) {
             return Err(invalid("it has no host"));
-        };
-        let path_start = base.scheme().len() + 3 + authority.len();
-        let path = &s[path_start..];
+        }
+        let path = base.path();
         if !path.ends_with('/') {
             return Err(invalid(
                 "its path does not end in / (the base is a directory's URL: add the /)",
@@ -223,7 +193,6 @@ impl Directory {
         }
         let directory = Directory {
             root: root.into(),
-            base_path_len: path.len(),
             base: base.clone(),
         };
         // The base's own segments must be ones a file could have: they are compared, not
@@ -296,17 +265,17 @@ impl Directory {
         // A userinfo the base does not have is refused too: `http://example.org@example.com/`
         // reads as another host to whoever reads it.
         let same_origin = same_origin && uri.userinfo() == self.base.userinfo();
-        let Some(authority) = uri.authority().filter(|_| same_origin) else {
+        if !same_origin || uri.authority().is_none() {
             return Err(outside());
-        };
+        }
         // The path as written: dot segments must be seen before anything resolves them.
         // Its first segments must be the base's, compared decoded (`%7E` is `~`).
-        let path = &s[uri.scheme().len() + 3 + authority.len()..];
+        let path = uri.path();
         let mut segments = path.strip_prefix('/').ok_or_else(outside)?.split('/');
         for base_segment in self.base_segments() {
             let same = segments
                 .next()
-                .is_some_and(|segment| decode(segment) == decode(base_segment));
+                .is_some_and(|segment| percent_decode(segment) == percent_decode(base_segment));
             if !same {
                 return Err(outside());
             }
@@ -324,62 +293,44 @@ impl Directory {
 
     /// The base path's segments, as written, without the empty one after its last `/`.
     fn base_segments(&self) -> impl Iterator<Item = &str> {
-        let s = self.base.as_str();
-        let path = &s[s.len() - self.base_path_len..];
-        path[1..].split('/').filter(|segment| !segment.is_empty())
+        let path = self.base.path();
+        path.split('/').filter(|segment| !segment.is_empty())
     }
 
-    /// One path segment, decoded, or why it names no file.
+    /// One path segment, decoded, or why it names no file: the model's grammar
+    /// ([`SegmentRules::NAMES`]), names no longer than [`MAX_SEGMENT_LEN`]. A `\` written
+    /// as `%5C` names a file with a backslash in its name where the system does not read
+    /// it as a separator (Unix); where it does, it is refused.
     fn segment(&self, uri: &Uri, segment: &str) -> Result<String, DirectoryError> {
-        let named = || segment.to_owned();
-        if segment.is_empty() {
-            return Err(DirectoryError::EmptySegment { uri: uri.clone() });
-        }
-        if segment == "." || segment == ".." {
-            return Err(DirectoryError::DotSegment {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        }
-        if segment.contains('\\') {
-            return Err(DirectoryError::Separator {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        }
-        let Some(decoded) = decode(segment) else {
-            return Err(DirectoryError::NotUtf8 {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        };
-        if decoded == "." || decoded == ".." {
-            return Err(DirectoryError::EncodedDotSegment {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        }
-        if let Some(c) = decoded.chars().find(|c| c.is_ascii_control()) {
-            return Err(DirectoryError::ControlCharacter {
-                uri: uri.clone(),
-                code: u32::from(c),
-            });
-        }
-        // A `\` written as `%5C` names a file with a backslash in its name where the
-        // system does not read it as a separator (Unix); where it does, it is refused.
-        if decoded.contains('/') || cfg!(not(unix)) && decoded.contains('\\') {
-            return Err(DirectoryError::Separator {
-                uri: uri.clone(),
-                segment: named(),
-            });
-        }
-        if decoded.len() > MAX_SEGMENT_LEN {
-            return Err(DirectoryError::SegmentTooLong {
-                uri: uri.clone(),
-                len: decoded.len(),
-            });
-        }
-        Ok(decoded)
+        let uri = || uri.clone();
+        let rules = SegmentRules::NAMES.with_max_len(MAX_SEGMENT_LEN);
+        let name = rules.name(segment).map_err(|e| match e {
+            SegmentError::Empty => DirectoryError::EmptySegment { uri: uri() },
+            SegmentError::Dot { segment } => DirectoryError::DotSegment {
+                uri: uri(),
+                segment,
+            },
+            SegmentError::EncodedDot { segment } => DirectoryError::EncodedDotSegment {
+                uri: uri(),
+                segment,
+            },
+            SegmentError::EncodedSlash { segment } | SegmentError::Backslash { segment } => {
+                DirectoryError::Separator {
+                    uri: uri(),
+                    segment,
+                }
+            }
+            SegmentError::ControlCharacter { code, .. } => DirectoryError::ControlCharacter {
+                uri: uri(),
+                code: u32::from(code),
+            },
+            SegmentError::NotUtf8 { segment } => DirectoryError::NotUtf8 {
+                uri: uri(),
+                segment,
+            },
+            SegmentError::TooLong { len, .. } => DirectoryError::SegmentTooLong { uri: uri(), len },
+        })?;
+        Ok(name.into_owned())
     }
 
     /// Opens the file `uri` names, for reading (through [`path`](Directory::path)): what a
@@ -485,31 +436,22 @@ pub(crate) fn read_file_into(path: &Path, own: bool, buffer: &mut Vec<u8>) -> io
     file.take(meta.len()).read_to_end(buffer)
 }
 
-/// Writes `path` whole from `pieces`: a temporary file beside it (readable as a web
-/// server's files are), synced, renamed over it; the directories on the way created. The
-/// old file, if any, is replaced, never changed in place: it may be a hard link another
-/// generation shares. With `sync_parent`, the rename is made durable too (the caller
-/// syncs the directories itself otherwise). On failure no temporary file is left.
+/// Writes `path` whole from `pieces`, the directories on the way created: an
+/// [`AtomicFile`] beside it, synced, renamed over it. The old file, if any, is replaced,
+/// never changed in place: it may be a hard link another generation shares. With
+/// `sync_parent`, the rename is made durable too (the caller syncs the directories itself
+/// otherwise). On failure no temporary file is left.
 pub(crate) fn write_file(path: &Path, pieces: &[&[u8]], sync_parent: bool) -> io::Result<()> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a file needs a directory"))?;
     fs::create_dir_all(parent)?;
-    // In the target's directory, not the system's temporary one: a rename is atomic only
-    // within one file system. Dropped on any error, which deletes it.
-    let mut temp = published_file()
-        .prefix(".resourcesync-")
-        .suffix(".tmp")
-        .tempfile_in(parent)?;
+    let mut temp = AtomicFile::beside(path)?;
     write_all_vectored(temp.as_file_mut(), pieces)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    // The rename is durable once the directory that holds it is synced. Windows cannot
-    // open a directory as a file, and does not need to.
-    #[cfg(unix)]
-    if sync_parent {
-        fs::File::open(parent)?.sync_all()?;
-    }
+    temp.replace(match sync_parent {
+        true => DirectorySync::Now,
+        false => DirectorySync::ByCaller,
+    })?;
     Ok(())
 }
 
@@ -544,20 +486,6 @@ impl From<DirectoryError> for io::Error {
         };
         io::Error::new(kind, e)
     }
-}
-
-/// A temporary-file builder for a file that is published: readable by the web server,
-/// which often runs as another user. tempfile creates its files owner-only (0600), and a
-/// rename keeps that mode; asking for 0666 lets the process's umask decide, as it would
-/// for any file the program creates (0644 under the usual 022).
-fn published_file() -> tempfile::Builder<'static, 'static> {
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(fs::Permissions::from_mode(0o666));
-    }
-    builder
 }
 
 impl DirectoryError {
@@ -736,34 +664,4 @@ impl DumpStore for &Directory {
         self.write(uri, document).map_err(PackageError::store)?;
         Ok(())
     }
-}
-
-/// Percent-decodes a segment; `None` if the bytes are not UTF-8. A `%` not followed by
-/// two hex digits is kept as it is (a [`Uri`] never has one).
-fn decode(segment: &str) -> Option<String> {
-    if !segment.contains('%') {
-        return Some(segment.to_owned());
-    }
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        let escaped = match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) => hex(h).zip(hex(l)),
-            _ => None,
-        };
-        match escaped {
-            Some((h, l)) => {
-                // Two hex digits make a byte.
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
