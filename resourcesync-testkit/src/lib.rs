@@ -1,7 +1,7 @@
 //! What the tests and benchmarks of several crates share, written once: a simulated Source
 //! with a virtual clock ([`source`]), that Source served over HTTP with injected faults
 //! ([`served`]), a Destination driver run as a child process and the scenarios every
-//! driver must pass ([`driver`], [`scenarios`]), and the Python reference implementation
+//! driver must pass ([`driver`], [`scenarios`]), a publication on disk read back ([`publication`]), and the Python reference implementation
 //! for the interop tests ([`python`]). Not published.
 //!
 //! Its assertions panic: it is test code.
@@ -10,6 +10,7 @@
 #![allow(clippy::exhaustive_enums, missing_debug_implementations)]
 
 pub mod driver;
+pub mod publication;
 pub mod python;
 #[cfg(feature = "http")]
 pub mod scenarios;

@@ -4,7 +4,6 @@
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
-use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
@@ -15,6 +14,12 @@ pub(crate) fn resourcesync(args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run resourcesync")
+}
+
+/// Builds `collection` into `publish` without `--json`: the text output.
+pub(crate) fn build_text(collection: &Path, publish: &Path) -> Output {
+    let (collection, publish) = (collection.to_str().unwrap(), publish.to_str().unwrap());
+    resourcesync(&["build", "--base-url", BASE, collection, publish])
 }
 
 /// Builds `collection` into `publish` with `extra` options and `--json`; the report.
@@ -51,21 +56,4 @@ pub(crate) fn put(root: &Path, relative: &str, bytes: &[u8]) {
     let path = root.join(relative);
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     fs::write(path, bytes).unwrap();
-}
-
-/// Sets the modification time of the file at `path`.
-pub(crate) fn set_mtime(path: &Path, time: SystemTime) {
-    fs::File::options()
-        .write(true)
-        .open(path)
-        .unwrap()
-        .set_modified(time)
-        .unwrap();
-}
-
-/// Waits out the file system clock's granularity: a file changed within it of a build's
-/// start is read again by the next build (its change time cannot tell a later change in
-/// the same tick), which a test that counts the files read must not meet.
-pub(crate) fn settle() {
-    std::thread::sleep(Duration::from_millis(100));
 }

@@ -1,5 +1,6 @@
 //! Integration tests of resourcesync-source, one binary with a module per topic.
 
+mod collection;
 mod directory;
 mod discovery;
 mod dump;
