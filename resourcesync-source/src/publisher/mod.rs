@@ -102,8 +102,8 @@ impl<S: Store> Publisher<S> {
         resources: impl IntoIterator<Item = Entry>,
         now: SystemTime,
     ) -> Result<PublishReport, PublishError> {
-        let mut resources = resources.into_iter();
-        self.run(Input::Snapshot(&mut resources), None, now)
+        self.refuse_without(None)?;
+        self.begin()?.publish_snapshot(resources, now)
     }
 
     /// As [`publish_snapshot`](Publisher::publish_snapshot), with the resources' content
@@ -114,8 +114,8 @@ impl<S: Store> Publisher<S> {
         content: &dyn Content,
         now: SystemTime,
     ) -> Result<PublishReport, PublishError> {
-        let mut resources = resources.into_iter();
-        self.run(Input::Snapshot(&mut resources), Some(content), now)
+        self.refuse_without(Some(content))?;
+        self.begin()?.publish_snapshot_with(resources, content, now)
     }
 
     /// Publishes the changes the application made since the last run, in any order: each
@@ -128,8 +128,8 @@ impl<S: Store> Publisher<S> {
         events: impl IntoIterator<Item = ResourceEvent>,
         now: SystemTime,
     ) -> Result<PublishReport, PublishError> {
-        let mut events = events.into_iter();
-        self.run(Input::Changes(&mut events), None, now)
+        self.refuse_without(None)?;
+        self.begin()?.publish_changes(events, now)
     }
 
     /// As [`publish_changes`](Publisher::publish_changes), with the resources' content for
@@ -140,8 +140,8 @@ impl<S: Store> Publisher<S> {
         content: &dyn Content,
         now: SystemTime,
     ) -> Result<PublishReport, PublishError> {
-        let mut events = events.into_iter();
-        self.run(Input::Changes(&mut events), Some(content), now)
+        self.refuse_without(Some(content))?;
+        self.begin()?.publish_changes_with(events, content, now)
     }
 
     /// Begins a run: the application writes its own files into the publication begun
@@ -151,17 +151,13 @@ impl<S: Store> Publisher<S> {
         Transaction::begin(self)
     }
 
-    fn run(
-        &mut self,
-        input: Input<'_>,
-        content: Option<&dyn Content>,
-        now: SystemTime,
-    ) -> Result<PublishReport, PublishError> {
+    /// Refuses a run without content when the dumps need it, before the store is
+    /// touched (a generation store's begin links every file of the publication).
+    fn refuse_without(&self, content: Option<&dyn Content>) -> Result<(), PublishError> {
         let dumps = self.options.resource_dump || self.options.change_dump;
-        // Refused before the store is touched.
         if dumps && content.is_none() {
             return Err(PublishError::NoContent);
         }
-        self.begin()?.run(input, content, now)
+        Ok(())
     }
 }
