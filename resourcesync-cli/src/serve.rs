@@ -22,7 +22,7 @@
 //! and what discovery knows of the Source Description is keyed by the file it was read
 //! from ([`router`] says how).
 //!
-//! Connections are served by hyper's HTTP/1 within [`Limits`]: a connection limit, a
+//! Connections are served by hyper's HTTP/1 within [`ServeLimits`]: a connection limit, a
 //! deadline for a request's head, and one for a connection where nothing moves.
 //!
 //! Entry points: [`router`] (the whole service, for a server of the caller's), [`serve`]
@@ -41,7 +41,7 @@ mod static_file;
 
 pub use connections::{
     DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_SHUTDOWN_TIMEOUT, Limits,
+    DEFAULT_SHUTDOWN_TIMEOUT, ServeLimits,
 };
 
 use std::future::Future;
@@ -127,19 +127,19 @@ pub async fn built_for_elsewhere(dir: &Path, addr: SocketAddr) -> Option<String>
     ))
 }
 
-/// Serves `dir` on `listener` within the default [`Limits`] until `shutdown` completes,
+/// Serves `dir` on `listener` within the default [`ServeLimits`] until `shutdown` completes,
 /// then lets the requests in flight finish and returns; see [`serve_with_limits`].
 pub async fn serve(
     listener: tokio::net::TcpListener,
     dir: PathBuf,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
-    serve_with_limits(listener, dir, Limits::default(), shutdown).await
+    serve_with_limits(listener, dir, ServeLimits::default(), shutdown).await
 }
 
 /// Serves `dir` on `listener` within `limits` until `shutdown` completes, then stops
 /// accepting, lets the requests in flight finish (idle connections are closed at once)
-/// for up to [`Limits::shutdown_timeout`], and returns.
+/// for up to [`ServeLimits::shutdown_timeout`], and returns.
 ///
 /// The error is the server's own: a listener that can no longer accept. An error of one
 /// connection is that connection's end, and a lack of file descriptors a pause before
@@ -147,7 +147,7 @@ pub async fn serve(
 pub async fn serve_with_limits(
     listener: tokio::net::TcpListener,
     dir: PathBuf,
-    limits: Limits,
+    limits: ServeLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     serve_reporting(listener, dir, limits, Arc::new(|_| {}), shutdown).await
@@ -158,7 +158,7 @@ pub async fn serve_with_limits(
 pub async fn serve_reporting(
     listener: tokio::net::TcpListener,
     dir: PathBuf,
-    limits: Limits,
+    limits: ServeLimits,
     report: Reporter,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {

@@ -106,11 +106,11 @@ struct Served {
 impl Served {
     /// Serves generation `one`; `prepare` may change it first.
     async fn start(prepare: impl FnOnce(&Path)) -> Served {
-        Served::start_with(prepare, serve::Limits::default()).await
+        Served::start_with(prepare, serve::ServeLimits::default()).await
     }
 
     /// [`Served::start`] within `limits`.
-    async fn start_with(prepare: impl FnOnce(&Path), limits: serve::Limits) -> Served {
+    async fn start_with(prepare: impl FnOnce(&Path), limits: serve::ServeLimits) -> Served {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}/", listener.local_addr().unwrap());
         let tmp = tempfile::tempdir().unwrap();
@@ -126,7 +126,7 @@ impl Served {
         listener: tokio::net::TcpListener,
         tmp: tempfile::TempDir,
         publish: PathBuf,
-        limits: serve::Limits,
+        limits: serve::ServeLimits,
     ) -> Served {
         let addr = listener.local_addr().unwrap();
         let base = format!("http://{addr}/");
@@ -1020,7 +1020,7 @@ async fn links_made_after_build_do_not_lead_out_of_the_publication() {
     );
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let s = Served::on(listener, tmp, publish, serve::Limits::default());
+    let s = Served::on(listener, tmp, publish, serve::ServeLimits::default());
     // The links the build made are followed: the publication's own.
     for (path, body) in [
         ("files/hello.txt", "hello\n"),
@@ -1507,10 +1507,10 @@ fn idle_clients_past_the_limit_do_not_keep_a_request_from_an_answer() {
 async fn timeouts_past_the_clocks_range_do_not_break_connections() {
     // `now + timeout` overflows the clock with these: a panic in every connection's
     // task, and no answer, had the server taken them as they are.
-    let limits = serve::Limits {
+    let limits = serve::ServeLimits {
         header_timeout: Duration::MAX,
         idle_timeout: Duration::MAX,
-        ..serve::Limits::default()
+        ..serve::ServeLimits::default()
     };
     let s = Served::start_with(|_| {}, limits).await;
     let got = s.get("files/hello.txt", &[]).await;
@@ -1554,10 +1554,10 @@ fn a_duration_past_ten_years_is_a_usage_error_naming_the_option_and_the_bound() 
 
 #[tokio::test]
 async fn a_client_trickling_its_request_head_is_cut_off_after_the_header_timeout() {
-    let limits = serve::Limits {
+    let limits = serve::ServeLimits {
         header_timeout: Duration::from_millis(500),
         idle_timeout: Duration::from_secs(60),
-        ..serve::Limits::default()
+        ..serve::ServeLimits::default()
     };
     let s = Served::start_with(|_| {}, limits).await;
     let mut stream = connect(s.addr).await;
@@ -1599,10 +1599,10 @@ async fn a_client_trickling_its_request_head_is_cut_off_after_the_header_timeout
 
 #[tokio::test]
 async fn a_client_reading_slowly_does_not_keep_the_server_from_stopping() {
-    let limits = serve::Limits {
+    let limits = serve::ServeLimits {
         idle_timeout: Duration::from_secs(60),
         shutdown_timeout: Duration::from_millis(500),
-        ..serve::Limits::default()
+        ..serve::ServeLimits::default()
     };
     // Larger than what the sockets' buffers hold, so that the response cannot be
     // written out whole while the client reads slowly (a sparse file, quick to make).
@@ -1666,10 +1666,10 @@ async fn a_client_reading_slowly_does_not_keep_the_server_from_stopping() {
 
 #[tokio::test]
 async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
-    let limits = serve::Limits {
+    let limits = serve::ServeLimits {
         header_timeout: Duration::from_secs(60),
         idle_timeout: Duration::from_millis(300),
-        ..serve::Limits::default()
+        ..serve::ServeLimits::default()
     };
     let s = Served::start_with(|_| {}, limits).await;
     let mut stream = connect(s.addr).await;
@@ -2435,11 +2435,11 @@ async fn a_file_that_shrinks_or_grows_while_sent_is_cut_short_or_sent_to_its_len
 /// waited the 30 s of the idle timeout).
 #[tokio::test]
 async fn silent_connections_at_the_limit_give_way_to_a_request() {
-    let limits = serve::Limits {
+    let limits = serve::ServeLimits {
         max_connections: 4,
         header_timeout: Duration::from_secs(60),
         idle_timeout: Duration::from_secs(30),
-        ..serve::Limits::default()
+        ..serve::ServeLimits::default()
     };
     let s = Served::start_with(|_| {}, limits).await;
     let mut silent = Vec::new();
@@ -2475,10 +2475,10 @@ async fn silent_connections_at_the_limit_give_way_to_a_request() {
 /// slowly keeps its slot, and the connection waiting for one is served when it ends.
 #[tokio::test]
 async fn a_response_in_flight_is_never_closed_to_make_room() {
-    let limits = serve::Limits {
+    let limits = serve::ServeLimits {
         max_connections: 1,
         idle_timeout: Duration::from_secs(30),
-        ..serve::Limits::default()
+        ..serve::ServeLimits::default()
     };
     let s = Served::start_with(
         |one| {
@@ -2577,11 +2577,11 @@ async fn the_generated_pages_answer_conditionals_without_validators() {
 /// here, used to be the wait).
 #[tokio::test]
 async fn trickling_connections_at_the_limit_give_way_to_a_request() {
-    let limits = serve::Limits {
+    let limits = serve::ServeLimits {
         max_connections: 4,
         header_timeout: Duration::from_secs(60),
         idle_timeout: Duration::from_secs(30),
-        ..serve::Limits::default()
+        ..serve::ServeLimits::default()
     };
     let s = Served::start_with(|_| {}, limits).await;
     let mut tricklers = Vec::new();

@@ -5,7 +5,7 @@
 //! Each parser takes the bytes the driver received and the URI they came from, and returns
 //! a [`Discovered`]: the URIs found, each once, in the order of first appearance, resolved
 //! against the right base; the values it passed over and why ([`Ignored`]); and whether a
-//! [`Limits`] cut the input or the list short. None of them fails or panics, whatever the
+//! [`DiscoveryLimits`] cut the input or the list short. None of them fails or panics, whatever the
 //! bytes. None of them judges what it found either: a discovered URI may be `javascript:`
 //! or on another host. Pass each to a [`Policy`](crate::policy::Policy) before fetching it.
 //!
@@ -41,7 +41,7 @@ use crate::WELL_KNOWN_PATH;
 /// Bounds on one discovery parse: what it reads and what it returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Limits {
+pub struct DiscoveryLimits {
     /// Input read, in bytes (all `Link:` values together); the rest is not looked at.
     /// 512 KiB by default, a little over the 500 KiB that RFC 9309 (section 2.5) lets a
     /// crawler stop reading robots.txt at.
@@ -52,9 +52,9 @@ pub struct Limits {
     pub max_ignored: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
+impl Default for DiscoveryLimits {
+    fn default() -> DiscoveryLimits {
+        DiscoveryLimits {
             max_input_bytes: 512 * 1024,
             max_uris: 1000,
             max_ignored: 100,
@@ -70,7 +70,7 @@ pub struct Discovered {
     pub uris: Vec<Uri>,
     /// Values that named a target but gave no URI, in order, up to the limit.
     pub ignored: Vec<Ignored>,
-    /// Whether a [`Limits`] bound was reached: input was left unread, or URIs or ignored
+    /// Whether a [`DiscoveryLimits`] bound was reached: input was left unread, or URIs or ignored
     /// values were left out.
     pub truncated: bool,
 }
@@ -192,13 +192,13 @@ pub fn path_well_known_uri(base: &Uri) -> Option<Uri> {
 
 /// Collects URIs and ignored values within the limits.
 struct Collector {
-    limits: Limits,
+    limits: DiscoveryLimits,
     found: Discovered,
     seen: HashSet<Uri>,
 }
 
 impl Collector {
-    fn new(limits: &Limits) -> Collector {
+    fn new(limits: &DiscoveryLimits) -> Collector {
         Collector {
             limits: *limits,
             found: Discovered::default(),
@@ -278,17 +278,17 @@ fn resolve(base: Option<&Url>, value: &[u8]) -> Result<Uri, IgnoredReason> {
 /// not read.
 ///
 /// ```
-/// use resourcesync_client::discovery::{robots_txt, Limits};
+/// use resourcesync_client::discovery::{robots_txt, DiscoveryLimits};
 ///
 /// let robots = b"\xEF\xBB\xBFUser-agent: *\r\nDisallow: /tmp/\r\n\
 ///     SITEMAP: http://example.com/dataset1/resourcelist.xml # ResourceSync\r\n\
 ///     sitemap:/sitemap.xml\r\n";
-/// let found = robots_txt(&"http://example.com/robots.txt".parse()?, robots, &Limits::default());
+/// let found = robots_txt(&"http://example.com/robots.txt".parse()?, robots, &DiscoveryLimits::default());
 /// let uris: Vec<&str> = found.uris.iter().map(|u| u.as_str()).collect();
 /// assert_eq!(uris, ["http://example.com/dataset1/resourcelist.xml", "http://example.com/sitemap.xml"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn robots_txt(robots_uri: &Uri, body: &[u8], limits: &Limits) -> Discovered {
+pub fn robots_txt(robots_uri: &Uri, body: &[u8], limits: &DiscoveryLimits) -> Discovered {
     let mut out = Collector::new(limits);
     let base = robots_uri.to_url().ok();
     let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
@@ -354,7 +354,7 @@ const RAW_TEXT: [&[u8]; 6] = [
 /// the module's deviations for where the head ends.
 ///
 /// ```
-/// use resourcesync_client::discovery::{html_links, Limits};
+/// use resourcesync_client::discovery::{html_links, DiscoveryLimits};
 ///
 /// let html = br#"<!DOCTYPE html>
 /// <html><head>
@@ -363,7 +363,7 @@ const RAW_TEXT: [&[u8]; 6] = [
 ///   <link href='capabilitylist.xml?a=1&amp;b=2' REL="Alternate ResourceSync">
 ///   <link rel=resourcesync href=../other/capabilitylist.xml>
 /// </head><body><link rel="resourcesync" href="/in-body.xml"></body></html>"#;
-/// let found = html_links(&"http://example.com/page.html".parse()?, html, &Limits::default());
+/// let found = html_links(&"http://example.com/page.html".parse()?, html, &DiscoveryLimits::default());
 /// let uris: Vec<&str> = found.uris.iter().map(|u| u.as_str()).collect();
 /// assert_eq!(uris, [
 ///     "http://example.com/dataset1/capabilitylist.xml?a=1&b=2",
@@ -371,7 +371,7 @@ const RAW_TEXT: [&[u8]; 6] = [
 /// ]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn html_links(document_uri: &Uri, body: &[u8], limits: &Limits) -> Discovered {
+pub fn html_links(document_uri: &Uri, body: &[u8], limits: &DiscoveryLimits) -> Discovered {
     let mut out = Collector::new(limits);
     let body = out.bounded(body);
     let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
@@ -661,13 +661,13 @@ fn decode_references(raw: &[u8]) -> Vec<u8> {
 /// breaks the syntax is ignored up to the next comma outside quotes and angle brackets.
 ///
 /// ```
-/// use resourcesync_client::discovery::{link_headers, Limits};
+/// use resourcesync_client::discovery::{link_headers, DiscoveryLimits};
 ///
 /// let values = [
 ///     r#"<http://example.com/dataset1/capabilitylist.xml>; rel="resourcesync""#,
 ///     r#"</style.css>; rel=stylesheet, <capabilitylist2.xml>; title="a, \"b\""; rel="describedby ResourceSync""#,
 /// ];
-/// let found = link_headers(&"http://example.com/dataset1/res1".parse()?, values, &Limits::default());
+/// let found = link_headers(&"http://example.com/dataset1/res1".parse()?, values, &DiscoveryLimits::default());
 /// let uris: Vec<&str> = found.uris.iter().map(|u| u.as_str()).collect();
 /// assert_eq!(uris, [
 ///     "http://example.com/dataset1/capabilitylist.xml",
@@ -675,7 +675,7 @@ fn decode_references(raw: &[u8]) -> Vec<u8> {
 /// ]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn link_headers<I>(request_uri: &Uri, values: I, limits: &Limits) -> Discovered
+pub fn link_headers<I>(request_uri: &Uri, values: I, limits: &DiscoveryLimits) -> Discovered
 where
     I: IntoIterator,
     I::Item: AsRef<[u8]>,

@@ -155,7 +155,7 @@
 //!   `Sitemap:` lines in robots.txt ([`discovery::robots_txt`]),
 //!   `<link rel="resourcesync">` in an HTML head ([`discovery::html_links`]) and `Link:`
 //!   headers ([`discovery::link_headers`]) (sections 6.3 and 8, RFC 8288), each bounded by
-//!   [`discovery::Limits`] and tolerant of any input.
+//!   [`discovery::DiscoveryLimits`] and tolerant of any input.
 //! - [`policy`]: which URIs the client may fetch ([`policy::Policy`]): http and https only,
 //!   the Source's authority unless the caller allows others, no special-purpose addresses
 //!   (server-side request forgery); redirects the driver followed and addresses its
@@ -168,13 +168,13 @@
 //!   the Source lists ([`Held::compare`]).
 //!
 //! ```
-//! use resourcesync_client::discovery::{link_headers, Limits};
+//! use resourcesync_client::discovery::{DiscoveryLimits, link_headers};
 //! use resourcesync_client::local_path::{Collision, PathMapper, PathSet};
 //! use resourcesync_client::policy::Policy;
 //!
 //! // A response for a resource announced its Capability List in a `Link:` header.
 //! let page = "https://example.com/dataset1/res1.html".parse()?;
-//! let found = link_headers(&page, [r#"<capabilitylist.xml>; rel="resourcesync""#], &Limits::default());
+//! let found = link_headers(&page, [r#"<capabilitylist.xml>; rel="resourcesync""#], &DiscoveryLimits::default());
 //! assert_eq!(found.uris[0].as_str(), "https://example.com/dataset1/capabilitylist.xml");
 //!
 //! // Whatever a Source lists passes the policy before it is fetched...
@@ -244,7 +244,7 @@ pub use event::{
 pub use inventory::{Difference, Held, Inventory, MemoryInventory};
 pub use misuse::Misuse;
 pub use request::{Purpose, Request, RequestId};
-pub use state::{Checkpoint, Position, Refetch, State};
+pub use state::{Checkpoint, Refetch, State, StreamPosition};
 pub use warnings::{WarningGroup, WarningSummary};
 
 /// Where a Source publishes its Source Description (section 6.3.2, RFC 5785); see

@@ -93,7 +93,7 @@ impl Checkpoint {
     }
 
     /// Whether the change at `position` is before this checkpoint (applied).
-    pub fn covers(&self, position: Position) -> bool {
+    pub fn covers(&self, position: StreamPosition) -> bool {
         position.datetime < self.datetime
             || (position.datetime == self.datetime && position.index < self.count)
     }
@@ -102,14 +102,14 @@ impl Checkpoint {
 /// The place of one change in a set's stream: its datetime, and how many changes of the
 /// same datetime came before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Position {
+pub struct StreamPosition {
     /// The change's datetime.
     pub datetime: W3cDateTime,
     /// Changes with the same datetime before it.
     pub index: u64,
 }
 
-impl Position {
+impl StreamPosition {
     /// The checkpoint just before this change: applied up to it, not including it.
     pub fn checkpoint_before(self) -> Checkpoint {
         Checkpoint {
@@ -141,7 +141,7 @@ mod tests {
             datetime: t("2020-01-01T00:00:00Z"),
             count: 2,
         };
-        let at = |d: &str, index| Position {
+        let at = |d: &str, index| StreamPosition {
             datetime: t(d),
             index,
         };

@@ -35,7 +35,7 @@ pub enum NameError {
 }
 
 /// The longest segment (file or directory name) [`safe_path`] accepts, in bytes: the
-/// model's [`MAX_NAME_BYTES`](resourcesync_model::names::MAX_NAME_BYTES), which every
+/// model's [`resourcesync_model::names::MAX_NAME_BYTES`], which every
 /// common file system holds.
 pub const MAX_SEGMENT_BYTES: usize = resourcesync_model::names::MAX_NAME_BYTES;
 

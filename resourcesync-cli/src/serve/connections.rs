@@ -42,10 +42,10 @@ use crate::units::MAX_DURATION;
 /// may wait on its client.
 ///
 /// Each connection takes a file descriptor, and a second one while it sends a file;
-/// keep [`max_connections`](Limits::max_connections) under half of the process's limit
+/// keep [`max_connections`](ServeLimits::max_connections) under half of the process's limit
 /// (`ulimit -n`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub struct ServeLimits {
     /// The most connections served at once (at least 1). At the limit, the next
     /// connection is accepted and the connection idle longest that has no response in
     /// flight (one that never sent a byte, a keep-alive connection waiting, a client
@@ -71,23 +71,23 @@ pub struct Limits {
     pub shutdown_timeout: Duration,
 }
 
-/// [`Limits::max_connections`] by default: half of the most common default limit of
+/// [`ServeLimits::max_connections`] by default: half of the most common default limit of
 /// open files (1024), as each connection may hold two.
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 512;
 
-/// [`Limits::header_timeout`] by default (hyper's own default).
+/// [`ServeLimits::header_timeout`] by default (hyper's own default).
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// [`Limits::idle_timeout`] by default.
+/// [`ServeLimits::idle_timeout`] by default.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// [`Limits::shutdown_timeout`] by default: as long as a service manager commonly waits
+/// [`ServeLimits::shutdown_timeout`] by default: as long as a service manager commonly waits
 /// after SIGTERM before it kills.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
+impl Default for ServeLimits {
+    fn default() -> ServeLimits {
+        ServeLimits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
@@ -104,7 +104,7 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 /// Serves `router` on `listener` within `limits` until `shutdown` completes; then stops
 /// accepting, lets the requests in flight finish (idle connections are closed at once)
 /// and returns once every connection is closed, or once
-/// [`Limits::shutdown_timeout`] has passed, the connections left dropped.
+/// [`ServeLimits::shutdown_timeout`] has passed, the connections left dropped.
 ///
 /// An error of one connection, or a lack of descriptors or memory, is not the server's
 /// end: the loop goes on (after [`ACCEPT_PAUSE`] for the latter). The error returned is
@@ -112,7 +112,7 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 pub(super) async fn serve(
     listener: TcpListener,
     router: Router,
-    limits: Limits,
+    limits: ServeLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
     let max = limits.max_connections.max(1);
@@ -241,7 +241,7 @@ fn one_connections(e: &io::Error) -> bool {
 }
 
 /// Serves one connection until it closes, its client is too slow or idle (see
-/// [`Limits`]), it is closed to make room, or the server stops; then gives back its
+/// [`ServeLimits`]), it is closed to make room, or the server stops; then gives back its
 /// slot.
 async fn connection(
     stream: TcpStream,

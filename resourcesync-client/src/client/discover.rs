@@ -81,7 +81,7 @@ impl<I: Inventory> Client<I> {
         let What::Discover(step) = job.what else {
             return;
         };
-        let limits = discovery::Limits::default();
+        let limits = discovery::DiscoveryLimits::default();
         let found = match step {
             Step::Robots => discovery::robots_txt(&job.uri, body, &limits),
             // A well-known URI is a document, never a discovery job.

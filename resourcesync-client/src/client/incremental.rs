@@ -10,7 +10,7 @@ use crate::config::Mode;
 use crate::event::{Action, EntryRefusal, Event, ProblemKind};
 use crate::inventory::{Comparison, Inventory};
 use crate::request::RequestId;
-use crate::state::{Checkpoint, Position, Refetch};
+use crate::state::{Checkpoint, Refetch, StreamPosition};
 
 impl<I: Inventory> Client<I> {
     /// Sets up an incremental run's stream for `set`; false (with a problem) when the
@@ -292,7 +292,7 @@ impl<I: Inventory> Client<I> {
         // Per resource, its last change: by its own datetime (a list out of chronological
         // order is a finding of its own, and its later change still wins), then by the
         // order written.
-        let mut latest: HashMap<Uri, (Position, Option<W3cDateTime>, Raw)> = HashMap::new();
+        let mut latest: HashMap<Uri, (StreamPosition, Option<W3cDateTime>, Raw)> = HashMap::new();
         let mut order: Vec<Uri> = Vec::new();
         let mut packages = Vec::new();
         let mut refusals = Vec::new();
@@ -316,7 +316,7 @@ impl<I: Inventory> Client<I> {
                     (None, Some((at, next))) => (at, next),
                     (None, None) => (checkpoint.datetime, checkpoint.count),
                 };
-                let position = Position {
+                let position = StreamPosition {
                     datetime: at,
                     index: next,
                 };
@@ -381,7 +381,7 @@ impl<I: Inventory> Client<I> {
         stream.issued.clear();
         stream.failed_at = None;
         stream.batch_packages = packages;
-        let mut ordered: Vec<(Position, Raw)> = order
+        let mut ordered: Vec<(StreamPosition, Raw)> = order
             .into_iter()
             .filter_map(|u| latest.remove(&u))
             .map(|(position, _, r)| (position, r))

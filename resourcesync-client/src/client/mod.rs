@@ -31,7 +31,7 @@ use crate::inventory::Inventory;
 use crate::local_path::PathSet;
 use crate::misuse::Misuse;
 use crate::request::RequestId;
-use crate::state::{Checkpoint, Position, Refetch, State};
+use crate::state::{Checkpoint, Refetch, State, StreamPosition};
 
 /// A sans-IO ResourceSync Destination: it says which requests to make, takes their
 /// responses, and says what to store, extract and delete. It performs no IO and reads
@@ -388,10 +388,10 @@ struct Stream {
     /// The `from` of the Change List Index (or Change Dump Index) the stream started at.
     index_from: Option<W3cDateTime>,
     /// Changes of the batch being applied, by position.
-    issued: Vec<(Position, ChangeId)>,
-    failed_at: Option<Position>,
+    issued: Vec<(StreamPosition, ChangeId)>,
+    failed_at: Option<StreamPosition>,
     /// The last position of the batch being applied.
-    batch_end: Option<Position>,
+    batch_end: Option<StreamPosition>,
     /// The batch being applied has candidates still to settle.
     applying: bool,
     /// Packages of the batch, released when it settles.

@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 use resourcesync_client::discovery::{
-    Discovered, IgnoredReason, Limits, html_links, link_headers, robots_txt, well_known_uri,
+    Discovered, DiscoveryLimits, IgnoredReason, html_links, link_headers, robots_txt,
+    well_known_uri,
 };
 use resourcesync_model::Uri;
 
@@ -19,7 +20,7 @@ fn robots(body: &str) -> Discovered {
     robots_txt(
         &uri("https://example.com/robots.txt"),
         body.as_bytes(),
-        &Limits::default(),
+        &DiscoveryLimits::default(),
     )
 }
 
@@ -27,7 +28,7 @@ fn html(body: &str) -> Discovered {
     html_links(
         &uri("https://example.com/dir/page.html"),
         body.as_bytes(),
-        &Limits::default(),
+        &DiscoveryLimits::default(),
     )
 }
 
@@ -35,12 +36,12 @@ fn links(values: &[&str]) -> Discovered {
     link_headers(
         &uri("https://example.com/dir/res1"),
         values,
-        &Limits::default(),
+        &DiscoveryLimits::default(),
     )
 }
 
-fn limits(max_input_bytes: usize, max_uris: usize, max_ignored: usize) -> Limits {
-    let mut limits = Limits::default();
+fn limits(max_input_bytes: usize, max_uris: usize, max_ignored: usize) -> DiscoveryLimits {
+    let mut limits = DiscoveryLimits::default();
     limits.max_input_bytes = max_input_bytes;
     limits.max_uris = max_uris;
     limits.max_ignored = max_ignored;
@@ -157,7 +158,7 @@ fn robots_txt_that_is_not_utf8_or_not_robots_txt() {
     let found = robots_txt(
         &uri("http://example.com/robots.txt"),
         body,
-        &Limits::default(),
+        &DiscoveryLimits::default(),
     );
     assert_eq!(uris(&found), ["http://example.com/ok.xml"]);
     assert_eq!(found.ignored.len(), 1);
@@ -376,7 +377,7 @@ fn html_head_ends_where_the_standard_says() {
 #[test]
 fn html_that_is_hostile() {
     let document = uri("https://example.com/");
-    let run = |body: &[u8]| html_links(&document, body, &Limits::default());
+    let run = |body: &[u8]| html_links(&document, body, &DiscoveryLimits::default());
     // Not UTF-8 in a href: ignored; elsewhere: no matter.
     let found = run(b"<title>caf\xE9</title><link rel=resourcesync href=\"/caf\xE9\"><link rel=resourcesync href=/ok>");
     assert_eq!(uris(&found), ["https://example.com/ok"]);
@@ -541,7 +542,7 @@ fn link_headers_as_bytes_and_bounded() {
         b"<caf\xE9.xml>; rel=resourcesync".to_vec(),
         b"<ok.xml>; title=\"caf\xE9\"; rel=resourcesync".to_vec(),
     ];
-    let found = link_headers(&request, &values, &Limits::default());
+    let found = link_headers(&request, &values, &DiscoveryLimits::default());
     assert_eq!(uris(&found), ["http://example.com/ok.xml"]);
     assert_eq!(found.ignored[0].reason, IgnoredReason::NotUtf8);
     // The byte budget is shared by all values.
@@ -561,13 +562,13 @@ fn link_headers_as_bytes_and_bounded() {
     let found = link_headers(&request, values, &limits(75, 10, 10));
     assert!(!found.truncated && found.uris.len() == 3);
     let many = "<x.xml>; rel=resourcesync, ".repeat(100_000);
-    let found = link_headers(&request, [many.as_str()], &Limits::default());
+    let found = link_headers(&request, [many.as_str()], &DiscoveryLimits::default());
     assert_eq!(found.uris.len(), 1);
     assert!(found.truncated);
     let many: String = (0..20_000)
         .map(|i| format!("<{i}>;rel=resourcesync,"))
         .collect();
-    let found = link_headers(&request, [many.as_str()], &Limits::default());
+    let found = link_headers(&request, [many.as_str()], &DiscoveryLimits::default());
     assert_eq!(found.uris.len(), 1000);
     assert!(found.truncated);
 }
@@ -641,7 +642,7 @@ proptest! {
     fn arbitrary_bytes_never_panic(body in proptest::collection::vec(any::<u8>(), 0..512)) {
         let base = uri("http://example.com/a/b");
         let small = limits(256, 3, 3);
-        for limits in [Limits::default(), small] {
+        for limits in [DiscoveryLimits::default(), small] {
             for found in [
                 robots_txt(&base, &body, &limits),
                 html_links(&base, &body, &limits),
@@ -657,7 +658,7 @@ proptest! {
     fn structured_input_never_panics(body in pieces(), split in any::<prop::sample::Index>()) {
         let base = uri("http://example.com/a/b");
         let small = limits(128, 2, 2);
-        for limits in [Limits::default(), small] {
+        for limits in [DiscoveryLimits::default(), small] {
             let (a, b) = body.split_at(split.index(body.len() + 1));
             for found in [
                 robots_txt(&base, &body, &limits),

@@ -8,7 +8,7 @@ use crate::engine::Limits;
 #[cfg(doc)]
 use crate::engine::dumps::Content;
 
-/// When a [`Publisher`] fed changes writes the Resource List again. Between two, the
+/// When a [`Publisher`](crate::Publisher) fed changes writes the Resource List again. Between two, the
 /// Resource List keeps the `at` of the one written last, and the Change Lists carry the
 /// Source on from there: a Destination baselines from it and follows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub enum ResourceListPolicy {
     Period(Duration),
 }
 
-/// What a [`Publisher`] publishes, and how.
+/// What a [`Publisher`](crate::Publisher) publishes, and how.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct PublishOptions {

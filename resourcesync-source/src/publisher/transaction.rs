@@ -1,4 +1,4 @@
-//! A run of the [`Publisher`] begun, into which the application writes its own files
+//! A run of the [`Publisher`](crate::Publisher) begun, into which the application writes its own files
 //! before the documents are written and the whole is published at once.
 
 use std::time::SystemTime;

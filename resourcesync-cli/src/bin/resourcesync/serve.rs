@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::error::Error;
 use crate::sync::block_on;
 use resourcesync_cli::serve::{
-    DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Limits, Reporter, built_for_elsewhere,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Reporter, ServeLimits, built_for_elsewhere,
     serve_reporting,
 };
 
@@ -138,8 +138,8 @@ pub(crate) struct ServeArgs {
 impl ServeArgs {
     /// The connection limits the arguments ask for; without `--max-connections`, as many
     /// as the process's limit of open files allows, up to [`DEFAULT_MAX_CONNECTIONS`].
-    pub(crate) fn limits(&self) -> Limits {
-        Limits {
+    pub(crate) fn limits(&self) -> ServeLimits {
+        ServeLimits {
             max_connections: self
                 .max_connections
                 .unwrap_or_else(max_connections_that_fit),
