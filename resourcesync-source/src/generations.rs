@@ -713,3 +713,39 @@ mod at {
         Err(unsupported())
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::at;
+
+    /// The directory holding the switched link is synced: cap-std's handles are `O_PATH`
+    /// on Linux, which `fsync` refuses, and the switch ignores the error.
+    #[test]
+    fn a_directory_handle_is_synced() {
+        let root = tempfile::tempdir().unwrap();
+        let parent = at::open_dir(root.path()).unwrap();
+        at::sync(&parent).unwrap();
+        at::make_dir(&parent, "sub").unwrap();
+        at::sync(&at::open_dir_nofollow(&parent, "sub").unwrap()).unwrap();
+    }
+
+    /// A tree is removed without entering a link inside it, and a link at its own name is
+    /// refused, not removed.
+    #[test]
+    fn a_tree_is_removed_through_no_link() {
+        let root = tempfile::tempdir().unwrap();
+        let (store, outside) = (root.path().join("store"), root.path().join("outside"));
+        std::fs::create_dir_all(store.join("00001/dir")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("kept"), "kept").unwrap();
+        std::os::unix::fs::symlink(&outside, store.join("00001/dir/out")).unwrap();
+        std::os::unix::fs::symlink(&outside, store.join("00002")).unwrap();
+        let handle = at::open_dir(&store).unwrap();
+        let e = at::remove_tree(&handle, "00002").unwrap_err();
+        assert!(at::is_not_followed(&e), "{e}");
+        assert!(store.join("00002").symlink_metadata().is_ok());
+        at::remove_tree(&handle, "00001").unwrap();
+        assert!(!store.join("00001").exists());
+        assert!(outside.join("kept").exists());
+    }
+}
