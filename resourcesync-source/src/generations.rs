@@ -12,10 +12,12 @@
 //! which is checked to be the same directory before the generation begins and again
 //! before the switch publishes it (a swap in between is refused).
 //!
-//! rustix's `*at` calls do it; cap-std's `Dir` was the alternative, but it follows a link
-//! that stays inside its directory (our lock's path pointing at our own state file would
-//! be opened), where `O_NOFOLLOW` refuses every link, and rustix is already in the
-//! dependency tree (tempfile's), cap-std would add eight crates.
+//! The handles are cap-std's [`Dir`](cap_std::fs::Dir), the workspace's one sandbox (the
+//! collection's, the Destination's and `serve`'s too). A path of several names would be
+//! resolved by cap-std through a link that stays inside its directory (our lock's path
+//! pointing at our own state file would be opened), so every call here names one entry of
+//! the handle's directory, and that entry is never followed (`FollowSymlinks::No`, which
+//! is `O_NOFOLLOW`; `open_dir_nofollow`; `symlink_metadata`).
 
 use std::fs::File;
 use std::io;
@@ -417,19 +419,23 @@ pub(crate) fn symlink(_target: &Path, _link: &Path) -> io::Result<()> {
     Err(at::unsupported())
 }
 
-/// The system calls on directory handles, one name at a time, never following a link.
+/// The directory operations, on cap-std handles ([`cap_std::fs::Dir`]), one name at a
+/// time, never following a link: each call names one entry of the handle's directory, so
+/// cap-std's resolution has no directory on the way to follow, and the last name is never
+/// followed (`open_dir_nofollow`, `FollowSymlinks::No`, `symlink_metadata`, and the
+/// `*at` calls behind removing, renaming and linking, which act on the name itself).
 #[cfg(unix)]
 mod at {
-    use std::ffi::CStr;
+    use std::ffi::OsStr;
     use std::fs::File;
     use std::io;
-    use std::os::fd::{AsFd, OwnedFd};
     use std::path::{Path, PathBuf};
 
-    use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
+    use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+    use cap_std::fs::{Dir, MetadataExt, OpenOptions, OpenOptionsExt};
 
     /// An open directory.
-    pub(super) type Handle = OwnedFd;
+    pub(super) type Handle = Dir;
 
     /// What a name is, not following a link.
     pub(super) enum Kind {
@@ -438,237 +444,189 @@ mod at {
         Other,
     }
 
-    const DIR: OFlags = OFlags::RDONLY
-        .union(OFlags::DIRECTORY)
-        .union(OFlags::CLOEXEC);
-
     /// Opens a directory by the caller's path, following it as given.
     pub(super) fn open_dir(path: &Path) -> io::Result<Handle> {
-        Ok(rustix::fs::open(path, DIR, Mode::empty())?)
+        Dir::open_ambient_dir(path, cap_std::ambient_authority())
     }
 
-    /// Opens the directory `name` of `dir`; a link there is refused (`ELOOP`).
+    /// Opens the directory `name` of `dir`; a link there is refused (`ELOOP`, or
+    /// `ENOTDIR` as a link opened as a directory is here).
     pub(super) fn open_dir_nofollow(dir: &Handle, name: &str) -> io::Result<Handle> {
-        Ok(rustix::fs::openat(
-            dir,
-            name,
-            DIR | OFlags::NOFOLLOW,
-            Mode::empty(),
-        )?)
+        dir.open_dir_nofollow(name)
     }
 
     /// Whether an open failed because a link, or something else than was asked for, is
     /// at the name.
     pub(super) fn is_not_followed(e: &io::Error) -> bool {
         let code = e.raw_os_error();
-        code == Some(rustix::io::Errno::LOOP.raw_os_error())
-            || code == Some(rustix::io::Errno::NOTDIR.raw_os_error())
-            || code == Some(rustix::io::Errno::NXIO.raw_os_error())
+        code == Some(libc::ELOOP)
+            || code == Some(libc::ENOTDIR)
+            || code == Some(libc::ENXIO)
             || e.kind() == io::ErrorKind::InvalidData
     }
 
     pub(super) fn make_dir(dir: &Handle, name: &str) -> io::Result<()> {
-        Ok(rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o777))?)
+        dir.create_dir(name)
+    }
+
+    /// Opens `name` of `dir` with `options`, never following a link there (`ELOOP`) and
+    /// never waiting (`O_NONBLOCK`: a FIFO without a reader is `ENXIO` at once, rather
+    /// than waited on); anything but a regular file is `InvalidData`.
+    fn open_regular(dir: &Handle, name: &str, options: &mut OpenOptions) -> io::Result<File> {
+        options
+            .follow(FollowSymlinks::No)
+            .custom_flags(libc::O_NONBLOCK);
+        let file = dir.open_with(name, options)?.into_std();
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a regular file",
+            ));
+        }
+        Ok(file)
     }
 
     /// Opens (creating, never truncating) the regular file `name` of `dir` for writing: a
     /// link is refused (`ELOOP`), a FIFO without reader is refused at once (`ENXIO`)
     /// rather than waited on, and anything but a regular file is `InvalidData`.
     pub(super) fn open_lock(dir: &Handle, name: &str) -> io::Result<File> {
-        let fd = rustix::fs::openat(
-            dir,
-            name,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o666),
-        )?;
-        let stat = rustix::fs::fstat(&fd)?;
-        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "not a regular file",
-            ));
-        }
-        Ok(File::from(fd))
+        open_regular(dir, name, OpenOptions::new().write(true).create(true))
     }
 
     /// Whether `name` of `dir` is a regular file, not following a link.
     pub(super) fn is_file(dir: &Handle, name: &str) -> bool {
-        rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-            .is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
+        dir.symlink_metadata(name).is_ok_and(|m| m.is_file())
     }
 
     /// The text of the small regular file `name` of `dir` (its first 64 bytes), not
     /// following a link.
     pub(super) fn read_small(dir: &Handle, name: &str) -> io::Result<String> {
         use std::io::Read;
-        let fd = rustix::fs::openat(
-            dir,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        let stat = rustix::fs::fstat(&fd)?;
-        if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "not a regular file",
-            ));
-        }
+        let file = open_regular(dir, name, OpenOptions::new().read(true))?;
         let mut text = String::new();
-        File::from(fd).take(64).read_to_string(&mut text)?;
+        file.take(64).read_to_string(&mut text)?;
         Ok(text)
     }
 
     /// What `name` of `dir` is, not following a link; `None` if nothing.
     pub(super) fn kind(dir: &Handle, name: &str) -> io::Result<Option<Kind>> {
-        match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) => Ok(Some(match FileType::from_raw_mode(stat.st_mode) {
-                FileType::Directory => Kind::Directory,
-                FileType::Symlink => Kind::Link,
-                _ => Kind::Other,
+        match dir.symlink_metadata(name) {
+            Ok(meta) => Ok(Some(if meta.is_dir() {
+                Kind::Directory
+            } else if meta.file_type().is_symlink() {
+                Kind::Link
+            } else {
+                Kind::Other
             })),
-            Err(rustix::io::Errno::NOENT) => Ok(None),
-            Err(e) => Err(e.into()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
     /// Whether `name` of `dir` is the directory `handle` is open on.
     pub(super) fn same_dir(dir: &Handle, name: &str, handle: &Handle) -> io::Result<bool> {
-        let named = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(stat) => stat,
-            Err(rustix::io::Errno::NOENT) => return Ok(false),
-            Err(e) => return Err(e.into()),
+        let named = match dir.symlink_metadata(name) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
         };
-        let open = rustix::fs::fstat(handle)?;
-        Ok(
-            FileType::from_raw_mode(named.st_mode) == FileType::Directory
-                && (named.st_dev, named.st_ino) == (open.st_dev, open.st_ino),
-        )
+        let open = handle.dir_metadata()?;
+        Ok(named.is_dir() && (named.dev(), named.ino()) == (open.dev(), open.ino()))
     }
 
+    /// The target of the link `name` of `dir`, as written (an absolute one too: it is
+    /// read, to be told apart from the publisher's own, never followed).
     pub(super) fn read_link(dir: &Handle, name: &str) -> io::Result<PathBuf> {
-        use std::os::unix::ffi::OsStringExt;
-        let target = rustix::fs::readlinkat(dir, name, Vec::new())?;
-        Ok(PathBuf::from(std::ffi::OsString::from_vec(
-            target.into_bytes(),
-        )))
+        dir.read_link_contents(name)
     }
 
     /// Whether the directory `name` of `dir` holds nothing.
     pub(super) fn is_empty_dir(dir: &Handle, name: &str) -> io::Result<bool> {
-        let fd = open_dir_nofollow(dir, name)?;
-        for entry in Dir::new(fd)? {
-            if !is_dot(entry?.file_name()) {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+        Ok(open_dir_nofollow(dir, name)?.entries()?.next().is_none())
     }
 
     /// The names in `dir` that are UTF-8.
     pub(super) fn names(dir: &Handle) -> io::Result<Vec<String>> {
         let mut names = Vec::new();
-        for entry in Dir::read_from(dir)? {
-            let entry = entry?;
-            if let Ok(name) = entry.file_name().to_str()
-                && !is_dot(entry.file_name())
-            {
-                names.push(name.to_owned());
+        for entry in dir.entries()? {
+            if let Ok(name) = entry?.file_name().into_string() {
+                names.push(name);
             }
         }
         Ok(names)
-    }
-
-    fn is_dot(name: &CStr) -> bool {
-        matches!(name.to_bytes(), b"." | b"..")
     }
 
     /// The latest change time (seconds, nanoseconds) of the directory `name` of `dir` and
     /// of every directory under it, entering no link: an entry added, removed or renamed
     /// in any of them moves it.
     pub(super) fn latest_dir_change(dir: &Handle, name: &str) -> io::Result<(i64, i64)> {
-        latest_dir_change_at(dir, name)
+        latest_dir_change_at(dir, name.as_ref())
     }
 
-    fn latest_dir_change_at<P: rustix::path::Arg + Copy>(
-        dir: impl AsFd,
-        name: P,
-    ) -> io::Result<(i64, i64)> {
-        let fd = rustix::fs::openat(&dir, name, DIR | OFlags::NOFOLLOW, Mode::empty())?;
-        let stat = rustix::fs::fstat(&fd)?;
-        #[allow(clippy::useless_conversion)]
-        let mut latest = (
-            i64::from(stat.st_ctime),
-            i64::try_from(stat.st_ctime_nsec).unwrap_or(0),
-        );
-        let mut subdirectories = Vec::new();
-        for entry in Dir::read_from(&fd)? {
+    fn latest_dir_change_at(dir: &Handle, name: &OsStr) -> io::Result<(i64, i64)> {
+        let sub = dir.open_dir_nofollow(name)?;
+        let meta = sub.dir_metadata()?;
+        let mut latest = (meta.ctime(), meta.ctime_nsec());
+        for entry in sub.entries()? {
             let entry = entry?;
-            if !is_dot(entry.file_name()) && entry.file_type() == FileType::Directory {
-                subdirectories.push(entry.file_name().to_owned());
+            if entry.file_type()?.is_dir() {
+                latest = latest.max(latest_dir_change_at(&sub, &entry.file_name())?);
             }
-        }
-        for sub in subdirectories {
-            latest = latest.max(latest_dir_change_at(&fd, &*sub)?);
         }
         Ok(latest)
     }
 
     /// Removes the directory `name` of `dir` and everything in it, entering no link (a
-    /// link inside is removed as a link, its target untouched).
+    /// link inside is removed as a link, its target untouched); a link at `name` itself
+    /// is refused, not removed (as cap-std's `remove_dir_all` would remove it).
     pub(super) fn remove_tree(dir: &Handle, name: &str) -> io::Result<()> {
-        remove_tree_at(dir, name)
+        remove_tree_at(dir, name.as_ref())
     }
 
-    fn remove_tree_at<P: rustix::path::Arg + Copy>(dir: impl AsFd, name: P) -> io::Result<()> {
-        let fd = rustix::fs::openat(&dir, name, DIR | OFlags::NOFOLLOW, Mode::empty())?;
+    fn remove_tree_at(dir: &Handle, name: &OsStr) -> io::Result<()> {
+        let sub = dir.open_dir_nofollow(name)?;
         // The names first: removing entries while reading the directory may skip some.
         let mut entries = Vec::new();
-        for entry in Dir::read_from(&fd)? {
+        for entry in sub.entries()? {
             let entry = entry?;
-            if !is_dot(entry.file_name()) {
-                entries.push((entry.file_name().to_owned(), entry.file_type()));
-            }
+            entries.push((entry.file_name(), entry.file_type()?.is_dir()));
         }
-        for (entry, file_type) in entries {
-            let is_dir = match file_type {
-                FileType::Directory => true,
-                FileType::Unknown => {
-                    let stat = rustix::fs::statat(&fd, &*entry, AtFlags::SYMLINK_NOFOLLOW)?;
-                    FileType::from_raw_mode(stat.st_mode) == FileType::Directory
-                }
-                _ => false,
-            };
+        for (entry, is_dir) in entries {
             if is_dir {
-                remove_tree_at(&fd, &*entry)?;
+                remove_tree_at(&sub, &entry)?;
             } else {
-                rustix::fs::unlinkat(&fd, &*entry, AtFlags::empty())?;
+                sub.remove_file(&entry)?;
             }
         }
-        Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
+        dir.remove_dir(name)
     }
 
+    /// Makes the link `name` of `dir` pointing at `target` (relative: the publisher's
+    /// links point at its generations beside them).
     pub(super) fn symlink(target: &Path, dir: &Handle, name: &str) -> io::Result<()> {
-        Ok(rustix::fs::symlinkat(target, dir, name)?)
+        dir.symlink(target, name)
     }
 
     /// Removes the file or link `name` of `dir` (never a directory, never a link's target).
     pub(super) fn unlink(dir: &Handle, name: &str) -> io::Result<()> {
-        Ok(rustix::fs::unlinkat(dir, name, AtFlags::empty())?)
+        dir.remove_file(name)
     }
 
     /// Removes the directory `name` of `dir` if it is empty.
     pub(super) fn remove_empty_dir(dir: &Handle, name: &str) -> io::Result<()> {
-        Ok(rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)?)
+        dir.remove_dir(name)
     }
 
     /// Renames `from` over `to`, both names of `dir`; a link renamed is the link.
     pub(super) fn rename(dir: &Handle, from: &str, to: &str) -> io::Result<()> {
-        Ok(rustix::fs::renameat(dir, from, dir, to)?)
+        dir.rename(from, dir, to)
     }
 
+    /// Makes the directory's entries durable: `fsync` on the directory, opened for it
+    /// (cap-std's `Dir` has no call for it, and its handle is `O_PATH` on Linux, which
+    /// `fsync` refuses).
     pub(super) fn sync(dir: &Handle) -> io::Result<()> {
-        Ok(rustix::fs::fsync(dir)?)
+        dir.open(".")?.sync_all()
     }
 }
 
@@ -753,5 +711,41 @@ mod at {
     }
     pub(super) fn sync(_: &Handle) -> io::Result<()> {
         Err(unsupported())
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::at;
+
+    /// The directory holding the switched link is synced: cap-std's handles are `O_PATH`
+    /// on Linux, which `fsync` refuses, and the switch ignores the error.
+    #[test]
+    fn a_directory_handle_is_synced() {
+        let root = tempfile::tempdir().unwrap();
+        let parent = at::open_dir(root.path()).unwrap();
+        at::sync(&parent).unwrap();
+        at::make_dir(&parent, "sub").unwrap();
+        at::sync(&at::open_dir_nofollow(&parent, "sub").unwrap()).unwrap();
+    }
+
+    /// A tree is removed without entering a link inside it, and a link at its own name is
+    /// refused, not removed.
+    #[test]
+    fn a_tree_is_removed_through_no_link() {
+        let root = tempfile::tempdir().unwrap();
+        let (store, outside) = (root.path().join("store"), root.path().join("outside"));
+        std::fs::create_dir_all(store.join("00001/dir")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("kept"), "kept").unwrap();
+        std::os::unix::fs::symlink(&outside, store.join("00001/dir/out")).unwrap();
+        std::os::unix::fs::symlink(&outside, store.join("00002")).unwrap();
+        let handle = at::open_dir(&store).unwrap();
+        let e = at::remove_tree(&handle, "00002").unwrap_err();
+        assert!(at::is_not_followed(&e), "{e}");
+        assert!(store.join("00002").symlink_metadata().is_ok());
+        at::remove_tree(&handle, "00001").unwrap();
+        assert!(!store.join("00001").exists());
+        assert!(outside.join("kept").exists());
     }
 }

@@ -8,17 +8,21 @@
 //! listed and packed into the published Resource Dump: a disclosure of whatever the
 //! publisher's user can read. The walk publishes no link; nothing else may either.
 //!
-//! On Linux (5.6 and later) one `openat2` from a handle on the collection, with
-//! `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, refuses a link at any level in the kernel;
-//! where `openat2` is missing (an older kernel, a seccomp filter that refuses it), and on
-//! other Unix systems, the path is opened one name at a time with `O_NOFOLLOW`. Either
-//! way, a link on the way is [`io::ErrorKind::NotFound`] with [`LINKED`] as its message:
-//! to the walk and the hashing, as if the file had been deleted (it is no file of the
-//! collection any more); to a list, an error naming the entry.
+//! The collection is a [`cap_std::fs::Dir`], the one sandbox of the workspace (the
+//! Destination's directory, `serve`'s publication and the publish directory's generations
+//! are too). cap-std alone resolves a path beneath its directory but follows a link that
+//! stays inside it (`RESOLVE_BENEATH` without `RESOLVE_NO_SYMLINKS`, and `FollowSymlinks::No`
+//! is for the last name only), so the path is opened one name at a time: each directory
+//! with [`DirExt::open_dir_nofollow`] from the one before it, the last name with
+//! `FollowSymlinks::No`. Each of those is one `openat2` (`RESOLVE_BENEATH`, `O_NOFOLLOW`)
+//! where the kernel has it, cap-std's own name-by-name resolution where it does not. A link
+//! on the way is [`io::ErrorKind::NotFound`] with [`LINKED`] as its message: to the walk
+//! and the hashing, as if the file had been deleted (it is no file of the collection any
+//! more); to a list, an error naming the entry.
 
 use super::*;
-#[cfg(unix)]
-use rustix::fd::OwnedFd;
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::fs::{Dir, OpenOptions};
 
 /// The message of the error a link on the way is.
 pub(super) const LINKED: &str =
@@ -29,35 +33,18 @@ pub(super) const LINKED: &str =
 #[derive(Debug)]
 pub(super) struct Collection {
     path: PathBuf,
-    #[cfg(unix)]
-    handle: OwnedFd,
+    dir: Dir,
 }
 
 impl Collection {
     /// Opens the collection at `path`.
     pub(super) fn open(path: &Path) -> io::Result<Collection> {
-        #[cfg(unix)]
-        {
-            use rustix::fs::{Mode, OFlags};
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            let handle = rustix::fs::open(path, flags, Mode::empty())?;
-            Ok(Collection {
-                path: path.to_owned(),
-                handle,
-            })
-        }
-        #[cfg(not(unix))]
-        {
-            if !fs::metadata(path)?.is_dir() {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotADirectory,
-                    "not a directory",
-                ));
-            }
-            Ok(Collection {
-                path: path.to_owned(),
-            })
-        }
+        // The caller's own path: ambient authority, as given.
+        let dir = Dir::open_ambient_dir(path, cap_std::ambient_authority())?;
+        Ok(Collection {
+            path: path.to_owned(),
+            dir,
+        })
     }
 
     /// The collection's path, as given.
@@ -65,11 +52,16 @@ impl Collection {
         &self.path
     }
 
-    /// The directory `relative` of the collection (empty: the collection), for listing.
+    /// The directory `relative` of the collection (empty: the collection), for listing:
+    /// readable, where [`DirExt::open_dir_nofollow`]'s handle (`O_PATH`) is only a place
+    /// to open from.
     #[cfg(unix)]
-    pub(super) fn open_dir(&self, relative: &Path) -> io::Result<OwnedFd> {
-        use rustix::fs::OFlags;
-        self.open_beneath(relative, OFlags::RDONLY | OFlags::DIRECTORY)
+    pub(super) fn open_dir(&self, relative: &Path) -> io::Result<std::os::fd::OwnedFd> {
+        use cap_std::fs::OpenOptionsExt;
+        let mut options = OpenOptions::new();
+        options.read(true).custom_flags(libc::O_DIRECTORY);
+        let dir = self.open_beneath(relative, &mut options)?;
+        Ok(dir.into_std().into())
     }
 
     /// The file `relative` of the collection, for reading, if it is a regular file now
@@ -77,27 +69,21 @@ impl Collection {
     /// (`O_NONBLOCK`, which changes nothing for a regular file's reads): a FIFO put in
     /// its place would wait for a writer for ever.
     pub(super) fn open_file(&self, relative: &Path) -> io::Result<File> {
+        let mut options = OpenOptions::new();
+        options.read(true);
         #[cfg(unix)]
-        let file = {
-            use rustix::fs::OFlags;
+        {
+            use cap_std::fs::OpenOptionsExt;
             // Nor, a terminal, made the controlling one.
-            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY;
-            File::from(self.open_beneath(relative, flags)?)
-        };
-        #[cfg(not(unix))]
-        let file = {
-            // No handle-relative opening here: the path is checked for links first, which
-            // leaves the moment between the check and the open.
-            let mut path = self.path.clone();
-            for part in relative.components() {
-                path.push(part);
-                if fs::symlink_metadata(&path)?.file_type().is_symlink() {
-                    return Err(io::Error::new(io::ErrorKind::NotFound, LINKED));
-                }
-            }
-            File::open(&path)?
-        };
-        if !file.metadata()?.is_file() {
+            options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let file = self.open_beneath(relative, &mut options)?.into_std();
+        let file_type = file.metadata()?.file_type();
+        if file_type.is_symlink() {
+            // Opened as itself where the system opens a link that way (Windows).
+            return Err(io::Error::new(io::ErrorKind::NotFound, LINKED));
+        }
+        if !file_type.is_file() {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,
                 "no longer a regular file",
@@ -106,11 +92,13 @@ impl Collection {
         Ok(file)
     }
 
-    /// Opens `relative` with `flags`, refusing a link at any level and any name that
+    /// Opens `relative` with `options`, refusing a link at any level and any name that
     /// leaves the collection (`..`, a root).
-    #[cfg(unix)]
-    fn open_beneath(&self, relative: &Path, flags: rustix::fs::OFlags) -> io::Result<OwnedFd> {
-        use rustix::fs::{Mode, OFlags};
+    fn open_beneath(
+        &self,
+        relative: &Path,
+        options: &mut OpenOptions,
+    ) -> io::Result<cap_std::fs::File> {
         use std::path::Component;
         let mut names = Vec::new();
         for part in relative.components() {
@@ -125,88 +113,40 @@ impl Collection {
                 }
             }
         }
-        let flags = flags | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        options.follow(FollowSymlinks::No);
         let Some((last, parents)) = names.split_last() else {
-            return rustix::fs::openat(&self.handle, ".", flags, Mode::empty()).map_err(linked);
+            return self.dir.open_with(".", options);
         };
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        {
-            use rustix::fs::ResolveFlags;
-            let resolve =
-                ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-            match rustix::fs::openat2(&self.handle, relative, flags, Mode::empty(), resolve) {
-                Ok(fd) => return Ok(fd),
-                // Not there to use: name by name below.
-                Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {}
-                // `EAGAIN`: a rename elsewhere on the file system raced the lookup;
-                // `ENOTDIR`: a link or a file where a directory was asked for, which the
-                // names one by one tell apart.
-                Err(rustix::io::Errno::AGAIN | rustix::io::Errno::NOTDIR) => {}
-                Err(e) => return Err(linked(e)),
-            }
-        }
-        self.open_by_names(parents, last, flags)
-    }
-
-    /// [`open_beneath`](Collection::open_beneath) one name at a time, each opened with
-    /// `O_NOFOLLOW` from the directory before it.
-    #[cfg(unix)]
-    fn open_by_names(
-        &self,
-        parents: &[&std::ffi::OsStr],
-        last: &std::ffi::OsStr,
-        flags: rustix::fs::OFlags,
-    ) -> io::Result<OwnedFd> {
-        use rustix::fs::{Mode, OFlags};
-        let mut dir: Option<OwnedFd> = None;
+        let mut dir: Option<Dir> = None;
         for name in parents {
-            let at = dir.as_ref().unwrap_or(&self.handle);
-            let next = rustix::fs::openat(
-                at,
-                *name,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .map_err(|e| {
-                // A link opened with `O_DIRECTORY | O_NOFOLLOW` is `ENOTDIR` on some
-                // systems: told apart by looking at it.
-                if e == rustix::io::Errno::NOTDIR && is_link(at, name) {
-                    io::Error::new(io::ErrorKind::NotFound, LINKED)
-                } else {
-                    linked(e)
-                }
-            })?;
+            let at = dir.as_ref().unwrap_or(&self.dir);
+            let next = at
+                .open_dir_nofollow(name)
+                .map_err(|e| not_followed(at, name, e))?;
             dir = Some(next);
         }
-        let at = dir.as_ref().unwrap_or(&self.handle);
-        rustix::fs::openat(at, last, flags, Mode::empty()).map_err(|e| {
-            if e == rustix::io::Errno::NOTDIR && is_link(at, last) {
-                io::Error::new(io::ErrorKind::NotFound, LINKED)
-            } else {
-                linked(e)
-            }
-        })
+        let at = dir.as_ref().unwrap_or(&self.dir);
+        at.open_with(last, options)
+            .map_err(|e| not_followed(at, last, e))
     }
 }
 
-/// A system error as the opening reports it: `ELOOP` (a link where `O_NOFOLLOW` or
-/// `RESOLVE_NO_SYMLINKS` met one) and `EXDEV` (a name that `RESOLVE_BENEATH` found leaving
-/// the collection) are [`LINKED`].
-#[cfg(unix)]
-fn linked(e: rustix::io::Errno) -> io::Error {
-    if e == rustix::io::Errno::LOOP || e == rustix::io::Errno::XDEV {
-        io::Error::new(io::ErrorKind::NotFound, LINKED)
-    } else {
-        io::Error::from(e)
+/// The error of opening `name` of `dir` without following it, as the opening reports it:
+/// [`LINKED`] if a link is there (`ELOOP`; or `ENOTDIR`, which a link opened as a
+/// directory is on some systems, told apart by looking at it).
+fn not_followed(dir: &Dir, name: &std::ffi::OsStr, e: io::Error) -> io::Error {
+    #[cfg(unix)]
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return io::Error::new(io::ErrorKind::NotFound, LINKED);
     }
-}
-
-/// Whether `name` in `dir` is a symbolic link.
-#[cfg(unix)]
-fn is_link(dir: &OwnedFd, name: &std::ffi::OsStr) -> bool {
-    rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|s| {
-        rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Symlink
-    })
+    if e.kind() != io::ErrorKind::NotFound
+        && dir
+            .symlink_metadata(name)
+            .is_ok_and(|m| m.file_type().is_symlink())
+    {
+        return io::Error::new(io::ErrorKind::NotFound, LINKED);
+    }
+    e
 }
 
 /// Whether `error` is a link met on the way ([`LINKED`]).
@@ -219,62 +159,63 @@ pub(super) fn is_linked(error: &io::Error) -> bool {
 mod tests {
     use super::*;
 
-    /// Every way out through a link is refused, name by name as through `openat2`.
+    /// Every way out through a link is refused, at the last name as at a directory on
+    /// the way, for a file as for a listing.
     #[test]
     fn no_link_is_followed_at_any_level() {
         let root = tempfile::tempdir().unwrap();
         let (coll, outside) = (root.path().join("coll"), root.path().join("outside"));
-        fs::create_dir_all(coll.join("dir")).unwrap();
+        fs::create_dir_all(coll.join("dir/sub")).unwrap();
         fs::create_dir_all(&outside).unwrap();
         fs::write(outside.join("secret"), "secret").unwrap();
         fs::write(coll.join("dir/own"), "own").unwrap();
+        fs::write(coll.join("dir/sub/deep"), "deep").unwrap();
         std::os::unix::fs::symlink(outside.join("secret"), coll.join("file-link")).unwrap();
         std::os::unix::fs::symlink(&outside, coll.join("dir-link")).unwrap();
         std::os::unix::fs::symlink("own", coll.join("dir/inner-link")).unwrap();
         std::os::unix::fs::symlink("dir", coll.join("inner-dir-link")).unwrap();
+        std::os::unix::fs::symlink("sub", coll.join("dir/inner-sub-link")).unwrap();
         let collection = Collection::open(&coll).unwrap();
-        let mut own = String::new();
-        collection
-            .open_file(Path::new("dir/own"))
-            .unwrap()
-            .read_to_string(&mut own)
-            .unwrap();
-        assert_eq!(own, "own");
+        for (path, expected) in [("dir/own", "own"), ("./dir/sub/deep", "deep")] {
+            let mut text = String::new();
+            collection
+                .open_file(Path::new(path))
+                .unwrap()
+                .read_to_string(&mut text)
+                .unwrap();
+            assert_eq!(text, expected);
+        }
         for path in [
             "file-link",
             "dir-link/secret",
             "dir/inner-link",
             "inner-dir-link/own",
+            "dir/inner-sub-link/deep",
+            "inner-dir-link/sub/deep",
         ] {
             let e = collection.open_file(Path::new(path)).unwrap_err();
             assert!(is_linked(&e), "{path}: {e}");
         }
-        assert!(is_linked(
-            &collection.open_dir(Path::new("dir-link")).unwrap_err()
-        ));
-        // The same without `openat2`, as on an older kernel.
-        let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::NOFOLLOW;
-        let names = |path: &'static str| -> Vec<&'static std::ffi::OsStr> {
-            path.split('/').map(std::ffi::OsStr::new).collect()
-        };
-        assert!(
-            collection
-                .open_by_names(&names("dir"), "own".as_ref(), flags)
-                .is_ok()
-        );
-        for path in ["dir-link/secret", "inner-dir-link/own", "dir/inner-link"] {
-            let all = names(path);
-            let (last, parents) = all.split_last().unwrap();
-            let e = collection.open_by_names(parents, last, flags).unwrap_err();
+        for path in ["dir-link", "inner-dir-link", "dir/inner-sub-link"] {
+            let e = collection.open_dir(Path::new(path)).unwrap_err();
             assert!(is_linked(&e), "{path}: {e}");
         }
-        let e = collection
-            .open_by_names(&[], "file-link".as_ref(), flags)
-            .unwrap_err();
-        assert!(is_linked(&e), "{e}");
-        let e = collection
-            .open_file(Path::new("../outside/secret"))
-            .unwrap_err();
+        for path in ["", "dir", "dir/sub"] {
+            assert!(collection.open_dir(Path::new(path)).is_ok(), "{path}");
+        }
+        for path in [
+            "../outside/secret",
+            "/etc/passwd",
+            "dir/../../outside/secret",
+        ] {
+            let e = collection.open_file(Path::new(path)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::NotFound, "{path}: {e}");
+            assert!(!is_linked(&e), "{path}: {e}");
+        }
+        // A directory is no file; a name that is not there is not a link.
+        let e = collection.open_file(Path::new("dir")).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        let e = collection.open_file(Path::new("dir/none")).unwrap_err();
+        assert!(e.kind() == io::ErrorKind::NotFound && !is_linked(&e), "{e}");
     }
 }

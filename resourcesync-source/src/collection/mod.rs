@@ -54,9 +54,9 @@
 //! (URIs anywhere, served by whoever serves them; nothing is linked into the publication).
 //!
 //! Every file and directory of the collection is opened beneath it through no symbolic
-//! link at any level, walked or listed (`openat2` with `RESOLVE_NO_SYMLINKS` on Linux, name
-//! by name with `O_NOFOLLOW` elsewhere): a link swapped in after the walk, or named by a
-//! list, reaches nothing outside. Each generation is marked as the publisher's
+//! link at any level, walked or listed (name by name from a cap-std handle on the
+//! collection, each name opened without following a link): a link swapped in after the
+//! walk, or named by a list, reaches nothing outside. Each generation is marked as the publisher's
 //! (`<number>.made` beside it), and only marked generations are removed.
 //!
 //! Hidden files (a name starting with `.`), symbolic links inside the collection, names
