@@ -1,8 +1,8 @@
 //! Tests that need something from outside Rust (a program, the Python reference
 //! implementation, root), in test binaries of their own (`harness = false`) run by
-//! [libtest-mimic](libtest_mimic): a test whose need is not met here is reported
-//! *ignored* in the summary `cargo test` prints, with what it needs in brackets and why
-//! on stderr, rather than passing without having run. Where the need must be met, on CI
+//! `libtest-mimic`: a test whose need is not met here is reported *ignored* in the
+//! summary `cargo test` prints, with what it needs in brackets and why on stderr, rather
+//! than passing without having run. Where the need must be met, on CI
 //! (`CI` set to anything but `false`, as `.ci/run` sets it) or as the need says, a
 //! missing one fails the test instead. `--include-ignored` runs an ignored test, which
 //! then fails, saying what is missing.
