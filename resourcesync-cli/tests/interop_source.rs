@@ -23,15 +23,14 @@
 //! says `NO CHANGES` whatever it applied.
 //!
 //! `.ci/run` installs resync in `.venv`; elsewhere set `RESOURCESYNC_PYTHON` to a Python
-//! that has it. Without it the tests are skipped, saying so on stderr, unless they are
-//! required: on CI (`CI` set to anything but `false`) or when `RESOURCESYNC_PYTHON` is
-//! set, a missing resync fails them.
+//! that has it. Without it the tests are reported ignored (this binary's harness is
+//! `resourcesync_testkit::needs`), unless they are required: on CI (`CI` set to anything
+//! but `false`) or when `RESOURCESYNC_PYTHON` is set, a missing resync fails them.
 //!
 //! resync keeps the Destination's state (`.resync-client-status.cfg`) in its working
 //! directory, so each run has a temporary one. resync stores a resource at its URI's
 //! path as it is, percent-encoding included (`docs/file%201.txt` for `docs/file 1.txt`):
 //! the trees are compared with the destination's names percent-decoded.
-#![cfg(unix)]
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -53,10 +52,22 @@ const READER: &str = concat!(
     "/tests/interop_source/resync_read.py"
 );
 
-use resourcesync_testkit::python as common;
+use resourcesync_testkit::{needs, python};
 
-fn python() -> Option<PathBuf> {
-    common::python("resync", &["resync-sync"])
+fn main() -> std::process::ExitCode {
+    let resync = python::find("resync", &["resync-sync"]);
+    needs::main(vec![
+        needs::trial(
+            "resync_syncs_baseline_incremental_and_audit_from_our_source",
+            &resync,
+            resync_syncs_baseline_incremental_and_audit_from_our_source,
+        ),
+        needs::trial(
+            "resync_reads_every_document_and_package_we_publish",
+            &resync,
+            resync_reads_every_document_and_package_we_publish,
+        ),
+    ])
 }
 
 /// Runs a command to its end within [`TIMEOUT`], killing it and failing past that.
@@ -315,9 +326,7 @@ impl Drop for Server {
     }
 }
 
-#[test]
-fn resync_syncs_baseline_incremental_and_audit_from_our_source() {
-    let Some(python) = python() else { return };
+fn resync_syncs_baseline_incremental_and_audit_from_our_source(python: PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let collection_dir = root.join("collection");
@@ -518,9 +527,7 @@ fn resync_read(python: &Path, files: &[(&str, PathBuf)]) -> Vec<Value> {
     lines
 }
 
-#[test]
-fn resync_reads_every_document_and_package_we_publish() {
-    let Some(python) = python() else { return };
+fn resync_reads_every_document_and_package_we_publish(python: PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let collection_dir = root.join("collection");

@@ -3,9 +3,9 @@
 //! sync that converges and an audit that finds the destination in sync.
 //!
 //! `.ci/run` installs the simulator in `.venv`; elsewhere set `RESOURCESYNC_PYTHON` to a
-//! Python that has it. Without it the test is skipped, saying so on stderr, unless it is
-//! required: on CI (`CI` set to anything but `false`) or when `RESOURCESYNC_PYTHON` is
-//! set, a missing simulator fails it.
+//! Python that has it. Without it the test is reported ignored (this binary's harness is
+//! `resourcesync_testkit::needs`), unless it is required: on CI (`CI` set to anything but
+//! `false`) or when `RESOURCESYNC_PYTHON` is set, a missing simulator fails it.
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -15,10 +15,14 @@ use std::time::Duration;
 
 const LAUNCHER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/simulator/launch.py");
 
-use resourcesync_testkit::python as common;
+use resourcesync_testkit::{needs, python};
 
-fn python() -> Option<PathBuf> {
-    common::python("simulator.source, resync", &[])
+fn main() -> std::process::ExitCode {
+    needs::main(vec![needs::trial(
+        "syncs_converge_with_the_python_simulator_while_it_changes",
+        &python::find("simulator.source, resync", &[]),
+        syncs_converge_with_the_python_simulator_while_it_changes,
+    )])
 }
 
 /// The simulator's process, killed when dropped; its "ready" and "quiet" lines.
@@ -138,9 +142,7 @@ fn trial(python: &PathBuf, trial: u32) {
 
 /// Five trials, every one converging (issue 22: 0 of 5, then 2 of 5, before the
 /// fallback to a baseline).
-#[test]
-fn syncs_converge_with_the_python_simulator_while_it_changes() {
-    let Some(python) = python() else { return };
+fn syncs_converge_with_the_python_simulator_while_it_changes(python: PathBuf) {
     for n in 1..=5 {
         trial(&python, n);
     }

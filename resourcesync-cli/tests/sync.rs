@@ -13,6 +13,9 @@ use resourcesync_testkit::source::{Response, Source};
 
 #[path = "common/help.rs"]
 mod help;
+#[path = "common/requests.rs"]
+mod requests;
+use requests::record_requests;
 
 fn driver() -> Driver {
     Driver::new(
@@ -369,19 +372,6 @@ fn changes_no_longer_offered_make_a_baseline_in_the_same_run_deleting_only_as_as
     }
 }
 
-/// Paths of the resources (under `r/`) the Source was asked for, from now on.
-fn record_requests(served: &Served) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
-    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = log.clone();
-    served.faults(move |path, _| {
-        if path.starts_with("r/") {
-            seen.lock().unwrap().push(path.to_owned());
-        }
-        None
-    });
-    log
-}
-
 /// The resources under `r/` the saved inventory holds (read once the run that holds it
 /// is over: the inventory file is locked while a run has it open).
 fn held(dir: &Path) -> usize {
@@ -699,156 +689,6 @@ fn a_save_that_fails_while_the_run_waits_is_tried_again_later_not_in_a_loop() {
     assert!(
         (1..=4).contains(&failures),
         "{failures} failed saves: {}",
-        text(&out)
-    );
-}
-
-#[test]
-fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
-    // The order of the system calls, as strace sees them: every resource renamed into
-    // place, then a syncfs of the directory's file system, then the inventory committed
-    // (fsync of its file) and the state renamed over the last one. Without the flush a
-    // power failure could leave the inventory recording files whose bytes never reached
-    // the disk.
-    let (served, dir, d) = served_and_dest(20);
-    let log = dir.path().join("trace");
-    let run = Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            // File descriptors with their paths: the inventory's fsync is told apart
-            // from the state file's.
-            "-y",
-            "-e",
-            "trace=syncfs,sync,rename,renameat,renameat2,fsync,fdatasync",
-            "-o",
-        ])
-        .arg(&log)
-        .arg(env!("CARGO_BIN_EXE_resourcesync"))
-        .args(["sync", &served.base, d.to_str().unwrap()])
-        .output();
-    let out = match run {
-        Ok(out) => out,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI: no strace (.ci/run installs it)"
-            );
-            eprintln!("skipped: no strace here (apt-get install strace)");
-            return;
-        }
-        Err(e) => panic!("strace: {e}"),
-    };
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    served.equals(&d).unwrap();
-    let trace = std::fs::read_to_string(&log).unwrap();
-    let lines: Vec<&str> = trace.lines().collect();
-    let last = |what: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| what(l));
-    // A body's temporary file ("request-N") renamed to the resource's name.
-    let resource = last(&|l: &str| l.contains("rename") && l.contains("\"request-"));
-    let flush = last(&|l: &str| l.contains("syncfs(") && l.contains("= 0"));
-    let state = last(&|l: &str| l.contains("rename") && l.contains("state.json.tmp"));
-    // The inventory's commit: the first fsync of its file after the flush.
-    let commit = flush.and_then(|flush| {
-        let after = lines[flush..].iter().position(|l| {
-            (l.contains("fsync(") || l.contains("fdatasync(")) && l.contains("inventory.redb")
-        });
-        after.map(|i| flush + i)
-    });
-    let (Some(resource), Some(flush), Some(commit), Some(state)) = (resource, flush, commit, state)
-    else {
-        panic!(
-            "resource {resource:?}, syncfs {flush:?}, commit {commit:?}, state {state:?}:\n{trace}"
-        );
-    };
-    assert!(
-        resource < flush && flush < commit && commit < state,
-        "resource {resource}, syncfs {flush}, commit {commit}, state {state}:\n{trace}"
-    );
-}
-
-/// Mounts a tmpfs of `size` at `at` for the test's duration; `None` (and a message) when
-/// this machine does not let the test mount one, which fails the test on CI.
-struct Tmpfs(std::path::PathBuf);
-
-impl Tmpfs {
-    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
-        std::fs::create_dir_all(at).unwrap();
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(at)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !mounted {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "CI: cannot mount a tmpfs (root needed) for the full-disk test"
-            );
-            eprintln!("skipped: cannot mount a tmpfs here (root needed)");
-            return None;
-        }
-        Some(Tmpfs(at.to_owned()))
-    }
-
-    fn resize(&self, size: &str) {
-        let status = Command::new("mount")
-            .args(["-o", &format!("remount,size={size}")])
-            .arg(&self.0)
-            .status()
-            .unwrap();
-        assert!(status.success());
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
-#[test]
-fn a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes() {
-    let big = vec![b'x'; 32 * 1024];
-    let served = Served::start(|s| {
-        for i in 0..40 {
-            let mut body = big.clone();
-            body[0] = i as u8;
-            s.put(&format!("r/{i}.bin"), &body);
-        }
-        s.tick(10);
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let Some(disk) = Tmpfs::mount(&dir.path().join("disk"), "512k") else {
-        return;
-    };
-    let d = disk.0.join("dest");
-    let out = sync(&[&served.base, d.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.starts_with("baseline: ") && stdout.contains("incomplete"),
-        "{}",
-        text(&out)
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("No space left on device"), "{}", text(&out));
-    assert!(
-        stderr.contains(d.to_str().unwrap()),
-        "the path is named: {}",
-        text(&out)
-    );
-    let stored = std::fs::read_dir(d.join("r")).map_or(0, |r| r.count());
-    assert!(stored > 0 && stored < 40, "{stored} stored: {}", text(&out));
-    // Space freed: the rerun finishes, fetching only what is missing.
-    disk.resize("8m");
-    let requests = record_requests(&served);
-    let out = sync(&[&served.base, d.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    served.equals(&d).unwrap();
-    assert_eq!(
-        requests.lock().unwrap().len(),
-        40 - stored,
-        "{}",
         text(&out)
     );
 }

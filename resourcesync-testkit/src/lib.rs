@@ -1,8 +1,10 @@
 //! What the tests and benchmarks of several crates share, written once: a simulated Source
 //! with a virtual clock ([`source`]), that Source served over HTTP with injected faults
 //! ([`served`]), a Destination driver run as a child process and the scenarios every
-//! driver must pass ([`driver`], [`scenarios`]), a publication on disk read back ([`publication`]), and the Python reference implementation
-//! for the interop tests ([`python`]). Not published.
+//! driver must pass ([`driver`], [`scenarios`]), a publication on disk read back
+//! ([`publication`]), the Python reference implementation for the interop tests
+//! ([`python`]), and the harness of tests that need a tool, ignored where it is missing
+//! ([`needs`]). Not published.
 //!
 //! Its assertions panic: it is test code.
 
@@ -10,6 +12,7 @@
 #![allow(clippy::exhaustive_enums, missing_debug_implementations)]
 
 pub mod driver;
+pub mod needs;
 pub mod publication;
 pub mod python;
 #[cfg(feature = "http")]

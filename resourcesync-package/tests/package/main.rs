@@ -4,7 +4,6 @@ mod checks;
 mod dump;
 mod fuzz_corpus;
 mod hostile;
-mod interop;
 mod order;
 mod roundtrip;
 mod rules;

@@ -11,7 +11,6 @@ mod document;
 mod examples;
 mod fuzz_corpus;
 mod hostile;
-mod interop;
 mod push;
 mod roundtrip;
 mod rules;

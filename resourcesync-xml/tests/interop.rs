@@ -1,41 +1,33 @@
 //! Interop with the Python reference implementation `resync` (PyPI): documents it writes
 //! are read as it reads them itself, and documents we write are read by it as we read
 //! them. `.ci/run` installs resync in `.venv`; elsewhere set `RESOURCESYNC_PYTHON` to a
-//! Python that has it. Without it the tests are skipped, saying so on stderr, unless they
-//! are required: on CI (`CI` set to anything but `false`; `.ci/run` sets it) or when
-//! `RESOURCESYNC_PYTHON` is set, a missing resync fails them.
+//! Python that has it. Without it the tests are reported ignored (this binary's harness
+//! is `resourcesync_testkit::needs`), unless they are required: on CI (`CI` set to
+//! anything but `false`; `.ci/run` sets it) or when `RESOURCESYNC_PYTHON` is set, a
+//! missing resync fails them.
 
 use std::path::PathBuf;
 use std::process::Command;
 
 use resourcesync_model::{Document, HashAlgorithm, W3cDateTime};
+use resourcesync_testkit::{needs, python};
 use resourcesync_xml::{read_document, write_document};
 use serde_json::{Value, json};
 
-fn python() -> Option<PathBuf> {
-    let path = std::env::var_os("RESOURCESYNC_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.venv/bin/python"))
-        });
-    let has_resync = Command::new(&path)
-        .args(["-c", "import resync"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if has_resync {
-        return Some(path);
-    }
-    let ci = std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false");
-    assert!(
-        !ci && std::env::var_os("RESOURCESYNC_PYTHON").is_none(),
-        "no Python with resync at {}: .ci/run installs it in .venv",
-        path.display()
-    );
-    eprintln!(
-        "skipped: no Python with resync at {} (set RESOURCESYNC_PYTHON, or run .ci/run)",
-        path.display()
-    );
-    None
+fn main() -> std::process::ExitCode {
+    let resync = python::find("resync", &[]);
+    needs::main(vec![
+        needs::trial(
+            "documents_resync_writes_are_read_as_resync_reads_them",
+            &resync,
+            documents_resync_writes_are_read_as_resync_reads_them,
+        ),
+        needs::trial(
+            "documents_we_write_are_read_by_resync_as_we_read_them",
+            &resync,
+            documents_we_write_are_read_by_resync_as_we_read_them,
+        ),
+    ])
 }
 
 /// Runs the interop script with these arguments; returns what it printed.
@@ -123,9 +115,7 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-#[test]
-fn documents_resync_writes_are_read_as_resync_reads_them() {
-    let Some(python) = python() else { return };
+fn documents_resync_writes_are_read_as_resync_reads_them(python: PathBuf) {
     let dir = std::env::temp_dir().join(format!("resourcesync-interop-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     resync(&python, &["write".as_ref(), dir.as_os_str()]);
@@ -157,9 +147,7 @@ fn documents_resync_writes_are_read_as_resync_reads_them() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn documents_we_write_are_read_by_resync_as_we_read_them() {
-    let Some(python) = python() else { return };
+fn documents_we_write_are_read_by_resync_as_we_read_them(python: PathBuf) {
     let dir =
         std::env::temp_dir().join(format!("resourcesync-interop-ours-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

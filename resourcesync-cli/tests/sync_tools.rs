@@ -1,0 +1,193 @@
+//! `resourcesync sync` where the test needs more than this process: strace, to see the
+//! order of the command's system calls, and root, to mount a small tmpfs that fills up.
+//! The harness (`resourcesync_testkit::needs`) reports such a test ignored, saying why,
+//! where its need is not met; on CI (`CI` set to anything but `false`; `.ci/run` installs
+//! strace and runs as root) it fails instead.
+
+use std::path::Path;
+use std::process::{Command, ExitCode, Output};
+
+use resourcesync_testkit::driver::{Driver, populate, text};
+use resourcesync_testkit::needs::{self, Missing};
+use resourcesync_testkit::served::Served;
+
+#[path = "common/requests.rs"]
+mod requests;
+use requests::record_requests;
+
+fn main() -> ExitCode {
+    let strace = needs::program("strace", &["-V"], "strace");
+    let tmpfs = Tmpfs::can_mount();
+    needs::main(vec![
+        needs::trial(
+            "what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved",
+            &strace,
+            |()| what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved(),
+        ),
+        needs::trial(
+            "a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes",
+            &tmpfs,
+            |()| a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes(),
+        ),
+    ])
+}
+
+fn sync(args: &[&str]) -> Output {
+    Driver::new(
+        "resourcesync sync",
+        env!("CARGO_BIN_EXE_resourcesync"),
+        &["sync"],
+    )
+    .run(args)
+}
+
+fn what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved() {
+    // The order of the system calls, as strace sees them: every resource renamed into
+    // place, then a syncfs of the directory's file system, then the inventory committed
+    // (fsync of its file) and the state renamed over the last one. Without the flush a
+    // power failure could leave the inventory recording files whose bytes never reached
+    // the disk.
+    let served = Served::start(|s| populate(s, 20));
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let log = dir.path().join("trace");
+    let out = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            // File descriptors with their paths: the inventory's fsync is told apart
+            // from the state file's.
+            "-y",
+            "-e",
+            "trace=syncfs,sync,rename,renameat,renameat2,fsync,fdatasync",
+            "-o",
+        ])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", &served.base, d.to_str().unwrap()])
+        .output()
+        .expect("strace");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+    let trace = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    let last = |what: &dyn Fn(&str) -> bool| lines.iter().rposition(|l| what(l));
+    // A body's temporary file ("request-N") renamed to the resource's name.
+    let resource = last(&|l: &str| l.contains("rename") && l.contains("\"request-"));
+    let flush = last(&|l: &str| l.contains("syncfs(") && l.contains("= 0"));
+    let state = last(&|l: &str| l.contains("rename") && l.contains("state.json.tmp"));
+    // The inventory's commit: the first fsync of its file after the flush.
+    let commit = flush.and_then(|flush| {
+        let after = lines[flush..].iter().position(|l| {
+            (l.contains("fsync(") || l.contains("fdatasync(")) && l.contains("inventory.redb")
+        });
+        after.map(|i| flush + i)
+    });
+    let (Some(resource), Some(flush), Some(commit), Some(state)) = (resource, flush, commit, state)
+    else {
+        panic!(
+            "resource {resource:?}, syncfs {flush:?}, commit {commit:?}, state {state:?}:\n{trace}"
+        );
+    };
+    assert!(
+        resource < flush && flush < commit && commit < state,
+        "resource {resource}, syncfs {flush}, commit {commit}, state {state}:\n{trace}"
+    );
+}
+
+/// A tmpfs mounted for the test's duration, unmounted when dropped.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` at `at`, or says why it cannot be (root is needed).
+    fn mount(at: &Path, size: &str) -> Result<Tmpfs, Missing> {
+        std::fs::create_dir_all(at).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .output();
+        match mounted {
+            Ok(out) if out.status.success() => Ok(Tmpfs(at.to_owned())),
+            failed => Err(Missing::new(
+                "needs root to mount a tmpfs",
+                format!(
+                    "cannot mount a tmpfs here (root needed; .ci/run runs as root): {}",
+                    match failed {
+                        Ok(out) => String::from_utf8_lossy(&out.stderr)
+                            .lines()
+                            .next()
+                            .unwrap_or_default()
+                            .to_owned(),
+                        Err(e) => e.to_string(),
+                    }
+                ),
+            )),
+        }
+    }
+
+    /// Whether a tmpfs can be mounted here: one mounted and unmounted.
+    fn can_mount() -> Result<(), Missing> {
+        let dir = tempfile::tempdir().unwrap();
+        Tmpfs::mount(&dir.path().join("probe"), "64k").map(drop)
+    }
+
+    fn resize(&self, size: &str) {
+        let status = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.0)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+fn a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes() {
+    let big = vec![b'x'; 32 * 1024];
+    let served = Served::start(|s| {
+        for i in 0..40 {
+            let mut body = big.clone();
+            body[0] = i as u8;
+            s.put(&format!("r/{i}.bin"), &body);
+        }
+        s.tick(10);
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let disk =
+        Tmpfs::mount(&dir.path().join("disk"), "512k").unwrap_or_else(|m| panic!("{}", m.why));
+    let d = disk.0.join("dest");
+    let out = sync(&[&served.base, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("baseline: ") && stdout.contains("incomplete"),
+        "{}",
+        text(&out)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("No space left on device"), "{}", text(&out));
+    assert!(
+        stderr.contains(d.to_str().unwrap()),
+        "the path is named: {}",
+        text(&out)
+    );
+    let stored = std::fs::read_dir(d.join("r")).map_or(0, |r| r.count());
+    assert!(stored > 0 && stored < 40, "{stored} stored: {}", text(&out));
+    // Space freed: the rerun finishes, fetching only what is missing.
+    disk.resize("8m");
+    let requests = record_requests(&served);
+    let out = sync(&[&served.base, d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+    assert_eq!(
+        requests.lock().unwrap().len(),
+        40 - stored,
+        "{}",
+        text(&out)
+    );
+}
