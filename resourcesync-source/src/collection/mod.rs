@@ -143,7 +143,7 @@ use walk::*;
 
 /// What a [`build`] tells while it runs, from the threads that do the work: a progress
 /// bar, a log, or nothing (`&()`).
-pub trait Progress: Sync {
+pub trait BuildProgress: Sync {
     /// `files` files are about to be read and hashed (those new, or of another size or
     /// modification time than the last run found).
     fn hashing(&self, files: u64) {
@@ -155,7 +155,7 @@ pub trait Progress: Sync {
 }
 
 /// Tells nothing.
-impl Progress for () {}
+impl BuildProgress for () {}
 
 /// What a [`build`] publishes, and how.
 #[derive(Debug, Clone)]
@@ -500,7 +500,7 @@ pub fn build(
     publish: &Path,
     options: &Options,
     now: SystemTime,
-    progress: &dyn Progress,
+    progress: &dyn BuildProgress,
 ) -> Result<BuildReport, BuildError> {
     let collection = fs::canonicalize(collection).map_err(|source| BuildError::Read {
         path: collection.to_owned(),

@@ -14,7 +14,7 @@ pub(super) fn publish_generation(
     number: u64,
     options: &Options,
     now: SystemTime,
-    progress: &dyn Progress,
+    progress: &dyn BuildProgress,
     commit: impl FnOnce() -> Result<(), StoreError>,
 ) -> Result<BuildReport, BuildError> {
     let Previous {

@@ -610,7 +610,7 @@ pub(super) fn hash_files(
     collection: &Collection,
     found: &[Found],
     todo: &[usize],
-    progress: &dyn Progress,
+    progress: &dyn BuildProgress,
 ) -> Result<Vec<(usize, Hashed)>, BuildError> {
     let next = AtomicUsize::new(0);
     let workers = std::thread::available_parallelism()

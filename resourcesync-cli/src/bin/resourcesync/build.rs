@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_model::{MAX_BYTES, MAX_ENTRIES, Uri};
-use resourcesync_source::collection::{BuildReport, Options, Progress, build};
+use resourcesync_source::collection::{BuildProgress, BuildReport, Options, build};
 use serde_json::json;
 
 /// What `build` does, for its long help.
@@ -253,7 +253,7 @@ impl fmt::Display for Summary<'_> {
 #[derive(Debug)]
 pub(crate) struct Bar(pub ProgressBar);
 
-impl Progress for Bar {
+impl BuildProgress for Bar {
     fn hashing(&self, files: u64) {
         self.0.set_length(files);
         self.0.set_style(
