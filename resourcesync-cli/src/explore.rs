@@ -125,3 +125,18 @@ pub async fn explore(
     };
     Ok(Explored { documents, report })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_exploration_prints_its_documents_and_the_client_s_report() {
+        let report = Report::default();
+        let explored = Explored {
+            documents: Vec::new(),
+            report: report.clone(),
+        };
+        assert_eq!(explored.to_string(), format!("0 documents read; {report}"));
+    }
+}

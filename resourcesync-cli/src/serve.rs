@@ -343,19 +343,17 @@ async fn respond(State(shared): State<Arc<Shared>>, request: Request) -> Respons
             lists,
             &shared.report,
         ),
-        Ok(Found::Index(file, meta)) => {
-            let page = relative.join("index.html");
-            static_file(
-                &relative,
-                &page,
-                &request,
-                file,
-                meta,
-                bytes,
-                lists,
-                &shared.report,
-            )
-        }
+        // A directory's index, served as the page it is under the directory's URI.
+        Ok(Found::Index(file, meta)) => static_file(
+            &relative,
+            &relative.join("index.html"),
+            &request,
+            file,
+            meta,
+            bytes,
+            lists,
+            &shared.report,
+        ),
         Ok(Found::Directory) => {
             // `/dir` to `/dir/`, whose relative links then resolve inside it.
             match directory_location(&relative, request.uri.query()) {

@@ -153,7 +153,7 @@ impl<S: Store> Publisher<S> {
 
     /// Refuses a run without content when the dumps need it, before the store is
     /// touched (a generation store's begin links every file of the publication).
-    fn refuse_without(&self, content: Option<&dyn Content>) -> Result<(), PublishError> {
+    pub(super) fn refuse_without(&self, content: Option<&dyn Content>) -> Result<(), PublishError> {
         let dumps = self.options.resource_dump || self.options.change_dump;
         if dumps && content.is_none() {
             return Err(PublishError::NoContent);

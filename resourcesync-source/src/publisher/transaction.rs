@@ -137,10 +137,8 @@ impl<'p, S: Store> Transaction<'p, S> {
         content: Option<&dyn Content>,
         now: SystemTime,
     ) -> Result<PublishReport, PublishError> {
+        self.publisher.refuse_without(content)?;
         let options = self.publisher.options.clone();
-        if (options.resource_dump || options.change_dump) && content.is_none() {
-            return Err(PublishError::NoContent);
-        }
         let numbered = self.publisher.store.writing_generation();
         let sink = StoreSink::new(options.base_url.clone(), &mut self.publisher.store);
         let mut report = run::publish(&sink, &options, input, content, now, numbered)?;

@@ -671,3 +671,38 @@ fn a_run_s_generation_is_the_store_s() {
         (3, Some(3))
     );
 }
+
+/// Dumps need the resources' content: a run without it is the caller's mistake, refused
+/// from the Publisher or from a Transaction, and nothing of it is published.
+#[test]
+fn dumps_without_content_are_refused_and_nothing_is_published() {
+    let root = tempfile::tempdir().unwrap();
+    let publish = root.path().join("publish");
+    let options = options().with_resource_dump(true);
+    let mut source = Publisher::new(GenerationStore::open(&publish).unwrap(), options);
+    let refused = source.publish_snapshot([record(1, "one")], t(0));
+    assert!(
+        matches!(refused, Err(resourcesync_source::PublishError::NoContent)),
+        "{refused:?}"
+    );
+    // No generation begun (no numbered directory beside the lock), none published.
+    let generations = || crate::files(&root.path().join(".publish.resourcesync"));
+    assert!(
+        generations()
+            .iter()
+            .all(|name| !name.starts_with(|c: char| c.is_ascii_digit())),
+        "{:?}",
+        generations()
+    );
+    assert!(!publish.exists());
+    assert_eq!(source.store().generation(), None);
+    let mut run = source.begin().unwrap();
+    run.write("items/1", &[b"one"]).unwrap();
+    let refused = run.publish_changes([ResourceEvent::created(record(1, "one"), at(0))], t(0));
+    assert!(matches!(
+        refused,
+        Err(resourcesync_source::PublishError::NoContent)
+    ));
+    assert_eq!(source.store().generation(), None);
+    assert!(!publish.join("items/1").exists());
+}
