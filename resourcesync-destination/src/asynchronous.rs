@@ -326,13 +326,10 @@ pub async fn fetch(
         // `serve` reads it): each segment decoded apart (`%20` for a space, UTF-8 bytes
         // for other letters), empty and `.` ones skipped; one the grammar refuses (`..`,
         // an encoded `/`, bytes not UTF-8) names no file here.
-        let rest = url[prefix.len()..].split(['?', '#']).next().unwrap_or("");
-        let rest = SegmentRules::REQUEST
-            .path(rest)
-            .map(|names| names.to_path_buf());
+        let rest = mirrored(&url[prefix.len()..]);
         let dir = dir.clone();
         let read = tokio::task::spawn_blocking(move || {
-            let rest = rest.map_err(|_| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+            let rest = rest.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
             cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority())?.read(rest)
         })
         .await;
@@ -515,6 +512,18 @@ pub async fn fetch(
 /// Why a request failed, in words a user acts on: reqwest's own message names only the
 /// URL ("error sending request for url ..."); the cause (connection refused, no such
 /// host, a TLS error, a timeout) is in its sources, innermost last.
+/// The file a mirror holds for the rest of a URL after the mirror's prefix: its path read
+/// as a server reads a request's (the model's [`SegmentRules::REQUEST`]), its query and
+/// fragment left out; `None` where the grammar names no file (`..`, an encoded `/`, a
+/// control character, bytes not UTF-8).
+fn mirrored(rest: &str) -> Option<PathBuf> {
+    let path = rest.split(['?', '#']).next().unwrap_or("");
+    SegmentRules::REQUEST
+        .path(path)
+        .ok()
+        .map(|names| names.to_path_buf())
+}
+
 fn failure(e: &reqwest::Error) -> String {
     let mut causes = Vec::new();
     let mut source = std::error::Error::source(e);
@@ -542,7 +551,28 @@ mod tests {
     use reqwest::dns::Resolve;
     use resourcesync_client::policy::Policy;
 
-    use super::CheckedResolver;
+    use super::{CheckedResolver, mirrored};
+
+    #[test]
+    fn a_mirror_reads_a_url_s_path_as_a_server_reads_a_request_s() {
+        let path = |rest: &str| mirrored(rest).map(|p| p.to_string_lossy().into_owned());
+        assert_eq!(path("a/./b//c.xml?x=1#f").as_deref(), Some("a/b/c.xml"));
+        assert_eq!(
+            path("caf%C3%A9%20au%20lait").as_deref(),
+            Some("café au lait")
+        );
+        for refused in [
+            "../x",
+            "a/../../x",
+            "a%2Fb",
+            "a%2fb",
+            "%2E%2E/x",
+            "a%00b",
+            "%FF",
+        ] {
+            assert_eq!(path(refused), None, "{refused}");
+        }
+    }
 
     async fn resolve(source: &str, name: &str) -> Result<Vec<std::net::SocketAddr>, String> {
         let policy = Policy::new(&source.parse().unwrap()).unwrap();
