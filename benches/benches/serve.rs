@@ -1,12 +1,14 @@
-//! `resourcesync serve` beside nginx on the same collection, in the same run: how fast two
-//! clients fetch it from each, for small and for large files.
+//! `resourcesync serve` beside nginx, and `resourcesync sync` beside wget2, aria2c, the
+//! Python reference client and plain GETs, on the same collections, in the same run: how
+//! fast each client fetches each collection from each server.
 //!
 //! Two collections are generated once per process in `/dev/shm` when there is one (tmpfs:
-//! the servers' and clients' work is measured, not this machine's disk): 4,000 files of
-//! 1 to 30 KB and 150 files of 1 MiB, pseudo-random bytes that do not compress, named
-//! `.bin` (`application/octet-stream` for both servers). Each is published twice with
-//! `resourcesync build`, once for each server's address (a publication names its base
-//! URL), into publications of the same files: both servers serve the same bytes.
+//! the servers' and clients' work is measured, not this machine's disk): 10,000 files of
+//! 1 KiB and 200 files of 1 MiB, pseudo-random bytes that do not compress, named `.bin`
+//! (`application/octet-stream` for both servers). Each is published twice with
+//! `resourcesync build` (md5 and sha-256 listed for every file), once for each server's
+//! address (a publication names its base URL), into publications of the same files: both
+//! servers serve the same bytes.
 //!
 //! The servers, both on 127.0.0.1:
 //! - `resourcesync serve` in process (`serve::serve` with the default limits), on a
@@ -16,28 +18,38 @@
 //!   `tcp_nopush on`, keep-alive), root at the publication, `access_log off`, its pid,
 //!   error log and temporary directories in a temporary directory.
 //!
-//! The clients, each against both servers in the same group:
+//! The clients, each against both servers:
 //! - `resourcesync sync`, a baseline into a fresh directory, 16 requests in flight
-//!   (`sync::synchronize`, in process, as `benches/sync.rs` calls it): Source
-//!   Description, Capability List, Resource List, then every resource, checked against
-//!   its length and digests;
+//!   (`asynchronous::sync`, in process, as the command calls it): Source Description,
+//!   Capability List, Resource List, then every resource, checked against its length and
+//!   the strongest listed digest (sha-256), the default;
+//! - the same with `--verify all` (md5 and sha-256 of every resource);
 //! - wget2 with 16 threads over the list of the resources' URLs (`--input-file`), into a
-//!   fresh directory;
+//!   fresh directory; it checks nothing;
 //! - aria2c, 16 downloads at once over the same URLs, each with its path and its md5,
-//!   which aria2c checks (`sync` checks both listed digests, md5 and sha-256).
+//!   which aria2c checks;
+//! - `resync-sync --baseline` (the Python reference client, resync 2.0.1, one request at
+//!   a time, md5 checked);
+//! - plain GETs of the same URLs with reqwest, 16 in flight, each body written to its
+//!   file, nothing checked (the ceiling of a client on this machine's HTTP stack).
 //!
-//! Every iteration asserts that the client got every file. After each group the medians
-//! of the iterations' times (criterion's warm-up included) and the ratios of throughputs
-//! are printed: per client, `serve`'s over nginx's; from nginx, `sync`'s over each
-//! peer's. With `SERVE_PAIRED=N`, criterion is left out: N rounds, in each every client
-//! fetches from `serve` then from nginx, and the medians and the medians of the rounds'
-//! ratios are printed.
+//! Beside them the hashing floor: the sha-256 (and md5 and sha-256) of every file read
+//! from the collection, on two threads: what a client that checks the digests must
+//! compute, whatever else it does.
 //!
-//! nginx, wget2 and aria2c come from the system (`.ci/run` installs them with apt-get);
-//! without one, the bench says so and skips what needs it, except on CI (`CI` set), where
-//! it fails.
+//! Every iteration asserts that the client got every file, whole. With `SERVE_PAIRED=N`
+//! (what the issue's figures are: `benches/README.md`), N rounds: in each every client
+//! fetches from `serve` then from nginx; printed are the medians and the medians of the
+//! rounds' ratios (ratios of times taken in the same round: the drift of a shared machine
+//! between rounds cancels out). Without it, criterion's groups, then the ratios of the
+//! medians. Per client `serve`'s throughput over nginx's; from nginx `sync`'s over each
+//! peer's.
 //!
-//! `cargo bench -p resourcesync-benches --bench serve`
+//! nginx, wget2 and aria2c come from the system (`.ci/run` installs them with apt-get),
+//! `resync-sync` from `.venv` or `RESOURCESYNC_PYTHON`'s directory; without one, the bench
+//! says so and skips what needs it, except on CI (`CI` set), where it fails.
+//!
+//! `SERVE_PAIRED=5 cargo bench -p resourcesync-benches --bench serve`
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -49,8 +61,9 @@ use resourcesync_benches::peers::{self, median, program};
 use resourcesync_cli::serve;
 use resourcesync_destination::SyncOptions;
 use resourcesync_destination::asynchronous::{AsyncStop, sync as synchronize};
-use resourcesync_model::Fixity;
+use resourcesync_model::{Algorithms, Fixity, Measure, Verification};
 use resourcesync_source::collection::{Options, build};
+use resourcesync_testkit::python::python;
 
 /// Whether criterion measures (`cargo bench`), rather than runs each function once
 /// (`cargo test --benches`).
@@ -68,14 +81,13 @@ struct Size {
 
 const SMALL: Size = Size {
     name: "small",
-    files: 4_000,
-    // 1,000 to 30,000 bytes, spread evenly.
-    len: |i| 1_000 + (i * 7_919) % 29_001,
+    files: 10_000,
+    len: |_| 1 << 10,
 };
 
 const LARGE: Size = Size {
     name: "large",
-    files: 150,
+    files: 200,
     len: |_| 1 << 20,
 };
 
@@ -323,16 +335,22 @@ fn walk(dir: &Path) -> Vec<u64> {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Client {
     Sync,
+    SyncAll,
     Wget2,
     Aria2c,
+    Resync,
+    Ceiling,
 }
 
 impl Client {
     fn name(self) -> &'static str {
         match self {
             Client::Sync => "resourcesync sync",
+            Client::SyncAll => "resourcesync sync --verify all",
             Client::Wget2 => "wget2",
-            Client::Aria2c => "aria2c",
+            Client::Aria2c => "aria2c (md5)",
+            Client::Resync => "resync-sync (Python)",
+            Client::Ceiling => "plain GETs (reqwest, nothing checked)",
         }
     }
 }
@@ -342,6 +360,8 @@ struct Fetcher<'a> {
     runtime: tokio::runtime::Runtime,
     wget2: Option<PathBuf>,
     aria2c: Option<PathBuf>,
+    resync: Option<PathBuf>,
+    http: reqwest::Client,
     urls: tempfile::TempDir,
 }
 
@@ -352,9 +372,14 @@ impl Fetcher<'_> {
         let dir = resourcesync_benches::scratch("serve-bench-out");
         let out = dir.path().join("out");
         let took = match client {
-            Client::Sync => {
-                let options =
-                    SyncOptions::new(base.parse().unwrap(), &out).with_concurrency(CONCURRENCY);
+            Client::Sync | Client::SyncAll => {
+                let verification = match client {
+                    Client::SyncAll => Verification::All,
+                    _ => Verification::Strongest,
+                };
+                let options = SyncOptions::new(base.parse().unwrap(), &out)
+                    .with_concurrency(CONCURRENCY)
+                    .with_verification(verification);
                 let start = Instant::now();
                 let synced = self
                     .runtime
@@ -373,10 +398,57 @@ impl Fetcher<'_> {
                 let list = self.list(client, base, peers::aria2c_line);
                 peers::aria2c(self.aria2c.as_ref().unwrap(), &list, &out, CONCURRENCY)
             }
+            Client::Resync => {
+                let mut command = Command::new(self.resync.as_ref().unwrap());
+                command
+                    .args([
+                        "--baseline",
+                        "--sitemap",
+                        &format!("{base}resourcelist.xml"),
+                    ])
+                    .arg(format!("{base}={}", out.display()));
+                peers::timed("resync-sync", command)
+            }
+            Client::Ceiling => self.ceiling(base, &out),
         };
         let (files, bytes) = fetched(&out);
         assert_eq!(files, self.collection.paths.len(), "{client:?} from {base}");
         assert_eq!(bytes, self.collection.bytes, "{client:?} from {base}");
+        took
+    }
+
+    /// Plain GETs of every resource's URL, CONCURRENCY at a time, each body written to
+    /// its file under `out`: no document read, nothing checked.
+    fn ceiling(&self, base: &str, out: &Path) -> Duration {
+        for path in &self.collection.paths {
+            if let Some((dir, _)) = path.rsplit_once('/') {
+                std::fs::create_dir_all(out.join(dir)).unwrap();
+            }
+        }
+        let start = Instant::now();
+        let got = self.runtime.block_on(async {
+            let semaphore = std::sync::Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
+            let mut tasks = Vec::new();
+            for path in &self.collection.paths {
+                let permit = semaphore.clone().acquire_owned().await.unwrap();
+                let http = self.http.clone();
+                let url = format!("{base}{path}");
+                let file = out.join(path);
+                tasks.push(tokio::spawn(async move {
+                    let bytes = http.get(&url).send().await.unwrap().bytes().await.unwrap();
+                    tokio::fs::write(file, &bytes).await.unwrap();
+                    drop(permit);
+                    bytes.len() as u64
+                }));
+            }
+            let mut total = 0;
+            for task in tasks {
+                total += task.await.unwrap();
+            }
+            total
+        });
+        let took = start.elapsed();
+        assert_eq!(got, self.collection.bytes);
         took
     }
 
@@ -396,9 +468,37 @@ impl Fetcher<'_> {
     }
 }
 
+/// The hashing floor of `collection`: the median time of three passes that read every
+/// file and compute `algorithms` of it, the files split between two threads (this
+/// machine's cores).
+fn hashing_floor(collection: &Collection, algorithms: Algorithms) -> f64 {
+    let mut times: Vec<f64> = (0..3)
+        .map(|_| {
+            peers::time(|| {
+                let (a, b) = collection.paths.split_at(collection.paths.len() / 2);
+                std::thread::scope(|scope| {
+                    for half in [a, b] {
+                        scope.spawn(move || {
+                            for path in half {
+                                let bytes = std::fs::read(collection.root.join(path)).unwrap();
+                                let mut measure = Measure::new(algorithms);
+                                measure.update(&bytes);
+                                std::hint::black_box(measure.finish());
+                            }
+                        });
+                    }
+                });
+            })
+            .as_secs_f64()
+        })
+        .collect();
+    median(&mut times)
+}
+
 /// Prints the throughput ratios the issue sets targets for: each client's from `serve`
-/// over its from nginx, and `sync`'s from nginx over each peer's from nginx. `ratio(a, b)`
-/// is b's time over a's, (client, server) indices into `clients` and `servers`.
+/// over its from nginx, and `sync`'s from nginx over each other client's from nginx.
+/// `ratio(a, b)` is b's time over a's, (client, server) indices into `clients` and
+/// `servers`.
 fn ratios(
     clients: &[Client],
     servers: &[(&str, String)],
@@ -427,6 +527,7 @@ fn bench(c: &mut Criterion) {
     let nginx = program("nginx", "nginx-light");
     let wget2 = program("wget2", "wget2");
     let aria2c = program("aria2c", "aria2");
+    let resync = python("resync", &["resync-sync"]).map(|p| p.with_file_name("resync-sync"));
     let paired = std::env::var("SERVE_PAIRED")
         .ok()
         .and_then(|n| n.parse::<usize>().ok())
@@ -458,15 +559,21 @@ fn bench(c: &mut Criterion) {
                 .unwrap(),
             wget2: wget2.clone(),
             aria2c: aria2c.clone(),
+            resync: resync.clone(),
+            http: reqwest::Client::new(),
             urls: tempfile::tempdir().unwrap(),
         };
-        let mut clients = vec![Client::Sync];
+        let mut clients = vec![Client::Sync, Client::SyncAll];
         if wget2.is_some() {
             clients.push(Client::Wget2);
         }
         if aria2c.is_some() {
             clients.push(Client::Aria2c);
         }
+        if resync.is_some() {
+            clients.push(Client::Resync);
+        }
+        clients.push(Client::Ceiling);
         let mut servers = vec![("serve", ours.base.clone())];
         if let Some(nginx) = &nginx {
             servers.push(("nginx", nginx.base.clone()));
@@ -475,12 +582,21 @@ fn bench(c: &mut Criterion) {
             "serve {} files of {} ({} MB)",
             files,
             if size.name == "small" {
-                "1-30 KB"
+                "1 KiB"
             } else {
                 "1 MiB"
             },
             collection.bytes / 1_000_000
         );
+        let floors = || {
+            if measuring() {
+                println!(
+                    "  hashing floor, every file read and hashed on 2 threads: sha-256 {:.3} s, md5 and sha-256 {:.3} s",
+                    hashing_floor(&collection, Algorithms::SHA256),
+                    hashing_floor(&collection, Algorithms::BOTH),
+                );
+            }
+        };
 
         if let Some(rounds) = paired {
             println!("{title}: {rounds} rounds, each client from serve then nginx");
@@ -493,14 +609,13 @@ fn bench(c: &mut Criterion) {
                     }
                 }
             }
-            let mut medians = Vec::new();
             for (c, &client) in clients.iter().enumerate() {
                 for (s, (server, _)) in servers.iter().enumerate() {
                     let time = median(&mut times[c][s].clone());
                     println!("  {} from {server}: median {time:.3} s", client.name());
-                    medians.push((client, *server, time));
                 }
             }
+            floors();
             // Ratios of times taken in the same round, then their median: the drift of a
             // shared machine between rounds cancels out.
             let ratio = |a: (usize, usize), b: (usize, usize)| {
@@ -541,6 +656,7 @@ fn bench(c: &mut Criterion) {
         for (client, server, time) in &medians {
             println!("  {} from {server}: {time:.3} s", client.name());
         }
+        floors();
         let ratio = |a: (usize, usize), b: (usize, usize)| {
             let time = |(c, s): (usize, usize)| {
                 medians

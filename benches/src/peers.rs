@@ -91,7 +91,8 @@ pub fn aria2c(aria2c: &Path, list: &Path, out: &Path, downloads: usize) -> Durat
     timed("aria2c", command)
 }
 
-fn timed(name: &str, mut command: Command) -> Duration {
+/// Runs `command` to its end: how long it took. Panics, with its output, when it fails.
+pub fn timed(name: &str, mut command: Command) -> Duration {
     let start = Instant::now();
     let output = command.output().unwrap();
     let took = start.elapsed();

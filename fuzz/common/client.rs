@@ -399,7 +399,7 @@ pub fn run(data: &[u8]) -> Option<Report> {
             }
             inventory.insert(
                 source.uri(path),
-                Held::of(&f.finish(), Some(time(*lastmod))),
+                Held::of(&f.finish().into(), Some(time(*lastmod))),
             );
         }
         inventory.insert(source.uri("r/gone.txt"), Held::new());

@@ -99,7 +99,6 @@ pub async fn explore(
                 http.clone(),
                 request,
                 None,
-                None,
                 tx.clone(),
                 options.mirrors.clone(),
             ));

@@ -747,6 +747,111 @@ fn unlisted_length(body: Vec<u8>) -> Served {
     served
 }
 
+/// A Source listing each of `bodies` (name, bytes, and the `hash` attribute's value) with
+/// its length.
+fn listed_with_hashes(bodies: &[(&str, Vec<u8>, String)]) -> Served {
+    let served = Served::start(|s| populate(s, 1));
+    let base = served.base.clone();
+    let urls: String = bodies
+        .iter()
+        .map(|(name, bytes, hash)| {
+            format!(
+                r#"<url><loc>{base}{name}</loc><rs:md length="{}" hash="{hash}"/></url>"#,
+                bytes.len()
+            )
+        })
+        .collect();
+    let list = format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{base}capabilitylist.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/>{urls}</urlset>"#
+    );
+    let mut source = served.source.lock().unwrap();
+    source
+        .files
+        .insert("resourcelist.xml".into(), Response::ok(list.into_bytes()));
+    for (name, bytes, _) in bodies {
+        source
+            .files
+            .insert((*name).into(), Response::ok(bytes.clone()));
+    }
+    drop(source);
+    served
+}
+
+/// By default a body is checked against the strongest listed digest (sha-256 over md5);
+/// `--verify all` checks every listed one, and so refuses a body whose listed md5
+/// disagrees with its listed sha-256. A wrong sha-256 is refused either way. Bodies of
+/// a few bytes and of several write batches (a quarter of a MiB each) alike.
+#[test]
+fn the_strongest_listed_digest_decides_unless_verify_all_asks_for_every_one() {
+    use resourcesync_model::Fixity;
+    let digests = |bytes: &[u8]| {
+        let mut fixity = Fixity::new();
+        fixity.update(bytes);
+        fixity.finish()
+    };
+    let small = b"hello".to_vec();
+    let large: Vec<u8> = (0..700_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let zero_md5 = "00000000000000000000000000000000";
+    let zero_sha = "0".repeat(64);
+    let mut bodies = Vec::new();
+    for (name, bytes) in [("small", &small), ("large", &large)] {
+        let d = digests(bytes);
+        // md5 wrong, sha-256 right; md5 right, sha-256 wrong.
+        bodies.push((
+            format!("{name}-md5-wrong.bin"),
+            bytes.clone(),
+            format!("md5:{zero_md5} sha-256:{}", d.sha256),
+        ));
+        bodies.push((
+            format!("{name}-sha-wrong.bin"),
+            bytes.clone(),
+            format!("md5:{} sha-256:{zero_sha}", d.md5),
+        ));
+    }
+    let listed: Vec<(&str, Vec<u8>, String)> = bodies
+        .iter()
+        .map(|(n, b, h)| (n.as_str(), b.clone(), h.clone()))
+        .collect();
+    let served = listed_with_hashes(&listed);
+    let dir = tempfile::tempdir().unwrap();
+
+    let strongest = dir.path().join("strongest");
+    let out = sync(&[&served.base, strongest.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let all = dir.path().join("all");
+    let out_all = sync(&["--verify", "all", &served.base, all.to_str().unwrap()]);
+    assert_eq!(out_all.status.code(), Some(1), "{}", text(&out_all));
+    for name in ["small", "large"] {
+        let expected = if name == "small" { &small } else { &large };
+        assert_eq!(
+            std::fs::read(strongest.join(format!("{name}-md5-wrong.bin")))
+                .ok()
+                .as_ref(),
+            Some(expected),
+            "{}",
+            text(&out)
+        );
+        assert!(!strongest.join(format!("{name}-sha-wrong.bin")).exists());
+        assert!(!all.join(format!("{name}-md5-wrong.bin")).exists());
+        assert!(!all.join(format!("{name}-sha-wrong.bin")).exists());
+    }
+    let stderr = String::from_utf8_lossy(&out_all.stderr);
+    assert!(stderr.contains("md5 is "), "{}", text(&out_all));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("sha-256 is "),
+        "{}",
+        text(&out)
+    );
+
+    let out = sync(&["--verify", "most", &served.base, all.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("neither `strongest` nor `all`"),
+        "{}",
+        text(&out)
+    );
+}
+
 #[test]
 fn a_resource_listed_without_a_length_is_capped() {
     let served = unlisted_length(vec![7; 64 * 1024]);

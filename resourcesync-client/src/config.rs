@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use resourcesync_model::{Uri, W3cDateTime};
+use resourcesync_model::{Uri, Verification, W3cDateTime};
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::local_path::PathMapper;
@@ -166,6 +166,9 @@ pub struct Config {
     pub paths: PathMapper,
     /// Bounds of the run.
     pub bounds: Bounds,
+    /// Which of a body's listed digests are checked: the strongest (the default) or
+    /// all. What a check computes is [`Client::algorithms`](crate::Client::algorithms).
+    pub verification: Verification,
     /// The caller's wall clock when the run started ([`with_clock`](Config::with_clock)):
     /// no checkpoint is later than it, nor later than the `Date` of the Source's
     /// responses. The client reads no clock: without it only the Source's `Date` bounds
@@ -208,6 +211,7 @@ impl Config {
             policy,
             paths,
             bounds: Bounds::default(),
+            verification: Verification::default(),
             clock: None,
         })
     }
@@ -279,6 +283,12 @@ impl Config {
     /// This configuration with another path mapper.
     pub fn with_paths(mut self, paths: PathMapper) -> Config {
         self.paths = paths;
+        self
+    }
+
+    /// This configuration checking `verification` of each body's listed digests.
+    pub fn with_verification(mut self, verification: Verification) -> Config {
+        self.verification = verification;
         self
     }
 

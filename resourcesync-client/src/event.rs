@@ -87,7 +87,7 @@ pub struct Placement {
     pub request: RequestId,
     /// Length and digests of the body, to keep in the inventory.
     #[serde(serialize_with = "digests")]
-    pub digests: resourcesync_model::Digests,
+    pub digests: resourcesync_model::Measured,
 }
 
 /// Take a resource from a package: bitstream `bitstream` (its number among the entries
@@ -645,13 +645,14 @@ pub enum Event {
 
 /// A body's length and digests as the `length` and `hash` attributes would give them.
 fn digests<S: serde::Serializer>(
-    digests: &resourcesync_model::Digests,
+    digests: &resourcesync_model::Measured,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeStruct;
     let mut out = serializer.serialize_struct("Digests", 2)?;
     out.serialize_field("length", &digests.length)?;
-    out.serialize_field("hash", &digests.hashes().to_string())?;
+    let hash = digests.hashes().map(|h| h.to_string());
+    out.serialize_field("hash", &hash)?;
     out.end()
 }
 

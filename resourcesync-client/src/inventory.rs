@@ -6,7 +6,7 @@
 //! once, after a whole listing was read, to find what the Source no longer lists
 //! ([`Inventory::for_each`]). [`MemoryInventory`] is a ready one, kept in a map.
 
-use resourcesync_model::{Digest, Digests, HashAlgorithm, Md, Uri, W3cDateTime};
+use resourcesync_model::{Algorithms, Digest, HashAlgorithm, Md, Measured, Uri, W3cDateTime};
 
 /// What the Destination holds of one resource: as much as it knows of it. Every field is
 /// optional; the comparison ([`Held::compare`]) uses the strongest evidence both sides
@@ -72,14 +72,14 @@ impl Held {
         Held::default()
     }
 
-    /// What a fetch or extraction the client verified gave: length and both digests,
-    /// and the `lastmod` the Source listed.
-    pub fn of(digests: &Digests, lastmod: Option<W3cDateTime>) -> Held {
+    /// What a fetch or extraction the client verified gave: the length and the digests
+    /// computed, and the `lastmod` the Source listed.
+    pub fn of(measured: &Measured, lastmod: Option<W3cDateTime>) -> Held {
         Held {
-            length: Some(digests.length),
+            length: Some(measured.length),
             lastmod,
-            md5: Some(digests.md5),
-            sha256: Some(digests.sha256),
+            md5: measured.md5,
+            sha256: measured.sha256,
         }
     }
 
@@ -93,6 +93,16 @@ impl Held {
             lastmod,
             md5: bytes(HashAlgorithm::Md5).and_then(|b| b.try_into().ok().map(Digest)),
             sha256: bytes(HashAlgorithm::Sha256).and_then(|b| b.try_into().ok().map(Digest)),
+        }
+    }
+
+    /// The digests to compute of a file to compare it with this record: those it
+    /// records (sha-256 where it records none, which the length alone then decides).
+    pub fn algorithms(&self) -> Algorithms {
+        match (self.md5.is_some(), self.sha256.is_some()) {
+            (true, true) => Algorithms::BOTH,
+            (true, false) => Algorithms::MD5,
+            _ => Algorithms::SHA256,
         }
     }
 
@@ -421,7 +431,7 @@ mod tests {
     use super::*;
     use resourcesync_model::{Fixity, Hashes};
 
-    fn digests(bytes: &[u8]) -> Digests {
+    fn digests(bytes: &[u8]) -> resourcesync_model::Digests {
         let mut f = Fixity::new();
         f.update(bytes);
         f.finish()
@@ -436,7 +446,10 @@ mod tests {
         let d = digests(b"abc");
         let lastmod = Some(t("2020-01-01T00:00:00Z"));
         let md = Md::new().with_length(3).with_hash(d.hashes());
-        assert_eq!(Held::listed(Some(&md), lastmod), Held::of(&d, lastmod));
+        assert_eq!(
+            Held::listed(Some(&md), lastmod),
+            Held::of(&d.into(), lastmod)
+        );
         let md5_only = Md::new().with_hash(Hashes::from(resourcesync_model::Hash::md5(d.md5.0)));
         assert_eq!(
             Held::listed(Some(&md5_only), None),
@@ -447,7 +460,7 @@ mod tests {
 
     #[test]
     fn a_hash_in_common_decides() {
-        let held = Held::of(&digests(b"abc"), Some(t("2020-01-01T00:00:00Z")));
+        let held = Held::of(&digests(b"abc").into(), Some(t("2020-01-01T00:00:00Z")));
         let same = Md::new().with_hash(digests(b"abc").hashes());
         let other = Md::new().with_hash(digests(b"abd").hashes());
         // A later lastmod does not matter when the hashes agree.
@@ -508,7 +521,7 @@ mod tests {
         let mut inventory = MemoryInventory::new();
         inventory.insert(
             "https://example.com/a".parse().unwrap(),
-            Held::of(&digests(b"abc"), Some(t("2020-01-01T00:00:00Z"))),
+            Held::of(&digests(b"abc").into(), Some(t("2020-01-01T00:00:00Z"))),
         );
         inventory.insert(
             "https://example.com/b".parse().unwrap(),

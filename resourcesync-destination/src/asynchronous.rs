@@ -28,8 +28,7 @@ use std::time::Instant;
 use http::{HeaderMap, StatusCode};
 use resourcesync_client::{Client, Event, Misuse, Request, RequestId};
 use resourcesync_model::uri_path::SegmentRules;
-use resourcesync_model::{Digests, Fixity};
-use tokio::io::AsyncWriteExt;
+use resourcesync_model::{Algorithms, Measure, Measured};
 use tokio::sync::{Notify, mpsc};
 
 use crate::directory::Bodies;
@@ -156,14 +155,18 @@ async fn one_run(
     while !run.is_over() {
         while let Some(request) = run.poll_request(Instant::now()) {
             let id = request.id;
-            let dest = run.destination();
-            let temp = dest.keeps_body(&request).then(|| dest.bodies());
-            let limit = run.client().body_limit(id);
+            let keep = match run.client().algorithms(id) {
+                Some(algorithms) if run.destination().keeps_body(&request) => Some(Keep {
+                    bodies: run.destination().bodies(),
+                    limit: run.client().body_limit(id),
+                    algorithms,
+                }),
+                _ => None,
+            };
             let task = tokio::spawn(fetch(
                 http.clone(),
                 request,
-                temp,
-                limit,
+                keep,
                 tx.clone(),
                 options.mirrors.clone(),
             ));
@@ -212,10 +215,10 @@ pub enum Msg {
     /// More bytes of a body the task hashes itself arrived (a resource or a package).
     Progress(RequestId, u64),
     /// The end of such a body: its length and digests.
-    Digests(RequestId, Digests),
+    Digests(RequestId, Measured),
     /// A whole response at once, hashed and kept by the task: head and digests (a small
     /// resource).
-    Whole(RequestId, StatusCode, HeaderMap, Digests),
+    Whole(RequestId, StatusCode, HeaderMap, Measured),
 }
 
 impl Msg {
@@ -303,15 +306,26 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
+/// A body a request task keeps itself: a resource's or a package's, written to its
+/// temporary file and hashed as it arrives.
+#[derive(Clone, Debug)]
+pub struct Keep {
+    /// Where it is written ([`DirectoryDestination::bodies`](crate::DirectoryDestination::bodies)).
+    pub bodies: Bodies,
+    /// The most bytes it may have ([`Client::body_limit`]): reading stops one past it.
+    pub limit: Option<u64>,
+    /// The digests computed of it ([`Client::algorithms`]).
+    pub algorithms: Algorithms,
+}
+
 /// Makes one request and streams its response to the main task; a resource or a
-/// package answered with success goes to its temporary file in `temp` instead, hashed
-/// here (no more than `limit` bytes and one are read), and the main task gets its
-/// progress and digests. URLs under a mirror's prefix are answered from its directory.
+/// package answered with success is kept by the task instead, as `keep` says, and the
+/// main task gets its progress and digests. URLs under a mirror's prefix are answered
+/// from its directory.
 pub async fn fetch(
     http: reqwest::Client,
     request: Request,
-    temp: Option<Bodies>,
-    limit: Option<u64>,
+    keep: Option<Keep>,
     tx: mpsc::Sender<Msg>,
     mirrors: Vec<(String, PathBuf)>,
 ) {
@@ -360,8 +374,8 @@ pub async fn fetch(
         };
         let _ = tx.send(Msg::Head(id, status, HeaderMap::new())).await;
         if status.is_success() {
-            if let Some(temp) = &temp
-                && let Err(e) = temp.create(id).and_then(|mut f| f.write_all(&body))
+            if let Some(keep) = &keep
+                && let Err(e) = keep.bodies.create(id).and_then(|mut f| f.write_all(&body))
             {
                 let _ = tx.send(Msg::Failed(id, e.to_string())).await;
                 return;
@@ -382,8 +396,8 @@ pub async fn fetch(
     };
     let status = response.status();
     let headers = response.headers().clone();
-    let temp = match temp {
-        Some(temp) if status.is_success() => temp,
+    let keep = match keep {
+        Some(keep) if status.is_success() => keep,
         _ => {
             // A document (or an error): streamed to the client as it arrives.
             if tx.send(Msg::Head(id, status, headers)).await.is_err() || !status.is_success() {
@@ -407,19 +421,32 @@ pub async fn fetch(
             return;
         }
     };
-    // A resource or a package, kept in `temp` and hashed here, on the task that receives
-    // it: the tasks run on every core, where the client, a state machine on the main
-    // task, would hash every body on one (md5 and sha-256 are most of the work of a
-    // large body). The client gets the progress and, at the end, the digests to check
-    // (`Client::handle_digests`). A small body is gathered in memory, written with one
-    // blocking call and handed over in one message: per resource, each hop to tokio's
-    // blocking pool and each message cost more than the bytes. A body that grows past
-    // SMALL streams to the file from there on. Reading stops one byte past the limit
-    // (the listed length, or the cap for an unlisted one): the client fails it then.
-    const SMALL: usize = 256 * 1024;
-    let mut fixity = Fixity::new();
-    let mut gathered = Vec::new();
-    let mut file: Option<tokio::fs::File> = None;
+    // A resource or a package, kept in its temporary file and hashed here, on the task
+    // that receives it: the tasks run on every core, where the client, a state machine
+    // on the main task, would hash every body on one (hashing is most of the work of a
+    // large body). Only the digests that check what is listed are computed
+    // (`Keep::algorithms`). The client gets the progress and, at the end, the digests to
+    // check (`Client::handle_digests`).
+    //
+    // The body's chunks (hyper's own buffers) are kept as they arrive and written
+    // together with one `writev` once BATCH bytes are held, on this worker: no copy in
+    // user space, no hop to tokio's blocking pool, one message to the main task per
+    // batch. A write of a quarter of a MiB to the page cache takes tens of microseconds,
+    // less than a hop to the blocking pool and back (whose futex wake-ups were most of
+    // the system calls of a sync of small files, and which `tokio::fs` takes for every
+    // chunk, with a copy). A body of at most BATCH bytes is written with one call and
+    // handed over in one message. Reading stops one byte past the limit (the listed
+    // length, or the cap for an unlisted one): the client fails it then.
+    const BATCH: usize = 256 * 1024;
+    let Keep {
+        bodies,
+        limit,
+        algorithms,
+    } = keep;
+    let mut measure = Measure::new(algorithms);
+    let mut held = Vec::new();
+    let mut held_len = 0;
+    let mut file: Option<std::fs::File> = None;
     let mut head = Some(headers);
     let fail = |reason: String| Msg::Failed(id, reason);
     loop {
@@ -431,82 +458,77 @@ pub async fn fetch(
                 return;
             }
         };
-        fixity.update(&chunk);
-        let past = limit.is_some_and(|limit| fixity.length() > limit);
-        if file.is_none() {
-            gathered.extend_from_slice(&chunk);
-            if gathered.len() <= SMALL && !past {
-                continue;
-            }
-            let mut f = match temp.create(id) {
-                Ok(f) => tokio::fs::File::from_std(f),
+        measure.update(&chunk);
+        let past = limit.is_some_and(|limit| measure.length() > limit);
+        held_len += chunk.len();
+        held.push(chunk);
+        if held_len < BATCH && !past {
+            continue;
+        }
+        let f = match &mut file {
+            Some(f) => f,
+            None => match bodies.create(id) {
+                Ok(f) => file.insert(f),
                 Err(e) => {
                     let _ = tx.send(fail(e.to_string())).await;
                     return;
                 }
-            };
-            if let Err(e) = f.write_all(&gathered).await {
-                let _ = tx.send(fail(temp.error(id, &e))).await;
-                return;
-            }
-            file = Some(f);
-            if let Some(headers) = head.take()
-                && tx.send(Msg::Head(id, status, headers)).await.is_err()
-            {
-                return;
-            }
-            let said = std::mem::take(&mut gathered).len() as u64;
-            if tx.send(Msg::Progress(id, said)).await.is_err() {
-                return;
-            }
-        } else {
-            if let Some(f) = &mut file
-                && let Err(e) = f.write_all(&chunk).await
-            {
-                let _ = tx.send(fail(temp.error(id, &e))).await;
-                return;
-            }
-            if tx
-                .send(Msg::Progress(id, chunk.len() as u64))
-                .await
-                .is_err()
-            {
-                return;
-            }
+            },
+        };
+        if let Err(e) = write_chunks(f, &held) {
+            let _ = tx.send(fail(bodies.error(id, &e))).await;
+            return;
+        }
+        held.clear();
+        if let Some(headers) = head.take()
+            && tx.send(Msg::Head(id, status, headers)).await.is_err()
+        {
+            return;
+        }
+        if tx
+            .send(Msg::Progress(id, std::mem::take(&mut held_len) as u64))
+            .await
+            .is_err()
+        {
+            return;
         }
         if past {
             break;
         }
     }
-    let digests = fixity.finish();
-    match (file, head) {
-        (Some(mut f), _) => {
-            if let Err(e) = f.flush().await {
-                let _ = tx.send(fail(temp.error(id, &e))).await;
-                return;
-            }
-            let _ = tx.send(Msg::Digests(id, digests)).await;
+    let measured = measure.finish();
+    // The rest of the body (all of it, for a small one) goes to the file; the progress
+    // of the last batch is in the digests' length.
+    let written = match &mut file {
+        Some(f) => write_chunks(f, &held),
+        None => bodies
+            .create(id)
+            .and_then(|mut f| write_chunks(&mut f, &held)),
+    };
+    let message = match (written, head) {
+        (Err(e), _) => fail(bodies.error(id, &e)),
+        (Ok(()), Some(headers)) => Msg::Whole(id, status, headers, measured),
+        (Ok(()), None) => Msg::Digests(id, measured),
+    };
+    let _ = tx.send(message).await;
+}
+
+/// Writes `chunks` to `file` whole, with as few `writev` calls as the kernel allows.
+fn write_chunks<B: AsRef<[u8]>>(file: &mut std::fs::File, chunks: &[B]) -> std::io::Result<()> {
+    let mut slices: Vec<std::io::IoSlice<'_>> = chunks
+        .iter()
+        .map(|c| std::io::IoSlice::new(c.as_ref()))
+        .collect();
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        match file.write_vectored(rest) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => std::io::IoSlice::advance_slices(&mut rest, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
-        (None, Some(headers)) => {
-            // Written here, on the worker: a body of at most SMALL bytes goes to the page
-            // cache in microseconds, less than the hop to tokio's blocking pool and back
-            // (its futex wake-ups were most of the system calls of a sync of 4,000 small
-            // files: 7.8 futex calls a file).
-            let written = temp
-                .create(id)
-                .map_err(|e| e.to_string())
-                .and_then(|mut f| f.write_all(&gathered).map_err(|e| temp.error(id, &e)));
-            match written {
-                Ok(()) => {
-                    let _ = tx.send(Msg::Whole(id, status, headers, digests)).await;
-                }
-                Err(e) => {
-                    let _ = tx.send(fail(e)).await;
-                }
-            }
-        }
-        (None, None) => {}
     }
+    Ok(())
 }
 
 /// Why a request failed, in words a user acts on: reqwest's own message names only the

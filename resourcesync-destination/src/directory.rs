@@ -64,7 +64,7 @@ use resourcesync_client::{
     Client, Config, Decision, Event, Held, Inventory, MemoryInventory, Misuse, Mode, Purpose,
     Request, RequestId, State,
 };
-use resourcesync_model::{Digests, Fixity};
+use resourcesync_model::{Algorithms, Fixity, Measure, Measured};
 use resourcesync_package::Package;
 use xxhash_rust::xxh3::xxh3_128;
 
@@ -480,7 +480,9 @@ impl DirectoryDestination {
                     // A baseline that does not repair keeps the file whatever it holds:
                     // only a missing one matters, and the metadata says so unread.
                     Ok(meta) if meta.is_file() && !reads => return,
-                    Ok(meta) if meta.is_file() => Some(digest_file(&self.root, &target)),
+                    Ok(meta) if meta.is_file() => {
+                        Some(digest_file(&self.root, &target, held.algorithms()))
+                    }
                     Ok(_) => None,
                     Err(e) => Some(Err(e)),
                 },
@@ -548,7 +550,7 @@ impl DirectoryDestination {
         &mut self,
         temp: &str,
         change: &Decision,
-        digests: &Digests,
+        digests: &Measured,
         held: Option<Held>,
     ) -> Result<(), Outcome> {
         let target = change.path.to_path_buf();
@@ -568,7 +570,8 @@ impl DirectoryDestination {
                     // Already the new bytes (placed by a run whose journal line was
                     // lost, or copied in by hand): taken as they are, as adoption does.
                     if meta.len() == digests.length
-                        && digest_file(&self.root, &target).is_ok_and(|f| f == *digests)
+                        && digest_file(&self.root, &target, digests.algorithms())
+                            .is_ok_and(|f| f == *digests)
                     {
                         let _ = self.bodies.tmp.remove_file(temp);
                         self.journal(change, digests).map_err(Outcome::Failed)?;
@@ -580,7 +583,7 @@ impl DirectoryDestination {
                 }
             }
             Ok(meta) if meta.is_file() => {
-                match digest_file(&self.root, &target) {
+                match digest_file(&self.root, &target, digests.algorithms()) {
                     // The listed bytes already: adopted as they are.
                     Ok(found) if found == *digests => {
                         let _ = self.bodies.tmp.remove_file(temp);
@@ -683,8 +686,7 @@ impl DirectoryDestination {
         if held.length.is_some_and(|l| l != len) {
             return Ok(false);
         }
-        let found = digest_file(&self.root, target).map_err(Outcome::Failed)?;
-        Ok(holds(held, &found))
+        holds_file(&self.root, target, held).map_err(Outcome::Failed)
     }
 
     /// Makes the directory of `target` (relative to the root), checking that none on the

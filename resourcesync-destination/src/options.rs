@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use resourcesync_client::{Bounds, Config, ConfigError, Mode, State};
-use resourcesync_model::{Uri, W3cDateTime};
+use resourcesync_model::{Uri, Verification, W3cDateTime};
 
 use crate::directory::DirectoryDestination;
 
@@ -37,6 +37,9 @@ pub struct SyncOptions {
     pub delete: Option<u64>,
     /// Requests in flight at once (at least one).
     pub concurrency: usize,
+    /// Which of each body's listed digests are checked: the strongest listed
+    /// (sha-256 over md5; the default) or every one (`--verify all`).
+    pub verification: Verification,
     /// Bytes a resource listed without a length may have.
     pub max_unlisted_bytes: u64,
     /// Time one request may take in all.
@@ -67,6 +70,7 @@ impl SyncOptions {
             dump: false,
             delete: None,
             concurrency: 8,
+            verification: Verification::default(),
             max_unlisted_bytes: Bounds::default().max_unlisted_bytes,
             max_request_time: Bounds::default().max_request_time,
             mirrors: Vec::new(),
@@ -137,6 +141,13 @@ impl SyncOptions {
         self
     }
 
+    /// See [`SyncOptions::verification`].
+    #[must_use]
+    pub fn with_verification(mut self, verification: Verification) -> SyncOptions {
+        self.verification = verification;
+        self
+    }
+
     /// Answers requests for URLs under `prefix` from the directory `dir`.
     #[must_use]
     pub fn with_mirror(
@@ -183,6 +194,7 @@ impl SyncOptions {
         let now = W3cDateTime::from(std::time::SystemTime::now());
         let mut config = Config::new(self.source.clone(), self.mode(state))?
             .with_dry_run(self.dry_run)
+            .with_verification(self.verification)
             .with_clock(now);
         config = config.clone().with_paths(dest.paths(&config));
         if let Some(max) = self.delete {

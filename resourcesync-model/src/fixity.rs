@@ -10,7 +10,7 @@ use std::fmt;
 use md5::{Digest as _, Md5};
 use sha2::Sha256;
 
-use crate::{HashAlgorithm, Hashes, Md};
+use crate::{Hash, HashAlgorithm, Hashes, Md};
 
 /// Length, md5 and sha-256 of a byte stream, updated as it goes.
 ///
@@ -116,21 +116,255 @@ impl Digests {
     /// do not match, or `None` when all agree. Other algorithms (`sha-1`, …) are not
     /// checked.
     pub fn mismatch(&self, hashes: &Hashes) -> Option<FixityMismatch> {
+        Measured::from(*self).mismatch(hashes)
+    }
+
+    /// Checks the `length` and `hash` of an `<rs:md>` (either may be absent; so may the
+    /// `<rs:md>`): the first that differs, length first.
+    pub fn verify(&self, md: Option<&Md>) -> Result<(), FixityMismatch> {
+        Measured::from(*self).verify(md)
+    }
+}
+
+/// Which digests a [`Measure`] computes: md5, sha-256 or both.
+///
+/// A Destination computes what checks what the Source lists ([`Algorithms::to_check`]),
+/// not every digest it knows: on a large body hashing is most of the work of receiving
+/// it, and md5 costs twice what sha-256 does on a processor with SHA extensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Algorithms {
+    md5: bool,
+    sha256: bool,
+}
+
+impl Algorithms {
+    /// md5 alone.
+    pub const MD5: Algorithms = Algorithms {
+        md5: true,
+        sha256: false,
+    };
+    /// sha-256 alone.
+    pub const SHA256: Algorithms = Algorithms {
+        md5: false,
+        sha256: true,
+    };
+    /// md5 and sha-256.
+    pub const BOTH: Algorithms = Algorithms {
+        md5: true,
+        sha256: true,
+    };
+
+    /// Whether md5 is computed.
+    pub fn md5(self) -> bool {
+        self.md5
+    }
+
+    /// Whether sha-256 is computed.
+    pub fn sha256(self) -> bool {
+        self.sha256
+    }
+
+    /// What to compute to check a body against the `hash` of `md` as `verification`
+    /// asks: the strongest listed digest ([`Verification::Strongest`]: sha-256 where it
+    /// is listed, else md5) or every listed digest this family knows
+    /// ([`Verification::All`]). Where neither md5 nor sha-256 is listed there is nothing
+    /// to check, and sha-256 is computed all the same: a Destination records it as what
+    /// it stored, and checks the file against it before it overwrites or deletes it.
+    ///
+    /// ```
+    /// use resourcesync_model::{Algorithms, Md, Verification};
+    ///
+    /// let both = Md::new().with_hash("md5:900150983cd24fb0d6963f7d28e17f72 sha-256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".parse()?);
+    /// assert_eq!(Algorithms::to_check(Some(&both), Verification::Strongest), Algorithms::SHA256);
+    /// assert_eq!(Algorithms::to_check(Some(&both), Verification::All), Algorithms::BOTH);
+    /// let md5 = Md::new().with_hash("md5:900150983cd24fb0d6963f7d28e17f72".parse()?);
+    /// assert_eq!(Algorithms::to_check(Some(&md5), Verification::Strongest), Algorithms::MD5);
+    /// assert_eq!(Algorithms::to_check(None, Verification::All), Algorithms::SHA256);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_check(md: Option<&Md>, verification: Verification) -> Algorithms {
+        let hashes = md.and_then(|md| md.hash.as_ref());
+        let listed = |algorithm| hashes.is_some_and(|h| h.get(&algorithm).is_some());
+        let (md5, sha256) = (listed(HashAlgorithm::Md5), listed(HashAlgorithm::Sha256));
+        match verification {
+            Verification::All if md5 => Algorithms { md5, sha256 },
+            Verification::Strongest if md5 && !sha256 => Algorithms::MD5,
+            _ => Algorithms::SHA256,
+        }
+    }
+}
+
+/// How much of what a Source lists of a body a Destination checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Verification {
+    /// The listed length and the strongest listed digest (sha-256 over md5): a body that
+    /// matches it matches what the Source listed, short of a collision in the stronger
+    /// algorithm, for half the hashing or less.
+    #[default]
+    Strongest,
+    /// The listed length and every listed digest this family computes (md5 and sha-256):
+    /// for a Source whose digests may disagree with each other, which the strongest alone
+    /// would not notice.
+    All,
+}
+
+/// Computes the length and the chosen [`Algorithms`] of a byte stream as it goes by: a
+/// [`Fixity`] that leaves out what the check does not need.
+///
+/// ```
+/// use resourcesync_model::{Algorithms, Measure};
+///
+/// let mut measure = Measure::new(Algorithms::SHA256);
+/// measure.update(b"abc");
+/// let measured = measure.finish();
+/// assert_eq!(measured.length, 3);
+/// assert!(measured.md5.is_none());
+/// assert_eq!(measured.sha256.map(|d| d.to_string()).as_deref(),
+///     Some("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+/// ```
+#[derive(Clone, Default)]
+pub struct Measure {
+    md5: Option<Md5>,
+    sha256: Option<Sha256>,
+    length: u64,
+}
+
+impl fmt::Debug for Measure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Measure")
+            .field("length", &self.length)
+            .field("algorithms", &self.algorithms())
+            .finish()
+    }
+}
+
+impl Measure {
+    /// Nothing seen yet; `algorithms` will be computed.
+    pub fn new(algorithms: Algorithms) -> Measure {
+        Measure {
+            md5: algorithms.md5.then(Md5::default),
+            sha256: algorithms.sha256.then(Sha256::default),
+            length: 0,
+        }
+    }
+
+    /// What it computes.
+    pub fn algorithms(&self) -> Algorithms {
+        Algorithms {
+            md5: self.md5.is_some(),
+            sha256: self.sha256.is_some(),
+        }
+    }
+
+    /// Takes the next bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        if let Some(md5) = &mut self.md5 {
+            md5.update(bytes);
+        }
+        if let Some(sha256) = &mut self.sha256 {
+            sha256.update(bytes);
+        }
+        self.length += bytes.len() as u64;
+    }
+
+    /// Bytes seen so far.
+    pub fn length(&self) -> u64 {
+        self.length
+    }
+
+    /// The length and the digests computed of everything seen.
+    pub fn finish(self) -> Measured {
+        Measured {
+            length: self.length,
+            md5: self.md5.map(|h| Digest(h.finalize().into())),
+            sha256: self.sha256.map(|h| Digest(h.finalize().into())),
+        }
+    }
+}
+
+/// What a [`Measure`] found: the length of a byte stream and the digests it computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Measured {
+    /// The length in bytes.
+    pub length: u64,
+    /// The md5 digest, if computed.
+    pub md5: Option<Digest<16>>,
+    /// The sha-256 digest, if computed.
+    pub sha256: Option<Digest<32>>,
+}
+
+impl From<Digests> for Measured {
+    fn from(digests: Digests) -> Measured {
+        Measured {
+            length: digests.length,
+            md5: Some(digests.md5),
+            sha256: Some(digests.sha256),
+        }
+    }
+}
+
+impl Measured {
+    /// The digests it holds.
+    pub fn algorithms(&self) -> Algorithms {
+        Algorithms {
+            md5: self.md5.is_some(),
+            sha256: self.sha256.is_some(),
+        }
+    }
+
+    /// The `hash` attribute value of the digests computed (`md5:… sha-256:…`, or one of
+    /// them); `None` when none was.
+    pub fn hashes(&self) -> Option<Hashes> {
+        let hashes: Vec<Hash> = self
+            .md5
+            .map(|d| Hash::md5(d.0))
+            .into_iter()
+            .chain(self.sha256.map(|d| Hash::sha256(d.0)))
+            .collect();
+        Hashes::new(hashes).ok()
+    }
+
+    /// The first digest of `hashes` that was computed and does not match, or `None` when
+    /// all agree. A listed md5 or sha-256 that was not computed, when none of the listed
+    /// was, is [`FixityMismatch::Unchecked`]: nothing checked the bytes against the
+    /// listing. Other algorithms (`sha-1`, …) are not checked.
+    pub fn mismatch(&self, hashes: &Hashes) -> Option<FixityMismatch> {
+        let mut unchecked = None;
+        let mut checked = false;
         for hash in hashes {
-            let mismatch = match hash.algorithm() {
-                HashAlgorithm::Md5 if !hash.matches(&self.md5.0) => FixityMismatch::Md5 {
-                    expected: Digest(to_array(&hash.bytes())),
-                    actual: self.md5,
-                },
-                HashAlgorithm::Sha256 if !hash.matches(&self.sha256.0) => FixityMismatch::Sha256 {
-                    expected: Digest(to_array(&hash.bytes())),
-                    actual: self.sha256,
-                },
+            let mismatch = match (hash.algorithm(), self.md5, self.sha256) {
+                (HashAlgorithm::Md5, Some(actual), _) if !hash.matches(&actual.0) => {
+                    FixityMismatch::Md5 {
+                        expected: Digest(to_array(&hash.bytes())),
+                        actual,
+                    }
+                }
+                (HashAlgorithm::Sha256, _, Some(actual)) if !hash.matches(&actual.0) => {
+                    FixityMismatch::Sha256 {
+                        expected: Digest(to_array(&hash.bytes())),
+                        actual,
+                    }
+                }
+                (HashAlgorithm::Md5, Some(_), _) | (HashAlgorithm::Sha256, _, Some(_)) => {
+                    checked = true;
+                    continue;
+                }
+                (HashAlgorithm::Md5, _, _) => {
+                    unchecked = unchecked.or(Some(FixityMismatch::Unchecked { algorithm: "md5" }));
+                    continue;
+                }
+                (HashAlgorithm::Sha256, _, _) => {
+                    unchecked = unchecked.or(Some(FixityMismatch::Unchecked {
+                        algorithm: "sha-256",
+                    }));
+                    continue;
+                }
                 _ => continue,
             };
             return Some(mismatch);
         }
-        None
+        if checked { None } else { unchecked }
     }
 
     /// Checks the `length` and `hash` of an `<rs:md>` (either may be absent; so may the
@@ -195,6 +429,13 @@ pub enum FixityMismatch {
         /// The bytes' digest.
         actual: Digest<32>,
     },
+    /// A digest was listed, and none of the listed was computed: the bytes were not
+    /// checked (a caller measured other [`Algorithms`] than it was asked for).
+    #[error("{algorithm} is listed and was not computed: the bytes are not checked")]
+    Unchecked {
+        /// The first listed algorithm not computed (`md5`, `sha-256`).
+        algorithm: &'static str,
+    },
 }
 
 #[cfg(test)]
@@ -254,5 +495,53 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(d.verify(Some(&Md::new().with_hash(sha1))), Ok(()));
+    }
+
+    #[test]
+    fn a_measure_checks_what_it_computed_and_names_what_it_could_not() {
+        let mut all = Fixity::new();
+        all.update(b"abc");
+        let all = all.finish();
+        let measured = |algorithms| {
+            let mut m = Measure::new(algorithms);
+            m.update(b"abc");
+            m.finish()
+        };
+        // What both compute agrees with the full digests.
+        assert_eq!(Measured::from(all), measured(Algorithms::BOTH));
+        let md5 = measured(Algorithms::MD5);
+        assert_eq!((md5.md5, md5.sha256), (Some(all.md5), None));
+        assert_eq!(md5.algorithms(), Algorithms::MD5);
+        assert_eq!(
+            md5.hashes().map(|h| h.to_string()).as_deref(),
+            Some("md5:900150983cd24fb0d6963f7d28e17f72")
+        );
+
+        // Listed md5 and sha-256, md5 computed: the md5 decides.
+        assert_eq!(md5.mismatch(&all.hashes()), None);
+        let wrong_md5: Hashes = format!("md5:{} sha-256:{}", Digest([0; 16]), all.sha256)
+            .parse()
+            .unwrap();
+        assert!(matches!(
+            md5.mismatch(&wrong_md5),
+            Some(FixityMismatch::Md5 { .. })
+        ));
+        // The sha-256 listed alone, md5 computed: nothing checked, and said.
+        let sha: Hashes = format!("sha-256:{}", all.sha256).parse().unwrap();
+        assert_eq!(
+            md5.mismatch(&sha),
+            Some(FixityMismatch::Unchecked {
+                algorithm: "sha-256"
+            })
+        );
+        assert_eq!(
+            md5.mismatch(&sha).map(|m| m.to_string()).as_deref(),
+            Some("sha-256 is listed and was not computed: the bytes are not checked")
+        );
+        // An algorithm this family does not compute is not checked by anyone.
+        let sha1: Hashes = "sha-1:a9993e364706816aba3e25717850c26c9cd0d89d"
+            .parse()
+            .unwrap();
+        assert_eq!(md5.mismatch(&sha1), None);
     }
 }

@@ -127,7 +127,9 @@ pub use datetime::{DateTimeError, Offset, Precision, W3cDateTime};
 pub use document::{Document, DocumentHead};
 pub use entry::Entry;
 pub use extension::{Attribute, Element};
-pub use fixity::{Digest, Digests, Fixity, FixityMismatch};
+pub use fixity::{
+    Algorithms, Digest, Digests, Fixity, FixityMismatch, Measure, Measured, Verification,
+};
 pub use hash::{Hash, HashAlgorithm, HashError, Hashes};
 pub use keyword::{Change, ChangeFreq, KeywordError};
 pub use length::{LengthError, parse_length};

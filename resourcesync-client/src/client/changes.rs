@@ -363,7 +363,7 @@ impl<I: Inventory> Client<I> {
         &mut self,
         id: RequestId,
         job: Job,
-        digests: resourcesync_model::Digests,
+        digests: resourcesync_model::Measured,
         now: Instant,
     ) {
         match &job.what {

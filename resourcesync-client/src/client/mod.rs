@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use http::StatusCode;
 use resourcesync_model::{
-    Capability, Change as Changed, Digests, DocumentKind, Fixity, Md, Uri, W3cDateTime,
+    Capability, Change as Changed, DocumentKind, Md, Measure, Measured, Uri, W3cDateTime,
 };
 use resourcesync_xml::PushReader;
 use xxhash_rust::xxh3::xxh3_128;
@@ -272,7 +272,7 @@ enum Body {
     /// Bytes kept for discovery (robots.txt, HTML), and the `Link` headers.
     Discovery(Vec<u8>, Vec<String>),
     Document(Box<DocFlight>),
-    Fixity(Fixity),
+    Fixity(Measure),
     /// A body the caller hashes itself ([`Client::handle_progress`],
     /// [`Client::handle_digests`]): the bytes it said arrived so far.
     Digested(u64),
@@ -433,7 +433,7 @@ struct Pending {
     instructed: bool,
     /// What a fetch verified, once [`Event::Store`] said to store it: what the inventory
     /// records when the caller confirms.
-    digests: Option<Digests>,
+    digests: Option<Measured>,
     /// Where the change came from: what a body that matches nothing listed means.
     origin: Origin,
 }

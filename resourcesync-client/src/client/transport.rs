@@ -4,7 +4,9 @@
 use std::time::Instant;
 
 use http::{HeaderMap, StatusCode};
-use resourcesync_model::{Capability, Fixity, FixityMismatch, W3cDateTime};
+use resourcesync_model::{
+    Algorithms, Capability, FixityMismatch, Md, Measure, Measured, W3cDateTime,
+};
 use resourcesync_xml::{Limits, PushReader};
 
 use super::{Body, Client, DocFlight, Flight, Job, Phase, Role, What, http_uri, later, problem};
@@ -77,7 +79,9 @@ impl<I: Inventory> Client<I> {
                 loc_findings: Vec::new(),
                 warnings: 0,
             })),
-            What::Resource { .. } | What::Package { .. } => Body::Fixity(Fixity::new()),
+            What::Resource { .. } | What::Package { .. } => Body::Fixity(Measure::new(
+                Algorithms::to_check(self.listed_md(&job), self.config.verification),
+            )),
         };
         let uri = job.uri.clone();
         let limit = later(now, self.config.bounds.max_request_time);
@@ -369,15 +373,34 @@ impl<I: Inventory> Client<I> {
         Ok(())
     }
 
+    /// The `<rs:md>` listed for the body of a resource or a package.
+    fn listed_md<'a>(&'a self, job: &'a Job) -> Option<&'a Md> {
+        match &job.what {
+            What::Resource { change, .. } => {
+                self.changes.get(change).and_then(|p| p.change.md.as_ref())
+            }
+            What::Package { md, .. } => md.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The length listed for the body of a resource or a package.
     fn listed_length(&self, job: &Job) -> Option<u64> {
-        match &job.what {
-            What::Resource { change, .. } => self
-                .changes
-                .get(change)
-                .and_then(|p| p.change.md.as_ref())
-                .and_then(|md| md.length),
-            What::Package { md, .. } => md.as_ref().and_then(|md| md.length),
+        self.listed_md(job).and_then(|md| md.length)
+    }
+
+    /// The digests that check the body of `id`, a resource's or a package's, as the
+    /// configuration's [`Verification`](resourcesync_model::Verification) asks, for a
+    /// caller that hashes it itself ([`handle_digests`](Client::handle_digests)): a
+    /// [`Measure`] of them is what it hands over. `None` for a request not in flight or
+    /// of another kind.
+    pub fn algorithms(&self, id: RequestId) -> Option<Algorithms> {
+        let flight = self.flights.get(&id)?;
+        match flight.body {
+            Body::Fixity(_) | Body::Digested(_) => Some(Algorithms::to_check(
+                self.listed_md(&flight.job),
+                self.config.verification,
+            )),
             _ => None,
         }
     }
@@ -456,7 +479,7 @@ impl<I: Inventory> Client<I> {
     pub fn handle_digests(
         &mut self,
         id: RequestId,
-        digests: resourcesync_model::Digests,
+        digests: Measured,
         now: Instant,
     ) -> Result<(), Misuse> {
         if !self.last_input(id)? {

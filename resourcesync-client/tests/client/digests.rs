@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use http::{HeaderMap, StatusCode};
 use resourcesync_client::{Event, MemoryInventory, Misuse, ProblemKind, Purpose};
-use resourcesync_model::{Digests, Fixity, FixityMismatch};
+use resourcesync_model::{Algorithms, FixityMismatch, Measure, Measured, Verification};
 
 use crate::apply::{answer, client as new_client};
 
@@ -16,10 +16,16 @@ const LIST: &str = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9
   <url><loc>https://example.com/a.txt</loc><rs:md length="5" hash="md5:5d41402abc4b2a76b9719d911017c592"/></url>
 </urlset>"#;
 
-fn digests(bytes: &[u8]) -> Digests {
-    let mut fixity = Fixity::new();
-    fixity.update(bytes);
-    fixity.finish()
+/// What a caller that computes what the client asks (md5: the list lists it alone)
+/// hands over.
+fn digests(bytes: &[u8]) -> Measured {
+    measured(Algorithms::MD5, bytes)
+}
+
+fn measured(algorithms: Algorithms, bytes: &[u8]) -> Measured {
+    let mut measure = Measure::new(algorithms);
+    measure.update(bytes);
+    measure.finish()
 }
 
 /// A client that read the list and asked for a.txt: the request, its head received.
@@ -242,4 +248,122 @@ fn an_entry_whose_digests_cannot_be_checked_is_refused() {
         assert!(dest.files.is_empty(), "{hash}: stored unchecked");
         assert_eq!(crate::counting::refusals(&run.events).len(), 1, "{hash}");
     }
+}
+
+/// A client asked for a resource listed with `hash` (none if empty; "hello", 5 bytes), checking
+/// `verification`: the request, its head received.
+fn asked_listed(
+    hash: &str,
+    verification: Verification,
+    now: Instant,
+) -> (
+    resourcesync_client::Client<MemoryInventory>,
+    resourcesync_client::RequestId,
+) {
+    // An empty `hash`: none listed.
+    let list = match hash {
+        "" => LIST.replace(r#" hash="md5:5d41402abc4b2a76b9719d911017c592""#, ""),
+        _ => LIST.replace("md5:5d41402abc4b2a76b9719d911017c592", hash),
+    };
+    let config = resourcesync_client::Config::new(
+        "https://example.com/resourcelist.xml".parse().unwrap(),
+        resourcesync_client::Mode::Baseline { prefer_dump: false },
+    )
+    .unwrap()
+    .with_verification(verification);
+    let mut client = resourcesync_client::Client::new(
+        config,
+        resourcesync_client::State::new(),
+        MemoryInventory::new(),
+    );
+    let request = client.poll_request(now).expect("the list");
+    answer(&mut client, &request, list.as_bytes(), now);
+    let resource = client.poll_request(now);
+    let events = drain(&mut client);
+    let resource =
+        resource.unwrap_or_else(|| panic!("the resource listed with {hash}: {events:?}"));
+    client
+        .handle_response(resource.id, StatusCode::OK, &HeaderMap::new(), now)
+        .unwrap();
+    (client, resource.id)
+}
+
+const HELLO_MD5: &str = "md5:5d41402abc4b2a76b9719d911017c592";
+const HELLO_SHA256: &str =
+    "sha-256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+
+/// The client asks for the digests that check what is listed: the strongest listed by
+/// default (sha-256 over md5), every listed one under `Verification::All`, sha-256 where
+/// none is listed (the inventory's record of what was stored); and what is handed over
+/// is checked against every listed digest it holds.
+#[test]
+fn the_digests_asked_for_are_the_strongest_listed_or_all_of_them() {
+    let now = Instant::now();
+    let both = format!("{HELLO_MD5} {HELLO_SHA256}");
+    for (hash, verification, algorithms) in [
+        (both.as_str(), Verification::Strongest, Algorithms::SHA256),
+        (both.as_str(), Verification::All, Algorithms::BOTH),
+        (HELLO_MD5, Verification::Strongest, Algorithms::MD5),
+        (HELLO_MD5, Verification::All, Algorithms::MD5),
+        (HELLO_SHA256, Verification::All, Algorithms::SHA256),
+        ("", Verification::Strongest, Algorithms::SHA256),
+    ] {
+        let (mut client, id) = asked_listed(hash, verification, now);
+        assert_eq!(
+            client.algorithms(id),
+            Some(algorithms),
+            "{hash} {verification:?}"
+        );
+        client
+            .handle_digests(id, measured(algorithms, b"hello"), now)
+            .unwrap();
+        let events = drain(&mut client);
+        let store = events.iter().find_map(|e| match e {
+            Event::Store(s) => Some(s.digests),
+            _ => None,
+        });
+        assert_eq!(
+            store,
+            Some(measured(algorithms, b"hello")),
+            "{hash}: {events:?}"
+        );
+    }
+
+    // A body whose md5 matches and sha-256 does not: `All` refuses it, and so does the
+    // default, which checks the sha-256.
+    let mut lying = measured(Algorithms::BOTH, b"hello");
+    lying.sha256 = measured(Algorithms::SHA256, b"jello").sha256;
+    for verification in [Verification::Strongest, Verification::All] {
+        let (mut client, id) = asked_listed(&both, verification, now);
+        client.handle_digests(id, lying, now).unwrap();
+        let events = drain(&mut client);
+        assert!(
+            !events.iter().any(|e| matches!(e, Event::Store(_))),
+            "{events:?}"
+        );
+    }
+}
+
+/// A caller that hands over other digests than the listed ones (md5 for a sha-256 list)
+/// has checked nothing: that is a fixity failure, never a store.
+#[test]
+fn digests_that_check_nothing_listed_are_not_a_store() {
+    let now = Instant::now();
+    let (mut client, id) = asked_listed(HELLO_SHA256, Verification::Strongest, now);
+    client
+        .handle_digests(id, measured(Algorithms::MD5, b"hello"), now)
+        .unwrap();
+    // Fetched once more (what matches nothing listed may be a Source that moved), and
+    // the same digests handed over again.
+    let events = again(&mut client, b"hello", now);
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Store(_))),
+        "{events:?}"
+    );
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Problem(p)
+                if matches!(&p.kind, ProblemKind::ChangedSinceListed { cause }
+                    if **cause == ProblemKind::Fixity(FixityMismatch::Unchecked { algorithm: "sha-256" })))),
+        "{events:?}"
+    );
 }

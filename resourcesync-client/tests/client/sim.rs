@@ -278,7 +278,7 @@ fn drive_with(
                     let digests = f.finish();
                     dest.files
                         .insert(extract.change.path.as_str().to_owned(), bytes);
-                    let held = Held::of(&digests, extract.change.lastmod);
+                    let held = Held::of(&digests.into(), extract.change.lastmod);
                     confirm = Some((extract.change.id, Some(held)));
                     placed = Some((extract.change.uri.clone(), held));
                 }

@@ -92,32 +92,43 @@ pub(super) fn own_dir(parent: &Dir, name: &Path, shown: &Path) -> Result<Dir, De
     parent.open_dir(name).map_err(io)
 }
 
-/// The length and digests of the file at `path` under `root`: opened as a regular file
-/// only ([`regular_file`]), so that a FIFO or a link swapped in since its metadata was
-/// read is neither waited on nor followed.
-pub(super) fn digest_file(root: &Dir, path: &Path) -> io::Result<Digests> {
+/// The length and the digests `algorithms` of the file at `path` under `root`: opened
+/// as a regular file only ([`regular_file`]), so that a FIFO or a link swapped in since
+/// its metadata was read is neither waited on nor followed.
+pub(super) fn digest_file(root: &Dir, path: &Path, algorithms: Algorithms) -> io::Result<Measured> {
     let mut options = cap_std::fs::OpenOptions::new();
     options.read(true);
     let mut file = regular_file(root, path, &mut options)?;
-    let mut fixity = Fixity::new();
+    let mut measure = Measure::new(algorithms);
     let mut buf = vec![0; 64 * 1024];
     loop {
         let n = file.read(&mut buf)?;
         if n == 0 {
-            return Ok(fixity.finish());
+            return Ok(measure.finish());
         }
-        fixity.update(&buf[..n]);
+        measure.update(&buf[..n]);
     }
 }
 
-/// Whether `found` is what `held` records (each of its fields that it has). A record
-/// with neither a length nor a digest proves nothing, and so not that the file is the
-/// sync's.
-pub(super) fn holds(held: &Held, found: &Digests) -> bool {
+/// Whether the file at `path` under `root` is what `held` records (each of its fields
+/// that it has), read for the digests `held` records. A record with neither a length
+/// nor a digest proves nothing, and so not that the file is the sync's.
+pub(super) fn holds_file(root: &Dir, path: &Path, held: &Held) -> io::Result<bool> {
+    if held.length.is_none() && held.md5.is_none() && held.sha256.is_none() {
+        return Ok(false);
+    }
+    let found = digest_file(root, path, held.algorithms())?;
+    Ok(holds(held, &found))
+}
+
+/// Whether `found` is what `held` records (each of its fields that it has; `found`
+/// computed for [`Held::algorithms`]). A record with neither a length nor a digest
+/// proves nothing, and so not that the file is the sync's.
+pub(super) fn holds(held: &Held, found: &Measured) -> bool {
     (held.length.is_some() || held.md5.is_some() || held.sha256.is_some())
         && held.length.is_none_or(|l| l == found.length)
-        && held.md5.is_none_or(|d| d == found.md5)
-        && held.sha256.is_none_or(|d| d == found.sha256)
+        && held.md5.is_none_or(|d| found.md5 == Some(d))
+        && held.sha256.is_none_or(|d| found.sha256 == Some(d))
 }
 
 /// Copies bitstream `i` of `package` to the temporary file `temp`, verified as it is
@@ -127,7 +138,7 @@ pub(super) fn copy_bitstream(
     i: usize,
     bodies: &Bodies,
     temp: &str,
-) -> io::Result<Digests> {
+) -> io::Result<Measured> {
     let mut reader = package.bitstream(i).map_err(io::Error::other)?;
     let mut file = bodies.tmp.create(temp)?.into_std();
     let mut fixity = Fixity::new();
@@ -141,5 +152,5 @@ pub(super) fn copy_bitstream(
         file.write_all(&buf[..n])?;
     }
     file.sync_all()?;
-    Ok(fixity.finish())
+    Ok(fixity.finish().into())
 }

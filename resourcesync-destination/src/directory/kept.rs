@@ -117,7 +117,7 @@ impl DirectoryDestination {
             if safe
                 && self.checked(path.parent().unwrap_or(Path::new(""))).is_ok()
                 && self.root.symlink_metadata(path).is_ok_and(|m| m.is_file())
-                && digest_file(&self.root, path).is_ok_and(|found| holds(&placed.held, &found))
+                && holds_file(&self.root, path, &placed.held).is_ok_and(|holds| holds)
             {
                 inventory.record(placed.uri, placed.held);
             }
@@ -205,7 +205,7 @@ impl DirectoryDestination {
     /// does not hold, which the next [`load`](Self::load) then records instead of
     /// leaving it to look like a file no sync stored. One write per line, unbuffered:
     /// what a killed process wrote stays in the page cache.
-    pub(super) fn journal(&mut self, change: &Decision, digests: &Digests) -> io::Result<()> {
+    pub(super) fn journal(&mut self, change: &Decision, digests: &Measured) -> io::Result<()> {
         let journal = match &mut self.journal {
             Some(journal) => journal,
             None => {

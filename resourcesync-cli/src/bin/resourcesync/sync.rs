@@ -12,6 +12,7 @@ use resourcesync_cli::Chain;
 use resourcesync_client::{Event, Progress, WarningSummary};
 use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::{Notice, Observer};
+use resourcesync_model::Verification;
 
 use resourcesync_destination::{SyncOptions, Synced};
 
@@ -107,6 +108,13 @@ pub(crate) struct SyncArgs {
     /// Requests in flight at once.
     #[arg(long, value_name = "N", default_value_t = 8)]
     concurrency: usize,
+    /// Which listed digests each resource is checked against besides its length:
+    /// `strongest` (sha-256 where listed, else md5: a body that matches it is the listed
+    /// one) or `all` (every listed md5 and sha-256: a Source whose digests disagree with
+    /// each other is noticed). A resource listed with neither is not checked; its
+    /// sha-256 is recorded all the same.
+    #[arg(long, value_name = "WHICH", default_value = "strongest", value_parser = verification)]
+    verify: Verification,
     /// Bytes a resource listed without a length may have (K, M, G: powers of 1024); past
     /// them its fetch fails. A listed length bounds a resource itself.
     #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = resourcesync_cli::units::bytes)]
@@ -147,6 +155,7 @@ impl SyncArgs {
             .with_baseline(self.baseline)
             .with_dump(self.dump)
             .with_concurrency(self.concurrency)
+            .with_verification(self.verify)
             .with_limits(self.max_unlisted_bytes, self.max_request_time)
             .with_replace_foreign(self.replace_foreign);
         if self.delete {
@@ -340,5 +349,14 @@ struct Listener(tokio::task::JoinHandle<()>);
 impl Drop for Listener {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// `--verify`'s value.
+fn verification(value: &str) -> Result<Verification, String> {
+    match value {
+        "strongest" => Ok(Verification::Strongest),
+        "all" => Ok(Verification::All),
+        _ => Err(format!("{value:?} is neither `strongest` nor `all`")),
     }
 }
