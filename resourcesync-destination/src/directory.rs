@@ -56,6 +56,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+use cap_fs_ext::DirExt as _;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use http::{HeaderMap, StatusCode};
@@ -177,10 +178,17 @@ pub struct DirectoryDestination {
     kept: Dir,
     /// `.resourcesync/tmp/`.
     bodies: Bodies,
-    /// Directories this run made or checked (no symbolic link on the way), so that each
-    /// is checked once: per resource, a `create_dir_all` is a system call or more for
-    /// every level.
-    made: HashSet<PathBuf>,
+    /// Directories this run made or checked (no symbolic link on the way), each with a
+    /// handle on it, so that each is checked and opened once: per resource, a
+    /// `create_dir_all` is a system call or more for every level, and a path beneath the
+    /// root is opened level by level for every call (`openat2` and `close` for each of
+    /// a placement's `stat` and `rename`). A file is placed through its directory's
+    /// handle, by its name alone. The handle is on the directory the run checked: a
+    /// link put in its place later is never followed (as a path resolved beneath the
+    /// root would refuse it); a directory renamed away from under DIR by someone else
+    /// during the run takes the files placed through its handle along, as DIR itself and
+    /// `.resourcesync/tmp/`, also held by handles, would.
+    made: HashMap<PathBuf, Arc<Dir>>,
     /// The packages open for extraction, by the request they came in.
     packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>>,
     /// Replace a file at a resource's path that no sync stored.
@@ -244,7 +252,7 @@ impl DirectoryDestination {
                 tmp: Arc::new(tmp),
                 shown,
             },
-            made: HashSet::new(),
+            made: HashMap::new(),
             packages: HashMap::new(),
             replace_foreign: false,
             journal: None,
@@ -554,8 +562,12 @@ impl DirectoryDestination {
         held: Option<Held>,
     ) -> Result<(), Outcome> {
         let target = change.path.to_path_buf();
+        let Some(name) = target.file_name() else {
+            return Err(Outcome::Failed(io::Error::other("a path without a name")));
+        };
         let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
-        match self.root.symlink_metadata(&target) {
+        let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
+        match dir.symlink_metadata(name) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(Outcome::Failed(e)),
             Ok(_) if self.replace_foreign => {}
@@ -612,18 +624,20 @@ impl DirectoryDestination {
             }
         }
         self.journal(change, digests).map_err(Outcome::Failed)?;
-        let renamed = self.bodies.tmp.rename(temp, &self.root, &target);
+        let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
+        let renamed = self.bodies.tmp.rename(temp, dir, name);
         match renamed {
-            // A directory this run made was removed since (emptied by a deletion): make
-            // it again.
+            // A directory this run made was removed since (emptied by a deletion, or by
+            // someone else): make it again.
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if let Some(parent) = &parent {
+                if let Some((parent, _)) = &parent {
                     self.made.remove(parent);
                 }
-                self.parent_of(&target).map_err(Outcome::Failed)?;
+                let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
+                let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
                 self.bodies
                     .tmp
-                    .rename(temp, &self.root, &target)
+                    .rename(temp, dir, name)
                     .map_err(Outcome::Failed)
             }
             other => other.map_err(Outcome::Failed),
@@ -690,22 +704,27 @@ impl DirectoryDestination {
     }
 
     /// Makes the directory of `target` (relative to the root), checking that none on the
-    /// way is a symbolic link; once per directory and run. Returns it.
-    fn parent_of(&mut self, target: &Path) -> io::Result<Option<PathBuf>> {
+    /// way is a symbolic link; once per directory and run. Returns it and a handle on
+    /// it; `None` for a file at the root.
+    fn parent_of(&mut self, target: &Path) -> io::Result<Option<(PathBuf, Arc<Dir>)>> {
         let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) else {
             return Ok(None);
         };
-        if !self.made.contains(parent) {
-            match self.checked(parent) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    self.root.create_dir_all(parent)?;
-                    self.checked(parent)?;
-                }
-                other => other?,
-            }
-            self.made.insert(parent.to_owned());
+        if let Some(dir) = self.made.get(parent) {
+            return Ok(Some((parent.to_owned(), dir.clone())));
         }
-        Ok(Some(parent.to_owned()))
+        match self.checked(parent) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                self.root.create_dir_all(parent)?;
+                self.checked(parent)?;
+            }
+            other => other?,
+        }
+        // Every level was just checked to be a directory, not a link; the last is opened
+        // without following one, should it have been swapped in since.
+        let dir = Arc::new(self.root.open_dir_nofollow(parent)?);
+        self.made.insert(parent.to_owned(), dir.clone());
+        Ok(Some((parent.to_owned(), dir)))
     }
 
     /// Checks that every directory of `dir` (relative to the root) is one, not a link.

@@ -13,6 +13,16 @@ use resourcesync_testkit::source::Source;
 /// One run of the client into `dir`, every request answered by `source`, every event
 /// carried out by the destination.
 fn run(source: &Source, dir: &Path, options: impl Fn(SyncOptions) -> SyncOptions) -> Report {
+    run_with(source, dir, options, |_| {})
+}
+
+/// [`run`], calling `between` after each event the destination carried out.
+fn run_with(
+    source: &Source,
+    dir: &Path,
+    options: impl Fn(SyncOptions) -> SyncOptions,
+    mut between: impl FnMut(&Event),
+) -> Report {
     let options = options(SyncOptions::new(source.uri(""), dir));
     let mut dest = DirectoryDestination::open(dir).unwrap();
     let (state, inventory) = dest.load().unwrap();
@@ -42,6 +52,7 @@ fn run(source: &Source, dir: &Path, options: impl Fn(SyncOptions) -> SyncOptions
                 return report;
             }
             dest.apply(&mut client, &event).unwrap();
+            between(&event);
         }
     }
 }
@@ -431,4 +442,44 @@ fn the_ureq_transport_refuses_a_name_that_resolves_where_the_source_is_not() {
     transport.prepare(&config(&served.base));
     let status = transport.fetch(request()).map(|r| r.status).unwrap();
     assert_eq!(status, StatusCode::OK);
+}
+
+/// The destination places files through a handle on each directory it checked: a link
+/// put in a directory's place during the run (after a file was placed in it) is never
+/// followed, and nothing lands where it leads.
+#[cfg(unix)]
+#[test]
+fn a_link_swapped_in_for_a_directory_during_the_run_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let mut source = Source::new();
+    for i in 0..20 {
+        source.put(&format!("docs/{i}.txt"), format!("file {i}").as_bytes());
+    }
+    source.tick(10);
+    source.publish();
+    let mut swapped = false;
+    let report = run_with(
+        &source,
+        &d,
+        |o| o,
+        |event| {
+            if !swapped && matches!(event, Event::Store(_)) && d.join("docs").is_dir() {
+                std::fs::rename(d.join("docs"), d.join("docs.moved")).unwrap();
+                std::os::unix::fs::symlink(&outside, d.join("docs")).unwrap();
+                swapped = true;
+            }
+        },
+    );
+    assert!(swapped);
+    assert_eq!(report.created, 20, "{report:?}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "written through the link"
+    );
+    // Every file went to the directory the run checked, wherever it now is in DIR.
+    assert_eq!(std::fs::read_dir(d.join("docs.moved")).unwrap().count(), 20);
 }
