@@ -720,3 +720,41 @@ fn a_posix_file_system_holds_every_name_the_portable_rules_refuse() {
         assert_eq!(everywhere.insert(&uri(b), &path).unwrap_err().kind, kind);
     }
 }
+
+/// A URI written with the base's scheme and authority maps without parsing its authority
+/// again: the same as the same URI under a base that writes the authority otherwise
+/// (which parses it), for every way of writing one that normalizes.
+#[test]
+fn the_base_s_authority_as_written_maps_as_it_does_when_parsed() {
+    for (written, other) in [
+        ("http://Example.COM:80/", "http://example.com/"),
+        ("http://example.com/", "http://EXAMPLE.com:80/"),
+        ("https://example.com:443/", "https://example.com/"),
+        ("http://127.0.0.1:8080/", "http://127.0.0.1:08080/"),
+        ("http://[::1]:8080/", "http://[0:0::1]:8080/"),
+        ("http://xn--caf-dma.example/", "http://café.example/"),
+    ] {
+        let fast = mapper(written).with_other_authorities(true);
+        let slow = mapper(other).with_other_authorities(true);
+        let authority = written.trim_end_matches('/');
+        for path in ["/a.txt", "/d/e%20f.txt", "/", "/x?q=1"] {
+            let target = uri(&format!("{authority}{path}"));
+            let (fast, slow) = (fast.local_path(&target), slow.local_path(&target));
+            assert_eq!(
+                fast.as_ref()
+                    .map(|p| p.as_str().to_owned())
+                    .map_err(|e| e.to_string()),
+                slow.as_ref()
+                    .map(|p| p.as_str().to_owned())
+                    .map_err(|e| e.to_string()),
+                "{target} under {written} and {other}"
+            );
+        }
+        // Another authority still maps under `@`, parsed.
+        let cdn = uri("http://CDN.example.org:80/x");
+        assert_eq!(
+            fast.local_path(&cdn).unwrap().as_str(),
+            "@cdn.example.org/x"
+        );
+    }
+}
