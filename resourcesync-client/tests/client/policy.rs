@@ -496,3 +496,35 @@ fn a_source_built_for_another_name_is_refused_with_the_way_out_and_allowed_when_
     assert!(run.report().complete, "{:?}", run.problems());
     assert_eq!(d.files["@127.0.0.1%3A8080/r/0.txt"], b"zero");
 }
+
+/// A URI written with the Source's scheme and authority is judged without parsing it
+/// again: as the same URI is under a policy whose Source writes the authority otherwise
+/// (which parses it), special addresses included.
+#[test]
+fn the_source_s_authority_as_written_is_judged_as_when_parsed() {
+    for (written, other) in [
+        ("http://Example.COM:80/", "http://example.com/"),
+        ("https://example.com:443/", "https://example.com/"),
+        ("http://127.0.0.1:8080/", "http://127.0.0.1:08080/"),
+        ("http://[::1]:8080/", "http://[0:0::1]:8080/"),
+        ("http://10.0.0.5/", "http://10.0.0.5:80/"),
+        ("http://localhost:8080/", "http://LocalHost:8080/"),
+    ] {
+        let fast = Policy::new(&written.parse().unwrap()).unwrap();
+        let slow = Policy::new(&other.parse().unwrap()).unwrap();
+        let authority = written.trim_end_matches('/');
+        for target in [
+            format!("{authority}/a.txt"),
+            format!("{authority}/d/../e?q=1"),
+            "http://cdn.example.org/x".to_owned(),
+            format!("{authority}/x").replacen("http", "https", 1),
+        ] {
+            let target = target.parse().unwrap();
+            assert_eq!(
+                fast.check(&target).map_err(|e| e.refusal),
+                slow.check(&target).map_err(|e| e.refusal),
+                "{target} under {written} and {other}"
+            );
+        }
+    }
+}
