@@ -56,6 +56,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+/// The allocator the `resourcesync` command runs with (its `main.rs` says why): what is
+/// measured here is the command's `sync` and `serve`, in process.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use resourcesync_benches::peers::{self, median, program};
 use resourcesync_cli::serve;

@@ -22,6 +22,11 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The allocator the `resourcesync` command runs with (its `main.rs` says why): what is
+/// measured here is the command's `sync` and `serve`, in process.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use resourcesync_benches::peers;
 use resourcesync_destination::SyncOptions;
