@@ -409,7 +409,7 @@ impl Fetcher<'_> {
                     .args([
                         "--baseline",
                         "--sitemap",
-                        &format!("{base}resourcelist.xml"),
+                        &format!("{base}resourcesync/resourcelist.xml"),
                     ])
                     .arg(format!("{base}={}", out.display()));
                 peers::timed("resync-sync", command)

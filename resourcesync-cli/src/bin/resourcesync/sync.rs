@@ -295,6 +295,11 @@ impl Observer for Printer {
     }
 
     fn progress(&mut self, progress: &Progress) {
+        // Called after every input: a hidden bar (no terminal) is not worth the message's
+        // formatting and the bar's lock (2 % of a sync of small files).
+        if self.bar.is_hidden() {
+            return;
+        }
         self.bar.set_length(progress.planned);
         self.bar.set_position(progress.settled);
         self.bar.set_message(format!(
