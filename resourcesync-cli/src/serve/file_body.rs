@@ -13,6 +13,31 @@ use tokio_util::io::poll_read_buf;
 
 use super::connections::CutShort;
 
+/// A file read on the task that polls it, as nginx reads (without `aio`): a read of a
+/// chunk from the page cache takes tens of microseconds, less than `tokio::fs`'s hop to
+/// the blocking pool and back for every chunk, and its copy between two buffers. A file
+/// on a disk that must be waited for holds up this worker's other connections for the
+/// read's time; the other workers go on.
+pub(super) struct OnWorker(pub(super) std::fs::File);
+
+impl AsyncRead for OnWorker {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let file = &mut self.get_mut().0;
+        let n = loop {
+            match io::Read::read(file, buf.initialize_unfilled()) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other?,
+            }
+        };
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+}
+
 /// `len` bytes of a file read from where it stands, at most `chunk` at a time.
 ///
 /// A file that grows meanwhile is sent to `len` bytes, no further. One that shrinks, or

@@ -156,7 +156,7 @@ pub(super) fn static_file(
         if let Err(e) = file.seek(SeekFrom::Start(start)) {
             return error_response(e, relative, report);
         }
-        let file = tokio::fs::File::from_std(file);
+        let file = super::file_body::OnWorker(file);
         let cut_short = request.extensions.get::<connections::CutShort>().cloned();
         Body::new(FileBody::new(
             file,
