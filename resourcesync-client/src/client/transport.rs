@@ -390,7 +390,7 @@ impl<I: Inventory> Client<I> {
     }
 
     /// The digests that check the body of `id`, a resource's or a package's, as the
-    /// configuration's [`Verification`](resourcesync_model::Verification) asks, for a
+    /// configuration's [`Config::verification`](crate::Config::verification) asks, for a
     /// caller that hashes it itself ([`handle_digests`](Client::handle_digests)): a
     /// [`Measure`] of them is what it hands over. `None` for a request not in flight or
     /// of another kind.
