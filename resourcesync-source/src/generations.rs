@@ -226,14 +226,15 @@ impl Layout {
     /// generation, and the cleanup then leaves the generation rather than remove what the
     /// publisher did not write. Best effort: a mark left unsealed is removed as before.
     pub(crate) fn seal(&self, number: u64) {
-        let Ok(latest) = at::latest_dir_change(&self.store, &generation_name(number)) else {
+        let Ok((latest, entries)) = at::latest_dir_change(&self.store, &generation_name(number))
+        else {
             return;
         };
         if let Ok(mut mark) = at::open_lock(&self.store, &mark_name(number)) {
             use std::io::Write;
             let _ = mark
                 .set_len(0)
-                .and_then(|()| write!(mark, "{} {}", latest.0, latest.1));
+                .and_then(|()| write!(mark, "{} {} {entries}", latest.0, latest.1));
         }
     }
 
@@ -241,15 +242,21 @@ impl Layout {
     /// of it changed after the seal its mark records.
     fn added_to(&self, number: u64) -> bool {
         let text = at::read_small(&self.store, &mark_name(number)).unwrap_or_default();
-        let Some((secs, nanos)) = text.trim().split_once(' ') else {
+        let mut fields = text.split_ascii_whitespace().map(str::parse::<i64>);
+        let (Some(Ok(secs)), Some(Ok(nanos))) = (fields.next(), fields.next()) else {
             return false;
         };
-        let (Ok(secs), Ok(nanos)) = (secs.parse::<i64>(), nanos.parse::<i64>()) else {
-            return false;
-        };
+        // The number of entries too (a mark written before it was recorded has none): an
+        // entry added in the same tick of the file system's clock as the seal leaves the
+        // change times as they were.
+        let sealed_entries = fields.next().and_then(Result::ok);
         let sealed = (secs, nanos);
-        at::latest_dir_change(&self.store, &generation_name(number))
-            .map_or(true, |latest| latest > sealed)
+        at::latest_dir_change(&self.store, &generation_name(number)).map_or(
+            true,
+            |(latest, entries)| {
+                latest > sealed || sealed_entries.is_some_and(|n| n != entries as i64)
+            },
+        )
     }
 
     /// Removes the directory of generation `number` and its mark, if there is one; what
@@ -558,22 +565,28 @@ mod at {
 
     /// The latest change time (seconds, nanoseconds) of the directory `name` of `dir` and
     /// of every directory under it, entering no link: an entry added, removed or renamed
-    /// in any of them moves it.
-    pub(super) fn latest_dir_change(dir: &Handle, name: &str) -> io::Result<(i64, i64)> {
+    /// in any of them moves it (unless within the same tick of the file system's clock);
+    /// and the number of entries in them all, which an entry added or removed changes
+    /// whenever it is.
+    pub(super) fn latest_dir_change(dir: &Handle, name: &str) -> io::Result<((i64, i64), u64)> {
         latest_dir_change_at(dir, name.as_ref())
     }
 
-    fn latest_dir_change_at(dir: &Handle, name: &OsStr) -> io::Result<(i64, i64)> {
+    fn latest_dir_change_at(dir: &Handle, name: &OsStr) -> io::Result<((i64, i64), u64)> {
         let sub = dir.open_dir_nofollow(name)?;
         let meta = sub.dir_metadata()?;
         let mut latest = (meta.ctime(), meta.ctime_nsec());
+        let mut entries = 0;
         for entry in sub.entries()? {
             let entry = entry?;
+            entries += 1;
             if entry.file_type()?.is_dir() {
-                latest = latest.max(latest_dir_change_at(&sub, &entry.file_name())?);
+                let (changed, under) = latest_dir_change_at(&sub, &entry.file_name())?;
+                latest = latest.max(changed);
+                entries += under;
             }
         }
-        Ok(latest)
+        Ok((latest, entries))
     }
 
     /// Removes the directory `name` of `dir` and everything in it, entering no link (a
@@ -691,7 +704,7 @@ mod at {
     pub(super) fn remove_tree(_: &Handle, _: &str) -> io::Result<()> {
         Err(unsupported())
     }
-    pub(super) fn latest_dir_change(_: &Handle, _: &str) -> io::Result<(i64, i64)> {
+    pub(super) fn latest_dir_change(_: &Handle, _: &str) -> io::Result<((i64, i64), u64)> {
         Err(unsupported())
     }
     pub(super) fn read_small(_: &Handle, _: &str) -> io::Result<String> {
