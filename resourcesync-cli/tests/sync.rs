@@ -733,32 +733,32 @@ fn an_unreachable_source_is_named_with_its_cause() {
 
 /// A Source whose Resource List lists `big.bin` without a length, served `body`.
 fn unlisted_length(body: Vec<u8>) -> Served {
-    let served = Served::start(|s| populate(s, 1));
-    let base = served.base.clone();
-    let list = format!(
-        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{base}capabilitylist.xml"/><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/><url><loc>{base}big.bin</loc></url></urlset>"#
-    );
-    let mut source = served.source.lock().unwrap();
-    source
-        .files
-        .insert("resourcelist.xml".into(), Response::ok(list.into_bytes()));
-    source.files.insert("big.bin".into(), Response::ok(body));
-    drop(source);
-    served
+    listing(&[("big.bin", body, None)])
 }
 
 /// A Source listing each of `bodies` (name, bytes, and the `hash` attribute's value) with
 /// its length.
 fn listed_with_hashes(bodies: &[(&str, Vec<u8>, String)]) -> Served {
+    let bodies: Vec<_> = bodies
+        .iter()
+        .map(|(name, bytes, hash)| (*name, bytes.clone(), Some(hash.as_str())))
+        .collect();
+    listing(&bodies)
+}
+
+/// A Source whose Resource List lists each of `bodies` (name, bytes, and the `hash`
+/// attribute's value: with it, its length and hash are listed; without, neither), served.
+fn listing(bodies: &[(&str, Vec<u8>, Option<&str>)]) -> Served {
     let served = Served::start(|s| populate(s, 1));
     let base = served.base.clone();
     let urls: String = bodies
         .iter()
-        .map(|(name, bytes, hash)| {
-            format!(
+        .map(|(name, bytes, hash)| match hash {
+            Some(hash) => format!(
                 r#"<url><loc>{base}{name}</loc><rs:md length="{}" hash="{hash}"/></url>"#,
                 bytes.len()
-            )
+            ),
+            None => format!("<url><loc>{base}{name}</loc></url>"),
         })
         .collect();
     let list = format!(
