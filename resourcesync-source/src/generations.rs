@@ -242,21 +242,8 @@ impl Layout {
     /// of it changed after the seal its mark records.
     fn added_to(&self, number: u64) -> bool {
         let text = at::read_small(&self.store, &mark_name(number)).unwrap_or_default();
-        let mut fields = text.split_ascii_whitespace().map(str::parse::<i64>);
-        let (Some(Ok(secs)), Some(Ok(nanos))) = (fields.next(), fields.next()) else {
-            return false;
-        };
-        // The number of entries too (a mark written before it was recorded has none): an
-        // entry added in the same tick of the file system's clock as the seal leaves the
-        // change times as they were.
-        let sealed_entries = fields.next().and_then(Result::ok);
-        let sealed = (secs, nanos);
-        at::latest_dir_change(&self.store, &generation_name(number)).map_or(
-            true,
-            |(latest, entries)| {
-                latest > sealed || sealed_entries.is_some_and(|n| n != entries as i64)
-            },
-        )
+        at::latest_dir_change(&self.store, &generation_name(number))
+            .map_or(true, |now| changed_since_seal(&text, now))
     }
 
     /// Removes the directory of generation `number` and its mark, if there is one; what
@@ -404,6 +391,20 @@ impl Layout {
 /// A generation's directory name: its number in five digits or more.
 fn generation_name(number: u64) -> String {
     format!("{number:05}")
+}
+
+/// Whether a generation whose tree is now `(latest change time, entries)` changed since
+/// the seal its mark's `text` records (`secs nanos entries`; `false` for a mark never
+/// sealed). The entries too (a mark written before they were recorded has none): an
+/// entry added in the same tick of the file system's clock as the seal leaves the change
+/// times as they were.
+fn changed_since_seal(text: &str, (latest, entries): ((i64, i64), u64)) -> bool {
+    let mut fields = text.split_ascii_whitespace().map(str::parse::<i64>);
+    let (Some(Ok(secs)), Some(Ok(nanos))) = (fields.next(), fields.next()) else {
+        return false;
+    };
+    let sealed_entries = fields.next().and_then(Result::ok);
+    latest > (secs, nanos) || sealed_entries.is_some_and(|n| i64::try_from(entries) != Ok(n))
 }
 
 /// The name of a generation's mark: an empty file beside its directory that says this
@@ -729,7 +730,32 @@ mod at {
 
 #[cfg(all(test, unix))]
 mod tests {
-    use super::at;
+    use super::{at, changed_since_seal};
+
+    /// A generation changed since its seal when a directory's change time is later, or
+    /// (in the same tick of the clock) when it holds another number of entries; a mark
+    /// of the earlier format (no count) is judged by the time alone, one never sealed
+    /// never.
+    #[test]
+    fn an_entry_added_in_the_seal_s_clock_tick_is_a_change() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("00001/resourcesync")).unwrap();
+        std::fs::write(root.path().join("00001/a.txt"), "a").unwrap();
+        let store = at::open_dir(root.path()).unwrap();
+        let (sealed, entries) = at::latest_dir_change(&store, "00001").unwrap();
+        assert_eq!(entries, 2);
+        let mark = format!("{} {} {entries}", sealed.0, sealed.1);
+        assert!(!changed_since_seal(&mark, (sealed, entries)));
+        // The user's directory, its change time as sealed (the same tick).
+        std::fs::create_dir(root.path().join("00001/resourcesync/notes")).unwrap();
+        let (_, now) = at::latest_dir_change(&store, "00001").unwrap();
+        assert_eq!(now, 3);
+        assert!(changed_since_seal(&mark, (sealed, now)));
+        assert!(changed_since_seal(&mark, ((sealed.0 + 1, 0), entries)));
+        let old_format = format!("{} {}", sealed.0, sealed.1);
+        assert!(!changed_since_seal(&old_format, (sealed, now)));
+        assert!(!changed_since_seal("", (sealed, now)));
+    }
 
     /// The directory holding the switched link is synced: cap-std's handles are `O_PATH`
     /// on Linux, which `fsync` refuses, and the switch ignores the error.
