@@ -298,10 +298,10 @@ impl fmt::Display for LocalPath {
 pub struct PathMapper {
     base: String,
     authority: String,
-    /// The base's scheme (lower case) and authority as written: a URI with both has
-    /// the base's `authority`, without parsing it again (the `url` crate's parse of a
-    /// whole URI, IDNA included, was a fifth of a run's main thread).
-    written: (String, String),
+    /// The base's scheme and authority as written: a URI with both has the base's
+    /// `authority`, without parsing it again (the `url` crate's parse of a whole URI,
+    /// IDNA included, was a fifth of a run's main thread).
+    written: crate::policy::Written,
     prefix: Vec<Vec<u8>>,
     other_authorities: bool,
     max_path_bytes: usize,
@@ -329,10 +329,7 @@ impl PathMapper {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(PathMapper {
             base: base.as_str().to_owned(),
-            written: (
-                base.scheme().to_ascii_lowercase(),
-                base.authority().unwrap_or_default().to_owned(),
-            ),
+            written: crate::policy::Written::of(base),
             authority: parts.authority,
             prefix,
             other_authorities: false,
@@ -385,11 +382,7 @@ impl PathMapper {
     /// The relative local path of `uri`, or why it has none. Pure: the same mapper and URI
     /// always give the same answer, and nothing is read or written.
     pub fn local_path(&self, uri: &Uri) -> Result<LocalPath, LocalPathError> {
-        let (scheme, authority) = &self.written;
-        let parts = if uri.is_http()
-            && uri.scheme().eq_ignore_ascii_case(scheme)
-            && uri.authority() == Some(authority.as_str())
-        {
+        let parts = if self.written.matches(uri) {
             // The same text under the same scheme normalizes to the same authority.
             Parts::with_authority(uri, self.authority.clone())
         } else {

@@ -245,11 +245,12 @@ enum Others {
 #[derive(Clone, Debug)]
 pub struct Policy {
     authority: String,
-    /// The Source's URI's scheme (lower case) and authority as written, with the kind of
-    /// special address its host is: a URI written with both is on `authority` and that
-    /// host, known without parsing it again (the `url` crate's parse, IDNA included, of
-    /// every listed URI was a tenth of a run's main thread).
-    written: (String, String, Option<(String, SpecialAddress)>),
+    /// The Source's URI's scheme and authority as written: a URI written with both is on
+    /// `authority`, and on `own_host`, known without parsing it again (the `url` crate's
+    /// parse, IDNA included, of every listed URI was a tenth of a run's main thread).
+    written: Written,
+    /// The kind of special address the Source's host is, if it is one.
+    own_host: Option<(String, SpecialAddress)>,
     others: Others,
     /// The kinds of special address allowed: the Source's own, and what the caller adds.
     allowed: Vec<SpecialAddress>,
@@ -270,11 +271,8 @@ impl Policy {
         let allowed = kind.iter().map(|(_, kind)| *kind).collect();
         Ok(Policy {
             authority,
-            written: (
-                source.scheme().to_ascii_lowercase(),
-                source.authority().unwrap_or_default().to_owned(),
-                kind,
-            ),
+            written: Written::of(source),
+            own_host: kind,
             others: Others::Listed(Vec::new()),
             allowed,
             any_address: false,
@@ -333,13 +331,9 @@ impl Policy {
             uri: uri.as_str().to_owned(),
             refusal,
         };
-        let (scheme, written, kind) = &self.written;
-        if uri.is_http()
-            && uri.scheme().eq_ignore_ascii_case(scheme)
-            && uri.authority() == Some(written.as_str())
-        {
+        if self.written.matches(uri) {
             // The Source's own authority as written (it parsed, without a userinfo).
-            return match kind {
+            return match &self.own_host {
                 Some((host, kind)) if !self.address_allowed(*kind) => {
                     Err(refuse(Refusal::SpecialAddress {
                         host: host.clone(),
@@ -429,6 +423,32 @@ impl Policy {
 
     fn address_allowed(&self, kind: SpecialAddress) -> bool {
         self.any_address || self.allowed.contains(&kind)
+    }
+}
+
+/// A URI's scheme and authority as written: the same text under the same scheme is the
+/// same authority once normalized (the `url` crate's), so a URI written with the
+/// scheme and authority of one already parsed needs no parse to know it.
+#[derive(Clone, Debug)]
+pub(crate) struct Written {
+    scheme: String,
+    authority: String,
+}
+
+impl Written {
+    /// `uri`'s (the scheme in lower case).
+    pub(crate) fn of(uri: &Uri) -> Written {
+        Written {
+            scheme: uri.scheme().to_ascii_lowercase(),
+            authority: uri.authority().unwrap_or_default().to_owned(),
+        }
+    }
+
+    /// Whether `uri` is http(s) and written with this scheme and authority.
+    pub(crate) fn matches(&self, uri: &Uri) -> bool {
+        uri.is_http()
+            && uri.scheme().eq_ignore_ascii_case(&self.scheme)
+            && uri.authority() == Some(self.authority.as_str())
     }
 }
 
