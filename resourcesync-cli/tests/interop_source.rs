@@ -52,7 +52,6 @@ const READER: &str = concat!(
     "/tests/interop_source/resync_read.py"
 );
 
-use resourcesync_testkit::publication::generate_collection;
 use resourcesync_testkit::{needs, python};
 
 fn main() -> std::process::ExitCode {
@@ -188,6 +187,25 @@ fn put(root: &Path, relative: &str, bytes: &[u8]) {
     fs::write(path, bytes).unwrap();
 }
 
+/// A collection of `n` files of mixed media types and sizes (some empty), nested up to
+/// three levels deep, with names holding a space, non-ASCII letters and a `+`.
+fn collection(root: &Path, n: usize) {
+    let kinds = ["txt", "html", "json", "png", "pdf", "xml", "csv", "bin"];
+    for i in 0..n {
+        let kind = kinds[i % kinds.len()];
+        let path = match i % 6 {
+            0 => format!("top-{i}.{kind}"),
+            1 => format!("docs/file {i}.{kind}"),
+            2 => format!("docs/été/{i}.{kind}"),
+            3 => format!("docs/a+b/{i}.{kind}"),
+            _ => format!("data/{}/{}/r{i}.{kind}", i % 3, i % 7),
+        };
+        let size = (i * 37) % 5000;
+        let bytes: Vec<u8> = (0..size).map(|b| (b * 31 + i) as u8).collect();
+        put(root, &path, &bytes);
+    }
+}
+
 /// Every file under `root` by its path relative to it (`/`-separated), with its bytes;
 /// names percent-decoded when `decode`.
 fn tree(root: &Path, decode: bool) -> BTreeMap<String, Vec<u8>> {
@@ -312,7 +330,7 @@ fn resync_syncs_baseline_incremental_and_audit_from_our_source(python: PathBuf) 
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let collection_dir = root.join("collection");
-    generate_collection(&collection_dir, 300);
+    collection(&collection_dir, 300);
     let publish = root.join("publish");
     let mut server = Server::bind();
     let base = server.base.clone();
@@ -513,7 +531,7 @@ fn resync_reads_every_document_and_package_we_publish(python: PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path();
     let collection_dir = root.join("collection");
-    generate_collection(&collection_dir, 240);
+    collection(&collection_dir, 240);
     let publish = root.join("publish");
     let base = "http://127.0.0.1:8080/";
     let options = [

@@ -213,22 +213,20 @@ pub fn digests(bytes: &[u8]) -> Digests {
     fixity.finish()
 }
 
-/// Writes a collection of `n` files of mixed media types and sizes (some empty) and names
-/// (a space, non-ASCII letters, a `+`), nested up to three levels deep, under `root`;
-/// returns their relative paths.
+/// Writes a collection of `n` files of mixed media types, sizes and names (spaces,
+/// non-ASCII), nested three levels deep, under `root`; returns their relative paths.
 pub fn generate_collection(root: &Path, n: usize) -> Vec<String> {
     let kinds = ["txt", "html", "json", "png", "pdf", "xml", "csv", "bin"];
     let mut paths = Vec::new();
     for i in 0..n {
         let kind = kinds[i % kinds.len()];
-        let path = match i % 6 {
+        let path = match i % 5 {
             0 => format!("top-{i}.{kind}"),
             1 => format!("docs/file {i}.{kind}"),
             2 => format!("docs/été/{i}.{kind}"),
-            3 => format!("docs/a+b/{i}.{kind}"),
             _ => format!("data/{}/{}/r{i}.{kind}", i % 3, i % 7),
         };
-        let size = (i * 37) % 5000;
+        let size = (i * 37) % 3000;
         let bytes: Vec<u8> = (0..size).map(|b| (b * 31 + i) as u8).collect();
         let file = root.join(&path);
         fs::create_dir_all(file.parent().unwrap()).unwrap();
