@@ -1,6 +1,7 @@
 //! `resourcesync explore`: discovery and the documents a Source offers, read by the
 //! client in its exploring mode over reqwest and tokio; no resource or package is
-//! fetched. The command prints them as a tree (or JSON lines).
+//! fetched. The command prints them as a tree (or JSON lines), with the notification
+//! channels their Capability Lists advertise.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -9,7 +10,7 @@ use resourcesync_client::{
     Client, Config, ConfigError, DocumentRead, Event, MemoryInventory, Misuse, Mode, Report, State,
 };
 use resourcesync_destination::asynchronous::{Msg, fetch, wait};
-use resourcesync_model::Uri;
+use resourcesync_model::{Channel, Uri};
 use tokio::sync::mpsc;
 
 /// Why an exploration could not start or go on.
@@ -64,6 +65,8 @@ impl ExploreOptions {
 pub struct Explored {
     /// Every document read, in the order read.
     pub documents: Vec<DocumentRead>,
+    /// Every notification channel advertised, with the Capability List that advertises it.
+    pub channels: Vec<(Uri, Channel)>,
     /// The client's report.
     pub report: Report,
 }
@@ -93,6 +96,7 @@ pub async fn explore(
     let mut client = Client::new(config, State::new(), MemoryInventory::new());
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
     let mut documents: Vec<DocumentRead> = Vec::new();
+    let mut channels = Vec::new();
     let report = loop {
         while let Some(request) = client.poll_request(Instant::now()) {
             tokio::spawn(fetch(
@@ -110,6 +114,10 @@ pub async fn explore(
             seen(&event);
             match event {
                 Event::Document(document) => documents.push(document),
+                Event::Channel {
+                    capability_list,
+                    channel,
+                } => channels.push((capability_list, channel)),
                 Event::Done(report) => done = Some(report),
                 _ => {}
             }
@@ -122,7 +130,11 @@ pub async fn explore(
         }
         wait(&mut client, &mut rx).await?;
     };
-    Ok(Explored { documents, report })
+    Ok(Explored {
+        documents,
+        channels,
+        report,
+    })
 }
 
 #[cfg(test)]
@@ -134,6 +146,7 @@ mod tests {
         let report = Report::default();
         let explored = Explored {
             documents: Vec::new(),
+            channels: Vec::new(),
             report: report.clone(),
         };
         assert_eq!(explored.to_string(), format!("0 documents read; {report}"));

@@ -202,6 +202,7 @@ fn explore_shows_the_tree_of_documents() {
         s.publish.list_part = 5;
         s.publish.change_part = 4;
         s.publish.archive = true;
+        s.publish.hub = Some("http://hub.example.org/websub/".parse().unwrap());
     });
     let out = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
         .args(["explore", &served.base])
@@ -211,7 +212,7 @@ fn explore_shows_the_tree_of_documents() {
     let tree = String::from_utf8_lossy(&out.stdout).replace(&served.base, "/");
     let expected = "\
 Source Description /.well-known/resourcesync (1 entries)
-  Capability List /capabilitylist.xml (3 entries)
+  Capability List /capabilitylist.xml (4 entries)
     Change List Archive /changelist-archive.xml (2 entries)
       Change List /changes-0.xml (4 entries)
       Change List /changes-1.xml (4 entries)
@@ -219,8 +220,19 @@ Source Description /.well-known/resourcesync (1 entries)
     Resource List Index /resourcelist.xml (2 entries, at 2020-01-01T00:00:10Z)
       Resource List /resourcelist-0.xml (5 entries, at 2020-01-01T00:00:10Z)
       Resource List /resourcelist-1.xml (5 entries, at 2020-01-01T00:00:10Z)
+    change-notification channel /notifications/change (hub http://hub.example.org/websub/)
 ";
     assert_eq!(tree, expected);
+    let out = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["explore", "--json", &served.base])
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&out.stdout);
+    let channel = format!(
+        r#"{{"capability":"change-notification","channel":"{0}notifications/change","hub":"http://hub.example.org/websub/","parent":"{0}capabilitylist.xml"}}"#,
+        served.base
+    );
+    assert!(json.lines().any(|l| l == channel), "{json}");
     let out = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
         .args(["explore", "--json", &format!("{}nowhere.xml", served.base)])
         .output()

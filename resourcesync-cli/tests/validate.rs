@@ -70,6 +70,45 @@ fn status(args: &[&str]) -> i32 {
 }
 
 #[test]
+fn notifications_and_their_channels_are_validated_by_their_own_rules() {
+    let out = run(&["validate", "change-notification-ex1-notification.xml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with(
+            "change-notification-ex1-notification.xml: Change Notification, 2 entries, 0 errors"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    // Without until: an error of Change Notification section 3.
+    let broken = String::from_utf8(example("change-notification-ex1-notification.xml"))
+        .unwrap()
+        .replace(r#"until="2013-01-03T00:10:00Z""#, "");
+    let out = run_with_stdin(&["validate", "--json", "-"], broken.as_bytes());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let errors = &json_lines(&out)[0]["errors"];
+    assert_eq!(errors[0]["rule"], "until-mandatory", "{}", stdout(&out));
+    assert_eq!(errors[0]["section"], "Change Notification 3");
+    // A channel without its hub cannot be subscribed to.
+    let hubless = String::from_utf8(example("change-notification-ex7-capabilitylist.xml"))
+        .unwrap()
+        .replace(
+            r#"<rs:ln rel="hub" href="http://hub.example.org/websub/"/>"#,
+            "",
+        );
+    let out = run_with_stdin(&["validate", "--json", "-"], hubless.as_bytes());
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let errors = &json_lines(&out)[0]["errors"];
+    assert_eq!(
+        errors[0]["rule"],
+        "notification-channel-hub",
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(errors[0]["entry"], 5);
+}
+
+#[test]
 fn exit_status_says_valid_broken_or_unreadable() {
     assert_eq!(status(&["validate", "ex14-resourcelist.xml"]), 0);
     // Warnings alone do not fail a document.

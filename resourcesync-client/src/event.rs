@@ -3,14 +3,14 @@
 //! Two kinds: instructions the caller carries out and then confirms ([`Event::Store`],
 //! [`Event::Extract`], [`Event::Delete`], each followed by
 //! [`Client::applied`](crate::Client::applied) or [`Client::failed`](crate::Client::failed)),
-//! and reports ([`Event::Change`], [`Event::Document`], [`Event::Warning`],
+//! and reports ([`Event::Change`], [`Event::Document`], [`Event::Channel`], [`Event::Warning`],
 //! [`Event::Problem`], [`Event::Audit`], [`Event::Checkpoint`], [`Event::Done`]).
 
 use std::fmt;
 use std::sync::Arc;
 
 use resourcesync_model::{
-    Capability, DocumentKind, FixityMismatch, Md, Rule, Uri, UriError, W3cDateTime,
+    Capability, Channel, DocumentKind, FixityMismatch, Md, Rule, Uri, UriError, W3cDateTime,
 };
 use serde::Serialize;
 
@@ -624,6 +624,15 @@ pub enum Event {
     },
     /// A document was read.
     Document(DocumentRead),
+    /// A Capability List advertises a notification channel (Change Notification 1.0.1 or
+    /// Framework Notification 1.0.1, section 5): where a follower subscribes to have
+    /// changes pushed. Nothing is fetched from it.
+    Channel {
+        /// The Capability List that advertises it.
+        capability_list: Uri,
+        /// The topic, its hub and what it carries.
+        channel: Channel,
+    },
     /// An audited resource that is not in step.
     Audit {
         /// The resource.

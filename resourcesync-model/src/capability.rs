@@ -3,7 +3,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// The value of a `capability` attribute (section 7 and the Archives specification).
+/// The value of a `capability` attribute (section 7, the Archives specification and the
+/// two Notification specifications).
 ///
 /// The vocabulary is open: a value the standards do not define is kept as
 /// [`Capability::Other`] so that a document using it can still be read and written back;
@@ -35,13 +36,21 @@ pub enum Capability {
     ChangeListArchive,
     /// `changedump-archive` (Archives, section 6).
     ChangeDumpArchive,
+    /// `change-notification`: a change notification, or the Capability List entry that
+    /// advertises its channel (Change Notification 1.0.1, sections 3 and 5). Versions 0.8.1
+    /// to 1.0 of that specification wrote `changelist-notification` in the payload; it is
+    /// read as this value and written as `change-notification`.
+    ChangeNotification,
+    /// `framework-notification`: a framework notification, or the Capability List entry
+    /// that advertises its channel (Framework Notification 1.0.1, sections 3 and 5).
+    FrameworkNotification,
     /// Any other value, kept as written.
     Other(String),
 }
 
 impl Capability {
     /// Every capability the standards define, in the order of the standards.
-    pub const DEFINED: [Capability; 12] = [
+    pub const DEFINED: [Capability; 14] = [
         Capability::Description,
         Capability::CapabilityList,
         Capability::ResourceList,
@@ -54,7 +63,13 @@ impl Capability {
         Capability::ResourceDumpArchive,
         Capability::ChangeListArchive,
         Capability::ChangeDumpArchive,
+        Capability::ChangeNotification,
+        Capability::FrameworkNotification,
     ];
+
+    /// The name Change Notification 0.8.1 to 1.0 gave [`Capability::ChangeNotification`],
+    /// read as it.
+    pub const CHANGELIST_NOTIFICATION: &'static str = "changelist-notification";
 
     /// The attribute value.
     pub fn as_str(&self) -> &str {
@@ -71,6 +86,8 @@ impl Capability {
             Capability::ResourceDumpArchive => "resourcedump-archive",
             Capability::ChangeListArchive => "changelist-archive",
             Capability::ChangeDumpArchive => "changedump-archive",
+            Capability::ChangeNotification => "change-notification",
+            Capability::FrameworkNotification => "framework-notification",
             Capability::Other(s) => s,
         }
     }
@@ -134,7 +151,8 @@ impl Capability {
     }
 
     /// Whether a Capability List may enumerate this capability: the four core capabilities
-    /// (section 9) and the four archives (Archives, section 2.1).
+    /// (section 9), the four archives (Archives, section 2.1) and the two notification
+    /// channels (Change Notification and Framework Notification, section 5).
     pub fn is_listable(&self) -> bool {
         matches!(
             self,
@@ -146,6 +164,17 @@ impl Capability {
                 | Capability::ResourceDumpArchive
                 | Capability::ChangeListArchive
                 | Capability::ChangeDumpArchive
+                | Capability::ChangeNotification
+                | Capability::FrameworkNotification
+        )
+    }
+
+    /// Whether this is a notification channel's capability: a Capability List entry with it
+    /// names a WebSub topic, not a document, and links to its hub.
+    pub fn is_notification(&self) -> bool {
+        matches!(
+            self,
+            Capability::ChangeNotification | Capability::FrameworkNotification
         )
     }
 }
@@ -185,8 +214,12 @@ fn edit_distance(a: &[u8], b: &[u8], limit: usize) -> usize {
 impl FromStr for Capability {
     type Err = std::convert::Infallible;
 
-    /// Never fails: an undefined value becomes [`Capability::Other`].
+    /// Never fails: an undefined value becomes [`Capability::Other`], and
+    /// [`Capability::CHANGELIST_NOTIFICATION`] the value that replaced it.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == Capability::CHANGELIST_NOTIFICATION {
+            return Ok(Capability::ChangeNotification);
+        }
         Ok(Capability::DEFINED
             .into_iter()
             .find(|c| c.as_str() == s)
@@ -297,8 +330,12 @@ pub enum DocumentKind {
     ChangeDumpArchive,
     /// A Change Dump Archive Index (Archives, section 6).
     ChangeDumpArchiveIndex,
+    /// A change notification (Change Notification 1.0.1, section 3).
+    ChangeNotification,
+    /// A framework notification (Framework Notification 1.0.1, section 3).
+    FrameworkNotification,
     /// A document without a capability, with one the standards do not define, or with a
-    /// manifest capability on a `<sitemapindex>`. It is kept, not refused.
+    /// manifest or notification capability on a `<sitemapindex>`. It is kept, not refused.
     Unknown,
 }
 
@@ -333,7 +370,15 @@ impl DocumentKind {
             (Root::SitemapIndex, C::ChangeListArchive) => K::ChangeListArchiveIndex,
             (Root::UrlSet, C::ChangeDumpArchive) => K::ChangeDumpArchive,
             (Root::SitemapIndex, C::ChangeDumpArchive) => K::ChangeDumpArchiveIndex,
-            (Root::SitemapIndex, C::ResourceDumpManifest | C::ChangeDumpManifest)
+            (Root::UrlSet, C::ChangeNotification) => K::ChangeNotification,
+            (Root::UrlSet, C::FrameworkNotification) => K::FrameworkNotification,
+            (
+                Root::SitemapIndex,
+                C::ResourceDumpManifest
+                | C::ChangeDumpManifest
+                | C::ChangeNotification
+                | C::FrameworkNotification,
+            )
             | (_, C::Other(_)) => K::Unknown,
         }
     }
@@ -379,12 +424,15 @@ impl DocumentKind {
             K::ResourceDumpArchive | K::ResourceDumpArchiveIndex => Capability::ResourceDumpArchive,
             K::ChangeListArchive | K::ChangeListArchiveIndex => Capability::ChangeListArchive,
             K::ChangeDumpArchive | K::ChangeDumpArchiveIndex => Capability::ChangeDumpArchive,
+            K::ChangeNotification => Capability::ChangeNotification,
+            K::FrameworkNotification => Capability::FrameworkNotification,
             K::Unknown => return None,
         })
     }
 
     /// The section of the standard that defines this kind (`"Archives 3"` for the Archives
-    /// specification), or `"7"` for an unknown kind.
+    /// specification, `"Change Notification 3"` and `"Framework Notification 3"` for the
+    /// notifications), or `"7"` for an unknown kind.
     pub fn section(self) -> &'static str {
         use DocumentKind as K;
         match self {
@@ -403,6 +451,8 @@ impl DocumentKind {
             K::ResourceDumpArchive | K::ResourceDumpArchiveIndex => "Archives 4",
             K::ChangeListArchive | K::ChangeListArchiveIndex => "Archives 5",
             K::ChangeDumpArchive | K::ChangeDumpArchiveIndex => "Archives 6",
+            K::ChangeNotification => "Change Notification 3",
+            K::FrameworkNotification => "Framework Notification 3",
             K::Unknown => "7",
         }
     }
@@ -433,12 +483,14 @@ impl DocumentKind {
             K::ChangeListArchiveIndex => "Change List Archive Index",
             K::ChangeDumpArchive => "Change Dump Archive",
             K::ChangeDumpArchiveIndex => "Change Dump Archive Index",
+            K::ChangeNotification => "Change Notification",
+            K::FrameworkNotification => "Framework Notification",
             K::Unknown => "unknown document",
         }
     }
 
     /// Every kind the standards define, [`DocumentKind::Unknown`] excluded.
-    pub const DEFINED: [DocumentKind; 22] = [
+    pub const DEFINED: [DocumentKind; 24] = [
         DocumentKind::SourceDescription,
         DocumentKind::SourceDescriptionIndex,
         DocumentKind::CapabilityList,
@@ -461,7 +513,17 @@ impl DocumentKind {
         DocumentKind::ChangeListArchiveIndex,
         DocumentKind::ChangeDumpArchive,
         DocumentKind::ChangeDumpArchiveIndex,
+        DocumentKind::ChangeNotification,
+        DocumentKind::FrameworkNotification,
     ];
+
+    /// Whether this kind is a notification, pushed to a Destination rather than fetched.
+    pub fn is_notification(self) -> bool {
+        matches!(
+            self,
+            DocumentKind::ChangeNotification | DocumentKind::FrameworkNotification
+        )
+    }
 }
 
 impl fmt::Display for DocumentKind {
@@ -485,6 +547,15 @@ mod tests {
             DocumentKind::new(Root::SitemapIndex, Some(&Capability::ChangeDumpManifest)),
             DocumentKind::Unknown
         );
+        for notification in [
+            Capability::ChangeNotification,
+            Capability::FrameworkNotification,
+        ] {
+            assert_eq!(
+                DocumentKind::new(Root::SitemapIndex, Some(&notification)),
+                DocumentKind::Unknown
+            );
+        }
         assert_eq!(DocumentKind::new(Root::UrlSet, None), DocumentKind::Unknown);
         assert_eq!(
             DocumentKind::new(Root::UrlSet, Some(&Capability::from("mirror"))),
@@ -526,5 +597,9 @@ mod tests {
             assert_eq!(Capability::from(c.as_str()), c);
         }
         assert_eq!(Capability::from("x-custom").as_str(), "x-custom");
+        // Change Notification 1.0's name is read as 1.0.1's, and written as 1.0.1 writes it.
+        let old = Capability::from(Capability::CHANGELIST_NOTIFICATION);
+        assert_eq!(old, Capability::ChangeNotification);
+        assert_eq!(old.as_str(), "change-notification");
     }
 }

@@ -62,13 +62,16 @@ pub enum Relation {
     Profile,
     /// `archives`: to an archive of the document (Archives, section 2.2).
     Archives,
+    /// `hub`: from a notification channel's entry in a Capability List to its WebSub hub
+    /// (Change Notification and Framework Notification, section 5; registered by WebSub).
+    Hub,
     /// Any other registered relation name, as written.
     Registered(String),
     /// Any other extension relation, an absolute URI, as written.
     Uri(String),
 }
 
-const NAMED: [(Relation, &str); 16] = [
+const NAMED: [(Relation, &str); 17] = [
     (Relation::Up, "up"),
     (Relation::Index, "index"),
     (Relation::DescribedBy, "describedby"),
@@ -85,6 +88,7 @@ const NAMED: [(Relation, &str); 16] = [
     (Relation::Via, "via"),
     (Relation::Profile, "profile"),
     (Relation::Archives, "archives"),
+    (Relation::Hub, "hub"),
 ];
 
 impl Relation {

@@ -3,7 +3,9 @@
 //! Each [`Rule`] has a stable [`id`](Rule::id), a [`Severity`] (an error for a MUST or a
 //! mandatory element or attribute, a warning for a SHOULD or a recommended one), the
 //! section of the standard it comes from and a message. Sections are those of ANSI/NISO
-//! Z39.99-2017; `Archives N` names a section of the ResourceSync Archives specification;
+//! Z39.99-2017; `Archives N` names a section of the ResourceSync Archives specification,
+//! `Change Notification N` and `Framework Notification N` one of the two Notification
+//! specifications (1.0.1);
 //! `Sitemap protocol` and `RFC N x.y` name a specification the standard builds on, for a
 //! rule whose text is there and not in the standard. A rule that no text states (one that
 //! guards a Destination against hostile input) says so in its documentation and message.
@@ -217,6 +219,10 @@ catalogue! {
     /// Manifests are `<urlset>` documents.
     ManifestIndex = ("manifest-not-index", Error, "11.2, 13.2",
         "a manifest must have the urlset root element"),
+    /// Notifications are `<urlset>` documents: a burst of changes is split into several
+    /// notifications, never into an index.
+    NotificationIndex = ("notification-not-index", Error, "Change Notification 3, Framework Notification 3",
+        "a notification must have the urlset root element; a burst is split into several notifications"),
     /// Capability Lists are not split into indexes.
     CapabilityListIndex = ("capabilitylist-index", Warning, "9",
         "Sources should not generate a sitemapindex Capability List"),
@@ -229,8 +235,12 @@ catalogue! {
     AtMandatory = ("at-mandatory", Error, "Appendix A",
         "the document's rs:md must have an at attribute"),
     /// `from` on documents that cover an interval of changes.
-    FromMandatory = ("from-mandatory", Error, "Appendix A",
+    FromMandatory = ("from-mandatory", Error, "Appendix A, Change Notification 3",
         "the document's rs:md must have a from attribute"),
+    /// `until` on change notifications: with `from`, it bounds the changes a notification
+    /// carries, and consecutive notifications tile time with their intervals.
+    UntilMandatory = ("until-mandatory", Error, "Change Notification 3",
+        "a change notification's rs:md must have an until attribute"),
     /// No `at` or `completed` on documents about changes: section 7 says they are "not
     /// used for" them (Appendix A only leaves their cells empty).
     AtNotUsed = ("at-not-used", Error, "7",
@@ -287,6 +297,9 @@ catalogue! {
     /// Change List Archive entries in chronological order.
     ChangeListArchiveOrder = ("changelist-archive-order", Error, "Archives 5",
         "the pointers in a Change List Archive must be in chronological order"),
+    /// Change notification entries in forward chronological order.
+    ChangeNotificationOrder = ("change-notification-order", Error, "Change Notification 3",
+        "change notification entries must be in forward chronological order"),
     /// Change Dump Archive entries in chronological order.
     ChangeDumpArchiveOrder = ("changedump-archive-order", Error, "Archives 6",
         "the pointers in a Change Dump Archive must be in chronological order"),
@@ -312,9 +325,10 @@ catalogue! {
         "a patch link in a Change Dump Manifest must have a path attribute"),
     /// Patch links only where they are applicable: on the entries of Change Lists and of
     /// Change Dump Manifests (a Change Dump's patches are described in its packages'
-    /// manifests).
+    /// manifests), and of change notifications, whose entries are a Change List's with the
+    /// links of sections 7 and 14 (Change Notification, section 3).
     PatchLinkNotApplicable = ("patch-link-not-applicable", Warning, "14.4",
-        "patch links are only applicable to Change Lists and Change Dumps (in their manifests)"),
+        "patch links are only applicable to Change Lists, Change Dumps (in their manifests) and change notifications"),
     /// A `duplicate` link does not repeat the attributes of `<rs:md>`: the mirror's
     /// values are expected to be the resource's.
     DuplicateLinkAttributes = ("duplicate-link-attributes", Warning, "14.2",
@@ -327,12 +341,15 @@ catalogue! {
         "a timegate link should have no attributes but rel and href"),
 
     // Entries.
-    /// `change` on Change List and Change Dump Manifest entries.
-    ChangeMandatory = ("change-mandatory", Error, "12.1, 13.2",
+    /// `change` on the entries of Change Lists, Change Dump Manifests and notifications.
+    ChangeMandatory = ("change-mandatory", Error, "12.1, 13.2, Change Notification 3, Framework Notification 3",
         "each entry must have rs:md with a change attribute"),
-    /// `change` is only used in Change Lists and Change Dump Manifests.
+    /// `change` is only used in Change Lists, Change Dump Manifests and notifications.
     ChangeNotUsed = ("change-not-used", Warning, "7",
-        "change is only used on the entries of Change Lists and Change Dump Manifests"),
+        "change is only used on the entries of Change Lists, Change Dump Manifests and notifications"),
+    /// A framework notification entry names the kind of the document that changed.
+    FrameworkNotificationEntryCapability = ("framework-notification-entry-capability", Error, "Framework Notification 3",
+        "each framework notification entry must have rs:md with the capability of the document that changed"),
     /// A Resource Dump Manifest describes the bitstreams of a snapshot: a deleted resource
     /// has none, and every entry must have the `path` of one.
     ResourceDumpManifestDeleted = ("resourcedump-manifest-deleted", Error, "11.2",
@@ -377,9 +394,13 @@ catalogue! {
     /// One entry per capability.
     CapabilityListDuplicate = ("capabilitylist-duplicate", Error, "9, Archives 2.1",
         "a Capability List must only contain one entry per capability"),
-    /// Capability List entries point at capability documents.
-    CapabilityListEntryKind = ("capabilitylist-entry-kind", Error, "9, Archives 2.1",
-        "a Capability List entry must point at a capability document (resourcelist, resourcedump, changelist, changedump or an archive)"),
+    /// Capability List entries point at capability documents or notification channels.
+    CapabilityListEntryKind = ("capabilitylist-entry-kind", Error, "9, Archives 2.1, Change Notification 5",
+        "a Capability List entry must point at a capability document (resourcelist, resourcedump, changelist, changedump or an archive) or a notification channel"),
+    /// A notification channel's entry in a Capability List names its topic in `<loc>` and
+    /// its hub in an `<rs:ln rel="hub">`: without the hub a Destination cannot subscribe.
+    NotificationChannelHub = ("notification-channel-hub", Error, "Change Notification 5, Framework Notification 5",
+        "a notification channel's Capability List entry must have an rs:ln with rel=\"hub\" to its hub"),
     /// A Source Description entry without `<rs:md>`. The text contradicts itself: section
     /// 8 calls the entry's `<rs:md>` optional, section 7 makes `capability` "mandatory in
     /// Source Descriptions and Capability Lists" on entries. A warning, not an error: a

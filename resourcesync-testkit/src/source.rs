@@ -9,8 +9,8 @@ use std::io::Cursor;
 use std::time::Duration;
 
 use resourcesync_model::{
-    BitstreamPath, Capability, Change, Document, DocumentHead, Entry, Fixity, Link, Md, Relation,
-    Root, Uri, W3cDateTime,
+    BitstreamPath, Capability, Change, Channel, Document, DocumentHead, Entry, Fixity, Link, Md,
+    Relation, Root, Uri, W3cDateTime,
 };
 use resourcesync_package::{Bitstream, PackageOptions, PackageWriter};
 
@@ -48,6 +48,9 @@ pub struct Publish {
     pub forget_before: i64,
     /// Write `datetime` on changes (else only `lastmod`, as Archives Example 2.2).
     pub datetimes: bool,
+    /// Advertise a Change Notification channel at `notifications/change` relayed by this
+    /// hub (Change Notification 1.0.1, section 5).
+    pub hub: Option<Uri>,
 }
 
 impl Default for Publish {
@@ -60,6 +63,7 @@ impl Default for Publish {
             change_dump: false,
             forget_before: 0,
             datetimes: true,
+            hub: None,
         }
     }
 }
@@ -218,6 +222,12 @@ impl Source {
                 self.uri("changelist-archive.xml"),
                 Capability::ChangeListArchive,
             ));
+        }
+        if let Some(hub) = &p.hub {
+            cl.entries.push(
+                Channel::change_notification(self.uri("notifications/change"), hub.clone())
+                    .to_entry(),
+            );
         }
         self.files
             .insert("capabilitylist.xml".into(), Self::xml(&cl));

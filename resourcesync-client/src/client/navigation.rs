@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use resourcesync_model::{
-    Capability, DocumentHead, DocumentKind, Entry, Finding, Relation, Rule, Uri,
+    Capability, Channel, DocumentHead, DocumentKind, Entry, Finding, Relation, Rule, Uri,
 };
 use resourcesync_xml::Next;
 
@@ -603,6 +603,17 @@ impl<I: Inventory> Client<I> {
                         Some(Capability::CapabilityList),
                         Some(doc_uri.clone()),
                     );
+                }
+            }
+            (Role::Capabilities, _) if capability.as_ref().is_some_and(|c| c.is_notification()) => {
+                // A channel is a WebSub topic, not a document to read: it is told to the
+                // caller (a follower subscribes to it). One without a hub link was
+                // reported by the reader and cannot be subscribed to.
+                if let Some(channel) = Channel::of_entry(&entry) {
+                    self.events.push_back(Event::Channel {
+                        capability_list: doc_uri,
+                        channel,
+                    });
                 }
             }
             (Role::Capabilities, _) => {

@@ -1101,6 +1101,7 @@ fn an_exploration_reads_every_document_and_nothing_else() {
     s.publish.change_part = 3;
     s.publish.archive = true;
     s.publish.resource_dump = true;
+    s.publish.hub = Some("http://hub.example.org/websub/".parse().unwrap());
     s.publish();
     let mut d = Destination::default();
     let run = sync(&s, &mut d, Mode::Explore, "", |c| c, Drive::default());
@@ -1158,10 +1159,32 @@ fn an_exploration_reads_every_document_and_nothing_else() {
     // Description, Capability List, index and 3 parts, dump, current list, archive and
     // the 3 lists it archives (10 changes, 3 to a list).
     assert_eq!(documents.len(), 12, "{documents:?}");
+    // The notification channel is told, not read: a topic is no document.
+    let channels: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Channel {
+                capability_list,
+                channel,
+            } => Some((capability_list.clone(), channel.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        channels,
+        [(
+            s.uri("capabilitylist.xml"),
+            resourcesync_model::Channel::change_notification(
+                s.uri("notifications/change"),
+                "http://hub.example.org/websub/".parse().unwrap()
+            )
+        )]
+    );
     assert!(
         !run.requests
             .iter()
-            .any(|r| r.contains("/r/") || r.ends_with(".zip"))
+            .any(|r| r.contains("/r/") || r.ends_with(".zip") || r.contains("notifications"))
     );
     assert!(d.files.is_empty() && d.state.sets.is_empty());
 }

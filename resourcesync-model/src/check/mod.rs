@@ -77,6 +77,11 @@ fn time_attributes(kind: K) -> (Use, Use, Use, Use) {
             (Unchecked, Unchecked, Recommended, NotUsed)
         }
         K::ChangeListArchive | K::ChangeDumpArchive => (Unchecked, Unchecked, NotUsed, Optional),
+        // Change Notification, section 3: from and until mandatory (until is checked apart,
+        // as `UntilMandatory`); Framework Notification, section 3: both optional. Neither
+        // says anything of `at`, nor of the entries' time attributes but `datetime`.
+        K::ChangeNotification => (Unchecked, Mandatory, Unchecked, Unchecked),
+        K::FrameworkNotification => (Unchecked, Optional, Unchecked, Unchecked),
         _ => (Unchecked, Unchecked, Unchecked, Unchecked),
     }
 }
@@ -84,7 +89,7 @@ fn time_attributes(kind: K) -> (Use, Use, Use, Use) {
 /// Which attribute orders the entries of a document.
 #[derive(Clone, Copy)]
 enum OrderKey {
-    /// The change's `datetime` (Change Lists, Change Dump Manifests).
+    /// The change's `datetime` (Change Lists, Change Dump Manifests, change notifications).
     Datetime,
     /// The start `from` of the interval an entry covers (indexes, dumps, archives).
     From,
@@ -111,6 +116,7 @@ fn order_rule(kind: K) -> Option<(Rule, OrderKey)> {
     Some(match kind {
         K::ChangeList => (Rule::ChangeListOrder, OrderKey::Datetime),
         K::ChangeDumpManifest => (Rule::ChangeDumpManifestOrder, OrderKey::Datetime),
+        K::ChangeNotification => (Rule::ChangeNotificationOrder, OrderKey::Datetime),
         K::ChangeListIndex => (Rule::ChangeListIndexOrder, OrderKey::From),
         K::ChangeDump => (Rule::ChangeDumpOrder, OrderKey::From),
         K::ChangeDumpIndex => (Rule::ChangeDumpIndexOrder, OrderKey::From),
@@ -121,11 +127,25 @@ fn order_rule(kind: K) -> Option<(Rule, OrderKey)> {
 }
 
 /// Kinds whose `up` link is mandatory: every capability document, manifest and archive,
-/// and the Capability List itself (to the Source Description).
+/// and the Capability List itself (to the Source Description). A notification's is
+/// optional (Change Notification and Framework Notification, section 3).
 fn up_link_mandatory(kind: K) -> bool {
     !matches!(
         kind,
-        K::SourceDescription | K::SourceDescriptionIndex | K::Unknown
+        K::SourceDescription
+            | K::SourceDescriptionIndex
+            | K::Unknown
+            | K::ChangeNotification
+            | K::FrameworkNotification
+    )
+}
+
+/// Kinds whose entries are changes: `change` is mandatory on them, a resource may be
+/// listed once per change, and a change's `datetime` lies within the document's interval.
+fn lists_changes(kind: K) -> bool {
+    matches!(
+        kind,
+        K::ChangeList | K::ChangeDumpManifest | K::ChangeNotification | K::FrameworkNotification
     )
 }
 
@@ -265,8 +285,7 @@ impl Checker {
             previous: None,
             capabilities: HashSet::new(),
             package_type: None,
-            locs: (!matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown))
-                .then(LocSet::default),
+            locs: (!lists_changes(kind) && kind != K::Unknown).then(LocSet::default),
             paths: is_manifest(kind).then(LocSet::default),
         };
         checker.check_head(head, options, malformed, findings);
@@ -308,6 +327,25 @@ impl Checker {
             {
                 out.push(Finding::new(Rule::ManifestIndex, None));
             }
+            Some(capability)
+                if head.root == crate::Root::SitemapIndex
+                    && capability
+                        .meant()
+                        .as_ref()
+                        .unwrap_or(capability)
+                        .is_notification() =>
+            {
+                out.push(Finding {
+                    section: if *capability.meant().as_ref().unwrap_or(capability)
+                        == Capability::ChangeNotification
+                    {
+                        "Change Notification 3"
+                    } else {
+                        "Framework Notification 3"
+                    },
+                    ..Finding::new(Rule::NotificationIndex, None)
+                });
+            }
             Some(_) => {}
         }
         if kind == K::CapabilityListIndex {
@@ -322,11 +360,20 @@ impl Checker {
                 ..Finding::new(Rule::AtMandatory, None)
             });
         }
+        let notification = kind == K::ChangeNotification;
         if from == Use::Mandatory && md.from.is_none() && !bad.contains(A::From) {
             out.push(Finding {
+                section: if notification {
+                    kind.section()
+                } else {
+                    "Appendix A"
+                },
                 message: format!("a {name}'s rs:md must have a from attribute"),
                 ..Finding::new(Rule::FromMandatory, None)
             });
+        }
+        if notification && md.until.is_none() && !bad.contains(A::Until) {
+            out.push(Finding::new(Rule::UntilMandatory, None));
         }
         if at == Use::NotUsed && (md.at.is_some() || md.completed.is_some()) {
             out.push(Finding {
@@ -423,10 +470,7 @@ impl Checker {
                 out.push(undefined_capability(capability, n));
             }
         }
-        if matches!(kind, K::ChangeList | K::ChangeDumpManifest)
-            && md.change.is_none()
-            && !bad.contains(A::Change)
-        {
+        if lists_changes(kind) && md.change.is_none() && !bad.contains(A::Change) {
             out.push(Finding {
                 section: kind.section(),
                 message: format!(
@@ -439,7 +483,7 @@ impl Checker {
         let deleted = md.change == Some(Change::Deleted);
         match md.change {
             None => {}
-            Some(_) if matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown) => {}
+            Some(_) if lists_changes(kind) || kind == K::Unknown => {}
             // One fault, one finding: a deletion in a Resource Dump Manifest is an error
             // of its own, not also a change where none is used, nor a missing path.
             Some(Change::Deleted) if kind == K::ResourceDumpManifest => out.push(Finding {
@@ -521,7 +565,13 @@ impl Checker {
                 }
             }
             K::ResourceDump | K::ChangeDump => self.check_package(md, bad, n, out),
+            K::FrameworkNotification if md.capability.is_none() && !bad.contains(A::Capability) => {
+                out.push(Finding::new(Rule::FrameworkNotificationEntryCapability, n));
+            }
             _ => {}
+        }
+        if kind == K::CapabilityList {
+            check_channel_hub(entry, malformed, n, out);
         }
         for (i, link) in entry.links.iter().enumerate() {
             check_link(kind, link, n, malformed.link(i), out);
@@ -650,7 +700,7 @@ impl Checker {
             });
         }
         if let Some(datetime) = &md.datetime {
-            if matches!(self.kind, K::ChangeList | K::ChangeDumpManifest) {
+            if lists_changes(self.kind) {
                 let before = self.from.as_ref().filter(|from| datetime.precedes(from));
                 let after = self.until.as_ref().filter(|until| until.precedes(datetime));
                 if let Some(bound) = before {
@@ -765,6 +815,34 @@ impl Checker {
             }
         }
     }
+}
+
+/// A notification channel's Capability List entry links to its hub (Change Notification and
+/// Framework Notification, section 5).
+fn check_channel_hub(
+    entry: &Entry,
+    malformed: Malformed<'_>,
+    n: Option<u64>,
+    out: &mut Vec<Finding>,
+) {
+    let Some(written) = entry.md.as_ref().and_then(|md| md.capability.as_ref()) else {
+        return;
+    };
+    let meant = written.meant();
+    let capability = meant.as_ref().unwrap_or(written);
+    if !capability.is_notification()
+        || entry.links.iter().any(|l| l.rel == Relation::Hub)
+        || malformed.dropped(&Relation::Hub)
+    {
+        return;
+    }
+    out.push(Finding {
+        message: format!(
+            "the {capability} channel \"{}\" has no rs:ln with rel=\"hub\": a Destination cannot subscribe to it",
+            crate::rules::clip(entry.loc.as_str())
+        ),
+        ..Finding::new(Rule::NotificationChannelHub, n)
+    });
 }
 
 /// Checks a whole document in memory with default options; see [`Checker`] for streaming.

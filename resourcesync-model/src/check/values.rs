@@ -300,8 +300,11 @@ pub(super) fn check_link(
     }
     match link.rel {
         Relation::Patch => {
-            let applicable =
-                n.is_some() && matches!(kind, K::ChangeList | K::ChangeDumpManifest | K::Unknown);
+            let applicable = n.is_some()
+                && matches!(
+                    kind,
+                    K::ChangeList | K::ChangeDumpManifest | K::ChangeNotification | K::Unknown
+                );
             if !applicable {
                 let place = match (n, kind) {
                     (None, _) => format!("on a {}'s document level", kind.name()),
@@ -310,7 +313,7 @@ pub(super) fn check_link(
                 };
                 out.push(Finding {
                     message: format!(
-                        "patch link to \"{}\" {place}: patch links are only applicable to Change Lists and Change Dumps",
+                        "patch link to \"{}\" {place}: patch links are only applicable to Change Lists, Change Dumps and change notifications",
                         crate::rules::clip(link.href.as_str())
                     ),
                     ..Finding::new(Rule::PatchLinkNotApplicable, n)

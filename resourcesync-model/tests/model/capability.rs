@@ -117,6 +117,8 @@ per_row!(every_small_edit_is_a_near_miss: Capability = Capability::DEFINED;
     resourcedump_archive: Capability::ResourceDumpArchive,
     changelist_archive: Capability::ChangeListArchive,
     changedump_archive: Capability::ChangeDumpArchive,
+    change_notification: Capability::ChangeNotification,
+    framework_notification: Capability::FrameworkNotification,
 );
 
 fn up() -> Link {

@@ -3,7 +3,7 @@
 use resourcesync_model::{DocumentHead, DocumentKind as K, Link, Relation};
 
 /// A head of `kind` that breaks no rule of its own: `at` on snapshots, `from` on change
-/// documents, an `up` link on every kind but the Source Description's.
+/// documents, `from` and `until` on change notifications, an `up` link on every kind but the Source Description's.
 pub(crate) fn clean_head(kind: K) -> DocumentHead {
     let mut head = DocumentHead::of_kind(kind);
     let t = |s: &str| s.parse().unwrap();
@@ -18,6 +18,10 @@ pub(crate) fn clean_head(kind: K) -> DocumentHead {
         | K::ChangeDump
         | K::ChangeDumpIndex
         | K::ChangeDumpManifest => head.md.from = Some(t("2013-01-03T00:00:00Z")),
+        K::ChangeNotification => {
+            head.md.from = Some(t("2013-01-03T00:00:00Z"));
+            head.md.until = Some(t("2013-01-04T00:00:00Z"));
+        }
         _ => {}
     }
     if !matches!(kind, K::SourceDescription | K::SourceDescriptionIndex) {
@@ -88,6 +92,8 @@ macro_rules! per_kind {
             change_list_archive_index: resourcesync_model::DocumentKind::ChangeListArchiveIndex,
             change_dump_archive: resourcesync_model::DocumentKind::ChangeDumpArchive,
             change_dump_archive_index: resourcesync_model::DocumentKind::ChangeDumpArchiveIndex,
+            change_notification: resourcesync_model::DocumentKind::ChangeNotification,
+            framework_notification: resourcesync_model::DocumentKind::FrameworkNotification,
         );
     };
 }

@@ -42,7 +42,13 @@ fn change_in_an_entry(kind: K, change: Change) {
     doc.entries.push(entry("http://example.com/res1", md));
     let found = check(&doc);
     let expected: &[(Rule, Option<u64>)] = match (kind, change) {
-        (K::ChangeList | K::ChangeDumpManifest, _) => &[],
+        (
+            K::ChangeList
+            | K::ChangeDumpManifest
+            | K::ChangeNotification
+            | K::FrameworkNotification,
+            _,
+        ) => &[],
         (K::ResourceDumpManifest, Change::Deleted) => {
             &[(Rule::ResourceDumpManifestDeleted, Some(1))]
         }
@@ -168,8 +174,10 @@ fn patch_link_on_an_entry(kind: K) {
     e.links.push(patch());
     doc.entries.push(e);
     let found = only(&check(&doc), &[Rule::PatchLinkNotApplicable]);
-    let expected: &[(Rule, Option<u64>)] = if matches!(kind, K::ChangeList | K::ChangeDumpManifest)
-    {
+    let expected: &[(Rule, Option<u64>)] = if matches!(
+        kind,
+        K::ChangeList | K::ChangeDumpManifest | K::ChangeNotification
+    ) {
         &[]
     } else {
         &[(Rule::PatchLinkNotApplicable, Some(1))]
@@ -289,7 +297,10 @@ fn each_loc_once_where_entries_are_different_resources(kind: K) {
         .into_iter()
         .filter(|f| f.rule == Rule::LocDuplicate)
         .collect();
-    if matches!(kind, K::ChangeList | K::ChangeDumpManifest) {
+    if matches!(
+        kind,
+        K::ChangeList | K::ChangeDumpManifest | K::ChangeNotification | K::FrameworkNotification
+    ) {
         assert!(
             found.is_empty(),
             "{kind:?}: a resource is listed once per change"

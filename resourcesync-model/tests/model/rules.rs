@@ -48,9 +48,14 @@ fn clean_entry(kind: K, n: u32) -> Entry {
     let time = t(&format!("2013-01-03T{n:02}:00:00Z"));
     let mut md = Md::default();
     match kind {
-        K::ChangeList => {
+        K::ChangeList | K::ChangeNotification => {
             md.change = Some(Change::Updated);
             md.datetime = Some(time);
+        }
+        K::FrameworkNotification => {
+            md.change = Some(Change::Created);
+            md.datetime = Some(time);
+            md.capability = Some(Capability::ResourceList);
         }
         K::ChangeDumpManifest => {
             md.change = Some(Change::Updated);
@@ -302,6 +307,8 @@ rules! {
         |d| d.head.md.capability = None, keep);
     manifest_not_index: Rule::ManifestIndex => doc(K::ResourceDumpManifest,
         |d| d.head.root = Root::SitemapIndex, keep);
+    notification_not_index: Rule::NotificationIndex => doc(K::ChangeNotification,
+        |d| d.head.root = Root::SitemapIndex, keep);
     capabilitylist_index: Rule::CapabilityListIndex => doc(K::CapabilityList,
         |d| d.head.root = Root::SitemapIndex, keep);
     max_entries: Rule::MaxEntries => doc(K::ChangeList,
@@ -313,6 +320,10 @@ rules! {
         |d| d.head.md.at = None, keep);
     from_mandatory: Rule::FromMandatory => doc(K::ChangeDumpIndex,
         |d| d.head.md.from = None, keep);
+    // A framework notification's from and until are optional.
+    until_mandatory: Rule::UntilMandatory => doc(K::ChangeNotification,
+        |d| d.head.md.until = None,
+        |d| d.head.md.from = Some(t("2013-01-03T01:00:00Z")));
     at_not_used: Rule::AtNotUsed => doc(K::ChangeList,
         |d| d.head.md.completed = Some(t("2013-01-04T00:00:00Z")),
         |d| d.head.md.until = Some(t("2013-01-04T00:00:00Z")));
@@ -349,6 +360,7 @@ rules! {
     changedump_index_order: Rule::ChangeDumpIndexOrder => order(K::ChangeDumpIndex);
     changedump_manifest_order: Rule::ChangeDumpManifestOrder => order(K::ChangeDumpManifest);
     changelist_archive_order: Rule::ChangeListArchiveOrder => order(K::ChangeListArchive);
+    change_notification_order: Rule::ChangeNotificationOrder => order(K::ChangeNotification);
     changedump_archive_order: Rule::ChangeDumpArchiveOrder => order(K::ChangeDumpArchive);
 
     // Links.
@@ -418,6 +430,10 @@ rules! {
     // Entries.
     change_mandatory: Rule::ChangeMandatory => doc(K::ChangeDumpManifest,
         |d| md(d, 0).change = None, keep);
+    framework_notification_entry_capability: Rule::FrameworkNotificationEntryCapability =>
+        doc(K::FrameworkNotification,
+            |d| md(d, 0).capability = None,
+            |d| md(d, 0).capability = Some(Capability::ChangeDumpArchive));
     change_not_used: Rule::ChangeNotUsed => doc(K::ResourceList,
         |d| md(d, 0).change = Some(Change::Created),
         keep);
@@ -475,6 +491,17 @@ rules! {
     capabilitylist_entry_kind: Rule::CapabilityListEntryKind => doc(K::CapabilityList,
         |d| md(d, 0).capability = Some(Capability::Description),
         |d| md(d, 0).capability = Some(Capability::ChangeListArchive));
+    notification_channel_hub: Rule::NotificationChannelHub => doc(K::CapabilityList,
+        |d| {
+            md(d, 0).capability = Some(Capability::ChangeNotification);
+            d.entries[0].loc = url("http://example.com/dataset1/change/");
+            // A link, but not to the hub.
+            d.entries[0].links.push(link(Relation::DescribedBy, "http://example.com/hub"));
+        },
+        |d| {
+            md(d, 0).capability = Some(Capability::FrameworkNotification);
+            d.entries[0].links.push(link(Relation::Hub, "http://hub.example.org/websub/"));
+        });
     description_entry_md: Rule::SourceDescriptionEntryMd => doc(K::SourceDescription,
         |d| d.entries[0].md = None, keep);
     description_entry_capability: Rule::SourceDescriptionEntryCapability => doc(K::SourceDescription,
@@ -558,7 +585,8 @@ fn findings_name_the_entry_and_the_kinds_section() {
 
 /// A rule of the catalogue: its id is its own and reads back, it has a message and a
 /// section, and every part of its section is a section of the standard (4 to 14, with
-/// subsections), Appendix A, a section of the Archives, the Sitemap protocol or an RFC.
+/// subsections), Appendix A, a section of the Archives or of a Notification specification,
+/// the Sitemap protocol or an RFC.
 fn in_the_catalogue(rule: Rule) {
     assert_eq!(Rule::from_id(rule.id()), Some(rule));
     assert_eq!(
@@ -578,6 +606,8 @@ fn in_the_catalogue(rule: Rule) {
         let known = standard
             || part == "Appendix A"
             || part.starts_with("Archives ")
+            || part.starts_with("Change Notification ")
+            || part.starts_with("Framework Notification ")
             || part == "Sitemap protocol"
             || part.starts_with("RFC ");
         assert!(known, "{rule:?}: {part}");

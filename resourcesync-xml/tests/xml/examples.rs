@@ -59,6 +59,20 @@ const EXAMPLES: &[Expected] = &[
         2,
         &[],
     ),
+    // Change Notification 1.0.1: the notification (Example 1) and the Capability List that
+    // advertises its channel (Example 7).
+    (
+        "change-notification-ex1-notification.xml",
+        K::ChangeNotification,
+        2,
+        &[],
+    ),
+    (
+        "change-notification-ex7-capabilitylist.xml",
+        K::CapabilityList,
+        5,
+        &[],
+    ),
     // Examples 1-5 leave out the mandatory up link (spec/README.md).
     ("ex01-resourcelist.xml", K::ResourceList, 2, &[UP]),
     (
@@ -150,6 +164,26 @@ const EXAMPLES: &[Expected] = &[
     ("ex31-original-source.xml", K::ChangeList, 1, &[]),
     ("ex32-primary-aggregator.xml", K::ChangeList, 1, &[]),
     ("ex33-second-aggregator.xml", K::ChangeList, 1, &[]),
+    // Framework Notification 1.0.1: two notifications (Examples 1 and 2; the second without
+    // the optional up link) and the Capability List with its channel (Example 8).
+    (
+        "framework-notification-ex1-notification.xml",
+        K::FrameworkNotification,
+        1,
+        &[],
+    ),
+    (
+        "framework-notification-ex2-notification.xml",
+        K::FrameworkNotification,
+        3,
+        &[],
+    ),
+    (
+        "framework-notification-ex8-capabilitylist.xml",
+        K::CapabilityList,
+        5,
+        &[],
+    ),
 ];
 
 fn example(name: &str) -> Vec<u8> {

@@ -11,6 +11,7 @@ mod document;
 mod examples;
 mod fuzz_corpus;
 mod hostile;
+mod notification;
 mod push;
 mod roundtrip;
 mod rules;

@@ -10,6 +10,7 @@ use crate::sync::{block_on, mirrors};
 use clap::Args;
 use resourcesync_cli::explore::{ExploreOptions, explore};
 use resourcesync_client::{DocumentRead, Event};
+use resourcesync_model::{Channel, Uri};
 
 /// What `explore` does, for its long help.
 pub(crate) const EXPLORE_ABOUT: &str = "\
@@ -71,6 +72,18 @@ pub(crate) fn run(args: &ExploreArgs) -> ExitCode {
                 });
                 let _ = writeln!(stdout.lock(), "{line}");
             }
+            Event::Channel {
+                capability_list,
+                channel,
+            } if args.json => {
+                let line = serde_json::json!({
+                    "channel": channel.topic,
+                    "parent": capability_list,
+                    "capability": channel.capability,
+                    "hub": channel.hub,
+                });
+                let _ = writeln!(stdout.lock(), "{line}");
+            }
             Event::Problem(problem) => eprintln!("problem: {problem}"),
             _ => {}
         })
@@ -84,15 +97,16 @@ pub(crate) fn run(args: &ExploreArgs) -> ExitCode {
             });
             let _ = writeln!(stdout.lock(), "{summary}");
         } else {
-            print_tree(&explored.documents, &mut stdout.lock());
+            print_tree(&explored.documents, &explored.channels, &mut stdout.lock());
         }
         // 0 when every document was read (EXPLORE_ABOUT's exit status).
         Ok(u8::from(!explored.report.complete))
     })
 }
 
-/// The documents as a tree, each under the one that listed it, children by URL.
-fn print_tree(documents: &[DocumentRead], out: &mut impl Write) {
+/// The documents as a tree, each under the one that listed it, children by URL; a
+/// notification channel under its Capability List, after the documents it lists.
+fn print_tree(documents: &[DocumentRead], channels: &[(Uri, Channel)], out: &mut impl Write) {
     let mut children: BTreeMap<Option<String>, Vec<&DocumentRead>> = BTreeMap::new();
     let read: std::collections::HashSet<&str> = documents.iter().map(|d| d.uri.as_str()).collect();
     for d in documents {
@@ -111,6 +125,7 @@ fn print_tree(documents: &[DocumentRead], out: &mut impl Write) {
         parent: Option<String>,
         depth: usize,
         children: &BTreeMap<Option<String>, Vec<&DocumentRead>>,
+        channels: &[(Uri, Channel)],
         out: &mut impl Write,
     ) {
         for d in children.get(&parent).into_iter().flatten() {
@@ -125,9 +140,21 @@ fn print_tree(documents: &[DocumentRead], out: &mut impl Write) {
                 indent = depth * 2
             );
             if depth < 16 {
-                walk(Some(d.uri.to_string()), depth + 1, children, out);
+                walk(Some(d.uri.to_string()), depth + 1, children, channels, out);
             }
         }
+        let Some(parent) = parent else { return };
+        for (_, channel) in channels.iter().filter(|(list, _)| list.as_str() == parent) {
+            let _ = writeln!(
+                out,
+                "{:indent$}{} channel {} (hub {})",
+                "",
+                channel.capability,
+                channel.topic,
+                channel.hub,
+                indent = depth * 2
+            );
+        }
     }
-    walk(None, 0, &children, out);
+    walk(None, 0, &children, channels, out);
 }
