@@ -129,6 +129,30 @@ impl Layout {
         self.generations.join(generation_name(number))
     }
 
+    /// The record `name` kept beside the generations (`beside-<name>`), or `None`: a
+    /// regular file, never read through a link, at most [`MAX_BESIDE`] bytes.
+    pub(crate) fn read_beside(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let file = format!("beside-{name}");
+        match at::read_bounded(&self.store, &file, MAX_BESIDE) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StoreError::Io {
+                path: self.generations.join(file),
+                source,
+            }),
+        }
+    }
+
+    /// Replaces the record `name` beside the generations, durably: a new file written,
+    /// synced and renamed over the old one, the directory synced.
+    pub(crate) fn write_beside(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let file = format!("beside-{name}");
+        at::write_replacing(&self.store, &file, bytes).map_err(|source| StoreError::Io {
+            path: self.generations.join(file),
+            source,
+        })
+    }
+
     /// The link's target for generation `number`, relative to the link's directory so
     /// that the whole tree can be moved.
     pub(crate) fn target(&self, number: u64) -> PathBuf {
@@ -388,6 +412,9 @@ impl Layout {
     }
 }
 
+/// The largest record kept beside the generations.
+pub(crate) const MAX_BESIDE: u64 = 1 << 16;
+
 /// A generation's directory name: its number in five digits or more.
 fn generation_name(number: u64) -> String {
     format!("{number:05}")
@@ -504,6 +531,39 @@ mod at {
     /// Whether `name` of `dir` is a regular file, not following a link.
     pub(super) fn is_file(dir: &Handle, name: &str) -> bool {
         dir.symlink_metadata(name).is_ok_and(|m| m.is_file())
+    }
+
+    /// The bytes of the regular file `name` of `dir`, not following a link; one longer
+    /// than `max` bytes is `InvalidData`.
+    pub(super) fn read_bounded(dir: &Handle, name: &str, max: u64) -> io::Result<Vec<u8>> {
+        use std::io::Read;
+        let file = open_regular(dir, name, OpenOptions::new().read(true))?;
+        let mut bytes = Vec::new();
+        file.take(max + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > max {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("longer than {max} bytes"),
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Replaces the regular file `name` of `dir` with `bytes`, durably: written to
+    /// `name.new` (never through a link), synced, renamed over `name`, and the directory
+    /// synced.
+    pub(super) fn write_replacing(dir: &Handle, name: &str, bytes: &[u8]) -> io::Result<()> {
+        use std::io::Write;
+        let staged = format!("{name}.new");
+        let mut file = open_regular(
+            dir,
+            &staged,
+            OpenOptions::new().write(true).create(true).truncate(true),
+        )?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        dir.rename(&staged, dir, name)?;
+        sync(dir)
     }
 
     /// The text of the small regular file `name` of `dir` (its first 64 bytes), not
@@ -689,6 +749,12 @@ mod at {
     }
     pub(super) fn is_file(_: &Handle, _: &str) -> bool {
         false
+    }
+    pub(super) fn read_bounded(_: &Handle, _: &str, _: u64) -> io::Result<Vec<u8>> {
+        Err(unsupported())
+    }
+    pub(super) fn write_replacing(_: &Handle, _: &str, _: &[u8]) -> io::Result<()> {
+        Err(unsupported())
     }
     pub(super) fn same_dir(_: &Handle, _: &str, _: &Handle) -> io::Result<bool> {
         Err(unsupported())

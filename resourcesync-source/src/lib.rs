@@ -23,6 +23,14 @@
 //!   that walks the directory and feeds the same engine (the Change Lists, the dumps,
 //!   the Capability List and Source Description, the state) as the [`Publisher`].
 //!
+//! - With a hub ([`PublishOptions::with_hub`]), the Source has a Change Notification
+//!   channel (Change Notification 1.0.1): its Capability List advertises it, and each run
+//!   with changes writes the same changes as notifications, whose intervals tile time,
+//!   into an outbox in the publication it commits ([`Publisher::outbox`]); [`notify`]
+//!   delivers them to the hub, sans IO, in order and retried, and
+//!   [`Publisher::delivered`] records what the hub took, so that none is sent before its
+//!   run is published and none is lost by a restart.
+//!
 //! [`discovery`] makes the rest of a Source's side of discovery (section 6.3) from the
 //! documents' URIs: the `<link rel="resourcesync">` page, the `Link` header, robots.txt's
 //! `Sitemap` lines.
@@ -112,6 +120,7 @@ mod directory;
 pub mod discovery;
 mod engine;
 mod generations;
+pub mod notify;
 mod publisher;
 mod shown;
 mod store;
@@ -120,7 +129,8 @@ pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN, 
 pub use engine::PublishError;
 pub use engine::dumps::Content;
 pub use publisher::{
-    PublishOptions, PublishReport, Publisher, ResourceEvent, ResourceListPolicy, Transaction,
+    Notification, PublishOptions, PublishReport, Publisher, ResourceEvent, ResourceListPolicy,
+    Transaction,
 };
 pub use shown::Shown;
 pub use store::{GenerationStore, MemoryStore, Store, StoreError};

@@ -100,6 +100,36 @@ pub trait Store {
     fn writing_generation(&self) -> Option<u64> {
         None
     }
+
+    /// The small record `name` kept beside the publications, not in any of them (so never
+    /// served, and not carried from run to run), or `None` if there is none. A
+    /// [`Publisher`](crate::Publisher) keeps there what changes between runs: which
+    /// notifications the hub took.
+    fn read_beside(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Replaces the record `name` beside the publications, at once and durably, whether
+    /// or not a publication is being written. `name` is a few lower-case letters, digits
+    /// and `-`; the bytes are at most 64 KiB.
+    fn write_beside(&mut self, name: &str, bytes: &[u8]) -> Result<(), StoreError>;
+}
+
+/// Refuses a record name beside the publications other than a few lower-case letters,
+/// digits and `-`, or bytes over 64 KiB.
+pub(crate) fn check_beside(name: &str, bytes: Option<&[u8]>) -> Result<(), StoreError> {
+    let refuse = |reason| {
+        Err(StoreError::Name {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    if name.is_empty() || name.len() > 64 || !name.chars().all(allowed) {
+        return refuse("a record beside the publications is named by 1 to 64 of a-z, 0-9 and -");
+    }
+    if bytes.is_some_and(|b| b.len() as u64 > crate::generations::MAX_BESIDE) {
+        return refuse("a record beside the publications holds at most 64 KiB");
+    }
+    Ok(())
 }
 
 /// Refuses a name no file of a publication may have.
@@ -149,6 +179,7 @@ pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
 pub struct MemoryStore {
     published: BTreeMap<String, Arc<[u8]>>,
     pending: Option<BTreeMap<String, Arc<[u8]>>>,
+    beside: BTreeMap<String, Vec<u8>>,
 }
 
 impl MemoryStore {
@@ -208,6 +239,17 @@ impl Store for MemoryStore {
 
     fn abort(&mut self) {
         self.pending = None;
+    }
+
+    fn read_beside(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        check_beside(name, None)?;
+        Ok(self.beside.get(name).cloned())
+    }
+
+    fn write_beside(&mut self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        check_beside(name, Some(bytes))?;
+        self.beside.insert(name.to_owned(), bytes.to_vec());
+        Ok(())
     }
 }
 
@@ -412,6 +454,16 @@ impl Store for GenerationStore {
 
     fn writing_generation(&self) -> Option<u64> {
         self.next.as_ref().map(|(number, _)| *number)
+    }
+
+    fn read_beside(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        check_beside(name, None)?;
+        self.layout.read_beside(name)
+    }
+
+    fn write_beside(&mut self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        check_beside(name, Some(bytes))?;
+        self.layout.write_beside(name, bytes)
     }
 }
 

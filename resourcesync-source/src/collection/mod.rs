@@ -240,6 +240,7 @@ impl Options {
             max_package_bytes: self.max_package_bytes,
             changelist_period: self.changelist_period,
             describedby: self.describedby.clone(),
+            hub: None,
         }
     }
 }

@@ -389,9 +389,11 @@ impl Writing<'_> {
             last_at,
             now,
             up,
+            delivered: 0,
         };
-        documents +=
+        let (written, _) =
             run.publish_changes(state, change_entries, capabilities, last, resources.len())?;
+        documents += written;
 
         // The resources, served from the collection through one link per top-level entry.
         if options.list.is_none() {

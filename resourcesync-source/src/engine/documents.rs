@@ -2,7 +2,7 @@
 //! Description, and the page both are `describedby` when the caller names none.
 
 use resourcesync_model::{
-    Capability, Document, DocumentHead, DocumentKind, Entry, Link, Relation, Uri,
+    Capability, Channel, Document, DocumentHead, DocumentKind, Entry, Link, Relation, Uri,
 };
 use resourcesync_xml::{WriteOptions, write_document_with};
 
@@ -25,12 +25,13 @@ pub(crate) fn write_small(
     sink.write(name, &[&written.output])
 }
 
-/// Writes the Capability List with `capabilities`, the Source Description that points at
-/// it, and the page both are `describedby` unless the caller names one (`describedby`);
-/// returns how many documents that took.
+/// Writes the Capability List with `capabilities` and the notification `channel`, the
+/// Source Description that points at it, and the page both are `describedby` unless the
+/// caller names one (`describedby`); returns how many documents that took.
 pub(crate) fn capability_list(
     sink: &dyn Sink,
     capabilities: Vec<(Uri, Capability)>,
+    channel: Option<&Channel>,
     describedby: Option<&Uri>,
     resources: usize,
 ) -> Result<u64, PublishError> {
@@ -61,6 +62,7 @@ pub(crate) fn capability_list(
     for (uri, capability) in capabilities {
         cl.entries.push(Entry::new(uri).with_capability(capability));
     }
+    cl.entries.extend(channel.map(Channel::to_entry));
     write_small(sink, CAPABILITY_LIST, &cl)?;
     let mut sd = Document::new(
         DocumentHead::of_kind(DocumentKind::SourceDescription).with_link(described.clone()),

@@ -9,6 +9,7 @@ pub(crate) mod change_list;
 pub(crate) mod documents;
 pub(crate) mod dumps;
 mod error;
+pub(crate) mod notification;
 pub(crate) mod sink;
 pub(crate) mod state;
 
@@ -52,6 +53,9 @@ pub(crate) struct Limits {
     pub(crate) changelist_period: Option<std::time::Duration>,
     /// The Source Description's `describedby` link; without one, a page is written.
     pub(crate) describedby: Option<Uri>,
+    /// The WebSub hub of the Change Notification channel, if the Source has one: the
+    /// Capability List advertises the channel and each run writes its notifications.
+    pub(crate) hub: Option<Uri>,
 }
 
 /// One run, as its adapter made it.
@@ -70,15 +74,20 @@ pub(crate) struct Run<'a> {
     pub(crate) now: W3cDateTime,
     /// The `up` link of every capability document: the Capability List.
     pub(crate) up: &'a Link,
+    /// The last notification the hub took, as the adapter's mark says (0 for none):
+    /// the outbox keeps those after it.
+    pub(crate) delivered: u64,
 }
 
 impl Run<'_> {
     /// Adds `changes` (Change List entries, in order of time, within the run's span) to
     /// the Change Lists, writes the Capability List with `first`, the Change Lists' own
     /// capabilities, then `last`, and the Source Description, and sets the state's fields
-    /// for this run. `resources` is how many the Source has, for its about page. Returns
-    /// the documents written; the Capability List, Source Description and about page are
-    /// left as they are when their bytes would not change.
+    /// for this run. `resources` is how many the Source has, for its about page. With a
+    /// hub, the same changes go into notifications ([`notification`]) and the Capability
+    /// List advertises the channel. Returns the documents written (the Capability List,
+    /// Source Description and about page are left as they are when their bytes would not
+    /// change) and the sequence numbers of the notifications written.
     pub(crate) fn publish_changes(
         &self,
         state: &mut State,
@@ -86,7 +95,7 @@ impl Run<'_> {
         first: Vec<(Uri, Capability)>,
         last: Vec<(Uri, Capability)>,
         resources: usize,
-    ) -> Result<u64, PublishError> {
+    ) -> Result<(u64, Vec<u64>), PublishError> {
         let Run {
             sink,
             lists,
@@ -95,8 +104,22 @@ impl Run<'_> {
             last_at,
             now,
             up,
+            delivered,
         } = *self;
-        let mut documents = change_lists(sink, state, changes, last_at, now, up, lists)?;
+        let mut notified = Vec::new();
+        if options.hub.is_some() {
+            notified = notification::write_notifications(
+                sink,
+                &mut state.notifications,
+                &changes,
+                delivered,
+                last_at,
+                now,
+                up,
+            )?;
+        }
+        let mut documents = notified.len() as u64;
+        documents += change_lists(sink, state, changes, last_at, now, up, lists)?;
         let mut capabilities = first;
         capabilities.push((sink.uri(CHANGE_LIST_INDEX)?, Capability::ChangeList));
         if let Some((uri, written)) = change_list_archive(sink, state, generation, up, options)? {
@@ -106,9 +129,14 @@ impl Run<'_> {
         }
         capabilities.extend(last);
         let unchanged = Unchanged::new(sink);
+        let channel = match &options.hub {
+            Some(hub) => Some(notification::channel(sink, hub)?),
+            None => None,
+        };
         let written = capability_list(
             &unchanged,
             capabilities,
+            channel.as_ref(),
             options.describedby.as_ref(),
             resources,
         )?;
@@ -117,6 +145,6 @@ impl Run<'_> {
         state.base_url = options.base_url.to_string();
         state.generation = generation;
         state.at = Some(now);
-        Ok(documents)
+        Ok((documents, notified))
     }
 }

@@ -46,6 +46,9 @@ pub(crate) struct State {
     /// named them, then removed.
     #[serde(default)]
     pub(crate) retired: Vec<String>,
+    /// The Change Notification channel's sequence, interval and outbox, once it has one.
+    #[serde(default)]
+    pub(crate) notifications: Option<super::notification::Notifications>,
 }
 
 impl State {

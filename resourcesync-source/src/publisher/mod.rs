@@ -12,12 +12,14 @@ use crate::store::Store;
 mod current;
 mod event;
 mod options;
+mod outbox;
 mod report;
 mod run;
 mod transaction;
 
 pub use event::ResourceEvent;
 pub use options::{PublishOptions, ResourceListPolicy};
+pub use outbox::Notification;
 pub use report::PublishReport;
 pub use transaction::Transaction;
 

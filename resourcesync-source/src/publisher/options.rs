@@ -50,6 +50,11 @@ pub struct PublishOptions {
     pub change_dump: bool,
     /// Bytes of content per dump package.
     pub max_package_bytes: u64,
+    /// The WebSub hub of the Source's Change Notification channel (Change Notification
+    /// 1.0.1), if it has one: the Capability List advertises the channel, and each run
+    /// with changes writes them as notifications into the outbox
+    /// ([`Publisher::outbox`](crate::Publisher::outbox)).
+    pub hub: Option<Uri>,
 }
 
 impl PublishOptions {
@@ -67,7 +72,14 @@ impl PublishOptions {
             resource_dump: false,
             change_dump: false,
             max_package_bytes: 1 << 30,
+            hub: None,
         }
+    }
+
+    /// With a Change Notification channel relayed by `hub`.
+    pub fn with_hub(mut self, hub: Uri) -> PublishOptions {
+        self.hub = Some(hub);
+        self
     }
 
     /// At most `entries` entries per document (1 to 50,000).
@@ -115,6 +127,7 @@ impl PublishOptions {
             max_package_bytes: self.max_package_bytes.max(1),
             changelist_period: self.changelist_period,
             describedby: self.describedby.clone(),
+            hub: self.hub.clone(),
         }
     }
 }

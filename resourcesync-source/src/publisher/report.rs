@@ -29,6 +29,9 @@ pub struct PublishReport {
     pub source_description: Uri,
     /// The Capability List's URI.
     pub capability_list: Uri,
+    /// The sequence numbers of the notifications this run put into the outbox (none
+    /// without a hub, or without changes).
+    pub notifications: Vec<u64>,
 }
 
 impl std::fmt::Display for PublishReport {

@@ -38,8 +38,10 @@ pub(super) fn publish(
     content: Option<&dyn Content>,
     now: SystemTime,
     numbered: Option<u64>,
+    delivered: u64,
 ) -> Result<PublishReport, PublishError> {
     let mut run = Publishing::begin(sink, options, now, numbered)?;
+    run.delivered = delivered;
     let (events, resource_list) = run.resources(input)?;
     let count = |change| events.iter().filter(|e| e.1.change() == change).count() as u64;
     let (created, updated, deleted) = if run.first_run {
@@ -67,7 +69,7 @@ pub(super) fn publish(
         || run.state.resource_list.as_ref().map_or(0, |rl| rl.entries),
         |(_, entries)| *entries,
     );
-    run.change_lists(entries, first, last, resources as usize)?;
+    let notifications = run.change_lists(entries, first, last, resources as usize)?;
     run.record(resource_list.as_ref(), added)?;
     Ok(PublishReport {
         generation: run.generation,
@@ -80,6 +82,7 @@ pub(super) fn publish(
         bytes_written: 0,
         source_description: sink.uri(SOURCE_DESCRIPTION)?,
         capability_list: run.up.href.clone(),
+        notifications,
     })
 }
 
@@ -101,6 +104,8 @@ struct Publishing<'a> {
     rl_uri: Uri,
     /// Documents and packages written so far.
     documents: u64,
+    /// The last notification the hub took.
+    delivered: u64,
 }
 
 impl<'a> Publishing<'a> {
@@ -138,6 +143,7 @@ impl<'a> Publishing<'a> {
             rl_uri: sink.uri(RESOURCE_LIST)?,
             state,
             documents: 0,
+            delivered: 0,
         })
     }
 
@@ -276,14 +282,15 @@ impl<'a> Publishing<'a> {
     }
 
     /// The Change Lists (their own entries per list), their index and archive, then the
-    /// Capability List with `first` and `last` around them, and the Source Description.
+    /// Capability List with `first` and `last` around them, and the Source Description;
+    /// with a hub, the notifications. Returns the notifications' sequence numbers.
     fn change_lists(
         &mut self,
         entries: Vec<Entry>,
         first: Vec<(Uri, Capability)>,
         last: Vec<(Uri, Capability)>,
         resources: usize,
-    ) -> Result<(), PublishError> {
+    ) -> Result<Vec<u64>, PublishError> {
         let mut lists = self.limits.clone();
         lists.max_entries = self
             .options
@@ -297,9 +304,12 @@ impl<'a> Publishing<'a> {
             last_at: self.last_at,
             now: self.now,
             up: &self.up,
+            delivered: self.delivered,
         };
-        self.documents += run.publish_changes(&mut self.state, entries, first, last, resources)?;
-        Ok(())
+        let (documents, notifications) =
+            run.publish_changes(&mut self.state, entries, first, last, resources)?;
+        self.documents += documents;
+        Ok(notifications)
     }
 
     /// Where the Resource List stands against the Change Lists (what it does not hold is

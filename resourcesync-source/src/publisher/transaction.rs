@@ -140,8 +140,9 @@ impl<'p, S: Store> Transaction<'p, S> {
         self.publisher.refuse_without(content)?;
         let options = self.publisher.options.clone();
         let numbered = self.publisher.store.writing_generation();
+        let delivered = self.publisher.delivered_mark()?;
         let sink = StoreSink::new(options.base_url.clone(), &mut self.publisher.store);
-        let mut report = run::publish(&sink, &options, input, content, now, numbered)?;
+        let mut report = run::publish(&sink, &options, input, content, now, numbered, delivered)?;
         report.bytes_written = sink.written();
         drop(sink);
         // Committed or not, the store holds no begun publication after this.

@@ -11,6 +11,8 @@ use resourcesync_source::{
 };
 use resourcesync_xml::Reader;
 
+use crate::Counting;
+
 const BASE: &str = "http://example.com/";
 
 fn t(seconds: u64) -> SystemTime {
@@ -225,42 +227,6 @@ fn changes_out_of_order_are_listed_in_order_of_time_within_the_run() {
         .map(|e| e.md.as_ref().unwrap().datetime.unwrap())
         .collect();
     assert_eq!(datetimes, [at(100), at(120), at(150), at(200)]);
-}
-
-/// A store that counts the bytes read and written through it.
-#[derive(Debug, Default)]
-struct Counting {
-    inner: MemoryStore,
-    read: std::cell::Cell<u64>,
-    written: u64,
-}
-
-impl Store for Counting {
-    fn read(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        let bytes = self.inner.read(name)?;
-        let n = bytes.as_ref().map_or(0, Vec::len) as u64;
-        self.read.set(self.read.get() + n);
-        Ok(bytes)
-    }
-    fn exists(&self, name: &str) -> bool {
-        self.inner.exists(name)
-    }
-    fn begin(&mut self) -> Result<(), StoreError> {
-        self.inner.begin()
-    }
-    fn write(&mut self, name: &str, pieces: &[&[u8]]) -> Result<(), StoreError> {
-        self.written += pieces.iter().map(|p| p.len() as u64).sum::<u64>();
-        self.inner.write(name, pieces)
-    }
-    fn remove(&mut self, name: &str) -> Result<(), StoreError> {
-        self.inner.remove(name)
-    }
-    fn commit(&mut self) -> Result<(), StoreError> {
-        self.inner.commit()
-    }
-    fn abort(&mut self) {
-        self.inner.abort()
-    }
 }
 
 #[test]
