@@ -11,7 +11,7 @@
 //! after it: at least once, never lost. A follower applies a duplicate once.
 //!
 //! ```
-//! use std::time::{Duration, Instant};
+//! use std::time::Instant;
 //! use http::StatusCode;
 //! use resourcesync_model::Channel;
 //! use resourcesync_source::Notification;
@@ -41,7 +41,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use http::{HeaderValue, Method, Request, StatusCode, header};
 
@@ -63,39 +63,8 @@ pub enum HubProtocol {
     Publish,
 }
 
-/// How a [`Delivery`] retries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Retry {
-    /// The wait after the first failure; it doubles with each failure after.
-    pub first: Duration,
-    /// The longest wait.
-    pub most: Duration,
-    /// How long a request may go unanswered before it counts as failed.
-    pub timeout: Duration,
-}
-
-impl Retry {
-    /// Waits of `first`, doubling up to `most`; `timeout` for an answer.
-    pub fn new(first: Duration, most: Duration, timeout: Duration) -> Retry {
-        Retry {
-            first,
-            most,
-            timeout,
-        }
-    }
-}
-
-impl Default for Retry {
-    /// Half a second, doubling to a minute; ten seconds for an answer.
-    fn default() -> Retry {
-        Retry {
-            first: Duration::from_millis(500),
-            most: Duration::from_secs(60),
-            timeout: Duration::from_secs(10),
-        }
-    }
-}
+/// How a [`Delivery`] retries: the waits all of WebSub's parts share.
+pub use resourcesync_websub::Retry;
 
 /// Names one request a [`Delivery`] handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -285,11 +254,7 @@ impl Delivery {
             return;
         };
         self.attempts = self.attempts.saturating_add(1);
-        let doubled = self
-            .retry
-            .first
-            .saturating_mul(1u32 << (self.attempts - 1).min(20));
-        let retry_at = now + doubled.min(self.retry.most);
+        let retry_at = now + self.retry.wait(self.attempts);
         self.not_before = Some(retry_at);
         self.events.push_back(DeliveryEvent::Failed {
             sequences: flight.sequences,
@@ -303,11 +268,7 @@ impl Delivery {
 /// The `Link` header of a notification: its topic (`self`) and its hub.
 fn links(notification: &Notification) -> Option<HeaderValue> {
     let channel = &notification.channel;
-    HeaderValue::from_str(&format!(
-        "<{}>; rel=\"self\", <{}>; rel=\"hub\"",
-        channel.topic, channel.hub
-    ))
-    .ok()
+    HeaderValue::from_str(&resourcesync_websub::links(&channel.topic, &channel.hub)).ok()
 }
 
 /// Change Notification 1.0.1, section 4.1: the notification `POST`ed to the hub.

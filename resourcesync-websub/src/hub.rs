@@ -1,0 +1,1033 @@
+//! A WebSub hub's state machine (WebSub, sections 5.1 to 5.3 and 8, with Change
+//! Notification 1.0.1's `POST` of a notification), sans IO.
+//!
+//! The caller hands each request made to the hub's URL to
+//! [`handle_request`](Hub::handle_request) and answers with what it returns (it changes
+//! nothing at once that needs the time: a subscription waits for its verification); it sends the
+//! requests [`poll_transmit`](Hub::poll_transmit) hands out (intent verifications, topic
+//! fetches, content distribution) and passes their answers to
+//! [`handle_response`](Hub::handle_response) or [`handle_error`](Hub::handle_error); it
+//! calls again at [`poll_timeout`](Hub::poll_timeout); it saves
+//! [`subscriptions`](Hub::subscriptions) after each [`HubEvent`] that changes them and
+//! [`restore`](Hub::restore)s them after a restart. The time is the caller's (a wall
+//! clock: leases outlive the process).
+//!
+//! What it keeps to: a subscription changes only once its intent is verified (the
+//! subscriber echoes a random, single-use challenge at its callback), and a failed
+//! verification leaves it as it was; leases are clamped to the operator's bounds and
+//! enforced, never perpetual; a subscriber's body is signed with its `hub.secret`; each
+//! subscriber has a queue of its own, bounded (the oldest dropped when full), and a slow
+//! or dead one delays no other; a failed distribution is retried after a doubling wait and
+//! given up after a number of failures in a row; `410 Gone` ends a subscription; no request
+//! goes to a callback or topic the operator's policy does not allow.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt;
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, header};
+use resourcesync_model::Uri;
+use serde::{Deserialize, Serialize};
+
+use crate::link::{Links, links};
+use crate::retry::Retry;
+use crate::signature::{HubSignature, SignatureMethod};
+
+/// The longest `hub.secret` (WebSub 5.1: "less than 200 bytes").
+pub const MAX_SECRET: usize = 199;
+
+/// How long subscriptions last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Leases {
+    /// When the subscriber asks for none.
+    pub default: Duration,
+    /// The shortest granted.
+    pub min: Duration,
+    /// The longest granted: no lease is perpetual.
+    pub max: Duration,
+}
+
+impl Default for Leases {
+    /// Ten days by default (WebSub 6), from 5 minutes to a month (Change Notification
+    /// 1.0.1, 4.2).
+    fn default() -> Leases {
+        Leases {
+            default: Duration::from_secs(10 * 24 * 3600),
+            min: Duration::from_secs(300),
+            max: Duration::from_secs(2_678_400),
+        }
+    }
+}
+
+impl Leases {
+    /// A default lease and its bounds (`min` at least 1 second, `max` at least `min`).
+    pub fn new(default: Duration, min: Duration, max: Duration) -> Leases {
+        let min = min.max(Duration::from_secs(1));
+        let max = max.max(min);
+        Leases {
+            default: default.clamp(min, max),
+            min,
+            max,
+        }
+    }
+
+    /// The lease granted for a request of `asked` seconds (or none).
+    pub fn grant(&self, asked: Option<u64>) -> Duration {
+        asked
+            .map_or(self.default, Duration::from_secs)
+            .clamp(self.min, self.max)
+    }
+}
+
+/// Which callbacks the hub sends requests to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallbackPolicy {
+    /// Any http or https callback but one whose host is `localhost` or a loopback,
+    /// private, link-local or unspecified address: the hub is not a way into the
+    /// operator's own network.
+    Public,
+    /// Only callbacks on these hosts (compared as written, case-insensitively; any port).
+    Hosts(Vec<String>),
+}
+
+impl CallbackPolicy {
+    /// Whether a request may go to `uri`.
+    pub fn allows(&self, uri: &Uri) -> bool {
+        let Ok(url) = uri.to_url() else {
+            return false;
+        };
+        if !matches!(url.scheme(), "http" | "https") {
+            return false;
+        }
+        match self {
+            CallbackPolicy::Hosts(hosts) => url
+                .host_str()
+                .is_some_and(|h| hosts.iter().any(|a| a.eq_ignore_ascii_case(h))),
+            CallbackPolicy::Public => match url.host() {
+                Some(url::Host::Domain(d)) => {
+                    let d = d.trim_end_matches('.').to_ascii_lowercase();
+                    d != "localhost" && !d.ends_with(".localhost")
+                }
+                Some(url::Host::Ipv4(ip)) => {
+                    !(ip.is_loopback()
+                        || ip.is_private()
+                        || ip.is_link_local()
+                        || ip.is_unspecified()
+                        || ip.is_broadcast())
+                }
+                Some(url::Host::Ipv6(ip)) => {
+                    let unique_local = (ip.segments()[0] & 0xfe00) == 0xfc00;
+                    let link_local = (ip.segments()[0] & 0xffc0) == 0xfe80;
+                    !(ip.is_loopback() || ip.is_unspecified() || unique_local || link_local)
+                        && ip.to_ipv4_mapped().is_none()
+                }
+                None => false,
+            },
+        }
+    }
+}
+
+/// What a [`Hub`] does, and within which bounds.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HubOptions {
+    /// The hub's own URL: the `hub` link of what it distributes.
+    pub url: Uri,
+    /// The topics it relays: URL prefixes (a Source's base URL). A subscription to, or a
+    /// publication of, any other topic is refused, and no other topic is fetched.
+    pub topics: Vec<String>,
+    /// Which callbacks it sends requests to.
+    pub callbacks: CallbackPolicy,
+    /// How long subscriptions last.
+    pub leases: Leases,
+    /// How distributions and fetches are retried.
+    pub retry: Retry,
+    /// Failures in a row after which a distribution is given up (its body dropped; the
+    /// next one is tried).
+    pub attempts: u32,
+    /// Bodies waiting per subscriber (besides the one under way); past it, the oldest
+    /// waiting is dropped.
+    pub queue: usize,
+    /// Subscriptions held at most (active and waiting for verification).
+    pub max_subscriptions: usize,
+    /// How bodies are signed for a subscriber that gave a secret.
+    pub signature: SignatureMethod,
+}
+
+impl HubOptions {
+    /// A hub at `url` relaying the topics under `topics`, to public callbacks, with the
+    /// default leases and retries, 8 attempts, 1,000 bodies per subscriber, 100,000
+    /// subscriptions, sha256 signatures.
+    pub fn new(url: Uri, topics: Vec<String>) -> HubOptions {
+        HubOptions {
+            url,
+            topics,
+            callbacks: CallbackPolicy::Public,
+            leases: Leases::default(),
+            retry: Retry::default(),
+            attempts: 8,
+            queue: 1000,
+            max_subscriptions: 100_000,
+            signature: SignatureMethod::Sha256,
+        }
+    }
+
+    /// Sends requests only to callbacks `policy` allows.
+    pub fn with_callbacks(mut self, policy: CallbackPolicy) -> HubOptions {
+        self.callbacks = policy;
+        self
+    }
+
+    /// Leases as `leases` say.
+    pub fn with_leases(mut self, leases: Leases) -> HubOptions {
+        self.leases = leases;
+        self
+    }
+
+    /// Retries as `retry` says, giving up after `attempts` failures in a row.
+    pub fn with_retry(mut self, retry: Retry, attempts: u32) -> HubOptions {
+        self.retry = retry;
+        self.attempts = attempts.max(1);
+        self
+    }
+
+    /// At most `bodies` waiting per subscriber (at least 1).
+    pub fn with_queue(mut self, bodies: usize) -> HubOptions {
+        self.queue = bodies.max(1);
+        self
+    }
+
+    fn serves(&self, topic: &Uri) -> bool {
+        self.topics
+            .iter()
+            .any(|p| topic.as_str().starts_with(p.as_str()))
+    }
+}
+
+/// The hub's answer to a request made to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Answer {
+    /// The status.
+    pub status: StatusCode,
+    /// A line of plain text saying why (WebSub 5.1.2: a description of any error).
+    pub body: String,
+}
+
+impl Answer {
+    fn new(status: StatusCode, body: impl Into<String>) -> Answer {
+        Answer {
+            status,
+            body: body.into(),
+        }
+    }
+}
+
+/// Names one request a [`Hub`] handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TransmitId(u64);
+
+impl fmt::Display for TransmitId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "hub request {}", self.0)
+    }
+}
+
+/// A request for the caller to send.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Transmit {
+    /// What to pass back with its answer.
+    pub id: TransmitId,
+    /// The request.
+    pub request: Request<Vec<u8>>,
+}
+
+/// A subscription as saved across a restart. It holds the subscriber's secret: keep the
+/// file it goes to private.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SubscriptionRecord {
+    /// The topic.
+    pub topic: Uri,
+    /// The callback.
+    pub callback: Uri,
+    /// The subscriber's `hub.secret`.
+    pub secret: Option<String>,
+    /// When the lease ends, in seconds since the Unix epoch.
+    pub expires: u64,
+}
+
+/// What happened at the hub.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HubEvent {
+    /// A subscription was verified and is active (or renewed) for `lease`. Save.
+    Subscribed {
+        /// The topic.
+        topic: Uri,
+        /// The callback.
+        callback: Uri,
+        /// The lease granted.
+        lease: Duration,
+    },
+    /// An unsubscription was verified: the subscription is gone. Save.
+    Unsubscribed {
+        /// The topic.
+        topic: Uri,
+        /// The callback.
+        callback: Uri,
+    },
+    /// The callback did not confirm the request: nothing changed.
+    NotVerified {
+        /// The topic.
+        topic: Uri,
+        /// The callback.
+        callback: Uri,
+        /// Its status, if it answered.
+        status: Option<StatusCode>,
+    },
+    /// A lease ended. Save.
+    Expired {
+        /// The topic.
+        topic: Uri,
+        /// The callback.
+        callback: Uri,
+    },
+    /// A subscriber answered `410 Gone`: its subscription ended. Save.
+    Gone {
+        /// The topic.
+        topic: Uri,
+        /// The callback.
+        callback: Uri,
+    },
+    /// A body for `topic` was queued for its subscribers.
+    Published {
+        /// The topic.
+        topic: Uri,
+        /// How many subscribers it was queued for.
+        subscribers: usize,
+    },
+    /// A pinged topic could not be fetched; it is tried again.
+    FetchFailed {
+        /// The topic.
+        topic: Uri,
+        /// Its status, if it answered.
+        status: Option<StatusCode>,
+    },
+    /// A subscriber took a body.
+    Delivered {
+        /// The topic.
+        topic: Uri,
+        /// The callback.
+        callback: Uri,
+    },
+    /// A subscriber's body was dropped: its queue was full (the oldest), or it failed
+    /// `attempts` times in a row.
+    Dropped {
+        /// The topic.
+        topic: Uri,
+        /// The callback.
+        callback: Uri,
+        /// Why.
+        why: &'static str,
+    },
+}
+
+/// A body to distribute.
+#[derive(Debug)]
+struct Content {
+    content_type: HeaderValue,
+    body: Arc<[u8]>,
+}
+
+/// One subscription, active.
+#[derive(Debug)]
+struct Subscriber {
+    topic: Uri,
+    callback: Uri,
+    secret: Option<String>,
+    expires: SystemTime,
+    queue: VecDeque<Arc<Content>>,
+    in_flight: bool,
+    failures: u32,
+    not_before: Option<SystemTime>,
+}
+
+/// A subscription or unsubscription waiting for its verification.
+#[derive(Debug)]
+struct Pending {
+    subscribe: bool,
+    topic: Uri,
+    callback: Uri,
+    secret: Option<String>,
+    lease: Duration,
+    challenge: String,
+    sent: bool,
+}
+
+/// A pinged topic to fetch.
+#[derive(Debug, Default)]
+struct Fetch {
+    /// Pinged since the last fetch began.
+    due: bool,
+    in_flight: bool,
+    failures: u32,
+    not_before: Option<SystemTime>,
+}
+
+type Key = (String, String);
+
+/// What a request handed out was for.
+#[derive(Debug)]
+enum Purpose {
+    Verify(u64),
+    Fetch(String),
+    Deliver(Key),
+}
+
+/// A WebSub hub, sans IO: see the [module](self).
+#[derive(Debug)]
+pub struct Hub {
+    options: HubOptions,
+    /// Active subscriptions by (topic, callback), so that a topic's are a range.
+    subscribers: BTreeMap<Key, Subscriber>,
+    pending: BTreeMap<u64, Pending>,
+    next_pending: u64,
+    fetches: BTreeMap<String, (Uri, Fetch)>,
+    in_flight: HashMap<TransmitId, (Purpose, SystemTime)>,
+    next_id: u64,
+    /// The subscriber after which the next distribution is looked for: each gets its
+    /// turn.
+    cursor: Option<Key>,
+    events: VecDeque<HubEvent>,
+}
+
+impl Hub {
+    /// A hub with no subscription.
+    pub fn new(options: HubOptions) -> Hub {
+        Hub {
+            options,
+            subscribers: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            next_pending: 0,
+            fetches: BTreeMap::new(),
+            in_flight: HashMap::new(),
+            next_id: 0,
+            cursor: None,
+            events: VecDeque::new(),
+        }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &HubOptions {
+        &self.options
+    }
+
+    /// Takes back subscriptions saved before a restart: those not expired at `now`, of a
+    /// topic the hub relays and a callback its policy allows.
+    pub fn restore(&mut self, records: Vec<SubscriptionRecord>, now: SystemTime) {
+        for r in records {
+            let expires = SystemTime::UNIX_EPOCH + Duration::from_secs(r.expires);
+            if expires <= now
+                || !self.options.serves(&r.topic)
+                || !self.options.callbacks.allows(&r.callback)
+                || self.subscribers.len() >= self.options.max_subscriptions
+            {
+                continue;
+            }
+            let key = (r.topic.to_string(), r.callback.to_string());
+            self.subscribers.insert(
+                key,
+                Subscriber {
+                    topic: r.topic,
+                    callback: r.callback,
+                    secret: r.secret,
+                    expires,
+                    queue: VecDeque::new(),
+                    in_flight: false,
+                    failures: 0,
+                    not_before: None,
+                },
+            );
+        }
+    }
+
+    /// The active subscriptions, to save.
+    pub fn subscriptions(&self) -> Vec<SubscriptionRecord> {
+        self.subscribers
+            .values()
+            .map(|s| SubscriptionRecord {
+                topic: s.topic.clone(),
+                callback: s.callback.clone(),
+                secret: s.secret.clone(),
+                expires: s
+                    .expires
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+            })
+            .collect()
+    }
+
+    /// How many subscriptions are active, and how many bodies are in all their queues
+    /// (those under way included).
+    pub fn load(&self) -> (usize, usize) {
+        let waiting = self.subscribers.values().map(|s| s.queue.len()).sum();
+        (self.subscribers.len(), waiting)
+    }
+
+    /// Handles a request made to the hub's URL: a subscription or unsubscription request,
+    /// a publish ping (both form-encoded), or a notification `POST`ed by a Source (any
+    /// other body, its topic in the `Link` header's `self`).
+    pub fn handle_request(&mut self, method: &Method, headers: &HeaderMap, body: &[u8]) -> Answer {
+        if method != Method::POST {
+            return Answer::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "the hub takes POST requests",
+            );
+        }
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        if content_type.starts_with("application/x-www-form-urlencoded") {
+            return self.handle_form(body);
+        }
+        let mut links = Links::default();
+        for value in headers.get_all(header::LINK) {
+            if let Ok(value) = value.to_str() {
+                links.add(value);
+            }
+        }
+        let Some(topic) = links.topic() else {
+            return Answer::new(
+                StatusCode::BAD_REQUEST,
+                "a notification needs a Link header with rel=\"self\" naming its topic",
+            );
+        };
+        if !self.options.serves(&topic) {
+            return Answer::new(
+                StatusCode::FORBIDDEN,
+                format!("this hub does not relay {topic}"),
+            );
+        }
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .cloned()
+            .unwrap_or(HeaderValue::from_static("application/xml"));
+        self.distribute(&topic, content_type, body);
+        Answer::new(StatusCode::OK, "notification taken")
+    }
+
+    fn handle_form(&mut self, body: &[u8]) -> Answer {
+        let mut mode = None;
+        let mut topic = None;
+        let mut callback = None;
+        let mut lease = None;
+        let mut secret = None;
+        for (name, value) in url::form_urlencoded::parse(body) {
+            match &*name {
+                "hub.mode" => mode = Some(value.into_owned()),
+                "hub.topic" => topic = Some(value.into_owned()),
+                // The publish ping's other name for the topic.
+                "hub.url" if topic.is_none() => topic = Some(value.into_owned()),
+                "hub.callback" => callback = Some(value.into_owned()),
+                "hub.lease_seconds" => lease = Some(value.into_owned()),
+                "hub.secret" => secret = Some(value.into_owned()),
+                // WebSub 5.1.1: parameters not understood are ignored.
+                _ => {}
+            }
+        }
+        let bad = |why: String| Answer::new(StatusCode::BAD_REQUEST, why);
+        let Some(topic) = topic else {
+            return bad("hub.topic is missing".into());
+        };
+        let topic: Uri = match topic.parse() {
+            Ok(t) => t,
+            Err(e) => return bad(format!("hub.topic: {e}")),
+        };
+        if !self.options.serves(&topic) {
+            return Answer::new(
+                StatusCode::FORBIDDEN,
+                format!("this hub does not relay {topic}"),
+            );
+        }
+        let subscribe = match mode.as_deref() {
+            Some("publish") => {
+                let (_, fetch) = self
+                    .fetches
+                    .entry(topic.to_string())
+                    .or_insert_with(|| (topic.clone(), Fetch::default()));
+                fetch.due = true;
+                return Answer::new(StatusCode::ACCEPTED, "the topic will be fetched");
+            }
+            Some("subscribe") => true,
+            Some("unsubscribe") => false,
+            _ => return bad("hub.mode must be subscribe, unsubscribe or publish".into()),
+        };
+        let Some(callback) = callback else {
+            return bad("hub.callback is missing".into());
+        };
+        let callback: Uri = match callback.parse() {
+            Ok(c) => c,
+            Err(e) => return bad(format!("hub.callback: {e}")),
+        };
+        if !self.options.callbacks.allows(&callback) {
+            // Refused here: no request goes to a callback the operator does not allow,
+            // not even a denial.
+            return Answer::new(
+                StatusCode::FORBIDDEN,
+                format!("this hub sends nothing to {callback}"),
+            );
+        }
+        if secret.as_ref().is_some_and(|s| s.len() > MAX_SECRET) {
+            return bad(format!(
+                "hub.secret must be less than {} bytes",
+                MAX_SECRET + 1
+            ));
+        }
+        let asked = match lease.map(|l| l.trim().parse::<u64>()) {
+            None => None,
+            Some(Ok(n)) if n > 0 => Some(n),
+            Some(_) => return bad("hub.lease_seconds must be a positive integer".into()),
+        };
+        let key = (topic.to_string(), callback.to_string());
+        if subscribe
+            && !self.subscribers.contains_key(&key)
+            && self.subscribers.len() + self.pending.len() >= self.options.max_subscriptions
+        {
+            return Answer::new(StatusCode::SERVICE_UNAVAILABLE, "the hub is full");
+        }
+        let Some(challenge) = challenge() else {
+            return Answer::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "no randomness for a challenge",
+            );
+        };
+        // A newer request for the same pair replaces one not yet sent.
+        self.pending.retain(|_, p| {
+            p.sent || (p.topic.as_str(), p.callback.as_str()) != (key.0.as_str(), key.1.as_str())
+        });
+        self.pending.insert(
+            self.next_pending,
+            Pending {
+                subscribe,
+                topic,
+                callback,
+                secret: if subscribe { secret } else { None },
+                lease: self.options.leases.grant(asked),
+                challenge,
+                sent: false,
+            },
+        );
+        self.next_pending += 1;
+        Answer::new(StatusCode::ACCEPTED, "the request will be verified")
+    }
+
+    /// Queues `body` for every active subscriber of `topic`.
+    fn distribute(&mut self, topic: &Uri, content_type: HeaderValue, body: &[u8]) {
+        let content = Arc::new(Content {
+            content_type,
+            body: body.into(),
+        });
+        let start = (topic.to_string(), String::new());
+        let queue = self.options.queue;
+        let mut subscribers = 0;
+        let mut dropped = Vec::new();
+        for ((t, _), s) in self.subscribers.range_mut(start..) {
+            if *t != topic.as_str() {
+                break;
+            }
+            subscribers += 1;
+            // The bound counts the bodies waiting; the one under way (the front) stays,
+            // as its answer settles it.
+            let under_way = usize::from(s.in_flight);
+            if s.queue.len() >= queue + under_way {
+                s.queue.remove(under_way);
+                dropped.push((s.topic.clone(), s.callback.clone()));
+            }
+            s.queue.push_back(Arc::clone(&content));
+        }
+        for (topic, callback) in dropped {
+            self.events.push_back(HubEvent::Dropped {
+                topic,
+                callback,
+                why: "its queue was full",
+            });
+        }
+        self.events.push_back(HubEvent::Published {
+            topic: topic.clone(),
+            subscribers,
+        });
+    }
+
+    /// The next request to send, if one is due at `now`; leases that ended and requests
+    /// unanswered past the timeout are settled first.
+    pub fn poll_transmit(&mut self, now: SystemTime) -> Option<Transmit> {
+        self.expire(now);
+        self.time_out(now);
+        if let Some((&n, p)) = self.pending.iter_mut().find(|(_, p)| !p.sent) {
+            p.sent = true;
+            let request = verification(p);
+            return Some(self.hand_out(Purpose::Verify(n), request, now));
+        }
+        let due = self
+            .fetches
+            .iter_mut()
+            .find(|(_, (_, f))| f.due && !f.in_flight && f.not_before.is_none_or(|t| t <= now));
+        if let Some((key, (topic, fetch))) = due {
+            fetch.due = false;
+            fetch.in_flight = true;
+            let mut request = Request::new(Vec::new());
+            if let Ok(uri) = topic.as_str().parse() {
+                *request.uri_mut() = uri;
+            }
+            let key = key.clone();
+            return Some(self.hand_out(Purpose::Fetch(key), request, now));
+        }
+        let key = self.next_delivery(now)?;
+        let hub = self.options.url.clone();
+        let method = self.options.signature;
+        let s = self.subscribers.get_mut(&key)?;
+        let content = s.queue.front()?.clone();
+        s.in_flight = true;
+        let mut request = Request::new(content.body.to_vec());
+        *request.method_mut() = Method::POST;
+        if let Ok(uri) = s.callback.as_str().parse() {
+            *request.uri_mut() = uri;
+        }
+        let headers = request.headers_mut();
+        headers.insert(header::CONTENT_TYPE, content.content_type.clone());
+        if let Ok(value) = HeaderValue::from_str(&links(&s.topic, &hub)) {
+            headers.insert(header::LINK, value);
+        }
+        if let Some(secret) = &s.secret {
+            let signature = HubSignature::sign(method, secret.as_bytes(), &content.body);
+            if let Ok(value) = HeaderValue::from_str(&signature.to_string()) {
+                headers.insert("x-hub-signature", value);
+            }
+        }
+        self.cursor = Some(key.clone());
+        Some(self.hand_out(Purpose::Deliver(key), request, now))
+    }
+
+    /// The next subscriber with a body to send at `now`, after the last one served.
+    fn next_delivery(&self, now: SystemTime) -> Option<Key> {
+        let ready = |s: &Subscriber| {
+            !s.in_flight && !s.queue.is_empty() && s.not_before.is_none_or(|t| t <= now)
+        };
+        let after = match &self.cursor {
+            Some(c) => self
+                .subscribers
+                .range((Bound::Excluded(c.clone()), Bound::Unbounded))
+                .find(|(_, s)| ready(s)),
+            None => None,
+        };
+        after
+            .or_else(|| self.subscribers.iter().find(|(_, s)| ready(s)))
+            .map(|(k, _)| k.clone())
+    }
+
+    fn hand_out(
+        &mut self,
+        purpose: Purpose,
+        request: Request<Vec<u8>>,
+        now: SystemTime,
+    ) -> Transmit {
+        let id = TransmitId(self.next_id);
+        self.next_id += 1;
+        self.in_flight.insert(id, (purpose, now));
+        Transmit { id, request }
+    }
+
+    /// The answer to request `id`: its status, headers and body.
+    pub fn handle_response(
+        &mut self,
+        id: TransmitId,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: &[u8],
+        now: SystemTime,
+    ) {
+        let Some((purpose, sent)) = self.in_flight.remove(&id) else {
+            return;
+        };
+        match purpose {
+            Purpose::Verify(n) => {
+                let Some(p) = self.pending.remove(&n) else {
+                    return;
+                };
+                let echoed = status.is_success() && body == p.challenge.as_bytes();
+                if !echoed {
+                    self.events.push_back(HubEvent::NotVerified {
+                        topic: p.topic,
+                        callback: p.callback,
+                        status: Some(status),
+                    });
+                    return;
+                }
+                self.verified(p, sent);
+            }
+            Purpose::Fetch(key) => {
+                let Some((topic, fetch)) = self.fetches.get_mut(&key) else {
+                    return;
+                };
+                fetch.in_flight = false;
+                if status.is_success() {
+                    fetch.failures = 0;
+                    fetch.not_before = None;
+                    let topic = topic.clone();
+                    if !fetch.due {
+                        self.fetches.remove(&key);
+                    }
+                    let content_type = headers
+                        .get(header::CONTENT_TYPE)
+                        .cloned()
+                        .unwrap_or(HeaderValue::from_static("application/xml"));
+                    self.distribute(&topic, content_type, body);
+                } else {
+                    self.fetch_failed(&key, Some(status), now);
+                }
+            }
+            Purpose::Deliver(key) => {
+                if status.is_success() {
+                    let Some(s) = self.subscribers.get_mut(&key) else {
+                        return;
+                    };
+                    s.in_flight = false;
+                    s.queue.pop_front();
+                    s.failures = 0;
+                    s.not_before = None;
+                    self.events.push_back(HubEvent::Delivered {
+                        topic: s.topic.clone(),
+                        callback: s.callback.clone(),
+                    });
+                } else if status == StatusCode::GONE {
+                    if let Some(s) = self.subscribers.remove(&key) {
+                        self.events.push_back(HubEvent::Gone {
+                            topic: s.topic,
+                            callback: s.callback,
+                        });
+                    }
+                } else {
+                    self.delivery_failed(&key, now);
+                }
+            }
+        }
+    }
+
+    /// Request `id` got no answer: the connection failed, or the caller gave up on it.
+    pub fn handle_error(&mut self, id: TransmitId, now: SystemTime) {
+        let Some((purpose, _)) = self.in_flight.remove(&id) else {
+            return;
+        };
+        self.failed(purpose, now);
+    }
+
+    fn failed(&mut self, purpose: Purpose, now: SystemTime) {
+        match purpose {
+            Purpose::Verify(n) => {
+                if let Some(p) = self.pending.remove(&n) {
+                    self.events.push_back(HubEvent::NotVerified {
+                        topic: p.topic,
+                        callback: p.callback,
+                        status: None,
+                    });
+                }
+            }
+            Purpose::Fetch(key) => {
+                if let Some((_, f)) = self.fetches.get_mut(&key) {
+                    f.in_flight = false;
+                }
+                self.fetch_failed(&key, None, now);
+            }
+            Purpose::Deliver(key) => self.delivery_failed(&key, now),
+        }
+    }
+
+    /// A verified request takes effect; a subscription's lease runs from the
+    /// verification's request (WebSub 5.3).
+    fn verified(&mut self, p: Pending, sent: SystemTime) {
+        let key = (p.topic.to_string(), p.callback.to_string());
+        if !p.subscribe {
+            self.subscribers.remove(&key);
+            self.events.push_back(HubEvent::Unsubscribed {
+                topic: p.topic,
+                callback: p.callback,
+            });
+            return;
+        }
+        let expires = sent + p.lease;
+        match self.subscribers.get_mut(&key) {
+            Some(s) => {
+                s.expires = expires;
+                s.secret = p.secret;
+            }
+            None => {
+                self.subscribers.insert(
+                    key,
+                    Subscriber {
+                        topic: p.topic.clone(),
+                        callback: p.callback.clone(),
+                        secret: p.secret,
+                        expires,
+                        queue: VecDeque::new(),
+                        in_flight: false,
+                        failures: 0,
+                        not_before: None,
+                    },
+                );
+            }
+        }
+        self.events.push_back(HubEvent::Subscribed {
+            topic: p.topic,
+            callback: p.callback,
+            lease: p.lease,
+        });
+    }
+
+    fn fetch_failed(&mut self, key: &str, status: Option<StatusCode>, now: SystemTime) {
+        let (attempts, retry) = (self.options.attempts, self.options.retry);
+        let Some((topic, fetch)) = self.fetches.get_mut(key) else {
+            return;
+        };
+        fetch.failures += 1;
+        let topic = topic.clone();
+        if fetch.failures >= attempts && !fetch.due {
+            self.fetches.remove(key);
+        } else {
+            fetch.due = true;
+            fetch.not_before = Some(now + retry.wait(fetch.failures));
+        }
+        self.events
+            .push_back(HubEvent::FetchFailed { topic, status });
+    }
+
+    fn delivery_failed(&mut self, key: &Key, now: SystemTime) {
+        let (attempts, retry) = (self.options.attempts, self.options.retry);
+        let Some(s) = self.subscribers.get_mut(key) else {
+            return;
+        };
+        s.in_flight = false;
+        s.failures += 1;
+        s.not_before = Some(now + retry.wait(s.failures));
+        if s.failures >= attempts {
+            s.queue.pop_front();
+            s.failures = 0;
+            self.events.push_back(HubEvent::Dropped {
+                topic: s.topic.clone(),
+                callback: s.callback.clone(),
+                why: "it failed every attempt",
+            });
+        }
+    }
+
+    /// Ends the leases over at `now`.
+    fn expire(&mut self, now: SystemTime) {
+        let over: Vec<Key> = self
+            .subscribers
+            .iter()
+            .filter(|(_, s)| s.expires <= now)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in over {
+            if let Some(s) = self.subscribers.remove(&key) {
+                self.events.push_back(HubEvent::Expired {
+                    topic: s.topic,
+                    callback: s.callback,
+                });
+            }
+        }
+    }
+
+    /// Counts requests unanswered past the timeout as failed.
+    fn time_out(&mut self, now: SystemTime) {
+        let timeout = self.options.retry.timeout;
+        let late: Vec<TransmitId> = self
+            .in_flight
+            .iter()
+            .filter(|(_, (_, sent))| now.duration_since(*sent).is_ok_and(|d| d >= timeout))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in late {
+            if let Some((purpose, _)) = self.in_flight.remove(&id) {
+                self.failed(purpose, now);
+            }
+        }
+    }
+
+    /// When to call [`poll_transmit`](Hub::poll_transmit) next, if nothing comes before:
+    /// a request to send, a wait or a timeout ending, a lease ending.
+    pub fn poll_timeout(&self) -> Option<SystemTime> {
+        let timeout = self.options.retry.timeout;
+        let mut next: Option<SystemTime> = None;
+        let mut at = |t: SystemTime| next = Some(next.map_or(t, |n| n.min(t)));
+        if self.pending.values().any(|p| !p.sent) {
+            at(SystemTime::UNIX_EPOCH);
+        }
+        for (_, sent) in self.in_flight.values() {
+            at(*sent + timeout);
+        }
+        for (_, f) in self.fetches.values() {
+            if f.due && !f.in_flight {
+                at(f.not_before.unwrap_or(SystemTime::UNIX_EPOCH));
+            }
+        }
+        for s in self.subscribers.values() {
+            at(s.expires);
+            if !s.in_flight && !s.queue.is_empty() {
+                at(s.not_before.unwrap_or(SystemTime::UNIX_EPOCH));
+            }
+        }
+        next
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<HubEvent> {
+        self.events.pop_front()
+    }
+}
+
+/// The intent verification request for `p` (WebSub 5.3): a GET of the callback with the
+/// mode, topic, challenge and (to subscribe) lease appended to its query.
+fn verification(p: &Pending) -> Request<Vec<u8>> {
+    let Ok(mut url) = p.callback.to_url() else {
+        // A callback the model parsed is one the url crate parses: this is not reached,
+        // and a request to nowhere fails verification.
+        return Request::new(Vec::new());
+    };
+    {
+        let mut query = url.query_pairs_mut();
+        query
+            .append_pair(
+                "hub.mode",
+                if p.subscribe {
+                    "subscribe"
+                } else {
+                    "unsubscribe"
+                },
+            )
+            .append_pair("hub.topic", p.topic.as_str())
+            .append_pair("hub.challenge", &p.challenge);
+        if p.subscribe {
+            query.append_pair("hub.lease_seconds", &p.lease.as_secs().to_string());
+        }
+    }
+    let mut request = Request::new(Vec::new());
+    if let Ok(uri) = url.as_str().parse() {
+        *request.uri_mut() = uri;
+    }
+    request
+}
+
+/// A random, single-use challenge: 128 bits as hex.
+fn challenge() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}

@@ -1,0 +1,579 @@
+//! The hub's state machine driven by hand with a virtual clock: intent verification,
+//! leases, policies, distribution with signatures, per-subscriber queues, retries, 410,
+//! the publish ping, and a restart.
+
+use std::time::{Duration, SystemTime};
+
+use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use resourcesync_model::Uri;
+use resourcesync_websub::{
+    CallbackPolicy, Hub, HubEvent, HubOptions, HubSignature, Leases, Links, Retry, Transmit,
+};
+
+const TOPIC: &str = "http://127.0.0.1:8000/resourcesync/change-notification.xml";
+const HUB: &str = "http://127.0.0.1:8000/hub";
+
+fn t(seconds: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + seconds)
+}
+
+fn uri(s: &str) -> Uri {
+    s.parse().unwrap()
+}
+
+fn hub() -> Hub {
+    Hub::new(
+        HubOptions::new(uri(HUB), vec!["http://127.0.0.1:8000/".into()])
+            .with_callbacks(CallbackPolicy::Hosts(vec!["127.0.0.1".into()]))
+            .with_retry(
+                Retry::new(
+                    Duration::from_secs(1),
+                    Duration::from_secs(8),
+                    Duration::from_secs(30),
+                ),
+                3,
+            )
+            .with_queue(3),
+    )
+}
+
+fn form(pairs: &[(&str, &str)]) -> (HeaderMap, Vec<u8>) {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-www-form-urlencoded"),
+    );
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish();
+    (headers, body.into_bytes())
+}
+
+/// A form POSTed to the hub; the time is the caller's story, not the hub's.
+fn post(hub: &mut Hub, pairs: &[(&str, &str)], _now: SystemTime) -> StatusCode {
+    let (headers, body) = form(pairs);
+    hub.handle_request(&Method::POST, &headers, &body).status
+}
+
+fn subscribe_request(
+    hub: &mut Hub,
+    callback: &str,
+    secret: Option<&str>,
+    now: SystemTime,
+) -> StatusCode {
+    let mut pairs = vec![
+        ("hub.mode", "subscribe"),
+        ("hub.topic", TOPIC),
+        ("hub.callback", callback),
+    ];
+    if let Some(secret) = secret {
+        pairs.push(("hub.secret", secret));
+    }
+    post(hub, &pairs, now)
+}
+
+/// The query of a request's URI, as pairs.
+fn query(transmit: &Transmit) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(transmit.request.uri().query().unwrap_or("").as_bytes())
+        .into_owned()
+        .collect()
+}
+
+fn param(transmit: &Transmit, name: &str) -> Option<String> {
+    query(transmit)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+}
+
+fn events(hub: &mut Hub) -> Vec<HubEvent> {
+    std::iter::from_fn(|| hub.poll_event()).collect()
+}
+
+/// Answers a verification as the subscriber who asked: the challenge echoed.
+fn echo(hub: &mut Hub, verify: &Transmit, now: SystemTime) {
+    let challenge = param(verify, "hub.challenge").unwrap();
+    hub.handle_response(
+        verify.id,
+        StatusCode::OK,
+        &HeaderMap::new(),
+        challenge.as_bytes(),
+        now,
+    );
+}
+
+/// Subscribes `callback` all the way: the request, its verification echoed.
+fn subscribe(hub: &mut Hub, callback: &str, secret: Option<&str>, now: SystemTime) {
+    assert_eq!(
+        subscribe_request(hub, callback, secret, now),
+        StatusCode::ACCEPTED
+    );
+    let verify = hub.poll_transmit(now).unwrap();
+    echo(hub, &verify, now);
+    assert!(matches!(events(hub)[..], [HubEvent::Subscribed { .. }]));
+}
+
+/// A Source's notification POSTed to the hub.
+fn notify(hub: &mut Hub, body: &str, _now: SystemTime) -> StatusCode {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
+    headers.insert(
+        header::LINK,
+        HeaderValue::from_str(&resourcesync_websub::links(&uri(TOPIC), &uri(HUB))).unwrap(),
+    );
+    hub.handle_request(&Method::POST, &headers, body.as_bytes())
+        .status
+}
+
+fn ok(hub: &mut Hub, transmit: &Transmit, now: SystemTime) {
+    hub.handle_response(transmit.id, StatusCode::OK, &HeaderMap::new(), b"", now);
+}
+
+#[test]
+fn a_subscription_is_active_once_the_callback_echoes_the_challenge() {
+    let mut hub = hub();
+    let callback = "http://127.0.0.1:9000/cb?follower=1";
+    assert_eq!(
+        subscribe_request(&mut hub, callback, None, t(0)),
+        StatusCode::ACCEPTED
+    );
+    assert!(hub.subscriptions().is_empty(), "not before it is verified");
+    let verify = hub.poll_transmit(t(0)).unwrap();
+    assert_eq!(verify.request.method(), Method::GET);
+    // The callback's own query is kept, the hub's parameters appended.
+    assert_eq!(query(&verify)[0], ("follower".into(), "1".into()));
+    assert_eq!(param(&verify, "hub.mode").as_deref(), Some("subscribe"));
+    assert_eq!(param(&verify, "hub.topic").as_deref(), Some(TOPIC));
+    assert_eq!(
+        param(&verify, "hub.lease_seconds").as_deref(),
+        Some("864000")
+    );
+    let challenge = param(&verify, "hub.challenge").unwrap();
+    assert!(challenge.len() >= 32);
+    // A wrong echo is no confirmation.
+    hub.handle_response(verify.id, StatusCode::OK, &HeaderMap::new(), b"yes", t(1));
+    assert!(matches!(
+        events(&mut hub)[..],
+        [HubEvent::NotVerified { .. }]
+    ));
+    assert!(hub.subscriptions().is_empty());
+
+    subscribe(&mut hub, callback, Some("s3cret"), t(2));
+    let saved = hub.subscriptions();
+    assert_eq!(saved.len(), 1);
+    assert_eq!(saved[0].secret.as_deref(), Some("s3cret"));
+    // The lease runs from the verification request.
+    assert_eq!(saved[0].expires, 1_800_000_002 + 864_000);
+    // Each challenge is new.
+    assert_eq!(
+        subscribe_request(&mut hub, callback, None, t(3)),
+        StatusCode::ACCEPTED
+    );
+    let again = hub.poll_transmit(t(3)).unwrap();
+    assert_ne!(param(&again, "hub.challenge").unwrap(), challenge);
+    // A failed renewal leaves the subscription as it was.
+    hub.handle_response(
+        again.id,
+        StatusCode::NOT_FOUND,
+        &HeaderMap::new(),
+        b"",
+        t(3),
+    );
+    assert_eq!(hub.subscriptions(), saved);
+}
+
+#[test]
+fn leases_are_held_to_their_bounds_and_end() {
+    let mut hub = hub();
+    let callback = "http://127.0.0.1:9000/cb";
+    for (asked, granted) in [("1", "300"), ("999999999", "2678400"), ("3600", "3600")] {
+        let status = post(
+            &mut hub,
+            &[
+                ("hub.mode", "subscribe"),
+                ("hub.topic", TOPIC),
+                ("hub.callback", callback),
+                ("hub.lease_seconds", asked),
+            ],
+            t(0),
+        );
+        assert_eq!(status, StatusCode::ACCEPTED);
+        let verify = hub.poll_transmit(t(0)).unwrap();
+        assert_eq!(
+            param(&verify, "hub.lease_seconds").as_deref(),
+            Some(granted),
+            "{asked}"
+        );
+        echo(&mut hub, &verify, t(0));
+    }
+    events(&mut hub);
+    assert_eq!(hub.poll_timeout(), Some(t(3600)));
+    assert!(hub.poll_transmit(t(3600)).is_none());
+    assert!(matches!(events(&mut hub)[..], [HubEvent::Expired { .. }]));
+    assert!(hub.subscriptions().is_empty());
+    // Nothing is delivered to an expired subscription.
+    assert_eq!(notify(&mut hub, "<urlset/>", t(3601)), StatusCode::OK);
+    assert!(hub.poll_transmit(t(3601)).is_none());
+    for bad in ["0", "-5", "soon"] {
+        let status = post(
+            &mut hub,
+            &[
+                ("hub.mode", "subscribe"),
+                ("hub.topic", TOPIC),
+                ("hub.callback", callback),
+                ("hub.lease_seconds", bad),
+            ],
+            t(0),
+        );
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
+    }
+}
+
+#[test]
+fn no_request_goes_to_a_callback_or_topic_the_policy_does_not_allow() {
+    let mut hub = hub();
+    for callback in [
+        "http://10.0.0.1/cb",
+        "http://localhost:9000/cb",
+        "ftp://127.0.0.1/cb",
+    ] {
+        assert_eq!(
+            subscribe_request(&mut hub, callback, None, t(0)),
+            StatusCode::FORBIDDEN,
+            "{callback}"
+        );
+    }
+    // Another Source's topic: neither subscribed to, nor published, nor fetched.
+    let other = "http://elsewhere.example/topic";
+    let status = post(
+        &mut hub,
+        &[
+            ("hub.mode", "subscribe"),
+            ("hub.topic", other),
+            ("hub.callback", "http://127.0.0.1/cb"),
+        ],
+        t(0),
+    );
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        post(
+            &mut hub,
+            &[("hub.mode", "publish"), ("hub.url", other)],
+            t(0)
+        ),
+        StatusCode::FORBIDDEN
+    );
+    assert!(hub.poll_transmit(t(0)).is_none());
+    // The public policy refuses the operator's own network.
+    let public = CallbackPolicy::Public;
+    for inside in [
+        "http://127.0.0.1/cb",
+        "http://192.168.1.2/cb",
+        "http://[::1]/cb",
+        "http://[fe80::1]/cb",
+        "http://[::ffff:127.0.0.1]/cb",
+        "http://app.localhost/cb",
+        "http://169.254.169.254/latest",
+    ] {
+        assert!(!public.allows(&uri(inside)), "{inside}");
+    }
+    assert!(public.allows(&uri("https://destination.example.net/callback/")));
+    // A secret of 200 bytes or more, no mode, no callback.
+    let long = "x".repeat(200);
+    assert_eq!(
+        subscribe_request(&mut hub, "http://127.0.0.1/cb", Some(&long), t(0)),
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        post(&mut hub, &[("hub.topic", TOPIC)], t(0)),
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        post(
+            &mut hub,
+            &[("hub.mode", "subscribe"), ("hub.topic", TOPIC)],
+            t(0)
+        ),
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(
+        hub.handle_request(&Method::GET, &HeaderMap::new(), b"")
+            .status,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+    assert!(hub.poll_transmit(t(0)).is_none());
+}
+
+#[test]
+fn a_notification_goes_to_every_subscriber_signed_with_its_secret() {
+    let mut hub = hub();
+    subscribe(&mut hub, "http://127.0.0.1:9001/a", Some("alpha"), t(0));
+    subscribe(&mut hub, "http://127.0.0.1:9002/b", None, t(0));
+    assert_eq!(notify(&mut hub, "<urlset>1</urlset>", t(1)), StatusCode::OK);
+    assert!(matches!(
+        events(&mut hub)[..],
+        [HubEvent::Published { subscribers: 2, .. }]
+    ));
+    let mut seen = Vec::new();
+    while let Some(transmit) = hub.poll_transmit(t(1)) {
+        let r = &transmit.request;
+        assert_eq!(r.method(), Method::POST);
+        assert_eq!(r.body(), b"<urlset>1</urlset>");
+        assert_eq!(r.headers()[header::CONTENT_TYPE], "application/xml");
+        let links = Links::parse(r.headers()[header::LINK].to_str().unwrap());
+        assert_eq!(links.topic(), Some(uri(TOPIC)));
+        assert_eq!(links.hub(), Some(uri(HUB)));
+        let signature = r
+            .headers()
+            .get("x-hub-signature")
+            .map(|v| v.to_str().unwrap().parse::<HubSignature>().unwrap());
+        seen.push((
+            r.uri().to_string(),
+            signature.map(|s| s.verify(b"alpha", r.body())),
+        ));
+        ok(&mut hub, &transmit, t(1));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("http://127.0.0.1:9001/a".into(), Some(true)),
+            ("http://127.0.0.1:9002/b".into(), None),
+        ]
+    );
+    // A notification without its topic is refused.
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml"),
+    );
+    assert_eq!(
+        hub.handle_request(&Method::POST, &headers, b"<urlset/>")
+            .status,
+        StatusCode::BAD_REQUEST
+    );
+}
+
+#[test]
+fn a_slow_subscriber_delays_no_other_and_its_queue_is_bounded() {
+    let mut hub = hub();
+    subscribe(&mut hub, "http://127.0.0.1:9001/slow", None, t(0));
+    subscribe(&mut hub, "http://127.0.0.1:9002/fast", None, t(0));
+    let mut slow_first = None;
+    for n in 0..5 {
+        notify(&mut hub, &format!("<urlset>{n}</urlset>"), t(1));
+        while let Some(transmit) = hub.poll_transmit(t(1)) {
+            if transmit.request.uri().path() == "/slow" {
+                // Never answered.
+                slow_first.get_or_insert(transmit.request.body().clone());
+            } else {
+                assert_eq!(
+                    transmit.request.body(),
+                    format!("<urlset>{n}</urlset>").as_bytes()
+                );
+                ok(&mut hub, &transmit, t(1));
+            }
+        }
+    }
+    assert_eq!(slow_first.as_deref(), Some(&b"<urlset>0</urlset>"[..]));
+    // The slow one holds one under way and 3 waiting (its bound): the oldest waiting was
+    // dropped once.
+    let dropped = events(&mut hub)
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                e,
+                HubEvent::Dropped {
+                    why: "its queue was full",
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(dropped, 1);
+    assert_eq!(hub.load(), (2, 4));
+}
+
+#[test]
+fn failures_are_retried_after_a_doubling_wait_given_up_and_410_ends_a_subscription() {
+    let mut hub = hub();
+    subscribe(&mut hub, "http://127.0.0.1:9001/a", None, t(0));
+    notify(&mut hub, "<urlset>1</urlset>", t(0));
+    notify(&mut hub, "<urlset>2</urlset>", t(0));
+    events(&mut hub);
+    let mut now = t(0);
+    let mut waits = Vec::new();
+    for _ in 0..3 {
+        let transmit = hub.poll_transmit(now).unwrap();
+        assert_eq!(transmit.request.body(), b"<urlset>1</urlset>");
+        hub.handle_response(
+            transmit.id,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &HeaderMap::new(),
+            b"",
+            now,
+        );
+        let next = hub.poll_timeout().unwrap();
+        waits.push(next.duration_since(now).unwrap().as_secs());
+        assert!(hub.poll_transmit(next - Duration::from_millis(1)).is_none());
+        now = next;
+    }
+    assert_eq!(waits, [1, 2, 4]);
+    // Given up after 3 failures in a row: the next body goes.
+    assert!(events(&mut hub).iter().any(|e| matches!(
+        e,
+        HubEvent::Dropped {
+            why: "it failed every attempt",
+            ..
+        }
+    )));
+    let transmit = hub.poll_transmit(now).unwrap();
+    assert_eq!(transmit.request.body(), b"<urlset>2</urlset>");
+    // No answer within the timeout is a failure too.
+    now += Duration::from_secs(30);
+    assert!(hub.poll_transmit(now).is_none());
+    now += Duration::from_secs(1);
+    let transmit = hub.poll_transmit(now).unwrap();
+    hub.handle_response(transmit.id, StatusCode::GONE, &HeaderMap::new(), b"", now);
+    assert!(matches!(events(&mut hub)[..], [HubEvent::Gone { .. }]));
+    assert!(hub.subscriptions().is_empty());
+}
+
+#[test]
+fn a_publish_ping_fetches_the_topic_and_distributes_what_it_serves() {
+    let mut hub = hub();
+    subscribe(&mut hub, "http://127.0.0.1:9001/a", None, t(0));
+    assert_eq!(
+        post(
+            &mut hub,
+            &[("hub.mode", "publish"), ("hub.url", TOPIC)],
+            t(1)
+        ),
+        StatusCode::ACCEPTED
+    );
+    let fetch = hub.poll_transmit(t(1)).unwrap();
+    assert_eq!(fetch.request.method(), Method::GET);
+    assert_eq!(fetch.request.uri().to_string(), TOPIC);
+    // Pinged again while fetching: fetched again after.
+    post(
+        &mut hub,
+        &[("hub.mode", "publish"), ("hub.topic", TOPIC)],
+        t(1),
+    );
+    assert!(hub.poll_transmit(t(1)).is_none());
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/xml; charset=utf-8"),
+    );
+    hub.handle_response(
+        fetch.id,
+        StatusCode::OK,
+        &headers,
+        b"<urlset>latest</urlset>",
+        t(1),
+    );
+    let mut requests = Vec::new();
+    let mut bodies = Vec::new();
+    while let Some(transmit) = hub.poll_transmit(t(1)) {
+        let r = &transmit.request;
+        requests.push((r.method().clone(), r.uri().to_string()));
+        if r.method() == Method::POST {
+            bodies.push(String::from_utf8(r.body().clone()).unwrap());
+            assert_eq!(
+                r.headers()[header::CONTENT_TYPE],
+                "application/xml; charset=utf-8"
+            );
+        }
+        hub.handle_response(
+            transmit.id,
+            StatusCode::OK,
+            &headers,
+            b"<urlset>later</urlset>",
+            t(1),
+        );
+    }
+    // The second fetch goes first (fetches before distributions); each fetched body is
+    // distributed.
+    assert_eq!(
+        requests,
+        [
+            (Method::GET, TOPIC.into()),
+            (Method::POST, "http://127.0.0.1:9001/a".into()),
+            (Method::POST, "http://127.0.0.1:9001/a".into()),
+        ]
+    );
+    assert_eq!(
+        bodies,
+        ["<urlset>latest</urlset>", "<urlset>later</urlset>"]
+    );
+}
+
+#[test]
+fn subscriptions_come_back_after_a_restart_but_not_an_expired_one() {
+    let mut hub = hub();
+    subscribe(&mut hub, "http://127.0.0.1:9001/a", Some("alpha"), t(0));
+    post(
+        &mut hub,
+        &[
+            ("hub.mode", "subscribe"),
+            ("hub.topic", TOPIC),
+            ("hub.callback", "http://127.0.0.1:9002/b"),
+            ("hub.lease_seconds", "300"),
+        ],
+        t(0),
+    );
+    let verify = hub.poll_transmit(t(0)).unwrap();
+    echo(&mut hub, &verify, t(0));
+    let saved = serde_json::to_string(&hub.subscriptions()).unwrap();
+
+    let mut restarted = self::hub();
+    restarted.restore(serde_json::from_str(&saved).unwrap(), t(600));
+    let kept = restarted.subscriptions();
+    assert_eq!(kept.len(), 1);
+    assert_eq!(kept[0].callback, uri("http://127.0.0.1:9001/a"));
+    notify(&mut restarted, "<urlset/>", t(600));
+    let transmit = restarted.poll_transmit(t(600)).unwrap();
+    assert!(transmit.request.headers().contains_key("x-hub-signature"));
+}
+
+#[test]
+fn an_unsubscription_takes_effect_once_verified() {
+    let mut hub = hub();
+    subscribe(&mut hub, "http://127.0.0.1:9001/a", None, t(0));
+    let status = post(
+        &mut hub,
+        &[
+            ("hub.mode", "unsubscribe"),
+            ("hub.topic", TOPIC),
+            ("hub.callback", "http://127.0.0.1:9001/a"),
+        ],
+        t(1),
+    );
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let verify = hub.poll_transmit(t(1)).unwrap();
+    assert_eq!(param(&verify, "hub.mode").as_deref(), Some("unsubscribe"));
+    assert_eq!(param(&verify, "hub.lease_seconds"), None);
+    assert_eq!(hub.subscriptions().len(), 1, "not before it is verified");
+    echo(&mut hub, &verify, t(1));
+    assert!(matches!(
+        events(&mut hub)[..],
+        [HubEvent::Unsubscribed { .. }]
+    ));
+    assert!(hub.subscriptions().is_empty());
+}
+
+#[test]
+fn leases_constructor_keeps_default_within_bounds() {
+    let leases = Leases::new(
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+        Duration::from_secs(30),
+    );
+    assert_eq!(leases.min, Duration::from_secs(60));
+    assert_eq!(leases.max, Duration::from_secs(60));
+    assert_eq!(leases.default, Duration::from_secs(60));
+}
