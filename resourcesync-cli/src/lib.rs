@@ -13,6 +13,8 @@
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3
 //!   (`serve_with_limits` until a shutdown future completes; the subcommand's arguments,
 //!   signals and start line are the binary's).
+//! - [`hub`]: the WebSub hub `serve --hub` runs beside a publication (the state machine
+//!   of `resourcesync-websub` over axum and reqwest, its subscriptions kept in a file).
 //! - [`units`]: option values with units (durations, sizes).
 //!
 //! One convention for every subcommand: its library call takes typed options and returns
@@ -36,6 +38,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod explore;
+pub mod hub;
 pub mod serve;
 pub mod units;
 pub mod validate;

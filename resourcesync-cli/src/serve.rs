@@ -165,6 +165,32 @@ pub async fn serve_reporting(
     connections::serve(listener, router_reporting(dir, report), limits, shutdown).await
 }
 
+/// [`serve_reporting`] with a WebSub hub (`resourcesync serve --hub`): its endpoint at
+/// `hub_path` beside the publication, and its driver sending its requests, both until
+/// `shutdown` completes.
+pub async fn serve_with_hub(
+    listener: tokio::net::TcpListener,
+    dir: PathBuf,
+    limits: ServeLimits,
+    report: Reporter,
+    hub: Arc<crate::hub::HubServer>,
+    hub_path: &str,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let stop = tokio_util::sync::CancellationToken::new();
+    let trip = stop.clone();
+    tokio::spawn(async move {
+        shutdown.await;
+        trip.cancel();
+    });
+    let driver = tokio::spawn(Arc::clone(&hub).run(stop.clone().cancelled_owned()));
+    let router = hub.router(hub_path).merge(router_reporting(dir, report));
+    let served = connections::serve(listener, router, limits, stop.clone().cancelled_owned()).await;
+    stop.cancel();
+    let _ = driver.await;
+    served
+}
+
 /// A file of the publication the server could not read (an I/O error, a stale handle:
 /// the server's fault, not the client's), answered 500, or found while its body was
 /// being sent, which then ends short.

@@ -79,6 +79,9 @@ pub(crate) enum Error {
     /// The server failed while serving (the demo's).
     #[error("the server failed")]
     Server(#[source] io::Error),
+    /// `serve --hub`'s hub could not start.
+    #[error(transparent)]
+    Hub(#[from] resourcesync_cli::hub::HubError),
     /// A summary could not be made JSON.
     #[error("JSON")]
     Json(#[from] serde_json::Error),

@@ -11,10 +11,12 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::sync::block_on;
+use resourcesync_cli::hub::{HubNotice, HubReporter, HubServer};
 use resourcesync_cli::serve::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Reporter, ServeLimits, built_for_elsewhere,
-    serve_reporting,
+    serve_reporting, serve_with_hub,
 };
+use resourcesync_websub::{CallbackPolicy, HubEvent, HubOptions};
 
 /// What `serve` does, for its long help.
 pub(crate) const SERVE_ABOUT: &str = "\
@@ -71,6 +73,21 @@ arrive within --header-timeout; a connection on which nothing moves for --idle-t
 while no request is being answered (a keep-alive connection, a client that stopped
 reading) is closed. Durations are written 500ms, 30s, 2m, or a number of seconds.
 
+With --hub, a WebSub hub (W3C WebSub; ResourceSync Change Notification 1.0.1) answers at
+/hub beside the publication: subscriptions and unsubscriptions take effect once the
+callback echoes a random challenge; leases are granted from 5 minutes to a month (10 days
+by default) and end; a subscriber's hub.secret signs what it is sent (X-Hub-Signature,
+sha256); a Source's notification POSTed with its topic in a Link rel=\"self\" header,
+or a publish ping (hub.mode=publish, hub.topic or hub.url: the topic is fetched), goes to
+every subscriber of the topic, each through a queue of its own (1,000 bodies; a slow or
+dead subscriber delays no other), retried after a doubling wait and given up after 8
+failures in a row; 410 Gone ends a subscription. Only topics under --hub-topic (this
+server's URL by default) are relayed or fetched, and requests go only to callbacks on
+--hub-allow hosts (by default any host but localhost and loopback, private and
+link-local addresses). The subscriptions are saved in --hub-state (beside PUBLISH-DIR by
+default: .<name>.hub.json, readable by its owner alone) after each change, and kept across
+a restart.
+
 The server listens on --addr (loopback unless told otherwise) and stops on Ctrl-C or
 SIGTERM, letting the requests in flight finish for up to 30 s (then their connections
 are closed).";
@@ -79,13 +96,16 @@ are closed).";
 pub(crate) const SERVE_OUTPUT: &str = "\
 Output:
   One line once the address is bound (with the port chosen, for --addr HOST:0):
-    serving <PUBLISH-DIR> at http://<addr>/
+    serving <PUBLISH-DIR> at http://<addr>/[ with a hub at http://<addr>/hub]
   and a warning on standard error when the publication was built for another address
   (its Source Description names another host or port): a Destination starting here would
   be refused its documents' URIs.
 
+  With --hub, a line on standard error for each subscription made, renewed, ended or
+  refused, each body dropped and each topic that could not be fetched.
+
 JSON (--json):
-  {\"addr\": \"<ip>:<port>\", \"dir\": \"<PUBLISH-DIR>\", \"url\": \"http://<addr>/\"}";
+  {\"addr\": \"<ip>:<port>\", \"dir\": \"<PUBLISH-DIR>\", \"url\": \"http://<addr>/\"[, \"hub\": \"http://<addr>/hub\"]}";
 
 /// Exit statuses of `serve`.
 pub(crate) const SERVE_EXIT: &str = "\
@@ -133,6 +153,20 @@ pub(crate) struct ServeArgs {
     /// How long a connection may sit with nothing moving while no request is answered.
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = resourcesync_cli::units::duration)]
     pub idle_timeout: Duration,
+    /// Run a WebSub hub at /hub beside the publication.
+    #[arg(long)]
+    pub hub: bool,
+    /// The hub sends requests only to callbacks on this host (repeat for more) [default:
+    /// any host but localhost and loopback, private and link-local addresses]
+    #[arg(long, value_name = "HOST", requires = "hub")]
+    pub hub_allow: Vec<String>,
+    /// The hub relays only topics whose URL starts with this (repeat for more) [default:
+    /// this server's URL]
+    #[arg(long, value_name = "URL-PREFIX", requires = "hub")]
+    pub hub_topic: Vec<String>,
+    /// Where the hub keeps its subscriptions [default: .<name>.hub.json beside PUBLISH-DIR]
+    #[arg(long, value_name = "FILE", requires = "hub")]
+    pub hub_state: Option<PathBuf>,
 }
 
 impl ServeArgs {
@@ -187,10 +221,21 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
             })?;
         let addr = listener.local_addr().map_err(Error::LocalAddr)?;
         let dir = args.dir.display().to_string();
+        let hub_url = format!("http://{addr}{HUB_PATH}");
+        let hub = if args.hub {
+            Some(open_hub(args, addr, &hub_url)?)
+        } else {
+            None
+        };
         if args.json {
-            let line = serde_json::json!({"addr": addr.to_string(), "dir": dir,
+            let mut line = serde_json::json!({"addr": addr.to_string(), "dir": dir,
                 "url": format!("http://{addr}/")});
+            if hub.is_some() {
+                line["hub"] = serde_json::Value::String(hub_url.clone());
+            }
             println!("{line}");
+        } else if hub.is_some() {
+            println!("serving {dir} at http://{addr}/ with a hub at {hub_url}");
         } else {
             println!("serving {dir} at http://{addr}/");
         }
@@ -200,7 +245,24 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         // A file the server cannot read is its operator's to look into: said here.
         let report: Reporter =
             std::sync::Arc::new(|failure| eprintln!("resourcesync serve: {failure}"));
-        match serve_reporting(listener, args.dir.clone(), args.limits(), report, shutdown).await {
+        let served = match hub {
+            Some(hub) => {
+                serve_with_hub(
+                    listener,
+                    args.dir.clone(),
+                    args.limits(),
+                    report,
+                    hub,
+                    HUB_PATH,
+                    shutdown,
+                )
+                .await
+            }
+            None => {
+                serve_reporting(listener, args.dir.clone(), args.limits(), report, shutdown).await
+            }
+        };
+        match served {
             Ok(()) => Ok(0),
             Err(e) => {
                 eprintln!("resourcesync serve: {}", resourcesync_cli::Chain(&e));
@@ -208,6 +270,91 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
             }
         }
     })
+}
+
+/// Where the hub answers.
+const HUB_PATH: &str = "/hub";
+
+/// The hub `--hub` asks for, its subscriptions restored.
+fn open_hub(
+    args: &ServeArgs,
+    addr: SocketAddr,
+    hub_url: &str,
+) -> Result<std::sync::Arc<HubServer>, Error> {
+    let url = hub_url.parse().map_err(|e| Error::url(hub_url, e))?;
+    let topics = if args.hub_topic.is_empty() {
+        vec![format!("http://{addr}/")]
+    } else {
+        args.hub_topic.clone()
+    };
+    let mut options = HubOptions::new(url, topics);
+    if !args.hub_allow.is_empty() {
+        options = options.with_callbacks(CallbackPolicy::Hosts(args.hub_allow.clone()));
+    }
+    let state = args.hub_state.clone().unwrap_or_else(|| {
+        let name = args.dir.file_name().map_or_else(
+            || "publication".into(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let parent = args
+            .dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        parent.join(format!(".{name}.hub.json"))
+    });
+    let report: HubReporter = std::sync::Arc::new(print_notice);
+    HubServer::open(options, Some(state), report).map_err(Error::Hub)
+}
+
+/// What the operator of a hub hears of: subscriptions made and ended, what was lost.
+fn print_notice(notice: HubNotice<'_>) {
+    let line = match notice {
+        HubNotice::Event(event) => match event {
+            HubEvent::Subscribed {
+                topic,
+                callback,
+                lease,
+            } => {
+                format!("{callback} subscribed to {topic} for {} s", lease.as_secs())
+            }
+            HubEvent::Unsubscribed { topic, callback } => {
+                format!("{callback} unsubscribed from {topic}")
+            }
+            HubEvent::NotVerified {
+                topic,
+                callback,
+                status,
+            } => match status {
+                Some(status) => {
+                    format!("{callback} did not confirm its request about {topic} ({status})")
+                }
+                None => format!("{callback} did not answer the verification about {topic}"),
+            },
+            HubEvent::Expired { topic, callback } => {
+                format!("the lease of {callback} on {topic} ended")
+            }
+            HubEvent::Gone { topic, callback } => {
+                format!("{callback} is gone (410): its subscription to {topic} ended")
+            }
+            HubEvent::Dropped {
+                topic,
+                callback,
+                why,
+            } => {
+                format!("a body of {topic} for {callback} was dropped: {why}")
+            }
+            HubEvent::FetchFailed { topic, status } => match status {
+                Some(status) => format!("could not fetch {topic} ({status}); trying again"),
+                None => format!("could not fetch {topic}; trying again"),
+            },
+            _ => return,
+        },
+        HubNotice::NotSaved(e) => format!("{}", resourcesync_cli::Chain(e)),
+        _ => return,
+    };
+    // The URIs in it were parsed: no control character reaches the terminal.
+    eprintln!("resourcesync serve: hub: {line}");
 }
 
 /// Completes at Ctrl-C (or SIGTERM, as a service manager stops a server). The handlers

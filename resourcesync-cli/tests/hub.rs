@@ -1,0 +1,277 @@
+//! `resourcesync serve --hub` as a process on 127.0.0.1, with a subscriber of the test's
+//! own on 127.0.0.1 (an axum server): a subscription verified by the echoed challenge and
+//! saved (privately) to the state file, a Source's notification delivered signed with the
+//! subscriber's secret and retried when the subscriber fails, the subscription kept across
+//! a killed and restarted hub, a callback outside the policy refused, an unsubscription.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use resourcesync_websub::{HubSignature, Links};
+
+/// The hub's process, killed when dropped.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `serve --hub` on a port of its choosing; returns it, its URL and its hub's.
+fn start(publish: &Path, state: &Path) -> (Server, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--json",
+            "--hub",
+            "--hub-allow",
+            "127.0.0.1",
+            // Topics of this server on any port: the restarted hub has another.
+            "--hub-topic",
+            "http://127.0.0.1:",
+            "--hub-state",
+        ])
+        .arg(state)
+        .arg(publish)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let line: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let url = line["url"].as_str().unwrap().to_owned();
+    let hub = line["hub"].as_str().unwrap().to_owned();
+    (Server(child), url, hub)
+}
+
+/// What the subscriber saw.
+#[derive(Default)]
+struct Seen {
+    /// The verifications: mode and topic.
+    verifications: Vec<(String, String)>,
+    /// The bodies delivered, with their headers.
+    deliveries: Vec<(HeaderMap, Bytes)>,
+    /// Deliveries to fail with 503 before taking one.
+    fail: usize,
+}
+
+type Shared = Arc<Mutex<Seen>>;
+
+async fn verify(State(seen): State<Shared>, uri: axum::http::Uri) -> (StatusCode, String) {
+    let query: Vec<(String, String)> =
+        url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+            .into_owned()
+            .collect();
+    let get = |name: &str| {
+        query
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    seen.lock()
+        .unwrap()
+        .verifications
+        .push((get("hub.mode"), get("hub.topic")));
+    (StatusCode::OK, get("hub.challenge"))
+}
+
+async fn deliver(State(seen): State<Shared>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let mut seen = seen.lock().unwrap();
+    if seen.fail > 0 {
+        seen.fail -= 1;
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
+    seen.deliveries.push((headers, body));
+    StatusCode::OK
+}
+
+/// Waits up to 20 seconds for `done` to hold.
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "waited in vain for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn form(client: &reqwest::Client, hub: &str, pairs: &[(&str, &str)]) -> StatusCode {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish();
+    client
+        .post(hub)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+async fn notify(client: &reqwest::Client, hub: &str, topic: &str, body: &str) -> StatusCode {
+    let links = resourcesync_websub::links(&topic.parse().unwrap(), &hub.parse().unwrap());
+    client
+        .post(hub)
+        .header("content-type", "application/xml")
+        .header("link", links)
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+const NOTIFICATION: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+<rs:md capability="change-notification" from="2013-01-03T00:00:00Z" until="2013-01-03T00:10:00Z"/>
+<url><loc>http://example.com/res1</loc><rs:md change="created" datetime="2013-01-03T00:07:22Z"/></url>
+</urlset>
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_beside_the_publication_verifies_signs_retries_and_remembers() {
+    let dir = tempfile::tempdir().unwrap();
+    let publish = dir.path().join("pub");
+    std::fs::create_dir(&publish).unwrap();
+    std::fs::write(publish.join("hello.txt"), "hello").unwrap();
+    let state = dir.path().join("hub.json");
+
+    let seen: Shared = Arc::default();
+    let app = Router::new()
+        .route("/cb", axum::routing::get(verify).post(deliver))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let callback = format!("http://{}/cb", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let (server, url, hub) = start(&publish, &state);
+    let topic = format!("{url}resourcesync/change-notification.xml");
+    let client = reqwest::Client::new();
+    let subscribe = [
+        ("hub.mode", "subscribe"),
+        ("hub.topic", topic.as_str()),
+        ("hub.callback", callback.as_str()),
+        ("hub.secret", "s3cret"),
+        ("hub.lease_seconds", "600"),
+    ];
+    assert_eq!(form(&client, &hub, &subscribe).await, StatusCode::ACCEPTED);
+    until("the verification", || {
+        !seen.lock().unwrap().verifications.is_empty()
+    })
+    .await;
+    assert_eq!(
+        seen.lock().unwrap().verifications[0],
+        ("subscribe".to_owned(), topic.clone())
+    );
+    until("the saved subscription", || {
+        std::fs::read_to_string(&state).is_ok_and(|s| s.contains(&callback))
+    })
+    .await;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&state).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "the secrets are the owner's alone");
+    }
+
+    // The subscriber fails once: the body comes again after the hub's wait.
+    seen.lock().unwrap().fail = 1;
+    assert_eq!(
+        notify(&client, &hub, &topic, NOTIFICATION).await,
+        StatusCode::OK
+    );
+    until("the delivery", || {
+        !seen.lock().unwrap().deliveries.is_empty()
+    })
+    .await;
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.fail, 0, "the first attempt failed");
+        let (headers, body) = &seen.deliveries[0];
+        assert_eq!(&body[..], NOTIFICATION.as_bytes());
+        assert_eq!(headers["content-type"], "application/xml");
+        let links = Links::parse(headers["link"].to_str().unwrap());
+        assert_eq!(links.topic().map(|t| t.to_string()), Some(topic.clone()));
+        assert_eq!(links.hub().map(|h| h.to_string()), Some(hub.clone()));
+        let signature: HubSignature = headers["x-hub-signature"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(signature.verify(b"s3cret", body));
+        assert!(!signature.verify(b"guess", body));
+    }
+
+    // Killed, not stopped: the subscription was saved when it was made.
+    drop(server);
+    let (server, _, hub) = start(&publish, &state);
+    assert_eq!(
+        notify(&client, &hub, &topic, NOTIFICATION).await,
+        StatusCode::OK
+    );
+    until("the delivery after the restart", || {
+        seen.lock().unwrap().deliveries.len() == 2
+    })
+    .await;
+
+    // A callback the policy does not allow gets no request, and the subscriber its 403.
+    let elsewhere = [
+        ("hub.mode", "subscribe"),
+        ("hub.topic", topic.as_str()),
+        ("hub.callback", "http://10.1.2.3/cb"),
+    ];
+    assert_eq!(form(&client, &hub, &elsewhere).await, StatusCode::FORBIDDEN);
+    // Another Source's topic is not relayed.
+    assert_eq!(
+        notify(
+            &client,
+            &hub,
+            "http://elsewhere.example/topic",
+            NOTIFICATION
+        )
+        .await,
+        StatusCode::FORBIDDEN
+    );
+
+    // Unsubscribed once the subscriber confirms: the state file says so.
+    let unsubscribe = [
+        ("hub.mode", "unsubscribe"),
+        ("hub.topic", topic.as_str()),
+        ("hub.callback", callback.as_str()),
+    ];
+    assert_eq!(
+        form(&client, &hub, &unsubscribe).await,
+        StatusCode::ACCEPTED
+    );
+    until("the unsubscription", || {
+        std::fs::read_to_string(&state).is_ok_and(|s| !s.contains(&callback))
+    })
+    .await;
+    assert_eq!(
+        seen.lock()
+            .unwrap()
+            .verifications
+            .last()
+            .map(|v| v.0.clone()),
+        Some("unsubscribe".into())
+    );
+    drop(server);
+}
