@@ -3,6 +3,8 @@
 //! in, and sends the requests it is handed with its own HTTP stack.
 //!
 //! - [`Hub`]: a hub's state machine ([`hub`] says what it keeps to).
+//! - [`Subscriber`]: one subscription's state machine, the follower's side: requests,
+//!   renewals, the answer to the hub's verification, signed bodies taken, others ignored.
 //! - [`HubSignature`]: `X-Hub-Signature`, made and checked.
 //! - [`links`], [`Links`]: the `Link` header's topic (`self`) and hub.
 //! - [`Retry`]: the doubling waits publishers and hubs retry after.
@@ -15,6 +17,7 @@ pub mod hub;
 mod link;
 mod retry;
 mod signature;
+pub mod subscriber;
 
 pub use hub::{
     Answer, CallbackPolicy, Hub, HubEvent, HubOptions, Leases, SubscriptionRecord, Transmit,
@@ -23,3 +26,6 @@ pub use hub::{
 pub use link::{Links, links};
 pub use retry::Retry;
 pub use signature::{HubSignature, SignatureError, SignatureMethod};
+pub use subscriber::{
+    Accepted, Subscriber, SubscriberEvent, SubscriberRequest, SubscriberRequestId, Verification,
+};
