@@ -10,7 +10,7 @@ use std::time::Duration;
 pub const MAX_DURATION: Duration = Duration::from_secs(315_360_000);
 
 /// Parses a duration (the value of a `--...-timeout` or `--max-request-time` option): a
-/// number followed by `ms`, `s` or `m`, or alone (seconds); more than zero and at most
+/// number followed by `ms`, `s`, `m` or `h`, or alone (seconds); more than zero and at most
 /// [`MAX_DURATION`]. Its errors name the bound; clap names the option.
 pub fn duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -22,7 +22,8 @@ pub fn duration(text: &str) -> Result<Duration, String> {
         "ms" => 0.001,
         "s" => 1.0,
         "m" => 60.0,
-        _ => return Err(format!("unknown unit {unit:?}: use ms, s or m")),
+        "h" => 3600.0,
+        _ => return Err(format!("unknown unit {unit:?}: use ms, s, m or h")),
     };
     let number: f64 = number
         .trim()
@@ -85,6 +86,7 @@ mod tests {
         }
         assert_eq!(duration("90s"), Ok(Duration::from_secs(90)));
         assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(duration("1h"), Ok(Duration::from_secs(3600)));
         assert!(duration("0s").is_err());
         assert_eq!(duration("315360000"), Ok(MAX_DURATION));
         // Past the bound (`Instant + Duration` would overflow, and panic, with the

@@ -4,9 +4,6 @@
 //! subscriber's secret and retried when the subscriber fails, the subscription kept across
 //! a killed and restarted hub, a callback outside the policy refused, an unsubscription.
 
-use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,47 +13,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use resourcesync_websub::{HubSignature, Links};
 
-/// The hub's process, killed when dropped.
-struct Server(Child);
+#[path = "common/server.rs"]
+mod server;
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `serve --hub` on a port of its choosing; returns it, its URL and its hub's.
-fn start(publish: &Path, state: &Path) -> (Server, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .args([
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--json",
-            "--hub",
-            "--hub-allow",
-            "127.0.0.1",
-            // Topics of this server on any port: the restarted hub has another.
-            "--hub-topic",
-            "http://127.0.0.1:",
-            "--hub-state",
-        ])
-        .arg(state)
-        .arg(publish)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let line: serde_json::Value = serde_json::from_str(&first).unwrap();
-    let url = line["url"].as_str().unwrap().to_owned();
-    let hub = line["hub"].as_str().unwrap().to_owned();
-    (Server(child), url, hub)
-}
+use server::serve_hub as start;
 
 /// What the subscriber saw.
 #[derive(Default)]

@@ -63,7 +63,7 @@ impl AsyncStop {
     }
 
     /// Until a stop is asked for.
-    async fn wait(&self) {
+    pub(crate) async fn wait(&self) {
         if !self.token.is_stopped() {
             self.notify.notified().await;
         }

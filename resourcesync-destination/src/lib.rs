@@ -62,6 +62,8 @@ mod synced;
 
 #[cfg(feature = "reqwest")]
 pub mod asynchronous;
+#[cfg(feature = "reqwest")]
+pub mod follow;
 
 pub use directory::{Bodies, DestinationError, DirectoryDestination, KEPT, Verified};
 pub use inventory::{DiskInventory, KeptInventory};

@@ -15,15 +15,30 @@ impl Drop for Server {
     }
 }
 
-/// Serves `publish` on 127.0.0.1 at a port of the server's choosing, and returns it with
-/// its base URL, named `localhost`: a Source on a name that resolves to loopback is
-/// allowed its addresses (a name resolving there for another Source is refused).
-/// `publish` may be an empty directory the build turns into its publication later: the
-/// server resolves it per request.
-pub(crate) fn serve(publish: &Path) -> (Server, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .arg(publish)
+/// Serves `publish` with a hub (`serve --hub`) on 127.0.0.1 at a port of the server's
+/// choosing, the hub sending requests to 127.0.0.1 only, relaying topics on 127.0.0.1 at
+/// any port and keeping its subscriptions in `state`; returns it with its URL and its
+/// hub's.
+#[allow(dead_code)] // not every test binary that shares this file serves a hub
+pub(crate) fn serve_hub(publish: &Path, state: &Path) -> (Server, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--json", "--hub"])
+        .args(["--hub-allow", "127.0.0.1"])
+        .args(["--hub-topic", "http://127.0.0.1:"])
+        .arg("--hub-state")
+        .arg(state)
+        .arg(publish);
+    let (server, first) = start(command);
+    let line: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let url = line["url"].as_str().unwrap().to_owned();
+    let hub = line["hub"].as_str().unwrap().to_owned();
+    (server, url, hub)
+}
+
+/// Starts `command` (a `serve`), its output piped, and reads the start line.
+fn start(mut command: Command) -> (Server, String) {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -32,7 +47,21 @@ pub(crate) fn serve(publish: &Path) -> (Server, String) {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut first)
         .unwrap();
-    let server = Server(child);
+    (Server(child), first)
+}
+
+/// Serves `publish` on 127.0.0.1 at a port of the server's choosing, and returns it with
+/// its base URL, named `localhost`: a Source on a name that resolves to loopback is
+/// allowed its addresses (a name resolving there for another Source is refused).
+/// `publish` may be an empty directory the build turns into its publication later: the
+/// server resolves it per request.
+#[allow(dead_code)] // not every test binary that shares this file serves without a hub
+pub(crate) fn serve(publish: &Path) -> (Server, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .arg(publish);
+    let (server, first) = start(command);
     let base = first
         .split_whitespace()
         .find(|w| w.starts_with("http://"))

@@ -164,7 +164,8 @@ pub(crate) struct ServeArgs {
     /// this server's URL]
     #[arg(long, value_name = "URL-PREFIX", requires = "hub")]
     pub hub_topic: Vec<String>,
-    /// Where the hub keeps its subscriptions [default: .<name>.hub.json beside PUBLISH-DIR]
+    /// Where the hub keeps its subscriptions [default: `.NAME.hub.json` beside PUBLISH-DIR,
+    /// NAME its name]
     #[arg(long, value_name = "FILE", requires = "hub")]
     pub hub_state: Option<PathBuf>,
 }

@@ -14,6 +14,7 @@ use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::{Notice, Observer};
 use resourcesync_model::Verification;
 
+use resourcesync_destination::follow::{FollowNotice, FollowObserver, FollowOptions};
 use resourcesync_destination::{SyncOptions, Synced};
 
 use crate::error::Error;
@@ -31,7 +32,18 @@ carry DIR forward (the changes since its checkpoint no longer offered, a gap), t
 a baseline instead and says so on standard error. Each resource
 is checked against its listed length and hashes, written to a temporary file and renamed
 into place; nothing is written outside DIR, whatever the Source lists. The state and the
-inventory are kept in DIR/.resourcesync/, which no resource can overwrite.";
+inventory are kept in DIR/.resourcesync/, which no resource can overwrite.
+
+With --follow, the command goes on after the first run: when the Source's Capability List
+advertises a Change Notification channel (ResourceSync Change Notification 1.0.1, over a
+WebSub hub), it listens for the hub on --listen (at an unguessable path; --callback-url
+when the hub must reach it by another address), subscribes with a random secret, answers
+the hub's verification only for what it asked, renews before the lease ends, and runs an
+incremental sync for each notification signed with its secret (others are ignored). A
+notification only says that the Source changed: each run reads the Source's Change Lists
+and applies them with every rule above, so a notification lost, duplicated, reordered or
+forged never leaves DIR wrong. A run also comes every --interval, channel or not. SIGINT
+or SIGTERM unsubscribes and stops.";
 
 /// The output of `sync`, for its long help.
 pub(crate) const SYNC_OUTPUT: &str = "\
@@ -139,6 +151,25 @@ pub(crate) struct SyncArgs {
     /// One JSON object per event and line, then a summary object.
     #[arg(long)]
     json: bool,
+    /// Go on after the first run: follow the Source's notifications, and sync every
+    /// --interval besides.
+    #[arg(long, conflicts_with_all = ["audit", "dry_run"])]
+    follow: bool,
+    /// Where the follower's callback listens for the hub.
+    #[arg(
+        long,
+        value_name = "IP:PORT",
+        default_value = "127.0.0.1:0",
+        requires = "follow"
+    )]
+    listen: std::net::SocketAddr,
+    /// The callback's URL as the hub reaches it [default: `http://` and the address bound,
+    /// an unguessable path]
+    #[arg(long, value_name = "URL", requires = "follow")]
+    callback_url: Option<String>,
+    /// Sync at least this often while following.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = resourcesync_cli::units::duration, requires = "follow")]
+    interval: std::time::Duration,
 }
 
 impl SyncArgs {
@@ -173,7 +204,112 @@ impl SyncArgs {
 
 /// Runs `sync` and returns its exit status.
 pub(crate) fn run(args: &SyncArgs) -> ExitCode {
+    if args.follow {
+        return block_on("sync", async { follow(args).await });
+    }
     block_on("sync", async { sync(&args.options()?, args.json).await })
+}
+
+/// `sync --follow`: the follower, printing a line per run and notice (with `--json`, an
+/// object per event and notice), until SIGINT or SIGTERM; exit status 130.
+async fn follow(args: &SyncArgs) -> Result<u8, Error> {
+    let mut options = FollowOptions::new(args.options()?)
+        .with_listen(args.listen)
+        .with_interval(args.interval);
+    if let Some(url) = &args.callback_url {
+        options = options.with_callback_url(url.parse().map_err(|e| Error::url(url, e))?);
+    }
+    let stop = AsyncStop::new();
+    let _listener = listen(stop.clone());
+    let mut printer = Printer {
+        json: args.json,
+        bar: ProgressBar::hidden(),
+        warnings: WarningSummary::new(),
+    };
+    let followed = resourcesync_destination::follow::follow(&options, &stop, &mut printer).await?;
+    for group in printer.warnings.groups() {
+        eprintln!("warning: {group}");
+    }
+    let line = format!(
+        "followed: {} runs, {} notifications, {} ignored",
+        followed.runs, followed.notifications, followed.ignored
+    );
+    if args.json {
+        let summary = serde_json::json!({"followed": {"runs": followed.runs,
+            "notifications": followed.notifications, "ignored": followed.ignored}});
+        let _ = writeln!(io::stdout().lock(), "{summary}");
+    } else {
+        let _ = writeln!(io::stdout().lock(), "{line}");
+    }
+    Ok(130)
+}
+
+impl FollowObserver for Printer {
+    fn follow(&mut self, notice: &FollowNotice) {
+        if self.json {
+            let line = match notice {
+                FollowNotice::Synced { cause, synced } => serde_json::json!({
+                    "follow": "synced", "cause": format!("{cause:?}").to_lowercase(),
+                    "summary": synced.to_string(), "complete": synced.report.complete,
+                    "created": synced.report.created, "updated": synced.report.updated,
+                    "deleted": synced.report.deleted}),
+                FollowNotice::Channel(channel) => serde_json::json!({"follow": "channel",
+                    "topic": channel.topic, "hub": channel.hub}),
+                FollowNotice::Listening(url) => {
+                    serde_json::json!({"follow": "listening", "callback": url})
+                }
+                FollowNotice::Subscribed(lease) => {
+                    serde_json::json!({"follow": "subscribed", "lease": lease.as_secs()})
+                }
+                FollowNotice::Unsubscribed => serde_json::json!({"follow": "unsubscribed"}),
+                FollowNotice::Denied(reason) => {
+                    serde_json::json!({"follow": "denied", "reason": reason})
+                }
+                FollowNotice::SubscriptionFailed(status) => {
+                    serde_json::json!({"follow": "subscription-failed",
+                    "status": status.map(|s| s.as_u16())})
+                }
+                FollowNotice::Notified { interval, entries } => {
+                    serde_json::json!({"follow": "notified",
+                    "from": interval.as_ref().map(|i| &i.0), "until": interval.as_ref().map(|i| &i.1),
+                    "entries": entries})
+                }
+                FollowNotice::Ignored(why) => serde_json::json!({"follow": "ignored", "why": why}),
+                _ => return,
+            };
+            let _ = writeln!(io::stdout().lock(), "{line}");
+            return;
+        }
+        let line = match notice {
+            FollowNotice::Synced { synced, .. } => synced.to_string(),
+            FollowNotice::Channel(channel) => {
+                format!(
+                    "following the channel {} at the hub {}",
+                    channel.topic, channel.hub
+                )
+            }
+            FollowNotice::Listening(url) => format!("listening for the hub at {url}"),
+            FollowNotice::Subscribed(lease) => format!("subscribed for {} s", lease.as_secs()),
+            FollowNotice::Unsubscribed => "unsubscribed".into(),
+            FollowNotice::Denied(reason) => format!(
+                "the hub refused the subscription{}; polling",
+                reason
+                    .as_ref()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default()
+            ),
+            FollowNotice::SubscriptionFailed(status) => match status {
+                Some(status) => {
+                    format!("the hub answered the subscription with {status}; trying again")
+                }
+                None => "the hub did not answer the subscription; trying again".into(),
+            },
+            FollowNotice::Notified { entries, .. } => format!("notified of {entries} changes"),
+            FollowNotice::Ignored(why) => format!("ignored a body at the callback: {why}"),
+            _ => return,
+        };
+        let _ = writeln!(io::stdout().lock(), "{line}");
+    }
 }
 
 /// Runs a subcommand's future on a tokio runtime of its own: its exit status, or 2 (said
