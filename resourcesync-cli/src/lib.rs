@@ -15,6 +15,7 @@
 //!   signals and start line are the binary's).
 //! - [`hub`]: the WebSub hub `serve --hub` runs beside a publication (the state machine
 //!   of `resourcesync-websub` over axum and reqwest, its subscriptions kept in a file).
+//! - [`notify`]: a Publisher's notifications delivered to its hub over reqwest.
 //! - [`units`]: option values with units (durations, sizes).
 //!
 //! One convention for every subcommand: its library call takes typed options and returns
@@ -39,6 +40,7 @@
 
 pub mod explore;
 pub mod hub;
+pub mod notify;
 pub mod serve;
 pub mod units;
 pub mod validate;

@@ -153,3 +153,84 @@ fn a_follower_applies_a_notified_change_and_ignores_what_it_did_not_ask_for() {
     let status = follower.0.wait().unwrap();
     assert_eq!(status.code(), Some(130));
 }
+
+/// An application's record `n`: its file's bytes and its entry.
+fn record(base: &str, n: u32) -> (String, Vec<u8>, resourcesync_model::Entry) {
+    let name = format!("items/{n}.txt");
+    let bytes = format!("record {n}\n").into_bytes();
+    let mut fixity = resourcesync_model::Fixity::new();
+    fixity.update(&bytes);
+    let entry = resourcesync_model::Entry::new(format!("{base}{name}").parse().unwrap())
+        .with_length(bytes.len() as u64)
+        .with_hash(fixity.finish().hashes());
+    (name, bytes, entry)
+}
+
+#[test]
+fn a_publisher_s_notifications_reach_a_follower_through_the_hub() {
+    use resourcesync_source::notify::HubProtocol;
+    use resourcesync_source::{GenerationStore, PublishOptions, Publisher, ResourceEvent};
+    use std::time::SystemTime;
+
+    let dir = tempfile::tempdir().unwrap();
+    let publish = dir.path().join("pub");
+    std::fs::create_dir(&publish).unwrap();
+    // The hub serves the publication too: the Publisher writes it, serve --hub serves it
+    // and relays its notifications.
+    let (_server, base, hub_url) = server::serve_hub(&publish, &dir.path().join("hub.json"));
+    let options = PublishOptions::new(base.parse().unwrap()).with_hub(hub_url.parse().unwrap());
+    let mut publisher = Publisher::new(GenerationStore::open(&publish).unwrap(), options);
+    let mut run = publisher.begin().unwrap();
+    let (name, bytes, entry) = record(&base, 0);
+    run.write(&name, &[&bytes]).unwrap();
+    run.publish_snapshot([entry], SystemTime::now()).unwrap();
+
+    let dest = dir.path().join("dest");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", "--follow", "--json", "--interval", "1h", &base])
+        .arg(&dest)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let _follower = Process(child);
+    until(&mut lines, "subscribed");
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let http = reqwest::Client::new();
+    for n in 1..=5 {
+        let mut run = publisher.begin().unwrap();
+        let (name, bytes, entry) = record(&base, n);
+        run.write(&name, &[&bytes]).unwrap();
+        let now = SystemTime::now();
+        let event = ResourceEvent::created(entry, now.into());
+        let report = run.publish_changes([event], now).unwrap();
+        assert_eq!(report.notifications.len(), 1);
+        let delivered = runtime
+            .block_on(resourcesync_cli::notify::deliver(
+                &mut publisher,
+                HubProtocol::ResourceSync,
+                &http,
+                Duration::from_secs(10),
+            ))
+            .unwrap();
+        assert_eq!(delivered.sequence, report.notifications[0]);
+        assert_eq!(delivered.waiting, 0);
+        // The follower's run for it brings the file.
+        let start = Instant::now();
+        while std::fs::read(dest.join(&name)).ok().as_deref() != Some(&bytes[..]) {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{name} never came"
+            );
+            let synced = until(&mut lines, "synced");
+            assert_eq!(synced["complete"], true, "{synced}");
+        }
+    }
+    // Every record is in DIR, as published.
+    for n in 0..=5 {
+        let (name, bytes, _) = record(&base, n);
+        assert_eq!(std::fs::read(dest.join(&name)).unwrap(), bytes, "{name}");
+    }
+}
