@@ -23,6 +23,20 @@ impl Drop for Process {
     }
 }
 
+/// Starts `sync --follow --json` of `source` into `dest`; returns it and its output's
+/// lines.
+fn follow(source: &str, dest: &std::path::Path) -> (Process, Lines<BufReader<ChildStdout>>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", "--follow", "--json", "--interval", "1h", source])
+        .arg(dest)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    (Process(child), lines)
+}
+
 /// The follower's JSON lines, read until one with `"follow": kind` (at most 20 s).
 fn until(lines: &mut Lines<BufReader<ChildStdout>>, kind: &str) -> serde_json::Value {
     let start = Instant::now();
@@ -59,22 +73,7 @@ fn a_follower_applies_a_notified_change_and_ignores_what_it_did_not_ask_for() {
         s.publish.hub = Some(hub_url.parse().unwrap());
     });
     let dest = dir.path().join("dest");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .args([
-            "sync",
-            "--follow",
-            "--json",
-            "--interval",
-            "1h",
-            &served.base,
-        ])
-        .arg(&dest)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let follower = Process(child);
+    let (follower, mut lines) = follow(&served.base, &dest);
     let first = until(&mut lines, "synced");
     assert_eq!(first["cause"], "start");
     assert_eq!(first["complete"], true);
@@ -186,15 +185,7 @@ fn a_publisher_s_notifications_reach_a_follower_through_the_hub() {
     run.publish_snapshot([entry], SystemTime::now()).unwrap();
 
     let dest = dir.path().join("dest");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .args(["sync", "--follow", "--json", "--interval", "1h", &base])
-        .arg(&dest)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let _follower = Process(child);
+    let (_follower, mut lines) = follow(&base, &dest);
     until(&mut lines, "subscribed");
 
     let runtime = tokio::runtime::Runtime::new().unwrap();
