@@ -70,6 +70,7 @@ pub enum HubError {
 
 /// A hub served over HTTP: the state machine, what wakes its driver, where it saves.
 pub struct HubServer {
+    url: resourcesync_model::Uri,
     hub: Mutex<Hub>,
     wake: Notify,
     state: Option<PathBuf>,
@@ -120,12 +121,18 @@ impl HubServer {
             .timeout(hub.options().retry.timeout)
             .build()?;
         Ok(Arc::new(HubServer {
+            url: hub.options().url.clone(),
             hub: Mutex::new(hub),
             wake: Notify::new(),
             state,
             report,
             http,
         }))
+    }
+
+    /// The hub's URL.
+    pub fn url(&self) -> &resourcesync_model::Uri {
+        &self.url
     }
 
     /// The active subscriptions and the bodies waiting in their queues.

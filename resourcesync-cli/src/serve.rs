@@ -167,7 +167,9 @@ pub async fn serve_reporting(
 
 /// [`serve_reporting`] with a WebSub hub (`resourcesync serve --hub`): its endpoint at
 /// `hub_path` beside the publication, and its driver sending its requests, both until
-/// `shutdown` completes.
+/// `shutdown` completes. The Change Notification topic a Publisher writes
+/// (`resourcesync/change-notification.xml`) is served with the `Link` header Change
+/// Notification 1.0.1, section 4.1 asks of it: itself as `self`, this hub as `hub`.
 pub async fn serve_with_hub(
     listener: tokio::net::TcpListener,
     dir: PathBuf,
@@ -184,11 +186,40 @@ pub async fn serve_with_hub(
         trip.cancel();
     });
     let driver = tokio::spawn(Arc::clone(&hub).run(stop.clone().cancelled_owned()));
-    let router = hub.router(hub_path).merge(router_reporting(dir, report));
+    let hub_url = hub.url().clone();
+    let publication = router_reporting(dir, report).layer(axum::middleware::from_fn(
+        move |request: Request, next: axum::middleware::Next| {
+            let hub_url = hub_url.clone();
+            async move { topic_links(request, next, &hub_url).await }
+        },
+    ));
+    let router = hub.router(hub_path).merge(publication);
     let served = connections::serve(listener, router, limits, stop.clone().cancelled_owned()).await;
     stop.cancel();
     let _ = driver.await;
     served
+}
+
+/// The topic a Publisher writes, under the publication's root.
+const TOPIC: &str = "/resourcesync/change-notification.xml";
+
+/// Adds `Link: <topic>; rel="self", <hub>; rel="hub"` to a successful answer for the
+/// topic (the request's own URL, on the authority it was asked at).
+async fn topic_links(request: Request, next: axum::middleware::Next, hub: &Uri) -> Response {
+    let topic = (request.uri().path() == TOPIC)
+        .then(|| {
+            let host = request.headers().get(header::HOST)?.to_str().ok()?;
+            format!("http://{host}{TOPIC}").parse::<Uri>().ok()
+        })
+        .flatten();
+    let mut response = next.run(request).await;
+    if let Some(topic) = topic
+        && response.status().is_success()
+        && let Ok(value) = HeaderValue::from_str(&resourcesync_websub::links(&topic, hub))
+    {
+        response.headers_mut().append(header::LINK, value);
+    }
+    response
 }
 
 /// A file of the publication the server could not read (an I/O error, a stale handle:

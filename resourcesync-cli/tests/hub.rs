@@ -125,6 +125,19 @@ async fn a_hub_beside_the_publication_verifies_signs_retries_and_remembers() {
     let (server, url, hub) = start(&publish, &state);
     let topic = format!("{url}resourcesync/change-notification.xml");
     let client = reqwest::Client::new();
+    // The topic answers with its links (Change Notification 1.0.1, 4.1); another file
+    // without them.
+    std::fs::create_dir(publish.join("resourcesync")).unwrap();
+    std::fs::write(publish.join("resourcesync/change-notification.xml"), "").unwrap();
+    for method in [reqwest::Method::GET, reqwest::Method::HEAD] {
+        let answer = client.request(method, &topic).send().await.unwrap();
+        assert_eq!(answer.status(), StatusCode::OK);
+        let links = Links::parse(answer.headers()["link"].to_str().unwrap());
+        assert_eq!(links.topic().map(|t| t.to_string()), Some(topic.clone()));
+        assert_eq!(links.hub().map(|h| h.to_string()), Some(hub.clone()));
+    }
+    let other = client.get(format!("{url}hello.txt")).send().await.unwrap();
+    assert!(other.headers().get("link").is_none());
     let subscribe = [
         ("hub.mode", "subscribe"),
         ("hub.topic", topic.as_str()),
