@@ -15,9 +15,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use resourcesync_websub::{Hub, HubEvent, HubOptions, SubscriptionRecord, Transmit};
 use tokio::sync::Notify;
@@ -71,6 +70,9 @@ pub enum HubError {
 /// A hub served over HTTP: the state machine, what wakes its driver, where it saves.
 pub struct HubServer {
     url: resourcesync_model::Uri,
+    /// The addresses notifications and pings are taken from: the Source's. Empty: the
+    /// loopback addresses (a Source publishing beside the hub).
+    publishers: Vec<std::net::IpAddr>,
     hub: Mutex<Hub>,
     wake: Notify,
     state: Option<PathBuf>,
@@ -87,10 +89,12 @@ impl std::fmt::Debug for HubServer {
 }
 
 impl HubServer {
-    /// A hub as `options` say, with the subscriptions saved in `state` (if given, and
-    /// there) restored, the expired ones dropped.
+    /// A hub as `options` say, taking notifications and pings from `publishers` (none:
+    /// from loopback addresses only), with the subscriptions saved in `state` (if given,
+    /// and there) restored, the expired ones dropped.
     pub fn open(
         options: HubOptions,
+        publishers: Vec<std::net::IpAddr>,
         state: Option<PathBuf>,
         report: HubReporter,
     ) -> Result<Arc<HubServer>, HubError> {
@@ -122,6 +126,7 @@ impl HubServer {
             .build()?;
         Ok(Arc::new(HubServer {
             url: hub.options().url.clone(),
+            publishers,
             hub: Mutex::new(hub),
             wake: Notify::new(),
             state,
@@ -274,11 +279,31 @@ async fn read_bounded(mut response: reqwest::Response, limit: usize) -> Option<V
 /// The hub's endpoint.
 async fn endpoint(
     State(server): State<Arc<HubServer>>,
-    method: Method,
-    headers: HeaderMap,
-    body: Bytes,
+    request: axum::extract::Request,
 ) -> Response {
-    let answer = server.lock().handle_request(&method, &headers, &body);
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
+        return (StatusCode::PAYLOAD_TOO_LARGE, "the body is too large\n").into_response();
+    };
+    // Who asks: a notification or a ping is taken from the Source's addresses only.
+    let peer = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0.ip());
+    let may_publish = peer.is_some_and(|ip| {
+        let ip = match ip {
+            std::net::IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, std::net::IpAddr::V4),
+            v4 => v4,
+        };
+        if server.publishers.is_empty() {
+            ip.is_loopback()
+        } else {
+            server.publishers.contains(&ip)
+        }
+    });
+    let answer = server
+        .lock()
+        .handle_request(&parts.method, &parts.headers, &body, may_publish);
     // What the request queued is sent now, not at the driver's next deadline.
     server.wake.notify_one();
     let mut response = (answer.status, format!("{}\n", answer.body)).into_response();

@@ -186,13 +186,7 @@ pub async fn serve_with_hub(
         trip.cancel();
     });
     let driver = tokio::spawn(Arc::clone(&hub).run(stop.clone().cancelled_owned()));
-    let hub_url = hub.url().clone();
-    let publication = router_reporting(dir, report).layer(axum::middleware::from_fn(
-        move |request: Request, next: axum::middleware::Next| {
-            let hub_url = hub_url.clone();
-            async move { topic_links(request, next, &hub_url).await }
-        },
-    ));
+    let publication = router_with_topic_hub(dir, report, hub.url().clone());
     let router = hub.router(hub_path).merge(publication);
     let served = connections::serve(listener, router, limits, stop.clone().cancelled_owned()).await;
     stop.cancel();
@@ -200,12 +194,43 @@ pub async fn serve_with_hub(
     served
 }
 
+/// [`serve_reporting`] for a publication whose notifications go through a hub elsewhere
+/// (`resourcesync serve --hub-url`): the topic is served with the `Link` header naming
+/// itself and `hub`, which a generic hub checks when it fetches the topic after a ping.
+pub async fn serve_with_topic_hub(
+    listener: tokio::net::TcpListener,
+    dir: PathBuf,
+    limits: ServeLimits,
+    report: Reporter,
+    hub: Uri,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> io::Result<()> {
+    let router = router_with_topic_hub(dir, report, hub);
+    connections::serve(listener, router, limits, shutdown).await
+}
+
+/// [`router_reporting`], the topic answering with its `Link` header naming `hub`.
+pub fn router_with_topic_hub(dir: PathBuf, report: Reporter, hub: Uri) -> Router {
+    router_reporting(dir, report).layer(axum::middleware::from_fn(
+        move |request: Request, next: axum::middleware::Next| {
+            let hub = hub.clone();
+            async move { topic_links(request, next, &hub).await }
+        },
+    ))
+}
+
 /// The topic a Publisher writes, under the publication's root.
 const TOPIC: &str = "/resourcesync/change-notification.xml";
 
 /// Adds `Link: <topic>; rel="self", <hub>; rel="hub"` to a successful answer for the
 /// topic (the request's own URL, on the authority it was asked at).
-async fn topic_links(request: Request, next: axum::middleware::Next, hub: &Uri) -> Response {
+async fn topic_links(mut request: Request, next: axum::middleware::Next, hub: &Uri) -> Response {
+    if request.uri().path() == TOPIC {
+        // The topic goes out as it is, with its Content-Length: flask-websub forwards the
+        // headers of what it fetched with the body it decoded, and a gzipped (chunked)
+        // answer's headers would not fit that body.
+        request.headers_mut().remove(header::ACCEPT_ENCODING);
+    }
     let topic = (request.uri().path() == TOPIC)
         .then(|| {
             let host = request.headers().get(header::HOST)?.to_str().ok()?;

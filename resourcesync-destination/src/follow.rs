@@ -38,7 +38,7 @@ use crate::run::{Notice, Observer, SyncError};
 use crate::synced::Synced;
 
 /// The largest notification taken at the callback.
-pub const MAX_NOTIFICATION: usize = 16 << 20;
+pub const MAX_NOTIFICATION: usize = 4 << 20;
 
 /// How a follower follows.
 #[derive(Debug, Clone)]
@@ -173,10 +173,21 @@ pub struct Followed {
 
 /// What the callback hands the follower.
 enum Inbound {
-    Notification(Bytes),
+    /// A notification taken: its interval and entries (the body itself is not kept: a run
+    /// reads the Source's Change Lists).
+    Notification(Option<(String, String)>, usize),
     Ignored(&'static str),
     /// The subscriber's state changed (a verification answered).
     Verified,
+}
+
+/// The two ways in from the callback: notifications, whose queue being full means a run is
+/// due already (so one dropped then is made up by it), and the rest (reports only), apart,
+/// so that no flood of ignored bodies can crowd out a notification.
+#[derive(Clone)]
+struct Inbox {
+    notifications: mpsc::Sender<Inbound>,
+    others: mpsc::Sender<Inbound>,
 }
 
 /// The answer of a subscription request, for the subscriber.
@@ -193,7 +204,12 @@ pub async fn follow(
     let synced = run(&options.sync, stop, observer, &mut channel).await?;
     report(observer, &mut followed, Cause::Start, synced);
     let incremental = options.sync.clone().with_baseline(false);
-    let (inbound_tx, mut inbound) = mpsc::channel::<Inbound>(1024);
+    let (notifications_tx, mut notifications) = mpsc::channel::<Inbound>(64);
+    let (others_tx, mut others) = mpsc::channel::<Inbound>(64);
+    let inbox = Inbox {
+        notifications: notifications_tx,
+        others: others_tx,
+    };
     let (answered_tx, mut answered) = mpsc::channel::<Answered>(16);
     let mut subscription: Option<Arc<Mutex<Subscriber>>> = None;
     let http = reqwest::Client::builder()
@@ -204,14 +220,15 @@ pub async fn follow(
     let mut listener_task = None;
     if let Some(channel) = channel.clone() {
         observer.follow(&FollowNotice::Channel(channel.clone()));
-        let (subscriber, task, callback) = listen(options, &channel, inbound_tx.clone())
-            .await
-            .map_err(|e| {
-                SyncError::Unsupported(format!(
-                    "the callback cannot listen on {}: {e}",
-                    options.listen
-                ))
-            })?;
+        let (subscriber, task, callback) =
+            listen(options, &channel, inbox.clone())
+                .await
+                .map_err(|e| {
+                    SyncError::Unsupported(format!(
+                        "the callback cannot listen on {}: {e}",
+                        options.listen
+                    ))
+                })?;
         observer.follow(&FollowNotice::Listening(callback));
         subscription = Some(subscriber);
         listener_task = Some(task);
@@ -263,15 +280,18 @@ pub async fn follow(
                     }
                 }
             }
-            Some(message) = inbound.recv() => {
+            Some(message) = notifications.recv() => {
                 if take(message, observer, &mut followed) {
                     cause = Some(Cause::Notification);
                 }
             }
+            Some(message) = others.recv() => {
+                take(message, observer, &mut followed);
+            }
         }
         let Some(cause) = cause else { continue };
         // Every notification waiting now is made up by this one run.
-        while let Ok(message) = inbound.try_recv() {
+        while let Ok(message) = notifications.try_recv() {
             take(message, observer, &mut followed);
         }
         let synced = run(&incremental, stop, observer, &mut channel).await?;
@@ -283,7 +303,7 @@ pub async fn follow(
             subscriber,
             &http,
             &mut answered,
-            &mut inbound,
+            &mut others,
             answered_tx,
             observer,
         )
@@ -347,19 +367,8 @@ fn take(
     followed: &mut Followed,
 ) -> bool {
     match message {
-        Inbound::Notification(body) => {
+        Inbound::Notification(interval, entries) => {
             followed.notifications += 1;
-            let (interval, entries) = match resourcesync_xml::read_document(&body) {
-                Ok((doc, _)) if doc.head.kind() == DocumentKind::ChangeNotification => {
-                    let md = &doc.head.md;
-                    let interval = md
-                        .from
-                        .zip(md.until)
-                        .map(|(f, u)| (f.to_string(), u.to_string()));
-                    (interval, doc.entries.len())
-                }
-                _ => (None, 0),
-            };
             observer.follow(&FollowNotice::Notified { interval, entries });
             true
         }
@@ -444,7 +453,7 @@ async fn send(
 async fn listen(
     options: &FollowOptions,
     channel: &Channel,
-    inbound: mpsc::Sender<Inbound>,
+    inbox: Inbox,
 ) -> std::io::Result<(Arc<Mutex<Subscriber>>, tokio::task::JoinHandle<()>, Uri)> {
     let listener = tokio::net::TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
@@ -470,7 +479,7 @@ async fn listen(
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             };
-            let (subscriber, inbound, path) = (Arc::clone(&shared), inbound.clone(), path.clone());
+            let (subscriber, inbound, path) = (Arc::clone(&shared), inbox.clone(), path.clone());
             tokio::spawn(async move {
                 let service =
                     hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
@@ -495,7 +504,7 @@ async fn listen(
 async fn callback_answer(
     request: hyper::Request<Incoming>,
     subscriber: &Arc<Mutex<Subscriber>>,
-    inbound: &mpsc::Sender<Inbound>,
+    inbound: &Inbox,
     path: &str,
 ) -> Response<Full<Bytes>> {
     let answer = |status: StatusCode, body: Bytes| {
@@ -510,7 +519,7 @@ async fn callback_answer(
         Method::GET => {
             let query = request.uri().query().unwrap_or("").to_owned();
             let verification = lock(subscriber).verify(&query, SystemTime::now());
-            let _ = inbound.try_send(Inbound::Verified);
+            let _ = inbound.others.try_send(Inbound::Verified);
             match verification {
                 Verification::Confirm(echo) => answer(StatusCode::OK, Bytes::from(echo)),
                 _ => answer(StatusCode::NOT_FOUND, Bytes::new()),
@@ -526,17 +535,40 @@ async fn callback_answer(
             };
             let body = body.to_bytes();
             let accepted = lock(subscriber).accept(&headers, &body, SystemTime::now());
-            let message = match accepted {
-                Accepted::Notification => Inbound::Notification(body),
-                Accepted::Ignored(why) => Inbound::Ignored(why),
-                _ => Inbound::Ignored("not understood"),
-            };
-            // A full queue means runs are due anyway: what waits there makes one.
-            let _ = inbound.try_send(message);
+            match accepted {
+                Accepted::Notification => {
+                    let (interval, entries) = summary(&body);
+                    // A full queue means a run is due already: it makes this one up.
+                    let _ = inbound
+                        .notifications
+                        .try_send(Inbound::Notification(interval, entries));
+                }
+                Accepted::Ignored(why) => {
+                    let _ = inbound.others.try_send(Inbound::Ignored(why));
+                }
+                _ => {
+                    let _ = inbound.others.try_send(Inbound::Ignored("not understood"));
+                }
+            }
             // 2xx either way (WebSub 8): a forger learns nothing.
             answer(StatusCode::NO_CONTENT, Bytes::new())
         }
         _ => answer(StatusCode::METHOD_NOT_ALLOWED, Bytes::new()),
+    }
+}
+
+/// A notification's interval and entries, when it is a change notification that reads.
+fn summary(body: &[u8]) -> (Option<(String, String)>, usize) {
+    match resourcesync_xml::read_document(body) {
+        Ok((doc, _)) if doc.head.kind() == DocumentKind::ChangeNotification => {
+            let md = &doc.head.md;
+            let interval = md
+                .from
+                .zip(md.until)
+                .map(|(f, u)| (f.to_string(), u.to_string()));
+            (interval, doc.entries.len())
+        }
+        _ => (None, 0),
     }
 }
 

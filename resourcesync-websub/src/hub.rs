@@ -356,6 +356,9 @@ struct Subscriber {
     in_flight: bool,
     failures: u32,
     not_before: Option<SystemTime>,
+    /// Tells this subscription from an earlier one of the same topic and callback: an
+    /// answer to a request made for that one settles nothing of this one's.
+    generation: u64,
 }
 
 /// A subscription or unsubscription waiting for its verification.
@@ -387,7 +390,7 @@ type Key = (String, String);
 enum Purpose {
     Verify(u64),
     Fetch(String),
-    Deliver(Key),
+    Deliver(Key, u64),
 }
 
 /// A WebSub hub, sans IO: see the [module](self).
@@ -401,6 +404,8 @@ pub struct Hub {
     fetches: BTreeMap<String, (Uri, Fetch)>,
     in_flight: HashMap<TransmitId, (Purpose, SystemTime)>,
     next_id: u64,
+    /// The next subscription's generation.
+    next_generation: u64,
     /// The subscriber after which the next distribution is looked for: each gets its
     /// turn.
     cursor: Option<Key>,
@@ -418,6 +423,7 @@ impl Hub {
             fetches: BTreeMap::new(),
             in_flight: HashMap::new(),
             next_id: 0,
+            next_generation: 0,
             cursor: None,
             events: VecDeque::new(),
         }
@@ -432,7 +438,11 @@ impl Hub {
     /// topic the hub relays and a callback its policy allows.
     pub fn restore(&mut self, records: Vec<SubscriptionRecord>, now: SystemTime) {
         for r in records {
-            let expires = SystemTime::UNIX_EPOCH + Duration::from_secs(r.expires);
+            // A hostile or damaged file's `u64::MAX` is no time: such a record is dropped.
+            let Some(expires) = SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(r.expires))
+            else {
+                continue;
+            };
             if expires <= now
                 || !self.options.serves(&r.topic)
                 || !self.options.callbacks.allows(&r.callback)
@@ -452,8 +462,10 @@ impl Hub {
                     in_flight: false,
                     failures: 0,
                     not_before: None,
+                    generation: self.next_generation,
                 },
             );
+            self.next_generation += 1;
         }
     }
 
@@ -482,8 +494,17 @@ impl Hub {
 
     /// Handles a request made to the hub's URL: a subscription or unsubscription request,
     /// a publish ping (both form-encoded), or a notification `POST`ed by a Source (any
-    /// other body, its topic in the `Link` header's `self`).
-    pub fn handle_request(&mut self, method: &Method, headers: &HeaderMap, body: &[u8]) -> Answer {
+    /// other body, its topic in the `Link` header's `self`). A publication (a ping or a
+    /// notification) is refused (403) unless `may_publish`: the caller knows who asks (the
+    /// Source beside the hub), and a body any client could have the hub sign and relay to
+    /// every subscriber would be a notification nobody can tell from the Source's.
+    pub fn handle_request(
+        &mut self,
+        method: &Method,
+        headers: &HeaderMap,
+        body: &[u8],
+        may_publish: bool,
+    ) -> Answer {
         if method != Method::POST {
             return Answer::new(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -496,7 +517,13 @@ impl Hub {
             .unwrap_or("")
             .to_ascii_lowercase();
         if content_type.starts_with("application/x-www-form-urlencoded") {
-            return self.handle_form(body);
+            return self.handle_form(body, may_publish);
+        }
+        if !may_publish {
+            return Answer::new(
+                StatusCode::FORBIDDEN,
+                "this hub takes notifications from its publishers only",
+            );
         }
         let mut links = Links::default();
         for value in headers.get_all(header::LINK) {
@@ -524,7 +551,7 @@ impl Hub {
         Answer::new(StatusCode::OK, "notification taken")
     }
 
-    fn handle_form(&mut self, body: &[u8]) -> Answer {
+    fn handle_form(&mut self, body: &[u8], may_publish: bool) -> Answer {
         let mut mode = None;
         let mut topic = None;
         let mut callback = None;
@@ -558,6 +585,12 @@ impl Hub {
             );
         }
         let subscribe = match mode.as_deref() {
+            Some("publish") if !may_publish => {
+                return Answer::new(
+                    StatusCode::FORBIDDEN,
+                    "this hub takes pings from its publishers only",
+                );
+            }
             Some("publish") => {
                 let (_, fetch) = self
                     .fetches
@@ -696,6 +729,7 @@ impl Hub {
         let s = self.subscribers.get_mut(&key)?;
         let content = s.queue.front()?.clone();
         s.in_flight = true;
+        let generation = s.generation;
         let mut request = Request::new(content.body.to_vec());
         *request.method_mut() = Method::POST;
         if let Ok(uri) = s.callback.as_str().parse() {
@@ -713,7 +747,7 @@ impl Hub {
             }
         }
         self.cursor = Some(key.clone());
-        Some(self.hand_out(Purpose::Deliver(key), request, now))
+        Some(self.hand_out(Purpose::Deliver(key, generation), request, now))
     }
 
     /// The next subscriber with a body to send at `now`, after the last one served.
@@ -794,7 +828,15 @@ impl Hub {
                     self.fetch_failed(&key, Some(status), now);
                 }
             }
-            Purpose::Deliver(key) => {
+            Purpose::Deliver(key, generation) => {
+                if self
+                    .subscribers
+                    .get(&key)
+                    .is_none_or(|s| s.generation != generation)
+                {
+                    // An answer for a subscription since ended (and maybe made again).
+                    return;
+                }
                 if status.is_success() {
                     let Some(s) = self.subscribers.get_mut(&key) else {
                         return;
@@ -846,7 +888,15 @@ impl Hub {
                 }
                 self.fetch_failed(&key, None, now);
             }
-            Purpose::Deliver(key) => self.delivery_failed(&key, now),
+            Purpose::Deliver(key, generation) => {
+                if self
+                    .subscribers
+                    .get(&key)
+                    .is_some_and(|s| s.generation == generation)
+                {
+                    self.delivery_failed(&key, now);
+                }
+            }
         }
     }
 
@@ -880,8 +930,10 @@ impl Hub {
                         in_flight: false,
                         failures: 0,
                         not_before: None,
+                        generation: self.next_generation,
                     },
                 );
+                self.next_generation += 1;
             }
         }
         self.events.push_back(HubEvent::Subscribed {

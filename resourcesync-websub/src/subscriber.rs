@@ -20,6 +20,9 @@ use crate::link::Links;
 use crate::retry::Retry;
 use crate::signature::HubSignature;
 
+/// How long a hub that took a request has to verify it before the request is sent again.
+pub const VERIFICATION_WAIT: Duration = Duration::from_secs(60);
+
 /// What the subscriber is doing with its subscription.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -114,6 +117,9 @@ pub struct Subscriber {
     /// A renewal was sent and not yet verified.
     renewing: bool,
     in_flight: Option<SubscriberRequestId>,
+    /// After the hub took a request: when its verification is given up on (a hub that
+    /// restarted, a verification that failed), and the request sent again.
+    awaiting: Option<SystemTime>,
     not_before: Option<SystemTime>,
     failures: u32,
     next_id: u64,
@@ -136,6 +142,7 @@ impl Subscriber {
             lease_granted: None,
             renewing: false,
             in_flight: None,
+            awaiting: None,
             not_before: None,
             failures: 0,
             next_id: 0,
@@ -171,6 +178,7 @@ impl Subscriber {
             self.phase = Phase::Unsubscribe;
             self.not_before = None;
             self.in_flight = None;
+            self.awaiting = None;
         }
     }
 
@@ -185,7 +193,15 @@ impl Subscriber {
 
     /// The next request to send at `now`, if one is due.
     pub fn poll_transmit(&mut self, now: SystemTime) -> Option<SubscriberRequest> {
-        if self.in_flight.is_some() || self.not_before.is_some_and(|t| now < t) {
+        if self.awaiting.is_some_and(|t| t <= now) {
+            // The hub took the request and never verified it: as if it had refused it.
+            self.awaiting = None;
+            self.failed(None, now);
+        }
+        if self.in_flight.is_some()
+            || self.awaiting.is_some()
+            || self.not_before.is_some_and(|t| now < t)
+        {
             return None;
         }
         let subscribe = match self.phase {
@@ -251,6 +267,7 @@ impl Subscriber {
         if status.is_success() {
             self.failures = 0;
             self.not_before = None;
+            self.awaiting = Some(now + VERIFICATION_WAIT);
             return;
         }
         self.failed(Some(status), now);
@@ -312,7 +329,11 @@ impl Subscriber {
                 let (Some(challenge), Some(lease)) = (challenge, lease) else {
                     return Verification::Refuse;
                 };
-                let lease = Duration::from_secs(lease);
+                // A hub may grant less than was asked, and is taken at its word; more is
+                // taken as what was asked, so that a renewal is never put off past what
+                // this subscriber wanted (and no lease overflows the clock).
+                let lease = Duration::from_secs(lease).min(self.lease.max(Duration::from_secs(1)));
+                self.awaiting = None;
                 self.phase = Phase::Active;
                 self.renewing = false;
                 self.expires = Some(now + lease);
@@ -324,6 +345,7 @@ impl Subscriber {
                 let Some(challenge) = challenge else {
                     return Verification::Refuse;
                 };
+                self.awaiting = None;
                 self.phase = Phase::Done;
                 self.expires = None;
                 self.events.push_back(SubscriberEvent::Unsubscribed);
@@ -365,6 +387,9 @@ impl Subscriber {
     pub fn poll_timeout(&self) -> Option<SystemTime> {
         if self.in_flight.is_some() {
             return None;
+        }
+        if let Some(awaiting) = self.awaiting {
+            return Some(awaiting);
         }
         match self.phase {
             Phase::Subscribe | Phase::Unsubscribe => {

@@ -52,7 +52,8 @@ fn form(pairs: &[(&str, &str)]) -> (HeaderMap, Vec<u8>) {
 /// A form POSTed to the hub; the time is the caller's story, not the hub's.
 fn post(hub: &mut Hub, pairs: &[(&str, &str)], _now: SystemTime) -> StatusCode {
     let (headers, body) = form(pairs);
-    hub.handle_request(&Method::POST, &headers, &body).status
+    hub.handle_request(&Method::POST, &headers, &body, true)
+        .status
 }
 
 fn subscribe_request(
@@ -113,8 +114,8 @@ fn subscribe(hub: &mut Hub, callback: &str, secret: Option<&str>, now: SystemTim
     assert!(matches!(events(hub)[..], [HubEvent::Subscribed { .. }]));
 }
 
-/// A Source's notification POSTed to the hub.
-fn notify(hub: &mut Hub, body: &str, _now: SystemTime) -> StatusCode {
+/// The headers of a Source's notification: XML, and its topic and hub.
+fn notification_headers() -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(
         header::CONTENT_TYPE,
@@ -124,7 +125,13 @@ fn notify(hub: &mut Hub, body: &str, _now: SystemTime) -> StatusCode {
         header::LINK,
         HeaderValue::from_str(&resourcesync_websub::links(&uri(TOPIC), &uri(HUB))).unwrap(),
     );
-    hub.handle_request(&Method::POST, &headers, body.as_bytes())
+    headers
+}
+
+/// A Source's notification POSTed to the hub.
+fn notify(hub: &mut Hub, body: &str, _now: SystemTime) -> StatusCode {
+    let headers = notification_headers();
+    hub.handle_request(&Method::POST, &headers, body.as_bytes(), true)
         .status
 }
 
@@ -300,11 +307,45 @@ fn no_request_goes_to_a_callback_or_topic_the_policy_does_not_allow() {
         StatusCode::BAD_REQUEST
     );
     assert_eq!(
-        hub.handle_request(&Method::GET, &HeaderMap::new(), b"")
+        hub.handle_request(&Method::GET, &HeaderMap::new(), b"", true)
             .status,
         StatusCode::METHOD_NOT_ALLOWED
     );
     assert!(hub.poll_transmit(t(0)).is_none());
+}
+
+#[test]
+fn only_the_publishers_may_publish() {
+    let mut hub = hub();
+    subscribe(&mut hub, "http://127.0.0.1:9001/a", Some("alpha"), t(0));
+    let headers = notification_headers();
+    // A notification or a ping from anyone else: refused, nothing queued or fetched.
+    let forged = hub.handle_request(&Method::POST, &headers, b"<urlset>forged</urlset>", false);
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    let (form_headers, ping) = form(&[("hub.mode", "publish"), ("hub.topic", TOPIC)]);
+    let pinged = hub.handle_request(&Method::POST, &form_headers, &ping, false);
+    assert_eq!(pinged.status, StatusCode::FORBIDDEN);
+    assert!(hub.poll_transmit(t(1)).is_none());
+    assert_eq!(hub.load(), (1, 0));
+    // Anyone may still subscribe.
+    let (form_headers, request) = form(&[
+        ("hub.mode", "subscribe"),
+        ("hub.topic", TOPIC),
+        ("hub.callback", "http://127.0.0.1:9002/b"),
+    ]);
+    let subscribed = hub.handle_request(&Method::POST, &form_headers, &request, false);
+    assert_eq!(subscribed.status, StatusCode::ACCEPTED);
+}
+
+#[test]
+fn a_restored_record_of_no_time_is_dropped() {
+    let mut hub = hub();
+    let record: Vec<resourcesync_websub::SubscriptionRecord> = serde_json::from_str(&format!(
+        r#"[{{"topic":"{TOPIC}","callback":"http://127.0.0.1:9001/a","secret":null,"expires":18446744073709551615}}]"#
+    ))
+    .unwrap();
+    hub.restore(record, t(0));
+    assert!(hub.subscriptions().is_empty());
 }
 
 #[test]
@@ -351,7 +392,7 @@ fn a_notification_goes_to_every_subscriber_signed_with_its_secret() {
         HeaderValue::from_static("application/xml"),
     );
     assert_eq!(
-        hub.handle_request(&Method::POST, &headers, b"<urlset/>")
+        hub.handle_request(&Method::POST, &headers, b"<urlset/>", true)
             .status,
         StatusCode::BAD_REQUEST
     );
@@ -440,6 +481,45 @@ fn failures_are_retried_after_a_doubling_wait_given_up_and_410_ends_a_subscripti
     hub.handle_response(transmit.id, StatusCode::GONE, &HeaderMap::new(), b"", now);
     assert!(matches!(events(&mut hub)[..], [HubEvent::Gone { .. }]));
     assert!(hub.subscriptions().is_empty());
+}
+
+#[test]
+fn an_answer_for_an_ended_subscription_settles_nothing_of_a_new_one() {
+    let mut hub = hub();
+    let callback = "http://127.0.0.1:9001/a";
+    subscribe(&mut hub, callback, None, t(0));
+    notify(&mut hub, "<urlset>old</urlset>", t(0));
+    let old = hub.poll_transmit(t(0)).unwrap();
+    // Unsubscribed and subscribed again while the old delivery is out.
+    post(
+        &mut hub,
+        &[
+            ("hub.mode", "unsubscribe"),
+            ("hub.topic", TOPIC),
+            ("hub.callback", callback),
+        ],
+        t(1),
+    );
+    let verify = hub.poll_transmit(t(1)).unwrap();
+    echo(&mut hub, &verify, t(1));
+    assert!(
+        events(&mut hub)
+            .iter()
+            .any(|e| matches!(e, HubEvent::Unsubscribed { .. }))
+    );
+    subscribe(&mut hub, callback, None, t(2));
+    notify(&mut hub, "<urlset>b</urlset>", t(2));
+    notify(&mut hub, "<urlset>c</urlset>", t(2));
+    events(&mut hub);
+    let b = hub.poll_transmit(t(2)).unwrap();
+    assert_eq!(b.request.body(), b"<urlset>b</urlset>");
+    // The old answer comes now: it must not take b (or c) off the queue.
+    ok(&mut hub, &old, t(2));
+    assert!(events(&mut hub).is_empty());
+    assert_eq!(hub.load(), (1, 2));
+    ok(&mut hub, &b, t(2));
+    let c = hub.poll_transmit(t(2)).unwrap();
+    assert_eq!(c.request.body(), b"<urlset>c</urlset>");
 }
 
 #[test]

@@ -51,7 +51,7 @@ fn exchange(hub: &mut Hub, s: &mut Subscriber, now: SystemTime) -> Option<Verifi
     let request = s.poll_transmit(now)?;
     let (parts, body) = request.request.into_parts();
     assert_eq!(parts.uri, HUB);
-    let answer = hub.handle_request(&parts.method, &parts.headers, &body);
+    let answer = hub.handle_request(&parts.method, &parts.headers, &body, false);
     s.handle_response(request.id, answer.status, now);
     let verify: Transmit = hub.poll_transmit(now)?;
     let query = verify.request.uri().query().unwrap_or("").to_owned();
@@ -123,7 +123,7 @@ fn only_signed_notifications_of_the_topic_are_taken() {
         HeaderValue::from_str(&resourcesync_websub::links(&uri(TOPIC), &uri(HUB))).unwrap(),
     );
     assert_eq!(
-        hub.handle_request(&http::Method::POST, &headers, b"<urlset/>")
+        hub.handle_request(&http::Method::POST, &headers, b"<urlset/>", true)
             .status,
         StatusCode::OK
     );
@@ -207,6 +207,46 @@ fn a_verification_nobody_asked_for_is_refused() {
         s.verify(&query("subscribe", TOPIC), t(1)),
         Verification::Refuse
     );
+}
+
+#[test]
+fn a_request_the_hub_took_and_never_verified_is_sent_again() {
+    let mut s = subscriber();
+    let request = s.poll_transmit(t(0)).unwrap();
+    s.handle_response(request.id, StatusCode::ACCEPTED, t(0));
+    // The hub restarts and forgets it: no verification comes.
+    assert!(s.poll_transmit(t(30)).is_none());
+    let deadline = s.poll_timeout().unwrap();
+    assert_eq!(deadline, t(60));
+    assert!(
+        s.poll_transmit(deadline).is_none(),
+        "a wait after the failure"
+    );
+    assert!(matches!(
+        events(&mut s)[..],
+        [SubscriberEvent::Failed { status: None, .. }]
+    ));
+    assert!(s.poll_transmit(s.poll_timeout().unwrap()).is_some());
+}
+
+#[test]
+fn a_lease_longer_than_asked_is_taken_as_asked_and_never_overflows() {
+    let mut s = subscriber();
+    let request = s.poll_transmit(t(0)).unwrap();
+    s.handle_response(request.id, StatusCode::ACCEPTED, t(0));
+    let query = format!(
+        "hub.mode=subscribe&hub.topic={}&hub.challenge=c&hub.lease_seconds=18446744073709551615",
+        url::form_urlencoded::byte_serialize(TOPIC.as_bytes()).collect::<String>()
+    );
+    assert_eq!(s.verify(&query, t(0)), Verification::Confirm("c".into()));
+    assert_eq!(
+        events(&mut s),
+        [SubscriberEvent::Subscribed {
+            lease: Duration::from_secs(3600)
+        }]
+    );
+    assert!(!s.is_active(t(3600)), "the lease asked for, not a century");
+    assert!(s.poll_timeout().is_some(), "a renewal is due");
 }
 
 #[test]

@@ -253,6 +253,9 @@ async fn connection(
 ) {
     let activity = Arc::clone(&registered.activity);
     let registry = Arc::clone(&registered.registry);
+    // Who is asking, for a route that answers by it (the hub takes notifications from its
+    // publishers' addresses only).
+    let peer = stream.peer_addr().ok();
     let io = TokioIo::new(Watched {
         stream,
         activity: Arc::clone(&activity),
@@ -262,6 +265,11 @@ async fn connection(
     let stopping_seen = closing.clone();
     let service = hyper::service::service_fn(move |mut request: hyper::Request<_>| {
         request.extensions_mut().insert(CutShort(Arc::clone(&busy)));
+        if let Some(peer) = peer {
+            request
+                .extensions_mut()
+                .insert(axum::extract::ConnectInfo(peer));
+        }
         // A request being answered is no idleness, however long the answer takes to
         // start (a Source Description read from a slow disk).
         let answering = Answering::start(&busy);

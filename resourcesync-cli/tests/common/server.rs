@@ -37,7 +37,8 @@ pub(crate) fn serve_hub(publish: &Path, state: &Path) -> (Server, String, String
 }
 
 /// Starts `command` (a `serve`), its output piped, and reads the start line.
-fn start(mut command: Command) -> (Server, String) {
+#[allow(dead_code)] // called by this file's functions, and by a test binary of its own
+pub(crate) fn start(mut command: Command) -> (Server, String) {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

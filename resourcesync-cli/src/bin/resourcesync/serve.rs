@@ -14,7 +14,7 @@ use crate::sync::block_on;
 use resourcesync_cli::hub::{HubNotice, HubReporter, HubServer};
 use resourcesync_cli::serve::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Reporter, ServeLimits, built_for_elsewhere,
-    serve_reporting, serve_with_hub,
+    serve_reporting, serve_with_hub, serve_with_topic_hub,
 };
 use resourcesync_websub::{CallbackPolicy, HubEvent, HubOptions};
 
@@ -78,7 +78,8 @@ With --hub, a WebSub hub (W3C WebSub; ResourceSync Change Notification 1.0.1) an
 callback echoes a random challenge; leases are granted from 5 minutes to a month (10 days
 by default) and end; a subscriber's hub.secret signs what it is sent (X-Hub-Signature,
 sha256); a Source's notification POSTed with its topic in a Link rel=\"self\" header,
-or a publish ping (hub.mode=publish, hub.topic or hub.url: the topic is fetched), goes to
+or a publish ping (hub.mode=publish, hub.topic or hub.url: the topic is fetched), from a
+--hub-publisher address (loopback by default: anyone else gets 403), goes to
 every subscriber of the topic, each through a queue of its own (1,000 bodies; a slow or
 dead subscriber delays no other), retried after a doubling wait and given up after 8
 failures in a row; 410 Gone ends a subscription. Only topics under --hub-topic (this
@@ -160,10 +161,19 @@ pub(crate) struct ServeArgs {
     /// any host but localhost and loopback, private and link-local addresses]
     #[arg(long, value_name = "HOST", requires = "hub")]
     pub hub_allow: Vec<String>,
+    /// The hub takes notifications and publish pings from this address only (repeat for
+    /// more) [default: loopback addresses: a Source publishing beside it]
+    #[arg(long, value_name = "IP", requires = "hub")]
+    pub hub_publisher: Vec<std::net::IpAddr>,
     /// The hub relays only topics whose URL starts with this (repeat for more) [default:
     /// this server's URL]
     #[arg(long, value_name = "URL-PREFIX", requires = "hub")]
     pub hub_topic: Vec<String>,
+    /// The hub elsewhere the publication's notifications go through: the topic
+    /// (resourcesync/change-notification.xml) is served with a Link header naming it and
+    /// itself, which a hub checks when it fetches the topic after a publish ping
+    #[arg(long, value_name = "URL", conflicts_with = "hub")]
+    pub hub_url: Option<String>,
     /// Where the hub keeps its subscriptions [default: `.NAME.hub.json` beside PUBLISH-DIR,
     /// NAME its name]
     #[arg(long, value_name = "FILE", requires = "hub")]
@@ -246,8 +256,23 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
         // A file the server cannot read is its operator's to look into: said here.
         let report: Reporter =
             std::sync::Arc::new(|failure| eprintln!("resourcesync serve: {failure}"));
-        let served = match hub {
-            Some(hub) => {
+        let topic_hub = match &args.hub_url {
+            Some(url) => Some(url.parse().map_err(|e| Error::url(url, e))?),
+            None => None,
+        };
+        let served = match (hub, topic_hub) {
+            (None, Some(topic_hub)) => {
+                serve_with_topic_hub(
+                    listener,
+                    args.dir.clone(),
+                    args.limits(),
+                    report,
+                    topic_hub,
+                    shutdown,
+                )
+                .await
+            }
+            (Some(hub), _) => {
                 serve_with_hub(
                     listener,
                     args.dir.clone(),
@@ -259,7 +284,7 @@ pub(crate) fn run(args: &ServeArgs) -> ExitCode {
                 )
                 .await
             }
-            None => {
+            (None, None) => {
                 serve_reporting(listener, args.dir.clone(), args.limits(), report, shutdown).await
             }
         };
@@ -305,7 +330,7 @@ fn open_hub(
         parent.join(format!(".{name}.hub.json"))
     });
     let report: HubReporter = std::sync::Arc::new(print_notice);
-    HubServer::open(options, Some(state), report).map_err(Error::Hub)
+    HubServer::open(options, args.hub_publisher.clone(), Some(state), report).map_err(Error::Hub)
 }
 
 /// What the operator of a hub hears of: subscriptions made and ended, what was lost.
