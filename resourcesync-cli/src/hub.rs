@@ -322,12 +322,24 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut staged = path.as_os_str().to_owned();
     staged.push(".new");
     let staged = PathBuf::from(staged);
+    // A file (or a link) left there is removed, not written through: the new one is made
+    // here, with its mode, or not at all.
+    match std::fs::remove_file(&staged) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(&staged)?;
     file.write_all(bytes)?;
     file.sync_all()?;
-    std::fs::rename(&staged, path)
+    std::fs::rename(&staged, path)?;
+    // The rename is durable once the directory is.
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::File::open(parent)?.sync_all()
 }

@@ -27,12 +27,18 @@ fn a_follower_applies_a_notified_change_and_ignores_what_it_did_not_ask_for() {
     let dir = tempfile::tempdir().unwrap();
     let publish = dir.path().join("pub");
     std::fs::create_dir(&publish).unwrap();
-    let (_hub, _, hub_url) = server::serve_hub(&publish, &dir.path().join("hub.json"));
     let served = Served::start(|s| {
         s.put("r/a.txt", b"a");
         s.tick(10);
-        s.publish.hub = Some(hub_url.parse().unwrap());
     });
+    // The hub relays the Source's topics; the Source advertises the hub.
+    let (_hub, _, hub_url) = server::serve_hub(
+        &publish,
+        &dir.path().join("hub.json"),
+        "127.0.0.1:0",
+        &[&served.base],
+    );
+    served.change(|s| s.publish.hub = Some(hub_url.parse().unwrap()));
     let dest = dir.path().join("dest");
     let follower = Follower::start(&served.base, &dest);
     let first = follower.until("synced");
@@ -123,7 +129,8 @@ fn a_publisher_s_notifications_reach_a_follower_through_the_hub() {
     std::fs::create_dir(&publish).unwrap();
     // The hub serves the publication too: the Publisher writes it, serve --hub serves it
     // and relays its notifications.
-    let (_server, base, hub_url) = server::serve_hub(&publish, &dir.path().join("hub.json"));
+    let (_server, base, hub_url) =
+        server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
     let mut publisher = first_publication(&publish, &base, &hub_url);
     let dest = dir.path().join("dest");
     let follower = Follower::start(&base, &dest);

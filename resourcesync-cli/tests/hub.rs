@@ -16,7 +16,7 @@ use resourcesync_websub::{HubSignature, Links};
 #[path = "common/server.rs"]
 mod server;
 
-use server::serve_hub as start;
+use server::serve_hub;
 
 /// What the subscriber saw.
 #[derive(Default)]
@@ -122,7 +122,7 @@ async fn a_hub_beside_the_publication_verifies_signs_retries_and_remembers() {
     let callback = format!("http://{}/cb", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
 
-    let (server, url, hub) = start(&publish, &state);
+    let (server, url, hub) = serve_hub(&publish, &state, "127.0.0.1:0", &[]);
     let topic = format!("{url}resourcesync/change-notification.xml");
     let client = reqwest::Client::new();
     // The topic answers with its links (Change Notification 1.0.1, 4.1); another file
@@ -195,7 +195,12 @@ async fn a_hub_beside_the_publication_verifies_signs_retries_and_remembers() {
 
     // Killed, not stopped: the subscription was saved when it was made.
     drop(server);
-    let (server, _, hub) = start(&publish, &state);
+    // On the same address: the topics it relays are its own URL's.
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let (server, _, hub) = serve_hub(&publish, &state, &addr, &[]);
     assert_eq!(
         notify(&client, &hub, &topic, NOTIFICATION).await,
         StatusCode::OK

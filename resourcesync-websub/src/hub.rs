@@ -201,10 +201,30 @@ impl HubOptions {
         self
     }
 
+    /// Whether `topic` is under one of the topics' prefixes, compared as URLs: the same
+    /// scheme, host and port, and a path under the prefix's at a segment's boundary. A
+    /// topic with a userinfo is never relayed (`http://a.example:1@b.example/` is a
+    /// request to b.example, and text that starts like a prefix is not under it).
     fn serves(&self, topic: &Uri) -> bool {
-        self.topics
-            .iter()
-            .any(|p| topic.as_str().starts_with(p.as_str()))
+        let Ok(topic) = topic.to_url() else {
+            return false;
+        };
+        if !topic.username().is_empty() || topic.password().is_some() {
+            return false;
+        }
+        self.topics.iter().any(|prefix| {
+            let Ok(prefix) = url::Url::parse(prefix) else {
+                return false;
+            };
+            let path = prefix.path();
+            let under = topic.path() == path
+                || topic.path().starts_with(path)
+                    && (path.ends_with('/') || topic.path()[path.len()..].starts_with('/'));
+            prefix.scheme() == topic.scheme()
+                && prefix.host() == topic.host()
+                && prefix.port_or_known_default() == topic.port_or_known_default()
+                && under
+        })
     }
 }
 

@@ -253,6 +253,25 @@ fn no_request_goes_to_a_callback_or_topic_the_policy_does_not_allow() {
             "{callback}"
         );
     }
+    // Text that starts like the prefix but names another host, another port, a path
+    // beside the prefix's: refused.
+    for elsewhere in [
+        "http://127.0.0.1:8000@169.254.169.254/latest/meta-data/",
+        "http://127.0.0.1:80001/topic",
+        "http://127.0.0.1:8000.evil.example/topic",
+        "https://127.0.0.1:8000/topic",
+    ] {
+        let status = post(
+            &mut hub,
+            &[
+                ("hub.mode", "subscribe"),
+                ("hub.topic", elsewhere),
+                ("hub.callback", "http://127.0.0.1/cb"),
+            ],
+            t(0),
+        );
+        assert_ne!(status, StatusCode::ACCEPTED, "{elsewhere}");
+    }
     // Another Source's topic: neither subscribed to, nor published, nor fetched.
     let other = "http://elsewhere.example/topic";
     let status = post(

@@ -15,20 +15,25 @@ impl Drop for Server {
     }
 }
 
-/// Serves `publish` with a hub (`serve --hub`) on 127.0.0.1 at a port of the server's
-/// choosing, the hub sending requests to 127.0.0.1 only, relaying topics on 127.0.0.1 at
-/// any port and keeping its subscriptions in `state`; returns it with its URL and its
-/// hub's.
+/// Serves `publish` with a hub (`serve --hub`) on `addr` (`127.0.0.1:0`: a port of the
+/// server's choosing), the hub sending requests to 127.0.0.1 only, relaying the topics
+/// under `topics` (none: this server's) and keeping its subscriptions in `state`;
+/// returns it with its URL and its hub's.
 #[allow(dead_code)] // not every test binary that shares this file serves a hub
-pub(crate) fn serve_hub(publish: &Path, state: &Path) -> (Server, String, String) {
+pub(crate) fn serve_hub(
+    publish: &Path,
+    state: &Path,
+    addr: &str,
+    topics: &[&str],
+) -> (Server, String, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
     command
-        .args(["serve", "--addr", "127.0.0.1:0", "--json", "--hub"])
-        .args(["--hub-allow", "127.0.0.1"])
-        .args(["--hub-topic", "http://127.0.0.1:"])
-        .arg("--hub-state")
-        .arg(state)
-        .arg(publish);
+        .args(["serve", "--addr", addr, "--json", "--hub"])
+        .args(["--hub-allow", "127.0.0.1"]);
+    for topic in topics {
+        command.args(["--hub-topic", topic]);
+    }
+    command.arg("--hub-state").arg(state).arg(publish);
     let (server, first) = start(command);
     let line: serde_json::Value = serde_json::from_str(&first).unwrap();
     let url = line["url"].as_str().unwrap().to_owned();

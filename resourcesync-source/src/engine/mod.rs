@@ -107,6 +107,14 @@ impl Run<'_> {
             delivered,
         } = *self;
         let mut notified = Vec::new();
+        if options.hub.is_none()
+            && let Some(notifications) = &mut state.notifications
+        {
+            // Without a hub this run notifies nobody: the next notification starts after
+            // it, and the gap in from/until tells a follower that changes went unnotified
+            // (it catches up from the Change Lists).
+            notifications.until = now;
+        }
         if options.hub.is_some() {
             notified = notification::write_notifications(
                 sink,

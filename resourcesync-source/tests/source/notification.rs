@@ -174,6 +174,30 @@ fn without_a_hub_there_is_no_channel_and_no_notification() {
 }
 
 #[test]
+fn runs_without_the_hub_leave_a_gap_a_follower_sees() {
+    let mut source = Publisher::new(MemoryStore::new(), options());
+    source.publish_snapshot([record(1)], t(0)).unwrap();
+    source
+        .publish_changes([ResourceEvent::created(record(2), at(5))], t(10))
+        .unwrap();
+    // The hub is off for a run: its change goes into no notification.
+    let mut off = Publisher::new(source.into_store(), PublishOptions::new(uri(BASE)));
+    off.publish_changes([ResourceEvent::created(record(3), at(15))], t(20))
+        .unwrap();
+    let mut source = Publisher::new(off.into_store(), options());
+    source
+        .publish_changes([ResourceEvent::created(record(4), at(25))], t(30))
+        .unwrap();
+    let outbox = source.outbox().unwrap();
+    let documents: Vec<Document> = outbox.iter().map(|n| document(&n.body)).collect();
+    assert_eq!(documents.len(), 2);
+    assert_eq!(documents[0].head.md.until, Some(at(10)));
+    // Not from 10, which would claim that nothing changed from 10 to 20: from 20, so that
+    // the interval 10-20 is visibly missing.
+    assert_eq!(documents[1].head.md.from, Some(at(20)));
+}
+
+#[test]
 fn a_burst_is_split_into_notifications_that_tile_the_run() {
     let mut source = Publisher::new(MemoryStore::new(), options());
     source.publish_snapshot([], t(0)).unwrap();

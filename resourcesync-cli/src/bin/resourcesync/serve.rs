@@ -333,6 +333,19 @@ fn open_hub(
     HubServer::open(options, args.hub_publisher.clone(), Some(state), report).map_err(Error::Hub)
 }
 
+/// A callback as the operator's log shows it: its scheme and authority. The rest is the
+/// subscriber's secret (WebSub 6: an unguessable URL authenticates the hub's requests).
+fn shown(callback: &resourcesync_model::Uri) -> String {
+    match callback.to_url() {
+        Ok(url) => format!(
+            "{}://{}/…",
+            url.scheme(),
+            &url[url::Position::BeforeHost..url::Position::AfterPort]
+        ),
+        Err(_) => "a callback".into(),
+    }
+}
+
 /// What the operator of a hub hears of: subscriptions made and ended, what was lost.
 fn print_notice(notice: HubNotice<'_>) {
     let line = match notice {
@@ -342,10 +355,14 @@ fn print_notice(notice: HubNotice<'_>) {
                 callback,
                 lease,
             } => {
-                format!("{callback} subscribed to {topic} for {} s", lease.as_secs())
+                format!(
+                    "{} subscribed to {topic} for {} s",
+                    shown(callback),
+                    lease.as_secs()
+                )
             }
             HubEvent::Unsubscribed { topic, callback } => {
-                format!("{callback} unsubscribed from {topic}")
+                format!("{} unsubscribed from {topic}", shown(callback))
             }
             HubEvent::NotVerified {
                 topic,
@@ -355,20 +372,29 @@ fn print_notice(notice: HubNotice<'_>) {
                 Some(status) => {
                     format!("{callback} did not confirm its request about {topic} ({status})")
                 }
-                None => format!("{callback} did not answer the verification about {topic}"),
+                None => format!(
+                    "{} did not answer the verification about {topic}",
+                    shown(callback)
+                ),
             },
             HubEvent::Expired { topic, callback } => {
-                format!("the lease of {callback} on {topic} ended")
+                format!("the lease of {} on {topic} ended", shown(callback))
             }
             HubEvent::Gone { topic, callback } => {
-                format!("{callback} is gone (410): its subscription to {topic} ended")
+                format!(
+                    "{} is gone (410): its subscription to {topic} ended",
+                    shown(callback)
+                )
             }
             HubEvent::Dropped {
                 topic,
                 callback,
                 why,
             } => {
-                format!("a body of {topic} for {callback} was dropped: {why}")
+                format!(
+                    "a body of {topic} for {} was dropped: {why}",
+                    shown(callback)
+                )
             }
             HubEvent::FetchFailed { topic, status } => match status {
                 Some(status) => format!("could not fetch {topic} ({status}); trying again"),

@@ -293,9 +293,10 @@ impl FollowObserver for Printer {
             FollowNotice::Unsubscribed => "unsubscribed".into(),
             FollowNotice::Denied(reason) => format!(
                 "the hub refused the subscription{}; polling",
+                // The hub's words, with no control character for the terminal.
                 reason
                     .as_ref()
-                    .map(|r| format!(" ({r})"))
+                    .map(|r| format!(" ({})", r.escape_debug()))
                     .unwrap_or_default()
             ),
             FollowNotice::SubscriptionFailed(status) => match status {
