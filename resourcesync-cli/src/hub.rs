@@ -77,7 +77,10 @@ pub struct HubServer {
     wake: Notify,
     state: Option<PathBuf>,
     report: HubReporter,
-    http: reqwest::Client,
+    /// For requests to callbacks: names resolved and held to the policy.
+    callbacks: reqwest::Client,
+    /// For fetches of the operator's topics.
+    topics: reqwest::Client,
 }
 
 impl std::fmt::Debug for HubServer {
@@ -119,11 +122,18 @@ impl HubServer {
             }
         }
         // No redirect is followed: a callback that redirects would take the hub's
-        // requests to an address the policy never saw.
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(hub.options().retry.timeout)
+        // requests to an address the policy never saw. Callbacks go through a resolver
+        // that holds a name's addresses to the policy (a name resolving, or rebound, to
+        // 127.0.0.1 is refused); topics, the operator's own, through the system's.
+        let builder = || {
+            reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .timeout(hub.options().retry.timeout)
+        };
+        let callbacks = builder()
+            .dns_resolver(Arc::new(PolicyResolver(hub.options().callbacks.clone())))
             .build()?;
+        let topics = builder().build()?;
         Ok(Arc::new(HubServer {
             url: hub.options().url.clone(),
             publishers,
@@ -131,7 +141,8 @@ impl HubServer {
             wake: Notify::new(),
             state,
             report,
-            http,
+            callbacks,
+            topics,
         }))
     }
 
@@ -228,7 +239,17 @@ impl HubServer {
 
     /// Sends one request and hands its answer to the hub.
     async fn send(self: Arc<Self>, transmit: Transmit) {
-        let Transmit { id, request, .. } = transmit;
+        let Transmit {
+            id,
+            request,
+            to_callback,
+            ..
+        } = transmit;
+        let http = if to_callback {
+            &self.callbacks
+        } else {
+            &self.topics
+        };
         let (parts, body) = request.into_parts();
         let limit = if parts.method == Method::GET && parts.uri.query().is_some() {
             MAX_ECHO
@@ -237,8 +258,7 @@ impl HubServer {
         };
         let answer = async {
             let url = parts.uri.to_string();
-            let response = self
-                .http
+            let response = http
                 .request(parts.method, url)
                 .headers(parts.headers)
                 .body(body)
@@ -261,6 +281,30 @@ impl HubServer {
             }
         }
         self.wake.notify_one();
+    }
+}
+
+/// Resolves a callback's name and keeps the addresses its policy allows; none left is an
+/// error, and no connection is made.
+struct PolicyResolver(resourcesync_websub::CallbackPolicy);
+
+impl reqwest::dns::Resolve for PolicyResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.0.clone();
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            let kept: Vec<std::net::SocketAddr> = found
+                .filter(|address| policy.allows_address(address.ip()))
+                .collect();
+            if kept.is_empty() {
+                let refused: Box<dyn std::error::Error + Send + Sync> =
+                    format!("{host} resolves only to addresses the hub's policy refuses").into();
+                return Err(refused);
+            }
+            let addresses: reqwest::dns::Addrs = Box::new(kept.into_iter());
+            Ok(addresses)
+        })
     }
 }
 

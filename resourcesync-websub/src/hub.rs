@@ -112,21 +112,33 @@ impl CallbackPolicy {
                     let d = d.trim_end_matches('.').to_ascii_lowercase();
                     d != "localhost" && !d.ends_with(".localhost")
                 }
-                Some(url::Host::Ipv4(ip)) => {
-                    !(ip.is_loopback()
-                        || ip.is_private()
-                        || ip.is_link_local()
-                        || ip.is_unspecified()
-                        || ip.is_broadcast())
-                }
-                Some(url::Host::Ipv6(ip)) => {
-                    let unique_local = (ip.segments()[0] & 0xfe00) == 0xfc00;
-                    let link_local = (ip.segments()[0] & 0xffc0) == 0xfe80;
-                    !(ip.is_loopback() || ip.is_unspecified() || unique_local || link_local)
-                        && ip.to_ipv4_mapped().is_none()
-                }
+                Some(url::Host::Ipv4(ip)) => self.allows_address(ip.into()),
+                Some(url::Host::Ipv6(ip)) => self.allows_address(ip.into()),
                 None => false,
             },
+        }
+    }
+
+    /// Whether a request may go to `ip`, an address a callback's name resolved to: the
+    /// caller's resolver asks, so that a name the policy allowed cannot lead into the
+    /// operator's own network (a name that resolves to 127.0.0.1, or is rebound to it).
+    /// [`Hosts`](CallbackPolicy::Hosts) allows the addresses of the hosts it names.
+    pub fn allows_address(&self, ip: std::net::IpAddr) -> bool {
+        match (self, ip) {
+            (CallbackPolicy::Hosts(_), _) => true,
+            (CallbackPolicy::Public, std::net::IpAddr::V4(ip)) => {
+                !(ip.is_loopback()
+                    || ip.is_private()
+                    || ip.is_link_local()
+                    || ip.is_unspecified()
+                    || ip.is_broadcast())
+            }
+            (CallbackPolicy::Public, std::net::IpAddr::V6(ip)) => {
+                let unique_local = (ip.segments()[0] & 0xfe00) == 0xfc00;
+                let link_local = (ip.segments()[0] & 0xffc0) == 0xfe80;
+                !(ip.is_loopback() || ip.is_unspecified() || unique_local || link_local)
+                    && ip.to_ipv4_mapped().is_none()
+            }
         }
     }
 }
@@ -265,6 +277,11 @@ pub struct Transmit {
     pub id: TransmitId,
     /// The request.
     pub request: Request<Vec<u8>>,
+    /// Whether it goes to a subscriber's callback (an intent verification, a
+    /// distribution), which the caller's resolver must hold to the
+    /// [`CallbackPolicy`] ([`CallbackPolicy::allows_address`]), or to a topic of the
+    /// operator's (a fetch).
+    pub to_callback: bool,
 }
 
 /// A subscription as saved across a restart. It holds the subscriber's secret: keep the
@@ -795,8 +812,13 @@ impl Hub {
     ) -> Transmit {
         let id = TransmitId(self.next_id);
         self.next_id += 1;
+        let to_callback = !matches!(purpose, Purpose::Fetch(_));
         self.in_flight.insert(id, (purpose, now));
-        Transmit { id, request }
+        Transmit {
+            id,
+            request,
+            to_callback,
+        }
     }
 
     /// The answer to request `id`: its status, headers and body.

@@ -307,6 +307,23 @@ fn no_request_goes_to_a_callback_or_topic_the_policy_does_not_allow() {
         assert!(!public.allows(&uri(inside)), "{inside}");
     }
     assert!(public.allows(&uri("https://destination.example.net/callback/")));
+    // What a callback's name resolves to is held to the policy too.
+    for inside in [
+        "127.0.0.1",
+        "10.1.2.3",
+        "192.168.0.9",
+        "169.254.169.254",
+        "::1",
+        "fc00::1",
+        "::ffff:10.0.0.1",
+    ] {
+        assert!(!public.allows_address(inside.parse().unwrap()), "{inside}");
+    }
+    assert!(public.allows_address("93.184.215.14".parse().unwrap()));
+    assert!(
+        CallbackPolicy::Hosts(vec!["cb.example".into()])
+            .allows_address("127.0.0.1".parse().unwrap())
+    );
     // A secret of 200 bytes or more, no mode, no callback.
     let long = "x".repeat(200);
     assert_eq!(
