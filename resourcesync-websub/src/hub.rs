@@ -487,23 +487,29 @@ impl Hub {
             {
                 continue;
             }
-            let key = (r.topic.to_string(), r.callback.to_string());
-            self.subscribers.insert(
-                key,
-                Subscriber {
-                    topic: r.topic,
-                    callback: r.callback,
-                    secret: r.secret,
-                    expires,
-                    queue: VecDeque::new(),
-                    in_flight: false,
-                    failures: 0,
-                    not_before: None,
-                    generation: self.next_generation,
-                },
-            );
-            self.next_generation += 1;
+            self.insert(r.topic, r.callback, r.secret, expires);
         }
+    }
+
+    /// Makes a subscription active, with an empty queue and a generation of its own.
+    fn insert(&mut self, topic: Uri, callback: Uri, secret: Option<String>, expires: SystemTime) {
+        let key = (topic.to_string(), callback.to_string());
+        let generation = self.next_generation;
+        self.next_generation += 1;
+        self.subscribers.insert(
+            key,
+            Subscriber {
+                topic,
+                callback,
+                secret,
+                expires,
+                queue: VecDeque::new(),
+                in_flight: false,
+                failures: 0,
+                not_before: None,
+                generation,
+            },
+        );
     }
 
     /// The active subscriptions, to save.
@@ -960,23 +966,7 @@ impl Hub {
                 s.expires = expires;
                 s.secret = p.secret;
             }
-            None => {
-                self.subscribers.insert(
-                    key,
-                    Subscriber {
-                        topic: p.topic.clone(),
-                        callback: p.callback.clone(),
-                        secret: p.secret,
-                        expires,
-                        queue: VecDeque::new(),
-                        in_flight: false,
-                        failures: 0,
-                        not_before: None,
-                        generation: self.next_generation,
-                    },
-                );
-                self.next_generation += 1;
-            }
+            None => self.insert(p.topic.clone(), p.callback.clone(), p.secret, expires),
         }
         self.events.push_back(HubEvent::Subscribed {
             topic: p.topic,
