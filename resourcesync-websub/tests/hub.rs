@@ -5,21 +5,13 @@
 use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
-use resourcesync_model::Uri;
 use resourcesync_websub::{
     CallbackPolicy, Hub, HubEvent, HubOptions, HubSignature, Leases, Links, Retry, Transmit,
 };
 
-const TOPIC: &str = "http://127.0.0.1:8000/resourcesync/change-notification.xml";
-const HUB: &str = "http://127.0.0.1:8000/hub";
+mod common;
 
-fn t(seconds: u64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + seconds)
-}
-
-fn uri(s: &str) -> Uri {
-    s.parse().unwrap()
-}
+use common::{HUB, TOPIC, t, uri};
 
 fn hub() -> Hub {
     Hub::new(

@@ -6,23 +6,15 @@
 use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, HeaderValue, StatusCode, header};
-use resourcesync_model::Uri;
 use resourcesync_websub::{
     Accepted, CallbackPolicy, Hub, HubOptions, HubSignature, Leases, SignatureMethod, Subscriber,
     SubscriberEvent, Transmit, Verification,
 };
 
-const TOPIC: &str = "http://127.0.0.1:8000/resourcesync/change-notification.xml";
-const HUB: &str = "http://127.0.0.1:8000/hub";
+mod common;
+
+use common::{HUB, TOPIC, t, uri};
 const CALLBACK: &str = "http://127.0.0.1:9000/cb/3f1c";
-
-fn t(seconds: u64) -> SystemTime {
-    SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000 + seconds)
-}
-
-fn uri(s: &str) -> Uri {
-    s.parse().unwrap()
-}
 
 fn hub() -> Hub {
     Hub::new(
