@@ -1,11 +1,13 @@
-//! Delivering a [`Publisher`]'s notifications to its hub over reqwest: the HTTP of
+//! Delivering a publication's notifications to its hub over reqwest: the HTTP of
 //! [`resourcesync_source::notify::Delivery`], which decides what to send and when, and
-//! the record of what the hub took ([`Publisher::delivered`]).
+//! the record of what the hub took ([`Outbox::delivered`]), for a
+//! [`Publisher`](resourcesync_source::Publisher) and for what `build` published
+//! ([`DirectoryOutbox`](resourcesync_source::collection::DirectoryOutbox)) alike.
 
 use std::time::{Duration, Instant};
 
-use resourcesync_source::notify::{Delivery, DeliveryEvent, HubProtocol};
-use resourcesync_source::{PublishError, Publisher, Store};
+use resourcesync_source::PublishError;
+use resourcesync_source::notify::{Delivery, DeliveryEvent, HubProtocol, Outbox};
 
 /// What [`deliver`] came to.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,18 +22,18 @@ pub struct Delivered {
     pub waiting: usize,
 }
 
-/// Sends the publisher's waiting notifications to their hub by `protocol`, in order and
+/// Sends the outbox's waiting notifications to their hub by `protocol`, in order and
 /// retried, for at most `within`; records each the hub takes, so that none is sent twice
 /// by the next call and none is lost by a restart.
-pub async fn deliver<S: Store>(
-    publisher: &mut Publisher<S>,
+pub async fn deliver<O: Outbox + ?Sized>(
+    outbox: &mut O,
     protocol: HubProtocol,
     http: &reqwest::Client,
     within: Duration,
 ) -> Result<Delivered, PublishError> {
     let deadline = Instant::now() + within;
     let mut delivery = Delivery::new(protocol);
-    for notification in publisher.outbox()? {
+    for notification in outbox.outbox()? {
         delivery.push(notification);
     }
     let mut delivered = Delivered::default();
@@ -54,7 +56,7 @@ pub async fn deliver<S: Store>(
         while let Some(event) = delivery.poll_event() {
             match event {
                 DeliveryEvent::Delivered { sequence } => {
-                    publisher.delivered(sequence)?;
+                    outbox.delivered(sequence)?;
                     delivered.sequence = sequence;
                 }
                 DeliveryEvent::Failed { .. } => delivered.retried += 1,
@@ -66,6 +68,6 @@ pub async fn deliver<S: Store>(
             tokio::time::sleep(wait).await;
         }
     }
-    delivered.waiting = publisher.outbox()?.len();
+    delivered.waiting = outbox.outbox()?.len();
     Ok(delivered)
 }

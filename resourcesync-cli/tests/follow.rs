@@ -152,3 +152,141 @@ fn a_publisher_s_notifications_reach_a_follower_through_the_hub() {
         assert_eq!(std::fs::read(dest.join(&name)).unwrap(), bytes, "{name}");
     }
 }
+
+/// Runs `resourcesync build --json` with `args`; its exit status and its JSON line.
+fn build(args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["build", "--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    let line = String::from_utf8_lossy(&output.stdout);
+    let value = serde_json::from_str(line.trim())
+        .unwrap_or_else(|e| panic!("{e}: {line}\n{}", String::from_utf8_lossy(&output.stderr)));
+    (output.status.code(), value)
+}
+
+#[test]
+fn a_built_publication_s_changes_reach_a_follower_through_the_hub() {
+    let dir = tempfile::tempdir().unwrap();
+    let (collection, publish) = (dir.path().join("files"), dir.path().join("pub"));
+    std::fs::create_dir(&collection).unwrap();
+    std::fs::create_dir(&publish).unwrap();
+    std::fs::write(collection.join("a.txt"), "first\n").unwrap();
+    let (_server, base, hub_url) =
+        server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
+    let (collection_arg, publish_arg) = (collection.to_str().unwrap(), publish.to_str().unwrap());
+    let args = [
+        "--base-url",
+        &base,
+        "--hub",
+        &hub_url,
+        collection_arg,
+        publish_arg,
+    ];
+    let (status, first) = build(&args);
+    assert_eq!(status, Some(0), "{first}");
+    assert_eq!(first["notified"]["waiting"], 0, "{first}");
+
+    let dest = dir.path().join("dest");
+    let follower = Follower::start(&base, &dest);
+    follower.until("subscribed");
+    assert_eq!(std::fs::read(dest.join("a.txt")).unwrap(), b"first\n");
+
+    // Each build's changes: a notification the hub took, and the follower's run for it.
+    for (n, (name, bytes)) in [("b.txt", "second\n"), ("a.txt", "first, again\n")]
+        .into_iter()
+        .enumerate()
+    {
+        std::fs::write(collection.join(name), bytes).unwrap();
+        let (status, report) = build(&args);
+        assert_eq!(status, Some(0), "{report}");
+        let written = report["notifications"].as_array().unwrap();
+        assert_eq!(written.len(), 1, "run {n}: {report}");
+        assert_eq!(report["notified"]["sequence"], written[0], "{report}");
+        assert_eq!(report["notified"]["waiting"], 0, "{report}");
+        let notified = follower.until("notified");
+        assert_eq!(notified["entries"], 1, "{notified}");
+        let start = std::time::Instant::now();
+        while std::fs::read(dest.join(name)).ok().as_deref() != Some(bytes.as_bytes()) {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(30),
+                "{name} never came"
+            );
+            let synced = follower.until("synced");
+            assert_eq!(synced["complete"], true, "{synced}");
+        }
+    }
+}
+
+#[test]
+fn a_built_notification_the_hub_did_not_take_waits_for_the_next_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let (collection, publish) = (dir.path().join("files"), dir.path().join("pub"));
+    std::fs::create_dir(&collection).unwrap();
+    std::fs::create_dir(&publish).unwrap();
+    std::fs::write(collection.join("a.txt"), "first\n").unwrap();
+    let (_server, base, hub_url) =
+        server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
+    let (collection_arg, publish_arg) = (collection.to_str().unwrap(), publish.to_str().unwrap());
+    // A hub nobody answers at: the run publishes, says the notification waits (exit 1),
+    // and keeps it in the publication.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/hub", listener.local_addr().unwrap());
+    drop(listener);
+    let dead_args = [
+        "--base-url",
+        &base,
+        "--hub",
+        &dead,
+        "--notify-within",
+        "1s",
+        collection_arg,
+        publish_arg,
+    ];
+    // The first run is the baseline: no change, no notification.
+    let (status, baseline) = build(&dead_args);
+    assert_eq!(status, Some(0), "{baseline}");
+    assert_eq!(
+        baseline["notifications"],
+        serde_json::json!([]),
+        "{baseline}"
+    );
+    std::fs::write(collection.join("b.txt"), "second\n").unwrap();
+    let (status, first) = build(&dead_args);
+    assert_eq!(status, Some(1), "{first}");
+    assert_eq!(first["generation"], 2, "{first}");
+    let written = first["notifications"].as_array().unwrap().clone();
+    assert_eq!(written.len(), 1, "{first}");
+    assert_eq!(first["notified"]["waiting"], 1, "{first}");
+    assert_eq!(first["notified"]["sequence"], 0, "{first}");
+
+    // Two runs later, without changes, a hub that answers takes it: it was carried from
+    // generation to generation (a run without a hub keeps it too).
+    let (status, second) = build(&["--base-url", &base, collection_arg, publish_arg]);
+    assert_eq!(status, Some(0), "{second}");
+    assert!(second.get("notified").is_none(), "{second}");
+    let notification = format!(
+        "resourcesync/notifications/{:010}.xml",
+        written[0].as_u64().unwrap()
+    );
+    assert!(publish.join(&notification).is_file(), "{notification}");
+    let args = [
+        "--base-url",
+        &base,
+        "--hub",
+        &hub_url,
+        collection_arg,
+        publish_arg,
+    ];
+    let (status, third) = build(&args);
+    assert_eq!(status, Some(0), "{third}");
+    assert_eq!(third["notifications"], serde_json::json!([]), "{third}");
+    assert_eq!(third["notified"]["sequence"], written[0], "{third}");
+    assert_eq!(third["notified"]["waiting"], 0, "{third}");
+    // Taken, it leaves the outbox with the next run.
+    let (status, fourth) = build(&args);
+    assert_eq!(status, Some(0), "{fourth}");
+    assert!(!publish.join(&notification).exists(), "{notification}");
+    assert_eq!(fourth["notified"]["sequence"], 0, "{fourth}");
+}

@@ -121,6 +121,7 @@ pub mod discovery;
 mod engine;
 mod generations;
 pub mod notify;
+mod outbox;
 mod publisher;
 mod shown;
 mod store;
@@ -128,9 +129,9 @@ mod store;
 pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN, push_segment};
 pub use engine::PublishError;
 pub use engine::dumps::Content;
+pub use outbox::Notification;
 pub use publisher::{
-    Notification, PublishOptions, PublishReport, Publisher, ResourceEvent, ResourceListPolicy,
-    Transaction,
+    PublishOptions, PublishReport, Publisher, ResourceEvent, ResourceListPolicy, Transaction,
 };
 pub use shown::Shown;
 pub use store::{GenerationStore, MemoryStore, Store, StoreError};

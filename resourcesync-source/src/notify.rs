@@ -64,6 +64,7 @@ pub enum HubProtocol {
 }
 
 /// How a [`Delivery`] retries: the waits all of WebSub's parts share.
+pub use crate::outbox::Outbox;
 pub use resourcesync_websub::Retry;
 
 /// Names one request a [`Delivery`] handed out.

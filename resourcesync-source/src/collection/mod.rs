@@ -112,6 +112,7 @@ use resourcesync_xml::{SetLimits, SetOptions, SetWriter, WrittenDocument};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::dumps::{GenerationParts, package_path};
+use crate::engine::notification::{OUTBOX, TOPIC};
 use crate::engine::state::State;
 use crate::engine::{
     CAPABILITY_LIST, DOCS, Limits, PublishError, Run, SOURCE_DESCRIPTION, STATE, STATE_VERSION,
@@ -124,6 +125,7 @@ pub(crate) mod beneath;
 pub(crate) mod changes;
 pub(crate) mod dump;
 pub(crate) mod generation;
+mod outbox;
 pub(crate) mod portable;
 pub(crate) mod publish;
 pub(crate) mod resource_list;
@@ -140,6 +142,8 @@ use resource_list::*;
 use state::*;
 use uris::*;
 use walk::*;
+
+pub use outbox::DirectoryOutbox;
 
 /// What a [`build`] tells while it runs, from the threads that do the work: a progress
 /// bar, a log, or nothing (`&()`).
@@ -187,6 +191,11 @@ pub struct Options {
     /// (every resource then listed as deleted); refused by default
     /// ([`BuildError::Emptied`]).
     pub allow_empty: bool,
+    /// The WebSub hub of the publication's Change Notification channel (Change
+    /// Notification 1.0.1): with one, the Capability List advertises the channel and each
+    /// run that publishes changes writes them as notifications into an outbox in the
+    /// publication, which [`Outbox`] hands to the delivery.
+    pub hub: Option<Uri>,
 }
 
 impl Options {
@@ -204,6 +213,7 @@ impl Options {
             list: None,
             describedby: None,
             allow_empty: false,
+            hub: None,
         }
     }
 
@@ -231,6 +241,12 @@ impl Options {
         self
     }
 
+    /// With a Change Notification channel relayed by the WebSub hub at `hub`.
+    pub fn with_hub(mut self, hub: Uri) -> Options {
+        self.hub = Some(hub);
+        self
+    }
+
     /// What the engine takes of them.
     pub(crate) fn limits(&self) -> Limits {
         Limits {
@@ -240,7 +256,7 @@ impl Options {
             max_package_bytes: self.max_package_bytes,
             changelist_period: self.changelist_period,
             describedby: self.describedby.clone(),
-            hub: None,
+            hub: self.hub.clone(),
         }
     }
 }
@@ -445,6 +461,9 @@ pub struct BuildReport {
     /// as text, a byte that is not UTF-8 as U+FFFD).
     #[serde(serialize_with = "lossy_path")]
     pub directory: PathBuf,
+    /// The sequence numbers of the notifications this run wrote into the outbox (none
+    /// without a hub, or without changes).
+    pub notifications: Vec<u64>,
 }
 
 impl std::fmt::Display for BuildReport {
@@ -517,6 +536,7 @@ pub fn build(
     Directory::new(&collection, options.base_url.clone())?;
     // Locked until the store is dropped, at the end of the run.
     let mut store = GenerationStore::open(publish)?;
+    let delivered = crate::outbox::delivered_mark(&store)?;
     let current = store.published();
     let previous = match &current {
         Some(dir) => read_state(dir)?,
@@ -557,6 +577,7 @@ pub fn build(
         number,
         options,
         now,
+        delivered,
         progress,
         || store.commit(),
     )?;

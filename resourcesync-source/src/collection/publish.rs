@@ -14,6 +14,7 @@ pub(super) fn publish_generation(
     number: u64,
     options: &Options,
     now: SystemTime,
+    delivered: u64,
     progress: &dyn BuildProgress,
     commit: impl FnOnce() -> Result<(), StoreError>,
 ) -> Result<BuildReport, BuildError> {
@@ -151,13 +152,14 @@ pub(super) fn publish_generation(
         last_at,
         now,
         number,
+        delivered,
     };
     let (listed, rest) = std::thread::scope(|scope| {
         let listed =
             scope.spawn(|| write_resource_list(resource_list, rl_uri.clone(), now, &up, options));
         let rest = writing
             .documents(&mut state, change_entries, &changed, &rl_uri)
-            .and_then(|documents| writing.state(&state).map(|()| documents));
+            .and_then(|written| writing.state(&state).map(|()| written));
         let listed = listed.join().unwrap_or_else(|_| {
             Err(BuildError::Write {
                 path: dir.join(DOCS),
@@ -167,7 +169,9 @@ pub(super) fn publish_generation(
         (listed, rest)
     });
     // The Resource List's error first, as when it was written first.
-    let documents = listed? + rest?;
+    let listed = listed?;
+    let (documents, notifications) = rest?;
+    let documents = listed + documents;
     // The generation's directories are synced by the store's commit.
 
     let report = BuildReport {
@@ -187,6 +191,7 @@ pub(super) fn publish_generation(
         capability_list: cl_uri,
         documents,
         directory: dir.to_owned(),
+        notifications,
     };
     // The run's memory (a string per resource, the last run's resources: 3-4 ms to free
     // on this VM) freed on a thread of its own while this one switches to the generation
@@ -264,6 +269,8 @@ struct Writing<'a> {
     last_at: W3cDateTime,
     now: W3cDateTime,
     number: u64,
+    /// The last notification the hub took, as the mark beside the publication says.
+    delivered: u64,
 }
 
 impl Writing<'_> {
@@ -275,7 +282,7 @@ impl Writing<'_> {
         change_entries: Vec<Entry>,
         changed: &[Option<usize>],
         rl_uri: &Uri,
-    ) -> Result<u64, BuildError> {
+    ) -> Result<(u64, Vec<u64>), BuildError> {
         let Writing {
             collection,
             dir,
@@ -290,6 +297,7 @@ impl Writing<'_> {
             last_at,
             now,
             number,
+            delivered,
         } = *self;
         let limits = options.limits();
         let mut documents = 0;
@@ -352,7 +360,16 @@ impl Writing<'_> {
                     || name.starts_with("changedump-") && !name.starts_with("changedump-g")
                     || name.starts_with(&dump_parts)
                     || name.starts_with(&list_parts)
+                    || Some(name) == TOPIC.rsplit('/').next()
             })?;
+            // The notifications the hub has not taken yet (the run removes those it took),
+            // with or without a hub this run: a later run with one delivers them.
+            let outbox = previous.join(OUTBOX);
+            if outbox.is_dir() {
+                let to = dir.join(OUTBOX);
+                fs::create_dir_all(&to).map_err(written(&to))?;
+                carry_over(&outbox, &to, |name| name.ends_with(".xml"))?;
+            }
         }
         // The Change Dump: this run's changes as packages, added to the earlier runs'.
         let mut last = Vec::new();
@@ -389,9 +406,9 @@ impl Writing<'_> {
             last_at,
             now,
             up,
-            delivered: 0,
+            delivered,
         };
-        let (written, _) =
+        let (written, notified) =
             run.publish_changes(state, change_entries, capabilities, last, resources.len())?;
         documents += written;
 
@@ -417,7 +434,7 @@ impl Writing<'_> {
             }
             Ok(_) => {}
         }
-        Ok(documents)
+        Ok((documents, notified))
     }
 
     /// The state the next run reads: durable before the switch.

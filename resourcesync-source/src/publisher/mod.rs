@@ -19,7 +19,6 @@ mod transaction;
 
 pub use event::ResourceEvent;
 pub use options::{PublishOptions, ResourceListPolicy};
-pub use outbox::Notification;
 pub use report::PublishReport;
 pub use transaction::Transaction;
 

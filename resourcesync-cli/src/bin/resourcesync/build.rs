@@ -9,8 +9,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
+use resourcesync_cli::notify::{Delivered, deliver};
 use resourcesync_model::{MAX_BYTES, MAX_ENTRIES, Uri};
-use resourcesync_source::collection::{BuildProgress, BuildReport, Options, build};
+use resourcesync_source::collection::{
+    BuildProgress, BuildReport, DirectoryOutbox, Options, build,
+};
+use resourcesync_source::notify::HubProtocol;
 use serde_json::json;
 
 /// What `build` does, for its long help.
@@ -61,7 +65,15 @@ listed as deleted.
 
 With --list FILE it publishes the URI and file pairs FILE lists instead (URIs anywhere,
 files relative to COLLECTION-DIR, reached through no symbolic link, as the walk reaches
-them); a wrong line is an error naming it.";
+them); a wrong line is an error naming it.
+
+With --hub URL the publication has a Change Notification channel (ResourceSync Change
+Notification 1.0.1): the Capability List advertises its topic
+(resourcesync/change-notification.xml, the latest notification) and the hub. Each run that
+finds changes writes them as notifications into an outbox in the generation it publishes,
+then, once it is published, hands every notification waiting there to the hub
+(--hub-protocol), for at most --notify-within; what the hub did not take waits in the
+publication for the next run.";
 
 /// What `build` prints, for its long help.
 pub(crate) const BUILD_OUTPUT: &str = "\
@@ -73,22 +85,26 @@ Output:
   refuses it, a sync on Linux stores it; a progress bar while files are hashed (a terminal only); then one
   line: the generation, its time, resources and bytes, created, updated and deleted since
   the last run, files hashed, files skipped (and of them unreadable), documents written,
-  the time taken and the Source Description's URI.
+  the time taken and the Source Description's URI. With --hub, one more line:
+  notifications written, the last the hub took, and how many wait.
 
 JSON (--json):
   One object: {\"generation\", \"at\", \"resources\", \"bytes\", \"created\", \"updated\",
   \"deleted\", \"hashed_files\", \"hashed_bytes\", \"skipped\": [{\"path\", \"reason\",
   \"error\"}], \"unreadable\", \"not_portable\": [{\"path\", \"reason\"}],
   \"source_description\", \"capability_list\", \"documents\",
-  \"directory\", \"seconds\"}; \"error\" is null but for a file or directory that cannot be
-  read, which \"unreadable\" counts. On failure {\"error\"}.";
+  \"directory\", \"notifications\": [sequence numbers written], \"seconds\"}; \"error\" is
+  null but for a file or directory that cannot be read, which \"unreadable\" counts. With
+  --hub, \"notified\": {\"sequence\" (the last the hub took), \"retried\", \"waiting\"} or
+  {\"error\"}. On failure {\"error\"}.";
 
 /// The exit statuses of `build`.
 pub(crate) const BUILD_EXIT: &str = "\
 Exit status:
   0  published (files left out on purpose are reported, and are no failure)
   1  published, without the files or directories that could not be read (each reported
-     with its error): the rest is out, and a script learns that something is missing
+     with its error), or with notifications the hub did not take (they wait for the
+     next run): the rest is out, and a script learns that something is missing
   2  nothing published: a wrong command line, an unreadable collection, a PUBLISH-DIR that
      is not ours, a write that failed; the previous publication is unchanged";
 
@@ -145,6 +161,19 @@ pub(crate) struct BuildArgs {
     /// them is linked into PUBLISH-DIR.
     #[arg(long, value_name = "FILE")]
     pub list: Option<PathBuf>,
+    /// The WebSub hub of a Change Notification channel: the Capability List advertises
+    /// it, and the changes of each run go to it as notifications.
+    #[arg(long, value_name = "URL")]
+    pub hub: Option<Uri>,
+    /// How the hub is told: `resourcesync` POSTs each notification to it (Change
+    /// Notification 1.0.1; `serve --hub` takes it), `publish` sends a WebSub publish ping
+    /// and the hub fetches the topic (most WebSub hubs).
+    #[arg(long, value_enum, default_value_t = Protocol::Resourcesync, requires = "hub")]
+    pub hub_protocol: Protocol,
+    /// How long to keep trying to hand the notifications to the hub before giving up for
+    /// this run (they wait in the publication for the next), e.g. 30s or 2m.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = resourcesync_cli::units::duration, requires = "hub")]
+    pub notify_within: Duration,
     /// A `describedby` link of the Source Description: a page about the Source.
     #[arg(long, value_name = "URL")]
     pub describedby: Option<Uri>,
@@ -172,7 +201,26 @@ impl BuildArgs {
         options.list = self.list.clone();
         options.describedby = self.describedby.clone();
         options.allow_empty = self.allow_empty;
+        options.hub = self.hub.clone();
         options
+    }
+}
+
+/// How `build --hub` tells the hub of a notification.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// The notification POSTed to the hub (Change Notification 1.0.1, section 4.1).
+    Resourcesync,
+    /// A WebSub publish ping; the hub fetches the topic.
+    Publish,
+}
+
+impl From<Protocol> for HubProtocol {
+    fn from(protocol: Protocol) -> HubProtocol {
+        match protocol {
+            Protocol::Resourcesync => HubProtocol::ResourceSync,
+            Protocol::Publish => HubProtocol::Publish,
+        }
     }
 }
 
@@ -194,6 +242,9 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
     ) {
         Ok(report) => {
             progress.0.finish_and_clear();
+            // The notifications once the publication that carries their changes is
+            // published: those of this run and any an earlier run left waiting.
+            let notified = args.hub.as_ref().map(|_| notify(args));
             if args.json {
                 // Paths are serialized as text whatever their bytes, so this cannot fail;
                 // were it to, the run still published, and says so.
@@ -201,6 +252,17 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
                     |e| json!({"generation": report.generation, "error": e.to_string()}),
                 );
                 value["seconds"] = json!(started.elapsed().as_secs_f64());
+                match &notified {
+                    Some(Ok(delivered)) => {
+                        value["notified"] = json!({
+                            "sequence": delivered.sequence,
+                            "retried": delivered.retried,
+                            "waiting": delivered.waiting,
+                        });
+                    }
+                    Some(Err(error)) => value["notified"] = json!({"error": error}),
+                    None => {}
+                }
                 println!("{value}");
             } else {
                 // Each name escaped where it could move the terminal or forge a line
@@ -214,7 +276,30 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
                     );
                 }
                 println!("{}", Summary(&report, started.elapsed()));
+                if let Some(Ok(delivered)) = &notified {
+                    println!(
+                        "notifications: {} written, the hub took up to #{}, {} waiting",
+                        report.notifications.len(),
+                        delivered.sequence,
+                        delivered.waiting
+                    );
+                }
             }
+            let waiting = match &notified {
+                Some(Err(error)) => {
+                    eprintln!("resourcesync build: the notifications were not sent: {error}");
+                    true
+                }
+                Some(Ok(Delivered { waiting, .. })) if *waiting > 0 => {
+                    eprintln!(
+                        "resourcesync build: the hub did not take {waiting} notification(s) \
+                         within {}; they wait in the publication for the next run",
+                        written_duration(args.notify_within)
+                    );
+                    true
+                }
+                _ => false,
+            };
             if report.unreadable > 0 {
                 eprintln!(
                     "resourcesync build: published without {} that could not be read",
@@ -223,6 +308,8 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
                         n => format!("{n} files or directories"),
                     }
                 );
+                ExitCode::from(1)
+            } else if waiting {
                 ExitCode::from(1)
             } else {
                 ExitCode::SUCCESS
@@ -237,6 +324,39 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
             eprintln!("resourcesync build: {error}; nothing published");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Hands the notifications waiting in the publication to the hub, for at most
+/// `--notify-within`.
+fn notify(args: &BuildArgs) -> Result<Delivered, String> {
+    let shown = |e: &(dyn std::error::Error + 'static)| resourcesync_cli::Chain(e).to_string();
+    let mut outbox =
+        DirectoryOutbox::open(&args.publish, &args.options()).map_err(|e| shown(&e))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| shown(&e))?;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| shown(&e))?;
+    runtime
+        .block_on(deliver(
+            &mut outbox,
+            args.hub_protocol.into(),
+            &http,
+            args.notify_within,
+        ))
+        .map_err(|e| shown(&e))
+}
+
+/// `duration` as a person writes it: `30s`, `2m`.
+fn written_duration(duration: Duration) -> String {
+    match duration.as_secs() {
+        s if s >= 60 && s % 60 == 0 => format!("{}m", s / 60),
+        s if duration.subsec_millis() == 0 => format!("{s}s"),
+        _ => format!("{:.1}s", duration.as_secs_f64()),
     }
 }
 
