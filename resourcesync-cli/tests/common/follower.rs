@@ -23,8 +23,16 @@ impl Drop for Follower {
 impl Follower {
     /// Starts following `source` into `dest`.
     pub(crate) fn start(source: &str, dest: &Path) -> Follower {
+        Follower::start_with(source, dest, &["--interval", "1h"])
+    }
+
+    /// Starts following `source` into `dest` with more arguments (`--interval` among
+    /// them).
+    pub(crate) fn start_with(source: &str, dest: &Path, args: &[&str]) -> Follower {
         let mut child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-            .args(["sync", "--follow", "--json", "--interval", "1h", source])
+            .args(["sync", "--follow", "--json"])
+            .args(args)
+            .arg(source)
             .arg(dest)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -104,23 +112,10 @@ pub(crate) fn publish_and_follow(
     protocol: resourcesync_source::notify::HubProtocol,
     dest: &Path,
 ) -> serde_json::Value {
-    let mut run = publisher.begin().unwrap();
-    let (name, bytes, entry) = record(base, n);
-    run.write(&name, &[&bytes]).unwrap();
-    let now = std::time::SystemTime::now();
-    let event = resourcesync_source::ResourceEvent::created(entry, now.into());
-    let report = run.publish_changes([event], now).unwrap();
-    assert_eq!(report.notifications.len(), 1);
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let delivered = runtime
-        .block_on(resourcesync_cli::notify::deliver(
-            publisher,
-            protocol,
-            &reqwest::Client::new(),
-            Duration::from_secs(20),
-        ))
-        .unwrap();
-    assert_eq!(delivered.sequence, report.notifications[0]);
+    let sequence = publish_record(publisher, base, n);
+    let (name, bytes, _) = record(base, n);
+    let delivered = deliver(publisher, protocol, Duration::from_secs(20));
+    assert_eq!(delivered.sequence, sequence);
     assert_eq!(delivered.waiting, 0);
     let notified = follower.until("notified");
     // The follower's run for it brings the file.
@@ -134,4 +129,74 @@ pub(crate) fn publish_and_follow(
         assert_eq!(synced["complete"], true, "{synced}");
     }
     notified
+}
+
+/// Publishes record `n` under `base` as created, in a run of its own; its notification's
+/// sequence number.
+#[allow(dead_code)] // not every test that follows publishes records
+pub(crate) fn publish_record(
+    publisher: &mut resourcesync_source::Publisher<resourcesync_source::GenerationStore>,
+    base: &str,
+    n: u32,
+) -> u64 {
+    let (name, bytes, _) = record(base, n);
+    let mut run = publisher.begin().unwrap();
+    run.write(&name, &[&bytes]).unwrap();
+    let now = std::time::SystemTime::now();
+    let event = resourcesync_source::ResourceEvent::created(record(base, n).2, now.into());
+    let report = run.publish_changes([event], now).unwrap();
+    assert_eq!(report.notifications.len(), 1);
+    report.notifications[0]
+}
+
+/// Hands the publisher's waiting notifications to its hub by `protocol`, for `within` at
+/// most.
+#[allow(dead_code)] // not every test that follows publishes records
+pub(crate) fn deliver(
+    publisher: &mut resourcesync_source::Publisher<resourcesync_source::GenerationStore>,
+    protocol: resourcesync_source::notify::HubProtocol,
+    within: Duration,
+) -> resourcesync_cli::notify::Delivered {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime
+        .block_on(resourcesync_cli::notify::deliver(
+            publisher,
+            protocol,
+            &reqwest::Client::new(),
+            within,
+        ))
+        .unwrap()
+}
+
+/// Waits, 30 s at most, until `dest` holds records `0..=last` as published under `base`.
+#[allow(dead_code)] // not every test that follows publishes records
+pub(crate) fn wait_for_records(dest: &Path, base: &str, last: u32) {
+    let start = Instant::now();
+    for n in 0..=last {
+        let (name, bytes, _) = record(base, n);
+        while std::fs::read(dest.join(&name)).ok().as_deref() != Some(&bytes[..]) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "{name} never came"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// `resourcesync sync --audit` of `dest` against `source`: panics unless DIR is in sync,
+/// every listed resource's bytes checked.
+#[allow(dead_code)] // not every test that follows audits
+pub(crate) fn audit(source: &str, dest: &Path) {
+    let output = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", "--audit", source])
+        .arg(dest)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "not in sync: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
