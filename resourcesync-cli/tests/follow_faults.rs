@@ -431,3 +431,37 @@ fn a_subscriber_that_never_answers_does_not_delay_the_follower() {
     drop(follower);
     audit(&base, &dest);
 }
+
+#[test]
+fn a_hub_on_an_address_of_the_destination_s_network_is_never_asked_and_the_follower_polls() {
+    use resourcesync_testkit::served::Served;
+
+    let dir = tempfile::tempdir().unwrap();
+    // A Source on 127.0.0.1 naming a hub on a private address: the follower does not
+    // subscribe there (no request goes to it), and polls.
+    let served = Served::start(|s| {
+        s.put("r/a.txt", b"a");
+        s.tick(10);
+        s.publish.hub = Some("http://10.255.255.1:9/hub".parse().unwrap());
+    });
+    let dest = dir.path().join("dest");
+    let follower = Follower::start_with(&served.base, &dest, &["--interval", "1s"]);
+    let refused = follower.until("hub-refused");
+    assert!(
+        refused["reason"].as_str().unwrap().contains("10.255.255.1"),
+        "{refused}"
+    );
+    served.change(|s| {
+        s.tick(10);
+        s.put("r/b.txt", b"b");
+    });
+    loop {
+        let synced = follower.until("synced");
+        assert_eq!(synced["complete"], true, "{synced}");
+        if dest.join("r/b.txt").is_file() {
+            break;
+        }
+    }
+    drop(follower);
+    served.equals(&dest).unwrap();
+}

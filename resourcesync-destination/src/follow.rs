@@ -121,6 +121,10 @@ pub enum FollowNotice {
     Unsubscribed,
     /// The hub refused the subscription; the follower polls.
     Denied(Option<String>),
+    /// The hub the Source names is outside the sync's address policy (a loopback, private
+    /// or link-local address the Source itself is not on): no request goes to it, and the
+    /// follower polls.
+    HubRefused(resourcesync_client::policy::PolicyError),
     /// A subscription request failed; it is sent again.
     SubscriptionFailed(Option<StatusCode>),
     /// A notification was taken; a sync follows.
@@ -212,12 +216,31 @@ pub async fn follow(
     };
     let (answered_tx, mut answered) = mpsc::channel::<Answered>(16);
     let mut subscription: Option<Arc<Mutex<Subscriber>>> = None;
+    // The hub is named by the Source: held to the sync's address policy, as the Source's
+    // documents and resources are (any authority, since a hub is usually elsewhere), so
+    // that a Source cannot have the follower post to an address of the Destination's
+    // network. Names are checked as they resolve.
+    let policy = hub_policy(&options.sync).await?;
     let http = reqwest::Client::builder()
+        .dns_resolver(Arc::new(crate::asynchronous::CheckedResolver(
+            policy.clone(),
+        )))
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| SyncError::Http(e.to_string()))?;
     let mut listener_task = None;
+    let mut channel = match channel {
+        Some(channel) => match policy.check(&channel.hub) {
+            Ok(()) => Some(channel),
+            Err(refused) => {
+                observer.follow(&FollowNotice::Channel(channel));
+                observer.follow(&FollowNotice::HubRefused(refused));
+                None
+            }
+        },
+        None => None,
+    };
     if let Some(channel) = channel.clone() {
         observer.follow(&FollowNotice::Channel(channel.clone()));
         let (subscriber, task, callback) =
@@ -446,6 +469,33 @@ async fn send(
         .ok()
         .map(|r| r.status());
     let _ = answered.send(Answered(id, status)).await;
+}
+
+/// The address policy a Source's hub is held to: the sync's (its special address kinds
+/// refused, but those the Source itself is on, written or resolved, as a sync allows
+/// them), for any authority.
+async fn hub_policy(
+    options: &SyncOptions,
+) -> Result<resourcesync_client::policy::Policy, SyncError> {
+    use resourcesync_client::policy::{Policy, SpecialAddress};
+    let mut policy = Policy::new(&options.source)
+        .map_err(|e| SyncError::Unsupported(e.to_string()))?
+        .allow_any_authority();
+    if let Ok(url) = options.source.to_url() {
+        let kinds: Vec<SpecialAddress> = match url.host() {
+            Some(url::Host::Ipv4(ip)) => SpecialAddress::of(ip.into()).into_iter().collect(),
+            Some(url::Host::Ipv6(ip)) => SpecialAddress::of(ip.into()).into_iter().collect(),
+            Some(url::Host::Domain(host)) => match tokio::net::lookup_host((host, 0)).await {
+                Ok(found) => found.filter_map(|a| SpecialAddress::of(a.ip())).collect(),
+                Err(_) => Vec::new(),
+            },
+            None => Vec::new(),
+        };
+        for kind in kinds {
+            policy = policy.allow_address_kind(kind);
+        }
+    }
+    Ok(policy)
 }
 
 /// Binds the callback's listener and serves it: the hub's verifications answered by the

@@ -265,6 +265,9 @@ impl FollowObserver for Printer {
                 FollowNotice::Denied(reason) => {
                     serde_json::json!({"follow": "denied", "reason": reason})
                 }
+                FollowNotice::HubRefused(refused) => {
+                    serde_json::json!({"follow": "hub-refused", "reason": refused.to_string()})
+                }
                 FollowNotice::SubscriptionFailed(status) => {
                     serde_json::json!({"follow": "subscription-failed",
                     "status": status.map(|s| s.as_u16())})
@@ -299,6 +302,11 @@ impl FollowObserver for Printer {
                     .map(|r| format!(" ({})", r.escape_debug()))
                     .unwrap_or_default()
             ),
+            FollowNotice::HubRefused(refused) => {
+                format!(
+                    "not subscribing: the Source's hub is outside the policy ({refused}); polling"
+                )
+            }
             FollowNotice::SubscriptionFailed(status) => match status {
                 Some(status) => {
                     format!("the hub answered the subscription with {status}; trying again")
