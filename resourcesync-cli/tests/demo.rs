@@ -198,3 +198,29 @@ fn help_says_each_option_the_output_and_exit_status() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--resources"));
 }
+
+#[test]
+fn the_live_demo_times_each_change_from_publication_to_disk() {
+    let out = resourcesync(&["demo", "--resources", "50", "--live", "3", "--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines = lines(&out);
+    assert_eq!(step(&lines, "follow").len(), 1);
+    let live = step(&lines, "live");
+    assert_eq!(live.len(), 4, "{live:?}");
+    for (n, change) in live[..3].iter().enumerate() {
+        let detail = &change["detail"];
+        assert_eq!(detail["path"], format!("live/change-{}.txt", n + 1));
+        let ms = detail["latency_ms"].as_f64().unwrap();
+        assert!(ms > 0.0 && ms < 10_000.0, "{detail}");
+    }
+    assert_eq!(live[3]["detail"]["arrived"], 3);
+    // The live changes are in the audit and the comparison too.
+    let audit = &step(&lines, "audit")[0]["detail"];
+    assert_eq!(audit["in_sync"], true);
+    assert_eq!(
+        step(&lines, "compare")[0]["detail"]["differences"],
+        serde_json::json!([])
+    );
+    assert_eq!(lines.last().unwrap()["summary"]["in_sync"], true);
+}

@@ -21,8 +21,9 @@ use serde_json::json;
 
 use crate::build::Bar;
 use crate::error::Error;
+use crate::live;
 use crate::sync::{block_on, synchronize};
-use resourcesync_cli::serve::serve;
+use resourcesync_cli::serve::{ServeLimits, serve, serve_with_hub};
 use resourcesync_destination::{SyncOptions, Synced};
 use resourcesync_source::collection::{Options, build};
 
@@ -38,6 +39,12 @@ synchronizes incrementally through the Change List, audits the destination (sync
 --audit), compares it byte by byte with the collection, and prints what each step did
 and a summary. It removes everything it made, unless --keep names a directory.
 
+With --live [N] the Source also has a Change Notification channel, through a WebSub hub
+beside it (serve --hub), and after the incremental sync the destination follows it (sync
+--follow): N resources (10 by default) are then created one at a time, each published by
+build and its notification handed to the hub, and the time from its publication to its
+file on the destination's disk is printed, then their median and the slowest.
+
 With --source URL it runs the Destination half against any Source: a baseline (from the
 Resource Dump when there is one), an incremental sync and an audit.";
 
@@ -49,7 +56,9 @@ Output:
   bytes and requests over all syncs, the time, and whether the destination is in sync.
 
 JSON (--json):
-  {\"step\", \"seconds\", \"detail\"} per step (detail: build's or sync's report), then
+  {\"step\", \"seconds\", \"detail\"} per step (detail: build's or sync's report; for each
+  live change {\"path\", \"latency_ms\"}, null when it did not come within 10 s, and at the
+  end {\"changes\", \"arrived\", \"median_ms\", \"slowest_ms\"}), then
   {\"summary\": {\"in_sync\", \"resources\", \"bytes\", \"requests\", \"seconds\",
   \"exit_status\"}}";
 
@@ -57,7 +66,8 @@ JSON (--json):
 pub(crate) const DEMO_EXIT: &str = "\
 Exit status:
   0  every step completed and the destination is in sync
-  1  a sync did not complete, or the destination is not in sync
+  1  a sync did not complete, a live change did not come, or the destination is not in
+     sync
   2  a step could not run: a bad option, no temporary directory or port, a build or the
      server failed, a sync could not start";
 
@@ -74,6 +84,12 @@ pub(crate) struct DemoArgs {
     /// a temporary directory that is removed at the end.
     #[arg(long, value_name = "DIR")]
     pub keep: Option<PathBuf>,
+    /// After the incremental sync, follow the Source live: a hub beside it (`serve
+    /// --hub`), a Destination that follows it (`sync --follow`), and N changes (10 when N is
+    /// left out) each published by `build`, with the time from its publication to its file
+    /// on the Destination's disk.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "10", conflicts_with = "source")]
+    pub live: Option<usize>,
     /// One JSON object per step and a summary object, instead of text.
     #[arg(long)]
     pub json: bool,
@@ -265,19 +281,45 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Er
         listener.local_addr().map_err(Error::LocalAddr)?
     );
     let base_uri: Uri = base.parse().map_err(|e| Error::url(&base, e))?;
-    let options = Options::new(base_uri.clone())
+    let mut options = Options::new(base_uri.clone())
         .with_resource_dump(true)
         .with_change_dump(true);
+    // Live, the Source has a Change Notification channel through a hub beside it.
+    let hub_url = format!("{base}hub");
+    if args.live.is_some() {
+        options = options.with_hub(hub_url.parse().map_err(|e| Error::url(&hub_url, e))?);
+    }
 
     publish_step(steps, "build", &collection, &publish, &options).await?;
 
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(serve(listener, publish.clone(), async {
+    let stopped = async {
         let _ = stopped.await;
-    }));
+    };
+    let server = if args.live.is_some() {
+        let hub = hub_server(&hub_url, &base)?;
+        let report: resourcesync_cli::serve::Reporter = std::sync::Arc::new(|_| {});
+        tokio::spawn(serve_with_hub(
+            listener,
+            publish.clone(),
+            ServeLimits::default(),
+            report,
+            hub,
+            "/hub",
+            stopped,
+        ))
+    } else {
+        tokio::spawn(serve(listener, publish.clone(), stopped))
+    };
     steps.say(
         "serve",
-        format!("{} serves {base}", publish.display()),
+        match args.live {
+            Some(_) => format!(
+                "{} serves {base}, with a hub at {hub_url}",
+                publish.display()
+            ),
+            None => format!("{} serves {base}", publish.display()),
+        },
         0.0,
         json!({"url": base}),
     );
@@ -303,6 +345,46 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Er
     let synced = synchronize(&sync.clone().with_delete(u64::MAX), false).await?;
     steps.synced("sync", &synced);
     worst = worst.max(synced.exit_status());
+
+    if let Some(changes) = args.live {
+        let t = Instant::now();
+        let follower = live::Follower::start(&sync.source, &dest)?;
+        steps.say(
+            "follow",
+            format!(
+                "{} follows the Source, subscribed at its hub",
+                dest.display()
+            ),
+            t.elapsed().as_secs_f64(),
+            json!({"hub": hub_url}),
+        );
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| Error::Live(e.to_string()))?;
+        let mut arrivals = Vec::new();
+        for n in 1..=changes {
+            let t = Instant::now();
+            let arrival = live::change(n, &collection, &publish, &dest, &options, &http).await?;
+            let text = match arrival.latency {
+                Some(latency) => format!(
+                    "{} on the Destination's disk {:.1} ms after its publication",
+                    arrival.path.display(),
+                    latency.as_secs_f64() * 1e3
+                ),
+                None => format!("{} did not come within 10 s", arrival.path.display()),
+            };
+            let detail = json!({"path": arrival.path, "latency_ms": arrival.latency.map(|l| l.as_secs_f64() * 1e3)});
+            steps.say("live", text, t.elapsed().as_secs_f64(), detail);
+            if arrival.latency.is_none() {
+                worst = 1;
+            }
+            arrivals.push(arrival);
+        }
+        let (text, detail) = live::summary(&arrivals);
+        steps.say("live", text, t.elapsed().as_secs_f64(), detail);
+        follower.stop();
+    }
     let synced = synchronize(&sync.with_audit(true), false).await?;
     steps.synced("audit", &synced);
     worst = worst.max(synced.exit_status());
@@ -334,6 +416,23 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Er
         Err(e) => return Err(Error::Task("the server", e)),
     }
     Ok(worst)
+}
+
+/// The demo's hub: relaying the Source at `base`, sending to callbacks on 127.0.0.1 only.
+fn hub_server(
+    hub_url: &str,
+    base: &str,
+) -> Result<std::sync::Arc<resourcesync_cli::hub::HubServer>, Error> {
+    use resourcesync_websub::{CallbackPolicy, HubOptions};
+    let url = hub_url.parse().map_err(|e| Error::url(hub_url, e))?;
+    let options = HubOptions::new(url, vec![base.to_owned()])
+        .with_callbacks(CallbackPolicy::Hosts(vec!["127.0.0.1".into()]));
+    Ok(resourcesync_cli::hub::HubServer::open(
+        options,
+        Vec::new(),
+        None,
+        std::sync::Arc::new(|_| {}),
+    )?)
 }
 
 /// Publishes on a blocking thread, with a progress bar, and says what it did.

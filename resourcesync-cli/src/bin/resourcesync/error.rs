@@ -82,6 +82,9 @@ pub(crate) enum Error {
     /// `serve --hub`'s hub could not start.
     #[error(transparent)]
     Hub(#[from] resourcesync_cli::hub::HubError),
+    /// The demo's live step could not go on.
+    #[error("live: {0}")]
+    Live(String),
     /// A summary could not be made JSON.
     #[error("JSON")]
     Json(#[from] serde_json::Error),

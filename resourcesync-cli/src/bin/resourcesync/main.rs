@@ -5,7 +5,7 @@
 //! resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>
 //! resourcesync explore [--json] <URL>
 //! resourcesync build [OPTIONS] --base-url <URL> <COLLECTION-DIR> <PUBLISH-DIR>
-//! resourcesync demo [--source <URL>] [--keep <DIR>] [--json]
+//! resourcesync demo [--source <URL>] [--live [N]] [--keep <DIR>] [--json]
 //! resourcesync serve [--addr IP:PORT] [--json] <PUBLISH-DIR>
 //! ```
 //!
@@ -32,6 +32,7 @@ mod build;
 mod demo;
 mod error;
 mod explore;
+mod live;
 mod serve;
 mod sync;
 mod validate;
