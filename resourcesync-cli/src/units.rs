@@ -10,7 +10,7 @@ use std::time::Duration;
 pub const MAX_DURATION: Duration = Duration::from_secs(315_360_000);
 
 /// Parses a duration (the value of a `--...-timeout` or `--max-request-time` option): a
-/// number followed by `ms`, `s`, `m` or `h`, or alone (seconds); more than zero and at most
+/// number followed by `ms`, `s`, `m`, `h` or `d`, or alone (seconds); more than zero and at most
 /// [`MAX_DURATION`]. Its errors name the bound; clap names the option.
 pub fn duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -23,7 +23,8 @@ pub fn duration(text: &str) -> Result<Duration, String> {
         "s" => 1.0,
         "m" => 60.0,
         "h" => 3600.0,
-        _ => return Err(format!("unknown unit {unit:?}: use ms, s, m or h")),
+        "d" => 86_400.0,
+        _ => return Err(format!("unknown unit {unit:?}: use ms, s, m, h or d")),
     };
     let number: f64 = number
         .trim()

@@ -465,3 +465,60 @@ fn a_hub_on_an_address_of_the_destination_s_network_is_never_asked_and_the_follo
     drop(follower);
     served.equals(&dest).unwrap();
 }
+
+#[test]
+fn short_leases_are_renewed_and_a_lease_nobody_renews_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let publish = dir.path().join("pub");
+    std::fs::create_dir(&publish).unwrap();
+    // Leases of 2 s at most.
+    let (_hub, base, hub_url) = server::serve_hub_with(
+        &publish,
+        &dir.path().join("hub.json"),
+        "127.0.0.1:0",
+        &[],
+        &["--hub-lease-min", "1s", "--hub-lease-max", "2s"],
+    );
+    let mut publisher = first_publication(&publish, &base, &hub_url);
+    let dest = dir.path().join("dest");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let follower = Follower::start_with(
+        &base,
+        &dest,
+        &["--interval", "1h", "--lease", "1h", "--listen", &listen],
+    );
+    assert_eq!(follower.until("subscribed")["lease"], 2);
+    // Three leases later the follower is still subscribed: it renewed each in time.
+    for _ in 0..3 {
+        assert_eq!(follower.until("subscribed")["lease"], 2);
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    publish_and_follow(
+        &mut publisher,
+        &follower,
+        &base,
+        1,
+        HubProtocol::ResourceSync,
+        &dest,
+    );
+
+    // Killed, it renews no more: once its lease has run out the hub sends its callback
+    // nothing (a listener in its place hears no connection).
+    drop(follower);
+    std::thread::sleep(Duration::from_secs(3));
+    let canary = std::net::TcpListener::bind(&listen).unwrap();
+    publish_record(&mut publisher, &base, 2);
+    let delivered = deliver(
+        &mut publisher,
+        HubProtocol::ResourceSync,
+        Duration::from_secs(20),
+    );
+    assert_eq!(delivered.waiting, 0);
+    std::thread::sleep(Duration::from_secs(1));
+    canary.set_nonblocking(true).unwrap();
+    assert_eq!(
+        canary.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "the hub sent to a subscription whose lease had ended"
+    );
+}

@@ -183,11 +183,13 @@ impl Subscriber {
     }
 
     /// When a renewal is due: with a tenth of the lease left, and never less than a
-    /// minute before its end (or at once for a lease shorter than that).
+    /// minute before its end, or half of it for a lease shorter than two minutes (a lease
+    /// shorter than the margin would otherwise be renewed as soon as it is granted, over
+    /// and over).
     fn renew_at(&self) -> Option<SystemTime> {
         let expires = self.expires?;
         let granted = self.lease_granted.unwrap_or(self.lease);
-        let margin = (granted / 10).max(Duration::from_secs(60)).min(granted);
+        let margin = (granted / 10).max(Duration::from_secs(60).min(granted / 2));
         Some(expires.checked_sub(margin).unwrap_or(expires))
     }
 
@@ -267,7 +269,14 @@ impl Subscriber {
         if status.is_success() {
             self.failures = 0;
             self.not_before = None;
-            self.awaiting = Some(now + VERIFICATION_WAIT);
+            // The hub may verify before its answer reaches us (it verifies on its own
+            // time, and the answer and the verification travel apart): a request already
+            // verified awaits nothing, or the lease would run out while this waited.
+            let unverified =
+                matches!(self.phase, Phase::Requested | Phase::Unsubscribing) || self.renewing;
+            if unverified {
+                self.awaiting = Some(now + VERIFICATION_WAIT);
+            }
             return;
         }
         self.failed(Some(status), now);

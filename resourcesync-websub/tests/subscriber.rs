@@ -267,3 +267,37 @@ fn a_refused_request_is_sent_again_after_a_wait_and_a_denial_ends_it() {
     assert!(s.is_done());
     assert!(s.poll_transmit(t(100)).is_none());
 }
+
+#[test]
+fn a_verification_that_comes_before_the_hub_s_answer_leaves_nothing_awaited() {
+    let (mut hub, mut s) = (hub(), subscriber());
+    for (at, renewal) in [(0, false), (3240, true)] {
+        let request = s.poll_transmit(t(at)).unwrap();
+        let (parts, body) = request.request.into_parts();
+        let answer = hub.handle_request(&parts.method, &parts.headers, &body, false);
+        // The verification first, then the 202.
+        let verify = hub.poll_transmit(t(at)).unwrap();
+        let query = verify.request.uri().query().unwrap_or("").to_owned();
+        let Verification::Confirm(echo) = s.verify(&query, t(at)) else {
+            panic!("refused")
+        };
+        hub.handle_response(
+            verify.id,
+            StatusCode::OK,
+            &HeaderMap::new(),
+            echo.as_bytes(),
+            t(at),
+        );
+        s.handle_response(request.id, answer.status, t(at));
+        assert!(matches!(
+            events(&mut s)[..],
+            [SubscriberEvent::Subscribed { .. }]
+        ));
+        // Next: the renewal with a tenth of the lease left, not a wait for a verification
+        // that came already (which would let the lease run out, and fail).
+        assert_eq!(s.poll_timeout(), Some(t(at + 3240)), "renewal {renewal}");
+        assert!(s.poll_transmit(t(at + 60)).is_none());
+        assert!(events(&mut s).is_empty());
+    }
+    assert!(s.is_active(t(6000)));
+}

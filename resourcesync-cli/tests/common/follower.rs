@@ -58,6 +58,8 @@ impl Follower {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok(value) if value["follow"] == kind => return value,
+                // DEBUG_FOLLOW=1 shows what a test passed over (and `serve`'s log).
+                Ok(value) if std::env::var_os("DEBUG_FOLLOW").is_some() => eprintln!("{value}"),
                 Ok(_) => {}
                 Err(mpsc::RecvTimeoutError::Timeout) => panic!("no {kind} in 30 s"),
                 Err(mpsc::RecvTimeoutError::Disconnected) => {

@@ -26,10 +26,23 @@ pub(crate) fn serve_hub(
     addr: &str,
     topics: &[&str],
 ) -> (Server, String, String) {
+    serve_hub_with(publish, state, addr, topics, &[])
+}
+
+/// [`serve_hub`] with more arguments.
+#[allow(dead_code)] // not every test binary that shares this file serves a hub
+pub(crate) fn serve_hub_with(
+    publish: &Path,
+    state: &Path,
+    addr: &str,
+    topics: &[&str],
+    args: &[&str],
+) -> (Server, String, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
     command
         .args(["serve", "--addr", addr, "--json", "--hub"])
-        .args(["--hub-allow", "127.0.0.1"]);
+        .args(["--hub-allow", "127.0.0.1"])
+        .args(args);
     for topic in topics {
         command.args(["--hub-topic", topic]);
     }
@@ -46,7 +59,11 @@ pub(crate) fn serve_hub(
 pub(crate) fn start(mut command: Command) -> (Server, String) {
     let mut child = command
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(if std::env::var_os("DEBUG_FOLLOW").is_some() {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .spawn()
         .unwrap();
     let mut first = String::new();

@@ -16,7 +16,7 @@ use resourcesync_cli::serve::{
     DEFAULT_MAX_CONNECTIONS, DEFAULT_SHUTDOWN_TIMEOUT, Reporter, ServeLimits, built_for_elsewhere,
     serve_reporting, serve_with_hub, serve_with_topic_hub,
 };
-use resourcesync_websub::{CallbackPolicy, HubEvent, HubOptions};
+use resourcesync_websub::{CallbackPolicy, HubEvent, HubOptions, Leases};
 
 /// What `serve` does, for its long help.
 pub(crate) const SERVE_ABOUT: &str = "\
@@ -178,6 +178,13 @@ pub(crate) struct ServeArgs {
     /// NAME its name]
     #[arg(long, value_name = "FILE", requires = "hub")]
     pub hub_state: Option<PathBuf>,
+    /// The shortest lease the hub grants (at least 1s) [default: 5m]
+    #[arg(long, value_name = "DURATION", value_parser = resourcesync_cli::units::duration, requires = "hub")]
+    pub hub_lease_min: Option<Duration>,
+    /// The longest lease the hub grants: no subscription outlives it unrenewed [default:
+    /// 31d]
+    #[arg(long, value_name = "DURATION", value_parser = resourcesync_cli::units::duration, requires = "hub")]
+    pub hub_lease_max: Option<Duration>,
 }
 
 impl ServeArgs {
@@ -316,6 +323,14 @@ fn open_hub(
     let mut options = HubOptions::new(url, topics);
     if !args.hub_allow.is_empty() {
         options = options.with_callbacks(CallbackPolicy::Hosts(args.hub_allow.clone()));
+    }
+    if args.hub_lease_min.is_some() || args.hub_lease_max.is_some() {
+        let leases = options.leases;
+        options = options.with_leases(Leases::new(
+            leases.default,
+            args.hub_lease_min.unwrap_or(leases.min),
+            args.hub_lease_max.unwrap_or(leases.max),
+        ));
     }
     let state = args.hub_state.clone().unwrap_or_else(|| {
         let name = args.dir.file_name().map_or_else(

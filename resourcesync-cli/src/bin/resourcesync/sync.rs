@@ -170,6 +170,10 @@ pub(crate) struct SyncArgs {
     /// Sync at least this often while following.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = resourcesync_cli::units::duration, requires = "follow")]
     interval: std::time::Duration,
+    /// The lease asked of the hub; the follower renews before it ends (the hub may grant
+    /// another).
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = resourcesync_cli::units::duration, requires = "follow")]
+    lease: std::time::Duration,
 }
 
 impl SyncArgs {
@@ -215,7 +219,8 @@ pub(crate) fn run(args: &SyncArgs) -> ExitCode {
 async fn follow(args: &SyncArgs) -> Result<u8, Error> {
     let mut options = FollowOptions::new(args.options()?)
         .with_listen(args.listen)
-        .with_interval(args.interval);
+        .with_interval(args.interval)
+        .with_lease(args.lease);
     if let Some(url) = &args.callback_url {
         options = options.with_callback_url(url.parse().map_err(|e| Error::url(url, e))?);
     }
