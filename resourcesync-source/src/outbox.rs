@@ -39,7 +39,7 @@ impl Notification {
 
 /// What delivery needs of a publication: the notifications waiting for the hub, and a
 /// durable record of those it took. [`Publisher`](crate::Publisher) and
-/// [`collection::Outbox`](crate::collection::Outbox) have it, so one delivery loop
+/// [`collection::DirectoryOutbox`](crate::collection::DirectoryOutbox) have it, so one delivery loop
 /// (`resourcesync_cli::notify::deliver`) serves both.
 pub trait Outbox {
     /// The notifications waiting for the hub, in order: those published after the last

@@ -194,7 +194,7 @@ pub struct Options {
     /// The WebSub hub of the publication's Change Notification channel (Change
     /// Notification 1.0.1): with one, the Capability List advertises the channel and each
     /// run that publishes changes writes them as notifications into an outbox in the
-    /// publication, which [`Outbox`] hands to the delivery.
+    /// publication, which [`DirectoryOutbox`] hands to the delivery.
     pub hub: Option<Uri>,
 }
 
