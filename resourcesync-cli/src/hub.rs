@@ -81,7 +81,13 @@ pub struct HubServer {
     callbacks: reqwest::Client,
     /// For fetches of the operator's topics.
     topics: reqwest::Client,
+    /// Requests out at once: a hub with many subscribers sends one body to each, and
+    /// would otherwise open as many connections (and descriptors) at once.
+    outbound: tokio::sync::Semaphore,
 }
+
+/// Requests a hub has out at once ([`HubServer`]); the rest wait their turn.
+pub const MAX_OUTBOUND: usize = 256;
 
 impl std::fmt::Debug for HubServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -143,6 +149,7 @@ impl HubServer {
             report,
             callbacks,
             topics,
+            outbound: tokio::sync::Semaphore::new(MAX_OUTBOUND),
         }))
     }
 
@@ -256,6 +263,8 @@ impl HubServer {
         } else {
             MAX_BODY
         };
+        // Never closed: a permit always comes, in turn.
+        let permit = self.outbound.acquire().await.ok();
         let answer = async {
             let url = parts.uri.to_string();
             let response = http
@@ -271,6 +280,7 @@ impl HubServer {
             Some((status, headers, body))
         }
         .await;
+        drop(permit);
         {
             let mut hub = self.lock();
             match answer {

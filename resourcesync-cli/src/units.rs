@@ -88,7 +88,9 @@ mod tests {
         assert_eq!(duration("90s"), Ok(Duration::from_secs(90)));
         assert_eq!(duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(duration("2d"), Ok(Duration::from_secs(172_800)));
         assert!(duration("0s").is_err());
+        assert!(duration("5y").unwrap_err().contains("unknown unit"));
         assert_eq!(duration("315360000"), Ok(MAX_DURATION));
         // Past the bound (`Instant + Duration` would overflow, and panic, with the
         // largest), and values that are no durations at all.

@@ -1357,7 +1357,7 @@ fn the_command_exits_2_when_it_cannot_start() {
     }
     // A duration of nothing, or in no unit: usage errors.
     let dir = tempfile::tempdir().unwrap();
-    for bad in ["0s", "5d", "soon"] {
+    for bad in ["0s", "5y", "soon"] {
         let out = command(&["serve", "--idle-timeout", bad, dir.path().to_str().unwrap()])
             .output()
             .unwrap();

@@ -94,6 +94,18 @@ pub enum CallbackPolicy {
     Hosts(Vec<String>),
 }
 
+/// The host of a callback, as the per-host limit counts it: lower case, `""` for none.
+fn callback_host(callback: &Uri) -> String {
+    callback
+        .to_url()
+        .ok()
+        .and_then(|url| {
+            url.host_str()
+                .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
+        })
+        .unwrap_or_default()
+}
+
 impl CallbackPolicy {
     /// Whether a request may go to `uri`.
     pub fn allows(&self, uri: &Uri) -> bool {
@@ -166,6 +178,12 @@ pub struct HubOptions {
     pub queue: usize,
     /// Subscriptions held at most (active and waiting for verification).
     pub max_subscriptions: usize,
+    /// Subscriptions held at most for callbacks on one host (active and waiting for
+    /// verification): one party cannot take the whole hub.
+    pub max_per_host: usize,
+    /// Requests (subscriptions and unsubscriptions) waiting for their verification at
+    /// most: past it, a request is refused with 503 until some are done.
+    pub max_pending: usize,
     /// How bodies are signed for a subscriber that gave a secret.
     pub signature: SignatureMethod,
 }
@@ -184,8 +202,24 @@ impl HubOptions {
             attempts: 8,
             queue: 1000,
             max_subscriptions: 100_000,
+            max_per_host: 1_000,
+            max_pending: 1_000,
             signature: SignatureMethod::Sha256,
         }
+    }
+
+    /// At most `subscriptions` subscriptions, `per_host` of them for callbacks on one host,
+    /// and `pending` requests waiting for verification (each at least 1).
+    pub fn with_limits(
+        mut self,
+        subscriptions: usize,
+        per_host: usize,
+        pending: usize,
+    ) -> HubOptions {
+        self.max_subscriptions = subscriptions.max(1);
+        self.max_per_host = per_host.max(1);
+        self.max_pending = pending.max(1);
+        self
     }
 
     /// Sends requests only to callbacks `policy` allows.
@@ -436,6 +470,9 @@ pub struct Hub {
     options: HubOptions,
     /// Active subscriptions by (topic, callback), so that a topic's are a range.
     subscribers: BTreeMap<Key, Subscriber>,
+    /// Active subscriptions by their callback's host ([`callback_host`]), kept with
+    /// `subscribers` by [`Hub::insert`] and [`Hub::remove`].
+    hosts: HashMap<String, usize>,
     pending: BTreeMap<u64, Pending>,
     next_pending: u64,
     fetches: BTreeMap<String, (Uri, Fetch)>,
@@ -455,6 +492,7 @@ impl Hub {
         Hub {
             options,
             subscribers: BTreeMap::new(),
+            hosts: HashMap::new(),
             pending: BTreeMap::new(),
             next_pending: 0,
             fetches: BTreeMap::new(),
@@ -496,7 +534,8 @@ impl Hub {
         let key = (topic.to_string(), callback.to_string());
         let generation = self.next_generation;
         self.next_generation += 1;
-        self.subscribers.insert(
+        let host = callback_host(&callback);
+        let replaced = self.subscribers.insert(
             key,
             Subscriber {
                 topic,
@@ -510,6 +549,22 @@ impl Hub {
                 generation,
             },
         );
+        if replaced.is_none() {
+            *self.hosts.entry(host).or_default() += 1;
+        }
+    }
+
+    /// Ends the subscription `key`, if it is active.
+    fn remove(&mut self, key: &Key) -> Option<Subscriber> {
+        let s = self.subscribers.remove(key)?;
+        let host = callback_host(&s.callback);
+        if let Some(n) = self.hosts.get_mut(&host) {
+            *n -= 1;
+            if *n == 0 {
+                self.hosts.remove(&host);
+            }
+        }
+        Some(s)
     }
 
     /// The active subscriptions, to save.
@@ -673,11 +728,34 @@ impl Hub {
             Some(_) => return bad("hub.lease_seconds must be a positive integer".into()),
         };
         let key = (topic.to_string(), callback.to_string());
-        if subscribe
-            && !self.subscribers.contains_key(&key)
-            && self.subscribers.len() + self.pending.len() >= self.options.max_subscriptions
-        {
-            return Answer::new(StatusCode::SERVICE_UNAVAILABLE, "the hub is full");
+        // A newer request for the same pair replaces one not yet sent, below: it takes no
+        // more room.
+        let replaces = |p: &Pending| {
+            !p.sent && (p.topic.as_str(), p.callback.as_str()) == (key.0.as_str(), key.1.as_str())
+        };
+        let pending = self.pending.values().filter(|p| !replaces(p));
+        if pending.clone().count() >= self.options.max_pending {
+            // Unsubscriptions too: each waiting request is memory and a request out.
+            return Answer::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too many requests wait for their verification; try again later",
+            );
+        }
+        if subscribe && !self.subscribers.contains_key(&key) {
+            if self.subscribers.len() + self.pending.len() >= self.options.max_subscriptions {
+                return Answer::new(StatusCode::SERVICE_UNAVAILABLE, "the hub is full");
+            }
+            let host = callback_host(&callback);
+            let held = self.hosts.get(&host).copied().unwrap_or(0)
+                + pending
+                    .filter(|p| p.subscribe && callback_host(&p.callback) == host)
+                    .count();
+            if held >= self.options.max_per_host {
+                return Answer::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!("this hub holds no more subscriptions for callbacks on {host}"),
+                );
+            }
         }
         let Some(challenge) = challenge() else {
             return Answer::new(
@@ -685,7 +763,6 @@ impl Hub {
                 "no randomness for a challenge",
             );
         };
-        // A newer request for the same pair replaces one not yet sent.
         self.pending.retain(|_, p| {
             p.sent || (p.topic.as_str(), p.callback.as_str()) != (key.0.as_str(), key.1.as_str())
         });
@@ -898,7 +975,7 @@ impl Hub {
                         callback: s.callback.clone(),
                     });
                 } else if status == StatusCode::GONE {
-                    if let Some(s) = self.subscribers.remove(&key) {
+                    if let Some(s) = self.remove(&key) {
                         self.events.push_back(HubEvent::Gone {
                             topic: s.topic,
                             callback: s.callback,
@@ -953,7 +1030,7 @@ impl Hub {
     fn verified(&mut self, p: Pending, sent: SystemTime) {
         let key = (p.topic.to_string(), p.callback.to_string());
         if !p.subscribe {
-            self.subscribers.remove(&key);
+            self.remove(&key);
             self.events.push_back(HubEvent::Unsubscribed {
                 topic: p.topic,
                 callback: p.callback,
@@ -1020,7 +1097,7 @@ impl Hub {
             .map(|(k, _)| k.clone())
             .collect();
         for key in over {
-            if let Some(s) = self.subscribers.remove(&key) {
+            if let Some(s) = self.remove(&key) {
                 self.events.push_back(HubEvent::Expired {
                     topic: s.topic,
                     callback: s.callback,

@@ -685,3 +685,77 @@ fn leases_constructor_keeps_default_within_bounds() {
     assert_eq!(leases.max, Duration::from_secs(60));
     assert_eq!(leases.default, Duration::from_secs(60));
 }
+
+#[test]
+fn one_host_cannot_take_the_hub_nor_a_flood_of_requests_its_memory() {
+    // Hosts 127.0.0.1 and localhost both allowed; at most 2 per host, 2 waiting.
+    let mut hub = Hub::new(
+        HubOptions::new(uri(HUB), vec!["http://127.0.0.1:8000/".into()])
+            .with_callbacks(CallbackPolicy::Hosts(vec![
+                "127.0.0.1".into(),
+                "localhost".into(),
+            ]))
+            .with_limits(100, 2, 2),
+    );
+    subscribe(&mut hub, "http://127.0.0.1:9000/a", None, t(0));
+    // One active and one waiting on the host: the third is refused, another host's not.
+    assert_eq!(
+        subscribe_request(&mut hub, "http://127.0.0.1:9000/b", None, t(1)),
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        subscribe_request(&mut hub, "http://127.0.0.1:9001/c", None, t(1)),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // A renewal of what the host holds is no new subscription.
+    assert_eq!(
+        subscribe_request(&mut hub, "http://127.0.0.1:9000/a", None, t(1)),
+        StatusCode::ACCEPTED
+    );
+    // Two requests wait for their verification now (b, and the renewal of a): a third,
+    // of any kind and from any host, waits for room.
+    assert_eq!(
+        subscribe_request(&mut hub, "http://localhost:9000/d", None, t(1)),
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    let unsubscribe = [
+        ("hub.mode", "unsubscribe"),
+        ("hub.topic", TOPIC),
+        ("hub.callback", "http://localhost:9000/e"),
+    ];
+    assert_eq!(
+        post(&mut hub, &unsubscribe, t(1)),
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    // The verifications done, there is room for waiting requests again, and the host's
+    // quota counts what it holds: a ended, b active.
+    let waiting: Vec<Transmit> = std::iter::from_fn(|| hub.poll_transmit(t(2))).collect();
+    assert_eq!(waiting.len(), 2, "a's renewal and b");
+    for verify in &waiting {
+        echo(&mut hub, verify, t(2));
+    }
+    assert_eq!(hub.subscriptions().len(), 2);
+    assert_eq!(
+        subscribe_request(&mut hub, "http://localhost:9000/d", None, t(3)),
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        subscribe_request(&mut hub, "http://127.0.0.1:9001/c", None, t(3)),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // a unsubscribed: its place on the host is free.
+    let unsubscribe_a = [
+        ("hub.mode", "unsubscribe"),
+        ("hub.topic", TOPIC),
+        ("hub.callback", "http://127.0.0.1:9000/a"),
+    ];
+    assert_eq!(post(&mut hub, &unsubscribe_a, t(4)), StatusCode::ACCEPTED);
+    for verify in std::iter::from_fn(|| hub.poll_transmit(t(4))).collect::<Vec<_>>() {
+        echo(&mut hub, &verify, t(4));
+    }
+    assert_eq!(hub.subscriptions().len(), 2, "b and d");
+    assert_eq!(
+        subscribe_request(&mut hub, "http://127.0.0.1:9001/c", None, t(5)),
+        StatusCode::ACCEPTED
+    );
+}

@@ -71,11 +71,13 @@ to make room for it, so that silent clients cannot hold every slot; when every o
 a response in flight, new connections wait in the system's queue. A request's head must
 arrive within --header-timeout; a connection on which nothing moves for --idle-timeout
 while no request is being answered (a keep-alive connection, a client that stopped
-reading) is closed. Durations are written 500ms, 30s, 2m, or a number of seconds.
+reading) is closed. Durations are written 500ms, 30s, 2m, 1h, 1d, or a number of seconds.
 
 With --hub, a WebSub hub (W3C WebSub; ResourceSync Change Notification 1.0.1) answers at
 /hub beside the publication: subscriptions and unsubscriptions take effect once the
-callback echoes a random challenge; leases are granted from 5 minutes to a month (10 days
+callback echoes a random challenge (at most 1,000 requests wait for theirs: past it, 503;
+at most 1,000 subscriptions for callbacks on one host: past it, 429; 100,000 in all);
+leases are granted from 5 minutes to a month (--hub-lease-min, --hub-lease-max; 10 days
 by default) and end; a subscriber's hub.secret signs what it is sent (X-Hub-Signature,
 sha256); a Source's notification POSTed with its topic in a Link rel=\"self\" header,
 or a publish ping (hub.mode=publish, hub.topic or hub.url: the topic is fetched), from a
