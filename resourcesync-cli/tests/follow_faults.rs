@@ -522,3 +522,80 @@ fn short_leases_are_renewed_and_a_lease_nobody_renews_ends() {
         "the hub sent to a subscription whose lease had ended"
     );
 }
+
+/// The peak resident memory of process `pid` (`VmHWM`), in bytes.
+fn peak_resident(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        << 10
+}
+
+#[test]
+fn a_flood_at_the_callback_is_acknowledged_in_bounded_memory_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let publish = dir.path().join("pub");
+    std::fs::create_dir(&publish).unwrap();
+    let (_hub, base, hub_url) =
+        server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
+    let mut publisher = first_publication(&publish, &base, &hub_url);
+    let dest = dir.path().join("dest");
+    let follower = Follower::start(&base, &dest);
+    let callback = follower.until("listening")["callback"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    follower.until("subscribed");
+    let before = peak_resident(follower.child.id());
+
+    // 256 bodies of 1 MiB, unsigned, 16 at a time: 256 MiB at the callback.
+    let body = axum::body::Bytes::from(vec![b'x'; 1 << 20]);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let acknowledged = runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let mut tasks = Vec::new();
+        for _ in 0..16 {
+            let (client, callback, body) = (client.clone(), callback.clone(), body.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut ok = 0;
+                for _ in 0..16 {
+                    let sent = client
+                        .post(&callback)
+                        .header("content-type", "application/xml")
+                        .body(body.clone())
+                        .send()
+                        .await;
+                    ok += usize::from(sent.is_ok_and(|r| r.status().is_success()));
+                }
+                ok
+            }));
+        }
+        let mut ok = 0;
+        for task in tasks {
+            ok += task.await.unwrap();
+        }
+        ok
+    });
+    assert_eq!(acknowledged, 256, "each body is acknowledged (and ignored)");
+    let grown = peak_resident(follower.child.id()).saturating_sub(before);
+    assert!(
+        grown < 96 << 20,
+        "the follower's peak memory grew by {} MiB for 256 MiB sent",
+        grown >> 20
+    );
+    // It ran no sync for any of them, and goes on following.
+    publish_and_follow(
+        &mut publisher,
+        &follower,
+        &base,
+        1,
+        HubProtocol::ResourceSync,
+        &dest,
+    );
+    drop(follower);
+    audit(&base, &dest);
+}

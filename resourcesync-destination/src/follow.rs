@@ -40,6 +40,12 @@ use crate::synced::Synced;
 /// The largest notification taken at the callback.
 pub const MAX_NOTIFICATION: usize = 4 << 20;
 
+/// Connections the callback serves at once.
+pub const MAX_CALLBACK_CONNECTIONS: usize = 32;
+
+/// How long one connection to the callback is served at most.
+const CALLBACK_CONNECTION_TIME: Duration = Duration::from_secs(30);
+
 /// How a follower follows.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -523,14 +529,22 @@ async fn listen(
         options.lease,
     )));
     let shared = Arc::clone(&subscriber);
+    // Connections at once, each reading at most one body of MAX_NOTIFICATION at a time:
+    // a flood at the callback costs bounded memory (the hub's requests wait their turn,
+    // and a notification lost to it is made up by the next run).
+    let connections = Arc::new(tokio::sync::Semaphore::new(MAX_CALLBACK_CONNECTIONS));
     let task = tokio::spawn(async move {
         loop {
+            let Ok(permit) = Arc::clone(&connections).acquire_owned().await else {
+                return;
+            };
             let Ok((stream, _)) = listener.accept().await else {
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             };
             let (subscriber, inbound, path) = (Arc::clone(&shared), inbox.clone(), path.clone());
             tokio::spawn(async move {
+                let _permit = permit;
                 let service =
                     hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
                         let (subscriber, inbound, path) =
@@ -541,9 +555,13 @@ async fn listen(
                             )
                         }
                     });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+                // No connection holds its place for ever (one that trickles, or sits idle).
+                let _ = tokio::time::timeout(
+                    CALLBACK_CONNECTION_TIME,
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service),
+                )
+                .await;
             });
         }
     });
