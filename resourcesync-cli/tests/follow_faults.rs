@@ -280,6 +280,10 @@ fn notifications_dropped_duplicated_and_reordered_leave_the_follower_in_sync() {
         assert_eq!(delivered.waiting, 0);
     }
     wait_for_records(&dest, &base, 8);
+    // What the notifications' intervals told: the dropped ones as gaps, the duplicated
+    // and the late ones as stale.
+    assert!(follower.count("gap") >= 1, "no gap told");
+    assert!(follower.count("stale") >= 1, "no stale notification told");
     let seen = counts.lock().unwrap();
     assert!(
         seen.notifications >= 8 && seen.dropped >= 2 && seen.duplicated >= 2 && seen.reordered >= 1,

@@ -227,6 +227,7 @@ mod client;
 mod config;
 pub mod discovery;
 mod event;
+pub mod follow;
 pub mod inventory;
 pub mod local_path;
 mod misuse;

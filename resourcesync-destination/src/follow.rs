@@ -28,7 +28,8 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper_util::rt::TokioIo;
 use resourcesync_client::Event;
-use resourcesync_model::{Channel, DocumentKind, Uri};
+use resourcesync_client::follow::Follower;
+use resourcesync_model::{Channel, DocumentKind, Uri, W3cDateTime};
 use resourcesync_websub::{Accepted, Subscriber, SubscriberEvent, Verification};
 use tokio::sync::mpsc;
 
@@ -142,19 +143,12 @@ pub enum FollowNotice {
     },
     /// A body at the callback was ignored (and acknowledged), for this reason.
     Ignored(&'static str),
+    /// A notification's interval does not follow the last one's: a gap, an overlap, or an
+    /// older one (the run it makes is the same).
+    Irregular(FollowerEvent),
 }
 
-/// What made a sync run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Cause {
-    /// The first run, catching up.
-    Start,
-    /// One or more notifications.
-    Notification,
-    /// The interval.
-    Interval,
-}
+pub use resourcesync_client::follow::{Cause, FollowerEvent};
 
 /// What sees a follower's runs and notices.
 pub trait FollowObserver: Observer {
@@ -185,7 +179,7 @@ pub struct Followed {
 enum Inbound {
     /// A notification taken: its interval and entries (the body itself is not kept: a run
     /// reads the Source's Change Lists).
-    Notification(Option<(String, String)>, usize),
+    Notification(Option<(W3cDateTime, W3cDateTime)>, usize),
     Ignored(&'static str),
     /// The subscriber's state changed (a verification answered).
     Verified,
@@ -211,8 +205,12 @@ pub async fn follow(
 ) -> Result<Followed, SyncError> {
     let mut followed = Followed::default();
     let mut channel = None;
+    // When runs are due: the sans-IO schedule, the first run at once.
+    let mut schedule = Follower::new(options.interval, Instant::now());
+    let first = schedule.poll_run(Instant::now()).unwrap_or(Cause::Start);
     let synced = run(&options.sync, stop, observer, &mut channel).await?;
-    report(observer, &mut followed, Cause::Start, synced);
+    schedule.finished(synced.report.complete, Instant::now());
+    report(observer, &mut followed, first, synced);
     let incremental = options.sync.clone().with_baseline(false);
     let (notifications_tx, mut notifications) = mpsc::channel::<Inbound>(64);
     let (others_tx, mut others) = mpsc::channel::<Inbound>(64);
@@ -262,9 +260,10 @@ pub async fn follow(
         subscription = Some(subscriber);
         listener_task = Some(task);
     }
-    let mut next_run = Instant::now() + options.interval;
     while !stop.token().is_stopped() {
-        let mut wake = next_run;
+        let mut wake = schedule
+            .poll_timeout()
+            .unwrap_or_else(|| Instant::now() + options.interval);
         if let Some(subscriber) = &subscription {
             let (requests, events, timeout) = {
                 let mut s = lock(subscriber);
@@ -292,14 +291,9 @@ pub async fn follow(
                 wake = wake.min(Instant::now() + after);
             }
         }
-        let mut cause = None;
         tokio::select! {
             () = stop.wait() => break,
-            () = tokio::time::sleep_until(wake.into()) => {
-                if Instant::now() >= next_run {
-                    cause = Some(Cause::Interval);
-                }
-            }
+            () = tokio::time::sleep_until(wake.into()) => {}
             Some(Answered(id, status)) = answered.recv() => {
                 if let Some(s) = &subscription {
                     let mut s = lock(s);
@@ -310,22 +304,22 @@ pub async fn follow(
                 }
             }
             Some(message) = notifications.recv() => {
-                if take(message, observer, &mut followed) {
-                    cause = Some(Cause::Notification);
-                }
+                take(message, &mut schedule, observer, &mut followed);
             }
             Some(message) = others.recv() => {
-                take(message, observer, &mut followed);
+                take(message, &mut schedule, observer, &mut followed);
             }
         }
-        let Some(cause) = cause else { continue };
-        // Every notification waiting now is made up by this one run.
+        // Every notification waiting now is made up by the one run it makes due.
         while let Ok(message) = notifications.try_recv() {
-            take(message, observer, &mut followed);
+            take(message, &mut schedule, observer, &mut followed);
         }
+        let Some(cause) = schedule.poll_run(Instant::now()) else {
+            continue;
+        };
         let synced = run(&incremental, stop, observer, &mut channel).await?;
+        schedule.finished(synced.report.complete, Instant::now());
         report(observer, &mut followed, cause, synced);
-        next_run = Instant::now() + options.interval;
     }
     if let Some(subscriber) = &subscription {
         unsubscribe(
@@ -390,23 +384,30 @@ fn lock(subscriber: &Arc<Mutex<Subscriber>>) -> MutexGuard<'_, Subscriber> {
 }
 
 /// Handles what the callback handed over; true for a notification taken.
+/// Reports what came in from the callback; a notification makes a run due.
 fn take(
     message: Inbound,
+    schedule: &mut Follower,
     observer: &mut (dyn FollowObserver + Send),
     followed: &mut Followed,
-) -> bool {
+) {
     match message {
         Inbound::Notification(interval, entries) => {
             followed.notifications += 1;
-            observer.follow(&FollowNotice::Notified { interval, entries });
-            true
+            observer.follow(&FollowNotice::Notified {
+                interval: interval.map(|(from, until)| (from.to_string(), until.to_string())),
+                entries,
+            });
+            schedule.notified(interval, Instant::now());
+            while let Some(event) = schedule.poll_event() {
+                observer.follow(&FollowNotice::Irregular(event));
+            }
         }
         Inbound::Ignored(why) => {
             followed.ignored += 1;
             observer.follow(&FollowNotice::Ignored(why));
-            false
         }
-        Inbound::Verified => false,
+        Inbound::Verified => {}
     }
 }
 
@@ -626,15 +627,11 @@ async fn callback_answer(
 }
 
 /// A notification's interval and entries, when it is a change notification that reads.
-fn summary(body: &[u8]) -> (Option<(String, String)>, usize) {
+fn summary(body: &[u8]) -> (Option<(W3cDateTime, W3cDateTime)>, usize) {
     match resourcesync_xml::read_document(body) {
         Ok((doc, _)) if doc.head.kind() == DocumentKind::ChangeNotification => {
             let md = &doc.head.md;
-            let interval = md
-                .from
-                .zip(md.until)
-                .map(|(f, u)| (f.to_string(), u.to_string()));
-            (interval, doc.entries.len())
+            (md.from.zip(md.until), doc.entries.len())
         }
         _ => (None, 0),
     }

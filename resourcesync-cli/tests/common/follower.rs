@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 pub(crate) struct Follower {
     pub(crate) child: Child,
     lines: mpsc::Receiver<serde_json::Value>,
+    /// Every line so far, those [`until`](Follower::until) passed over included.
+    all: std::sync::Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
 }
 
 impl Drop for Follower {
@@ -40,15 +42,29 @@ impl Follower {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
+        let all = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = std::sync::Arc::clone(&all);
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let value = serde_json::from_str(&line).unwrap_or_default();
+                let value: serde_json::Value = serde_json::from_str(&line).unwrap_or_default();
+                kept.lock().unwrap().push(value.clone());
                 if tx.send(value).is_err() {
                     break;
                 }
             }
         });
-        Follower { child, lines }
+        Follower { child, lines, all }
+    }
+
+    /// How many lines with `"follow": kind` came so far.
+    #[allow(dead_code)] // not every test counts
+    pub(crate) fn count(&self, kind: &str) -> usize {
+        self.all
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|v| v["follow"] == kind)
+            .count()
     }
 
     /// The next line with `"follow": kind`, waited for 30 s at most.

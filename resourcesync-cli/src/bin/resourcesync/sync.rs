@@ -14,7 +14,9 @@ use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::{Notice, Observer};
 use resourcesync_model::Verification;
 
-use resourcesync_destination::follow::{FollowNotice, FollowObserver, FollowOptions};
+use resourcesync_destination::follow::{
+    FollowNotice, FollowObserver, FollowOptions, FollowerEvent,
+};
 use resourcesync_destination::{SyncOptions, Synced};
 
 use crate::error::Error;
@@ -283,6 +285,17 @@ impl FollowObserver for Printer {
                     "entries": entries})
                 }
                 FollowNotice::Ignored(why) => serde_json::json!({"follow": "ignored", "why": why}),
+                FollowNotice::Irregular(event) => match event {
+                    FollowerEvent::Gap { after, from } => serde_json::json!({"follow": "gap",
+                        "after": after.to_string(), "from": from.to_string()}),
+                    FollowerEvent::Overlap { after, from } => {
+                        serde_json::json!({"follow": "overlap",
+                        "after": after.to_string(), "from": from.to_string()})
+                    }
+                    FollowerEvent::Stale { until, latest } => serde_json::json!({"follow": "stale",
+                        "until": until.to_string(), "latest": latest.to_string()}),
+                    _ => return,
+                },
                 _ => return,
             };
             let _ = writeln!(io::stdout().lock(), "{line}");
@@ -320,6 +333,20 @@ impl FollowObserver for Printer {
             },
             FollowNotice::Notified { entries, .. } => format!("notified of {entries} changes"),
             FollowNotice::Ignored(why) => format!("ignored a body at the callback: {why}"),
+            FollowNotice::Irregular(event) => match event {
+                FollowerEvent::Gap { after, from } => format!(
+                    "a notification from {from}, the last one until {after}: changes between \
+                     were not notified (the run reads them from the Change Lists)"
+                ),
+                FollowerEvent::Overlap { after, from } => {
+                    format!("a notification from {from} overlaps the last one, until {after}")
+                }
+                FollowerEvent::Stale { until, latest } => format!(
+                    "a notification until {until}, older than one until {latest} (reordered or \
+                     replayed)"
+                ),
+                _ => return,
+            },
             _ => return,
         };
         let _ = writeln!(io::stdout().lock(), "{line}");
