@@ -19,6 +19,31 @@ use follower::{
 };
 use resourcesync_source::notify::HubProtocol;
 
+/// A Publisher's publication, record 0 published, served by `serve --hub` (with
+/// `hub_args`) on 127.0.0.1: the temporary directory (the publication in `pub`, the hub's
+/// subscriptions in `hub.json`), the server, the base URL, the hub's URL, the Publisher,
+/// and the directory a follower syncs into.
+fn published(
+    hub_args: &[&str],
+) -> (
+    tempfile::TempDir,
+    server::Server,
+    String,
+    String,
+    resourcesync_source::Publisher<resourcesync_source::GenerationStore>,
+    std::path::PathBuf,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let publish = dir.path().join("pub");
+    std::fs::create_dir(&publish).unwrap();
+    let state = dir.path().join("hub.json");
+    let (hub, base, hub_url) =
+        server::serve_hub_with(&publish, &state, "127.0.0.1:0", &[], hub_args);
+    let publisher = first_publication(&publish, &base, &hub_url);
+    let dest = dir.path().join("dest");
+    (dir, hub, base, hub_url, publisher, dest)
+}
+
 /// The port of `url` (`http://127.0.0.1:<port>/…`).
 fn port(url: &str) -> u16 {
     url.parse::<reqwest::Url>().unwrap().port().unwrap()
@@ -26,13 +51,8 @@ fn port(url: &str) -> u16 {
 
 #[test]
 fn the_hub_killed_and_restarted_mid_stream_loses_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let publish = dir.path().join("pub");
-    std::fs::create_dir(&publish).unwrap();
-    let state = dir.path().join("hub.json");
-    let (hub, base, hub_url) = server::serve_hub(&publish, &state, "127.0.0.1:0", &[]);
-    let mut publisher = first_publication(&publish, &base, &hub_url);
-    let dest = dir.path().join("dest");
+    let (dir, hub, base, hub_url, mut publisher, dest) = published(&[]);
+    let (publish, state) = (dir.path().join("pub"), dir.path().join("hub.json"));
     let follower = Follower::start(&base, &dest);
     follower.until("subscribed");
     publish_and_follow(
@@ -80,13 +100,7 @@ fn the_hub_killed_and_restarted_mid_stream_loses_nothing() {
 
 #[test]
 fn a_follower_killed_for_a_while_catches_up_when_restarted() {
-    let dir = tempfile::tempdir().unwrap();
-    let publish = dir.path().join("pub");
-    std::fs::create_dir(&publish).unwrap();
-    let (_hub, base, hub_url) =
-        server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
-    let mut publisher = first_publication(&publish, &base, &hub_url);
-    let dest = dir.path().join("dest");
+    let (_dir, _hub, base, _, mut publisher, dest) = published(&[]);
     let follower = Follower::start(&base, &dest);
     follower.until("subscribed");
     // SIGKILL: no unsubscription; the hub's deliveries to it fail from now on.
@@ -246,16 +260,10 @@ fn free_port() -> u16 {
 
 #[test]
 fn notifications_dropped_duplicated_and_reordered_leave_the_follower_in_sync() {
-    let dir = tempfile::tempdir().unwrap();
-    let publish = dir.path().join("pub");
-    std::fs::create_dir(&publish).unwrap();
-    let (_hub, base, hub_url) =
-        server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
-    let mut publisher = first_publication(&publish, &base, &hub_url);
+    let (_dir, _hub, base, _, mut publisher, dest) = published(&[]);
     let listen = format!("127.0.0.1:{}", free_port());
     let (proxy, counts, _runtime) = proxy::start(format!("http://{listen}"));
     let callback = format!("http://{proxy}/resourcesync/through-the-proxy");
-    let dest = dir.path().join("dest");
     // The hub reaches the follower through the proxy; a run every 2 s besides.
     let follower = Follower::start_with(
         &base,
@@ -296,13 +304,7 @@ fn notifications_dropped_duplicated_and_reordered_leave_the_follower_in_sync() {
 
 #[test]
 fn a_notification_listing_urls_outside_the_source_fetches_none() {
-    let dir = tempfile::tempdir().unwrap();
-    let publish = dir.path().join("pub");
-    std::fs::create_dir(&publish).unwrap();
-    let (_hub, base, hub_url) =
-        server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
-    let _publisher = first_publication(&publish, &base, &hub_url);
-    let dest = dir.path().join("dest");
+    let (_dir, _hub, base, hub_url, _publisher, dest) = published(&[]);
     let follower = Follower::start(&base, &dest);
     follower.until("subscribed");
     // A server elsewhere that must hear nothing: connections would wait in its backlog.
@@ -354,12 +356,7 @@ fn a_notification_listing_urls_outside_the_source_fetches_none() {
 
 #[test]
 fn a_subscriber_that_never_answers_does_not_delay_the_follower() {
-    let dir = tempfile::tempdir().unwrap();
-    let publish = dir.path().join("pub");
-    std::fs::create_dir(&publish).unwrap();
-    let (_hub, base, hub_url) =
-        server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
-    let mut publisher = first_publication(&publish, &base, &hub_url);
+    let (_dir, _hub, base, hub_url, mut publisher, dest) = published(&[]);
     // A subscriber that verifies, then never answers a notification.
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let silent = runtime
@@ -409,7 +406,6 @@ fn a_subscriber_that_never_answers_does_not_delay_the_follower() {
         std::thread::sleep(Duration::from_millis(20));
     }
 
-    let dest = dir.path().join("dest");
     let follower = Follower::start(&base, &dest);
     follower.until("subscribed");
     // Each notification reaches the follower at once, the silent one's requests hanging
@@ -472,19 +468,9 @@ fn a_hub_on_an_address_of_the_destination_s_network_is_never_asked_and_the_follo
 
 #[test]
 fn short_leases_are_renewed_and_a_lease_nobody_renews_ends() {
-    let dir = tempfile::tempdir().unwrap();
-    let publish = dir.path().join("pub");
-    std::fs::create_dir(&publish).unwrap();
     // Leases of 2 s at most.
-    let (_hub, base, hub_url) = server::serve_hub_with(
-        &publish,
-        &dir.path().join("hub.json"),
-        "127.0.0.1:0",
-        &[],
-        &["--hub-lease-min", "1s", "--hub-lease-max", "2s"],
-    );
-    let mut publisher = first_publication(&publish, &base, &hub_url);
-    let dest = dir.path().join("dest");
+    let (_dir, _hub, base, _, mut publisher, dest) =
+        published(&["--hub-lease-min", "1s", "--hub-lease-max", "2s"]);
     let listen = format!("127.0.0.1:{}", free_port());
     let follower = Follower::start_with(
         &base,
@@ -541,13 +527,7 @@ fn peak_resident(pid: u32) -> u64 {
 
 #[test]
 fn a_flood_at_the_callback_is_acknowledged_in_bounded_memory_and_changes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let publish = dir.path().join("pub");
-    std::fs::create_dir(&publish).unwrap();
-    let (_hub, base, hub_url) =
-        server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
-    let mut publisher = first_publication(&publish, &base, &hub_url);
-    let dest = dir.path().join("dest");
+    let (_dir, _hub, base, _, mut publisher, dest) = published(&[]);
     let follower = Follower::start(&base, &dest);
     let callback = follower.until("listening")["callback"]
         .as_str()
