@@ -83,7 +83,7 @@ pub struct HubServer {
     topics: reqwest::Client,
     /// Requests out at once: a hub with many subscribers sends one body to each, and
     /// would otherwise open as many connections (and descriptors) at once.
-    outbound: tokio::sync::Semaphore,
+    outbound: Arc<tokio::sync::Semaphore>,
 }
 
 /// Requests a hub has out at once ([`HubServer`]); the rest wait their turn.
@@ -149,7 +149,7 @@ impl HubServer {
             report,
             callbacks,
             topics,
-            outbound: tokio::sync::Semaphore::new(MAX_OUTBOUND),
+            outbound: Arc::new(tokio::sync::Semaphore::new(MAX_OUTBOUND)),
         }))
     }
 
@@ -188,14 +188,22 @@ impl HubServer {
             let now = SystemTime::now();
             let (transmits, events, deadline) = {
                 let mut hub = self.lock();
-                let transmits: Vec<Transmit> =
-                    std::iter::from_fn(|| hub.poll_transmit(now)).collect();
+                // A request is taken from the hub only with a place to send it in: the
+                // hub times each from when it hands it out, so none waits in a queue
+                // here while its time runs (a finished one wakes this loop).
+                let mut transmits = Vec::new();
+                while let Ok(permit) = Arc::clone(&self.outbound).try_acquire_owned() {
+                    match hub.poll_transmit(now) {
+                        Some(transmit) => transmits.push((transmit, permit)),
+                        None => break,
+                    }
+                }
                 let events: Vec<HubEvent> = std::iter::from_fn(|| hub.poll_event()).collect();
                 (transmits, events, hub.poll_timeout())
             };
             self.settle(&events);
-            for transmit in transmits {
-                tokio::spawn(Arc::clone(&self).send(transmit));
+            for (transmit, permit) in transmits {
+                tokio::spawn(Arc::clone(&self).send(transmit, permit));
             }
             let wait = deadline
                 .map(|d| d.duration_since(SystemTime::now()).unwrap_or_default())
@@ -245,7 +253,7 @@ impl HubServer {
     }
 
     /// Sends one request and hands its answer to the hub.
-    async fn send(self: Arc<Self>, transmit: Transmit) {
+    async fn send(self: Arc<Self>, transmit: Transmit, permit: tokio::sync::OwnedSemaphorePermit) {
         let Transmit {
             id,
             request,
@@ -263,8 +271,6 @@ impl HubServer {
         } else {
             MAX_BODY
         };
-        // Never closed: a permit always comes, in turn.
-        let permit = self.outbound.acquire().await.ok();
         let answer = async {
             let url = parts.uri.to_string();
             let response = http

@@ -44,13 +44,17 @@ pub async fn deliver<O: Outbox + ?Sized>(
                 .request(parts.method, parts.uri.to_string())
                 .headers(parts.headers)
                 .body(body)
-                .send()
-                .await;
-            match sent {
-                Ok(response) => {
+                .send();
+            // A hub that takes the connection and never answers holds nothing past the
+            // request's own timeout, nor past `within`.
+            let until = delivery
+                .poll_timeout()
+                .map_or(deadline, |t| t.min(deadline));
+            match tokio::time::timeout_at(until.into(), sent).await {
+                Ok(Ok(response)) => {
                     delivery.handle_response(request.id, response.status(), Instant::now())
                 }
-                Err(_) => delivery.handle_error(request.id, Instant::now()),
+                _ => delivery.handle_error(request.id, Instant::now()),
             }
         }
         while let Some(event) = delivery.poll_event() {

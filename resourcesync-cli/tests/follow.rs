@@ -229,11 +229,11 @@ fn a_built_notification_the_hub_did_not_take_waits_for_the_next_build() {
     let (_server, base, hub_url) =
         server::serve_hub(&publish, &dir.path().join("hub.json"), "127.0.0.1:0", &[]);
     let (collection_arg, publish_arg) = (collection.to_str().unwrap(), publish.to_str().unwrap());
-    // A hub nobody answers at: the run publishes, says the notification waits (exit 1),
-    // and keeps it in the publication.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let dead = format!("http://{}/hub", listener.local_addr().unwrap());
-    drop(listener);
+    // A hub that takes the connection and never answers (the listener never accepts: the
+    // connection waits in its backlog): the run publishes, says within --notify-within
+    // that the notification waits (exit 1), and keeps it in the publication.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/hub", silent.local_addr().unwrap());
     let dead_args = [
         "--base-url",
         &base,
@@ -253,7 +253,12 @@ fn a_built_notification_the_hub_did_not_take_waits_for_the_next_build() {
         "{baseline}"
     );
     std::fs::write(collection.join("b.txt"), "second\n").unwrap();
+    let started = std::time::Instant::now();
     let (status, first) = build(&dead_args);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "build hung on the hub"
+    );
     assert_eq!(status, Some(1), "{first}");
     assert_eq!(first["generation"], 2, "{first}");
     let written = first["notifications"].as_array().unwrap().clone();

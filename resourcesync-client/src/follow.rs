@@ -79,6 +79,9 @@ pub enum FollowerEvent {
     },
 }
 
+/// The longest interval taken.
+const MAX_INTERVAL: Duration = Duration::from_secs(315_360_000);
+
 /// The first wait before a run that did not complete is tried again.
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 
@@ -103,9 +106,10 @@ pub struct Follower {
 
 impl Follower {
     /// A follower whose first run ([`Cause::Start`]) is due at once, then one at least
-    /// every `interval` (at least 10 ms).
+    /// every `interval` (10 ms to 10 years).
     pub fn new(interval: Duration, now: Instant) -> Follower {
-        let interval = interval.max(Duration::from_millis(10));
+        // At most 10 years: added to the caller's clock, which has an end.
+        let interval = interval.clamp(Duration::from_millis(10), MAX_INTERVAL);
         Follower {
             interval,
             due: Some(Cause::Start),

@@ -556,10 +556,13 @@ async fn listen(
                             )
                         }
                     });
-                // No connection holds its place for ever (one that trickles, or sits idle).
+                // No connection holds its place for ever: one request each (an idle
+                // keep-alive connection would keep a place from the others), and a
+                // bounded time for it (one that trickles).
                 let _ = tokio::time::timeout(
                     CALLBACK_CONNECTION_TIME,
                     hyper::server::conn::http1::Builder::new()
+                        .keep_alive(false)
                         .serve_connection(TokioIo::new(stream), service),
                 )
                 .await;

@@ -733,6 +733,16 @@ impl Hub {
         let replaces = |p: &Pending| {
             !p.sent && (p.topic.as_str(), p.callback.as_str()) == (key.0.as_str(), key.1.as_str())
         };
+        // An unsubscription of nothing this hub holds or is verifying is no request to
+        // verify: the hub sends nothing to a callback it never had (no request of ours
+        // goes to whatever callback a stranger names).
+        let known = self.subscribers.contains_key(&key)
+            || self.pending.values().any(|p| {
+                (p.topic.as_str(), p.callback.as_str()) == (key.0.as_str(), key.1.as_str())
+            });
+        if !subscribe && !known {
+            return Answer::new(StatusCode::ACCEPTED, "no such subscription");
+        }
         let pending = self.pending.values().filter(|p| !replaces(p));
         if pending.clone().count() >= self.options.max_pending {
             // Unsubscriptions too: each waiting request is memory and a request out.
@@ -746,9 +756,16 @@ impl Hub {
                 return Answer::new(StatusCode::SERVICE_UNAVAILABLE, "the hub is full");
             }
             let host = callback_host(&callback);
+            // Those it holds, and the new ones waiting (a renewal is counted once, active).
             let held = self.hosts.get(&host).copied().unwrap_or(0)
                 + pending
-                    .filter(|p| p.subscribe && callback_host(&p.callback) == host)
+                    .filter(|p| {
+                        p.subscribe
+                            && callback_host(&p.callback) == host
+                            && !self
+                                .subscribers
+                                .contains_key(&(p.topic.to_string(), p.callback.to_string()))
+                    })
                     .count();
             if held >= self.options.max_per_host {
                 return Answer::new(

@@ -335,7 +335,8 @@ impl Subscriber {
                 Verification::Confirm(String::new())
             }
             Some("subscribe") if self.phase == Phase::Requested || self.renewing => {
-                let (Some(challenge), Some(lease)) = (challenge, lease) else {
+                // A lease of 0 s is none (it would be renewed at once, over and over).
+                let (Some(challenge), Some(lease)) = (challenge, lease.filter(|&l| l > 0)) else {
                     return Verification::Refuse;
                 };
                 // A hub may grant less than was asked, and is taken at its word; more is

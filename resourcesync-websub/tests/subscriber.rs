@@ -190,6 +190,9 @@ fn a_verification_nobody_asked_for_is_refused() {
         s.verify(&query("unsubscribe", TOPIC), t(0)),
         Verification::Refuse
     );
+    // A lease of nothing is none (it would be renewed at once, over and over).
+    let no_lease = query("subscribe", TOPIC).replace("lease_seconds=600", "lease_seconds=0");
+    assert_eq!(s.verify(&no_lease, t(0)), Verification::Refuse);
     assert_eq!(
         s.verify(&query("subscribe", TOPIC), t(0)),
         Verification::Confirm("c0cc4630".into())

@@ -6,6 +6,8 @@ prints one JSON line per event on standard output:
     {"subscribed": callback_id} / {"unsubscribed": callback_id}
     {"denied": reason}
     {"notification": body as text, "topic": topic}
+    {"post": path}                              each POST at the callbacks, before
+                                                flask-websub looks at it
 
 A line `unsubscribe` on standard input asks the hub to end the subscription. It serves
 until killed (or standard input ends).
@@ -18,7 +20,7 @@ import os
 import sys
 import threading
 
-from flask import Flask
+from flask import Flask, request
 from flask_websub.subscriber import (
     SQLite3SubscriberStorage,
     SQLite3TempSubscriberStorage,
@@ -42,6 +44,14 @@ def main():
         SQLite3TempSubscriberStorage(os.path.join(storage, "temp.sqlite")),
     )
     app.register_blueprint(subscriber.build_blueprint(url_prefix="/callbacks"))
+
+    @app.before_request
+    def seen():
+        # What the hub sent, whether or not flask-websub takes it (after an
+        # unsubscription it answers 404 and tells its listeners nothing).
+        if request.method == "POST":
+            say(post=request.path)
+
     subscriber.add_listener(
         lambda topic, callback, body: say(notification=body.decode(), topic=topic)
     )

@@ -348,7 +348,11 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Er
 
     if let Some(changes) = args.live {
         let t = Instant::now();
-        let follower = live::Follower::start(&sync.source, &dest)?;
+        // It waits for the subscription: on a blocking thread, not the runtime's.
+        let (source, into) = (sync.source.clone(), dest.clone());
+        let follower = tokio::task::spawn_blocking(move || live::Follower::start(&source, &into))
+            .await
+            .map_err(|e| Error::Task("the follower", e))??;
         steps.say(
             "follow",
             format!(
@@ -383,7 +387,10 @@ async fn whole(args: &DemoArgs, root: &Path, steps: &mut Steps) -> Result<u8, Er
         }
         let (text, detail) = live::summary(&arrivals);
         steps.say("live", text, t.elapsed().as_secs_f64(), detail);
-        follower.stop();
+        // It unsubscribes and its thread ends: waited for off the runtime's threads.
+        tokio::task::spawn_blocking(move || follower.stop())
+            .await
+            .map_err(|e| Error::Task("the follower", e))?;
     }
     let synced = synchronize(&sync.with_audit(true), false).await?;
     steps.synced("audit", &synced);

@@ -328,11 +328,11 @@ fn open_hub(
     }
     if args.hub_lease_min.is_some() || args.hub_lease_max.is_some() {
         let leases = options.leases;
-        options = options.with_leases(Leases::new(
-            leases.default,
-            args.hub_lease_min.unwrap_or(leases.min),
-            args.hub_lease_max.unwrap_or(leases.max),
-        ));
+        let max = args.hub_lease_max.unwrap_or(leases.max);
+        // A longest lease under the default shortest one lowers that one too (rather
+        // than be raised to it).
+        let min = args.hub_lease_min.unwrap_or(leases.min.min(max));
+        options = options.with_leases(Leases::new(leases.default, min, max));
     }
     let state = args.hub_state.clone().unwrap_or_else(|| {
         let name = args.dir.file_name().map_or_else(
