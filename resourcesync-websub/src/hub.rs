@@ -518,10 +518,12 @@ impl Hub {
             else {
                 continue;
             };
+            let host = callback_host(&r.callback);
             if expires <= now
                 || !self.options.serves(&r.topic)
                 || !self.options.callbacks.allows(&r.callback)
                 || self.subscribers.len() >= self.options.max_subscriptions
+                || self.hosts.get(&host).copied().unwrap_or(0) >= self.options.max_per_host
             {
                 continue;
             }
@@ -690,6 +692,17 @@ impl Hub {
                 );
             }
             Some("publish") => {
+                // Fetched only for someone: a ping for a topic nobody follows costs no
+                // request.
+                let start = (topic.to_string(), String::new());
+                let followed = self
+                    .subscribers
+                    .range(start..)
+                    .next()
+                    .is_some_and(|((t, _), _)| *t == topic.as_str());
+                if !followed {
+                    return Answer::new(StatusCode::ACCEPTED, "nobody follows the topic");
+                }
                 let (_, fetch) = self
                     .fetches
                     .entry(topic.to_string())

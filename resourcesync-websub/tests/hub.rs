@@ -553,6 +553,16 @@ fn an_answer_for_an_ended_subscription_settles_nothing_of_a_new_one() {
 #[test]
 fn a_publish_ping_fetches_the_topic_and_distributes_what_it_serves() {
     let mut hub = hub();
+    // Nobody follows the topic yet: the ping is taken, and nothing is fetched.
+    assert_eq!(
+        post(
+            &mut hub,
+            &[("hub.mode", "publish"), ("hub.url", TOPIC)],
+            t(0)
+        ),
+        StatusCode::ACCEPTED
+    );
+    assert!(hub.poll_transmit(t(0)).is_none());
     subscribe(&mut hub, "http://127.0.0.1:9001/a", None, t(0));
     assert_eq!(
         post(
