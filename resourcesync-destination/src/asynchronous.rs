@@ -32,6 +32,7 @@ use resourcesync_model::{Algorithms, Measure, Measured};
 use tokio::sync::{Notify, mpsc};
 
 use crate::directory::Bodies;
+use crate::gate::Gate;
 use crate::options::SyncOptions;
 use crate::run::{Finished, Observer, Run, StopToken, SyncError};
 use crate::synced::Synced;
@@ -79,10 +80,22 @@ pub async fn sync(
     stop: &AsyncStop,
     observer: &mut (dyn Observer + Send),
 ) -> Result<Synced, SyncError> {
+    sync_with_gate(options, &Gate::unlimited(), stop, observer).await
+}
+
+/// [`sync`], each request waiting at `gate` before it is sent: a place among the requests
+/// in flight of every run that shares the gate, one of its authority's, and its turn by
+/// the authority's pace (a harvest of many Sources shares one gate among their runs).
+pub async fn sync_with_gate(
+    options: &SyncOptions,
+    gate: &Gate,
+    stop: &AsyncStop,
+    observer: &mut (dyn Observer + Send),
+) -> Result<Synced, SyncError> {
     let started = Instant::now();
     let mut options = options.clone();
     loop {
-        match one_run(&options, stop, observer).await? {
+        match one_run(&options, gate, stop, observer).await? {
             Finished::Done(mut synced) => {
                 synced.seconds = started.elapsed().as_secs_f64();
                 return Ok(synced);
@@ -95,6 +108,7 @@ pub async fn sync(
 /// One [`Run`], to its [`finish`](Run::finish).
 async fn one_run(
     options: &SyncOptions,
+    gate: &Gate,
     stop: &AsyncStop,
     observer: &mut (dyn Observer + Send),
 ) -> Result<Finished, SyncError> {
@@ -152,9 +166,12 @@ async fn one_run(
             self.observer.notice(notice);
         }
     }
+    // A gate that holds nothing back is skipped: a run alone sends at once.
+    let gated = !gate.is_unlimited();
     while !run.is_over() {
         while let Some(request) = run.poll_request(Instant::now()) {
             let id = request.id;
+            let authority = crate::gate::authority_of(request.http.uri());
             let keep = match run.client().algorithms(id) {
                 Some(algorithms) if run.destination().keeps_body(&request) => Some(Keep {
                     bodies: run.destination().bodies(),
@@ -163,13 +180,27 @@ async fn one_run(
                 }),
                 _ => None,
             };
-            let task = tokio::spawn(fetch(
+            let exchange = fetch(
                 http.clone(),
                 request,
                 keep,
                 tx.clone(),
                 options.mirrors.clone(),
-            ));
+            );
+            let task = match gated.then(|| authority.clone()).flatten() {
+                // Held at the gate until it may go, then started for the client.
+                Some(authority) => {
+                    let (gate, tx) = (gate.clone(), tx.clone());
+                    tokio::spawn(async move {
+                        let pass = gate.pass(&authority).await;
+                        if tx.send(Msg::Started(id)).await.is_ok() {
+                            exchange.await;
+                        }
+                        drop(pass);
+                    })
+                }
+                None => tokio::spawn(exchange),
+            };
             tasks.insert(id, task);
         }
         let mut watch = Watch {
@@ -219,6 +250,8 @@ pub enum Msg {
     /// A whole response at once, hashed and kept by the task: head and digests (a small
     /// resource).
     Whole(RequestId, StatusCode, HeaderMap, Measured),
+    /// The request passed its [`Gate`] and is sent now.
+    Started(RequestId),
 }
 
 impl Msg {
@@ -240,6 +273,7 @@ impl Msg {
                 client.handle_response(id, status, &headers, now)?;
                 client.handle_digests(id, digests, now)
             }
+            Msg::Started(id) => client.handle_started(id, now),
         }
     }
 }

@@ -33,7 +33,8 @@ use resourcesync_model::{Channel, DocumentKind, Uri, W3cDateTime};
 use resourcesync_websub::{Accepted, Subscriber, SubscriberEvent, Verification};
 use tokio::sync::mpsc;
 
-use crate::asynchronous::{AsyncStop, sync};
+use crate::asynchronous::{AsyncStop, sync_with_gate};
+use crate::gate::Gate;
 use crate::options::SyncOptions;
 use crate::run::{Notice, Observer, SyncError};
 use crate::synced::Synced;
@@ -63,6 +64,9 @@ pub struct FollowOptions {
     pub interval: Duration,
     /// The lease asked of the hub.
     pub lease: Duration,
+    /// Where each run's requests wait before they are sent (shared with other followers
+    /// in a harvest); by default nothing holds them back.
+    pub gate: Gate,
 }
 
 impl FollowOptions {
@@ -75,7 +79,15 @@ impl FollowOptions {
             callback_url: None,
             interval: Duration::from_secs(300),
             lease: Duration::from_secs(24 * 3600),
+            gate: Gate::unlimited(),
         }
+    }
+
+    /// Sends each run's requests through `gate`.
+    #[must_use]
+    pub fn with_gate(mut self, gate: Gate) -> FollowOptions {
+        self.gate = gate;
+        self
     }
 
     /// Listens for the hub on `addr`.
@@ -208,7 +220,7 @@ pub async fn follow(
     // When runs are due: the sans-IO schedule, the first run at once.
     let mut schedule = Follower::new(options.interval, Instant::now());
     let first = schedule.poll_run(Instant::now()).unwrap_or(Cause::Start);
-    let synced = run(&options.sync, stop, observer, &mut channel).await?;
+    let synced = run(&options.sync, &options.gate, stop, observer, &mut channel).await?;
     schedule.finished(synced.report.complete, Instant::now());
     report(observer, &mut followed, first, synced);
     let incremental = options.sync.clone().with_baseline(false);
@@ -317,7 +329,7 @@ pub async fn follow(
         let Some(cause) = schedule.poll_run(Instant::now()) else {
             continue;
         };
-        let synced = run(&incremental, stop, observer, &mut channel).await?;
+        let synced = run(&incremental, &options.gate, stop, observer, &mut channel).await?;
         schedule.finished(synced.report.complete, Instant::now());
         report(observer, &mut followed, cause, synced);
     }
@@ -428,6 +440,7 @@ fn report(
 /// One sync, noting the channel its Capability List advertises.
 async fn run(
     options: &SyncOptions,
+    gate: &Gate,
     stop: &AsyncStop,
     observer: &mut (dyn FollowObserver + Send),
     channel: &mut Option<Channel>,
@@ -456,7 +469,7 @@ async fn run(
         inner: observer,
         channel,
     };
-    sync(options, stop, &mut noting).await
+    sync_with_gate(options, gate, stop, &mut noting).await
 }
 
 /// Sends a subscription request and hands back its status.

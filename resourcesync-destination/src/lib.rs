@@ -64,6 +64,10 @@ mod synced;
 pub mod asynchronous;
 #[cfg(feature = "reqwest")]
 pub mod follow;
+#[cfg(feature = "reqwest")]
+pub mod gate;
+#[cfg(feature = "reqwest")]
+pub mod harvest;
 
 pub use directory::{Bodies, DestinationError, DirectoryDestination, KEPT, Verified};
 pub use inventory::{DiskInventory, KeptInventory};

@@ -12,6 +12,8 @@
 #![allow(clippy::exhaustive_enums, missing_debug_implementations)]
 
 pub mod driver;
+#[cfg(feature = "http")]
+pub mod farm;
 pub mod needs;
 pub mod publication;
 pub mod python;

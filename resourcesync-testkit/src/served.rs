@@ -26,6 +26,8 @@ pub enum Fault {
     /// The body comes one byte every this many milliseconds (a Source that never stops
     /// and never finishes).
     Trickle(u64),
+    /// A 200 with these bytes instead of the response (garbage where a document was).
+    Body(Vec<u8>),
 }
 
 /// A Source on 127.0.0.1, served until dropped.
@@ -33,9 +35,20 @@ pub struct Served {
     /// The simulated Source, to read what it holds.
     pub source: Arc<Mutex<Source>>,
     faults: Faults,
+    robots: Arc<Mutex<Option<String>>>,
+    log: Arc<Mutex<Log>>,
     /// The base URL, `http://127.0.0.1:PORT/`.
     pub base: String,
-    _runtime: tokio::runtime::Runtime,
+    // A farm's Sources share the farm's runtime (`None` here).
+    _runtime: Option<tokio::runtime::Runtime>,
+}
+
+/// What the server saw: requests in flight now and at most, and when each began.
+#[derive(Debug, Default)]
+struct Log {
+    in_flight: usize,
+    max_in_flight: usize,
+    starts: Vec<(std::time::Instant, String)>,
 }
 
 impl Served {
@@ -46,6 +59,13 @@ impl Served {
             .enable_all()
             .build()
             .unwrap();
+        let mut served = Served::start_on(runtime.handle(), build);
+        served._runtime = Some(runtime);
+        served
+    }
+
+    /// [`Served::start`] on a runtime of the caller's (a [`crate::farm::Farm`]'s).
+    pub fn start_on(runtime: &tokio::runtime::Handle, build: impl FnOnce(&mut Source)) -> Served {
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .unwrap();
@@ -56,15 +76,32 @@ impl Served {
         source.publish();
         let source = Arc::new(Mutex::new(source));
         let faults: Faults = Arc::new(Mutex::new(Box::new(|_: &str, _| None)));
+        let robots: Arc<Mutex<Option<String>>> = Arc::default();
+        let log: Arc<Mutex<Log>> = Arc::default();
         let asked: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
-        let (s, f) = (source.clone(), faults.clone());
+        let (s, f, r, l) = (source.clone(), faults.clone(), robots.clone(), log.clone());
         let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
-            let (s, f, asked) = (s.clone(), f.clone(), asked.clone());
+            let (s, f, r, l, asked) = (s.clone(), f.clone(), r.clone(), l.clone(), asked.clone());
             async move {
-                let (response, wait) = respond(&s, &f, &asked, &uri);
+                {
+                    let mut log = l.lock().unwrap();
+                    log.in_flight += 1;
+                    log.max_in_flight = log.max_in_flight.max(log.in_flight);
+                    log.starts
+                        .push((std::time::Instant::now(), uri.path().to_owned()));
+                }
+                let robots = r.lock().unwrap().clone();
+                let (response, wait) = match robots {
+                    Some(text) if uri.path() == "/robots.txt" => (
+                        axum::response::Response::new(axum::body::Body::from(text)),
+                        None,
+                    ),
+                    _ => respond(&s, &f, &asked, &uri),
+                };
                 if let Some(ms) = wait {
                     tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
                 }
+                l.lock().unwrap().in_flight -= 1;
                 response
             }
         });
@@ -74,9 +111,26 @@ impl Served {
         Served {
             source,
             faults,
+            robots,
+            log,
             base,
-            _runtime: runtime,
+            _runtime: None,
         }
+    }
+
+    /// Serves `text` as its robots.txt from now on.
+    pub fn robots(&self, text: &str) {
+        *self.robots.lock().unwrap() = Some(text.to_owned());
+    }
+
+    /// The most requests it had in flight at once (counted until each response's head).
+    pub fn max_in_flight(&self) -> usize {
+        self.log.lock().unwrap().max_in_flight
+    }
+
+    /// When each request it was asked began, and its path, in order.
+    pub fn starts(&self) -> Vec<(std::time::Instant, String)> {
+        self.log.lock().unwrap().starts.clone()
     }
 
     /// Changes the Source and publishes again.
@@ -152,6 +206,10 @@ fn respond(
             return (response, None);
         }
         Some(Fault::Slow(ms)) => wait = Some(ms),
+        Some(Fault::Body(bytes)) => {
+            r.status = 200;
+            r.body = bytes;
+        }
         Some(Fault::Trickle(ms)) => {
             let body = axum::body::Body::new(Trickle {
                 bytes: r.body.clone().into_iter(),

@@ -104,6 +104,25 @@ impl<I: Inventory> Client<I> {
         })
     }
 
+    /// The driver starts sending `id` now, after holding it back (a connection limit
+    /// shared with other clients, a host's Crawl-delay): the time it may stay quiet and
+    /// the time it may take in all count from here, not from
+    /// [`poll_request`](Client::poll_request), so that a request queued behind others
+    /// is not cancelled for their slowness or its turn. Ignored once the response head
+    /// arrived; a driver that never holds a request back need not call it.
+    pub fn handle_started(&mut self, id: RequestId, now: Instant) -> Result<(), Misuse> {
+        let Some(flight) = self.flights.get_mut(&id) else {
+            return self.not_in_flight(id);
+        };
+        if flight.status.is_none() {
+            flight.limit = later(now, self.config.bounds.max_request_time);
+            flight.deadline = flight
+                .limit
+                .min(later(now, self.config.bounds.request_timeout));
+        }
+        Ok(())
+    }
+
     /// Time has passed: retries come due, quiet requests are cancelled.
     pub fn handle_timeout(&mut self, now: Instant) {
         let expired: Vec<RequestId> = self

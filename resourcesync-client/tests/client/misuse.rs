@@ -74,6 +74,7 @@ fn an_input_after_the_end_is_refused() {
     assert_eq!(client.handle_redirect(request.id, "/x", now), over);
     let address = "93.184.216.34".parse().unwrap();
     assert_eq!(client.handle_address(request.id, address, now), over);
+    assert_eq!(client.handle_started(request.id, now), over);
 }
 
 #[test]
@@ -235,4 +236,27 @@ fn a_manifest_for_no_package_is_refused() {
         Err(Misuse::NoPackage(request.id))
     );
     assert_eq!(client.poll_event(), None);
+}
+
+#[test]
+fn a_request_held_back_by_its_driver_counts_its_quiet_time_from_its_start() {
+    let now = Instant::now();
+    let mut client = client(MemoryInventory::new(), false);
+    let request = client.poll_request(now).unwrap();
+    let quiet = client.poll_timeout().unwrap();
+    // Held back (a shared connection limit, a Crawl-delay) until just before it would
+    // have gone quiet, then started: not cancelled at the first deadline.
+    let start = quiet - Duration::from_secs(1);
+    client.handle_started(request.id, start).unwrap();
+    client.handle_timeout(quiet + Duration::from_secs(1));
+    assert!(!std::iter::from_fn(|| client.poll_event()).any(|e| e
+        == Event::Cancel {
+            request: request.id
+        }));
+    // Nothing after its start for as long again: cancelled then.
+    client.handle_timeout(client.poll_timeout().unwrap());
+    assert!(std::iter::from_fn(|| client.poll_event()).any(|e| e
+        == Event::Cancel {
+            request: request.id
+        }));
 }

@@ -1,0 +1,160 @@
+//! Many Sources in one harvest, against a farm of simulated Sources on 127.0.0.1: each
+//! that can be synced is, exactly (its directory audited against its Source); one that
+//! fails, serves garbage or hangs is reported with why, and holds up none of the others;
+//! no authority gets more requests at once than the limit, and one whose robots.txt sets
+//! a Crawl-delay gets them that far apart.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use resourcesync_destination::SyncOptions;
+use resourcesync_destination::asynchronous::{self, AsyncStop};
+use resourcesync_destination::harvest::{self, Harvest, HarvestError, Limits, Member};
+use resourcesync_testkit::driver::populate;
+use resourcesync_testkit::farm::Farm;
+use resourcesync_testkit::served::Fault;
+
+const GOOD: usize = 8;
+const FAILING: usize = GOOD;
+const GARBAGE: usize = GOOD + 1;
+const HANGING: usize = GOOD + 2;
+const PACED: usize = GOOD + 3;
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_harvest_syncs_every_source_within_its_limits_and_reports_each() {
+    // Sources of different sizes; the good ones answer every resource 30 ms late, so
+    // that their requests overlap and the per-authority limit is what bounds them.
+    let farm = Farm::start(PACED + 1, |i, s| populate(s, 5 + 7 * (i % 4)));
+    for (i, served) in farm.sources.iter().enumerate() {
+        match i {
+            FAILING => served.faults(|_, _| Some(Fault::Status(500))),
+            GARBAGE => served.faults(|path, _| {
+                (!path.starts_with("r/"))
+                    .then(|| Fault::Body(b"\x00\x01 not a sitemap <<".to_vec()))
+            }),
+            HANGING => served.faults(|_, _| Some(Fault::Slow(60_000))),
+            PACED => served.robots("User-agent: *\nCrawl-delay: 0.2\n"),
+            _ => served.faults(|path, _| path.starts_with("r/").then_some(Fault::Slow(30))),
+        }
+    }
+    let root = tempfile::tempdir().unwrap();
+    let members: Vec<Member> = farm
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, served)| {
+            let sync = SyncOptions::new(
+                served.base.parse().unwrap(),
+                root.path().join(format!("s{i}")),
+            )
+            .with_concurrency(8);
+            let member = Member::new(format!("source {i}"), sync);
+            match i {
+                HANGING => member.with_max_time(Duration::from_secs(3)),
+                _ => member,
+            }
+        })
+        .collect();
+    let limits = Limits::new(6, 24, 2);
+    let harvest = Harvest::new(members, limits).unwrap();
+    let stop = AsyncStop::new();
+    let done = runtime().block_on(harvest::harvest(&harvest, &stop, Arc::new(())));
+    assert_eq!(done.len(), PACED + 1);
+    let hanging_ended = done[HANGING].ended;
+    for (i, d) in done.iter().enumerate() {
+        assert_eq!(d.index, i);
+        match i {
+            FAILING | GARBAGE => {
+                assert_eq!(d.status(), "incomplete", "{i}: {:?}", d.outcome);
+                let why = d.reason().unwrap();
+                assert!(!why.is_empty(), "{i}");
+            }
+            HANGING => {
+                assert_eq!(d.status(), "timed out", "{:?}", d.outcome);
+                assert!(d.reason().is_some());
+            }
+            _ => {
+                assert_eq!(d.status(), "complete", "{i}: {:?} {:?}", d.outcome, d.why);
+                farm.sources[i]
+                    .equals(&root.path().join(format!("s{i}")))
+                    .unwrap_or_else(|e| panic!("source {i}: {e}"));
+                assert!(d.next_due > d.ended, "{i}");
+                // The hanging Source's run took one of six places: the others went on.
+                assert!(d.ended <= hanging_ended, "{i} ended after the hanging one");
+            }
+        }
+        assert!(
+            farm.sources[i].max_in_flight() <= 2,
+            "source {i}: {} requests at once",
+            farm.sources[i].max_in_flight()
+        );
+    }
+    // Paced: its requests (robots.txt read first) started 0.2 s apart at least.
+    assert_eq!(done[PACED].crawl_delay, Some(Duration::from_millis(200)));
+    let starts: Vec<_> = farm.sources[PACED]
+        .starts()
+        .into_iter()
+        .filter(|(_, p)| p != "/robots.txt")
+        .collect();
+    assert!(starts.len() > 5);
+    for pair in starts.windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!(
+            gap >= Duration::from_millis(190),
+            "{:?} then {:?}: {gap:?}",
+            pair[0].1,
+            pair[1].1
+        );
+    }
+    // Each Source's state is its own: a single sync of one goes on incrementally from it.
+    let again = runtime()
+        .block_on(asynchronous::sync(
+            &harvest.members()[0].sync,
+            &AsyncStop::new(),
+            &mut (),
+        ))
+        .unwrap();
+    assert_eq!(again.mode, "incremental");
+    assert!(again.report.complete);
+}
+
+#[test]
+fn sources_that_share_a_directory_or_a_name_are_refused() {
+    let one = |name: &str, dir: &str| {
+        Member::new(
+            name,
+            SyncOptions::new("http://127.0.0.1:9/".parse().unwrap(), dir),
+        )
+    };
+    let overlap = Harvest::new(
+        vec![one("a", "m/a"), one("b", "m/./a/b")],
+        Limits::default(),
+    );
+    assert!(
+        matches!(overlap, Err(HarvestError::Overlap { .. })),
+        "{overlap:?}"
+    );
+    let same = Harvest::new(
+        vec![one("a", "m/a"), one("b", "m/x/../a")],
+        Limits::default(),
+    );
+    assert!(
+        matches!(same, Err(HarvestError::Overlap { .. })),
+        "{same:?}"
+    );
+    let named = Harvest::new(vec![one("a", "m/a"), one("a", "m/b")], Limits::default());
+    assert_eq!(named.unwrap_err(), HarvestError::SameName("a".into()));
+    assert_eq!(
+        Harvest::new(vec![], Limits::default()).unwrap_err(),
+        HarvestError::Empty
+    );
+    assert!(Harvest::new(vec![one("a", "m/a"), one("b", "m/ab")], Limits::default()).is_ok());
+}
