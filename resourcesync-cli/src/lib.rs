@@ -42,6 +42,7 @@ pub mod explore;
 pub mod hub;
 pub mod notify;
 pub mod serve;
+pub mod sources;
 pub mod units;
 pub mod validate;
 

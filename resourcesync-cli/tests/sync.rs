@@ -169,7 +169,10 @@ fn help_describes_the_options_output_and_exit_status() {
     help::assert_help(
         &[&["sync", "--help"], &["help", "sync"]],
         &[
-            "Usage: resourcesync sync [OPTIONS] <SOURCE-URL> <DIR>",
+            "Usage: resourcesync sync [OPTIONS] [SOURCE-URL] [DIR]",
+            "--sources <FILE>",
+            "Many Sources (--sources FILE):",
+            "{\"harvest\": {...}}",
             "--audit",
             "--dry-run",
             "--delete",
@@ -193,6 +196,14 @@ fn help_describes_the_options_output_and_exit_status() {
     );
     let out = sync(&["--bogus"]);
     assert_eq!(out.status.code(), Some(2));
+    // Neither a Source nor a file of them.
+    let out = sync(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("<SOURCE-URL>"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]

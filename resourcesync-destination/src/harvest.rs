@@ -52,7 +52,8 @@ const ROBOTS_LIMIT: usize = 512 * 1024;
 pub struct Member {
     /// Its name in reports; unique in a harvest.
     pub name: String,
-    /// The sync of it: the Source, its own directory, and its options.
+    /// The sync of it: the Source, its own directory (made with its parents), and its
+    /// options.
     pub sync: SyncOptions,
     /// How often it is due when its last run completed (a run that did not complete is
     /// retried sooner: 1 s, doubling, up to this).
@@ -199,6 +200,19 @@ impl Harvest {
             }
         }
         Ok(Harvest { members, limits })
+    }
+
+    /// Every Source's sync changed by `f` (an audit of them all, say), checked again.
+    pub fn map_sync(self, f: impl Fn(SyncOptions) -> SyncOptions) -> Result<Harvest, HarvestError> {
+        let members = self
+            .members
+            .into_iter()
+            .map(|mut m| {
+                m.sync = f(m.sync);
+                m
+            })
+            .collect();
+        Harvest::new(members, self.limits)
     }
 
     /// The Sources, in the order given.
@@ -501,6 +515,7 @@ pub async fn follow(
                 first: None,
             };
             observer.started(index, &member);
+            make_parent(&member.sync).await?;
             crate::follow::follow(&options, &stop, &mut each).await
         }));
     }
@@ -557,7 +572,10 @@ async fn one(
             stop.stop();
         })
     });
-    let outcome = sync_with_gate(options, &shared.gate, stop, &mut each).await;
+    let outcome = match make_parent(options).await {
+        Ok(()) => sync_with_gate(options, &shared.gate, stop, &mut each).await,
+        Err(e) => Err(e),
+    };
     if let Some(timer) = timer {
         timer.abort();
     }
@@ -587,6 +605,20 @@ async fn one(
     };
     observer.finished(&done);
     done
+}
+
+/// Makes the parents of the Source's directory: a harvest's directories are laid out by
+/// its file (`mirror/<name>`), where a single sync wants its directory's parent there.
+async fn make_parent(options: &SyncOptions) -> Result<(), SyncError> {
+    let Some(parent) = options.dir.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    tokio::fs::create_dir_all(parent).await.map_err(|source| {
+        SyncError::Destination(crate::directory::DestinationError::Io {
+            path: parent.to_path_buf(),
+            source,
+        })
+    })
 }
 
 /// One Source's observer: hands everything on with the Source's index, and keeps the

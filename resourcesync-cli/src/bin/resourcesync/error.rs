@@ -28,6 +28,12 @@ pub(crate) enum Error {
     /// A `--mirror` that is not PREFIX=DIR.
     #[error("--mirror {0:?} is not PREFIX=DIR")]
     Mirror(String),
+    /// Arguments missing that the command needs.
+    #[error("missing: {0}")]
+    Usage(String),
+    /// A Sources file (`sync --sources`) that cannot be used.
+    #[error(transparent)]
+    Sources(#[from] resourcesync_cli::sources::SourcesError),
     /// The async runtime could not be started.
     #[error("cannot start the async runtime")]
     Runtime(#[source] io::Error),

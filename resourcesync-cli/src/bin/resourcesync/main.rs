@@ -32,6 +32,7 @@ mod build;
 mod demo;
 mod error;
 mod explore;
+mod harvest;
 mod live;
 mod serve;
 mod sync;
@@ -67,7 +68,7 @@ enum Command {
     #[command(
         long_about = sync::SYNC_ABOUT,
         after_help = sync::SYNC_EXIT,
-        after_long_help = format!("{}\n\n{}", sync::SYNC_OUTPUT, sync::SYNC_EXIT),
+        after_long_help = format!("{}\n\n{}\n\n{}", sync::SYNC_OUTPUT, harvest::SOURCES_HELP, sync::SYNC_EXIT),
     )]
     Sync(sync::SyncArgs),
     /// Shows the documents a ResourceSync Source offers, as a tree.

@@ -89,22 +89,35 @@ Exit status:
 #[derive(Debug, clap::Parser)]
 pub(crate) struct SyncArgs {
     /// The Source's base URL (ending in /) or the URL of one of its documents.
-    #[arg(value_name = "SOURCE-URL")]
-    source: String,
+    #[arg(value_name = "SOURCE-URL", required_unless_present = "sources")]
+    source: Option<String>,
     /// The destination directory (made if missing; its parent must exist).
-    #[arg(value_name = "DIR")]
-    dir: PathBuf,
+    #[arg(value_name = "DIR", required_unless_present = "sources")]
+    dir: Option<PathBuf>,
+    /// Sync every Source in FILE instead (TOML: each Source's URL, its own directory and
+    /// options; see the long help), many at once within shared limits, then print a
+    /// table of what each came to. With --follow, follow them all.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = [
+            "source", "dir", "delete", "max_deletes", "concurrency", "verify", "dump",
+            "max_unlisted_bytes", "max_request_time", "mirror", "replace_foreign",
+            "allow_authority", "callback_url", "lease", "interval",
+        ]
+    )]
+    pub(crate) sources: Option<PathBuf>,
     /// Compare the files in DIR, every byte of them, with what the Source lists, and
     /// name each file changed, missing or extra (one no sync stored); change nothing.
     #[arg(long)]
-    audit: bool,
+    pub(crate) audit: bool,
     /// Decide and report the changes; fetch no resource, change nothing.
     #[arg(long)]
-    dry_run: bool,
+    pub(crate) dry_run: bool,
     /// A baseline even when DIR has a checkpoint; it also reads the files in DIR, and
     /// fetches again what changed or went missing since the sync stored it.
     #[arg(long)]
-    baseline: bool,
+    pub(crate) baseline: bool,
     /// Take a baseline from the Resource Dump when the Source has one.
     #[arg(long)]
     dump: bool,
@@ -152,11 +165,11 @@ pub(crate) struct SyncArgs {
     allow_authority: Vec<String>,
     /// One JSON object per event and line, then a summary object.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Go on after the first run: follow the Source's notifications, and sync every
     /// --interval besides.
     #[arg(long, conflicts_with_all = ["audit", "dry_run"])]
-    follow: bool,
+    pub(crate) follow: bool,
     /// Where the follower's callback listens for the hub.
     #[arg(
         long,
@@ -164,7 +177,7 @@ pub(crate) struct SyncArgs {
         default_value = "127.0.0.1:0",
         requires = "follow"
     )]
-    listen: std::net::SocketAddr,
+    pub(crate) listen: std::net::SocketAddr,
     /// The callback's URL as the hub reaches it [default: `http://` and the address bound,
     /// an unguessable path]
     #[arg(long, value_name = "URL", requires = "follow")]
@@ -182,11 +195,13 @@ impl SyncArgs {
     /// The options these arguments ask for, or why they cannot be (a SOURCE-URL that is
     /// not a URL, a `--mirror` that is not PREFIX=DIR).
     pub(crate) fn options(&self) -> Result<SyncOptions, Error> {
-        let source = self
-            .source
-            .parse()
-            .map_err(|e| Error::url(&self.source, e))?;
-        let mut options = SyncOptions::new(source, self.dir.clone())
+        // Both are there unless --sources is, which does not come here (clap's
+        // `required_unless_present`).
+        let (Some(source), Some(dir)) = (&self.source, &self.dir) else {
+            return Err(Error::Usage("SOURCE-URL and DIR, or --sources FILE".into()));
+        };
+        let source = source.parse().map_err(|e| Error::url(source, e))?;
+        let mut options = SyncOptions::new(source, dir.clone())
             .with_audit(self.audit)
             .with_dry_run(self.dry_run)
             .with_baseline(self.baseline)
@@ -210,6 +225,9 @@ impl SyncArgs {
 
 /// Runs `sync` and returns its exit status.
 pub(crate) fn run(args: &SyncArgs) -> ExitCode {
+    if let Some(file) = &args.sources {
+        return block_on("sync", crate::harvest::run(args, file));
+    }
     if args.follow {
         return block_on("sync", async { follow(args).await });
     }
@@ -253,104 +271,112 @@ async fn follow(args: &SyncArgs) -> Result<u8, Error> {
 
 impl FollowObserver for Printer {
     fn follow(&mut self, notice: &FollowNotice) {
-        if self.json {
-            let line = match notice {
-                FollowNotice::Synced { cause, synced } => serde_json::json!({
+        let line = match self.json {
+            true => follow_json(notice).map(|v| v.to_string()),
+            false => follow_line(notice),
+        };
+        if let Some(line) = line {
+            let _ = writeln!(io::stdout().lock(), "{line}");
+        }
+    }
+}
+
+/// A follower's notice as the JSON object `--json` prints, if it prints one.
+pub(crate) fn follow_json(notice: &FollowNotice) -> Option<serde_json::Value> {
+    Some(match notice {
+        FollowNotice::Synced { cause, synced } => serde_json::json!({
                     "follow": "synced", "cause": format!("{cause:?}").to_lowercase(),
                     "summary": synced.to_string(), "complete": synced.report.complete,
                     "created": synced.report.created, "updated": synced.report.updated,
                     "deleted": synced.report.deleted}),
-                FollowNotice::Channel(channel) => serde_json::json!({"follow": "channel",
+        FollowNotice::Channel(channel) => serde_json::json!({"follow": "channel",
                     "topic": channel.topic, "hub": channel.hub}),
-                FollowNotice::Listening(url) => {
-                    serde_json::json!({"follow": "listening", "callback": url})
-                }
-                FollowNotice::Subscribed(lease) => {
-                    serde_json::json!({"follow": "subscribed", "lease": lease.as_secs()})
-                }
-                FollowNotice::Unsubscribed => serde_json::json!({"follow": "unsubscribed"}),
-                FollowNotice::Denied(reason) => {
-                    serde_json::json!({"follow": "denied", "reason": reason})
-                }
-                FollowNotice::HubRefused(refused) => {
-                    serde_json::json!({"follow": "hub-refused", "reason": refused.to_string()})
-                }
-                FollowNotice::SubscriptionFailed(status) => {
-                    serde_json::json!({"follow": "subscription-failed",
+        FollowNotice::Listening(url) => {
+            serde_json::json!({"follow": "listening", "callback": url})
+        }
+        FollowNotice::Subscribed(lease) => {
+            serde_json::json!({"follow": "subscribed", "lease": lease.as_secs()})
+        }
+        FollowNotice::Unsubscribed => serde_json::json!({"follow": "unsubscribed"}),
+        FollowNotice::Denied(reason) => {
+            serde_json::json!({"follow": "denied", "reason": reason})
+        }
+        FollowNotice::HubRefused(refused) => {
+            serde_json::json!({"follow": "hub-refused", "reason": refused.to_string()})
+        }
+        FollowNotice::SubscriptionFailed(status) => {
+            serde_json::json!({"follow": "subscription-failed",
                     "status": status.map(|s| s.as_u16())})
-                }
-                FollowNotice::Notified { interval, entries } => {
-                    serde_json::json!({"follow": "notified",
+        }
+        FollowNotice::Notified { interval, entries } => {
+            serde_json::json!({"follow": "notified",
                     "from": interval.as_ref().map(|i| &i.0), "until": interval.as_ref().map(|i| &i.1),
                     "entries": entries})
-                }
-                FollowNotice::Ignored(why) => serde_json::json!({"follow": "ignored", "why": why}),
-                FollowNotice::Irregular(event) => match event {
-                    FollowerEvent::Gap { after, from } => serde_json::json!({"follow": "gap",
-                        "after": after.to_string(), "from": from.to_string()}),
-                    FollowerEvent::Overlap { after, from } => {
-                        serde_json::json!({"follow": "overlap",
-                        "after": after.to_string(), "from": from.to_string()})
-                    }
-                    FollowerEvent::Stale { until, latest } => serde_json::json!({"follow": "stale",
-                        "until": until.to_string(), "latest": latest.to_string()}),
-                    _ => return,
-                },
-                _ => return,
-            };
-            let _ = writeln!(io::stdout().lock(), "{line}");
-            return;
         }
-        let line = match notice {
-            FollowNotice::Synced { synced, .. } => synced.to_string(),
-            FollowNotice::Channel(channel) => {
-                format!(
-                    "following the channel {} at the hub {}",
-                    channel.topic, channel.hub
-                )
+        FollowNotice::Ignored(why) => serde_json::json!({"follow": "ignored", "why": why}),
+        FollowNotice::Irregular(event) => match event {
+            FollowerEvent::Gap { after, from } => serde_json::json!({"follow": "gap",
+                        "after": after.to_string(), "from": from.to_string()}),
+            FollowerEvent::Overlap { after, from } => {
+                serde_json::json!({"follow": "overlap",
+                        "after": after.to_string(), "from": from.to_string()})
             }
-            FollowNotice::Listening(url) => format!("listening for the hub at {url}"),
-            FollowNotice::Subscribed(lease) => format!("subscribed for {} s", lease.as_secs()),
-            FollowNotice::Unsubscribed => "unsubscribed".into(),
-            FollowNotice::Denied(reason) => format!(
-                "the hub refused the subscription{}; polling",
-                // The hub's words, with no control character for the terminal.
-                reason
-                    .as_ref()
-                    .map(|r| format!(" ({})", r.escape_debug()))
-                    .unwrap_or_default()
-            ),
-            FollowNotice::HubRefused(refused) => {
-                format!(
-                    "not subscribing: the Source's hub is outside the policy ({refused}); polling"
-                )
+            FollowerEvent::Stale { until, latest } => serde_json::json!({"follow": "stale",
+                        "until": until.to_string(), "latest": latest.to_string()}),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// A follower's notice as the line the command prints, if it prints one.
+pub(crate) fn follow_line(notice: &FollowNotice) -> Option<String> {
+    Some(match notice {
+        FollowNotice::Synced { synced, .. } => synced.to_string(),
+        FollowNotice::Channel(channel) => {
+            format!(
+                "following the channel {} at the hub {}",
+                channel.topic, channel.hub
+            )
+        }
+        FollowNotice::Listening(url) => format!("listening for the hub at {url}"),
+        FollowNotice::Subscribed(lease) => format!("subscribed for {} s", lease.as_secs()),
+        FollowNotice::Unsubscribed => "unsubscribed".into(),
+        FollowNotice::Denied(reason) => format!(
+            "the hub refused the subscription{}; polling",
+            // The hub's words, with no control character for the terminal.
+            reason
+                .as_ref()
+                .map(|r| format!(" ({})", r.escape_debug()))
+                .unwrap_or_default()
+        ),
+        FollowNotice::HubRefused(refused) => {
+            format!("not subscribing: the Source's hub is outside the policy ({refused}); polling")
+        }
+        FollowNotice::SubscriptionFailed(status) => match status {
+            Some(status) => {
+                format!("the hub answered the subscription with {status}; trying again")
             }
-            FollowNotice::SubscriptionFailed(status) => match status {
-                Some(status) => {
-                    format!("the hub answered the subscription with {status}; trying again")
-                }
-                None => "the hub did not answer the subscription; trying again".into(),
-            },
-            FollowNotice::Notified { entries, .. } => format!("notified of {entries} changes"),
-            FollowNotice::Ignored(why) => format!("ignored a body at the callback: {why}"),
-            FollowNotice::Irregular(event) => match event {
-                FollowerEvent::Gap { after, from } => format!(
-                    "a notification from {from}, the last one until {after}: changes between \
+            None => "the hub did not answer the subscription; trying again".into(),
+        },
+        FollowNotice::Notified { entries, .. } => format!("notified of {entries} changes"),
+        FollowNotice::Ignored(why) => format!("ignored a body at the callback: {why}"),
+        FollowNotice::Irregular(event) => match event {
+            FollowerEvent::Gap { after, from } => format!(
+                "a notification from {from}, the last one until {after}: changes between \
                      were not notified (the run reads them from the Change Lists)"
-                ),
-                FollowerEvent::Overlap { after, from } => {
-                    format!("a notification from {from} overlaps the last one, until {after}")
-                }
-                FollowerEvent::Stale { until, latest } => format!(
-                    "a notification until {until}, older than one until {latest} (reordered or \
+            ),
+            FollowerEvent::Overlap { after, from } => {
+                format!("a notification from {from} overlaps the last one, until {after}")
+            }
+            FollowerEvent::Stale { until, latest } => format!(
+                "a notification until {until}, older than one until {latest} (reordered or \
                      replayed)"
-                ),
-                _ => return,
-            },
-            _ => return,
-        };
-        let _ = writeln!(io::stdout().lock(), "{line}");
-    }
+            ),
+            _ => return None,
+        },
+        _ => return None,
+    })
 }
 
 /// Runs a subcommand's future on a tokio runtime of its own: its exit status, or 2 (said
@@ -501,7 +527,7 @@ impl Observer for Printer {
 
 /// SIGINT (Ctrl-C) and SIGTERM: the first asks the run to stop and save, a second ends
 /// the process at once (exit 130). The listener ends with the handle.
-fn listen(stop: AsyncStop) -> Listener {
+pub(crate) fn listen(stop: AsyncStop) -> Listener {
     Listener(tokio::spawn(async move {
         let Ok(mut term) =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
@@ -526,7 +552,7 @@ fn listen(stop: AsyncStop) -> Listener {
 
 /// The signal listener of a run, aborted when the run is over: the signals are no longer
 /// its to handle.
-struct Listener(tokio::task::JoinHandle<()>);
+pub(crate) struct Listener(tokio::task::JoinHandle<()>);
 
 impl Drop for Listener {
     fn drop(&mut self) {
