@@ -64,6 +64,16 @@ impl Shard {
         (k < n).then_some(Shard { k, n })
     }
 
+    /// Which shard this is, from 0.
+    pub fn index(&self) -> u64 {
+        self.k
+    }
+
+    /// How many shards there are.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
     /// Whether the resource `uri` is in this shard.
     pub fn contains(&self, uri: &Uri) -> bool {
         xxh3_64(uri.as_str().as_bytes()) % self.n == self.k

@@ -63,7 +63,7 @@ use http::{HeaderMap, StatusCode};
 use resourcesync_client::local_path::{FileSystem, LocalPath, PathMapper};
 use resourcesync_client::{
     Client, Config, Decision, Event, Held, Inventory, MemoryInventory, Misuse, Mode, Purpose,
-    Request, RequestId, State,
+    Request, RequestId, Shard, State,
 };
 use resourcesync_model::{Algorithms, Fixity, Measure, Measured};
 use resourcesync_package::Package;
@@ -81,6 +81,14 @@ use kept::*;
 /// The name under the directory that a [`DirectoryDestination`] keeps for itself: the
 /// state, the inventory and the temporary files.
 pub const KEPT: &str = ".resourcesync";
+
+/// Under [`KEPT`]: each shard's own files, in `K-of-N/`.
+const SHARDS: &str = "shards";
+
+/// A shard's directory under [`SHARDS`]: `K-of-N`.
+fn shard_name(shard: Shard) -> String {
+    format!("{}-of-{}", shard.index(), shard.count())
+}
 
 /// What a [`DirectoryDestination`] could not do that is not a resource's failure (those
 /// are confirmed to the client with [`Client::failed`] and the run goes on).
@@ -130,6 +138,20 @@ pub enum DestinationError {
         /// The lock file held.
         lock: PathBuf,
     },
+    /// Shards keep the directory, and this run is not one of them: an unsharded sync
+    /// (the shards' files are not its inventory's; an audit of the whole is allowed), or
+    /// a shard of another split.
+    #[error("{} is kept by shards ({found} in .resourcesync/shards/): {}", dir.display(),
+        if asked == "all" { "sync it with --shard K/N, or audit it whole".to_owned() }
+        else { format!("{asked} is not of that split") })]
+    Shards {
+        /// The directory.
+        dir: PathBuf,
+        /// A shard found there (`K-of-N`).
+        found: String,
+        /// The shard asked for (`K-of-N`), or `all`.
+        asked: String,
+    },
     /// The client refused a confirmation: a bug of the driver's (the client changed
     /// nothing).
     #[error(transparent)]
@@ -174,8 +196,10 @@ pub struct DirectoryDestination {
     dir: PathBuf,
     /// A handle on it: every operation on a resource goes through it.
     root: Dir,
-    /// `.resourcesync/`.
+    /// `.resourcesync/` (a shard's: `.resourcesync/shards/K-of-N/`).
     kept: Dir,
+    /// Its path, for messages.
+    kept_path: PathBuf,
     /// `.resourcesync/tmp/`.
     bodies: Bodies,
     /// Directories this run made or checked (no symbolic link on the way), each with a
@@ -197,6 +221,9 @@ pub struct DirectoryDestination {
     journal: Option<std::fs::File>,
     /// The rules of names of DIR's file system, found by trying.
     file_system: FileSystem,
+    /// For a shard's audit: what the other shards stored (see
+    /// [`know_other_shards`](Self::know_other_shards)).
+    elsewhere: Vec<resourcesync_model::Uri>,
     /// `.resourcesync/lock`, locked for as long as this destination is open.
     _lock: Option<std::fs::File>,
     /// A baseline's [`verify`](Self::verify) has files changed since stored fetched
@@ -221,7 +248,35 @@ impl DirectoryDestination {
     /// process or another, is [`DestinationError::Busy`].
     /// `.resourcesync/` and `tmp/` must be directories, not symbolic links.
     pub fn open(dir: impl Into<PathBuf>) -> Result<DirectoryDestination, DestinationError> {
-        let dir = dir.into();
+        DirectoryDestination::open_shard(dir, None)
+    }
+
+    /// [`open`](Self::open) for one shard of the Source's resources (`None`: all of
+    /// them): the shard's state, inventory, journal, lock and temporary files are its own,
+    /// in `.resourcesync/shards/K-of-N/`, so that N runs, one per shard, each in a process
+    /// or on a machine of its own, fill one directory together. The resources' files are
+    /// DIR's, whichever shard stored them (the shards' URIs, and so their paths, are
+    /// apart).
+    pub fn open_shard(
+        dir: impl Into<PathBuf>,
+        shard: Option<Shard>,
+    ) -> Result<DirectoryDestination, DestinationError> {
+        DirectoryDestination::open_inner(dir.into(), shard, false)
+    }
+
+    /// [`open`](Self::open) for an audit of the whole of a directory that shards keep
+    /// ([`open_shard`](Self::open_shard)): its own `.resourcesync/` (an unsharded run
+    /// elsewhere is refused, as the shards' files are not its inventory's), and the
+    /// shards' inventories to read with [`shard_inventories`](Self::shard_inventories).
+    pub fn open_whole(dir: impl Into<PathBuf>) -> Result<DirectoryDestination, DestinationError> {
+        DirectoryDestination::open_inner(dir.into(), None, true)
+    }
+
+    fn open_inner(
+        dir: PathBuf,
+        shard: Option<Shard>,
+        whole: bool,
+    ) -> Result<DirectoryDestination, DestinationError> {
         let io_at = |path: &Path| {
             let path = path.to_owned();
             move |source| DestinationError::Io { path, source }
@@ -233,21 +288,63 @@ impl DirectoryDestination {
             _ => {}
         }
         let root = Dir::open_ambient_dir(&dir, ambient_authority()).map_err(io_at(&dir))?;
-        let kept = own_dir(&root, Path::new(KEPT), &dir)?;
+        let mut kept = own_dir(&root, Path::new(KEPT), &dir)?;
+        let mut kept_path = dir.join(KEPT);
+        let shards = kept.exists(SHARDS);
+        match shard {
+            Some(shard) => {
+                let name = shard_name(shard);
+                let all = own_dir(&kept, Path::new(SHARDS), &kept_path)?;
+                // Shards of one split only: a shard of another split (N differs) holds
+                // paths this one would take for another's files.
+                let entries = all.entries().map_err(io_at(&kept_path.join(SHARDS)))?;
+                for entry in entries.flatten() {
+                    let other = entry.file_name().to_string_lossy().into_owned();
+                    if !other.ends_with(&format!("-of-{}", shard.count())) {
+                        return Err(DestinationError::Shards {
+                            dir: dir.clone(),
+                            found: other,
+                            asked: name,
+                        });
+                    }
+                }
+                let shards_path = kept_path.join(SHARDS);
+                kept = own_dir(&all, Path::new(&name), &shards_path)?;
+                kept_path = shards_path.join(&name);
+            }
+            None if shards && !whole => {
+                // The inventories are the shards'; this run's would not know their files.
+                let found = kept
+                    .read_dir(SHARDS)
+                    .ok()
+                    .and_then(|mut e| e.next())
+                    .and_then(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                return Err(DestinationError::Shards {
+                    dir: dir.clone(),
+                    found,
+                    asked: "all".into(),
+                });
+            }
+            None => {}
+        }
         // Before anything else is touched: the temporary files removed below could be
         // another run's.
-        let lock = lock(&kept, &dir)?;
-        let tmp = own_dir(&kept, Path::new("tmp"), &dir.join(KEPT))?;
-        let entries = tmp.entries().map_err(io_at(&dir.join(KEPT).join("tmp")))?;
+        let lock = lock(&kept, &dir, &kept_path)?;
+        let tmp = own_dir(&kept, Path::new("tmp"), &kept_path)?;
+        let entries = tmp.entries().map_err(io_at(&kept_path.join("tmp")))?;
         for entry in entries.flatten() {
             let _ = tmp.remove_file(entry.file_name());
         }
-        let file_system = probe(&tmp).map_err(io_at(&dir.join(KEPT).join("tmp")))?;
-        let shown = Arc::new(dir.join(KEPT).join("tmp"));
+        let file_system = probe(&tmp).map_err(io_at(&kept_path.join("tmp")))?;
+        let shown = Arc::new(kept_path.join("tmp"));
         Ok(DirectoryDestination {
             dir,
             root,
             kept,
+            kept_path,
+            elsewhere: Vec::new(),
             bodies: Bodies {
                 tmp: Arc::new(tmp),
                 shown,
@@ -334,7 +431,7 @@ impl DirectoryDestination {
         mut body: impl Read,
     ) -> Result<(), DestinationError> {
         client.handle_response(id, status, headers, Instant::now())?;
-        let path = || self.dir.join(KEPT).join("tmp").join(temp_name(id));
+        let path = || self.kept_path.join("tmp").join(temp_name(id));
         let mut file = match keep && status.is_success() {
             true => Some(
                 self.bodies
@@ -511,6 +608,12 @@ impl DirectoryDestination {
             }
             replaced.push((uri.clone(), standing));
         });
+        // Another shard's files are not this one's extras.
+        for uri in &self.elsewhere {
+            if let Ok(path) = config.paths.local_path(uri) {
+                named.insert(path_hash(&path.to_path_buf()));
+            }
+        }
         // Compared with for the rest of the run, never saved: what the sync stored stays
         // the record.
         for (uri, now) in replaced {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use resourcesync_client::{Bounds, Config, ConfigError, Mode, State};
+use resourcesync_client::{Bounds, Config, ConfigError, Mode, Shard, State};
 use resourcesync_model::{Uri, Verification, W3cDateTime};
 
 use crate::directory::DirectoryDestination;
@@ -54,6 +54,10 @@ pub struct SyncOptions {
     /// at, resources on a mirror host ([`Config::with_allowed_authority`]; their files go
     /// under `@host:port/` in the directory).
     pub allowed_authorities: Vec<String>,
+    /// Only this shard of the Source's resources (split by a hash of their URIs,
+    /// [`Shard`]), with a state of its own in DIR: N runs, one per shard, together do
+    /// what one run does ([`DirectoryDestination::open_shard`]).
+    pub shard: Option<Shard>,
 }
 
 impl SyncOptions {
@@ -76,7 +80,15 @@ impl SyncOptions {
             mirrors: Vec::new(),
             replace_foreign: false,
             allowed_authorities: Vec::new(),
+            shard: None,
         }
+    }
+
+    /// See [`SyncOptions::shard`].
+    #[must_use]
+    pub fn with_shard(mut self, shard: Option<Shard>) -> SyncOptions {
+        self.shard = shard;
+        self
     }
 
     /// See [`SyncOptions::allowed_authorities`]: one more.
@@ -199,6 +211,9 @@ impl SyncOptions {
         config = config.clone().with_paths(dest.paths(&config));
         if let Some(max) = self.delete {
             config = config.with_delete(max);
+        }
+        if let Some(shard) = self.shard {
+            config = config.with_shard(shard);
         }
         for authority in &self.allowed_authorities {
             config = config

@@ -220,12 +220,29 @@ impl<I: KeptInventory> Run<I> {
         configure: impl FnOnce(Config) -> Config,
         open: impl FnOnce(&DirectoryDestination) -> Result<I, SyncError>,
     ) -> Result<Run<I>, SyncError> {
-        let mut dest = DirectoryDestination::open(&options.dir)?
+        // An audit of the whole of a directory that shards keep reads their inventories
+        // (each shard's files are in its own); any other run is one shard or none.
+        let whole = options.audit && options.shard.is_none();
+        let dest = match whole {
+            true => DirectoryDestination::open_whole(&options.dir)?,
+            false => DirectoryDestination::open_shard(&options.dir, options.shard)?,
+        };
+        let mut dest = dest
             .with_replace_foreign(options.replace_foreign)
             .with_repair(options.repair);
         let state = dest.load_state()?;
         let mut inventory = open(&dest)?;
         dest.replay(&mut inventory);
+        if let (true, Some(shard)) = (options.audit, options.shard) {
+            dest.know_other_shards(shard)?;
+        }
+        if whole {
+            // Recorded for this run only: an audit never saves (`saves` below), so the
+            // shards' records never become this directory's own.
+            for (uri, held) in dest.shard_records()? {
+                inventory.record(uri, held);
+            }
+        }
         let config = configure(options.config(&dest, &state)?);
         let mode = config.mode;
         // An audit or a baseline compares the listing with what the files hold, not with

@@ -105,10 +105,19 @@ fn a_harvest_syncs_every_source_within_its_limits_and_reports_each() {
         .filter(|(_, p)| p != "/robots.txt")
         .collect();
     assert!(starts.len() > 5);
+    // Seen at the server, each start may come late by the machine's scheduling: every
+    // gap well over none, and all of them together the pace.
+    let span = starts[starts.len() - 1].0 - starts[0].0;
+    let paced = Duration::from_millis(200) * (starts.len() as u32 - 1);
+    assert!(
+        span + Duration::from_millis(50) >= paced,
+        "{span:?} for {} starts",
+        starts.len()
+    );
     for pair in starts.windows(2) {
         let gap = pair[1].0 - pair[0].0;
         assert!(
-            gap >= Duration::from_millis(190),
+            gap >= Duration::from_millis(100),
             "{:?} then {:?}: {gap:?}",
             pair[0].1,
             pair[1].1

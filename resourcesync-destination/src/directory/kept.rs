@@ -25,7 +25,7 @@ impl DirectoryDestination {
     /// `inventory.json` of an earlier version; without the journal's replay, which
     /// [`load`](Self::load) adds.
     pub fn open_inventory(&self) -> Result<DiskInventory, DestinationError> {
-        let path = self.dir.join(KEPT).join(INVENTORY);
+        let path = self.kept_path.clone().join(INVENTORY);
         let mut options = cap_std::fs::OpenOptions::new();
         options.read(true).write(true).create(true);
         let file = own_file(&self.kept, INVENTORY, &mut options).map_err(|source| {
@@ -39,7 +39,7 @@ impl DirectoryDestination {
             source: source.into(),
         };
         let mut inventory = DiskInventory::open(file).map_err(damaged)?;
-        let old = self.dir.join(KEPT).join(OLD_INVENTORY);
+        let old = self.kept_path.clone().join(OLD_INVENTORY);
         let mut options = cap_std::fs::OpenOptions::new();
         options.read(true);
         match own_file(&self.kept, OLD_INVENTORY, &mut options) {
@@ -64,11 +64,77 @@ impl DirectoryDestination {
         Ok(inventory)
     }
 
+    /// What every shard keeping this directory stored (each shard's inventory with its
+    /// journal replayed), for an audit of the whole ([`open_whole`](Self::open_whole)):
+    /// each shard is opened, and so locked, in turn, so that a shard still running is
+    /// [`DestinationError::Busy`]. None when no shard keeps it.
+    pub fn shard_records(&self) -> Result<Vec<(resourcesync_model::Uri, Held)>, DestinationError> {
+        self.shard_records_but(None)
+    }
+
+    /// [`shard_records`](Self::shard_records) of every shard but `own` (this one's,
+    /// whose lock this destination holds).
+    fn shard_records_but(
+        &self,
+        own: Option<Shard>,
+    ) -> Result<Vec<(resourcesync_model::Uri, Held)>, DestinationError> {
+        // From DIR's own `.resourcesync/`, whichever this destination keeps.
+        let top = own_dir(&self.root, Path::new(KEPT), &self.dir)?;
+        let shards_path = self.dir.join(KEPT).join(super::SHARDS);
+        let all = match top.open_dir(super::SHARDS) {
+            Ok(all) => all,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => {
+                return Err(DestinationError::Io {
+                    path: shards_path,
+                    source,
+                });
+            }
+        };
+        let entries = all.entries().map_err(|source| DestinationError::Io {
+            path: shards_path.clone(),
+            source,
+        })?;
+        let mut records = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let shard = name
+                .split_once("-of-")
+                .and_then(|(k, n)| Shard::new(k.parse().ok()?, n.parse().ok()?));
+            let Some(shard) = shard else {
+                return Err(DestinationError::Shards {
+                    dir: self.dir.clone(),
+                    found: name,
+                    asked: "all".into(),
+                });
+            };
+            if Some(shard) == own {
+                continue;
+            }
+            let dest = DirectoryDestination::open_shard(&self.dir, Some(shard))?;
+            let mut inventory = dest.open_inventory()?;
+            dest.replay(&mut inventory);
+            inventory.for_each(&mut |uri, held| records.push((uri.clone(), *held)));
+        }
+        Ok(records)
+    }
+
+    /// For an audit of one shard: the files the other shards stored are theirs, not
+    /// extras of this one's ([`verify`](Self::verify) leaves them out).
+    pub fn know_other_shards(&mut self, own: Shard) -> Result<(), DestinationError> {
+        self.elsewhere = self
+            .shard_records_but(Some(own))?
+            .into_iter()
+            .map(|(uri, _)| uri)
+            .collect();
+        Ok(())
+    }
+
     /// Reads the state the last run saved, or a new one (none saved, or an empty file):
     /// with [`replay`](Self::replay), what [`load`](Self::load) does for an inventory of
     /// the caller's ([`KeptInventory`]).
     pub fn load_state(&self) -> Result<State, DestinationError> {
-        let path = self.dir.join(KEPT).join(STATE);
+        let path = self.kept_path.clone().join(STATE);
         let mut options = cap_std::fs::OpenOptions::new();
         options.read(true);
         let file = match own_file(&self.kept, STATE, &mut options) {
@@ -146,7 +212,7 @@ impl DirectoryDestination {
             .inventory()
             .save()
             .map_err(|source| DestinationError::Inventory {
-                path: self.dir.join(KEPT).join(INVENTORY),
+                path: self.kept_path.clone().join(INVENTORY),
                 source,
             })?;
         self.save_json(STATE, client.state())?;
@@ -161,7 +227,7 @@ impl DirectoryDestination {
             None => Ok(()),
         };
         emptied.map_err(|source| DestinationError::Io {
-            path: self.dir.join(KEPT).join(JOURNAL),
+            path: self.kept_path.clone().join(JOURNAL),
             source,
         })?;
         Ok(())
@@ -253,18 +319,22 @@ impl DirectoryDestination {
             self.kept.rename(&temp, &self.kept, name)
         };
         write().map_err(|source| DestinationError::Io {
-            path: self.dir.join(KEPT).join(name),
+            path: self.kept_path.clone().join(name),
             source,
         })
     }
 }
 
-/// Takes the lock of the destination at `dir` (`.resourcesync/lock`, opened through
-/// `kept`, its handle): an exclusive `flock`, released when the file is closed, by the
+/// Takes the lock of the destination whose own files are at `kept_path` (`lock` there,
+/// opened through `kept`, its handle): an exclusive `flock`, released when the file is closed, by the
 /// process's end too, so that a killed run leaves no stale lock. `None` where there is no
 /// `flock` (not Unix).
-pub(super) fn lock(kept: &Dir, dir: &Path) -> Result<Option<std::fs::File>, DestinationError> {
-    let path = dir.join(KEPT).join(LOCK);
+pub(super) fn lock(
+    kept: &Dir,
+    dir: &Path,
+    kept_path: &Path,
+) -> Result<Option<std::fs::File>, DestinationError> {
+    let path = kept_path.join(LOCK);
     #[cfg(unix)]
     {
         use rustix::fs::{FlockOperation, flock};

@@ -103,7 +103,7 @@ pub(crate) struct SyncArgs {
         conflicts_with_all = [
             "source", "dir", "delete", "max_deletes", "concurrency", "verify", "dump",
             "max_unlisted_bytes", "max_request_time", "mirror", "replace_foreign",
-            "allow_authority", "callback_url", "lease", "interval",
+            "allow_authority", "callback_url", "lease", "interval", "shard",
         ]
     )]
     pub(crate) sources: Option<PathBuf>,
@@ -163,6 +163,12 @@ pub(crate) struct SyncArgs {
     /// files go under DIR/@HOST:PORT/.
     #[arg(long, value_name = "HOST[:PORT]")]
     allow_authority: Vec<String>,
+    /// Only shard K of N of the Source's resources (K from 0; split by a hash of their
+    /// URIs, the same on every machine and version), with a state of its own in
+    /// DIR/.resourcesync/shards/K-of-N/: N runs, one per shard, on as many machines,
+    /// fill DIR together as one run would. An audit without --shard audits the whole.
+    #[arg(long, value_name = "K/N", value_parser = shard)]
+    shard: Option<resourcesync_client::Shard>,
     /// One JSON object per event and line, then a summary object.
     #[arg(long)]
     pub(crate) json: bool,
@@ -209,7 +215,8 @@ impl SyncArgs {
             .with_concurrency(self.concurrency)
             .with_verification(self.verify)
             .with_limits(self.max_unlisted_bytes, self.max_request_time)
-            .with_replace_foreign(self.replace_foreign);
+            .with_replace_foreign(self.replace_foreign)
+            .with_shard(self.shard);
         if self.delete {
             options = options.with_delete(self.max_deletes);
         }
@@ -567,4 +574,15 @@ fn verification(value: &str) -> Result<Verification, String> {
         "all" => Ok(Verification::All),
         _ => Err(format!("{value:?} is neither `strongest` nor `all`")),
     }
+}
+
+/// `--shard`'s value: `K/N`, K below N.
+fn shard(value: &str) -> Result<resourcesync_client::Shard, String> {
+    let bad = || format!("{value:?} is not K/N with K below N (shard 0/4 to 3/4 of 4)");
+    let (k, n) = value.split_once('/').ok_or_else(bad)?;
+    let (k, n) = (
+        k.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    resourcesync_client::Shard::new(k, n).ok_or_else(bad)
 }
