@@ -267,7 +267,7 @@ impl DirectoryDestination {
     /// [`open`](Self::open) for an audit of the whole of a directory that shards keep
     /// ([`open_shard`](Self::open_shard)): its own `.resourcesync/` (an unsharded run
     /// elsewhere is refused, as the shards' files are not its inventory's), and the
-    /// shards' inventories to read with [`shard_inventories`](Self::shard_inventories).
+    /// shards' inventories to read with [`shard_records`](Self::shard_records).
     pub fn open_whole(dir: impl Into<PathBuf>) -> Result<DirectoryDestination, DestinationError> {
         DirectoryDestination::open_inner(dir.into(), None, true)
     }
