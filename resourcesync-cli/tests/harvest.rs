@@ -228,3 +228,61 @@ fn rustix_kill(child: &std::process::Child) {
         .args(["-TERM", &child.id().to_string()])
         .status();
 }
+
+#[test]
+fn an_interrupted_harvest_keeps_what_it_stored_and_a_rerun_completes() {
+    // Four slow Sources, two at a time: SIGINT comes while they are under way.
+    let farm = Farm::start(4, |i, s| populate(s, 30 + i));
+    for served in &farm.sources {
+        served.faults(|path, _| path.starts_with("r/").then_some(Fault::Slow(60)));
+    }
+    let root = tempfile::tempdir().unwrap();
+    let mut toml = String::from("[limits]\nsources = 2\n[defaults]\nconcurrency = 2\n");
+    for (i, served) in farm.sources.iter().enumerate() {
+        toml.push_str(&format!(
+            "[[source]]\nname = \"s{i}\"\nurl = \"{}\"\ndir = \"m/{i}\"\n",
+            served.base
+        ));
+    }
+    let file = root.path().join("sources.toml");
+    std::fs::write(&file, toml).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", "--sources", file.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let journal = root.path().join("m/0/.resourcesync/placed.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::metadata(&journal).map_or(true, |m| m.len() == 0) {
+        assert!(Instant::now() < deadline, "nothing stored");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(" interrupted "), "{stdout}");
+    assert!(
+        stdout.contains("harvest: 4 Sources, 0 complete, 4 not, interrupted"),
+        "{stdout}"
+    );
+    // What was stored stays stored: the rerun fetches only the rest, and completes.
+    let out = resourcesync(&["sync", "--json", "--sources", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let mut fetched = 0;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let o: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(s) = o.get("source") {
+            assert_eq!(s["status"], "complete", "{s}");
+            fetched += s["report"]["created"].as_u64().unwrap();
+        }
+    }
+    let total: u64 = (0..4).map(|i| 31 + i).sum();
+    assert!(fetched < total, "the rerun fetched {fetched} of {total}");
+    for (i, served) in farm.sources.iter().enumerate() {
+        served.equals(&root.path().join(format!("m/{i}"))).unwrap();
+    }
+}

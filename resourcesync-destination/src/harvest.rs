@@ -58,8 +58,9 @@ pub struct Member {
     /// How often it is due when its last run completed (a run that did not complete is
     /// retried sooner: 1 s, doubling, up to this).
     pub interval: Duration,
-    /// The longest one run of it may take: then it is stopped, keeping what it did
-    /// (as a stop does), and reported incomplete. `None`: no limit.
+    /// The longest one run of it may take in a [`harvest`]: then it is stopped, keeping
+    /// what it did (as a stop does), and reported timed out. `None`: no limit. A
+    /// follower's runs ([`follow`]) are bounded by their requests' timeouts only.
     pub max_time: Option<Duration>,
 }
 
