@@ -148,12 +148,29 @@ impl Settings {
 
 /// Reads the Sources file at `path`: each Source's directory relative to the file's.
 pub fn read(path: &Path) -> Result<Harvest, SourcesError> {
-    let text = std::fs::read_to_string(path).map_err(|source| SourcesError::Read {
+    use std::io::Read;
+    let error = |source| SourcesError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    // Read up to one byte past the bound: a file of a million Sources is far smaller.
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(error)?
+        .take(MAX_FILE + 1)
+        .read_to_string(&mut text)
+        .map_err(error)?;
+    if text.len() as u64 > MAX_FILE {
+        return Err(error(std::io::Error::other(format!(
+            "larger than {} MiB",
+            MAX_FILE >> 20
+        ))));
+    }
     parse(&text, path)
 }
+
+/// The largest Sources file read.
+const MAX_FILE: u64 = 64 << 20;
 
 /// Reads a Sources file's `text`; `path` names it in errors, and its directory is what
 /// relative directories are relative to.
@@ -217,6 +234,18 @@ pub fn parse(text: &str, path: &Path) -> Result<Harvest, SourcesError> {
         let member =
             member(name.clone(), source, base.join(dir), settings).map_err(|p| fail(&name, p))?;
         members.push(member);
+    }
+    for (key, value) in [
+        ("sources", limits.sources),
+        ("requests", limits.requests),
+        ("per-host", limits.per_host),
+    ] {
+        if value.is_some_and(|v| v == 0 || v > Limits::MAX) {
+            return Err(table(
+                "limits",
+                format!("`{key}` must be from 1 to {}", Limits::MAX),
+            ));
+        }
     }
     let defaults = Limits::default();
     let limits = Limits::new(
@@ -362,6 +391,10 @@ max-time = "1h"
             e,
             "s.toml: source 1 (http://a/): `dir` must be a string, not integer"
         );
+        let e = err(
+            "[limits]\nrequests = 9223372036854775807\n[[source]]\nurl = \"http://a/\"\ndir = \"a\"\n",
+        );
+        assert_eq!(e, "s.toml: [limits]: `requests` must be from 1 to 1000000");
         let e = err("[[source]\n");
         assert!(e.starts_with("s.toml: TOML parse error at line 1"), "{e}");
         let e = err("[[source]]\nurl = \"http://a/\"\ndir = \"a\"\nmax-deletes = 3\n");

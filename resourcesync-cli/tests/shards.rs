@@ -141,3 +141,57 @@ fn shards_fill_one_directory_as_one_sync_would() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not K/N with K below N"));
 }
+
+#[test]
+fn shards_and_unsharded_runs_keep_out_of_each_other() {
+    let served = Served::start(|s| {
+        for i in 0..30 {
+            s.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
+        }
+        s.tick(10);
+    });
+    served.faults(|path, _| path.starts_with("r/").then_some(Fault::Slow(100)));
+    let root = tempfile::tempdir().unwrap();
+    let base = served.base.as_str();
+
+    // A directory a sync without --shard keeps is not taken over by shards.
+    let whole = root.path().join("whole");
+    let out = resourcesync(&["sync", base, whole.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = resourcesync(&["sync", "--shard", "0/2", base, whole.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("was synced without --shard"));
+
+    // While a shard runs, neither an unsharded run nor an audit of the whole starts.
+    let dir = root.path().join("sharded");
+    let d = dir.to_str().unwrap();
+    let mut running = spawn(&["sync", "--concurrency", "1", "--shard", "0/2", base, d]);
+    let lock = dir.join(".resourcesync/shards/0-of-2/lock");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !lock.exists() {
+        assert!(Instant::now() < deadline, "the shard never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for args in [vec!["sync", "--audit", base, d], vec!["sync", base, d]] {
+        let out = resourcesync(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("another sync is using"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // The other shard of the split runs beside it.
+    let out = resourcesync(&["sync", "--shard", "1/2", base, d]);
+    assert!(out.status.success(), "{}", text(&out));
+    running.kill().unwrap();
+    running.wait().unwrap();
+
+    // A shard directory not named as a shard's is no shard of any split.
+    std::fs::create_dir(dir.join(".resourcesync/shards/00-of-2")).unwrap();
+    let out = resourcesync(&["sync", "--shard", "0/2", base, d]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = resourcesync(&["sync", "--audit", base, d]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(!dir.join(".resourcesync/shards/00-of-2/lock").exists());
+}

@@ -49,9 +49,13 @@ impl std::fmt::Display for Mode {
     }
 }
 
-/// One of `n` shards: a baseline or audit then covers only the resources whose URI
-/// hashes to `k` (xxh3, stable across versions and machines), so that `n` workers, each
-/// with its own state, sync one Source together.
+/// One of `n` shards: a run then covers only the resources whose key hashes to `k`
+/// (xxh3, stable across versions and machines), so that `n` workers, each with its own
+/// state, sync one Source together. The key of a resource is its local path as the
+/// config maps it, folded as the most folding file system compares names
+/// ([`Config::shard_key`]): URIs that would share a file (`http:` and `https:`, a
+/// fragment, case or Unicode normalization apart) are in one shard, where the check for
+/// such collisions sees them both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
     k: u64,
@@ -74,9 +78,9 @@ impl Shard {
         self.n
     }
 
-    /// Whether the resource `uri` is in this shard.
-    pub fn contains(&self, uri: &Uri) -> bool {
-        xxh3_64(uri.as_str().as_bytes()) % self.n == self.k
+    /// Whether the resource whose key ([`Config::shard_key`]) is `key` is in this shard.
+    pub fn owns(&self, key: &str) -> bool {
+        xxh3_64(key.as_bytes()) % self.n == self.k
     }
 }
 
@@ -184,6 +188,12 @@ pub struct Config {
     /// responses. The client reads no clock: without it only the Source's `Date` bounds
     /// the checkpoint.
     pub clock: Option<W3cDateTime>,
+    /// The driver tells when each request is sent ([`Client::handle_started`]): its
+    /// timers start then, not when it was polled. For a driver that holds requests back
+    /// (a limit shared with other runs, a host's Crawl-delay), however long.
+    ///
+    /// [`Client::handle_started`]: crate::Client::handle_started
+    pub started_by_driver: bool,
 }
 
 /// A [`Config`] that cannot be: its start is no URI the client could fetch or map.
@@ -223,7 +233,15 @@ impl Config {
             bounds: Bounds::default(),
             verification: Verification::default(),
             clock: None,
+            started_by_driver: false,
         })
+    }
+
+    /// This configuration for a driver that tells when each request is sent
+    /// ([`Config::started_by_driver`]).
+    pub fn with_started_by_driver(mut self, started: bool) -> Config {
+        self.started_by_driver = started;
+        self
     }
 
     /// This configuration with the caller's wall clock at the start of the run
@@ -308,6 +326,23 @@ impl Config {
         self
     }
 
+    /// The key [`Shard`]s split resources by: `uri`'s local path ([`Config::paths`]),
+    /// case-folded and in Unicode's composed form on every file system alike (so that
+    /// shards on machines with different file systems agree); the URI as written when it
+    /// maps to no path (it is refused, by the one shard that owns it).
+    pub fn shard_key(&self, uri: &Uri) -> String {
+        match self.paths.local_path(uri) {
+            Ok(path) => resourcesync_model::names::fold(path.as_str()).into_owned(),
+            Err(_) => uri.as_str().to_owned(),
+        }
+    }
+
+    /// Whether `uri` is this run's: every resource without a shard, else its shard's.
+    pub fn in_shard(&self, uri: &Uri) -> bool {
+        self.shard
+            .is_none_or(|shard| shard.owns(&self.shard_key(uri)))
+    }
+
     /// Whether the start is a base to discover from (its path ends with `/`) rather
     /// than a document.
     pub(crate) fn discovers(&self) -> bool {
@@ -327,11 +362,16 @@ mod tests {
 
     #[test]
     fn shards_partition() {
-        let shards: Vec<Shard> = (0..4).map(|k| Shard::new(k, 4).unwrap()).collect();
+        let config = |k| {
+            Config::new("https://example.com/".parse().unwrap(), Mode::Audit)
+                .unwrap()
+                .with_shard(Shard::new(k, 4).unwrap())
+        };
+        let shards: Vec<Config> = (0..4).map(config).collect();
         let mut counts = [0; 4];
         for i in 0..1000 {
             let uri: Uri = format!("https://example.com/r/{i}").parse().unwrap();
-            let owners: Vec<usize> = (0..4).filter(|&k| shards[k].contains(&uri)).collect();
+            let owners: Vec<usize> = (0..4).filter(|&k| shards[k].in_shard(&uri)).collect();
             assert_eq!(owners.len(), 1);
             counts[owners[0]] += 1;
         }
@@ -345,8 +385,27 @@ mod tests {
             "XXH3's published test vector"
         );
         assert_eq!(xxh3_64(b"https://example.com/a"), XXH3_EXAMPLE);
-        let uri: Uri = "https://example.com/a".parse().unwrap();
-        assert!(Shard::new(XXH3_EXAMPLE % 7, 7).unwrap().contains(&uri));
+        assert!(
+            Shard::new(XXH3_EXAMPLE % 7, 7)
+                .unwrap()
+                .owns("https://example.com/a")
+        );
+        // The key is the folded local path: URIs that would share a file share a shard.
+        let one = &shards[0];
+        let key = |u: &str| one.shard_key(&u.parse().unwrap());
+        assert_eq!(key("https://example.com/r/A.txt"), "r/a.txt");
+        for same in [
+            "http://example.com/r/a.txt",
+            "https://example.com/r/a.txt#part",
+            "https://EXAMPLE.com/r/A.TXT",
+        ] {
+            assert_eq!(key(same), "r/a.txt", "{same}");
+        }
+        // Composed and decomposed forms of one name.
+        assert_eq!(
+            key("https://example.com/caf%C3%A9"),
+            key("https://example.com/cafe%CC%81")
+        );
     }
 
     #[test]

@@ -122,12 +122,14 @@ async fn one_run(
     {
         kinds.extend(found.filter_map(|a| resourcesync_client::policy::SpecialAddress::of(a.ip())));
     }
+    // A gate holds requests back: their timers start when they pass it (`Msg::Started`).
+    let gated = !gate.is_unlimited();
     let mut run = Run::start(options, stop.token().clone(), |config| {
         let mut policy = config.policy.clone();
         for kind in kinds {
             policy = policy.allow_address_kind(kind);
         }
-        config.with_policy(policy)
+        config.with_policy(policy).with_started_by_driver(gated)
     })?;
     let http = reqwest::Client::builder()
         .dns_resolver(Arc::new(CheckedResolver(
@@ -167,7 +169,6 @@ async fn one_run(
         }
     }
     // A gate that holds nothing back is skipped: a run alone sends at once.
-    let gated = !gate.is_unlimited();
     while !run.is_over() {
         while let Some(request) = run.poll_request(Instant::now()) {
             let id = request.id;

@@ -85,9 +85,21 @@ pub const KEPT: &str = ".resourcesync";
 /// Under [`KEPT`]: each shard's own files, in `K-of-N/`.
 const SHARDS: &str = "shards";
 
+/// Under [`SHARDS`]: the lock a shard holds while it checks the split and makes its
+/// directory.
+const SPLIT_LOCK: &str = "split.lock";
+
 /// A shard's directory under [`SHARDS`]: `K-of-N`.
 fn shard_name(shard: Shard) -> String {
     format!("{}-of-{}", shard.index(), shard.count())
+}
+
+/// The shard a directory under [`SHARDS`] is named for: exactly as
+/// [`shard_name`] writes it (`0-of-4`; not `00-of-4` nor `+0-of-4`).
+fn parse_shard(name: &str) -> Option<Shard> {
+    let (k, n) = name.split_once("-of-")?;
+    let shard = Shard::new(k.parse().ok()?, n.parse().ok()?)?;
+    (shard_name(shard) == name).then_some(shard)
 }
 
 /// What a [`DirectoryDestination`] could not do that is not a resource's failure (those
@@ -137,6 +149,12 @@ pub enum DestinationError {
         dir: PathBuf,
         /// The lock file held.
         lock: PathBuf,
+    },
+    /// A sync without `--shard` keeps the directory: a shard would not know its files.
+    #[error("{} was synced without --shard: its files are that sync's inventory's; sync it without --shard, or shard a new directory", dir.display())]
+    Unsharded {
+        /// The directory.
+        dir: PathBuf,
     },
     /// Shards keep the directory, and this run is not one of them: an unsharded sync
     /// (the shards' files are not its inventory's; an audit of the whole is allowed), or
@@ -224,8 +242,9 @@ pub struct DirectoryDestination {
     /// For a shard's audit: what the other shards stored (see
     /// [`know_other_shards`](Self::know_other_shards)).
     elsewhere: Vec<resourcesync_model::Uri>,
-    /// `.resourcesync/lock`, locked for as long as this destination is open.
-    _lock: Option<std::fs::File>,
+    /// `.resourcesync/lock` (and a shard's own), locked for as long as this destination
+    /// is open.
+    _locks: Vec<std::fs::File>,
     /// A baseline's [`verify`](Self::verify) has files changed since stored fetched
     /// again (see [`with_repair`](Self::with_repair)).
     repair: bool,
@@ -261,7 +280,7 @@ impl DirectoryDestination {
         dir: impl Into<PathBuf>,
         shard: Option<Shard>,
     ) -> Result<DirectoryDestination, DestinationError> {
-        DirectoryDestination::open_inner(dir.into(), shard, false)
+        DirectoryDestination::open_inner(dir.into(), shard, false, false)
     }
 
     /// [`open`](Self::open) for an audit of the whole of a directory that shards keep
@@ -269,13 +288,16 @@ impl DirectoryDestination {
     /// elsewhere is refused, as the shards' files are not its inventory's), and the
     /// shards' inventories to read with [`shard_records`](Self::shard_records).
     pub fn open_whole(dir: impl Into<PathBuf>) -> Result<DirectoryDestination, DestinationError> {
-        DirectoryDestination::open_inner(dir.into(), None, true)
+        DirectoryDestination::open_inner(dir.into(), None, true, false)
     }
 
-    fn open_inner(
+    /// `top_locked`: DIR's lock is held already by the caller (an audit reading the
+    /// shards' inventories, [`shard_records`](Self::shard_records)).
+    pub(crate) fn open_inner(
         dir: PathBuf,
         shard: Option<Shard>,
         whole: bool,
+        top_locked: bool,
     ) -> Result<DirectoryDestination, DestinationError> {
         let io_at = |path: &Path| {
             let path = path.to_owned();
@@ -288,19 +310,43 @@ impl DirectoryDestination {
             _ => {}
         }
         let root = Dir::open_ambient_dir(&dir, ambient_authority()).map_err(io_at(&dir))?;
-        let mut kept = own_dir(&root, Path::new(KEPT), &dir)?;
-        let mut kept_path = dir.join(KEPT);
-        let shards = kept.exists(SHARDS);
-        match shard {
+        let top = own_dir(&root, Path::new(KEPT), &dir)?;
+        let top_path = dir.join(KEPT);
+        let shards_path = top_path.join(SHARDS);
+        // Before anything else is touched (the temporary files removed below could be
+        // another run's): DIR's lock, held by one unsharded run, or shared by the shards
+        // of one split, each of which then holds its own as well.
+        let mut locks = Vec::new();
+        let (kept, kept_path) = match shard {
             Some(shard) => {
+                if !top_locked {
+                    locks.extend(kept::lock_as(
+                        &top,
+                        &dir,
+                        &top_path,
+                        kept::LOCK,
+                        kept::Hold::Shared,
+                    )?);
+                }
+                // A directory a sync without --shard keeps is that sync's: its files
+                // are in its inventory, which no shard reads.
+                if top.exists(kept::STATE) {
+                    return Err(DestinationError::Unsharded { dir });
+                }
                 let name = shard_name(shard);
-                let all = own_dir(&kept, Path::new(SHARDS), &kept_path)?;
-                // Shards of one split only: a shard of another split (N differs) holds
-                // paths this one would take for another's files.
-                let entries = all.entries().map_err(io_at(&kept_path.join(SHARDS)))?;
+                let all = own_dir(&top, Path::new(SHARDS), &top_path)?;
+                // One split at a time: the check and the shard's directory made under a
+                // lock of their own, so that shards of two splits starting together
+                // cannot both pass it.
+                let _split =
+                    kept::lock_as(&all, &dir, &shards_path, SPLIT_LOCK, kept::Hold::Waiting)?;
+                let entries = all.entries().map_err(io_at(&shards_path))?;
                 for entry in entries.flatten() {
                     let other = entry.file_name().to_string_lossy().into_owned();
-                    if !other.ends_with(&format!("-of-{}", shard.count())) {
+                    if other == SPLIT_LOCK {
+                        continue;
+                    }
+                    if parse_shard(&other).is_none_or(|o| o.count() != shard.count()) {
                         return Err(DestinationError::Shards {
                             dir: dir.clone(),
                             found: other,
@@ -308,30 +354,35 @@ impl DirectoryDestination {
                         });
                     }
                 }
-                let shards_path = kept_path.join(SHARDS);
-                kept = own_dir(&all, Path::new(&name), &shards_path)?;
-                kept_path = shards_path.join(&name);
+                let kept = own_dir(&all, Path::new(&name), &shards_path)?;
+                (kept, shards_path.join(&name))
             }
-            None if shards && !whole => {
-                // The inventories are the shards'; this run's would not know their files.
-                let found = kept
-                    .read_dir(SHARDS)
-                    .ok()
-                    .and_then(|mut e| e.next())
-                    .and_then(Result::ok)
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                return Err(DestinationError::Shards {
-                    dir: dir.clone(),
-                    found,
-                    asked: "all".into(),
-                });
+            None => {
+                locks.extend(lock(&top, &dir, &top_path)?);
+                // Looked at under the lock: no shard starts while it is held.
+                let found = match top.read_dir(SHARDS) {
+                    Ok(entries) => entries
+                        .flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .find(|n| n != SPLIT_LOCK),
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                    Err(e) => return Err(io_at(&shards_path)(e)),
+                };
+                if let (Some(found), false) = (found, whole) {
+                    // The inventories are the shards'; this run's would not know their
+                    // files.
+                    return Err(DestinationError::Shards {
+                        dir: dir.clone(),
+                        found,
+                        asked: "all".into(),
+                    });
+                }
+                (top, top_path)
             }
-            None => {}
+        };
+        if shard.is_some() {
+            locks.extend(lock(&kept, &dir, &kept_path)?);
         }
-        // Before anything else is touched: the temporary files removed below could be
-        // another run's.
-        let lock = lock(&kept, &dir, &kept_path)?;
         let tmp = own_dir(&kept, Path::new("tmp"), &kept_path)?;
         let entries = tmp.entries().map_err(io_at(&kept_path.join("tmp")))?;
         for entry in entries.flatten() {
@@ -354,7 +405,7 @@ impl DirectoryDestination {
             replace_foreign: false,
             journal: None,
             file_system,
-            _lock: lock,
+            _locks: locks,
             repair: true,
         })
     }

@@ -61,8 +61,9 @@ impl Gate {
     pub fn new(max_requests: usize, per_authority: usize) -> Gate {
         Gate {
             inner: Arc::new(Inner {
-                all: Some(Arc::new(Semaphore::new(max_requests.max(1)))),
-                per_authority: Some(per_authority.max(1)),
+                // Within what a semaphore holds (and far beyond any use).
+                all: Some(Arc::new(Semaphore::new(max_requests.clamp(1, 1 << 30)))),
+                per_authority: Some(per_authority.clamp(1, 1 << 30)),
                 authorities: Mutex::default(),
             }),
         }
@@ -97,15 +98,11 @@ impl Gate {
         self.inner.per_authority
     }
 
-    /// Waits for a place for a request to `authority`: one among all, one of the
-    /// authority's, then its turn by the authority's pace.
+    /// Waits for a place for a request to `authority`: one of the authority's, then its
+    /// turn by the authority's pace, then one among all. In that order, so that what
+    /// waits for its authority (a Source asking more of it than its limit, a slow or
+    /// paced one) holds none of the places every authority shares.
     pub async fn pass(&self, authority: &str) -> Pass {
-        let all = match &self.inner.all {
-            // Never closed: an error cannot happen; a request goes without a place
-            // rather than never.
-            Some(all) => all.clone().acquire_owned().await.ok(),
-            None => None,
-        };
         let slots = {
             let mut map = self.authorities();
             self.entry(&mut map, authority).slots.clone()
@@ -123,6 +120,12 @@ impl Gate {
             at
         };
         tokio::time::sleep_until(at).await;
+        let all = match &self.inner.all {
+            // Never closed: an error cannot happen; a request goes without a place
+            // rather than never.
+            Some(all) => all.clone().acquire_owned().await.ok(),
+            None => None,
+        };
         Pass {
             _all: all,
             _authority: own,
@@ -205,6 +208,25 @@ mod tests {
         assert!(fourth.is_err());
         drop(a);
         let _d = gate.pass("http://a:80").await;
+        // What waits for its authority holds no place among all: with a:80's one place
+        // taken and two more waiting for it, b:80 still gets the other place.
+        let shared = Gate::new(2, 1);
+        let _a = shared.pass("http://a:80").await;
+        let waiting: Vec<_> = (0..2)
+            .map(|_| {
+                let shared = shared.clone();
+                tokio::spawn(async move { shared.pass("http://a:80").await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let b = tokio::time::timeout(Duration::from_millis(100), shared.pass("http://b:80")).await;
+        assert!(
+            b.is_ok(),
+            "a place among all was held by a request waiting for its authority"
+        );
+        for w in waiting {
+            w.abort();
+        }
         // Paced: turns at least the delay apart.
         let paced = Gate::new(10, 10);
         paced.set_delay("http://c:80", Duration::from_millis(100));

@@ -106,13 +106,17 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// The most any of the limits may be.
+    pub const MAX: usize = 1_000_000;
+
     /// `sources` synced at once, `requests` in flight in all, `per_authority` to one
-    /// authority (each at least one); robots.txt read.
+    /// authority (each from one to [`Limits::MAX`]); robots.txt read.
     pub fn new(sources: usize, requests: usize, per_authority: usize) -> Limits {
+        let bound = |n: usize| n.clamp(1, Limits::MAX);
         Limits {
-            sources: sources.max(1),
-            requests: requests.max(1),
-            per_authority: per_authority.max(1),
+            sources: bound(sources),
+            requests: bound(requests),
+            per_authority: bound(per_authority),
             robots: true,
         }
     }
@@ -416,7 +420,13 @@ async fn read_crawl_delay(http: &reqwest::Client, authority: &str) -> Option<Dur
             break;
         }
     }
-    let robot = texting_robots::Robot::new(ROBOTS_AGENT, &body).ok()?;
+    // Parsed off the runtime's threads: the parser compiles a pattern per rule, and a
+    // large file has many (of which only the Crawl-delay is used here).
+    let robot =
+        tokio::task::spawn_blocking(move || texting_robots::Robot::new(ROBOTS_AGENT, &body))
+            .await
+            .ok()?
+            .ok()?;
     robot
         .delay
         .filter(|d| d.is_finite() && *d > 0.0)
@@ -443,6 +453,10 @@ pub async fn harvest(
         tasks.push(tokio::spawn(async move {
             // Never closed: a Source runs without a place rather than never.
             let _place = running.acquire_owned().await.ok();
+            // Stopped while it waited for its place: not started at all.
+            if stop.token().is_stopped() {
+                return not_started(index, &member, &*observer);
+            }
             let mut schedule = Follower::new(member.interval, Instant::now());
             let _ = schedule.poll_run(Instant::now());
             one(
@@ -608,9 +622,39 @@ async fn one(
     done
 }
 
+/// What a Source the harvest was stopped before it started comes to: interrupted,
+/// nothing done, due again at once.
+fn not_started(index: usize, member: &Member, observer: &dyn HarvestObserver) -> Harvested {
+    let now = SystemTime::now();
+    let synced = Synced {
+        mode: "not started",
+        report: resourcesync_client::Report::default(),
+        seconds: 0.0,
+        interrupted: true,
+    };
+    let done = Harvested {
+        name: member.name.clone(),
+        index,
+        outcome: Ok(synced),
+        why: Some("stopped before it started".into()),
+        timed_out: false,
+        crawl_delay: None,
+        started: now,
+        ended: now,
+        next_due: now,
+    };
+    observer.finished(&done);
+    done
+}
+
 /// Makes the parents of the Source's directory: a harvest's directories are laid out by
 /// its file (`mirror/<name>`), where a single sync wants its directory's parent there.
 async fn make_parent(options: &SyncOptions) -> Result<(), SyncError> {
+    // An audit or a dry run changes nothing: it makes no directory either (the sync
+    // says so if its directory's parent is missing).
+    if options.audit || options.dry_run {
+        return Ok(());
+    }
     let Some(parent) = options.dir.parent().filter(|p| !p.as_os_str().is_empty()) else {
         return Ok(());
     };

@@ -21,10 +21,8 @@ impl<I: Inventory> Client<I> {
         entry: &Entry,
         bitstream: Option<(RequestId, usize)>,
     ) {
-        if let Some(shard) = &self.config.shard {
-            if !shard.contains(&entry.loc) {
-                return;
-            }
+        if !self.config.in_shard(&entry.loc) {
+            return;
         }
         self.report.listed += 1;
         self.progress.listed += 1;
@@ -123,7 +121,7 @@ impl<I: Inventory> Client<I> {
         }
         self.listed.sort_unstable();
         let listed = std::mem::take(&mut self.listed);
-        let shard = self.config.shard;
+        let config = &self.config;
         let paths = &self.config.paths;
         let mut gone: Vec<Uri> = Vec::new();
         let mut count = 0u64;
@@ -133,7 +131,7 @@ impl<I: Inventory> Client<I> {
             self.config.max_deletes
         };
         self.inventory.for_each(&mut |uri, _| {
-            if shard.is_some_and(|s| !s.contains(uri)) || listed.binary_search(&hash(uri)).is_ok() {
+            if !config.in_shard(uri) || listed.binary_search(&hash(uri)).is_ok() {
                 return;
             }
             // What is not the Source's to list is not ours to delete.

@@ -392,10 +392,8 @@ impl<I: Inventory> Client<I> {
             self.push_problem(uri.as_ref(), None, ProblemKind::EntryRefused(refusal));
         }
         for (position, r) in ordered {
-            if let Some(shard) = &self.config.shard {
-                if !shard.contains(&r.uri) {
-                    continue;
-                }
+            if !self.config.in_shard(&r.uri) {
+                continue;
             }
             // A change listed later explains a body that matched nothing before: the
             // resource is taken as this change says.

@@ -171,7 +171,7 @@ impl<I: Inventory> Client<I> {
         let mut deferred: Vec<Refetch> = self.sets[set].deferred.drain().map(|(_, r)| r).collect();
         deferred.sort_by(|a, b| a.uri.cmp(&b.uri));
         for again in deferred {
-            if self.config.shard.is_some_and(|s| !s.contains(&again.uri)) {
+            if !self.config.in_shard(&again.uri) {
                 self.sets[set].refetch.push(again);
                 continue;
             }

@@ -1,7 +1,7 @@
 //! Transport: requests made and answered, redirects, retries and timeouts, and what a
 //! request that fails for good leaves behind.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use http::{HeaderMap, StatusCode};
 use resourcesync_model::{
@@ -84,12 +84,19 @@ impl<I: Inventory> Client<I> {
             )),
         };
         let uri = job.uri.clone();
-        let limit = later(now, self.config.bounds.max_request_time);
+        // Held back by a driver that says when it goes: no timer until then.
+        let (limit, quiet) = match self.config.started_by_driver {
+            true => (later(now, Duration::MAX), Duration::MAX),
+            false => (
+                later(now, self.config.bounds.max_request_time),
+                self.config.bounds.request_timeout,
+            ),
+        };
         self.flights.insert(
             id,
             Flight {
                 job,
-                deadline: limit.min(later(now, self.config.bounds.request_timeout)),
+                deadline: limit.min(later(now, quiet)),
                 limit,
                 status: None,
                 body,
@@ -108,8 +115,10 @@ impl<I: Inventory> Client<I> {
     /// shared with other clients, a host's Crawl-delay): the time it may stay quiet and
     /// the time it may take in all count from here, not from
     /// [`poll_request`](Client::poll_request), so that a request queued behind others
-    /// is not cancelled for their slowness or its turn. Ignored once the response head
-    /// arrived; a driver that never holds a request back need not call it.
+    /// is not cancelled for their slowness or its turn. With
+    /// [`Config::started_by_driver`] a request has no timer at all until then, however
+    /// long it is held. Ignored once the response head arrived; a driver that never
+    /// holds a request back need not call it.
     pub fn handle_started(&mut self, id: RequestId, now: Instant) -> Result<(), Misuse> {
         let Some(flight) = self.flights.get_mut(&id) else {
             return self.not_in_flight(id);

@@ -259,4 +259,29 @@ fn a_request_held_back_by_its_driver_counts_its_quiet_time_from_its_start() {
         == Event::Cancel {
             request: request.id
         }));
+
+    // A driver that tells each start: no timer until then, however long it is held.
+    let config = resourcesync_client::Config::new(
+        "https://example.com/resourcelist.xml".parse().unwrap(),
+        resourcesync_client::Mode::Baseline { prefer_dump: false },
+    )
+    .unwrap()
+    .with_started_by_driver(true);
+    let mut client = resourcesync_client::Client::new(
+        config,
+        resourcesync_client::State::new(),
+        MemoryInventory::new(),
+    );
+    let request = client.poll_request(now).unwrap();
+    let day = now + Duration::from_secs(86_400);
+    client.handle_timeout(day);
+    let cancelled = |e: &Event| {
+        *e == Event::Cancel {
+            request: request.id,
+        }
+    };
+    assert!(!std::iter::from_fn(|| client.poll_event()).any(|e| cancelled(&e)));
+    client.handle_started(request.id, day).unwrap();
+    client.handle_timeout(client.poll_timeout().unwrap());
+    assert!(std::iter::from_fn(|| client.poll_event()).any(|e| cancelled(&e)));
 }

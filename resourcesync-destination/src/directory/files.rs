@@ -86,7 +86,19 @@ pub(super) fn own_dir(parent: &Dir, name: &Path, shown: &Path) -> Result<Dir, De
     match parent.symlink_metadata(name) {
         Ok(meta) if meta.is_dir() => {}
         Ok(_) => return Err(DestinationError::NotOwnDirectory { path }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => parent.create_dir(name).map_err(io)?,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => match parent.create_dir(name) {
+            Ok(()) => {}
+            // Made by another run at the same moment (shards starting together): used if
+            // it is a directory, as it would have been found a moment later.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                match parent.symlink_metadata(name) {
+                    Ok(meta) if meta.is_dir() => {}
+                    Ok(_) => return Err(DestinationError::NotOwnDirectory { path }),
+                    Err(e) => return Err(io(e)),
+                }
+            }
+            Err(e) => return Err(io(e)),
+        },
         Err(e) => return Err(io(e)),
     }
     parent.open_dir(name).map_err(io)

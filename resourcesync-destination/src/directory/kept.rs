@@ -98,10 +98,10 @@ impl DirectoryDestination {
         let mut records = Vec::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let shard = name
-                .split_once("-of-")
-                .and_then(|(k, n)| Shard::new(k.parse().ok()?, n.parse().ok()?));
-            let Some(shard) = shard else {
+            if name == super::SPLIT_LOCK {
+                continue;
+            }
+            let Some(shard) = super::parse_shard(&name) else {
                 return Err(DestinationError::Shards {
                     dir: self.dir.clone(),
                     found: name,
@@ -111,7 +111,11 @@ impl DirectoryDestination {
             if Some(shard) == own {
                 continue;
             }
-            let dest = DirectoryDestination::open_shard(&self.dir, Some(shard))?;
+            // DIR's lock is this destination's already (exclusive for an audit of the
+            // whole, shared for a shard's): the shard's own is taken, so that one still
+            // running is Busy.
+            let dest =
+                DirectoryDestination::open_inner(self.dir.clone(), Some(shard), false, true)?;
             let mut inventory = dest.open_inventory()?;
             dest.replay(&mut inventory);
             inventory.for_each(&mut |uri, held| records.push((uri.clone(), *held)));
@@ -334,17 +338,45 @@ pub(super) fn lock(
     dir: &Path,
     kept_path: &Path,
 ) -> Result<Option<std::fs::File>, DestinationError> {
-    let path = kept_path.join(LOCK);
+    lock_as(kept, dir, kept_path, LOCK, Hold::Exclusive)
+}
+
+/// How a lock is held.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Hold {
+    /// By one run alone; another is refused at once ([`DestinationError::Busy`]).
+    Exclusive,
+    /// By any number of runs of one kind (the shards of a split), none of the other kind
+    /// (unsharded); refused at once as well.
+    Shared,
+    /// By one at a time, the others waiting for it (held for a moment only).
+    Waiting,
+}
+
+/// [`lock`] of the file `name` in `kept`, held as `hold`.
+pub(super) fn lock_as(
+    kept: &Dir,
+    dir: &Path,
+    kept_path: &Path,
+    name: &str,
+    hold: Hold,
+) -> Result<Option<std::fs::File>, DestinationError> {
+    let path = kept_path.join(name);
     #[cfg(unix)]
     {
         use rustix::fs::{FlockOperation, flock};
         let mut options = cap_std::fs::OpenOptions::new();
         options.read(true).write(true).create(true);
-        let file = own_file(kept, LOCK, &mut options).map_err(|source| DestinationError::Io {
+        let file = own_file(kept, name, &mut options).map_err(|source| DestinationError::Io {
             path: path.clone(),
             source,
         })?;
-        match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        let operation = match hold {
+            Hold::Exclusive => FlockOperation::NonBlockingLockExclusive,
+            Hold::Shared => FlockOperation::NonBlockingLockShared,
+            Hold::Waiting => FlockOperation::LockExclusive,
+        };
+        match flock(&file, operation) {
             Ok(()) => Ok(Some(file)),
             Err(rustix::io::Errno::WOULDBLOCK) => Err(DestinationError::Busy {
                 dir: dir.to_owned(),
@@ -366,7 +398,7 @@ pub(super) fn lock(
     }
     #[cfg(not(unix))]
     {
-        let _ = (kept, path);
+        let _ = (kept, dir, path, hold);
         Ok(None)
     }
 }

@@ -62,6 +62,8 @@ pub(crate) async fn run(args: &SyncArgs, file: &Path) -> Result<u8, Error> {
     });
     if args.follow {
         let followed = harvest::follow(&harvest, args.listen.ip(), &stop, printer.clone()).await;
+        let failed = followed.iter().filter(|f| f.is_err()).count();
+        let all = followed.len();
         for (member, followed) in harvest.members().iter().zip(followed) {
             match followed {
                 Ok(f) => printer.say(
@@ -71,10 +73,15 @@ pub(crate) async fn run(args: &SyncArgs, file: &Path) -> Result<u8, Error> {
                         f.runs, f.notifications, f.ignored
                     ),
                 ),
-                Err(e) => eprintln!("{}: {}", member.name, resourcesync_cli::Chain(&e)),
+                Err(e) => eprintln!("{}: {}", clean(&member.name), resourcesync_cli::Chain(&e)),
             }
         }
-        return Ok(130);
+        // Followers end when stopped, or when one cannot go on (said above).
+        return Ok(match (stop.token().is_stopped(), failed) {
+            (true, _) => 130,
+            (false, f) if f == all => 2,
+            (false, _) => 1,
+        });
     }
     let done = harvest::harvest(&harvest, &stop, printer.clone()).await;
     let complete = done.iter().filter(|d| d.is_complete()).count();
