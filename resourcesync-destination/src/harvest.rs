@@ -402,7 +402,9 @@ impl Shared {
 }
 
 /// The `Crawl-delay` for [`ROBOTS_AGENT`] in `authority`'s robots.txt: none when there is
-/// no robots.txt, it cannot be read or parsed, or it sets none.
+/// no robots.txt, it cannot be read or parsed, or it sets none. Redirects are not
+/// followed (RFC 9309 asks for up to five): a redirect could lead the read to an address
+/// the Source's sync would refuse, and this read is not held to the sync's policy.
 async fn read_crawl_delay(http: &reqwest::Client, authority: &str) -> Option<Duration> {
     let mut response = http
         .get(format!("{authority}/robots.txt"))
@@ -504,6 +506,10 @@ pub async fn harvest(
 /// channel, when its hub notifies a change (each Source's follower listens at its own
 /// callback, on `listen`'s address at a port of the system's choosing). What each
 /// follower did, in the harvest's order.
+///
+/// Every follower is under way at once ([`Limits::sources`] does not apply: a follower
+/// mostly waits); the requests of all of them pass the one gate. A follower that cannot
+/// go on ends with its error, in its place in what is returned, when the others end.
 pub async fn follow(
     harvest: &Harvest,
     listen: std::net::IpAddr,

@@ -67,7 +67,9 @@ impl DirectoryDestination {
     /// What every shard keeping this directory stored (each shard's inventory with its
     /// journal replayed), for an audit of the whole ([`open_whole`](Self::open_whole)):
     /// each shard is opened, and so locked, in turn, so that a shard still running is
-    /// [`DestinationError::Busy`]. None when no shard keeps it.
+    /// [`DestinationError::Busy`]. None when no shard keeps it. Held in memory, every
+    /// record (an audit of the whole of millions of resources takes hundreds of bytes
+    /// each); a shard's own runs keep theirs on disk.
     pub fn shard_records(&self) -> Result<Vec<(resourcesync_model::Uri, Held)>, DestinationError> {
         self.shard_records_but(None)
     }
