@@ -167,3 +167,72 @@ fn sources_that_share_a_directory_or_a_name_are_refused() {
     );
     assert!(Harvest::new(vec![one("a", "m/a"), one("b", "m/ab")], Limits::default()).is_ok());
 }
+
+#[test]
+fn a_farm_of_a_hundred_and_fifty_sources_of_every_kind_is_harvested() {
+    // Sizes from 1 to 40 resources; answers at once, 5 ms or 25 ms late; every tenth
+    // Source at fault in one of four ways.
+    let n = 150;
+    let farm = Farm::start(n, |i, s| populate(s, 1 + (i * 7) % 40));
+    let fault = |i: usize| (i % 10 == 9).then_some(i / 10 % 4);
+    for (i, served) in farm.sources.iter().enumerate() {
+        match fault(i) {
+            Some(0) => served.faults(|_, _| Some(Fault::Status(503))),
+            Some(1) => served.faults(|path, _| {
+                (!path.starts_with("r/")).then(|| Fault::Body(b"<urlset><url><loc>".to_vec()))
+            }),
+            Some(2) => served.faults(|_, _| Some(Fault::Slow(60_000))),
+            // A resource whose bytes are not the listed ones.
+            Some(_) => served.faults(|path, _| (path == "r/0.txt").then_some(Fault::Corrupt)),
+            None => {
+                let late = [0, 5, 25][i % 3];
+                served.faults(move |path, _| {
+                    (late > 0 && path.starts_with("r/")).then_some(Fault::Slow(late))
+                })
+            }
+        }
+    }
+    let root = tempfile::tempdir().unwrap();
+    let members: Vec<Member> = farm
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, served)| {
+            let sync = SyncOptions::new(
+                served.base.parse().unwrap(),
+                root.path().join(format!("{i}")),
+            );
+            let member = Member::new(format!("{i}"), sync);
+            match fault(i) {
+                Some(2) => member.with_max_time(Duration::from_secs(4)),
+                _ => member,
+            }
+        })
+        .collect();
+    let harvest = Harvest::new(members, Limits::new(32, 64, 4).with_robots(false)).unwrap();
+    let done = runtime().block_on(harvest::harvest(&harvest, &AsyncStop::new(), Arc::new(())));
+    assert_eq!(done.len(), n);
+    for (i, d) in done.iter().enumerate() {
+        match fault(i) {
+            None => {
+                assert_eq!(d.status(), "complete", "{i}: {:?}", d.reason());
+                farm.sources[i]
+                    .equals(&root.path().join(format!("{i}")))
+                    .unwrap_or_else(|e| panic!("source {i}: {e}"));
+            }
+            Some(2) => assert_eq!(d.status(), "timed out", "{i}"),
+            Some(_) => {
+                assert_eq!(d.status(), "incomplete", "{i}: {:?}", d.outcome);
+                assert!(d.reason().is_some(), "{i}");
+            }
+        }
+    }
+    // The corrupted resource was never placed: nothing but verified bytes in any directory.
+    for (i, _) in done
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| fault(*i) == Some(3))
+    {
+        assert!(!root.path().join(format!("{i}/r/0.txt")).exists(), "{i}");
+    }
+}
