@@ -137,6 +137,8 @@ async fn one_run(
         )))
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION")))
+        // Connections kept open to a host: no more than the gate lets be in use.
+        .pool_max_idle_per_host(gate.per_authority().unwrap_or(usize::MAX))
         .build()
         .map_err(|e| SyncError::Http(e.to_string()))?;
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
