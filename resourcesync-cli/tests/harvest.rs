@@ -286,3 +286,23 @@ fn an_interrupted_harvest_keeps_what_it_stored_and_a_rerun_completes() {
         served.equals(&root.path().join(format!("m/{i}"))).unwrap();
     }
 }
+
+#[test]
+fn followers_that_cannot_start_are_told_at_once_and_the_command_ends() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("taken"), b"a file, not a directory").unwrap();
+    let file = root.path().join("sources.toml");
+    std::fs::write(
+        &file,
+        "[[source]]\nname = \"one\"\nurl = \"http://127.0.0.1:9/\"\ndir = \"taken/one\"\n\
+         [[source]]\nname = \"two\"\nurl = \"http://127.0.0.1:9/\"\ndir = \"taken/two\"\n",
+    )
+    .unwrap();
+    let out = resourcesync(&["sync", "--follow", "--sources", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("one: cannot follow: ") && stderr.contains("two: cannot follow: "),
+        "{stderr}"
+    );
+}

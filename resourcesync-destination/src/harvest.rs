@@ -346,6 +346,11 @@ pub trait HarvestObserver: Send + Sync {
     fn finished(&self, done: &Harvested) {
         let _ = done;
     }
+    /// The Source's follower cannot go on ([`follow`] only): it ends with `error`, the
+    /// others go on.
+    fn failed(&self, index: usize, error: &SyncError) {
+        let _ = (index, error);
+    }
 }
 
 impl HarvestObserver for () {}
@@ -509,7 +514,8 @@ pub async fn harvest(
 ///
 /// Every follower is under way at once ([`Limits::sources`] does not apply: a follower
 /// mostly waits); the requests of all of them pass the one gate. A follower that cannot
-/// go on ends with its error, in its place in what is returned, when the others end.
+/// go on is told at once ([`HarvestObserver::failed`]) and ends with its error, in its
+/// place in what is returned.
 pub async fn follow(
     harvest: &Harvest,
     listen: std::net::IpAddr,
@@ -536,8 +542,14 @@ pub async fn follow(
                 first: None,
             };
             observer.started(index, &member);
-            make_parent(&member.sync).await?;
-            crate::follow::follow(&options, &stop, &mut each).await
+            let followed = match make_parent(&member.sync).await {
+                Ok(()) => crate::follow::follow(&options, &stop, &mut each).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = &followed {
+                observer.failed(index, e);
+            }
+            followed
         }));
     }
     let mut out = Vec::new();

@@ -64,19 +64,19 @@ pub(crate) async fn run(args: &SyncArgs, file: &Path) -> Result<u8, Error> {
         let followed = harvest::follow(&harvest, args.listen.ip(), &stop, printer.clone()).await;
         let failed = followed.iter().filter(|f| f.is_err()).count();
         let all = followed.len();
+        // A follower that failed was told when it did (`Printer::failed`).
         for (member, followed) in harvest.members().iter().zip(followed) {
-            match followed {
-                Ok(f) => printer.say(
+            if let Ok(f) = followed {
+                printer.say(
                     &member.name,
                     &format!(
                         "followed: {} runs, {} notifications, {} ignored",
                         f.runs, f.notifications, f.ignored
                     ),
-                ),
-                Err(e) => eprintln!("{}: {}", clean(&member.name), resourcesync_cli::Chain(&e)),
+                );
             }
         }
-        // Followers end when stopped, or when one cannot go on (said above).
+        // Followers end when stopped, or when one cannot go on.
         return Ok(match (stop.token().is_stopped(), failed) {
             (true, _) => 130,
             (false, f) if f == all => 2,
@@ -231,6 +231,14 @@ impl HarvestObserver for Printer {
         } else if let Some(line) = follow_line(notice) {
             self.say(name, &line);
         }
+    }
+
+    fn failed(&self, index: usize, error: &resourcesync_destination::SyncError) {
+        eprintln!(
+            "{}: cannot follow: {}",
+            clean(self.name(index)),
+            clean(&resourcesync_cli::Chain(error).to_string())
+        );
     }
 
     fn finished(&self, done: &Harvested) {
