@@ -214,7 +214,7 @@ impl<I: KeptInventory> Run<I> {
     /// [`start`](Run::start) with an inventory of the caller's, which `open` gives once
     /// the directory is open (and locked); the journal of a killed run is replayed into
     /// it. For an audit of a directory that shards keep, their records are
-    /// [`record`](resourcesync_client::Inventory::record)ed into it as well: an audit
+    /// recorded into it as well (`Inventory::record`): an audit
     /// never saves, so they stay this run's (an inventory that writes through on
     /// `record` rather than on [`save`](KeptInventory::save) must not be given to one).
     pub fn start_with(

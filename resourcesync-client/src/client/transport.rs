@@ -116,7 +116,7 @@ impl<I: Inventory> Client<I> {
     /// the time it may take in all count from here, not from
     /// [`poll_request`](Client::poll_request), so that a request queued behind others
     /// is not cancelled for their slowness or its turn. With
-    /// [`Config::started_by_driver`] a request has no timer at all until then, however
+    /// [`Config::started_by_driver`](crate::Config::started_by_driver) a request has no timer at all until then, however
     /// long it is held. Ignored once the response head arrived; a driver that never
     /// holds a request back need not call it.
     pub fn handle_started(&mut self, id: RequestId, now: Instant) -> Result<(), Misuse> {
