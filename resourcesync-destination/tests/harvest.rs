@@ -28,6 +28,23 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
+/// A member per Source of `farm`, named `source I`, into `root/sI` (with sync's defaults:
+/// 8 requests in flight), as `each` makes it.
+fn members(
+    farm: &Farm,
+    root: &std::path::Path,
+    each: impl Fn(usize, Member) -> Member,
+) -> Vec<Member> {
+    farm.sources
+        .iter()
+        .enumerate()
+        .map(|(i, served)| {
+            let sync = SyncOptions::new(served.base.parse().unwrap(), root.join(format!("s{i}")));
+            each(i, Member::new(format!("source {i}"), sync))
+        })
+        .collect()
+}
+
 #[test]
 fn a_harvest_syncs_every_source_within_its_limits_and_reports_each() {
     // Sources of different sizes; the good ones answer every resource 30 ms late, so
@@ -46,23 +63,10 @@ fn a_harvest_syncs_every_source_within_its_limits_and_reports_each() {
         }
     }
     let root = tempfile::tempdir().unwrap();
-    let members: Vec<Member> = farm
-        .sources
-        .iter()
-        .enumerate()
-        .map(|(i, served)| {
-            let sync = SyncOptions::new(
-                served.base.parse().unwrap(),
-                root.path().join(format!("s{i}")),
-            )
-            .with_concurrency(8);
-            let member = Member::new(format!("source {i}"), sync);
-            match i {
-                HANGING => member.with_max_time(Duration::from_secs(3)),
-                _ => member,
-            }
-        })
-        .collect();
+    let members = members(&farm, root.path(), |i, member| match i {
+        HANGING => member.with_max_time(Duration::from_secs(3)),
+        _ => member,
+    });
     let limits = Limits::new(6, 24, 2);
     let harvest = Harvest::new(members, limits).unwrap();
     let stop = AsyncStop::new();
@@ -193,22 +197,10 @@ fn a_farm_of_a_hundred_and_fifty_sources_of_every_kind_is_harvested() {
         }
     }
     let root = tempfile::tempdir().unwrap();
-    let members: Vec<Member> = farm
-        .sources
-        .iter()
-        .enumerate()
-        .map(|(i, served)| {
-            let sync = SyncOptions::new(
-                served.base.parse().unwrap(),
-                root.path().join(format!("{i}")),
-            );
-            let member = Member::new(format!("{i}"), sync);
-            match fault(i) {
-                Some(2) => member.with_max_time(Duration::from_secs(4)),
-                _ => member,
-            }
-        })
-        .collect();
+    let members = members(&farm, root.path(), |i, member| match fault(i) {
+        Some(2) => member.with_max_time(Duration::from_secs(4)),
+        _ => member,
+    });
     let harvest = Harvest::new(members, Limits::new(32, 64, 4).with_robots(false)).unwrap();
     let done = runtime().block_on(harvest::harvest(&harvest, &AsyncStop::new(), Arc::new(())));
     assert_eq!(done.len(), n);
@@ -217,7 +209,7 @@ fn a_farm_of_a_hundred_and_fifty_sources_of_every_kind_is_harvested() {
             None => {
                 assert_eq!(d.status(), "complete", "{i}: {:?}", d.reason());
                 farm.sources[i]
-                    .equals(&root.path().join(format!("{i}")))
+                    .equals(&root.path().join(format!("s{i}")))
                     .unwrap_or_else(|e| panic!("source {i}: {e}"));
             }
             Some(2) => assert_eq!(d.status(), "timed out", "{i}"),
@@ -233,6 +225,6 @@ fn a_farm_of_a_hundred_and_fifty_sources_of_every_kind_is_harvested() {
         .enumerate()
         .filter(|(i, _)| fault(*i) == Some(3))
     {
-        assert!(!root.path().join(format!("{i}/r/0.txt")).exists(), "{i}");
+        assert!(!root.path().join(format!("s{i}/r/0.txt")).exists(), "{i}");
     }
 }
