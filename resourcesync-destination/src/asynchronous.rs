@@ -31,7 +31,9 @@ use resourcesync_model::uri_path::SegmentRules;
 use resourcesync_model::{Algorithms, Measure, Measured};
 use tokio::sync::{Notify, mpsc};
 
-use crate::directory::Bodies;
+use crate::destination::Destination;
+use crate::directory::{Bodies, DirectoryDestination};
+use crate::inventory::DiskInventory;
 use crate::gate::Gate;
 use crate::options::SyncOptions;
 use crate::run::{Finished, Observer, Run, StopToken, SyncError};
@@ -92,10 +94,25 @@ pub async fn sync_with_gate(
     stop: &AsyncStop,
     observer: &mut (dyn Observer + Send),
 ) -> Result<Synced, SyncError> {
+    let open = |options: &SyncOptions| Ok(DirectoryDestination::open_for(options)?);
+    sync_into(options, open, gate, stop, observer).await
+}
+
+/// [`sync_with_gate`] into a destination of the caller's (a bucket's prefix,
+/// `objects::ObjectDestination`), which `open` opens (and locks) for each run's options:
+/// a baseline that follows a run is a run of its own.
+pub async fn sync_into<D: Destination + Send>(
+    options: &SyncOptions,
+    mut open: impl FnMut(&SyncOptions) -> Result<D, SyncError> + Send,
+    gate: &Gate,
+    stop: &AsyncStop,
+    observer: &mut (dyn Observer + Send),
+) -> Result<Synced, SyncError> {
     let started = Instant::now();
     let mut options = options.clone();
     loop {
-        match one_run(&options, gate, stop, observer).await? {
+        let dest = open(&options)?;
+        match one_run(dest, &options, gate, stop, observer).await? {
             Finished::Done(mut synced) => {
                 synced.seconds = started.elapsed().as_secs_f64();
                 return Ok(synced);
@@ -106,7 +123,8 @@ pub async fn sync_with_gate(
 }
 
 /// One [`Run`], to its [`finish`](Run::finish).
-async fn one_run(
+async fn one_run<D: Destination + Send>(
+    dest: D,
     options: &SyncOptions,
     gate: &Gate,
     stop: &AsyncStop,
@@ -124,13 +142,22 @@ async fn one_run(
     }
     // A gate holds requests back: their timers start when they pass it (`Msg::Started`).
     let gated = !gate.is_unlimited();
-    let mut run = Run::start(options, stop.token().clone(), |config| {
+    let configure = |config: resourcesync_client::Config| {
         let mut policy = config.policy.clone();
         for kind in kinds {
             policy = policy.allow_address_kind(kind);
         }
         config.with_policy(policy).with_started_by_driver(gated)
-    })?;
+    };
+    let mut run: Run<DiskInventory, D> =
+        Run::start_on(dest, options, stop.token().clone(), configure, |dest| {
+            Ok(dest.open_inventory()?)
+        })?;
+    // Work the destination finishes after `settle` (an upload) wakes this loop.
+    let settled = Arc::new(Notify::new());
+    let wake = settled.clone();
+    run.destination_mut()
+        .on_settled(Arc::new(move || wake.notify_one()));
     let http = reqwest::Client::builder()
         .dns_resolver(Arc::new(CheckedResolver(
             run.client().config().policy.clone(),
@@ -221,6 +248,7 @@ async fn one_run(
             },
             () = sleep_until(timeout) => run.client().handle_timeout(Instant::now()),
             () = stop.wait() => {}
+            () = settled.notified() => {}
             // A save that is due though nothing else happens (every request in flight
             // waiting on a slow Source): `settle` makes it.
             () = sleep_until(wake) => {}

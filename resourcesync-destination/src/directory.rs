@@ -70,6 +70,7 @@ use resourcesync_package::Package;
 use xxhash_rust::xxh3::xxh3_128;
 
 use crate::inventory::{DiskInventory, KeptInventory};
+use crate::options::SyncOptions;
 
 mod files;
 mod kept;
@@ -408,6 +409,20 @@ impl DirectoryDestination {
             _locks: locks,
             repair: true,
         })
+    }
+
+    /// The directory of `options` opened for a run of them: one shard's
+    /// ([`open_shard`](Self::open_shard)), or the whole for an audit without a shard
+    /// ([`open_whole`](Self::open_whole): it reads the shards' inventories); replacing
+    /// files no sync stored and repairing as they say.
+    pub fn open_for(options: &SyncOptions) -> Result<DirectoryDestination, DestinationError> {
+        let dest = match options.audit && options.shard.is_none() {
+            true => DirectoryDestination::open_whole(&options.dir)?,
+            false => DirectoryDestination::open_shard(&options.dir, options.shard)?,
+        };
+        Ok(dest
+            .with_replace_foreign(options.replace_foreign)
+            .with_repair(options.repair))
     }
 
     /// This destination replacing a file at a resource's path that no sync stored (by

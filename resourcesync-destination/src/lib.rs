@@ -54,6 +54,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod blocking;
+mod destination;
 pub mod directory;
 pub mod inventory;
 mod options;
@@ -69,6 +70,7 @@ pub mod gate;
 #[cfg(feature = "reqwest")]
 pub mod harvest;
 
+pub use destination::Destination;
 pub use directory::{Bodies, DestinationError, DirectoryDestination, KEPT, Verified};
 pub use inventory::{DiskInventory, KeptInventory};
 pub use options::SyncOptions;

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use resourcesync_client::{Bounds, Config, ConfigError, Mode, Shard, State};
 use resourcesync_model::{Uri, Verification, W3cDateTime};
 
+use crate::destination::Destination;
+#[cfg(doc)]
 use crate::directory::DirectoryDestination;
 
 /// What a sync does: the typed options of a [`Run`](crate::Run) and of the drivers over
@@ -199,7 +201,7 @@ impl SyncOptions {
     /// policy's special address kinds, as `asynchronous::sync` does).
     pub fn config(
         &self,
-        dest: &DirectoryDestination,
+        dest: &impl Destination,
         state: &State,
     ) -> Result<Config, ConfigError> {
         // The wall clock, read here, where the IO is: no checkpoint is later than it.

@@ -17,6 +17,7 @@ use resourcesync_client::{
     Client, Config, ConfigError, Event, Misuse, Mode, ProblemKind, Progress, Report, Request,
 };
 
+use crate::destination::Destination;
 use crate::directory::{DestinationError, DirectoryDestination, Verified};
 use crate::inventory::{DiskInventory, KeptInventory};
 use crate::options::SyncOptions;
@@ -84,13 +85,13 @@ pub enum Notice {
     /// The Change Lists cannot carry the directory forward (`reason`): a baseline
     /// follows in the same run.
     Fallback {
-        /// The directory.
+        /// The directory (or the store's URL: [`Destination::location`]).
         dir: PathBuf,
         /// What the client said: a gap, no checkpoint.
         reason: String,
     },
-    /// A file under the directory that no sync stored, found by an audit: the directory
-    /// is not the Source's copy while it is there.
+    /// A file under the directory (an object under the prefix) that no sync stored,
+    /// found by an audit: the destination is not the Source's copy while it is there.
     ExtraFile(PathBuf),
     /// The inventory could not answer a lookup (a damaged record, a read that failed): the
     /// run is not complete.
@@ -176,10 +177,13 @@ pub enum Finished {
 ///
 /// The inventory is the directory's own [`DiskInventory`] ([`start`](Run::start)), or
 /// one of the caller's ([`start_with`](Run::start_with)).
+///
+/// Another destination (a bucket's prefix, `objects::ObjectDestination`) is opened by the
+/// caller and given to [`start_on`](Run::start_on).
 #[derive(Debug)]
-pub struct Run<I = DiskInventory> {
+pub struct Run<I = DiskInventory, D = DirectoryDestination> {
     options: SyncOptions,
-    dest: DirectoryDestination,
+    dest: D,
     client: Client<I>,
     verified: Verified,
     mode: Mode,
@@ -223,29 +227,28 @@ impl<I: KeptInventory> Run<I> {
         configure: impl FnOnce(Config) -> Config,
         open: impl FnOnce(&DirectoryDestination) -> Result<I, SyncError>,
     ) -> Result<Run<I>, SyncError> {
-        // An audit of the whole of a directory that shards keep reads their inventories
-        // (each shard's files are in its own); any other run is one shard or none.
-        let whole = options.audit && options.shard.is_none();
-        let dest = match whole {
-            true => DirectoryDestination::open_whole(&options.dir)?,
-            false => DirectoryDestination::open_shard(&options.dir, options.shard)?,
-        };
-        let mut dest = dest
-            .with_replace_foreign(options.replace_foreign)
-            .with_repair(options.repair);
+        let dest = DirectoryDestination::open_for(options)?;
+        Run::start_on(dest, options, stop, configure, open)
+    }
+}
+
+impl<I: KeptInventory, D: Destination> Run<I, D> {
+    /// A run into `dest`, opened (and locked) by the caller for `options` (its replacing
+    /// of what no sync stored and its repair set from them): loads the state, opens the
+    /// inventory with `open`, replays what a stopped run stored, works out the mode, and,
+    /// for an audit or a baseline, compares what is there with the inventory
+    /// ([`Destination::verify`]). `configure` and `stop` as for [`start`](Run::start).
+    pub fn start_on(
+        mut dest: D,
+        options: &SyncOptions,
+        stop: StopToken,
+        configure: impl FnOnce(Config) -> Config,
+        open: impl FnOnce(&D) -> Result<I, SyncError>,
+    ) -> Result<Run<I, D>, SyncError> {
         let state = dest.load_state()?;
         let mut inventory = open(&dest)?;
         dest.replay(&mut inventory);
-        if let (true, Some(shard)) = (options.audit, options.shard) {
-            dest.know_other_shards(shard)?;
-        }
-        if whole {
-            // Recorded for this run only: an audit never saves (`saves` below), so the
-            // shards' records never become this directory's own.
-            for (uri, held) in dest.shard_records()? {
-                inventory.record(uri, held);
-            }
-        }
+        dest.join_shards(options, &mut inventory)?;
         let config = configure(options.config(&dest, &state)?);
         let mode = config.mode;
         // An audit or a baseline compares the listing with what the files hold, not with
@@ -273,15 +276,21 @@ impl<I: KeptInventory> Run<I> {
         &mut self.client
     }
 
-    /// The directory, for the bodies the driver keeps
-    /// ([`keeps_body`](DirectoryDestination::keeps_body), [`bodies`](DirectoryDestination::bodies)).
-    pub fn destination(&self) -> &DirectoryDestination {
+    /// The destination, for the bodies the driver keeps
+    /// ([`keeps_body`](Destination::keeps_body), [`bodies`](Destination::bodies)).
+    pub fn destination(&self) -> &D {
         &self.dest
     }
 
-    /// The client and the directory at once: a blocking driver hands a response over
+    /// The destination, to tell it how to wake the driver
+    /// ([`Destination::on_settled`]).
+    pub fn destination_mut(&mut self) -> &mut D {
+        &mut self.dest
+    }
+
+    /// The client and the destination at once: a blocking driver hands a response over
     /// with [`DirectoryDestination::receive`].
-    pub fn parts(&mut self) -> (&mut Client<I>, &DirectoryDestination) {
+    pub fn parts(&mut self) -> (&mut Client<I>, &D) {
         (&mut self.client, &self.dest)
     }
 
@@ -337,7 +346,23 @@ impl<I: KeptInventory> Run<I> {
     /// requests). A misuse is the driver's bug and ends the run.
     pub fn settle(&mut self, observer: &mut dyn Observer) -> Result<bool, SyncError> {
         let mut acted = false;
-        while let Some(event) = self.client.poll_event() {
+        loop {
+            let Some(event) = self.client.poll_event() else {
+                // Work the destination finished since (an upload), confirmed now: the
+                // client may have more events, or requests, after it.
+                match self.dest.settle(&mut self.client) {
+                    Ok(true) => {
+                        acted = true;
+                        continue;
+                    }
+                    Ok(false) => break,
+                    Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
+                    Err(e) => {
+                        observer.notice(&Notice::SaveFailed(e));
+                        break;
+                    }
+                }
+            };
             acted = true;
             observer.event(&event);
             match &event {
@@ -388,13 +413,27 @@ impl<I: KeptInventory> Run<I> {
         if stopped {
             observer.notice(&Notice::Stopping);
             // Stop taking work; settle what is whole already (verified bodies waiting to
-            // be stored, deletions decided): the requests in flight are the driver's to
-            // drop.
-            while let Some(event) = self.client.poll_event() {
-                if let Err(DestinationError::Misuse(misuse)) =
-                    self.dest.apply(&mut self.client, &event)
-                {
-                    return Err(misuse.into());
+            // be stored, deletions decided, uploads under way): the requests in flight
+            // are the driver's to drop.
+            // Confirmations can bring events (a checkpoint), which can start work: until
+            // neither is left.
+            loop {
+                let mut applied = false;
+                while let Some(event) = self.client.poll_event() {
+                    applied = true;
+                    if let Err(DestinationError::Misuse(misuse)) =
+                        self.dest.apply(&mut self.client, &event)
+                    {
+                        return Err(misuse.into());
+                    }
+                }
+                match self.dest.settle_all(&mut self.client) {
+                    Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
+                    Err(e) => observer.notice(&Notice::SaveFailed(e)),
+                    Ok(()) => {}
+                }
+                if !applied {
+                    break;
                 }
             }
         }
@@ -431,7 +470,7 @@ impl<I: KeptInventory> Run<I> {
             (self.stranded.take(), self.mode, self.saves)
         {
             observer.notice(&Notice::Fallback {
-                dir: self.options.dir.clone(),
+                dir: self.dest.location().to_owned(),
                 reason,
             });
             // Not asked for: what the user changed in DIR is kept, as the incremental run
