@@ -33,8 +33,8 @@ use tokio::sync::{Notify, mpsc};
 
 use crate::destination::Destination;
 use crate::directory::{Bodies, DirectoryDestination};
-use crate::inventory::DiskInventory;
 use crate::gate::Gate;
+use crate::inventory::DiskInventory;
 use crate::options::SyncOptions;
 use crate::run::{Finished, Observer, Run, StopToken, SyncError};
 use crate::synced::Synced;

@@ -71,14 +71,20 @@ pub trait Destination {
 
     /// Confirms to the client the work [`apply`](Self::apply) started that has ended
     /// since; true if there was any. Nothing by default: a directory confirms at once.
-    fn settle<I: KeptInventory>(&mut self, client: &mut Client<I>) -> Result<bool, DestinationError> {
+    fn settle<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+    ) -> Result<bool, DestinationError> {
         let _ = client;
         Ok(false)
     }
 
     /// Waits for the work [`apply`](Self::apply) started to end, and confirms it: what
     /// was whole when a run stopped is stored, not thrown away. Nothing by default.
-    fn settle_all<I: KeptInventory>(&mut self, client: &mut Client<I>) -> Result<(), DestinationError> {
+    fn settle_all<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+    ) -> Result<(), DestinationError> {
         let _ = client;
         Ok(())
     }

@@ -76,8 +76,10 @@ mod files;
 mod kept;
 
 use files::*;
+pub(crate) use files::{copy_bitstream, holds, temp_name};
 pub use kept::JOURNAL;
 use kept::*;
+pub(crate) use kept::{INVENTORY, STATE, STATE_MAX};
 
 /// The name under the directory that a [`DirectoryDestination`] keeps for itself: the
 /// state, the inventory and the temporary files.
@@ -171,6 +173,16 @@ pub enum DestinationError {
         /// The shard asked for (`K-of-N`), or `all`.
         asked: String,
     },
+    /// The object store refused, or could not be reached (a bucket's destination,
+    /// feature `object-store`): the key it met, and why.
+    #[error("{key}: {source}")]
+    Store {
+        /// The object's key, or the store's URL.
+        key: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The client refused a confirmation: a bug of the driver's (the client changed
     /// nothing).
     #[error(transparent)]
@@ -187,6 +199,19 @@ pub struct Bodies {
 }
 
 impl Bodies {
+    /// The bodies' directory `tmp`, shown as `shown` in errors.
+    pub(crate) fn new(tmp: Dir, shown: PathBuf) -> Bodies {
+        Bodies {
+            tmp: Arc::new(tmp),
+            shown: Arc::new(shown),
+        }
+    }
+
+    /// The directory's handle.
+    pub(crate) fn dir(&self) -> &Dir {
+        &self.tmp
+    }
+
     /// Creates (or truncates) the temporary file of `request`'s body. Write it only for
     /// a response with a success status, and only when
     /// [`DirectoryDestination::keeps_body`] said so.
@@ -959,7 +984,7 @@ impl Verified {
 }
 
 /// Why a change was not applied.
-enum Outcome {
+pub(crate) enum Outcome {
     /// It could not be.
     Failed(io::Error),
     /// The path holds what the sync did not store.

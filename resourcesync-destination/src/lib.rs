@@ -48,6 +48,8 @@
 //!
 //! - `ureq`: [`blocking::UreqTransport`].
 //! - `reqwest`: `asynchronous`, the driver over reqwest and tokio.
+//! - `object-store`: `objects::ObjectDestination`, a bucket's prefix (S3 and the other
+//!   stores of the `object_store` crate) kept in step as a directory is.
 
 // No unwrap or expect outside tests: what input or the file system can make fail is an
 // error the caller gets (the tests' own setup may unwrap).
@@ -69,6 +71,8 @@ pub mod follow;
 pub mod gate;
 #[cfg(feature = "reqwest")]
 pub mod harvest;
+#[cfg(feature = "object-store")]
+pub mod objects;
 
 pub use destination::Destination;
 pub use directory::{Bodies, DestinationError, DirectoryDestination, KEPT, Verified};

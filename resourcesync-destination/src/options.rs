@@ -199,11 +199,7 @@ impl SyncOptions {
     /// deletion, requests in flight, and the destination's own name kept out of every
     /// Source's reach. A driver that resolves names checks their addresses itself (the
     /// policy's special address kinds, as `asynchronous::sync` does).
-    pub fn config(
-        &self,
-        dest: &impl Destination,
-        state: &State,
-    ) -> Result<Config, ConfigError> {
+    pub fn config(&self, dest: &impl Destination, state: &State) -> Result<Config, ConfigError> {
         // The wall clock, read here, where the IO is: no checkpoint is later than it.
         let now = W3cDateTime::from(std::time::SystemTime::now());
         let mut config = Config::new(self.source.clone(), self.mode(state))?

@@ -4,7 +4,7 @@
 use super::*;
 
 /// The temporary file's name of a request's body.
-pub(super) fn temp_name(id: RequestId) -> String {
+pub(crate) fn temp_name(id: RequestId) -> String {
     id.to_string().replace(' ', "-")
 }
 
@@ -136,7 +136,7 @@ pub(super) fn holds_file(root: &Dir, path: &Path, held: &Held) -> io::Result<boo
 /// Whether `found` is what `held` records (each of its fields that it has; `found`
 /// computed for [`Held::algorithms`]). A record with neither a length nor a digest
 /// proves nothing, and so not that the file is the sync's.
-pub(super) fn holds(held: &Held, found: &Measured) -> bool {
+pub(crate) fn holds(held: &Held, found: &Measured) -> bool {
     (held.length.is_some() || held.md5.is_some() || held.sha256.is_some())
         && held.length.is_none_or(|l| l == found.length)
         && held.md5.is_none_or(|d| found.md5 == Some(d))
@@ -145,7 +145,7 @@ pub(super) fn holds(held: &Held, found: &Measured) -> bool {
 
 /// Copies bitstream `i` of `package` to the temporary file `temp`, verified as it is
 /// read.
-pub(super) fn copy_bitstream(
+pub(crate) fn copy_bitstream(
     package: &mut Package<io::BufReader<std::fs::File>>,
     i: usize,
     bodies: &Bodies,

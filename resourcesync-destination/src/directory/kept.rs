@@ -409,12 +409,12 @@ pub(super) fn lock_as(
 pub(super) const LOCK: &str = "lock";
 
 /// The saved state's name in [`KEPT`], and the most bytes it is read to.
-pub(super) const STATE: &str = "state.json";
-pub(super) const STATE_MAX: u64 = 64 << 20;
+pub(crate) const STATE: &str = "state.json";
+pub(crate) const STATE_MAX: u64 = 64 << 20;
 
 /// The inventory's name in [`KEPT`] ([`DiskInventory`]), and the one of the inventory
 /// an earlier version wrote whole, carried over at the first open.
-pub(super) const INVENTORY: &str = "inventory.redb";
+pub(crate) const INVENTORY: &str = "inventory.redb";
 pub(super) const OLD_INVENTORY: &str = "inventory.json";
 
 /// The most bytes of the journal replayed: lines of the files placed in the seconds

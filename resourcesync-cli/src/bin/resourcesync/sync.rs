@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_cli::Chain;
 use resourcesync_client::{Event, Progress, WarningSummary};
 use resourcesync_destination::asynchronous::{self, AsyncStop};
+use resourcesync_destination::objects::ObjectDestination;
 use resourcesync_destination::{Notice, Observer};
 use resourcesync_model::Verification;
 
@@ -91,7 +92,9 @@ pub(crate) struct SyncArgs {
     /// The Source's base URL (ending in /) or the URL of one of its documents.
     #[arg(value_name = "SOURCE-URL", required_unless_present = "sources")]
     source: Option<String>,
-    /// The destination directory (made if missing; its parent must exist).
+    /// The destination directory (made if missing; its parent must exist), or a
+    /// bucket's prefix, `s3://BUCKET/PREFIX` (credentials and endpoint from the AWS_*
+    /// variables, or --store-option).
     #[arg(value_name = "DIR", required_unless_present = "sources")]
     dir: Option<PathBuf>,
     /// Sync every Source in FILE instead (TOML: each Source's URL, its own directory and
@@ -169,6 +172,14 @@ pub(crate) struct SyncArgs {
     /// fill DIR together as one run would. An audit without --shard audits the whole.
     #[arg(long, value_name = "K/N", value_parser = shard)]
     shard: Option<resourcesync_client::Shard>,
+    /// A setting of the object store's, for DIR `s3://...` (KEY=VALUE, repeatable; the
+    /// keys of the object_store crate: aws_endpoint, aws_allow_http, aws_region, ...).
+    #[arg(long, value_name = "KEY=VALUE")]
+    store_option: Vec<String>,
+    /// How long a sync into a bucket holds its prefix unless it renews its lease: a sync
+    /// that was killed keeps the next one out this long.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = resourcesync_cli::units::duration)]
+    store_lease: std::time::Duration,
     /// One JSON object per event and line, then a summary object.
     #[arg(long)]
     pub(crate) json: bool,
@@ -238,12 +249,56 @@ pub(crate) fn run(args: &SyncArgs) -> ExitCode {
     if args.follow {
         return block_on("sync", async { follow(args).await });
     }
-    block_on("sync", async { sync(&args.options()?, args.json).await })
+    block_on("sync", async {
+        let options = args.options()?;
+        match store_url(&options.dir) {
+            Some(url) => {
+                let store = Store {
+                    url,
+                    options: args.store_options()?,
+                    lease: args.store_lease,
+                };
+                sync_to(&options, Some(&store), args.json).await
+            }
+            None => sync(&options, args.json).await,
+        }
+    })
+}
+
+/// A bucket's prefix to sync into: its URL, the store's settings, the lease.
+pub(crate) struct Store {
+    url: url::Url,
+    options: Vec<(String, String)>,
+    lease: std::time::Duration,
+}
+
+/// DIR as a store's URL, when it is one (`s3://`): a directory is never named so.
+pub(crate) fn store_url(dir: &std::path::Path) -> Option<url::Url> {
+    let text = dir.to_str()?;
+    text.starts_with("s3://").then(|| text.parse().ok())?
+}
+
+impl SyncArgs {
+    /// The `--store-option KEY=VALUE` settings.
+    fn store_options(&self) -> Result<Vec<(String, String)>, Error> {
+        self.store_option
+            .iter()
+            .map(|o| match o.split_once('=') {
+                Some((key, value)) => Ok((key.to_owned(), value.to_owned())),
+                None => Err(Error::Usage(format!("--store-option {o:?}: not KEY=VALUE"))),
+            })
+            .collect()
+    }
 }
 
 /// `sync --follow`: the follower, printing a line per run and notice (with `--json`, an
 /// object per event and notice), until SIGINT or SIGTERM; exit status 130.
 async fn follow(args: &SyncArgs) -> Result<u8, Error> {
+    if let Some(url) = store_url(args.dir.as_deref().unwrap_or(std::path::Path::new(""))) {
+        return Err(Error::Usage(format!(
+            "--follow into {url}: a follower keeps a directory (object storage is for single runs, for now)"
+        )));
+    }
     let mut options = FollowOptions::new(args.options()?)
         .with_listen(args.listen)
         .with_interval(args.interval)
@@ -421,7 +476,16 @@ pub(crate) fn mirrors(options: &[String]) -> Result<Vec<(String, PathBuf)>, Erro
 /// `json` an object): the exit status ([`Synced::exit_status`]), or why it could not
 /// start.
 pub(crate) async fn sync(options: &SyncOptions, json: bool) -> Result<u8, Error> {
-    let synced = synchronize(options, json).await?;
+    sync_to(options, None, json).await
+}
+
+/// [`sync`] into `store` when there is one (DIR is its URL), else into DIR.
+pub(crate) async fn sync_to(
+    options: &SyncOptions,
+    store: Option<&Store>,
+    json: bool,
+) -> Result<u8, Error> {
+    let synced = synchronize_to(options, store, json).await?;
     let Synced {
         mode: name,
         report,
@@ -456,6 +520,15 @@ pub(crate) async fn sync(options: &SyncOptions, json: bool) -> Result<u8, Error>
 /// not start. SIGINT and SIGTERM stop it (it saves what it did); a second one ends the
 /// process at once.
 pub(crate) async fn synchronize(options: &SyncOptions, json: bool) -> Result<Synced, Error> {
+    synchronize_to(options, None, json).await
+}
+
+/// [`synchronize`] into `store` when there is one.
+async fn synchronize_to(
+    options: &SyncOptions,
+    store: Option<&Store>,
+    json: bool,
+) -> Result<Synced, Error> {
     let stop = AsyncStop::new();
     let _listener = listen(stop.clone());
     let bar = ProgressBar::new(0).with_style(
@@ -467,7 +540,21 @@ pub(crate) async fn synchronize(options: &SyncOptions, json: bool) -> Result<Syn
         bar: bar.clone(),
         warnings: WarningSummary::new(),
     };
-    let synced = asynchronous::sync(options, &stop, &mut printer).await;
+    let synced = match store {
+        None => asynchronous::sync(options, &stop, &mut printer).await,
+        Some(store) => {
+            let open = |options: &SyncOptions| {
+                Ok(ObjectDestination::open_for(
+                    &store.url,
+                    &store.options,
+                    store.lease,
+                    options,
+                )?)
+            };
+            let gate = resourcesync_destination::gate::Gate::unlimited();
+            asynchronous::sync_into(options, open, &gate, &stop, &mut printer).await
+        }
+    };
     bar.finish_and_clear();
     // A line per document and rule, with a count and the first entries, not a line per
     // entry (`--json` keeps every one).

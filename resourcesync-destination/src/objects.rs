@@ -1,0 +1,1232 @@
+//! A bucket's prefix kept in step with a Source (feature `object-store`): the
+//! [`Destination`] of a sync into object storage, S3 and the other stores of the
+//! [`object_store`] crate (the Arrow project's, used by the data tools that read buckets),
+//! through their own HTTP clients and credentials.
+//!
+//! Its promises, in the terms of objects:
+//! - **Nothing outside the prefix.** Every key is the prefix and a path the client's
+//!   mapper made (plain names, no `..`, no empty segment); what is kept between runs is
+//!   under `PREFIX/.resourcesync/`, a name no Source's path can take.
+//! - **Only what a sync stored is replaced or deleted.** Each object stored carries what
+//!   was stored, its length and digests, in its metadata (`resourcesync-held`): a PUT
+//!   replaces an object's metadata whole, so an object someone else wrote since has
+//!   none, or another. An object replaced or deleted must still carry what the
+//!   inventory says the sync stored; a replacement is a conditional PUT on the ETag just
+//!   read (`If-Match`), a new object a conditional create (`If-None-Match: *`), so that
+//!   one written by someone else in between is never overwritten. An object at a path
+//!   that no sync stored is a conflict, left as it is, unless it holds the listed bytes
+//!   (adopted). A deletion has no condition in the S3 API this crate speaks: between
+//!   the check and the DELETE (one round trip) an object replaced by someone else would
+//!   be deleted.
+//! - **Nothing half-written.** A body is staged in a local temporary file, hashed as it
+//!   arrives, and PUT only once its digests matched; a PUT is atomic (an object is the
+//!   old bytes or the new, never a part). Bodies over [`ObjectDestination::WHOLE_PUT`]
+//!   go up as a multipart upload, which is atomic too, but unconditional: the path is
+//!   checked just before.
+//! - **Resumes.** The state and the inventory are saved under `.resourcesync/` every few
+//!   seconds and at the end (the state last); an object a killed run stored after its
+//!   last save carries its metadata, and is taken as the sync's by the next run.
+//! - **One sync at a time.** A lease (`.resourcesync/lock`), made with a conditional
+//!   create, renewed while the sync runs, and taken over once it expired (a killed run's);
+//!   a store that ignores the conditions (some S3-compatible servers do; found by trying
+//!   at open) gets a plain read-then-write of it, which two syncs starting in the same
+//!   moment could both pass, and plain PUTs for the objects: said in
+//!   [`ObjectDestination::conditional`].
+//!
+//! Uploads run on a runtime of the destination's own, [`MAX_UPLOADS`] at once, while the
+//! driver goes on receiving; each is confirmed to the client when it ends.
+
+use std::collections::{HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use futures::StreamExt as _;
+use object_store::path::Path as Key;
+use object_store::{
+    Attribute, AttributeValue, Attributes, GetOptions, ObjectStore, PutMode, PutOptions,
+    PutPayload, UpdateVersion,
+};
+use resourcesync_client::local_path::{FileSystem, PathMapper};
+use resourcesync_client::{Client, Config, Decision, Event, Held, Mode, Request, RequestId, State};
+use resourcesync_model::{Measure, Measured};
+use resourcesync_package::Package;
+
+use crate::destination::Destination;
+use crate::directory::{
+    Bodies, DestinationError, INVENTORY, KEPT, Outcome, STATE, STATE_MAX, Verified, copy_bitstream,
+    holds, temp_name,
+};
+use crate::inventory::{DiskInventory, KeptInventory};
+use crate::options::SyncOptions;
+
+/// The metadata key (`x-amz-meta-resourcesync-held` on S3) of what a sync stored in an
+/// object: its [`Held`] as JSON.
+pub const HELD_KEY: &str = "resourcesync-held";
+
+/// Uploads (and deletions) under way at once; more wait for one to end.
+pub const MAX_UPLOADS: usize = 16;
+
+/// The lease's object under `.resourcesync/`.
+const LOCK: &str = "lock";
+
+/// What a lease object says.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct LeaseBody {
+    /// Who holds it: random, per open.
+    owner: String,
+    /// Until when, in seconds since the Unix epoch.
+    until: u64,
+}
+
+/// The lease on a prefix, renewed by a task on the destination's runtime.
+struct Lease {
+    owner: String,
+    /// Set by the renewing task when the lease was lost (taken over after it expired:
+    /// this process stalled longer than the lease).
+    lost: Arc<AtomicBool>,
+    renewing: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// An upload or a deletion that ended: the change, and what became of it.
+struct Ended {
+    change: Decision,
+    outcome: Result<Option<Held>, Outcome>,
+}
+
+/// A bucket's prefix kept in step with a Source (see the [module](self)).
+pub struct ObjectDestination {
+    /// The store's URL, for messages (`s3://bucket/prefix`).
+    shown: PathBuf,
+    store: Arc<dyn ObjectStore>,
+    /// The resources' root.
+    prefix: Key,
+    /// `PREFIX/.resourcesync/`.
+    kept: Key,
+    /// The runtime every request to the store runs on: the destination's own, so that it
+    /// is used alike from a blocking caller and from inside another runtime.
+    runtime: Option<tokio::runtime::Runtime>,
+    /// Local: the bodies while they arrive (`tmp/`), the inventory's working copy.
+    work: tempfile::TempDir,
+    bodies: Bodies,
+    /// Whether the store honours `If-None-Match` and `If-Match` on a PUT.
+    conditional: bool,
+    lease: Lease,
+    lease_time: Duration,
+    replace_foreign: bool,
+    repair: bool,
+    packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>>,
+    /// Uploads and deletions under way.
+    pending: usize,
+    ended_tx: mpsc::Sender<Ended>,
+    ended: mpsc::Receiver<Ended>,
+    wake: Option<Arc<dyn Fn() + Send + Sync>>,
+}
+
+impl std::fmt::Debug for ObjectDestination {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectDestination")
+            .field("store", &self.shown)
+            .field("conditional", &self.conditional)
+            .field("pending", &self.pending)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A store's error, with the key it met.
+fn store_error(key: &Key, e: object_store::Error) -> DestinationError {
+    DestinationError::Store {
+        key: key.to_string(),
+        source: Box::new(e),
+    }
+}
+
+impl ObjectDestination {
+    /// Bodies up to this length go up in one PUT (held in memory while they do, at most
+    /// [`MAX_UPLOADS`] of them); longer ones as a multipart upload.
+    pub const WHOLE_PUT: u64 = 16 << 20;
+
+    /// How long a lease lasts unless renewed: a killed sync keeps others out this long.
+    pub const LEASE: Duration = Duration::from_secs(60);
+
+    /// Opens the store at `url` (`s3://bucket/prefix`, `memory:///prefix`, any URL the
+    /// [`object_store`] crate parses) with `options` (its configuration keys, such as
+    /// `aws_endpoint` or `aws_allow_http`). An `s3://` store also reads the `AWS_*`
+    /// variables of the environment (`AWS_ENDPOINT`, `AWS_ACCESS_KEY_ID`, ...), as the
+    /// AWS tools do; `options` take precedence. Takes the prefix's lease for
+    /// `lease` ([`LEASE`](Self::LEASE) by default in the command).
+    pub fn open(
+        url: &url::Url,
+        options: impl IntoIterator<Item = (String, String)>,
+        lease: Duration,
+    ) -> Result<ObjectDestination, DestinationError> {
+        let shown = url.as_str().trim_end_matches('/').to_owned();
+        let bad = |e: object_store::Error| DestinationError::Store {
+            key: shown.clone(),
+            source: Box::new(e),
+        };
+        let (store, prefix): (Arc<dyn ObjectStore>, Key) = if url.scheme() == "s3" {
+            let builder = options.into_iter().fold(
+                object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str()),
+                |builder, (key, value)| match key.parse() {
+                    Ok(key) => builder.with_config(key, value),
+                    Err(_) => builder,
+                },
+            );
+            let prefix = Key::parse(url.path()).map_err(|e| bad(e.into()))?;
+            (Arc::new(builder.build().map_err(bad)?), prefix)
+        } else {
+            let (store, prefix) = object_store::parse_url_opts(url, options).map_err(bad)?;
+            (Arc::from(store), prefix)
+        };
+        ObjectDestination::open_store(store, prefix, shown, lease)
+    }
+
+    /// Opens `prefix` of a store of the caller's (`shown` names it in messages).
+    pub fn open_store(
+        store: Arc<dyn ObjectStore>,
+        prefix: Key,
+        shown: impl Into<PathBuf>,
+        lease: Duration,
+    ) -> Result<ObjectDestination, DestinationError> {
+        let shown = shown.into();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("resourcesync-objects")
+            .enable_all()
+            .build()
+            .map_err(|source| DestinationError::Io {
+                path: shown.clone(),
+                source,
+            })?;
+        let work = tempfile::Builder::new()
+            .prefix("resourcesync-objects-")
+            .tempdir()
+            .map_err(|source| DestinationError::Io {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        let tmp_path = work.path().join("tmp");
+        let io_at = |path: &Path| {
+            let path = path.to_owned();
+            move |source| DestinationError::Io { path, source }
+        };
+        std::fs::create_dir(&tmp_path).map_err(io_at(&tmp_path))?;
+        let tmp =
+            Dir::open_ambient_dir(&tmp_path, ambient_authority()).map_err(io_at(&tmp_path))?;
+        let kept = child(&prefix, KEPT);
+        let (ended_tx, ended) = mpsc::channel();
+        let owner = format!("{:032x}", random());
+        let mut dest = ObjectDestination {
+            bodies: Bodies::new(tmp, tmp_path),
+            shown,
+            store,
+            prefix,
+            kept,
+            runtime: Some(runtime),
+            work,
+            conditional: true,
+            lease: Lease {
+                owner,
+                lost: Arc::new(AtomicBool::new(false)),
+                renewing: None,
+            },
+            lease_time: lease.max(Duration::from_secs(1)),
+            replace_foreign: false,
+            repair: true,
+            packages: HashMap::new(),
+            pending: 0,
+            ended_tx,
+            ended,
+            wake: None,
+        };
+        dest.conditional = dest.probe()?;
+        dest.take_lease()?;
+        Ok(dest)
+    }
+
+    /// The store of `options.dir` (a URL written as the directory) opened for a run of
+    /// them, as [`DirectoryDestination::open_for`](crate::DirectoryDestination::open_for)
+    /// does for a directory. Shards are not kept in a bucket yet: a shard is refused.
+    pub fn open_for(
+        url: &url::Url,
+        store_options: &[(String, String)],
+        lease: Duration,
+        options: &SyncOptions,
+    ) -> Result<ObjectDestination, DestinationError> {
+        if let Some(shard) = options.shard {
+            return Err(DestinationError::Store {
+                key: url.to_string(),
+                source: format!(
+                    "shard {}/{}: a sync into object storage keeps no shards yet",
+                    shard.index(),
+                    shard.count()
+                )
+                .into(),
+            });
+        }
+        Ok(
+            ObjectDestination::open(url, store_options.iter().cloned(), lease)?
+                .with_replace_foreign(options.replace_foreign)
+                .with_repair(options.repair),
+        )
+    }
+
+    /// See [`DirectoryDestination::with_replace_foreign`](crate::DirectoryDestination::with_replace_foreign).
+    #[must_use]
+    pub fn with_replace_foreign(mut self, replace: bool) -> ObjectDestination {
+        self.replace_foreign = replace;
+        self
+    }
+
+    /// See [`DirectoryDestination::with_repair`](crate::DirectoryDestination::with_repair).
+    #[must_use]
+    pub fn with_repair(mut self, repair: bool) -> ObjectDestination {
+        self.repair = repair;
+        self
+    }
+
+    /// Whether the store honours the conditions of a PUT (`If-None-Match: *`,
+    /// `If-Match`), found at open by creating one object twice. Without them an object
+    /// written by someone else between the check and the PUT (one round trip) is
+    /// overwritten, and two syncs starting at the same moment could both take the lease.
+    pub fn conditional(&self) -> bool {
+        self.conditional
+    }
+
+    /// Runs `fut` on the destination's runtime and waits for it: from a plain thread, or
+    /// from a task of another runtime (whose worker is handed over while it waits).
+    fn wait<T: Send + 'static>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, DestinationError>> + Send + 'static,
+    ) -> Result<T, DestinationError> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let Some(runtime) = &self.runtime else {
+            return Err(self.stopped());
+        };
+        runtime.spawn(async move {
+            let _ = tx.send(fut.await);
+        });
+        block(|| rx.recv()).unwrap_or_else(|_| Err(self.stopped()))
+    }
+
+    /// The runtime is gone (only while the destination is dropped).
+    fn stopped(&self) -> DestinationError {
+        DestinationError::Store {
+            key: self.shown.display().to_string(),
+            source: "the destination's runtime stopped".into(),
+        }
+    }
+
+    /// Whether the store refuses a second create of one key.
+    fn probe(&self) -> Result<bool, DestinationError> {
+        let store = self.store.clone();
+        let key = child(&self.kept, &format!("probe-{}", self.lease.owner));
+        self.wait(async move {
+            let create = || PutOptions {
+                mode: PutMode::Create,
+                ..Default::default()
+            };
+            let first = store
+                .put_opts(&key, PutPayload::from_static(b""), create())
+                .await;
+            let outcome = match first {
+                Err(object_store::Error::NotImplemented) => Ok(false),
+                Err(e) => Err(store_error(&key, e)),
+                Ok(_) => match store
+                    .put_opts(&key, PutPayload::from_static(b""), create())
+                    .await
+                {
+                    Ok(_) => Ok(false),
+                    Err(object_store::Error::AlreadyExists { .. })
+                    | Err(object_store::Error::Precondition { .. }) => Ok(true),
+                    Err(e) => Err(store_error(&key, e)),
+                },
+            };
+            let _ = store.delete(&key).await;
+            outcome
+        })
+    }
+
+    /// Takes the prefix's lease (or [`DestinationError::Busy`]), and starts renewing it.
+    fn take_lease(&mut self) -> Result<(), DestinationError> {
+        let store = self.store.clone();
+        let key = child(&self.kept, LOCK);
+        let (owner, time, conditional) =
+            (self.lease.owner.clone(), self.lease_time, self.conditional);
+        let shown = self.shown.clone();
+        let version = self.wait(async move {
+            let body = lease_body(&owner, time);
+            let mode = match conditional {
+                true => PutMode::Create,
+                false => PutMode::Overwrite,
+            };
+            let busy = || DestinationError::Busy {
+                dir: shown.clone(),
+                lock: PathBuf::from(key.to_string()),
+            };
+            // Held by another unless it expired.
+            let found = match store.get(&key).await {
+                Ok(found) => {
+                    let version = UpdateVersion {
+                        e_tag: found.meta.e_tag.clone(),
+                        version: found.meta.version.clone(),
+                    };
+                    let bytes = found.bytes().await.map_err(|e| store_error(&key, e))?;
+                    let expired = serde_json::from_slice::<LeaseBody>(&bytes)
+                        .map_or(true, |held| held.until < now_secs());
+                    if !expired {
+                        return Err(busy());
+                    }
+                    Some(version)
+                }
+                Err(object_store::Error::NotFound { .. }) => None,
+                Err(e) => return Err(store_error(&key, e)),
+            };
+            let mode = match (found, conditional) {
+                (Some(version), true) => PutMode::Update(version),
+                _ => mode,
+            };
+            let put = PutOptions {
+                mode,
+                ..Default::default()
+            };
+            match store.put_opts(&key, body, put).await {
+                Ok(put) => Ok(UpdateVersion {
+                    e_tag: put.e_tag,
+                    version: put.version,
+                }),
+                Err(object_store::Error::AlreadyExists { .. })
+                | Err(object_store::Error::Precondition { .. }) => Err(busy()),
+                Err(e) => Err(store_error(&key, e)),
+            }
+        })?;
+        let store = self.store.clone();
+        let key = child(&self.kept, LOCK);
+        let (owner, time, conditional) =
+            (self.lease.owner.clone(), self.lease_time, self.conditional);
+        let lost = self.lease.lost.clone();
+        let Some(runtime) = &self.runtime else {
+            return Err(self.stopped());
+        };
+        self.lease.renewing = Some(runtime.spawn(async move {
+            let mut version = version;
+            loop {
+                tokio::time::sleep(time / 3).await;
+                let mode = match conditional {
+                    true => PutMode::Update(version.clone()),
+                    false => PutMode::Overwrite,
+                };
+                let put = PutOptions {
+                    mode,
+                    ..Default::default()
+                };
+                match store.put_opts(&key, lease_body(&owner, time), put).await {
+                    Ok(put) => {
+                        version = UpdateVersion {
+                            e_tag: put.e_tag,
+                            version: put.version,
+                        }
+                    }
+                    // Taken over: this run stalled past its lease.
+                    Err(object_store::Error::Precondition { .. }) => {
+                        lost.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                    // The store is down for a moment: tried again at the next turn,
+                    // while the lease still runs.
+                    Err(_) => {}
+                }
+            }
+        }));
+        Ok(())
+    }
+
+    fn lost(&self) -> Option<String> {
+        self.lease.lost.load(Ordering::SeqCst).then(|| {
+            format!(
+                "{}: the lease on the prefix was taken over by another sync (this one stalled past it)",
+                self.shown.display()
+            )
+        })
+    }
+
+    /// The key of a resource's path under the prefix.
+    fn key_of(&self, path: &str) -> Result<Key, object_store::path::Error> {
+        match self.prefix.as_ref().is_empty() {
+            true => Key::parse(path),
+            false => Key::parse(format!("{}/{path}", self.prefix)),
+        }
+    }
+
+    /// Reads `name` of `.resourcesync/`, at most `max` bytes; `None` if missing.
+    fn read_kept(&self, name: &str, max: u64) -> Result<Option<Vec<u8>>, DestinationError> {
+        let store = self.store.clone();
+        let key = child(&self.kept, name);
+        self.wait(async move {
+            match store.get(&key).await {
+                Ok(found) if found.meta.size > max => Err(DestinationError::Store {
+                    key: key.to_string(),
+                    source: format!("{} bytes: more than this program writes", found.meta.size)
+                        .into(),
+                }),
+                Ok(found) => Ok(Some(
+                    found
+                        .bytes()
+                        .await
+                        .map_err(|e| store_error(&key, e))?
+                        .to_vec(),
+                )),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(store_error(&key, e)),
+            }
+        })
+    }
+
+    /// Writes `name` of `.resourcesync/` (a PUT: whole or not at all).
+    fn write_kept(&self, name: &str, bytes: Vec<u8>) -> Result<(), DestinationError> {
+        if let Some(lost) = self.lost() {
+            return Err(DestinationError::Store {
+                key: child(&self.kept, name).to_string(),
+                source: lost.into(),
+            });
+        }
+        let store = self.store.clone();
+        let key = child(&self.kept, name);
+        self.wait(async move {
+            store
+                .put(&key, PutPayload::from(bytes))
+                .await
+                .map(drop)
+                .map_err(|e| store_error(&key, e))
+        })
+    }
+
+    /// Starts the upload of the finished temporary file `temp` to the change's key
+    /// (see [`Placing::place`]); confirmed from [`settle`](Destination::settle), with
+    /// `confirmed` once placed.
+    fn start_place<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+        temp: String,
+        change: &Decision,
+        digests: Measured,
+        held: Option<Held>,
+        confirmed: Option<Held>,
+    ) -> Result<(), DestinationError> {
+        let key = match self.key_of(change.path.as_str()) {
+            Ok(key) => key,
+            Err(e) => {
+                let _ = self.bodies.dir().remove_file(&temp);
+                return self.confirm(client, change, Err(Outcome::Failed(io::Error::other(e))));
+            }
+        };
+        if let Some(lost) = self.lost() {
+            let _ = self.bodies.dir().remove_file(&temp);
+            return self.confirm(client, change, Err(Outcome::Failed(io::Error::other(lost))));
+        }
+        let task = Placing {
+            store: self.store.clone(),
+            key,
+            file: self.work.path().join("tmp").join(&temp),
+            stored: Held::of(&digests, change.lastmod),
+            digests,
+            held,
+            replace_foreign: self.replace_foreign,
+            conditional: self.conditional,
+        };
+        self.start(client, change.clone(), async move {
+            let file = task.file.clone();
+            let outcome = task.place().await;
+            let _ = tokio::fs::remove_file(&file).await;
+            outcome.map(|_| confirmed)
+        })
+    }
+
+    /// Runs `work` for `change` on the runtime, waiting first for a place among
+    /// [`MAX_UPLOADS`].
+    fn start<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+        change: Decision,
+        work: impl std::future::Future<Output = Result<Option<Held>, Outcome>> + Send + 'static,
+    ) -> Result<(), DestinationError> {
+        while self.pending >= MAX_UPLOADS {
+            let ended = block(|| self.ended.recv());
+            self.ended_one(client, ended)?;
+        }
+        let tx = self.ended_tx.clone();
+        let wake = self.wake.clone();
+        let Some(runtime) = &self.runtime else {
+            return Err(self.stopped());
+        };
+        self.pending += 1;
+        runtime.spawn(async move {
+            let outcome = work.await;
+            let _ = tx.send(Ended { change, outcome });
+            if let Some(wake) = wake {
+                wake();
+            }
+        });
+        Ok(())
+    }
+
+    fn ended_one<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+        ended: Result<Ended, mpsc::RecvError>,
+    ) -> Result<(), DestinationError> {
+        // The sender is the destination's own: it never hangs up first.
+        let Ok(Ended { change, outcome }) = ended else {
+            return Ok(());
+        };
+        self.pending -= 1;
+        self.confirm(client, &change, outcome)
+    }
+
+    /// Tells the client what became of `change`.
+    fn confirm<I: KeptInventory>(
+        &self,
+        client: &mut Client<I>,
+        change: &Decision,
+        outcome: Result<Option<Held>, Outcome>,
+    ) -> Result<(), DestinationError> {
+        let now = Instant::now();
+        let at = || format!("{}/{}", self.shown.display(), change.path.as_str());
+        match outcome {
+            Ok(held) => client.applied(change.id, held, now)?,
+            Err(Outcome::Failed(e)) => client.failed(change.id, format!("{}: {e}", at()), now)?,
+            Err(Outcome::Conflict(why)) => {
+                client.declined(change.id, format!("{}: {why}", at()), now)?
+            }
+        }
+        Ok(())
+    }
+
+    fn open_package(
+        &self,
+        request: RequestId,
+    ) -> Result<Package<io::BufReader<std::fs::File>>, String> {
+        let file = self
+            .bodies
+            .dir()
+            .open(temp_name(request))
+            .map_err(|e| e.to_string())?;
+        Package::new(io::BufReader::new(file.into_std())).map_err(|e| e.to_string())
+    }
+}
+
+impl Drop for ObjectDestination {
+    fn drop(&mut self) {
+        if let Some(renewing) = self.lease.renewing.take() {
+            renewing.abort();
+        }
+        // The lease let go, if still this run's: the next sync need not wait for it to
+        // expire.
+        if self.runtime.is_some() && !self.lease.lost.load(Ordering::SeqCst) {
+            let store = self.store.clone();
+            let key = child(&self.kept, LOCK);
+            let owner = self.lease.owner.clone();
+            let _ = self.wait(async move {
+                let ours = async {
+                    let found = store.get(&key).await.ok()?.bytes().await.ok()?;
+                    let held: LeaseBody = serde_json::from_slice(&found).ok()?;
+                    Some(held.owner == owner)
+                };
+                if ours.await == Some(true) {
+                    let _ = store.delete(&key).await;
+                }
+                Ok(())
+            });
+        }
+        if let Some(runtime) = self.runtime.take() {
+            // Dropped without waiting: allowed inside another runtime, unlike a plain drop.
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// One object's placement: what the sync stored there decides whether it may be
+/// replaced.
+struct Placing {
+    store: Arc<dyn ObjectStore>,
+    key: Key,
+    file: PathBuf,
+    digests: Measured,
+    /// What the object will carry.
+    stored: Held,
+    /// What the inventory says the sync stored there.
+    held: Option<Held>,
+    replace_foreign: bool,
+    conditional: bool,
+}
+
+impl Placing {
+    async fn place(&self) -> Result<Option<Held>, Outcome> {
+        let failed = |e: object_store::Error| Outcome::Failed(io::Error::other(e));
+        let large = self.digests.length > ObjectDestination::WHOLE_PUT;
+        // Nothing there, as on a first sync: one request, a create that fails if
+        // something is.
+        if self.held.is_none() && !self.replace_foreign && !large && self.conditional {
+            match self.put(PutMode::Create).await {
+                Ok(()) => return Ok(None),
+                Err(object_store::Error::AlreadyExists { .. })
+                | Err(object_store::Error::Precondition { .. }) => {}
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        let head = GetOptions {
+            head: true,
+            ..Default::default()
+        };
+        let found = match self.store.get_opts(&self.key, head).await {
+            Ok(found) => found,
+            Err(object_store::Error::NotFound { .. }) => {
+                let mode = match self.conditional {
+                    true => PutMode::Create,
+                    false => PutMode::Overwrite,
+                };
+                return self.put_or_conflict(mode, large).await;
+            }
+            Err(e) => return Err(failed(e)),
+        };
+        let marker = marker(&found.attributes);
+        let version = UpdateVersion {
+            e_tag: found.meta.e_tag.clone(),
+            version: found.meta.version.clone(),
+        };
+        let replace = match self.conditional {
+            true => PutMode::Update(version),
+            false => PutMode::Overwrite,
+        };
+        let size = found.meta.size;
+        if self.replace_foreign {
+            return self.put_or_conflict(replace, large).await;
+        }
+        // Already the listed bytes (stored by a run stopped before it saved, or copied in
+        // by someone): taken as they are.
+        if marker
+            .as_ref()
+            .is_some_and(|m| same(&self.stored, m) && size == self.digests.length)
+        {
+            return Ok(None);
+        }
+        match (&self.held, &marker) {
+            // The sync's own, as it stored it: replaced.
+            (Some(held), Some(m)) if same(held, m) && held.length.is_none_or(|l| l == size) => {
+                self.put_or_conflict(replace, large).await
+            }
+            // The sync's own, stored by a run stopped before it saved: replaced.
+            (None, Some(m)) if m.length.is_none_or(|l| l == size) => {
+                self.put_or_conflict(replace, large).await
+            }
+            _ => {
+                // No mark of the sync's, or another: read to see whether it holds the
+                // listed bytes.
+                if size == self.digests.length
+                    && self.digest().await.is_ok_and(|found| found == self.digests)
+                {
+                    return Ok(None);
+                }
+                Err(Outcome::Conflict(match self.held {
+                    Some(_) => "changed since the sync stored it: kept, not replaced".into(),
+                    None => "an object no sync stored, with other bytes: left as it is".into(),
+                }))
+            }
+        }
+    }
+
+    /// The object's bytes hashed for the listed digests.
+    async fn digest(&self) -> object_store::Result<Measured> {
+        digest_object(&*self.store, &self.key, self.digests.algorithms()).await
+    }
+
+    async fn put_or_conflict(&self, mode: PutMode, large: bool) -> Result<Option<Held>, Outcome> {
+        let result = match large {
+            true => self.put_multipart().await,
+            false => self.put(mode).await,
+        };
+        match result {
+            Ok(()) => Ok(None),
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => Err(Outcome::Conflict(
+                "written by someone else while the sync stored it: left as it is".into(),
+            )),
+            Err(e) => Err(Outcome::Failed(io::Error::other(e))),
+        }
+    }
+
+    fn attributes(&self) -> Attributes {
+        let mut attributes = Attributes::new();
+        if let Ok(json) = serde_json::to_string(&self.stored) {
+            attributes.insert(
+                Attribute::Metadata(HELD_KEY.into()),
+                AttributeValue::from(json),
+            );
+        }
+        attributes
+    }
+
+    async fn put(&self, mode: PutMode) -> object_store::Result<()> {
+        let bytes =
+            tokio::fs::read(&self.file)
+                .await
+                .map_err(|e| object_store::Error::Generic {
+                    store: "local",
+                    source: Box::new(e),
+                })?;
+        let options = PutOptions {
+            mode,
+            attributes: self.attributes(),
+            ..Default::default()
+        };
+        self.store
+            .put_opts(&self.key, PutPayload::from(bytes), options)
+            .await
+            .map(drop)
+    }
+
+    /// A body over [`ObjectDestination::WHOLE_PUT`], in parts read from its file one at a
+    /// time; unconditional (the path was checked just before).
+    async fn put_multipart(&self) -> object_store::Result<()> {
+        use tokio::io::AsyncReadExt as _;
+        let local = |e: io::Error| object_store::Error::Generic {
+            store: "local",
+            source: Box::new(e),
+        };
+        let options = object_store::PutMultipartOptions {
+            attributes: self.attributes(),
+            ..Default::default()
+        };
+        let upload = self.store.put_multipart_opts(&self.key, options).await?;
+        let mut write = object_store::WriteMultipart::new_with_chunk_size(upload, 8 << 20);
+        let mut file = tokio::fs::File::open(&self.file).await.map_err(local)?;
+        let mut buf = vec![0; 1 << 20];
+        loop {
+            let n = file.read(&mut buf).await.map_err(local)?;
+            if n == 0 {
+                break;
+            }
+            write.wait_for_capacity(2).await?;
+            write.write(&buf[..n]);
+        }
+        write.finish().await.map(drop)
+    }
+}
+
+/// The bytes of the object at `key` hashed for `algorithms`.
+async fn digest_object(
+    store: &dyn ObjectStore,
+    key: &Key,
+    algorithms: resourcesync_model::Algorithms,
+) -> object_store::Result<Measured> {
+    let mut stream = store.get(key).await?.into_stream();
+    let mut measure = Measure::new(algorithms);
+    while let Some(chunk) = stream.next().await {
+        measure.update(&chunk?);
+    }
+    Ok(measure.finish())
+}
+
+/// What an object's metadata says a sync stored in it.
+fn marker(attributes: &Attributes) -> Option<Held> {
+    let value = attributes.get(&Attribute::Metadata(HELD_KEY.into()))?;
+    serde_json::from_str(value.as_ref()).ok()
+}
+
+/// Whether `a` and `b` record the same bytes: each field `a` has, `b` has alike, and `a`
+/// has one at least.
+fn same(a: &Held, b: &Held) -> bool {
+    (a.length.is_some() || a.md5.is_some() || a.sha256.is_some())
+        && a.length.is_none_or(|l| b.length == Some(l))
+        && a.md5.is_none_or(|d| b.md5 == Some(d))
+        && a.sha256.is_none_or(|d| b.sha256 == Some(d))
+}
+
+impl Destination for ObjectDestination {
+    fn location(&self) -> &Path {
+        &self.shown
+    }
+
+    fn paths(&self, config: &Config) -> PathMapper {
+        // Keys are names of bytes: case and normalization kept, any name a path may have
+        // (S3 allows 1,024 bytes a key, the prefix's among them).
+        let room = 1024usize.saturating_sub(self.prefix.as_ref().len() + 1);
+        config
+            .paths
+            .clone()
+            .with_kept_name(KEPT)
+            .with_file_system(FileSystem::POSIX)
+            .with_max_path_bytes(room)
+    }
+
+    fn load_state(&self) -> Result<State, DestinationError> {
+        let Some(bytes) = self.read_kept(STATE, STATE_MAX)? else {
+            return Ok(State::default());
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(State::default());
+        }
+        serde_json::from_slice(&bytes).map_err(|source| DestinationError::Unreadable {
+            path: PathBuf::from(child(&self.kept, STATE).to_string()),
+            source,
+        })
+    }
+
+    fn open_inventory(&self) -> Result<DiskInventory, DestinationError> {
+        let path = self.work.path().join(INVENTORY);
+        let io_at = |source| DestinationError::Io {
+            path: path.clone(),
+            source,
+        };
+        // The working copy: fetched whole, written back whole at each save.
+        if let Some(bytes) = self.read_kept(INVENTORY, u64::MAX)? {
+            std::fs::write(&path, bytes).map_err(io_at)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(io_at)?;
+        DiskInventory::open(file).map_err(|source| DestinationError::Inventory {
+            path: PathBuf::from(child(&self.kept, INVENTORY).to_string()),
+            source: source.into(),
+        })
+    }
+
+    fn verify<I: KeptInventory>(
+        &mut self,
+        config: &Config,
+        inventory: &mut I,
+    ) -> Result<Verified, DestinationError> {
+        let mut verified = Verified::default();
+        if !matches!(config.mode, Mode::Audit | Mode::Baseline { .. }) {
+            return Ok(verified);
+        }
+        let reads = config.mode == Mode::Audit || self.repair;
+        // Every object under the prefix but the kept ones: one listing.
+        let store = self.store.clone();
+        let (prefix, kept) = (self.prefix.clone(), self.kept.clone());
+        let listed: HashMap<String, u64> = self.wait(async move {
+            let mut listed = HashMap::new();
+            let mut list = store.list(Some(&prefix));
+            while let Some(meta) = list.next().await {
+                let meta = meta.map_err(|e| store_error(&prefix, e))?;
+                if !meta.location.prefix_matches(&kept) {
+                    listed.insert(meta.location.to_string(), meta.size);
+                }
+            }
+            Ok::<_, DestinationError>(listed)
+        })?;
+        // Held in memory for the reads at once: a key and a record a resource.
+        let mut records = Vec::new();
+        inventory.for_each(&mut |uri, held| {
+            if let Ok(path) = config.paths.local_path(uri)
+                && let Ok(key) = self.key_of(path.as_str())
+            {
+                records.push((uri.clone(), *held, key, path.to_path_buf()));
+            }
+        });
+        let named: HashSet<String> = records
+            .iter()
+            .map(|(_, _, key, _)| key.to_string())
+            .collect();
+        let store = self.store.clone();
+        let checks: Vec<(usize, Option<bool>)> = {
+            let jobs: Vec<_> = records
+                .iter()
+                .enumerate()
+                .map(|(i, (_, held, key, _))| {
+                    (i, *held, key.clone(), listed.get(key.as_ref()).copied())
+                })
+                .collect();
+            self.wait(async move {
+                let checks = futures::stream::iter(jobs)
+                    .map(|(i, held, key, size)| {
+                        let store = store.clone();
+                        async move {
+                            let Some(size) = size else { return (i, None) };
+                            if !reads {
+                                return (i, Some(true));
+                            }
+                            if held.length.is_some_and(|l| l != size) {
+                                return (i, Some(false));
+                            }
+                            let found = digest_object(&*store, &key, held.algorithms()).await;
+                            (i, Some(found.is_ok_and(|found| holds(&held, &found))))
+                        }
+                    })
+                    .buffer_unordered(MAX_UPLOADS)
+                    .collect()
+                    .await;
+                Ok(checks)
+            })?
+        };
+        let mut replaced = Vec::new();
+        for (i, check) in checks {
+            let (uri, _, _, path) = &records[i];
+            match check {
+                Some(true) => {}
+                Some(false) => {
+                    verified.changed.push(path.clone());
+                    replaced.push((uri.clone(), Some(Held::new().with_length(u64::MAX))));
+                }
+                None => {
+                    verified.missing.push(path.clone());
+                    replaced.push((uri.clone(), None));
+                }
+            }
+        }
+        for (uri, now) in replaced {
+            inventory.substitute(uri, now);
+        }
+        let strip = match self.prefix.as_ref().is_empty() {
+            true => String::new(),
+            false => format!("{}/", self.prefix),
+        };
+        for key in listed.keys() {
+            if !named.contains(key) {
+                verified
+                    .extra
+                    .push(PathBuf::from(key.strip_prefix(&strip).unwrap_or(key)));
+            }
+        }
+        verified.changed.sort();
+        verified.missing.sort();
+        verified.extra.sort();
+        Ok(verified)
+    }
+
+    fn apply<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+        event: &Event,
+    ) -> Result<(), DestinationError> {
+        let now = Instant::now;
+        match event {
+            Event::Store(store) => {
+                let held = client.inventory().get(&store.change.uri);
+                let temp = temp_name(store.request);
+                self.start_place(
+                    client,
+                    temp,
+                    &store.change,
+                    store.digests.clone(),
+                    held,
+                    None,
+                )?;
+            }
+            Event::Delete(change) => {
+                let held = client.inventory().stored(&change.uri);
+                let key = self.key_of(change.path.as_str());
+                let store = self.store.clone();
+                self.start(client, change.clone(), async move {
+                    let key = key.map_err(|e| Outcome::Failed(io::Error::other(e)))?;
+                    delete(&*store, &key, held).await.map(|()| None)
+                })?;
+            }
+            Event::Package { request } => match self.open_package(*request) {
+                Ok(package) => {
+                    client.handle_package(*request, package.manifest(), now())?;
+                    self.packages.insert(*request, package);
+                }
+                Err(e) => client.handle_failure(*request, e, now())?,
+            },
+            Event::Extract(extract) => {
+                let temp = format!("extract-{}", extract.change.id).replace(' ', "-");
+                let copied = match self.packages.get_mut(&extract.package) {
+                    Some(package) => {
+                        copy_bitstream(package, extract.bitstream, &self.bodies, &temp)
+                    }
+                    None => Err(io::Error::other("the package is not open")),
+                };
+                let held = client.inventory().get(&extract.change.uri);
+                match copied {
+                    Ok(digests) => {
+                        // An extraction is confirmed with what it holds (the client
+                        // verified no fetch of it).
+                        let stored = Held::of(&digests, extract.change.lastmod);
+                        self.start_place(
+                            client,
+                            temp,
+                            &extract.change,
+                            digests,
+                            held,
+                            Some(stored),
+                        )?;
+                    }
+                    Err(e) => {
+                        let _ = self.bodies.dir().remove_file(&temp);
+                        self.confirm(client, &extract.change, Err(Outcome::Failed(e)))?;
+                    }
+                }
+            }
+            Event::Release { request }
+            | Event::Discard { request, .. }
+            | Event::Cancel { request } => {
+                self.packages.remove(request);
+                let _ = self.bodies.dir().remove_file(temp_name(*request));
+            }
+            Event::Checkpoint => {
+                self.settle_all(client)?;
+                self.save(client)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn settle<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+    ) -> Result<bool, DestinationError> {
+        let mut any = false;
+        while let Ok(ended) = self.ended.try_recv() {
+            any = true;
+            self.ended_one(client, Ok(ended))?;
+        }
+        Ok(any)
+    }
+
+    fn settle_all<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+    ) -> Result<(), DestinationError> {
+        while self.pending > 0 {
+            let ended = block(|| self.ended.recv());
+            self.ended_one(client, ended)?;
+        }
+        Ok(())
+    }
+
+    fn on_settled(&mut self, wake: Arc<dyn Fn() + Send + Sync>) {
+        self.wake = Some(wake);
+    }
+
+    fn save<I: KeptInventory>(&mut self, client: &Client<I>) -> Result<(), DestinationError> {
+        let path = self.work.path().join(INVENTORY);
+        client
+            .inventory()
+            .save()
+            .map_err(|source| DestinationError::Inventory {
+                path: path.clone(),
+                source,
+            })?;
+        let bytes = std::fs::read(&path).map_err(|source| DestinationError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        // The inventory first, the state last: a state never names a checkpoint whose
+        // resources the saved inventory does not hold.
+        self.write_kept(INVENTORY, bytes)?;
+        let state =
+            serde_json::to_vec(client.state()).map_err(|source| DestinationError::Unreadable {
+                path: PathBuf::from(child(&self.kept, STATE).to_string()),
+                source,
+            })?;
+        self.write_kept(STATE, state)
+    }
+
+    fn keeps_body(&self, request: &Request) -> bool {
+        matches!(
+            request.purpose,
+            resourcesync_client::Purpose::Resource { .. } | resourcesync_client::Purpose::Package
+        )
+    }
+
+    fn bodies(&self) -> Bodies {
+        self.bodies.clone()
+    }
+}
+
+/// Deletes the object at `key` if it carries what the sync stored there (`held`).
+async fn delete(store: &dyn ObjectStore, key: &Key, held: Option<Held>) -> Result<(), Outcome> {
+    let head = GetOptions {
+        head: true,
+        ..Default::default()
+    };
+    let found = match store.get_opts(key, head).await {
+        Ok(found) => found,
+        Err(object_store::Error::NotFound { .. }) => return Ok(()),
+        Err(e) => return Err(Outcome::Failed(io::Error::other(e))),
+    };
+    let Some(held) = held else {
+        return Err(Outcome::Conflict(
+            "no record of what the sync stored there: kept".into(),
+        ));
+    };
+    let ours = marker(&found.attributes)
+        .is_some_and(|m| same(&held, &m) && held.length.is_none_or(|l| l == found.meta.size));
+    if !ours {
+        return Err(Outcome::Conflict(
+            "changed since the sync stored it: kept, no longer the sync's".into(),
+        ));
+    }
+    match store.delete(key).await {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(Outcome::Failed(io::Error::other(e))),
+    }
+}
+
+/// `parent/name` (a name of this program's: no character a key part encodes).
+fn child(parent: &Key, name: &str) -> Key {
+    parent.child(name)
+}
+
+fn lease_body(owner: &str, time: Duration) -> PutPayload {
+    let body = LeaseBody {
+        owner: owner.to_owned(),
+        until: now_secs() + time.as_secs().max(1),
+    };
+    PutPayload::from(serde_json::to_vec(&body).unwrap_or_default())
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn random() -> u128 {
+    let mut bytes = [0; 16];
+    // Without the system's randomness the time and the process: still apart between
+    // two syncs at once.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        return nanos ^ u128::from(std::process::id()) << 64;
+    }
+    u128::from_le_bytes(bytes)
+}
+
+/// Runs `f`, which blocks, handing the worker over first when called from a task of a
+/// multi-threaded tokio runtime (the async driver's).
+fn block<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_needs_a_field_and_every_field_alike() {
+        let a = Held::new().with_length(3);
+        assert!(same(&a, &Held::new().with_length(3)));
+        assert!(!same(&a, &Held::new().with_length(4)));
+        assert!(!same(&Held::new(), &Held::new()));
+        assert!(!same(&a, &Held::new()));
+    }
+}
