@@ -65,8 +65,16 @@ use crate::inventory::{DiskInventory, KeptInventory};
 use crate::options::SyncOptions;
 
 /// The metadata key (`x-amz-meta-resourcesync-held` on S3) of what a sync stored in an
-/// object: its [`Held`] as JSON.
+/// object: the resource's URI and its [`Held`], as JSON (`{"uri":...,"held":{...}}`,
+/// every character past ASCII escaped, as a header allows no other).
 pub const HELD_KEY: &str = "resourcesync-held";
+
+/// What an object's metadata says a sync stored in it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Mark {
+    uri: resourcesync_model::Uri,
+    held: Held,
+}
 
 /// Uploads (and deletions) under way at once; more wait for one to end.
 pub const MAX_UPLOADS: usize = 16;
@@ -117,6 +125,9 @@ pub struct ObjectDestination {
     conditional: bool,
     lease: Lease,
     lease_time: Duration,
+    /// The lease was taken over from a run that did not let it go (killed): what it
+    /// stored after its last save is looked for ([`Destination::replay`]).
+    recovering: bool,
     replace_foreign: bool,
     repair: bool,
     packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>>,
@@ -236,6 +247,7 @@ impl ObjectDestination {
                 renewing: None,
             },
             lease_time: lease.max(Duration::from_secs(1)),
+            recovering: false,
             replace_foreign: false,
             repair: true,
             packages: HashMap::new(),
@@ -359,7 +371,7 @@ impl ObjectDestination {
         let (owner, time, conditional) =
             (self.lease.owner.clone(), self.lease_time, self.conditional);
         let shown = self.shown.clone();
-        let version = self.wait(async move {
+        let (version, recovering) = self.wait(async move {
             let body = lease_body(&owner, time);
             let mode = match conditional {
                 true => PutMode::Create,
@@ -387,6 +399,7 @@ impl ObjectDestination {
                 Err(object_store::Error::NotFound { .. }) => None,
                 Err(e) => return Err(store_error(&key, e)),
             };
+            let recovering = found.is_some();
             let mode = match (found, conditional) {
                 (Some(version), true) => PutMode::Update(version),
                 _ => mode,
@@ -396,15 +409,19 @@ impl ObjectDestination {
                 ..Default::default()
             };
             match store.put_opts(&key, body, put).await {
-                Ok(put) => Ok(UpdateVersion {
-                    e_tag: put.e_tag,
-                    version: put.version,
-                }),
+                Ok(put) => Ok((
+                    UpdateVersion {
+                        e_tag: put.e_tag,
+                        version: put.version,
+                    },
+                    recovering,
+                )),
                 Err(object_store::Error::AlreadyExists { .. })
                 | Err(object_store::Error::Precondition { .. }) => Err(busy()),
                 Err(e) => Err(store_error(&key, e)),
             }
         })?;
+        self.recovering = recovering;
         let store = self.store.clone();
         let key = child(&self.kept, LOCK);
         let (owner, time, conditional) =
@@ -532,6 +549,7 @@ impl ObjectDestination {
         let task = Placing {
             store: self.store.clone(),
             key,
+            uri: change.uri.clone(),
             file: self.work.path().join("tmp").join(&temp),
             stored: Held::of(&digests, change.lastmod),
             digests,
@@ -655,6 +673,7 @@ impl Drop for ObjectDestination {
 struct Placing {
     store: Arc<dyn ObjectStore>,
     key: Key,
+    uri: resourcesync_model::Uri,
     file: PathBuf,
     digests: Measured,
     /// What the object will carry.
@@ -715,29 +734,34 @@ impl Placing {
         {
             return Ok(None);
         }
-        match (&self.held, &marker) {
-            // The sync's own, as it stored it: replaced.
-            (Some(held), Some(m)) if same(held, m) && held.length.is_none_or(|l| l == size) => {
-                self.put_or_conflict(replace, large).await
+        let ours = match (&self.held, &marker) {
+            // Written by a sync, and whole (a PUT replaces the metadata with the bytes):
+            // what the inventory holds, or what a run stopped before it saved stored
+            // there, as a directory's journal would say.
+            (_, Some(m)) => m.length.is_none_or(|l| l == size),
+            // Recorded without a mark: a baseline's record of what is there now (which
+            // it repairs), read to be sure it still is.
+            (Some(held), None) => {
+                held.length.is_none_or(|l| l == size)
+                    && digest_object(&*self.store, &self.key, held.algorithms())
+                        .await
+                        .is_ok_and(|found| holds(held, &found))
             }
-            // The sync's own, stored by a run stopped before it saved: replaced.
-            (None, Some(m)) if m.length.is_none_or(|l| l == size) => {
-                self.put_or_conflict(replace, large).await
-            }
-            _ => {
-                // No mark of the sync's, or another: read to see whether it holds the
-                // listed bytes.
-                if size == self.digests.length
-                    && self.digest().await.is_ok_and(|found| found == self.digests)
-                {
-                    return Ok(None);
-                }
-                Err(Outcome::Conflict(match self.held {
-                    Some(_) => "changed since the sync stored it: kept, not replaced".into(),
-                    None => "an object no sync stored, with other bytes: left as it is".into(),
-                }))
-            }
+            (None, None) => false,
+        };
+        if ours {
+            return self.put_or_conflict(replace, large).await;
         }
+        // Not the sync's: read to see whether it holds the listed bytes already.
+        if size == self.digests.length
+            && self.digest().await.is_ok_and(|found| found == self.digests)
+        {
+            return Ok(None);
+        }
+        Err(Outcome::Conflict(match self.held {
+            Some(_) => "changed since the sync stored it: kept, not replaced".into(),
+            None => "an object no sync stored, with other bytes: left as it is".into(),
+        }))
     }
 
     /// The object's bytes hashed for the listed digests.
@@ -762,7 +786,11 @@ impl Placing {
 
     fn attributes(&self) -> Attributes {
         let mut attributes = Attributes::new();
-        if let Ok(json) = serde_json::to_string(&self.stored) {
+        let mark = Mark {
+            uri: self.uri.clone(),
+            held: self.stored,
+        };
+        if let Some(json) = mark_json(&mark) {
             attributes.insert(
                 Attribute::Metadata(HELD_KEY.into()),
                 AttributeValue::from(json),
@@ -834,8 +862,30 @@ async fn digest_object(
 
 /// What an object's metadata says a sync stored in it.
 fn marker(attributes: &Attributes) -> Option<Held> {
+    mark(attributes).map(|m| m.held)
+}
+
+fn mark(attributes: &Attributes) -> Option<Mark> {
     let value = attributes.get(&Attribute::Metadata(HELD_KEY.into()))?;
     serde_json::from_str(value.as_ref()).ok()
+}
+
+/// `mark` as JSON in ASCII: each character past it as `\uXXXX` (two for one outside
+/// the Basic Multilingual Plane), which JSON reads back as the character.
+fn mark_json(mark: &Mark) -> Option<String> {
+    let json = serde_json::to_string(mark).ok()?;
+    let mut ascii = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_ascii() {
+            ascii.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                ascii.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    Some(ascii)
 }
 
 /// Whether `a` and `b` record the same bytes: each field `a` has, `b` has alike, and `a`
@@ -875,6 +925,62 @@ impl Destination for ObjectDestination {
             path: PathBuf::from(child(&self.kept, STATE).to_string()),
             source,
         })
+    }
+
+    /// After a killed run (its lease taken over): the objects written since a little
+    /// before its last save whose metadata says a sync stored them, and which still hold
+    /// that length, recorded as the sync's, as a directory's journal would have them. One
+    /// listing of the prefix and a HEAD for each such object; nothing after a run that
+    /// ended.
+    fn replay<I: KeptInventory>(&self, inventory: &mut I) {
+        if !self.recovering {
+            return;
+        }
+        let store = self.store.clone();
+        let (prefix, kept, state) = (
+            self.prefix.clone(),
+            self.kept.clone(),
+            child(&self.kept, STATE),
+        );
+        let found = self.wait(async move {
+            // An object stored before the state's save may have been confirmed after the
+            // inventory was written: looked at too, a generous while back.
+            let since = match store.head(&state).await {
+                Ok(meta) => Some(meta.last_modified - chrono_margin()),
+                Err(_) => None,
+            };
+            let mut keys = Vec::new();
+            let mut list = store.list(Some(&prefix));
+            while let Some(meta) = list.next().await {
+                let Ok(meta) = meta else { break };
+                if !meta.location.prefix_matches(&kept)
+                    && since.is_none_or(|since| meta.last_modified >= since)
+                {
+                    keys.push((meta.location, meta.size));
+                }
+            }
+            let found: Vec<(resourcesync_model::Uri, Held)> = futures::stream::iter(keys)
+                .map(|(key, size)| {
+                    let store = store.clone();
+                    async move {
+                        let head = GetOptions {
+                            head: true,
+                            ..Default::default()
+                        };
+                        let found = store.get_opts(&key, head).await.ok()?;
+                        let mark = mark(&found.attributes)?;
+                        (mark.held.length == Some(size)).then_some((mark.uri, mark.held))
+                    }
+                })
+                .buffer_unordered(MAX_UPLOADS)
+                .filter_map(|found| async move { found })
+                .collect()
+                .await;
+            Ok(found)
+        });
+        for (uri, held) in found.unwrap_or_default() {
+            inventory.record(uri, held);
+        }
     }
 
     fn open_inventory(&self) -> Result<DiskInventory, DestinationError> {
@@ -938,7 +1044,9 @@ impl Destination for ObjectDestination {
             .map(|(_, _, key, _)| key.to_string())
             .collect();
         let store = self.store.clone();
-        let checks: Vec<(usize, Option<bool>)> = {
+        // Per record: `None` missing, `Some(None)` as stored, `Some(Some(found))` what the
+        // object holds instead.
+        let checks: Vec<(usize, Option<Option<Held>>)> = {
             let jobs: Vec<_> = records
                 .iter()
                 .enumerate()
@@ -953,13 +1061,17 @@ impl Destination for ObjectDestination {
                         async move {
                             let Some(size) = size else { return (i, None) };
                             if !reads {
-                                return (i, Some(true));
+                                return (i, Some(None));
                             }
-                            if held.length.is_some_and(|l| l != size) {
-                                return (i, Some(false));
-                            }
-                            let found = digest_object(&*store, &key, held.algorithms()).await;
-                            (i, Some(found.is_ok_and(|found| holds(&held, &found))))
+                            let standing = match digest_object(&*store, &key, held.algorithms())
+                                .await
+                            {
+                                Ok(found) if size == found.length && holds(&held, &found) => None,
+                                Ok(found) => Some(Held::of(&found, None)),
+                                // Unreadable: what it holds is not what was stored.
+                                Err(_) => Some(Held::new().with_length(u64::MAX)),
+                            };
+                            (i, Some(standing))
                         }
                     })
                     .buffer_unordered(MAX_UPLOADS)
@@ -972,10 +1084,10 @@ impl Destination for ObjectDestination {
         for (i, check) in checks {
             let (uri, _, _, path) = &records[i];
             match check {
-                Some(true) => {}
-                Some(false) => {
+                Some(None) => {}
+                Some(Some(standing)) => {
                     verified.changed.push(path.clone());
-                    replaced.push((uri.clone(), Some(Held::new().with_length(u64::MAX))));
+                    replaced.push((uri.clone(), Some(standing)));
                 }
                 None => {
                     verified.missing.push(path.clone());
@@ -1185,6 +1297,11 @@ fn lease_body(owner: &str, time: Duration) -> PutPayload {
         until: now_secs() + time.as_secs().max(1),
     };
     PutPayload::from(serde_json::to_vec(&body).unwrap_or_default())
+}
+
+/// How far before the last save [`Destination::replay`] looks.
+fn chrono_margin() -> chrono::TimeDelta {
+    chrono::TimeDelta::minutes(5)
 }
 
 fn now_secs() -> u64 {

@@ -18,6 +18,8 @@ pub mod needs;
 pub mod publication;
 pub mod python;
 #[cfg(feature = "http")]
+pub mod s3;
+#[cfg(feature = "http")]
 pub mod scenarios;
 #[cfg(feature = "http")]
 pub mod served;

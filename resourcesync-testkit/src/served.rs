@@ -147,9 +147,16 @@ impl Served {
 
     /// Whether `dir` holds exactly the Source's resources (and the sync's own state).
     pub fn equals(&self, dir: &Path) -> Result<(), String> {
-        let source = self.source.lock().unwrap();
         let mut held = BTreeMap::new();
         collect(dir, dir, &mut held);
+        self.holds(&held)
+    }
+
+    /// Whether `held` (each path under the Source's base and its bytes: the objects of a
+    /// bucket's prefix, say) is exactly the Source's resources; what differs if not.
+    pub fn holds(&self, held: &BTreeMap<String, Vec<u8>>) -> Result<(), String> {
+        let held = held.clone();
+        let source = self.source.lock().unwrap();
         let expected: BTreeMap<String, Vec<u8>> = source
             .resources
             .iter()

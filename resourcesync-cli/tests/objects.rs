@@ -1,0 +1,397 @@
+//! `resourcesync sync URL s3://BUCKET/PREFIX`: a Source kept in a bucket's prefix on real
+//! S3 servers (moto_server, s3s-fs; `resourcesync_testkit::s3`), every promise of the
+//! directory in the terms of objects: nothing written or deleted outside the prefix, an
+//! object no sync stored never replaced (unless asked) nor deleted, one edited since
+//! kept, the audit reading the objects' bytes, one sync at a time, a killed sync resumed
+//! without losing what it stored, and the object server killed in the middle of a sync
+//! and started again losing nothing.
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, ExitCode, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::TryStreamExt as _;
+use object_store::ObjectStore;
+use object_store::path::Path as Key;
+use resourcesync_testkit::driver::text;
+use resourcesync_testkit::needs;
+use resourcesync_testkit::s3::{self, Kind, S3Server};
+use resourcesync_testkit::served::{Fault, Served};
+
+fn main() -> ExitCode {
+    let moto = s3::find(Kind::Moto);
+    let s3s = s3::find(Kind::S3sFs);
+    needs::main(vec![
+        needs::trial("a_sync_into_moto_keeps_every_promise", &moto, |program| {
+            promises(Kind::Moto, &program)
+        }),
+        needs::trial("a_sync_into_s3s_fs_keeps_every_promise", &s3s, |program| {
+            promises(Kind::S3sFs, &program)
+        }),
+        needs::trial(
+            "a_killed_sync_resumes_once_its_lease_ran_out",
+            &s3s,
+            |program| killed_sync(&program),
+        ),
+        needs::trial(
+            "the_object_server_killed_mid_sync_and_restarted_loses_nothing",
+            &s3s,
+            |program| killed_server(&program),
+        ),
+    ])
+}
+
+/// The bucket, through the same crate the command uses.
+struct Bucket {
+    store: Arc<dyn ObjectStore>,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl Bucket {
+    fn of(server: &S3Server) -> Bucket {
+        let mut builder =
+            object_store::aws::AmazonS3Builder::new().with_bucket_name(&server.bucket);
+        for (key, value) in server.options() {
+            builder = builder.with_config(key.parse().unwrap(), value);
+        }
+        Bucket {
+            store: Arc::new(builder.build().unwrap()),
+            runtime: tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap(),
+        }
+    }
+
+    fn put(&self, key: &str, bytes: &[u8]) {
+        let store = self.store.clone();
+        let payload = object_store::PutPayload::from(bytes.to_vec());
+        self.runtime
+            .block_on(store.put(&Key::parse(key).unwrap(), payload))
+            .unwrap();
+    }
+
+    fn get(&self, key: &str) -> Option<Vec<u8>> {
+        self.runtime.block_on(async {
+            match self.store.get(&Key::parse(key).unwrap()).await {
+                Ok(found) => Some(found.bytes().await.unwrap().to_vec()),
+                Err(object_store::Error::NotFound { .. }) => None,
+                Err(e) => panic!("{key}: {e}"),
+            }
+        })
+    }
+
+    /// Every object's key and bytes.
+    fn objects(&self) -> BTreeMap<String, Vec<u8>> {
+        let keys: Vec<String> = self.runtime.block_on(async {
+            self.store
+                .list(None)
+                .map_ok(|meta| meta.location.to_string())
+                .try_collect()
+                .await
+                .unwrap()
+        });
+        keys.into_iter()
+            .map(|key| {
+                let bytes = self.get(&key).unwrap();
+                (key, bytes)
+            })
+            .collect()
+    }
+
+    /// The resources under `prefix/` (its `.resourcesync/` left out), by path.
+    fn resources(&self, prefix: &str) -> BTreeMap<String, Vec<u8>> {
+        self.objects()
+            .into_iter()
+            .filter_map(|(key, bytes)| {
+                let path = key.strip_prefix(&format!("{prefix}/"))?.to_owned();
+                (!path.starts_with(".resourcesync/")).then_some((path, bytes))
+            })
+            .collect()
+    }
+}
+
+fn resourcesync(args: &[&str], server: &S3Server) -> Output {
+    command(args, server).output().unwrap()
+}
+
+fn command(args: &[&str], server: &S3Server) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
+    // The store's settings as the command's options; no AWS_* of the machine's.
+    command
+        .args(args)
+        .args(server.store_args())
+        .env_remove("AWS_PROFILE")
+        .env_remove("AWS_ENDPOINT")
+        .env_remove("AWS_ENDPOINT_URL");
+    command
+}
+
+fn spawn(args: &[&str], server: &S3Server) -> Child {
+    command(args, server)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn summary(out: &Output) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str::<serde_json::Value>(last).unwrap_or_else(|e| panic!("{e}: {}", text(out)))
+        ["summary"]
+        .clone()
+}
+
+/// Waits (bounded) until `prefix/` holds at least `n` resources.
+fn until_stored(bucket: &Bucket, prefix: &str, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while bucket.resources(prefix).len() < n {
+        assert!(Instant::now() < deadline, "fewer than {n} objects stored");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn promises(kind: Kind, program: &std::path::Path) {
+    let server = S3Server::start(kind, program, "mirror");
+    let bucket = Bucket::of(&server);
+    let served = Served::start(|s| {
+        for i in 0..30 {
+            s.put(
+                &format!("r/{i}.txt"),
+                format!("resource {i}").repeat(i + 1).as_bytes(),
+            );
+        }
+        s.put("deep/a/b/c.bin", &[7u8; 5000]);
+        s.tick(10);
+    });
+    // Around the prefix: the bucket's root, a prefix that begins alike, and an object no
+    // sync stored at a listed path.
+    bucket.put("outside.txt", b"outside");
+    bucket.put("copyx/r/1.txt", b"a neighbour");
+    bucket.put("copy/r/3.txt", b"someone else's");
+    let base = served.base.as_str();
+    let url = "s3://mirror/copy";
+
+    let out = resourcesync(&["sync", base, url], &server);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("s3://mirror/copy/r/3.txt: an object no sync stored"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(bucket.get("copy/r/3.txt").unwrap(), b"someone else's");
+    // The audit reads every object: not in sync while r/3.txt is another's.
+    let audit = resourcesync(&["sync", "--audit", base, url], &server);
+    assert_eq!(audit.status.code(), Some(1), "{}", text(&audit));
+    // Asked to replace it, the sync does; then the prefix is the Source's.
+    let out = resourcesync(
+        &["sync", "--baseline", "--replace-foreign", base, url],
+        &server,
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    served.holds(&bucket.resources("copy")).unwrap();
+    let audit = resourcesync(&["sync", "--audit", base, url], &server);
+    assert!(audit.status.success(), "{}", text(&audit));
+    assert!(
+        String::from_utf8_lossy(&audit.stdout).contains("31 unchanged"),
+        "{}",
+        text(&audit)
+    );
+    // Each object carries what the sync stored in it.
+    let head = bucket.runtime.block_on(bucket.store.get_opts(
+        &Key::parse("copy/r/4.txt").unwrap(),
+        object_store::GetOptions {
+            head: true,
+            ..Default::default()
+        },
+    ));
+    let attributes = head.unwrap().attributes;
+    let held = attributes
+        .get(&object_store::Attribute::Metadata(
+            "resourcesync-held".into(),
+        ))
+        .expect("no metadata of the sync's");
+    assert!(held.as_ref().contains("\"length\":50"), "{held:?}");
+
+    // An object changed in the bucket is found by the audit, by its bytes alone (same
+    // length, no metadata).
+    bucket.put("copy/r/6.txt", &b"x".repeat(70));
+    let audit = resourcesync(&["sync", "--audit", base, url], &server);
+    assert_eq!(audit.status.code(), Some(1), "{}", text(&audit));
+    assert!(
+        String::from_utf8_lossy(&audit.stdout).contains("1 changed"),
+        "{}",
+        text(&audit)
+    );
+
+    // The Source changes; someone edits an object the Source then deletes.
+    served.change(|s| {
+        s.put("r/1.txt", b"changed");
+        s.delete("r/2.txt");
+        s.delete("r/5.txt");
+        s.put("r/new.txt", b"new");
+    });
+    bucket.put("copy/r/5.txt", b"edited by hand");
+    let out = resourcesync(&["sync", "--json", "--delete", base, url], &server);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let s = summary(&out);
+    assert_eq!(
+        (
+            s["created"].as_u64(),
+            s["updated"].as_u64(),
+            s["deleted"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1)),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("s3://mirror/copy/r/5.txt: changed since the sync stored it"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(bucket.get("copy/r/5.txt").unwrap(), b"edited by hand");
+    assert_eq!(bucket.get("copy/r/2.txt"), None);
+    assert_eq!(bucket.get("copy/r/1.txt").unwrap(), b"changed");
+    // The edited r/6.txt was kept by the incremental run (a conflict), as in a directory;
+    // a baseline asked for repairs it.
+    let out = resourcesync(&["sync", "--baseline", base, url], &server);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("1 updated"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(bucket.get("copy/r/6.txt").unwrap(), served_bytes(6));
+
+    // Nothing outside the prefix was touched; nothing but the prefix was written.
+    assert_eq!(bucket.get("outside.txt").unwrap(), b"outside");
+    assert_eq!(bucket.get("copyx/r/1.txt").unwrap(), b"a neighbour");
+    let keys: Vec<String> = bucket.objects().into_keys().collect();
+    for key in &keys {
+        assert!(
+            key.starts_with("copy/") || key == "outside.txt" || key == "copyx/r/1.txt",
+            "{key}"
+        );
+    }
+    assert!(keys.contains(&"copy/.resourcesync/state.json".to_owned()));
+    assert!(
+        !keys.iter().any(|k| k.ends_with("/lock")),
+        "a finished sync let its lease go: {keys:?}"
+    );
+
+    // One sync at a time: while one runs, another is refused, changing nothing.
+    served.faults(|path, _| path.starts_with("r/").then_some(Fault::Slow(200)));
+    served.change(|s| {
+        for i in 0..10 {
+            s.put(&format!("r/slow-{i}.txt"), b"slow");
+        }
+    });
+    let mut running = spawn(&["sync", "--concurrency", "1", base, url], &server);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while bucket.get("copy/.resourcesync/lock").is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the first sync never took its lease"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = resourcesync(&["sync", base, url], &server);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("another sync is using s3://mirror/copy"),
+        "{}",
+        text(&out)
+    );
+    let first = running.wait_with_output().unwrap();
+    assert!(first.status.success(), "{}", text(&first));
+    // The prefix is the Source's, but for r/5.txt, which the user edited and the Source
+    // deleted since: kept.
+    let mut held = bucket.resources("copy");
+    assert_eq!(held.remove("r/5.txt").unwrap(), b"edited by hand");
+    served.holds(&held).unwrap();
+}
+
+/// The bytes `promises` serves at r/{i}.txt.
+fn served_bytes(i: usize) -> Vec<u8> {
+    format!("resource {i}").repeat(i + 1).into_bytes()
+}
+
+fn slow_source(n: usize) -> Served {
+    let served = Served::start(|s| {
+        for i in 0..n {
+            s.put(
+                &format!("r/{i}.txt"),
+                format!("resource {i}").repeat(20).as_bytes(),
+            );
+        }
+        s.tick(10);
+    });
+    served.faults(|path, _| path.starts_with("r/").then_some(Fault::Slow(30)));
+    served
+}
+
+fn killed_sync(program: &std::path::Path) {
+    let server = S3Server::start(Kind::S3sFs, program, "mirror");
+    let bucket = Bucket::of(&server);
+    let served = slow_source(80);
+    let base = served.base.as_str();
+    let url = "s3://mirror/killed";
+    let args = ["sync", "--concurrency", "2", "--store-lease", "2s"];
+    let mut running = spawn(&[&args[..], &[base, url]].concat(), &server);
+    until_stored(&bucket, "killed", 10);
+    running.kill().unwrap();
+    running.wait().unwrap();
+    // Its lease is still on the prefix: the next sync is refused until it runs out.
+    let out = resourcesync(&[&args[..], &[base, url]].concat(), &server);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    std::thread::sleep(Duration::from_millis(2500));
+    let out = resourcesync(&[&args[..], &["--json", base, url]].concat(), &server);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = summary(&out);
+    let created = s["created"].as_u64().unwrap();
+    assert!(
+        created < 80 - 9,
+        "the rerun stored {created} of 80: what the killed run stored was not taken as the sync's"
+    );
+    served.holds(&bucket.resources("killed")).unwrap();
+    let audit = resourcesync(&["sync", "--audit", base, url], &server);
+    assert!(audit.status.success(), "{}", text(&audit));
+    assert!(
+        String::from_utf8_lossy(&audit.stdout).contains("80 unchanged"),
+        "{}",
+        text(&audit)
+    );
+}
+
+fn killed_server(program: &std::path::Path) {
+    let mut server = S3Server::start(Kind::S3sFs, program, "mirror");
+    let bucket = Bucket::of(&server);
+    let served = slow_source(80);
+    let base = served.base.as_str();
+    let url = "s3://mirror/outage";
+    let args = ["sync", "--concurrency", "2", "--store-lease", "2s"];
+    let running = spawn(&[&args[..], &[base, url]].concat(), &server);
+    until_stored(&bucket, "outage", 10);
+    server.kill();
+    std::thread::sleep(Duration::from_millis(500));
+    server.restart();
+    let out = running.wait_with_output().unwrap();
+    // Whatever the run came to (the store's client retries), a rerun ends it whole.
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    std::thread::sleep(Duration::from_millis(2500));
+    let out = resourcesync(&[&args[..], &[base, url]].concat(), &server);
+    assert!(out.status.success(), "{}", text(&out));
+    served.holds(&bucket.resources("outage")).unwrap();
+    let audit = resourcesync(&["sync", "--audit", base, url], &server);
+    assert!(audit.status.success(), "{}", text(&audit));
+    assert!(
+        String::from_utf8_lossy(&audit.stdout).contains("80 unchanged"),
+        "{}",
+        text(&audit)
+    );
+}
