@@ -291,7 +291,7 @@ fn promises(kind: Kind, program: &std::path::Path) {
             s.put(&format!("r/slow-{i}.txt"), b"slow");
         }
     });
-    let mut running = spawn(&["sync", "--concurrency", "1", base, url], &server);
+    let running = spawn(&["sync", "--concurrency", "1", base, url], &server);
     let deadline = Instant::now() + Duration::from_secs(30);
     while bucket.get("copy/.resourcesync/lock").is_none() {
         assert!(

@@ -64,41 +64,15 @@ use crate::directory::{
 use crate::inventory::{DiskInventory, KeptInventory};
 use crate::options::SyncOptions;
 
-/// The metadata key (`x-amz-meta-resourcesync-held` on S3) of what a sync stored in an
-/// object: the resource's URI and its [`Held`], as JSON (`{"uri":...,"held":{...}}`,
-/// every character past ASCII escaped, as a header allows no other).
-pub const HELD_KEY: &str = "resourcesync-held";
+mod lease;
+mod placing;
 
-/// What an object's metadata says a sync stored in it.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Mark {
-    uri: resourcesync_model::Uri,
-    held: Held,
-}
+use lease::*;
+pub use placing::HELD_KEY;
+use placing::*;
 
 /// Uploads (and deletions) under way at once; more wait for one to end.
 pub const MAX_UPLOADS: usize = 16;
-
-/// The lease's object under `.resourcesync/`.
-const LOCK: &str = "lock";
-
-/// What a lease object says.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct LeaseBody {
-    /// Who holds it: random, per open.
-    owner: String,
-    /// Until when, in seconds since the Unix epoch.
-    until: u64,
-}
-
-/// The lease on a prefix, renewed by a task on the destination's runtime.
-struct Lease {
-    owner: String,
-    /// Set by the renewing task when the lease was lost (taken over after it expired:
-    /// this process stalled longer than the lease).
-    lost: Arc<AtomicBool>,
-    renewing: Option<tokio::task::JoinHandle<()>>,
-}
 
 /// An upload or a deletion that ended: the change, and what became of it.
 struct Ended {
@@ -364,114 +338,6 @@ impl ObjectDestination {
         })
     }
 
-    /// Takes the prefix's lease (or [`DestinationError::Busy`]), and starts renewing it.
-    fn take_lease(&mut self) -> Result<(), DestinationError> {
-        let store = self.store.clone();
-        let key = child(&self.kept, LOCK);
-        let (owner, time, conditional) =
-            (self.lease.owner.clone(), self.lease_time, self.conditional);
-        let shown = self.shown.clone();
-        let (version, recovering) = self.wait(async move {
-            let body = lease_body(&owner, time);
-            let mode = match conditional {
-                true => PutMode::Create,
-                false => PutMode::Overwrite,
-            };
-            let busy = || DestinationError::Busy {
-                dir: shown.clone(),
-                lock: PathBuf::from(key.to_string()),
-            };
-            // Held by another unless it expired.
-            let found = match store.get(&key).await {
-                Ok(found) => {
-                    let version = UpdateVersion {
-                        e_tag: found.meta.e_tag.clone(),
-                        version: found.meta.version.clone(),
-                    };
-                    let bytes = found.bytes().await.map_err(|e| store_error(&key, e))?;
-                    let expired = serde_json::from_slice::<LeaseBody>(&bytes)
-                        .map_or(true, |held| held.until < now_secs());
-                    if !expired {
-                        return Err(busy());
-                    }
-                    Some(version)
-                }
-                Err(object_store::Error::NotFound { .. }) => None,
-                Err(e) => return Err(store_error(&key, e)),
-            };
-            let recovering = found.is_some();
-            let mode = match (found, conditional) {
-                (Some(version), true) => PutMode::Update(version),
-                _ => mode,
-            };
-            let put = PutOptions {
-                mode,
-                ..Default::default()
-            };
-            match store.put_opts(&key, body, put).await {
-                Ok(put) => Ok((
-                    UpdateVersion {
-                        e_tag: put.e_tag,
-                        version: put.version,
-                    },
-                    recovering,
-                )),
-                Err(object_store::Error::AlreadyExists { .. })
-                | Err(object_store::Error::Precondition { .. }) => Err(busy()),
-                Err(e) => Err(store_error(&key, e)),
-            }
-        })?;
-        self.recovering = recovering;
-        let store = self.store.clone();
-        let key = child(&self.kept, LOCK);
-        let (owner, time, conditional) =
-            (self.lease.owner.clone(), self.lease_time, self.conditional);
-        let lost = self.lease.lost.clone();
-        let Some(runtime) = &self.runtime else {
-            return Err(self.stopped());
-        };
-        self.lease.renewing = Some(runtime.spawn(async move {
-            let mut version = version;
-            loop {
-                tokio::time::sleep(time / 3).await;
-                let mode = match conditional {
-                    true => PutMode::Update(version.clone()),
-                    false => PutMode::Overwrite,
-                };
-                let put = PutOptions {
-                    mode,
-                    ..Default::default()
-                };
-                match store.put_opts(&key, lease_body(&owner, time), put).await {
-                    Ok(put) => {
-                        version = UpdateVersion {
-                            e_tag: put.e_tag,
-                            version: put.version,
-                        }
-                    }
-                    // Taken over: this run stalled past its lease.
-                    Err(object_store::Error::Precondition { .. }) => {
-                        lost.store(true, Ordering::SeqCst);
-                        return;
-                    }
-                    // The store is down for a moment: tried again at the next turn,
-                    // while the lease still runs.
-                    Err(_) => {}
-                }
-            }
-        }));
-        Ok(())
-    }
-
-    fn lost(&self) -> Option<String> {
-        self.lease.lost.load(Ordering::SeqCst).then(|| {
-            format!(
-                "{}: the lease on the prefix was taken over by another sync (this one stalled past it)",
-                self.shown.display()
-            )
-        })
-    }
-
     /// The key of a resource's path under the prefix.
     fn key_of(&self, path: &str) -> Result<Key, object_store::path::Error> {
         match self.prefix.as_ref().is_empty() {
@@ -667,236 +533,6 @@ impl Drop for ObjectDestination {
         }
     }
 }
-
-/// One object's placement: what the sync stored there decides whether it may be
-/// replaced.
-struct Placing {
-    store: Arc<dyn ObjectStore>,
-    key: Key,
-    uri: resourcesync_model::Uri,
-    file: PathBuf,
-    digests: Measured,
-    /// What the object will carry.
-    stored: Held,
-    /// What the inventory says the sync stored there.
-    held: Option<Held>,
-    replace_foreign: bool,
-    conditional: bool,
-}
-
-impl Placing {
-    async fn place(&self) -> Result<Option<Held>, Outcome> {
-        let failed = |e: object_store::Error| Outcome::Failed(io::Error::other(e));
-        let large = self.digests.length > ObjectDestination::WHOLE_PUT;
-        // Nothing there, as on a first sync: one request, a create that fails if
-        // something is.
-        if self.held.is_none() && !self.replace_foreign && !large && self.conditional {
-            match self.put(PutMode::Create).await {
-                Ok(()) => return Ok(None),
-                Err(object_store::Error::AlreadyExists { .. })
-                | Err(object_store::Error::Precondition { .. }) => {}
-                Err(e) => return Err(failed(e)),
-            }
-        }
-        let head = GetOptions {
-            head: true,
-            ..Default::default()
-        };
-        let found = match self.store.get_opts(&self.key, head).await {
-            Ok(found) => found,
-            Err(object_store::Error::NotFound { .. }) => {
-                let mode = match self.conditional {
-                    true => PutMode::Create,
-                    false => PutMode::Overwrite,
-                };
-                return self.put_or_conflict(mode, large).await;
-            }
-            Err(e) => return Err(failed(e)),
-        };
-        let marker = marker(&found.attributes);
-        let version = UpdateVersion {
-            e_tag: found.meta.e_tag.clone(),
-            version: found.meta.version.clone(),
-        };
-        let replace = match self.conditional {
-            true => PutMode::Update(version),
-            false => PutMode::Overwrite,
-        };
-        let size = found.meta.size;
-        if self.replace_foreign {
-            return self.put_or_conflict(replace, large).await;
-        }
-        // Already the listed bytes (stored by a run stopped before it saved, or copied in
-        // by someone): taken as they are.
-        if marker
-            .as_ref()
-            .is_some_and(|m| same(&self.stored, m) && size == self.digests.length)
-        {
-            return Ok(None);
-        }
-        let ours = match (&self.held, &marker) {
-            // Written by a sync, and whole (a PUT replaces the metadata with the bytes):
-            // what the inventory holds, or what a run stopped before it saved stored
-            // there, as a directory's journal would say.
-            (_, Some(m)) => m.length.is_none_or(|l| l == size),
-            // Recorded without a mark: a baseline's record of what is there now (which
-            // it repairs), read to be sure it still is.
-            (Some(held), None) => {
-                held.length.is_none_or(|l| l == size)
-                    && digest_object(&*self.store, &self.key, held.algorithms())
-                        .await
-                        .is_ok_and(|found| holds(held, &found))
-            }
-            (None, None) => false,
-        };
-        if ours {
-            return self.put_or_conflict(replace, large).await;
-        }
-        // Not the sync's: read to see whether it holds the listed bytes already.
-        if size == self.digests.length
-            && self.digest().await.is_ok_and(|found| found == self.digests)
-        {
-            return Ok(None);
-        }
-        Err(Outcome::Conflict(match self.held {
-            Some(_) => "changed since the sync stored it: kept, not replaced".into(),
-            None => "an object no sync stored, with other bytes: left as it is".into(),
-        }))
-    }
-
-    /// The object's bytes hashed for the listed digests.
-    async fn digest(&self) -> object_store::Result<Measured> {
-        digest_object(&*self.store, &self.key, self.digests.algorithms()).await
-    }
-
-    async fn put_or_conflict(&self, mode: PutMode, large: bool) -> Result<Option<Held>, Outcome> {
-        let result = match large {
-            true => self.put_multipart().await,
-            false => self.put(mode).await,
-        };
-        match result {
-            Ok(()) => Ok(None),
-            Err(object_store::Error::AlreadyExists { .. })
-            | Err(object_store::Error::Precondition { .. }) => Err(Outcome::Conflict(
-                "written by someone else while the sync stored it: left as it is".into(),
-            )),
-            Err(e) => Err(Outcome::Failed(io::Error::other(e))),
-        }
-    }
-
-    fn attributes(&self) -> Attributes {
-        let mut attributes = Attributes::new();
-        let mark = Mark {
-            uri: self.uri.clone(),
-            held: self.stored,
-        };
-        if let Some(json) = mark_json(&mark) {
-            attributes.insert(
-                Attribute::Metadata(HELD_KEY.into()),
-                AttributeValue::from(json),
-            );
-        }
-        attributes
-    }
-
-    async fn put(&self, mode: PutMode) -> object_store::Result<()> {
-        let bytes =
-            tokio::fs::read(&self.file)
-                .await
-                .map_err(|e| object_store::Error::Generic {
-                    store: "local",
-                    source: Box::new(e),
-                })?;
-        let options = PutOptions {
-            mode,
-            attributes: self.attributes(),
-            ..Default::default()
-        };
-        self.store
-            .put_opts(&self.key, PutPayload::from(bytes), options)
-            .await
-            .map(drop)
-    }
-
-    /// A body over [`ObjectDestination::WHOLE_PUT`], in parts read from its file one at a
-    /// time; unconditional (the path was checked just before).
-    async fn put_multipart(&self) -> object_store::Result<()> {
-        use tokio::io::AsyncReadExt as _;
-        let local = |e: io::Error| object_store::Error::Generic {
-            store: "local",
-            source: Box::new(e),
-        };
-        let options = object_store::PutMultipartOptions {
-            attributes: self.attributes(),
-            ..Default::default()
-        };
-        let upload = self.store.put_multipart_opts(&self.key, options).await?;
-        let mut write = object_store::WriteMultipart::new_with_chunk_size(upload, 8 << 20);
-        let mut file = tokio::fs::File::open(&self.file).await.map_err(local)?;
-        let mut buf = vec![0; 1 << 20];
-        loop {
-            let n = file.read(&mut buf).await.map_err(local)?;
-            if n == 0 {
-                break;
-            }
-            write.wait_for_capacity(2).await?;
-            write.write(&buf[..n]);
-        }
-        write.finish().await.map(drop)
-    }
-}
-
-/// The bytes of the object at `key` hashed for `algorithms`.
-async fn digest_object(
-    store: &dyn ObjectStore,
-    key: &Key,
-    algorithms: resourcesync_model::Algorithms,
-) -> object_store::Result<Measured> {
-    let mut stream = store.get(key).await?.into_stream();
-    let mut measure = Measure::new(algorithms);
-    while let Some(chunk) = stream.next().await {
-        measure.update(&chunk?);
-    }
-    Ok(measure.finish())
-}
-
-/// What an object's metadata says a sync stored in it.
-fn marker(attributes: &Attributes) -> Option<Held> {
-    mark(attributes).map(|m| m.held)
-}
-
-fn mark(attributes: &Attributes) -> Option<Mark> {
-    let value = attributes.get(&Attribute::Metadata(HELD_KEY.into()))?;
-    serde_json::from_str(value.as_ref()).ok()
-}
-
-/// `mark` as JSON in ASCII: each character past it as `\uXXXX` (two for one outside
-/// the Basic Multilingual Plane), which JSON reads back as the character.
-fn mark_json(mark: &Mark) -> Option<String> {
-    let json = serde_json::to_string(mark).ok()?;
-    let mut ascii = String::with_capacity(json.len());
-    for c in json.chars() {
-        if c.is_ascii() {
-            ascii.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for unit in c.encode_utf16(&mut units) {
-                ascii.push_str(&format!("\\u{unit:04x}"));
-            }
-        }
-    }
-    Some(ascii)
-}
-
-/// Whether `a` and `b` record the same bytes: each field `a` has, `b` has alike, and `a`
-/// has one at least.
-fn same(a: &Held, b: &Held) -> bool {
-    (a.length.is_some() || a.md5.is_some() || a.sha256.is_some())
-        && a.length.is_none_or(|l| b.length == Some(l))
-        && a.md5.is_none_or(|d| b.md5 == Some(d))
-        && a.sha256.is_none_or(|d| b.sha256 == Some(d))
-}
-
 impl Destination for ObjectDestination {
     fn location(&self) -> &Path {
         &self.shown
@@ -1125,14 +761,7 @@ impl Destination for ObjectDestination {
             Event::Store(store) => {
                 let held = client.inventory().get(&store.change.uri);
                 let temp = temp_name(store.request);
-                self.start_place(
-                    client,
-                    temp,
-                    &store.change,
-                    store.digests.clone(),
-                    held,
-                    None,
-                )?;
+                self.start_place(client, temp, &store.change, store.digests, held, None)?;
             }
             Event::Delete(change) => {
                 let held = client.inventory().stored(&change.uri);
@@ -1256,71 +885,14 @@ impl Destination for ObjectDestination {
         self.bodies.clone()
     }
 }
-
-/// Deletes the object at `key` if it carries what the sync stored there (`held`).
-async fn delete(store: &dyn ObjectStore, key: &Key, held: Option<Held>) -> Result<(), Outcome> {
-    let head = GetOptions {
-        head: true,
-        ..Default::default()
-    };
-    let found = match store.get_opts(key, head).await {
-        Ok(found) => found,
-        Err(object_store::Error::NotFound { .. }) => return Ok(()),
-        Err(e) => return Err(Outcome::Failed(io::Error::other(e))),
-    };
-    let Some(held) = held else {
-        return Err(Outcome::Conflict(
-            "no record of what the sync stored there: kept".into(),
-        ));
-    };
-    let ours = marker(&found.attributes)
-        .is_some_and(|m| same(&held, &m) && held.length.is_none_or(|l| l == found.meta.size));
-    if !ours {
-        return Err(Outcome::Conflict(
-            "changed since the sync stored it: kept, no longer the sync's".into(),
-        ));
-    }
-    match store.delete(key).await {
-        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-        Err(e) => Err(Outcome::Failed(io::Error::other(e))),
-    }
-}
-
 /// `parent/name` (a name of this program's: no character a key part encodes).
 fn child(parent: &Key, name: &str) -> Key {
     parent.child(name)
 }
 
-fn lease_body(owner: &str, time: Duration) -> PutPayload {
-    let body = LeaseBody {
-        owner: owner.to_owned(),
-        until: now_secs() + time.as_secs().max(1),
-    };
-    PutPayload::from(serde_json::to_vec(&body).unwrap_or_default())
-}
-
 /// How far before the last save [`Destination::replay`] looks.
 fn chrono_margin() -> chrono::TimeDelta {
     chrono::TimeDelta::minutes(5)
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-fn random() -> u128 {
-    let mut bytes = [0; 16];
-    // Without the system's randomness the time and the process: still apart between
-    // two syncs at once.
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        return nanos ^ u128::from(std::process::id()) << 64;
-    }
-    u128::from_le_bytes(bytes)
 }
 
 /// Runs `f`, which blocks, handing the worker over first when called from a task of a
@@ -1331,19 +903,5 @@ fn block<T>(f: impl FnOnce() -> T) -> T {
             tokio::task::block_in_place(f)
         }
         _ => f(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn same_needs_a_field_and_every_field_alike() {
-        let a = Held::new().with_length(3);
-        assert!(same(&a, &Held::new().with_length(3)));
-        assert!(!same(&a, &Held::new().with_length(4)));
-        assert!(!same(&Held::new(), &Held::new()));
-        assert!(!same(&a, &Held::new()));
     }
 }

@@ -1,0 +1,292 @@
+//! One object's placement and deletion, decided by what the sync stored there (the mark
+//! in its metadata, [`HELD_KEY`]), and the digests of an object's bytes.
+
+use super::*;
+
+/// The metadata key (`x-amz-meta-resourcesync-held` on S3) of what a sync stored in an
+/// object: the resource's URI and its [`Held`], as JSON (`{"uri":...,"held":{...}}`,
+/// every character past ASCII escaped, as a header allows no other).
+pub const HELD_KEY: &str = "resourcesync-held";
+
+/// What an object's metadata says a sync stored in it.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(super) struct Mark {
+    pub(super) uri: resourcesync_model::Uri,
+    pub(super) held: Held,
+}
+
+/// One object's placement: what the sync stored there decides whether it may be
+/// replaced.
+pub(super) struct Placing {
+    pub(super) store: Arc<dyn ObjectStore>,
+    pub(super) key: Key,
+    pub(super) uri: resourcesync_model::Uri,
+    pub(super) file: PathBuf,
+    pub(super) digests: Measured,
+    /// What the object will carry.
+    pub(super) stored: Held,
+    /// What the inventory says the sync stored there.
+    pub(super) held: Option<Held>,
+    pub(super) replace_foreign: bool,
+    pub(super) conditional: bool,
+}
+
+impl Placing {
+    pub(super) async fn place(&self) -> Result<Option<Held>, Outcome> {
+        let failed = |e: object_store::Error| Outcome::Failed(io::Error::other(e));
+        let large = self.digests.length > ObjectDestination::WHOLE_PUT;
+        // Nothing there, as on a first sync: one request, a create that fails if
+        // something is.
+        if self.held.is_none() && !self.replace_foreign && !large && self.conditional {
+            match self.put(PutMode::Create).await {
+                Ok(()) => return Ok(None),
+                Err(object_store::Error::AlreadyExists { .. })
+                | Err(object_store::Error::Precondition { .. }) => {}
+                Err(e) => return Err(failed(e)),
+            }
+        }
+        let head = GetOptions {
+            head: true,
+            ..Default::default()
+        };
+        let found = match self.store.get_opts(&self.key, head).await {
+            Ok(found) => found,
+            Err(object_store::Error::NotFound { .. }) => {
+                let mode = match self.conditional {
+                    true => PutMode::Create,
+                    false => PutMode::Overwrite,
+                };
+                return self.put_or_conflict(mode, large).await;
+            }
+            Err(e) => return Err(failed(e)),
+        };
+        let marker = marker(&found.attributes);
+        let version = UpdateVersion {
+            e_tag: found.meta.e_tag.clone(),
+            version: found.meta.version.clone(),
+        };
+        let replace = match self.conditional {
+            true => PutMode::Update(version),
+            false => PutMode::Overwrite,
+        };
+        let size = found.meta.size;
+        if self.replace_foreign {
+            return self.put_or_conflict(replace, large).await;
+        }
+        // Already the listed bytes (stored by a run stopped before it saved, or copied in
+        // by someone): taken as they are.
+        if marker
+            .as_ref()
+            .is_some_and(|m| same(&self.stored, m) && size == self.digests.length)
+        {
+            return Ok(None);
+        }
+        let ours = match (&self.held, &marker) {
+            // Written by a sync, and whole (a PUT replaces the metadata with the bytes):
+            // what the inventory holds, or what a run stopped before it saved stored
+            // there, as a directory's journal would say.
+            (_, Some(m)) => m.length.is_none_or(|l| l == size),
+            // Recorded without a mark: a baseline's record of what is there now (which
+            // it repairs), read to be sure it still is.
+            (Some(held), None) => {
+                held.length.is_none_or(|l| l == size)
+                    && digest_object(&*self.store, &self.key, held.algorithms())
+                        .await
+                        .is_ok_and(|found| holds(held, &found))
+            }
+            (None, None) => false,
+        };
+        if ours {
+            return self.put_or_conflict(replace, large).await;
+        }
+        // Not the sync's: read to see whether it holds the listed bytes already.
+        if size == self.digests.length
+            && self.digest().await.is_ok_and(|found| found == self.digests)
+        {
+            return Ok(None);
+        }
+        Err(Outcome::Conflict(match self.held {
+            Some(_) => "changed since the sync stored it: kept, not replaced".into(),
+            None => "an object no sync stored, with other bytes: left as it is".into(),
+        }))
+    }
+
+    /// The object's bytes hashed for the listed digests.
+    async fn digest(&self) -> object_store::Result<Measured> {
+        digest_object(&*self.store, &self.key, self.digests.algorithms()).await
+    }
+
+    async fn put_or_conflict(&self, mode: PutMode, large: bool) -> Result<Option<Held>, Outcome> {
+        let result = match large {
+            true => self.put_multipart().await,
+            false => self.put(mode).await,
+        };
+        match result {
+            Ok(()) => Ok(None),
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => Err(Outcome::Conflict(
+                "written by someone else while the sync stored it: left as it is".into(),
+            )),
+            Err(e) => Err(Outcome::Failed(io::Error::other(e))),
+        }
+    }
+
+    fn attributes(&self) -> Attributes {
+        let mut attributes = Attributes::new();
+        let mark = Mark {
+            uri: self.uri.clone(),
+            held: self.stored,
+        };
+        if let Some(json) = mark_json(&mark) {
+            attributes.insert(
+                Attribute::Metadata(HELD_KEY.into()),
+                AttributeValue::from(json),
+            );
+        }
+        attributes
+    }
+
+    async fn put(&self, mode: PutMode) -> object_store::Result<()> {
+        let bytes =
+            tokio::fs::read(&self.file)
+                .await
+                .map_err(|e| object_store::Error::Generic {
+                    store: "local",
+                    source: Box::new(e),
+                })?;
+        let options = PutOptions {
+            mode,
+            attributes: self.attributes(),
+            ..Default::default()
+        };
+        self.store
+            .put_opts(&self.key, PutPayload::from(bytes), options)
+            .await
+            .map(drop)
+    }
+
+    /// A body over [`ObjectDestination::WHOLE_PUT`], in parts read from its file one at a
+    /// time; unconditional (the path was checked just before).
+    async fn put_multipart(&self) -> object_store::Result<()> {
+        use tokio::io::AsyncReadExt as _;
+        let local = |e: io::Error| object_store::Error::Generic {
+            store: "local",
+            source: Box::new(e),
+        };
+        let options = object_store::PutMultipartOptions {
+            attributes: self.attributes(),
+            ..Default::default()
+        };
+        let upload = self.store.put_multipart_opts(&self.key, options).await?;
+        let mut write = object_store::WriteMultipart::new_with_chunk_size(upload, 8 << 20);
+        let mut file = tokio::fs::File::open(&self.file).await.map_err(local)?;
+        let mut buf = vec![0; 1 << 20];
+        loop {
+            let n = file.read(&mut buf).await.map_err(local)?;
+            if n == 0 {
+                break;
+            }
+            write.wait_for_capacity(2).await?;
+            write.write(&buf[..n]);
+        }
+        write.finish().await.map(drop)
+    }
+}
+
+/// The bytes of the object at `key` hashed for `algorithms`.
+pub(super) async fn digest_object(
+    store: &dyn ObjectStore,
+    key: &Key,
+    algorithms: resourcesync_model::Algorithms,
+) -> object_store::Result<Measured> {
+    let mut stream = store.get(key).await?.into_stream();
+    let mut measure = Measure::new(algorithms);
+    while let Some(chunk) = stream.next().await {
+        measure.update(&chunk?);
+    }
+    Ok(measure.finish())
+}
+
+/// What an object's metadata says a sync stored in it.
+pub(super) fn marker(attributes: &Attributes) -> Option<Held> {
+    mark(attributes).map(|m| m.held)
+}
+
+pub(super) fn mark(attributes: &Attributes) -> Option<Mark> {
+    let value = attributes.get(&Attribute::Metadata(HELD_KEY.into()))?;
+    serde_json::from_str(value.as_ref()).ok()
+}
+
+/// `mark` as JSON in ASCII: each character past it as `\uXXXX` (two for one outside
+/// the Basic Multilingual Plane), which JSON reads back as the character.
+pub(super) fn mark_json(mark: &Mark) -> Option<String> {
+    let json = serde_json::to_string(mark).ok()?;
+    let mut ascii = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c.is_ascii() {
+            ascii.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                ascii.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    Some(ascii)
+}
+
+/// Whether `a` and `b` record the same bytes: each field `a` has, `b` has alike, and `a`
+/// has one at least.
+pub(super) fn same(a: &Held, b: &Held) -> bool {
+    (a.length.is_some() || a.md5.is_some() || a.sha256.is_some())
+        && a.length.is_none_or(|l| b.length == Some(l))
+        && a.md5.is_none_or(|d| b.md5 == Some(d))
+        && a.sha256.is_none_or(|d| b.sha256 == Some(d))
+}
+
+/// Deletes the object at `key` if it carries what the sync stored there (`held`).
+pub(super) async fn delete(
+    store: &dyn ObjectStore,
+    key: &Key,
+    held: Option<Held>,
+) -> Result<(), Outcome> {
+    let head = GetOptions {
+        head: true,
+        ..Default::default()
+    };
+    let found = match store.get_opts(key, head).await {
+        Ok(found) => found,
+        Err(object_store::Error::NotFound { .. }) => return Ok(()),
+        Err(e) => return Err(Outcome::Failed(io::Error::other(e))),
+    };
+    let Some(held) = held else {
+        return Err(Outcome::Conflict(
+            "no record of what the sync stored there: kept".into(),
+        ));
+    };
+    let ours = marker(&found.attributes)
+        .is_some_and(|m| same(&held, &m) && held.length.is_none_or(|l| l == found.meta.size));
+    if !ours {
+        return Err(Outcome::Conflict(
+            "changed since the sync stored it: kept, no longer the sync's".into(),
+        ));
+    }
+    match store.delete(key).await {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(Outcome::Failed(io::Error::other(e))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    pub(super) fn same_needs_a_field_and_every_field_alike() {
+        let a = Held::new().with_length(3);
+        assert!(same(&a, &Held::new().with_length(3)));
+        assert!(!same(&a, &Held::new().with_length(4)));
+        assert!(!same(&Held::new(), &Held::new()));
+        assert!(!same(&a, &Held::new()));
+    }
+}
