@@ -53,8 +53,8 @@
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime};
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// The allocator the `resourcesync` command runs with (its `main.rs` says why): what is
 /// measured here is the command's `sync` and `serve`, in process.
@@ -66,9 +66,12 @@ use resourcesync_benches::peers::{self, median, program};
 use resourcesync_cli::serve;
 use resourcesync_destination::SyncOptions;
 use resourcesync_destination::asynchronous::{AsyncStop, sync as synchronize};
-use resourcesync_model::{Algorithms, Fixity, Measure, Verification};
-use resourcesync_source::collection::{Options, build};
+use resourcesync_model::{Algorithms, Measure, Verification};
 use resourcesync_testkit::python::python;
+
+#[path = "shared/web.rs"]
+mod web;
+use web::{Collection, LARGE, Nginx, SMALL, free_port, generate, publish};
 
 /// Whether criterion measures (`cargo bench`), rather than runs each function once
 /// (`cargo test --benches`).
@@ -76,84 +79,8 @@ fn measuring() -> bool {
     std::env::args().any(|a| a == "--bench")
 }
 
-/// One collection: what the files are and how many.
-struct Size {
-    name: &'static str,
-    files: usize,
-    /// The length of file `i`.
-    len: fn(usize) -> usize,
-}
-
-const SMALL: Size = Size {
-    name: "small",
-    files: 10_000,
-    len: |_| 1 << 10,
-};
-
-const LARGE: Size = Size {
-    name: "large",
-    files: 200,
-    len: |_| 1 << 20,
-};
-
 /// Requests in flight for both clients.
 const CONCURRENCY: usize = 16;
-
-/// A collection on disk.
-struct Collection {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    /// Every file's path relative to the root, which is its URL's path under a base.
-    paths: Vec<String>,
-    /// Every file's md5, in hexadecimal, for aria2c to check as `sync` checks the listed
-    /// digests.
-    md5s: Vec<String>,
-    bytes: u64,
-}
-
-fn generate(size: &Size, files: usize) -> Collection {
-    let dir = resourcesync_benches::scratch(&format!("serve-bench-{}", size.name));
-    let root = dir.path().join("collection");
-    let sub = root.join(size.name);
-    std::fs::create_dir_all(&sub).unwrap();
-    let mut paths = Vec::with_capacity(files);
-    let mut md5s = Vec::with_capacity(files);
-    let mut bytes = 0;
-    for i in 0..files {
-        let len = (size.len)(i);
-        let name = format!("f{i:05}.bin");
-        let content = resourcesync_benches::bytes(i as u64 + 1, len);
-        let mut fixity = Fixity::new();
-        fixity.update(&content);
-        md5s.push(fixity.finish().md5.to_string());
-        std::fs::write(sub.join(&name), content).unwrap();
-        paths.push(format!("{}/{name}", size.name));
-        bytes += len as u64;
-    }
-    Collection {
-        _dir: dir,
-        root,
-        paths,
-        md5s,
-        bytes,
-    }
-}
-
-/// A publication of `collection` for a server at `base`, in a directory of its own.
-fn publish(collection: &Collection, base: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = resourcesync_benches::scratch("serve-bench-publish");
-    let publish = dir.path().join("publish");
-    let report = build(
-        &collection.root,
-        &publish,
-        &Options::new(base.parse().unwrap()),
-        SystemTime::now(),
-        &(),
-    )
-    .unwrap();
-    assert_eq!(report.resources, collection.paths.len() as u64);
-    (dir, publish)
-}
 
 /// `resourcesync serve` in process, until dropped.
 struct Ours {
@@ -197,114 +124,6 @@ impl Drop for Ours {
             runtime.shutdown_timeout(Duration::from_secs(5));
         }
     }
-}
-
-/// nginx as a child process, until dropped.
-struct Nginx {
-    base: String,
-    child: Child,
-    _dir: tempfile::TempDir,
-}
-
-impl Nginx {
-    fn start(nginx: &Path, port: u16, publish: &Path) -> Nginx {
-        let dir = tempfile::tempdir().unwrap();
-        let prefix = dir.path();
-        // As root, nginx's workers would switch to `nobody`, who cannot read the build's
-        // files (written 0600 through temporary files) nor enter the temporary
-        // directories (0700); anyone else's workers stay who they are.
-        let root = {
-            use std::os::unix::fs::MetadataExt;
-            std::fs::metadata(prefix).unwrap().uid() == 0
-        };
-        let user = if root { "user root;" } else { "" };
-        let p = prefix.display();
-        let config = format!(
-            "{user}
-daemon off;
-worker_processes auto;
-pid {p}/nginx.pid;
-error_log {p}/error.log warn;
-events {{ worker_connections 1024; }}
-http {{
-    access_log off;
-    types {{ application/octet-stream bin; application/xml xml; }}
-    default_type application/octet-stream;
-    sendfile on;
-    tcp_nopush on;
-    keepalive_timeout 65;
-    keepalive_requests 100000;
-    client_body_temp_path {p}/body;
-    proxy_temp_path {p}/proxy;
-    fastcgi_temp_path {p}/fastcgi;
-    server {{
-        listen 127.0.0.1:{port};
-        root {root};
-    }}
-}}
-",
-            root = publish.display(),
-        );
-        let conf = prefix.join("nginx.conf");
-        std::fs::write(&conf, config).unwrap();
-        let mut child = Command::new(nginx)
-            .arg("-p")
-            .arg(prefix)
-            .arg("-c")
-            .arg(&conf)
-            .arg("-e")
-            .arg(prefix.join("error.log"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            let log = || std::fs::read_to_string(prefix.join("error.log")).unwrap_or_default();
-            if let Some(status) = child.try_wait().unwrap() {
-                panic!("nginx exited ({status}): {}", log());
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "nginx did not listen within 10 s: {}",
-                log()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Nginx {
-            base: format!("http://127.0.0.1:{port}/"),
-            child,
-            _dir: dir,
-        }
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        // SIGTERM is nginx's fast shutdown, workers included; a SIGKILL (all `Child`
-        // can send) would leave the workers running, so it is the last resort.
-        let pid = rustix::process::Pid::from_child(&self.child);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A free port on 127.0.0.1 for nginx, which is given a port rather than a socket.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Files under `dir`, and their bytes.

@@ -3,8 +3,9 @@
 //! directory in the terms of objects: nothing written or deleted outside the prefix, an
 //! object no sync stored never replaced (unless asked) nor deleted, one edited since
 //! kept, the audit reading the objects' bytes, one sync at a time, a killed sync resumed
-//! without losing what it stored, and the object server killed in the middle of a sync
-//! and started again losing nothing.
+//! without losing what it stored, shards filling one prefix as one sync would (one of
+//! them killed and rerun, the whole audited as one), and the object server killed in the
+//! middle of a sync and started again losing nothing.
 
 use std::collections::BTreeMap;
 use std::process::{Child, Command, ExitCode, Output, Stdio};
@@ -33,6 +34,11 @@ fn main() -> ExitCode {
             "a_killed_sync_resumes_once_its_lease_ran_out",
             &s3s,
             |program| killed_sync(&program),
+        ),
+        needs::trial(
+            "shards_fill_one_prefix_as_one_sync_would",
+            &s3s,
+            |program| shards(&program),
         ),
         needs::trial(
             "the_object_server_killed_mid_sync_and_restarted_loses_nothing",
@@ -82,6 +88,21 @@ impl Bucket {
         })
     }
 
+    /// How many resources `prefix/` holds (its `.resourcesync/` left out), listed, not
+    /// read.
+    fn count(&self, prefix: &str) -> usize {
+        let keys: Vec<String> = self.runtime.block_on(async {
+            self.store
+                .list(Some(&Key::parse(prefix).unwrap()))
+                .map_ok(|meta| meta.location.to_string())
+                .try_collect()
+                .await
+                .unwrap()
+        });
+        let kept = format!("{prefix}/.resourcesync/");
+        keys.iter().filter(|k| !k.starts_with(&kept)).count()
+    }
+
     /// Every object's key and bytes.
     fn objects(&self) -> BTreeMap<String, Vec<u8>> {
         let keys: Vec<String> = self.runtime.block_on(async {
@@ -92,10 +113,11 @@ impl Bucket {
                 .await
                 .unwrap()
         });
+        // An object listed may be gone when read (a lease let go): left out.
         keys.into_iter()
-            .map(|key| {
-                let bytes = self.get(&key).unwrap();
-                (key, bytes)
+            .filter_map(|key| {
+                let bytes = self.get(&key)?;
+                Some((key, bytes))
             })
             .collect()
     }
@@ -147,7 +169,7 @@ fn summary(out: &Output) -> serde_json::Value {
 /// Waits (bounded) until `prefix/` holds at least `n` resources.
 fn until_stored(bucket: &Bucket, prefix: &str, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(60);
-    while bucket.resources(prefix).len() < n {
+    while bucket.count(prefix) < n {
         assert!(Instant::now() < deadline, "fewer than {n} objects stored");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -393,5 +415,116 @@ fn killed_server(program: &std::path::Path) {
         String::from_utf8_lossy(&audit.stdout).contains("80 unchanged"),
         "{}",
         text(&audit)
+    );
+}
+
+fn shards(program: &std::path::Path) {
+    let server = S3Server::start(Kind::S3sFs, program, "mirror");
+    let bucket = Bucket::of(&server);
+    let served = slow_source(90);
+    let base = served.base.as_str();
+    let url = "s3://mirror/sharded";
+    let shard = |k: usize, n: usize| format!("{k}/{n}");
+    let args = |k: usize| {
+        [
+            "sync",
+            "--concurrency",
+            "2",
+            "--store-lease",
+            "2s",
+            "--shard",
+            &shard(k, 3),
+            base,
+            url,
+        ]
+        .map(str::to_owned)
+    };
+    let run = |k: usize| {
+        let args = args(k);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        (spawn(&args, &server), args.join(" "))
+    };
+    // Three shards at once, one of them killed once the prefix holds something.
+    let mut children: Vec<_> = (0..3).map(run).collect();
+    until_stored(&bucket, "sharded", 20);
+    children[1].0.kill().unwrap();
+    children[1].0.wait().unwrap();
+    for k in [2, 0] {
+        let (child, args) = children.remove(k);
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{args}: {}", text(&out));
+    }
+    // The killed shard's lease is still on its part: no audit of the whole meanwhile.
+    let audit = resourcesync(&["sync", "--audit", base, url], &server);
+    assert_eq!(audit.status.code(), Some(2), "{}", text(&audit));
+    assert!(
+        String::from_utf8_lossy(&audit.stderr).contains("1-of-3/lock"),
+        "{}",
+        text(&audit)
+    );
+    // Once it ran out: not whole yet.
+    std::thread::sleep(Duration::from_millis(2500));
+    let audit = resourcesync(&["sync", "--audit", base, url], &server);
+    assert_eq!(audit.status.code(), Some(1), "{}", text(&audit));
+    // The rerun goes on from what the killed shard stored.
+    let rerun = args(1);
+    let mut rerun: Vec<&str> = rerun.iter().map(String::as_str).collect();
+    rerun.insert(1, "--json");
+    let out = resourcesync(&rerun, &server);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = summary(&out);
+    let (created, listed) = (
+        s["created"].as_u64().unwrap(),
+        s["listed"].as_u64().unwrap(),
+    );
+    assert!(
+        created < listed,
+        "the rerun stored {created} of its {listed}: what the killed shard stored was lost"
+    );
+    // Whole: the prefix is the Source's, and an audit of the whole says so.
+    served.holds(&bucket.resources("sharded")).unwrap();
+    let audit = resourcesync(&["sync", "--audit", base, url], &server);
+    assert!(audit.status.success(), "{}", text(&audit));
+    let line = String::from_utf8_lossy(&audit.stdout);
+    assert!(
+        line.contains("90 unchanged") && line.contains(" 0 extra, in sync"),
+        "{line}"
+    );
+    // Each shard audits its own part, the others' objects not its extras.
+    for k in 0..3 {
+        let out = resourcesync(
+            &["sync", "--audit", "--shard", &shard(k, 3), base, url],
+            &server,
+        );
+        assert!(out.status.success(), "shard {k}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(" 0 extra"),
+            "{}",
+            text(&out)
+        );
+    }
+    // A run that is no shard of this split is refused.
+    for refused in [
+        vec!["sync", base, url],
+        vec!["sync", "--shard", "0/2", base, url],
+    ] {
+        let out = resourcesync(&refused, &server);
+        assert_eq!(out.status.code(), Some(2), "{refused:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("is kept by shards"),
+            "{}",
+            text(&out)
+        );
+    }
+    // A prefix an unsharded sync keeps is not taken over by shards.
+    let whole = "s3://mirror/whole";
+    let out = resourcesync(&["sync", base, whole], &server);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = resourcesync(&["sync", "--shard", "0/2", base, whole], &server);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("was synced without --shard"),
+        "{}",
+        text(&out)
     );
 }

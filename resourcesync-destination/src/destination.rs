@@ -35,9 +35,10 @@ pub trait Destination {
     fn open_inventory(&self) -> Result<DiskInventory, DestinationError>;
 
     /// Records in `inventory` what a run stopped before it saved had stored, each only if
-    /// it still holds those bytes. Nothing by default.
-    fn replay<I: KeptInventory>(&self, inventory: &mut I) {
-        let _ = inventory;
+    /// it still holds those bytes (and, for a shard, only its own: `config` says which).
+    /// Nothing by default.
+    fn replay<I: KeptInventory>(&self, config: &Config, inventory: &mut I) {
+        let _ = (config, inventory);
     }
 
     /// Before the comparison of an audit or a baseline: what other runs keeping the same
@@ -124,7 +125,9 @@ impl Destination for DirectoryDestination {
         DirectoryDestination::open_inventory(self)
     }
 
-    fn replay<I: KeptInventory>(&self, inventory: &mut I) {
+    fn replay<I: KeptInventory>(&self, config: &Config, inventory: &mut I) {
+        // The journal is the shard's own: every line is its.
+        let _ = config;
         DirectoryDestination::replay(self, inventory);
     }
 

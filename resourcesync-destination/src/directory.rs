@@ -86,20 +86,20 @@ pub(crate) use kept::{INVENTORY, STATE, STATE_MAX};
 pub const KEPT: &str = ".resourcesync";
 
 /// Under [`KEPT`]: each shard's own files, in `K-of-N/`.
-const SHARDS: &str = "shards";
+pub(crate) const SHARDS: &str = "shards";
 
 /// Under [`SHARDS`]: the lock a shard holds while it checks the split and makes its
 /// directory.
 const SPLIT_LOCK: &str = "split.lock";
 
 /// A shard's directory under [`SHARDS`]: `K-of-N`.
-fn shard_name(shard: Shard) -> String {
+pub(crate) fn shard_name(shard: Shard) -> String {
     format!("{}-of-{}", shard.index(), shard.count())
 }
 
 /// The shard a directory under [`SHARDS`] is named for: exactly as
 /// [`shard_name`] writes it (`0-of-4`; not `00-of-4` nor `+0-of-4`).
-fn parse_shard(name: &str) -> Option<Shard> {
+pub(crate) fn parse_shard(name: &str) -> Option<Shard> {
     let (k, n) = name.split_once("-of-")?;
     let shard = Shard::new(k.parse().ok()?, n.parse().ok()?)?;
     (shard_name(shard) == name).then_some(shard)

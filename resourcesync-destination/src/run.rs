@@ -246,10 +246,10 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
         open: impl FnOnce(&D) -> Result<I, SyncError>,
     ) -> Result<Run<I, D>, SyncError> {
         let state = dest.load_state()?;
-        let mut inventory = open(&dest)?;
-        dest.replay(&mut inventory);
-        dest.join_shards(options, &mut inventory)?;
         let config = configure(options.config(&dest, &state)?);
+        let mut inventory = open(&dest)?;
+        dest.replay(&config, &mut inventory);
+        dest.join_shards(options, &mut inventory)?;
         let mode = config.mode;
         // An audit or a baseline compares the listing with what the files hold, not with
         // what the inventory says they hold: a file changed or removed in DIR is reported

@@ -52,7 +52,9 @@ use object_store::{
     PutPayload, UpdateVersion,
 };
 use resourcesync_client::local_path::{FileSystem, PathMapper};
-use resourcesync_client::{Client, Config, Decision, Event, Held, Mode, Request, RequestId, State};
+use resourcesync_client::{
+    Client, Config, Decision, Event, Held, Mode, Request, RequestId, Shard, State,
+};
 use resourcesync_model::{Measure, Measured};
 use resourcesync_package::Package;
 
@@ -61,11 +63,13 @@ use crate::directory::{
     Bodies, DestinationError, INVENTORY, KEPT, Outcome, STATE, STATE_MAX, Verified, copy_bitstream,
     holds, temp_name,
 };
+use crate::directory::{SHARDS, shard_name};
 use crate::inventory::{DiskInventory, KeptInventory};
 use crate::options::SyncOptions;
 
 mod lease;
 mod placing;
+mod shards;
 
 use lease::*;
 pub use placing::HELD_KEY;
@@ -88,7 +92,13 @@ pub struct ObjectDestination {
     /// The resources' root.
     prefix: Key,
     /// `PREFIX/.resourcesync/`.
+    top: Key,
+    /// What this destination keeps: `top`, or a shard's `top/shards/K-of-N/`.
     kept: Key,
+    /// The shard this destination keeps, if one.
+    shard: Option<Shard>,
+    /// For a shard's audit: what the other shards stored (not this one's extras).
+    elsewhere: Vec<resourcesync_model::Uri>,
     /// The runtime every request to the store runs on: the destination's own, so that it
     /// is used alike from a blocking caller and from inside another runtime.
     runtime: Option<tokio::runtime::Runtime>,
@@ -149,6 +159,17 @@ impl ObjectDestination {
         options: impl IntoIterator<Item = (String, String)>,
         lease: Duration,
     ) -> Result<ObjectDestination, DestinationError> {
+        let (store, prefix, shown) = ObjectDestination::store(url, options)?;
+        ObjectDestination::open_store(store, prefix, shown, lease)
+    }
+
+    /// The store at `url` with `options` (see [`open`](Self::open)), the prefix, and the
+    /// URL as messages show it.
+    #[allow(clippy::type_complexity)]
+    pub fn store(
+        url: &url::Url,
+        options: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<(Arc<dyn ObjectStore>, Key, String), DestinationError> {
         let shown = url.as_str().trim_end_matches('/').to_owned();
         let bad = |e: object_store::Error| DestinationError::Store {
             key: shown.clone(),
@@ -168,7 +189,7 @@ impl ObjectDestination {
             let (store, prefix) = object_store::parse_url_opts(url, options).map_err(bad)?;
             (Arc::from(store), prefix)
         };
-        ObjectDestination::open_store(store, prefix, shown, lease)
+        Ok((store, prefix, shown))
     }
 
     /// Opens `prefix` of a store of the caller's (`shown` names it in messages).
@@ -178,7 +199,45 @@ impl ObjectDestination {
         shown: impl Into<PathBuf>,
         lease: Duration,
     ) -> Result<ObjectDestination, DestinationError> {
-        let shown = shown.into();
+        ObjectDestination::open_shard(store, prefix, shown, lease, None)
+    }
+
+    /// [`open_store`](Self::open_store) for one shard of the Source's resources (`None`:
+    /// all of them), as
+    /// [`DirectoryDestination::open_shard`](crate::DirectoryDestination::open_shard)
+    /// does for a directory: the shard's state, inventory and lease are its own, under
+    /// `PREFIX/.resourcesync/shards/K-of-N/`, so that N runs on N machines fill one
+    /// prefix together; the objects are the prefix's, whichever shard stored them.
+    pub fn open_shard(
+        store: Arc<dyn ObjectStore>,
+        prefix: Key,
+        shown: impl Into<PathBuf>,
+        lease: Duration,
+        shard: Option<Shard>,
+    ) -> Result<ObjectDestination, DestinationError> {
+        ObjectDestination::open_inner(store, prefix, shown.into(), lease, shard, false)
+    }
+
+    /// [`open_store`](Self::open_store) for an audit of the whole of a prefix that shards
+    /// keep: refused while a shard runs ([`DestinationError::Busy`]); the shards'
+    /// inventories are read into the audit's.
+    pub fn open_whole(
+        store: Arc<dyn ObjectStore>,
+        prefix: Key,
+        shown: impl Into<PathBuf>,
+        lease: Duration,
+    ) -> Result<ObjectDestination, DestinationError> {
+        ObjectDestination::open_inner(store, prefix, shown.into(), lease, None, true)
+    }
+
+    fn open_inner(
+        store: Arc<dyn ObjectStore>,
+        prefix: Key,
+        shown: PathBuf,
+        lease: Duration,
+        shard: Option<Shard>,
+        whole: bool,
+    ) -> Result<ObjectDestination, DestinationError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("resourcesync-objects")
@@ -203,7 +262,11 @@ impl ObjectDestination {
         std::fs::create_dir(&tmp_path).map_err(io_at(&tmp_path))?;
         let tmp =
             Dir::open_ambient_dir(&tmp_path, ambient_authority()).map_err(io_at(&tmp_path))?;
-        let kept = child(&prefix, KEPT);
+        let top = child(&prefix, KEPT);
+        let kept = match shard {
+            Some(shard) => child(&child(&top, SHARDS), &shard_name(shard)),
+            None => top.clone(),
+        };
         let (ended_tx, ended) = mpsc::channel();
         let owner = format!("{:032x}", random());
         let mut dest = ObjectDestination {
@@ -211,7 +274,10 @@ impl ObjectDestination {
             shown,
             store,
             prefix,
+            top,
             kept,
+            shard,
+            elsewhere: Vec::new(),
             runtime: Some(runtime),
             work,
             conditional: true,
@@ -232,34 +298,34 @@ impl ObjectDestination {
         };
         dest.conditional = dest.probe()?;
         dest.take_lease()?;
+        // After the lease is taken (written, then the others read): of a shard and an
+        // unsharded run starting together, at least one sees the other.
+        dest.check_split(whole)?;
         Ok(dest)
     }
 
     /// The store of `options.dir` (a URL written as the directory) opened for a run of
     /// them, as [`DirectoryDestination::open_for`](crate::DirectoryDestination::open_for)
-    /// does for a directory. Shards are not kept in a bucket yet: a shard is refused.
+    /// does for a directory: one shard's, or the whole for an audit without a shard.
     pub fn open_for(
         url: &url::Url,
         store_options: &[(String, String)],
         lease: Duration,
         options: &SyncOptions,
     ) -> Result<ObjectDestination, DestinationError> {
-        if let Some(shard) = options.shard {
-            return Err(DestinationError::Store {
-                key: url.to_string(),
-                source: format!(
-                    "shard {}/{}: a sync into object storage keeps no shards yet",
-                    shard.index(),
-                    shard.count()
-                )
-                .into(),
-            });
-        }
-        Ok(
-            ObjectDestination::open(url, store_options.iter().cloned(), lease)?
-                .with_replace_foreign(options.replace_foreign)
-                .with_repair(options.repair),
-        )
+        let (store, prefix, shown) = ObjectDestination::store(url, store_options.iter().cloned())?;
+        let whole = options.audit && options.shard.is_none();
+        let dest = ObjectDestination::open_inner(
+            store,
+            prefix,
+            shown.into(),
+            lease,
+            options.shard,
+            whole,
+        )?;
+        Ok(dest
+            .with_replace_foreign(options.replace_foreign)
+            .with_repair(options.repair))
     }
 
     /// See [`DirectoryDestination::with_replace_foreign`](crate::DirectoryDestination::with_replace_foreign).
@@ -348,8 +414,12 @@ impl ObjectDestination {
 
     /// Reads `name` of `.resourcesync/`, at most `max` bytes; `None` if missing.
     fn read_kept(&self, name: &str, max: u64) -> Result<Option<Vec<u8>>, DestinationError> {
+        self.read(child(&self.kept, name), max)
+    }
+
+    /// Reads the object at `key`, at most `max` bytes; `None` if missing.
+    fn read(&self, key: Key, max: u64) -> Result<Option<Vec<u8>>, DestinationError> {
         let store = self.store.clone();
-        let key = child(&self.kept, name);
         self.wait(async move {
             match store.get(&key).await {
                 Ok(found) if found.meta.size > max => Err(DestinationError::Store {
@@ -568,14 +638,15 @@ impl Destination for ObjectDestination {
     /// that length, recorded as the sync's, as a directory's journal would have them. One
     /// listing of the prefix and a HEAD for each such object; nothing after a run that
     /// ended.
-    fn replay<I: KeptInventory>(&self, inventory: &mut I) {
+    fn replay<I: KeptInventory>(&self, config: &Config, inventory: &mut I) {
         if !self.recovering {
             return;
         }
         let store = self.store.clone();
+        // Everything under `.resourcesync/` is this program's (every shard's too).
         let (prefix, kept, state) = (
             self.prefix.clone(),
-            self.kept.clone(),
+            self.top.clone(),
             child(&self.kept, STATE),
         );
         let found = self.wait(async move {
@@ -614,9 +685,20 @@ impl Destination for ObjectDestination {
                 .await;
             Ok(found)
         });
+        // Another shard's objects are that shard's to record.
         for (uri, held) in found.unwrap_or_default() {
-            inventory.record(uri, held);
+            if config.in_shard(&uri) {
+                inventory.record(uri, held);
+            }
         }
+    }
+
+    fn join_shards<I: KeptInventory>(
+        &mut self,
+        options: &SyncOptions,
+        inventory: &mut I,
+    ) -> Result<(), DestinationError> {
+        self.join(options, inventory)
     }
 
     fn open_inventory(&self) -> Result<DiskInventory, DestinationError> {
@@ -654,7 +736,8 @@ impl Destination for ObjectDestination {
         let reads = config.mode == Mode::Audit || self.repair;
         // Every object under the prefix but the kept ones: one listing.
         let store = self.store.clone();
-        let (prefix, kept) = (self.prefix.clone(), self.kept.clone());
+        // Every shard's `.resourcesync/` left out too.
+        let (prefix, kept) = (self.prefix.clone(), self.top.clone());
         let listed: HashMap<String, u64> = self.wait(async move {
             let mut listed = HashMap::new();
             let mut list = store.list(Some(&prefix));
@@ -675,10 +758,18 @@ impl Destination for ObjectDestination {
                 records.push((uri.clone(), *held, key, path.to_path_buf()));
             }
         });
-        let named: HashSet<String> = records
+        let mut named: HashSet<String> = records
             .iter()
             .map(|(_, _, key, _)| key.to_string())
             .collect();
+        // Another shard's objects are not this one's extras.
+        for uri in &self.elsewhere {
+            if let Ok(path) = config.paths.local_path(uri)
+                && let Ok(key) = self.key_of(path.as_str())
+            {
+                named.insert(key.to_string());
+            }
+        }
         let store = self.store.clone();
         // Per record: `None` missing, `Some(None)` as stored, `Some(Some(found))` what the
         // object holds instead.

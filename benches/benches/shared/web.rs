@@ -1,0 +1,205 @@
+//! What the benches beside nginx share (`serve`, `objects`): the issue's two collections
+//! (10,000 files of 1 KiB, 200 of 1 MiB), generated and published by `build`, and nginx
+//! as a child process serving a publication. Included by each with `#[path]`.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use resourcesync_model::Fixity;
+use resourcesync_source::collection::{Options, build};
+
+/// One collection: what the files are and how many.
+pub(crate) struct Size {
+    pub(crate) name: &'static str,
+    pub(crate) files: usize,
+    /// The length of file `i`.
+    pub(crate) len: fn(usize) -> usize,
+}
+
+pub(crate) const SMALL: Size = Size {
+    name: "small",
+    files: 10_000,
+    len: |_| 1 << 10,
+};
+
+pub(crate) const LARGE: Size = Size {
+    name: "large",
+    files: 200,
+    len: |_| 1 << 20,
+};
+
+/// A collection on disk.
+pub(crate) struct Collection {
+    _dir: tempfile::TempDir,
+    pub(crate) root: PathBuf,
+    /// Every file's path relative to the root, which is its URL's path under a base.
+    pub(crate) paths: Vec<String>,
+    /// Every file's md5, in hexadecimal, for aria2c to check as `sync` checks the listed
+    /// digests.
+    pub(crate) md5s: Vec<String>,
+    pub(crate) bytes: u64,
+}
+
+pub(crate) fn generate(size: &Size, files: usize) -> Collection {
+    let dir = resourcesync_benches::scratch(&format!("serve-bench-{}", size.name));
+    let root = dir.path().join("collection");
+    let sub = root.join(size.name);
+    std::fs::create_dir_all(&sub).unwrap();
+    let mut paths = Vec::with_capacity(files);
+    let mut md5s = Vec::with_capacity(files);
+    let mut bytes = 0;
+    for i in 0..files {
+        let len = (size.len)(i);
+        let name = format!("f{i:05}.bin");
+        let content = resourcesync_benches::bytes(i as u64 + 1, len);
+        let mut fixity = Fixity::new();
+        fixity.update(&content);
+        md5s.push(fixity.finish().md5.to_string());
+        std::fs::write(sub.join(&name), content).unwrap();
+        paths.push(format!("{}/{name}", size.name));
+        bytes += len as u64;
+    }
+    Collection {
+        _dir: dir,
+        root,
+        paths,
+        md5s,
+        bytes,
+    }
+}
+
+/// A publication of `collection` for a server at `base`, in a directory of its own.
+pub(crate) fn publish(collection: &Collection, base: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = resourcesync_benches::scratch("serve-bench-publish");
+    let publish = dir.path().join("publish");
+    let report = build(
+        &collection.root,
+        &publish,
+        &Options::new(base.parse().unwrap()),
+        SystemTime::now(),
+        &(),
+    )
+    .unwrap();
+    assert_eq!(report.resources, collection.paths.len() as u64);
+    (dir, publish)
+}
+
+/// nginx as a child process, until dropped.
+pub(crate) struct Nginx {
+    pub(crate) base: String,
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Nginx {
+    pub(crate) fn start(nginx: &Path, port: u16, publish: &Path) -> Nginx {
+        Nginx::start_with(nginx, port, publish, false)
+    }
+
+    /// [`start`](Nginx::start), with directory listings (`autoindex`) when `listings`:
+    /// what rclone's HTTP backend reads.
+    pub(crate) fn start_with(nginx: &Path, port: u16, publish: &Path, listings: bool) -> Nginx {
+        let dir = tempfile::tempdir().unwrap();
+        let prefix = dir.path();
+        // As root, nginx's workers would switch to `nobody`, who cannot read the build's
+        // files (written 0600 through temporary files) nor enter the temporary
+        // directories (0700); anyone else's workers stay who they are.
+        let root = {
+            use std::os::unix::fs::MetadataExt;
+            std::fs::metadata(prefix).unwrap().uid() == 0
+        };
+        let user = if root { "user root;" } else { "" };
+        let p = prefix.display();
+        let config = format!(
+            "{user}
+daemon off;
+worker_processes auto;
+pid {p}/nginx.pid;
+error_log {p}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    types {{ application/octet-stream bin; application/xml xml; }}
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_timeout 65;
+    keepalive_requests 100000;
+    client_body_temp_path {p}/body;
+    proxy_temp_path {p}/proxy;
+    fastcgi_temp_path {p}/fastcgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        autoindex {autoindex};
+    }}
+}}
+",
+            root = publish.display(),
+            autoindex = if listings { "on" } else { "off" },
+        );
+        let conf = prefix.join("nginx.conf");
+        std::fs::write(&conf, config).unwrap();
+        let mut child = Command::new(nginx)
+            .arg("-p")
+            .arg(prefix)
+            .arg("-c")
+            .arg(&conf)
+            .arg("-e")
+            .arg(prefix.join("error.log"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            let log = || std::fs::read_to_string(prefix.join("error.log")).unwrap_or_default();
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("nginx exited ({status}): {}", log());
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "nginx did not listen within 10 s: {}",
+                log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Nginx {
+            base: format!("http://127.0.0.1:{port}/"),
+            child,
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGTERM is nginx's fast shutdown, workers included; a SIGKILL (all `Child`
+        // can send) would leave the workers running, so it is the last resort.
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A free port on 127.0.0.1 for nginx, which is given a port rather than a socket.
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
