@@ -11,8 +11,11 @@
 //!   the same files (its HTTP backend reads the `autoindex` pages) into the same server:
 //!   it checks each object's MD5 against the ETag s3s-fs returns, nothing against a list.
 //!
+//! `OBJECTS_UNSIGNED=1`: the sync's PUTs with an unsigned payload (`aws_unsigned_payload`,
+//! as the AWS SDKs send over HTTPS), which spares a SHA-256 of every body on each side.
+//!
 //! Each round copies into a fresh prefix, alternating which goes first; every copy is
-//! checked to hold every file. Printed: each round's times, the medians, and rclone's time
+//! checked to hold every file, then deleted. Printed: each round's times, the medians, and rclone's time
 //! over sync's (the target: at least 1). `OBJECTS_ROUNDS` rounds (3). In test
 //! mode (`cargo test --benches`) 100 small and 4 large files, one round.
 //!
