@@ -193,8 +193,30 @@ fn promises(kind: Kind, program: &std::path::Path) {
     bucket.put("outside.txt", b"outside");
     bucket.put("copyx/r/1.txt", b"a neighbour");
     bucket.put("copy/r/3.txt", b"someone else's");
+    // The listed bytes already, put there by hand (no mark): adopted, and later deleted
+    // as the sync's when the Source deletes it.
+    bucket.put("copy/r/8.txt", &served_bytes(8));
     let base = served.base.as_str();
     let url = "s3://mirror/copy";
+
+    // A mistyped setting is an error, not a sync into the store's default.
+    let out = resourcesync(
+        &[
+            "sync",
+            "--store-option",
+            "aws_endpiont=http://127.0.0.1:9",
+            base,
+            url,
+        ],
+        &server,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("\"aws_endpiont\" is not a setting of an S3 store"),
+        "{}",
+        text(&out)
+    );
 
     let out = resourcesync(&["sync", base, url], &server);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -254,6 +276,7 @@ fn promises(kind: Kind, program: &std::path::Path) {
         s.put("r/1.txt", b"changed");
         s.delete("r/2.txt");
         s.delete("r/5.txt");
+        s.delete("r/8.txt");
         s.put("r/new.txt", b"new");
     });
     bucket.put("copy/r/5.txt", b"edited by hand");
@@ -266,7 +289,7 @@ fn promises(kind: Kind, program: &std::path::Path) {
             s["updated"].as_u64(),
             s["deleted"].as_u64()
         ),
-        (Some(1), Some(1), Some(1)),
+        (Some(1), Some(1), Some(2)),
         "{}",
         text(&out)
     );
@@ -278,6 +301,11 @@ fn promises(kind: Kind, program: &std::path::Path) {
     );
     assert_eq!(bucket.get("copy/r/5.txt").unwrap(), b"edited by hand");
     assert_eq!(bucket.get("copy/r/2.txt"), None);
+    assert_eq!(
+        bucket.get("copy/r/8.txt"),
+        None,
+        "the adopted object was not deleted"
+    );
     assert_eq!(bucket.get("copy/r/1.txt").unwrap(), b"changed");
     // The edited r/6.txt was kept by the incremental run (a conflict), as in a directory;
     // a baseline asked for repairs it.
@@ -302,8 +330,10 @@ fn promises(kind: Kind, program: &std::path::Path) {
     }
     assert!(keys.contains(&"copy/.resourcesync/state.json".to_owned()));
     assert!(
-        !keys.iter().any(|k| k.ends_with("/lock")),
-        "a finished sync let its lease go: {keys:?}"
+        !keys
+            .iter()
+            .any(|k| k.ends_with("/lock") || k.ends_with("/unfinished")),
+        "a finished sync let its lease go and left no run to recover: {keys:?}"
     );
 
     // One sync at a time: while one runs, another is refused, changing nothing.
@@ -336,6 +366,29 @@ fn promises(kind: Kind, program: &std::path::Path) {
     let mut held = bucket.resources("copy");
     assert_eq!(held.remove("r/5.txt").unwrap(), b"edited by hand");
     served.holds(&held).unwrap();
+
+    // An object copied with its metadata from another key carries another URI's mark:
+    // not the sync's to replace.
+    bucket.runtime.block_on(async {
+        bucket
+            .store
+            .copy(
+                &Key::parse("copy/r/4.txt").unwrap(),
+                &Key::parse("copy/r/copied.txt").unwrap(),
+            )
+            .await
+            .unwrap()
+    });
+    served.change(|s| s.put("r/copied.txt", b"the Source's own bytes"));
+    let out = resourcesync(&["sync", base, url], &server);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("copy/r/copied.txt: an object no sync stored"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(bucket.get("copy/r/copied.txt").unwrap(), served_bytes(4));
 }
 
 /// The bytes `promises` serves at r/{i}.txt.
@@ -372,6 +425,10 @@ fn killed_sync(program: &std::path::Path) {
     let out = resourcesync(&[&args[..], &[base, url]].concat(), &server);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     std::thread::sleep(Duration::from_millis(2500));
+    // An audit in between (it takes the expired lease and lets it go) loses nothing of
+    // what the next sync takes over.
+    let audit = resourcesync(&["sync", "--audit", base, url], &server);
+    assert_eq!(audit.status.code(), Some(1), "{}", text(&audit));
     let out = resourcesync(&[&args[..], &["--json", base, url]].concat(), &server);
     assert!(out.status.success(), "{}", text(&out));
     let s = summary(&out);

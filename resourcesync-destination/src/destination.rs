@@ -81,13 +81,14 @@ pub trait Destination {
     }
 
     /// Waits for the work [`apply`](Self::apply) started to end, and confirms it: what
-    /// was whole when a run stopped is stored, not thrown away. Nothing by default.
+    /// was whole when a run stopped is stored, not thrown away. True if there was any.
+    /// Nothing by default.
     fn settle_all<I: KeptInventory>(
         &mut self,
         client: &mut Client<I>,
-    ) -> Result<(), DestinationError> {
+    ) -> Result<bool, DestinationError> {
         let _ = client;
-        Ok(())
+        Ok(false)
     }
 
     /// Has `wake` called whenever work [`apply`](Self::apply) started ends, so that a

@@ -427,12 +427,15 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
                         return Err(misuse.into());
                     }
                 }
-                match self.dest.settle_all(&mut self.client) {
+                let settled = match self.dest.settle_all(&mut self.client) {
                     Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
-                    Err(e) => observer.notice(&Notice::SaveFailed(e)),
-                    Ok(()) => {}
-                }
-                if !applied {
+                    Err(e) => {
+                        observer.notice(&Notice::SaveFailed(e));
+                        false
+                    }
+                    Ok(settled) => settled,
+                };
+                if !applied && !settled {
                     break;
                 }
             }

@@ -21,6 +21,8 @@ pub(super) struct Lease {
     /// Set by the renewing task when the lease was lost (taken over after it expired:
     /// this process stalled longer than the lease).
     pub(super) lost: Arc<AtomicBool>,
+    /// When the lease was last taken or renewed, in seconds since the Unix epoch.
+    pub(super) renewed: Arc<std::sync::atomic::AtomicU64>,
     pub(super) renewing: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -32,7 +34,7 @@ impl ObjectDestination {
         let (owner, time, conditional) =
             (self.lease.owner.clone(), self.lease_time, self.conditional);
         let shown = self.shown.clone();
-        let (version, recovering) = self.wait(async move {
+        let version = self.wait(async move {
             let body = lease_body(&owner, time);
             let mode = match conditional {
                 true => PutMode::Create,
@@ -60,7 +62,6 @@ impl ObjectDestination {
                 Err(object_store::Error::NotFound { .. }) => None,
                 Err(e) => return Err(store_error(&key, e)),
             };
-            let recovering = found.is_some();
             let mode = match (found, conditional) {
                 (Some(version), true) => PutMode::Update(version),
                 _ => mode,
@@ -70,19 +71,17 @@ impl ObjectDestination {
                 ..Default::default()
             };
             match store.put_opts(&key, body, put).await {
-                Ok(put) => Ok((
-                    UpdateVersion {
-                        e_tag: put.e_tag,
-                        version: put.version,
-                    },
-                    recovering,
-                )),
+                Ok(put) => Ok(UpdateVersion {
+                    e_tag: put.e_tag,
+                    version: put.version,
+                }),
                 Err(object_store::Error::AlreadyExists { .. })
                 | Err(object_store::Error::Precondition { .. }) => Err(busy()),
                 Err(e) => Err(store_error(&key, e)),
             }
         })?;
-        self.recovering = recovering;
+        self.lease.renewed.store(now_secs(), Ordering::SeqCst);
+        let renewed = self.lease.renewed.clone();
         let store = self.store.clone();
         let key = child(&self.kept, LOCK);
         let (owner, time, conditional) =
@@ -103,8 +102,14 @@ impl ObjectDestination {
                     mode,
                     ..Default::default()
                 };
-                match store.put_opts(&key, lease_body(&owner, time), put).await {
+                // Bounded: a renewal that hangs past its turn is as good as lost.
+                let renewal = store.put_opts(&key, lease_body(&owner, time), put);
+                let Ok(renewal) = tokio::time::timeout(time / 3, renewal).await else {
+                    continue;
+                };
+                match renewal {
                     Ok(put) => {
+                        renewed.store(now_secs(), Ordering::SeqCst);
                         version = UpdateVersion {
                             e_tag: put.e_tag,
                             version: put.version,
@@ -125,7 +130,11 @@ impl ObjectDestination {
     }
 
     pub(super) fn lost(&self) -> Option<String> {
-        self.lease.lost.load(Ordering::SeqCst).then(|| {
+        // Not renewed for two thirds of the lease (the store out of reach): another sync
+        // may take it over before this one hears, so this one writes no more.
+        let stale = now_secs()
+            > self.lease.renewed.load(Ordering::SeqCst) + (self.lease_time * 2 / 3).as_secs();
+        (stale || self.lease.lost.load(Ordering::SeqCst)).then(|| {
             format!(
                 "{}: the lease on the prefix was taken over by another sync (this one stalled past it)",
                 self.shown.display()

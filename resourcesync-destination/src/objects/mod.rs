@@ -11,7 +11,9 @@
 //!   was stored, its length and digests, in its metadata (`resourcesync-held`): a PUT
 //!   replaces an object's metadata whole, so an object someone else wrote since has
 //!   none, or another. An object replaced or deleted must still carry what the
-//!   inventory says the sync stored; a replacement is a conditional PUT on the ETag just
+//!   inventory says the sync stored for that URI (its mark), or, without a mark (an
+//!   object adopted as it was), hold those bytes when read; a replacement is a
+//!   conditional PUT on the ETag just
 //!   read (`If-Match`), a new object a conditional create (`If-None-Match: *`), so that
 //!   one written by someone else in between is never overwritten. An object at a path
 //!   that no sync stored is a conflict, left as it is, unless it holds the listed bytes
@@ -24,10 +26,13 @@
 //!   go up as a multipart upload, which is atomic too, but unconditional: the path is
 //!   checked just before.
 //! - **Resumes.** The state and the inventory are saved under `.resourcesync/` every few
-//!   seconds and at the end (the state last); an object a killed run stored after its
-//!   last save carries its metadata, and is taken as the sync's by the next run.
+//!   seconds and at the end (the state last). A run writes `.resourcesync/unfinished`
+//!   before its first write and removes it once everything it wrote is saved; the next
+//!   run that finds it records the objects written since whose mark names their own key's
+//!   URI (a run that saves then removes it), as a directory's journal would.
 //! - **One sync at a time.** A lease (`.resourcesync/lock`), made with a conditional
 //!   create, renewed while the sync runs, and taken over once it expired (a killed run's);
+//!   a run whose renewals fail for two thirds of the lease writes no more;
 //!   a store that ignores the conditions (some S3-compatible servers do; found by trying
 //!   at open) gets a plain read-then-write of it, which two syncs starting in the same
 //!   moment could both pass, and plain PUTs for the objects: said in
@@ -78,6 +83,11 @@ use placing::*;
 /// Uploads (and deletions) under way at once; more wait for one to end.
 pub const MAX_UPLOADS: usize = 16;
 
+/// The object under `.resourcesync/` a run writes before its first write and removes once
+/// everything it wrote is in a saved inventory: found at open, it says a run was killed
+/// (or could not save), and since when to look for what it stored.
+const UNFINISHED: &str = "unfinished";
+
 /// An upload or a deletion that ended: the change, and what became of it.
 struct Ended {
     change: Decision,
@@ -109,9 +119,15 @@ pub struct ObjectDestination {
     conditional: bool,
     lease: Lease,
     lease_time: Duration,
-    /// The lease was taken over from a run that did not let it go (killed): what it
-    /// stored after its last save is looked for ([`Destination::replay`]).
-    recovering: bool,
+    /// When a run that did not end cleanly (killed, or its last save failed) began
+    /// writing: its `unfinished` object's time (the store's clock). What it stored after
+    /// its last save is looked for ([`Destination::replay`]).
+    recovering: Option<chrono::DateTime<chrono::Utc>>,
+    /// This run wrote its `unfinished` object (before its first write).
+    unfinished: bool,
+    /// Everything this run wrote is in a saved inventory: its last save came after its
+    /// last write ended.
+    clean: bool,
     replace_foreign: bool,
     repair: bool,
     packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>>,
@@ -177,16 +193,29 @@ impl ObjectDestination {
         };
         let (store, prefix): (Arc<dyn ObjectStore>, Key) = if url.scheme() == "s3" {
             let builder = options.into_iter().fold(
-                object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str()),
+                Ok(object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str())),
                 |builder, (key, value)| match key.parse() {
-                    Ok(key) => builder.with_config(key, value),
-                    Err(_) => builder,
+                    Ok(key) => Ok(builder?.with_config(key, value)),
+                    // A mistyped key would leave the store's default (AWS itself, say)
+                    // in place of what was meant.
+                    Err(_) => Err(DestinationError::Store {
+                        key: shown.clone(),
+                        source: format!("{key:?} is not a setting of an S3 store").into(),
+                    }),
                 },
-            );
+            )?;
             let prefix = Key::parse(url.path()).map_err(|e| bad(e.into()))?;
             (Arc::new(builder.build().map_err(bad)?), prefix)
         } else {
-            let (store, prefix) = object_store::parse_url_opts(url, options).map_err(bad)?;
+            // The other stores here (memory, file) take no settings; one given would be
+            // ignored.
+            if let Some((key, _)) = options.into_iter().next() {
+                return Err(DestinationError::Store {
+                    key: shown,
+                    source: format!("{key:?}: this store takes no settings").into(),
+                });
+            }
+            let (store, prefix) = object_store::parse_url(url).map_err(bad)?;
             (Arc::from(store), prefix)
         };
         Ok((store, prefix, shown))
@@ -284,10 +313,13 @@ impl ObjectDestination {
             lease: Lease {
                 owner,
                 lost: Arc::new(AtomicBool::new(false)),
+                renewed: Arc::new(std::sync::atomic::AtomicU64::new(0)),
                 renewing: None,
             },
             lease_time: lease.max(Duration::from_secs(1)),
-            recovering: false,
+            recovering: None,
+            unfinished: false,
+            clean: false,
             replace_foreign: false,
             repair: true,
             packages: HashMap::new(),
@@ -301,6 +333,16 @@ impl ObjectDestination {
         // After the lease is taken (written, then the others read): of a shard and an
         // unsharded run starting together, at least one sees the other.
         dest.check_split(whole)?;
+        // Left by a run that did not end cleanly: it began writing at that time.
+        let store = dest.store.clone();
+        let marker = child(&dest.kept, UNFINISHED);
+        dest.recovering = dest.wait(async move {
+            match store.head(&marker).await {
+                Ok(meta) => Ok(Some(meta.last_modified)),
+                Err(object_store::Error::NotFound { .. }) => Ok(None),
+                Err(e) => Err(store_error(&marker, e)),
+            }
+        })?;
         Ok(dest)
     }
 
@@ -509,6 +551,21 @@ impl ObjectDestination {
         change: Decision,
         work: impl std::future::Future<Output = Result<Option<Held>, Outcome>> + Send + 'static,
     ) -> Result<(), DestinationError> {
+        if let Some(lost) = self.lost() {
+            return self.confirm(
+                client,
+                &change,
+                Err(Outcome::Failed(io::Error::other(lost))),
+            );
+        }
+        if !self.unfinished {
+            // Before the first write: a run killed from here on is found by the next.
+            if let Err(e) = self.write_kept(UNFINISHED, Vec::new()) {
+                return self.confirm(client, &change, Err(Outcome::Failed(io::Error::other(e))));
+            }
+            self.unfinished = true;
+        }
+        self.clean = false;
         while self.pending >= MAX_UPLOADS {
             let ended = block(|| self.ended.recv());
             self.ended_one(client, ended)?;
@@ -520,7 +577,17 @@ impl ObjectDestination {
         };
         self.pending += 1;
         runtime.spawn(async move {
-            let outcome = work.await;
+            use futures::FutureExt as _;
+            // A task that panics still ends: its change failed, and nothing waits for a
+            // confirmation that never comes.
+            let outcome = std::panic::AssertUnwindSafe(work)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| {
+                    Err(Outcome::Failed(io::Error::other(
+                        "the upload's task panicked",
+                    )))
+                });
             let _ = tx.send(Ended { change, outcome });
             if let Some(wake) = wake {
                 wake();
@@ -581,6 +648,16 @@ impl Drop for ObjectDestination {
         }
         // The lease let go, if still this run's: the next sync need not wait for it to
         // expire.
+        // Every write of this run (and of the killed one before it, recorded by the
+        // replay) is in the saved inventory: no next run need look for them.
+        if self.clean && (self.unfinished || self.recovering.is_some()) {
+            let store = self.store.clone();
+            let marker = child(&self.kept, UNFINISHED);
+            let _ = self.wait(async move {
+                let _ = store.delete(&marker).await;
+                Ok(())
+            });
+        }
         if self.runtime.is_some() && !self.lease.lost.load(Ordering::SeqCst) {
             let store = self.store.clone();
             let key = child(&self.kept, LOCK);
@@ -633,40 +710,31 @@ impl Destination for ObjectDestination {
         })
     }
 
-    /// After a killed run (its lease taken over): the objects written since a little
-    /// before its last save whose metadata says a sync stored them, and which still hold
-    /// that length, recorded as the sync's, as a directory's journal would have them. One
-    /// listing of the prefix and a HEAD for each such object; nothing after a run that
-    /// ended.
+    /// After a run that did not end cleanly (killed, or its last save failed: its
+    /// `unfinished` object is there): the objects written since it began writing whose
+    /// metadata says a sync stored them there, and which still hold that length, recorded
+    /// as the sync's, as a directory's journal would have them. One listing of the prefix
+    /// and a HEAD for each such object; nothing after a run that ended cleanly.
     fn replay<I: KeptInventory>(&self, config: &Config, inventory: &mut I) {
-        if !self.recovering {
+        let Some(since) = self.recovering else {
             return;
-        }
+        };
         let store = self.store.clone();
         // Everything under `.resourcesync/` is this program's (every shard's too).
-        let (prefix, kept, state) = (
-            self.prefix.clone(),
-            self.top.clone(),
-            child(&self.kept, STATE),
-        );
+        let (prefix, kept) = (self.prefix.clone(), self.top.clone());
         let found = self.wait(async move {
-            // An object stored before the state's save may have been confirmed after the
-            // inventory was written: looked at too, a generous while back.
-            let since = match store.head(&state).await {
-                Ok(meta) => Some(meta.last_modified - chrono_margin()),
-                Err(_) => None,
-            };
+            // The marker was written before the run's first write, by the same store's
+            // clock; a minute's margin for a store whose times are rounded.
+            let since = since - chrono::TimeDelta::minutes(1);
             let mut keys = Vec::new();
             let mut list = store.list(Some(&prefix));
             while let Some(meta) = list.next().await {
                 let Ok(meta) = meta else { break };
-                if !meta.location.prefix_matches(&kept)
-                    && since.is_none_or(|since| meta.last_modified >= since)
-                {
+                if !meta.location.prefix_matches(&kept) && meta.last_modified >= since {
                     keys.push((meta.location, meta.size));
                 }
             }
-            let found: Vec<(resourcesync_model::Uri, Held)> = futures::stream::iter(keys)
+            let found: Vec<(Key, resourcesync_model::Uri, Held)> = futures::stream::iter(keys)
                 .map(|(key, size)| {
                     let store = store.clone();
                     async move {
@@ -676,7 +744,8 @@ impl Destination for ObjectDestination {
                         };
                         let found = store.get_opts(&key, head).await.ok()?;
                         let mark = mark(&found.attributes)?;
-                        (mark.held.length == Some(size)).then_some((mark.uri, mark.held))
+                        let uri = mark.uri?;
+                        (mark.held.length == Some(size)).then_some((key, uri, mark.held))
                     }
                 })
                 .buffer_unordered(MAX_UPLOADS)
@@ -685,9 +754,16 @@ impl Destination for ObjectDestination {
                 .await;
             Ok(found)
         });
-        // Another shard's objects are that shard's to record.
-        for (uri, held) in found.unwrap_or_default() {
-            if config.in_shard(&uri) {
+        // Only a mark at its URI's own key (not one copied elsewhere with its
+        // metadata), and only this shard's (another's are that shard's to record).
+        for (key, uri, held) in found.unwrap_or_default() {
+            let at_home = config
+                .paths
+                .local_path(&uri)
+                .ok()
+                .and_then(|path| self.key_of(path.as_str()).ok())
+                .is_some_and(|home| home == key);
+            if at_home && config.in_shard(&uri) {
                 inventory.record(uri, held);
             }
         }
@@ -858,9 +934,10 @@ impl Destination for ObjectDestination {
                 let held = client.inventory().stored(&change.uri);
                 let key = self.key_of(change.path.as_str());
                 let store = self.store.clone();
+                let uri = change.uri.clone();
                 self.start(client, change.clone(), async move {
                     let key = key.map_err(|e| Outcome::Failed(io::Error::other(e)))?;
-                    delete(&*store, &key, held).await.map(|()| None)
+                    delete(&*store, &key, &uri, held).await.map(|()| None)
                 })?;
             }
             Event::Package { request } => match self.open_package(*request) {
@@ -929,12 +1006,13 @@ impl Destination for ObjectDestination {
     fn settle_all<I: KeptInventory>(
         &mut self,
         client: &mut Client<I>,
-    ) -> Result<(), DestinationError> {
+    ) -> Result<bool, DestinationError> {
+        let any = self.pending > 0;
         while self.pending > 0 {
             let ended = block(|| self.ended.recv());
             self.ended_one(client, ended)?;
         }
-        Ok(())
+        Ok(any)
     }
 
     fn on_settled(&mut self, wake: Arc<dyn Fn() + Send + Sync>) {
@@ -956,13 +1034,17 @@ impl Destination for ObjectDestination {
         })?;
         // The inventory first, the state last: a state never names a checkpoint whose
         // resources the saved inventory does not hold.
+        let settled = self.pending == 0;
         self.write_kept(INVENTORY, bytes)?;
         let state =
             serde_json::to_vec(client.state()).map_err(|source| DestinationError::Unreadable {
                 path: PathBuf::from(child(&self.kept, STATE).to_string()),
                 source,
             })?;
-        self.write_kept(STATE, state)
+        self.write_kept(STATE, state)?;
+        // Nothing under way was left out of this save.
+        self.clean = settled;
+        Ok(())
     }
 
     fn keeps_body(&self, request: &Request) -> bool {
@@ -979,11 +1061,6 @@ impl Destination for ObjectDestination {
 /// `parent/name` (a name of this program's: no character a key part encodes).
 fn child(parent: &Key, name: &str) -> Key {
     parent.child(name)
-}
-
-/// How far before the last save [`Destination::replay`] looks.
-fn chrono_margin() -> chrono::TimeDelta {
-    chrono::TimeDelta::minutes(5)
 }
 
 /// Runs `f`, which blocks, handing the worker over first when called from a task of a

@@ -8,10 +8,16 @@ use super::*;
 /// every character past ASCII escaped, as a header allows no other).
 pub const HELD_KEY: &str = "resourcesync-held";
 
+/// The longest mark written with its URI (S3 keeps 2 KB of metadata an object, key and
+/// value).
+const MARK_MAX: usize = 1900;
+
 /// What an object's metadata says a sync stored in it.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub(super) struct Mark {
-    pub(super) uri: resourcesync_model::Uri,
+    /// `None` when the URI would make the mark longer than S3 keeps (2 KB of metadata).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) uri: Option<resourcesync_model::Uri>,
     pub(super) held: Held,
 }
 
@@ -60,7 +66,12 @@ impl Placing {
             }
             Err(e) => return Err(failed(e)),
         };
-        let marker = marker(&found.attributes);
+        // A mark is this resource's only if it names its URI: an object copied with its
+        // metadata from another key, or another sync's of a prefix around this one, is
+        // not (a mark too long to carry its URI names none, and is taken by its bytes).
+        let marker = mark(&found.attributes)
+            .filter(|m| m.uri.as_ref().is_none_or(|uri| *uri == self.uri))
+            .map(|m| m.held);
         let version = UpdateVersion {
             e_tag: found.meta.e_tag.clone(),
             version: found.meta.version.clone(),
@@ -133,11 +144,18 @@ impl Placing {
 
     fn attributes(&self) -> Attributes {
         let mut attributes = Attributes::new();
-        let mark = Mark {
-            uri: self.uri.clone(),
+        let mut mark = Mark {
+            uri: Some(self.uri.clone()),
             held: self.stored,
         };
-        if let Some(json) = mark_json(&mark) {
+        // S3 keeps 2 KB of metadata an object: past that, the mark without its URI.
+        let json = mark_json(&mark)
+            .filter(|json| json.len() <= MARK_MAX)
+            .or_else(|| {
+                mark.uri = None;
+                mark_json(&mark)
+            });
+        if let Some(json) = json {
             attributes.insert(
                 Attribute::Metadata(HELD_KEY.into()),
                 AttributeValue::from(json),
@@ -207,11 +225,6 @@ pub(super) async fn digest_object(
     Ok(measure.finish())
 }
 
-/// What an object's metadata says a sync stored in it.
-pub(super) fn marker(attributes: &Attributes) -> Option<Held> {
-    mark(attributes).map(|m| m.held)
-}
-
 pub(super) fn mark(attributes: &Attributes) -> Option<Mark> {
     let value = attributes.get(&Attribute::Metadata(HELD_KEY.into()))?;
     serde_json::from_str(value.as_ref()).ok()
@@ -244,10 +257,13 @@ pub(super) fn same(a: &Held, b: &Held) -> bool {
         && a.sha256.is_none_or(|d| b.sha256 == Some(d))
 }
 
-/// Deletes the object at `key` if it carries what the sync stored there (`held`).
+/// Deletes the object at `key` if it holds what the sync stored there for `uri`
+/// (`held`): by its mark, or, without one (an object adopted as it was, a baseline's
+/// record), by its bytes.
 pub(super) async fn delete(
     store: &dyn ObjectStore,
     key: &Key,
+    uri: &resourcesync_model::Uri,
     held: Option<Held>,
 ) -> Result<(), Outcome> {
     let head = GetOptions {
@@ -264,8 +280,20 @@ pub(super) async fn delete(
             "no record of what the sync stored there: kept".into(),
         ));
     };
-    let ours = marker(&found.attributes)
-        .is_some_and(|m| same(&held, &m) && held.length.is_none_or(|l| l == found.meta.size));
+    let size = found.meta.size;
+    let ours = match mark(&found.attributes) {
+        Some(m) => {
+            m.uri.as_ref().is_none_or(|u| u == uri)
+                && same(&held, &m.held)
+                && held.length.is_none_or(|l| l == size)
+        }
+        None => {
+            held.length.is_none_or(|l| l == size)
+                && digest_object(store, key, held.algorithms())
+                    .await
+                    .is_ok_and(|found| holds(&held, &found))
+        }
+    };
     if !ours {
         return Err(Outcome::Conflict(
             "changed since the sync stored it: kept, no longer the sync's".into(),
