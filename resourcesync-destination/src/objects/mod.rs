@@ -192,18 +192,18 @@ impl ObjectDestination {
             source: Box::new(e),
         };
         let (store, prefix): (Arc<dyn ObjectStore>, Key) = if url.scheme() == "s3" {
-            let builder = options.into_iter().fold(
-                Ok(object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str())),
-                |builder, (key, value)| match key.parse() {
-                    Ok(key) => Ok(builder?.with_config(key, value)),
-                    // A mistyped key would leave the store's default (AWS itself, say)
-                    // in place of what was meant.
-                    Err(_) => Err(DestinationError::Store {
-                        key: shown.clone(),
+            let mut builder = object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str());
+            for (key, value) in options {
+                // A mistyped key would leave the store's default (AWS itself, say) in
+                // place of what was meant.
+                let Ok(parsed) = key.parse() else {
+                    return Err(DestinationError::Store {
+                        key: shown,
                         source: format!("{key:?} is not a setting of an S3 store").into(),
-                    }),
-                },
-            )?;
+                    });
+                };
+                builder = builder.with_config(parsed, value);
+            }
             let prefix = Key::parse(url.path()).map_err(|e| bad(e.into()))?;
             (Arc::new(builder.build().map_err(bad)?), prefix)
         } else {
