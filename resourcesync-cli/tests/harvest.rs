@@ -252,9 +252,19 @@ fn an_interrupted_harvest_keeps_what_it_stored_and_a_rerun_completes() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let journal = root.path().join("m/0/.resourcesync/placed.jsonl");
+    // Stopped once any Source stored something: which two start first is the
+    // runtime's to choose (tasks wait for the two places in any order).
+    let journals: Vec<_> = (0..4)
+        .map(|i| {
+            root.path()
+                .join(format!("m/{i}/.resourcesync/placed.jsonl"))
+        })
+        .collect();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while std::fs::metadata(&journal).map_or(true, |m| m.len() == 0) {
+    while journals
+        .iter()
+        .all(|j| std::fs::metadata(j).map_or(true, |m| m.len() == 0))
+    {
         assert!(Instant::now() < deadline, "nothing stored");
         std::thread::sleep(Duration::from_millis(20));
     }
