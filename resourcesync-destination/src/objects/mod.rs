@@ -44,9 +44,8 @@
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
@@ -79,6 +78,7 @@ mod shards;
 use lease::*;
 pub use placing::HELD_KEY;
 use placing::*;
+use resourcesync_objects::{Bucket, Lease, ObjectsError, random};
 
 /// Uploads (and deletions) under way at once; more wait for one to end.
 pub const MAX_UPLOADS: usize = 16;
@@ -117,7 +117,8 @@ pub struct ObjectDestination {
     bodies: Bodies,
     /// Whether the store honours `If-None-Match` and `If-Match` on a PUT.
     conditional: bool,
-    lease: Lease,
+    /// The prefix's lease, once taken (given back on drop).
+    lease: Option<Lease>,
     lease_time: Duration,
     /// When a run that did not end cleanly (killed, or its last save failed) began
     /// writing: its `unfinished` object's time (the store's clock). What it stored after
@@ -149,6 +150,24 @@ impl std::fmt::Debug for ObjectDestination {
 }
 
 /// A store's error, with the key it met.
+/// The shared crate's error as the destination's: a lease held is [`DestinationError::Busy`].
+fn objects_error(shown: &str, e: ObjectsError) -> DestinationError {
+    match e {
+        ObjectsError::Busy { key } => DestinationError::Busy {
+            dir: PathBuf::from(shown),
+            lock: PathBuf::from(key),
+        },
+        ObjectsError::Store { key, source } => DestinationError::Store {
+            key,
+            source: Box::new(source),
+        },
+        other => DestinationError::Store {
+            key: shown.to_owned(),
+            source: Box::new(other),
+        },
+    }
+}
+
 fn store_error(key: &Key, e: object_store::Error) -> DestinationError {
     DestinationError::Store {
         key: key.to_string(),
@@ -186,39 +205,8 @@ impl ObjectDestination {
         url: &url::Url,
         options: impl IntoIterator<Item = (String, String)>,
     ) -> Result<(Arc<dyn ObjectStore>, Key, String), DestinationError> {
-        let shown = url.as_str().trim_end_matches('/').to_owned();
-        let bad = |e: object_store::Error| DestinationError::Store {
-            key: shown.clone(),
-            source: Box::new(e),
-        };
-        let (store, prefix): (Arc<dyn ObjectStore>, Key) = if url.scheme() == "s3" {
-            let mut builder = object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str());
-            for (key, value) in options {
-                // A mistyped key would leave the store's default (AWS itself, say) in
-                // place of what was meant.
-                let Ok(parsed) = key.parse() else {
-                    return Err(DestinationError::Store {
-                        key: shown,
-                        source: format!("{key:?} is not a setting of an S3 store").into(),
-                    });
-                };
-                builder = builder.with_config(parsed, value);
-            }
-            let prefix = Key::parse(url.path()).map_err(|e| bad(e.into()))?;
-            (Arc::new(builder.build().map_err(bad)?), prefix)
-        } else {
-            // The other stores here (memory, file) take no settings; one given would be
-            // ignored.
-            if let Some((key, _)) = options.into_iter().next() {
-                return Err(DestinationError::Store {
-                    key: shown,
-                    source: format!("{key:?}: this store takes no settings").into(),
-                });
-            }
-            let (store, prefix) = object_store::parse_url(url).map_err(bad)?;
-            (Arc::from(store), prefix)
-        };
-        Ok((store, prefix, shown))
+        let bucket = Bucket::open(url, options).map_err(|e| objects_error(url.as_str(), e))?;
+        Ok((bucket.store, bucket.prefix, bucket.shown))
     }
 
     /// Opens `prefix` of a store of the caller's (`shown` names it in messages).
@@ -297,7 +285,6 @@ impl ObjectDestination {
             None => top.clone(),
         };
         let (ended_tx, ended) = mpsc::channel();
-        let owner = format!("{:032x}", random());
         let mut dest = ObjectDestination {
             bodies: Bodies::new(tmp, tmp_path),
             shown,
@@ -310,12 +297,7 @@ impl ObjectDestination {
             runtime: Some(runtime),
             work,
             conditional: true,
-            lease: Lease {
-                owner,
-                lost: Arc::new(AtomicBool::new(false)),
-                renewed: Arc::new(std::sync::atomic::AtomicU64::new(0)),
-                renewing: None,
-            },
+            lease: None,
             lease_time: lease.max(Duration::from_secs(1)),
             recovering: None,
             unfinished: false,
@@ -419,30 +401,12 @@ impl ObjectDestination {
     /// Whether the store refuses a second create of one key.
     fn probe(&self) -> Result<bool, DestinationError> {
         let store = self.store.clone();
-        let key = child(&self.kept, &format!("probe-{}", self.lease.owner));
+        let key = child(&self.kept, &format!("probe-{:032x}", random()));
+        let shown = self.shown.display().to_string();
         self.wait(async move {
-            let create = || PutOptions {
-                mode: PutMode::Create,
-                ..Default::default()
-            };
-            let first = store
-                .put_opts(&key, PutPayload::from_static(b""), create())
-                .await;
-            let outcome = match first {
-                Err(object_store::Error::NotImplemented) => Ok(false),
-                Err(e) => Err(store_error(&key, e)),
-                Ok(_) => match store
-                    .put_opts(&key, PutPayload::from_static(b""), create())
-                    .await
-                {
-                    Ok(_) => Ok(false),
-                    Err(object_store::Error::AlreadyExists { .. })
-                    | Err(object_store::Error::Precondition { .. }) => Ok(true),
-                    Err(e) => Err(store_error(&key, e)),
-                },
-            };
-            let _ = store.delete(&key).await;
-            outcome
+            resourcesync_objects::conditional(&*store, &key)
+                .await
+                .map_err(|e| objects_error(&shown, e))
         })
     }
 
@@ -643,9 +607,6 @@ impl ObjectDestination {
 
 impl Drop for ObjectDestination {
     fn drop(&mut self) {
-        if let Some(renewing) = self.lease.renewing.take() {
-            renewing.abort();
-        }
         // The lease let go, if still this run's: the next sync need not wait for it to
         // expire.
         // Every write of this run (and of the killed one before it, recorded by the
@@ -658,19 +619,9 @@ impl Drop for ObjectDestination {
                 Ok(())
             });
         }
-        if self.runtime.is_some() && !self.lease.lost.load(Ordering::SeqCst) {
-            let store = self.store.clone();
-            let key = child(&self.kept, LOCK);
-            let owner = self.lease.owner.clone();
+        if let Some(lease) = self.lease.take() {
             let _ = self.wait(async move {
-                let ours = async {
-                    let found = store.get(&key).await.ok()?.bytes().await.ok()?;
-                    let held: LeaseBody = serde_json::from_slice(&found).ok()?;
-                    Some(held.owner == owner)
-                };
-                if ours.await == Some(true) {
-                    let _ = store.delete(&key).await;
-                }
+                lease.release().await;
                 Ok(())
             });
         }

@@ -22,7 +22,7 @@ impl ObjectDestination {
                 Some(shard) => {
                     // An unsharded sync's state, or its lease while its first run goes on.
                     let state = store.head(&child(&top, STATE)).await.is_ok();
-                    if state || lease_live(&*store, &child(&top, LOCK)).await {
+                    if state || Lease::live(&*store, &child(&top, LOCK)).await {
                         return Err(DestinationError::Unsharded { dir: shown });
                     }
                     let asked = shard_name(shard);
@@ -46,7 +46,7 @@ impl ObjectDestination {
                                 asked: "all".into(),
                             });
                         }
-                        if lease_live(&*store, &lock).await {
+                        if Lease::live(&*store, &lock).await {
                             return Err(DestinationError::Busy {
                                 dir: shown,
                                 lock: PathBuf::from(lock.to_string()),
@@ -149,15 +149,4 @@ async fn list_shards(store: &dyn ObjectStore, top: &Key) -> Result<Vec<String>, 
         .iter()
         .filter_map(|p| p.filename().map(str::to_owned))
         .collect())
-}
-
-/// Whether the lease at `key` is held and has not run out.
-async fn lease_live(store: &dyn ObjectStore, key: &Key) -> bool {
-    let Ok(found) = store.get(key).await else {
-        return false;
-    };
-    let Ok(bytes) = found.bytes().await else {
-        return true;
-    };
-    serde_json::from_slice::<LeaseBody>(&bytes).is_ok_and(|held| held.until >= now_secs())
 }

@@ -1,0 +1,551 @@
+//! What both halves of ResourceSync share when they write into object storage, through the
+//! [`object_store`] crate (re-exported, so that callers name the same version):
+//!
+//! - [`Bucket::open`]: a bucket's prefix from a URL (`s3://bucket/prefix`, `memory:///`,
+//!   `file:///`, ...) and the store's settings, an `s3://` store also from the `AWS_*`
+//!   variables of the environment, as the AWS tools read them;
+//! - [`conditional`]: whether the store honours a conditional PUT (S3 does since 2024;
+//!   some S3 servers do not), found by creating one object twice;
+//! - [`Lease`]: one writer of a prefix at a time. A lease is an object (JSON: its owner and
+//!   until when it runs) made with a conditional create, renewed every third of its time
+//!   with a conditional update on the version it wrote, and taken over by another writer
+//!   only once it ran out (a killed writer's). A writer whose renewals fail for two thirds
+//!   of the lease is told ([`Lease::lost`]) and must write no more: another may take the
+//!   lease over before it hears. Where the store has no conditional PUT, the lease is a
+//!   plain PUT after a read: two writers starting within one round trip can both hold it,
+//!   which callers say. Either way the writer reads its lease back [`SETTLE`] after
+//!   writing it, and holds it only if it is still its own: a store whose conditional
+//!   create is not atomic (s3s-fs checks, then writes) keeps the last of two writers.
+//!
+//! The destination crate's `ObjectDestination` syncs into a bucket with these, the source
+//! crate's `BucketStore` publishes into one.
+//!
+//! ```
+//! use std::time::Duration;
+//! use resourcesync_objects::{Bucket, Lease, ObjectsError, conditional};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let bucket = Bucket::open(&"memory:///site".parse()?, [])?;
+//! let lock = bucket.key(".resourcesync/lock")?;
+//! let conditional = conditional(&*bucket.store, &bucket.key(".resourcesync/probe")?).await?;
+//! assert!(conditional, "the memory store honours If-None-Match");
+//!
+//! let first = Lease::take(bucket.store.clone(), lock.clone(), Duration::from_secs(60), true).await?;
+//! let second = Lease::take(bucket.store.clone(), lock.clone(), Duration::from_secs(60), true).await;
+//! assert!(matches!(second, Err(ObjectsError::Busy { .. })));
+//! assert!(!first.lost());
+//! first.release().await;
+//! Lease::take(bucket.store.clone(), lock, Duration::from_secs(60), true).await?.release().await;
+//! # Ok(())
+//! # }
+//! ```
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+pub use object_store;
+use object_store::path::Path as Key;
+use object_store::{ObjectStore, PutMode, PutOptions, PutPayload, UpdateVersion};
+
+/// Why a bucket could not be opened, or its lease taken.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ObjectsError {
+    /// The URL or a setting names no store this program can open.
+    #[error("{store}: {reason}")]
+    Setting {
+        /// The store's URL.
+        store: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Another writer holds the lease, and it has not run out.
+    #[error("{key}: another run holds the lease on this prefix")]
+    Busy {
+        /// The lease's key.
+        key: String,
+    },
+    /// The store refused a request, or could not be reached.
+    #[error("{key}: {source}")]
+    Store {
+        /// The key the request was for.
+        key: String,
+        /// The store's error.
+        source: object_store::Error,
+    },
+}
+
+impl ObjectsError {
+    /// The store's error for a request about `key`.
+    pub fn store(key: &Key, source: object_store::Error) -> ObjectsError {
+        ObjectsError::Store {
+            key: key.to_string(),
+            source,
+        }
+    }
+}
+
+/// A prefix of a store: where a destination or a publication lives.
+#[derive(Debug, Clone)]
+pub struct Bucket {
+    /// The store.
+    pub store: Arc<dyn ObjectStore>,
+    /// The prefix, empty for the whole bucket.
+    pub prefix: Key,
+    /// The URL as messages show it (`s3://bucket/prefix`).
+    pub shown: String,
+}
+
+impl Bucket {
+    /// Opens the store at `url` with `options` (its configuration keys, such as
+    /// `aws_endpoint` or `aws_allow_http`). An `s3://` store also reads the `AWS_*`
+    /// variables of the environment (`AWS_ENDPOINT`, `AWS_ACCESS_KEY_ID`, ...), as the
+    /// AWS tools do; `options` take precedence. A setting the store does not have is an
+    /// error: mistyped, it would leave the store's default (AWS itself, say) in place of
+    /// what was meant.
+    pub fn open(
+        url: &url::Url,
+        options: impl IntoIterator<Item = (String, String)>,
+    ) -> Result<Bucket, ObjectsError> {
+        let shown = url.as_str().trim_end_matches('/').to_owned();
+        let bad = |reason: String| ObjectsError::Setting {
+            store: shown.clone(),
+            reason,
+        };
+        let (store, prefix): (Arc<dyn ObjectStore>, Key) = if url.scheme() == "s3" {
+            let mut builder = object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str());
+            for (key, value) in options {
+                let Ok(parsed) = key.parse() else {
+                    return Err(bad(format!("{key:?} is not a setting of an S3 store")));
+                };
+                builder = builder.with_config(parsed, value);
+            }
+            let prefix = Key::parse(url.path()).map_err(|e| bad(e.to_string()))?;
+            (
+                Arc::new(builder.build().map_err(|e| bad(e.to_string()))?),
+                prefix,
+            )
+        } else {
+            // The other stores here (memory, file) take no settings; one given would be
+            // ignored.
+            if let Some((key, _)) = options.into_iter().next() {
+                return Err(bad(format!("{key:?}: this store takes no settings")));
+            }
+            let (store, prefix) = object_store::parse_url(url).map_err(|e| bad(e.to_string()))?;
+            (Arc::from(store), prefix)
+        };
+        Ok(Bucket {
+            store,
+            prefix,
+            shown,
+        })
+    }
+
+    /// The key of `path` (`/`-separated, each part as [`Key::parse`] takes it) under the
+    /// prefix.
+    pub fn key(&self, path: &str) -> Result<Key, ObjectsError> {
+        let joined = match self.prefix.as_ref().is_empty() {
+            true => path.to_owned(),
+            false => format!("{}/{path}", self.prefix),
+        };
+        Key::parse(&joined).map_err(|e| ObjectsError::Setting {
+            store: self.shown.clone(),
+            reason: format!("{path:?}: not a key: {e}"),
+        })
+    }
+}
+
+/// Whether `store` refuses a second create of one key: creates the object `probe` twice
+/// (with `If-None-Match: *`), then deletes it.
+pub async fn conditional(store: &dyn ObjectStore, probe: &Key) -> Result<bool, ObjectsError> {
+    let create = || PutOptions {
+        mode: PutMode::Create,
+        ..Default::default()
+    };
+    let first = store
+        .put_opts(probe, PutPayload::from_static(b""), create())
+        .await;
+    let outcome = match first {
+        Err(object_store::Error::NotImplemented) => Ok(false),
+        Err(e) => Err(ObjectsError::store(probe, e)),
+        Ok(_) => match store
+            .put_opts(probe, PutPayload::from_static(b""), create())
+            .await
+        {
+            Ok(_) => Ok(false),
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => Ok(true),
+            Err(e) => Err(ObjectsError::store(probe, e)),
+        },
+    };
+    let _ = store.delete(probe).await;
+    outcome
+}
+
+/// How long a writer waits after writing its lease before reading it back.
+pub const SETTLE: Duration = Duration::from_millis(250);
+
+/// What a lease object says.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct LeaseBody {
+    /// Who holds it: random, per lease taken.
+    owner: String,
+    /// Until when, in milliseconds since the Unix epoch (seconds would give a lease up
+    /// to a second more than its time).
+    until_ms: u64,
+}
+
+impl LeaseBody {
+    /// The lease as `bytes` say, or `None` for what no lease of ours wrote.
+    fn read(bytes: &[u8]) -> Option<LeaseBody> {
+        serde_json::from_slice(bytes).ok()
+    }
+
+    fn payload(owner: &str, time: Duration) -> PutPayload {
+        let body = LeaseBody {
+            owner: owner.to_owned(),
+            until_ms: now_ms() + (time.as_millis() as u64).max(1000),
+        };
+        PutPayload::from(serde_json::to_vec(&body).unwrap_or_default())
+    }
+}
+
+/// A lease held on a prefix (see the [crate](crate) documentation), renewed by a task on
+/// the runtime it was taken on until it is released or dropped.
+#[derive(Debug)]
+pub struct Lease {
+    store: Arc<dyn ObjectStore>,
+    key: Key,
+    owner: String,
+    time: Duration,
+    /// Set by the renewing task when the lease was taken over (this process stalled
+    /// longer than the lease).
+    taken_over: Arc<AtomicBool>,
+    /// When the lease was last taken or renewed, in milliseconds since the Unix epoch.
+    renewed: Arc<AtomicU64>,
+    renewing: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Lease {
+    /// Takes the lease at `key` for `time` (at least a second), or
+    /// [`ObjectsError::Busy`] while another holds it, and starts renewing it on the
+    /// current tokio runtime. `conditional` says whether the store honours conditional
+    /// PUTs ([`conditional`]); without them the lease is read, then overwritten.
+    pub async fn take(
+        store: Arc<dyn ObjectStore>,
+        key: Key,
+        time: Duration,
+        conditional: bool,
+    ) -> Result<Lease, ObjectsError> {
+        let time = time.max(Duration::from_secs(1));
+        let owner = format!("{:032x}", random());
+        let busy = || ObjectsError::Busy {
+            key: key.to_string(),
+        };
+        // Held by another unless it ran out.
+        let found = match store.get(&key).await {
+            Ok(found) => {
+                let version = UpdateVersion {
+                    e_tag: found.meta.e_tag.clone(),
+                    version: found.meta.version.clone(),
+                };
+                let bytes = found
+                    .bytes()
+                    .await
+                    .map_err(|e| ObjectsError::store(&key, e))?;
+                if LeaseBody::read(&bytes).is_some_and(|held| held.until_ms >= now_ms()) {
+                    return Err(busy());
+                }
+                Some(version)
+            }
+            Err(object_store::Error::NotFound { .. }) => None,
+            Err(e) => return Err(ObjectsError::store(&key, e)),
+        };
+        let mode = match (found, conditional) {
+            (Some(version), true) => PutMode::Update(version),
+            (None, true) => PutMode::Create,
+            (_, false) => PutMode::Overwrite,
+        };
+        let put = PutOptions {
+            mode,
+            ..Default::default()
+        };
+        let version = match store
+            .put_opts(&key, LeaseBody::payload(&owner, time), put)
+            .await
+        {
+            Ok(put) => UpdateVersion {
+                e_tag: put.e_tag,
+                version: put.version,
+            },
+            Err(object_store::Error::AlreadyExists { .. })
+            | Err(object_store::Error::Precondition { .. }) => return Err(busy()),
+            Err(e) => return Err(ObjectsError::store(&key, e)),
+        };
+        // Read back once a moment passed: a store whose conditional create is not atomic
+        // (s3s-fs 0.14 checks, then writes: two writers at once both succeed, tested) keeps
+        // the last writer's, and the other hears it here. Not a proof against such a store,
+        // whose race this narrows to writes further apart than SETTLE; atomic on S3 and moto.
+        tokio::time::sleep(SETTLE).await;
+        let held = match store.get(&key).await {
+            Ok(found) => found
+                .bytes()
+                .await
+                .map_err(|e| ObjectsError::store(&key, e))?,
+            Err(object_store::Error::NotFound { .. }) => return Err(busy()),
+            Err(e) => return Err(ObjectsError::store(&key, e)),
+        };
+        if LeaseBody::read(&held).is_none_or(|held| held.owner != owner) {
+            return Err(busy());
+        }
+        let mut lease = Lease {
+            store,
+            key,
+            owner,
+            time,
+            taken_over: Arc::new(AtomicBool::new(false)),
+            renewed: Arc::new(AtomicU64::new(now_ms())),
+            renewing: None,
+        };
+        lease.renewing = Some(tokio::spawn(lease.renew(version, conditional)));
+        Ok(lease)
+    }
+
+    /// The renewals, every third of the lease, each bounded by that third.
+    fn renew(
+        &self,
+        mut version: UpdateVersion,
+        conditional: bool,
+    ) -> impl Future<Output = ()> + Send + 'static {
+        let (store, key, owner, time) = (
+            self.store.clone(),
+            self.key.clone(),
+            self.owner.clone(),
+            self.time,
+        );
+        let (renewed, taken_over) = (self.renewed.clone(), self.taken_over.clone());
+        async move {
+            loop {
+                tokio::time::sleep(time / 3).await;
+                let mode = match conditional {
+                    true => PutMode::Update(version.clone()),
+                    false => PutMode::Overwrite,
+                };
+                let put = PutOptions {
+                    mode,
+                    ..Default::default()
+                };
+                // Bounded: a renewal that hangs past its turn is as good as lost.
+                let renewal = store.put_opts(&key, LeaseBody::payload(&owner, time), put);
+                let Ok(renewal) = tokio::time::timeout(time / 3, renewal).await else {
+                    continue;
+                };
+                match renewal {
+                    Ok(put) => {
+                        renewed.store(now_ms(), Ordering::SeqCst);
+                        version = UpdateVersion {
+                            e_tag: put.e_tag,
+                            version: put.version,
+                        }
+                    }
+                    // Taken over: this writer stalled past its lease.
+                    Err(object_store::Error::Precondition { .. }) => {
+                        taken_over.store(true, Ordering::SeqCst);
+                        return;
+                    }
+                    // The store is out of reach for a moment: tried again at the next
+                    // turn, while the lease still runs.
+                    Err(_) => {}
+                }
+            }
+        }
+    }
+
+    /// The lease's key.
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
+    /// Whether the holder must write no more: the lease was taken over, or it was not
+    /// renewed for two thirds of its time (the store out of reach), so that another
+    /// writer may take it over before this one hears.
+    pub fn lost(&self) -> bool {
+        let stale =
+            now_ms() > self.renewed.load(Ordering::SeqCst) + (self.time * 2 / 3).as_millis() as u64;
+        stale || self.taken_over.load(Ordering::SeqCst)
+    }
+
+    /// Stops renewing, and deletes the lease if it is still this holder's, so that the
+    /// next writer need not wait for it to run out.
+    pub async fn release(mut self) {
+        if let Some(renewing) = self.renewing.take() {
+            renewing.abort();
+        }
+        if self.taken_over.load(Ordering::SeqCst) {
+            return;
+        }
+        let ours = async {
+            let found = self.store.get(&self.key).await.ok()?.bytes().await.ok()?;
+            Some(LeaseBody::read(&found)?.owner == self.owner)
+        };
+        if ours.await == Some(true) {
+            let _ = self.store.delete(&self.key).await;
+        }
+    }
+
+    /// Whether the lease at `key` is held by someone and has not run out (one found but
+    /// unreadable counts as held: the caller waits, rather than writes beside it).
+    pub async fn live(store: &dyn ObjectStore, key: &Key) -> bool {
+        let Ok(found) = store.get(key).await else {
+            return false;
+        };
+        let Ok(bytes) = found.bytes().await else {
+            return true;
+        };
+        LeaseBody::read(&bytes).is_some_and(|held| held.until_ms >= now_ms())
+    }
+}
+
+impl Drop for Lease {
+    /// Stops renewing: the lease runs out in its time.
+    fn drop(&mut self) {
+        if let Some(renewing) = self.renewing.take() {
+            renewing.abort();
+        }
+    }
+}
+
+/// A tokio runtime of its own, for a caller that blocks (a [`Store`] of the source crate,
+/// a destination the blocking driver calls), usable from a plain thread and from a task
+/// of another multi-threaded runtime alike (whose worker is handed over while it waits).
+///
+/// [`Store`]: https://docs.rs/resourcesync-source/latest/resourcesync_source/trait.Store.html
+#[derive(Debug)]
+pub struct Runner {
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl Runner {
+    /// A runtime of two worker threads named `name`.
+    pub fn new(name: &str) -> std::io::Result<Runner> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(name)
+            .enable_all()
+            .build()?;
+        Ok(Runner {
+            runtime: Some(runtime),
+        })
+    }
+
+    /// Runs `work` on the runtime and waits for its output; `None` if it panicked.
+    pub fn run<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = T> + Send + 'static,
+    ) -> Option<T> {
+        let runtime = self.runtime.as_ref()?;
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        runtime.spawn(async move {
+            let _ = tx.send(work.await);
+        });
+        block(|| rx.recv()).ok()
+    }
+
+    /// The runtime's handle, to spawn work that runs while the caller goes on.
+    pub fn handle(&self) -> Option<&tokio::runtime::Handle> {
+        self.runtime.as_ref().map(tokio::runtime::Runtime::handle)
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            // Without waiting: allowed inside another runtime, unlike a plain drop.
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// Runs `f`, which blocks, handing the worker over first when called from a task of a
+/// multi-threaded tokio runtime.
+fn block<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+/// Milliseconds since the Unix epoch, by the local clock (a lease's expiry is judged by
+/// the clock of the writer that reads it: machines whose clocks differ by more than a
+/// lease's third can take it over early).
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// 128 random bits: a writer's name, a probe's.
+pub fn random() -> u128 {
+    let mut bytes = [0; 16];
+    // Without the system's randomness the time and the process: still apart between
+    // two writers at once.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        return nanos ^ (u128::from(std::process::id()) << 64);
+    }
+    u128::from_le_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object_store::memory::InMemory;
+
+    #[tokio::test]
+    async fn an_expired_lease_is_taken_over_and_its_holder_hears() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let key = Key::from("p/.resourcesync/lock");
+        let first = Lease::take(store.clone(), key.clone(), Duration::from_secs(3), true)
+            .await
+            .unwrap();
+        // Ran out: as a killed writer's would.
+        let stale = serde_json::to_vec(&LeaseBody {
+            owner: first.owner.clone(),
+            until_ms: now_ms() - 1,
+        })
+        .unwrap();
+        store.put(&key, stale.into()).await.unwrap();
+        assert!(!Lease::live(&*store, &key).await);
+        let second = Lease::take(store.clone(), key.clone(), Duration::from_secs(3), true)
+            .await
+            .unwrap();
+        assert!(Lease::live(&*store, &key).await);
+        // The first's renewal (after a second) meets the second's version.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(first.lost(), "a lease taken over is lost");
+        assert!(!second.lost());
+        // Released by the first: not deleted, since it is the second's now.
+        first.release().await;
+        assert!(Lease::live(&*store, &key).await);
+        second.release().await;
+        assert!(!Lease::live(&*store, &key).await);
+    }
+
+    #[tokio::test]
+    async fn a_setting_the_store_does_not_have_is_an_error() {
+        let url = "s3://bucket/prefix".parse().unwrap();
+        let mistyped = [("aws_endpont".to_owned(), "http://127.0.0.1:9".to_owned())];
+        let error = Bucket::open(&url, mistyped.clone()).unwrap_err();
+        assert!(error.to_string().contains("aws_endpont"), "{error}");
+        let error = Bucket::open(&"memory:///".parse().unwrap(), mistyped).unwrap_err();
+        assert!(error.to_string().contains("no settings"), "{error}");
+    }
+}
