@@ -214,7 +214,7 @@ impl LeaseBody {
     }
 }
 
-/// A lease held on a prefix (see the [crate](crate) documentation), renewed by a task on
+/// A lease held on a prefix (see the [crate] documentation), renewed by a task on
 /// the runtime it was taken on until it is released or dropped.
 #[derive(Debug)]
 pub struct Lease {
@@ -470,9 +470,9 @@ impl Drop for Runner {
     }
 }
 
-/// Runs `f`, which blocks, handing the worker over first when called from a task of a
-/// multi-threaded tokio runtime.
-fn block<T>(f: impl FnOnce() -> T) -> T {
+/// Runs `f`, which blocks (a wait on a channel, say), handing the worker over first when
+/// called from a task of a multi-threaded tokio runtime, whose other tasks go on.
+pub fn block<T>(f: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {
         Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(f)

@@ -16,7 +16,9 @@
 //!   entry, or an entry whose resource is not there yet.
 //! - A [`Store`] keeps the publication and switches from one run's to the next at once:
 //!   [`MemoryStore`], or [`GenerationStore`], a directory a web server serves (one
-//!   generation per run behind one symbolic link; a failed or killed run leaves the last).
+//!   generation per run behind one symbolic link; a failed or killed run leaves the last),
+//!   or (feature `object-store`) `BucketStore`, a bucket's prefix any static host or CDN
+//!   serves (staged, committed by one journal, rolled forward; one publisher at a time).
 //! - [`collection::build`] publishes a directory's files (or a list of files) the way
 //!   `resourcesync build` does, with Resource and Change Dumps, incrementally (a file of
 //!   the same size, modification time and change time is not read again): an adapter
@@ -115,6 +117,8 @@
 // error the caller gets (the tests' own setup may unwrap).
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+#[cfg(feature = "object-store")]
+mod bucket;
 pub mod collection;
 mod directory;
 pub mod discovery;
@@ -126,6 +130,8 @@ mod publisher;
 mod shown;
 mod store;
 
+#[cfg(feature = "object-store")]
+pub use bucket::BucketStore;
 pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN, push_segment};
 pub use engine::PublishError;
 pub use engine::dumps::Content;

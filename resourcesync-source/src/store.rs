@@ -54,6 +54,15 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// An object store refused a request or could not be reached (a `BucketStore`'s,
+    /// feature `object-store`).
+    #[error("{key}: {source}")]
+    Object {
+        /// The object's key (or the store's URL).
+        key: String,
+        /// Why.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// A write, removal or commit without a [`Store::begin`] first: the caller's mistake.
     #[error("no publication is being written: begin one first")]
     NotBegun,

@@ -148,6 +148,35 @@ impl S3Server {
         }
     }
 
+    /// Lets anyone GET the bucket's objects (a bucket policy), as the bucket behind a
+    /// static site is: moto only (it checks no signature, so an unsigned request sets it;
+    /// s3s-fs has no policies and answers only signed requests).
+    pub fn allow_public_read(&self) {
+        assert_eq!(self.kind, Kind::Moto, "a public bucket is moto's");
+        let bucket = &self.bucket;
+        let policy = format!(
+            r#"{{"Version":"2012-10-17","Statement":[{{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::{bucket}/*"}}]}}"#
+        );
+        let status = request(
+            self.port,
+            &format!(
+                "PUT /{bucket}?policy HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{policy}",
+                self.port,
+                policy.len()
+            ),
+        );
+        assert!(
+            status.starts_with("HTTP/1.1 200"),
+            "PutBucketPolicy: {status}"
+        );
+    }
+
+    /// s3s-fs's directory, where the object `KEY` of the bucket is the file
+    /// `BUCKET/KEY`; `None` for moto.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_ref().map(tempfile::TempDir::path)
+    }
+
     /// The settings a client of this server needs, as `object_store` keys.
     pub fn options(&self) -> Vec<(String, String)> {
         [

@@ -78,7 +78,7 @@ mod shards;
 use lease::*;
 pub use placing::HELD_KEY;
 use placing::*;
-use resourcesync_objects::{Bucket, Lease, ObjectsError, random};
+use resourcesync_objects::{Bucket, Lease, ObjectsError, Runner, block, random};
 
 /// Uploads (and deletions) under way at once; more wait for one to end.
 pub const MAX_UPLOADS: usize = 16;
@@ -111,7 +111,7 @@ pub struct ObjectDestination {
     elsewhere: Vec<resourcesync_model::Uri>,
     /// The runtime every request to the store runs on: the destination's own, so that it
     /// is used alike from a blocking caller and from inside another runtime.
-    runtime: Option<tokio::runtime::Runtime>,
+    runner: Runner,
     /// Local: the bodies while they arrive (`tmp/`), the inventory's working copy.
     work: tempfile::TempDir,
     bodies: Bodies,
@@ -255,12 +255,8 @@ impl ObjectDestination {
         shard: Option<Shard>,
         whole: bool,
     ) -> Result<ObjectDestination, DestinationError> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("resourcesync-objects")
-            .enable_all()
-            .build()
-            .map_err(|source| DestinationError::Io {
+        let runner =
+            Runner::new("resourcesync-objects").map_err(|source| DestinationError::Io {
                 path: shown.clone(),
                 source,
             })?;
@@ -294,7 +290,7 @@ impl ObjectDestination {
             kept,
             shard,
             elsewhere: Vec::new(),
-            runtime: Some(runtime),
+            runner,
             work,
             conditional: true,
             lease: None,
@@ -380,17 +376,10 @@ impl ObjectDestination {
         &self,
         fut: impl std::future::Future<Output = Result<T, DestinationError>> + Send + 'static,
     ) -> Result<T, DestinationError> {
-        let (tx, rx) = mpsc::sync_channel(1);
-        let Some(runtime) = &self.runtime else {
-            return Err(self.stopped());
-        };
-        runtime.spawn(async move {
-            let _ = tx.send(fut.await);
-        });
-        block(|| rx.recv()).unwrap_or_else(|_| Err(self.stopped()))
+        self.runner.run(fut).unwrap_or_else(|| Err(self.stopped()))
     }
 
-    /// The runtime is gone (only while the destination is dropped).
+    /// The runtime is gone, or the work panicked.
     fn stopped(&self) -> DestinationError {
         DestinationError::Store {
             key: self.shown.display().to_string(),
@@ -536,7 +525,7 @@ impl ObjectDestination {
         }
         let tx = self.ended_tx.clone();
         let wake = self.wake.clone();
-        let Some(runtime) = &self.runtime else {
+        let Some(runtime) = self.runner.handle() else {
             return Err(self.stopped());
         };
         self.pending += 1;
@@ -624,10 +613,6 @@ impl Drop for ObjectDestination {
                 lease.release().await;
                 Ok(())
             });
-        }
-        if let Some(runtime) = self.runtime.take() {
-            // Dropped without waiting: allowed inside another runtime, unlike a plain drop.
-            runtime.shutdown_background();
         }
     }
 }
@@ -1012,15 +997,4 @@ impl Destination for ObjectDestination {
 /// `parent/name` (a name of this program's: no character a key part encodes).
 fn child(parent: &Key, name: &str) -> Key {
     parent.child(name)
-}
-
-/// Runs `f`, which blocks, handing the worker over first when called from a task of a
-/// multi-threaded tokio runtime (the async driver's).
-fn block<T>(f: impl FnOnce() -> T) -> T {
-    match tokio::runtime::Handle::try_current() {
-        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(f)
-        }
-        _ => f(),
-    }
 }

@@ -130,6 +130,8 @@ pub(crate) mod portable;
 pub(crate) mod publish;
 pub(crate) mod resource_list;
 pub(crate) mod state;
+#[cfg(feature = "object-store")]
+mod upload;
 pub(crate) mod uris;
 pub(crate) mod walk;
 
@@ -144,6 +146,8 @@ use uris::*;
 use walk::*;
 
 pub use outbox::DirectoryOutbox;
+#[cfg(feature = "object-store")]
+pub use upload::{UploadReport, upload};
 
 /// What a [`build`] tells while it runs, from the threads that do the work: a progress
 /// bar, a log, or nothing (`&()`).
@@ -309,6 +313,16 @@ pub enum BuildError {
         collection: PathBuf,
         /// Resources the publication lists.
         listed: u64,
+    },
+    /// The bucket's publication is not the work directory's to go on from
+    /// (`upload`, feature `object-store`): another work
+    /// directory made it, or it is newer.
+    #[error("{store}: {reason}")]
+    Diverged {
+        /// The bucket's prefix.
+        store: String,
+        /// Why.
+        reason: String,
     },
     /// The state the last run left cannot be read.
     #[error("{}: unreadable state of the last run: {reason}", Shown(path))]

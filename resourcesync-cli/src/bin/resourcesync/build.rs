@@ -11,8 +11,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_cli::notify::{Delivered, deliver};
 use resourcesync_model::{MAX_BYTES, MAX_ENTRIES, Uri};
+use resourcesync_source::BucketStore;
 use resourcesync_source::collection::{
-    BuildProgress, BuildReport, DirectoryOutbox, Options, build,
+    BuildProgress, BuildReport, DirectoryOutbox, Options, build, upload,
 };
 use resourcesync_source::notify::HubProtocol;
 use serde_json::json;
@@ -62,6 +63,19 @@ characters. A file
 or directory that cannot be read (its permissions, an I/O error) is reported with the
 error and left out, the rest published (exit status 1); one the last run published is
 listed as deleted.
+
+PUBLISH-DIR may be a bucket's prefix, s3://BUCKET/PREFIX (its settings with
+--store-option, or the AWS_* variables), with --work DIR: the build publishes into DIR as
+above, then uploads the generation it made into the prefix, in one commit that any static
+host or CDN in front of the bucket serves: every file staged under
+PREFIX/.resourcesync/bucket/staging/, then a journal written (the commit point), then the
+files copied to their keys, the documents that link to others after them, the Capability
+List and Source Description last; a run killed after the journal is finished by the next,
+one killed before it leaves the bucket as it was. Only what changed is sent (a resource
+whose md5 the bucket's publication lists, a document the last upload sent alike, are
+not). One build holds the prefix at a time (a lease, PREFIX/.resourcesync/bucket/lock,
+given back at the end, or run out --store-lease after a killed run); another is refused
+(exit status 2), as is a bucket holding a publication another work directory made.
 
 With --list FILE it publishes the URI and file pairs FILE lists instead (URIs anywhere,
 files relative to COLLECTION-DIR, reached through no symbolic link, as the walk reaches
@@ -185,6 +199,13 @@ pub(crate) struct BuildArgs {
     /// One JSON object with what was published, instead of the text summary.
     #[arg(long)]
     pub json: bool,
+    /// With PUBLISH-DIR written s3://BUCKET/PREFIX: the local directory the build
+    /// publishes into first (its generations, state and lock, as for a web server's
+    /// directory), whose new generation is then uploaded into the bucket in one commit.
+    #[arg(long, value_name = "DIR")]
+    pub work: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::sync::StoreArgs,
 }
 
 impl BuildArgs {
@@ -225,6 +246,29 @@ impl From<Protocol> for HubProtocol {
 }
 
 /// Runs `resourcesync build` and prints what it published.
+/// The bucket a PUBLISH-DIR written `s3://...` names, its lease taken, and the work
+/// directory the build publishes into first; `None` for a directory.
+fn bucket(args: &BuildArgs) -> Result<Option<(BucketStore, PathBuf)>, String> {
+    let Some(url) = crate::sync::store_url(&args.publish) else {
+        return Ok(None);
+    };
+    let Some(work) = args.work.clone() else {
+        return Err(format!(
+            "{url}: a build into a bucket needs --work DIR, the local directory it builds in"
+        ));
+    };
+    if args.hub.is_some() {
+        return Err(format!(
+            "{url}: --hub with a bucket is not supported yet (the notifications are \
+             delivered from a directory's outbox)"
+        ));
+    }
+    let options = args.store.options().map_err(|e| e.to_string())?;
+    let store = BucketStore::open(&url, options, args.store.store_lease)
+        .map_err(|e| resourcesync_cli::Chain(&e).to_string())?;
+    Ok(Some((store, work)))
+}
+
 pub(crate) fn run(args: &BuildArgs) -> ExitCode {
     let progress = Bar(if args.json {
         ProgressBar::hidden()
@@ -233,15 +277,43 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
     });
     let started = Instant::now();
     let now = SystemTime::now();
-    match build(
-        &args.collection,
-        &args.publish,
-        &args.options(),
-        now,
-        &progress,
-    ) {
+    let (mut bucket, publish) = match bucket(args) {
+        Ok(Some((store, work))) => (Some(store), work),
+        Ok(None) => (None, args.publish.clone()),
+        Err(error) => {
+            if args.json {
+                println!("{}", json!({"error": error}));
+            }
+            eprintln!("resourcesync build: {error}; nothing published");
+            return ExitCode::from(2);
+        }
+    };
+    match build(&args.collection, &publish, &args.options(), now, &progress) {
         Ok(report) => {
             progress.0.finish_and_clear();
+            let uploaded = match &mut bucket {
+                None => None,
+                Some(store) => match upload(&args.collection, &publish, &args.options(), store) {
+                    Ok(uploaded) => Some(uploaded),
+                    Err(error) => {
+                        let error = format!(
+                            "built generation {} in {}, not published into {}: {}",
+                            report.generation,
+                            publish.display(),
+                            args.publish.display(),
+                            resourcesync_cli::Chain(&error)
+                        );
+                        if args.json {
+                            println!("{}", json!({"error": error}));
+                        }
+                        eprintln!(
+                            "resourcesync build: {error}; the bucket's publication is \
+                                 unchanged, and the next run uploads what it builds"
+                        );
+                        return ExitCode::from(2);
+                    }
+                },
+            };
             // The notifications once the publication that carries their changes is
             // published: those of this run and any an earlier run left waiting.
             let notified = args.hub.as_ref().map(|_| notify(args));
@@ -252,6 +324,9 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
                     |e| json!({"generation": report.generation, "error": e.to_string()}),
                 );
                 value["seconds"] = json!(started.elapsed().as_secs_f64());
+                if let Some(uploaded) = &uploaded {
+                    value["uploaded"] = json!(uploaded);
+                }
                 match &notified {
                     Some(Ok(delivered)) => {
                         value["notified"] = json!({
@@ -276,6 +351,16 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
                     );
                 }
                 println!("{}", Summary(&report, started.elapsed()));
+                if let Some(uploaded) = &uploaded {
+                    println!(
+                        "uploaded into {}: {} files written ({} bytes), {} kept, {} removed",
+                        args.publish.display(),
+                        uploaded.written,
+                        uploaded.written_bytes,
+                        uploaded.kept,
+                        uploaded.removed
+                    );
+                }
                 if let Some(Ok(delivered)) = &notified {
                     println!(
                         "notifications: {} written, the hub took up to #{}, {} waiting",

@@ -172,14 +172,8 @@ pub(crate) struct SyncArgs {
     /// fill DIR together as one run would. An audit without --shard audits the whole.
     #[arg(long, value_name = "K/N", value_parser = shard)]
     shard: Option<resourcesync_client::Shard>,
-    /// A setting of the object store's, for DIR `s3://...` (KEY=VALUE, repeatable; the
-    /// keys of the object_store crate: aws_endpoint, aws_allow_http, aws_region, ...).
-    #[arg(long, value_name = "KEY=VALUE")]
-    store_option: Vec<String>,
-    /// How long a sync into a bucket holds its prefix unless it renews its lease: a sync
-    /// that was killed keeps the next one out this long.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = resourcesync_cli::units::duration)]
-    store_lease: std::time::Duration,
+    #[command(flatten)]
+    store: StoreArgs,
     /// One JSON object per event and line, then a summary object.
     #[arg(long)]
     pub(crate) json: bool,
@@ -255,8 +249,8 @@ pub(crate) fn run(args: &SyncArgs) -> ExitCode {
             Some(url) => {
                 let store = Store {
                     url,
-                    options: args.store_options()?,
-                    lease: args.store_lease,
+                    options: args.store.options()?,
+                    lease: args.store.store_lease,
                 };
                 sync_to(&options, Some(&store), args.json).await
             }
@@ -273,14 +267,23 @@ pub(crate) struct Store {
 }
 
 /// DIR as a store's URL, when it is one (`s3://`): a directory is never named so.
-pub(crate) fn store_url(dir: &std::path::Path) -> Option<url::Url> {
-    let text = dir.to_str()?;
-    text.starts_with("s3://").then(|| text.parse().ok())?
+/// The settings of a bucket, for a DIR (or PUBLISH-DIR) written `s3://...`.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct StoreArgs {
+    /// A setting of the object store's, for a directory written `s3://BUCKET/PREFIX`
+    /// (KEY=VALUE, repeatable; the keys of the object_store crate: aws_endpoint,
+    /// aws_allow_http, aws_region, ...).
+    #[arg(long, value_name = "KEY=VALUE")]
+    store_option: Vec<String>,
+    /// How long a run into a bucket holds its prefix unless it renews its lease: a run
+    /// that was killed keeps the next one out this long.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = resourcesync_cli::units::duration)]
+    pub(crate) store_lease: std::time::Duration,
 }
 
-impl SyncArgs {
+impl StoreArgs {
     /// The `--store-option KEY=VALUE` settings.
-    fn store_options(&self) -> Result<Vec<(String, String)>, Error> {
+    pub(crate) fn options(&self) -> Result<Vec<(String, String)>, Error> {
         self.store_option
             .iter()
             .map(|o| match o.split_once('=') {
@@ -290,6 +293,13 @@ impl SyncArgs {
             .collect()
     }
 }
+
+pub(crate) fn store_url(dir: &std::path::Path) -> Option<url::Url> {
+    let text = dir.to_str()?;
+    text.starts_with("s3://").then(|| text.parse().ok())?
+}
+
+impl SyncArgs {}
 
 /// `sync --follow`: the follower, printing a line per run and notice (with `--json`, an
 /// object per event and notice), until SIGINT or SIGTERM; exit status 130.
