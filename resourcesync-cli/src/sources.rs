@@ -26,6 +26,11 @@
 //! `max-unlisted-bytes` (`"1G"`), `max-request-time` (`"30m"`), `replace-foreign`,
 //! `allow-authority` (a list of `host[:port]`), and the harvest's own: `interval` (when it
 //! is next due after a complete run) and `max-time` (the longest a run of it may take).
+//!
+//! A `dir` written `s3://BUCKET/PREFIX` is a bucket's prefix, as `sync`'s DIR may be, with
+//! `store-options` (a table of the store's settings: `{ aws_endpoint = "...", ... }`, over
+//! the `AWS_*` variables) and `store-lease` (`"60s"` by default), which `[defaults]` may
+//! give for every Source.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -124,6 +129,8 @@ struct Settings {
     allow_authority: Option<Vec<String>>,
     interval: Option<String>,
     max_time: Option<String>,
+    store_options: Option<std::collections::BTreeMap<String, String>>,
+    store_lease: Option<String>,
 }
 
 impl Settings {
@@ -142,6 +149,8 @@ impl Settings {
             allow_authority: self.allow_authority.or(b.allow_authority),
             interval: self.interval.or(b.interval),
             max_time: self.max_time.or(b.max_time),
+            store_options: self.store_options.or(b.store_options),
+            store_lease: self.store_lease.or(b.store_lease),
         }
     }
 }
@@ -231,8 +240,22 @@ pub fn parse(text: &str, path: &Path) -> Result<Harvest, SourcesError> {
         let source = url
             .parse()
             .map_err(|e| fail(&name, format!("`url` {url:?} is not a URL: {e}")))?;
+        // A bucket's prefix is named as `sync`'s DIR names one, not a path under the file's.
+        let bucket = dir.starts_with("s3://");
+        let place = if bucket {
+            PathBuf::from(&dir)
+        } else {
+            base.join(&dir)
+        };
+        let bucket = match bucket {
+            false => None,
+            true => Some(
+                dir.parse::<url::Url>()
+                    .map_err(|e| fail(&name, format!("`dir` {dir:?} is not a URL: {e}")))?,
+            ),
+        };
         let member =
-            member(name.clone(), source, base.join(dir), settings).map_err(|p| fail(&name, p))?;
+            member(name.clone(), source, place, bucket, settings).map_err(|p| fail(&name, p))?;
         members.push(member);
     }
     for (key, value) in [
@@ -265,6 +288,7 @@ fn member(
     name: String,
     source: resourcesync_model::Uri,
     dir: PathBuf,
+    bucket: Option<url::Url>,
     s: Settings,
 ) -> Result<Member, String> {
     let defaults = SyncOptions::new(source.clone(), &dir);
@@ -311,6 +335,17 @@ fn member(
     }
     if let Some(max) = duration("max-time", &s.max_time)? {
         member = member.with_max_time(max);
+    }
+    let lease = duration("store-lease", &s.store_lease)?;
+    match bucket {
+        Some(url) => {
+            let options = s.store_options.unwrap_or_default().into_iter().collect();
+            member = member.with_bucket(url, options, lease.unwrap_or(Duration::from_secs(60)));
+        }
+        None if s.store_options.is_some() || lease.is_some() => {
+            return Err("`store-options` or `store-lease` for a `dir` that is no bucket".into());
+        }
+        None => {}
     }
     Ok(member)
 }

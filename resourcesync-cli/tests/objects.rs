@@ -41,6 +41,11 @@ fn main() -> ExitCode {
             |program| shards(&program),
         ),
         needs::trial(
+            "many_sources_into_prefixes_of_one_bucket",
+            &s3s,
+            |program| many_sources(&program),
+        ),
+        needs::trial(
             "the_object_server_killed_mid_sync_and_restarted_loses_nothing",
             &s3s,
             |program| killed_server(&program),
@@ -584,4 +589,85 @@ fn shards(program: &std::path::Path) {
         "{}",
         text(&out)
     );
+}
+
+/// `sync --sources FILE` with each Source's `dir` a prefix of one bucket.
+fn many_sources(program: &std::path::Path) {
+    let server = S3Server::start(Kind::S3sFs, program, "mirror");
+    let bucket = Bucket::of(&server);
+    let sources: Vec<Served> = (0..3)
+        .map(|k| {
+            Served::start(|s| {
+                for i in 0..20 {
+                    s.put(
+                        &format!("r/{i}.txt"),
+                        format!("source {k}, resource {i}").as_bytes(),
+                    );
+                }
+                s.tick(10);
+            })
+        })
+        .collect();
+    let root = tempfile::tempdir().unwrap();
+    let settings: Vec<String> = server
+        .options()
+        .iter()
+        .map(|(k, v)| format!("{k} = {v:?}"))
+        .collect();
+    let mut toml = format!(
+        "[defaults]\nstore-options = {{ {} }}\nstore-lease = \"5s\"\n",
+        settings.join(", ")
+    );
+    for (k, served) in sources.iter().enumerate() {
+        toml += &format!(
+            "[[source]]\nurl = {:?}\ndir = \"s3://mirror/s{k}\"\n",
+            served.base.as_str()
+        );
+    }
+    let file = root.path().join("sources.toml");
+    std::fs::write(&file, toml).unwrap();
+    let file = file.to_str().unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+            .args(args)
+            .current_dir(root.path())
+            .env_remove("AWS_PROFILE")
+            .env_remove("AWS_ENDPOINT")
+            .env_remove("AWS_ENDPOINT_URL")
+            .output()
+            .unwrap()
+    };
+    let out = run(&["sync", "--sources", file]);
+    assert!(out.status.success(), "{}", text(&out));
+    for (k, served) in sources.iter().enumerate() {
+        served.holds(&bucket.resources(&format!("s{k}"))).unwrap();
+    }
+    let out = run(&["sync", "--audit", "--sources", file]);
+    assert!(out.status.success(), "{}", text(&out));
+    // Named, not made: no directory of the URL's name beside the file.
+    assert!(!root.path().join("s3:").exists());
+    // A follower keeps a directory: each refused, none made.
+    let mut following = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", "--follow", "--sources", file])
+        .current_dir(root.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while following.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            following.kill().unwrap();
+            panic!("the follower of buckets did not end");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = following.wait_with_output().unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("a follower keeps a directory"),
+        "{}",
+        text(&out)
+    );
+    assert!(!root.path().join("s3:").exists());
 }

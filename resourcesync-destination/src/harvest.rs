@@ -62,6 +62,24 @@ pub struct Member {
     /// what it did (as a stop does), and reported timed out. `None`: no limit. A
     /// follower's runs ([`follow`]) are bounded by their requests' timeouts only.
     pub max_time: Option<Duration>,
+    /// The bucket's prefix its resources go into instead of a directory (feature
+    /// `object-store`; see [`with_bucket`](Member::with_bucket)).
+    #[cfg(feature = "object-store")]
+    pub bucket: Option<MemberBucket>,
+}
+
+/// A bucket's prefix a [`Member`] is synced into, as `sync SOURCE-URL s3://...` syncs
+/// (feature `object-store`): [`ObjectDestination::open_for`](crate::objects::ObjectDestination::open_for)'s arguments.
+#[cfg(feature = "object-store")]
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct MemberBucket {
+    /// `s3://BUCKET/PREFIX`, or any URL the store opens.
+    pub url: url::Url,
+    /// The store's settings (`aws_endpoint`, ...), over the `AWS_*` variables.
+    pub options: Vec<(String, String)>,
+    /// How long its lease lasts unless renewed.
+    pub lease: Duration,
 }
 
 impl Member {
@@ -72,7 +90,28 @@ impl Member {
             sync,
             interval: Duration::from_secs(3600),
             max_time: None,
+            #[cfg(feature = "object-store")]
+            bucket: None,
         }
+    }
+
+    /// Synced into the bucket's prefix at `url` (with the store's `options`, its lease
+    /// lasting `lease`) rather than a directory: its [`SyncOptions::dir`] then only names
+    /// it (unique in the harvest), as `sync`'s DIR argument does.
+    #[cfg(feature = "object-store")]
+    #[must_use]
+    pub fn with_bucket(
+        mut self,
+        url: url::Url,
+        options: Vec<(String, String)>,
+        lease: Duration,
+    ) -> Member {
+        self.bucket = Some(MemberBucket {
+            url,
+            options,
+            lease,
+        });
+        self
     }
 
     /// Due every `interval` after a complete run.
@@ -542,9 +581,17 @@ pub async fn follow(
                 first: None,
             };
             observer.started(index, &member);
-            let followed = match make_parent(&member.sync).await {
-                Ok(()) => crate::follow::follow(&options, &stop, &mut each).await,
-                Err(e) => Err(e),
+            let followed = if into_bucket(&member).is_some() {
+                // Not a directory: never made as one.
+                Err(SyncError::Unsupported(format!(
+                    "{}: a follower keeps a directory (object storage is for single runs, for now)",
+                    member.sync.dir.display()
+                )))
+            } else {
+                match make_parent(&member.sync).await {
+                    Ok(()) => crate::follow::follow(&options, &stop, &mut each).await,
+                    Err(e) => Err(e),
+                }
             };
             if let Err(e) = &followed {
                 observer.failed(index, e);
@@ -605,9 +652,23 @@ async fn one(
             stop.stop();
         })
     });
-    let outcome = match make_parent(options).await {
-        Ok(()) => sync_with_gate(options, &shared.gate, stop, &mut each).await,
-        Err(e) => Err(e),
+    let outcome = match into_bucket(member) {
+        #[cfg(feature = "object-store")]
+        Some(bucket) => {
+            let open = |options: &SyncOptions| {
+                Ok(crate::objects::ObjectDestination::open_for(
+                    &bucket.url,
+                    &bucket.options,
+                    bucket.lease,
+                    options,
+                )?)
+            };
+            crate::asynchronous::sync_into(options, open, &shared.gate, stop, &mut each).await
+        }
+        _ => match make_parent(options).await {
+            Ok(()) => sync_with_gate(options, &shared.gate, stop, &mut each).await,
+            Err(e) => Err(e),
+        },
     };
     if let Some(timer) = timer {
         timer.abort();
@@ -667,6 +728,18 @@ fn not_started(index: usize, member: &Member, observer: &dyn HarvestObserver) ->
 
 /// Makes the parents of the Source's directory: a harvest's directories are laid out by
 /// its file (`mirror/<name>`), where a single sync wants its directory's parent there.
+/// The bucket `member` is synced into, if any.
+#[cfg(feature = "object-store")]
+fn into_bucket(member: &Member) -> Option<&MemberBucket> {
+    member.bucket.as_ref()
+}
+
+/// No bucket without the feature.
+#[cfg(not(feature = "object-store"))]
+fn into_bucket(_: &Member) -> Option<std::convert::Infallible> {
+    None
+}
+
 async fn make_parent(options: &SyncOptions) -> Result<(), SyncError> {
     // An audit or a dry run changes nothing: it makes no directory either (the sync
     // says so if its directory's parent is missing).

@@ -299,8 +299,6 @@ pub(crate) fn store_url(dir: &std::path::Path) -> Option<url::Url> {
     text.starts_with("s3://").then(|| text.parse().ok())?
 }
 
-impl SyncArgs {}
-
 /// `sync --follow`: the follower, printing a line per run and notice (with `--json`, an
 /// object per event and notice), until SIGINT or SIGTERM; exit status 130.
 async fn follow(args: &SyncArgs) -> Result<u8, Error> {
