@@ -196,7 +196,12 @@ struct LeaseBody {
     owner: String,
     /// Until when, in milliseconds since the Unix epoch (seconds would give a lease up
     /// to a second more than its time).
-    until_ms: u64,
+    #[serde(default)]
+    until_ms: Option<u64>,
+    /// Until when, in seconds: what the versions before `until_ms` wrote and read, still
+    /// written (rounded up) so that such a version running beside this one keeps out.
+    #[serde(default)]
+    until: Option<u64>,
 }
 
 impl LeaseBody {
@@ -205,10 +210,20 @@ impl LeaseBody {
         serde_json::from_slice(bytes).ok()
     }
 
+    /// Whether it runs at `now` (milliseconds).
+    fn runs(&self, now: u64) -> bool {
+        let until = self.until_ms.or(self
+            .until
+            .map(|s| s.saturating_mul(1000).saturating_add(999)));
+        until.is_some_and(|until| until >= now)
+    }
+
     fn payload(owner: &str, time: Duration) -> PutPayload {
+        let until_ms = now_ms() + (time.as_millis() as u64).max(1000);
         let body = LeaseBody {
             owner: owner.to_owned(),
-            until_ms: now_ms() + (time.as_millis() as u64).max(1000),
+            until_ms: Some(until_ms),
+            until: Some(until_ms.div_ceil(1000)),
         };
         PutPayload::from(serde_json::to_vec(&body).unwrap_or_default())
     }
@@ -257,7 +272,7 @@ impl Lease {
                     .bytes()
                     .await
                     .map_err(|e| ObjectsError::store(&key, e))?;
-                if LeaseBody::read(&bytes).is_some_and(|held| held.until_ms >= now_ms()) {
+                if LeaseBody::read(&bytes).is_some_and(|held| held.runs(now_ms())) {
                     return Err(busy());
                 }
                 Some(version)
@@ -274,6 +289,8 @@ impl Lease {
             mode,
             ..Default::default()
         };
+        // The lease runs from before its PUT: what `lost` counts from.
+        let written = now_ms();
         let version = match store
             .put_opts(&key, LeaseBody::payload(&owner, time), put)
             .await
@@ -308,7 +325,7 @@ impl Lease {
             owner,
             time,
             taken_over: Arc::new(AtomicBool::new(false)),
-            renewed: Arc::new(AtomicU64::new(now_ms())),
+            renewed: Arc::new(AtomicU64::new(written)),
             renewing: None,
         };
         lease.renewing = Some(tokio::spawn(lease.renew(version, conditional)));
@@ -340,13 +357,14 @@ impl Lease {
                     ..Default::default()
                 };
                 // Bounded: a renewal that hangs past its turn is as good as lost.
+                let written = now_ms();
                 let renewal = store.put_opts(&key, LeaseBody::payload(&owner, time), put);
                 let Ok(renewal) = tokio::time::timeout(time / 3, renewal).await else {
                     continue;
                 };
                 match renewal {
                     Ok(put) => {
-                        renewed.store(now_ms(), Ordering::SeqCst);
+                        renewed.store(written, Ordering::SeqCst);
                         version = UpdateVersion {
                             e_tag: put.e_tag,
                             version: put.version,
@@ -370,13 +388,21 @@ impl Lease {
         &self.key
     }
 
+    /// A handle that tells [`lost`](Self::lost) from a task of its own (a roll forward
+    /// that checks between its steps).
+    pub fn watch(&self) -> LeaseWatch {
+        LeaseWatch {
+            time: self.time,
+            taken_over: self.taken_over.clone(),
+            renewed: self.renewed.clone(),
+        }
+    }
+
     /// Whether the holder must write no more: the lease was taken over, or it was not
     /// renewed for two thirds of its time (the store out of reach), so that another
     /// writer may take it over before this one hears.
     pub fn lost(&self) -> bool {
-        let stale =
-            now_ms() > self.renewed.load(Ordering::SeqCst) + (self.time * 2 / 3).as_millis() as u64;
-        stale || self.taken_over.load(Ordering::SeqCst)
+        self.watch().lost()
     }
 
     /// Stops renewing, and deletes the lease if it is still this holder's, so that the
@@ -397,8 +423,10 @@ impl Lease {
         }
     }
 
-    /// Whether the lease at `key` is held by someone and has not run out (one found but
-    /// unreadable counts as held: the caller waits, rather than writes beside it).
+    /// Whether the lease at `key` is held by someone and has not run out: found, and
+    /// either its bytes could not be fetched (counted as held: the caller waits rather
+    /// than writes beside it) or they say so. Missing, unreachable or not a lease of
+    /// ours: not held.
     pub async fn live(store: &dyn ObjectStore, key: &Key) -> bool {
         let Ok(found) = store.get(key).await else {
             return false;
@@ -406,7 +434,24 @@ impl Lease {
         let Ok(bytes) = found.bytes().await else {
             return true;
         };
-        LeaseBody::read(&bytes).is_some_and(|held| held.until_ms >= now_ms())
+        LeaseBody::read(&bytes).is_some_and(|held| held.runs(now_ms()))
+    }
+}
+
+/// [`Lease::lost`], from elsewhere ([`Lease::watch`]).
+#[derive(Debug, Clone)]
+pub struct LeaseWatch {
+    time: Duration,
+    taken_over: Arc<AtomicBool>,
+    renewed: Arc<AtomicU64>,
+}
+
+impl LeaseWatch {
+    /// See [`Lease::lost`].
+    pub fn lost(&self) -> bool {
+        let stale =
+            now_ms() > self.renewed.load(Ordering::SeqCst) + (self.time * 2 / 3).as_millis() as u64;
+        stale || self.taken_over.load(Ordering::SeqCst)
     }
 }
 
@@ -519,7 +564,8 @@ mod tests {
         // Ran out: as a killed writer's would.
         let stale = serde_json::to_vec(&LeaseBody {
             owner: first.owner.clone(),
-            until_ms: now_ms() - 1,
+            until_ms: Some(now_ms() - 1),
+            until: None,
         })
         .unwrap();
         store.put(&key, stale.into()).await.unwrap();
@@ -537,6 +583,28 @@ mod tests {
         assert!(Lease::live(&*store, &key).await);
         second.release().await;
         assert!(!Lease::live(&*store, &key).await);
+    }
+
+    #[tokio::test]
+    async fn a_lease_an_earlier_version_wrote_in_seconds_keeps_this_one_out() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let key = Key::from("p/.resourcesync/lock");
+        let old = |until: u64| format!(r#"{{"owner":"old","until":{until}}}"#);
+        let now = now_ms() / 1000;
+        store.put(&key, old(now + 60).into()).await.unwrap();
+        assert!(Lease::live(&*store, &key).await);
+        let taken = Lease::take(store.clone(), key.clone(), Duration::from_secs(3), true).await;
+        assert!(matches!(taken, Err(ObjectsError::Busy { .. })), "{taken:?}");
+        store.put(&key, old(now - 2).into()).await.unwrap();
+        assert!(!Lease::live(&*store, &key).await);
+        let lease = Lease::take(store.clone(), key.clone(), Duration::from_secs(3), true)
+            .await
+            .unwrap();
+        // And what this one writes, an earlier version reads: `until` in seconds.
+        let body: serde_json::Value =
+            serde_json::from_slice(&store.get(&key).await.unwrap().bytes().await.unwrap()).unwrap();
+        assert!(body["until"].as_u64().unwrap() >= now + 3, "{body}");
+        lease.release().await;
     }
 
     #[tokio::test]

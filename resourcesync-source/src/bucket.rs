@@ -87,7 +87,14 @@ struct Pending {
 /// other could both hold it.
 ///
 /// Every object carries the content type its name says (`application/xml` for the
-/// documents), so that the static host serves it as such.
+/// documents, which also carry `Cache-Control: no-cache`), so that the static host serves
+/// it as such.
+///
+/// The records beside the publications ([`Store::read_beside`]) are objects under
+/// `.resourcesync/bucket/beside/`: under the prefix, so served by a host that serves the
+/// whole of it, unlike a [`GenerationStore`](crate::GenerationStore)'s. A resource written
+/// again is its new bytes once its copy lands, before the lists that describe it (as a
+/// directory a web server serves while it changes).
 ///
 /// ```
 /// use std::time::SystemTime;
@@ -123,6 +130,11 @@ impl BucketStore {
     /// multipart upload of parts this long beyond it (S3 takes parts of 5 MiB to 5 GiB,
     /// 10,000 of them: 80 GiB at this size).
     pub const PART: usize = 8 << 20;
+
+    /// The largest file a publication in a bucket holds: a commit copies each staged file
+    /// to its key, and S3's CopyObject takes at most 5 GiB (a copy in parts is not in
+    /// `object_store`). [`write_from`](Self::write_from) refuses more.
+    pub const MAX_OBJECT: u64 = 5 << 30;
 
     /// Opens the prefix at `url` (`s3://bucket/prefix`, or any URL [`Bucket::open`]
     /// takes, with its `options`), takes its lease for `lease`, and finishes a commit a
@@ -179,8 +191,8 @@ impl BucketStore {
         &self.bucket
     }
 
-    /// Finishes the commit a killed publisher left, and deletes the staging of runs that
-    /// never committed.
+    /// Finishes the commit a killed publisher (or a failed roll forward) left, and
+    /// deletes the staging of runs that never committed.
     fn recover(&mut self) -> Result<(), StoreError> {
         if let Some(bytes) = self.get(self.own(JOURNAL)?)? {
             let journal: Journal =
@@ -190,7 +202,7 @@ impl BucketStore {
                         .map_or_else(|_| JOURNAL.into(), |k| k.to_string()),
                     source: format!("not a journal this store wrote: {e}").into(),
                 })?;
-            self.roll_forward(&journal)?;
+            self.roll_forward(&journal, true)?;
         }
         let staging = self.own(STAGING)?;
         let objects = self.bucket.store.clone();
@@ -198,9 +210,25 @@ impl BucketStore {
     }
 
     /// Copies each staged file of `journal` to its own key, bottom up, deletes what it
-    /// removed, then the journal and the staging.
-    fn roll_forward(&self, journal: &Journal) -> Result<(), StoreError> {
+    /// removed, then the journal (if it is still this one) and the staging. The lease is
+    /// checked before each step: a publisher that stalled past it (another took the
+    /// prefix over, and finished this journal) goes no further. `recovering`: a journal
+    /// found at open, whose staged files may be gone (a lifecycle rule, a hand): what is
+    /// left of it is copied, rather than the prefix stopped for good.
+    fn roll_forward(&self, journal: &Journal, recovering: bool) -> Result<(), StoreError> {
         self.check_lease()?;
+        let watch = self.lease.as_ref().map(Lease::watch);
+        let lost = {
+            let (shown, key) = (self.bucket.shown.clone(), self.own(LOCK)?.to_string());
+            move || StoreError::Busy {
+                publish: shown.clone().into(),
+                lock: key.clone().into(),
+            }
+        };
+        let check = move || match &watch {
+            Some(watch) if watch.lost() => Err(lost()),
+            _ => Ok(()),
+        };
         let mut ranked: Vec<(u8, Key, Key)> = Vec::with_capacity(journal.written.len());
         for name in &journal.written {
             let staged = self.staged(&journal.run, name)?;
@@ -213,11 +241,13 @@ impl BucketStore {
             .map(|name| self.key(name))
             .collect::<Result<Vec<_>, _>>()?;
         let (journal_key, staging) = (self.own(JOURNAL)?, self.staging(&journal.run)?);
+        let run = journal.run.clone();
         let objects = self.bucket.store.clone();
         self.run(async move {
             // One rank at a time, its copies at once.
             let mut ranked = ranked.into_iter().peekable();
             while let Some((rank, from, to)) = ranked.next() {
+                check()?;
                 let mut copies = vec![(from, to)];
                 while let Some((_, from, to)) = ranked.next_if(|(r, ..)| *r == rank) {
                     copies.push((from, to));
@@ -225,27 +255,35 @@ impl BucketStore {
                 at_once(copies, |(from, to)| {
                     let objects = objects.clone();
                     async move {
-                        objects
-                            .copy(&from, &to)
-                            .await
-                            .map_err(|e| object_error(&to, e))
+                        match objects.copy(&from, &to).await {
+                            Ok(()) => Ok(()),
+                            Err(object_store::Error::NotFound { .. }) if recovering => Ok(()),
+                            Err(e) => Err(object_error(&to, e)),
+                        }
                     }
                 })
                 .await?;
             }
+            check()?;
             at_once(removed, |key| {
                 let objects = objects.clone();
-                async move {
-                    match objects.delete(&key).await {
-                        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-                        Err(e) => Err(object_error(&key, e)),
-                    }
-                }
+                async move { delete_if_there(&*objects, &key).await }
             })
             .await?;
-            match objects.delete(&journal_key).await {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(object_error(&journal_key, e)),
+            check()?;
+            // Another's journal, written since (this one was finished by its writer), is
+            // not this run's to remove.
+            let still_ours = match objects.get(&journal_key).await {
+                Ok(found) => found
+                    .bytes()
+                    .await
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<Journal>(&b).ok())
+                    .is_some_and(|j| j.run == run),
+                Err(_) => false,
+            };
+            if still_ours {
+                delete_if_there(&*objects, &journal_key).await?;
             }
             delete_under(&*objects, &staging).await
         })
@@ -367,7 +405,20 @@ impl BucketStore {
                     .map_err(|e| object_error(&upload_key, e))
             })?;
             let mut part = first;
+            let mut total = 0u64;
             let sent = loop {
+                total += part.len() as u64;
+                if total > BucketStore::MAX_OBJECT {
+                    break Err(StoreError::Object {
+                        key: name.to_owned(),
+                        source: format!(
+                            "more than {} bytes: a commit copies each file to its key, and S3 \
+                             copies at most 5 GiB at once",
+                            BucketStore::MAX_OBJECT
+                        )
+                        .into(),
+                    });
+                }
                 let sending = upload.put_part(PutPayload::from(std::mem::take(&mut part)));
                 let error_key = key.clone();
                 if let Err(e) =
@@ -453,6 +504,11 @@ impl Store for BucketStore {
     fn begin(&mut self) -> Result<(), StoreError> {
         self.abort();
         self.check_lease()?;
+        // A commit whose roll forward failed (a store that went away for a moment) is
+        // finished before anything is built on what it left.
+        if self.head(self.own(JOURNAL)?) {
+            self.recover()?;
+        }
         self.pending = Some(Pending {
             run: format!("{:032x}", random()),
             written: BTreeSet::new(),
@@ -472,7 +528,7 @@ impl Store for BucketStore {
     }
 
     fn remove(&mut self, name: &str) -> Result<(), StoreError> {
-        check_name(name)?;
+        self.check_writable(name)?;
         let pending = self.pending()?;
         pending.written.remove(name);
         pending.removed.insert(name.to_owned());
@@ -492,7 +548,7 @@ impl Store for BucketStore {
         })?;
         // The commit point.
         self.put(self.own(JOURNAL)?, JOURNAL, bytes)?;
-        self.roll_forward(&journal)
+        self.roll_forward(&journal, false)
     }
 
     fn abort(&mut self) {
@@ -551,22 +607,28 @@ fn rank(name: &str) -> u8 {
     }
 }
 
-/// A PUT of `name`: typed as its name says.
+/// A PUT of `name`: typed as its name says; a document revalidated by every cache
+/// (`no-cache`: a CDN that kept an old Capability List or index would point its readers at
+/// parts removed a run later).
 fn put_options(name: &str) -> PutOptions {
     let mut attributes = Attributes::new();
     attributes.insert(
         Attribute::ContentType,
         AttributeValue::from(content_type(name)),
     );
+    if rank(name) > 0 {
+        attributes.insert(Attribute::CacheControl, AttributeValue::from("no-cache"));
+    }
     PutOptions {
         attributes,
         ..Default::default()
     }
 }
 
-/// The content type a static host serves `name` with.
+/// The content type a static host serves `name` with: a document's `application/xml`,
+/// anything else's as its name says (as `build` lists a resource's media type).
 fn content_type(name: &str) -> String {
-    if name == SOURCE_DESCRIPTION || name.ends_with(".xml") {
+    if rank(name) > 0 && (name == SOURCE_DESCRIPTION || name.ends_with(".xml")) {
         return "application/xml".into();
     }
     mime_guess::from_path(name)
@@ -586,6 +648,14 @@ where
         .try_collect::<Vec<()>>()
         .await
         .map(drop)
+}
+
+/// Deletes the object at `key`, if it is there.
+async fn delete_if_there(objects: &dyn ObjectStore, key: &Key) -> Result<(), StoreError> {
+    match objects.delete(key).await {
+        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+        Err(e) => Err(object_error(key, e)),
+    }
 }
 
 /// Deletes every object under `prefix`.
@@ -700,6 +770,29 @@ mod tests {
     }
 
     #[test]
+    fn a_commit_left_half_done_is_finished_by_the_next_begin() {
+        let (_, bucket) = memory();
+        let mut store = BucketStore::open_bucket(bucket, BucketStore::LEASE).unwrap();
+        store.begin().unwrap();
+        store.write("b.txt", &[b"b"]).unwrap();
+        // Its journal written, its roll forward failed (the store away for a moment).
+        let pending = store.pending.take().unwrap();
+        let journal = Journal {
+            run: pending.run,
+            written: pending.written.into_iter().collect(),
+            removed: Vec::new(),
+        };
+        let bytes = serde_json::to_vec(&journal).unwrap();
+        store
+            .put(store.own(JOURNAL).unwrap(), JOURNAL, bytes)
+            .unwrap();
+        assert_eq!(store.read("b.txt").unwrap(), None);
+        store.begin().unwrap();
+        assert_eq!(store.read("b.txt").unwrap().as_deref(), Some(&b"b"[..]));
+        assert!(!store.head(store.own(JOURNAL).unwrap()));
+    }
+
+    #[test]
     fn a_second_publisher_is_refused_while_the_first_holds_the_prefix() {
         let (_, bucket) = memory();
         let first = BucketStore::open_bucket(bucket.clone(), BucketStore::LEASE).unwrap();
@@ -716,6 +809,10 @@ mod tests {
         store.begin().unwrap();
         store.write("a.txt", &[b"a"]).unwrap();
         store.commit().unwrap();
+        // A run that never committed: its staging.
+        store.begin().unwrap();
+        store.write("c.txt", &[b"c"]).unwrap();
+        let _ = store.pending.take();
         // A run that committed and stopped before its copies: its journal and staging.
         store.begin().unwrap();
         store.write("b.txt", &[b"b"]).unwrap();
@@ -733,10 +830,6 @@ mod tests {
                 serde_json::to_vec(&journal).unwrap(),
             )
             .unwrap();
-        // And one that never committed.
-        store.begin().unwrap();
-        store.write("c.txt", &[b"c"]).unwrap();
-        let _ = store.pending.take();
         assert_eq!(store.read("b.txt").unwrap(), None, "not rolled forward yet");
         // As a killed publisher's: its lease ran out (deleted here rather than waited for).
         let lock = store.own(LOCK).unwrap();

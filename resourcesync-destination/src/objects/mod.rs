@@ -149,7 +149,6 @@ impl std::fmt::Debug for ObjectDestination {
     }
 }
 
-/// A store's error, with the key it met.
 /// The shared crate's error as the destination's: a lease held is [`DestinationError::Busy`].
 fn objects_error(shown: &str, e: ObjectsError) -> DestinationError {
     match e {
@@ -168,6 +167,7 @@ fn objects_error(shown: &str, e: ObjectsError) -> DestinationError {
     }
 }
 
+/// A store's error, with the key it met.
 fn store_error(key: &Key, e: object_store::Error) -> DestinationError {
     DestinationError::Store {
         key: key.to_string(),
@@ -674,11 +674,7 @@ impl Destination for ObjectDestination {
                 .map(|(key, size)| {
                     let store = store.clone();
                     async move {
-                        let head = GetOptions {
-                            head: true,
-                            ..Default::default()
-                        };
-                        let found = store.get_opts(&key, head).await.ok()?;
+                        let found = head(&*store, &key).await.ok()?;
                         let mark = mark(&found.attributes)?;
                         let uri = mark.uri?;
                         (mark.held.length == Some(size)).then_some((key, uri, mark.held))

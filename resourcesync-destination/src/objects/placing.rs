@@ -51,11 +51,7 @@ impl Placing {
                 Err(e) => return Err(failed(e)),
             }
         }
-        let head = GetOptions {
-            head: true,
-            ..Default::default()
-        };
-        let found = match self.store.get_opts(&self.key, head).await {
+        let found = match head(&*self.store, &self.key).await {
             Ok(found) => found,
             Err(object_store::Error::NotFound { .. }) => {
                 let mode = match self.conditional {
@@ -266,11 +262,7 @@ pub(super) async fn delete(
     uri: &resourcesync_model::Uri,
     held: Option<Held>,
 ) -> Result<(), Outcome> {
-    let head = GetOptions {
-        head: true,
-        ..Default::default()
-    };
-    let found = match store.get_opts(key, head).await {
+    let found = match head(store, key).await {
         Ok(found) => found,
         Err(object_store::Error::NotFound { .. }) => return Ok(()),
         Err(e) => return Err(Outcome::Failed(io::Error::other(e))),
@@ -303,6 +295,19 @@ pub(super) async fn delete(
         Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
         Err(e) => Err(Outcome::Failed(io::Error::other(e))),
     }
+}
+
+/// The object at `key`'s metadata and attributes (a HEAD: `ObjectStore::head` gives no
+/// attributes, where the mark is).
+pub(super) async fn head(
+    store: &dyn ObjectStore,
+    key: &Key,
+) -> object_store::Result<object_store::GetResult> {
+    let options = GetOptions {
+        head: true,
+        ..Default::default()
+    };
+    store.get_opts(key, options).await
 }
 
 #[cfg(test)]

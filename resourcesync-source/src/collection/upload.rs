@@ -93,22 +93,7 @@ pub fn upload(
         }
     };
     if let Some(theirs) = &theirs {
-        let first = |s: &State| s.change_lists.first().map(|c| c.from);
-        let reason = if first(theirs) != first(&state) || theirs.base_url != state.base_url {
-            Some(format!(
-                "the bucket holds a publication another work directory made (its Change \
-                 Lists from {}, at {})",
-                first(theirs).map_or_else(|| "nothing".into(), |t| t.to_string()),
-                theirs.base_url
-            ))
-        } else if theirs.generation > state.generation {
-            Some(format!(
-                "the bucket holds generation {}, newer than this work directory's {}",
-                theirs.generation, state.generation
-            ))
-        } else {
-            None
-        };
+        let reason = diverged(theirs, &state);
         if let Some(reason) = reason {
             return Err(BuildError::Diverged {
                 store: shown.clone(),
@@ -140,45 +125,54 @@ pub fn upload(
     };
     store.begin()?;
 
-    // The documents: the generation's own files.
+    // The documents (and robots.txt): the generation's own files, not the links into
+    // the collection it serves the resources through.
     let mut documents = Uploaded::default();
-    for top in [".well-known", DOCS, ".resourcesync"] {
-        let dir = generation_dir.join(top);
-        if !dir.is_dir() {
+    for found in walkdir::WalkDir::new(&generation_dir).follow_links(false) {
+        let found = found.map_err(|e| BuildError::Read {
+            path: generation_dir.clone(),
+            source: e.into(),
+        })?;
+        if !found.file_type().is_file() {
             continue;
         }
-        for found in walkdir::WalkDir::new(&dir).follow_links(false) {
-            let found = found.map_err(|e| BuildError::Read {
-                path: dir.clone(),
-                source: e.into(),
-            })?;
-            if !found.file_type().is_file() {
-                continue;
-            }
-            let relative = found
-                .path()
-                .strip_prefix(&generation_dir)
-                .ok()
-                .and_then(Path::to_str)
-                .map(|p| p.replace(std::path::MAIN_SEPARATOR, "/"));
-            let Some(name) = relative else { continue };
-            if name == UPLOADED {
-                continue;
-            }
-            let bytes = fs::read(found.path()).map_err(|source| BuildError::Read {
-                path: found.path().to_owned(),
-                source,
-            })?;
-            let md5 = hex(&Md5::digest(&bytes));
-            if uploaded.documents.get(&name) == Some(&md5) {
-                report.kept += 1;
-            } else {
-                report.written += 1;
-                report.written_bytes += bytes.len() as u64;
-                store.write(&name, &[&bytes])?;
-            }
-            documents.documents.insert(name, md5);
+        let relative = found
+            .path()
+            .strip_prefix(&generation_dir)
+            .ok()
+            .and_then(Path::to_str)
+            .map(|p| p.replace(std::path::MAIN_SEPARATOR, "/"));
+        let Some(name) = relative else { continue };
+        if name == UPLOADED {
+            continue;
         }
+        let read = |source| BuildError::Read {
+            path: found.path().to_owned(),
+            source,
+        };
+        // Hashed as it is read, then read again if it goes: a package may be a gigabyte.
+        let mut file = File::open(found.path()).map_err(read)?;
+        let mut md5 = Md5::new();
+        let mut buffer = vec![0; 1 << 16];
+        let mut length = 0u64;
+        loop {
+            let n = file.read(&mut buffer).map_err(read)?;
+            if n == 0 {
+                break;
+            }
+            md5.update(&buffer[..n]);
+            length += n as u64;
+        }
+        let md5 = hex(&md5.finalize());
+        if uploaded.documents.get(&name) == Some(&md5) {
+            report.kept += 1;
+        } else {
+            let mut file = File::open(found.path()).map_err(read)?;
+            store.write_from(&name, &mut file)?;
+            report.written += 1;
+            report.written_bytes += length;
+        }
+        documents.documents.insert(name, md5);
     }
     for name in uploaded.documents.keys() {
         if !documents.documents.contains_key(name) {
@@ -238,6 +232,70 @@ pub fn upload(
     Ok(report)
 }
 
+/// Why the bucket's publication (`theirs`) is not this work directory's to go on from
+/// (`ours` is what the work directory built), if it is not.
+fn diverged(theirs: &State, ours: &State) -> Option<String> {
+    // The history's start: its first Change List, archived or not.
+    let first = |s: &State| {
+        s.archived
+            .first()
+            .or(s.change_lists.first())
+            .map(|c| c.from)
+    };
+    if first(theirs) != first(ours) || theirs.base_url != ours.base_url {
+        Some(format!(
+            "the bucket holds a publication another work directory made (its Change Lists \
+             from {}, at {}), or one at another base URL",
+            first(theirs).map_or_else(|| "nothing".into(), |t| t.to_string()),
+            theirs.base_url
+        ))
+    } else if theirs.generation > ours.generation {
+        Some(format!(
+            "the bucket holds generation {}, newer than this work directory's {}",
+            theirs.generation, ours.generation
+        ))
+    } else {
+        None
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::state::ChangeListRecord;
+
+    #[test]
+    fn the_history_is_known_by_its_first_change_list_archived_or_not() {
+        let at = |s: i64| W3cDateTime::from(SystemTime::UNIX_EPOCH + Duration::from_secs(s as u64));
+        let list = |number, from| ChangeListRecord {
+            number,
+            from: at(from),
+            until: None,
+        };
+        let history = || State {
+            change_lists: vec![list(1, 100), list(2, 200)],
+            ..State::default()
+        };
+        let (mut ours, theirs) = (history(), history());
+        // The next run archives list 1: the same history.
+        ours.archived = vec![ours.change_lists.remove(0)];
+        ours.generation = 3;
+        assert_eq!(diverged(&theirs, &ours), None);
+        let other = State {
+            change_lists: vec![list(1, 150)],
+            ..State::default()
+        };
+        assert!(
+            diverged(&other, &ours)
+                .unwrap()
+                .contains("another work directory")
+        );
+        let mut newer = history();
+        newer.generation = 9;
+        assert!(diverged(&newer, &ours).unwrap().contains("newer"));
+    }
 }

@@ -245,11 +245,20 @@ impl From<Protocol> for HubProtocol {
     }
 }
 
-/// Runs `resourcesync build` and prints what it published.
 /// The bucket a PUBLISH-DIR written `s3://...` names, its lease taken, and the work
 /// directory the build publishes into first; `None` for a directory.
 fn bucket(args: &BuildArgs) -> Result<Option<(BucketStore, PathBuf)>, String> {
     let Some(url) = crate::sync::store_url(&args.publish) else {
+        if args
+            .publish
+            .to_str()
+            .is_some_and(|p| p.starts_with("s3://"))
+        {
+            return Err(format!("{}: not a URL", args.publish.display()));
+        }
+        if args.work.is_some() {
+            return Err("--work is for a PUBLISH-DIR written s3://BUCKET/PREFIX".into());
+        }
         return Ok(None);
     };
     let Some(work) = args.work.clone() else {
@@ -269,6 +278,7 @@ fn bucket(args: &BuildArgs) -> Result<Option<(BucketStore, PathBuf)>, String> {
     Ok(Some((store, work)))
 }
 
+/// Runs `resourcesync build` and prints what it published.
 pub(crate) fn run(args: &BuildArgs) -> ExitCode {
     let progress = Bar(if args.json {
         ProgressBar::hidden()

@@ -266,7 +266,6 @@ pub(crate) struct Store {
     lease: std::time::Duration,
 }
 
-/// DIR as a store's URL, when it is one (`s3://`): a directory is never named so.
 /// The settings of a bucket, for a DIR (or PUBLISH-DIR) written `s3://...`.
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct StoreArgs {
@@ -294,6 +293,7 @@ impl StoreArgs {
     }
 }
 
+/// DIR as a store's URL, when it is one (`s3://`): a directory is never named so.
 pub(crate) fn store_url(dir: &std::path::Path) -> Option<url::Url> {
     let text = dir.to_str()?;
     text.starts_with("s3://").then(|| text.parse().ok())?
