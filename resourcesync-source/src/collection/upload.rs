@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 use super::*;
 use crate::BucketStore;
 
+/// Bytes of small resources read before they are sent together.
+const BATCH: usize = 32 << 20;
+
 /// The record of the documents the last upload sent, in the publication.
 const UPLOADED: &str = ".resourcesync/uploaded.json";
 
@@ -197,6 +200,7 @@ pub fn upload(
             source,
         })?;
         let mut listed = std::collections::HashSet::with_capacity(ours.len());
+        let (mut batch, mut batched) = (Vec::new(), 0usize);
         for j in 0..ours.len() {
             let path = ours.path(j);
             listed.insert(path);
@@ -211,10 +215,35 @@ pub fn upload(
                     path: collection.join(path),
                     source,
                 })?;
-            store.write_from(path, &mut file)?;
             report.written += 1;
             report.written_bytes += resource.length;
+            if resource.length >= BucketStore::PART as u64 {
+                store.write_from(path, &mut file)?;
+                continue;
+            }
+            // Small ones in batches sent many at once (at most BATCH bytes held).
+            let read = |source| BuildError::Read {
+                path: collection.join(path),
+                source,
+            };
+            let mut bytes = Vec::new();
+            Read::take(&mut file, BucketStore::PART as u64 + 1)
+                .read_to_end(&mut bytes)
+                .map_err(read)?;
+            if bytes.len() > BucketStore::PART {
+                // Grown since the build: sent as it is now, as a stream.
+                let mut file = files.open_file(Path::new(path)).map_err(read)?;
+                store.write_from(path, &mut file)?;
+                continue;
+            }
+            batched += bytes.len();
+            batch.push((path.to_owned(), bytes));
+            if batched >= BATCH {
+                store.write_all(std::mem::take(&mut batch))?;
+                batched = 0;
+            }
         }
+        store.write_all(batch)?;
         for path in theirs_resources.keys() {
             if !listed.contains(path.as_str()) {
                 store.remove(path)?;
