@@ -50,6 +50,17 @@ struct Pending {
     removed: BTreeSet<String>,
 }
 
+impl Pending {
+    /// What committing it does, to write down first.
+    fn journal(self) -> Journal {
+        Journal {
+            run: self.run,
+            written: self.written.into_iter().collect(),
+            removed: self.removed.into_iter().collect(),
+        }
+    }
+}
+
 /// A publication in a bucket's prefix, served by any static host or CDN in front of it: a
 /// [`Store`] over object storage (feature `object-store`).
 ///
@@ -573,12 +584,7 @@ impl Store for BucketStore {
     }
 
     fn commit(&mut self) -> Result<(), StoreError> {
-        let pending = self.pending.take().ok_or(StoreError::NotBegun)?;
-        let journal = Journal {
-            run: pending.run,
-            written: pending.written.into_iter().collect(),
-            removed: pending.removed.into_iter().collect(),
-        };
+        let journal = self.pending.take().ok_or(StoreError::NotBegun)?.journal();
         let bytes = serde_json::to_vec(&journal).map_err(|e| StoreError::Object {
             key: JOURNAL.into(),
             source: Box::new(e),
@@ -813,12 +819,7 @@ mod tests {
         store.begin().unwrap();
         store.write("b.txt", &[b"b"]).unwrap();
         // Its journal written, its roll forward failed (the store away for a moment).
-        let pending = store.pending.take().unwrap();
-        let journal = Journal {
-            run: pending.run,
-            written: pending.written.into_iter().collect(),
-            removed: Vec::new(),
-        };
+        let journal = store.pending.take().unwrap().journal();
         let bytes = serde_json::to_vec(&journal).unwrap();
         store
             .put(store.own(JOURNAL).unwrap(), JOURNAL, bytes)
@@ -827,6 +828,80 @@ mod tests {
         store.begin().unwrap();
         assert_eq!(store.read("b.txt").unwrap().as_deref(), Some(&b"b"[..]));
         assert!(!store.head(store.own(JOURNAL).unwrap()));
+    }
+
+    #[test]
+    fn a_journal_whose_staging_went_missing_is_finished_with_what_is_left() {
+        let (objects, bucket) = memory();
+        let mut store = BucketStore::open_bucket(bucket.clone(), BucketStore::LEASE).unwrap();
+        store.begin().unwrap();
+        store.write("a.txt", &[b"a"]).unwrap();
+        store.write("b.txt", &[b"b"]).unwrap();
+        let journal = store.pending.take().unwrap().journal();
+        let bytes = serde_json::to_vec(&journal).unwrap();
+        store
+            .put(store.own(JOURNAL).unwrap(), JOURNAL, bytes)
+            .unwrap();
+        // A lifecycle rule (or a hand) took one staged file away.
+        let gone = store.staged(&journal.run, "b.txt").unwrap();
+        let runner = Runner::new("test").unwrap();
+        let taken = objects.clone();
+        runner
+            .run(async move { taken.delete(&gone).await.unwrap() })
+            .unwrap();
+        let lock = store.own(LOCK).unwrap();
+        store.lease = None;
+        drop(store);
+        let taken = objects.clone();
+        runner
+            .run(async move { taken.delete(&lock).await.unwrap() })
+            .unwrap();
+        let store = BucketStore::open_bucket(bucket, BucketStore::LEASE).unwrap();
+        assert_eq!(store.read("a.txt").unwrap().as_deref(), Some(&b"a"[..]));
+        assert_eq!(store.read("b.txt").unwrap(), None);
+        assert!(
+            !store.head(store.own(JOURNAL).unwrap()),
+            "not left to stop the prefix"
+        );
+    }
+
+    #[test]
+    fn documents_are_typed_and_revalidated_resources_typed_by_their_names() {
+        let (objects, bucket) = memory();
+        let mut store = BucketStore::open_bucket(bucket, BucketStore::LEASE).unwrap();
+        store.begin().unwrap();
+        store.write("r/a.xml", &[b"<a/>"]).unwrap();
+        store.write("r/b.json", &[b"{}"]).unwrap();
+        store.write(CAPABILITY_LIST, &[b"<urlset/>"]).unwrap();
+        store.write(SOURCE_DESCRIPTION, &[b"<urlset/>"]).unwrap();
+        store.commit().unwrap();
+        let runner = Runner::new("test").unwrap();
+        let attributes = |name: &str| {
+            let objects = objects.clone();
+            let key = Key::from(format!("site/{name}"));
+            runner
+                .run(async move {
+                    let options = object_store::GetOptions {
+                        head: true,
+                        ..Default::default()
+                    };
+                    let found = objects.get_opts(&key, options).await.unwrap();
+                    let get = |a| found.attributes.get(&a).map(|v| v.to_string());
+                    (get(Attribute::ContentType), get(Attribute::CacheControl))
+                })
+                .unwrap()
+        };
+        let document = (
+            Some("application/xml".to_owned()),
+            Some("no-cache".to_owned()),
+        );
+        assert_eq!(attributes(CAPABILITY_LIST), document);
+        assert_eq!(attributes(SOURCE_DESCRIPTION), document);
+        assert_eq!(attributes("r/a.xml"), (Some("text/xml".to_owned()), None));
+        assert_eq!(
+            attributes("r/b.json"),
+            (Some("application/json".to_owned()), None)
+        );
     }
 
     #[test]
@@ -854,12 +929,7 @@ mod tests {
         store.begin().unwrap();
         store.write("b.txt", &[b"b"]).unwrap();
         store.remove("a.txt").unwrap();
-        let pending = store.pending.take().unwrap();
-        let journal = Journal {
-            run: pending.run,
-            written: pending.written.into_iter().collect(),
-            removed: pending.removed.into_iter().collect(),
-        };
+        let journal = store.pending.take().unwrap().journal();
         store
             .put(
                 store.own(JOURNAL).unwrap(),
