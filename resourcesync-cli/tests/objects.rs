@@ -615,12 +615,12 @@ fn many_sources(program: &std::path::Path) {
         .map(|(k, v)| format!("{k} = {v:?}"))
         .collect();
     let mut toml = format!(
-        "[defaults]\nstore-options = {{ {} }}\nstore-lease = \"5s\"\n",
+        "[defaults]\nstore-options = {{ {} }}\nstore-lease = \"5s\"\ndelete = true\n",
         settings.join(", ")
     );
     for (k, served) in sources.iter().enumerate() {
         toml += &format!(
-            "[[source]]\nurl = {:?}\ndir = \"s3://mirror/s{k}\"\n",
+            "[[source]]\nurl = {:?}\ndir = \"s3://mirror/s{k}\"\ninterval = \"1s\"\n",
             served.base.as_str()
         );
     }
@@ -646,28 +646,101 @@ fn many_sources(program: &std::path::Path) {
     assert!(out.status.success(), "{}", text(&out));
     // Named, not made: no directory of the URL's name beside the file.
     assert!(!root.path().join("s3:").exists());
-    // A follower keeps a directory: each refused, none made.
+    // Followed: the harvest's followers run into their prefixes, each run a sync with
+    // every promise (an interval of a second here), and carry the Sources' changes.
     let mut following = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .args(["sync", "--follow", "--sources", file])
+        .args(["sync", "--follow", "--json", "--sources", file])
         .current_dir(root.path())
+        .env_remove("AWS_PROFILE")
+        .env_remove("AWS_ENDPOINT")
+        .env_remove("AWS_ENDPOINT_URL")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while following.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            following.kill().unwrap();
-            panic!("the follower of buckets did not end");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let out = following.wait_with_output().unwrap();
-    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(
-        text(&out).contains("a follower keeps a directory"),
-        "{}",
-        text(&out)
+    // One Source followed alone, by `sync --follow URL s3://...`.
+    let single = spawn(
+        &[
+            "sync",
+            "--follow",
+            "--json",
+            "--interval",
+            "1s",
+            "--delete",
+            sources[0].base.as_str(),
+            "s3://mirror/single",
+        ],
+        &server,
     );
+    for (k, served) in sources.iter().enumerate() {
+        served.change(|s| {
+            s.tick(10);
+            s.put(&format!("r/new-{k}.txt"), b"new");
+            s.put("r/1.txt", b"changed");
+            s.delete("r/2.txt");
+        });
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut prefixes: Vec<(String, &Served)> = sources
+        .iter()
+        .enumerate()
+        .map(|(k, served)| (format!("s{k}"), served))
+        .collect();
+    prefixes.push(("single".into(), &sources[0]));
+    let mut waiting = prefixes.clone();
+    while !waiting.is_empty() {
+        if Instant::now() > deadline {
+            let _ = following.kill();
+            let out = following.wait_with_output().unwrap();
+            panic!("the followers did not carry the change: {}", text(&out));
+        }
+        waiting.retain(|(prefix, served)| served.holds(&bucket.resources(prefix)).is_err());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for mut child in [following, single] {
+        let pid = child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("a follower did not stop on SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+        let synced = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(r#""follow":"synced""#))
+            .count();
+        assert!(
+            synced >= 2,
+            "a first run and one after the change: {}",
+            text(&out)
+        );
+    }
+    // Each prefix is as an audit of its own finds it, and holds what its Source does.
+    let out = run(&["sync", "--audit", "--sources", file]);
+    assert!(out.status.success(), "{}", text(&out));
+    for (prefix, served) in &prefixes {
+        served.holds(&bucket.resources(prefix)).unwrap();
+    }
+    let out = resourcesync(
+        &[
+            "sync",
+            "--audit",
+            sources[0].base.as_str(),
+            "s3://mirror/single",
+        ],
+        &server,
+    );
+    assert!(out.status.success(), "{}", text(&out));
     assert!(!root.path().join("s3:").exists());
 }

@@ -79,6 +79,7 @@ use files::*;
 pub(crate) use files::{copy_bitstream, holds, temp_name};
 pub use kept::JOURNAL;
 use kept::*;
+#[cfg(feature = "object-store")]
 pub(crate) use kept::{INVENTORY, STATE, STATE_MAX};
 
 /// The name under the directory that a [`DirectoryDestination`] keeps for itself: the
@@ -200,6 +201,7 @@ pub struct Bodies {
 
 impl Bodies {
     /// The bodies' directory `tmp`, shown as `shown` in errors.
+    #[cfg(feature = "object-store")]
     pub(crate) fn new(tmp: Dir, shown: PathBuf) -> Bodies {
         Bodies {
             tmp: Arc::new(tmp),
@@ -208,6 +210,7 @@ impl Bodies {
     }
 
     /// The directory's handle.
+    #[cfg(feature = "object-store")]
     pub(crate) fn dir(&self) -> &Dir {
         &self.tmp
     }

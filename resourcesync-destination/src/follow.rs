@@ -33,7 +33,9 @@ use resourcesync_model::{Channel, DocumentKind, Uri, W3cDateTime};
 use resourcesync_websub::{Accepted, Subscriber, SubscriberEvent, Verification};
 use tokio::sync::mpsc;
 
-use crate::asynchronous::{AsyncStop, sync_with_gate};
+use crate::asynchronous::{AsyncStop, sync_into};
+use crate::destination::Destination;
+use crate::directory::DirectoryDestination;
 use crate::gate::Gate;
 use crate::options::SyncOptions;
 use crate::run::{Notice, Observer, SyncError};
@@ -215,12 +217,34 @@ pub async fn follow(
     stop: &AsyncStop,
     observer: &mut (dyn FollowObserver + Send),
 ) -> Result<Followed, SyncError> {
+    let open = |options: &SyncOptions| Ok(DirectoryDestination::open_for(options)?);
+    follow_into(options, open, stop, observer).await
+}
+
+/// [`follow`] into a destination of the caller's (a bucket's prefix,
+/// `objects::ObjectDestination`), which `open` opens (and locks) for each run, as
+/// [`sync_into`] does: between runs the follower holds nothing, so a single `sync` into the
+/// same place waits only for the run in progress.
+pub async fn follow_into<D: Destination + Send>(
+    options: &FollowOptions,
+    mut open: impl FnMut(&SyncOptions) -> Result<D, SyncError> + Send,
+    stop: &AsyncStop,
+    observer: &mut (dyn FollowObserver + Send),
+) -> Result<Followed, SyncError> {
     let mut followed = Followed::default();
     let mut channel = None;
     // When runs are due: the sans-IO schedule, the first run at once.
     let mut schedule = Follower::new(options.interval, Instant::now());
     let first = schedule.poll_run(Instant::now()).unwrap_or(Cause::Start);
-    let synced = run(&options.sync, &options.gate, stop, observer, &mut channel).await?;
+    let synced = run(
+        &options.sync,
+        &mut open,
+        &options.gate,
+        stop,
+        observer,
+        &mut channel,
+    )
+    .await?;
     schedule.finished(synced.report.complete, Instant::now());
     report(observer, &mut followed, first, synced);
     let incremental = options.sync.clone().with_baseline(false);
@@ -329,7 +353,15 @@ pub async fn follow(
         let Some(cause) = schedule.poll_run(Instant::now()) else {
             continue;
         };
-        let synced = run(&incremental, &options.gate, stop, observer, &mut channel).await?;
+        let synced = run(
+            &incremental,
+            &mut open,
+            &options.gate,
+            stop,
+            observer,
+            &mut channel,
+        )
+        .await?;
         schedule.finished(synced.report.complete, Instant::now());
         report(observer, &mut followed, cause, synced);
     }
@@ -438,8 +470,9 @@ fn report(
 }
 
 /// One sync, noting the channel its Capability List advertises.
-async fn run(
+async fn run<D: Destination + Send>(
     options: &SyncOptions,
+    open: &mut (impl FnMut(&SyncOptions) -> Result<D, SyncError> + Send),
     gate: &Gate,
     stop: &AsyncStop,
     observer: &mut (dyn FollowObserver + Send),
@@ -469,7 +502,7 @@ async fn run(
         inner: observer,
         channel,
     };
-    sync_with_gate(options, gate, stop, &mut noting).await
+    sync_into(options, open, gate, stop, &mut noting).await
 }
 
 /// Sends a subscription request and hands back its status.

@@ -581,17 +581,24 @@ pub async fn follow(
                 first: None,
             };
             observer.started(index, &member);
-            let followed = if into_bucket(&member).is_some() {
-                // Not a directory: never made as one.
-                Err(SyncError::Unsupported(format!(
-                    "{}: a follower keeps a directory (object storage is for single runs, for now)",
-                    member.sync.dir.display()
-                )))
-            } else {
-                match make_parent(&member.sync).await {
+            let followed = match into_bucket(&member) {
+                #[cfg(feature = "object-store")]
+                Some(bucket) => {
+                    // Not a directory: never made as one.
+                    let open = |options: &SyncOptions| {
+                        Ok(crate::objects::ObjectDestination::open_for(
+                            &bucket.url,
+                            &bucket.options,
+                            bucket.lease,
+                            options,
+                        )?)
+                    };
+                    crate::follow::follow_into(&options, open, &stop, &mut each).await
+                }
+                _ => match make_parent(&member.sync).await {
                     Ok(()) => crate::follow::follow(&options, &stop, &mut each).await,
                     Err(e) => Err(e),
-                }
+                },
             };
             if let Err(e) = &followed {
                 observer.failed(index, e);

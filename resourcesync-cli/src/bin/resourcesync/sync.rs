@@ -302,11 +302,14 @@ pub(crate) fn store_url(dir: &std::path::Path) -> Option<url::Url> {
 /// `sync --follow`: the follower, printing a line per run and notice (with `--json`, an
 /// object per event and notice), until SIGINT or SIGTERM; exit status 130.
 async fn follow(args: &SyncArgs) -> Result<u8, Error> {
-    if let Some(url) = store_url(args.dir.as_deref().unwrap_or(std::path::Path::new(""))) {
-        return Err(Error::Usage(format!(
-            "--follow into {url}: a follower keeps a directory (object storage is for single runs, for now)"
-        )));
-    }
+    let store = match store_url(args.dir.as_deref().unwrap_or(std::path::Path::new(""))) {
+        Some(url) => Some(Store {
+            url,
+            options: args.store.options()?,
+            lease: args.store.store_lease,
+        }),
+        None => None,
+    };
     let mut options = FollowOptions::new(args.options()?)
         .with_listen(args.listen)
         .with_interval(args.interval)
@@ -321,7 +324,21 @@ async fn follow(args: &SyncArgs) -> Result<u8, Error> {
         bar: ProgressBar::hidden(),
         warnings: WarningSummary::new(),
     };
-    let followed = resourcesync_destination::follow::follow(&options, &stop, &mut printer).await?;
+    let followed = match &store {
+        None => resourcesync_destination::follow::follow(&options, &stop, &mut printer).await?,
+        Some(store) => {
+            let open = |options: &SyncOptions| {
+                Ok(ObjectDestination::open_for(
+                    &store.url,
+                    &store.options,
+                    store.lease,
+                    options,
+                )?)
+            };
+            resourcesync_destination::follow::follow_into(&options, open, &stop, &mut printer)
+                .await?
+        }
+    };
     for group in printer.warnings.groups() {
         eprintln!("warning: {group}");
     }
