@@ -191,6 +191,12 @@ fn promises(kind: Kind, program: &std::path::Path) {
             );
         }
         s.put("deep/a/b/c.bin", &[7u8; 5000]);
+        // Past a whole PUT (ObjectDestination::WHOLE_PUT, 16 MiB): to its temporary file
+        // rather than memory, then up as a multipart upload.
+        let big: Vec<u8> = (0..17u32 << 20)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        s.put("big.bin", &big);
         s.tick(10);
     });
     // Around the prefix: the bucket's root, a prefix that begins alike, and an object no
@@ -245,7 +251,7 @@ fn promises(kind: Kind, program: &std::path::Path) {
     let audit = resourcesync(&["sync", "--audit", base, url], &server);
     assert!(audit.status.success(), "{}", text(&audit));
     assert!(
-        String::from_utf8_lossy(&audit.stdout).contains("31 unchanged"),
+        String::from_utf8_lossy(&audit.stdout).contains("32 unchanged"),
         "{}",
         text(&audit)
     );

@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use resourcesync_client::{Client, Event, Misuse, Request, RequestId};
 use resourcesync_model::uri_path::SegmentRules;
@@ -207,6 +208,7 @@ async fn one_run<D: Destination + Send>(
                     bodies: run.destination().bodies(),
                     limit: run.client().body_limit(id),
                     algorithms,
+                    in_memory: run.destination().keeps_in_memory(&request),
                 }),
                 _ => None,
             };
@@ -381,6 +383,9 @@ pub struct Keep {
     pub limit: Option<u64>,
     /// The digests computed of it ([`Client::algorithms`]).
     pub algorithms: Algorithms,
+    /// Held in memory while the bodies' budget has room, rather than written to its file
+    /// ([`Destination::keeps_in_memory`](crate::Destination::keeps_in_memory)).
+    pub in_memory: bool,
 }
 
 /// Makes one request and streams its response to the main task; a resource or a
@@ -502,15 +507,24 @@ pub async fn fetch(
     // chunk, with a copy). A body of at most BATCH bytes is written with one call and
     // handed over in one message. Reading stops one byte past the limit (the listed
     // length, or the cap for an unlisted one): the client fails it then.
+    //
+    // A body the destination takes in memory (`Keep::in_memory`) keeps its chunks while
+    // the bodies' budget has room, and is handed over whole at the end
+    // (`Bodies::keep`); once it does not fit, what it held goes to its file and the rest
+    // follows as above.
     const BATCH: usize = 256 * 1024;
     let Keep {
         bodies,
         limit,
         algorithms,
+        in_memory,
     } = keep;
     let mut measure = Measure::new(algorithms);
-    let mut held = Vec::new();
-    let mut held_len = 0;
+    let mut held: Vec<Bytes> = Vec::new();
+    let mut in_memory = in_memory;
+    // Bytes of the budget this body holds, and bytes not yet told as progress.
+    let mut reserved = 0u64;
+    let mut unreported = 0usize;
     let mut file: Option<std::fs::File> = None;
     let mut head = Some(headers);
     let fail = |reason: String| Msg::Failed(id, reason);
@@ -519,42 +533,57 @@ pub async fn fetch(
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
             Err(e) => {
+                bodies.release(reserved);
                 let _ = tx.send(fail(failure(&e))).await;
                 return;
             }
         };
         measure.update(&chunk);
         let past = limit.is_some_and(|limit| measure.length() > limit);
-        held_len += chunk.len();
+        if in_memory {
+            let more = chunk.len() as u64;
+            if bodies.reserve(reserved, more) {
+                reserved += more;
+            } else {
+                // It goes to its file from here on, with what it held.
+                in_memory = false;
+                bodies.release(std::mem::take(&mut reserved));
+            }
+        }
+        unreported += chunk.len();
         held.push(chunk);
-        if held_len < BATCH && !past {
+        if unreported < BATCH && !past {
             continue;
         }
-        let f = match &mut file {
-            Some(f) => f,
-            None => match bodies.create(id) {
-                Ok(f) => file.insert(f),
-                Err(e) => {
-                    let _ = tx.send(fail(e.to_string())).await;
-                    return;
-                }
-            },
-        };
-        if let Err(e) = write_chunks(f, &held) {
-            let _ = tx.send(fail(bodies.error(id, &e))).await;
-            return;
+        if !in_memory {
+            let f = match &mut file {
+                Some(f) => f,
+                None => match bodies.create(id) {
+                    Ok(f) => file.insert(f),
+                    Err(e) => {
+                        let _ = tx.send(fail(e.to_string())).await;
+                        return;
+                    }
+                },
+            };
+            if let Err(e) = write_chunks(f, &held) {
+                let _ = tx.send(fail(bodies.error(id, &e))).await;
+                return;
+            }
+            held.clear();
         }
-        held.clear();
         if let Some(headers) = head.take()
             && tx.send(Msg::Head(id, status, headers)).await.is_err()
         {
+            bodies.release(reserved);
             return;
         }
         if tx
-            .send(Msg::Progress(id, std::mem::take(&mut held_len) as u64))
+            .send(Msg::Progress(id, std::mem::take(&mut unreported) as u64))
             .await
             .is_err()
         {
+            bodies.release(reserved);
             return;
         }
         if past {
@@ -562,10 +591,15 @@ pub async fn fetch(
         }
     }
     let measured = measure.finish();
-    // The rest of the body (all of it, for a small one) goes to the file; the progress
-    // of the last batch is in the digests' length.
+    // The rest of the body (all of it, for a small one) goes to the file, or the whole
+    // body to the bodies in memory; the progress of the last batch is in the digests'
+    // length.
     let written = match &mut file {
         Some(f) => write_chunks(f, &held),
+        None if in_memory => {
+            bodies.keep(id, held, reserved);
+            Ok(())
+        }
         None => bodies
             .create(id)
             .and_then(|mut f| write_chunks(&mut f, &held)),

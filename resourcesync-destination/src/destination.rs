@@ -107,6 +107,15 @@ pub trait Destination {
 
     /// The temporary directory of the bodies, for the tasks that write them.
     fn bodies(&self) -> Bodies;
+
+    /// Whether the body of `request`, which it keeps, may be held in memory instead of
+    /// its file when [`Bodies`] has room ([`Bodies::reserve`]): a destination that
+    /// sends a resource's bytes on (a bucket's) rather than renaming its file into place.
+    /// None by default.
+    fn keeps_in_memory(&self, request: &Request) -> bool {
+        let _ = request;
+        false
+    }
 }
 
 impl Destination for DirectoryDestination {

@@ -191,12 +191,53 @@ pub enum DestinationError {
 }
 
 /// The temporary directory the bodies of resources and packages go to while they
-/// arrive, by a handle: cheap to clone, for the tasks of an async driver.
+/// arrive, by a handle: cheap to clone, for the tasks of an async driver. A destination
+/// that sends bodies on rather than renaming files into place (a bucket's) may also take
+/// them in memory, within a budget ([`reserve`](Bodies::reserve),
+/// [`keep`](Bodies::keep)): a body that does not fit goes to its file.
 #[derive(Clone, Debug)]
 pub struct Bodies {
     tmp: Arc<Dir>,
     /// Its path, for the errors.
     shown: Arc<PathBuf>,
+    /// The bodies held in memory, if the destination takes any.
+    memory: Option<Arc<Memory>>,
+}
+
+/// Bodies held in memory, and the budget they share.
+#[derive(Debug)]
+struct Memory {
+    /// The most bytes held at once, all bodies together.
+    budget: u64,
+    /// The most bytes of one body.
+    each: u64,
+    /// Bytes reserved now.
+    used: std::sync::atomic::AtomicU64,
+    /// The whole bodies, by request, until the destination takes them.
+    held: std::sync::Mutex<HashMap<RequestId, InMemory>>,
+}
+
+/// A whole body held in memory; its bytes go back to the budget when it is dropped.
+#[derive(Debug)]
+pub struct InMemory {
+    chunks: Vec<bytes::Bytes>,
+    reserved: u64,
+    memory: Arc<Memory>,
+}
+
+impl InMemory {
+    /// The body's chunks, in order.
+    pub fn chunks(&self) -> &[bytes::Bytes] {
+        &self.chunks
+    }
+}
+
+impl Drop for InMemory {
+    fn drop(&mut self) {
+        self.memory
+            .used
+            .fetch_sub(self.reserved, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 impl Bodies {
@@ -206,7 +247,78 @@ impl Bodies {
         Bodies {
             tmp: Arc::new(tmp),
             shown: Arc::new(shown),
+            memory: None,
         }
+    }
+
+    /// Takes bodies of up to `each` bytes in memory while all of them together hold at
+    /// most `budget` bytes.
+    #[cfg(feature = "object-store")]
+    pub(crate) fn with_memory(mut self, budget: u64, each: u64) -> Bodies {
+        self.memory = Some(Arc::new(Memory {
+            budget,
+            each,
+            used: std::sync::atomic::AtomicU64::new(0),
+            held: std::sync::Mutex::new(HashMap::new()),
+        }));
+        self
+    }
+
+    /// Whether a body that has `so_far` bytes may take `more` in memory: true when they
+    /// were reserved (give them back with [`release`](Bodies::release) if the body goes
+    /// to its file after all). False with no memory, past a body's most, or past the
+    /// budget.
+    pub fn reserve(&self, so_far: u64, more: u64) -> bool {
+        use std::sync::atomic::Ordering;
+        let Some(memory) = &self.memory else {
+            return false;
+        };
+        if so_far + more > memory.each {
+            return false;
+        }
+        memory
+            .used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                (used + more <= memory.budget).then_some(used + more)
+            })
+            .is_ok()
+    }
+
+    /// Gives back `reserved` bytes of the budget.
+    pub fn release(&self, reserved: u64) {
+        if let Some(memory) = &self.memory {
+            memory
+                .used
+                .fetch_sub(reserved, std::sync::atomic::Ordering::AcqRel);
+        }
+    }
+
+    /// Holds `request`'s whole body, `chunks`, for which `reserved` bytes were
+    /// [reserved](Bodies::reserve), until the destination takes it.
+    pub fn keep(&self, request: RequestId, chunks: Vec<bytes::Bytes>, reserved: u64) {
+        let Some(memory) = &self.memory else {
+            return;
+        };
+        let body = InMemory {
+            chunks,
+            reserved,
+            memory: memory.clone(),
+        };
+        memory
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(request, body);
+    }
+
+    /// `request`'s body, if it is held in memory (taken: the next call finds none).
+    pub fn take(&self, request: RequestId) -> Option<InMemory> {
+        let memory = self.memory.as_ref()?;
+        memory
+            .held
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&request)
     }
 
     /// The directory's handle.
@@ -428,6 +540,7 @@ impl DirectoryDestination {
             bodies: Bodies {
                 tmp: Arc::new(tmp),
                 shown,
+                memory: None,
             },
             made: HashMap::new(),
             packages: HashMap::new(),
@@ -992,4 +1105,77 @@ pub(crate) enum Outcome {
     Failed(io::Error),
     /// The path holds what the sync did not store.
     Conflict(String),
+}
+
+#[cfg(all(test, feature = "object-store"))]
+mod memory_tests {
+    use super::*;
+
+    fn bodies(budget: u64, each: u64) -> (tempfile::TempDir, Bodies) {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        let bodies = Bodies::new(tmp, dir.path().to_owned()).with_memory(budget, each);
+        (dir, bodies)
+    }
+
+    /// A request's id, from a client's first request (ids have no constructor).
+    fn request_id() -> RequestId {
+        let start: resourcesync_model::Uri = "http://example.com/".parse().unwrap();
+        let config = resourcesync_client::Config::new(
+            start,
+            resourcesync_client::Mode::Baseline { prefer_dump: false },
+        )
+        .unwrap();
+        let mut client = resourcesync_client::Client::new(
+            config,
+            State::default(),
+            resourcesync_client::MemoryInventory::default(),
+        );
+        client
+            .poll_request(std::time::Instant::now())
+            .map(|request| request.id)
+            .unwrap()
+    }
+
+    #[test]
+    fn bodies_in_memory_keep_within_their_budget_and_give_it_back() {
+        let (_dir, bodies) = bodies(10, 6);
+        // One body's most, then the budget of all.
+        assert!(bodies.reserve(0, 6));
+        assert!(!bodies.reserve(6, 1), "past a body's most");
+        assert!(bodies.reserve(0, 4));
+        assert!(!bodies.reserve(0, 1), "past the budget");
+        // Given back by a body that went to its file.
+        bodies.release(4);
+        assert!(bodies.reserve(0, 3));
+        bodies.release(3);
+        // A whole body held: taken once, and its bytes back in the budget when dropped.
+        let id = request_id();
+        bodies.keep(
+            id,
+            vec![
+                bytes::Bytes::from_static(b"abc"),
+                bytes::Bytes::from_static(b"def"),
+            ],
+            6,
+        );
+        assert!(!bodies.reserve(0, 5));
+        let body = bodies.take(id).unwrap();
+        assert_eq!(body.chunks().concat(), b"abcdef");
+        assert!(bodies.take(id).is_none());
+        drop(body);
+        assert!(bodies.reserve(0, 6));
+        assert!(bodies.reserve(0, 4));
+    }
+
+    #[test]
+    fn bodies_without_memory_take_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        let bodies = Bodies::new(tmp, dir.path().to_owned());
+        assert!(!bodies.reserve(0, 1));
+        let id = request_id();
+        bodies.keep(id, vec![bytes::Bytes::from_static(b"x")], 1);
+        assert!(bodies.take(id).is_none());
+    }
 }

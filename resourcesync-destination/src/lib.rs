@@ -75,7 +75,7 @@ pub mod harvest;
 pub mod objects;
 
 pub use destination::Destination;
-pub use directory::{Bodies, DestinationError, DirectoryDestination, KEPT, Verified};
+pub use directory::{Bodies, DestinationError, DirectoryDestination, InMemory, KEPT, Verified};
 pub use inventory::{DiskInventory, KeptInventory};
 pub use options::SyncOptions;
 pub use run::{Finished, Notice, Observer, Run, StopToken, SyncError};

@@ -117,13 +117,7 @@ impl Bucket {
             reason,
         };
         let (store, prefix): (Arc<dyn ObjectStore>, Key) = if url.scheme() == "s3" {
-            let mut builder = object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str());
-            for (key, value) in options {
-                let Ok(parsed) = key.parse() else {
-                    return Err(bad(format!("{key:?} is not a setting of an S3 store")));
-                };
-                builder = builder.with_config(parsed, value);
-            }
+            let builder = s3_builder(url, options).map_err(bad)?;
             let prefix = Key::parse(url.path()).map_err(|e| bad(e.to_string()))?;
             (
                 Arc::new(builder.build().map_err(|e| bad(e.to_string()))?),
@@ -157,6 +151,36 @@ impl Bucket {
             reason: format!("{path:?}: not a key: {e}"),
         })
     }
+}
+
+/// The S3 store of `url` with `options` over the `AWS_*` variables of the environment,
+/// or the name of a setting S3 does not have.
+fn s3_builder(
+    url: &url::Url,
+    options: impl IntoIterator<Item = (String, String)>,
+) -> Result<object_store::aws::AmazonS3Builder, String> {
+    use object_store::aws::AmazonS3ConfigKey;
+    let mut builder = object_store::aws::AmazonS3Builder::from_env().with_url(url.as_str());
+    let mut payload_said = std::env::var_os("AWS_UNSIGNED_PAYLOAD").is_some();
+    for (key, value) in options {
+        let Ok(parsed) = key.parse() else {
+            return Err(format!("{key:?} is not a setting of an S3 store"));
+        };
+        payload_said |= parsed == AmazonS3ConfigKey::UnsignedPayload;
+        builder = builder.with_config(parsed, value);
+    }
+    // Over HTTPS the payload goes unsigned unless a setting says otherwise, as the
+    // AWS SDKs and rclone send it: TLS keeps the bytes whole on the way, and a
+    // signed payload costs a SHA-256 of every body on each side. Over plain HTTP
+    // the signature is all that does, so it stays (rclone sends it unsigned there
+    // too).
+    let https = builder
+        .get_config_value(&AmazonS3ConfigKey::Endpoint)
+        .is_none_or(|endpoint| endpoint.starts_with("https://"));
+    if https && !payload_said {
+        builder = builder.with_config(AmazonS3ConfigKey::UnsignedPayload, "true");
+    }
+    Ok(builder)
 }
 
 /// Whether `store` refuses a second create of one key: creates the object `probe` twice
@@ -243,14 +267,45 @@ pub struct Lease {
     /// When the lease was last taken or renewed, in milliseconds since the Unix epoch.
     renewed: Arc<AtomicU64>,
     renewing: Option<tokio::task::JoinHandle<()>>,
+    /// What the read back found, once it ran.
+    settled: tokio::sync::watch::Receiver<Option<Settled>>,
+}
+
+/// What a lease's read back found.
+#[derive(Debug, Clone)]
+enum Settled {
+    /// This writer's.
+    Ours,
+    /// Another's (or gone).
+    Another,
+    /// The store's error.
+    Failed(String),
 }
 
 impl Lease {
     /// Takes the lease at `key` for `time` (at least a second), or
     /// [`ObjectsError::Busy`] while another holds it, and starts renewing it on the
     /// current tokio runtime. `conditional` says whether the store honours conditional
-    /// PUTs ([`conditional`]); without them the lease is read, then overwritten.
+    /// PUTs ([`conditional`]); without them the lease is read, then overwritten. Returns
+    /// once the lease was read back as this writer's ([`claim`](Self::claim), then
+    /// [`settled`](Self::settled)).
     pub async fn take(
+        store: Arc<dyn ObjectStore>,
+        key: Key,
+        time: Duration,
+        conditional: bool,
+    ) -> Result<Lease, ObjectsError> {
+        let lease = Lease::claim(store, key, time, conditional).await?;
+        lease.settled().await?;
+        Ok(lease)
+    }
+
+    /// [`take`](Self::take) without waiting for the read back: the lease is written (so
+    /// that writers that look after this see it) and renewed, and its read back runs
+    /// [`SETTLE`] later on the renewing task. Nothing may be written under the lease
+    /// before [`settled`](Self::settled) says it is this writer's; what comes before
+    /// (reads, work of its own) overlaps the wait.
+    pub async fn claim(
         store: Arc<dyn ObjectStore>,
         key: Key,
         time: Duration,
@@ -303,22 +358,6 @@ impl Lease {
             | Err(object_store::Error::Precondition { .. }) => return Err(busy()),
             Err(e) => return Err(ObjectsError::store(&key, e)),
         };
-        // Read back once a moment passed: a store whose conditional create is not atomic
-        // (s3s-fs 0.14 checks, then writes: two writers at once both succeed, tested) keeps
-        // the last writer's, and the other hears it here. Not a proof against such a store,
-        // whose race this narrows to writes further apart than SETTLE; atomic on S3 and moto.
-        tokio::time::sleep(SETTLE).await;
-        let held = match store.get(&key).await {
-            Ok(found) => found
-                .bytes()
-                .await
-                .map_err(|e| ObjectsError::store(&key, e))?,
-            Err(object_store::Error::NotFound { .. }) => return Err(busy()),
-            Err(e) => return Err(ObjectsError::store(&key, e)),
-        };
-        if LeaseBody::read(&held).is_none_or(|held| held.owner != owner) {
-            return Err(busy());
-        }
         let mut lease = Lease {
             store,
             key,
@@ -327,16 +366,47 @@ impl Lease {
             taken_over: Arc::new(AtomicBool::new(false)),
             renewed: Arc::new(AtomicU64::new(written)),
             renewing: None,
+            settled: tokio::sync::watch::channel(None).1,
         };
-        lease.renewing = Some(tokio::spawn(lease.renew(version, conditional)));
+        let (settle, settled) = tokio::sync::watch::channel(None);
+        lease.settled = settled;
+        lease.renewing = Some(tokio::spawn(lease.renew(version, conditional, settle)));
         Ok(lease)
     }
 
-    /// The renewals, every third of the lease, each bounded by that third.
+    /// Waits until the lease was read back ([`claim`](Self::claim)): `Ok` if it is this
+    /// writer's, [`ObjectsError::Busy`] if another's, or the store's error.
+    /// The future holds no borrow of the lease: it may be awaited on another task.
+    pub fn settled(&self) -> impl Future<Output = Result<(), ObjectsError>> + Send + 'static {
+        let (mut settled, key) = (self.settled.clone(), self.key.to_string());
+        async move {
+            let found = settled
+                .wait_for(Option::is_some)
+                .await
+                .ok()
+                .and_then(|found| found.clone());
+            match found {
+                Some(Settled::Ours) => Ok(()),
+                Some(Settled::Failed(why)) => Err(ObjectsError::Store {
+                    key,
+                    source: object_store::Error::Generic {
+                        store: "lease",
+                        source: why.into(),
+                    },
+                }),
+                // Another's, or the renewing task is gone (released).
+                Some(Settled::Another) | None => Err(ObjectsError::Busy { key }),
+            }
+        }
+    }
+
+    /// The read back, then the renewals, every third of the lease, each bounded by that
+    /// third.
     fn renew(
         &self,
         mut version: UpdateVersion,
         conditional: bool,
+        settle: tokio::sync::watch::Sender<Option<Settled>>,
     ) -> impl Future<Output = ()> + Send + 'static {
         let (store, key, owner, time) = (
             self.store.clone(),
@@ -346,8 +416,37 @@ impl Lease {
         );
         let (renewed, taken_over) = (self.renewed.clone(), self.taken_over.clone());
         async move {
+            let mut next = tokio::time::Instant::now() + time / 3;
+            // Read back once a moment passed: a store whose conditional create is not
+            // atomic (s3s-fs 0.14 checks, then writes: two writers at once both succeed,
+            // tested) keeps the last writer's, and the other hears it here. Not a proof
+            // against such a store, whose race this narrows to writes further apart than
+            // SETTLE; atomic on S3 and moto.
+            tokio::time::sleep(SETTLE).await;
+            let held = match store.get(&key).await {
+                Ok(found) => found.bytes().await.map_err(|e| e.to_string()),
+                Err(object_store::Error::NotFound { .. }) => Ok(Default::default()),
+                Err(e) => Err(e.to_string()),
+            };
+            let found = match held {
+                Ok(held) if LeaseBody::read(&held).is_some_and(|held| held.owner == owner) => {
+                    Settled::Ours
+                }
+                Ok(_) => Settled::Another,
+                Err(why) => Settled::Failed(why),
+            };
+            let ours = matches!(found, Settled::Ours);
+            if !ours {
+                // Never this writer's: nothing may go on under it.
+                taken_over.store(true, Ordering::SeqCst);
+            }
+            let _ = settle.send(Some(found));
+            if !ours {
+                return;
+            }
             loop {
-                tokio::time::sleep(time / 3).await;
+                tokio::time::sleep_until(next).await;
+                next = tokio::time::Instant::now() + time / 3;
                 let mode = match conditional {
                     true => PutMode::Update(version.clone()),
                     false => PutMode::Overwrite,
@@ -586,6 +685,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_claimed_lease_is_held_only_once_read_back_as_its_own() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let key = Key::from("p/.resourcesync/lock");
+        let time = Duration::from_secs(3);
+        // Left alone: its own when read back.
+        let alone = Lease::claim(store.clone(), key.clone(), time, true)
+            .await
+            .unwrap();
+        alone.settled().await.unwrap();
+        assert!(!alone.lost());
+        alone.release().await;
+        // Overwritten before the read back, as a store whose conditional create is not
+        // atomic lets a second writer do: never this writer's.
+        let claimed = Lease::claim(store.clone(), key.clone(), time, true)
+            .await
+            .unwrap();
+        let other = serde_json::to_vec(&LeaseBody {
+            owner: "another".into(),
+            until_ms: Some(now_ms() + 3000),
+            until: None,
+        })
+        .unwrap();
+        store.put(&key, other.clone().into()).await.unwrap();
+        let settled = claimed.settled().await;
+        assert!(
+            matches!(settled, Err(ObjectsError::Busy { .. })),
+            "{settled:?}"
+        );
+        assert!(claimed.lost(), "nothing may be written under it");
+        // Let go: the other's lease stays.
+        claimed.release().await;
+        let left = store.get(&key).await.unwrap().bytes().await.unwrap();
+        assert_eq!(left.to_vec(), other);
+        // `take` is the claim and its read back.
+        let taken = Lease::take(store.clone(), key.clone(), time, true).await;
+        assert!(matches!(taken, Err(ObjectsError::Busy { .. })), "{taken:?}");
+    }
+
+    #[tokio::test]
     async fn a_lease_an_earlier_version_wrote_in_seconds_keeps_this_one_out() {
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
         let key = Key::from("p/.resourcesync/lock");
@@ -605,6 +743,46 @@ mod tests {
             serde_json::from_slice(&store.get(&key).await.unwrap().bytes().await.unwrap()).unwrap();
         assert!(body["until"].as_u64().unwrap() >= now + 3, "{body}");
         lease.release().await;
+    }
+
+    #[test]
+    fn the_payload_goes_unsigned_over_https_unless_a_setting_says() {
+        use object_store::aws::AmazonS3ConfigKey::{Endpoint, UnsignedPayload};
+        let url = "s3://bucket/prefix".parse().unwrap();
+        let unsigned = |options: &[(&str, &str)]| {
+            let options = options.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+            let builder = s3_builder(&url, options).unwrap();
+            (
+                builder.get_config_value(&UnsignedPayload).unwrap(),
+                builder.get_config_value(&Endpoint),
+            )
+        };
+        // The machine's settings come first: this test needs them unset.
+        for var in ["AWS_UNSIGNED_PAYLOAD", "AWS_ENDPOINT", "AWS_ENDPOINT_URL"] {
+            assert!(
+                std::env::var_os(var).is_none(),
+                "{var} is set: unset it for this test"
+            );
+        }
+        assert_eq!(unsigned(&[]).0, "true", "AWS itself: HTTPS");
+        assert_eq!(
+            unsigned(&[("aws_endpoint", "https://s3.example.com")]).0,
+            "true"
+        );
+        assert_eq!(
+            unsigned(&[("aws_endpoint", "http://127.0.0.1:9000")]).0,
+            "false"
+        );
+        let said = [
+            ("aws_endpoint", "https://s3.example.com"),
+            ("aws_unsigned_payload", "false"),
+        ];
+        assert_eq!(unsigned(&said).0, "false");
+        let said = [
+            ("aws_endpoint", "http://127.0.0.1:9000"),
+            ("aws_unsigned_payload", "true"),
+        ];
+        assert_eq!(unsigned(&said).0, "true");
     }
 
     #[tokio::test]

@@ -8,18 +8,43 @@ pub(super) const LOCK: &str = "lock";
 
 impl ObjectDestination {
     /// Takes the prefix's lease (or [`DestinationError::Busy`]), and starts renewing it.
-    pub(super) fn take_lease(&mut self) -> Result<(), DestinationError> {
+    /// With `settle`, returns once the lease was read back as this run's; without, the
+    /// read back runs while the run reads and fetches, and the first write waits for it
+    /// ([`settled`](Self::settled)).
+    pub(super) fn take_lease(&mut self, settle: bool) -> Result<(), DestinationError> {
         let store = self.store.clone();
         let key = child(&self.kept, LOCK);
         let (time, conditional) = (self.lease_time, self.conditional);
         let shown = self.shown.display().to_string();
         let lease = self.wait(async move {
-            Lease::take(store, key, time, conditional)
+            let lease = Lease::claim(store, key, time, conditional)
                 .await
-                .map_err(|e| objects_error(&shown, e))
+                .map_err(|e| objects_error(&shown, e))?;
+            if settle {
+                lease
+                    .settled()
+                    .await
+                    .map_err(|e| objects_error(&shown, e))?;
+            }
+            Ok(lease)
         })?;
         self.lease = Some(lease);
         Ok(())
+    }
+
+    /// A future that ends once the lease was read back: `Ok` if it is this run's,
+    /// [`DestinationError::Busy`] if another's. Every write waits for it.
+    pub(super) fn settled(
+        &self,
+    ) -> impl std::future::Future<Output = Result<(), DestinationError>> + Send + 'static {
+        let settled = self.lease.as_ref().map(Lease::settled);
+        let shown = self.shown.display().to_string();
+        async move {
+            match settled {
+                Some(settled) => settled.await.map_err(|e| objects_error(&shown, e)),
+                None => Ok(()),
+            }
+        }
     }
 
     pub(super) fn lost(&self) -> Option<String> {

@@ -64,8 +64,8 @@ use resourcesync_package::Package;
 
 use crate::destination::Destination;
 use crate::directory::{
-    Bodies, DestinationError, INVENTORY, KEPT, Outcome, STATE, STATE_MAX, Verified, copy_bitstream,
-    holds, temp_name,
+    Bodies, DestinationError, INVENTORY, InMemory, KEPT, Outcome, STATE, STATE_MAX, Verified,
+    copy_bitstream, holds, temp_name,
 };
 use crate::directory::{SHARDS, shard_name};
 use crate::inventory::{DiskInventory, KeptInventory};
@@ -180,6 +180,13 @@ impl ObjectDestination {
     /// [`MAX_UPLOADS`] of them); longer ones as a multipart upload.
     pub const WHOLE_PUT: u64 = 16 << 20;
 
+    /// The most bytes of resources' bodies held in memory at once, all together, between
+    /// their arrival and their PUT (each up to [`WHOLE_PUT`](Self::WHOLE_PUT)): a body
+    /// that does not fit is written to a temporary file and read back for its upload. A
+    /// body in memory is written and read once less, and no temporary file of it meets
+    /// the local disk.
+    pub const MEMORY: u64 = 64 << 20;
+
     /// How long a lease lasts unless renewed: a killed sync keeps others out this long.
     pub const LEASE: Duration = Duration::from_secs(60);
 
@@ -232,7 +239,7 @@ impl ObjectDestination {
         lease: Duration,
         shard: Option<Shard>,
     ) -> Result<ObjectDestination, DestinationError> {
-        ObjectDestination::open_inner(store, prefix, shown.into(), lease, shard, false)
+        ObjectDestination::open_inner(store, prefix, shown.into(), lease, shard, false, true)
     }
 
     /// [`open_store`](Self::open_store) for an audit of the whole of a prefix that shards
@@ -244,9 +251,11 @@ impl ObjectDestination {
         shown: impl Into<PathBuf>,
         lease: Duration,
     ) -> Result<ObjectDestination, DestinationError> {
-        ObjectDestination::open_inner(store, prefix, shown.into(), lease, None, true)
+        ObjectDestination::open_inner(store, prefix, shown.into(), lease, None, true, true)
     }
 
+    /// `settle`: returns once the lease was read back as this run's; without, the read
+    /// back overlaps what the run does before its first write, which waits for it.
     fn open_inner(
         store: Arc<dyn ObjectStore>,
         prefix: Key,
@@ -254,6 +263,7 @@ impl ObjectDestination {
         lease: Duration,
         shard: Option<Shard>,
         whole: bool,
+        settle: bool,
     ) -> Result<ObjectDestination, DestinationError> {
         let runner =
             Runner::new("resourcesync-objects").map_err(|source| DestinationError::Io {
@@ -282,7 +292,8 @@ impl ObjectDestination {
         };
         let (ended_tx, ended) = mpsc::channel();
         let mut dest = ObjectDestination {
-            bodies: Bodies::new(tmp, tmp_path),
+            bodies: Bodies::new(tmp, tmp_path)
+                .with_memory(ObjectDestination::MEMORY, ObjectDestination::WHOLE_PUT),
             shown,
             store,
             prefix,
@@ -307,7 +318,7 @@ impl ObjectDestination {
             wake: None,
         };
         dest.conditional = dest.probe()?;
-        dest.take_lease()?;
+        dest.take_lease(settle)?;
         // After the lease is taken (written, then the others read): of a shard and an
         // unsharded run starting together, at least one sees the other.
         dest.check_split(whole)?;
@@ -335,6 +346,10 @@ impl ObjectDestination {
     ) -> Result<ObjectDestination, DestinationError> {
         let (store, prefix, shown) = ObjectDestination::store(url, store_options.iter().cloned())?;
         let whole = options.audit && options.shard.is_none();
+        // A run that writes waits for its lease's read back at its first write: the
+        // read back (`resourcesync_objects::SETTLE`) overlaps the documents' fetching. An
+        // audit or a dry run writes nothing, and waits here, before it reads.
+        let settle = options.audit || options.dry_run;
         let dest = ObjectDestination::open_inner(
             store,
             prefix,
@@ -342,6 +357,7 @@ impl ObjectDestination {
             lease,
             options.shard,
             whole,
+            settle,
         )?;
         Ok(dest
             .with_replace_foreign(options.replace_foreign)
@@ -445,7 +461,9 @@ impl ObjectDestination {
         }
         let store = self.store.clone();
         let key = child(&self.kept, name);
+        let settled = self.settled();
         self.wait(async move {
+            settled.await?;
             store
                 .put(&key, PutPayload::from(bytes))
                 .await
@@ -454,13 +472,13 @@ impl ObjectDestination {
         })
     }
 
-    /// Starts the upload of the finished temporary file `temp` to the change's key
-    /// (see [`Placing::place`]); confirmed from [`settle`](Destination::settle), with
+    /// Starts the upload of the whole body `body` to the change's key (see
+    /// [`Placing::place`]); confirmed from [`settle`](Destination::settle), with
     /// `confirmed` once placed.
     fn start_place<I: KeptInventory>(
         &mut self,
         client: &mut Client<I>,
-        temp: String,
+        body: Body,
         change: &Decision,
         digests: Measured,
         held: Option<Held>,
@@ -469,19 +487,19 @@ impl ObjectDestination {
         let key = match self.key_of(change.path.as_str()) {
             Ok(key) => key,
             Err(e) => {
-                let _ = self.bodies.dir().remove_file(&temp);
+                body.remove(&self.bodies);
                 return self.confirm(client, change, Err(Outcome::Failed(io::Error::other(e))));
             }
         };
         if let Some(lost) = self.lost() {
-            let _ = self.bodies.dir().remove_file(&temp);
+            body.remove(&self.bodies);
             return self.confirm(client, change, Err(Outcome::Failed(io::Error::other(lost))));
         }
         let task = Placing {
             store: self.store.clone(),
             key,
             uri: change.uri.clone(),
-            file: self.work.path().join("tmp").join(&temp),
+            body: body.waiting(self.work.path()),
             stored: Held::of(&digests, change.lastmod),
             digests,
             held,
@@ -489,9 +507,10 @@ impl ObjectDestination {
             conditional: self.conditional,
         };
         self.start(client, change.clone(), async move {
-            let file = task.file.clone();
             let outcome = task.place().await;
-            let _ = tokio::fs::remove_file(&file).await;
+            if let Waiting::File(file) = &task.body {
+                let _ = tokio::fs::remove_file(file).await;
+            }
             outcome.map(|_| confirmed)
         })
     }
@@ -513,8 +532,18 @@ impl ObjectDestination {
         }
         if !self.unfinished {
             // Before the first write: a run killed from here on is found by the next.
-            if let Err(e) = self.write_kept(UNFINISHED, Vec::new()) {
-                return self.confirm(client, &change, Err(Outcome::Failed(io::Error::other(e))));
+            match self.write_kept(UNFINISHED, Vec::new()) {
+                Ok(()) => {}
+                // The lease's read back found another run's: this one ends here, having
+                // written nothing.
+                Err(e @ DestinationError::Busy { .. }) => return Err(e),
+                Err(e) => {
+                    return self.confirm(
+                        client,
+                        &change,
+                        Err(Outcome::Failed(io::Error::other(e))),
+                    );
+                }
             }
             self.unfinished = true;
         }
@@ -859,8 +888,11 @@ impl Destination for ObjectDestination {
         match event {
             Event::Store(store) => {
                 let held = client.inventory().get(&store.change.uri);
-                let temp = temp_name(store.request);
-                self.start_place(client, temp, &store.change, store.digests, held, None)?;
+                let body = match self.bodies.take(store.request) {
+                    Some(body) => Body::Memory(body),
+                    None => Body::File(temp_name(store.request)),
+                };
+                self.start_place(client, body, &store.change, store.digests, held, None)?;
             }
             Event::Delete(change) => {
                 let held = client.inventory().stored(&change.uri);
@@ -895,7 +927,7 @@ impl Destination for ObjectDestination {
                         let stored = Held::of(&digests, extract.change.lastmod);
                         self.start_place(
                             client,
-                            temp,
+                            Body::File(temp),
                             &extract.change,
                             digests,
                             held,
@@ -912,6 +944,7 @@ impl Destination for ObjectDestination {
             | Event::Discard { request, .. }
             | Event::Cancel { request } => {
                 self.packages.remove(request);
+                self.bodies.take(*request);
                 let _ = self.bodies.dir().remove_file(temp_name(*request));
             }
             Event::Checkpoint => {
@@ -988,6 +1021,13 @@ impl Destination for ObjectDestination {
 
     fn bodies(&self) -> Bodies {
         self.bodies.clone()
+    }
+
+    fn keeps_in_memory(&self, request: &Request) -> bool {
+        matches!(
+            request.purpose,
+            resourcesync_client::Purpose::Resource { .. }
+        )
     }
 }
 /// `parent/name` (a name of this program's: no character a key part encodes).

@@ -21,13 +21,46 @@ pub(super) struct Mark {
     pub(super) held: Held,
 }
 
+/// A whole body, verified, before its upload: its temporary file's name under the
+/// bodies' directory, or its bytes in memory.
+pub(super) enum Body {
+    File(String),
+    Memory(InMemory),
+}
+
+impl Body {
+    /// Its temporary file removed (or its memory given back): it will not be uploaded.
+    pub(super) fn remove(self, bodies: &Bodies) {
+        if let Body::File(temp) = self {
+            let _ = bodies.dir().remove_file(temp);
+        }
+    }
+
+    /// As an upload reads it, its file under the run's work directory `work`.
+    pub(super) fn waiting(self, work: &Path) -> Waiting {
+        match self {
+            Body::File(temp) => Waiting::File(work.join("tmp").join(temp)),
+            Body::Memory(body) => Waiting::Memory(body),
+        }
+    }
+}
+
+/// A body as its upload reads it.
+pub(super) enum Waiting {
+    /// Its temporary file, removed once the upload ended.
+    File(PathBuf),
+    /// Its chunks as they arrived.
+    Memory(InMemory),
+}
+
 /// One object's placement: what the sync stored there decides whether it may be
 /// replaced.
 pub(super) struct Placing {
     pub(super) store: Arc<dyn ObjectStore>,
     pub(super) key: Key,
     pub(super) uri: resourcesync_model::Uri,
-    pub(super) file: PathBuf,
+    /// The body.
+    pub(super) body: Waiting,
     pub(super) digests: Measured,
     /// What the object will carry.
     pub(super) stored: Held,
@@ -161,20 +194,23 @@ impl Placing {
     }
 
     async fn put(&self, mode: PutMode) -> object_store::Result<()> {
-        let bytes =
-            tokio::fs::read(&self.file)
-                .await
-                .map_err(|e| object_store::Error::Generic {
+        let payload = match &self.body {
+            // The chunks as they arrived: no copy.
+            Waiting::Memory(body) => body.chunks().iter().cloned().collect(),
+            Waiting::File(file) => PutPayload::from(tokio::fs::read(file).await.map_err(|e| {
+                object_store::Error::Generic {
                     store: "local",
                     source: Box::new(e),
-                })?;
+                }
+            })?),
+        };
         let options = PutOptions {
             mode,
             attributes: self.attributes(),
             ..Default::default()
         };
         self.store
-            .put_opts(&self.key, PutPayload::from(bytes), options)
+            .put_opts(&self.key, payload, options)
             .await
             .map(drop)
     }
@@ -193,7 +229,17 @@ impl Placing {
         };
         let upload = self.store.put_multipart_opts(&self.key, options).await?;
         let mut write = object_store::WriteMultipart::new_with_chunk_size(upload, 8 << 20);
-        let mut file = tokio::fs::File::open(&self.file).await.map_err(local)?;
+        let file = match &self.body {
+            Waiting::Memory(body) => {
+                for chunk in body.chunks() {
+                    write.wait_for_capacity(2).await?;
+                    write.put(chunk.clone());
+                }
+                return write.finish().await.map(drop);
+            }
+            Waiting::File(file) => file,
+        };
+        let mut file = tokio::fs::File::open(file).await.map_err(local)?;
         let mut buf = vec![0; 1 << 20];
         loop {
             let n = file.read(&mut buf).await.map_err(local)?;
