@@ -48,11 +48,17 @@ impl ObjectDestination {
     }
 
     pub(super) fn lost(&self) -> Option<String> {
-        self.lease.as_ref().is_some_and(Lease::lost).then(|| {
-            format!(
-                "{}: the lease on the prefix was taken over by another sync (this one stalled past it)",
-                self.shown.display()
-            )
-        })
+        self.lease
+            .as_ref()
+            .is_some_and(Lease::lost)
+            .then(|| self.lost_message())
+    }
+
+    /// What a write refused for a lost lease says.
+    pub(super) fn lost_message(&self) -> String {
+        format!(
+            "{}: the lease on the prefix was taken over by another sync (this one stalled past it)",
+            self.shown.display()
+        )
     }
 }

@@ -20,8 +20,9 @@
 //!   (adopted). A deletion has no condition in the S3 API this crate speaks: between
 //!   the check and the DELETE (one round trip) an object replaced by someone else would
 //!   be deleted.
-//! - **Nothing half-written.** A body is staged in a local temporary file, hashed as it
-//!   arrives, and PUT only once its digests matched; a PUT is atomic (an object is the
+//! - **Nothing half-written.** A body is held in memory as it arrives (up to
+//!   [`ObjectDestination::MEMORY`] for all bodies together; past that, in a local
+//!   temporary file), hashed, and PUT only once its digests matched; a PUT is atomic (an object is the
 //!   old bytes or the new, never a part). Bodies over [`ObjectDestination::WHOLE_PUT`]
 //!   go up as a multipart upload, which is atomic too, but unconditional: the path is
 //!   checked just before.
@@ -36,7 +37,9 @@
 //!   a store that ignores the conditions (some S3-compatible servers do; found by trying
 //!   at open) gets a plain read-then-write of it, which two syncs starting in the same
 //!   moment could both pass, and plain PUTs for the objects: said in
-//!   [`ObjectDestination::conditional`].
+//!   [`ObjectDestination::conditional`]. The lease is read back
+//!   ([`resourcesync_objects::SETTLE`] after its write) before anything else is
+//!   written: the run reads the Source meanwhile.
 //!
 //! Uploads run on a runtime of the destination's own, [`MAX_UPLOADS`] at once, while the
 //! driver goes on receiving; each is confirmed to the client when it ends.
@@ -83,6 +86,12 @@ use resourcesync_objects::{Bucket, Lease, ObjectsError, Runner, block, random};
 /// Uploads (and deletions) under way at once; more wait for one to end.
 pub const MAX_UPLOADS: usize = 16;
 
+/// Uploads (and deletions) started, under way or waiting for their turn among
+/// [`MAX_UPLOADS`]: past this the driver waits for one to end before it takes more, so
+/// that no more bodies wait on the local disk than this. Above [`MAX_UPLOADS`] so that
+/// the driver goes on receiving while the uploads run.
+const MAX_STARTED: usize = 4 * MAX_UPLOADS;
+
 /// The object under `.resourcesync/` a run writes before its first write and removes once
 /// everything it wrote is in a saved inventory: found at open, it says a run was killed
 /// (or could not save), and since when to look for what it stored.
@@ -124,8 +133,12 @@ pub struct ObjectDestination {
     /// writing: its `unfinished` object's time (the store's clock). What it stored after
     /// its last save is looked for ([`Destination::replay`]).
     recovering: Option<chrono::DateTime<chrono::Utc>>,
-    /// This run wrote its `unfinished` object (before its first write).
+    /// This run began writing its `unfinished` object (before its first write).
     unfinished: bool,
+    /// That write, once the lease was read back as this run's: every upload and deletion
+    /// waits for it, while the driver goes on receiving.
+    first_write:
+        Option<futures::future::Shared<futures::future::BoxFuture<'static, Result<(), String>>>>,
     /// Everything this run wrote is in a saved inventory: its last save came after its
     /// last write ended.
     clean: bool,
@@ -136,6 +149,8 @@ pub struct ObjectDestination {
     pending: usize,
     ended_tx: mpsc::Sender<Ended>,
     ended: mpsc::Receiver<Ended>,
+    /// Turns among [`MAX_UPLOADS`]: a started upload waits for one.
+    turns: Arc<tokio::sync::Semaphore>,
     wake: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
@@ -308,6 +323,7 @@ impl ObjectDestination {
             lease_time: lease.max(Duration::from_secs(1)),
             recovering: None,
             unfinished: false,
+            first_write: None,
             clean: false,
             replace_foreign: false,
             repair: true,
@@ -315,6 +331,7 @@ impl ObjectDestination {
             pending: 0,
             ended_tx,
             ended,
+            turns: Arc::new(tokio::sync::Semaphore::new(MAX_UPLOADS)),
             wake: None,
         };
         dest.conditional = dest.probe()?;
@@ -530,25 +547,26 @@ impl ObjectDestination {
                 Err(Outcome::Failed(io::Error::other(lost))),
             );
         }
-        if !self.unfinished {
-            // Before the first write: a run killed from here on is found by the next.
-            match self.write_kept(UNFINISHED, Vec::new()) {
-                Ok(()) => {}
-                // The lease's read back found another run's: this one ends here, having
-                // written nothing.
-                Err(e @ DestinationError::Busy { .. }) => return Err(e),
-                Err(e) => {
-                    return self.confirm(
-                        client,
-                        &change,
-                        Err(Outcome::Failed(io::Error::other(e))),
-                    );
-                }
-            }
+        if self.first_write.is_none() {
+            // Before the first write: a run killed from here on is found by the next. It
+            // waits for the lease's read back, and the uploads wait for it, not the driver,
+            // which goes on receiving meanwhile.
+            use futures::FutureExt as _;
+            let settled = self.settled();
+            let (store, key) = (self.store.clone(), child(&self.kept, UNFINISHED));
+            let write = async move {
+                settled.await.map_err(|e| e.to_string())?;
+                store
+                    .put(&key, PutPayload::default())
+                    .await
+                    .map(drop)
+                    .map_err(|e| store_error(&key, e).to_string())
+            };
+            self.first_write = Some(write.boxed().shared());
             self.unfinished = true;
         }
         self.clean = false;
-        while self.pending >= MAX_UPLOADS {
+        while self.pending >= MAX_STARTED {
             let ended = block(|| self.ended.recv());
             self.ended_one(client, ended)?;
         }
@@ -557,19 +575,36 @@ impl ObjectDestination {
         let Some(runtime) = self.runner.handle() else {
             return Err(self.stopped());
         };
+        let (turns, watch) = (self.turns.clone(), self.lease.as_ref().map(Lease::watch));
+        let lost = self.lost_message();
+        let first_write = self.first_write.clone();
         self.pending += 1;
         runtime.spawn(async move {
             use futures::FutureExt as _;
-            // A task that panics still ends: its change failed, and nothing waits for a
-            // confirmation that never comes.
-            let outcome = std::panic::AssertUnwindSafe(work)
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|_| {
-                    Err(Outcome::Failed(io::Error::other(
-                        "the upload's task panicked",
-                    )))
-                });
+            // The run's first write made (the lease is this run's), then its turn, the
+            // lease still held when it comes (it may have waited).
+            let first = match first_write {
+                Some(first) => first.await,
+                None => Ok(()),
+            };
+            let turn = turns.acquire_owned().await;
+            let outcome = if let Err(why) = first {
+                Err(Outcome::Failed(io::Error::other(why)))
+            } else if turn.is_err() || watch.is_some_and(|w| w.lost()) {
+                Err(Outcome::Failed(io::Error::other(lost)))
+            } else {
+                // A task that panics still ends: its change failed, and nothing waits for
+                // a confirmation that never comes.
+                std::panic::AssertUnwindSafe(work)
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Outcome::Failed(io::Error::other(
+                            "the upload's task panicked",
+                        )))
+                    })
+            };
+            drop(turn);
             let _ = tx.send(Ended { change, outcome });
             if let Some(wake) = wake {
                 wake();
