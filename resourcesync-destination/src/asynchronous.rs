@@ -384,7 +384,7 @@ pub struct Keep {
     /// The digests computed of it ([`Client::algorithms`]).
     pub algorithms: Algorithms,
     /// Held in memory while the bodies' budget has room, rather than written to its file
-    /// ([`Destination::keeps_in_memory`](crate::Destination::keeps_in_memory)).
+    /// ([`Destination::keeps_in_memory`]).
     pub in_memory: bool,
 }
 
