@@ -83,6 +83,12 @@ impl Bucket {
             .unwrap();
     }
 
+    fn delete(&self, key: &str) {
+        self.runtime
+            .block_on(self.store.delete(&Key::parse(key).unwrap()))
+            .unwrap();
+    }
+
     fn get(&self, key: &str) -> Option<Vec<u8>> {
         self.runtime.block_on(async {
             match self.store.get(&Key::parse(key).unwrap()).await {
@@ -191,8 +197,9 @@ fn promises(kind: Kind, program: &std::path::Path) {
             );
         }
         s.put("deep/a/b/c.bin", &[7u8; 5000]);
-        // Past a whole PUT (ObjectDestination::WHOLE_PUT, 16 MiB): to its temporary file
-        // rather than memory, then up as a multipart upload.
+        // Past a whole PUT (ObjectDestination::WHOLE_PUT, 16 MiB): its first 16 MiB held
+        // in memory, then all of it spilled to its temporary file, and up as a multipart
+        // upload from there.
         let big: Vec<u8> = (0..17u32 << 20)
             .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
             .collect();
@@ -654,7 +661,7 @@ fn many_sources(program: &std::path::Path) {
     assert!(!root.path().join("s3:").exists());
     // Followed: the harvest's followers run into their prefixes, each run a sync with
     // every promise (an interval of a second here), and carry the Sources' changes.
-    let mut following = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+    let following = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
         .args(["sync", "--follow", "--json", "--sources", file])
         .current_dir(root.path())
         .env_remove("AWS_PROFILE")
@@ -678,6 +685,26 @@ fn many_sources(program: &std::path::Path) {
         ],
         &server,
     );
+    let harvest = Lines::of(following);
+    let alone = Lines::of(single);
+    // Each one's first run done before the Sources change: the change is carried by a
+    // later run, into a prefix opened again.
+    harvest.until("the harvest's first runs", |lines| {
+        synced_by_source(lines).len() == sources.len()
+    });
+    alone.until("the single follower's first run", |lines| {
+        synced_by_source(lines).values().sum::<usize>() >= 1
+    });
+    // Another run holds the single prefix for a while: the follower's runs are refused
+    // then (said), and it goes on once the lease is gone.
+    let held = format!(
+        r#"{{"owner":"another","until_ms":{}}}"#,
+        resourcesync_objects::now_ms() + 600_000
+    );
+    bucket.put("single/.resourcesync/lock", held.as_bytes());
+    alone.until("a run refused while another held the prefix", |lines| {
+        lines.iter().any(|l| l.contains(r#""follow":"run-failed""#))
+    });
     for (k, served) in sources.iter().enumerate() {
         served.change(|s| {
             s.tick(10);
@@ -686,50 +713,49 @@ fn many_sources(program: &std::path::Path) {
             s.delete("r/2.txt");
         });
     }
-    let deadline = Instant::now() + Duration::from_secs(60);
     let mut prefixes: Vec<(String, &Served)> = sources
         .iter()
         .enumerate()
         .map(|(k, served)| (format!("s{k}"), served))
         .collect();
-    prefixes.push(("single".into(), &sources[0]));
+    let deadline = Instant::now() + Duration::from_secs(60);
     let mut waiting = prefixes.clone();
     while !waiting.is_empty() {
-        if Instant::now() > deadline {
-            let _ = following.kill();
-            let out = following.wait_with_output().unwrap();
-            panic!("the followers did not carry the change: {}", text(&out));
-        }
+        assert!(
+            Instant::now() < deadline,
+            "the followers did not carry the change: {:?}",
+            harvest.lines()
+        );
         waiting.retain(|(prefix, served)| served.holds(&bucket.resources(prefix)).is_err());
         std::thread::sleep(Duration::from_millis(200));
     }
-    for mut child in [following, single] {
-        let pid = child.id().to_string();
+    // Still refused: nothing of the change in the single prefix.
+    assert!(sources[0].holds(&bucket.resources("single")).is_err());
+    bucket.delete("single/.resourcesync/lock");
+    prefixes.push(("single".into(), &sources[0]));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while sources[0].holds(&bucket.resources("single")).is_err() {
         assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
+            Instant::now() < deadline,
+            "the single follower did not go on: {:?}",
+            alone.lines()
         );
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                child.kill().unwrap();
-                panic!("a follower did not stop on SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for (lines, name) in [(harvest, "the harvest"), (alone, "the single follower")] {
+        let (status, lines) = lines.stop();
+        assert_eq!(status, Some(130), "{name}: {lines:?}");
+        // Per Source: the first run and one at least that carried the change.
+        let synced = synced_by_source(&lines);
+        assert!(!synced.is_empty(), "{name}: {lines:?}");
+        for (source, runs) in &synced {
+            assert!(*runs >= 2, "{name}, {source}: {runs} runs: {lines:?}");
         }
-        let out = child.wait_with_output().unwrap();
-        assert_eq!(out.status.code(), Some(130), "{}", text(&out));
-        let synced = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| l.contains(r#""follow":"synced""#))
-            .count();
         assert!(
-            synced >= 2,
-            "a first run and one after the change: {}",
-            text(&out)
+            lines
+                .iter()
+                .any(|l| l.contains(r#""follow":"synced""#) && l.contains(r#""created":1"#)),
+            "{name}: no run carried the change: {lines:?}"
         );
     }
     // Each prefix is as an audit of its own finds it, and holds what its Source does.
@@ -748,5 +774,83 @@ fn many_sources(program: &std::path::Path) {
         &server,
     );
     assert!(out.status.success(), "{}", text(&out));
+    // Named, not made, beside the file or where the single follower ran.
     assert!(!root.path().join("s3:").exists());
+    assert!(!std::path::Path::new("s3:").exists());
+}
+
+/// A child's standard output, line by line as it comes, kept.
+struct Lines {
+    child: Child,
+    lines: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Lines {
+    fn of(mut child: Child) -> Lines {
+        use std::io::BufRead as _;
+        let stdout = child.stdout.take().unwrap();
+        let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = lines.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                kept.lock().unwrap().push(line);
+            }
+        });
+        Lines { child, lines }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// Waits (60 s at most) until `done` holds of the lines so far.
+    fn until(&self, what: &str, done: impl Fn(&[String]) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done(&self.lines()) {
+            assert!(Instant::now() < deadline, "no {what}: {:?}", self.lines());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGTERM, then its exit status and every line.
+    fn stop(mut self) -> (Option<i32>, Vec<String>) {
+        let pid = self.child.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                self.child.kill().unwrap();
+                panic!("a follower did not stop on SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let status = self.child.wait().unwrap().code();
+        // Its output read to the end.
+        std::thread::sleep(Duration::from_millis(200));
+        (status, self.lines())
+    }
+}
+
+/// How many `synced` lines each Source has (a single follower's lines name none: "").
+fn synced_by_source(lines: &[String]) -> BTreeMap<String, usize> {
+    let mut runs = BTreeMap::new();
+    for line in lines {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if value["follow"] == "synced" {
+            let source = value["source"].as_str().unwrap_or_default().to_owned();
+            *runs.entry(source).or_insert(0) += 1;
+        }
+    }
+    runs
 }

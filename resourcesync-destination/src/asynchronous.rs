@@ -522,8 +522,12 @@ pub async fn fetch(
     let mut measure = Measure::new(algorithms);
     let mut held: Vec<Bytes> = Vec::new();
     let mut in_memory = in_memory;
-    // Bytes of the budget this body holds, and bytes not yet told as progress.
-    let mut reserved = 0u64;
+    // Bytes of the budget this body holds (given back however the task ends, aborted
+    // included, unless handed over with the body), and bytes not yet told as progress.
+    let mut reserved = Reserved {
+        bodies: &bodies,
+        bytes: 0,
+    };
     let mut unreported = 0usize;
     let mut file: Option<std::fs::File> = None;
     let mut head = Some(headers);
@@ -533,7 +537,6 @@ pub async fn fetch(
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
             Err(e) => {
-                bodies.release(reserved);
                 let _ = tx.send(fail(failure(&e))).await;
                 return;
             }
@@ -542,12 +545,12 @@ pub async fn fetch(
         let past = limit.is_some_and(|limit| measure.length() > limit);
         if in_memory {
             let more = chunk.len() as u64;
-            if bodies.reserve(reserved, more) {
-                reserved += more;
+            if bodies.reserve(reserved.bytes, more) {
+                reserved.bytes += more;
             } else {
                 // It goes to its file from here on, with what it held.
                 in_memory = false;
-                bodies.release(std::mem::take(&mut reserved));
+                reserved.release();
             }
         }
         unreported += chunk.len();
@@ -575,7 +578,6 @@ pub async fn fetch(
         if let Some(headers) = head.take()
             && tx.send(Msg::Head(id, status, headers)).await.is_err()
         {
-            bodies.release(reserved);
             return;
         }
         if tx
@@ -583,7 +585,6 @@ pub async fn fetch(
             .await
             .is_err()
         {
-            bodies.release(reserved);
             return;
         }
         if past {
@@ -597,7 +598,7 @@ pub async fn fetch(
     let written = match &mut file {
         Some(f) => write_chunks(f, &held),
         None if in_memory => {
-            bodies.keep(id, held, reserved);
+            bodies.keep(id, held, std::mem::take(&mut reserved.bytes));
             Ok(())
         }
         None => bodies
@@ -610,6 +611,24 @@ pub async fn fetch(
         (Ok(()), None) => Msg::Digests(id, measured),
     };
     let _ = tx.send(message).await;
+}
+
+/// Bytes of the bodies' memory budget a receiving body holds: given back when dropped.
+struct Reserved<'a> {
+    bodies: &'a Bodies,
+    bytes: u64,
+}
+
+impl Reserved<'_> {
+    fn release(&mut self) {
+        self.bodies.release(std::mem::take(&mut self.bytes));
+    }
+}
+
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        self.release();
+    }
 }
 
 /// Writes `chunks` to `file` whole, with as few `writev` calls as the kernel allows.
@@ -715,5 +734,90 @@ mod tests {
             .await
             .unwrap();
         assert!(allowed.iter().any(|a| a.ip().is_loopback()));
+    }
+}
+
+#[cfg(all(test, feature = "object-store"))]
+mod memory_tests {
+    use std::sync::Arc;
+
+    use resourcesync_client::{Client, Config, MemoryInventory, Mode, State};
+    use resourcesync_model::Algorithms;
+    use resourcesync_testkit::served::Served;
+
+    use super::{Keep, Msg, fetch};
+    use crate::directory::{Bodies, temp_name};
+
+    /// `fetch` of the first request a client makes of `served` (its Source Description),
+    /// kept by `bodies`, and every message it sent.
+    async fn fetched(
+        served: &Served,
+        bodies: &Bodies,
+    ) -> (resourcesync_client::RequestId, Vec<Msg>) {
+        let config = Config::new(
+            served.base.parse().unwrap(),
+            Mode::Baseline { prefer_dump: false },
+        )
+        .unwrap();
+        let mut client = Client::new(config, State::default(), MemoryInventory::default());
+        let request = client.poll_request(std::time::Instant::now()).unwrap();
+        let id = request.id;
+        let keep = Keep {
+            bodies: bodies.clone(),
+            limit: None,
+            algorithms: Algorithms::SHA256,
+            in_memory: true,
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::channel(64);
+        fetch(reqwest::Client::new(), request, Some(keep), tx, Vec::new()).await;
+        let mut messages = Vec::new();
+        while let Ok(message) = rx.try_recv() {
+            messages.push(message);
+        }
+        (id, messages)
+    }
+
+    fn bodies(budget: u64) -> (tempfile::TempDir, Bodies) {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp =
+            cap_std::fs::Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        let bodies =
+            Bodies::new(tmp, dir.path().to_owned()).with_memory(budget, budget, Arc::default());
+        (dir, bodies)
+    }
+
+    #[test]
+    fn a_body_that_fits_stays_in_memory_and_one_that_does_not_goes_to_its_file() {
+        let served = Served::start(|s| {
+            s.put("r/a.txt", b"a");
+            s.tick(10);
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // Room for it: in memory, no file.
+        let (dir, room) = bodies(1 << 20);
+        let (id, messages) = runtime.block_on(fetched(&served, &room));
+        assert!(messages.iter().any(|m| matches!(m, Msg::Whole(..))));
+        let body = room.take(id).expect("held in memory");
+        let text = String::from_utf8(body.chunks().concat()).unwrap();
+        assert!(text.contains("sitemaps.org"), "{text}");
+        assert!(!dir.path().join(temp_name(id)).exists());
+        // Its bytes back in the budget once dropped: the whole budget reserved again.
+        assert!(!room.reserve(0, 1 << 20));
+        drop(body);
+        assert!(room.reserve(0, 1 << 20));
+        room.release(1 << 20);
+        // No room (10 bytes): its file, whole, and nothing held.
+        let (dir, none) = bodies(10);
+        let (id, _) = runtime.block_on(fetched(&served, &none));
+        assert!(none.take(id).is_none());
+        let written = std::fs::read_to_string(dir.path().join(temp_name(id))).unwrap();
+        assert_eq!(written, text);
+        assert!(
+            none.reserve(0, 10),
+            "what it reserved before it spilled, given back"
+        );
     }
 }

@@ -101,8 +101,9 @@ pub trait Destination {
     /// Saves the client's state and inventory.
     fn save<I: KeptInventory>(&mut self, client: &Client<I>) -> Result<(), DestinationError>;
 
-    /// Whether the body of `request` is kept in a temporary file while it arrives
-    /// ([`Bodies::create`]): a resource's or a package's.
+    /// Whether the body of `request` is kept by the driver while it arrives, in a
+    /// temporary file ([`Bodies::create`]) or, where [`keeps_in_memory`](Self::keeps_in_memory)
+    /// says so, in memory: a resource's or a package's.
     fn keeps_body(&self, request: &Request) -> bool;
 
     /// The temporary directory of the bodies, for the tasks that write them.

@@ -211,8 +211,8 @@ struct Memory {
     budget: u64,
     /// The most bytes of one body.
     each: u64,
-    /// Bytes reserved now.
-    used: std::sync::atomic::AtomicU64,
+    /// Bytes reserved now, shared by every [`Bodies`] made with the same budget.
+    used: Arc<std::sync::atomic::AtomicU64>,
     /// The whole bodies, by request, until the destination takes them.
     held: std::sync::Mutex<HashMap<RequestId, InMemory>>,
 }
@@ -251,14 +251,19 @@ impl Bodies {
         }
     }
 
-    /// Takes bodies of up to `each` bytes in memory while all of them together hold at
-    /// most `budget` bytes.
+    /// Takes bodies of up to `each` bytes in memory while all of them together, with
+    /// those of every other [`Bodies`] that shares `used`, hold at most `budget` bytes.
     #[cfg(feature = "object-store")]
-    pub(crate) fn with_memory(mut self, budget: u64, each: u64) -> Bodies {
+    pub(crate) fn with_memory(
+        mut self,
+        budget: u64,
+        each: u64,
+        used: Arc<std::sync::atomic::AtomicU64>,
+    ) -> Bodies {
         self.memory = Some(Arc::new(Memory {
             budget,
             each,
-            used: std::sync::atomic::AtomicU64::new(0),
+            used,
             held: std::sync::Mutex::new(HashMap::new()),
         }));
         self
@@ -1114,7 +1119,8 @@ mod memory_tests {
     fn bodies(budget: u64, each: u64) -> (tempfile::TempDir, Bodies) {
         let dir = tempfile::tempdir().unwrap();
         let tmp = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
-        let bodies = Bodies::new(tmp, dir.path().to_owned()).with_memory(budget, each);
+        let bodies =
+            Bodies::new(tmp, dir.path().to_owned()).with_memory(budget, each, Default::default());
         (dir, bodies)
     }
 

@@ -160,6 +160,10 @@ pub enum FollowNotice {
     /// A notification's interval does not follow the last one's: a gap, an overlap, or an
     /// older one (the run it makes is the same).
     Irregular(FollowerEvent),
+    /// A run after the first could not start or go on (the destination busy with another
+    /// run, the store or the Source out of reach): said, and the follower goes on, as
+    /// after an incomplete run.
+    RunFailed(String),
 }
 
 pub use resourcesync_client::follow::{Cause, FollowerEvent};
@@ -185,6 +189,8 @@ pub struct Followed {
     pub notifications: u64,
     /// Bodies ignored at the callback.
     pub ignored: u64,
+    /// Runs after the first that failed ([`FollowNotice::RunFailed`]).
+    pub failed: u64,
     /// The last run.
     pub last: Option<Synced>,
 }
@@ -224,7 +230,9 @@ pub async fn follow(
 /// [`follow`] into a destination of the caller's (a bucket's prefix,
 /// `objects::ObjectDestination`), which `open` opens (and locks) for each run, as
 /// [`sync_into`] does: between runs the follower holds nothing, so a single `sync` into the
-/// same place waits only for the run in progress.
+/// same place is refused only while a run is in progress. A run that cannot open (the
+/// place busy, the store out of reach) ends the follower with its error, as for a
+/// directory.
 pub async fn follow_into<D: Destination + Send>(
     options: &FollowOptions,
     mut open: impl FnMut(&SyncOptions) -> Result<D, SyncError> + Send,
@@ -361,9 +369,21 @@ pub async fn follow_into<D: Destination + Send>(
             observer,
             &mut channel,
         )
-        .await?;
-        schedule.finished(synced.report.complete, Instant::now());
-        report(observer, &mut followed, cause, synced);
+        .await;
+        match synced {
+            Ok(synced) => {
+                schedule.finished(synced.report.complete, Instant::now());
+                report(observer, &mut followed, cause, synced);
+            }
+            // Only the first run's failure ends the follower: a later one (a one-off
+            // sync holding the place, the store out of reach for a while) is made up by
+            // the next run, due as after an incomplete one.
+            Err(e) => {
+                schedule.finished(false, Instant::now());
+                followed.failed += 1;
+                observer.follow(&FollowNotice::RunFailed(e.to_string()));
+            }
+        }
     }
     if let Some(subscriber) = &subscription {
         unsubscribe(

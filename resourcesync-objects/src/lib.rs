@@ -381,6 +381,13 @@ impl Lease {
         Ok(lease)
     }
 
+    /// Whether the read back found the lease another's (the writer never held it), without
+    /// waiting: false while it has not run yet, or when it found the lease this writer's
+    /// or could not read it.
+    pub fn refused(&self) -> bool {
+        matches!(*self.settled.borrow(), Some(Settled::Another))
+    }
+
     /// Waits until the lease was read back ([`claim`](Self::claim)): `Ok` if it is this
     /// writer's, [`ObjectsError::Busy`] if another's, or the store's error.
     /// The future holds no borrow of the lease: it may be awaited on another task.
@@ -430,23 +437,37 @@ impl Lease {
             // against such a store, whose race this narrows to writes further apart than
             // SETTLE; atomic on S3 and moto.
             tokio::time::sleep(SETTLE).await;
-            let held = match store.get(&key).await {
-                Ok(found) => found.bytes().await.map_err(|e| e.to_string()),
-                Err(object_store::Error::NotFound { .. }) => Ok(Default::default()),
-                Err(e) => Err(e.to_string()),
-            };
-            let found = match held {
-                Ok(held) if LeaseBody::read(&held).is_some_and(|held| held.owner == owner) => {
-                    Settled::Ours
+            // A store out of reach for a moment is asked again (object_store retries
+            // within each request too), a few times within the lease's first third.
+            let mut found = Settled::Failed(String::new());
+            for attempt in 0..3 {
+                if attempt > 0 {
+                    tokio::time::sleep(SETTLE).await;
                 }
-                Ok(_) => Settled::Another,
-                Err(why) => Settled::Failed(why),
-            };
+                let held = match store.get(&key).await {
+                    Ok(found) => found.bytes().await.map_err(|e| e.to_string()),
+                    Err(object_store::Error::NotFound { .. }) => Ok(Default::default()),
+                    Err(e) => Err(e.to_string()),
+                };
+                found = match held {
+                    Ok(held) if LeaseBody::read(&held).is_some_and(|held| held.owner == owner) => {
+                        Settled::Ours
+                    }
+                    Ok(_) => Settled::Another,
+                    Err(why) => Settled::Failed(why),
+                };
+                if !matches!(found, Settled::Failed(_)) {
+                    break;
+                }
+            }
             let ours = matches!(found, Settled::Ours);
-            if !ours {
-                // Never this writer's: nothing may go on under it.
+            if matches!(found, Settled::Another) {
+                // Never this writer's: nothing may go on under it, and its release
+                // leaves the other's lease alone.
                 taken_over.store(true, Ordering::SeqCst);
             }
+            // Not known (the store out of reach): not renewed, so lost in two thirds of
+            // the lease; released only if found to be this writer's then.
             let _ = settle.send(Some(found));
             if !ours {
                 return;

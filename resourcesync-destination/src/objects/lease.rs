@@ -47,6 +47,18 @@ impl ObjectDestination {
         }
     }
 
+    /// [`DestinationError::Busy`] once the lease's read back found another run's: this
+    /// one never held the prefix, wrote nothing, and ends.
+    pub(super) fn refused(&self) -> Result<(), DestinationError> {
+        match &self.lease {
+            Some(lease) if lease.refused() => Err(DestinationError::Busy {
+                dir: self.shown.clone(),
+                lock: PathBuf::from(lease.key().to_string()),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn lost(&self) -> Option<String> {
         self.lease
             .as_ref()

@@ -38,8 +38,10 @@
 //!   at open) gets a plain read-then-write of it, which two syncs starting in the same
 //!   moment could both pass, and plain PUTs for the objects: said in
 //!   [`ObjectDestination::conditional`]. The lease is read back
-//!   ([`resourcesync_objects::SETTLE`] after its write) before anything else is
-//!   written: the run reads the Source meanwhile.
+//!   ([`resourcesync_objects::SETTLE`] after its write) before anything else under the
+//!   prefix is written (the store's probe, a random key written and deleted at open,
+//!   comes before the lease): the run reads the Source meanwhile, and a run that finds
+//!   another's lease then ends with [`DestinationError::Busy`], having written nothing.
 //!
 //! Uploads run on a runtime of the destination's own, [`MAX_UPLOADS`] at once, while the
 //! driver goes on receiving; each is confirmed to the client when it ends.
@@ -82,6 +84,11 @@ use lease::*;
 pub use placing::HELD_KEY;
 use placing::*;
 use resourcesync_objects::{Bucket, Lease, ObjectsError, Runner, block, random};
+
+/// The bytes of bodies held in memory now, by every destination of the process
+/// ([`ObjectDestination::MEMORY`] at most).
+static BODIES_IN_MEMORY: std::sync::LazyLock<Arc<std::sync::atomic::AtomicU64>> =
+    std::sync::LazyLock::new(Default::default);
 
 /// Uploads (and deletions) under way at once; more wait for one to end.
 pub const MAX_UPLOADS: usize = 16;
@@ -195,8 +202,9 @@ impl ObjectDestination {
     /// [`MAX_UPLOADS`] of them); longer ones as a multipart upload.
     pub const WHOLE_PUT: u64 = 16 << 20;
 
-    /// The most bytes of resources' bodies held in memory at once, all together, between
-    /// their arrival and their PUT (each up to [`WHOLE_PUT`](Self::WHOLE_PUT)): a body
+    /// The most bytes of resources' bodies held in memory at once, all together (every
+    /// destination of the process: a harvest's runs share it), between their arrival and
+    /// their PUT (each up to [`WHOLE_PUT`](Self::WHOLE_PUT)): a body
     /// that does not fit is written to a temporary file and read back for its upload. A
     /// body in memory is written and read once less, and no temporary file of it meets
     /// the local disk.
@@ -307,8 +315,11 @@ impl ObjectDestination {
         };
         let (ended_tx, ended) = mpsc::channel();
         let mut dest = ObjectDestination {
-            bodies: Bodies::new(tmp, tmp_path)
-                .with_memory(ObjectDestination::MEMORY, ObjectDestination::WHOLE_PUT),
+            bodies: Bodies::new(tmp, tmp_path).with_memory(
+                ObjectDestination::MEMORY,
+                ObjectDestination::WHOLE_PUT,
+                BODIES_IN_MEMORY.clone(),
+            ),
             shown,
             store,
             prefix,
@@ -470,6 +481,7 @@ impl ObjectDestination {
 
     /// Writes `name` of `.resourcesync/` (a PUT: whole or not at all).
     fn write_kept(&self, name: &str, bytes: Vec<u8>) -> Result<(), DestinationError> {
+        self.refused()?;
         if let Some(lost) = self.lost() {
             return Err(DestinationError::Store {
                 key: child(&self.kept, name).to_string(),
@@ -508,6 +520,10 @@ impl ObjectDestination {
                 return self.confirm(client, change, Err(Outcome::Failed(io::Error::other(e))));
             }
         };
+        if let Err(refused) = self.refused() {
+            body.remove(&self.bodies);
+            return Err(refused);
+        }
         if let Some(lost) = self.lost() {
             body.remove(&self.bodies);
             return self.confirm(client, change, Err(Outcome::Failed(io::Error::other(lost))));
@@ -540,6 +556,7 @@ impl ObjectDestination {
         change: Decision,
         work: impl std::future::Future<Output = Result<Option<Held>, Outcome>> + Send + 'static,
     ) -> Result<(), DestinationError> {
+        self.refused()?;
         if let Some(lost) = self.lost() {
             return self.confirm(
                 client,
@@ -1068,4 +1085,72 @@ impl Destination for ObjectDestination {
 /// `parent/name` (a name of this program's: no character a key part encodes).
 fn child(parent: &Key, name: &str) -> Key {
     parent.child(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key of `store`, listed.
+    fn keys(runner: &Runner, store: &Arc<dyn ObjectStore>) -> Vec<String> {
+        let store = store.clone();
+        runner
+            .run(async move {
+                use futures::TryStreamExt as _;
+                store
+                    .list(None)
+                    .map_ok(|meta| meta.location.to_string())
+                    .try_collect::<Vec<_>>()
+                    .await
+                    .unwrap()
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_run_whose_lease_is_found_another_s_writes_nothing_and_ends_busy() {
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let runner = Runner::new("test").unwrap();
+        // Opened as a sync opens it: the lease claimed, its read back still to come.
+        let dest = ObjectDestination::open_inner(
+            store.clone(),
+            Key::from("p"),
+            PathBuf::from("memory:///p"),
+            Duration::from_secs(5),
+            None,
+            false,
+            false,
+        )
+        .unwrap();
+        // Another writer's lease lands before the read back, as a second writer let
+        // through by a store whose conditional create is not atomic would have it.
+        let lock = Key::from("p/.resourcesync/lock");
+        let other = format!(
+            r#"{{"owner":"another","until_ms":{}}}"#,
+            resourcesync_objects::now_ms() + 60_000
+        );
+        let put = {
+            let (store, lock) = (store.clone(), lock.clone());
+            async move { store.put(&lock, other.into()).await.map(drop) }
+        };
+        runner.run(put).unwrap().unwrap();
+        // The first write waits for the read back, and is refused.
+        let written = dest.write_kept(STATE, b"{}".to_vec());
+        assert!(
+            matches!(written, Err(DestinationError::Busy { .. })),
+            "{written:?}"
+        );
+        // And every later step says so at once.
+        assert!(matches!(dest.refused(), Err(DestinationError::Busy { .. })));
+        drop(dest);
+        // Nothing of the run's under the prefix; the other's lease left as it was.
+        assert_eq!(
+            keys(&runner, &store),
+            vec!["p/.resourcesync/lock".to_owned()]
+        );
+        let left = runner
+            .run(async move { store.get(&lock).await.unwrap().bytes().await.unwrap() })
+            .unwrap();
+        assert!(String::from_utf8_lossy(&left).contains("another"));
+    }
 }

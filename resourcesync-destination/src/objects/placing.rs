@@ -73,7 +73,10 @@ pub(super) struct Placing {
 impl Placing {
     pub(super) async fn place(&self) -> Result<Option<Held>, Outcome> {
         let failed = |e: object_store::Error| Outcome::Failed(io::Error::other(e));
-        let large = self.digests.length > ObjectDestination::WHOLE_PUT;
+        // A body in memory is at most a whole PUT (`Bodies::reserve`); one in its file
+        // past that goes up in parts.
+        let large = matches!(self.body, Waiting::File(_))
+            && self.digests.length > ObjectDestination::WHOLE_PUT;
         // Nothing there, as on a first sync: one request, a create that fails if
         // something is.
         if self.held.is_none() && !self.replace_foreign && !large && self.conditional {
@@ -230,14 +233,12 @@ impl Placing {
         let upload = self.store.put_multipart_opts(&self.key, options).await?;
         let mut write = object_store::WriteMultipart::new_with_chunk_size(upload, 8 << 20);
         let file = match &self.body {
+            Waiting::File(file) => file,
+            // Never large (above); the file's part is the only one.
             Waiting::Memory(body) => {
-                for chunk in body.chunks() {
-                    write.wait_for_capacity(2).await?;
-                    write.put(chunk.clone());
-                }
+                write.put(body.chunks().concat().into());
                 return write.finish().await.map(drop);
             }
-            Waiting::File(file) => file,
         };
         let mut file = tokio::fs::File::open(file).await.map_err(local)?;
         let mut buf = vec![0; 1 << 20];

@@ -343,12 +343,13 @@ async fn follow(args: &SyncArgs) -> Result<u8, Error> {
         eprintln!("warning: {group}");
     }
     let line = format!(
-        "followed: {} runs, {} notifications, {} ignored",
-        followed.runs, followed.notifications, followed.ignored
+        "followed: {} runs, {} failed, {} notifications, {} ignored",
+        followed.runs, followed.failed, followed.notifications, followed.ignored
     );
     if args.json {
         let summary = serde_json::json!({"followed": {"runs": followed.runs,
-            "notifications": followed.notifications, "ignored": followed.ignored}});
+            "failed": followed.failed, "notifications": followed.notifications,
+            "ignored": followed.ignored}});
         let _ = writeln!(io::stdout().lock(), "{summary}");
     } else {
         let _ = writeln!(io::stdout().lock(), "{line}");
@@ -401,6 +402,7 @@ pub(crate) fn follow_json(notice: &FollowNotice) -> Option<serde_json::Value> {
                     "entries": entries})
         }
         FollowNotice::Ignored(why) => serde_json::json!({"follow": "ignored", "why": why}),
+        FollowNotice::RunFailed(why) => serde_json::json!({"follow": "run-failed", "why": why}),
         FollowNotice::Irregular(event) => match event {
             FollowerEvent::Gap { after, from } => serde_json::json!({"follow": "gap",
                         "after": after.to_string(), "from": from.to_string()}),
@@ -448,6 +450,7 @@ pub(crate) fn follow_line(notice: &FollowNotice) -> Option<String> {
         },
         FollowNotice::Notified { entries, .. } => format!("notified of {entries} changes"),
         FollowNotice::Ignored(why) => format!("ignored a body at the callback: {why}"),
+        FollowNotice::RunFailed(why) => format!("a run failed (the next goes on): {why}"),
         FollowNotice::Irregular(event) => match event {
             FollowerEvent::Gap { after, from } => format!(
                 "a notification from {from}, the last one until {after}: changes between \
