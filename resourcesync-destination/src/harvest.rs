@@ -82,6 +82,22 @@ pub struct MemberBucket {
     pub lease: Duration,
 }
 
+#[cfg(feature = "object-store")]
+impl MemberBucket {
+    /// The prefix opened for a run of `options` (each run of a harvest or a follower).
+    fn open_for(
+        &self,
+        options: &SyncOptions,
+    ) -> Result<crate::objects::ObjectDestination, SyncError> {
+        Ok(crate::objects::ObjectDestination::open_for(
+            &self.url,
+            &self.options,
+            self.lease,
+            options,
+        )?)
+    }
+}
+
 impl Member {
     /// `sync`, named `name`, due every hour, with no limit on a run's time.
     pub fn new(name: impl Into<String>, sync: SyncOptions) -> Member {
@@ -585,14 +601,7 @@ pub async fn follow(
                 #[cfg(feature = "object-store")]
                 Some(bucket) => {
                     // Not a directory: never made as one.
-                    let open = |options: &SyncOptions| {
-                        Ok(crate::objects::ObjectDestination::open_for(
-                            &bucket.url,
-                            &bucket.options,
-                            bucket.lease,
-                            options,
-                        )?)
-                    };
+                    let open = |options: &SyncOptions| bucket.open_for(options);
                     crate::follow::follow_into(&options, open, &stop, &mut each).await
                 }
                 _ => match make_parent(&member.sync).await {
@@ -662,14 +671,7 @@ async fn one(
     let outcome = match into_bucket(member) {
         #[cfg(feature = "object-store")]
         Some(bucket) => {
-            let open = |options: &SyncOptions| {
-                Ok(crate::objects::ObjectDestination::open_for(
-                    &bucket.url,
-                    &bucket.options,
-                    bucket.lease,
-                    options,
-                )?)
-            };
+            let open = |options: &SyncOptions| bucket.open_for(options);
             crate::asynchronous::sync_into(options, open, &shared.gate, stop, &mut each).await
         }
         _ => match make_parent(options).await {

@@ -266,6 +266,21 @@ pub(crate) struct Store {
     lease: std::time::Duration,
 }
 
+impl Store {
+    /// The prefix opened for a run of `options` (a follower's each run).
+    fn open_for(
+        &self,
+        options: &SyncOptions,
+    ) -> Result<ObjectDestination, resourcesync_destination::SyncError> {
+        Ok(ObjectDestination::open_for(
+            &self.url,
+            &self.options,
+            self.lease,
+            options,
+        )?)
+    }
+}
+
 /// The settings of a bucket, for a DIR (or PUBLISH-DIR) written `s3://...`.
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct StoreArgs {
@@ -327,14 +342,7 @@ async fn follow(args: &SyncArgs) -> Result<u8, Error> {
     let followed = match &store {
         None => resourcesync_destination::follow::follow(&options, &stop, &mut printer).await?,
         Some(store) => {
-            let open = |options: &SyncOptions| {
-                Ok(ObjectDestination::open_for(
-                    &store.url,
-                    &store.options,
-                    store.lease,
-                    options,
-                )?)
-            };
+            let open = |options: &SyncOptions| store.open_for(options);
             resourcesync_destination::follow::follow_into(&options, open, &stop, &mut printer)
                 .await?
         }
@@ -571,14 +579,7 @@ async fn synchronize_to(
     let synced = match store {
         None => asynchronous::sync(options, &stop, &mut printer).await,
         Some(store) => {
-            let open = |options: &SyncOptions| {
-                Ok(ObjectDestination::open_for(
-                    &store.url,
-                    &store.options,
-                    store.lease,
-                    options,
-                )?)
-            };
+            let open = |options: &SyncOptions| store.open_for(options);
             let gate = resourcesync_destination::gate::Gate::unlimited();
             asynchronous::sync_into(options, open, &gate, &stop, &mut printer).await
         }
