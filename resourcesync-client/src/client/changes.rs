@@ -336,7 +336,7 @@ impl<I: Inventory> Client<I> {
         };
         self.changes.insert(
             id,
-            Pending {
+            Box::new(Pending {
                 change,
                 set,
                 package,
@@ -345,7 +345,7 @@ impl<I: Inventory> Client<I> {
                 // body is verified (`fetched`).
                 instructed: action == Action::Delete || bitstream.is_some(),
                 digests: None,
-            },
+            }),
         );
         Some(id)
     }
