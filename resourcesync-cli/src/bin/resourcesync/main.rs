@@ -102,7 +102,7 @@ fn main() -> ExitCode {
     // with status 2, the status of an unreadable input.
     match Cli::parse().command {
         Command::Validate(args) => validate::run(&args),
-        Command::Sync(args) => sync::run(&args),
+        Command::Sync(args) => sync::run(args),
         Command::Explore(args) => explore::run(&args),
         Command::Build(args) => build::run(&args),
         Command::Demo(args) => demo::run(&args),
