@@ -41,7 +41,8 @@
 //! (what the figures are: `benches/README.md`), N rounds: in each every client
 //! fetches from `serve` then from nginx; printed are the medians and the medians of the
 //! rounds' ratios (ratios of times taken in the same round: the drift of a shared machine
-//! between rounds cancels out). Without it, criterion's groups, then the ratios of the
+//! between rounds cancels out), and for each client from nginx the CPU time it and nginx
+//! used (`/proc`), with what they come to on 2 cores: a CPU-bound run's floor. Without it, criterion's groups, then the ratios of the
 //! medians. Per client `serve`'s throughput over nginx's; from nginx `sync`'s over each
 //! peer's.
 //!
@@ -71,7 +72,7 @@ use resourcesync_testkit::python::python;
 
 #[path = "shared/web.rs"]
 mod web;
-use web::{Collection, LARGE, Nginx, SMALL, free_port, generate, publish};
+use web::{Collection, LARGE, Nginx, SMALL, free_port, generate, own_cpu, publish};
 
 /// Whether criterion measures (`cargo bench`), rather than runs each function once
 /// (`cargo test --benches`).
@@ -205,9 +206,11 @@ impl Fetcher<'_> {
                     .with_concurrency(CONCURRENCY)
                     .with_verification(verification);
                 let start = Instant::now();
+                // Spawned on the runtime, as the command runs it (`sync::spawned`).
+                let run = async move { synchronize(&options, &AsyncStop::new(), &mut ()).await };
                 let synced = self
                     .runtime
-                    .block_on(synchronize(&options, &AsyncStop::new(), &mut ()))
+                    .block_on(async { tokio::spawn(run).await.unwrap() })
                     .unwrap();
                 let took = start.elapsed();
                 assert_eq!(synced.report.created, self.collection.paths.len() as u64);
@@ -424,19 +427,34 @@ fn bench(c: &mut Criterion) {
 
         if let Some(rounds) = paired {
             println!("{title}: {rounds} rounds, each client from serve then nginx");
-            // times[client][server]: one time per round.
+            // times[client][server]: one time per round; cpu[client]: the client's and
+            // nginx's CPU time while it fetched from nginx, one pair per round.
             let mut times = vec![vec![Vec::new(); servers.len()]; clients.len()];
+            let mut cpu = vec![(Vec::new(), Vec::new()); clients.len()];
             for _ in 0..rounds {
                 for (c, &client) in clients.iter().enumerate() {
-                    for (s, (_, base)) in servers.iter().enumerate() {
+                    for (s, (server, base)) in servers.iter().enumerate() {
+                        let before = (own_cpu(), nginx.map(Nginx::cpu));
                         times[c][s].push(fetcher.fetch(client, base).as_secs_f64());
+                        if let (&"nginx", Some(nginx), Some(was)) = (server, nginx, before.1) {
+                            cpu[c].0.push(own_cpu() - before.0);
+                            cpu[c].1.push(nginx.cpu() - was);
+                        }
                     }
                 }
             }
             for (c, &client) in clients.iter().enumerate() {
                 for (s, (server, _)) in servers.iter().enumerate() {
                     let time = median(&mut times[c][s].clone());
-                    println!("  {} from {server}: median {time:.3} s", client.name());
+                    print!("  {} from {server}: median {time:.3} s", client.name());
+                    if *server == "nginx" && !cpu[c].0.is_empty() {
+                        let (mine, nginx) = (median(&mut cpu[c].0), median(&mut cpu[c].1));
+                        print!(
+                            "; CPU: client {mine:.2} s, nginx {nginx:.2} s, both on 2 cores {:.3} s",
+                            (mine + nginx) / 2.0
+                        );
+                    }
+                    println!();
                 }
             }
             floors();

@@ -78,6 +78,11 @@ impl AsyncStop {
 /// asked for; a baseline follows in the same call when the Change Lists cannot carry the
 /// directory forward. `observer` sees every event, the progress and the run's notices.
 /// What it came to, or why it could not start or go on.
+///
+/// On a multi-thread runtime, await it in a task (`tokio::spawn`) rather than in
+/// `Runtime::block_on` itself: the requests run as tasks on the workers, and each reply
+/// then wakes the run where it runs instead of unparking the thread that blocks (about
+/// 8 % less time on 10,000 small files; the `resourcesync` command does so).
 pub async fn sync(
     options: &SyncOptions,
     stop: &AsyncStop,

@@ -177,6 +177,63 @@ http {{
     }
 }
 
+impl Nginx {
+    /// The CPU time nginx's processes (the master and its workers) have used so far, in
+    /// seconds, from `/proc`: what serving cost, read before and after a fetch.
+    pub(crate) fn cpu(&self) -> f64 {
+        let master = self.child.id();
+        let mut ticks = cpu_ticks(master, false);
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for entry in entries.flatten() {
+                let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+                    continue;
+                };
+                if parent_of(pid) == Some(master) {
+                    ticks += cpu_ticks(pid, false);
+                }
+            }
+        }
+        ticks as f64 / TICKS_PER_SECOND
+    }
+}
+
+/// The kernel's clock ticks per second, in which `/proc/<pid>/stat` counts CPU time
+/// (`getconf CLK_TCK`: 100 on Linux's every common configuration).
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// The fields of `/proc/<pid>/stat` after the command's name (which may hold spaces).
+fn stat_fields(pid: u32) -> Vec<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    // The state is a letter: counted as 0, so the numbers keep their places.
+    after_name
+        .split_whitespace()
+        .map(|f| f.parse().unwrap_or(0))
+        .collect()
+}
+
+/// The parent of process `pid`, if it still runs.
+fn parent_of(pid: u32) -> Option<u32> {
+    stat_fields(pid).get(1).map(|p| *p as u32)
+}
+
+/// User and system ticks of process `pid` (with `children`, also of its children that
+/// it waited for: a client run as a child, once it exited).
+fn cpu_ticks(pid: u32, children: bool) -> u64 {
+    // After the name: state (0), ppid (1), ... utime (11), stime (12), cutime (13),
+    // cstime (14).
+    let f = stat_fields(pid);
+    let own = f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0);
+    let waited = f.get(13).unwrap_or(&0) + f.get(14).unwrap_or(&0);
+    if children { own + waited } else { own }
+}
+
+/// The CPU time this process and the children it waited for have used so far, in
+/// seconds: a client's, in process or run as a child, read before and after it fetched.
+pub(crate) fn own_cpu() -> f64 {
+    cpu_ticks(std::process::id(), true) as f64 / TICKS_PER_SECOND
+}
+
 impl Drop for Nginx {
     fn drop(&mut self) {
         // SIGTERM is nginx's fast shutdown, workers included; a SIGKILL (all `Child`
