@@ -30,8 +30,10 @@
 //!   which aria2c checks;
 //! - `resync-sync --baseline` (the Python reference client, resync 2.0.1, one request at
 //!   a time, md5 checked);
-//! - plain GETs of the same URLs with reqwest, 16 in flight, each body written to its
-//!   file, nothing checked (the ceiling of a client on this machine's HTTP stack).
+//! - plain GETs of the same URLs by 16 tasks on the runtime's workers, each body
+//!   written to its file there, nothing checked: over reqwest (the ceiling of a client
+//!   on our HTTP stack), and over hyper's connection API, a connection per task, without
+//!   reqwest's layers and pool (what such a client costs at the least).
 //!
 //! Beside them the hashing floor: the sha-256 (and md5 and sha-256) of every file read
 //! from the collection, on two threads: what a client that checks the digests must
@@ -55,6 +57,7 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The allocator the `resourcesync` command runs with (its `main.rs` says why): what is
@@ -165,6 +168,7 @@ enum Client {
     Aria2c,
     Resync,
     Ceiling,
+    Hyper,
 }
 
 impl Client {
@@ -176,6 +180,7 @@ impl Client {
             Client::Aria2c => "aria2c (md5)",
             Client::Resync => "resync-sync (Python)",
             Client::Ceiling => "plain GETs (reqwest, nothing checked)",
+            Client::Hyper => "plain GETs (hyper's connections, nothing checked)",
         }
     }
 }
@@ -236,7 +241,8 @@ impl Fetcher<'_> {
                     .arg(format!("{base}={}", out.display()));
                 peers::timed("resync-sync", command)
             }
-            Client::Ceiling => self.ceiling(base, &out),
+            Client::Ceiling => self.ceiling(base, &out, Http::Reqwest),
+            Client::Hyper => self.ceiling(base, &out, Http::Hyper),
         };
         let (files, bytes) = fetched(&out);
         assert_eq!(files, self.collection.paths.len(), "{client:?} from {base}");
@@ -244,30 +250,48 @@ impl Fetcher<'_> {
         took
     }
 
-    /// Plain GETs of every resource's URL, CONCURRENCY at a time, each body written to
-    /// its file under `out`: no document read, nothing checked.
-    fn ceiling(&self, base: &str, out: &Path) -> Duration {
+    /// Plain GETs of every resource's URL by CONCURRENCY tasks on the runtime's workers,
+    /// each taking the next URL when its last body is written to its file under `out`:
+    /// no document read, nothing checked, what a client over `http` costs at the least.
+    /// Over reqwest, each task shares its pool; over hyper, each holds one connection
+    /// of its own (HTTP/1.1 keep-alive) and sends on it.
+    fn ceiling(&self, base: &str, out: &Path, http: Http) -> Duration {
         for path in &self.collection.paths {
             if let Some((dir, _)) = path.rsplit_once('/') {
                 std::fs::create_dir_all(out.join(dir)).unwrap();
             }
         }
+        let jobs: Vec<(String, PathBuf)> = (self.collection.paths.iter())
+            .map(|path| (format!("{base}{path}"), out.join(path)))
+            .collect();
+        let jobs = Arc::new(Mutex::new(jobs.into_iter()));
+        let reqwest = self.http.clone();
         let start = Instant::now();
-        let got = self.runtime.block_on(async {
-            let semaphore = std::sync::Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
-            let mut tasks = Vec::new();
-            for path in &self.collection.paths {
-                let permit = semaphore.clone().acquire_owned().await.unwrap();
-                let http = self.http.clone();
-                let url = format!("{base}{path}");
-                let file = out.join(path);
-                tasks.push(tokio::spawn(async move {
-                    let bytes = http.get(&url).send().await.unwrap().bytes().await.unwrap();
-                    tokio::fs::write(file, &bytes).await.unwrap();
-                    drop(permit);
-                    bytes.len() as u64
-                }));
-            }
+        let got = self.runtime.block_on(async move {
+            let tasks: Vec<_> = (0..CONCURRENCY)
+                .map(|_| {
+                    let jobs = jobs.clone();
+                    let reqwest = reqwest.clone();
+                    tokio::spawn(async move {
+                        let mut connection = None;
+                        let mut total = 0;
+                        loop {
+                            let Some((url, file)) = jobs.lock().unwrap().next() else {
+                                return total;
+                            };
+                            let body = match http {
+                                Http::Reqwest => {
+                                    let response = reqwest.get(&url).send().await.unwrap();
+                                    response.bytes().await.unwrap()
+                                }
+                                Http::Hyper => hyper_get(&mut connection, &url).await,
+                            };
+                            std::fs::write(file, &body).unwrap();
+                            total += body.len() as u64;
+                        }
+                    })
+                })
+                .collect();
             let mut total = 0;
             for task in tasks {
                 total += task.await.unwrap();
@@ -293,6 +317,47 @@ impl Fetcher<'_> {
         }
         list
     }
+}
+
+/// The HTTP stack of a ceiling's plain GETs.
+#[derive(Clone, Copy)]
+enum Http {
+    Reqwest,
+    Hyper,
+}
+
+/// One connection of hyper's, HTTP/1.1, without a body to send.
+type Connection = hyper::client::conn::http1::SendRequest<http_body_util::Empty<bytes::Bytes>>;
+
+/// GET `url` on `connection`, opened on first use (to `url`'s authority, which every
+/// URL of a ceiling's shares): the body, whole.
+async fn hyper_get(connection: &mut Option<Connection>, url: &str) -> bytes::Bytes {
+    use http_body_util::BodyExt;
+    let uri: hyper::Uri = url.parse().unwrap();
+    let authority = uri.authority().unwrap().clone();
+    if connection.is_none() {
+        let stream = tokio::net::TcpStream::connect(authority.as_str())
+            .await
+            .unwrap();
+        stream.set_nodelay(true).unwrap();
+        let io = hyper_util::rt::TokioIo::new(stream);
+        let (sender, driver) = hyper::client::conn::http1::handshake(io).await.unwrap();
+        tokio::spawn(driver);
+        *connection = Some(sender);
+    }
+    let sender = connection.as_mut().unwrap();
+    sender.ready().await.unwrap();
+    let request = hyper::Request::get(uri.path())
+        .header(hyper::header::HOST, authority.as_str())
+        .body(http_body_util::Empty::new())
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert!(
+        response.status().is_success(),
+        "{url}: {}",
+        response.status()
+    );
+    response.into_body().collect().await.unwrap().to_bytes()
 }
 
 /// The hashing floor of `collection`: the median time of three passes that read every
@@ -401,6 +466,7 @@ fn bench(c: &mut Criterion) {
             clients.push(Client::Resync);
         }
         clients.push(Client::Ceiling);
+        clients.push(Client::Hyper);
         let mut servers = vec![("serve", ours.base.clone())];
         if let Some(nginx) = &nginx {
             servers.push(("nginx", nginx.base.clone()));
