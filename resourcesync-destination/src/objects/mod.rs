@@ -140,10 +140,10 @@ pub struct ObjectDestination {
     /// writing: its `unfinished` object's time (the store's clock). What it stored after
     /// its last save is looked for ([`Destination::replay`]).
     recovering: Option<chrono::DateTime<chrono::Utc>>,
-    /// This run began writing its `unfinished` object (before its first write).
-    unfinished: bool,
-    /// That write, once the lease was read back as this run's: every upload and deletion
-    /// waits for it, while the driver goes on receiving.
+    /// The write of this run's `unfinished` object, begun before its first other write
+    /// (so `Some` once the run has written anything), done once the lease was read back
+    /// as this run's: every upload and deletion waits for it, while the driver goes on
+    /// receiving.
     first_write:
         Option<futures::future::Shared<futures::future::BoxFuture<'static, Result<(), String>>>>,
     /// Everything this run wrote is in a saved inventory: its last save came after its
@@ -333,7 +333,6 @@ impl ObjectDestination {
             lease: None,
             lease_time: lease.max(Duration::from_secs(1)),
             recovering: None,
-            unfinished: false,
             first_write: None,
             clean: false,
             replace_foreign: false,
@@ -580,7 +579,6 @@ impl ObjectDestination {
                     .map_err(|e| store_error(&key, e).to_string())
             };
             self.first_write = Some(write.boxed().shared());
-            self.unfinished = true;
         }
         self.clean = false;
         while self.pending >= MAX_STARTED {
@@ -681,7 +679,7 @@ impl Drop for ObjectDestination {
         // expire.
         // Every write of this run (and of the killed one before it, recorded by the
         // replay) is in the saved inventory: no next run need look for them.
-        if self.clean && (self.unfinished || self.recovering.is_some()) {
+        if self.clean && (self.first_write.is_some() || self.recovering.is_some()) {
             let store = self.store.clone();
             let marker = child(&self.kept, UNFINISHED);
             let _ = self.wait(async move {

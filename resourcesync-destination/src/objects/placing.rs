@@ -21,10 +21,11 @@ pub(super) struct Mark {
     pub(super) held: Held,
 }
 
-/// A whole body, verified, before its upload: its temporary file's name under the
-/// bodies' directory, or its bytes in memory.
-pub(super) enum Body {
-    File(String),
+/// A whole body, verified: its temporary file (`F`: its name under the bodies'
+/// directory before its upload, [`Waiting`]'s path as the upload reads it), or its bytes
+/// in memory.
+pub(super) enum Body<F = String> {
+    File(F),
     Memory(InMemory),
 }
 
@@ -45,13 +46,9 @@ impl Body {
     }
 }
 
-/// A body as its upload reads it.
-pub(super) enum Waiting {
-    /// Its temporary file, removed once the upload ended.
-    File(PathBuf),
-    /// Its chunks as they arrived.
-    Memory(InMemory),
-}
+/// A body as its upload reads it: its temporary file's path (removed once the upload
+/// ended), or its chunks as they arrived.
+pub(super) type Waiting = Body<PathBuf>;
 
 /// One object's placement: what the sync stored there decides whether it may be
 /// replaced.
@@ -160,9 +157,9 @@ impl Placing {
     }
 
     async fn put_or_conflict(&self, mode: PutMode, large: bool) -> Result<Option<Held>, Outcome> {
-        let result = match large {
-            true => self.put_multipart().await,
-            false => self.put(mode).await,
+        let result = match (&self.body, large) {
+            (Waiting::File(file), true) => self.put_multipart(file).await,
+            _ => self.put(mode).await,
         };
         match result {
             Ok(()) => Ok(None),
@@ -218,9 +215,10 @@ impl Placing {
             .map(drop)
     }
 
-    /// A body over [`ObjectDestination::WHOLE_PUT`], in parts read from its file one at a
-    /// time; unconditional (the path was checked just before).
-    async fn put_multipart(&self) -> object_store::Result<()> {
+    /// A body over [`ObjectDestination::WHOLE_PUT`], in parts read from its `file` one
+    /// at a time (a body in memory is never that large: [`Bodies::reserve`]);
+    /// unconditional (the path was checked just before).
+    async fn put_multipart(&self, file: &Path) -> object_store::Result<()> {
         use tokio::io::AsyncReadExt as _;
         let local = |e: io::Error| object_store::Error::Generic {
             store: "local",
@@ -232,14 +230,6 @@ impl Placing {
         };
         let upload = self.store.put_multipart_opts(&self.key, options).await?;
         let mut write = object_store::WriteMultipart::new_with_chunk_size(upload, 8 << 20);
-        let file = match &self.body {
-            Waiting::File(file) => file,
-            // Never large (above); the file's part is the only one.
-            Waiting::Memory(body) => {
-                write.put(body.chunks().concat().into());
-                return write.finish().await.map(drop);
-            }
-        };
         let mut file = tokio::fs::File::open(file).await.map_err(local)?;
         let mut buf = vec![0; 1 << 20];
         loop {
