@@ -291,7 +291,9 @@ impl Bodies {
 
     /// Gives back `reserved` bytes of the budget.
     pub fn release(&self, reserved: u64) {
-        if let Some(memory) = &self.memory {
+        if let Some(memory) = &self.memory
+            && reserved > 0
+        {
             memory
                 .used
                 .fetch_sub(reserved, std::sync::atomic::Ordering::AcqRel);
