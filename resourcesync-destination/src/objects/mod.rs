@@ -1151,4 +1151,59 @@ mod tests {
             .unwrap();
         assert!(String::from_utf8_lossy(&left).contains("another"));
     }
+
+    /// A sync into a prefix takes its resources' bodies in memory, not through their
+    /// temporary files: with the run's directory for them gone, every resource is still
+    /// fetched, checked and stored (the directory destination, or this one if
+    /// `keeps_in_memory` said no, fails each one at its file).
+    #[test]
+    fn a_sync_into_a_prefix_keeps_its_resources_in_memory() {
+        use crate::asynchronous::{AsyncStop, sync_into};
+        use crate::gate::Gate;
+        let served = resourcesync_testkit::served::Served::start(|s| {
+            for i in 0..5 {
+                s.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
+            }
+            s.tick(10);
+        });
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let dest = ObjectDestination::open_inner(
+            store.clone(),
+            Key::from("p"),
+            PathBuf::from("memory:///p"),
+            Duration::from_secs(5),
+            None,
+            false,
+            false,
+        )
+        .unwrap();
+        // Nothing can be made in the bodies' directory from here on.
+        std::fs::remove_dir(dest.work.path().join("tmp")).unwrap();
+        let mut dest = Some(dest);
+        let open = move |_: &SyncOptions| {
+            dest.take()
+                .ok_or_else(|| crate::SyncError::Http("opened twice".into()))
+        };
+        let options = SyncOptions::new(served.base.parse().unwrap(), "memory:///p");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let synced = runtime
+            .block_on(sync_into(
+                &options,
+                open,
+                &Gate::unlimited(),
+                &AsyncStop::new(),
+                &mut (),
+            ))
+            .unwrap();
+        assert_eq!(synced.report.created, 5, "{synced}");
+        assert_eq!(synced.report.failed, 0, "{synced}");
+        let runner = Runner::new("test").unwrap();
+        let keys = keys(&runner, &store);
+        for i in 0..5 {
+            assert!(keys.contains(&format!("p/r/{i}.txt")), "{keys:?}");
+        }
+    }
 }
