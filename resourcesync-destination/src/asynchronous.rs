@@ -207,7 +207,10 @@ async fn one_run<D: Destination + Send>(
     while !run.is_over() {
         while let Some(request) = run.poll_request(Instant::now()) {
             let id = request.id;
-            let authority = crate::gate::authority_of(request.http.uri());
+            // Only a gate that holds requests back needs it (a string made per request).
+            let authority = gated
+                .then(|| crate::gate::authority_of(request.http.uri()))
+                .flatten();
             let keep = match run.client().algorithms(id) {
                 Some(algorithms) if run.destination().keeps_body(&request) => Some(Keep {
                     bodies: run.destination().bodies(),
@@ -224,7 +227,7 @@ async fn one_run<D: Destination + Send>(
                 tx.clone(),
                 options.mirrors.clone(),
             );
-            let task = match gated.then(|| authority.clone()).flatten() {
+            let task = match authority {
                 // Held at the gate until it may go, then started for the client.
                 Some(authority) => {
                     let (gate, tx) = (gate.clone(), tx.clone());
@@ -470,7 +473,8 @@ pub async fn fetch(
         }
     };
     let status = response.status();
-    let headers = response.headers().clone();
+    // Taken, not cloned: reading the body needs no header of the response's.
+    let headers = std::mem::take(response.headers_mut());
     let keep = match keep {
         Some(keep) if status.is_success() => keep,
         _ => {
