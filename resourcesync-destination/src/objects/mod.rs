@@ -1105,12 +1105,10 @@ mod tests {
             .unwrap()
     }
 
-    #[test]
-    fn a_run_whose_lease_is_found_another_s_writes_nothing_and_ends_busy() {
-        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
-        let runner = Runner::new("test").unwrap();
-        // Opened as a sync opens it: the lease claimed, its read back still to come.
-        let dest = ObjectDestination::open_inner(
+    /// The prefix `p` of `store` opened as a sync opens it: the lease claimed, its read
+    /// back still to come.
+    fn opened(store: &Arc<dyn ObjectStore>) -> ObjectDestination {
+        ObjectDestination::open_inner(
             store.clone(),
             Key::from("p"),
             PathBuf::from("memory:///p"),
@@ -1119,7 +1117,14 @@ mod tests {
             false,
             false,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_run_whose_lease_is_found_another_s_writes_nothing_and_ends_busy() {
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let runner = Runner::new("test").unwrap();
+        let dest = opened(&store);
         // Another writer's lease lands before the read back, as a second writer let
         // through by a store whose conditional create is not atomic would have it.
         let lock = Key::from("p/.resourcesync/lock");
@@ -1167,16 +1172,7 @@ mod tests {
             s.tick(10);
         });
         let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
-        let dest = ObjectDestination::open_inner(
-            store.clone(),
-            Key::from("p"),
-            PathBuf::from("memory:///p"),
-            Duration::from_secs(5),
-            None,
-            false,
-            false,
-        )
-        .unwrap();
+        let dest = opened(&store);
         // Nothing can be made in the bodies' directory from here on.
         std::fs::remove_dir(dest.work.path().join("tmp")).unwrap();
         let mut dest = Some(dest);
