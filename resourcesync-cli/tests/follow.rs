@@ -10,6 +10,8 @@ use resourcesync_testkit::served::Served;
 
 #[path = "common/follower.rs"]
 mod follower;
+#[path = "common/process.rs"]
+mod process;
 #[path = "common/server.rs"]
 mod server;
 
@@ -106,14 +108,7 @@ fn a_follower_applies_a_notified_change_and_ignores_what_it_did_not_ask_for() {
     served.equals(&dest).unwrap();
 
     // SIGTERM: unsubscribed, then the summary, exit 130.
-    let pid = follower.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
+    process::signal(&follower.child, process::Signal::TERM);
     follower.until("unsubscribed");
     let mut follower = follower;
     let status = follower.child.wait().unwrap();

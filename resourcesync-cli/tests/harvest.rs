@@ -15,6 +15,8 @@ use resourcesync_testkit::served::Fault;
 
 #[path = "common/building.rs"]
 mod building;
+#[path = "common/process.rs"]
+mod process;
 #[path = "common/server.rs"]
 mod server;
 
@@ -218,15 +220,9 @@ fn follow_keeps_every_source_in_step_until_stopped() {
     s.farm.sources[1]
         .equals(&s.root.path().join("mirror/1"))
         .unwrap();
-    rustix_kill(&child);
+    process::signal(&child, process::Signal::TERM);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
-}
-
-fn rustix_kill(child: &std::process::Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
 }
 
 #[test]
@@ -268,9 +264,7 @@ fn an_interrupted_harvest_keeps_what_it_stored_and_a_rerun_completes() {
         assert!(Instant::now() < deadline, "nothing stored");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
+    process::signal(&child, process::Signal::INT);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);

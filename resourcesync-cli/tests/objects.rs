@@ -20,6 +20,9 @@ use resourcesync_testkit::needs;
 use resourcesync_testkit::s3::{self, Kind, S3Server};
 use resourcesync_testkit::served::{Fault, Served};
 
+#[path = "common/process.rs"]
+mod process;
+
 fn main() -> ExitCode {
     let moto = s3::find(Kind::Moto);
     let s3s = s3::find(Kind::S3sFs);
@@ -817,23 +820,12 @@ impl Lines {
 
     /// SIGTERM, then its exit status and every line.
     fn stop(mut self) -> (Option<i32>, Vec<String>) {
-        let pid = self.child.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while self.child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                self.child.kill().unwrap();
-                panic!("a follower did not stop on SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let status = self.child.wait().unwrap().code();
+        process::signal(&self.child, process::Signal::TERM);
+        let Some(status) = process::exited_within(&mut self.child, Duration::from_secs(30)) else {
+            self.child.kill().unwrap();
+            panic!("a follower did not stop on SIGTERM");
+        };
+        let status = status.code();
         // Its output read to the end.
         std::thread::sleep(Duration::from_millis(200));
         (status, self.lines())

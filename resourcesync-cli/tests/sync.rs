@@ -13,6 +13,9 @@ use resourcesync_testkit::source::{Response, Source};
 
 #[path = "common/help.rs"]
 mod help;
+#[path = "common/process.rs"]
+mod process;
+use process::{Signal, exited_within, signal};
 #[path = "common/requests.rs"]
 mod requests;
 use requests::record_requests;
@@ -456,25 +459,6 @@ fn stalled_baseline(served: &Served, d: &Path) -> std::process::Child {
     child
 }
 
-fn signal(child: &std::process::Child, signal: rustix::process::Signal) {
-    rustix::process::kill_process(rustix::process::Pid::from_child(child), signal).unwrap();
-}
-
-/// The child's exit status once it exits, if it does within `bound`.
-fn exited_within(
-    child: &mut std::process::Child,
-    bound: std::time::Duration,
-) -> Option<std::process::ExitStatus> {
-    let start = std::time::Instant::now();
-    while start.elapsed() < bound {
-        if let Some(status) = child.try_wait().unwrap() {
-            return Some(status);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    None
-}
-
 /// The files stored under `r/`.
 fn stored(d: &Path) -> usize {
     std::fs::read_dir(d.join("r")).map_or(0, |dir| dir.count())
@@ -484,7 +468,7 @@ fn stored(d: &Path) -> usize {
 fn sigint_mid_baseline_saves_what_was_done_and_the_rerun_fetches_only_the_rest() {
     let (served, _dir, d) = served_and_dest(300);
     let mut child = stalled_baseline(&served, &d);
-    signal(&child, rustix::process::Signal::INT);
+    signal(&child, Signal::INT);
     // It stops at once (it does not wait for the slow responses in flight).
     let Some(status) = exited_within(&mut child, std::time::Duration::from_secs(10)) else {
         child.kill().unwrap();
@@ -682,9 +666,9 @@ fn a_fifo_planted_among_the_destinations_own_files_never_hangs_its_save() {
         0,
     )
     .unwrap();
-    signal(&child, rustix::process::Signal::INT);
+    signal(&child, Signal::INT);
     let Some(status) = exited_within(&mut child, std::time::Duration::from_secs(5)) else {
-        signal(&child, rustix::process::Signal::INT);
+        signal(&child, Signal::INT);
         let second = exited_within(&mut child, std::time::Duration::from_secs(2));
         let _ = child.kill();
         panic!("the save hung on the FIFO (a second SIGINT ended it: {second:?})");
@@ -702,7 +686,7 @@ fn a_save_that_fails_while_the_run_waits_is_tried_again_later_not_in_a_loop() {
     std::fs::create_dir(d.join(".resourcesync/state.json.tmp")).unwrap();
     std::fs::write(d.join(".resourcesync/state.json.tmp/in-the-way"), b"").unwrap();
     std::thread::sleep(std::time::Duration::from_secs(7));
-    signal(&child, rustix::process::Signal::INT);
+    signal(&child, Signal::INT);
     exited_within(&mut child, std::time::Duration::from_secs(10));
     let _ = child.kill();
     let out = child.wait_with_output().unwrap();
