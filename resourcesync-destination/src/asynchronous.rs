@@ -748,13 +748,12 @@ mod tests {
 
 #[cfg(all(test, feature = "object-store"))]
 mod memory_tests {
-    use std::sync::Arc;
 
-    use resourcesync_client::{Client, Config, MemoryInventory, Mode, State};
     use resourcesync_model::Algorithms;
     use resourcesync_testkit::served::Served;
 
     use super::{Keep, Msg, fetch};
+    use crate::directory::test_support::first_request;
     use crate::directory::{Bodies, temp_name};
 
     /// `fetch` of the first request a client makes of `served` (its Source Description),
@@ -763,13 +762,7 @@ mod memory_tests {
         served: &Served,
         bodies: &Bodies,
     ) -> (resourcesync_client::RequestId, Vec<Msg>) {
-        let config = Config::new(
-            served.base.parse().unwrap(),
-            Mode::Baseline { prefer_dump: false },
-        )
-        .unwrap();
-        let mut client = Client::new(config, State::default(), MemoryInventory::default());
-        let request = client.poll_request(std::time::Instant::now()).unwrap();
+        let request = first_request(&served.base);
         let id = request.id;
         let keep = Keep {
             bodies: bodies.clone(),
@@ -787,12 +780,7 @@ mod memory_tests {
     }
 
     fn bodies(budget: u64) -> (tempfile::TempDir, Bodies) {
-        let dir = tempfile::tempdir().unwrap();
-        let tmp =
-            cap_std::fs::Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
-        let bodies =
-            Bodies::new(tmp, dir.path().to_owned()).with_memory(budget, budget, Arc::default());
-        (dir, bodies)
+        crate::directory::test_support::bodies(budget, budget)
     }
 
     #[test]

@@ -1118,31 +1118,11 @@ pub(crate) enum Outcome {
 mod memory_tests {
     use super::*;
 
-    fn bodies(budget: u64, each: u64) -> (tempfile::TempDir, Bodies) {
-        let dir = tempfile::tempdir().unwrap();
-        let tmp = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
-        let bodies =
-            Bodies::new(tmp, dir.path().to_owned()).with_memory(budget, each, Default::default());
-        (dir, bodies)
-    }
+    use test_support::bodies;
 
     /// A request's id, from a client's first request (ids have no constructor).
     fn request_id() -> RequestId {
-        let start: resourcesync_model::Uri = "http://example.com/".parse().unwrap();
-        let config = resourcesync_client::Config::new(
-            start,
-            resourcesync_client::Mode::Baseline { prefer_dump: false },
-        )
-        .unwrap();
-        let mut client = resourcesync_client::Client::new(
-            config,
-            State::default(),
-            resourcesync_client::MemoryInventory::default(),
-        );
-        client
-            .poll_request(std::time::Instant::now())
-            .map(|request| request.id)
-            .unwrap()
+        test_support::first_request("http://example.com/").id
     }
 
     #[test]
@@ -1185,5 +1165,36 @@ mod memory_tests {
         let id = request_id();
         bodies.keep(id, vec![bytes::Bytes::from_static(b"x")], 1);
         assert!(bodies.take(id).is_none());
+    }
+}
+/// What the tests of the bodies in memory share (here and in `asynchronous`).
+#[cfg(all(test, feature = "object-store"))]
+pub(crate) mod test_support {
+    use super::*;
+
+    /// Bodies in a temporary directory, with `budget` bytes of memory for all and `each`
+    /// for one.
+    pub(crate) fn bodies(budget: u64, each: u64) -> (tempfile::TempDir, Bodies) {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        let bodies =
+            Bodies::new(tmp, dir.path().to_owned()).with_memory(budget, each, Default::default());
+        (dir, bodies)
+    }
+
+    /// The first request (the Source Description's) of a baseline's client of the Source
+    /// at `base`.
+    pub(crate) fn first_request(base: &str) -> resourcesync_client::Request {
+        let config = resourcesync_client::Config::new(
+            base.parse().unwrap(),
+            resourcesync_client::Mode::Baseline { prefer_dump: false },
+        )
+        .unwrap();
+        let mut client = resourcesync_client::Client::new(
+            config,
+            State::default(),
+            resourcesync_client::MemoryInventory::default(),
+        );
+        client.poll_request(std::time::Instant::now()).unwrap()
     }
 }
