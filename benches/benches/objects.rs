@@ -16,10 +16,17 @@
 //!   (seen with `--dump headers`) and as the sync does by default over HTTPS: no SHA-256
 //!   of every body on either side. The like-for-like figure beside rclone.
 //!
+//! - **sync unsigned, every digest**: the same with `--verify all` (md5 beside sha-256),
+//!   what a user who asks for every listed digest pays.
+//!
+//! Beside the two collections a third of one file of 1 KiB: the time a run takes
+//! whatever it copies (the lease taken and read back, the documents read, the state
+//! saved), against rclone's.
+//!
 //! Each round copies into a fresh prefix, rotating which goes first; every copy is
 //! checked to hold every file, then deleted. Printed: each round's times, the medians, and rclone's time
-//! over sync's (the target: at least 1). `OBJECTS_ROUNDS` rounds (3). In test
-//! mode (`cargo test --benches`) 100 small and 4 large files, one round.
+//! over each sync's (the target: at least 1). `OBJECTS_ROUNDS` rounds (3). In test
+//! mode (`cargo test --benches`) 100 small, 4 large and the one file, one round.
 //!
 //! nginx, rclone and s3s-fs come from the system (`.ci/run` installs them); without one,
 //! the bench says so and skips, except on CI (`CI` set), where it fails.
@@ -38,11 +45,12 @@ use resourcesync_destination::SyncOptions;
 use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::gate::Gate;
 use resourcesync_destination::objects::ObjectDestination;
+use resourcesync_model::Verification;
 use resourcesync_testkit::s3::{self, Kind, S3Server};
 
 #[path = "shared/web.rs"]
 mod web;
-use web::{LARGE, Nginx, SMALL, free_port, generate, publish};
+use web::{LARGE, Nginx, SMALL, Size, free_port, generate, publish};
 
 /// The allocator the `resourcesync` command runs with.
 #[global_allocator]
@@ -76,25 +84,45 @@ fn main() {
         .unwrap();
     // `OBJECTS_SIZES=small` (or `large`) measures one collection alone.
     let only = std::env::var("OBJECTS_SIZES").unwrap_or_default();
-    for size in [SMALL, LARGE] {
+    // One file: what a run costs whatever it copies.
+    const ONE: Size = Size {
+        name: "one",
+        files: 1,
+        len: |_| 1 << 10,
+    };
+    for size in [SMALL, LARGE, ONE] {
         if !only.is_empty() && !only.split(',').any(|s| s == size.name) {
             continue;
         }
-        let files = if bench { size.files } else { size.files / 50 };
+        let files = if bench {
+            size.files
+        } else {
+            (size.files / 50).max(1)
+        };
         let collection = generate(&size, files);
         let port = free_port();
         let (_dir, publication) = publish(&collection, &format!("http://127.0.0.1:{port}/"));
         let nginx = Nginx::start_with(&nginx, port, &publication, true);
-        let mut times: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+        const NAMES: [&str; 4] = ["sync", "sync-unsigned", "sync-unsigned-all", "rclone"];
+        let mut times: [Vec<f64>; 4] = Default::default();
         for round in 0..rounds {
-            for turn in 0..3 {
+            for turn in 0..NAMES.len() {
                 // Rotated: which goes first changes every round.
-                let which = (round + turn) % 3;
-                let name = ["sync", "sync-unsigned", "rclone"][which];
-                let prefix = format!("{}-{round}-{name}", size.name);
+                let which = (round + turn) % NAMES.len();
+                let prefix = format!("{}-{round}-{}", size.name, NAMES[which]);
+                let (signed, unsigned) = (Payload::Signed, Payload::Unsigned);
+                let strongest = Verification::Strongest;
                 let took = match which {
-                    0 => ours(&runtime, &server, &nginx.base, &prefix, false),
-                    1 => ours(&runtime, &server, &nginx.base, &prefix, true),
+                    0 => ours(&runtime, &server, &nginx.base, &prefix, signed, strongest),
+                    1 => ours(&runtime, &server, &nginx.base, &prefix, unsigned, strongest),
+                    2 => ours(
+                        &runtime,
+                        &server,
+                        &nginx.base,
+                        &prefix,
+                        unsigned,
+                        Verification::All,
+                    ),
                     _ => theirs(
                         &rclone,
                         &server,
@@ -109,52 +137,60 @@ fn main() {
                 times[which].push(took.as_secs_f64());
             }
         }
-        let sync = median(&mut times[0].clone());
-        let unsigned = median(&mut times[1].clone());
-        let rclone_median = median(&mut times[2].clone());
-        println!(
-            "{} ({files} files, {} bytes): sync {:?} s, sync unsigned {:?} s, rclone {:?} s; medians {sync:.3} s, {unsigned:.3} s, {rclone_median:.3} s; rclone / sync {:.2} (signed), {:.2} (unsigned, as rclone sends)",
-            size.name,
-            collection.bytes,
-            times[0],
-            times[1],
-            times[2],
-            rclone_median / sync,
-            rclone_median / unsigned
-        );
+        let medians: Vec<f64> = times.iter().map(|t| median(&mut t.clone())).collect();
+        println!("{} ({files} files, {} bytes):", size.name, collection.bytes);
+        for (name, (times, median)) in NAMES.iter().zip(times.iter().zip(&medians)) {
+            print!("  {name}: {times:?} s, median {median:.3} s");
+            if *name != "rclone" {
+                print!("; rclone / {name} {:.2}", medians[3] / median);
+            }
+            println!();
+        }
     }
 }
 
-/// `sync` of the publication at `base` into `s3://bench/PREFIX`, in process.
+/// How the PUTs' payload goes.
+#[derive(Clone, Copy, PartialEq)]
+enum Payload {
+    /// Signed (its SHA-256 in the signature): the default over plain HTTP.
+    Signed,
+    /// `UNSIGNED-PAYLOAD`, as rclone sends it and the sync does over HTTPS.
+    Unsigned,
+}
+
+/// `sync` of the publication at `base` into `s3://bench/PREFIX`, in process, spawned on
+/// the runtime as the command runs it.
 fn ours(
     runtime: &tokio::runtime::Runtime,
     server: &S3Server,
     base: &str,
     prefix: &str,
-    unsigned: bool,
+    payload: Payload,
+    verification: Verification,
 ) -> Duration {
     let url: url::Url = format!("s3://{}/{prefix}", server.bucket).parse().unwrap();
-    let options = SyncOptions::new(base.parse().unwrap(), prefix).with_concurrency(16);
+    let options = SyncOptions::new(base.parse().unwrap(), prefix)
+        .with_concurrency(16)
+        .with_verification(verification);
     let mut store = server.options();
-    if unsigned {
+    if payload == Payload::Unsigned {
         store.push(("aws_unsigned_payload".into(), "true".into()));
     }
     let started = Instant::now();
+    let run = async move {
+        let open = |options: &SyncOptions| {
+            Ok(ObjectDestination::open_for(
+                &url,
+                &store,
+                ObjectDestination::LEASE,
+                options,
+            )?)
+        };
+        let (gate, stop) = (Gate::unlimited(), AsyncStop::new());
+        asynchronous::sync_into(&options, open, &gate, &stop, &mut ()).await
+    };
     let synced = runtime
-        .block_on(asynchronous::sync_into(
-            &options,
-            |options: &SyncOptions| {
-                Ok(ObjectDestination::open_for(
-                    &url,
-                    &store,
-                    ObjectDestination::LEASE,
-                    options,
-                )?)
-            },
-            &Gate::unlimited(),
-            &AsyncStop::new(),
-            &mut (),
-        ))
+        .block_on(async { tokio::spawn(run).await.unwrap() })
         .unwrap();
     let took = started.elapsed();
     assert!(synced.report.complete, "{synced}");
