@@ -328,10 +328,16 @@ impl BucketStore {
     }
 
     /// Whether the object at `key` is there.
-    fn head(&self, key: Key) -> bool {
+    fn head(&self, key: Key) -> Result<bool, StoreError> {
         let objects = self.bucket.store.clone();
-        self.run(async move { Ok(objects.head(&key).await.is_ok()) })
-            .unwrap_or(false)
+        self.run(async move {
+            match objects.head(&key).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::NotFound { .. }) => Ok(false),
+                // Not known (after the store's own retries): not taken for absent.
+                Err(e) => Err(object_error(&key, e)),
+            }
+        })
     }
 
     /// Writes `bytes` at `key`, typed as `name` says.
@@ -545,7 +551,11 @@ impl Store for BucketStore {
         match &self.pending {
             Some(pending) if pending.removed.contains(name) => false,
             Some(pending) if pending.written.contains(name) => true,
-            _ => self.key(name).is_ok_and(|key| self.head(key)),
+            // A store that cannot say counts as absent here: what asks (a dump's
+            // package, the open Change List, the topic) writes the same bytes again.
+            _ => self
+                .key(name)
+                .is_ok_and(|key| self.head(key).unwrap_or(false)),
         }
     }
 
@@ -554,7 +564,9 @@ impl Store for BucketStore {
         self.check_lease()?;
         // A commit whose roll forward failed (a store that went away for a moment) is
         // finished before anything is built on what it left.
-        if self.head(self.own(JOURNAL)?) {
+        // A journal that may be there is not skipped: what is built next would be built
+        // on a commit half done (a HEAD that failed once read as "none" did so).
+        if self.head(self.own(JOURNAL)?)? {
             self.recover()?;
         }
         self.pending = Some(Pending {
@@ -827,7 +839,111 @@ mod tests {
         assert_eq!(store.read("b.txt").unwrap(), None);
         store.begin().unwrap();
         assert_eq!(store.read("b.txt").unwrap().as_deref(), Some(&b"b"[..]));
-        assert!(!store.head(store.own(JOURNAL).unwrap()));
+        assert!(!store.head(store.own(JOURNAL).unwrap()).unwrap());
+    }
+
+    /// A store whose HEAD of a commit journal fails while `failing` is set (a store away
+    /// for a moment), every other request passed to `inner`.
+    #[derive(Debug)]
+    struct JournalHeadFails {
+        inner: Arc<dyn ObjectStore>,
+        failing: std::sync::atomic::AtomicBool,
+    }
+
+    impl std::fmt::Display for JournalHeadFails {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "JournalHeadFails({})", self.inner)
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl ObjectStore for JournalHeadFails {
+        async fn put_opts(
+            &self,
+            location: &Key,
+            payload: PutPayload,
+            opts: object_store::PutOptions,
+        ) -> object_store::Result<object_store::PutResult> {
+            self.inner.put_opts(location, payload, opts).await
+        }
+        async fn put_multipart_opts(
+            &self,
+            location: &Key,
+            opts: object_store::PutMultipartOptions,
+        ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
+            self.inner.put_multipart_opts(location, opts).await
+        }
+        async fn get_opts(
+            &self,
+            location: &Key,
+            options: object_store::GetOptions,
+        ) -> object_store::Result<object_store::GetResult> {
+            if options.head
+                && location.as_ref().ends_with(JOURNAL)
+                && self.failing.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                return Err(object_store::Error::Generic {
+                    store: "test",
+                    source: "the store is away".into(),
+                });
+            }
+            self.inner.get_opts(location, options).await
+        }
+        async fn delete(&self, location: &Key) -> object_store::Result<()> {
+            self.inner.delete(location).await
+        }
+        fn list(
+            &self,
+            prefix: Option<&Key>,
+        ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>>
+        {
+            self.inner.list(prefix)
+        }
+        async fn list_with_delimiter(
+            &self,
+            prefix: Option<&Key>,
+        ) -> object_store::Result<object_store::ListResult> {
+            self.inner.list_with_delimiter(prefix).await
+        }
+        async fn copy(&self, from: &Key, to: &Key) -> object_store::Result<()> {
+            self.inner.copy(from, to).await
+        }
+        async fn copy_if_not_exists(&self, from: &Key, to: &Key) -> object_store::Result<()> {
+            self.inner.copy_if_not_exists(from, to).await
+        }
+    }
+
+    #[test]
+    fn a_journal_the_store_cannot_say_is_there_stops_the_next_begin() {
+        let (objects, mut bucket) = memory();
+        let store = Arc::new(JournalHeadFails {
+            inner: objects,
+            failing: false.into(),
+        });
+        bucket.store = store.clone();
+        let mut publication = BucketStore::open_bucket(bucket, BucketStore::LEASE).unwrap();
+        publication.begin().unwrap();
+        publication.write("b.txt", &[b"b"]).unwrap();
+        // Its journal written, its roll forward failed.
+        let journal = publication.pending.take().unwrap().journal();
+        let bytes = serde_json::to_vec(&journal).unwrap();
+        let key = publication.own(JOURNAL).unwrap();
+        publication.put(key, JOURNAL, bytes).unwrap();
+        // The store cannot say whether a journal is there: nothing is begun on top of
+        // what may be a commit half done.
+        store
+            .failing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let begun = publication.begin();
+        assert!(matches!(begun, Err(StoreError::Object { .. })), "{begun:?}");
+        assert!(publication.pending.is_none());
+        // Back: the commit is finished first.
+        store
+            .failing
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        publication.begin().unwrap();
+        let read = publication.read("b.txt").unwrap();
+        assert_eq!(read.as_deref(), Some(&b"b"[..]));
     }
 
     #[test]
@@ -860,7 +976,7 @@ mod tests {
         assert_eq!(store.read("a.txt").unwrap().as_deref(), Some(&b"a"[..]));
         assert_eq!(store.read("b.txt").unwrap(), None);
         assert!(
-            !store.head(store.own(JOURNAL).unwrap()),
+            !store.head(store.own(JOURNAL).unwrap()).unwrap(),
             "not left to stop the prefix"
         );
     }
