@@ -12,8 +12,9 @@
 //!   only once it ran out (a killed writer's). A writer whose renewals fail for two thirds
 //!   of the lease is told ([`Lease::lost`]) and must write no more: another may take the
 //!   lease over before it hears. Where the store has no conditional PUT, the lease is a
-//!   plain PUT after a read: two writers starting within one round trip can both hold it,
-//!   which callers say. Either way the writer reads its lease back [`SETTLE`] after
+//!   plain PUT after a read, and so is each renewal (a writer that finds another's lease
+//!   there has lost its own, and leaves it): two writers within one round trip can both
+//!   hold it, which callers say. Either way the writer reads its lease back [`SETTLE`] after
 //!   writing it, and holds it only if it is still its own: a store whose conditional
 //!   create is not atomic (s3s-fs checks, then writes) keeps the last of two writers.
 //!
@@ -289,6 +290,20 @@ enum Settled {
     Failed(String),
 }
 
+/// Whose the lease at `key` is now: `owner`'s, another's (or gone), or not known.
+async fn read_back(store: &dyn ObjectStore, key: &Key, owner: &str) -> Settled {
+    let held = match store.get(key).await {
+        Ok(found) => found.bytes().await.map_err(|e| e.to_string()),
+        Err(object_store::Error::NotFound { .. }) => Ok(Default::default()),
+        Err(e) => Err(e.to_string()),
+    };
+    match held {
+        Ok(held) if LeaseBody::read(&held).is_some_and(|held| held.owner == owner) => Settled::Ours,
+        Ok(_) => Settled::Another,
+        Err(why) => Settled::Failed(why),
+    }
+}
+
 impl Lease {
     /// Takes the lease at `key` for `time` (at least a second), or
     /// [`ObjectsError::Busy`] while another holds it, and starts renewing it on the
@@ -444,18 +459,7 @@ impl Lease {
                 if attempt > 0 {
                     tokio::time::sleep(SETTLE).await;
                 }
-                let held = match store.get(&key).await {
-                    Ok(found) => found.bytes().await.map_err(|e| e.to_string()),
-                    Err(object_store::Error::NotFound { .. }) => Ok(Default::default()),
-                    Err(e) => Err(e.to_string()),
-                };
-                found = match held {
-                    Ok(held) if LeaseBody::read(&held).is_some_and(|held| held.owner == owner) => {
-                        Settled::Ours
-                    }
-                    Ok(_) => Settled::Another,
-                    Err(why) => Settled::Failed(why),
-                };
+                found = read_back(&*store, &key, &owner).await;
                 if !matches!(found, Settled::Failed(_)) {
                     break;
                 }
@@ -475,6 +479,21 @@ impl Lease {
             loop {
                 tokio::time::sleep_until(next).await;
                 next = tokio::time::Instant::now() + time / 3;
+                // Without a conditional update, what is there is read first: a writer
+                // that stalled past its lease finds the one who took it over, and stops,
+                // rather than overwrite it (a race of one read and one write remains,
+                // which such a store cannot close).
+                if !conditional {
+                    match read_back(&*store, &key, &owner).await {
+                        Settled::Ours => {}
+                        Settled::Another => {
+                            taken_over.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                        // Out of reach: tried again at the next turn.
+                        Settled::Failed(_) => continue,
+                    }
+                }
                 let mode = match conditional {
                     true => PutMode::Update(version.clone()),
                     false => PutMode::Overwrite,
@@ -710,6 +729,30 @@ mod tests {
         assert!(Lease::live(&*store, &key).await);
         second.release().await;
         assert!(!Lease::live(&*store, &key).await);
+    }
+
+    #[tokio::test]
+    async fn without_conditional_puts_a_renewal_finds_a_takeover_and_leaves_it() {
+        let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
+        let key = Key::from("p/.resourcesync/lock");
+        // Renewed every second, with reads and overwrites only.
+        let lease = Lease::take(store.clone(), key.clone(), Duration::from_secs(3), false)
+            .await
+            .unwrap();
+        // Taken over (as after this writer stalled past its lease).
+        let other = serde_json::to_vec(&LeaseBody {
+            owner: "another".into(),
+            until_ms: Some(now_ms() + 3000),
+            until: None,
+        })
+        .unwrap();
+        store.put(&key, other.clone().into()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(lease.lost(), "a lease taken over is lost");
+        // Neither the renewal nor the release overwrote the other's.
+        lease.release().await;
+        let left = store.get(&key).await.unwrap().bytes().await.unwrap();
+        assert_eq!(left.to_vec(), other);
     }
 
     #[tokio::test]
