@@ -166,7 +166,7 @@ pub fn upload(
             md5.update(&buffer[..n]);
             length += n as u64;
         }
-        let md5 = hex(&md5.finalize());
+        let md5 = resourcesync_model::Hash::md5(md5.finalize().into()).hex();
         if uploaded.documents.get(&name) == Some(&md5) {
             report.kept += 1;
         } else {
@@ -286,10 +286,6 @@ fn diverged(theirs: &State, ours: &State) -> Option<String> {
     } else {
         None
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
