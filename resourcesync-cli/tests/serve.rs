@@ -256,13 +256,15 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
 
 #[tokio::test]
 async fn files_have_their_media_type_length_and_validators() {
-    let s = Served::start(|_| {}).await;
+    // A resource named .xml is typed as `build` lists it, not as a document.
+    let s = Served::start(|dir| std::fs::write(dir.join("files/data.xml"), "<a/>").unwrap()).await;
     for (path, media_type, len) in [
         (".well-known/resourcesync", "application/xml", None),
         ("resourcesync/capabilitylist.xml", "application/xml", None),
         ("resourcesync/resourcelist-one.xml", "application/xml", None),
         ("files/hello.txt", "text/plain", Some(hello("one").len())),
         ("files/big.zip", "application/zip", Some(BIG)),
+        ("files/data.xml", "text/xml", Some(4)),
     ] {
         let got = s.get(path, &[]).await;
         assert_eq!(got.status, StatusCode::OK, "{path}");

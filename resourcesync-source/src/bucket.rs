@@ -680,16 +680,9 @@ fn put_options(name: &str) -> PutOptions {
     }
 }
 
-/// The content type a static host serves `name` with: a document's `application/xml`,
-/// anything else's as its name says (as `build` lists a resource's media type).
+/// The content type a static host serves `name` with ([`crate::media_type`]).
 fn content_type(name: &str) -> String {
-    if rank(name) > 0 && (name == SOURCE_DESCRIPTION || name.ends_with(".xml")) {
-        return "application/xml".into();
-    }
-    mime_guess::from_path(name)
-        .first_or_octet_stream()
-        .essence_str()
-        .to_owned()
+    crate::media_type(name).to_owned()
 }
 
 /// Runs `work` on each of `items`, [`AT_ONCE`] at a time; the first error ends it.

@@ -56,18 +56,12 @@ pub(super) fn static_file(
     let etag = Validator::of(&meta).map(|v| v.etag());
     let last_modified = modified.and_then(|m| conditional::last_modified(m, now));
 
-    // mime_guess says text/xml for .xml and nothing for the extensionless Source
-    // Description; the standard's documents are application/xml (section 7).
-    let media_type =
-        if name == Path::new(SOURCE_DESCRIPTION) || name.extension() == Some("xml".as_ref()) {
-            HeaderValue::from_static("application/xml")
-        } else {
-            mime_guess::from_path(name)
-                .first_raw()
-                .map_or(HeaderValue::from_static("application/octet-stream"), |t| {
-                    HeaderValue::from_static(t)
-                })
-        };
+    // The standard's documents application/xml (section 7), a resource what `build`
+    // lists it as (a resource's `data.xml` is text/xml there, and here).
+    let media_type = HeaderValue::from_static(
+        name.to_str()
+            .map_or("application/octet-stream", resourcesync_source::media_type),
+    );
     // The representation the request selects, which every conditional is compared with
     // (RFC 9110 13.1): part of the file as it is, when a range is asked while the file
     // is the one the client has part of (If-Range; with nothing to check it against, the

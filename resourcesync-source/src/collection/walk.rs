@@ -142,12 +142,10 @@ pub(super) fn time_of((secs, nanos): (i64, u32)) -> SystemTime {
     }
 }
 
-/// The media type of a file, guessed from its name.
+/// The media type of a file, guessed from its name (a resource: never one of the
+/// documents, whose names are not published).
 pub(super) fn media_type(path: &Path) -> &'static str {
-    // What web servers serve a name they do not know as.
-    mime_guess::from_path(path)
-        .first_raw()
-        .unwrap_or("application/octet-stream")
+    crate::guessed(path)
 }
 
 /// What the walk learns of one file, on the walk's threads.
