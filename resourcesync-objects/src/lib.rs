@@ -700,6 +700,16 @@ mod tests {
     use super::*;
     use object_store::memory::InMemory;
 
+    /// A lease's bytes: `owner`'s until `until_ms`.
+    fn lease_of(owner: &str, until_ms: u64) -> Vec<u8> {
+        let body = LeaseBody {
+            owner: owner.into(),
+            until_ms: Some(until_ms),
+            until: None,
+        };
+        serde_json::to_vec(&body).unwrap()
+    }
+
     #[tokio::test]
     async fn an_expired_lease_is_taken_over_and_its_holder_hears() {
         let store: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
@@ -708,12 +718,7 @@ mod tests {
             .await
             .unwrap();
         // Ran out: as a killed writer's would.
-        let stale = serde_json::to_vec(&LeaseBody {
-            owner: first.owner.clone(),
-            until_ms: Some(now_ms() - 1),
-            until: None,
-        })
-        .unwrap();
+        let stale = lease_of(&first.owner, now_ms() - 1);
         store.put(&key, stale.into()).await.unwrap();
         assert!(!Lease::live(&*store, &key).await);
         let second = Lease::take(store.clone(), key.clone(), Duration::from_secs(3), true)
@@ -740,12 +745,7 @@ mod tests {
             .await
             .unwrap();
         // Taken over (as after this writer stalled past its lease).
-        let other = serde_json::to_vec(&LeaseBody {
-            owner: "another".into(),
-            until_ms: Some(now_ms() + 3000),
-            until: None,
-        })
-        .unwrap();
+        let other = lease_of("another", now_ms() + 3000);
         store.put(&key, other.clone().into()).await.unwrap();
         tokio::time::sleep(Duration::from_millis(1500)).await;
         assert!(lease.lost(), "a lease taken over is lost");
@@ -772,12 +772,7 @@ mod tests {
         let claimed = Lease::claim(store.clone(), key.clone(), time, true)
             .await
             .unwrap();
-        let other = serde_json::to_vec(&LeaseBody {
-            owner: "another".into(),
-            until_ms: Some(now_ms() + 3000),
-            until: None,
-        })
-        .unwrap();
+        let other = lease_of("another", now_ms() + 3000);
         store.put(&key, other.clone().into()).await.unwrap();
         let settled = claimed.settled().await;
         assert!(
