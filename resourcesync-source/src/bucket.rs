@@ -669,7 +669,7 @@ fn put_options(name: &str) -> PutOptions {
     let mut attributes = Attributes::new();
     attributes.insert(
         Attribute::ContentType,
-        AttributeValue::from(content_type(name)),
+        AttributeValue::from(crate::media_type(name)),
     );
     if rank(name) > 0 {
         attributes.insert(Attribute::CacheControl, AttributeValue::from("no-cache"));
@@ -678,11 +678,6 @@ fn put_options(name: &str) -> PutOptions {
         attributes,
         ..Default::default()
     }
-}
-
-/// The content type a static host serves `name` with ([`crate::media_type`]).
-fn content_type(name: &str) -> String {
-    crate::media_type(name).to_owned()
 }
 
 /// Runs `work` on each of `items`, [`AT_ONCE`] at a time; the first error ends it.

@@ -136,7 +136,7 @@ pub use bucket::BucketStore;
 pub use directory::{Directory, DirectoryError, DirectoryStore, MAX_SEGMENT_LEN, push_segment};
 pub use engine::PublishError;
 pub use engine::dumps::Content;
-pub use media::{guessed, media_type};
+pub use media::media_type;
 pub use outbox::Notification;
 pub use publisher::{
     PublishOptions, PublishReport, Publisher, ResourceEvent, ResourceListPolicy, Transaction,

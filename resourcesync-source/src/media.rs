@@ -8,7 +8,7 @@ use crate::engine::{DOCS, SOURCE_DESCRIPTION};
 /// The media type of the file at `name` in a publication (its path under the publish
 /// directory, `/`-separated): the standard's documents, the Source Description and the
 /// `.xml` files under `resourcesync/`, are `application/xml` (section 7); any other file
-/// is typed as its name's extension says, as [`guessed`] does (a resource named
+/// is typed as its name's extension says (a resource named
 /// `data.xml` is `text/xml`, as its entry in the Resource List says).
 ///
 /// ```
@@ -31,7 +31,7 @@ pub fn media_type(name: &str) -> &'static str {
 
 /// The media type a file's name says (its extension's, as mime_guess knows it), or
 /// `application/octet-stream`, what web servers serve a name they do not know as.
-pub fn guessed(path: &Path) -> &'static str {
+pub(crate) fn guessed(path: &Path) -> &'static str {
     mime_guess::from_path(path)
         .first_raw()
         .unwrap_or("application/octet-stream")

@@ -102,8 +102,10 @@ pub(super) fn outcomes(
                     md5: digests.md5.0,
                     sha256: digests.sha256.0,
                     media_type: media_types.of(match &f.file {
-                        Some(file) => media_type(file),
-                        None => media_type(Path::new(&f.path)),
+                        // A resource: never one of the documents, whose names
+                        // are not published.
+                        Some(file) => crate::media::guessed(file),
+                        None => crate::media::guessed(Path::new(&f.path)),
                     }),
                 };
                 let change = match paired.map(|j| &previous.resources[j]) {

@@ -142,12 +142,6 @@ pub(super) fn time_of((secs, nanos): (i64, u32)) -> SystemTime {
     }
 }
 
-/// The media type of a file, guessed from its name (a resource: never one of the
-/// documents, whose names are not published).
-pub(super) fn media_type(path: &Path) -> &'static str {
-    crate::guessed(path)
-}
-
 /// What the walk learns of one file, on the walk's threads.
 pub(super) enum Probe {
     /// A file to publish.
