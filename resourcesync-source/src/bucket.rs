@@ -118,7 +118,7 @@ impl Pending {
 /// let base = "https://site.example.org/".parse()?;
 /// let mut source = Publisher::new(store, PublishOptions::new(base));
 /// source.publish_snapshot([], SystemTime::now())?;
-/// assert!(source.store().exists("resourcesync/capabilitylist.xml"));
+/// assert!(source.store().exists("resourcesync/capabilitylist.xml")?);
 /// # Ok(())
 /// # }
 /// ```
@@ -544,18 +544,12 @@ impl Store for BucketStore {
         }
     }
 
-    fn exists(&self, name: &str) -> bool {
-        if check_name(name).is_err() {
-            return false;
-        }
+    fn exists(&self, name: &str) -> Result<bool, StoreError> {
+        check_name(name)?;
         match &self.pending {
-            Some(pending) if pending.removed.contains(name) => false,
-            Some(pending) if pending.written.contains(name) => true,
-            // A store that cannot say counts as absent here: what asks (a dump's
-            // package, the open Change List, the topic) writes the same bytes again.
-            _ => self
-                .key(name)
-                .is_ok_and(|key| self.head(key).unwrap_or(false)),
+            Some(pending) if pending.removed.contains(name) => Ok(false),
+            Some(pending) if pending.written.contains(name) => Ok(true),
+            _ => self.head(self.key(name)?),
         }
     }
 
@@ -830,22 +824,23 @@ mod tests {
         assert!(!store.head(store.own(JOURNAL).unwrap()).unwrap());
     }
 
-    /// A store whose HEAD of a commit journal fails while `failing` is set (a store away
-    /// for a moment), every other request passed to `inner`.
+    /// A store whose HEAD of a key ending in `ending` fails while `failing` is set (a
+    /// store away for a moment), every other request passed to `inner`.
     #[derive(Debug)]
-    struct JournalHeadFails {
+    struct HeadFails {
         inner: Arc<dyn ObjectStore>,
+        ending: &'static str,
         failing: std::sync::atomic::AtomicBool,
     }
 
-    impl std::fmt::Display for JournalHeadFails {
+    impl std::fmt::Display for HeadFails {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "JournalHeadFails({})", self.inner)
+            write!(f, "HeadFails({})", self.inner)
         }
     }
 
     #[async_trait::async_trait]
-    impl ObjectStore for JournalHeadFails {
+    impl ObjectStore for HeadFails {
         async fn put_opts(
             &self,
             location: &Key,
@@ -867,7 +862,7 @@ mod tests {
             options: object_store::GetOptions,
         ) -> object_store::Result<object_store::GetResult> {
             if options.head
-                && location.as_ref().ends_with(JOURNAL)
+                && location.as_ref().ends_with(self.ending)
                 && self.failing.load(std::sync::atomic::Ordering::SeqCst)
             {
                 return Err(object_store::Error::Generic {
@@ -904,8 +899,9 @@ mod tests {
     #[test]
     fn a_journal_the_store_cannot_say_is_there_stops_the_next_begin() {
         let (objects, mut bucket) = memory();
-        let store = Arc::new(JournalHeadFails {
+        let store = Arc::new(HeadFails {
             inner: objects,
+            ending: JOURNAL,
             failing: false.into(),
         });
         bucket.store = store.clone();
@@ -932,6 +928,35 @@ mod tests {
         publication.begin().unwrap();
         let read = publication.read("b.txt").unwrap();
         assert_eq!(read.as_deref(), Some(&b"b"[..]));
+    }
+
+    #[test]
+    fn a_name_the_store_cannot_say_is_there_is_an_error_not_absent() {
+        let (objects, mut bucket) = memory();
+        let store = Arc::new(HeadFails {
+            inner: objects,
+            ending: "c.txt",
+            failing: false.into(),
+        });
+        bucket.store = store.clone();
+        let mut publication = BucketStore::open_bucket(bucket, BucketStore::LEASE).unwrap();
+        publication.begin().unwrap();
+        publication.write("c.txt", &[b"c"]).unwrap();
+        publication.commit().unwrap();
+        store
+            .failing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        // Read as absent, a dump's package would be written over and the topic emptied.
+        let exists = publication.exists("c.txt");
+        assert!(
+            matches!(exists, Err(StoreError::Object { .. })),
+            "{exists:?}"
+        );
+        store
+            .failing
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        assert!(publication.exists("c.txt").unwrap());
+        assert!(!publication.exists("d.txt").unwrap());
     }
 
     #[test]
@@ -1054,7 +1079,7 @@ mod tests {
         let store = BucketStore::open_bucket(bucket, BucketStore::LEASE).unwrap();
         assert_eq!(store.read("b.txt").unwrap().as_deref(), Some(&b"b"[..]));
         assert_eq!(store.read("a.txt").unwrap(), None);
-        assert!(!store.exists("c.txt"));
+        assert!(!store.exists("c.txt").unwrap());
         let mut keys = listed(&objects);
         keys.sort();
         assert_eq!(keys, ["site/.resourcesync/bucket/lock", "site/b.txt"]);

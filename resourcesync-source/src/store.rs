@@ -82,8 +82,10 @@ pub trait Store {
     /// carried over, or written since), else in the one published; `None` if it has none.
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
 
-    /// Whether `name` is there, as [`read`](Store::read) would find it.
-    fn exists(&self, name: &str) -> bool;
+    /// Whether `name` is there, as [`read`](Store::read) would find it. A store that
+    /// cannot tell (an object store that does not answer) says so with an error rather
+    /// than an answer: what asks decides what not knowing means.
+    fn exists(&self, name: &str) -> Result<bool, StoreError>;
 
     /// Starts a new publication that holds what the published one holds. A publication
     /// begun and not committed is dropped first.
@@ -218,8 +220,9 @@ impl Store for MemoryStore {
         Ok(self.view().get(name).map(|bytes| bytes.to_vec()))
     }
 
-    fn exists(&self, name: &str) -> bool {
-        self.view().contains_key(name)
+    fn exists(&self, name: &str) -> Result<bool, StoreError> {
+        check_name(name)?;
+        Ok(self.view().contains_key(name))
     }
 
     fn begin(&mut self) -> Result<(), StoreError> {
@@ -409,9 +412,16 @@ impl Store for GenerationStore {
         }
     }
 
-    fn exists(&self, name: &str) -> bool {
-        self.path(name)
-            .is_ok_and(|path| !path.as_os_str().is_empty() && path.is_file())
+    fn exists(&self, name: &str) -> Result<bool, StoreError> {
+        let path = self.path(name)?;
+        if path.as_os_str().is_empty() {
+            return Ok(false);
+        }
+        match fs::metadata(&path) {
+            Ok(metadata) => Ok(metadata.is_file()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(StoreError::Io { path, source }),
+        }
     }
 
     fn begin(&mut self) -> Result<(), StoreError> {

@@ -119,7 +119,7 @@ pub(crate) fn change_lists(
     }
     let open = open_list(state)?;
     // An open list this run neither added to nor closed is the one carried over.
-    let unchanged = closed.is_empty() && !added && sink.exists(&change_list_name(open.number));
+    let unchanged = closed.is_empty() && !added && sink.exists(&change_list_name(open.number))?;
     let mut written = 0;
     let open = [(open, entries)];
     let lists = closed.iter().chain(open.iter());

@@ -60,7 +60,11 @@ impl DumpStore for SinkDumps<'_> {
     }
 
     fn create_package(&mut self, uri: &Uri) -> Result<Vec<u8>, PackageError> {
-        if self.sink.exists(&self.name(uri)?) {
+        if self
+            .sink
+            .exists(&self.name(uri)?)
+            .map_err(PackageError::store)?
+        {
             return Err(PackageError::store(format!(
                 "{uri} exists: a package is never replaced"
             )));
@@ -70,7 +74,7 @@ impl DumpStore for SinkDumps<'_> {
 
     fn persist_package(&mut self, uri: &Uri, package: Vec<u8>) -> Result<(), PackageError> {
         let name = self.name(uri)?;
-        if self.sink.exists(&name) {
+        if self.sink.exists(&name).map_err(PackageError::store)? {
             return Err(PackageError::store(format!(
                 "{uri} exists: a package is never replaced"
             )));

@@ -91,7 +91,7 @@ pub(crate) fn write_notifications(
         outbox: Vec::new(),
         dropped: 0,
     });
-    if !sink.exists(TOPIC) {
+    if !sink.exists(TOPIC)? {
         // The topic answers 200 before the first notification, with no content
         // (Change Notification, section 4.1).
         sink.write(TOPIC, &[])?;

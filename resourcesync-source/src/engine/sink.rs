@@ -23,8 +23,8 @@ pub(crate) trait Sink {
     /// The bytes of `name`, as the last run wrote them (carried over into this one), or
     /// `None` where there is no such document.
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, PublishError>;
-    /// Whether `name` is there.
-    fn exists(&self, name: &str) -> bool;
+    /// Whether `name` is there; an error where that cannot be told.
+    fn exists(&self, name: &str) -> Result<bool, PublishError>;
     /// Writes `name` whole, its bytes given in `pieces`, replacing what was there.
     fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), PublishError>;
     /// Removes `name`, if it is there.
@@ -53,11 +53,14 @@ impl Sink for Directory {
         }
     }
 
-    fn exists(&self, name: &str) -> bool {
-        Sink::uri(self, name)
-            .ok()
-            .and_then(|uri| self.path(&uri).ok())
-            .is_some_and(|path| path.exists())
+    fn exists(&self, name: &str) -> Result<bool, PublishError> {
+        let path = self.path(&Sink::uri(self, name)?)?;
+        // Not followed: a link there, even one to nothing, is something there.
+        match fs::symlink_metadata(&path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(StoreError::Io { path, source }.into()),
+        }
     }
 
     fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), PublishError> {
@@ -120,8 +123,8 @@ impl<S: Store> Sink for StoreSink<'_, S> {
         Ok(self.store.borrow().read(name)?)
     }
 
-    fn exists(&self, name: &str) -> bool {
-        self.store.borrow().exists(name)
+    fn exists(&self, name: &str) -> Result<bool, PublishError> {
+        Ok(self.store.borrow().exists(name)?)
     }
 
     fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), PublishError> {
@@ -174,7 +177,7 @@ impl Sink for Unchanged<'_> {
         self.sink.read(name)
     }
 
-    fn exists(&self, name: &str) -> bool {
+    fn exists(&self, name: &str) -> Result<bool, PublishError> {
         self.sink.exists(name)
     }
 

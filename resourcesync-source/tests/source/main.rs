@@ -42,7 +42,7 @@ impl Store for Counting {
         self.read.set(self.read.get() + n);
         Ok(bytes)
     }
-    fn exists(&self, name: &str) -> bool {
+    fn exists(&self, name: &str) -> Result<bool, StoreError> {
         self.inner.exists(name)
     }
     fn begin(&mut self) -> Result<(), StoreError> {

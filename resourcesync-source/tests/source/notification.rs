@@ -263,6 +263,7 @@ fn the_outbox_keeps_what_the_hub_has_not_taken_across_restarts_and_never_goes_ba
         source
             .store()
             .exists("resourcesync/notifications/0000000001.xml")
+            .unwrap()
     );
     source
         .publish_changes([ResourceEvent::created(record(4), at(25))], t(30))
@@ -271,6 +272,7 @@ fn the_outbox_keeps_what_the_hub_has_not_taken_across_restarts_and_never_goes_ba
         !source
             .store()
             .exists("resourcesync/notifications/0000000001.xml")
+            .unwrap()
     );
     assert_eq!(waiting(&source), [2, 3]);
     // The mark is beside the publication, not in it: never served.
