@@ -277,7 +277,7 @@ pub(crate) fn spawned(
             Err(e) => match e.try_into_panic() {
                 Ok(panic) => std::panic::resume_unwind(panic),
                 // Only a runtime shutting down cancels a task, and this one outlives it.
-                Err(e) => Err(Error::Runtime(std::io::Error::other(e))),
+                Err(e) => Err(Error::Task("the sync", e)),
             },
         }
     })
