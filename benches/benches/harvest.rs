@@ -91,8 +91,10 @@ fn main() {
             let took = if harvesting {
                 let harvest = Harvest::new(members.clone(), Limits::default()).unwrap();
                 let start = Instant::now();
-                let done =
-                    runtime.block_on(harvest::harvest(&harvest, &AsyncStop::new(), Arc::new(())));
+                let run = async move {
+                    harvest::harvest(&harvest, &AsyncStop::new(), Arc::new(())).await
+                };
+                let done = resourcesync_benches::spawned(&runtime, run);
                 let took = start.elapsed();
                 assert!(
                     done.iter().all(|d| d.is_complete()),
@@ -101,10 +103,11 @@ fn main() {
                 took
             } else {
                 let start = Instant::now();
-                for m in &members {
-                    let synced = runtime
-                        .block_on(asynchronous::sync(&m.sync, &AsyncStop::new(), &mut ()))
-                        .unwrap();
+                for m in members {
+                    let run = async move {
+                        asynchronous::sync(&m.sync, &AsyncStop::new(), &mut ()).await
+                    };
+                    let synced = resourcesync_benches::spawned(&runtime, run).unwrap();
                     assert!(synced.report.complete, "{synced}");
                 }
                 start.elapsed()

@@ -189,9 +189,7 @@ fn ours(
         let (gate, stop) = (Gate::unlimited(), AsyncStop::new());
         asynchronous::sync_into(&options, open, &gate, &stop, &mut ()).await
     };
-    let synced = runtime
-        .block_on(async { tokio::spawn(run).await.unwrap() })
-        .unwrap();
+    let synced = resourcesync_benches::spawned(runtime, run).unwrap();
     let took = started.elapsed();
     assert!(synced.report.complete, "{synced}");
     took

@@ -211,12 +211,8 @@ impl Fetcher<'_> {
                     .with_concurrency(CONCURRENCY)
                     .with_verification(verification);
                 let start = Instant::now();
-                // Spawned on the runtime, as the command runs it (`sync::spawned`).
                 let run = async move { synchronize(&options, &AsyncStop::new(), &mut ()).await };
-                let synced = self
-                    .runtime
-                    .block_on(async { tokio::spawn(run).await.unwrap() })
-                    .unwrap();
+                let synced = resourcesync_benches::spawned(&self.runtime, run).unwrap();
                 let took = start.elapsed();
                 assert_eq!(synced.report.created, self.collection.paths.len() as u64);
                 assert_eq!(synced.report.failed, 0);

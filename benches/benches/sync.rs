@@ -170,7 +170,8 @@ fn bench(c: &mut Criterion) {
         measured(b, n, &mut t, |dest| {
             let options = SyncOptions::new(served.base.parse().unwrap(), dest).with_concurrency(16);
             let start = Instant::now();
-            let synced = runtime.block_on(sync(&options, &AsyncStop::new(), &mut ()));
+            let run = async move { sync(&options, &AsyncStop::new(), &mut ()).await };
+            let synced = resourcesync_benches::spawned(&runtime, run);
             let took = start.elapsed();
             assert_eq!(synced.unwrap().exit_status(), 0);
             took
