@@ -383,6 +383,9 @@ pub struct DirectoryDestination {
     packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>>,
     /// Replace a file at a resource's path that no sync stored.
     replace_foreign: bool,
+    /// A new file is moved into place only if nothing is at its name, in one step
+    /// (`RENAME_NOREPLACE`); false once DIR's file system has refused that.
+    no_replace: bool,
     /// `.resourcesync/placed.jsonl`, open for appending once something is placed.
     journal: Option<std::fs::File>,
     /// The rules of names of DIR's file system, found by trying.
@@ -552,6 +555,7 @@ impl DirectoryDestination {
             made: HashMap::new(),
             packages: HashMap::new(),
             replace_foreign: false,
+            no_replace: true,
             journal: None,
             file_system,
             _locks: locks,
@@ -883,6 +887,27 @@ impl DirectoryDestination {
             return Err(Outcome::Failed(io::Error::other("a path without a name")));
         };
         let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
+        // A new file: moved into place only if nothing is there, in one step, so a file
+        // someone else makes at its name meanwhile is never replaced (and no `stat`
+        // first). The journal's line comes first, as for every placement; where the
+        // move finds something there, the checks below decide, and a line left for a
+        // file that is not the sync's is harmless: a replay records it only if the
+        // file holds the listed bytes, which is what adoption does.
+        if held.is_none() && !self.replace_foreign && self.no_replace {
+            self.journal(change, digests).map_err(Outcome::Failed)?;
+            let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
+            match rename_new(&self.bodies.tmp, temp, dir, name) {
+                Ok(true) => return Ok(()),
+                Ok(false) => self.no_replace = false,
+                // Something there, or the directory removed since: as below.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::AlreadyExists | io::ErrorKind::NotFound
+                    ) => {}
+                Err(e) => return Err(Outcome::Failed(e)),
+            }
+        }
         let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
         match dir.symlink_metadata(name) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}

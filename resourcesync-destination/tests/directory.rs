@@ -197,6 +197,42 @@ fn a_journal_line_cut_inside_a_character_costs_only_itself() {
 }
 
 #[test]
+fn a_file_found_at_a_new_resources_name_is_kept_and_its_journal_line_adopts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    std::fs::create_dir_all(&d).unwrap();
+    // Someone else's file where the new resource goes.
+    std::fs::write(d.join("a.txt"), b"mine").unwrap();
+    let source = source(false);
+    // The journal as a run killed after the placement would leave it.
+    let journal = d.join(KEPT).join("placed.jsonl");
+    let mut left = Vec::new();
+    let report = run_with(
+        &source,
+        &d,
+        |o| o,
+        |_| {
+            if let Ok(bytes) = std::fs::read(&journal)
+                && !bytes.is_empty()
+            {
+                left = bytes;
+            }
+        },
+    );
+    assert_eq!((report.created, report.conflicts), (1, 1), "{report:?}");
+    assert_eq!(std::fs::read(d.join("a.txt")).unwrap(), b"mine");
+    let lines = String::from_utf8_lossy(&left).into_owned();
+    assert!(lines.contains(r#""path":"a.txt""#), "{lines}");
+    // Replayed after such a kill, nothing claims the file: its bytes are not the listed
+    // ones.
+    std::fs::write(&journal, &left).unwrap();
+    let (_, inventory) = DirectoryDestination::open(&d).unwrap().load().unwrap();
+    assert!(inventory.get(&source.uri("a.txt")).is_none());
+    assert!(inventory.get(&source.uri("docs/deep/b.txt")).is_some());
+    assert_eq!(std::fs::read(d.join("a.txt")).unwrap(), b"mine");
+}
+
+#[test]
 fn a_record_that_proves_nothing_proves_no_ownership() {
     let dir = tempfile::tempdir().unwrap();
     let (kept, _) = placed_but_not_saved(dir.path());

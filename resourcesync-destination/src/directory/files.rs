@@ -8,6 +8,35 @@ pub(crate) fn temp_name(id: RequestId) -> String {
     id.to_string().replace(' ', "-")
 }
 
+/// Moves the body `temp` (in `tmp`) into `dir` as `name` only if nothing is at `name`,
+/// the check and the move in one step (`renameat2` with `RENAME_NOREPLACE`): `Ok(true)`
+/// once moved; an error of kind `AlreadyExists` where something is there, left as it is;
+/// `Ok(false)`, nothing moved, where the system or the file system cannot (the caller
+/// checks, then renames).
+pub(super) fn rename_new(
+    tmp: &Dir,
+    temp: &str,
+    dir: &Dir,
+    name: &std::ffi::OsStr,
+) -> io::Result<bool> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        use rustix::fs::{RenameFlags, renameat_with};
+        // By handle and by single names: nothing on the way to resolve, and a link at
+        // `name` is something there, not followed.
+        match renameat_with(tmp, temp, dir, name, RenameFlags::NOREPLACE) {
+            Ok(()) => Ok(true),
+            Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = (tmp, temp, dir, name);
+        Ok(false)
+    }
+}
+
 /// The rules of names of the file system `tmp` is on: a file made under one name, looked
 /// for under another that differs in case, then in normalization.
 pub(super) fn probe(tmp: &Dir) -> io::Result<FileSystem> {
@@ -165,4 +194,39 @@ pub(crate) fn copy_bitstream(
     }
     file.sync_all()?;
     Ok(fixity.finish().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_file_is_moved_only_where_nothing_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |name: &str| {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+            Dir::open_ambient_dir(dir.path().join(name), ambient_authority()).unwrap()
+        };
+        let (tmp, to) = (open("tmp"), open("to"));
+        tmp.write("1", b"new").unwrap();
+        to.write("theirs", b"theirs").unwrap();
+        #[cfg(unix)]
+        to.symlink("theirs", "link").unwrap();
+        match rename_new(&tmp, "1", &to, "theirs".as_ref()) {
+            // Where the system cannot, nothing moved: the caller checks first.
+            Ok(false) => assert!(tmp.exists("1")),
+            moved => {
+                let e = moved.unwrap_err();
+                assert_eq!(e.kind(), io::ErrorKind::AlreadyExists, "{e}");
+                assert_eq!(to.read("theirs").unwrap(), b"theirs");
+                assert!(tmp.exists("1"));
+                // A link there is something there, not followed.
+                #[cfg(unix)]
+                assert!(rename_new(&tmp, "1", &to, "link".as_ref()).is_err());
+                assert!(rename_new(&tmp, "1", &to, "ours".as_ref()).unwrap());
+                assert_eq!(to.read("ours").unwrap(), b"new");
+            }
+        }
+        assert_eq!(to.read("theirs").unwrap(), b"theirs");
+    }
 }
