@@ -35,6 +35,11 @@
 //!   on our HTTP stack), and over hyper's connection API, a connection per task, without
 //!   reqwest's layers and pool (what such a client costs at the least).
 //!
+//! With `SERVE_COMMANDS=LABEL=PATH,...`, also each of those builds of the command, run as
+//! a process as a user runs it (`PATH sync --concurrency 16 BASE OUT`), its CPU time
+//! counted as the client's: two builds of the command, before and after a change, side
+//! by side with the peers in the same rounds.
+//!
 //! Beside them the hashing floor: the sha-256 (and md5 and sha-256) of every file read
 //! from the collection, on two threads: what a client that checks the digests must
 //! compute, whatever else it does.
@@ -164,6 +169,8 @@ fn walk(dir: &Path) -> Vec<u64> {
 enum Client {
     Sync,
     SyncAll,
+    /// A build of the command, by its index in [`commands`].
+    Command(usize),
     Wget2,
     Aria2c,
     Resync,
@@ -176,6 +183,7 @@ impl Client {
         match self {
             Client::Sync => "resourcesync sync",
             Client::SyncAll => "resourcesync sync --verify all",
+            Client::Command(i) => commands()[i].0.as_str(),
             Client::Wget2 => "wget2",
             Client::Aria2c => "aria2c (md5)",
             Client::Resync => "resync-sync (Python)",
@@ -183,6 +191,25 @@ impl Client {
             Client::Hyper => "plain GETs (hyper's connections, nothing checked)",
         }
     }
+}
+
+/// The builds of the command named by `SERVE_COMMANDS` (`LABEL=PATH,...`), each with the
+/// label it is printed under.
+fn commands() -> &'static [(String, PathBuf)] {
+    static COMMANDS: std::sync::OnceLock<Vec<(String, PathBuf)>> = std::sync::OnceLock::new();
+    COMMANDS.get_or_init(|| {
+        let Ok(list) = std::env::var("SERVE_COMMANDS") else {
+            return Vec::new();
+        };
+        (list.split(',').filter(|c| !c.is_empty()))
+            .map(|c| {
+                let (label, path) = c
+                    .split_once('=')
+                    .expect("SERVE_COMMANDS is LABEL=PATH,...");
+                (format!("command {label}"), PathBuf::from(path))
+            })
+            .collect()
+    })
 }
 
 struct Fetcher<'a> {
@@ -217,6 +244,13 @@ impl Fetcher<'_> {
                 assert_eq!(synced.report.created, self.collection.paths.len() as u64);
                 assert_eq!(synced.report.failed, 0);
                 took
+            }
+            Client::Command(i) => {
+                let mut command = Command::new(&commands()[i].1);
+                command
+                    .args(["sync", "--concurrency", &CONCURRENCY.to_string(), base])
+                    .arg(&out);
+                peers::timed(client.name(), command)
             }
             Client::Wget2 => {
                 let list = self.list(client, base, peers::wget2_line);
@@ -452,6 +486,7 @@ fn bench(c: &mut Criterion) {
             urls: tempfile::tempdir().unwrap(),
         };
         let mut clients = vec![Client::Sync, Client::SyncAll];
+        clients.extend((0..commands().len()).map(Client::Command));
         if wget2.is_some() {
             clients.push(Client::Wget2);
         }
