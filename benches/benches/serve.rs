@@ -203,9 +203,7 @@ fn commands() -> &'static [(String, PathBuf)] {
         };
         (list.split(',').filter(|c| !c.is_empty()))
             .map(|c| {
-                let (label, path) = c
-                    .split_once('=')
-                    .expect("SERVE_COMMANDS is LABEL=PATH,...");
+                let (label, path) = c.split_once('=').expect("SERVE_COMMANDS is LABEL=PATH,...");
                 (format!("command {label}"), PathBuf::from(path))
             })
             .collect()
