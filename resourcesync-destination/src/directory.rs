@@ -213,8 +213,19 @@ struct Memory {
     each: u64,
     /// Bytes reserved now, shared by every [`Bodies`] made with the same budget.
     used: Arc<std::sync::atomic::AtomicU64>,
-    /// The whole bodies, by request, until the destination takes them.
-    held: std::sync::Mutex<HashMap<RequestId, InMemory>>,
+    /// The whole bodies, by request, until the destination takes them; and the requests
+    /// cancelled before their body was kept.
+    held: std::sync::Mutex<HashMap<RequestId, Slot>>,
+}
+
+/// A request's place in [`Memory::held`].
+#[derive(Debug)]
+enum Slot {
+    /// Its whole body, until the destination takes it.
+    Body(InMemory),
+    /// Cancelled before its body came: the body, if its task still keeps one (it was
+    /// past its last await when aborted), is dropped then.
+    Cancelled,
 }
 
 /// A whole body held in memory; its bytes go back to the budget when it is dropped.
@@ -311,21 +322,40 @@ impl Bodies {
             reserved,
             memory: memory.clone(),
         };
-        memory
-            .held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(request, body);
+        let mut held = memory.held.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(Slot::Cancelled) = held.remove(&request) {
+            // Dropped here, its bytes back in the budget: no one will take it.
+            return;
+        }
+        held.insert(request, Slot::Body(body));
     }
 
     /// `request`'s body, if it is held in memory (taken: the next call finds none).
     pub fn take(&self, request: RequestId) -> Option<InMemory> {
         let memory = self.memory.as_ref()?;
-        memory
-            .held
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&request)
+        let mut held = memory.held.lock().unwrap_or_else(|p| p.into_inner());
+        match held.remove(&request)? {
+            Slot::Body(body) => Some(body),
+            // Still cancelled: the body may yet come.
+            Slot::Cancelled => {
+                held.insert(request, Slot::Cancelled);
+                None
+            }
+        }
+    }
+
+    /// Drops `request`'s body, now or, if its task has not kept it yet, when it does: a
+    /// cancelled request's task is aborted, but one already past its last await still
+    /// keeps its body, which would otherwise hold its bytes of the budget to the run's
+    /// end.
+    pub fn cancel(&self, request: RequestId) {
+        let Some(memory) = &self.memory else {
+            return;
+        };
+        let mut held = memory.held.lock().unwrap_or_else(|p| p.into_inner());
+        if held.remove(&request).is_none() {
+            held.insert(request, Slot::Cancelled);
+        }
     }
 
     /// The directory's handle.
@@ -1179,6 +1209,26 @@ mod memory_tests {
         drop(body);
         assert!(bodies.reserve(0, 6));
         assert!(bodies.reserve(0, 4));
+    }
+
+    #[test]
+    fn a_body_kept_after_its_request_was_cancelled_gives_its_bytes_back() {
+        let (_dir, bodies) = bodies(10, 10);
+        // Cancelled with its body held: dropped at once.
+        let id = request_id();
+        assert!(bodies.reserve(0, 4));
+        bodies.keep(id, vec![bytes::Bytes::from_static(b"abcd")], 4);
+        bodies.cancel(id);
+        assert!(bodies.take(id).is_none());
+        assert!(bodies.reserve(0, 10), "the budget whole again");
+        bodies.release(10);
+        // Cancelled before its task kept it (the task past its last await): dropped
+        // when kept, not held to the run's end.
+        bodies.cancel(id);
+        assert!(bodies.reserve(0, 4));
+        bodies.keep(id, vec![bytes::Bytes::from_static(b"efgh")], 4);
+        assert!(bodies.take(id).is_none());
+        assert!(bodies.reserve(0, 10), "the late body's bytes given back");
     }
 
     #[test]

@@ -990,11 +990,15 @@ impl Destination for ObjectDestination {
                     }
                 }
             }
-            Event::Release { request }
-            | Event::Discard { request, .. }
-            | Event::Cancel { request } => {
+            Event::Release { request } | Event::Discard { request, .. } => {
                 self.packages.remove(request);
                 self.bodies.take(*request);
+                let _ = self.bodies.dir().remove_file(temp_name(*request));
+            }
+            Event::Cancel { request } => {
+                self.packages.remove(request);
+                // Its task is aborted, but may keep its body yet.
+                self.bodies.cancel(*request);
                 let _ = self.bodies.dir().remove_file(temp_name(*request));
             }
             Event::Checkpoint => {
