@@ -347,7 +347,8 @@ impl Bodies {
     /// Drops `request`'s body, now or, if its task has not kept it yet, when it does: a
     /// cancelled request's task is aborted, but one already past its last await still
     /// keeps its body, which would otherwise hold its bytes of the budget to the run's
-    /// end.
+    /// end. The mark left for a body not kept yet stays as long as these bodies (a
+    /// destination's, one run): an id for each request cancelled.
     pub fn cancel(&self, request: RequestId) {
         let Some(memory) = &self.memory else {
             return;
@@ -413,9 +414,6 @@ pub struct DirectoryDestination {
     packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>>,
     /// Replace a file at a resource's path that no sync stored.
     replace_foreign: bool,
-    /// A new file is moved into place only if nothing is at its name, in one step
-    /// (`RENAME_NOREPLACE`); false once DIR's file system has refused that.
-    no_replace: bool,
     /// `.resourcesync/placed.jsonl`, open for appending once something is placed.
     journal: Option<std::fs::File>,
     /// The rules of names of DIR's file system, found by trying.
@@ -585,7 +583,6 @@ impl DirectoryDestination {
             made: HashMap::new(),
             packages: HashMap::new(),
             replace_foreign: false,
-            no_replace: true,
             journal: None,
             file_system,
             _locks: locks,
@@ -750,6 +747,10 @@ impl DirectoryDestination {
                 let temp = temp_name(store.request);
                 let held = client.inventory().get(&store.change.uri);
                 let placed = self.place(&temp, &store.change, &store.digests, held);
+                if placed.is_err() {
+                    // Not placed (a conflict, a failure): nothing will ask for it again.
+                    let _ = self.bodies.tmp.remove_file(&temp);
+                }
                 self.confirm(client, &store.change, placed.map(|()| None))?;
             }
             Event::Delete(change) => {
@@ -923,13 +924,16 @@ impl DirectoryDestination {
         // move finds something there, the checks below decide, and a line left for a
         // file that is not the sync's is harmless: a replay records it only if the
         // file holds the listed bytes, which is what adoption does.
-        if held.is_none() && !self.replace_foreign && self.no_replace {
+        let mut journaled = false;
+        if held.is_none() && !self.replace_foreign {
             self.journal(change, digests).map_err(Outcome::Failed)?;
+            journaled = true;
             let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
             match rename_new(&self.bodies.tmp, temp, dir, name) {
                 Ok(true) => return Ok(()),
-                Ok(false) => self.no_replace = false,
-                // Something there, or the directory removed since: as below.
+                // Something there, the directory removed since, or a file system that
+                // cannot (or a name it refuses): as below.
+                Ok(false) => {}
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -939,10 +943,12 @@ impl DirectoryDestination {
             }
         }
         let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
-        match dir.symlink_metadata(name) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        // Nothing at the path: the move must not replace what someone makes there
+        // before it.
+        let absent = match dir.symlink_metadata(name) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => true,
             Err(e) => return Err(Outcome::Failed(e)),
-            Ok(_) if self.replace_foreign => {}
+            Ok(_) if self.replace_foreign => false,
             // Held: the sync's own file, replaced if it still holds what the inventory
             // records (what the sync stored; in a baseline after `verify`, what is there
             // now, which the baseline repairs). Edited since: kept, as a deletion would
@@ -965,13 +971,16 @@ impl DirectoryDestination {
                         "changed since the sync stored it: kept, not replaced".into(),
                     ));
                 }
+                false
             }
             Ok(meta) if meta.is_file() => {
                 match digest_file(&self.root, &target, digests.algorithms()) {
                     // The listed bytes already: adopted as they are.
                     Ok(found) if found == *digests => {
                         let _ = self.bodies.tmp.remove_file(temp);
-                        self.journal(change, digests).map_err(Outcome::Failed)?;
+                        if !journaled {
+                            self.journal(change, digests).map_err(Outcome::Failed)?;
+                        }
                         return Ok(());
                     }
                     Ok(_) => {
@@ -994,11 +1003,13 @@ impl DirectoryDestination {
                     "{what} no sync made: left as it is"
                 )));
             }
+        };
+        if !journaled {
+            self.journal(change, digests).map_err(Outcome::Failed)?;
         }
-        self.journal(change, digests).map_err(Outcome::Failed)?;
+        let new = absent && !self.replace_foreign;
         let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
-        let renamed = self.bodies.tmp.rename(temp, dir, name);
-        match renamed {
+        let moved = match move_into(&self.bodies.tmp, temp, dir, name, new) {
             // A directory this run made was removed since (emptied by a deletion, or by
             // someone else): make it again.
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -1007,13 +1018,16 @@ impl DirectoryDestination {
                 }
                 let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
                 let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
-                self.bodies
-                    .tmp
-                    .rename(temp, dir, name)
-                    .map_err(Outcome::Failed)
+                move_into(&self.bodies.tmp, temp, dir, name, new)
             }
-            other => other.map_err(Outcome::Failed),
-        }
+            other => other,
+        };
+        moved.map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists if new => Outcome::Conflict(
+                "a file appeared at its path while it was placed: left as it is".into(),
+            ),
+            _ => Outcome::Failed(e),
+        })
     }
 
     /// Removes the file at `path` if it holds what the sync stored there (`held`), and

@@ -221,6 +221,9 @@ fn a_file_found_at_a_new_resources_name_is_kept_and_its_journal_line_adopts_noth
     );
     assert_eq!((report.created, report.conflicts), (1, 1), "{report:?}");
     assert_eq!(std::fs::read(d.join("a.txt")).unwrap(), b"mine");
+    // The body not placed is not left behind.
+    let left_over = std::fs::read_dir(d.join(KEPT).join("tmp")).unwrap().count();
+    assert_eq!(left_over, 0, "temporary files left");
     let lines = String::from_utf8_lossy(&left).into_owned();
     assert!(lines.contains(r#""path":"a.txt""#), "{lines}");
     // Replayed after such a kill, nothing claims the file: its bytes are not the listed
@@ -518,4 +521,46 @@ fn a_link_swapped_in_for_a_directory_during_the_run_is_not_followed() {
     );
     // Every file went to the directory the run checked, wherever it now is in DIR.
     assert_eq!(std::fs::read_dir(d.join("docs.moved")).unwrap().count(), 20);
+}
+
+#[test]
+fn a_file_restored_into_a_directory_removed_during_the_run_is_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut source = Source::new();
+    source.put("docs/a.txt", b"listed a");
+    source.put("docs/b.txt", b"listed b");
+    source.tick(10);
+    source.publish();
+    // After the first of the two is placed, someone removes `docs/` and restores it from
+    // a backup holding their own version of the other: the run's handle on the old
+    // directory is stale, and the directory is made again, over the restored file.
+    let mut other = None;
+    let report = run_with(
+        &source,
+        &d,
+        |o| o,
+        |event| {
+            if let Event::Store(store) = event
+                && other.is_none()
+            {
+                let placed = store.change.path.as_str().to_owned();
+                let name = if placed == "docs/a.txt" {
+                    "b.txt"
+                } else {
+                    "a.txt"
+                };
+                std::fs::remove_dir_all(d.join("docs")).unwrap();
+                std::fs::create_dir(d.join("docs")).unwrap();
+                std::fs::write(d.join("docs").join(name), b"restored").unwrap();
+                other = Some(name);
+            }
+        },
+    );
+    let other = other.expect("a resource was placed");
+    assert_eq!((report.created, report.conflicts), (1, 1), "{report:?}");
+    assert_eq!(
+        std::fs::read(d.join("docs").join(other)).unwrap(),
+        b"restored"
+    );
 }

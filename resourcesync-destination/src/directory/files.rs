@@ -8,11 +8,29 @@ pub(crate) fn temp_name(id: RequestId) -> String {
     id.to_string().replace(' ', "-")
 }
 
+/// Moves the body `temp` (in `tmp`) into `dir` as `name`: with `new`, only if nothing is
+/// at `name` ([`rename_new`], an error of kind `AlreadyExists` if something is, left as
+/// it is; where the file system cannot, a plain rename, the caller having checked);
+/// without, replacing what is there.
+pub(super) fn move_into(
+    tmp: &Dir,
+    temp: &str,
+    dir: &Dir,
+    name: &std::ffi::OsStr,
+    new: bool,
+) -> io::Result<()> {
+    if new && rename_new(tmp, temp, dir, name)? {
+        return Ok(());
+    }
+    tmp.rename(temp, dir, name)
+}
+
 /// Moves the body `temp` (in `tmp`) into `dir` as `name` only if nothing is at `name`,
 /// the check and the move in one step (`renameat2` with `RENAME_NOREPLACE`): `Ok(true)`
 /// once moved; an error of kind `AlreadyExists` where something is there, left as it is;
-/// `Ok(false)`, nothing moved, where the system or the file system cannot (the caller
-/// checks, then renames).
+/// `Ok(false)`, nothing moved, where the system or the file system cannot (`EINVAL`,
+/// which a file system also says of a name it cannot hold; the caller checks, then
+/// renames, and that rename says what is wrong with the name).
 pub(super) fn rename_new(
     tmp: &Dir,
     temp: &str,
