@@ -35,7 +35,8 @@
 //!   on our HTTP stack), and over hyper's connection API, a connection per task, without
 //!   reqwest's layers and pool (what such a client costs at the least).
 //!
-//! With `SERVE_COMMANDS=LABEL=PATH,...`, also each of those builds of the command, run as
+//! With `SERVE_COMMANDS=LABEL=PATH,...` (absolute paths: cargo runs the bench in
+//! `benches/`), also each of those builds of the command, run as
 //! a process as a user runs it (`PATH sync --concurrency 16 BASE OUT`), its CPU time
 //! counted as the client's: two builds of the command, before and after a change, side
 //! by side with the peers in the same rounds.
