@@ -917,17 +917,51 @@ impl DirectoryDestination {
         let Some(name) = target.file_name() else {
             return Err(Outcome::Failed(io::Error::other("a path without a name")));
         };
-        let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
+        let mut journaled = false;
+        let mut again = true;
+        loop {
+            let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
+            let placed = self.place_in(temp, change, digests, held, &parent, name, &mut journaled);
+            match placed {
+                // A directory this run made was removed since (emptied by a deletion, or
+                // by someone else, who may have put it back with files of theirs): made
+                // or found again, and everything decided again there, where what the
+                // handle on the old one said no longer holds.
+                Err(Outcome::Failed(e)) if e.kind() == io::ErrorKind::NotFound && again => {
+                    again = false;
+                    if let Some((parent, _)) = &parent {
+                        self.made.remove(parent);
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// [`place`](Self::place) in the directory `parent` (DIR itself for `None`); the
+    /// journal's line written once, `journaled` says whether it was.
+    #[allow(clippy::too_many_arguments)]
+    fn place_in(
+        &mut self,
+        temp: &str,
+        change: &Decision,
+        digests: &Measured,
+        held: Option<Held>,
+        parent: &Option<(PathBuf, Arc<Dir>)>,
+        name: &std::ffi::OsStr,
+        journaled: &mut bool,
+    ) -> Result<(), Outcome> {
         // A new file: moved into place only if nothing is there, in one step, so a file
         // someone else makes at its name meanwhile is never replaced (and no `stat`
         // first). The journal's line comes first, as for every placement; where the
         // move finds something there, the checks below decide, and a line left for a
         // file that is not the sync's is harmless: a replay records it only if the
         // file holds the listed bytes, which is what adoption does.
-        let mut journaled = false;
         if held.is_none() && !self.replace_foreign {
-            self.journal(change, digests).map_err(Outcome::Failed)?;
-            journaled = true;
+            if !*journaled {
+                self.journal(change, digests).map_err(Outcome::Failed)?;
+                *journaled = true;
+            }
             let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
             match rename_new(&self.bodies.tmp, temp, dir, name) {
                 Ok(true) => return Ok(()),
@@ -943,6 +977,7 @@ impl DirectoryDestination {
             }
         }
         let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
+        let target = change.path.to_path_buf();
         // Nothing at the path: the move must not replace what someone makes there
         // before it.
         let absent = match dir.symlink_metadata(name) {
@@ -964,7 +999,9 @@ impl DirectoryDestination {
                             .is_ok_and(|f| f == *digests)
                     {
                         let _ = self.bodies.tmp.remove_file(temp);
-                        self.journal(change, digests).map_err(Outcome::Failed)?;
+                        if !*journaled {
+                            self.journal(change, digests).map_err(Outcome::Failed)?;
+                        }
                         return Ok(());
                     }
                     return Err(Outcome::Conflict(
@@ -975,10 +1012,11 @@ impl DirectoryDestination {
             }
             Ok(meta) if meta.is_file() => {
                 match digest_file(&self.root, &target, digests.algorithms()) {
-                    // The listed bytes already: adopted as they are.
+                    // The listed bytes already: adopted as they are (the line is written:
+                    // only a new file comes here).
                     Ok(found) if found == *digests => {
                         let _ = self.bodies.tmp.remove_file(temp);
-                        if !journaled {
+                        if !*journaled {
                             self.journal(change, digests).map_err(Outcome::Failed)?;
                         }
                         return Ok(());
@@ -1004,25 +1042,13 @@ impl DirectoryDestination {
                 )));
             }
         };
-        if !journaled {
+        if !*journaled {
             self.journal(change, digests).map_err(Outcome::Failed)?;
+            *journaled = true;
         }
         let new = absent && !self.replace_foreign;
         let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
-        let moved = match move_into(&self.bodies.tmp, temp, dir, name, new) {
-            // A directory this run made was removed since (emptied by a deletion, or by
-            // someone else): make it again.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if let Some((parent, _)) = &parent {
-                    self.made.remove(parent);
-                }
-                let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
-                let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
-                move_into(&self.bodies.tmp, temp, dir, name, new)
-            }
-            other => other,
-        };
-        moved.map_err(|e| match e.kind() {
+        move_into(&self.bodies.tmp, temp, dir, name, new).map_err(|e| match e.kind() {
             io::ErrorKind::AlreadyExists if new => Outcome::Conflict(
                 "a file appeared at its path while it was placed: left as it is".into(),
             ),

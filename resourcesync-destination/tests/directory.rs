@@ -564,3 +564,53 @@ fn a_file_restored_into_a_directory_removed_during_the_run_is_not_replaced() {
         b"restored"
     );
 }
+
+#[test]
+fn the_syncs_own_file_restored_into_a_directory_removed_during_the_run_is_updated() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let mut source = Source::new();
+    source.put("docs/a.txt", b"a, first");
+    source.put("docs/b.txt", b"b, first");
+    source.tick(10);
+    source.publish();
+    let report = run(&source, &d, |o| o);
+    assert_eq!(report.created, 2, "{report:?}");
+    source.tick(5);
+    source.put("docs/a.txt", b"a, second");
+    source.put("docs/b.txt", b"b, second");
+    source.tick(5);
+    source.publish();
+    // After the first update, `docs/` is removed and put back from a backup: the other
+    // file as the sync stored it. Decided in the directory as it is now, it is the
+    // sync's own file, unchanged, and is updated.
+    let mut other = None;
+    let report = run_with(
+        &source,
+        &d,
+        |o| o,
+        |event| {
+            if let Event::Store(store) = event
+                && other.is_none()
+            {
+                let placed = store.change.path.as_str().to_owned();
+                let (name, bytes): (_, &[u8]) = if placed == "docs/a.txt" {
+                    ("b.txt", b"b, first")
+                } else {
+                    ("a.txt", b"a, first")
+                };
+                std::fs::remove_dir_all(d.join("docs")).unwrap();
+                std::fs::create_dir(d.join("docs")).unwrap();
+                std::fs::write(d.join("docs").join(name), bytes).unwrap();
+                other = Some(name);
+            }
+        },
+    );
+    let other = other.expect("a resource was placed");
+    assert_eq!((report.updated, report.conflicts), (2, 0), "{report:?}");
+    let expected = format!("{}, second", &other[..1]);
+    assert_eq!(
+        std::fs::read(d.join("docs").join(other)).unwrap(),
+        expected.as_bytes()
+    );
+}
