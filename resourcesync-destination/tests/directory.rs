@@ -523,6 +523,30 @@ fn a_link_swapped_in_for_a_directory_during_the_run_is_not_followed() {
     assert_eq!(std::fs::read_dir(d.join("docs.moved")).unwrap().count(), 20);
 }
 
+/// A `between` for [`run_with`]: after the first file placed, `docs/` is removed and
+/// made again holding the other of `a.txt` and `b.txt`, with the bytes `restored` gives
+/// for its name, as a backup put back would be; `other` says which, once done.
+fn restore_docs<'a>(
+    d: &'a Path,
+    other: &'a mut Option<&'static str>,
+    restored: impl Fn(&str) -> Vec<u8> + 'a,
+) -> impl FnMut(&Event) + 'a {
+    move |event| {
+        if let Event::Store(store) = event
+            && other.is_none()
+        {
+            let name = match store.change.path.as_str() {
+                "docs/a.txt" => "b.txt",
+                _ => "a.txt",
+            };
+            std::fs::remove_dir_all(d.join("docs")).unwrap();
+            std::fs::create_dir(d.join("docs")).unwrap();
+            std::fs::write(d.join("docs").join(name), restored(name)).unwrap();
+            *other = Some(name);
+        }
+    }
+}
+
 #[test]
 fn a_file_restored_into_a_directory_removed_during_the_run_is_not_replaced() {
     let dir = tempfile::tempdir().unwrap();
@@ -536,27 +560,8 @@ fn a_file_restored_into_a_directory_removed_during_the_run_is_not_replaced() {
     // a backup holding their own version of the other: the run's handle on the old
     // directory is stale, and the directory is made again, over the restored file.
     let mut other = None;
-    let report = run_with(
-        &source,
-        &d,
-        |o| o,
-        |event| {
-            if let Event::Store(store) = event
-                && other.is_none()
-            {
-                let placed = store.change.path.as_str().to_owned();
-                let name = if placed == "docs/a.txt" {
-                    "b.txt"
-                } else {
-                    "a.txt"
-                };
-                std::fs::remove_dir_all(d.join("docs")).unwrap();
-                std::fs::create_dir(d.join("docs")).unwrap();
-                std::fs::write(d.join("docs").join(name), b"restored").unwrap();
-                other = Some(name);
-            }
-        },
-    );
+    let restore = restore_docs(&d, &mut other, |_| b"restored".to_vec());
+    let report = run_with(&source, &d, |o| o, restore);
     let other = other.expect("a resource was placed");
     assert_eq!((report.created, report.conflicts), (1, 1), "{report:?}");
     assert_eq!(
@@ -585,27 +590,8 @@ fn the_syncs_own_file_restored_into_a_directory_removed_during_the_run_is_update
     // file as the sync stored it. Decided in the directory as it is now, it is the
     // sync's own file, unchanged, and is updated.
     let mut other = None;
-    let report = run_with(
-        &source,
-        &d,
-        |o| o,
-        |event| {
-            if let Event::Store(store) = event
-                && other.is_none()
-            {
-                let placed = store.change.path.as_str().to_owned();
-                let (name, bytes): (_, &[u8]) = if placed == "docs/a.txt" {
-                    ("b.txt", b"b, first")
-                } else {
-                    ("a.txt", b"a, first")
-                };
-                std::fs::remove_dir_all(d.join("docs")).unwrap();
-                std::fs::create_dir(d.join("docs")).unwrap();
-                std::fs::write(d.join("docs").join(name), bytes).unwrap();
-                other = Some(name);
-            }
-        },
-    );
+    let first = |name: &str| format!("{}, first", &name[..1]).into_bytes();
+    let report = run_with(&source, &d, |o| o, restore_docs(&d, &mut other, first));
     let other = other.expect("a resource was placed");
     assert_eq!((report.updated, report.conflicts), (2, 0), "{report:?}");
     let expected = format!("{}, second", &other[..1]);
