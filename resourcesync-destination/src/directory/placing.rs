@@ -15,14 +15,22 @@ impl DirectoryDestination {
         held: Option<Held>,
     ) -> Result<(), Outcome> {
         let target = change.path.to_path_buf();
-        let Some(name) = target.file_name() else {
+        if target.file_name().is_none() {
             return Err(Outcome::Failed(io::Error::other("a path without a name")));
         };
         let mut journaled = false;
         let mut again = true;
         loop {
             let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
-            let placed = self.place_in(temp, change, digests, held, &parent, name, &mut journaled);
+            let placed = self.place_in(
+                temp,
+                change,
+                digests,
+                held,
+                &parent,
+                &target,
+                &mut journaled,
+            );
             match placed {
                 // A directory this run made was removed since (emptied by a deletion, or
                 // by someone else, who may have put it back with files of theirs): made
@@ -49,9 +57,11 @@ impl DirectoryDestination {
         digests: &Measured,
         held: Option<Held>,
         parent: &Option<(PathBuf, Arc<Dir>)>,
-        name: &std::ffi::OsStr,
+        target: &Path,
         journaled: &mut bool,
     ) -> Result<(), Outcome> {
+        // `place` made sure the path has a name.
+        let name = target.file_name().unwrap_or_default();
         // A new file: moved into place only if nothing is there, in one step, so a file
         // someone else makes at its name meanwhile is never replaced (and no `stat`
         // first). The journal's line comes first, as for every placement; where the
@@ -78,7 +88,6 @@ impl DirectoryDestination {
             }
         }
         let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
-        let target = change.path.to_path_buf();
         // Nothing at the path: the move must not replace what someone makes there
         // before it.
         let absent = match dir.symlink_metadata(name) {
@@ -91,12 +100,12 @@ impl DirectoryDestination {
             // keep it. The length first, which the metadata has: an edit mostly changes it.
             Ok(meta) if meta.is_file() && held.is_some() => {
                 if let Some(held) = held
-                    && !self.unchanged(&target, meta.len(), &held)?
+                    && !self.unchanged(target, meta.len(), &held)?
                 {
                     // Already the new bytes (placed by a run whose journal line was
                     // lost, or copied in by hand): taken as they are, as adoption does.
                     if meta.len() == digests.length
-                        && digest_file(&self.root, &target, digests.algorithms())
+                        && digest_file(&self.root, target, digests.algorithms())
                             .is_ok_and(|f| f == *digests)
                     {
                         let _ = self.bodies.tmp.remove_file(temp);
@@ -112,7 +121,7 @@ impl DirectoryDestination {
                 false
             }
             Ok(meta) if meta.is_file() => {
-                match digest_file(&self.root, &target, digests.algorithms()) {
+                match digest_file(&self.root, target, digests.algorithms()) {
                     // The listed bytes already: adopted as they are (the line is written:
                     // only a new file comes here).
                     Ok(found) if found == *digests => {
