@@ -13,18 +13,15 @@ use resourcesync_model::{
     Relation, Uri, W3cDateTime,
 };
 
-/// Runs `run` to its end spawned on `runtime`, as the command runs a sync (its
-/// `sync::spawned`): polled on the runtime's workers rather than on the thread that waits
-/// for it, which every reply from a fetch task would otherwise have to wake. A panic in
-/// `run` goes on here.
+/// Runs `run` to its end spawned on `runtime`, as the command runs a sync
+/// ([`resourcesync_destination::asynchronous::spawned`]).
 pub fn spawned<T: Send + 'static>(
     runtime: &tokio::runtime::Runtime,
     run: impl Future<Output = T> + Send + 'static,
 ) -> T {
-    match runtime.block_on(runtime.spawn(run)) {
-        Ok(done) => done,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
-    }
+    runtime
+        .block_on(resourcesync_destination::asynchronous::spawned(run))
+        .expect("the runtime outlives the run")
 }
 
 /// The peak resident memory of this process, from `/proc/self/status` (Linux): what a

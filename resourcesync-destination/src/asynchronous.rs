@@ -74,6 +74,33 @@ impl AsyncStop {
     }
 }
 
+/// Awaits `run` spawned as a task of the current tokio runtime rather than polled where
+/// it is awaited: a sync's fetch tasks, on the workers, then wake it where it runs, most
+/// often without a thread to unpark (10,000 files of 1 KiB from nginx, alternated by
+/// hand: 0.58 s against 0.645 s). Await it inside `Runtime::block_on`. A panic in `run`
+/// goes on here, as it would have where it was awaited; the error is the task cancelled
+/// (only a runtime shutting down does that).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let runtime = tokio::runtime::Runtime::new()?;
+/// let two = runtime.block_on(resourcesync_destination::asynchronous::spawned(async { 1 + 1 }))?;
+/// assert_eq!(two, 2);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn spawned<T: Send + 'static>(
+    run: impl Future<Output = T> + Send + 'static,
+) -> Result<T, tokio::task::JoinError> {
+    match tokio::spawn(run).await {
+        Ok(done) => Ok(done),
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            Err(cancelled) => Err(cancelled),
+        },
+    }
+}
+
 /// Runs a sync on the current tokio runtime until the client is done or `stop` is
 /// asked for; a baseline follows in the same call when the Change Lists cannot carry the
 /// directory forward. `observer` sees every event, the progress and the run's notices.
