@@ -146,13 +146,17 @@ impl Bodies {
     pub fn take(&self, request: RequestId) -> Option<InMemory> {
         let memory = self.memory.as_ref()?;
         let mut held = memory.held.lock().unwrap_or_else(|p| p.into_inner());
-        match held.remove(&request)? {
-            Slot::Body(body) => Some(body),
-            // Still cancelled: the body may yet come.
-            Slot::Cancelled => {
-                held.insert(request, Slot::Cancelled);
-                None
+        match held.entry(request) {
+            std::collections::hash_map::Entry::Occupied(slot)
+                if matches!(slot.get(), Slot::Body(_)) =>
+            {
+                match slot.remove() {
+                    Slot::Body(body) => Some(body),
+                    Slot::Cancelled => None,
+                }
             }
+            // Nothing, or still cancelled (the body may yet come): the mark stays.
+            _ => None,
         }
     }
 
