@@ -4,6 +4,21 @@
 
 use super::*;
 
+/// One body on its way to its path: what [`DirectoryDestination::place`] tries, twice
+/// at most.
+struct Placement<'a> {
+    /// The finished temporary file's name.
+    temp: &'a str,
+    change: &'a Decision,
+    digests: &'a Measured,
+    /// What the sync stored at the path, if anything.
+    held: Option<Held>,
+    /// The change's path, made once.
+    target: &'a Path,
+    /// Whether the journal's line was written.
+    journaled: bool,
+}
+
 impl DirectoryDestination {
     /// Moves the finished temporary file `temp` to the change's path, unless that path
     /// holds what no sync stored (see the [module](self)).
@@ -18,20 +33,18 @@ impl DirectoryDestination {
         if target.file_name().is_none() {
             return Err(Outcome::Failed(io::Error::other("a path without a name")));
         };
-        let mut journaled = false;
+        let mut placement = Placement {
+            temp,
+            change,
+            digests,
+            held,
+            target: &target,
+            journaled: false,
+        };
         let mut again = true;
         loop {
-            let parent = self.parent_of(&target).map_err(Outcome::Failed)?;
-            let placed = self.place_in(
-                temp,
-                change,
-                digests,
-                held,
-                &parent,
-                &target,
-                &mut journaled,
-            );
-            match placed {
+            let parent = self.parent_of(placement.target).map_err(Outcome::Failed)?;
+            match self.place_in(&mut placement, &parent) {
                 // A directory this run made was removed since (emptied by a deletion, or
                 // by someone else, who may have put it back with files of theirs): made
                 // or found again, and everything decided again there, where what the
@@ -47,19 +60,30 @@ impl DirectoryDestination {
         }
     }
 
-    /// [`place`](Self::place) in the directory `parent` (DIR itself for `None`); the
-    /// journal's line written once, `journaled` says whether it was.
-    #[allow(clippy::too_many_arguments)]
+    /// The placement's journal line, unless it was written already (a placement tried
+    /// again in a directory made again writes it once).
+    fn journal_once(&mut self, placement: &mut Placement<'_>) -> Result<(), Outcome> {
+        if !placement.journaled {
+            self.journal(placement.change, placement.digests)
+                .map_err(Outcome::Failed)?;
+            placement.journaled = true;
+        }
+        Ok(())
+    }
+
+    /// [`place`](Self::place) in the directory `parent` (DIR itself for `None`).
     fn place_in(
         &mut self,
-        temp: &str,
-        change: &Decision,
-        digests: &Measured,
-        held: Option<Held>,
+        placement: &mut Placement<'_>,
         parent: &Option<(PathBuf, Arc<Dir>)>,
-        target: &Path,
-        journaled: &mut bool,
     ) -> Result<(), Outcome> {
+        let Placement {
+            temp,
+            digests,
+            held,
+            target,
+            ..
+        } = *placement;
         // `place` made sure the path has a name.
         let name = target.file_name().unwrap_or_default();
         // A new file: moved into place only if nothing is there, in one step, so a file
@@ -69,10 +93,7 @@ impl DirectoryDestination {
         // file that is not the sync's is harmless: a replay records it only if the
         // file holds the listed bytes, which is what adoption does.
         if held.is_none() && !self.replace_foreign {
-            if !*journaled {
-                self.journal(change, digests).map_err(Outcome::Failed)?;
-                *journaled = true;
-            }
+            self.journal_once(placement)?;
             let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
             match rename_new(&self.bodies.tmp, temp, dir, name) {
                 Ok(true) => return Ok(()),
@@ -109,9 +130,7 @@ impl DirectoryDestination {
                             .is_ok_and(|f| f == *digests)
                     {
                         let _ = self.bodies.tmp.remove_file(temp);
-                        if !*journaled {
-                            self.journal(change, digests).map_err(Outcome::Failed)?;
-                        }
+                        self.journal_once(placement)?;
                         return Ok(());
                     }
                     return Err(Outcome::Conflict(
@@ -126,9 +145,7 @@ impl DirectoryDestination {
                     // only a new file comes here).
                     Ok(found) if found == *digests => {
                         let _ = self.bodies.tmp.remove_file(temp);
-                        if !*journaled {
-                            self.journal(change, digests).map_err(Outcome::Failed)?;
-                        }
+                        self.journal_once(placement)?;
                         return Ok(());
                     }
                     Ok(_) => {
@@ -152,10 +169,7 @@ impl DirectoryDestination {
                 )));
             }
         };
-        if !*journaled {
-            self.journal(change, digests).map_err(Outcome::Failed)?;
-            *journaled = true;
-        }
+        self.journal_once(placement)?;
         let new = absent && !self.replace_foreign;
         let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
         move_into(&self.bodies.tmp, temp, dir, name, new).map_err(|e| match e.kind() {
