@@ -9,7 +9,7 @@ use std::time::Instant;
 use resourcesync_client::{
     Client, Config, ConfigError, DocumentRead, Event, MemoryInventory, Misuse, Mode, Report, State,
 };
-use resourcesync_destination::asynchronous::{Msg, fetch, wait};
+use resourcesync_destination::asynchronous::{Http, HttpError, Msg, fetch, wait};
 use resourcesync_model::{Channel, Uri};
 use tokio::sync::mpsc;
 
@@ -22,7 +22,7 @@ pub enum ExploreError {
     Config(#[from] ConfigError),
     /// The HTTP client could not be made (its TLS backend, say).
     #[error("the HTTP client: {0}")]
-    Http(#[from] reqwest::Error),
+    Http(#[from] HttpError),
     /// The client was driven against its rules: a bug of this crate.
     #[error(transparent)]
     Misuse(#[from] Misuse),
@@ -90,9 +90,7 @@ pub async fn explore(
     mut seen: impl FnMut(&Event),
 ) -> Result<Explored, ExploreError> {
     let config = Config::new(options.url.clone(), Mode::Explore)?;
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?;
+    let http = Http::new(None, usize::MAX)?;
     let mut client = Client::new(config, State::new(), MemoryInventory::new());
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
     let mut documents: Vec<DocumentRead> = Vec::new();

@@ -1060,3 +1060,105 @@ fn a_sync_started_at_a_list_that_names_no_capability_list_takes_a_baseline_each_
     );
     assert_eq!(std::fs::read(d.join("two.txt")).unwrap(), b"two");
 }
+
+/// A forward proxy for plain HTTP on 127.0.0.1, as `HTTP_PROXY` names one: each
+/// connection's request (absolute-form, `GET http://host:port/path`) is sent on to its
+/// origin and the answer handed back, one request per connection; every request line it
+/// was sent is kept, in order.
+fn forward_proxy() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let seen = kept.clone();
+            std::thread::spawn(move || -> std::io::Result<()> {
+                let timeout = Some(std::time::Duration::from_secs(10));
+                client.set_read_timeout(timeout)?;
+                let mut reader = BufReader::new(client.try_clone()?);
+                let mut line = String::new();
+                reader.read_line(&mut line)?;
+                // The rest of the head: the proxy sends its own.
+                let mut header = String::new();
+                while reader.read_line(&mut header)? > 2 {
+                    header.clear();
+                }
+                seen.lock().unwrap().push(line.trim_end().to_owned());
+                let target = line.split(' ').nth(1).unwrap_or_default();
+                let Some(rest) = target.strip_prefix("http://") else {
+                    return (&client).write_all(b"HTTP/1.1 400 Bad Request\r\n\r\n");
+                };
+                let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                let mut origin = std::net::TcpStream::connect(authority)?;
+                origin.set_read_timeout(timeout)?;
+                write!(
+                    origin,
+                    "GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n"
+                )?;
+                let mut answer = Vec::new();
+                origin.read_to_end(&mut answer)?;
+                (&client).write_all(&answer)
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[test]
+fn a_proxy_the_environment_names_carries_the_requests_unless_no_proxy_exempts_the_host() {
+    let served = Served::start(|s| populate(s, 3));
+    let (proxy, seen) = forward_proxy();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |d: &str, no_proxy: &str| {
+        driver()
+            .command()
+            .env("HTTP_PROXY", &proxy)
+            .env("http_proxy", &proxy)
+            .env_remove("ALL_PROXY")
+            .env_remove("all_proxy")
+            .env("NO_PROXY", no_proxy)
+            .env("no_proxy", no_proxy)
+            .args([served.base.as_str(), dir.path().join(d).to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let out = run("d", "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let mut files = BTreeMap::new();
+    collect(&dir.path().join("d"), &dir.path().join("d"), &mut files);
+    assert_eq!(
+        files.get("r/2.txt").map(Vec::as_slice),
+        Some(&b"resource 2"[..])
+    );
+    let lines = std::mem::take(&mut *seen.lock().unwrap());
+    // Every request, the resources' too, through the proxy, named by its whole URL.
+    let resource = format!("GET {}r/2.txt HTTP/1.1", served.base);
+    assert!(lines.contains(&resource), "{lines:?}");
+    assert!(lines.len() >= 6, "{lines:?}");
+    // The Source's host exempted: nothing through the proxy.
+    let out = run("e", "127.0.0.1");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(dir.path().join("e/r/2.txt").is_file());
+    assert_eq!(*seen.lock().unwrap(), Vec::<String>::new());
+}
+
+#[test]
+fn an_https_source_is_spoken_to_over_tls() {
+    // A server that speaks plain HTTP where TLS is expected: the handshake fails, and
+    // says so; nothing is read as a document.
+    let served = Served::start(|s| populate(s, 1));
+    let base = served.base.replacen("http://", "https://", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let out = sync(&[&base, dir.path().join("d").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot connect"), "{}", text(&out));
+    assert!(
+        stderr.contains("corrupt message") || stderr.contains("InvalidContentType"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dir.path().join("d/r/0.txt").exists());
+}

@@ -1,9 +1,10 @@
-//! An async driver over reqwest and tokio (feature `reqwest`): many requests in flight,
+//! An async driver over hyper and tokio (feature `reqwest`, after the crate that carries a
+//! request the environment sends to a proxy): many requests in flight,
 //! one task per request streaming its response to the task that owns the [`Run`] over a
 //! channel ([`fetch`], [`Msg`]); a resource's or a package's body is hashed on the task
 //! that receives it and kept in its temporary file, so that hashing runs on every core.
-//! Host names are resolved and checked against the client's policy before a connection
-//! is made ([`CheckedResolver`]).
+//! Requests go through [`Http`]: host names are resolved and checked against the
+//! client's policy before a connection is made ([`CheckedResolver`]).
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
@@ -39,6 +40,10 @@ use crate::inventory::DiskInventory;
 use crate::options::SyncOptions;
 use crate::run::{Finished, Observer, Run, StopToken, SyncError};
 use crate::synced::Synced;
+
+mod http_client;
+
+pub use http_client::{CheckedResolver, Http, HttpError};
 
 /// A [`StopToken`] with a waker: [`sync`] waits on the [`Notify`] beside its other
 /// inputs, so a stop is seen at once, not at the next response.
@@ -191,16 +196,12 @@ async fn one_run<D: Destination + Send>(
     let wake = settled.clone();
     run.destination_mut()
         .on_settled(Arc::new(move || wake.notify_one()));
-    let http = reqwest::Client::builder()
-        .dns_resolver(Arc::new(CheckedResolver(
-            run.client().config().policy.clone(),
-        )))
-        .redirect(reqwest::redirect::Policy::none())
-        .user_agent(concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION")))
-        // Connections kept open to a host: no more than the gate lets be in use.
-        .pool_max_idle_per_host(gate.per_authority().unwrap_or(usize::MAX))
-        .build()
-        .map_err(|e| SyncError::Http(e.to_string()))?;
+    // Connections kept open to a host: no more than the gate lets be in use.
+    let http = Http::new(
+        Some(run.client().config().policy.clone()),
+        gate.per_authority().unwrap_or(usize::MAX),
+    )
+    .map_err(|e| SyncError::Http(e.to_string()))?;
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
     let mut tasks: HashMap<RequestId, tokio::task::JoinHandle<()>> = HashMap::new();
     /// Aborts the tasks of the requests the client cancels, then hands the event on.
@@ -346,44 +347,6 @@ impl Msg {
     }
 }
 
-/// The system's resolver, with every address it returns checked against the client's
-/// policy before reqwest may connect to it: a host name that resolves to a loopback,
-/// private or link-local address (when the Source is not on one) is refused, as the
-/// client refuses such an address written in a URI. The client itself never resolves a
-/// name; this is the check its policy leaves to the driver ([`Policy::check_address`]).
-///
-/// [`Policy::check_address`]: resourcesync_client::policy::Policy::check_address
-#[derive(Debug)]
-pub struct CheckedResolver(pub resourcesync_client::policy::Policy);
-
-impl reqwest::dns::Resolve for CheckedResolver {
-    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
-        let policy = self.0.clone();
-        Box::pin(async move {
-            let host = name.as_str().to_owned();
-            let found: Vec<std::net::SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            // The URI is only for the refusal's message: the policy judges the address.
-            let uri: resourcesync_model::Uri = format!("http://{host}/").parse()?;
-            let mut refusal = None;
-            let allowed: Vec<_> = found
-                .into_iter()
-                .filter(|a| match policy.check_address(&uri, a.ip()) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        refusal = Some(e);
-                        false
-                    }
-                })
-                .collect();
-            match (allowed.is_empty(), refusal) {
-                (true, Some(refusal)) => Err(refusal.into()),
-                _ => Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs),
-            }
-        })
-    }
-}
-
 /// Waits for what comes first, a request task's message or the client's next timeout, and
 /// hands it to the client; a misuse is this driver's bug.
 pub async fn wait<I: resourcesync_client::Inventory>(
@@ -428,15 +391,18 @@ pub struct Keep {
 /// main task gets its progress and digests. URLs under a mirror's prefix are answered
 /// from its directory.
 pub async fn fetch(
-    http: reqwest::Client,
+    http: Http,
     request: Request,
     keep: Option<Keep>,
     tx: mpsc::Sender<Msg>,
     mirrors: Vec<(String, PathBuf)>,
 ) {
     let id = request.id;
-    let url = request.http.uri().to_string();
-    if let Some((prefix, dir)) = mirrors.iter().find(|(p, _)| url.starts_with(p.as_str())) {
+    // Made only to be matched against the mirrors' prefixes.
+    let url = (!mirrors.is_empty()).then(|| request.http.uri().to_string());
+    if let Some(url) = &url
+        && let Some((prefix, dir)) = mirrors.iter().find(|(p, _)| url.starts_with(p.as_str()))
+    {
         // Read beneath the mirror's directory only, through a handle on it: a URI whose
         // rest climbs out (`..`), is absolute (`//`), or meets a link that leads out is
         // not found, and nothing of such a file is read, let alone quoted in an error.
@@ -492,16 +458,16 @@ pub async fn fetch(
         let _ = tx.send(Msg::End(id)).await;
         return;
     }
-    let mut response = match http.get(&url).send().await {
+    let mut response = match http.get(request.http.uri()).await {
         Ok(response) => response,
-        Err(e) => {
-            let _ = tx.send(Msg::Failed(id, failure(&e))).await;
+        Err(reason) => {
+            let _ = tx.send(Msg::Failed(id, reason)).await;
             return;
         }
     };
-    let status = response.status();
+    let status = response.status;
     // Taken, not cloned: reading the body needs no header of the response's.
-    let headers = std::mem::take(response.headers_mut());
+    let headers = std::mem::take(&mut response.headers);
     let keep = match keep {
         Some(keep) if status.is_success() => keep,
         _ => {
@@ -517,8 +483,8 @@ pub async fn fetch(
                         }
                     }
                     Ok(None) => break,
-                    Err(e) => {
-                        let _ = tx.send(Msg::Failed(id, e.to_string())).await;
+                    Err(reason) => {
+                        let _ = tx.send(Msg::Failed(id, reason)).await;
                         return;
                     }
                 }
@@ -572,8 +538,8 @@ pub async fn fetch(
         let chunk = match response.chunk().await {
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
-            Err(e) => {
-                let _ = tx.send(fail(failure(&e))).await;
+            Err(reason) => {
+                let _ = tx.send(fail(reason)).await;
                 return;
             }
         };
@@ -685,9 +651,6 @@ fn write_chunks<B: AsRef<[u8]>>(file: &mut std::fs::File, chunks: &[B]) -> std::
     Ok(())
 }
 
-/// Why a request failed, in words a user acts on: reqwest's own message names only the
-/// URL ("error sending request for url ..."); the cause (connection refused, no such
-/// host, a TLS error, a timeout) is in its sources, innermost last.
 /// The file a mirror holds for the rest of a URL after the mirror's prefix: its path read
 /// as a server reads a request's (the model's [`SegmentRules::REQUEST`]), its query and
 /// fragment left out; `None` where the grammar names no file (`..`, an encoded `/`, a
@@ -700,34 +663,9 @@ fn mirrored(rest: &str) -> Option<PathBuf> {
         .map(|names| names.to_path_buf())
 }
 
-fn failure(e: &reqwest::Error) -> String {
-    let mut causes = Vec::new();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        causes.push(cause.to_string());
-        source = cause.source();
-    }
-    let what = if e.is_connect() {
-        "cannot connect"
-    } else if e.is_timeout() {
-        "timed out"
-    } else if e.is_body() || e.is_decode() {
-        "the body broke off"
-    } else {
-        "request failed"
-    };
-    match causes.last() {
-        Some(innermost) => format!("{what}: {innermost}"),
-        None => format!("{what}: {e}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use reqwest::dns::Resolve;
-    use resourcesync_client::policy::Policy;
-
-    use super::{CheckedResolver, mirrored};
+    use super::mirrored;
 
     #[test]
     fn a_mirror_reads_a_url_s_path_as_a_server_reads_a_request_s() {
@@ -748,28 +686,6 @@ mod tests {
         ] {
             assert_eq!(path(refused), None, "{refused}");
         }
-    }
-
-    async fn resolve(source: &str, name: &str) -> Result<Vec<std::net::SocketAddr>, String> {
-        let policy = Policy::new(&source.parse().unwrap()).unwrap();
-        let resolving = CheckedResolver(policy).resolve(name.parse().unwrap());
-        resolving
-            .await
-            .map(|addrs| addrs.collect())
-            .map_err(|e| e.to_string())
-    }
-
-    #[tokio::test]
-    async fn a_name_that_resolves_to_loopback_is_refused_unless_the_source_is_there() {
-        // What DNS rebinding does: a name the policy cannot judge from the URI.
-        let refused = resolve("http://example.com/", "localhost")
-            .await
-            .unwrap_err();
-        assert!(refused.contains("loopback"), "{refused}");
-        let allowed = resolve("http://127.0.0.1:8080/", "localhost")
-            .await
-            .unwrap();
-        assert!(allowed.iter().any(|a| a.ip().is_loopback()));
     }
 }
 
@@ -798,7 +714,8 @@ mod memory_tests {
             in_memory: true,
         };
         let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-        fetch(reqwest::Client::new(), request, Some(keep), tx, Vec::new()).await;
+        let http = super::Http::new(None, 1).unwrap();
+        fetch(http, request, Some(keep), tx, Vec::new()).await;
         let mut messages = Vec::new();
         while let Ok(message) = rx.try_recv() {
             messages.push(message);

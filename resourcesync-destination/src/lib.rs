@@ -12,7 +12,7 @@
 //!   follows when the Change Lists cannot carry the directory forward. A driver asks it
 //!   what to fetch and hands the responses to its client.
 //! - [`blocking::sync`]: a driver over any blocking HTTP stack ([`blocking::Transport`]),
-//!   ureq's with the feature `ureq`; `asynchronous::sync`: over reqwest and tokio, many
+//!   ureq's with the feature `ureq`; `asynchronous::sync`: over hyper and tokio, many
 //!   requests at once, with the feature `reqwest`.
 //! - [`SyncOptions`] in, [`Synced`] out; an [`Observer`] sees every event, the progress
 //!   and the run's [`Notice`]s. Nothing here prints.
@@ -47,7 +47,8 @@
 //! # Features
 //!
 //! - `ureq`: [`blocking::UreqTransport`].
-//! - `reqwest`: `asynchronous`, the driver over reqwest and tokio.
+//! - `reqwest`: `asynchronous`, the driver over hyper and tokio (reqwest for a request the
+//!   environment sends to a proxy).
 //! - `object-store`: `objects::ObjectDestination`, a bucket's prefix (S3 and the other
 //!   stores of the `object_store` crate) kept in step as a directory is.
 

@@ -1,0 +1,333 @@
+//! The async driver's HTTP client, [`Http`].
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{ACCEPT, USER_AGENT};
+use http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client as Pool;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::connect::dns::Name;
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use resourcesync_client::policy::Policy;
+
+/// What a failed resolution or connection carries.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The user agent every request names.
+const AGENT: &str = concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION"));
+
+/// How long an idle connection is kept for the next request to its host (reqwest's
+/// default).
+const IDLE: Duration = Duration::from_secs(90);
+
+/// The async driver's HTTP client: hyper's pooled HTTP/1.1 client over rustls
+/// with the webpki roots, each host name resolved by the system and every address
+/// checked against the client's policy before a connection is made
+/// ([`CheckedResolver`]). A URL for which the environment names a proxy (`HTTP_PROXY`,
+/// `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`, read as curl reads them) goes through
+/// reqwest instead, which speaks to proxies.
+///
+/// Why hyper's client and not reqwest for every request: a sync of many small files
+/// makes a request per file, and reqwest parses each `http::Uri` the client made into a
+/// `Url` again (its host written back as text, checked for international names), runs
+/// it through its redirect and retry layers (redirects are the client's to follow,
+/// [`Request`](resourcesync_client::Request)), and then hands hyper's client a request
+/// made back from it. 10,000 files of 1 KiB from nginx, alternated: the command's CPU
+/// 0.81 s through reqwest, 0.62 s through this (perf had put `url` at 5.5 % and reqwest's
+/// layers at 4 %; the rest went with the allocations and wake-ups between them).
+///
+/// Cheap to clone, one pool of connections among the clones. It follows no redirect: a
+/// 3xx response is the client's to judge.
+#[derive(Clone, Debug)]
+pub struct Http {
+    direct: Pool<hyper_rustls::HttpsConnector<HttpConnector<Resolver>>, Empty<Bytes>>,
+    proxies: Arc<Matcher>,
+    proxied: reqwest::Client,
+}
+
+/// Why an [`Http`] could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// The TLS configuration was refused.
+    #[error("TLS: {0}")]
+    Tls(#[from] rustls::Error),
+    /// The client for proxied requests could not be built.
+    #[error("the client for proxies: {0}")]
+    Proxied(#[from] reqwest::Error),
+}
+
+impl Http {
+    /// A client whose every resolved address `policy` checks (`None`: any address), which
+    /// keeps at most `idle_per_host` idle connections to a host.
+    pub fn new(policy: Option<Policy>, idle_per_host: usize) -> Result<Http, HttpError> {
+        let mut connector = HttpConnector::new_with_resolver(Resolver(policy.clone()));
+        // The TLS layer above takes the `https` URLs.
+        connector.enforce_http(false);
+        connector.set_nodelay(true);
+        let mut roots = rustls::RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(connector);
+        let direct = Pool::builder(TokioExecutor::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(IDLE)
+            .pool_max_idle_per_host(idle_per_host)
+            .build(connector);
+        let mut proxied = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(AGENT)
+            .pool_max_idle_per_host(idle_per_host);
+        if let Some(policy) = policy {
+            proxied = proxied.dns_resolver(Arc::new(CheckedResolver(policy)));
+        }
+        Ok(Http {
+            direct,
+            proxies: Arc::new(Matcher::from_system()),
+            proxied: proxied.build()?,
+        })
+    }
+
+    /// Sends a GET of `uri` and waits for the response's head; the failure is in words a
+    /// user acts on ("cannot connect: connection refused").
+    pub(crate) async fn get(&self, uri: &Uri) -> Result<Response, String> {
+        if self.proxies.intercept(uri).is_some() {
+            return match self.proxied.get(uri.to_string()).send().await {
+                Ok(mut response) => Ok(Response {
+                    status: response.status(),
+                    headers: std::mem::take(response.headers_mut()),
+                    body: Body::Proxied(response),
+                }),
+                Err(e) => Err(failure(&e)),
+            };
+        }
+        let mut request = http::Request::new(Empty::new());
+        *request.uri_mut() = uri.clone();
+        let headers = request.headers_mut();
+        headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
+        headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+        match self.direct.request(request).await {
+            Ok(response) => {
+                let (head, body) = response.into_parts();
+                Ok(Response {
+                    status: head.status,
+                    headers: head.headers,
+                    body: Body::Direct(body),
+                })
+            }
+            Err(e) => {
+                let what = if e.is_connect() {
+                    "cannot connect"
+                } else {
+                    "request failed"
+                };
+                Err(described(what, &e))
+            }
+        }
+    }
+}
+
+/// A response's head, and its body to read.
+#[derive(Debug)]
+pub(crate) struct Response {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    body: Body,
+}
+
+#[derive(Debug)]
+enum Body {
+    Direct(hyper::body::Incoming),
+    Proxied(reqwest::Response),
+}
+
+impl Response {
+    /// The body's next chunk, `None` at its end; the failure in words.
+    pub(crate) async fn chunk(&mut self) -> Result<Option<Bytes>, String> {
+        match &mut self.body {
+            Body::Direct(body) => loop {
+                match body.frame().await {
+                    None => return Ok(None),
+                    Some(Ok(frame)) => {
+                        // Trailers are not the body's.
+                        if let Ok(data) = frame.into_data() {
+                            return Ok(Some(data));
+                        }
+                    }
+                    Some(Err(e)) => {
+                        let what = if e.is_timeout() {
+                            "timed out"
+                        } else {
+                            "the body broke off"
+                        };
+                        return Err(described(what, &e));
+                    }
+                }
+            },
+            Body::Proxied(response) => response.chunk().await.map_err(|e| failure(&e)),
+        }
+    }
+}
+
+/// `what` went wrong, with the innermost cause of `e`: the outer errors of an HTTP stack
+/// name only their layer ("client error (Connect)"); the cause (connection refused, no
+/// such host, a TLS error) is the last of the sources.
+fn described(what: &str, e: &(dyn std::error::Error + 'static)) -> String {
+    let mut innermost = None;
+    let mut source = e.source();
+    while let Some(cause) = source {
+        innermost = Some(cause);
+        source = cause.source();
+    }
+    format!("{what}: {}", innermost.unwrap_or(e))
+}
+
+/// Why a request through reqwest failed, as [`described`].
+fn failure(e: &reqwest::Error) -> String {
+    let what = if e.is_connect() {
+        "cannot connect"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "the body broke off"
+    } else {
+        "request failed"
+    };
+    described(what, e)
+}
+
+/// The system's resolver, with every address it returns checked against the client's
+/// policy before reqwest may connect to it: a host name that resolves to a loopback,
+/// private or link-local address (when the Source is not on one) is refused, as the
+/// client refuses such an address written in a URI. The client itself never resolves a
+/// name; this is the check its policy leaves to the driver ([`Policy::check_address`]).
+#[derive(Debug)]
+pub struct CheckedResolver(pub Policy);
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let policy = self.0.clone();
+        Box::pin(async move {
+            let allowed = resolve(Some(&policy), name.as_str()).await?;
+            Ok(Box::new(allowed.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// [`CheckedResolver`] as hyper's connector asks for it, or the system's resolver alone
+/// for no policy.
+#[derive(Clone, Debug)]
+struct Resolver(Option<Policy>);
+
+impl tower_service::Service<Name> for Resolver {
+    type Response = std::vec::IntoIter<SocketAddr>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, name: Name) -> Self::Future {
+        let policy = self.0.clone();
+        Box::pin(async move {
+            let allowed = resolve(policy.as_ref(), name.as_str()).await?;
+            Ok(allowed.into_iter())
+        })
+    }
+}
+
+/// The addresses `host` resolves to that `policy` allows; the policy's refusal if it
+/// allows none of them.
+async fn resolve(policy: Option<&Policy>, host: &str) -> Result<Vec<SocketAddr>, BoxError> {
+    let found: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
+    let Some(policy) = policy else {
+        return Ok(found);
+    };
+    // The URI is only for the refusal's message: the policy judges the address.
+    let uri: resourcesync_model::Uri = format!("http://{host}/").parse()?;
+    let mut refusal = None;
+    let allowed: Vec<_> = found
+        .into_iter()
+        .filter(|a| match policy.check_address(&uri, a.ip()) {
+            Ok(()) => true,
+            Err(e) => {
+                refusal = Some(e);
+                false
+            }
+        })
+        .collect();
+    match (allowed.is_empty(), refusal) {
+        (true, Some(refusal)) => Err(refusal.into()),
+        _ => Ok(allowed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::dns::Resolve;
+    use resourcesync_client::policy::Policy;
+
+    use super::{CheckedResolver, Http};
+
+    async fn resolve(source: &str, name: &str) -> Result<Vec<std::net::SocketAddr>, String> {
+        let policy = Policy::new(&source.parse().unwrap()).unwrap();
+        let resolving = CheckedResolver(policy).resolve(name.parse().unwrap());
+        resolving
+            .await
+            .map(|addrs| addrs.collect())
+            .map_err(|e| e.to_string())
+    }
+
+    #[tokio::test]
+    async fn a_name_that_resolves_to_loopback_is_refused_unless_the_source_is_there() {
+        // What DNS rebinding does: a name the policy cannot judge from the URI.
+        let refused = resolve("http://example.com/", "localhost")
+            .await
+            .unwrap_err();
+        assert!(refused.contains("loopback"), "{refused}");
+        let allowed = resolve("http://127.0.0.1:8080/", "localhost")
+            .await
+            .unwrap();
+        assert!(allowed.iter().any(|a| a.ip().is_loopback()));
+    }
+
+    #[tokio::test]
+    async fn a_request_to_a_name_that_resolves_to_loopback_is_not_sent() {
+        // Hyper's connector resolves through the same check.
+        let policy = Policy::new(&"http://example.com/".parse().unwrap()).unwrap();
+        let http = Http::new(Some(policy), 1).unwrap();
+        // A port nothing listens on.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let uri: http::Uri = format!("http://localhost:{port}/").parse().unwrap();
+        let refused = http.get(&uri).await.map(|r| r.status).unwrap_err();
+        assert!(refused.starts_with("cannot connect: "), "{refused}");
+        assert!(refused.contains("loopback"), "{refused}");
+        // Without a policy: resolved, and the connection refused.
+        let http = Http::new(None, 1).unwrap();
+        let refused = http.get(&uri).await.map(|r| r.status).unwrap_err();
+        assert!(refused.starts_with("cannot connect: "), "{refused}");
+        assert!(!refused.contains("loopback"), "{refused}");
+    }
+}
