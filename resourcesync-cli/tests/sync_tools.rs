@@ -1,5 +1,7 @@
 //! `resourcesync sync` where the test needs more than this process: strace, to see the
-//! order of the command's system calls, and root, to mount a small tmpfs that fills up.
+//! order of the command's system calls; root, to mount a small tmpfs that fills up;
+//! openssl and Python, for a Source served over TLS by a certificate of the test's own
+//! authority.
 //! The harness (`resourcesync_testkit::needs`) reports such a test ignored, saying why,
 //! where its need is not met; on CI (`CI` set to anything but `false`; `.ci/run` installs
 //! strace and runs as root) it fails instead.
@@ -18,6 +20,11 @@ use requests::record_requests;
 fn main() -> ExitCode {
     let strace = needs::program("strace", &["-V"], "strace");
     let tmpfs = Tmpfs::can_mount();
+    let tls = needs::program("openssl", &["version"], "openssl").and(needs::program(
+        "python3",
+        &["--version"],
+        "python3",
+    ));
     needs::main(vec![
         needs::trial(
             "what_a_save_records_is_flushed_to_the_disk_before_the_inventory_is_saved",
@@ -28,6 +35,14 @@ fn main() -> ExitCode {
             "a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes",
             &tmpfs,
             |()| a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes(),
+        ),
+        needs::trial(
+            "an_https_source_is_synced_when_the_system_trusts_its_authority_and_refused_when_not",
+            &tls,
+            |()| {
+                an_https_source_is_synced_when_the_system_trusts_its_authority_and_refused_when_not(
+                )
+            },
         ),
     ])
 }
@@ -190,4 +205,165 @@ fn a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes() {
         "{}",
         text(&out)
     );
+}
+
+/// Runs `openssl` with `args` in `dir`; panics with its output if it fails.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "openssl {args:?}: {}", text(&out));
+}
+
+/// Python's HTTPS server over `dir`, with `cert` and `key`, on 127.0.0.1: the child
+/// and its port.
+fn https_server(dir: &Path, cert: &Path, key: &Path) -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    const SERVER: &str = r#"
+import functools, http.server, ssl, sys
+root, cert, key = sys.argv[1:4]
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+server = http.server.ThreadingHTTPServer(
+    ("127.0.0.1", 0), functools.partial(Quiet, directory=root))
+tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+tls.load_cert_chain(cert, key)
+server.socket = tls.wrap_socket(server.socket, server_side=True)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"#;
+    let mut child = Command::new("python3")
+        .args(["-c", SERVER])
+        .arg(dir)
+        .arg(cert)
+        .arg(key)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let stdout = child.stdout.take().unwrap();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().parse().unwrap_or_else(|_| {
+        let _ = child.kill();
+        panic!("the server said {line:?}")
+    });
+    (child, port)
+}
+
+fn an_https_source_is_synced_when_the_system_trusts_its_authority_and_refused_when_not() {
+    // An authority of the test's own, and a certificate it signs for 127.0.0.1: what an
+    // organisation's Source is, its authority installed on the machine (here named by
+    // SSL_CERT_FILE, which the system's store is read from when set).
+    let root = tempfile::tempdir().unwrap();
+    let at = root.path();
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        at,
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2"],
+            &["-subj", "/CN=resourcesync test authority"],
+            &["-addext", "basicConstraints=critical,CA:TRUE"],
+            &["-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+        ]
+        .concat(),
+    );
+    openssl(
+        at,
+        &[
+            &["req"][..],
+            &ec,
+            &["-keyout", "server.key", "-out", "server.csr"],
+            &["-subj", "/CN=127.0.0.1"],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        at.join("server.ext"),
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(
+        at,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+        ],
+    );
+    // The publication, served over TLS at the base it names.
+    let (coll, publish) = (at.join("coll"), at.join("publish"));
+    std::fs::create_dir_all(coll.join("docs")).unwrap();
+    std::fs::write(coll.join("docs/a.txt"), b"over TLS").unwrap();
+    std::fs::write(coll.join("b.bin"), vec![7u8; 100_000]).unwrap();
+    std::fs::create_dir(&publish).unwrap();
+    let (mut server, port) = https_server(&publish, &at.join("server.pem"), &at.join("server.key"));
+    let base = format!("https://127.0.0.1:{port}/");
+    let built = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["build", "--base-url", &base])
+        .arg(&coll)
+        .arg(&publish)
+        .output()
+        .unwrap();
+    let sync_with = |dest: &str, roots: Option<&Path>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
+        command
+            .env_remove("SSL_CERT_DIR")
+            .env_remove("SSL_CERT_FILE");
+        for proxy in ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
+            command.env_remove(proxy);
+        }
+        if let Some(roots) = roots {
+            command.env("SSL_CERT_FILE", roots);
+        }
+        command
+            .args(["sync", &base])
+            .arg(at.join(dest))
+            .output()
+            .unwrap()
+    };
+    let trusted = sync_with("trusted", Some(&at.join("ca.pem")));
+    let untrusted = sync_with("untrusted", None);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(built.status.success(), "{}", text(&built));
+    assert_eq!(trusted.status.code(), Some(0), "{}", text(&trusted));
+    assert_eq!(
+        std::fs::read(at.join("trusted/docs/a.txt")).unwrap(),
+        b"over TLS"
+    );
+    assert_eq!(
+        std::fs::read(at.join("trusted/b.bin")).unwrap(),
+        vec![7u8; 100_000]
+    );
+    // The authority unknown to the machine: refused at the handshake, and said so.
+    assert_eq!(untrusted.status.code(), Some(1), "{}", text(&untrusted));
+    let stderr = String::from_utf8_lossy(&untrusted.stderr);
+    assert!(stderr.contains("cannot connect"), "{}", text(&untrusted));
+    assert!(stderr.contains("certificate"), "{}", text(&untrusted));
+    assert!(!at.join("untrusted/docs/a.txt").exists());
 }

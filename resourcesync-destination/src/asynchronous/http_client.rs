@@ -3,7 +3,7 @@
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -28,12 +28,37 @@ const AGENT: &str = concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION"));
 /// default).
 const IDLE: Duration = Duration::from_secs(90);
 
+/// TCP keepalive: the idle time before the first probe and between probes (reqwest's).
+const KEEPALIVE: Duration = Duration::from_secs(15);
+
+/// The roots a Source's certificate is checked against: the webpki roots and the
+/// system's (its store, or `SSL_CERT_FILE` / `SSL_CERT_DIR`), as reqwest built them here
+/// (object_store asks reqwest for both): a Source signed by an organisation's own
+/// authority, installed on the machine, is trusted. A certificate of the system's that
+/// cannot be read is skipped, as reqwest skips it; none readable among some is an error.
+fn roots() -> Result<rustls::RootCertStore, HttpError> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let native = rustls_native_certs::load_native_certs();
+    let (added, ignored) = roots.add_parsable_certificates(native.certs);
+    if added == 0 && ignored > 0 {
+        let errors: Vec<String> = native.errors.iter().map(|e| e.to_string()).collect();
+        return Err(HttpError::Roots(if errors.is_empty() {
+            format!("{ignored} unreadable")
+        } else {
+            errors.join("; ")
+        }));
+    }
+    Ok(roots)
+}
+
 /// The async driver's HTTP client: hyper's pooled HTTP/1.1 client over rustls
 /// with the webpki roots, each host name resolved by the system and every address
 /// checked against the client's policy before a connection is made
 /// ([`CheckedResolver`]). A URL for which the environment names a proxy (`HTTP_PROXY`,
 /// `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`, read as curl reads them) goes through
-/// reqwest instead, which speaks to proxies.
+/// reqwest instead, which speaks to proxies; the proxy resolves the Source's name then,
+/// and the policy's check of addresses applies to the proxy's name.
 ///
 /// Why hyper's client and not reqwest for every request: a sync of many small files
 /// makes a request per file, and reqwest parses each `http::Uri` the client made into a
@@ -50,7 +75,10 @@ const IDLE: Duration = Duration::from_secs(90);
 pub struct Http {
     direct: Pool<hyper_rustls::HttpsConnector<HttpConnector<Resolver>>, Empty<Bytes>>,
     proxies: Arc<Matcher>,
-    proxied: reqwest::Client,
+    /// Built at the first URL sent to a proxy: most runs have none.
+    proxied: Arc<OnceLock<Result<reqwest::Client, String>>>,
+    policy: Option<Policy>,
+    idle_per_host: usize,
 }
 
 /// Why an [`Http`] could not be built.
@@ -60,56 +88,84 @@ pub enum HttpError {
     /// The TLS configuration was refused.
     #[error("TLS: {0}")]
     Tls(#[from] rustls::Error),
-    /// The client for proxied requests could not be built.
-    #[error("the client for proxies: {0}")]
-    Proxied(#[from] reqwest::Error),
+    /// The system's root certificates were found, and none of them could be read.
+    #[error("no valid root certificate in the system's store: {0}")]
+    Roots(String),
 }
 
 impl Http {
     /// A client whose every resolved address `policy` checks (`None`: any address), which
     /// keeps at most `idle_per_host` idle connections to a host.
     pub fn new(policy: Option<Policy>, idle_per_host: usize) -> Result<Http, HttpError> {
+        Http::with_proxies(policy, idle_per_host, Matcher::from_system())
+    }
+
+    /// [`Http::new`] with the proxies `proxies` names rather than the environment's.
+    pub(crate) fn with_proxies(
+        policy: Option<Policy>,
+        idle_per_host: usize,
+        proxies: Matcher,
+    ) -> Result<Http, HttpError> {
         let mut connector = HttpConnector::new_with_resolver(Resolver(policy.clone()));
         // The TLS layer above takes the `https` URLs.
         connector.enforce_http(false);
+        // As reqwest sets them: no delay for a small request, and an idle connection
+        // that a NAT or a firewall dropped found out in about a minute, not at the
+        // request's timeout.
         connector.set_nodelay(true);
-        let mut roots = rustls::RootCertStore::empty();
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        connector.set_keepalive(Some(KEEPALIVE));
+        connector.set_keepalive_interval(Some(KEEPALIVE));
+        connector.set_keepalive_retries(Some(3));
         let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
             rustls::crypto::ring::default_provider(),
         ))
         .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots)
+        .with_root_certificates(roots()?)
         .with_no_client_auth();
+        // HTTP/2 where the server offers it (ALPN): a Source's requests share its
+        // connections.
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
-            .enable_http1()
+            .enable_all_versions()
             .wrap_connector(connector);
         let direct = Pool::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(IDLE)
             .pool_max_idle_per_host(idle_per_host)
             .build(connector);
-        let mut proxied = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(AGENT)
-            .pool_max_idle_per_host(idle_per_host);
-        if let Some(policy) = policy {
-            proxied = proxied.dns_resolver(Arc::new(CheckedResolver(policy)));
-        }
         Ok(Http {
             direct,
-            proxies: Arc::new(Matcher::from_system()),
-            proxied: proxied.build()?,
+            proxies: Arc::new(proxies),
+            proxied: Arc::new(OnceLock::new()),
+            policy,
+            idle_per_host,
         })
+    }
+
+    /// The client of the URLs sent to a proxy: reqwest, which reads the same variables.
+    fn proxied(&self) -> Result<&reqwest::Client, String> {
+        let built = self.proxied.get_or_init(|| {
+            let mut builder = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(AGENT)
+                .tcp_nodelay(true)
+                .pool_max_idle_per_host(self.idle_per_host);
+            if let Some(policy) = &self.policy {
+                builder = builder.dns_resolver(Arc::new(CheckedResolver(policy.clone())));
+            }
+            builder
+                .build()
+                .map_err(|e| format!("the client for proxies cannot be built: {e}"))
+        });
+        built.as_ref().map_err(Clone::clone)
     }
 
     /// Sends a GET of `uri` and waits for the response's head; the failure is in words a
     /// user acts on ("cannot connect: connection refused").
     pub(crate) async fn get(&self, uri: &Uri) -> Result<Response, String> {
         if self.proxies.intercept(uri).is_some() {
-            return match self.proxied.get(uri.to_string()).send().await {
+            return match self.proxied()?.get(uri.to_string()).send().await {
                 Ok(mut response) => Ok(Response {
                     status: response.status(),
                     headers: std::mem::take(response.headers_mut()),
@@ -313,7 +369,9 @@ mod tests {
     async fn a_request_to_a_name_that_resolves_to_loopback_is_not_sent() {
         // Hyper's connector resolves through the same check.
         let policy = Policy::new(&"http://example.com/".parse().unwrap()).unwrap();
-        let http = Http::new(Some(policy), 1).unwrap();
+        // No proxy, whatever the test's environment says: the direct path.
+        let none = || hyper_util::client::proxy::matcher::Matcher::builder().build();
+        let http = Http::with_proxies(Some(policy), 1, none()).unwrap();
         // A port nothing listens on.
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -325,7 +383,7 @@ mod tests {
         assert!(refused.starts_with("cannot connect: "), "{refused}");
         assert!(refused.contains("loopback"), "{refused}");
         // Without a policy: resolved, and the connection refused.
-        let http = Http::new(None, 1).unwrap();
+        let http = Http::with_proxies(None, 1, none()).unwrap();
         let refused = http.get(&uri).await.map(|r| r.status).unwrap_err();
         assert!(refused.starts_with("cannot connect: "), "{refused}");
         assert!(!refused.contains("loopback"), "{refused}");
