@@ -9,7 +9,7 @@ use std::time::Instant;
 use resourcesync_client::{
     Client, Config, ConfigError, DocumentRead, Event, MemoryInventory, Misuse, Mode, Report, State,
 };
-use resourcesync_destination::asynchronous::{Http, HttpError, Msg, fetch, wait};
+use resourcesync_destination::asynchronous::{Http, Msg, fetch, wait};
 use resourcesync_model::{Channel, Uri};
 use tokio::sync::mpsc;
 
@@ -20,9 +20,6 @@ pub enum ExploreError {
     /// The URL cannot start an exploration.
     #[error(transparent)]
     Config(#[from] ConfigError),
-    /// The HTTP client could not be made (its TLS backend, say).
-    #[error("the HTTP client: {0}")]
-    Http(#[from] HttpError),
     /// The client was driven against its rules: a bug of this crate.
     #[error(transparent)]
     Misuse(#[from] Misuse),
@@ -90,7 +87,7 @@ pub async fn explore(
     mut seen: impl FnMut(&Event),
 ) -> Result<Explored, ExploreError> {
     let config = Config::new(options.url.clone(), Mode::Explore)?;
-    let http = Http::new(None, usize::MAX)?;
+    let http = Http::new(None, usize::MAX);
     let mut client = Client::new(config, State::new(), MemoryInventory::new());
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
     let mut documents: Vec<DocumentRead> = Vec::new();

@@ -43,7 +43,7 @@ use crate::synced::Synced;
 
 mod http_client;
 
-pub use http_client::{CheckedResolver, Http, HttpError};
+pub use http_client::{CheckedResolver, Http};
 
 /// A [`StopToken`] with a waker: [`sync`] waits on the [`Notify`] beside its other
 /// inputs, so a stop is seen at once, not at the next response.
@@ -200,8 +200,7 @@ async fn one_run<D: Destination + Send>(
     let http = Http::new(
         Some(run.client().config().policy.clone()),
         gate.per_authority().unwrap_or(usize::MAX),
-    )
-    .map_err(|e| SyncError::Http(e.to_string()))?;
+    );
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
     let mut tasks: HashMap<RequestId, tokio::task::JoinHandle<()>> = HashMap::new();
     /// Aborts the tasks of the requests the client cancels, then hands the event on.
@@ -714,7 +713,7 @@ mod memory_tests {
             in_memory: true,
         };
         let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-        let http = super::Http::new(None, 1).unwrap();
+        let http = super::Http::new(None, 1);
         fetch(http, request, Some(keep), tx, Vec::new()).await;
         let mut messages = Vec::new();
         while let Ok(message) = rx.try_recv() {
