@@ -1162,3 +1162,43 @@ fn an_https_source_is_spoken_to_over_tls() {
     );
     assert!(!dir.path().join("d/r/0.txt").exists());
 }
+
+#[test]
+fn the_systems_roots_are_read_only_for_an_https_source() {
+    // A root store with nothing readable in it (bytes, not a certificate): a Source over
+    // plain HTTP never needs it, and syncs; one over TLS is refused, and says why.
+    let served = Served::start(|s| populate(s, 2));
+    let dir = tempfile::tempdir().unwrap();
+    let roots = dir.path().join("roots.pem");
+    std::fs::write(
+        &roots,
+        "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let run = |base: &str, d: &str| {
+        let mut command = driver().command();
+        for proxy in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"] {
+            command.env_remove(proxy);
+        }
+        command
+            .env_remove("ALL_PROXY")
+            .env_remove("all_proxy")
+            .env_remove("SSL_CERT_DIR")
+            .env("SSL_CERT_FILE", &roots)
+            .args([base, dir.path().join(d).to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let out = run(&served.base, "plain");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(dir.path().join("plain/r/1.txt").is_file());
+    let https = served.base.replacen("http://", "https://", 1);
+    let out = run(&https, "tls");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot connect: no valid root certificate"),
+        "{}",
+        text(&out)
+    );
+}

@@ -217,9 +217,19 @@ fn openssl(dir: &Path, args: &[&str]) {
     assert!(out.status.success(), "openssl {args:?}: {}", text(&out));
 }
 
+/// A child process killed and waited for when dropped, a failed assertion included.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Python's HTTPS server over `dir`, with `cert` and `key`, on 127.0.0.1: the child
 /// and its port.
-fn https_server(dir: &Path, cert: &Path, key: &Path) -> (std::process::Child, u16) {
+fn https_server(dir: &Path, cert: &Path, key: &Path) -> (Killed, u16) {
     use std::io::BufRead;
     const SERVER: &str = r#"
 import functools, http.server, ssl, sys
@@ -235,23 +245,25 @@ server.socket = tls.wrap_socket(server.socket, server_side=True)
 print(server.server_address[1], flush=True)
 server.serve_forever()
 "#;
-    let mut child = Command::new("python3")
-        .args(["-c", SERVER])
-        .arg(dir)
-        .arg(cert)
-        .arg(key)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = Killed(
+        Command::new("python3")
+            .args(["-c", SERVER])
+            .arg(dir)
+            .arg(cert)
+            .arg(key)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let mut line = String::new();
-    let stdout = child.stdout.take().unwrap();
+    let stdout = child.0.stdout.take().unwrap();
     std::io::BufReader::new(stdout)
         .read_line(&mut line)
         .unwrap();
-    let port = line.trim().parse().unwrap_or_else(|_| {
-        let _ = child.kill();
-        panic!("the server said {line:?}")
-    });
+    let port = line
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("the server said {line:?}"));
     (child, port)
 }
 
@@ -261,6 +273,16 @@ fn an_https_source_is_synced_when_the_system_trusts_its_authority_and_refused_wh
     // SSL_CERT_FILE, which the system's store is read from when set).
     let root = tempfile::tempdir().unwrap();
     let at = root.path();
+    // The authority's extensions from a configuration of its own, not the system's
+    // `v3_ca` (which, under OpenSSL 1.1.1, would add `basicConstraints` twice).
+    std::fs::write(
+        at.join("ca.cnf"),
+        "[req]\ndistinguished_name = dn\nx509_extensions = ca\nprompt = no\n\
+         [dn]\nCN = resourcesync test authority\n\
+         [ca]\nbasicConstraints = critical,CA:TRUE\n\
+         keyUsage = critical,keyCertSign,cRLSign\nsubjectKeyIdentifier = hash\n",
+    )
+    .unwrap();
     let ec = [
         "-newkey",
         "ec",
@@ -271,12 +293,9 @@ fn an_https_source_is_synced_when_the_system_trusts_its_authority_and_refused_wh
     openssl(
         at,
         &[
-            &["req", "-x509"][..],
+            &["req", "-x509", "-config", "ca.cnf"][..],
             &ec,
             &["-keyout", "ca.key", "-out", "ca.pem", "-days", "2"],
-            &["-subj", "/CN=resourcesync test authority"],
-            &["-addext", "basicConstraints=critical,CA:TRUE"],
-            &["-addext", "keyUsage=critical,keyCertSign,cRLSign"],
         ]
         .concat(),
     );
@@ -321,7 +340,7 @@ fn an_https_source_is_synced_when_the_system_trusts_its_authority_and_refused_wh
     std::fs::write(coll.join("docs/a.txt"), b"over TLS").unwrap();
     std::fs::write(coll.join("b.bin"), vec![7u8; 100_000]).unwrap();
     std::fs::create_dir(&publish).unwrap();
-    let (mut server, port) = https_server(&publish, &at.join("server.pem"), &at.join("server.key"));
+    let (server, port) = https_server(&publish, &at.join("server.pem"), &at.join("server.key"));
     let base = format!("https://127.0.0.1:{port}/");
     let built = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
         .args(["build", "--base-url", &base])
@@ -348,8 +367,7 @@ fn an_https_source_is_synced_when_the_system_trusts_its_authority_and_refused_wh
     };
     let trusted = sync_with("trusted", Some(&at.join("ca.pem")));
     let untrusted = sync_with("untrusted", None);
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     assert!(built.status.success(), "{}", text(&built));
     assert_eq!(trusted.status.code(), Some(0), "{}", text(&trusted));
     assert_eq!(

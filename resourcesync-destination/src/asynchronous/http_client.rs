@@ -55,8 +55,9 @@ fn roots() -> Result<rustls::RootCertStore, String> {
     Ok(roots)
 }
 
-/// The async driver's HTTP client: hyper's pooled HTTP/1.1 client over rustls
-/// with the webpki roots, each host name resolved by the system and every address
+/// The async driver's HTTP client: hyper's pooled client (HTTP/1.1, and HTTP/2 where a
+/// server over TLS offers it) over rustls with the webpki roots and the system's, each
+/// host name resolved by the system and every address
 /// checked against the client's policy before a connection is made
 /// ([`CheckedResolver`]). A URL for which the environment names a proxy (`HTTP_PROXY`,
 /// `HTTPS_PROXY`, `ALL_PROXY`, less `NO_PROXY`, read as curl reads them) goes through
@@ -138,7 +139,7 @@ impl Http {
             }
             builder
                 .build()
-                .map_err(|e| format!("the client for proxies cannot be built: {e}"))
+                .map_err(|e| described("the client for proxies cannot be built", &e))
         });
         built.as_ref().map_err(Clone::clone)
     }
@@ -276,7 +277,7 @@ impl Connector {
         .with_no_client_auth();
         Ok(hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(config)
-            .https_or_http()
+            .https_only()
             .enable_all_versions()
             .wrap_connector(plain.clone()))
     }
@@ -303,13 +304,17 @@ impl tower_service::Service<Uri> for Connector {
                 std::future::poll_fn(|cx| tls.poll_ready(cx)).await?;
                 tls.call(uri).await
             })
-        } else {
+        } else if uri.scheme() == Some(&http::uri::Scheme::HTTP) {
             let mut plain = self.plain.clone();
             Box::pin(async move {
                 std::future::poll_fn(|cx| plain.poll_ready(cx)).await?;
                 let tcp = plain.call(uri).await?;
                 Ok(hyper_rustls::MaybeHttpsStream::Http(tcp))
             })
+        } else {
+            // The client's policy refuses other schemes before a request is made.
+            let refused = format!("not an http or https URL: {uri}");
+            Box::pin(std::future::ready(Err(refused.into())))
         }
     }
 }
