@@ -51,7 +51,7 @@ impl DirectoryDestination {
                 // handle on the old one said no longer holds.
                 Err(Outcome::Failed(e)) if e.kind() == io::ErrorKind::NotFound && again => {
                     again = false;
-                    if let Some((parent, _)) = &parent {
+                    if let Some(parent) = placement.target.parent() {
                         self.made.remove(parent);
                     }
                 }
@@ -75,7 +75,7 @@ impl DirectoryDestination {
     fn place_in(
         &mut self,
         placement: &mut Placement<'_>,
-        parent: &Option<(PathBuf, Arc<Dir>)>,
+        parent: &Option<Arc<Dir>>,
     ) -> Result<(), Outcome> {
         let Placement {
             temp,
@@ -94,7 +94,7 @@ impl DirectoryDestination {
         // file holds the listed bytes, which is what adoption does.
         if held.is_none() && !self.replace_foreign {
             self.journal_once(placement)?;
-            let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
+            let dir = parent.as_deref().unwrap_or(&self.root);
             match rename_new(&self.bodies.tmp, temp, dir, name) {
                 Ok(true) => return Ok(()),
                 // Something there, the directory removed since, or a file system that
@@ -108,7 +108,7 @@ impl DirectoryDestination {
                 Err(e) => return Err(Outcome::Failed(e)),
             }
         }
-        let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
+        let dir = parent.as_deref().unwrap_or(&self.root);
         // Nothing at the path: the move must not replace what someone makes there
         // before it.
         let absent = match dir.symlink_metadata(name) {
@@ -171,7 +171,7 @@ impl DirectoryDestination {
         };
         self.journal_once(placement)?;
         let new = absent && !self.replace_foreign;
-        let dir = parent.as_ref().map_or(&self.root, |(_, dir)| &**dir);
+        let dir = parent.as_deref().unwrap_or(&self.root);
         move_into(&self.bodies.tmp, temp, dir, name, new).map_err(|e| match e.kind() {
             io::ErrorKind::AlreadyExists if new => Outcome::Conflict(
                 "a file appeared at its path while it was placed: left as it is".into(),
@@ -240,14 +240,15 @@ impl DirectoryDestination {
     }
 
     /// Makes the directory of `target` (relative to the root), checking that none on the
-    /// way is a symbolic link; once per directory and run. Returns it and a handle on
-    /// it; `None` for a file at the root.
-    fn parent_of(&mut self, target: &Path) -> io::Result<Option<(PathBuf, Arc<Dir>)>> {
+    /// way is a symbolic link; once per directory and run. Returns a handle on it; `None`
+    /// for a file at the root.
+    fn parent_of(&mut self, target: &Path) -> io::Result<Option<Arc<Dir>>> {
         let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) else {
             return Ok(None);
         };
+        // Found, the usual case: no path copied (a hot path, once per file).
         if let Some(dir) = self.made.get(parent) {
-            return Ok(Some((parent.to_owned(), dir.clone())));
+            return Ok(Some(dir.clone()));
         }
         match self.checked(parent) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -260,7 +261,7 @@ impl DirectoryDestination {
         // without following one, should it have been swapped in since.
         let dir = Arc::new(self.root.open_dir_nofollow(parent)?);
         self.made.insert(parent.to_owned(), dir.clone());
-        Ok(Some((parent.to_owned(), dir)))
+        Ok(Some(dir))
     }
 
     /// Checks that every directory of `dir` (relative to the root) is one, not a link.
