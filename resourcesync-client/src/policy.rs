@@ -421,6 +421,48 @@ impl Policy {
         }
     }
 
+    /// The addresses of `found`, which the host name `host` resolved to, that the driver
+    /// may connect to ([`check_address`](Self::check_address) of each); the refusal of
+    /// one when none of several is allowed. What every resolver of a driver's does with
+    /// what it found, before connecting.
+    ///
+    /// ```
+    /// use resourcesync_client::policy::Policy;
+    ///
+    /// let policy = Policy::new(&"http://example.com/".parse()?)?;
+    /// let found = ["10.0.0.1:80".parse()?, "93.184.215.14:80".parse()?];
+    /// assert_eq!(policy.allowed_addresses("example.com", found)?, [found[1]]);
+    /// assert!(policy.allowed_addresses("example.com", [found[0]]).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn allowed_addresses(
+        &self,
+        host: &str,
+        found: impl IntoIterator<Item = std::net::SocketAddr>,
+    ) -> Result<Vec<std::net::SocketAddr>, PolicyError> {
+        let mut refused = None;
+        let allowed: Vec<_> = found
+            .into_iter()
+            .filter(|a| match SpecialAddress::of(a.ip()) {
+                Some(kind) if !self.address_allowed(kind) => {
+                    refused = Some(PolicyError {
+                        uri: format!("http://{host}/"),
+                        refusal: Refusal::SpecialAddress {
+                            host: a.ip().to_string(),
+                            kind,
+                        },
+                    });
+                    false
+                }
+                _ => true,
+            })
+            .collect();
+        match refused {
+            Some(refusal) if allowed.is_empty() => Err(refusal),
+            _ => Ok(allowed),
+        }
+    }
+
     fn address_allowed(&self, kind: SpecialAddress) -> bool {
         self.any_address || self.allowed.contains(&kind)
     }

@@ -264,28 +264,21 @@ impl ureq::unversioned::resolver::Resolver for CheckedResolver {
         timeout: ureq::unversioned::transport::NextTimeout,
     ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
         let found = self.inner.resolve(uri, config, timeout)?;
-        // The URI is only for the refusal's message: the policy judges the address.
         let host = uri.host().unwrap_or_default();
-        let named: Option<resourcesync_model::Uri> = format!("http://{host}/").parse().ok();
-        let mut allowed = self.empty();
-        let mut refusal = None;
-        for address in found.iter() {
-            let checked = match &named {
-                Some(named) => self.policy.check_address(named, address.ip()),
-                None => Ok(()),
-            };
-            match checked {
-                Ok(()) => allowed.push(*address),
-                Err(e) => refusal = Some(e),
-            }
+        let allowed = self
+            .policy
+            .allowed_addresses(host, found.iter().copied())
+            .map_err(|refusal| {
+                ureq::Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    refusal.to_string(),
+                ))
+            })?;
+        let mut addresses = self.empty();
+        for address in allowed {
+            addresses.push(address);
         }
-        match (allowed.is_empty(), refusal) {
-            (true, Some(refusal)) => Err(ureq::Error::Io(std::io::Error::new(
-                std::io::ErrorKind::PermissionDenied,
-                refusal.to_string(),
-            ))),
-            _ => Ok(allowed),
-        }
+        Ok(addresses)
     }
 }
 
@@ -311,5 +304,34 @@ impl Transport for UreqTransport {
         let response = self.agent.run(request).map_err(|e| e.to_string())?;
         let (head, body) = response.into_parts();
         Ok(Response::new(head.status, head.headers, body.into_reader()))
+    }
+}
+
+#[cfg(all(test, feature = "ureq"))]
+mod tests {
+    use resourcesync_client::{Config, Mode};
+
+    use super::{Transport, UreqTransport};
+
+    #[test]
+    fn ureq_does_not_connect_to_a_name_that_resolves_to_loopback_for_a_source_elsewhere() {
+        // A port nothing listens on: a refused connection would be another error.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let request = |uri: &str| http::Request::get(uri).body(()).unwrap();
+        let target = format!("http://localhost:{port}/");
+        let mut transport = UreqTransport::new();
+        let config = Config::new("http://example.com/".parse().unwrap(), Mode::Explore).unwrap();
+        transport.prepare(&config);
+        let refused = transport.fetch(request(&target)).map(drop).unwrap_err();
+        assert!(refused.contains("loopback"), "{refused}");
+        // The Source on loopback: resolved, allowed, and the connection refused.
+        let config = Config::new(target.parse().unwrap(), Mode::Explore).unwrap();
+        transport.prepare(&config);
+        let failed = transport.fetch(request(&target)).map(drop).unwrap_err();
+        assert!(!failed.contains("loopback"), "{failed}");
     }
 }

@@ -364,25 +364,9 @@ impl tower_service::Service<Name> for Resolver {
 /// allows none of them.
 async fn resolve(policy: Option<&Policy>, host: &str) -> Result<Vec<SocketAddr>, BoxError> {
     let found: Vec<SocketAddr> = tokio::net::lookup_host((host, 0)).await?.collect();
-    let Some(policy) = policy else {
-        return Ok(found);
-    };
-    // The URI is only for the refusal's message: the policy judges the address.
-    let uri: resourcesync_model::Uri = format!("http://{host}/").parse()?;
-    let mut refusal = None;
-    let allowed: Vec<_> = found
-        .into_iter()
-        .filter(|a| match policy.check_address(&uri, a.ip()) {
-            Ok(()) => true,
-            Err(e) => {
-                refusal = Some(e);
-                false
-            }
-        })
-        .collect();
-    match (allowed.is_empty(), refusal) {
-        (true, Some(refusal)) => Err(refusal.into()),
-        _ => Ok(allowed),
+    match policy {
+        Some(policy) => Ok(policy.allowed_addresses(host, found)?),
+        None => Ok(found),
     }
 }
 
