@@ -915,6 +915,35 @@ fn a_source_that_trickles_is_cut_off_by_the_total_time_of_a_request() {
 }
 
 #[test]
+fn a_request_cut_off_does_not_hold_up_the_next_on_its_connection() {
+    // One request at a time: the trickling body is given up on the connection the next
+    // request would take; every other resource is still fetched.
+    let served = listing(&[
+        ("a.txt", b"resource a".to_vec(), None),
+        ("big.bin", vec![7; 1000], None),
+        ("c.txt", b"resource c".to_vec(), None),
+    ]);
+    served.faults(|path, _| {
+        (path == "big.bin").then_some(resourcesync_testkit::served::Fault::Trickle(100))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d");
+    let out = sync(&[
+        "--concurrency",
+        "1",
+        "--max-request-time",
+        "300ms",
+        &served.base,
+        d.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains(" 1 failed,"), "{}", text(&out));
+    assert_eq!(std::fs::read(d.join("a.txt")).unwrap(), b"resource a");
+    assert_eq!(std::fs::read(d.join("c.txt")).unwrap(), b"resource c");
+    assert!(!d.join("big.bin").exists());
+}
+
+#[test]
 fn a_directory_whose_parent_is_missing_is_an_error_not_a_new_tree() {
     let served = Served::start(|s| populate(s, 2));
     let dir = tempfile::tempdir().unwrap();

@@ -1,8 +1,9 @@
 //! An async driver over hyper and tokio (feature `reqwest`, after the crate that carries a
-//! request the environment sends to a proxy): many requests in flight,
-//! one task per request streaming its response to the task that owns the [`Run`] over a
-//! channel ([`fetch`], [`Msg`]); a resource's or a package's body is hashed on the task
-//! that receives it and kept in its temporary file, so that hashing runs on every core.
+//! request the environment sends to a proxy): many requests in flight, made by as many
+//! worker tasks, each on a connection of its own, streaming each response to the task
+//! that owns the [`Run`] over a channel ([`Msg`]; [`fetch`] makes one request so); a
+//! resource's or a package's body is hashed on the task that receives it and kept in its
+//! temporary file, so that hashing runs on every core.
 //! Requests go through [`Http`]: host names are resolved and checked against the
 //! client's policy before a connection is made ([`CheckedResolver`]).
 //!
@@ -31,7 +32,7 @@ use http::{HeaderMap, StatusCode};
 use resourcesync_client::{Client, Event, Misuse, Request, RequestId};
 use resourcesync_model::uri_path::SegmentRules;
 use resourcesync_model::{Algorithms, Measure, Measured};
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::destination::Destination;
 use crate::directory::{Bodies, DirectoryDestination};
@@ -43,6 +44,7 @@ use crate::synced::Synced;
 
 mod http_client;
 
+use http_client::Kept;
 pub use http_client::{CheckedResolver, Http};
 
 /// A [`StopToken`] with a waker: [`sync`] waits on the [`Notify`] beside its other
@@ -202,21 +204,40 @@ async fn one_run<D: Destination + Send>(
         gate.per_authority().unwrap_or(usize::MAX),
     );
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
-    let mut tasks: HashMap<RequestId, tokio::task::JoinHandle<()>> = HashMap::new();
-    /// Aborts the tasks of the requests the client cancels, then hands the event on.
+    // The requests are sent by as many workers as the client has requests in flight,
+    // each taking the next from the queue when it is done with its last: no task is
+    // spawned a request, and a worker keeps its connection to the Source (`Kept`)
+    // rather than checking one out of a pool a request. A run behind a gate shares the
+    // pool, whose idle connections to a host the gate's count bounds.
+    let (queue, jobs) = mpsc::unbounded_channel::<Job>();
+    let worker = Worker {
+        jobs: Arc::new(tokio::sync::Mutex::new(jobs)),
+        http,
+        tx,
+        mirrors: options.mirrors.clone().into(),
+        gate: gated.then(|| gate.clone()),
+    };
+    let workers: Vec<tokio::task::JoinHandle<()>> =
+        (0..run.client().config().bounds.max_in_flight.max(1))
+            .map(|_| tokio::spawn(worker.clone().work()))
+            .collect();
+    drop(worker);
+    // A request's worker drops it when this is sent (the client cancelled it).
+    let mut cancels: HashMap<RequestId, oneshot::Sender<()>> = HashMap::new();
+    /// Cancels the requests the client cancels, then hands the event on.
     struct Watch<'a> {
-        tasks: &'a mut HashMap<RequestId, tokio::task::JoinHandle<()>>,
+        cancels: &'a mut HashMap<RequestId, oneshot::Sender<()>>,
         observer: &'a mut (dyn Observer + Send),
     }
     impl Observer for Watch<'_> {
         fn event(&mut self, event: &Event) {
             match event {
                 Event::Store(store) => {
-                    self.tasks.remove(&store.request);
+                    self.cancels.remove(&store.request);
                 }
                 Event::Cancel { request } => {
-                    if let Some(task) = self.tasks.remove(request) {
-                        task.abort();
+                    if let Some(cancel) = self.cancels.remove(request) {
+                        let _ = cancel.send(());
                     }
                 }
                 _ => {}
@@ -247,31 +268,24 @@ async fn one_run<D: Destination + Send>(
                 }),
                 _ => None,
             };
-            let exchange = fetch(
-                http.clone(),
+            let (cancel, cancelled) = oneshot::channel();
+            cancels.insert(id, cancel);
+            let job = Job {
                 request,
                 keep,
-                tx.clone(),
-                options.mirrors.clone(),
-            );
-            let task = match authority {
-                // Held at the gate until it may go, then started for the client.
-                Some(authority) => {
-                    let (gate, tx) = (gate.clone(), tx.clone());
-                    tokio::spawn(async move {
-                        let pass = gate.pass(&authority).await;
-                        if tx.send(Msg::Started(id)).await.is_ok() {
-                            exchange.await;
-                        }
-                        drop(pass);
-                    })
-                }
-                None => tokio::spawn(exchange),
+                authority,
+                cancelled,
             };
-            tasks.insert(id, task);
+            if let Err(unsent) = queue.send(job) {
+                // Every worker is gone (only a panic in each does that): the request
+                // fails, as the client's timeout would have failed it.
+                let id = unsent.0.request.id;
+                let why = "no worker is left to send it".to_owned();
+                run.client().handle_failure(id, why, Instant::now())?;
+            }
         }
         let mut watch = Watch {
-            tasks: &mut tasks,
+            cancels: &mut cancels,
             observer: &mut *observer,
         };
         if run.settle(&mut watch)? || run.is_over() {
@@ -291,12 +305,80 @@ async fn one_run<D: Destination + Send>(
             () = sleep_until(wake) => {}
         }
     }
-    for (_, task) in tasks {
+    for worker in workers {
         // In flight: their temporary files go at the next open; what was whole and
         // verified is stored by `finish`.
-        task.abort();
+        worker.abort();
     }
     run.finish(observer)
+}
+
+/// A request for a [`Worker`] to make.
+struct Job {
+    request: Request,
+    keep: Option<Keep>,
+    /// The authority a gate holds it back by (a gated run's only).
+    authority: Option<String>,
+    /// Sent when the client cancels it.
+    cancelled: oneshot::Receiver<()>,
+}
+
+/// What a run's workers share: the queue of requests, and what each needs to make one.
+#[derive(Clone)]
+struct Worker {
+    jobs: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Job>>>,
+    http: Http,
+    tx: mpsc::Sender<Msg>,
+    mirrors: Arc<[(String, PathBuf)]>,
+    /// A gated run's gate; then the pool's connections, not the worker's own.
+    gate: Option<Gate>,
+}
+
+impl Worker {
+    /// Makes the queue's requests one after another until the queue closes; a request
+    /// the client cancels is dropped where it is (its connection with it).
+    async fn work(self) {
+        let mut kept = Kept::default();
+        loop {
+            let job = self.jobs.lock().await.recv().await;
+            let Some(Job {
+                request,
+                keep,
+                authority,
+                mut cancelled,
+            }) = job
+            else {
+                return;
+            };
+            if cancelled.try_recv().is_ok() {
+                // Cancelled while it waited in the queue: not sent at all.
+                continue;
+            }
+            let id = request.id;
+            let exchange = async {
+                let pass = match (&self.gate, authority) {
+                    // Held at the gate until it may go, then started for the client.
+                    (Some(gate), Some(authority)) => {
+                        let pass = gate.pass(&authority).await;
+                        if self.tx.send(Msg::Started(id)).await.is_err() {
+                            return;
+                        }
+                        Some(pass)
+                    }
+                    _ => None,
+                };
+                let kept = self.gate.is_none().then_some(&mut kept);
+                exchange(&self.http, kept, request, keep, &self.tx, &self.mirrors).await;
+                drop(pass);
+            };
+            tokio::select! {
+                biased;
+                () = exchange => {}
+                // The sender dropped is the request done, not cancelled.
+                Ok(()) = cancelled => {}
+            }
+        }
+    }
 }
 
 /// What a request task tells the main task.
@@ -396,6 +478,18 @@ pub async fn fetch(
     tx: mpsc::Sender<Msg>,
     mirrors: Vec<(String, PathBuf)>,
 ) {
+    exchange(&http, None, request, keep, &tx, &mirrors).await;
+}
+
+/// [`fetch`], on `kept` when given ([`Http::get_on`]), else through the pool.
+async fn exchange(
+    http: &Http,
+    kept: Option<&mut Kept>,
+    request: Request,
+    keep: Option<Keep>,
+    tx: &mpsc::Sender<Msg>,
+    mirrors: &[(String, PathBuf)],
+) {
     let id = request.id;
     // Made only to be matched against the mirrors' prefixes.
     let url = (!mirrors.is_empty()).then(|| request.http.uri().to_string());
@@ -457,7 +551,11 @@ pub async fn fetch(
         let _ = tx.send(Msg::End(id)).await;
         return;
     }
-    let mut response = match http.get(request.http.uri()).await {
+    let got = match kept {
+        Some(kept) => http.get_on(kept, request.http.uri()).await,
+        None => http.get(request.http.uri()).await,
+    };
+    let mut response = match got {
         Ok(response) => response,
         Err(reason) => {
             let _ = tx.send(Msg::Failed(id, reason)).await;

@@ -8,9 +8,11 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, USER_AGENT};
+use http::header::{ACCEPT, HOST, USER_AGENT};
+use http::uri::Authority;
 use http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use http_body_util::{BodyExt, Empty};
+use hyper::client::conn::http1::SendRequest;
 use hyper_util::client::legacy::Client as Pool;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::dns::Name;
@@ -78,6 +80,8 @@ fn roots() -> Result<rustls::RootCertStore, String> {
 #[derive(Clone, Debug)]
 pub struct Http {
     direct: Pool<Connector, Empty<Bytes>>,
+    /// What [`Http::get_on`] opens its connections with (the pool's, without TLS).
+    plain: HttpConnector<Resolver>,
     proxies: Arc<Matcher>,
     /// Built at the first URL sent to a proxy: most runs have none.
     proxied: Arc<OnceLock<Result<reqwest::Client, String>>>,
@@ -109,7 +113,7 @@ impl Http {
         plain.set_keepalive_interval(Some(KEEPALIVE));
         plain.set_keepalive_retries(Some(3));
         let connector = Connector {
-            plain,
+            plain: plain.clone(),
             tls: Arc::new(OnceLock::new()),
         };
         let direct = Pool::builder(TokioExecutor::new())
@@ -119,6 +123,7 @@ impl Http {
             .build(connector);
         Http {
             direct,
+            plain,
             proxies: Arc::new(proxies),
             proxied: Arc::new(OnceLock::new()),
             policy,
@@ -142,6 +147,92 @@ impl Http {
                 .map_err(|e| described("the client for proxies cannot be built", &e))
         });
         built.as_ref().map_err(Clone::clone)
+    }
+
+    /// [`Http::get`] on `kept`, a connection of the caller's own, for an `http` URL no
+    /// proxy takes: opened to the URL's authority when `kept` holds none to it (or the
+    /// one it holds was closed), and left there for the next request. Other URLs go
+    /// through [`Http::get`]'s pool.
+    ///
+    /// Why a connection of one's own: a task that sends its requests one after another
+    /// on its connection needs no pool to check a connection out of and back into (a
+    /// lock, a channel, a wake-up each way, for every request), which is most of what
+    /// a small file costs the client over a plain GET (10,000 files of 1 KiB from nginx:
+    /// the figures in benches/README.md, "A connection a worker").
+    ///
+    /// A request found not sent because the connection had closed (the server's
+    /// keep-alive ended while it was idle) is sent again once on a new one, as the pool
+    /// does; one that was sent is not.
+    pub(crate) async fn get_on(&self, kept: &mut Kept, uri: &Uri) -> Result<Response, String> {
+        let Some(authority) = uri.authority().filter(|_| {
+            uri.scheme() == Some(&http::uri::Scheme::HTTP) && self.proxies.intercept(uri).is_none()
+        }) else {
+            return self.get(uri).await;
+        };
+        // Origin-form, with the Host a client names (the port left out where it is the
+        // scheme's).
+        let target = uri
+            .path_and_query()
+            .map_or("/", http::uri::PathAndQuery::as_str);
+        let host = match authority.port_u16() {
+            Some(port) if port != 80 => format!("{}:{port}", authority.host()),
+            _ => authority.host().to_owned(),
+        };
+        let mut request = http::Request::new(Empty::new());
+        *request.uri_mut() = Uri::try_from(target).map_err(|e| described("request failed", &e))?;
+        let headers = request.headers_mut();
+        headers.insert(
+            HOST,
+            HeaderValue::try_from(host).map_err(|e| described("request failed", &e))?,
+        );
+        headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
+        headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+        loop {
+            let (mut sender, reused) = match kept.0.take() {
+                Some((to, sender)) if to == *authority && !sender.is_closed() => (sender, true),
+                _ => (self.connect(uri).await?, false),
+            };
+            if let Err(e) = sender.ready().await {
+                if reused {
+                    continue;
+                }
+                return Err(described("request failed", &e));
+            }
+            match sender.try_send_request(request).await {
+                Ok(response) => {
+                    kept.0 = Some((authority.clone(), sender));
+                    let (head, body) = response.into_parts();
+                    return Ok(Response {
+                        status: head.status,
+                        headers: head.headers,
+                        body: Body::Direct(body),
+                    });
+                }
+                Err(mut e) => match e.take_message() {
+                    // Not sent, on a connection that had served: once more, anew.
+                    Some(unsent) if reused => request = unsent,
+                    _ => return Err(described("request failed", e.error())),
+                },
+            }
+        }
+    }
+
+    /// A new HTTP/1.1 connection to `uri`'s authority, through the policy's resolver; its
+    /// driver runs as a task of its own, and ends when the connection does.
+    async fn connect(&self, uri: &Uri) -> Result<SendRequest<Empty<Bytes>>, String> {
+        let mut plain = self.plain.clone();
+        let io = match tower_service::Service::call(&mut plain, uri.clone()).await {
+            Ok(io) => io,
+            Err(e) => return Err(described("cannot connect", &e)),
+        };
+        let (sender, connection) = hyper::client::conn::http1::handshake(io)
+            .await
+            .map_err(|e| described("cannot connect", &e))?;
+        tokio::spawn(async move {
+            // Its failure is the request's, said there.
+            let _ = connection.await;
+        });
+        Ok(sender)
     }
 
     /// Sends a GET of `uri` and waits for the response's head; the failure is in words a
@@ -182,6 +273,13 @@ impl Http {
         }
     }
 }
+
+/// A connection a task keeps for its next request ([`Http::get_on`]), to the authority it
+/// names; none at first. A response left unread (an error's, a request the client
+/// cancelled while its body came) is dropped by its reader, and hyper then closes its
+/// connection: the next request opens another rather than waiting on it.
+#[derive(Debug, Default)]
+pub(crate) struct Kept(Option<(Authority, SendRequest<Empty<Bytes>>)>);
 
 /// A response's head, and its body to read.
 #[derive(Debug)]
@@ -375,7 +473,11 @@ mod tests {
     use reqwest::dns::Resolve;
     use resourcesync_client::policy::Policy;
 
-    use super::{CheckedResolver, Http};
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::{CheckedResolver, Http, Kept};
 
     async fn resolve(source: &str, name: &str) -> Result<Vec<std::net::SocketAddr>, String> {
         let policy = Policy::new(&source.parse().unwrap()).unwrap();
@@ -399,6 +501,111 @@ mod tests {
         assert!(allowed.iter().any(|a| a.ip().is_loopback()));
     }
 
+    /// A server on 127.0.0.1 that answers each request on a connection with `body`
+    /// (`Content-Length` as `length` says; the connection closed after each response
+    /// when `close`, without saying so), and counts the connections it accepted.
+    fn server(body: &'static [u8], length: usize, close: bool) -> (String, Arc<AtomicUsize>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}/", listener.local_addr().unwrap());
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let count = accepted.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    loop {
+                        // The request's head, to its empty line.
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            match reader.read_line(&mut line) {
+                                Ok(0) | Err(_) => return,
+                                Ok(_) if line == "\r\n" => break,
+                                Ok(_) => {}
+                            }
+                        }
+                        let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n\r\n");
+                        if stream.write_all(head.as_bytes()).is_err()
+                            || stream.write_all(body).is_err()
+                        {
+                            return;
+                        }
+                        if close {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (base, accepted)
+    }
+
+    /// The body of `response`, to its end.
+    async fn read(mut response: super::Response) -> Vec<u8> {
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.unwrap() {
+            body.extend_from_slice(&chunk);
+        }
+        body
+    }
+
+    fn direct() -> Http {
+        // No proxy, whatever the test's environment says: the direct path.
+        let none = hyper_util::client::proxy::matcher::Matcher::builder().build();
+        Http::with_proxies(None, 1, none)
+    }
+
+    #[tokio::test]
+    async fn a_kept_connection_carries_the_next_request() {
+        let (base, accepted) = server(b"ok", 2, false);
+        let http = direct();
+        let mut kept = Kept::default();
+        for n in 0..5 {
+            let uri: http::Uri = format!("{base}r/{n}").parse().unwrap();
+            let response = http.get_on(&mut kept, &uri).await.unwrap();
+            assert_eq!(response.status, 200);
+            assert_eq!(read(response).await, b"ok");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_server_closed_is_replaced_not_a_failure() {
+        // The server ends each connection after its response, as a keep-alive that
+        // timed out while the connection was idle would.
+        let (base, accepted) = server(b"ok", 2, true);
+        let http = direct();
+        let mut kept = Kept::default();
+        for n in 0..3 {
+            let uri: http::Uri = format!("{base}r/{n}").parse().unwrap();
+            let response = http.get_on(&mut kept, &uri).await.unwrap();
+            assert_eq!(read(response).await, b"ok");
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_response_left_unread_is_not_waited_for() {
+        // Ten bytes of a hundred, then nothing: the first response never ends.
+        let (base, accepted) = server(b"0123456789", 100, false);
+        let http = direct();
+        let mut kept = Kept::default();
+        let uri: http::Uri = format!("{base}a").parse().unwrap();
+        let response = http.get_on(&mut kept, &uri).await.unwrap();
+        // Given up (a request the client cancelled).
+        drop(response);
+        let second = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            http.get_on(&mut kept, &uri),
+        )
+        .await
+        .expect("the next request waited on the connection of one left unread");
+        assert_eq!(second.unwrap().status, 200);
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
     #[tokio::test]
     async fn a_request_to_a_name_that_resolves_to_loopback_is_not_sent() {
         // Hyper's connector resolves through the same check.
@@ -414,6 +621,12 @@ mod tests {
             .port();
         let uri: http::Uri = format!("http://localhost:{port}/").parse().unwrap();
         let refused = http.get(&uri).await.map(|r| r.status).unwrap_err();
+        assert!(refused.starts_with("cannot connect: "), "{refused}");
+        assert!(refused.contains("loopback"), "{refused}");
+        // A worker's own connection is opened through the same check.
+        let refused = (http.get_on(&mut Kept::default(), &uri).await)
+            .map(|r| r.status)
+            .unwrap_err();
         assert!(refused.starts_with("cannot connect: "), "{refused}");
         assert!(refused.contains("loopback"), "{refused}");
         // Without a policy: resolved, and the connection refused.
