@@ -944,6 +944,51 @@ fn a_request_cut_off_does_not_hold_up_the_next_on_its_connection() {
 }
 
 #[test]
+fn a_body_the_client_refused_at_its_head_does_not_hold_up_the_next_request() {
+    // A resource in a coding nobody asked for, whose body hangs past its first batch:
+    // the client refuses it when its head comes (with the first quarter of a MiB) and
+    // ends the request with no cancel to say; the one request in flight at a time must
+    // still move on to the next resource.
+    let served = listing(&[
+        ("a.txt", b"resource a".to_vec(), None),
+        ("big.bin", vec![7; 1 << 20], None),
+        ("c.txt", b"resource c".to_vec(), None),
+    ]);
+    served
+        .source
+        .lock()
+        .unwrap()
+        .files
+        .get_mut("big.bin")
+        .unwrap()
+        .headers
+        .push(("content-encoding".into(), "gzip".into()));
+    served.faults(|path, _| {
+        (path == "big.bin").then_some(resourcesync_testkit::served::Fault::Stall(512 * 1024))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("d");
+    // A worker left on the hung body would never take the next request: the run would
+    // not end (its next request timed out and retried for ever behind it).
+    let out = driver()
+        .run_within(
+            &["--concurrency", "1", &served.base, d.to_str().unwrap()],
+            std::time::Duration::from_secs(40),
+        )
+        .expect("the run ended");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("Content-Encoding \"gzip\""),
+        "{}",
+        text(&out)
+    );
+    assert!(text(&out).contains(" 1 failed,"), "{}", text(&out));
+    assert_eq!(std::fs::read(d.join("a.txt")).unwrap(), b"resource a");
+    assert_eq!(std::fs::read(d.join("c.txt")).unwrap(), b"resource c");
+    assert!(!d.join("big.bin").exists());
+}
+
+#[test]
 fn a_directory_whose_parent_is_missing_is_an_error_not_a_new_tree() {
     let served = Served::start(|s| populate(s, 2));
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! An async driver over hyper and tokio (feature `reqwest`, after the crate that carries a
 //! request the environment sends to a proxy): many requests in flight, made by as many
-//! worker tasks, each on a connection of its own, streaming each response to the task
+//! worker tasks (each keeping its connections to plain-HTTP hosts; https, a proxy's
+//! URLs and a harvest's gated runs share a pool), streaming each response to the task
 //! that owns the [`Run`] over a channel ([`Msg`]; [`fetch`] makes one request so); a
 //! resource's or a package's body is hashed on the task that receives it and kept in its
 //! temporary file, so that hashing runs on every core.
@@ -217,12 +218,15 @@ async fn one_run<D: Destination + Send>(
         mirrors: options.mirrors.clone().into(),
         gate: gated.then(|| gate.clone()),
     };
-    let workers: Vec<tokio::task::JoinHandle<()>> =
+    // Aborted however this function ends, an error's `?` included.
+    let _workers = Workers(
         (0..run.client().config().bounds.max_in_flight.max(1))
             .map(|_| tokio::spawn(worker.clone().work()))
-            .collect();
+            .collect(),
+    );
     drop(worker);
-    // A request's worker drops it when this is sent (the client cancelled it).
+    // A request's worker drops it when this is sent (the client cancelled it, or ended
+    // it while its body still came); taken out when the request ends.
     let mut cancels: HashMap<RequestId, oneshot::Sender<()>> = HashMap::new();
     /// Cancels the requests the client cancels, then hands the event on.
     struct Watch<'a> {
@@ -231,16 +235,10 @@ async fn one_run<D: Destination + Send>(
     }
     impl Observer for Watch<'_> {
         fn event(&mut self, event: &Event) {
-            match event {
-                Event::Store(store) => {
-                    self.cancels.remove(&store.request);
-                }
-                Event::Cancel { request } => {
-                    if let Some(cancel) = self.cancels.remove(request) {
-                        let _ = cancel.send(());
-                    }
-                }
-                _ => {}
+            if let Event::Cancel { request } = event
+                && let Some(cancel) = self.cancels.remove(request)
+            {
+                let _ = cancel.send(());
             }
             self.observer.event(event);
         }
@@ -295,7 +293,15 @@ async fn one_run<D: Destination + Send>(
         let wake = run.poll_timeout();
         tokio::select! {
             message = rx.recv() => if let Some(message) = message {
+                let id = message.id();
                 message.deliver(run.client())?;
+                // Ended by the client (whole, failed, or refused at its head with its body
+                // still coming, which no cancel may say): its worker is free of it.
+                if !run.client().in_flight(id)
+                    && let Some(cancel) = cancels.remove(&id)
+                {
+                    let _ = cancel.send(());
+                }
             },
             () = sleep_until(timeout) => run.client().handle_timeout(Instant::now()),
             () = stop.wait() => {}
@@ -305,12 +311,21 @@ async fn one_run<D: Destination + Send>(
             () = sleep_until(wake) => {}
         }
     }
-    for worker in workers {
-        // In flight: their temporary files go at the next open; what was whole and
-        // verified is stored by `finish`.
-        worker.abort();
-    }
+    // The workers are aborted as `_workers` drops: the requests in flight with them
+    // (their temporary files go at the next open); what was whole and verified is
+    // stored by `finish`.
     run.finish(observer)
+}
+
+/// A run's workers, aborted when dropped.
+struct Workers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for worker in &self.0 {
+            worker.abort();
+        }
+    }
 }
 
 /// A request for a [`Worker`] to make.
@@ -371,14 +386,42 @@ impl Worker {
                 exchange(&self.http, kept, request, keep, &self.tx, &self.mirrors).await;
                 drop(pass);
             };
-            tokio::select! {
-                biased;
-                () = exchange => {}
-                // The sender dropped is the request done, not cancelled.
-                Ok(()) = cancelled => {}
+            let job = async {
+                tokio::select! {
+                    biased;
+                    () = exchange => {}
+                    // The sender dropped is the request done, not cancelled.
+                    Ok(()) = cancelled => {}
+                }
+            };
+            // A panic (a bug, ours or a library's) fails the request it was making, said
+            // as such, rather than leaving it unanswered and the run one worker short.
+            if let Err(panic) = caught(job).await {
+                kept = Kept::default();
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                let reason = format!("the request's worker panicked: {what}");
+                let _ = self.tx.send(Msg::Failed(id, reason)).await;
             }
         }
     }
+}
+
+/// `future`'s output, or the payload of a panic while it was polled.
+async fn caught<T>(future: impl Future<Output = T>) -> Result<T, Box<dyn std::any::Any + Send>> {
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(|cx| {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(std::task::Poll::Ready(done)) => std::task::Poll::Ready(Ok(done)),
+            Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+            // Not polled again.
+            Err(panic) => std::task::Poll::Ready(Err(panic)),
+        }
+    })
+    .await
 }
 
 /// What a request task tells the main task.
@@ -405,6 +448,20 @@ pub enum Msg {
 }
 
 impl Msg {
+    /// The request it is about.
+    pub fn id(&self) -> RequestId {
+        match self {
+            Msg::Head(id, ..)
+            | Msg::Chunk(id, _)
+            | Msg::End(id)
+            | Msg::Failed(id, _)
+            | Msg::Progress(id, _)
+            | Msg::Digests(id, _)
+            | Msg::Whole(id, ..)
+            | Msg::Started(id) => *id,
+        }
+    }
+
     /// Hands what the request task said to the client, as the input it is. A misuse is
     /// a bug of this driver's (the client refused the input and changed nothing).
     pub fn deliver<I: resourcesync_client::Inventory>(
@@ -762,7 +819,25 @@ fn mirrored(rest: &str) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::mirrored;
+    use super::{caught, mirrored};
+
+    #[tokio::test]
+    async fn a_panic_in_a_worker_s_request_is_caught_as_its_failure() {
+        let panicked = caught(async {
+            tokio::task::yield_now().await;
+            panic!("a bug");
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(panicked.downcast_ref::<&str>(), Some(&"a bug"));
+        // What does not panic is its output, after as many polls as it takes.
+        let done = caught(async {
+            tokio::task::yield_now().await;
+            7
+        })
+        .await;
+        assert_eq!(done.ok(), Some(7));
+    }
 
     #[test]
     fn a_mirror_reads_a_url_s_path_as_a_server_reads_a_request_s() {

@@ -43,6 +43,31 @@ impl Driver {
     pub fn run(&self, args: &[&str]) -> Output {
         self.command().args(args).output().expect("run the driver")
     }
+
+    /// [`run`](Self::run), the process killed (by its id) if it has not ended within
+    /// `limit`: `None` then. For a test whose failure would be a run that never ends.
+    pub fn run_within(&self, args: &[&str], limit: std::time::Duration) -> Option<Output> {
+        let child = (self.command().args(args))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run the driver");
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        });
+        match rx.recv_timeout(limit) {
+            Ok(out) => Some(out.expect("wait for the driver")),
+            Err(_) => {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+                let _ = rx.recv();
+                None
+            }
+        }
+    }
 }
 
 impl fmt::Debug for Driver {

@@ -28,6 +28,9 @@ pub enum Fault {
     Trickle(u64),
     /// A 200 with these bytes instead of the response (garbage where a document was).
     Body(Vec<u8>),
+    /// The body stops after this many bytes, its connection left open and silent: a
+    /// Source that hangs in the middle of a body (the response's headers are sent).
+    Stall(usize),
 }
 
 /// A Source on 127.0.0.1, served until dropped.
@@ -235,6 +238,19 @@ fn respond(
                 *b ^= 0x20;
             }
         }
+        Some(Fault::Stall(n)) => {
+            let total = r.body.len();
+            let mut builder = Response::builder()
+                .status(r.status)
+                .header("content-length", total.to_string());
+            for (k, v) in &r.headers {
+                builder = builder.header(k, v);
+            }
+            let body = axum::body::Body::new(Stalled {
+                bytes: Some(r.body[..n.min(total)].to_vec()),
+            });
+            return (builder.body(body).unwrap(), None);
+        }
         Some(Fault::Truncate(n)) => {
             // A body that promises more than it sends: the client sees the connection
             // end early.
@@ -282,6 +298,28 @@ impl axum::body::HttpBody for Trickle {
                 .next()
                 .map(|b| Ok(http_body::Frame::data(axum::body::Bytes::from(vec![b])))),
         )
+    }
+}
+
+/// A body that sends its bytes, then nothing, for ever.
+struct Stalled {
+    bytes: Option<Vec<u8>>,
+}
+
+impl axum::body::HttpBody for Stalled {
+    type Data = axum::body::Bytes;
+    type Error = std::io::Error;
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        match self.bytes.take() {
+            Some(bytes) => std::task::Poll::Ready(Some(Ok(http_body::Frame::data(
+                axum::body::Bytes::from(bytes),
+            )))),
+            // Never woken: dropped when the client goes.
+            None => std::task::Poll::Pending,
+        }
     }
 }
 

@@ -236,7 +236,8 @@ impl<I: Inventory> Client<I> {
             .filter(|c| !c.is_empty() && c != "identity");
         if let (Some(coding), true, Body::Fixity(_)) = (coding, status.is_success(), &flight.body) {
             if let Some(flight) = self.flights.remove(&id) {
-                self.closed.insert(id);
+                // Its body is still coming: the driver stops reading it.
+                self.cancel(id);
                 self.discard(id, &flight.job);
                 let reason = format!(
                     "the response is in Content-Encoding {coding:?}, which was not asked for: \

@@ -64,6 +64,13 @@ fn a_body_in_a_content_coding_nobody_asked_for_is_not_stored() {
         "{:?}",
         run.problems()
     );
+    // Its body still coming, the client tells the driver to stop reading it (a driver
+    // whose requests are workers would otherwise keep one on it).
+    assert!(
+        (run.events.iter()).any(|e| matches!(e, resourcesync_client::Event::Cancel { .. })),
+        "{:?}",
+        run.events
+    );
 }
 
 /// An index of indexes names its children's children by the billion: depth alone does

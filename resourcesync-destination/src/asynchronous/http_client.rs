@@ -149,7 +149,7 @@ impl Http {
         built.as_ref().map_err(Clone::clone)
     }
 
-    /// [`Http::get`] on `kept`, a connection of the caller's own, for an `http` URL no
+    /// [`Http::get`] on a connection of `kept`, the caller's own, for an `http` URL no
     /// proxy takes: opened to the URL's authority when `kept` holds none to it (or the
     /// one it holds was closed), and left there for the next request. Other URLs go
     /// through [`Http::get`]'s pool.
@@ -188,8 +188,9 @@ impl Http {
         headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
         headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
         loop {
-            let (mut sender, reused) = match kept.0.take() {
-                Some((to, sender)) if to == *authority && !sender.is_closed() => (sender, true),
+            let found = kept.0.iter().position(|(to, _)| to == authority);
+            let (mut sender, reused) = match found.map(|at| kept.0.remove(at)) {
+                Some((_, sender)) if !sender.is_closed() => (sender, true),
                 _ => (self.connect(uri).await?, false),
             };
             if let Err(e) = sender.ready().await {
@@ -200,7 +201,11 @@ impl Http {
             }
             match sender.try_send_request(request).await {
                 Ok(response) => {
-                    kept.0 = Some((authority.clone(), sender));
+                    // The most recently used last; the least, first to go.
+                    if kept.0.len() >= KEPT {
+                        kept.0.remove(0);
+                    }
+                    kept.0.push((authority.clone(), sender));
                     let (head, body) = response.into_parts();
                     return Ok(Response {
                         status: head.status,
@@ -274,12 +279,18 @@ impl Http {
     }
 }
 
-/// A connection a task keeps for its next request ([`Http::get_on`]), to the authority it
-/// names; none at first. A response left unread (an error's, a request the client
-/// cancelled while its body came) is dropped by its reader, and hyper then closes its
-/// connection: the next request opens another rather than waiting on it.
+/// The connections a task keeps for its next requests ([`Http::get_on`]), one an
+/// authority, [`KEPT`] at most, the least recently used closed first; none at first.
+/// A response left unread (a request the client cancelled while its body came) is
+/// dropped by its reader, and hyper then closes its connection, unless it had come
+/// whole: the next request opens another rather than waiting on it.
 #[derive(Debug, Default)]
-pub(crate) struct Kept(Option<(Authority, SendRequest<Empty<Bytes>>)>);
+pub(crate) struct Kept(Vec<(Authority, SendRequest<Empty<Bytes>>)>);
+
+/// The most connections a task keeps: a Source's host, and the hosts its resources are
+/// on or redirect to (one connection a host would be opened and closed a request
+/// where a Source's resources redirect to another host).
+const KEPT: usize = 4;
 
 /// A response's head, and its body to read.
 #[derive(Debug)]
@@ -569,6 +580,24 @@ mod tests {
             assert_eq!(read(response).await, b"ok");
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn requests_that_alternate_between_hosts_keep_a_connection_to_each() {
+        // A Source whose resources redirect to another host: its requests alternate.
+        let (a, to_a) = server(b"ok", 2, false);
+        let (b, to_b) = server(b"ok", 2, false);
+        let http = direct();
+        let mut kept = Kept::default();
+        for n in 0..4 {
+            for base in [&a, &b] {
+                let uri: http::Uri = format!("{base}r/{n}").parse().unwrap();
+                let response = http.get_on(&mut kept, &uri).await.unwrap();
+                assert_eq!(read(response).await, b"ok");
+            }
+        }
+        assert_eq!(to_a.load(Ordering::SeqCst), 1);
+        assert_eq!(to_b.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
