@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -210,21 +211,20 @@ async fn one_run<D: Destination + Send>(
     // spawned a request, and a worker keeps its connection to the Source (`Kept`)
     // rather than checking one out of a pool a request. A run behind a gate shares the
     // pool, whose idle connections to a host the gate's count bounds.
+    // Workers are started as requests find none idle, up to that many (a run asked
+    // for a hundred thousand requests at once but given a few starts a few).
     let (queue, jobs) = mpsc::unbounded_channel::<Job>();
     let worker = Worker {
         jobs: Arc::new(tokio::sync::Mutex::new(jobs)),
+        idle: Arc::new(AtomicUsize::new(0)),
         http,
         tx,
         mirrors: options.mirrors.clone().into(),
         gate: gated.then(|| gate.clone()),
     };
+    let most = run.client().config().bounds.max_in_flight.max(1);
     // Aborted however this function ends, an error's `?` included.
-    let _workers = Workers(
-        (0..run.client().config().bounds.max_in_flight.max(1))
-            .map(|_| tokio::spawn(worker.clone().work()))
-            .collect(),
-    );
-    drop(worker);
+    let mut workers = Workers(Vec::new());
     // A request's worker drops it when this is sent (the client cancelled it, or ended
     // it while its body still came); taken out when the request ends.
     let mut cancels: HashMap<RequestId, oneshot::Sender<()>> = HashMap::new();
@@ -266,6 +266,9 @@ async fn one_run<D: Destination + Send>(
                 }),
                 _ => None,
             };
+            if workers.0.len() < most && worker.idle.load(Ordering::Acquire) == 0 {
+                workers.0.push(tokio::spawn(worker.clone().work()));
+            }
             let (cancel, cancelled) = oneshot::channel();
             cancels.insert(id, cancel);
             let job = Job {
@@ -274,13 +277,8 @@ async fn one_run<D: Destination + Send>(
                 authority,
                 cancelled,
             };
-            if let Err(unsent) = queue.send(job) {
-                // Every worker is gone (only a panic in each does that): the request
-                // fails, as the client's timeout would have failed it.
-                let id = unsent.0.request.id;
-                let why = "no worker is left to send it".to_owned();
-                run.client().handle_failure(id, why, Instant::now())?;
-            }
+            // The queue's receiver lives as long as `worker`, which is this function's.
+            let _ = queue.send(job);
         }
         let mut watch = Watch {
             cancels: &mut cancels,
@@ -311,14 +309,29 @@ async fn one_run<D: Destination + Send>(
             () = sleep_until(wake) => {}
         }
     }
-    // The workers are aborted as `_workers` drops: the requests in flight with them
-    // (their temporary files go at the next open); what was whole and verified is
-    // stored by `finish`.
+    // The requests in flight go with their workers (their temporary files at the next
+    // open), every worker at rest before `finish` stores what was whole and verified,
+    // so that none writes beside it.
+    workers.stop().await;
     run.finish(observer)
 }
 
 /// A run's workers, aborted when dropped.
 struct Workers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Workers {
+    /// Aborts the workers and waits until none runs (a worker in the middle of a
+    /// poll, writing a body, ends it first).
+    async fn stop(mut self) {
+        let workers = std::mem::take(&mut self.0);
+        for worker in &workers {
+            worker.abort();
+        }
+        for worker in workers {
+            let _ = worker.await;
+        }
+    }
+}
 
 impl Drop for Workers {
     fn drop(&mut self) {
@@ -342,6 +355,8 @@ struct Job {
 #[derive(Clone)]
 struct Worker {
     jobs: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Job>>>,
+    /// How many workers wait for a request now.
+    idle: Arc<AtomicUsize>,
     http: Http,
     tx: mpsc::Sender<Msg>,
     mirrors: Arc<[(String, PathBuf)]>,
@@ -355,7 +370,9 @@ impl Worker {
     async fn work(self) {
         let mut kept = Kept::default();
         loop {
+            self.idle.fetch_add(1, Ordering::AcqRel);
             let job = self.jobs.lock().await.recv().await;
+            self.idle.fetch_sub(1, Ordering::AcqRel);
             let Some(Job {
                 request,
                 keep,
@@ -404,7 +421,7 @@ impl Worker {
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_default();
                 let reason = format!("the request's worker panicked: {what}");
-                let _ = self.tx.send(Msg::Failed(id, reason)).await;
+                let _ = self.tx.send(Msg::Panicked(id, reason)).await;
             }
         }
     }
@@ -445,6 +462,9 @@ pub enum Msg {
     Whole(RequestId, StatusCode, HeaderMap, Measured),
     /// The request passed its [`Gate`] and is sent now.
     Started(RequestId),
+    /// The task making the request panicked: a failure if the request is still in
+    /// flight (the panic may have come after its last message).
+    Panicked(RequestId, String),
 }
 
 impl Msg {
@@ -458,7 +478,8 @@ impl Msg {
             | Msg::Progress(id, _)
             | Msg::Digests(id, _)
             | Msg::Whole(id, ..)
-            | Msg::Started(id) => *id,
+            | Msg::Started(id)
+            | Msg::Panicked(id, _) => *id,
         }
     }
 
@@ -481,6 +502,10 @@ impl Msg {
                 client.handle_digests(id, digests, now)
             }
             Msg::Started(id) => client.handle_started(id, now),
+            Msg::Panicked(id, reason) if client.in_flight(id) => {
+                client.handle_failure(id, reason, now)
+            }
+            Msg::Panicked(..) => Ok(()),
         }
     }
 }
@@ -819,7 +844,38 @@ fn mirrored(rest: &str) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::{caught, mirrored};
+    use super::{Msg, caught, mirrored};
+
+    #[test]
+    fn a_panic_after_a_request_s_last_message_is_no_misuse() {
+        let config = resourcesync_client::Config::new(
+            "http://example.com/".parse().unwrap(),
+            resourcesync_client::Mode::Baseline { prefer_dump: false },
+        )
+        .unwrap();
+        let mut client = resourcesync_client::Client::new(
+            config,
+            resourcesync_client::State::default(),
+            resourcesync_client::MemoryInventory::default(),
+        );
+        let now = std::time::Instant::now();
+        let id = client.poll_request(now).unwrap().id;
+        // In flight: a failure, said.
+        Msg::Panicked(id, "a bug".into())
+            .deliver(&mut client)
+            .unwrap();
+        assert!(!client.in_flight(id));
+        // Over (its end, or that failure, delivered): ignored, where a second failure
+        // would be a misuse that ends the run.
+        Msg::Panicked(id, "a bug".into())
+            .deliver(&mut client)
+            .unwrap();
+        assert!(
+            Msg::Failed(id, "again".into())
+                .deliver(&mut client)
+                .is_err()
+        );
+    }
 
     #[tokio::test]
     async fn a_panic_in_a_worker_s_request_is_caught_as_its_failure() {

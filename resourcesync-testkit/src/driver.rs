@@ -44,29 +44,55 @@ impl Driver {
         self.command().args(args).output().expect("run the driver")
     }
 
-    /// [`run`](Self::run), the process killed (by its id) if it has not ended within
-    /// `limit`: `None` then. For a test whose failure would be a run that never ends.
+    /// [`run`](Self::run), the process killed if it has not ended within `limit`: `None`
+    /// then. For a test whose failure would be a run that never ends.
     pub fn run_within(&self, args: &[&str], limit: std::time::Duration) -> Option<Output> {
-        let child = (self.command().args(args))
+        use std::io::Read;
+        let mut child = (self.command().args(args))
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("run the driver");
-        let pid = child.id();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        });
-        match rx.recv_timeout(limit) {
-            Ok(out) => Some(out.expect("wait for the driver")),
-            Err(_) => {
-                let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
-                    .status();
-                let _ = rx.recv();
-                None
+        // Read as the process writes, so that a full pipe never holds it up.
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let stderr = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let deadline = std::time::Instant::now() + limit;
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for the driver") {
+                break Some(status);
             }
-        }
+            if std::time::Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let (stdout, stderr) = (stdout.join(), stderr.join());
+        Some(Output {
+            status: status?,
+            stdout: stdout.unwrap_or_default(),
+            stderr: stderr.unwrap_or_default(),
+        })
     }
 }
 
