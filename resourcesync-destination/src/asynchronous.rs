@@ -26,7 +26,6 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -211,12 +210,11 @@ async fn one_run<D: Destination + Send>(
     // spawned a request, and a worker keeps its connection to the Source (`Kept`)
     // rather than checking one out of a pool a request. A run behind a gate shares the
     // pool, whose idle connections to a host the gate's count bounds.
-    // Workers are started as requests find none idle, up to that many (a run asked
-    // for a hundred thousand requests at once but given a few starts a few).
+    // Workers are started as the requests not yet ended outnumber them, up to that many
+    // (a run allowed a hundred thousand requests at once but given a few starts a few).
     let (queue, jobs) = mpsc::unbounded_channel::<Job>();
     let worker = Worker {
         jobs: Arc::new(tokio::sync::Mutex::new(jobs)),
-        idle: Arc::new(AtomicUsize::new(0)),
         http,
         tx,
         mirrors: options.mirrors.clone().into(),
@@ -266,11 +264,12 @@ async fn one_run<D: Destination + Send>(
                 }),
                 _ => None,
             };
-            if workers.0.len() < most && worker.idle.load(Ordering::Acquire) == 0 {
-                workers.0.push(tokio::spawn(worker.clone().work()));
-            }
             let (cancel, cancelled) = oneshot::channel();
             cancels.insert(id, cancel);
+            // A worker for each request not yet ended (`cancels` holds them).
+            if workers.0.len() < most.min(cancels.len()) {
+                workers.0.push(tokio::spawn(worker.clone().work()));
+            }
             let job = Job {
                 request,
                 keep,
@@ -355,8 +354,6 @@ struct Job {
 #[derive(Clone)]
 struct Worker {
     jobs: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Job>>>,
-    /// How many workers wait for a request now.
-    idle: Arc<AtomicUsize>,
     http: Http,
     tx: mpsc::Sender<Msg>,
     mirrors: Arc<[(String, PathBuf)]>,
@@ -370,9 +367,7 @@ impl Worker {
     async fn work(self) {
         let mut kept = Kept::default();
         loop {
-            self.idle.fetch_add(1, Ordering::AcqRel);
             let job = self.jobs.lock().await.recv().await;
-            self.idle.fetch_sub(1, Ordering::AcqRel);
             let Some(Job {
                 request,
                 keep,
