@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -205,23 +206,24 @@ async fn one_run<D: Destination + Send>(
         gate.per_authority().unwrap_or(usize::MAX),
     );
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
-    // The requests are sent by as many workers as the client has requests in flight,
-    // each taking the next from the queue when it is done with its last: no task is
-    // spawned a request, and a worker keeps its connection to the Source (`Kept`)
-    // rather than checking one out of a pool a request. A run behind a gate shares the
-    // pool, whose idle connections to a host the gate's count bounds.
-    // Workers are started as the requests not yet ended outnumber them, up to that many
-    // (a run allowed a hundred thousand requests at once but given a few starts a few).
+    // The requests are sent by workers, each taking the next from the queue when it is
+    // done with its last: no task is spawned a request, and a worker keeps its
+    // connection to the Source (`Kept`) rather than checking one out of a pool a
+    // request. A run behind a gate shares the pool, whose idle connections to a host the
+    // gate's count bounds. Workers are started as the requests not yet ended outnumber
+    // the workers alive, up to the requests allowed in flight (a run allowed a hundred
+    // thousand at once but given a few starts a few), and kept for the run.
     let (queue, jobs) = mpsc::unbounded_channel::<Job>();
     let worker = Worker {
         jobs: Arc::new(tokio::sync::Mutex::new(jobs)),
+        alive: Arc::new(AtomicUsize::new(0)),
         http,
         tx,
         mirrors: options.mirrors.clone().into(),
         gate: gated.then(|| gate.clone()),
     };
     let most = run.client().config().bounds.max_in_flight.max(1);
-    // Aborted however this function ends, an error's `?` included.
+    // Aborted however this function ends.
     let mut workers = Workers(Vec::new());
     // A request's worker drops it when this is sent (the client cancelled it, or ended
     // it while its body still came); taken out when the request ends.
@@ -247,71 +249,80 @@ async fn one_run<D: Destination + Send>(
             self.observer.notice(notice);
         }
     }
-    // A gate that holds nothing back is skipped: a run alone sends at once.
-    while !run.is_over() {
-        while let Some(request) = run.poll_request(Instant::now()) {
-            let id = request.id;
-            // Only a gate that holds requests back needs it (a string made per request).
-            let authority = gated
-                .then(|| crate::gate::authority_of(request.http.uri()))
-                .flatten();
-            let keep = match run.client().algorithms(id) {
-                Some(algorithms) if run.destination().keeps_body(&request) => Some(Keep {
-                    bodies: run.destination().bodies(),
-                    limit: run.client().body_limit(id),
-                    algorithms,
-                    in_memory: run.destination().keeps_in_memory(&request),
-                }),
-                _ => None,
-            };
-            let (cancel, cancelled) = oneshot::channel();
-            cancels.insert(id, cancel);
-            // A worker for each request not yet ended (`cancels` holds them).
-            if workers.0.len() < most.min(cancels.len()) {
-                workers.0.push(tokio::spawn(worker.clone().work()));
-            }
-            let job = Job {
-                request,
-                keep,
-                authority,
-                cancelled,
-            };
-            // The queue's receiver lives as long as `worker`, which is this function's.
-            let _ = queue.send(job);
-        }
-        let mut watch = Watch {
-            cancels: &mut cancels,
-            observer: &mut *observer,
-        };
-        if run.settle(&mut watch)? || run.is_over() {
-            continue;
-        }
-        let timeout = run.client().poll_timeout();
-        let wake = run.poll_timeout();
-        tokio::select! {
-            message = rx.recv() => if let Some(message) = message {
-                let id = message.id();
-                message.deliver(run.client())?;
-                // Ended by the client (whole, failed, or refused at its head with its body
-                // still coming, which no cancel may say): its worker is free of it.
-                if !run.client().in_flight(id)
-                    && let Some(cancel) = cancels.remove(&id)
-                {
-                    let _ = cancel.send(());
+    // An error ends the loop with the workers stopped, as its end does.
+    let ran: Result<(), SyncError> = async {
+        // A gate that holds nothing back is skipped: a run alone sends at once.
+        while !run.is_over() {
+            while let Some(request) = run.poll_request(Instant::now()) {
+                let id = request.id;
+                // Only a gate that holds requests back needs it (a string made per request).
+                let authority = gated
+                    .then(|| crate::gate::authority_of(request.http.uri()))
+                    .flatten();
+                let keep = match run.client().algorithms(id) {
+                    Some(algorithms) if run.destination().keeps_body(&request) => Some(Keep {
+                        bodies: run.destination().bodies(),
+                        limit: run.client().body_limit(id),
+                        algorithms,
+                        in_memory: run.destination().keeps_in_memory(&request),
+                    }),
+                    _ => None,
+                };
+                let (cancel, cancelled) = oneshot::channel();
+                cancels.insert(id, cancel);
+                // A worker for each request not yet ended (`cancels` holds them); one that
+                // died (a panic its request's catch could not hold) is not counted.
+                if worker.alive.load(Ordering::Acquire) < most.min(cancels.len()) {
+                    worker.alive.fetch_add(1, Ordering::AcqRel);
+                    workers.0.push(tokio::spawn(worker.clone().work()));
                 }
-            },
-            () = sleep_until(timeout) => run.client().handle_timeout(Instant::now()),
-            () = stop.wait() => {}
-            () = settled.notified() => {}
-            // A save that is due though nothing else happens (every request in flight
-            // waiting on a slow Source): `settle` makes it.
-            () = sleep_until(wake) => {}
+                let job = Job {
+                    request,
+                    keep,
+                    authority,
+                    cancelled,
+                };
+                // The queue's receiver lives as long as `worker`, which is this function's.
+                let _ = queue.send(job);
+            }
+            let mut watch = Watch {
+                cancels: &mut cancels,
+                observer: &mut *observer,
+            };
+            if run.settle(&mut watch)? || run.is_over() {
+                continue;
+            }
+            let timeout = run.client().poll_timeout();
+            let wake = run.poll_timeout();
+            tokio::select! {
+                message = rx.recv() => if let Some(message) = message {
+                    let id = message.id();
+                    message.deliver(run.client())?;
+                    // Ended by the client (whole, failed, or refused at its head with its body
+                    // still coming, which no cancel may say): its worker is free of it.
+                    if !run.client().in_flight(id)
+                        && let Some(cancel) = cancels.remove(&id)
+                    {
+                        let _ = cancel.send(());
+                    }
+                },
+                () = sleep_until(timeout) => run.client().handle_timeout(Instant::now()),
+                () = stop.wait() => {}
+                () = settled.notified() => {}
+                // A save that is due though nothing else happens (every request in flight
+                // waiting on a slow Source): `settle` makes it.
+                () = sleep_until(wake) => {}
+            }
         }
+        Ok(())
     }
+    .await;
     // The requests in flight go with their workers (their temporary files at the next
-    // open), every worker at rest before `finish` stores what was whole and verified,
-    // so that none writes beside it.
+    // open), every worker at rest before `finish` stores what was whole and verified
+    // (or, after an error, before the run lets go of the destination), so that none
+    // writes beside it.
     workers.stop().await;
+    ran?;
     run.finish(observer)
 }
 
@@ -354,6 +365,8 @@ struct Job {
 #[derive(Clone)]
 struct Worker {
     jobs: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Job>>>,
+    /// The workers started and not ended (each takes itself off as it ends).
+    alive: Arc<AtomicUsize>,
     http: Http,
     tx: mpsc::Sender<Msg>,
     mirrors: Arc<[(String, PathBuf)]>,
@@ -365,6 +378,14 @@ impl Worker {
     /// Makes the queue's requests one after another until the queue closes; a request
     /// the client cancels is dropped where it is (its connection with it).
     async fn work(self) {
+        /// Takes the worker off the count of those alive however it ends.
+        struct Alive(Arc<AtomicUsize>);
+        impl Drop for Alive {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        let _alive = Alive(self.alive.clone());
         let mut kept = Kept::default();
         loop {
             let job = self.jobs.lock().await.recv().await;

@@ -78,18 +78,20 @@ impl Driver {
         let deadline = std::time::Instant::now() + limit;
         let status = loop {
             if let Some(status) = child.try_wait().expect("wait for the driver") {
-                break Some(status);
+                break status;
             }
             if std::time::Instant::now() >= deadline {
                 let _ = child.kill();
                 let _ = child.wait();
-                break None;
+                // Its readers are left to end with the pipes (a process it started
+                // could hold them open).
+                return None;
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
         let (stdout, stderr) = (stdout.join(), stderr.join());
         Some(Output {
-            status: status?,
+            status,
             stdout: stdout.unwrap_or_default(),
             stderr: stderr.unwrap_or_default(),
         })

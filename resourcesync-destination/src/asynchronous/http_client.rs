@@ -519,12 +519,16 @@ mod tests {
         body: &'static [u8],
         length: usize,
         close: bool,
-    ) -> (String, Arc<AtomicUsize>, std::sync::mpsc::Receiver<()>) {
+    ) -> (
+        String,
+        Arc<AtomicUsize>,
+        tokio::sync::mpsc::UnboundedReceiver<()>,
+    ) {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}/", listener.local_addr().unwrap());
         let accepted = Arc::new(AtomicUsize::new(0));
         let count = accepted.clone();
-        let (closed, closes) = std::sync::mpsc::channel();
+        let (closed, closes) = tokio::sync::mpsc::unbounded_channel();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { return };
@@ -614,7 +618,7 @@ mod tests {
     async fn a_connection_the_server_closed_is_replaced_not_a_failure() {
         // The server ends each connection after its response, as a keep-alive that
         // timed out while the connection was idle would.
-        let (base, accepted, closes) = server(b"ok", 2, true);
+        let (base, accepted, mut closes) = server(b"ok", 2, true);
         let http = direct();
         let mut kept = Kept::default();
         for n in 0..3 {
@@ -623,9 +627,12 @@ mod tests {
             assert_eq!(read(response).await, b"ok");
             // Closed by the server before the next request is made (what an idle
             // connection's end is); one closed as the request goes can fail it, as
-            // with any client.
-            closes
-                .recv_timeout(std::time::Duration::from_secs(10))
+            // with any client. Waited for on the runtime, which meanwhile reads the
+            // connection's end.
+            let waited = std::time::Duration::from_secs(10);
+            tokio::time::timeout(waited, closes.recv())
+                .await
+                .unwrap()
                 .unwrap();
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 3);
