@@ -143,8 +143,8 @@
 //! - [`sync-ureq`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/examples/src/bin/sync-ureq.rs):
 //!   a blocking driver over ureq, one request at a time: the loop above.
 //! - [`resourcesync sync`](https://github.com/resourcesync-rs/resourcesync-rs/blob/main/resourcesync-destination/src/asynchronous.rs):
-//!   an async driver over hyper and tokio, many requests in flight, made by as many
-//!   worker tasks, each streaming its response to the task that owns the client.
+//!   an async driver over hyper and tokio, many requests in flight, made by worker
+//!   tasks, each streaming its response to the task that owns the client.
 //!
 //! # The building blocks
 //!

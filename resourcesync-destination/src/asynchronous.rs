@@ -1,7 +1,8 @@
 //! An async driver over hyper and tokio (feature `reqwest`, after the crate that carries a
-//! request the environment sends to a proxy): many requests in flight, made by as many
-//! worker tasks (each keeping its connections to plain-HTTP hosts; https, a proxy's
-//! URLs and a harvest's gated runs share a pool), streaming each response to the task
+//! request the environment sends to a proxy): many requests in flight, made by worker
+//! tasks (one for each request not yet ended, each keeping its connections to plain-HTTP
+//! hosts; https, a proxy's URLs and a harvest's gated runs share a pool), streaming each
+//! response to the task
 //! that owns the [`Run`] over a channel ([`Msg`]; [`fetch`] makes one request so); a
 //! resource's or a package's body is hashed on the task that receives it and kept in its
 //! temporary file, so that hashing runs on every core.

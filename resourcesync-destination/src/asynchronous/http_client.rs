@@ -169,17 +169,20 @@ impl Http {
         }) else {
             return self.get(uri).await;
         };
-        // Origin-form, with the Host a client names (the port left out where it is the
-        // scheme's).
-        let target = uri
-            .path_and_query()
-            .map_or("/", http::uri::PathAndQuery::as_str);
+        // Origin-form (the URI's own path and query, not parsed again), with the Host a
+        // client names (the port left out where it is the scheme's).
+        let mut target = http::uri::Parts::default();
+        target.path_and_query = Some(match uri.path_and_query() {
+            Some(path) => path.clone(),
+            None => http::uri::PathAndQuery::from_static("/"),
+        });
         let host = match authority.port_u16() {
             Some(port) if port != 80 => format!("{}:{port}", authority.host()),
             _ => authority.host().to_owned(),
         };
         let mut request = http::Request::new(Empty::new());
-        *request.uri_mut() = Uri::try_from(target).map_err(|e| described("request failed", &e))?;
+        *request.uri_mut() =
+            Uri::from_parts(target).map_err(|e| described("request failed", &e))?;
         let headers = request.headers_mut();
         headers.insert(
             HOST,
@@ -512,38 +515,47 @@ mod tests {
         assert!(allowed.iter().any(|a| a.ip().is_loopback()));
     }
 
+    /// A test server's URL, the connections it accepted, a message for each it closed,
+    /// and each request's first line.
+    struct Server {
+        base: String,
+        accepted: Arc<AtomicUsize>,
+        closes: tokio::sync::mpsc::UnboundedReceiver<()>,
+        lines: Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
     /// A server on 127.0.0.1 that answers each request on a connection with `body`
     /// (`Content-Length` as `length` says; the connection closed after each response
     /// when `close`, without saying so), and counts the connections it accepted.
-    fn server(
-        body: &'static [u8],
-        length: usize,
-        close: bool,
-    ) -> (
-        String,
-        Arc<AtomicUsize>,
-        tokio::sync::mpsc::UnboundedReceiver<()>,
-    ) {
+    fn server(body: &'static [u8], length: usize, close: bool) -> Server {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}/", listener.local_addr().unwrap());
         let accepted = Arc::new(AtomicUsize::new(0));
         let count = accepted.clone();
         let (closed, closes) = tokio::sync::mpsc::unbounded_channel();
+        let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = lines.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { return };
                 count.fetch_add(1, Ordering::SeqCst);
                 let closed = closed.clone();
+                let seen = seen.clone();
                 std::thread::spawn(move || {
                     let mut reader = BufReader::new(stream.try_clone().unwrap());
                     loop {
                         // The request's head, to its empty line.
                         let mut line = String::new();
+                        let mut first = true;
                         loop {
                             line.clear();
                             match reader.read_line(&mut line) {
                                 Ok(0) | Err(_) => return,
                                 Ok(_) if line == "\r\n" => break,
+                                Ok(_) if first => {
+                                    first = false;
+                                    seen.lock().unwrap().push(line.trim_end().to_owned());
+                                }
                                 Ok(_) => {}
                             }
                         }
@@ -564,7 +576,12 @@ mod tests {
                 });
             }
         });
-        (base, accepted, closes)
+        Server {
+            base,
+            accepted,
+            closes,
+            lines,
+        }
     }
 
     /// The body of `response`, to its end.
@@ -584,23 +601,38 @@ mod tests {
 
     #[tokio::test]
     async fn a_kept_connection_carries_the_next_request() {
-        let (base, accepted, _) = server(b"ok", 2, false);
+        let Server {
+            base,
+            accepted,
+            lines,
+            ..
+        } = server(b"ok", 2, false);
         let http = direct();
         let mut kept = Kept::default();
         for n in 0..5 {
-            let uri: http::Uri = format!("{base}r/{n}").parse().unwrap();
+            let uri: http::Uri = format!("{base}r/{n}?q={n}").parse().unwrap();
             let response = http.get_on(&mut kept, &uri).await.unwrap();
             assert_eq!(response.status, 200);
             assert_eq!(read(response).await, b"ok");
         }
         assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        // Origin-form: the path and query, not the absolute URI.
+        assert_eq!(lines.lock().unwrap()[4], "GET /r/4?q=4 HTTP/1.1");
     }
 
     #[tokio::test]
     async fn requests_that_alternate_between_hosts_keep_a_connection_to_each() {
         // A Source whose resources redirect to another host: its requests alternate.
-        let (a, to_a, _) = server(b"ok", 2, false);
-        let (b, to_b, _) = server(b"ok", 2, false);
+        let Server {
+            base: a,
+            accepted: to_a,
+            ..
+        } = server(b"ok", 2, false);
+        let Server {
+            base: b,
+            accepted: to_b,
+            ..
+        } = server(b"ok", 2, false);
         let http = direct();
         let mut kept = Kept::default();
         for n in 0..4 {
@@ -618,7 +650,12 @@ mod tests {
     async fn a_connection_the_server_closed_is_replaced_not_a_failure() {
         // The server ends each connection after its response, as a keep-alive that
         // timed out while the connection was idle would.
-        let (base, accepted, mut closes) = server(b"ok", 2, true);
+        let Server {
+            base,
+            accepted,
+            mut closes,
+            ..
+        } = server(b"ok", 2, true);
         let http = direct();
         let mut kept = Kept::default();
         for n in 0..3 {
@@ -641,7 +678,7 @@ mod tests {
     #[tokio::test]
     async fn a_response_left_unread_is_not_waited_for() {
         // Ten bytes of a hundred, then nothing: the first response never ends.
-        let (base, accepted, _) = server(b"0123456789", 100, false);
+        let Server { base, accepted, .. } = server(b"0123456789", 100, false);
         let http = direct();
         let mut kept = Kept::default();
         let uri: http::Uri = format!("{base}a").parse().unwrap();
