@@ -390,6 +390,37 @@ impl Directory {
     }
 }
 
+/// Whether a regular file is at `path`, as [`read_file`] with `own` set finds it: `false` for
+/// nothing there, and the error `read_file` would give for a symbolic link (not followed,
+/// even one to nothing: a link planted where a document goes is not the document) or for
+/// what is not a regular file. An answer of `true` for a link had a run leave the link
+/// where it would have written its document (a dangling one at the notification topic,
+/// say), and `false` had it replace what it cannot tell is its own.
+pub(crate) fn file_exists(path: &Path) -> io::Result<bool> {
+    #[cfg(unix)]
+    let meta = fs::symlink_metadata(path);
+    // Elsewhere `read_file` follows links, as the system opens them.
+    #[cfg(not(unix))]
+    let meta = fs::metadata(path);
+    match meta {
+        Ok(meta) if meta.is_file() => Ok(true),
+        Ok(meta) if meta.file_type().is_symlink() => Err(not_followed()),
+        Ok(_) => Err(not_regular()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// The error for a symbolic link among the publisher's files, which is not followed.
+fn not_followed() -> io::Error {
+    io::Error::other("a symbolic link the publisher did not make: not followed")
+}
+
+/// The error for what is not a regular file where a document is read.
+fn not_regular() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, "not a regular file")
+}
+
 /// Reads the whole regular file at `path`, which the publisher wrote (a document, its
 /// state): with `own`, a symbolic link there is not followed (`ELOOP`, an error naming
 /// the link), since a link planted among the publisher's files would have it read, and
@@ -419,18 +450,11 @@ pub(crate) fn read_file_into(path: &Path, own: bool, buffer: &mut Vec<u8>) -> io
         let looped = e.raw_os_error() == Some(libc::ELOOP);
         #[cfg(not(unix))]
         let looped = false;
-        if looped {
-            io::Error::other("a symbolic link the publisher did not make: not followed")
-        } else {
-            e
-        }
+        if looped { not_followed() } else { e }
     })?;
     let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            "not a regular file",
-        ));
+        return Err(not_regular());
     }
     buffer.reserve(usize::try_from(meta.len()).unwrap_or(0));
     file.take(meta.len()).read_to_end(buffer)

@@ -417,11 +417,8 @@ impl Store for GenerationStore {
         if path.as_os_str().is_empty() {
             return Ok(false);
         }
-        match fs::metadata(&path) {
-            Ok(metadata) => Ok(metadata.is_file()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(source) => Err(StoreError::Io { path, source }),
-        }
+        // As `read` finds it: a link is not followed, and is an error naming it.
+        crate::directory::file_exists(&path).map_err(|source| StoreError::Io { path, source })
     }
 
     fn begin(&mut self) -> Result<(), StoreError> {

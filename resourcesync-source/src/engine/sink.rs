@@ -55,12 +55,9 @@ impl Sink for Directory {
 
     fn exists(&self, name: &str) -> Result<bool, PublishError> {
         let path = self.path(&Sink::uri(self, name)?)?;
-        // Not followed: a link there, even one to nothing, is something there.
-        match fs::symlink_metadata(&path) {
-            Ok(_) => Ok(true),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
-            Err(source) => Err(StoreError::Io { path, source }.into()),
-        }
+        // As `read` finds it: a link there, even one to nothing, is an error naming it.
+        crate::directory::file_exists(&path)
+            .map_err(|source| StoreError::Io { path, source }.into())
     }
 
     fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), PublishError> {

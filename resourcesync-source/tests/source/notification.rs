@@ -539,3 +539,49 @@ fn the_capability_list_s_channel_names_the_topic_the_notifications_go_to() {
     assert_eq!(channel.capability, Capability::ChangeNotification);
     assert_eq!(source.outbox().unwrap()[0].channel, channel);
 }
+
+/// A link planted where the Publisher writes its topic (a generation store carries links
+/// over into the next generation as they are) is not the topic: the store's `exists`
+/// answers as its `read` finds it, with an error naming the link, and the run is refused
+/// with the link left as it is. The code before followed the link: to a file elsewhere,
+/// the topic was taken as written and the link published as the topic; to nothing, it
+/// was replaced without a word.
+#[cfg(unix)]
+#[test]
+fn a_link_planted_at_the_topic_is_refused_not_taken_for_it() {
+    let root = tempfile::tempdir().unwrap();
+    let publish = root.path().join("publish");
+    let mut source = Publisher::new(GenerationStore::open(&publish).unwrap(), options());
+    source.publish_snapshot([record(1)], t(0)).unwrap();
+    let name = "resourcesync/change-notification.xml";
+    let topic = publish.join(name);
+    assert!(std::fs::symlink_metadata(&topic).unwrap().is_file());
+    let elsewhere = root.path().join("elsewhere.xml");
+    std::fs::write(&elsewhere, b"<not-the-topic/>").unwrap();
+    let mut store = source.into_store();
+    for (n, target) in [elsewhere, root.path().join("nothing-there")]
+        .into_iter()
+        .enumerate()
+    {
+        std::fs::remove_file(&topic).unwrap();
+        std::os::unix::fs::symlink(&target, &topic).unwrap();
+        let named = |error: String| {
+            assert!(
+                error.contains(name) && error.contains("symbolic link"),
+                "{error}"
+            );
+        };
+        named(store.exists(name).unwrap_err().to_string());
+        named(store.read(name).unwrap_err().to_string());
+        let mut source = Publisher::new(store, options());
+        let event = ResourceEvent::created(record(10 + n as u32), at(5));
+        named(
+            source
+                .publish_changes([event], t(10))
+                .unwrap_err()
+                .to_string(),
+        );
+        store = source.into_store();
+        assert_eq!(std::fs::read_link(&topic).unwrap(), target);
+    }
+}
