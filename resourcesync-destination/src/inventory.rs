@@ -165,7 +165,13 @@ impl DiskInventory {
         {
             let mut table = txn.open_table(HELD).map_err(InventoryError::of)?;
             let mut buf = Vec::new();
-            for (uri, held) in pending.iter() {
+            // In the keys' order: each insert then lands on the leaf the last one
+            // dirtied, not on a page of its own. 10,000 new records: 14 ms, against 17
+            // to 20 ms in the hash map's order (tmpfs; 19 against 24 ms on a disk). A
+            // sync's last save is the tail of its run, which nothing overlaps.
+            let mut changes: Vec<(&Uri, &Option<Held>)> = pending.iter().collect();
+            changes.sort_unstable_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+            for (uri, held) in changes {
                 match held {
                     Some(held) => {
                         encode(held, &mut buf);
