@@ -265,6 +265,32 @@ fn promises(kind: Kind, program: &std::path::Path) {
         "{}",
         text(&audit)
     );
+    // Folder markers (the empty objects `copy/`, `copy/r/` that the S3 console's "Create
+    // folder" makes, which a listing gives as the empty objects `copy`, `copy/r`): the
+    // prefix's own and a directory's of the sync's objects are no extras, and the audit
+    // stays in sync. One for a directory that holds nothing is an empty object no sync
+    // stored, said as an extra.
+    if kind == Kind::Moto {
+        for marker in ["copy", "copy/r", "copy/deep/a"] {
+            server.put_folder_marker(marker);
+        }
+        let audit = resourcesync(&["sync", "--audit", base, url], &server);
+        assert!(audit.status.success(), "{}", text(&audit));
+        assert!(
+            String::from_utf8_lossy(&audit.stdout).contains("0 missing, 0 extra, in sync"),
+            "{}",
+            text(&audit)
+        );
+        server.put_folder_marker("copy/empty");
+        let audit = resourcesync(&["sync", "--audit", base, url], &server);
+        assert_eq!(audit.status.code(), Some(1), "{}", text(&audit));
+        assert!(
+            String::from_utf8_lossy(&audit.stdout).contains("1 extra"),
+            "{}",
+            text(&audit)
+        );
+        bucket.delete("copy/empty");
+    }
     // Each object carries what the sync stored in it.
     let head = bucket.runtime.block_on(bucket.store.get_opts(
         &Key::parse("copy/r/4.txt").unwrap(),

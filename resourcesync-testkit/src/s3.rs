@@ -171,6 +171,25 @@ impl S3Server {
         );
     }
 
+    /// Puts a folder marker at `KEY/`: the empty object whose key ends with `/` that the
+    /// S3 console's "Create folder" (and other tools) make. No `object_store` call can make
+    /// one (its paths drop a trailing `/`, and list the marker as the empty object `KEY`):
+    /// an unsigned PUT, which moto takes (s3s-fs answers only signed requests).
+    pub fn put_folder_marker(&self, key: &str) {
+        assert_eq!(self.kind, Kind::Moto, "an unsigned PUT is moto's");
+        let status = request(
+            self.port,
+            &format!(
+                "PUT /{}/{key}/ HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                self.bucket, self.port
+            ),
+        );
+        assert!(
+            status.starts_with("HTTP/1.1 200"),
+            "PutObject {key}/: {status}"
+        );
+    }
+
     /// s3s-fs's directory, where the object `KEY` of the bucket is the file
     /// `BUCKET/KEY`; `None` for moto.
     pub fn root(&self) -> Option<&Path> {

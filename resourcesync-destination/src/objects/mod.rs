@@ -916,8 +916,21 @@ impl Destination for ObjectDestination {
             true => String::new(),
             false => format!("{}/", self.prefix),
         };
+        // Folder markers: the empty objects `KEY/` that the S3 console's "Create folder"
+        // (and other tools) make, which a listing gives as the empty objects `KEY`
+        // (object_store's paths drop the trailing `/`). One at the prefix itself, or at
+        // a directory of other objects (where no resource can be a file), is no extra;
+        // one of a directory that holds nothing cannot be told from an empty object.
+        let directories: HashSet<&str> = listed
+            .keys()
+            .flat_map(|key| key.match_indices('/').map(|(at, _)| &key[..at]))
+            .collect();
+        let marker = |key: &str| {
+            listed.get(key) == Some(&0)
+                && (key == self.prefix.as_ref() || directories.contains(key))
+        };
         for key in listed.keys() {
-            if !named.contains(key) {
+            if !named.contains(key) && !marker(key) {
                 verified
                     .extra
                     .push(PathBuf::from(key.strip_prefix(&strip).unwrap_or(key)));
