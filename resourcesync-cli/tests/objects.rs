@@ -49,6 +49,11 @@ fn main() -> ExitCode {
             |program| many_sources(&program),
         ),
         needs::trial(
+            "two_syncs_started_at_once_into_one_prefix_one_runs_the_other_is_refused",
+            &s3s,
+            |program| raced(&program),
+        ),
+        needs::trial(
             "the_object_server_killed_mid_sync_and_restarted_loses_nothing",
             &s3s,
             |program| killed_server(&program),
@@ -492,6 +497,51 @@ fn killed_sync(program: &std::path::Path) {
         "{}",
         text(&audit)
     );
+}
+
+/// Two processes started at the same moment into one prefix, three times: the lease lets
+/// one run and refuses the other ("another sync is using", exit 2) before it writes a
+/// thing, and the one that ran leaves the prefix as one sync alone would.
+fn raced(program: &std::path::Path) {
+    let server = S3Server::start(Kind::S3sFs, program, "mirror");
+    let bucket = Bucket::of(&server);
+    let served = slow_source(20);
+    let base = served.base.as_str();
+    for round in 0..3 {
+        let prefix = format!("raced{round}");
+        let url = format!("s3://mirror/{prefix}");
+        let args = ["sync", "--concurrency", "2", base, url.as_str()];
+        let (a, b) = (spawn(&args, &server), spawn(&args, &server));
+        let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        let codes: Vec<Option<i32>> = outs.iter().map(|out| out.status.code()).collect();
+        let (ran, refused) = match codes[..] {
+            [Some(0), Some(2)] => (&outs[0], &outs[1]),
+            [Some(2), Some(0)] => (&outs[1], &outs[0]),
+            _ => panic!(
+                "round {round}: exit codes {codes:?}\n{}\n{}",
+                text(&outs[0]),
+                text(&outs[1])
+            ),
+        };
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains("another sync is using"),
+            "{}",
+            text(refused)
+        );
+        assert!(
+            String::from_utf8_lossy(&ran.stdout).contains("20 created"),
+            "{}",
+            text(ran)
+        );
+        served.holds(&bucket.resources(&prefix)).unwrap();
+        let audit = resourcesync(&["sync", "--audit", base, url.as_str()], &server);
+        assert!(audit.status.success(), "{}", text(&audit));
+        assert!(
+            String::from_utf8_lossy(&audit.stdout).contains("20 unchanged"),
+            "{}",
+            text(&audit)
+        );
+    }
 }
 
 fn killed_server(program: &std::path::Path) {
