@@ -1238,6 +1238,76 @@ fn an_https_source_is_spoken_to_over_tls() {
     assert!(!dir.path().join("d/r/0.txt").exists());
 }
 
+/// The command with no proxy and the system's roots read from `roots` alone (none at
+/// all for `None`, but the built-in ones).
+fn with_roots(roots: Option<&Path>) -> Command {
+    let mut command = driver().command();
+    for name in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+        "SSL_CERT_DIR",
+        "SSL_CERT_FILE",
+    ] {
+        command.env_remove(name);
+    }
+    if let Some(roots) = roots {
+        command.env("SSL_CERT_FILE", roots);
+    }
+    command
+}
+
+/// A Source over TLS whose certificate a CA the system trusts signed (the testkit's, as
+/// `SSL_CERT_FILE`): synced whole, over HTTP/2 where the server offers it by ALPN and
+/// over HTTP/1.1 where it offers only that, every request in the protocol agreed. The
+/// same Source without that CA among the roots is refused at the handshake, its
+/// certificate named as what failed, and nothing is written.
+#[test]
+fn an_https_source_is_synced_over_http2_or_http1_and_its_certificate_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |base: &str, d: &str, roots: Option<&Path>| {
+        let mut command = with_roots(roots);
+        command
+            .args([base, dir.path().join(d).to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let ca = resourcesync_testkit::tls::ca_file();
+    for (alpn, version, d) in [
+        (
+            &[&b"h2"[..], &b"http/1.1"[..]][..],
+            http::Version::HTTP_2,
+            "h2",
+        ),
+        (&[&b"http/1.1"[..]][..], http::Version::HTTP_11, "h1"),
+    ] {
+        let served = Served::start_tls(alpn, |s| populate(s, 30));
+        assert!(served.base.starts_with("https://127.0.0.1:"));
+        let out = run(&served.base, d, Some(&ca));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        served.equals(&dir.path().join(d)).unwrap();
+        let versions = served.versions();
+        assert!(versions.len() > 30, "{versions:?}");
+        assert!(versions.iter().all(|v| *v == version), "{versions:?}");
+    }
+    // Without the CA: the handshake fails on the certificate, and nothing is fetched.
+    let served = Served::start_tls(&[b"h2", b"http/1.1"], |s| populate(s, 3));
+    let out = run(&served.base, "untrusted", None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot connect"), "{}", text(&out));
+    assert!(
+        stderr.contains("invalid peer certificate: UnknownIssuer"),
+        "{}",
+        text(&out)
+    );
+    assert!(served.versions().is_empty());
+    assert!(!dir.path().join("untrusted/r/0.txt").exists());
+}
+
 #[test]
 fn the_systems_roots_are_read_only_for_an_https_source() {
     // A root store with nothing readable in it (bytes, not a certificate): a Source over
@@ -1251,15 +1321,7 @@ fn the_systems_roots_are_read_only_for_an_https_source() {
     )
     .unwrap();
     let run = |base: &str, d: &str| {
-        let mut command = driver().command();
-        for proxy in ["HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"] {
-            command.env_remove(proxy);
-        }
-        command
-            .env_remove("ALL_PROXY")
-            .env_remove("all_proxy")
-            .env_remove("SSL_CERT_DIR")
-            .env("SSL_CERT_FILE", &roots)
+        with_roots(Some(&roots))
             .args([base, dir.path().join(d).to_str().unwrap()])
             .output()
             .unwrap()

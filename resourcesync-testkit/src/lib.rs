@@ -3,8 +3,9 @@
 //! ([`served`]), a Destination driver run as a child process and the scenarios every
 //! driver must pass ([`driver`], [`scenarios`]), a publication on disk read back
 //! ([`publication`]), the Python reference implementation for the interop tests
-//! ([`python`]), and the harness of tests that need a tool, ignored where it is missing
-//! ([`needs`]). Not published.
+//! ([`python`]), the harness of tests that need a tool, ignored where it is missing
+//! ([`needs`]), and (feature `tls`) a test CA and a certificate for 127.0.0.1 (`tls`).
+//! Not published.
 //!
 //! Its assertions panic: it is test code.
 
@@ -25,3 +26,5 @@ pub mod scenarios;
 pub mod served;
 #[allow(missing_docs)]
 pub mod source;
+#[cfg(feature = "tls")]
+pub mod tls;

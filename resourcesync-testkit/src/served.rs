@@ -33,6 +33,15 @@ pub enum Fault {
     Stall(usize),
 }
 
+/// The runtime a [`Served`] of its own serves on: two workers.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// A Source on 127.0.0.1, served until dropped.
 pub struct Served {
     /// The simulated Source, to read what it holds.
@@ -52,16 +61,14 @@ struct Log {
     in_flight: usize,
     max_in_flight: usize,
     starts: Vec<(std::time::Instant, String)>,
+    /// The HTTP version of each request, in the order they came.
+    versions: Vec<axum::http::Version>,
 }
 
 impl Served {
     /// Publishes the Source `build` makes and serves it on 127.0.0.1.
     pub fn start(build: impl FnOnce(&mut Source)) -> Served {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let mut served = Served::start_on(runtime.handle(), build);
         served._runtime = Some(runtime);
         served
@@ -73,6 +80,52 @@ impl Served {
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .unwrap();
         let base = format!("http://{}/", listener.local_addr().unwrap());
+        let (served, app) = Served::app(base, build);
+        runtime.spawn(async move {
+            axum::serve(listener, app).await.unwrap();
+        });
+        served
+    }
+
+    /// [`Served::start`] over TLS (`https://127.0.0.1:PORT/`), with the certificate
+    /// [`crate::tls`] has for 127.0.0.1, offering the protocols `alpn` by ALPN (`h2`,
+    /// `http/1.1`): HTTP/2 where the client and `alpn` agree on it, else HTTP/1.1.
+    #[cfg(feature = "tls")]
+    pub fn start_tls(alpn: &[&[u8]], build: impl FnOnce(&mut Source)) -> Served {
+        let runtime = runtime();
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        let base = format!("https://{}/", listener.local_addr().unwrap());
+        let (mut served, app) = Served::app(base, build);
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(crate::tls::server_config(alpn)));
+        runtime.spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (acceptor, app) = (acceptor.clone(), app.clone());
+                tokio::spawn(async move {
+                    // A client that refuses the certificate ends its handshake: nothing
+                    // to serve.
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service = hyper_util::service::TowerToHyperService::new(app);
+                    let _ = hyper_util::server::conn::auto::Builder::new(
+                        hyper_util::rt::TokioExecutor::new(),
+                    )
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+                });
+            }
+        });
+        served._runtime = Some(runtime);
+        served
+    }
+
+    /// The Source `build` makes at `base`, and the app that serves it.
+    fn app(base: String, build: impl FnOnce(&mut Source)) -> (Served, axum::Router) {
         let mut source = Source::new();
         source.base = base.clone();
         build(&mut source);
@@ -83,42 +136,49 @@ impl Served {
         let log: Arc<Mutex<Log>> = Arc::default();
         let asked: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
         let (s, f, r, l) = (source.clone(), faults.clone(), robots.clone(), log.clone());
-        let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
-            let (s, f, r, l, asked) = (s.clone(), f.clone(), r.clone(), l.clone(), asked.clone());
-            async move {
-                {
-                    let mut log = l.lock().unwrap();
-                    log.in_flight += 1;
-                    log.max_in_flight = log.max_in_flight.max(log.in_flight);
-                    log.starts
-                        .push((std::time::Instant::now(), uri.path().to_owned()));
+        let app = axum::Router::new().fallback(
+            move |version: axum::http::Version, uri: axum::http::Uri| {
+                let (s, f, r, l, asked) =
+                    (s.clone(), f.clone(), r.clone(), l.clone(), asked.clone());
+                async move {
+                    {
+                        let mut log = l.lock().unwrap();
+                        log.in_flight += 1;
+                        log.max_in_flight = log.max_in_flight.max(log.in_flight);
+                        log.starts
+                            .push((std::time::Instant::now(), uri.path().to_owned()));
+                        log.versions.push(version);
+                    }
+                    let robots = r.lock().unwrap().clone();
+                    let (response, wait) = match robots {
+                        Some(text) if uri.path() == "/robots.txt" => (
+                            axum::response::Response::new(axum::body::Body::from(text)),
+                            None,
+                        ),
+                        _ => respond(&s, &f, &asked, &uri),
+                    };
+                    if let Some(ms) = wait {
+                        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                    }
+                    l.lock().unwrap().in_flight -= 1;
+                    response
                 }
-                let robots = r.lock().unwrap().clone();
-                let (response, wait) = match robots {
-                    Some(text) if uri.path() == "/robots.txt" => (
-                        axum::response::Response::new(axum::body::Body::from(text)),
-                        None,
-                    ),
-                    _ => respond(&s, &f, &asked, &uri),
-                };
-                if let Some(ms) = wait {
-                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-                }
-                l.lock().unwrap().in_flight -= 1;
-                response
-            }
-        });
-        runtime.spawn(async move {
-            axum::serve(listener, app).await.unwrap();
-        });
-        Served {
+            },
+        );
+        let served = Served {
             source,
             faults,
             robots,
             log,
             base,
             _runtime: None,
-        }
+        };
+        (served, app)
+    }
+
+    /// The HTTP version of each request served so far, in the order they came.
+    pub fn versions(&self) -> Vec<axum::http::Version> {
+        self.log.lock().unwrap().versions.clone()
     }
 
     /// Serves `text` as its robots.txt from now on.
