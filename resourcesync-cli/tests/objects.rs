@@ -272,29 +272,42 @@ fn promises(kind: Kind, program: &std::path::Path) {
     );
     // Folder markers (the empty objects `copy/`, `copy/r/` that the S3 console's "Create
     // folder" makes, which a listing gives as the empty objects `copy`, `copy/r`): the
-    // prefix's own and a directory's of the sync's objects are no extras, and the audit
-    // stays in sync. One for a directory that holds nothing is an empty object no sync
-    // stored, said as an extra.
-    if kind == Kind::Moto {
-        for marker in ["copy", "copy/r", "copy/deep/a"] {
-            server.put_folder_marker(marker);
-        }
-        let audit = resourcesync(&["sync", "--audit", base, url], &server);
-        assert!(audit.status.success(), "{}", text(&audit));
+    // prefix's own, a directory's of the sync's objects, and a stray one at a resource's
+    // own key (listed as that key a second time, empty) change nothing: the audit stays
+    // in sync. They stay for the rest of the test.
+    let in_sync = |audit: &Output| {
+        assert!(audit.status.success(), "{}", text(audit));
         assert!(
             String::from_utf8_lossy(&audit.stdout).contains("0 missing, 0 extra, in sync"),
             "{}",
-            text(&audit)
+            text(audit)
         );
+    };
+    if kind == Kind::Moto {
+        for marker in ["copy", "copy/r", "copy/deep/a", "copy/r/4.txt"] {
+            server.put_folder_marker(marker);
+        }
+        in_sync(&resourcesync(&["sync", "--audit", base, url], &server));
+        // One of a directory that holds nothing is an empty object no sync stored; an
+        // object beside the marker of a directory of the sync's is one too: extras.
         server.put_folder_marker("copy/empty");
+        bucket.put("copy/deep", b"someone's, beside the marker copy/deep/");
+        server.put_folder_marker("copy/deep");
         let audit = resourcesync(&["sync", "--audit", base, url], &server);
         assert_eq!(audit.status.code(), Some(1), "{}", text(&audit));
         assert!(
-            String::from_utf8_lossy(&audit.stdout).contains("1 extra"),
+            String::from_utf8_lossy(&audit.stdout).contains("2 extra"),
             "{}",
             text(&audit)
         );
-        bucket.delete("copy/empty");
+        let stderr = String::from_utf8_lossy(&audit.stderr);
+        for extra in ["extra: empty ", "extra: deep "] {
+            assert!(stderr.contains(extra), "{}", text(&audit));
+        }
+        server.delete_folder_marker("copy/empty");
+        server.delete_folder_marker("copy/deep");
+        bucket.delete("copy/deep");
+        in_sync(&resourcesync(&["sync", "--audit", base, url], &server));
     }
     // Each object carries what the sync stored in it.
     let head = bucket.runtime.block_on(bucket.store.get_opts(
@@ -501,13 +514,20 @@ fn killed_sync(program: &std::path::Path) {
 
 /// Two processes started at the same moment into one prefix, three times: the lease lets
 /// one run and refuses the other ("another sync is using", exit 2) before it writes a
-/// thing, and the one that ran leaves the prefix as one sync alone would.
+/// thing, and the one that ran leaves the prefix as one sync alone would. The first
+/// request for the Source Description waits 1.5 s (the lease is taken before it), so that
+/// the first process's run is not over before a slow start of the second.
 fn raced(program: &std::path::Path) {
     let server = S3Server::start(Kind::S3sFs, program, "mirror");
     let bucket = Bucket::of(&server);
-    let served = slow_source(20);
-    let base = served.base.as_str();
     for round in 0..3 {
+        let served = slow_source(20);
+        served.faults(|path, asked| match path {
+            ".well-known/resourcesync" if asked == 0 => Some(Fault::Slow(1500)),
+            _ if path.starts_with("r/") => Some(Fault::Slow(30)),
+            _ => None,
+        });
+        let base = served.base.as_str();
         let prefix = format!("raced{round}");
         let url = format!("s3://mirror/{prefix}");
         let args = ["sync", "--concurrency", "2", base, url.as_str()];

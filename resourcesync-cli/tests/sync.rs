@@ -1238,8 +1238,8 @@ fn an_https_source_is_spoken_to_over_tls() {
     assert!(!dir.path().join("d/r/0.txt").exists());
 }
 
-/// The command with no proxy and the system's roots read from `roots` alone (none at
-/// all for `None`, but the built-in ones).
+/// The command with no proxy, trusting the webpki roots and those of `roots` alone as the
+/// system's (`SSL_CERT_FILE`); for `None`, the webpki roots and the platform's store.
 fn with_roots(roots: Option<&Path>) -> Command {
     let mut command = driver().command();
     for name in [
@@ -1299,11 +1299,7 @@ fn an_https_source_is_synced_over_http2_or_http1_and_its_certificate_checked() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("cannot connect"), "{}", text(&out));
-    assert!(
-        stderr.contains("invalid peer certificate: UnknownIssuer"),
-        "{}",
-        text(&out)
-    );
+    assert!(stderr.contains("UnknownIssuer"), "{}", text(&out));
     assert!(served.versions().is_empty());
     assert!(!dir.path().join("untrusted/r/0.txt").exists());
 }

@@ -176,18 +176,35 @@ impl S3Server {
     /// one (its paths drop a trailing `/`, and list the marker as the empty object `KEY`):
     /// an unsigned PUT, which moto takes (s3s-fs answers only signed requests).
     pub fn put_folder_marker(&self, key: &str) {
-        assert_eq!(self.kind, Kind::Moto, "an unsigned PUT is moto's");
-        let status = request(
-            self.port,
-            &format!(
-                "PUT /{}/{key}/ HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                self.bucket, self.port
-            ),
-        );
+        let status = self.folder_marker("PUT", key);
         assert!(
             status.starts_with("HTTP/1.1 200"),
             "PutObject {key}/: {status}"
         );
+    }
+
+    /// Deletes the folder marker at `KEY/` ([`put_folder_marker`](Self::put_folder_marker);
+    /// a delete of `KEY` through `object_store` is of another object).
+    pub fn delete_folder_marker(&self, key: &str) {
+        let status = self.folder_marker("DELETE", key);
+        assert!(
+            status.starts_with("HTTP/1.1 204"),
+            "DeleteObject {key}/: {status}"
+        );
+    }
+
+    /// `method` of the object `KEY/`, with an `Authorization` that names the access key
+    /// and signs nothing (moto checks no signature, but takes an anonymous DELETE for a
+    /// stranger's); the status line.
+    fn folder_marker(&self, method: &str, key: &str) -> String {
+        assert_eq!(self.kind, Kind::Moto, "an unsigned request is moto's");
+        request(
+            self.port,
+            &format!(
+                "{method} /{}/{key}/ HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nAuthorization: AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                self.bucket, self.port
+            ),
+        )
     }
 
     /// s3s-fs's directory, where the object `KEY` of the bucket is the file

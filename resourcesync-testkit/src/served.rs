@@ -101,8 +101,15 @@ impl Served {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(crate::tls::server_config(alpn)));
         runtime.spawn(async move {
             loop {
-                let Ok((tcp, _)) = listener.accept().await else {
-                    continue;
+                let tcp = match listener.accept().await {
+                    Ok((tcp, _)) => tcp,
+                    // Out of descriptors, say: a moment's rest, as axum's loop takes,
+                    // rather than a spin.
+                    Err(e) => {
+                        eprintln!("Served over TLS: accept: {e}");
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
                 };
                 let (acceptor, app) = (acceptor.clone(), app.clone());
                 tokio::spawn(async move {

@@ -830,8 +830,12 @@ impl Destination for ObjectDestination {
             let mut list = store.list(Some(&prefix));
             while let Some(meta) = list.next().await {
                 let meta = meta.map_err(|e| store_error(&prefix, e))?;
+                // A folder marker `KEY/` is listed as `KEY` (object_store's paths drop
+                // the trailing `/`), beside the object `KEY` if there is one: the larger
+                // size is the object's, the marker's being none.
                 if !meta.location.prefix_matches(&kept) {
-                    listed.insert(meta.location.to_string(), meta.size);
+                    let size = listed.entry(meta.location.to_string()).or_insert(0);
+                    *size = (*size).max(meta.size);
                 }
             }
             Ok::<_, DestinationError>(listed)
@@ -919,10 +923,13 @@ impl Destination for ObjectDestination {
         // Folder markers: the empty objects `KEY/` that the S3 console's "Create folder"
         // (and other tools) make, which a listing gives as the empty objects `KEY`
         // (object_store's paths drop the trailing `/`). One at the prefix itself, or at
-        // a directory of other objects (where no resource can be a file), is no extra;
-        // one of a directory that holds nothing cannot be told from an empty object.
+        // a directory of other objects or of the sync's resources, missing ones included
+        // (where no resource can be a file), is no extra; one of a directory that holds
+        // nothing cannot be told from an empty object. An object at `KEY` beside its
+        // marker is listed with its own size, and is an extra if it is not the sync's.
         let directories: HashSet<&str> = listed
             .keys()
+            .chain(named.iter())
             .flat_map(|key| key.match_indices('/').map(|(at, _)| &key[..at]))
             .collect();
         let marker = |key: &str| {

@@ -23,7 +23,8 @@ pub(crate) trait Sink {
     /// The bytes of `name`, as the last run wrote them (carried over into this one), or
     /// `None` where there is no such document.
     fn read(&self, name: &str) -> Result<Option<Vec<u8>>, PublishError>;
-    /// Whether `name` is there; an error where that cannot be told.
+    /// Whether `name` is there, as [`Sink::read`] finds it: a link there or what is not a
+    /// regular file is the error `read` gives, and so is what cannot be told.
     fn exists(&self, name: &str) -> Result<bool, PublishError>;
     /// Writes `name` whole, its bytes given in `pieces`, replacing what was there.
     fn write(&self, name: &str, pieces: &[&[u8]]) -> Result<(), PublishError>;
