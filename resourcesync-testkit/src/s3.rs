@@ -174,7 +174,7 @@ impl S3Server {
     /// Puts a folder marker at `KEY/`: the empty object whose key ends with `/` that the
     /// S3 console's "Create folder" (and other tools) make. No `object_store` call can make
     /// one (its paths drop a trailing `/`, and list the marker as the empty object `KEY`):
-    /// an unsigned PUT, which moto takes (s3s-fs answers only signed requests).
+    /// a request with no true signature, which moto takes (s3s-fs checks signatures).
     pub fn put_folder_marker(&self, key: &str) {
         let status = self.folder_marker("PUT", key);
         assert!(

@@ -879,13 +879,26 @@ impl Destination for ObjectDestination {
                         async move {
                             let Some(size) = size else { return (i, None) };
                             if !reads {
-                                return (i, Some(None));
+                                // A baseline that does not repair keeps the object whatever
+                                // it holds: only a missing one matters. Listed empty where
+                                // the sync stored bytes, it may be a folder marker `KEY/`
+                                // alone (listed as `KEY`): asked for, once.
+                                let gone = size == 0
+                                    && held.length.is_some_and(|length| length > 0)
+                                    && matches!(
+                                        store.head(&key).await,
+                                        Err(object_store::Error::NotFound { .. })
+                                    );
+                                return (i, (!gone).then_some(None));
                             }
                             let standing = match digest_object(&*store, &key, held.algorithms())
                                 .await
                             {
                                 Ok(found) if size == found.length && holds(&held, &found) => None,
                                 Ok(found) => Some(Held::of(&found, None)),
+                                // Gone since the listing, or never there: only its folder
+                                // marker `KEY/` was listed (as `KEY`).
+                                Err(object_store::Error::NotFound { .. }) => return (i, None),
                                 // Unreadable: what it holds is not what was stored.
                                 Err(_) => Some(Held::new().with_length(u64::MAX)),
                             };
