@@ -33,7 +33,11 @@
 //! - plain GETs of the same URLs by 16 tasks on the runtime's workers, each body
 //!   written to its file there, nothing checked: over reqwest (the ceiling of a client
 //!   on our HTTP stack), and over hyper's connection API, a connection per task, without
-//!   reqwest's layers and pool (what such a client costs at the least).
+//!   reqwest's layers and pool (what such a client costs at the least);
+//! - the least a client that keeps `sync`'s promises for each body costs: 16 blocking
+//!   threads, each with one HTTP/1.1 connection (std's `TcpStream`, httparse), each body
+//!   hashed (sha-256), written to a temporary file, a journal line written and the file
+//!   renamed into place; no document read, no decision, no async runtime.
 //!
 //! With `SERVE_COMMANDS=LABEL=PATH,...` (absolute paths: cargo runs the bench in
 //! `benches/`), also each of those builds of the command, run as
@@ -177,6 +181,7 @@ enum Client {
     Resync,
     Ceiling,
     Hyper,
+    Lean,
 }
 
 impl Client {
@@ -190,6 +195,7 @@ impl Client {
             Client::Resync => "resync-sync (Python)",
             Client::Ceiling => "plain GETs (reqwest, nothing checked)",
             Client::Hyper => "plain GETs (hyper's connections, nothing checked)",
+            Client::Lean => "blocking GETs with sync's promises (sha-256, rename, journal)",
         }
     }
 }
@@ -272,6 +278,7 @@ impl Fetcher<'_> {
             }
             Client::Ceiling => self.ceiling(base, &out, Http::Reqwest),
             Client::Hyper => self.ceiling(base, &out, Http::Hyper),
+            Client::Lean => self.lean(base, &out),
         };
         let (files, bytes) = fetched(&out);
         assert_eq!(files, self.collection.paths.len(), "{client:?} from {base}");
@@ -329,6 +336,87 @@ impl Fetcher<'_> {
         });
         let took = start.elapsed();
         assert_eq!(got, self.collection.bytes);
+        took
+    }
+
+    /// The least a client that keeps `sync`'s promises for each body costs, without an
+    /// async runtime or a state machine: CONCURRENCY threads, each with one HTTP/1.1
+    /// connection of its own (std's `TcpStream`, the response's head read by httparse,
+    /// its body by `Content-Length`), each body checked against sha-256 (computed; there
+    /// is no listing to compare it with), written to a temporary file, a journal line
+    /// written (one file, under a lock) and the file renamed into place. No document
+    /// read, no decision made: the floor of the design, against which `sync`'s own cost
+    /// is measured (benches/README, session 28).
+    fn lean(&self, base: &str, out: &Path) -> Duration {
+        use std::io::{Read, Write};
+        for path in &self.collection.paths {
+            if let Some((dir, _)) = path.rsplit_once('/') {
+                std::fs::create_dir_all(out.join(dir)).unwrap();
+            }
+        }
+        let tmp = out.join(".tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let journal = Mutex::new(std::fs::File::create(out.join(".journal")).unwrap());
+        let authority = base.trim_start_matches("http://").trim_end_matches('/');
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let paths = &self.collection.paths;
+        let start = Instant::now();
+        std::thread::scope(|scope| {
+            for _ in 0..CONCURRENCY {
+                scope.spawn(|| {
+                    let mut connection = std::net::TcpStream::connect(authority).unwrap();
+                    connection.set_nodelay(true).unwrap();
+                    let mut buffer = vec![0u8; 64 << 10];
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(path) = paths.get(i) else { return };
+                        let request = format!("GET /{path} HTTP/1.1\r\nHost: {authority}\r\n\r\n");
+                        connection.write_all(request.as_bytes()).unwrap();
+                        let mut filled = 0;
+                        let (head, length) = loop {
+                            let n = connection.read(&mut buffer[filled..]).unwrap();
+                            assert!(n > 0, "{path}: the connection closed");
+                            filled += n;
+                            let mut headers = [httparse::EMPTY_HEADER; 32];
+                            let mut response = httparse::Response::new(&mut headers);
+                            if let httparse::Status::Complete(head) =
+                                response.parse(&buffer[..filled]).unwrap()
+                            {
+                                assert_eq!(response.code, Some(200), "{path}");
+                                let length: usize = (response.headers.iter())
+                                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                                    .map(|h| std::str::from_utf8(h.value).unwrap().parse().unwrap())
+                                    .unwrap();
+                                break (head, length);
+                            }
+                        };
+                        if buffer.len() < head + length {
+                            buffer.resize(head + length, 0);
+                        }
+                        while filled < head + length {
+                            let n = connection.read(&mut buffer[filled..]).unwrap();
+                            assert!(n > 0, "{path}: the body cut short");
+                            filled += n;
+                        }
+                        let body = &buffer[head..head + length];
+                        let mut measure = Measure::new(Algorithms::SHA256);
+                        measure.update(body);
+                        let measured = measure.finish();
+                        let temp = tmp.join(format!("request-{i}"));
+                        std::fs::write(&temp, body).unwrap();
+                        let sha256 = measured.sha256.map(|d| d.to_string()).unwrap_or_default();
+                        let line = format!(
+                            "{{\"path\":\"{path}\",\"length\":{length},\"sha256\":\"{sha256}\"}}\n"
+                        );
+                        journal.lock().unwrap().write_all(line.as_bytes()).unwrap();
+                        std::fs::rename(&temp, out.join(path)).unwrap();
+                    }
+                });
+            }
+        });
+        let took = start.elapsed();
+        std::fs::remove_dir(&tmp).unwrap();
+        std::fs::remove_file(out.join(".journal")).unwrap();
         took
     }
 
@@ -497,6 +585,7 @@ fn bench(c: &mut Criterion) {
         }
         clients.push(Client::Ceiling);
         clients.push(Client::Hyper);
+        clients.push(Client::Lean);
         let mut servers = vec![("serve", ours.base.clone())];
         if let Some(nginx) = &nginx {
             servers.push(("nginx", nginx.base.clone()));
