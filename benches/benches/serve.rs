@@ -342,8 +342,8 @@ impl Fetcher<'_> {
     /// The least a client that keeps `sync`'s promises for each body costs, without an
     /// async runtime or a state machine: CONCURRENCY threads, each with one HTTP/1.1
     /// connection of its own (std's `TcpStream`, the response's head read by httparse,
-    /// its body by `Content-Length`), each body checked against sha-256 (computed; there
-    /// is no listing to compare it with), written to a temporary file, a journal line
+    /// its body by `Content-Length`), each body hashed with sha-256 (computed, compared
+    /// with nothing: there is no listing), written to a temporary file, a journal line
     /// written (one file, under a lock) and the file renamed into place. No document
     /// read, no decision made: the floor of the design, against which `sync`'s own cost
     /// is measured (benches/README, session 28).
@@ -366,6 +366,9 @@ impl Fetcher<'_> {
                 scope.spawn(|| {
                     let mut connection = std::net::TcpStream::connect(authority).unwrap();
                     connection.set_nodelay(true).unwrap();
+                    // A server that stalls is a failure, not a bench that never ends.
+                    let stall = Some(Duration::from_secs(30));
+                    connection.set_read_timeout(stall).unwrap();
                     let mut buffer = vec![0u8; 64 << 10];
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -383,9 +386,18 @@ impl Fetcher<'_> {
                                 response.parse(&buffer[..filled]).unwrap()
                             {
                                 assert_eq!(response.code, Some(200), "{path}");
-                                let length: usize = (response.headers.iter())
-                                    .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-                                    .map(|h| std::str::from_utf8(h.value).unwrap().parse().unwrap())
+                                let header = |name: &str| {
+                                    (response.headers.iter())
+                                        .find(|h| h.name.eq_ignore_ascii_case(name))
+                                        .map(|h| String::from_utf8_lossy(h.value).into_owned())
+                                };
+                                // Read by its length on a connection kept open: the two
+                                // servers here send nothing else.
+                                assert_eq!(header("transfer-encoding"), None, "{path}");
+                                assert_ne!(header("connection").as_deref(), Some("close"));
+                                let length: usize = header("content-length")
+                                    .unwrap_or_else(|| panic!("{path}: no Content-Length"))
+                                    .parse()
                                     .unwrap();
                                 break (head, length);
                             }

@@ -316,6 +316,27 @@ fn promises(kind: Kind, program: &std::path::Path) {
             text(&out)
         );
         in_sync(&resourcesync(&["sync", "--audit", base, url], &server));
+        // But an object there, emptied by someone, is kept as such a baseline keeps what
+        // it finds (the audit says changed; a baseline asked for repairs it).
+        bucket.put("copy/r/4.txt", b"");
+        bucket.delete("copy/.resourcesync/state.json");
+        let out = resourcesync(&["sync", base, url], &server);
+        assert!(out.status.success(), "{}", text(&out));
+        assert_eq!(
+            bucket.get("copy/r/4.txt"),
+            Some(Vec::new()),
+            "{}",
+            text(&out)
+        );
+        let audit = resourcesync(&["sync", "--audit", base, url], &server);
+        assert!(
+            String::from_utf8_lossy(&audit.stdout).contains("1 changed, 0 missing"),
+            "{}",
+            text(&audit)
+        );
+        let out = resourcesync(&["sync", "--baseline", base, url], &server);
+        assert!(out.status.success(), "{}", text(&out));
+        in_sync(&resourcesync(&["sync", "--audit", base, url], &server));
         // One of a directory that holds nothing is an empty object no sync stored; an
         // object beside the marker of a directory of the sync's is one too: extras.
         server.put_folder_marker("copy/empty");

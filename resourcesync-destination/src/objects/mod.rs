@@ -881,10 +881,12 @@ impl Destination for ObjectDestination {
                             if !reads {
                                 // A baseline that does not repair keeps the object whatever
                                 // it holds: only a missing one matters. Listed empty where
-                                // the sync stored bytes, it may be a folder marker `KEY/`
-                                // alone (listed as `KEY`): asked for, once.
+                                // the sync stored bytes (or a length it did not record), it
+                                // may be a folder marker `KEY/` alone (listed as `KEY`):
+                                // asked for, once. (An empty resource's marker alone is
+                                // taken for it: the two cannot be told apart unread.)
                                 let gone = size == 0
-                                    && held.length.is_some_and(|length| length > 0)
+                                    && held.length != Some(0)
                                     && matches!(
                                         store.head(&key).await,
                                         Err(object_store::Error::NotFound { .. })
