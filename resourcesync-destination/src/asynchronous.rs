@@ -297,14 +297,27 @@ async fn one_run<D: Destination + Send>(
             let wake = run.poll_timeout();
             tokio::select! {
                 message = rx.recv() => if let Some(message) = message {
-                    let id = message.id();
-                    message.deliver(run.client())?;
-                    // Ended by the client (whole, failed, or refused at its head with its body
-                    // still coming, which no cancel may say): its worker is free of it.
-                    if !run.client().in_flight(id)
-                        && let Some(cancel) = cancels.remove(&id)
-                    {
-                        let _ = cancel.send(());
+                    // The messages already waiting are taken with it, a bounded number
+                    // (the timeouts, a stop and a due save keep their turn): a select
+                    // a message, with its timers registered and dropped, cost more
+                    // than the message's own work on a run of small files.
+                    let mut next = Some(message);
+                    let mut taken = 0;
+                    while let Some(message) = next.take() {
+                        let id = message.id();
+                        message.deliver(run.client())?;
+                        // Ended by the client (whole, failed, or refused at its head with
+                        // its body still coming, which no cancel may say): its worker is
+                        // free of it.
+                        if !run.client().in_flight(id)
+                            && let Some(cancel) = cancels.remove(&id)
+                        {
+                            let _ = cancel.send(());
+                        }
+                        taken += 1;
+                        if taken < TAKEN_AT_ONCE {
+                            next = rx.try_recv().ok();
+                        }
                     }
                 },
                 () = sleep_until(timeout) => run.client().handle_timeout(Instant::now()),
@@ -326,6 +339,10 @@ async fn one_run<D: Destination + Send>(
     ran?;
     run.finish(observer)
 }
+
+/// The most messages the run's loop hands to its client between two looks at its
+/// timeouts, its stop and its saves.
+const TAKEN_AT_ONCE: usize = 64;
 
 /// A run's workers, aborted when dropped.
 struct Workers(Vec<tokio::task::JoinHandle<()>>);
