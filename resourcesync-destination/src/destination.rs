@@ -64,6 +64,12 @@ pub trait Destination {
     /// Carries out what the client decided in `event`, and confirms it to the client, at
     /// once or, for work that goes on after the call (an upload), from
     /// [`settle`](Self::settle) once it is done.
+    ///
+    /// A change that cannot be carried out is confirmed as failed, not returned as an
+    /// error: a run waits for every change it gave. The errors are the destination's
+    /// as a whole: [`DestinationError::Busy`] (another run holds it) ends the run, a
+    /// misuse is the caller's bug, and any other (a save at a checkpoint that failed) is
+    /// a notice, the run going on.
     fn apply<I: KeptInventory>(
         &mut self,
         client: &mut Client<I>,

@@ -383,6 +383,10 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
             // resource costs less than a hop to another thread.
             match self.dest.apply(&mut self.client, &event) {
                 Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
+                // Another run holds the destination (a prefix whose lease read back as
+                // another's): this one never held it, and the change it was given is
+                // not carried out, nor confirmed; waiting for it would be for ever.
+                Err(e @ DestinationError::Busy { .. }) => return Err(e.into()),
                 Err(e) => observer.notice(&Notice::SaveFailed(e)),
                 Ok(()) => {}
             }
@@ -421,10 +425,11 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
                 let mut applied = false;
                 while let Some(event) = self.client.poll_event() {
                     applied = true;
-                    if let Err(DestinationError::Misuse(misuse)) =
-                        self.dest.apply(&mut self.client, &event)
-                    {
-                        return Err(misuse.into());
+                    match self.dest.apply(&mut self.client, &event) {
+                        Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
+                        // As in `settle`: another run's destination.
+                        Err(e @ DestinationError::Busy { .. }) => return Err(e.into()),
+                        _ => {}
                     }
                 }
                 let settled = match self.dest.settle_all(&mut self.client) {

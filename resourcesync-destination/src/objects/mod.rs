@@ -588,7 +588,9 @@ impl ObjectDestination {
         let tx = self.ended_tx.clone();
         let wake = self.wake.clone();
         let Some(runtime) = self.runner.handle() else {
-            return Err(self.stopped());
+            // Failed, not returned: a change the client is never told of holds its run.
+            let stopped = io::Error::other("the destination's runtime stopped");
+            return self.confirm(client, &change, Err(Outcome::Failed(stopped)));
         };
         let (turns, watch) = (self.turns.clone(), self.lease.as_ref().map(Lease::watch));
         let lost = self.lost_message();
@@ -1159,6 +1161,50 @@ mod tests {
         .unwrap()
     }
 
+    /// Puts another writer's lease, valid for a minute, on the prefix `p`; its key.
+    fn another_s_lease(runner: &Runner, store: &Arc<dyn ObjectStore>) -> Key {
+        let lock = Key::from("p/.resourcesync/lock");
+        let other = format!(
+            r#"{{"owner":"another","until_ms":{}}}"#,
+            resourcesync_objects::now_ms() + 60_000
+        );
+        let (store, key) = (store.clone(), lock.clone());
+        runner
+            .run(async move { store.put(&key, other.into()).await.map(drop) })
+            .unwrap()
+            .unwrap();
+        lock
+    }
+
+    /// A Source of five resources, and a sync of it into `dest` (its future, for a
+    /// runtime of the caller's), stopped by `stop`.
+    fn five_into(
+        dest: ObjectDestination,
+        stop: &crate::asynchronous::AsyncStop,
+    ) -> (
+        resourcesync_testkit::served::Served,
+        impl std::future::Future<Output = Result<crate::Synced, crate::SyncError>> + use<>,
+    ) {
+        let served = resourcesync_testkit::served::Served::start(|s| {
+            for i in 0..5 {
+                s.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
+            }
+            s.tick(10);
+        });
+        let mut dest = Some(dest);
+        let open = move |_: &SyncOptions| {
+            dest.take()
+                .ok_or_else(|| crate::SyncError::Http("opened twice".into()))
+        };
+        let options = SyncOptions::new(served.base.parse().unwrap(), "memory:///p");
+        let stop = stop.clone();
+        let sync = async move {
+            let gate = crate::gate::Gate::unlimited();
+            crate::asynchronous::sync_into(&options, open, &gate, &stop, &mut ()).await
+        };
+        (served, sync)
+    }
+
     #[test]
     fn a_run_whose_lease_is_found_another_s_writes_nothing_and_ends_busy() {
         let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
@@ -1166,16 +1212,7 @@ mod tests {
         let dest = opened(&store);
         // Another writer's lease lands before the read back, as a second writer let
         // through by a store whose conditional create is not atomic would have it.
-        let lock = Key::from("p/.resourcesync/lock");
-        let other = format!(
-            r#"{{"owner":"another","until_ms":{}}}"#,
-            resourcesync_objects::now_ms() + 60_000
-        );
-        let put = {
-            let (store, lock) = (store.clone(), lock.clone());
-            async move { store.put(&lock, other.into()).await.map(drop) }
-        };
-        runner.run(put).unwrap().unwrap();
+        let lock = another_s_lease(&runner, &store);
         // The first write waits for the read back, and is refused.
         let written = dest.write_kept(STATE, b"{}".to_vec());
         assert!(
@@ -1196,43 +1233,58 @@ mod tests {
         assert!(String::from_utf8_lossy(&left).contains("another"));
     }
 
+    /// A run that learns its lease is another's once resources arrive ends with
+    /// [`DestinationError::Busy`]; it waited for ever before (the change it refused to
+    /// store was never confirmed), as one of two syncs raced into a prefix did.
+    #[test]
+    fn a_run_refused_its_lease_while_resources_arrive_ends_busy_not_waiting() {
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let runner = Runner::new("test").unwrap();
+        let dest = opened(&store);
+        another_s_lease(&runner, &store);
+        // The read back done (and found another's) before the run's first store.
+        assert!(matches!(
+            dest.write_kept(STATE, b"{}".to_vec()),
+            Err(DestinationError::Busy { .. })
+        ));
+        let stop = crate::asynchronous::AsyncStop::new();
+        let (_served, sync) = five_into(dest, &stop);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let synced =
+            runtime.block_on(async { tokio::time::timeout(Duration::from_secs(30), sync).await });
+        let Ok(synced) = synced else {
+            // Let the run go, so that the test fails rather than hangs.
+            stop.stop();
+            panic!("the run still waited after 30 s");
+        };
+        assert!(
+            matches!(
+                synced,
+                Err(crate::SyncError::Destination(DestinationError::Busy { .. }))
+            ),
+            "{synced:?}"
+        );
+    }
+
     /// A sync into a prefix takes its resources' bodies in memory, not through their
     /// temporary files: with the run's directory for them gone, every resource is still
     /// fetched, checked and stored (the directory destination, or this one if
     /// `keeps_in_memory` said no, fails each one at its file).
     #[test]
     fn a_sync_into_a_prefix_keeps_its_resources_in_memory() {
-        use crate::asynchronous::{AsyncStop, sync_into};
-        use crate::gate::Gate;
-        let served = resourcesync_testkit::served::Served::start(|s| {
-            for i in 0..5 {
-                s.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
-            }
-            s.tick(10);
-        });
         let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
         let dest = opened(&store);
         // Nothing can be made in the bodies' directory from here on.
         std::fs::remove_dir(dest.work.path().join("tmp")).unwrap();
-        let mut dest = Some(dest);
-        let open = move |_: &SyncOptions| {
-            dest.take()
-                .ok_or_else(|| crate::SyncError::Http("opened twice".into()))
-        };
-        let options = SyncOptions::new(served.base.parse().unwrap(), "memory:///p");
+        let (_served, sync) = five_into(dest, &crate::asynchronous::AsyncStop::new());
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
             .unwrap();
-        let synced = runtime
-            .block_on(sync_into(
-                &options,
-                open,
-                &Gate::unlimited(),
-                &AsyncStop::new(),
-                &mut (),
-            ))
-            .unwrap();
+        let synced = runtime.block_on(sync).unwrap();
         assert_eq!(synced.report.created, 5, "{synced}");
         assert_eq!(synced.report.failed, 0, "{synced}");
         let runner = Runner::new("test").unwrap();
