@@ -189,6 +189,51 @@ fn objects_error(shown: &str, e: ObjectsError) -> DestinationError {
     }
 }
 
+/// An object of a [`listing`].
+#[derive(Clone, Copy, Debug)]
+struct Listed {
+    size: u64,
+    modified: chrono::DateTime<chrono::Utc>,
+}
+
+/// Every object under `prefix` but those under `kept`, by key, each once, and the error
+/// that ended the listing early, if one did (what was listed before it is kept).
+///
+/// A folder marker `KEY/` (the empty object the S3 console's "Create folder" and other
+/// tools make) is listed by object_store as `KEY`, its paths dropping the trailing `/`,
+/// beside the object `KEY` if there is one. The two are one entry here: the larger size,
+/// the marker's being none, so that the marker neither hides the object's size nor
+/// stands for an object that is gone (the audit's rule), and the later time.
+async fn listing(
+    store: &dyn ObjectStore,
+    prefix: &Key,
+    kept: &Key,
+) -> (HashMap<Key, Listed>, Option<object_store::Error>) {
+    let mut listed: HashMap<Key, Listed> = HashMap::new();
+    let mut list = store.list(Some(prefix));
+    while let Some(meta) = list.next().await {
+        let meta = match meta {
+            Ok(meta) => meta,
+            Err(e) => return (listed, Some(e)),
+        };
+        if meta.location.prefix_matches(kept) {
+            continue;
+        }
+        let object = Listed {
+            size: meta.size,
+            modified: meta.last_modified,
+        };
+        listed
+            .entry(meta.location)
+            .and_modify(|seen| {
+                seen.size = seen.size.max(object.size);
+                seen.modified = seen.modified.max(object.modified);
+            })
+            .or_insert(object);
+    }
+    (listed, None)
+}
+
 /// A store's error, with the key it met.
 fn store_error(key: &Key, e: object_store::Error) -> DestinationError {
     DestinationError::Store {
@@ -743,14 +788,12 @@ impl Destination for ObjectDestination {
             // The marker was written before the run's first write, by the same store's
             // clock; a minute's margin for a store whose times are rounded.
             let since = since - chrono::TimeDelta::minutes(1);
-            let mut keys = Vec::new();
-            let mut list = store.list(Some(&prefix));
-            while let Some(meta) = list.next().await {
-                let Ok(meta) = meta else { break };
-                if !meta.location.prefix_matches(&kept) && meta.last_modified >= since {
-                    keys.push((meta.location, meta.size));
-                }
-            }
+            // What a listing that failed half way gave is recovered still.
+            let (listed, _) = listing(&*store, &prefix, &kept).await;
+            let keys = listed
+                .into_iter()
+                .filter(|(_, object)| object.modified >= since)
+                .map(|(key, object)| (key, object.size));
             let found: Vec<(Key, resourcesync_model::Uri, Held)> = futures::stream::iter(keys)
                 .map(|(key, size)| {
                     let store = store.clone();
@@ -828,19 +871,13 @@ impl Destination for ObjectDestination {
         // Every shard's `.resourcesync/` left out too.
         let (prefix, kept) = (self.prefix.clone(), self.top.clone());
         let listed: HashMap<String, u64> = self.wait(async move {
-            let mut listed = HashMap::new();
-            let mut list = store.list(Some(&prefix));
-            while let Some(meta) = list.next().await {
-                let meta = meta.map_err(|e| store_error(&prefix, e))?;
-                // A folder marker `KEY/` is listed as `KEY` (object_store's paths drop
-                // the trailing `/`), beside the object `KEY` if there is one: the larger
-                // size is the object's, the marker's being none.
-                if !meta.location.prefix_matches(&kept) {
-                    let size = listed.entry(meta.location.to_string()).or_insert(0);
-                    *size = (*size).max(meta.size);
-                }
+            match listing(&*store, &prefix, &kept).await {
+                (_, Some(e)) => Err(store_error(&prefix, e)),
+                (listed, None) => Ok(listed
+                    .into_iter()
+                    .map(|(key, object)| (key.to_string(), object.size))
+                    .collect()),
             }
-            Ok::<_, DestinationError>(listed)
         })?;
         // Held in memory for the reads at once: a key and a record a resource.
         let mut records = Vec::new();
