@@ -283,6 +283,15 @@ fn promises(kind: Kind, program: &std::path::Path) {
             text(audit)
         );
     };
+    // Not in sync (exit 1), with `counts` in the summary.
+    let not_in_sync = |audit: &Output, counts: &str| {
+        assert_eq!(audit.status.code(), Some(1), "{}", text(audit));
+        assert!(
+            String::from_utf8_lossy(&audit.stdout).contains(counts),
+            "{}",
+            text(audit)
+        );
+    };
     if kind == Kind::Moto {
         for marker in ["copy", "copy/r", "copy/deep/a", "copy/r/4.txt"] {
             server.put_folder_marker(marker);
@@ -293,12 +302,7 @@ fn promises(kind: Kind, program: &std::path::Path) {
         // it back.
         bucket.delete("copy/r/4.txt");
         let audit = resourcesync(&["sync", "--audit", base, url], &server);
-        assert_eq!(audit.status.code(), Some(1), "{}", text(&audit));
-        assert!(
-            String::from_utf8_lossy(&audit.stdout).contains("0 changed, 1 missing, 0 extra"),
-            "{}",
-            text(&audit)
-        );
+        not_in_sync(&audit, "0 changed, 1 missing, 0 extra");
         let out = resourcesync(&["sync", "--baseline", base, url], &server);
         assert!(out.status.success(), "{}", text(&out));
         in_sync(&resourcesync(&["sync", "--audit", base, url], &server));
@@ -328,11 +332,9 @@ fn promises(kind: Kind, program: &std::path::Path) {
             "{}",
             text(&out)
         );
-        let audit = resourcesync(&["sync", "--audit", base, url], &server);
-        assert!(
-            String::from_utf8_lossy(&audit.stdout).contains("1 changed, 0 missing"),
-            "{}",
-            text(&audit)
+        not_in_sync(
+            &resourcesync(&["sync", "--audit", base, url], &server),
+            "1 changed, 0 missing",
         );
         let out = resourcesync(&["sync", "--baseline", base, url], &server);
         assert!(out.status.success(), "{}", text(&out));
@@ -343,12 +345,7 @@ fn promises(kind: Kind, program: &std::path::Path) {
         bucket.put("copy/deep", b"someone's, beside the marker copy/deep/");
         server.put_folder_marker("copy/deep");
         let audit = resourcesync(&["sync", "--audit", base, url], &server);
-        assert_eq!(audit.status.code(), Some(1), "{}", text(&audit));
-        assert!(
-            String::from_utf8_lossy(&audit.stdout).contains("2 extra"),
-            "{}",
-            text(&audit)
-        );
+        not_in_sync(&audit, "2 extra");
         let stderr = String::from_utf8_lossy(&audit.stderr);
         for extra in ["extra: empty ", "extra: deep "] {
             assert!(stderr.contains(extra), "{}", text(&audit));
@@ -378,12 +375,7 @@ fn promises(kind: Kind, program: &std::path::Path) {
     // length, no metadata).
     bucket.put("copy/r/6.txt", &b"x".repeat(70));
     let audit = resourcesync(&["sync", "--audit", base, url], &server);
-    assert_eq!(audit.status.code(), Some(1), "{}", text(&audit));
-    assert!(
-        String::from_utf8_lossy(&audit.stdout).contains("1 changed"),
-        "{}",
-        text(&audit)
-    );
+    not_in_sync(&audit, "1 changed");
 
     // The Source changes; someone edits an object the Source then deletes.
     served.change(|s| {
