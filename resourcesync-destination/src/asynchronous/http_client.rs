@@ -176,24 +176,28 @@ impl Http {
             Some(path) => path.clone(),
             None => http::uri::PathAndQuery::from_static("/"),
         });
-        let host = match authority.port_u16() {
-            Some(port) if port != 80 => format!("{}:{port}", authority.host()),
-            _ => authority.host().to_owned(),
+        // Made once a connection, kept with it: not a string formatted a request.
+        let host = match kept.0.iter().find(|(to, ..)| to == authority) {
+            Some((_, host, _)) => host.clone(),
+            None => {
+                let host = match authority.port_u16() {
+                    Some(port) if port != 80 => format!("{}:{port}", authority.host()),
+                    _ => authority.host().to_owned(),
+                };
+                HeaderValue::try_from(host).map_err(|e| described("request failed", &e))?
+            }
         };
         let mut request = http::Request::new(Empty::new());
         *request.uri_mut() =
             Uri::from_parts(target).map_err(|e| described("request failed", &e))?;
         let headers = request.headers_mut();
-        headers.insert(
-            HOST,
-            HeaderValue::try_from(host).map_err(|e| described("request failed", &e))?,
-        );
+        headers.insert(HOST, host.clone());
         headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
         headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
         loop {
-            let found = kept.0.iter().position(|(to, _)| to == authority);
+            let found = kept.0.iter().position(|(to, ..)| to == authority);
             let (mut sender, reused) = match found.map(|at| kept.0.remove(at)) {
-                Some((_, sender)) if !sender.is_closed() => (sender, true),
+                Some((_, _, sender)) if !sender.is_closed() => (sender, true),
                 _ => (self.connect(uri).await?, false),
             };
             if let Err(e) = sender.ready().await {
@@ -208,7 +212,7 @@ impl Http {
                     if kept.0.len() >= KEPT {
                         kept.0.remove(0);
                     }
-                    kept.0.push((authority.clone(), sender));
+                    kept.0.push((authority.clone(), host, sender));
                     let (head, body) = response.into_parts();
                     return Ok(Response {
                         status: head.status,
@@ -288,7 +292,7 @@ impl Http {
 /// dropped by its reader, and hyper then closes its connection, unless it had come
 /// whole: the next request opens another rather than waiting on it.
 #[derive(Debug, Default)]
-pub(crate) struct Kept(Vec<(Authority, SendRequest<Empty<Bytes>>)>);
+pub(crate) struct Kept(Vec<(Authority, HeaderValue, SendRequest<Empty<Bytes>>)>);
 
 /// The most connections a task keeps: a Source's host, and the hosts its resources are
 /// on or redirect to (one connection a host would be opened and closed a request
