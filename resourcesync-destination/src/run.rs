@@ -399,6 +399,8 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
         if self.saves && self.done.is_none() && due {
             match self.dest.save(&self.client) {
                 Ok(()) => self.saved = Saved::new(&self.client),
+                // Another run's destination, as from `apply`.
+                Err(e @ DestinationError::Busy { .. }) => return Err(e.into()),
                 Err(e) => {
                     observer.notice(&Notice::SaveFailed(e));
                     // Tried again after EVERY, not at once: a full disk stays full.
@@ -449,6 +451,11 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
         if self.saves
             && let Err(e) = self.dest.save(&self.client)
         {
+            // Another run holds the destination: this one never held it, and says so
+            // (not "cannot save": nothing of it is there to save over).
+            if let DestinationError::Busy { .. } = e {
+                return Err(e.into());
+            }
             // The last state saved stays (each save is atomic): a rerun goes on from it.
             observer.notice(&Notice::SaveFailed(e));
             report.complete = false;

@@ -196,20 +196,21 @@ struct Listed {
     modified: chrono::DateTime<chrono::Utc>,
 }
 
-/// Every object under `prefix` but those under `kept`, by key, each once, and the error
-/// that ended the listing early, if one did (what was listed before it is kept).
+/// Every object under `prefix` but those under `kept`, by key, and the error that ended
+/// the listing early, if one did (what was listed before it is kept).
 ///
 /// A folder marker `KEY/` (the empty object the S3 console's "Create folder" and other
 /// tools make) is listed by object_store as `KEY`, its paths dropping the trailing `/`,
-/// beside the object `KEY` if there is one. The two are one entry here: the larger size,
-/// the marker's being none, so that the marker neither hides the object's size nor
-/// stands for an object that is gone (the audit's rule), and the later time.
+/// beside the object `KEY` if there is one: a key then has two entries, each with its
+/// own size and time, which a listing cannot tell apart. Each reader folds them by its
+/// own rule: the audit takes the larger size (a marker's is none), the recovery each
+/// entry's own size and time.
 async fn listing(
     store: &dyn ObjectStore,
     prefix: &Key,
     kept: &Key,
-) -> (HashMap<Key, Listed>, Option<object_store::Error>) {
-    let mut listed: HashMap<Key, Listed> = HashMap::new();
+) -> (HashMap<Key, Vec<Listed>>, Option<object_store::Error>) {
+    let mut listed: HashMap<Key, Vec<Listed>> = HashMap::new();
     let mut list = store.list(Some(prefix));
     while let Some(meta) = list.next().await {
         let meta = match meta {
@@ -219,17 +220,10 @@ async fn listing(
         if meta.location.prefix_matches(kept) {
             continue;
         }
-        let object = Listed {
+        listed.entry(meta.location).or_default().push(Listed {
             size: meta.size,
             modified: meta.last_modified,
-        };
-        listed
-            .entry(meta.location)
-            .and_modify(|seen| {
-                seen.size = seen.size.max(object.size);
-                seen.modified = seen.modified.max(object.modified);
-            })
-            .or_insert(object);
+        });
     }
     (listed, None)
 }
@@ -790,18 +784,25 @@ impl Destination for ObjectDestination {
             let since = since - chrono::TimeDelta::minutes(1);
             // What a listing that failed half way gave is recovered still.
             let (listed, _) = listing(&*store, &prefix, &kept).await;
-            let keys = listed
-                .into_iter()
-                .filter(|(_, object)| object.modified >= since)
-                .map(|(key, object)| (key, object.size));
+            // Each entry by its own time and size (an old object's new folder marker
+            // does not make it new); one HEAD a key.
+            let keys = listed.into_iter().filter_map(|(key, objects)| {
+                let sizes: Vec<u64> = objects
+                    .iter()
+                    .filter(|object| object.modified >= since)
+                    .map(|object| object.size)
+                    .collect();
+                (!sizes.is_empty()).then_some((key, sizes))
+            });
             let found: Vec<(Key, resourcesync_model::Uri, Held)> = futures::stream::iter(keys)
-                .map(|(key, size)| {
+                .map(|(key, sizes)| {
                     let store = store.clone();
                     async move {
                         let found = head(&*store, &key).await.ok()?;
                         let mark = mark(&found.attributes)?;
                         let uri = mark.uri?;
-                        (mark.held.length == Some(size)).then_some((key, uri, mark.held))
+                        let length = mark.held.length?;
+                        sizes.contains(&length).then_some((key, uri, mark.held))
                     }
                 })
                 .buffer_unordered(MAX_UPLOADS)
@@ -873,9 +874,13 @@ impl Destination for ObjectDestination {
         let listed: HashMap<String, u64> = self.wait(async move {
             match listing(&*store, &prefix, &kept).await {
                 (_, Some(e)) => Err(store_error(&prefix, e)),
+                // An object beside its folder marker keeps its own size: the larger.
                 (listed, None) => Ok(listed
                     .into_iter()
-                    .map(|(key, object)| (key.to_string(), object.size))
+                    .map(|(key, objects)| {
+                        let size = objects.iter().map(|o| o.size).max().unwrap_or(0);
+                        (key.to_string(), size)
+                    })
                     .collect()),
             }
         })?;
@@ -1213,17 +1218,17 @@ mod tests {
         lock
     }
 
-    /// A Source of five resources, and a sync of it into `dest` (its future, for a
-    /// runtime of the caller's), stopped by `stop`.
-    fn five_into(
+    /// A Source of `n` resources, and a sync of it into `dest` (its future, for a
+    /// runtime of the caller's).
+    fn resources_into(
+        n: usize,
         dest: ObjectDestination,
-        stop: &crate::asynchronous::AsyncStop,
     ) -> (
         resourcesync_testkit::served::Served,
         impl std::future::Future<Output = Result<crate::Synced, crate::SyncError>> + use<>,
     ) {
         let served = resourcesync_testkit::served::Served::start(|s| {
-            for i in 0..5 {
+            for i in 0..n {
                 s.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
             }
             s.tick(10);
@@ -1234,9 +1239,8 @@ mod tests {
                 .ok_or_else(|| crate::SyncError::Http("opened twice".into()))
         };
         let options = SyncOptions::new(served.base.parse().unwrap(), "memory:///p");
-        let stop = stop.clone();
         let sync = async move {
-            let gate = crate::gate::Gate::unlimited();
+            let (gate, stop) = (crate::gate::Gate::unlimited(), Default::default());
             crate::asynchronous::sync_into(&options, open, &gate, &stop, &mut ()).await
         };
         (served, sync)
@@ -1272,38 +1276,38 @@ mod tests {
 
     /// A run that learns its lease is another's once resources arrive ends with
     /// [`DestinationError::Busy`]; it waited for ever before (the change it refused to
-    /// store was never confirmed), as one of two syncs raced into a prefix did.
+    /// store was never confirmed), as one of two syncs raced into a prefix did. With
+    /// nothing to store, its last save says it (it said "cannot save", incomplete).
     #[test]
     fn a_run_refused_its_lease_while_resources_arrive_ends_busy_not_waiting() {
-        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
-        let runner = Runner::new("test").unwrap();
-        let dest = opened(&store);
-        another_s_lease(&runner, &store);
-        // The read back done (and found another's) before the run's first store.
-        assert!(matches!(
-            dest.write_kept(STATE, b"{}".to_vec()),
-            Err(DestinationError::Busy { .. })
-        ));
-        let stop = crate::asynchronous::AsyncStop::new();
-        let (_served, sync) = five_into(dest, &stop);
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let synced =
-            runtime.block_on(async { tokio::time::timeout(Duration::from_secs(30), sync).await });
-        let Ok(synced) = synced else {
-            // Let the run go, so that the test fails rather than hangs.
-            stop.stop();
-            panic!("the run still waited after 30 s");
-        };
-        assert!(
-            matches!(
-                synced,
-                Err(crate::SyncError::Destination(DestinationError::Busy { .. }))
-            ),
-            "{synced:?}"
-        );
+        for n in [5, 0] {
+            let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+            let runner = Runner::new("test").unwrap();
+            let dest = opened(&store);
+            another_s_lease(&runner, &store);
+            // The read back done (and found another's) before the run's first store.
+            assert!(matches!(
+                dest.write_kept(STATE, b"{}".to_vec()),
+                Err(DestinationError::Busy { .. })
+            ));
+            let (_served, sync) = resources_into(n, dest);
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            // Dropped (the run with it) if it waits past the timeout: the test fails
+            // rather than hangs.
+            let synced = runtime
+                .block_on(async { tokio::time::timeout(Duration::from_secs(30), sync).await })
+                .unwrap_or_else(|_| panic!("{n} resources: the run still waited after 30 s"));
+            assert!(
+                matches!(
+                    synced,
+                    Err(crate::SyncError::Destination(DestinationError::Busy { .. }))
+                ),
+                "{n} resources: {synced:?}"
+            );
+        }
     }
 
     /// A sync into a prefix takes its resources' bodies in memory, not through their
@@ -1316,7 +1320,7 @@ mod tests {
         let dest = opened(&store);
         // Nothing can be made in the bodies' directory from here on.
         std::fs::remove_dir(dest.work.path().join("tmp")).unwrap();
-        let (_served, sync) = five_into(dest, &crate::asynchronous::AsyncStop::new());
+        let (_served, sync) = resources_into(5, dest);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()
