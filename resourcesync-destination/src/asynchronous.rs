@@ -340,9 +340,17 @@ async fn one_run<D: Destination + Send>(
     run.finish(observer)
 }
 
+/// The most bytes of a document's body in one [`Msg::Chunk`]. The channel to the run's
+/// task holds at most 256 messages; hyper's reads of a fast Source grow to ~400 KiB,
+/// and the run's task parses a listing slower than a fast Source sends it (tens of
+/// MB/s against hundreds), so the channel filled with a document's bytes, each chunk
+/// copied: up to 100 MiB of a large listing held at once. Pieces of a chunk share its
+/// buffer (no copy), and bound that to about 16 MiB.
+pub const PIECE: usize = 64 * 1024;
+
 /// The most messages the run's loop hands to its client between two looks at its
 /// timeouts, its stop and its saves.
-const TAKEN_AT_ONCE: usize = 64;
+const TAKEN_AT_ONCE: usize = 16;
 
 /// A run's workers, aborted when dropped.
 struct Workers(Vec<tokio::task::JoinHandle<()>>);
@@ -481,8 +489,8 @@ async fn caught<T>(future: impl Future<Output = T>) -> Result<T, Box<dyn std::an
 pub enum Msg {
     /// The response head.
     Head(RequestId, StatusCode, HeaderMap),
-    /// A chunk of the body.
-    Chunk(RequestId, Vec<u8>),
+    /// A piece of the body, at most [`PIECE`] bytes.
+    Chunk(RequestId, Bytes),
     /// The end of the body.
     End(RequestId),
     /// The exchange failed.
@@ -660,8 +668,10 @@ async fn exchange(
                 let _ = tx.send(Msg::Failed(id, e.to_string())).await;
                 return;
             }
-            for chunk in body.chunks(64 * 1024) {
-                let _ = tx.send(Msg::Chunk(id, chunk.to_vec())).await;
+            let mut body = Bytes::from(body);
+            while !body.is_empty() {
+                let piece = body.split_to(body.len().min(PIECE));
+                let _ = tx.send(Msg::Chunk(id, piece)).await;
             }
         }
         let _ = tx.send(Msg::End(id)).await;
@@ -690,9 +700,12 @@ async fn exchange(
             }
             loop {
                 match response.chunk().await {
-                    Ok(Some(chunk)) => {
-                        if tx.send(Msg::Chunk(id, chunk.to_vec())).await.is_err() {
-                            return;
+                    Ok(Some(mut chunk)) => {
+                        while !chunk.is_empty() {
+                            let piece = chunk.split_to(chunk.len().min(PIECE));
+                            if tx.send(Msg::Chunk(id, piece)).await.is_err() {
+                                return;
+                            }
                         }
                     }
                     Ok(None) => break,
