@@ -141,11 +141,13 @@ impl Walk<'_> {
     fn step(&mut self, segments: &[&OsStr], i: usize) -> io::Result<Step> {
         let segment = segments[i];
         #[cfg(unix)]
-        if self.dir.is_none() && i + 1 < segments.len() {
+        if self.dir.is_none() {
             // In a publication `build` made, a resource's path goes through a link at the
-            // top (to the collection), and only the publication's own directories are
-            // real: read as a link first, it takes one call instead of a refused open and
-            // the read (a real directory pays one refused read).
+            // top (to the collection: a file at the top is one, as is a directory), and
+            // only the publication's own directories and documents are real: read as a
+            // link first, it takes one call instead of a refused open and the read (a
+            // real file or directory at the top pays one refused read; a document is
+            // deeper, under `resourcesync/` or `.well-known/`).
             match self.root.read_link_contents(segment) {
                 Ok(target) => return self.follow(segments, i, Some(target)),
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
