@@ -301,9 +301,8 @@ async fn one_run<D: Destination + Send>(
                     // (the timeouts, a stop and a due save keep their turn): a select
                     // a message, with its timers registered and dropped, cost more
                     // than the message's own work on a run of small files.
-                    let mut next = Some(message);
-                    let mut taken = 0;
-                    while let Some(message) = next.take() {
+                    let waiting = std::iter::from_fn(|| rx.try_recv().ok());
+                    for message in std::iter::once(message).chain(waiting.take(TAKEN_AT_ONCE - 1)) {
                         let id = message.id();
                         message.deliver(run.client())?;
                         // Ended by the client (whole, failed, or refused at its head with
@@ -313,10 +312,6 @@ async fn one_run<D: Destination + Send>(
                             && let Some(cancel) = cancels.remove(&id)
                         {
                             let _ = cancel.send(());
-                        }
-                        taken += 1;
-                        if taken < TAKEN_AT_ONCE {
-                            next = rx.try_recv().ok();
                         }
                     }
                 },
@@ -668,10 +663,8 @@ async fn exchange(
                 let _ = tx.send(Msg::Failed(id, e.to_string())).await;
                 return;
             }
-            let mut body = Bytes::from(body);
-            while !body.is_empty() {
-                let piece = body.split_to(body.len().min(PIECE));
-                let _ = tx.send(Msg::Chunk(id, piece)).await;
+            if !send_pieces(tx, id, Bytes::from(body)).await {
+                return;
             }
         }
         let _ = tx.send(Msg::End(id)).await;
@@ -700,12 +693,9 @@ async fn exchange(
             }
             loop {
                 match response.chunk().await {
-                    Ok(Some(mut chunk)) => {
-                        while !chunk.is_empty() {
-                            let piece = chunk.split_to(chunk.len().min(PIECE));
-                            if tx.send(Msg::Chunk(id, piece)).await.is_err() {
-                                return;
-                            }
+                    Ok(Some(chunk)) => {
+                        if !send_pieces(tx, id, chunk).await {
+                            return;
                         }
                     }
                     Ok(None) => break,
@@ -857,6 +847,18 @@ impl Drop for Reserved<'_> {
     fn drop(&mut self) {
         self.release();
     }
+}
+
+/// Hands `bytes`, a document's body or part of it, to the run's loop in pieces of at most
+/// [`PIECE`] bytes (each shares `bytes`' buffer: no copy); `false` once the loop is gone.
+async fn send_pieces(tx: &mpsc::Sender<Msg>, id: RequestId, mut bytes: Bytes) -> bool {
+    while !bytes.is_empty() {
+        let piece = bytes.split_to(bytes.len().min(PIECE));
+        if tx.send(Msg::Chunk(id, piece)).await.is_err() {
+            return false;
+        }
+    }
+    true
 }
 
 /// Writes `chunks` to `file` whole, with as few `writev` calls as the kernel allows.

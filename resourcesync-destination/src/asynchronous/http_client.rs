@@ -176,8 +176,10 @@ impl Http {
             Some(path) => path.clone(),
             None => http::uri::PathAndQuery::from_static("/"),
         });
+        let position = |kept: &Kept| kept.0.iter().position(|(to, ..)| to == authority);
+        let mut found = position(kept);
         // Made once a connection, kept with it: not a string formatted a request.
-        let host = match kept.0.iter().find(|(to, ..)| to == authority) {
+        let host = match found.and_then(|at| kept.0.get(at)) {
             Some((_, host, _)) => host.clone(),
             None => {
                 let host = match authority.port_u16() {
@@ -195,8 +197,9 @@ impl Http {
         headers.insert(USER_AGENT, HeaderValue::from_static(AGENT));
         headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
         loop {
-            let found = kept.0.iter().position(|(to, ..)| to == authority);
-            let (mut sender, reused) = match found.map(|at| kept.0.remove(at)) {
+            // The connection found above, or after a retry another to the same authority.
+            let at = found.take().or_else(|| position(kept));
+            let (mut sender, reused) = match at.map(|at| kept.0.remove(at)) {
                 Some((_, _, sender)) if !sender.is_closed() => (sender, true),
                 _ => (self.connect(uri).await?, false),
             };
