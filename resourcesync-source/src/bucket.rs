@@ -824,87 +824,28 @@ mod tests {
         assert!(!store.head(store.own(JOURNAL).unwrap()).unwrap());
     }
 
-    /// A store whose HEAD of a key ending in `ending` fails while `failing` is set (a
-    /// store away for a moment), every other request passed to `inner`.
-    #[derive(Debug)]
-    struct HeadFails {
+    /// `inner`, whose HEAD of a key ending in `ending` fails while the flag it gives is
+    /// set (a store away for a moment).
+    fn head_fails(
         inner: Arc<dyn ObjectStore>,
         ending: &'static str,
-        failing: std::sync::atomic::AtomicBool,
-    }
-
-    impl std::fmt::Display for HeadFails {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "HeadFails({})", self.inner)
-        }
-    }
-
-    #[async_trait::async_trait]
-    impl ObjectStore for HeadFails {
-        async fn put_opts(
-            &self,
-            location: &Key,
-            payload: PutPayload,
-            opts: object_store::PutOptions,
-        ) -> object_store::Result<object_store::PutResult> {
-            self.inner.put_opts(location, payload, opts).await
-        }
-        async fn put_multipart_opts(
-            &self,
-            location: &Key,
-            opts: object_store::PutMultipartOptions,
-        ) -> object_store::Result<Box<dyn object_store::MultipartUpload>> {
-            self.inner.put_multipart_opts(location, opts).await
-        }
-        async fn get_opts(
-            &self,
-            location: &Key,
-            options: object_store::GetOptions,
-        ) -> object_store::Result<object_store::GetResult> {
-            if options.head
-                && location.as_ref().ends_with(self.ending)
-                && self.failing.load(std::sync::atomic::Ordering::SeqCst)
-            {
-                return Err(object_store::Error::Generic {
-                    store: "test",
-                    source: "the store is away".into(),
-                });
-            }
-            self.inner.get_opts(location, options).await
-        }
-        async fn delete(&self, location: &Key) -> object_store::Result<()> {
-            self.inner.delete(location).await
-        }
-        fn list(
-            &self,
-            prefix: Option<&Key>,
-        ) -> futures::stream::BoxStream<'static, object_store::Result<object_store::ObjectMeta>>
-        {
-            self.inner.list(prefix)
-        }
-        async fn list_with_delimiter(
-            &self,
-            prefix: Option<&Key>,
-        ) -> object_store::Result<object_store::ListResult> {
-            self.inner.list_with_delimiter(prefix).await
-        }
-        async fn copy(&self, from: &Key, to: &Key) -> object_store::Result<()> {
-            self.inner.copy(from, to).await
-        }
-        async fn copy_if_not_exists(&self, from: &Key, to: &Key) -> object_store::Result<()> {
-            self.inner.copy_if_not_exists(from, to).await
-        }
+    ) -> (Arc<dyn ObjectStore>, Arc<std::sync::atomic::AtomicBool>) {
+        let failing = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = failing.clone();
+        let store =
+            resourcesync_testkit::objects::Hooked::new(inner).failing(move |key, options| {
+                options.head
+                    && key.as_ref().ends_with(ending)
+                    && flag.load(std::sync::atomic::Ordering::SeqCst)
+            });
+        (Arc::new(store), failing)
     }
 
     #[test]
     fn a_journal_the_store_cannot_say_is_there_stops_the_next_begin() {
         let (objects, mut bucket) = memory();
-        let store = Arc::new(HeadFails {
-            inner: objects,
-            ending: JOURNAL,
-            failing: false.into(),
-        });
-        bucket.store = store.clone();
+        let (store, failing) = head_fails(objects, JOURNAL);
+        bucket.store = store;
         let mut publication = BucketStore::open_bucket(bucket, BucketStore::LEASE).unwrap();
         publication.begin().unwrap();
         publication.write("b.txt", &[b"b"]).unwrap();
@@ -915,16 +856,12 @@ mod tests {
         publication.put(key, JOURNAL, bytes).unwrap();
         // The store cannot say whether a journal is there: nothing is begun on top of
         // what may be a commit half done.
-        store
-            .failing
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        failing.store(true, std::sync::atomic::Ordering::SeqCst);
         let begun = publication.begin();
         assert!(matches!(begun, Err(StoreError::Object { .. })), "{begun:?}");
         assert!(publication.pending.is_none());
         // Back: the commit is finished first.
-        store
-            .failing
-            .store(false, std::sync::atomic::Ordering::SeqCst);
+        failing.store(false, std::sync::atomic::Ordering::SeqCst);
         publication.begin().unwrap();
         let read = publication.read("b.txt").unwrap();
         assert_eq!(read.as_deref(), Some(&b"b"[..]));
@@ -933,28 +870,20 @@ mod tests {
     #[test]
     fn a_name_the_store_cannot_say_is_there_is_an_error_not_absent() {
         let (objects, mut bucket) = memory();
-        let store = Arc::new(HeadFails {
-            inner: objects,
-            ending: "c.txt",
-            failing: false.into(),
-        });
-        bucket.store = store.clone();
+        let (store, failing) = head_fails(objects, "c.txt");
+        bucket.store = store;
         let mut publication = BucketStore::open_bucket(bucket, BucketStore::LEASE).unwrap();
         publication.begin().unwrap();
         publication.write("c.txt", &[b"c"]).unwrap();
         publication.commit().unwrap();
-        store
-            .failing
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        failing.store(true, std::sync::atomic::Ordering::SeqCst);
         // Read as absent, a dump's package would be written over and the topic emptied.
         let exists = publication.exists("c.txt");
         assert!(
             matches!(exists, Err(StoreError::Object { .. })),
             "{exists:?}"
         );
-        store
-            .failing
-            .store(false, std::sync::atomic::Ordering::SeqCst);
+        failing.store(false, std::sync::atomic::Ordering::SeqCst);
         assert!(publication.exists("c.txt").unwrap());
         assert!(!publication.exists("d.txt").unwrap());
     }

@@ -4,7 +4,8 @@
 //! driver must pass ([`driver`], [`scenarios`]), a publication on disk read back
 //! ([`publication`]), the Python reference implementation for the interop tests
 //! ([`python`]), the harness of tests that need a tool, ignored where it is missing
-//! ([`needs`]), and (feature `tls`) a test CA and a certificate for 127.0.0.1 (`tls`).
+//! ([`needs`]), (feature `tls`) a test CA and a certificate for 127.0.0.1 (`tls`), and
+//! (feature `objects`) an object store with a test's hooks over another (`objects`).
 //! Not published.
 //!
 //! Its assertions panic: it is test code.
@@ -16,6 +17,8 @@ pub mod driver;
 #[cfg(feature = "http")]
 pub mod farm;
 pub mod needs;
+#[cfg(feature = "objects")]
+pub mod objects;
 pub mod publication;
 pub mod python;
 #[cfg(feature = "http")]

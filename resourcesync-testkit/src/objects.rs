@@ -1,0 +1,143 @@
+//! An object store of a test's own: object_store's trait over another store (the
+//! in-memory one, say), with hooks on what a listing gives and on which reads fail, for
+//! what a real store does and the in-memory one cannot be made to (a folder marker listed
+//! beside its object, an object's time, a store away for a moment).
+
+use std::fmt;
+use std::sync::Arc;
+
+use futures::StreamExt as _;
+use futures::stream::BoxStream;
+use object_store::path::Path;
+use object_store::{
+    GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, ObjectStore,
+    PutMultipartOptions, PutOptions, PutPayload, PutResult,
+};
+
+/// What a listing gives for each object the inner store lists.
+type Listed = dyn Fn(ObjectMeta) -> Vec<ObjectMeta> + Send + Sync;
+/// Whether a read (`get_opts`, a HEAD among them) of a key fails.
+type Fails = dyn Fn(&Path, &GetOptions) -> bool + Send + Sync;
+
+/// `inner`, every request passed to it but where a hook says otherwise.
+pub struct Hooked {
+    inner: Arc<dyn ObjectStore>,
+    listed: Option<Arc<Listed>>,
+    fails: Option<Arc<Fails>>,
+}
+
+impl Hooked {
+    /// `inner` as it is, until a hook is set.
+    pub fn new(inner: Arc<dyn ObjectStore>) -> Hooked {
+        Hooked {
+            inner,
+            listed: None,
+            fails: None,
+        }
+    }
+
+    /// Each object a listing of `inner` gives becomes what `listed` makes of it (itself
+    /// with another time, or with another entry beside it, or nothing).
+    pub fn listing(
+        mut self,
+        listed: impl Fn(ObjectMeta) -> Vec<ObjectMeta> + Send + Sync + 'static,
+    ) -> Hooked {
+        self.listed = Some(Arc::new(listed));
+        self
+    }
+
+    /// A read for which `fails` says so fails, as a store away for a moment does (a
+    /// generic error, not "not found").
+    pub fn failing(
+        mut self,
+        fails: impl Fn(&Path, &GetOptions) -> bool + Send + Sync + 'static,
+    ) -> Hooked {
+        self.fails = Some(Arc::new(fails));
+        self
+    }
+}
+
+impl fmt::Debug for Hooked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hooked")
+            .field("inner", &self.inner)
+            .field("listed", &self.listed.is_some())
+            .field("fails", &self.fails.is_some())
+            .finish()
+    }
+}
+
+impl fmt::Display for Hooked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Hooked({})", self.inner)
+    }
+}
+
+#[async_trait::async_trait]
+impl ObjectStore for Hooked {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
+        self.inner.put_opts(location, payload, opts).await
+    }
+
+    async fn put_multipart_opts(
+        &self,
+        location: &Path,
+        opts: PutMultipartOptions,
+    ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.inner.put_multipart_opts(location, opts).await
+    }
+
+    async fn get_opts(
+        &self,
+        location: &Path,
+        options: GetOptions,
+    ) -> object_store::Result<GetResult> {
+        if self
+            .fails
+            .as_ref()
+            .is_some_and(|fails| fails(location, &options))
+        {
+            return Err(object_store::Error::Generic {
+                store: "test",
+                source: "the store is away".into(),
+            });
+        }
+        self.inner.get_opts(location, options).await
+    }
+
+    async fn delete(&self, location: &Path) -> object_store::Result<()> {
+        self.inner.delete(location).await
+    }
+
+    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
+        let listed = self.inner.list(prefix);
+        let Some(hook) = self.listed.clone() else {
+            return listed;
+        };
+        listed
+            .flat_map(move |meta| {
+                futures::stream::iter(match meta {
+                    Ok(meta) => hook(meta).into_iter().map(Ok).collect(),
+                    Err(e) => vec![Err(e)],
+                })
+            })
+            .boxed()
+    }
+
+    async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
+        self.inner.list_with_delimiter(prefix).await
+    }
+
+    async fn copy(&self, from: &Path, to: &Path) -> object_store::Result<()> {
+        self.inner.copy(from, to).await
+    }
+
+    async fn copy_if_not_exists(&self, from: &Path, to: &Path) -> object_store::Result<()> {
+        self.inner.copy_if_not_exists(from, to).await
+    }
+}
