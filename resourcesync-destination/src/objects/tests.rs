@@ -1,0 +1,235 @@
+//! Tests of the object-store Destination: its lease, its run into a prefix, its recovery.
+
+use super::*;
+
+/// Every key of `store`, listed.
+fn keys(runner: &Runner, store: &Arc<dyn ObjectStore>) -> Vec<String> {
+    let store = store.clone();
+    runner
+        .run(async move {
+            use futures::TryStreamExt as _;
+            store
+                .list(None)
+                .map_ok(|meta| meta.location.to_string())
+                .try_collect::<Vec<_>>()
+                .await
+                .unwrap()
+        })
+        .unwrap()
+}
+
+/// The prefix `p` of `store` opened as a sync opens it: the lease claimed, its read
+/// back still to come.
+fn opened(store: &Arc<dyn ObjectStore>) -> ObjectDestination {
+    ObjectDestination::open_inner(
+        store.clone(),
+        Key::from("p"),
+        PathBuf::from("memory:///p"),
+        Duration::from_secs(5),
+        None,
+        false,
+        false,
+    )
+    .unwrap()
+}
+
+/// Puts another writer's lease, valid for a minute, on the prefix `p`; its key.
+fn another_s_lease(runner: &Runner, store: &Arc<dyn ObjectStore>) -> Key {
+    let lock = Key::from("p/.resourcesync/lock");
+    let other = format!(
+        r#"{{"owner":"another","until_ms":{}}}"#,
+        resourcesync_objects::now_ms() + 60_000
+    );
+    let (store, key) = (store.clone(), lock.clone());
+    runner
+        .run(async move { store.put(&key, other.into()).await.map(drop) })
+        .unwrap()
+        .unwrap();
+    lock
+}
+
+/// A Source of `n` resources, and a sync of it into `dest` (its future, for a
+/// runtime of the caller's).
+fn resources_into(
+    n: usize,
+    dest: ObjectDestination,
+) -> (
+    resourcesync_testkit::served::Served,
+    impl std::future::Future<Output = Result<crate::Synced, crate::SyncError>> + use<>,
+) {
+    let served = resourcesync_testkit::served::Served::start(|s| {
+        for i in 0..n {
+            s.put(&format!("r/{i}.txt"), format!("resource {i}").as_bytes());
+        }
+        s.tick(10);
+    });
+    let mut dest = Some(dest);
+    let open = move |_: &SyncOptions| {
+        dest.take()
+            .ok_or_else(|| crate::SyncError::Http("opened twice".into()))
+    };
+    let options = SyncOptions::new(served.base.parse().unwrap(), "memory:///p");
+    let sync = async move {
+        let (gate, stop) = (crate::gate::Gate::unlimited(), Default::default());
+        crate::asynchronous::sync_into(&options, open, &gate, &stop, &mut ()).await
+    };
+    (served, sync)
+}
+
+#[test]
+fn a_run_whose_lease_is_found_another_s_writes_nothing_and_ends_busy() {
+    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let runner = Runner::new("test").unwrap();
+    let dest = opened(&store);
+    // Another writer's lease lands before the read back, as a second writer let
+    // through by a store whose conditional create is not atomic would have it.
+    let lock = another_s_lease(&runner, &store);
+    // The first write waits for the read back, and is refused.
+    let written = dest.write_kept(STATE, b"{}".to_vec());
+    assert!(
+        matches!(written, Err(DestinationError::Busy { .. })),
+        "{written:?}"
+    );
+    // And every later step says so at once.
+    assert!(matches!(dest.refused(), Err(DestinationError::Busy { .. })));
+    drop(dest);
+    // Nothing of the run's under the prefix; the other's lease left as it was.
+    assert_eq!(
+        keys(&runner, &store),
+        vec!["p/.resourcesync/lock".to_owned()]
+    );
+    let left = runner
+        .run(async move { store.get(&lock).await.unwrap().bytes().await.unwrap() })
+        .unwrap();
+    assert!(String::from_utf8_lossy(&left).contains("another"));
+}
+
+/// A run that learns its lease is another's once resources arrive ends with
+/// [`DestinationError::Busy`]; it waited for ever before (the change it refused to
+/// store was never confirmed), as one of two syncs raced into a prefix did. With
+/// nothing to store, its last save says it (it said "cannot save", incomplete).
+#[test]
+fn a_run_refused_its_lease_while_resources_arrive_ends_busy_not_waiting() {
+    for n in [5, 0] {
+        let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+        let runner = Runner::new("test").unwrap();
+        let dest = opened(&store);
+        another_s_lease(&runner, &store);
+        // The read back done (and found another's) before the run's first store.
+        assert!(matches!(
+            dest.write_kept(STATE, b"{}".to_vec()),
+            Err(DestinationError::Busy { .. })
+        ));
+        let (_served, sync) = resources_into(n, dest);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // Dropped (the run with it) if it waits past the timeout: the test fails
+        // rather than hangs.
+        let synced = runtime
+            .block_on(async { tokio::time::timeout(Duration::from_secs(30), sync).await })
+            .unwrap_or_else(|_| panic!("{n} resources: the run still waited after 30 s"));
+        assert!(
+            matches!(
+                synced,
+                Err(crate::SyncError::Destination(DestinationError::Busy { .. }))
+            ),
+            "{n} resources: {synced:?}"
+        );
+    }
+}
+
+/// The recovery after an unfinished run takes each entry a listing gives for a key by
+/// its own time and size: an object of an hour before the run, with a folder marker
+/// over it made during the run, was not written by the run, and is not recorded as
+/// the sync's (folded by the larger size and the later time, as the audit folds, it
+/// was); an object the run wrote is.
+#[test]
+fn a_recovery_takes_no_old_object_for_new_by_its_folder_marker() {
+    let base = "http://example.com/";
+    let old = Key::from("p/r/old.txt");
+    // Listed as S3 lists it with a folder marker `p/r/old.txt/` made now over the object
+    // of an hour ago: object_store gives the marker as `p/r/old.txt` too.
+    let inner = Arc::new(object_store::memory::InMemory::new());
+    let hooked = resourcesync_testkit::objects::Hooked::new(inner).listing(move |mut meta| {
+        if meta.location != old {
+            return vec![meta];
+        }
+        meta.last_modified -= chrono::TimeDelta::hours(1);
+        let marker = object_store::ObjectMeta {
+            size: 0,
+            last_modified: chrono::Utc::now(),
+            e_tag: None,
+            version: None,
+            location: meta.location.clone(),
+        };
+        vec![meta, marker]
+    });
+    let store: Arc<dyn ObjectStore> = Arc::new(hooked);
+    let runner = Runner::new("test").unwrap();
+    let uri =
+        |name: &str| -> resourcesync_model::Uri { format!("{base}r/{name}").parse().unwrap() };
+    // Both stored as a sync stores them, with their marks; then the run's marker.
+    for name in ["old.txt", "new.txt"] {
+        let mark = placing::Mark {
+            uri: Some(uri(name)),
+            held: Held::new().with_length(5),
+        };
+        let mut attributes = Attributes::new();
+        attributes.insert(
+            Attribute::Metadata(placing::HELD_KEY.into()),
+            AttributeValue::from(placing::mark_json(&mark).unwrap()),
+        );
+        let (store, key) = (store.clone(), Key::from(format!("p/r/{name}")));
+        runner
+            .run(async move {
+                let options = PutOptions {
+                    attributes,
+                    ..Default::default()
+                };
+                store
+                    .put_opts(&key, b"hello".to_vec().into(), options)
+                    .await
+            })
+            .unwrap()
+            .unwrap();
+    }
+    let (unfinished, marker) = (store.clone(), Key::from("p/.resourcesync/unfinished"));
+    runner
+        .run(async move { unfinished.put(&marker, PutPayload::default()).await })
+        .unwrap()
+        .unwrap();
+    let dest = opened(&store);
+    assert!(dest.recovering.is_some());
+    let config = Config::new(base.parse().unwrap(), Mode::Baseline { prefer_dump: false }).unwrap();
+    let mut inventory = dest.open_inventory().unwrap();
+    dest.replay(&config, &mut inventory);
+    assert!(inventory.stored(&uri("new.txt")).is_some());
+    assert_eq!(inventory.stored(&uri("old.txt")), None);
+}
+
+/// A sync into a prefix takes its resources' bodies in memory, not through their
+/// temporary files: with the run's directory for them gone, every resource is still
+/// fetched, checked and stored (the directory destination, or this one if
+/// `keeps_in_memory` said no, fails each one at its file).
+#[test]
+fn a_sync_into_a_prefix_keeps_its_resources_in_memory() {
+    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let dest = opened(&store);
+    // Nothing can be made in the bodies' directory from here on.
+    std::fs::remove_dir(dest.work.path().join("tmp")).unwrap();
+    let (_served, sync) = resources_into(5, dest);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let synced = runtime.block_on(sync).unwrap();
+    assert_eq!(synced.report.created, 5, "{synced}");
+    assert_eq!(synced.report.failed, 0, "{synced}");
+    let runner = Runner::new("test").unwrap();
+    let keys = keys(&runner, &store);
+    for i in 0..5 {
+        assert!(keys.contains(&format!("p/r/{i}.txt")), "{keys:?}");
+    }
+}
