@@ -1,0 +1,157 @@
+//! The run's policy when a save finds the Destination held by another run (a bucket's
+//! prefix whose lease read back as another's: `DestinationError::Busy`): the run ends
+//! with that error, whichever save met it, rather than notice it and go on. Nothing of
+//! this run's is there to save over, and it never held the Destination.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use resourcesync_client::local_path::PathMapper;
+use resourcesync_client::{Client, Config, Event, Request, State};
+use resourcesync_destination::asynchronous::{self, AsyncStop};
+use resourcesync_destination::gate::Gate;
+use resourcesync_destination::{
+    Bodies, Destination, DestinationError, DirectoryDestination, DiskInventory, KeptInventory,
+    SyncError, SyncOptions, Synced, Verified,
+};
+use resourcesync_testkit::driver::populate;
+use resourcesync_testkit::served::{Fault, Served};
+
+/// A directory whose first `refused` saves are refused as another run's (the rest are
+/// the directory's own), counting the saves asked of it.
+struct Refusing {
+    inner: DirectoryDestination,
+    refused: usize,
+    saves: Arc<AtomicUsize>,
+}
+
+impl Destination for Refusing {
+    fn location(&self) -> &Path {
+        Destination::location(&self.inner)
+    }
+    fn paths(&self, config: &Config) -> PathMapper {
+        Destination::paths(&self.inner, config)
+    }
+    fn load_state(&self) -> Result<State, DestinationError> {
+        Destination::load_state(&self.inner)
+    }
+    fn open_inventory(&self) -> Result<DiskInventory, DestinationError> {
+        Destination::open_inventory(&self.inner)
+    }
+    fn replay<I: KeptInventory>(&self, config: &Config, inventory: &mut I) {
+        Destination::replay(&self.inner, config, inventory);
+    }
+    fn join_shards<I: KeptInventory>(
+        &mut self,
+        options: &SyncOptions,
+        inventory: &mut I,
+    ) -> Result<(), DestinationError> {
+        Destination::join_shards(&mut self.inner, options, inventory)
+    }
+    fn verify<I: KeptInventory>(
+        &mut self,
+        config: &Config,
+        inventory: &mut I,
+    ) -> Result<Verified, DestinationError> {
+        Destination::verify(&mut self.inner, config, inventory)
+    }
+    fn apply<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+        event: &Event,
+    ) -> Result<(), DestinationError> {
+        Destination::apply(&mut self.inner, client, event)
+    }
+    fn settle<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+    ) -> Result<bool, DestinationError> {
+        Destination::settle(&mut self.inner, client)
+    }
+    fn settle_all<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+    ) -> Result<bool, DestinationError> {
+        Destination::settle_all(&mut self.inner, client)
+    }
+    fn on_settled(&mut self, wake: Arc<dyn Fn() + Send + Sync>) {
+        Destination::on_settled(&mut self.inner, wake);
+    }
+    fn save<I: KeptInventory>(&mut self, client: &Client<I>) -> Result<(), DestinationError> {
+        if self.saves.fetch_add(1, Ordering::SeqCst) < self.refused {
+            return Err(DestinationError::Busy {
+                dir: Destination::location(&self.inner).to_owned(),
+                lock: Destination::location(&self.inner).join("lock"),
+            });
+        }
+        Destination::save(&mut self.inner, client)
+    }
+    fn keeps_body(&self, request: &Request) -> bool {
+        Destination::keeps_body(&self.inner, request)
+    }
+    fn bodies(&self) -> Bodies {
+        Destination::bodies(&self.inner)
+    }
+    fn keeps_in_memory(&self, request: &Request) -> bool {
+        Destination::keeps_in_memory(&self.inner, request)
+    }
+}
+
+/// A sync of `served` into a new directory through [`Refusing`] (`refused` saves
+/// refused), with `concurrency` requests at once: its result, and how many saves it
+/// asked for.
+fn sync(served: &Served, refused: usize, concurrency: usize) -> (Result<Synced, SyncError>, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SyncOptions::new(served.base.parse().unwrap(), dir.path().join("d"))
+        .with_concurrency(concurrency);
+    let saves = Arc::new(AtomicUsize::new(0));
+    let counted = saves.clone();
+    let open = move |options: &SyncOptions| {
+        let inner = DirectoryDestination::open(&options.dir)?;
+        Ok(Refusing {
+            inner,
+            refused,
+            saves: counted.clone(),
+        })
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let synced = runtime.block_on(async {
+        let (gate, stop) = (Gate::unlimited(), AsyncStop::new());
+        asynchronous::sync_into(&options, open, &gate, &stop, &mut ()).await
+    });
+    (synced, saves.load(Ordering::SeqCst))
+}
+
+fn is_busy(synced: &Result<Synced, SyncError>) -> bool {
+    matches!(
+        synced,
+        Err(SyncError::Destination(DestinationError::Busy { .. }))
+    )
+}
+
+/// The last save refused: the run ends Busy, not "cannot save" and incomplete.
+#[test]
+fn a_run_whose_last_save_is_refused_as_another_s_ends_busy() {
+    let served = Served::start(|s| populate(s, 3));
+    let (synced, saves) = sync(&served, usize::MAX, 4);
+    assert!(is_busy(&synced), "{synced:?}");
+    assert_eq!(saves, 1, "{synced:?}");
+}
+
+/// A save made as the run goes (every 5 s while work settles) refused: the run ends
+/// there, Busy, rather than notice it, go on and end complete on a later save.
+#[test]
+fn a_run_whose_save_on_the_way_is_refused_as_another_s_ends_busy_there() {
+    let served = Served::start(|s| populate(s, 8));
+    // One at a time, each a second late: the first save on the way comes at 5 s, with
+    // resources still to fetch.
+    served.faults(|path, _| path.starts_with("r/").then_some(Fault::Slow(1000)));
+    let (synced, saves) = sync(&served, 1, 1);
+    assert!(is_busy(&synced), "{synced:?}");
+    assert_eq!(saves, 1, "{synced:?}");
+}
