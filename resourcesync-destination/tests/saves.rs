@@ -18,8 +18,11 @@ use resourcesync_destination::{
 use resourcesync_testkit::driver::populate;
 use resourcesync_testkit::served::{Fault, Served};
 
-/// A directory whose first `refused` saves are refused as another run's (the rest are
-/// the directory's own), counting the saves asked of it.
+/// A directory whose first `refused` saves the run asks for are refused as another run's
+/// (the rest are the directory's own), counting them. A Checkpoint's save, which the
+/// directory makes inside `apply`, is its own, neither refused nor counted: the run's
+/// saves (on the way, and the last) are what these tests are of; a refusal from `apply`
+/// has its own test (`objects::tests`).
 struct Refusing {
     inner: DirectoryDestination,
     refused: usize,
@@ -138,7 +141,10 @@ fn is_busy(synced: &Result<Synced, SyncError>) -> bool {
 #[test]
 fn a_run_whose_last_save_is_refused_as_another_s_ends_busy() {
     let served = Served::start(|s| populate(s, 3));
+    let started = std::time::Instant::now();
     let (synced, saves) = sync(&served, usize::MAX, 4);
+    // Under the 5 s of a save on the way: the one refused was the last.
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert!(is_busy(&synced), "{synced:?}");
     assert_eq!(saves, 1, "{synced:?}");
 }
@@ -154,4 +160,11 @@ fn a_run_whose_save_on_the_way_is_refused_as_another_s_ends_busy_there() {
     let (synced, saves) = sync(&served, 1, 1);
     assert!(is_busy(&synced), "{synced:?}");
     assert_eq!(saves, 1, "{synced:?}");
+    // Ended there: not every resource was asked for (the last save would have been).
+    let asked = served
+        .starts()
+        .iter()
+        .filter(|(_, path)| path.starts_with("/r/"))
+        .count();
+    assert!((1..8).contains(&asked), "{asked} resources asked for");
 }

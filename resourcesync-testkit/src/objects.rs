@@ -37,7 +37,9 @@ impl Hooked {
     }
 
     /// Each object a listing of `inner` gives becomes what `listed` makes of it (itself
-    /// with another time, or with another entry beside it, or nothing).
+    /// with another time, or with another entry beside it, or nothing). `list` only (and
+    /// `list_with_offset`, which the trait makes of it): `list_with_delimiter` gives
+    /// `inner`'s.
     pub fn listing(
         mut self,
         listed: impl Fn(ObjectMeta) -> Vec<ObjectMeta> + Send + Sync + 'static,
