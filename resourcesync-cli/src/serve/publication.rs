@@ -144,10 +144,10 @@ impl Walk<'_> {
         if self.dir.is_none() {
             // In a publication `build` made, a resource's path goes through a link at the
             // top (to the collection: a file at the top is one, as is a directory), and
-            // only the publication's own directories and documents are real: read as a
-            // link first, it takes one call instead of a refused open and the read (a
-            // real file or directory at the top pays one refused read; a document is
-            // deeper, under `resourcesync/` or `.well-known/`).
+            // only the publication's own directories and files are real (`resourcesync/`,
+            // `.well-known/`, the `robots.txt` it writes): read as a link first, it takes
+            // one call instead of a refused open and the read (a real file or directory
+            // at the top pays one refused read).
             match self.root.read_link_contents(segment) {
                 Ok(target) => return self.follow(segments, i, Some(target)),
                 Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
