@@ -347,6 +347,174 @@ pub(super) async fn head(
     store.get_opts(key, options).await
 }
 
+/// The run's changes carried out on the store: each one's work (an upload, a deletion)
+/// started on the runtime, its end received, and what became of it told to the client.
+impl ObjectDestination {
+    /// Starts the upload of the whole body `body` to the change's key (see
+    /// [`Placing::place`]); confirmed from [`settle`](Destination::settle), with
+    /// `confirmed` once placed.
+    pub(super) fn start_place<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+        body: Body,
+        change: &Decision,
+        digests: Measured,
+        held: Option<Held>,
+        confirmed: Option<Held>,
+    ) -> Result<(), DestinationError> {
+        let key = match self.key_of(change.path.as_str()) {
+            Ok(key) => key,
+            Err(e) => {
+                body.remove(&self.bodies);
+                return self.confirm(client, change, Err(Outcome::Failed(io::Error::other(e))));
+            }
+        };
+        if let Err(refused) = self.refused() {
+            body.remove(&self.bodies);
+            return Err(refused);
+        }
+        if let Some(lost) = self.lost() {
+            body.remove(&self.bodies);
+            return self.confirm(client, change, Err(Outcome::Failed(io::Error::other(lost))));
+        }
+        let task = Placing {
+            store: self.store.clone(),
+            key,
+            uri: change.uri.clone(),
+            body: body.waiting(self.work.path()),
+            stored: Held::of(&digests, change.lastmod),
+            digests,
+            held,
+            replace_foreign: self.replace_foreign,
+            conditional: self.conditional,
+        };
+        self.start(client, change.clone(), async move {
+            let outcome = task.place().await;
+            if let Waiting::File(file) = &task.body {
+                let _ = tokio::fs::remove_file(file).await;
+            }
+            outcome.map(|_| confirmed)
+        })
+    }
+
+    /// Runs `work` for `change` on the runtime, waiting first for a place among
+    /// [`MAX_UPLOADS`].
+    pub(super) fn start<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+        change: Decision,
+        work: impl std::future::Future<Output = Result<Option<Held>, Outcome>> + Send + 'static,
+    ) -> Result<(), DestinationError> {
+        self.refused()?;
+        if let Some(lost) = self.lost() {
+            return self.confirm(
+                client,
+                &change,
+                Err(Outcome::Failed(io::Error::other(lost))),
+            );
+        }
+        if self.first_write.is_none() {
+            // Before the first write: a run killed from here on is found by the next. It
+            // waits for the lease's read back, and the uploads wait for it, not the driver,
+            // which goes on receiving meanwhile.
+            use futures::FutureExt as _;
+            let settled = self.settled();
+            let (store, key) = (self.store.clone(), child(&self.kept, UNFINISHED));
+            let write = async move {
+                settled.await.map_err(|e| e.to_string())?;
+                store
+                    .put(&key, PutPayload::default())
+                    .await
+                    .map(drop)
+                    .map_err(|e| store_error(&key, e).to_string())
+            };
+            self.first_write = Some(write.boxed().shared());
+        }
+        self.clean = false;
+        while self.pending >= MAX_STARTED {
+            let ended = block(|| self.ended.recv());
+            self.ended_one(client, ended)?;
+        }
+        let tx = self.ended_tx.clone();
+        let wake = self.wake.clone();
+        let Some(runtime) = self.runner.handle() else {
+            // Failed, not returned: a change the client is never told of holds its run.
+            let stopped = io::Error::other("the destination's runtime stopped");
+            return self.confirm(client, &change, Err(Outcome::Failed(stopped)));
+        };
+        let (turns, watch) = (self.turns.clone(), self.lease.as_ref().map(Lease::watch));
+        let lost = self.lost_message();
+        let first_write = self.first_write.clone();
+        self.pending += 1;
+        runtime.spawn(async move {
+            use futures::FutureExt as _;
+            // The run's first write made (the lease is this run's), then its turn, the
+            // lease still held when it comes (it may have waited).
+            let first = match first_write {
+                Some(first) => first.await,
+                None => Ok(()),
+            };
+            let turn = turns.acquire_owned().await;
+            let outcome = if let Err(why) = first {
+                Err(Outcome::Failed(io::Error::other(why)))
+            } else if turn.is_err() || watch.is_some_and(|w| w.lost()) {
+                Err(Outcome::Failed(io::Error::other(lost)))
+            } else {
+                // A task that panics still ends: its change failed, and nothing waits for
+                // a confirmation that never comes.
+                std::panic::AssertUnwindSafe(work)
+                    .catch_unwind()
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Outcome::Failed(io::Error::other(
+                            "the upload's task panicked",
+                        )))
+                    })
+            };
+            drop(turn);
+            let _ = tx.send(Ended { change, outcome });
+            if let Some(wake) = wake {
+                wake();
+            }
+        });
+        Ok(())
+    }
+
+    /// Confirms the change whose work `ended` (as received from its task), which no
+    /// longer counts among those started.
+    pub(super) fn ended_one<I: KeptInventory>(
+        &mut self,
+        client: &mut Client<I>,
+        ended: Result<Ended, mpsc::RecvError>,
+    ) -> Result<(), DestinationError> {
+        // The sender is the destination's own: it never hangs up first.
+        let Ok(Ended { change, outcome }) = ended else {
+            return Ok(());
+        };
+        self.pending -= 1;
+        self.confirm(client, &change, outcome)
+    }
+
+    /// Tells the client what became of `change`.
+    pub(super) fn confirm<I: KeptInventory>(
+        &self,
+        client: &mut Client<I>,
+        change: &Decision,
+        outcome: Result<Option<Held>, Outcome>,
+    ) -> Result<(), DestinationError> {
+        let now = Instant::now();
+        let at = || format!("{}/{}", self.shown.display(), change.path.as_str());
+        match outcome {
+            Ok(held) => client.applied(change.id, held, now)?,
+            Err(Outcome::Failed(e)) => client.failed(change.id, format!("{}: {e}", at()), now)?,
+            Err(Outcome::Conflict(why)) => {
+                client.declined(change.id, format!("{}: {why}", at()), now)?
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
