@@ -694,17 +694,12 @@ impl DirectoryDestination {
         change: &Decision,
         outcome: Result<Option<Held>, Outcome>,
     ) -> Result<(), Misuse> {
-        let now = Instant::now();
-        let at = || self.dir.join(change.path.to_path_buf());
-        match outcome {
-            Ok(held) => client.applied(change.id, held, now),
-            Err(Outcome::Failed(e)) => {
-                client.failed(change.id, format!("{}: {e}", at().display()), now)
-            }
-            Err(Outcome::Conflict(why)) => {
-                client.declined(change.id, format!("{}: {why}", at().display()), now)
-            }
-        }
+        confirm(client, change, outcome, || {
+            self.dir
+                .join(change.path.to_path_buf())
+                .display()
+                .to_string()
+        })
     }
 
     /// Opens the package received for `request`.
@@ -751,6 +746,23 @@ pub(crate) enum Outcome {
     Failed(io::Error),
     /// The path holds what the sync did not store.
     Conflict(String),
+}
+
+/// Tells the client what became of `change` (applied, holding `held`; failed; declined),
+/// a failure or a conflict named by `at`, where its file or object is: each Destination's
+/// `confirm`.
+pub(crate) fn confirm<I: KeptInventory>(
+    client: &mut Client<I>,
+    change: &Decision,
+    outcome: Result<Option<Held>, Outcome>,
+    at: impl FnOnce() -> String,
+) -> Result<(), Misuse> {
+    let now = Instant::now();
+    match outcome {
+        Ok(held) => client.applied(change.id, held, now),
+        Err(Outcome::Failed(e)) => client.failed(change.id, format!("{}: {e}", at()), now),
+        Err(Outcome::Conflict(why)) => client.declined(change.id, format!("{}: {why}", at()), now),
+    }
 }
 
 /// What the tests of the bodies in memory share (here and in `asynchronous`).

@@ -502,15 +502,9 @@ impl ObjectDestination {
         change: &Decision,
         outcome: Result<Option<Held>, Outcome>,
     ) -> Result<(), DestinationError> {
-        let now = Instant::now();
-        let at = || format!("{}/{}", self.shown.display(), change.path.as_str());
-        match outcome {
-            Ok(held) => client.applied(change.id, held, now)?,
-            Err(Outcome::Failed(e)) => client.failed(change.id, format!("{}: {e}", at()), now)?,
-            Err(Outcome::Conflict(why)) => {
-                client.declined(change.id, format!("{}: {why}", at()), now)?
-            }
-        }
+        crate::directory::confirm(client, change, outcome, || {
+            format!("{}/{}", self.shown.display(), change.path.as_str())
+        })?;
         Ok(())
     }
 }
