@@ -749,21 +749,6 @@ mod tests {
         (bucket.store.clone(), bucket)
     }
 
-    fn listed(objects: &Arc<dyn ObjectStore>) -> Vec<String> {
-        let runner = Runner::new("test").unwrap();
-        let objects = objects.clone();
-        runner
-            .run(async move {
-                objects
-                    .list(None)
-                    .map_ok(|m| m.location.to_string())
-                    .try_collect::<Vec<_>>()
-                    .await
-                    .unwrap()
-            })
-            .unwrap()
-    }
-
     #[test]
     fn a_publication_is_the_same_in_a_bucket_as_in_memory_and_nothing_staged_stays() {
         let (objects, bucket) = memory();
@@ -790,7 +775,7 @@ mod tests {
                 "{name}"
             );
         }
-        let keys = listed(&objects);
+        let keys = resourcesync_testkit::objects::keys(&*objects);
         assert!(
             !keys
                 .iter()
@@ -1009,7 +994,7 @@ mod tests {
         assert_eq!(store.read("b.txt").unwrap().as_deref(), Some(&b"b"[..]));
         assert_eq!(store.read("a.txt").unwrap(), None);
         assert!(!store.exists("c.txt").unwrap());
-        let mut keys = listed(&objects);
+        let mut keys = resourcesync_testkit::objects::keys(&*objects);
         keys.sort();
         assert_eq!(keys, ["site/.resourcesync/bucket/lock", "site/b.txt"]);
     }

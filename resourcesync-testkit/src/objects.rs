@@ -143,3 +143,17 @@ impl ObjectStore for Hooked {
         self.inner.copy_if_not_exists(from, to).await
     }
 }
+
+/// Every key `store` lists, in its order: of a store whose listing needs no runtime (the
+/// in-memory one, or [`Hooked`] over it), as a test's check of what a run left.
+pub fn keys(store: &dyn ObjectStore) -> Vec<String> {
+    futures::executor::block_on(
+        store
+            .list(None)
+            .map(|meta| meta.map(|meta| meta.location.to_string()))
+            .collect::<Vec<_>>(),
+    )
+    .into_iter()
+    .collect::<object_store::Result<_>>()
+    .unwrap_or_else(|e| panic!("listing {store}: {e}"))
+}

@@ -2,21 +2,7 @@
 
 use super::*;
 
-/// Every key of `store`, listed.
-fn keys(runner: &Runner, store: &Arc<dyn ObjectStore>) -> Vec<String> {
-    let store = store.clone();
-    runner
-        .run(async move {
-            use futures::TryStreamExt as _;
-            store
-                .list(None)
-                .map_ok(|meta| meta.location.to_string())
-                .try_collect::<Vec<_>>()
-                .await
-                .unwrap()
-        })
-        .unwrap()
-}
+use resourcesync_testkit::objects::keys;
 
 /// The prefix `p` of `store` opened as a sync opens it: the lease claimed, its read
 /// back still to come.
@@ -94,10 +80,7 @@ fn a_run_whose_lease_is_found_another_s_writes_nothing_and_ends_busy() {
     assert!(matches!(dest.refused(), Err(DestinationError::Busy { .. })));
     drop(dest);
     // Nothing of the run's under the prefix; the other's lease left as it was.
-    assert_eq!(
-        keys(&runner, &store),
-        vec!["p/.resourcesync/lock".to_owned()]
-    );
+    assert_eq!(keys(&*store), vec!["p/.resourcesync/lock".to_owned()]);
     let left = runner
         .run(async move { store.get(&lock).await.unwrap().bytes().await.unwrap() })
         .unwrap();
@@ -227,8 +210,7 @@ fn a_sync_into_a_prefix_keeps_its_resources_in_memory() {
     let synced = runtime.block_on(sync).unwrap();
     assert_eq!(synced.report.created, 5, "{synced}");
     assert_eq!(synced.report.failed, 0, "{synced}");
-    let runner = Runner::new("test").unwrap();
-    let keys = keys(&runner, &store);
+    let keys = keys(&*store);
     for i in 0..5 {
         assert!(keys.contains(&format!("p/r/{i}.txt")), "{keys:?}");
     }
