@@ -35,7 +35,7 @@ use http::{HeaderMap, StatusCode};
 use resourcesync_client::{Client, Event, Misuse, Request, RequestId};
 use resourcesync_model::uri_path::SegmentRules;
 use resourcesync_model::{Algorithms, Measure, Measured};
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use crate::destination::Destination;
 use crate::directory::{Bodies, DirectoryDestination};
@@ -206,7 +206,12 @@ async fn one_run<D: Destination + Send>(
         Some(run.client().config().policy.clone()),
         gate.per_authority().unwrap_or(usize::MAX),
     );
+    // Two channels to the run's task: the documents' messages (a listing's pieces), a few
+    // at a time, and the rest (the bodies the workers keep, their digests, failures).
+    // The run's loop takes one document's message at a time and the rest as they come,
+    // so that the responses to the requests a listing made are not held up behind it.
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
+    let (documents, mut documents_rx) = mpsc::channel::<Msg>(AHEAD);
     // The requests are sent by workers, each taking the next from the queue when it is
     // done with its last: no task is spawned a request, and a worker keeps its
     // connection to the Source (`Kept`) rather than checking one out of a pool a
@@ -222,7 +227,7 @@ async fn one_run<D: Destination + Send>(
         tx,
         mirrors: options.mirrors.clone().into(),
         gate: gated.then(|| gate.clone()),
-        ahead: Arc::new(Semaphore::new(AHEAD)),
+        documents,
     };
     let most = run.client().config().bounds.max_in_flight.max(1);
     // Aborted however this function ends.
@@ -304,23 +309,13 @@ async fn one_run<D: Destination + Send>(
                     // than the message's own work on a run of small files.
                     let waiting = std::iter::from_fn(|| rx.try_recv().ok());
                     for message in std::iter::once(message).chain(waiting.take(TAKEN_AT_ONCE - 1)) {
-                        let id = message.id();
-                        let piece = matches!(message, Msg::Chunk(..));
-                        message.deliver(run.client())?;
-                        // Ended by the client (whole, failed, or refused at its head with
-                        // its body still coming, which no cancel may say): its worker is
-                        // free of it.
-                        if !run.client().in_flight(id)
-                            && let Some(cancel) = cancels.remove(&id)
-                        {
-                            let _ = cancel.send(());
-                        }
-                        // A piece of a listing may have listed resources: they are asked
-                        // for before more is parsed, so the requests in flight stay full.
-                        if piece {
-                            break;
-                        }
+                        take(run.client(), &mut cancels, message)?;
                     }
+                },
+                // One at a time: a piece of a listing may list resources, which are asked
+                // for before more is parsed.
+                message = documents_rx.recv() => if let Some(message) = message {
+                    take(run.client(), &mut cancels, message)?;
                 },
                 () = sleep_until(timeout) => run.client().handle_timeout(Instant::now()),
                 () = stop.wait() => {}
@@ -349,23 +344,39 @@ async fn one_run<D: Destination + Send>(
 /// full while a listing is read. Pieces of a chunk share its buffer (no copy).
 pub const PIECE: usize = 16 * 1024;
 
-/// The most pieces of documents in the channel to the run's task at once, every
-/// document of a run together ([`send_pieces`] waits for the run's task to take one
-/// before it sends more). The channel is first come first served: unbounded, a
-/// listing's pieces, all sent before the responses to the requests it lists came, kept
-/// those responses waiting until the whole listing was parsed, the requests in flight
-/// done and none sent (10,000 files of 1 KiB: the first file placed some 50 ms after the
-/// listing came, one core parsing while the other idled); a Resource List Index's parts,
-/// fetched at once, each did so. Eight, some 2 ms of parsing: enough that the run's
-/// task finds the next piece waiting (with two it waited for the worker to send one, and
-/// parsed the listing in 175 ms where it had taken 50), and the memory documents hold in
-/// the channel is 128 KiB, however large they are. 12 alternated rounds by hand: 426 ms
-/// against 457 ms before, wget2 495 ms.
+/// The most messages of documents waiting for the run's task (the capacity of their
+/// channel, apart from the rest's). The run's loop takes one of them at a time, and the
+/// responses to the requests a listing made between them: in one channel, first come
+/// first served, a listing's pieces, sent before those responses came, held them up
+/// until the whole listing was parsed, the requests in flight done and none sent (10,000
+/// files of 1 KiB: the first file placed some 50 ms after the listing came, one core
+/// parsing while the other idled). Eight, some 2 ms of parsing: the next piece is there
+/// when the run's task has parsed the last, and documents hold at most 128 KiB in the
+/// channel, however large they are.
 const AHEAD: usize = 8;
 
 /// The most messages the run's loop hands to its client between two looks at its
 /// timeouts, its stop and its saves.
 const TAKEN_AT_ONCE: usize = 16;
+
+/// Hands `message` to `client`; a request it ended is taken off `cancels`, its worker
+/// told. A misuse is this driver's bug.
+fn take<I: resourcesync_client::Inventory>(
+    client: &mut Client<I>,
+    cancels: &mut HashMap<RequestId, oneshot::Sender<()>>,
+    message: Msg,
+) -> Result<(), Misuse> {
+    let id = message.id();
+    message.deliver(client)?;
+    // Ended by the client (whole, failed, or refused at its head with its body still
+    // coming, which no cancel may say): its worker is free of it.
+    if !client.in_flight(id)
+        && let Some(cancel) = cancels.remove(&id)
+    {
+        let _ = cancel.send(());
+    }
+    Ok(())
+}
 
 /// A run's workers, aborted when dropped.
 struct Workers(Vec<tokio::task::JoinHandle<()>>);
@@ -413,9 +424,9 @@ struct Worker {
     mirrors: Arc<[(String, PathBuf)]>,
     /// A gated run's gate; then the pool's connections, not the worker's own.
     gate: Option<Gate>,
-    /// The places for documents' pieces in the channel to the run's task, [`AHEAD`],
-    /// shared by every document of the run.
-    ahead: Arc<Semaphore>,
+    /// The channel for the messages of a request whose body is not kept by its worker
+    /// (a document's), [`AHEAD`] at most waiting.
+    documents: mpsc::Sender<Msg>,
 }
 
 impl Worker {
@@ -447,12 +458,18 @@ impl Worker {
                 continue;
             }
             let id = request.id;
+            // Every message of a request goes through one channel, in the order sent.
+            let tx = if keep.is_none() {
+                &self.documents
+            } else {
+                &self.tx
+            };
             let exchange = async {
                 let pass = match (&self.gate, authority) {
                     // Held at the gate until it may go, then started for the client.
                     (Some(gate), Some(authority)) => {
                         let pass = gate.pass(&authority).await;
-                        if self.tx.send(Msg::Started(id)).await.is_err() {
+                        if tx.send(Msg::Started(id)).await.is_err() {
                             return;
                         }
                         Some(pass)
@@ -460,16 +477,7 @@ impl Worker {
                     _ => None,
                 };
                 let kept = self.gate.is_none().then_some(&mut kept);
-                exchange(
-                    &self.http,
-                    kept,
-                    request,
-                    keep,
-                    &self.tx,
-                    &self.mirrors,
-                    &self.ahead,
-                )
-                .await;
+                exchange(&self.http, kept, request, keep, tx, &self.mirrors).await;
                 drop(pass);
             };
             let job = async {
@@ -490,7 +498,7 @@ impl Worker {
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_default();
                 let reason = format!("the request's worker panicked: {what}");
-                let _ = self.tx.send(Msg::Panicked(id, reason)).await;
+                let _ = tx.send(Msg::Panicked(id, reason)).await;
             }
         }
     }
@@ -629,8 +637,7 @@ pub async fn fetch(
     tx: mpsc::Sender<Msg>,
     mirrors: Vec<(String, PathBuf)>,
 ) {
-    let ahead = Arc::new(Semaphore::new(AHEAD));
-    exchange(&http, None, request, keep, &tx, &mirrors, &ahead).await;
+    exchange(&http, None, request, keep, &tx, &mirrors).await;
 }
 
 /// [`fetch`], on `kept` when given ([`Http::get_on`]), else through the pool.
@@ -641,7 +648,6 @@ async fn exchange(
     keep: Option<Keep>,
     tx: &mpsc::Sender<Msg>,
     mirrors: &[(String, PathBuf)],
-    ahead: &Arc<Semaphore>,
 ) {
     let id = request.id;
     // Made only to be matched against the mirrors' prefixes.
@@ -697,7 +703,7 @@ async fn exchange(
                 let _ = tx.send(Msg::Failed(id, e.to_string())).await;
                 return;
             }
-            if !send_pieces(tx, id, Bytes::from(body), ahead).await {
+            if !send_pieces(tx, id, Bytes::from(body)).await {
                 return;
             }
         }
@@ -728,7 +734,7 @@ async fn exchange(
             loop {
                 match response.chunk().await {
                     Ok(Some(chunk)) => {
-                        if !send_pieces(tx, id, chunk, ahead).await {
+                        if !send_pieces(tx, id, chunk).await {
                             return;
                         }
                     }
@@ -884,35 +890,10 @@ impl Drop for Reserved<'_> {
 }
 
 /// Hands `bytes`, a document's body or part of it, to the run's loop in pieces of at most
-/// [`PIECE`] bytes (each shares `bytes`' buffer: no copy), at most [`AHEAD`] of them
-/// waiting in the channel (`ahead`, one for the document); `false` once the loop is gone.
-async fn send_pieces(
-    tx: &mpsc::Sender<Msg>,
-    id: RequestId,
-    mut bytes: Bytes,
-    ahead: &Arc<Semaphore>,
-) -> bool {
-    /// A piece with its place among the document's pieces in the channel: given back
-    /// when the run's task drops the piece, once its client has read it.
-    struct Held {
-        piece: Bytes,
-        _place: OwnedSemaphorePermit,
-    }
-    impl AsRef<[u8]> for Held {
-        fn as_ref(&self) -> &[u8] {
-            &self.piece
-        }
-    }
+/// [`PIECE`] bytes (each shares `bytes`' buffer: no copy); `false` once the loop is gone.
+async fn send_pieces(tx: &mpsc::Sender<Msg>, id: RequestId, mut bytes: Bytes) -> bool {
     while !bytes.is_empty() {
         let piece = bytes.split_to(bytes.len().min(PIECE));
-        // The semaphore is the document's own and never closed.
-        let Ok(place) = ahead.clone().acquire_owned().await else {
-            return false;
-        };
-        let piece = Bytes::from_owner(Held {
-            piece,
-            _place: place,
-        });
         if tx.send(Msg::Chunk(id, piece)).await.is_err() {
             return false;
         }
@@ -1007,57 +988,6 @@ mod tests {
         })
         .await;
         assert_eq!(done.ok(), Some(7));
-    }
-
-    #[tokio::test]
-    async fn a_document_keeps_at_most_ahead_pieces_in_the_channel_whatever_its_size() {
-        use super::{AHEAD, PIECE, Semaphore, send_pieces};
-        use std::sync::Arc;
-        let (tx, mut rx) = tokio::sync::mpsc::channel::<Msg>(256);
-        let mut client = client();
-        let id = client.poll_request(std::time::Instant::now()).unwrap().id;
-        // A listing of 64 pieces, given to the worker's side at once.
-        let body = bytes::Bytes::from(vec![b'x'; 64 * PIECE]);
-        let sender = tokio::spawn(async move {
-            let ahead = Arc::new(Semaphore::new(AHEAD));
-            send_pieces(&tx, id, body, &ahead).await
-        });
-        // Until the run's side takes one, no more than AHEAD wait, and a response sent
-        // meanwhile comes after them, not after the whole document.
-        let waiting = |rx: &mut tokio::sync::mpsc::Receiver<Msg>| {
-            let mut held = Vec::new();
-            while let Ok(m) = rx.try_recv() {
-                held.push(m);
-            }
-            held
-        };
-        for _ in 0..100 {
-            tokio::task::yield_now().await;
-        }
-        let held = waiting(&mut rx);
-        assert_eq!(held.len(), AHEAD, "pieces sent before any was taken");
-        // The pieces held (not yet dropped) keep their places: nothing more comes.
-        for _ in 0..100 {
-            tokio::task::yield_now().await;
-        }
-        assert!(waiting(&mut rx).is_empty());
-        // Taken and read (dropped), they let as many more in; the bytes come in order,
-        // whole.
-        let mut got = 0;
-        for m in held {
-            let Msg::Chunk(i, piece) = m else {
-                panic!("not a piece")
-            };
-            assert_eq!((i, piece.len()), (id, PIECE));
-            got += piece.len();
-        }
-        while got < 64 * PIECE {
-            let Some(Msg::Chunk(_, piece)) = rx.recv().await else {
-                panic!("the pieces ended early")
-            };
-            got += piece.len();
-        }
-        assert!(sender.await.unwrap());
     }
 
     #[test]
