@@ -504,7 +504,14 @@ pub(crate) fn block_on(
         .enable_all()
         .build()
         .map_err(Error::Runtime)
-        .and_then(|runtime| runtime.block_on(run));
+        .and_then(|runtime| {
+            let ran = runtime.block_on(run);
+            // The command's work is done (saved, printed) and the process ends next:
+            // its threads are not waited for, each handing its memory back on its way
+            // out (some 5 ms after a sync of 10,000 files).
+            runtime.shutdown_background();
+            ran
+        });
     match ran {
         Ok(status) => ExitCode::from(status),
         Err(e) => {
