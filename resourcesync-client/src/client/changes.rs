@@ -316,8 +316,15 @@ impl<I: Inventory> Client<I> {
             (_, None) => {
                 let mut places = mirrors;
                 places.retain(|m| self.config.policy.check(m).is_ok());
-                places.push(entry.loc.clone());
-                let first = places.remove(0);
+                // The mirrors first, the listed `loc` last. Without a mirror (most
+                // entries) no vector is made: a listing of 10,000 entries held 10,000
+                // empty ones of 96 bytes each until their requests were made.
+                let first = if places.is_empty() {
+                    entry.loc.clone()
+                } else {
+                    places.push(entry.loc.clone());
+                    places.remove(0)
+                };
                 self.fetches.push_back(Job {
                     uri: first,
                     what: What::Resource {
