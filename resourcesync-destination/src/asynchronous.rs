@@ -3,7 +3,9 @@
 //! tasks (one for each request not yet ended, each keeping its connections to plain-HTTP
 //! hosts; https, a proxy's URLs and a harvest's gated runs share a pool), streaming each
 //! response to the task
-//! that owns the [`Run`] over a channel ([`Msg`]; [`fetch`] makes one request so); a
+//! that owns the [`Run`] over a channel ([`Msg`]; two in a run, one for the documents'
+//! messages, which the run's task takes one at a time beside the rest; [`fetch`] makes
+//! one request so); a
 //! resource's or a package's body is hashed on the task that receives it and kept in its
 //! temporary file, so that hashing runs on every core.
 //! Requests go through [`Http`]: host names are resolved and checked against the
@@ -206,12 +208,14 @@ async fn one_run<D: Destination + Send>(
         Some(run.client().config().policy.clone()),
         gate.per_authority().unwrap_or(usize::MAX),
     );
-    // Two channels to the run's task: the documents' messages (a listing's pieces), a few
-    // at a time, and the rest (the bodies the workers keep, their digests, failures).
-    // The run's loop takes one document's message at a time and the rest as they come,
-    // so that the responses to the requests a listing made are not held up behind it.
+    // Two channels to the run's task, each request's messages through one of them: a
+    // request's whose body its worker does not keep (a document: a listing, robots.txt,
+    // a page of discovery), and the rest (the bodies the workers keep, their progress and
+    // digests, and their failures). The run's loop takes one document's message at a
+    // time and up to TAKEN_AT_ONCE of the rest, so that the responses to the requests a
+    // listing made are not held up behind it.
     let (tx, mut rx) = mpsc::channel::<Msg>(256);
-    let (documents, mut documents_rx) = mpsc::channel::<Msg>(AHEAD);
+    let (documents, mut documents_rx) = mpsc::channel::<Msg>(DOCUMENTS_WAITING);
     // The requests are sent by workers, each taking the next from the queue when it is
     // done with its last: no task is spawned a request, and a worker keeps its
     // connection to the Source (`Kept`) rather than checking one out of a pool a
@@ -337,23 +341,26 @@ async fn one_run<D: Destination + Send>(
     run.finish(observer)
 }
 
-/// The most bytes of a document's body in one [`Msg::Chunk`]. The run's task parses a
-/// listing slower than a fast Source sends it (tens of MB/s against hundreds), and the
-/// resources it lists are asked for between two pieces: a piece of 16 KiB is some fifty
-/// entries, a fraction of a millisecond of parsing, so the requests in flight are kept
-/// full while a listing is read. Pieces of a chunk share its buffer (no copy).
+/// The most bytes of a document's body in one [`Msg::Chunk`] (and of a body read from a
+/// mirror's directory). The run's task parses a listing slower than a fast Source sends
+/// it (tens of MB/s against hundreds), and the resources it lists are asked for between
+/// two pieces: a piece of 16 KiB is some fifty entries, a fraction of a millisecond of
+/// parsing, so the requests in flight are kept full while a listing is read. Pieces of a
+/// chunk share its buffer (no copy).
 pub const PIECE: usize = 16 * 1024;
 
 /// The most messages of documents waiting for the run's task (the capacity of their
-/// channel, apart from the rest's). The run's loop takes one of them at a time, and the
-/// responses to the requests a listing made between them: in one channel, first come
-/// first served, a listing's pieces, sent before those responses came, held them up
-/// until the whole listing was parsed, the requests in flight done and none sent (10,000
-/// files of 1 KiB: the first file placed some 50 ms after the listing came, one core
-/// parsing while the other idled). Eight, some 2 ms of parsing: the next piece is there
-/// when the run's task has parsed the last, and documents hold at most 128 KiB in the
-/// channel, however large they are.
-const AHEAD: usize = 8;
+/// channel, apart from the rest's): 256 pieces, 4 MiB of a listing. The run's loop takes
+/// one of them at a time and the responses to the requests a listing made between them,
+/// whatever waits: in one channel, first come first served, a listing's pieces, sent
+/// before those responses came, held them up until the whole listing was parsed, the
+/// requests in flight done and none sent (10,000 files of 1 KiB: the first file placed
+/// some 50 ms after the listing came, one core parsing while the other idled). So many
+/// that a listing of a few MiB is read off its connection at once: its worker, and in a
+/// harvest its place at the gate (a host's few), are free for the next request while it
+/// is parsed (with 8, a Resource List Index's parts held every place of their host until
+/// they were parsed, and no resource of it could be asked for).
+const DOCUMENTS_WAITING: usize = 256;
 
 /// The most messages the run's loop hands to its client between two looks at its
 /// timeouts, its stop and its saves.
@@ -425,7 +432,7 @@ struct Worker {
     /// A gated run's gate; then the pool's connections, not the worker's own.
     gate: Option<Gate>,
     /// The channel for the messages of a request whose body is not kept by its worker
-    /// (a document's), [`AHEAD`] at most waiting.
+    /// (a document's), [`DOCUMENTS_WAITING`] at most waiting.
     documents: mpsc::Sender<Msg>,
 }
 
