@@ -942,24 +942,18 @@ fn mirrored(rest: &str) -> Option<PathBuf> {
 mod tests {
     use super::{Msg, caught, mirrored};
 
-    /// A baseline's client, in memory, its first request (the Source Description's) to
-    /// be polled.
-    fn client() -> resourcesync_client::Client<resourcesync_client::MemoryInventory> {
+    #[test]
+    fn a_panic_after_a_request_s_last_message_is_no_misuse() {
         let config = resourcesync_client::Config::new(
             "http://example.com/".parse().unwrap(),
             resourcesync_client::Mode::Baseline { prefer_dump: false },
         )
         .unwrap();
-        resourcesync_client::Client::new(
+        let mut client = resourcesync_client::Client::new(
             config,
             resourcesync_client::State::default(),
             resourcesync_client::MemoryInventory::default(),
-        )
-    }
-
-    #[test]
-    fn a_panic_after_a_request_s_last_message_is_no_misuse() {
-        let mut client = client();
+        );
         let now = std::time::Instant::now();
         let id = client.poll_request(now).unwrap().id;
         // In flight: a failure, said.
