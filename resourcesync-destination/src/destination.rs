@@ -61,6 +61,14 @@ pub trait Destination {
         inventory: &mut I,
     ) -> Result<Verified, DestinationError>;
 
+    /// Told of `events`, polled from the client and about to be given to
+    /// [`apply`](Self::apply) in this order, so that what their applies share is done
+    /// once for all (a directory writes the journal's lines of its placements in one
+    /// write). An event applied without it is carried out the same. Nothing by default.
+    fn prepare(&mut self, events: &[Event]) {
+        let _ = events;
+    }
+
     /// Carries out what the client decided in `event`, and confirms it to the client, at
     /// once or, for work that goes on after the call (an upload), from
     /// [`settle`](Self::settle) once it is done.
@@ -172,6 +180,10 @@ impl Destination for DirectoryDestination {
         inventory: &mut I,
     ) -> Result<Verified, DestinationError> {
         DirectoryDestination::verify(self, config, inventory)
+    }
+
+    fn prepare(&mut self, events: &[Event]) {
+        DirectoryDestination::prepare(self, events)
     }
 
     fn apply<I: KeptInventory>(

@@ -196,6 +196,8 @@ pub struct Run<I = DiskInventory, D = DirectoryDestination> {
     started: Instant,
     /// The report, once the client said [`Event::Done`].
     done: Option<Report>,
+    /// The events [`settle`](Self::settle) takes at once, kept between calls.
+    batch: Vec<Event>,
 }
 
 impl Run<DiskInventory> {
@@ -268,6 +270,7 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
             stop,
             started: Instant::now(),
             done: None,
+            batch: Vec::new(),
         })
     }
 
@@ -346,8 +349,14 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
     /// requests). A misuse is the driver's bug and ends the run.
     pub fn settle(&mut self, observer: &mut dyn Observer) -> Result<bool, SyncError> {
         let mut acted = false;
-        loop {
-            let Some(event) = self.client.poll_event() else {
+        // The events waiting, taken together so that the destination prepares them at
+        // once (a directory journals its placements in one write); the buffer is kept
+        // for the next call. Those that applying them brings are taken next round.
+        let mut batch = std::mem::take(&mut self.batch);
+        let settled = loop {
+            batch.clear();
+            batch.extend(std::iter::from_fn(|| self.client.poll_event()));
+            if batch.is_empty() {
                 // Work the destination finished since (an upload), confirmed now: the
                 // client may have more events, or requests, after it.
                 match self.dest.settle(&mut self.client) {
@@ -355,42 +364,23 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
                         acted = true;
                         continue;
                     }
-                    Ok(false) => break,
-                    Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
+                    Ok(false) => break Ok(()),
+                    Err(DestinationError::Misuse(misuse)) => break Err(misuse.into()),
                     Err(e) => {
                         observer.notice(&Notice::SaveFailed(e));
-                        break;
+                        break Ok(());
                     }
                 }
-            };
+            }
             acted = true;
-            observer.event(&event);
-            match &event {
-                Event::Problem(problem)
-                    if matches!(
-                        problem.kind,
-                        ProblemKind::Gap { .. }
-                            | ProblemKind::NoCheckpoint
-                            | ProblemKind::NoChanges(_)
-                    ) =>
-                {
-                    self.stranded = Some(problem.kind.to_string());
-                }
-                Event::Done(report) => self.done = Some(report.clone()),
-                _ => {}
+            self.dest.prepare(&batch);
+            if let Err(e) = self.apply_all(&batch, observer) {
+                break Err(e);
             }
-            // Blocking file IO on the caller's thread: a rename or a removal per
-            // resource costs less than a hop to another thread.
-            match self.dest.apply(&mut self.client, &event) {
-                Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
-                // Another run holds the destination (a prefix whose lease read back as
-                // another's): this one never held it, and the change it was given is
-                // not carried out, nor confirmed; waiting for it would be for ever.
-                Err(e @ DestinationError::Busy { .. }) => return Err(e.into()),
-                Err(e) => observer.notice(&Notice::SaveFailed(e)),
-                Ok(()) => {}
-            }
-        }
+        };
+        batch.clear();
+        self.batch = batch;
+        settled?;
         observer.progress(&self.client.progress());
         // Work is saved as the run goes, not only at its end (the journal covers what
         // lies between two saves).
@@ -409,6 +399,44 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
             }
         }
         Ok(acted)
+    }
+
+    /// Each of `events` to `observer` and then to the destination, in order (see
+    /// [`settle`](Self::settle)).
+    fn apply_all(
+        &mut self,
+        events: &[Event],
+        observer: &mut dyn Observer,
+    ) -> Result<(), SyncError> {
+        for event in events {
+            observer.event(event);
+            match event {
+                Event::Problem(problem)
+                    if matches!(
+                        problem.kind,
+                        ProblemKind::Gap { .. }
+                            | ProblemKind::NoCheckpoint
+                            | ProblemKind::NoChanges(_)
+                    ) =>
+                {
+                    self.stranded = Some(problem.kind.to_string());
+                }
+                Event::Done(report) => self.done = Some(report.clone()),
+                _ => {}
+            }
+            // Blocking file IO on the caller's thread: a rename or a removal per
+            // resource costs less than a hop to another thread.
+            match self.dest.apply(&mut self.client, event) {
+                Err(DestinationError::Misuse(misuse)) => return Err(misuse.into()),
+                // Another run holds the destination (a prefix whose lease read back as
+                // another's): this one never held it, and the change it was given is
+                // not carried out, nor confirmed; waiting for it would be for ever.
+                Err(e @ DestinationError::Busy { .. }) => return Err(e.into()),
+                Err(e) => observer.notice(&Notice::SaveFailed(e)),
+                Ok(()) => {}
+            }
+        }
+        Ok(())
     }
 
     /// Ends the run: what is whole is carried out (after a stop), the state and the

@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use resourcesync_client::{Client, Event, Inventory, Report};
-use resourcesync_destination::{DestinationError, DirectoryDestination, KEPT, SyncOptions};
+use resourcesync_destination::{
+    DestinationError, DirectoryDestination, DiskInventory, KEPT, SyncOptions,
+};
 use resourcesync_testkit::source::Source;
 
 /// One run of the client into `dir`, every request answered by `source`, every event
@@ -30,19 +32,7 @@ fn run_with(
     let mut client = Client::new(config, state, inventory);
     loop {
         if let Some(request) = client.poll_request(Instant::now()) {
-            let keep = dest.keeps_body(&request);
-            let response = source.respond(request.uri.as_str());
-            let mut headers = HeaderMap::new();
-            for (name, value) in &response.headers {
-                headers.insert(
-                    HeaderName::try_from(name.as_str()).unwrap(),
-                    HeaderValue::try_from(value.as_str()).unwrap(),
-                );
-            }
-            let status = StatusCode::from_u16(response.status).unwrap();
-            let body = &response.body[..];
-            dest.receive(&mut client, request.id, keep, status, &headers, body)
-                .unwrap();
+            answer(source, &dest, &mut client, &request);
         } else if let Some(at) = client.poll_timeout() {
             client.handle_timeout(at);
         }
@@ -55,6 +45,33 @@ fn run_with(
             between(&event);
         }
     }
+}
+
+/// The status and headers of one of the Source's responses, as HTTP's types.
+fn head_of(response: &resourcesync_testkit::source::Response) -> (StatusCode, HeaderMap) {
+    let mut headers = HeaderMap::new();
+    for (name, value) in &response.headers {
+        headers.insert(
+            HeaderName::try_from(name.as_str()).unwrap(),
+            HeaderValue::try_from(value.as_str()).unwrap(),
+        );
+    }
+    (StatusCode::from_u16(response.status).unwrap(), headers)
+}
+
+/// Hands `source`'s response to `request` to the client, through `dest`.
+fn answer<I: Inventory>(
+    source: &Source,
+    dest: &DirectoryDestination,
+    client: &mut Client<I>,
+    request: &resourcesync_client::Request,
+) {
+    let keep = dest.keeps_body(request);
+    let response = source.respond(request.uri.as_str());
+    let (status, headers) = head_of(&response);
+    let body = &response.body[..];
+    dest.receive(client, request.id, keep, status, &headers, body)
+        .unwrap();
 }
 
 fn source(dump: bool) -> Source {
@@ -357,14 +374,7 @@ impl resourcesync_destination::blocking::Transport for InProcess<'_> {
         request: http::Request<()>,
     ) -> Result<resourcesync_destination::blocking::Response<'_>, String> {
         let answer = self.0.respond(&request.uri().to_string());
-        let mut headers = HeaderMap::new();
-        for (name, value) in &answer.headers {
-            headers.insert(
-                HeaderName::try_from(name.as_str()).unwrap(),
-                HeaderValue::try_from(value.as_str()).unwrap(),
-            );
-        }
-        let status = StatusCode::from_u16(answer.status).unwrap();
+        let (status, headers) = head_of(&answer);
         Ok(resourcesync_destination::blocking::Response::new(
             status,
             headers,
@@ -599,4 +609,159 @@ fn the_syncs_own_file_restored_into_a_directory_removed_during_the_run_is_update
         std::fs::read(d.join("docs").join(other)).unwrap(),
         expected.as_bytes()
     );
+}
+
+/// A run of the client into `dir` as a driver that answers every request it may make
+/// before it carries out what they brought: each batch of events is prepared
+/// ([`DirectoryDestination::prepare`]) and then applied in order, `before` called
+/// between the two. Returns the report and the most placements one batch held.
+fn run_in_batches(
+    source: &Source,
+    dir: &Path,
+    mut before: impl FnMut(&mut DirectoryDestination, &Client<DiskInventory>, &[Event]),
+) -> (Report, usize) {
+    let options = SyncOptions::new(source.uri(""), dir);
+    let mut dest = DirectoryDestination::open(dir).unwrap();
+    let (state, inventory) = dest.load().unwrap();
+    let config = options.config(&dest, &state).unwrap();
+    let mut client = Client::new(config, state, inventory);
+    let mut most = 0;
+    loop {
+        while let Some(request) = client.poll_request(Instant::now()) {
+            answer(source, &dest, &mut client, &request);
+        }
+        let batch: Vec<Event> = std::iter::from_fn(|| client.poll_event()).collect();
+        if batch.is_empty()
+            && let Some(at) = client.poll_timeout()
+        {
+            client.handle_timeout(at);
+        }
+        let stores = batch
+            .iter()
+            .filter(|e| matches!(e, Event::Store(_)))
+            .count();
+        most = most.max(stores);
+        dest.prepare(&batch);
+        before(&mut dest, &client, &batch);
+        for event in &batch {
+            if let Event::Done(report) = event {
+                dest.save(&client).unwrap();
+                return (report.clone(), most);
+            }
+            dest.apply(&mut client, event).unwrap();
+        }
+    }
+}
+
+/// A Source of `n` small files under `docs/`.
+fn many(n: usize) -> Source {
+    let mut source = Source::new();
+    for i in 0..n {
+        source.put(&format!("docs/{i}.txt"), format!("body {i}").as_bytes());
+    }
+    source.tick(10);
+    source.publish();
+    source
+}
+
+/// The paths of the bodies `batch` places.
+fn stored_paths(batch: &[Event]) -> Vec<String> {
+    batch
+        .iter()
+        .filter_map(|e| match e {
+            Event::Store(store) => Some(store.change.path.as_str().to_owned()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The paths the journal's lines name, in order.
+fn journaled_paths(dir: &Path) -> Vec<String> {
+    let journal = std::fs::read_to_string(dir.join(KEPT).join("placed.jsonl")).unwrap_or_default();
+    journal
+        .lines()
+        .map(|line| {
+            let line: serde_json::Value = serde_json::from_str(line).unwrap();
+            line["path"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn a_prepared_batch_is_journaled_before_any_of_its_files_is_placed_and_a_kill_keeps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let source = many(6);
+    let mut checked = Vec::new();
+    let mut journal_at_kill = Vec::new();
+    let (report, most) = run_in_batches(&source, &d, |_, _, batch| {
+        let stores = stored_paths(batch);
+        if stores.len() < 2 {
+            return;
+        }
+        // Every line of the batch is written, and none of its files is there yet.
+        let journaled = journaled_paths(&d);
+        for path in &stores {
+            assert!(
+                journaled.contains(path),
+                "{path} not journaled: {journaled:?}"
+            );
+            assert!(
+                !d.join(path).exists(),
+                "{path} placed before its batch was applied"
+            );
+        }
+        journal_at_kill = std::fs::read(d.join(KEPT).join("placed.jsonl")).unwrap();
+        checked = stores;
+    });
+    assert_eq!(report.created, 6, "{report:?}");
+    assert!(
+        most >= 2 && !checked.is_empty(),
+        "no batch of two placements: {most}"
+    );
+    // As a run killed after that batch's renames, before it saved, leaves it: the
+    // journal as it was then, no saved inventory. The next open records every file
+    // of the batch from the lines written ahead.
+    std::fs::remove_file(d.join(KEPT).join("inventory.redb")).unwrap();
+    std::fs::write(d.join(KEPT).join("placed.jsonl"), journal_at_kill).unwrap();
+    let (_, inventory) = DirectoryDestination::open(&d).unwrap().load().unwrap();
+    for path in &checked {
+        assert!(
+            inventory.get(&source.uri(path)).is_some(),
+            "{path} not recorded"
+        );
+    }
+}
+
+#[test]
+fn a_save_between_prepare_and_apply_leaves_no_placement_unjournaled() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let source = many(6);
+    let mut saved_over = Vec::new();
+    let mut journal_after = Vec::new();
+    let mut pending: Option<Vec<String>> = None;
+    let (report, _) = run_in_batches(&source, &d, |dest, client, batch| {
+        // The journal as the previous batch's applies left it.
+        if let Some(stores) = pending.take() {
+            journal_after = journaled_paths(&d);
+            saved_over = stores;
+        }
+        let stores = stored_paths(batch);
+        if stores.len() >= 2 && saved_over.is_empty() {
+            // A save empties the journal after the lines were written ahead: the
+            // placements must write theirs again.
+            dest.save(client).unwrap();
+            assert!(journaled_paths(&d).is_empty());
+            pending = Some(stores);
+        }
+    });
+    assert_eq!(report.created, 6, "{report:?}");
+    assert!(!saved_over.is_empty(), "no batch of two placements");
+    for path in &saved_over {
+        assert!(
+            journal_after.contains(path),
+            "{path} placed with no line: {journal_after:?}"
+        );
+    }
 }

@@ -222,7 +222,9 @@ impl DirectoryDestination {
                 source,
             })?;
         self.save_json(STATE, client.state())?;
-        // What the journal held is in the inventory now.
+        // What the journal held is in the inventory now; the lines written ahead of
+        // their placements go with it.
+        self.journaled.clear();
         let emptied = match &self.journal {
             Some(journal) => journal.set_len(0),
             None if journaled => {
@@ -278,23 +280,56 @@ impl DirectoryDestination {
     /// leaving it to look like a file no sync stored. One write per line, unbuffered:
     /// what a killed process wrote stays in the page cache.
     pub(super) fn journal(&mut self, change: &Decision, digests: &Measured) -> io::Result<()> {
-        let journal = match &mut self.journal {
+        let mut line = Vec::with_capacity(256);
+        journal_line(&mut line, change, digests)?;
+        self.journal_file()?.write_all(&line)
+    }
+
+    /// Appends to the journal, in one write, the lines of the placements among `events`
+    /// (those before the first [`Event::Checkpoint`], whose save empties the journal),
+    /// and remembers their requests: [`apply`](Self::apply) then places each without a
+    /// write of its own. A line still comes before its file's rename; a line whose file
+    /// is never placed is harmless, as for a conflict (a replay records a line only if
+    /// its file holds the listed bytes). A [`save`](Self::save) forgets them all: the
+    /// lines it empties are written again by their placements. A write that fails here
+    /// is left to each placement to try, and to fail as its own.
+    pub(super) fn journal_ahead(&mut self, events: &[Event]) {
+        let mut lines = Vec::new();
+        let mut requests = Vec::new();
+        for event in events {
+            match event {
+                Event::Store(store) => {
+                    if journal_line(&mut lines, &store.change, &store.digests).is_err() {
+                        return;
+                    }
+                    requests.push(store.request);
+                }
+                Event::Checkpoint => break,
+                _ => {}
+            }
+        }
+        // One line alone: its placement writes it, as it would have.
+        if requests.len() < 2 {
+            return;
+        }
+        if let Ok(journal) = self.journal_file()
+            && journal.write_all(&lines).is_ok()
+        {
+            self.journaled.extend(requests);
+        }
+    }
+
+    /// The journal, opened for appending at its first use.
+    fn journal_file(&mut self) -> io::Result<&mut std::fs::File> {
+        let journal = match self.journal.take() {
             Some(journal) => journal,
             None => {
                 let mut options = cap_std::fs::OpenOptions::new();
                 options.append(true).create(true);
-                let file = own_file(&self.kept, JOURNAL, &mut options)?;
-                self.journal.insert(file)
+                own_file(&self.kept, JOURNAL, &mut options)?
             }
         };
-        let placed = Placed {
-            uri: change.uri.clone(),
-            path: change.path.as_str().to_owned(),
-            held: Held::of(digests, change.lastmod),
-        };
-        let mut line = serde_json::to_vec(&placed)?;
-        line.push(b'\n');
-        journal.write_all(&line)
+        Ok(self.journal.insert(journal))
     }
 
     /// Writes `value` as JSON to `name` in [`KEPT`] atomically: a temporary file beside
@@ -427,8 +462,20 @@ pub const JOURNAL: &str = "placed.jsonl";
 
 /// A line of the [`JOURNAL`].
 #[derive(serde::Serialize, serde::Deserialize)]
-pub(super) struct Placed {
-    uri: resourcesync_model::Uri,
-    path: String,
+pub(super) struct Placed<U = resourcesync_model::Uri, P = String> {
+    uri: U,
+    path: P,
     held: Held,
+}
+
+/// Appends to `out` the [`JOURNAL`]'s line that `change` is placed with `digests`.
+fn journal_line(out: &mut Vec<u8>, change: &Decision, digests: &Measured) -> io::Result<()> {
+    let placed = Placed {
+        uri: &change.uri,
+        path: change.path.as_str(),
+        held: Held::of(digests, change.lastmod),
+    };
+    serde_json::to_writer(&mut *out, &placed)?;
+    out.push(b'\n');
+    Ok(())
 }

@@ -21,13 +21,15 @@ struct Placement<'a> {
 
 impl DirectoryDestination {
     /// Moves the finished temporary file `temp` to the change's path, unless that path
-    /// holds what no sync stored (see the [module](self)).
+    /// holds what no sync stored (see the [module](self)); `journaled` if its journal
+    /// line was written already ([`prepare`](Self::prepare)).
     pub(super) fn place(
         &mut self,
         temp: &str,
         change: &Decision,
         digests: &Measured,
         held: Option<Held>,
+        journaled: bool,
     ) -> Result<(), Outcome> {
         let target = change.path.to_path_buf();
         if target.file_name().is_none() {
@@ -39,7 +41,7 @@ impl DirectoryDestination {
             digests,
             held,
             target: &target,
-            journaled: false,
+            journaled,
         };
         let mut again = true;
         loop {
@@ -60,8 +62,9 @@ impl DirectoryDestination {
         }
     }
 
-    /// The placement's journal line, unless it was written already (a placement tried
-    /// again in a directory made again writes it once).
+    /// The placement's journal line, unless it was written already (ahead, by
+    /// [`prepare`](Self::prepare); a placement tried again in a directory made again
+    /// writes it once).
     fn journal_once(&mut self, placement: &mut Placement<'_>) -> Result<(), Outcome> {
         if !placement.journaled {
             self.journal(placement.change, placement.digests)
