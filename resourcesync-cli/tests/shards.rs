@@ -62,7 +62,18 @@ fn shards_fill_one_directory_as_one_sync_would() {
     let kept = root
         .path()
         .join("mirror/.resourcesync/shards/1-of-3/placed.jsonl");
-    while !kept.exists() || std::fs::metadata(&kept).unwrap().len() == 0 {
+    // Stored: a file its journal names is in place (a line is written before its
+    // file's rename, a batch's lines before the batch's renames).
+    let placed = || {
+        let journal = std::fs::read_to_string(&kept).unwrap_or_default();
+        journal.lines().any(|line| {
+            serde_json::from_str::<serde_json::Value>(line)
+                .ok()
+                .and_then(|line| line["path"].as_str().map(|p| dir.join(p).is_file()))
+                .unwrap_or(false)
+        })
+    };
+    while !placed() {
         assert!(Instant::now() < deadline, "shard 1 stored nothing");
         std::thread::sleep(Duration::from_millis(20));
     }
