@@ -92,7 +92,10 @@ pub struct Bounds {
     pub max_in_flight: usize,
     /// Resource fetches waiting their turn before the client stops asking for more
     /// documents (it reads on when they drain); 10,000 by default. This bounds the
-    /// client's memory when most of a large listing differs.
+    /// client's memory when most of a large listing differs. Within a Resource List the
+    /// client goes further: its entries are decided at most 1,024 ahead of the requests
+    /// made for them, the rest of the list waiting, its bytes held as they came, until
+    /// half of those are requested.
     pub max_queued: usize,
     /// Attempts at one request (a failure, a timeout, a 5xx or 429 is tried again); 3 by
     /// default.

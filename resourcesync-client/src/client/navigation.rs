@@ -11,7 +11,8 @@ use resourcesync_xml::Next;
 
 use super::incremental::raw;
 use super::{
-    Body, Candidate, Client, DocJob, Flight, Head, Job, Offered, Phase, Raw, Role, Set, What, hash,
+    Body, Candidate, Client, DECIDED_AHEAD, DocJob, Flight, Head, Job, Offered, Phase, Raw, Role,
+    Set, What, hash,
 };
 use crate::config::Mode;
 use crate::event::{DocumentRead, EntryRefusal, Event, ProblemKind, Warning};
@@ -83,6 +84,23 @@ impl<I: Inventory> Client<I> {
                     }
                 }
             }
+            // A listing's entries wait while enough of its resources are queued.
+            let listing_read_on = matches!(
+                &doc.head,
+                Some(Head {
+                    role: Role::Listing,
+                    kind: DocumentKind::ResourceList,
+                    set: Some(_),
+                    ..
+                })
+            );
+            if listing_read_on && self.fetches.len() >= DECIDED_AHEAD {
+                doc.parked = true;
+                self.take_findings(id);
+                self.park(id, end);
+                return;
+            }
+            doc.parked = false;
             match doc.feed.next_entry() {
                 Ok(Next::Entry(entry)) => {
                     doc.entries += 1;
@@ -125,6 +143,20 @@ impl<I: Inventory> Client<I> {
                         self.take_findings(id);
                     }
                 }
+                // The pieces held while parked, one at a time; then the end, if it came.
+                Ok(Next::NeedMore) if !doc.held.is_empty() || doc.ended_held => {
+                    let fed = match doc.held.pop_front() {
+                        Some(piece) => doc.feed.feed(&piece),
+                        None => {
+                            doc.ended_held = false;
+                            doc.feed.finish()
+                        }
+                    };
+                    if let Err(e) = fed {
+                        self.document_failed(id, ProblemKind::Document(e.into()), now);
+                        return;
+                    }
+                }
                 Ok(Next::NeedMore) => {
                     self.take_findings(id);
                     return;
@@ -147,6 +179,39 @@ impl<I: Inventory> Client<I> {
                     return;
                 }
             }
+        }
+    }
+
+    /// Stops reading the listing of `id` until the fetches queued drain
+    /// ([`resume_parked`](Self::resume_parked)); once its body `end`ed, its flight is
+    /// set aside.
+    fn park(&mut self, id: RequestId, end: bool) {
+        let ended = match end {
+            true => self.flights.remove(&id),
+            false => None,
+        };
+        match self.parked.iter_mut().find(|p| p.id == id) {
+            Some(parked) => parked.ended = parked.ended.take().or(ended),
+            None => self.parked.push_back(super::Parked { id, ended }),
+        }
+    }
+
+    /// Reads on the listings set aside ([`park`](Self::park)) while fewer than half of
+    /// [`DECIDED_AHEAD`] fetches wait, the first set aside first; each is set aside
+    /// again when the queue fills.
+    pub(super) fn resume_parked(&mut self, now: Instant) {
+        while self.fetches.len() < DECIDED_AHEAD / 2 {
+            let Some(super::Parked { id, ended }) = self.parked.pop_front() else {
+                return;
+            };
+            let end = ended.is_some();
+            if let Some(flight) = ended {
+                self.flights.insert(id, flight);
+            }
+            // A listing still arriving whose flight ended meanwhile (failed, cancelled)
+            // is no longer in `flights`: nothing to read.
+            self.read_document(id, end, now);
+            self.advance(Some(now));
         }
     }
 

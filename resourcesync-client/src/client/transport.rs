@@ -19,6 +19,11 @@ impl<I: Inventory> Client<I> {
     /// The next request to make, if one is due and fewer than the bound are in flight.
     #[must_use]
     pub fn poll_request(&mut self, now: Instant) -> Option<Request> {
+        // Listings that waited for the fetches they decided read on as these drain:
+        // here, where the fetches are taken.
+        if !self.done && !self.parked.is_empty() {
+            self.resume_parked(now);
+        }
         if self.done || self.flights.len() >= self.config.bounds.max_in_flight {
             return None;
         }
@@ -73,6 +78,10 @@ impl<I: Inventory> Client<I> {
             What::Discover(_) => Body::Discovery(Vec::new(), Vec::new()),
             What::Document(_) => Body::Document(Box::new(DocFlight {
                 feed: PushReader::with_limits(Limits::default()),
+                parked: false,
+                held: std::collections::VecDeque::new(),
+                ended_held: false,
+                held_bytes: 0,
                 head: None,
                 entries: 0,
                 skipped: 0,
@@ -379,6 +388,16 @@ impl<I: Inventory> Client<I> {
             }
             // A body the caller said it hashes itself cannot be handed over too.
             Body::Digested(_) => return Err(Misuse::NotDigestible(id)),
+            // Behind pieces held (a listing parked): held as well, in order.
+            Body::Document(doc) if doc.parked || !doc.held.is_empty() => {
+                let room = Limits::default().max_bytes.saturating_sub(doc.held_bytes);
+                let n = bytes.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+                if n > 0 {
+                    doc.held.push_back(bytes[..n].to_vec());
+                    doc.held_bytes += n as u64;
+                }
+                Ok(())
+            }
             Body::Document(doc) => match doc.feed.feed(bytes) {
                 Ok(()) => Ok(()),
                 Err(e) => Err(ProblemKind::Document(e.into())),
@@ -581,7 +600,10 @@ impl<I: Inventory> Client<I> {
                 ..
             }) = self.flights.get_mut(&id)
             {
-                if let Err(e) = doc.feed.finish() {
+                // With pieces held, finished once they are fed (`read_document`).
+                if !doc.held.is_empty() {
+                    doc.ended_held = true;
+                } else if let Err(e) = doc.feed.finish() {
                     self.document_failed(id, ProblemKind::Document(e.into()), now);
                     self.advance(Some(now));
                     return;

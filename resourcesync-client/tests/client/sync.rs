@@ -1397,3 +1397,65 @@ fn durations_past_the_clocks_range_are_no_panic() {
     assert!(run.report().complete, "{:?}", run.problems());
     assert!(d.equals(&s), "{}", d.difference(&s));
 }
+
+/// The most changes decided and not yet stored at any point of `run`: what the client
+/// held queued (and in flight) at once.
+fn most_decided_ahead(run: &crate::sim::Run) -> usize {
+    let (mut ahead, mut most) = (0usize, 0usize);
+    for event in &run.events {
+        match event {
+            Event::Change(_) => ahead += 1,
+            Event::Store(_) => ahead = ahead.saturating_sub(1),
+            _ => {}
+        }
+        most = most.max(ahead);
+    }
+    most
+}
+
+#[test]
+fn a_long_listing_is_read_as_its_fetches_drain_not_decided_whole() {
+    // 3,000 entries, in one list and as an index of 6 lists: each read whole before its
+    // first resource is asked for (the simulated Source answers at once).
+    for per_list in [5000, 500] {
+        let mut s = source(3000);
+        s.publish.list_part = per_list;
+        s.publish();
+        let mut d = Destination::default();
+        let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+        assert_eq!(run.problems(), Vec::<String>::new());
+        assert_eq!(run.report().created, 3000, "{:?}", run.report());
+        assert!(d.equals(&s), "{}", d.difference(&s));
+        // Decided at most 1,024 ahead of the requests made, and those in flight.
+        let most = most_decided_ahead(&run);
+        assert!(
+            most <= 1024 + 16,
+            "{most} changes decided ahead ({per_list} a list)"
+        );
+    }
+}
+
+#[test]
+fn a_listing_that_waits_for_its_fetches_never_times_out() {
+    // Every resource's first request hangs until the client gives up on it (60 s each,
+    // a few at a time): the listing, read to its end long before, waits for minutes of
+    // the run's time for its remaining entries to be decided.
+    let s = source(1500);
+    let mut d = Destination::default();
+    let drive = Drive {
+        fault: Some(Box::new(|uri: &str, attempt: u32| {
+            (uri.contains("/r/") && attempt == 0).then_some(Fault::Hang)
+        })),
+        ..Drive::default()
+    };
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, drive);
+    let report = run.report();
+    assert_eq!(report.created, 1500, "{report:?}");
+    // Only the resources' hung requests failed; no document did.
+    assert!(
+        run.problems().iter().all(|p| p.contains("/r/")),
+        "{:?}",
+        run.problems()
+    );
+    assert!(d.equals(&s), "{}", d.difference(&s));
+}
