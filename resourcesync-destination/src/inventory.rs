@@ -62,8 +62,10 @@ pub struct DiskInventory {
     /// client's shared reference allows, moves the changes from one to the other without
     /// changing what the inventory says.
     read: RefCell<Option<redb::ReadOnlyTable<&'static str, &'static [u8]>>>,
-    /// Changes since the last save: a record, or `None` for a resource forgotten.
-    pending: RefCell<HashMap<Uri, Option<Held>>>,
+    /// Changes since the last save: a record, or `None` for a resource forgotten. Boxed:
+    /// a run records thousands, and every doubling of the table copied (and faulted in)
+    /// its entries whole, a hundred bytes each.
+    pending: RefCell<HashMap<Uri, Option<Box<Held>>>>,
     /// What the files hold where it differs from what the sync stored (`None`: missing);
     /// compared with, never saved.
     overlay: HashMap<Uri, Option<Held>>,
@@ -169,7 +171,7 @@ impl DiskInventory {
             // dirtied, not on a page of its own. 10,000 new records: 14 ms, against 17
             // to 20 ms in the hash map's order (tmpfs; 19 against 24 ms on a disk). A
             // sync's last save is the tail of its run, which nothing overlaps.
-            let mut changes: Vec<(&Uri, &Option<Held>)> = pending.iter().collect();
+            let mut changes: Vec<(&Uri, &Option<Box<Held>>)> = pending.iter().collect();
             changes.sort_unstable_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
             for (uri, held) in changes {
                 match held {
@@ -199,7 +201,7 @@ impl DiskInventory {
     /// what the overlay says the file holds now.
     pub fn stored(&self, uri: &Uri) -> Option<Held> {
         match self.pending.borrow().get(uri) {
-            Some(held) => *held,
+            Some(held) => held.as_deref().copied(),
             None => self.saved(uri),
         }
     }
@@ -302,7 +304,7 @@ impl Inventory for DiskInventory {
             }
         }
         for (uri, held) in pending.iter() {
-            if let Some(held) = view(uri, *held) {
+            if let Some(held) = view(uri, held.as_deref().copied()) {
                 f(uri, &held);
             }
         }
@@ -310,7 +312,7 @@ impl Inventory for DiskInventory {
 
     fn record(&mut self, uri: Uri, held: Held) {
         self.overlay.remove(&uri);
-        self.pending.get_mut().insert(uri, Some(held));
+        self.pending.get_mut().insert(uri, Some(Box::new(held)));
     }
 
     fn forget(&mut self, uri: &Uri) {
