@@ -211,6 +211,11 @@ impl<I: Inventory> Client<I> {
             // A listing still arriving whose flight ended meanwhile (failed, cancelled)
             // is no longer in `flights`: nothing to read.
             self.read_document(id, end, now);
+            if end {
+                // Ended: a failure found now cancels a request whose driver is done with
+                // it, as one found at its end does (`handle_end`).
+                self.closed.remove(&id);
+            }
             self.advance(Some(now));
         }
     }

@@ -15,6 +15,10 @@ use crate::inventory::Inventory;
 use crate::misuse::Misuse;
 use crate::request::{Purpose, Request, RequestId};
 
+/// Pieces of a parked listing's body shorter than this are held together (a driver may
+/// hand a body over a few bytes at a time).
+const HELD_PIECE: usize = 16 << 10;
+
 impl<I: Inventory> Client<I> {
     /// The next request to make, if one is due and fewer than the bound are in flight.
     #[must_use]
@@ -28,9 +32,12 @@ impl<I: Inventory> Client<I> {
             return None;
         }
         // Documents first, unless enough fetches wait: documents find the work, and
-        // fetches drain what they found.
+        // fetches drain what they found. A listing parked is enough: it waits for them,
+        // and another document would wait behind it, its body held.
         let (job, target) = loop {
-            let job = if self.fetches.len() >= self.config.bounds.max_queued || self.docs.is_empty()
+            let job = if self.fetches.len() >= self.config.bounds.max_queued
+                || self.docs.is_empty()
+                || !self.parked.is_empty()
             {
                 self.fetches.pop_front().or_else(|| self.docs.pop_front())
             } else {
@@ -390,13 +397,18 @@ impl<I: Inventory> Client<I> {
             Body::Digested(_) => return Err(Misuse::NotDigestible(id)),
             // Behind pieces held (a listing parked): held as well, in order.
             Body::Document(doc) if doc.parked || !doc.held.is_empty() => {
-                let room = Limits::default().max_bytes.saturating_sub(doc.held_bytes);
-                let n = bytes.len().min(usize::try_from(room).unwrap_or(usize::MAX));
-                if n > 0 {
-                    doc.held.push_back(bytes[..n].to_vec());
-                    doc.held_bytes += n as u64;
+                doc.held_bytes += bytes.len() as u64;
+                if doc.held_bytes > Limits::default().max_bytes {
+                    // Fails now, as the reader would once it read them.
+                    Err(ProblemKind::Document(doc.feed.too_large().into()))
+                } else {
+                    // Small pieces go together: a piece is a vector and its place.
+                    match doc.held.back_mut() {
+                        Some(last) if last.len() < HELD_PIECE => last.extend_from_slice(bytes),
+                        _ => doc.held.push_back(bytes.to_vec()),
+                    }
+                    Ok(())
                 }
-                Ok(())
             }
             Body::Document(doc) => match doc.feed.feed(bytes) {
                 Ok(()) => Ok(()),

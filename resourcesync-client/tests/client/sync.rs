@@ -1459,3 +1459,70 @@ fn a_listing_that_waits_for_its_fetches_never_times_out() {
     );
     assert!(d.equals(&s), "{}", d.difference(&s));
 }
+
+#[test]
+fn a_parked_listing_keeps_the_next_parts_of_its_index_unrequested() {
+    // Six lists of 1,100 entries, two requests at a time: once a list waits for its
+    // fetches, the next lists wait too (each would only be held, whole, in memory).
+    let mut s = source(6600);
+    s.publish.list_part = 1100;
+    s.publish();
+    let mut d = Destination::default();
+    let two = |mut c: resourcesync_client::Config| {
+        c.bounds.max_in_flight = 2;
+        c
+    };
+    let run = sync(&s, &mut d, BASELINE, "", two, Drive::default());
+    assert_eq!(run.report().created, 6600, "{:?}", run.report());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    let first_resource = run
+        .requests
+        .iter()
+        .position(|r| r.contains("/r/"))
+        .expect("resources were requested");
+    let lists_before = run.requests[..first_resource]
+        .iter()
+        .filter(|r| r.contains("resourcelist"))
+        .count();
+    assert!(
+        lists_before <= 3,
+        "{lists_before} lists requested before the first resource: {:?}",
+        &run.requests[..first_resource]
+    );
+    assert!(most_decided_ahead(&run) <= 1024 + 16);
+}
+
+#[test]
+fn a_parked_listing_past_the_byte_limit_fails_as_the_reader_would() {
+    // 1,100 entries, then 51 MiB of white space: the listing parks after 1,024 entries
+    // (every resource's first request hangs), and what comes after is held, not read.
+    let mut urls = String::new();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for i in 0..1100 {
+        urls.push_str(&format!(
+            "<url><loc>http://example.com/r/{i}.txt</loc></url>\n"
+        ));
+        files.push((format!("r/{i}.txt"), format!("{i}").into_bytes()));
+    }
+    urls.push_str(&" ".repeat(51 << 20));
+    let list = crate::counting::resource_list(&urls);
+    let mut served: Vec<(&str, &[u8])> = vec![("resourcelist.xml", &list)];
+    served.extend(files.iter().map(|(p, b)| (p.as_str(), &b[..])));
+    let source = crate::counting::serving(&served);
+    let mut d = Destination::default();
+    let drive = Drive {
+        chunks: vec![1 << 20],
+        fault: Some(Box::new(|uri: &str, attempt: u32| {
+            (uri.contains("/r/") && attempt == 0).then_some(Fault::Hang)
+        })),
+        ..Drive::default()
+    };
+    let run = sync(&source, &mut d, BASELINE, "resourcelist.xml", |c| c, drive);
+    let too_large = run.events.iter().any(|e| {
+        matches!(e, Event::Problem(p) if matches!(&p.kind, ProblemKind::Document(e)
+            if matches!(e.kind(), resourcesync_xml::ErrorKind::TooLarge(_))))
+    });
+    assert!(too_large, "{:?}", run.problems());
+    assert!(!run.report().complete);
+    assert!(most_decided_ahead(&run) <= 1024 + 16);
+}

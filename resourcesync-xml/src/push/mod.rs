@@ -375,6 +375,13 @@ impl PushReader {
         reader.take_findings_before(n)
     }
 
+    /// The error a document past the reader's byte limit ([`Limits::max_bytes`]) ends
+    /// with, for a caller that holds bytes of it back and finds them past that limit
+    /// before they are fed: the reader would fail with it once it read them.
+    pub fn too_large(&self) -> Error {
+        Error::new(ErrorKind::TooLarge(self.limits.max_bytes), self.here())
+    }
+
     /// Bytes the reader holds: fed (or decompressed) but not yet read by the parser,
     /// compressed bytes not yet decompressed, and read bytes not yet dropped (they are
     /// dropped when more is fed and when [`next_entry`](PushReader::next_entry) returns
