@@ -346,7 +346,9 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
     /// Carries out what the client decided since the last input: each event goes to
     /// `observer` and then to the directory ([`DirectoryDestination::apply`]). Saves when
     /// a save is due. Returns whether there was anything to do (then there may be new
-    /// requests). A misuse is the driver's bug and ends the run.
+    /// requests). A misuse is the driver's bug and ends the run, as
+    /// [`DestinationError::Busy`] does: the events taken with the one that failed and
+    /// not yet applied are dropped with it.
     pub fn settle(&mut self, observer: &mut dyn Observer) -> Result<bool, SyncError> {
         let mut acted = false;
         // The events waiting, taken together so that the destination prepares them at

@@ -295,8 +295,9 @@ struct Parked {
 }
 
 /// The most resource fetches a listing's entries are decided ahead of the requests made
-/// for them. Past it the rest of the listing waits, unread, in its reader (its bytes, a
-/// fifth of what its entries take once decided) and is read on once half are requested:
+/// for them. Past it the rest of the listing waits, unread (its bytes held, a fifth of
+/// what its entries take once decided), and is read on once half are requested (or, one
+/// still arriving, as its next piece comes while fewer than this wait):
 /// a Resource List of 50,000 entries would otherwise hold 50,000 decisions, half a
 /// kilobyte or more each, until they are fetched, and a sync of 10,000 small files spent
 /// more time in the page faults of that memory than in deciding.
@@ -309,16 +310,17 @@ struct DocFlight {
     /// A listing waiting for its fetches to drain ([`DECIDED_AHEAD`]).
     parked: bool,
     /// The pieces of the body that came while it was parked, or after such pieces, not
-    /// yet fed to `feed`: each kept as it came, so that a listing's bytes are held once
-    /// (a reader's buffer would grow by doublings, copying them each time), and fed one
-    /// at a time as its entries are read on.
+    /// yet fed to `feed`: kept as they came (a piece under 16 KiB extended by the next),
+    /// so that a listing's bytes are held once (a reader's buffer would grow by
+    /// doublings, copying them each time), and fed one at a time as its entries are
+    /// read on.
     held: VecDeque<Vec<u8>>,
     /// The body ended while pieces were held: `feed` is finished once they are fed.
     ended_held: bool,
     /// Bytes ever held, at most a document's limit
-    /// ([`Limits::max_bytes`](resourcesync_xml::Limits::max_bytes)): past it they are
-    /// dropped, as the reader drops what it would never read, and the reader fails at
-    /// its limit.
+    /// ([`Limits::max_bytes`](resourcesync_xml::Limits::max_bytes)): past it the listing
+    /// fails at once, with the reader's own error for it
+    /// ([`PushReader::too_large`](resourcesync_xml::PushReader::too_large)).
     held_bytes: u64,
     /// Set once the head was read.
     head: Option<Head>,

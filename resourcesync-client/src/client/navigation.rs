@@ -197,8 +197,8 @@ impl<I: Inventory> Client<I> {
     }
 
     /// Reads on the listings set aside ([`park`](Self::park)) while fewer than half of
-    /// [`DECIDED_AHEAD`] fetches wait, the first set aside first; each is set aside
-    /// again when the queue fills.
+    /// [`DECIDED_AHEAD`] fetches wait, in the order they were set aside; one set aside
+    /// again when the queue fills goes to the back.
     pub(super) fn resume_parked(&mut self, now: Instant) {
         while self.fetches.len() < DECIDED_AHEAD / 2 {
             let Some(super::Parked { id, ended }) = self.parked.pop_front() else {
