@@ -680,6 +680,7 @@ fn journaled_paths(dir: &Path) -> Vec<String> {
     let journal = std::fs::read_to_string(dir.join(KEPT).join("placed.jsonl")).unwrap_or_default();
     journal
         .lines()
+        .filter(|line| !line.is_empty())
         .map(|line| {
             let line: serde_json::Value = serde_json::from_str(line).unwrap();
             line["path"].as_str().unwrap().to_owned()
@@ -762,6 +763,43 @@ fn a_save_between_prepare_and_apply_leaves_no_placement_unjournaled() {
         assert!(
             journal_after.contains(path),
             "{path} placed with no line: {journal_after:?}"
+        );
+    }
+}
+
+#[test]
+fn a_journal_line_an_earlier_run_left_cut_short_costs_only_itself_not_the_next_runs_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    std::fs::create_dir_all(d.join(KEPT)).unwrap();
+    // What a run stopped in the middle of a write (a full disk, a kill) leaves: a line
+    // with no end.
+    let cut = br#"{"uri":"http://example.com/gone.txt","path":"gone.txt","he"#;
+    std::fs::write(d.join(KEPT).join("placed.jsonl"), cut).unwrap();
+    let source = many(6);
+    // The journal and the files placed, as a kill before this batch would leave them.
+    let mut at_kill = (Vec::new(), Vec::new());
+    let (report, _) = run_in_batches(&source, &d, |_, _, _| {
+        let placed: Vec<String> = (0..6)
+            .map(|i| format!("docs/{i}.txt"))
+            .filter(|path| d.join(path).is_file())
+            .collect();
+        if !placed.is_empty() {
+            let journal = std::fs::read(d.join(KEPT).join("placed.jsonl")).unwrap();
+            at_kill = (journal, placed);
+        }
+    });
+    assert_eq!(report.created, 6, "{report:?}");
+    let (journal, placed) = at_kill;
+    assert!(journal.starts_with(cut), "the cut line is gone");
+    assert!(!placed.is_empty(), "nothing placed before the run's end");
+    std::fs::remove_file(d.join(KEPT).join("inventory.redb")).unwrap();
+    std::fs::write(d.join(KEPT).join("placed.jsonl"), journal).unwrap();
+    let (_, inventory) = DirectoryDestination::open(&d).unwrap().load().unwrap();
+    for path in &placed {
+        assert!(
+            inventory.get(&source.uri(path)).is_some(),
+            "{path} placed but not recorded"
         );
     }
 }

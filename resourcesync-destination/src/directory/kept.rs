@@ -278,9 +278,11 @@ impl DirectoryDestination {
     /// run stopped between the rename and the confirmation leaves a file the inventory
     /// does not hold, which the next [`load`](Self::load) then records instead of
     /// leaving it to look like a file no sync stored. One write per line, unbuffered:
-    /// what a killed process wrote stays in the page cache.
+    /// what a killed process wrote stays in the page cache; it begins with a newline, so
+    /// that a line an earlier write left cut short costs only itself ([`JOURNAL`]).
     pub(super) fn journal(&mut self, change: &Decision, digests: &Measured) -> io::Result<()> {
         let mut line = Vec::with_capacity(256);
+        line.push(b'\n');
         journal_line(&mut line, change, digests)?;
         self.journal_file()?.write_all(&line)
     }
@@ -294,23 +296,26 @@ impl DirectoryDestination {
     /// lines it empties are written again by their placements. A write that fails here
     /// is left to each placement to try, and to fail as its own.
     pub(super) fn journal_ahead(&mut self, events: &[Event]) {
-        let mut lines = Vec::new();
-        let mut requests = Vec::new();
-        for event in events {
-            match event {
-                Event::Store(store) => {
-                    if journal_line(&mut lines, &store.change, &store.digests).is_err() {
-                        return;
-                    }
-                    requests.push(store.request);
-                }
-                Event::Checkpoint => break,
-                _ => {}
-            }
-        }
-        // One line alone: its placement writes it, as it would have.
-        if requests.len() < 2 {
+        let stores = || {
+            events
+                .iter()
+                .take_while(|event| !matches!(event, Event::Checkpoint))
+                .filter_map(|event| match event {
+                    Event::Store(store) => Some(store),
+                    _ => None,
+                })
+        };
+        // One line alone (most batches): its placement writes it, as it would have.
+        if stores().nth(1).is_none() {
             return;
+        }
+        let mut lines = vec![b'\n'];
+        let mut requests = Vec::new();
+        for store in stores() {
+            if journal_line(&mut lines, &store.change, &store.digests).is_err() {
+                return;
+            }
+            requests.push(store.request);
         }
         if let Ok(journal) = self.journal_file()
             && journal.write_all(&lines).is_ok()
@@ -457,7 +462,10 @@ pub(super) const OLD_INVENTORY: &str = "inventory.json";
 pub(super) const JOURNAL_MAX: u64 = 1 << 30;
 
 /// The journal of what was placed since the last save, in [`KEPT`]: a line of JSON per
-/// file placed, with its URI, its path and what the inventory is to record of it.
+/// file placed, with its URI, its path and what the inventory is to record of it. Each
+/// write begins with a newline (empty lines are skipped): a write cut short (a full
+/// disk, a run killed in an earlier write) leaves a line with no end, which would
+/// otherwise run into the next write's first line and make it unreadable too.
 pub const JOURNAL: &str = "placed.jsonl";
 
 /// A line of the [`JOURNAL`].
