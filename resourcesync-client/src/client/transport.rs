@@ -398,7 +398,7 @@ impl<I: Inventory> Client<I> {
             // Behind pieces held (a listing parked): held as well, in order.
             Body::Document(doc) if doc.parked || !doc.held.is_empty() => {
                 doc.held_bytes += bytes.len() as u64;
-                if doc.held_bytes > Limits::default().max_bytes {
+                if doc.held_bytes > doc.feed.limits().max_bytes {
                     // Fails now, as the reader would once it read them.
                     Err(ProblemKind::Document(doc.feed.too_large().into()))
                 } else {

@@ -285,3 +285,49 @@ fn a_request_held_back_by_its_driver_counts_its_quiet_time_from_its_start() {
     client.handle_timeout(client.poll_timeout().unwrap());
     assert!(std::iter::from_fn(|| client.poll_event()).any(|e| cancelled(&e)));
 }
+
+#[test]
+fn a_listing_found_broken_after_it_waited_for_its_fetches_takes_no_input_after_its_end() {
+    let now = Instant::now();
+    let mut client = client(MemoryInventory::new(), false);
+    let list = client.poll_request(now).unwrap();
+    // 1,100 entries, more than the client decides ahead of its requests, then a cut.
+    let mut body = String::from(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>"#,
+    );
+    for i in 0..1100 {
+        body.push_str(&format!(
+            "<url><loc>https://example.com/r/{i}.txt</loc></url>"
+        ));
+    }
+    body.push_str("<url><loc>https://example.com/r/cut");
+    // The whole body and its end before any resource is asked for: the listing waits,
+    // unread past its first entries, for its fetches.
+    answer(&mut client, &list, body.as_bytes(), now);
+    let mut events: Vec<Event> = std::iter::from_fn(|| client.poll_event()).collect();
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Problem(_))),
+        "{events:?}"
+    );
+    // As the fetches are answered the rest is read, and found broken.
+    while let Some(request) = client.poll_request(now) {
+        answer(&mut client, &request, b"hello", now);
+        events.extend(std::iter::from_fn(|| client.poll_event()));
+    }
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Problem(p)
+            if p.uri.as_ref().is_some_and(|u| u.as_str().ends_with("resourcelist.xml")))),
+        "the cut list is not found broken"
+    );
+    // Its end was its last input, long before: nothing more of it is taken.
+    assert_eq!(
+        client.handle_end(list.id, now),
+        Err(Misuse::RequestOver(list.id))
+    );
+    assert_eq!(
+        client.handle_body(list.id, b"more", now),
+        Err(Misuse::RequestOver(list.id))
+    );
+}

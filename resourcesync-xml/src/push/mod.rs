@@ -375,6 +375,11 @@ impl PushReader {
         reader.take_findings_before(n)
     }
 
+    /// The limits the reader holds its document to ([`with_limits`](PushReader::with_limits)).
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// The error a document past the reader's byte limit ([`Limits::max_bytes`]) ends
     /// with, for a caller that holds bytes of it back and finds them past that limit
     /// before they are fed: the reader would fail with it once it read them.
