@@ -9,6 +9,7 @@ mod discover;
 mod incremental;
 mod moving;
 mod navigation;
+mod reading;
 mod transport;
 
 use std::collections::{HashMap, HashSet, VecDeque};
