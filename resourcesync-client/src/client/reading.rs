@@ -1,6 +1,7 @@
-//! Reading: a document's bytes fed to its reader as they arrive, its entries taken as
-//! they are read (a listing set aside while its resources' requests are many), and what
-//! the reader skipped, refused or found.
+//! Reading: a document's entries taken from its reader as they are read (the bytes are
+//! fed in `transport`, as they arrive; here only a listing's held pieces, when it is
+//! read on after it was set aside while its resources' requests were many), what the
+//! reader skipped, refused or found, and a document that fails.
 
 use std::time::Instant;
 

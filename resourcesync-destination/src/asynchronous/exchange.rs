@@ -1,7 +1,8 @@
-//! One request's exchange, on a worker's task: the request made (or answered from a
+//! One request's exchange: on a worker's task, the request made (or answered from a
 //! mirror's directory), its response streamed to the run's task as [`Msg`]s, a
 //! resource's or a package's body kept ([`Keep`]) in its temporary file or in memory and
-//! hashed as it arrives.
+//! hashed as it arrives; on the run's task, each message handed to the client
+//! ([`Msg::deliver`], [`wait`]).
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,6 +1,7 @@
 //! The audit of a bucket's prefix against the inventory ([`Destination::verify`]): one
 //! listing of the prefix, each recorded object read (an audit, a repair) or only found
-//! (a baseline), the extras and the folder markers told apart.
+//! (a baseline), the extras and the folder markers told apart. The listing
+//! ([`listing`]) is the recovery's too (`replay`, after a run that did not finish).
 
 use super::*;
 

@@ -1,5 +1,6 @@
 //! What a [`Hub`] hands its caller: its answers to requests, the requests it sends
-//! ([`Transmit`]), what it reports ([`HubEvent`]) and the subscriptions it saves.
+//! ([`Transmit`]), what it reports ([`HubEvent`]) and the records of its subscriptions,
+//! which the caller saves ([`SubscriptionRecord`]).
 
 use super::*;
 
