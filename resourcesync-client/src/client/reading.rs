@@ -227,7 +227,7 @@ impl<I: Inventory> Client<I> {
     /// One of a listing whose URI is not known stops deletions (it may name a resource
     /// held); one of a Change List is refused where it stands in the stream, after the
     /// changes before it.
-    pub(super) fn refuse_entry(
+    fn refuse_entry(
         &mut self,
         id: RequestId,
         n: Option<u64>,
@@ -282,7 +282,7 @@ impl<I: Inventory> Client<I> {
         );
     }
 
-    pub(super) fn take_findings(&mut self, id: RequestId) {
+    fn take_findings(&mut self, id: RequestId) {
         let max = self.config.bounds.max_warnings;
         let Some(Flight {
             body: Body::Document(doc),
