@@ -308,8 +308,6 @@ struct DocFlight {
     /// The document, read as its body arrives: memory per document in flight is bounded
     /// by its largest entry, not by the document (but for `held`).
     feed: PushReader,
-    /// A listing waiting for its fetches to drain ([`DECIDED_AHEAD`]).
-    parked: bool,
     /// The pieces of the body that came while it was parked, or after such pieces, not
     /// yet fed to `feed`: kept as they came (a piece under 16 KiB extended by the next),
     /// so that a listing's bytes are held once (a reader's buffer would grow by

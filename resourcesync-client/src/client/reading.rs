@@ -57,12 +57,10 @@ impl<I: Inventory> Client<I> {
                 })
             );
             if listing_read_on && self.fetches.len() >= DECIDED_AHEAD {
-                doc.parked = true;
                 self.take_findings(id);
                 self.park(id, end);
                 return;
             }
-            doc.parked = false;
             match doc.feed.next_entry() {
                 Ok(Next::Entry(entry)) => {
                     doc.entries += 1;

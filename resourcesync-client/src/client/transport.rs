@@ -85,7 +85,6 @@ impl<I: Inventory> Client<I> {
             What::Discover(_) => Body::Discovery(Vec::new(), Vec::new()),
             What::Document(_) => Body::Document(Box::new(DocFlight {
                 feed: PushReader::with_limits(Limits::default()),
-                parked: false,
                 held: std::collections::VecDeque::new(),
                 ended_held: false,
                 held_bytes: 0,
@@ -368,6 +367,8 @@ impl<I: Inventory> Client<I> {
             .get(&id)
             .and_then(|f| self.listed_length(&f.job));
         let cap = self.config.bounds.max_unlisted_bytes;
+        // A listing waiting for its fetches to drain ([`Client::parked`]).
+        let parked = self.parked.iter().any(|p| p.id == id);
         let Some(flight) = self.flights.get_mut(&id) else {
             return self.not_in_flight(id);
         };
@@ -396,7 +397,7 @@ impl<I: Inventory> Client<I> {
             // A body the caller said it hashes itself cannot be handed over too.
             Body::Digested(_) => return Err(Misuse::NotDigestible(id)),
             // Behind pieces held (a listing parked): held as well, in order.
-            Body::Document(doc) if doc.parked || !doc.held.is_empty() => {
+            Body::Document(doc) if parked || !doc.held.is_empty() => {
                 doc.held_bytes += bytes.len() as u64;
                 if doc.held_bytes > doc.feed.limits().max_bytes {
                     // Fails now, as the reader would once it read them.
