@@ -112,7 +112,7 @@ pub struct Client<I> {
     waiting: Vec<(Instant, Job)>,
     /// Keyed by the client's own ids, looked up several times per entry read: foldhash,
     /// not SipHash (no one else chooses these keys).
-    flights: HashMap<RequestId, Flight, FoldHash>,
+    flights: Flights,
     /// Requests the client ended (cancelled, or answered with an error status) whose
     /// driver may still deliver inputs, ignored until their end or failure. One id per
     /// cancellation whose driver aborts without a last input: few.
@@ -303,6 +303,34 @@ struct Parked {
 /// kilobyte or more each, until they are fetched, and a sync of 10,000 small files spent
 /// more time in the page faults of that memory than in deciding.
 const DECIDED_AHEAD: usize = 1024;
+
+/// The flights by request: `Client::flights`.
+type Flights = HashMap<RequestId, Flight, FoldHash>;
+
+/// Document `id`'s reading and its job, if `id` is a document in flight. A function of
+/// the table, not a method: the caller goes on using the client's other fields.
+fn document(flights: &Flights, id: RequestId) -> Option<(&DocFlight, &Job)> {
+    match flights.get(&id)? {
+        Flight {
+            body: Body::Document(doc),
+            job,
+            ..
+        } => Some((doc, job)),
+        _ => None,
+    }
+}
+
+/// [`document`], to change its reading.
+fn document_mut(flights: &mut Flights, id: RequestId) -> Option<(&mut DocFlight, &Job)> {
+    match flights.get_mut(&id)? {
+        Flight {
+            body: Body::Document(doc),
+            job,
+            ..
+        } => Some((doc, job)),
+        _ => None,
+    }
+}
 
 struct DocFlight {
     /// The document, read as its body arrives: memory per document in flight is bounded

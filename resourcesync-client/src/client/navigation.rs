@@ -8,7 +8,8 @@ use resourcesync_model::{Capability, Channel, DocumentHead, DocumentKind, Entry,
 
 use super::incremental::raw;
 use super::{
-    Body, Candidate, Client, DocJob, Flight, Head, Job, Offered, Phase, Raw, Role, Set, What, hash,
+    Body, Candidate, Client, DocJob, Flight, Head, Job, Offered, Phase, Raw, Role, Set, What,
+    document, hash,
 };
 use crate::config::Mode;
 use crate::event::{DocumentRead, Event, ProblemKind};
@@ -313,12 +314,7 @@ impl<I: Inventory> Client<I> {
     }
 
     pub(super) fn on_entry(&mut self, id: RequestId, n: u64, entry: Entry) {
-        let Some(Flight {
-            body: Body::Document(doc),
-            job,
-            ..
-        }) = self.flights.get(&id)
-        else {
+        let Some((doc, job)) = document(&self.flights, id) else {
             return;
         };
         let Some(head) = &doc.head else { return };

@@ -8,7 +8,7 @@ use std::time::Instant;
 use resourcesync_model::{DocumentKind, Finding, Rule, Uri};
 use resourcesync_xml::Next;
 
-use super::{Body, Client, DECIDED_AHEAD, Flight, Head, Raw, Role};
+use super::{Client, DECIDED_AHEAD, Head, Raw, Role, document, document_mut};
 use crate::event::{EntryRefusal, Event, ProblemKind, Warning};
 use crate::inventory::Inventory;
 use crate::request::RequestId;
@@ -20,12 +20,7 @@ impl<I: Inventory> Client<I> {
     /// queued (set aside: [`park`](Self::park)). `end`: its body is whole.
     pub(super) fn read_document(&mut self, id: RequestId, end: bool, now: Instant) {
         loop {
-            let Some(Flight {
-                body: Body::Document(doc),
-                job,
-                ..
-            }) = self.flights.get_mut(&id)
-            else {
+            let Some((doc, job)) = document_mut(&mut self.flights, id) else {
                 return;
             };
             if doc.head.is_none() {
@@ -183,11 +178,7 @@ impl<I: Inventory> Client<I> {
     /// Refuses the entries the reader skipped (no `<loc>`, or one that no reading makes a
     /// URI) up to entry `upto` (the reader's count): each counted, with its rule.
     fn skipped(&mut self, id: RequestId, upto: u64) {
-        let Some(Flight {
-            body: Body::Document(doc),
-            ..
-        }) = self.flights.get_mut(&id)
-        else {
+        let Some((doc, _)) = document_mut(&mut self.flights, id) else {
             return;
         };
         let seen = doc.feed.entries_read().min(upto);
@@ -233,12 +224,7 @@ impl<I: Inventory> Client<I> {
         rule: Rule,
         reason: String,
     ) {
-        let Some(Flight {
-            body: Body::Document(doc),
-            job,
-            ..
-        }) = self.flights.get(&id)
-        else {
+        let Some((doc, job)) = document(&self.flights, id) else {
             return;
         };
         let refusal = EntryRefusal {
@@ -282,12 +268,7 @@ impl<I: Inventory> Client<I> {
 
     fn take_findings(&mut self, id: RequestId) {
         let max = self.config.bounds.max_warnings;
-        let Some(Flight {
-            body: Body::Document(doc),
-            job,
-            ..
-        }) = self.flights.get_mut(&id)
-        else {
+        let Some((doc, job)) = document_mut(&mut self.flights, id) else {
             return;
         };
         if doc.feed.findings().is_empty() {

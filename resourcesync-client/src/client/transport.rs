@@ -9,7 +9,9 @@ use resourcesync_model::{
 };
 use resourcesync_xml::{Limits, PushReader};
 
-use super::{Body, Client, DocFlight, Flight, Job, Phase, Role, What, http_uri, later, problem};
+use super::{
+    Body, Client, DocFlight, Flight, Job, Phase, Role, What, document_mut, http_uri, later, problem,
+};
 use crate::event::{Event, ProblemKind};
 use crate::inventory::Inventory;
 use crate::misuse::Misuse;
@@ -608,11 +610,7 @@ impl<I: Inventory> Client<I> {
             return;
         };
         if matches!(flight.body, Body::Document(_)) {
-            if let Some(Flight {
-                body: Body::Document(doc),
-                ..
-            }) = self.flights.get_mut(&id)
-            {
+            if let Some((doc, _)) = document_mut(&mut self.flights, id) {
                 // With pieces held, finished once they are fed (`read_document`).
                 if !doc.held.is_empty() {
                     doc.ended_held = true;
