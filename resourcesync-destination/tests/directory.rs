@@ -688,6 +688,20 @@ fn journaled_paths(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// As a run killed before it saved leaves `dir`: no saved inventory, the journal as
+/// `journal`. The next open must record every one of `paths` from the journal's lines.
+fn assert_recorded_after_kill(dir: &Path, source: &Source, journal: Vec<u8>, paths: &[String]) {
+    std::fs::remove_file(dir.join(KEPT).join("inventory.redb")).unwrap();
+    std::fs::write(dir.join(KEPT).join("placed.jsonl"), journal).unwrap();
+    let (_, inventory) = DirectoryDestination::open(dir).unwrap().load().unwrap();
+    for path in paths {
+        assert!(
+            inventory.get(&source.uri(path)).is_some(),
+            "{path} placed but not recorded"
+        );
+    }
+}
+
 #[test]
 fn a_prepared_batch_is_journaled_before_any_of_its_files_is_placed_and_a_kill_keeps_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -723,15 +737,7 @@ fn a_prepared_batch_is_journaled_before_any_of_its_files_is_placed_and_a_kill_ke
     // As a run killed after that batch's renames, before it saved, leaves it: the
     // journal as it was then, no saved inventory. The next open records every file
     // of the batch from the lines written ahead.
-    std::fs::remove_file(d.join(KEPT).join("inventory.redb")).unwrap();
-    std::fs::write(d.join(KEPT).join("placed.jsonl"), journal_at_kill).unwrap();
-    let (_, inventory) = DirectoryDestination::open(&d).unwrap().load().unwrap();
-    for path in &checked {
-        assert!(
-            inventory.get(&source.uri(path)).is_some(),
-            "{path} not recorded"
-        );
-    }
+    assert_recorded_after_kill(&d, &source, journal_at_kill, &checked);
 }
 
 #[test]
@@ -793,13 +799,5 @@ fn a_journal_line_an_earlier_run_left_cut_short_costs_only_itself_not_the_next_r
     let (journal, placed) = at_kill;
     assert!(journal.starts_with(cut), "the cut line is gone");
     assert!(!placed.is_empty(), "nothing placed before the run's end");
-    std::fs::remove_file(d.join(KEPT).join("inventory.redb")).unwrap();
-    std::fs::write(d.join(KEPT).join("placed.jsonl"), journal).unwrap();
-    let (_, inventory) = DirectoryDestination::open(&d).unwrap().load().unwrap();
-    for path in &placed {
-        assert!(
-            inventory.get(&source.uri(path)).is_some(),
-            "{path} placed but not recorded"
-        );
-    }
+    assert_recorded_after_kill(&d, &source, journal, &placed);
 }
