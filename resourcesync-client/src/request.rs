@@ -13,6 +13,22 @@ use crate::local_path::LocalPath;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct RequestId(pub(crate) u64);
 
+impl RequestId {
+    /// The id's number, which [`Display`](fmt::Display) writes after `request `: unique
+    /// among a client's requests, for a driver that names things after them (a body's
+    /// temporary file) without formatting the whole text.
+    ///
+    /// ```
+    /// # use resourcesync_client::RequestId;
+    /// fn temporary_name(id: RequestId) -> String {
+    ///     format!("request-{}", id.number())
+    /// }
+    /// ```
+    pub fn number(&self) -> u64 {
+        self.0
+    }
+}
+
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "request {}", self.0)

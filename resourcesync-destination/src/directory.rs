@@ -216,16 +216,16 @@ pub struct DirectoryDestination {
     /// root would refuse it); a directory renamed away from under DIR by someone else
     /// during the run takes the files placed through its handle along, as DIR itself and
     /// `.resourcesync/tmp/`, also held by handles, would.
-    made: HashMap<PathBuf, Arc<Dir>>,
+    made: HashMap<PathBuf, Arc<Dir>, crate::SourceHash>,
     /// The packages open for extraction, by the request they came in.
-    packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>>,
+    packages: HashMap<RequestId, Package<io::BufReader<std::fs::File>>, crate::IdHash>,
     /// Replace a file at a resource's path that no sync stored.
     replace_foreign: bool,
     /// `.resourcesync/placed.jsonl`, open for appending once something is placed.
     journal: Option<std::fs::File>,
     /// The requests whose bodies' journal lines [`prepare`](Self::prepare) wrote ahead
     /// of their placements, since the last save.
-    journaled: HashSet<RequestId>,
+    journaled: HashSet<RequestId, crate::IdHash>,
     /// The rules of names of DIR's file system, found by trying.
     file_system: FileSystem,
     /// For a shard's audit: what the other shards stored (see
@@ -386,11 +386,11 @@ impl DirectoryDestination {
             kept_path,
             elsewhere: Vec::new(),
             bodies: Bodies::new(tmp, shown),
-            made: HashMap::new(),
-            packages: HashMap::new(),
+            made: HashMap::default(),
+            packages: HashMap::default(),
             replace_foreign: false,
             journal: None,
-            journaled: HashSet::new(),
+            journaled: HashSet::default(),
             file_system,
             _locks: locks,
             repair: true,
@@ -779,13 +779,14 @@ pub(crate) fn confirm<I: KeptInventory>(
     }
 }
 
-/// What the tests of the bodies in memory share (here and in `asynchronous`).
-#[cfg(all(test, feature = "object-store"))]
+/// What the directory's tests share (here, in `files` and in `asynchronous`).
+#[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
 
     /// Bodies in a temporary directory, with `budget` bytes of memory for all and `each`
     /// for one.
+    #[cfg(feature = "object-store")]
     pub(crate) fn bodies(budget: u64, each: u64) -> (tempfile::TempDir, Bodies) {
         let dir = tempfile::tempdir().unwrap();
         let tmp = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();

@@ -65,10 +65,10 @@ pub struct DiskInventory {
     /// Changes since the last save: a record, or `None` for a resource forgotten. Boxed:
     /// a run records thousands, and every doubling of the table copied (and faulted in)
     /// its entries whole, a hundred bytes each.
-    pending: RefCell<HashMap<Uri, Option<Box<Held>>>>,
+    pending: RefCell<HashMap<Uri, Option<Box<Held>>, crate::SourceHash>>,
     /// What the files hold where it differs from what the sync stored (`None`: missing);
     /// compared with, never saved.
-    overlay: HashMap<Uri, Option<Held>>,
+    overlay: HashMap<Uri, Option<Held>, crate::SourceHash>,
     /// The first error met reading the file where the [`Inventory`] trait has no way to
     /// say it: the next [`save`](Self::save) returns it, so that the run does not end
     /// complete on a lookup that failed.
@@ -111,8 +111,8 @@ impl DiskInventory {
         let inventory = DiskInventory {
             db,
             read: RefCell::new(None),
-            pending: RefCell::new(HashMap::new()),
-            overlay: HashMap::new(),
+            pending: RefCell::new(HashMap::default()),
+            overlay: HashMap::default(),
             trouble: RefCell::new(None),
         };
         inventory.reopen()?;

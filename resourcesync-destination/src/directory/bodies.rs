@@ -28,7 +28,7 @@ struct Memory {
     used: Arc<std::sync::atomic::AtomicU64>,
     /// The whole bodies, by request, until the destination takes them; and the requests
     /// cancelled before their body was kept.
-    held: std::sync::Mutex<HashMap<RequestId, Slot>>,
+    held: std::sync::Mutex<HashMap<RequestId, Slot, crate::IdHash>>,
 }
 
 /// A request's place in [`Memory::held`].
@@ -87,7 +87,7 @@ impl Bodies {
             budget,
             each,
             used,
-            held: std::sync::Mutex::new(HashMap::new()),
+            held: std::sync::Mutex::new(HashMap::default()),
         }));
         self
     }

@@ -3,9 +3,14 @@
 
 use super::*;
 
-/// The temporary file's name of a request's body.
+/// The temporary file's name of a request's body: `request-<number>`, the id's text with
+/// a hyphen (made twice a file: written without its `Display` and a replace).
 pub(crate) fn temp_name(id: RequestId) -> String {
-    id.to_string().replace(' ', "-")
+    use std::fmt::Write;
+    let mut name = String::with_capacity(28);
+    name.push_str("request-");
+    let _ = write!(name, "{}", id.number());
+    name
 }
 
 /// Moves the body `temp` (in `tmp`) into `dir` as `name`: with `new`, only if nothing is
@@ -217,6 +222,14 @@ pub(crate) fn copy_bitstream(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bodys_temporary_name_is_its_requests_text_with_a_hyphen() {
+        // The form the bodies' temporary files have had since the first release.
+        let id = crate::directory::test_support::first_request("http://example.com/").id;
+        assert_eq!(temp_name(id), id.to_string().replace(' ', "-"));
+        assert_eq!(temp_name(id), format!("request-{}", id.number()));
+    }
 
     #[test]
     fn a_new_file_is_moved_only_where_nothing_is() {
