@@ -2693,3 +2693,95 @@ async fn a_gzipped_file_that_shrinks_while_sent_is_never_ended_as_if_whole() {
     );
     s.stop().await;
 }
+
+/// `serve_with_limits` answers with the publication's own service, not axum's router,
+/// which the hub's servers still use (`router_reporting`, here through
+/// `serve_with_topic_hub`, whose only addition is the topic's `Link`): the two answer
+/// every request alike, byte for byte but for the date, on the same publication.
+#[tokio::test]
+async fn the_publications_own_service_answers_as_the_router_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let own = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let routed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", own.local_addr().unwrap());
+    let dir = generation(tmp.path(), &base, "one", "capabilitylist.xml");
+    write(&dir.join("files/empty.txt"), "");
+    std::fs::create_dir_all(dir.join("files/sub")).unwrap();
+    let (own_addr, routed_addr) = (own.local_addr().unwrap(), routed.local_addr().unwrap());
+    let (stop_own, own_stopped) = tokio::sync::oneshot::channel::<()>();
+    let (stop_routed, routed_stopped) = tokio::sync::oneshot::channel::<()>();
+    let own_task = tokio::spawn(serve::serve_with_limits(
+        own,
+        dir.clone(),
+        serve::ServeLimits::default(),
+        async {
+            let _ = own_stopped.await;
+        },
+    ));
+    let routed_task = tokio::spawn(serve::serve_with_topic_hub(
+        routed,
+        dir.clone(),
+        serve::ServeLimits::default(),
+        std::sync::Arc::new(|_| {}),
+        "http://127.0.0.1:9/hub".parse().unwrap(),
+        async {
+            let _ = routed_stopped.await;
+        },
+    ));
+    let requests = [
+        ("GET", "/files/hello.txt", ""),
+        ("HEAD", "/files/hello.txt", ""),
+        ("GET", "/files/hello.txt", "Accept-Encoding: gzip\r\n"),
+        ("HEAD", "/files/hello.txt", "Accept-Encoding: gzip\r\n"),
+        ("GET", "/files/big.zip", ""),
+        ("HEAD", "/files/big.zip", ""),
+        ("GET", "/files/big.zip", "Range: bytes=0-99\r\n"),
+        ("GET", "/files/big.zip", "Range: bytes=9999999-\r\n"),
+        ("HEAD", "/files/big.zip", "Range: bytes=9999999-\r\n"),
+        ("GET", "/files/hello.txt", "If-None-Match: *\r\n"),
+        ("HEAD", "/files/hello.txt", "If-Match: \"other\"\r\n"),
+        ("GET", "/files/empty.txt", ""),
+        ("HEAD", "/files/empty.txt", ""),
+        ("GET", "/files/missing.txt", ""),
+        ("GET", "/files/sub", ""),
+        ("GET", "/files/sub/", ""),
+        ("GET", "/.hidden.txt", ""),
+        ("GET", "/", ""),
+        ("HEAD", "/", ""),
+        ("GET", "/", "Accept-Encoding: gzip\r\n"),
+        ("GET", "/robots.txt", ""),
+        ("HEAD", "/robots.txt", ""),
+        ("GET", "/.well-known/resourcesync", ""),
+        (
+            "GET",
+            "/resourcesync/capabilitylist.xml",
+            "Accept-Encoding: gzip\r\n",
+        ),
+        ("POST", "/files/hello.txt", "Content-Length: 0\r\n"),
+        ("OPTIONS", "*", ""),
+        ("DELETE", "/files/hello.txt", ""),
+        ("GET", "/%2e%2e/etc/passwd", ""),
+    ];
+    // The response's bytes without its `date` line.
+    let undated = |response: Vec<u8>| {
+        let text = String::from_utf8_lossy(&response).into_owned();
+        text.split("\r\n")
+            .filter(|line| !line.to_ascii_lowercase().starts_with("date:"))
+            .collect::<Vec<_>>()
+            .join("\r\n")
+    };
+    for (method, path, extra) in requests {
+        let ask = |addr: SocketAddr| {
+            format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{extra}Connection: close\r\n\r\n")
+        };
+        let from_own = undated(exchange(own_addr, &ask(own_addr)).await);
+        let from_routed = undated(exchange(routed_addr, &ask(routed_addr)).await);
+        // The Host differs, and so would a redirect's absolute URI (none is absolute).
+        assert_eq!(from_own, from_routed, "{method} {path} {extra}");
+        assert!(!from_own.is_empty(), "{method} {path}: no answer");
+    }
+    let _ = stop_own.send(());
+    let _ = stop_routed.send(());
+    own_task.await.unwrap().unwrap();
+    routed_task.await.unwrap().unwrap();
+}

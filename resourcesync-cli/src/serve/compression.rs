@@ -73,28 +73,38 @@ pub(super) fn qvalue(text: &str) -> Option<u16> {
 /// A list of the compressed types instead (the rule before) gzipped every unknown binary
 /// file.
 pub(super) fn compressible_type(media_type: &str) -> bool {
-    let essence = media_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    essence.starts_with("text/")
-        || essence.ends_with("+xml")
-        || essence.ends_with("+json")
-        || matches!(
-            essence.as_str(),
-            "application/xml"
-                | "application/json"
-                | "application/javascript"
-                | "application/x-javascript"
-                | "application/ecmascript"
-                | "application/wasm"
-                | "application/x-ndjson"
-                | "application/n-triples"
-                | "application/n-quads"
-                | "application/trig"
-        )
+    // Compared without case and without a lower-cased copy: this is asked two or three
+    // times of every whole file sent (by `static_file`, by `compressed_type` for a
+    // client that accepts gzip, and by the layer's predicate).
+    let essence = media_type.split(';').next().unwrap_or("").trim().as_bytes();
+    let starts = |prefix: &str| {
+        essence
+            .get(..prefix.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
+    };
+    let ends = |suffix: &str| {
+        essence
+            .len()
+            .checked_sub(suffix.len())
+            .is_some_and(|at| essence[at..].eq_ignore_ascii_case(suffix.as_bytes()))
+    };
+    starts("text/")
+        || ends("+xml")
+        || ends("+json")
+        || [
+            "application/xml",
+            "application/json",
+            "application/javascript",
+            "application/x-javascript",
+            "application/ecmascript",
+            "application/wasm",
+            "application/x-ndjson",
+            "application/n-triples",
+            "application/n-quads",
+            "application/trig",
+        ]
+        .iter()
+        .any(|known| essence.eq_ignore_ascii_case(known.as_bytes()))
 }
 
 /// Below this many bytes gzip saves nothing (the default predicate's bound).
@@ -135,7 +145,12 @@ pub(super) fn gzipped_tag(etag: &str) -> String {
 }
 
 /// Marks the ETag of a gzipped response as the gzipped representation's.
-pub(super) async fn gzip_etag(mut response: Response) -> Response {
+pub(super) async fn gzip_etag(response: Response) -> Response {
+    mark_gzip_etag(response)
+}
+
+/// [`gzip_etag`], where it is not a middleware's function.
+pub(super) fn mark_gzip_etag(mut response: Response) -> Response {
     let gzipped = response
         .headers()
         .get(header::CONTENT_ENCODING)
@@ -158,10 +173,102 @@ pub(super) async fn gzip_etag(mut response: Response) -> Response {
 /// headers, so that the representation the conditionals compare with and the one sent
 /// cannot disagree.
 pub(super) fn compressed_type(media_type: &HeaderValue, len: u64) -> bool {
+    // The predicate holds only for a compressible type ([`compressible`]): the probe,
+    // a response built and asked, is made for those alone (a binary file's request
+    // skips it).
+    if !media_type.to_str().is_ok_and(compressible_type) {
+        return false;
+    }
     let probe = Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, media_type)
         .header(header::CONTENT_LENGTH, len)
         .body(Body::empty());
     probe.is_ok_and(|probe| compression_predicate().should_compress(&probe))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The rule as it was written before it compared without a lower-cased copy.
+    fn lowered(media_type: &str) -> bool {
+        let essence = media_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        essence.starts_with("text/")
+            || essence.ends_with("+xml")
+            || essence.ends_with("+json")
+            || matches!(
+                essence.as_str(),
+                "application/xml"
+                    | "application/json"
+                    | "application/javascript"
+                    | "application/x-javascript"
+                    | "application/ecmascript"
+                    | "application/wasm"
+                    | "application/x-ndjson"
+                    | "application/n-triples"
+                    | "application/n-quads"
+                    | "application/trig"
+            )
+    }
+
+    #[test]
+    fn compressible_types_are_compared_without_case_as_before() {
+        for (media_type, compressible) in [
+            ("text/plain", true),
+            ("Text/HTML; charset=utf-8", true),
+            ("  text/csv  ", true),
+            ("application/ld+JSON", true),
+            ("APPLICATION/XML", true),
+            ("application/rdf+xml;q=1", true),
+            ("image/svg+xml", true),
+            ("application/N-Triples", true),
+            ("application/xml2", false),
+            ("xapplication/xml", false),
+            ("application/octet-stream", false),
+            ("text", false),
+            ("+xml", true),
+            ("", false),
+            ("t\u{e9}xt/plain", false),
+        ] {
+            assert_eq!(compressible_type(media_type), compressible, "{media_type}");
+            assert_eq!(lowered(media_type), compressible, "{media_type}");
+        }
+    }
+
+    #[test]
+    fn the_probe_is_skipped_only_where_the_predicate_would_refuse() {
+        let probe = |media_type: &str, len: u64| {
+            let response = Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, media_type)
+                .header(header::CONTENT_LENGTH, len)
+                .body(Body::empty())
+                .unwrap();
+            compression_predicate().should_compress(&response)
+        };
+        for media_type in [
+            "text/plain",
+            "application/octet-stream",
+            "image/svg+xml",
+            "application/xml",
+            "application/grpc",
+            "text/event-stream",
+            "application/zip",
+        ] {
+            for len in [0, 31, 32, 1 << 20] {
+                let value = HeaderValue::from_static(media_type);
+                assert_eq!(
+                    compressed_type(&value, len),
+                    probe(media_type, len),
+                    "{media_type} {len}"
+                );
+            }
+        }
+    }
 }

@@ -23,7 +23,6 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, TRANSFER_ENCODING};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Version};
@@ -109,9 +108,9 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 /// An error of one connection, or a lack of descriptors or memory, is not the server's
 /// end: the loop goes on (after [`ACCEPT_PAUSE`] for the latter). The error returned is
 /// one that leaves the listener unusable.
-pub(super) async fn serve(
+pub(super) async fn serve<S: Served>(
     listener: TcpListener,
-    router: Router,
+    router: S,
     limits: ServeLimits,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> io::Result<()> {
@@ -200,6 +199,34 @@ pub(super) async fn serve(
     stopped
 }
 
+/// What [`serve`] serves a connection's requests with: axum's [`Router`](axum::Router) (the hub's
+/// routes beside the publication), or the publication's own service.
+pub(super) trait Served:
+    tower_service::Service<
+        hyper::Request<hyper::body::Incoming>,
+        Response = axum::http::Response<Body>,
+        Error = std::convert::Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> Served for S where
+    S: tower_service::Service<
+            hyper::Request<hyper::body::Incoming>,
+            Response = axum::http::Response<Body>,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// How long the server waits, once it has told its connections to drop, for their
 /// tasks to end.
 const DROP_WAIT: Duration = Duration::from_secs(1);
@@ -243,9 +270,9 @@ fn one_connections(e: &io::Error) -> bool {
 /// Serves one connection until it closes, its client is too slow or idle (see
 /// [`ServeLimits`]), it is closed to make room, or the server stops; then gives back its
 /// slot.
-async fn connection(
+async fn connection<S: Served>(
     stream: TcpStream,
-    router: Router,
+    router: S,
     http: Arc<http1::Builder>,
     idle: Duration,
     mut closing: watch::Receiver<Closing>,

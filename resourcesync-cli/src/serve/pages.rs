@@ -136,15 +136,78 @@ pub(super) fn generated_page(headers: &HeaderMap, page: Response) -> Response {
 /// Every Capability List is named, as the server does not know which set a resource
 /// belongs to; a publication with one set (the usual case) gets the exact link.
 pub(super) fn link_header(discovered: &Discovered, relative: &Path) -> Option<HeaderValue> {
-    if relative.starts_with(".well-known") {
+    if within(relative, Path::new(".well-known")) {
         return None;
     }
     let discovery = discovered.as_ref().ok()?;
     let document = discovery.documents.iter().any(|(list, directory)| {
-        relative == list || directory.as_ref().is_some_and(|d| relative.starts_with(d))
+        relative == list || directory.as_ref().is_some_and(|d| within(relative, d))
     });
     if document {
         return None;
     }
     discovery.link.clone()
+}
+
+/// Whether `path` is `dir` or lies beneath it, as [`Path::starts_with`] says, for the
+/// relative paths `serve` makes ([`relative_path`](super::relative_path): no `.` or empty
+/// segment). On Unix, where such a path's components are its bytes between slashes, a
+/// path whose bytes do not begin with `dir`'s is not asked of `starts_with` (which parses
+/// both into components; a request asks this of every document's directory). Elsewhere a
+/// segment may read as a drive prefix, compared without case: `starts_with` alone.
+pub(super) fn within(path: &Path, dir: &Path) -> bool {
+    #[cfg(unix)]
+    if !path
+        .as_os_str()
+        .as_encoded_bytes()
+        .starts_with(dir.as_os_str().as_encoded_bytes())
+    {
+        return false;
+    }
+    path.starts_with(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn within_answers_as_starts_with_for_the_paths_serve_makes() {
+        let paths = [
+            "",
+            "resourcesync",
+            "resourcesync/capabilitylist.xml",
+            "resourcesync2/a.txt",
+            "resourcesyncx",
+            ".well-known",
+            ".well-known/resourcesync",
+            ".well-knownx/resourcesync",
+            "a/.well-known",
+            "a/b/c.txt",
+            "a/bc/d",
+            "caf\u{e9}/r\u{e9}sum\u{e9}.txt",
+        ];
+        for path in paths {
+            // The paths as `relative_path` makes them, from a request's path.
+            let Some(path) = relative_path(&format!("/{path}")) else {
+                continue;
+            };
+            for dir in [".well-known", "resourcesync", "a/b", "a", "caf\u{e9}"] {
+                let dir = Path::new(dir);
+                assert_eq!(
+                    within(&path, dir),
+                    path.starts_with(dir),
+                    "{path:?} in {dir:?}"
+                );
+            }
+        }
+        assert!(within(
+            Path::new("resourcesync/capabilitylist.xml"),
+            Path::new("resourcesync")
+        ));
+        assert!(!within(
+            Path::new("resourcesync2/a.txt"),
+            Path::new("resourcesync")
+        ));
+    }
 }

@@ -123,6 +123,16 @@ pub(super) enum Lists {
 }
 
 impl Shared {
+    /// What the requests for `dir` share, nothing cached yet; `report` takes the read
+    /// failures.
+    pub(super) fn new(dir: PathBuf, report: Reporter) -> Arc<Shared> {
+        Arc::new(Shared {
+            dir,
+            capability_lists: Mutex::new(None),
+            report,
+        })
+    }
+
     /// Opens what `relative` names, confined to the publication (see `publication`);
     /// with `index`, a directory's `index.html`. With `whole`, a file of at most
     /// [`CHUNK`] bytes is read too; with `discover`, the Capability Lists are looked up

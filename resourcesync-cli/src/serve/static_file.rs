@@ -75,9 +75,12 @@ pub(super) fn static_file(
     }
     .filter(|_| conditional::if_range_holds(headers, etag.as_deref()));
     let asked = range.map_or(RangeAsked::Whole, |r| range_asked(r.as_bytes(), len));
-    // The probe of `compressed_type` only when the client asks for gzip: most do not.
-    let gzipped =
-        asked == RangeAsked::Whole && gzip_negotiated(headers) && compressed_type(&media_type, len);
+    // Cheapest first: whether the type is one gzip shrinks (most resources are not),
+    // then whether the client asks for gzip, then the probe of `compressed_type`.
+    let gzipped = asked == RangeAsked::Whole
+        && media_type.to_str().is_ok_and(compressible_type)
+        && gzip_negotiated(headers)
+        && compressed_type(&media_type, len);
     let selected = etag.as_deref().map(|etag| {
         if gzipped {
             gzipped_tag(etag)
@@ -106,23 +109,32 @@ pub(super) fn static_file(
         return not_modified(compressed_type(&media_type, len), selected);
     }
 
-    let mut response = Response::builder()
-        .header(header::CONTENT_TYPE, media_type)
-        .header(header::ACCEPT_RANGES, "bytes");
-    if let Some(modified) = last_modified {
-        response = response.header(header::LAST_MODIFIED, modified.to_string());
-    }
-    let (start, count) = match asked {
-        RangeAsked::Whole => {
-            response = response.status(StatusCode::OK);
-            (0, len)
+    // The headers set one by one on a map made for them: the response builder's
+    // `header` converts each name and value anew, the map growing as they come. A value
+    // that is no header value (none of these can be one) is the 500 the builder gave.
+    let mut fields = HeaderMap::with_capacity(8);
+    let mut valid = true;
+    let mut set = |name, value: Result<HeaderValue, _>| match value {
+        Ok(value) => {
+            fields.insert(name, value);
         }
+        Err(axum::http::header::InvalidHeaderValue { .. }) => valid = false,
+    };
+    set(header::CONTENT_TYPE, Ok(media_type));
+    set(header::ACCEPT_RANGES, Ok(HeaderValue::from_static("bytes")));
+    if let Some(modified) = last_modified {
+        set(
+            header::LAST_MODIFIED,
+            HeaderValue::try_from(modified.to_string()),
+        );
+    }
+    let (status, start, count) = match asked {
+        RangeAsked::Whole => (StatusCode::OK, 0, len),
         RangeAsked::Part { start, count } => {
             let last = start + count - 1;
-            response = response
-                .status(StatusCode::PARTIAL_CONTENT)
-                .header(header::CONTENT_RANGE, format!("bytes {start}-{last}/{len}"));
-            (start, count)
+            let range = format!("bytes {start}-{last}/{len}");
+            set(header::CONTENT_RANGE, HeaderValue::try_from(range));
+            (StatusCode::PARTIAL_CONTENT, start, count)
         }
         RangeAsked::Unsatisfiable => {
             return (
@@ -133,12 +145,15 @@ pub(super) fn static_file(
         }
     };
     if let Some(etag) = etag {
-        response = response.header(header::ETAG, etag);
+        set(header::ETAG, HeaderValue::try_from(etag));
     }
     if let Some(link) = lists.and_then(|lists| link_header(lists, relative)) {
-        response = response.header(header::LINK, link);
+        set(header::LINK, Ok(link));
     }
-    response = response.header(header::CONTENT_LENGTH, count);
+    set(header::CONTENT_LENGTH, Ok(HeaderValue::from(count)));
+    if !valid {
+        return plain(StatusCode::INTERNAL_SERVER_ERROR, "bad response\n");
+    }
     let body = if request.method == Method::HEAD || count == 0 {
         Body::empty()
     } else if let Some(bytes) = bytes.filter(|b| start == 0 && b.len() as u64 == count) {
@@ -161,9 +176,10 @@ pub(super) fn static_file(
             Arc::clone(report),
         ))
     };
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    *response.headers_mut() = fields;
     response
-        .body(body)
-        .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "bad response\n"))
 }
 
 /// What a `Range` header asks of a representation of `len` bytes.
