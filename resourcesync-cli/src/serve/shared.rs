@@ -7,9 +7,20 @@ use super::*;
 /// last Source Description read, with the identity of its file.
 pub(super) struct Shared {
     pub(super) dir: PathBuf,
+    /// The publish directory's handle kept from one request to the next, with the
+    /// device and inode it was opened on: see [`Shared::publication`].
+    pub(super) publication: Mutex<Option<Kept>>,
     pub(super) capability_lists: Mutex<Option<(FileIdentity, Discovered)>>,
     /// Where read failures go.
     pub(super) report: Reporter,
+}
+
+/// The publish directory's handle kept between requests, and the device and inode it
+/// was opened on.
+#[cfg_attr(not(unix), allow(dead_code))]
+pub(super) struct Kept {
+    identity: (u64, u64),
+    root: Arc<Dir>,
 }
 
 /// The Capability Lists, or why the Source Description could not be read.
@@ -128,6 +139,7 @@ impl Shared {
     pub(super) fn new(dir: PathBuf, report: Reporter) -> Arc<Shared> {
         Arc::new(Shared {
             dir,
+            publication: Mutex::new(None),
             capability_lists: Mutex::new(None),
             report,
         })
@@ -154,7 +166,7 @@ impl Shared {
         whole: bool,
         discover: bool,
     ) -> Lookup {
-        let root = match publication::open_publication(&self.dir) {
+        let root = match self.publication() {
             Ok(root) => root,
             Err(e) => {
                 return Lookup {
@@ -183,6 +195,45 @@ impl Shared {
             bytes,
             lists,
         }
+    }
+
+    /// The publish directory as its path leads now, for one request: resolved anew at
+    /// every call (the path is the link a publisher swaps), by one `statx` of it, and
+    /// opened only when it leads elsewhere than the handle kept from the call before
+    /// (an open and a close fewer a request).
+    ///
+    /// The device and inode say it is the same directory: the handle kept holds the
+    /// directory's inode, so that while it is kept no other directory can be given
+    /// that number, even if this one is removed. A swap after the `statx` is as a swap
+    /// after an open would be: this request is answered from the generation it found.
+    pub(super) fn publication(&self) -> io::Result<Arc<Dir>> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{AtFlags, CWD, Statx, StatxFlags, makedev, statx};
+            let identity = |stat: Statx| {
+                (
+                    makedev(stat.stx_dev_major, stat.stx_dev_minor),
+                    stat.stx_ino,
+                )
+            };
+            let now = identity(statx(CWD, &self.dir, AtFlags::empty(), StatxFlags::INO)?);
+            let mut kept = self.publication.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(kept) = &*kept
+                && kept.identity == now
+            {
+                return Ok(Arc::clone(&kept.root));
+            }
+            let root = Arc::new(publication::open_publication(&self.dir)?);
+            // The identity of what was opened, not of what the path led to a moment ago.
+            let opened = statx(&*root, "", AtFlags::EMPTY_PATH, StatxFlags::INO)?;
+            *kept = Some(Kept {
+                identity: identity(opened),
+                root: Arc::clone(&root),
+            });
+            Ok(root)
+        }
+        #[cfg(not(unix))]
+        publication::open_publication(&self.dir).map(Arc::new)
     }
 
     /// The Capability Lists if the Source Description under `root` is the file last read
@@ -217,7 +268,7 @@ impl Shared {
     /// is no Source Description.
     pub(super) async fn capability_lists(self: &Arc<Self>) -> Option<Discovered> {
         let shared = Arc::clone(self);
-        tokio::task::spawn_blocking(move || match publication::open_publication(&shared.dir) {
+        tokio::task::spawn_blocking(move || match shared.publication() {
             Ok(root) => shared.capability_lists_in(&root),
             Err(e) if status_of(&e) == StatusCode::NOT_FOUND => None,
             Err(e) => Some(Err(format!("cannot read the Source Description: {e}"))),
@@ -285,4 +336,56 @@ pub(super) fn read_whole(mut file: &std::fs::File, len: u64) -> io::Result<Optio
         }
     }
     Ok(Some(Bytes::from(bytes)))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// The handle kept is used while the publish directory's path leads to the directory
+    /// it was opened on, and never once the path leads elsewhere: to a directory made at
+    /// the same path after the first was removed, or to another generation by a link.
+    #[test]
+    fn the_publication_kept_is_the_one_its_path_leads_to() {
+        let tmp = tempfile::tempdir().unwrap();
+        let publish = tmp.path().join("publish");
+        std::fs::create_dir(&publish).unwrap();
+        std::fs::write(publish.join("a.txt"), "one").unwrap();
+        let shared = Shared::new(publish.clone(), Arc::new(|_| {}));
+        let first = shared.publication().unwrap();
+        assert!(Arc::ptr_eq(&first, &shared.publication().unwrap()));
+
+        // Removed and made anew at the same path.
+        std::fs::remove_dir_all(&publish).unwrap();
+        std::fs::create_dir(&publish).unwrap();
+        std::fs::write(publish.join("a.txt"), "two").unwrap();
+        let second = shared.publication().unwrap();
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(second.read_to_string("a.txt").unwrap(), "two");
+
+        // A link swapped to another generation, and back.
+        let generation = tmp.path().join("generation");
+        std::fs::create_dir(&generation).unwrap();
+        std::fs::write(generation.join("a.txt"), "three").unwrap();
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&publish, &link).unwrap();
+        let shared = Shared::new(link.clone(), Arc::new(|_| {}));
+        let read = || {
+            shared
+                .publication()
+                .unwrap()
+                .read_to_string("a.txt")
+                .unwrap()
+        };
+        assert_eq!(read(), "two");
+        let swap_to = |target: &Path| {
+            let swapped = tmp.path().join("swapped");
+            std::os::unix::fs::symlink(target, &swapped).unwrap();
+            std::fs::rename(&swapped, &link).unwrap();
+        };
+        swap_to(&generation);
+        assert_eq!(read(), "three");
+        swap_to(&publish);
+        assert_eq!(read(), "two");
+    }
 }
