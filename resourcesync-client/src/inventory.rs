@@ -262,7 +262,7 @@ pub struct MemoryInventory {
     records: Vec<(Uri, Held)>,
     /// Indices into `records`, by the hash of their URI.
     index: hashbrown::HashTable<usize>,
-    hasher: foldhash::fast::RandomState,
+    hasher: crate::hash::SourceHash,
 }
 
 impl std::fmt::Debug for MemoryInventory {

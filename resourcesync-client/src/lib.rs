@@ -228,6 +228,7 @@ mod config;
 pub mod discovery;
 mod event;
 pub mod follow;
+pub mod hash;
 pub mod inventory;
 pub mod local_path;
 mod misuse;

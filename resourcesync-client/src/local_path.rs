@@ -752,12 +752,9 @@ pub struct PathCollision {
     pub kind: Collision,
 }
 
-/// The hasher of a [`PathSet`]'s maps: foldhash (a file's paths are hashed four times as
-/// it is added, SipHash was some 1.5 % of a sync of small files), seeded at random per
-/// set, as the client's inventory is: the paths are made from the Source's URIs, and no
-/// list of them collides in every set (foldhash's "minimally DoS-resistant"; a Source
-/// sees neither the hashes nor the set's order).
-type PathHash = foldhash::quality::RandomState;
+// A `PathSet`'s maps are keyed by paths made from the Source's URIs (a file's paths are
+// hashed four times as it is added; SipHash was some 1.5 % of a sync of small files).
+use crate::hash::SourceHash;
 
 /// The paths of one sync, folded as a case-insensitive, normalizing file system sees
 /// them, to find two URIs that would share a file.
@@ -789,9 +786,9 @@ type PathHash = foldhash::quality::RandomState;
 #[derive(Clone, Debug, Default)]
 pub struct PathSet {
     /// Folded file path to the path and the URI that took it.
-    files: HashMap<String, (LocalPath, Uri), PathHash>,
+    files: HashMap<String, (LocalPath, Uri), SourceHash>,
     /// Folded directory path to the first file path and URI under it.
-    directories: HashMap<String, (LocalPath, Uri), PathHash>,
+    directories: HashMap<String, (LocalPath, Uri), SourceHash>,
     /// How names compare.
     file_system: FileSystem,
 }

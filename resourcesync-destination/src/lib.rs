@@ -75,17 +75,8 @@ pub mod harvest;
 #[cfg(feature = "object-store")]
 pub mod objects;
 
-/// The hasher of maps keyed by the client's own request ids (a few lookups a request):
-/// foldhash, as the client's own maps of them.
-type IdHash = foldhash::fast::FixedState;
-
-/// The hasher of maps keyed by what a Source chooses (its URIs, the paths made from them):
-/// foldhash (a fraction of SipHash's work for a URI; every resource's record is hashed
-/// several times a run), seeded at random per map, as the client's inventory is. That is
-/// what foldhash calls minimally DoS-resistant: no list of keys collides in every map,
-/// so a Source cannot prepare one; it does not claim to hold against an attacker who
-/// observes the hashes, which a Source never sees (nor the maps' order).
-type SourceHash = foldhash::quality::RandomState;
+// The hashers of this crate's maps, as the client's: by who chooses the keys.
+use resourcesync_client::hash::{IdHash, SourceHash};
 
 pub use destination::Destination;
 pub use directory::{Bodies, DestinationError, DirectoryDestination, InMemory, KEPT, Verified};

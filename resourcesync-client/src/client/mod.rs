@@ -22,8 +22,7 @@ use resourcesync_model::{
 use resourcesync_xml::PushReader;
 use xxhash_rust::xxh3::xxh3_128;
 
-/// The hasher of maps keyed by the client's own ids.
-type FoldHash = foldhash::fast::FixedState;
+use crate::hash::{IdHash, SourceHash};
 
 use crate::config::{Config, Mode};
 use crate::discovery;
@@ -116,16 +115,16 @@ pub struct Client<I> {
     /// Requests the client ended (cancelled, or answered with an error status) whose
     /// driver may still deliver inputs, ignored until their end or failure. One id per
     /// cancellation whose driver aborts without a last input: few.
-    closed: HashSet<RequestId, FoldHash>,
+    closed: HashSet<RequestId, IdHash>,
     events: VecDeque<Event>,
     sets: Vec<Set>,
     /// Changes decided, not yet settled. Boxed: a baseline decides a whole Resource
     /// List before most of it is fetched, and a `Pending` is over 500 bytes, which every
     /// doubling of the table copied and faulted in again (a fifth of a 10,000-file run's
     /// page faults, perf); a box keeps the table at 16 bytes an entry.
-    changes: HashMap<ChangeId, Box<Pending>, FoldHash>,
+    changes: HashMap<ChangeId, Box<Pending>, IdHash>,
     /// Unsettled bitstreams per package.
-    packages: HashMap<RequestId, Unpacking, FoldHash>,
+    packages: HashMap<RequestId, Unpacking, IdHash>,
     /// xxh3-128 of every URI listed (baseline, audit), for deletions and extras.
     listed: Vec<u128>,
     /// Paths written in this run, for collisions.
@@ -305,7 +304,7 @@ struct Parked {
 const DECIDED_AHEAD: usize = 1024;
 
 /// The flights by request: `Client::flights`.
-type Flights = HashMap<RequestId, Flight, FoldHash>;
+type Flights = HashMap<RequestId, Flight, IdHash>;
 
 /// Document `id`'s reading and its job, if `id` is a document in flight. A function of
 /// the table, not a method: the caller goes on using the client's other fields.
@@ -407,7 +406,7 @@ struct Set {
     since: HashMap<Uri, Option<Refetch>>,
     /// xxh3-128 of the URIs a baseline's listing lists that are not held for another
     /// reason than the Source's motion (refused, a conflict): not creations it missed.
-    declined: HashSet<u128, FoldHash>,
+    declined: HashSet<u128, SourceHash>,
 }
 
 #[derive(Default)]
@@ -437,7 +436,7 @@ struct Stream {
     candidates: Vec<Candidate>,
     /// The hashes of the candidates' URIs: an index of many Change Lists is checked for
     /// repeats in constant time per entry, not by a scan of every candidate.
-    named: HashSet<u128, FoldHash>,
+    named: HashSet<u128, SourceHash>,
     archive: Option<Uri>,
     archive_read: bool,
     planned: bool,
