@@ -73,9 +73,8 @@ pub(super) fn qvalue(text: &str) -> Option<u16> {
 /// A list of the compressed types instead (the rule before) gzipped every unknown binary
 /// file.
 pub(super) fn compressible_type(media_type: &str) -> bool {
-    // Compared without case and without a lower-cased copy: this is asked two or three
-    // times of every whole file sent (by `static_file`, by `compressed_type` for a
-    // client that accepts gzip, and by the layer's predicate).
+    // Compared without case and without a lower-cased copy: this is asked twice of every
+    // whole file sent (by `compressed_type`, and by the layer's predicate).
     let essence = media_type.split(';').next().unwrap_or("").trim().as_bytes();
     let starts = |prefix: &str| {
         essence

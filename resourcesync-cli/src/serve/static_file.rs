@@ -75,12 +75,10 @@ pub(super) fn static_file(
     }
     .filter(|_| conditional::if_range_holds(headers, etag.as_deref()));
     let asked = range.map_or(RangeAsked::Whole, |r| range_asked(r.as_bytes(), len));
-    // Cheapest first: whether the type is one gzip shrinks (most resources are not),
-    // then whether the client asks for gzip, then the probe of `compressed_type`.
-    let gzipped = asked == RangeAsked::Whole
-        && media_type.to_str().is_ok_and(compressible_type)
-        && gzip_negotiated(headers)
-        && compressed_type(&media_type, len);
+    // Whether the compression layer looks at this file's 200s (a type gzip shrinks, which
+    // most resources are not: then no more is asked), once for the gzip and the 304.
+    let compressed = compressed_type(&media_type, len);
+    let gzipped = asked == RangeAsked::Whole && compressed && gzip_negotiated(headers);
     let selected = etag.as_deref().map(|etag| {
         if gzipped {
             gzipped_tag(etag)
@@ -106,7 +104,7 @@ pub(super) fn static_file(
         conditional::unmodified_since_asked(headers, modified, now)
     };
     if unchanged {
-        return not_modified(compressed_type(&media_type, len), selected);
+        return not_modified(compressed, selected);
     }
 
     // The headers set one by one on a map made for them: the response builder's
