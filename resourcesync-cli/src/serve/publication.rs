@@ -337,9 +337,7 @@ impl Walk<'_> {
             Ok(Step::Resumed(first))
         }
     }
-}
 
-impl Walk<'_> {
     /// Opens `start` (the rest of a publisher's link's target) and the segments `rest`
     /// beneath it, the request's last among them, in one call, where no part of that
     /// path is a link: `openat2` with `RESOLVE_NO_SYMLINKS` refuses a link anywhere on

@@ -93,17 +93,23 @@ impl FileIdentity {
     /// The identity of what `path` under `dir` names, links followed, in one `statx`.
     #[cfg(unix)]
     pub(super) fn at(dir: &Dir, path: &str) -> io::Result<FileIdentity> {
-        use rustix::fs::{AtFlags, StatxFlags, makedev, statx};
+        use rustix::fs::{AtFlags, StatxFlags, statx};
         let stat = statx(dir, path, AtFlags::empty(), StatxFlags::BASIC_STATS)?;
         Ok(FileIdentity {
             len: stat.stx_size,
             modified: (stat.stx_mtime.tv_sec, i64::from(stat.stx_mtime.tv_nsec)),
-            inode: (
-                makedev(stat.stx_dev_major, stat.stx_dev_minor),
-                stat.stx_ino,
-            ),
+            inode: device_and_inode(&stat),
         })
     }
+}
+
+/// The device and inode a `statx` found, as `std`'s `dev()` and `ino()` give them.
+#[cfg(unix)]
+fn device_and_inode(stat: &rustix::fs::Statx) -> (u64, u64) {
+    (
+        rustix::fs::makedev(stat.stx_dev_major, stat.stx_dev_minor),
+        stat.stx_ino,
+    )
 }
 
 /// Where the Source Description is, under the publish directory (section 6.3.2).
@@ -209,14 +215,8 @@ impl Shared {
     pub(super) fn publication(&self) -> io::Result<Arc<Dir>> {
         #[cfg(unix)]
         {
-            use rustix::fs::{AtFlags, CWD, Statx, StatxFlags, makedev, statx};
-            let identity = |stat: Statx| {
-                (
-                    makedev(stat.stx_dev_major, stat.stx_dev_minor),
-                    stat.stx_ino,
-                )
-            };
-            let now = identity(statx(CWD, &self.dir, AtFlags::empty(), StatxFlags::INO)?);
+            use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+            let now = device_and_inode(&statx(CWD, &self.dir, AtFlags::empty(), StatxFlags::INO)?);
             let mut kept = self.publication.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(kept) = &*kept
                 && kept.identity == now
@@ -227,7 +227,7 @@ impl Shared {
             // The identity of what was opened, not of what the path led to a moment ago.
             let opened = statx(&*root, "", AtFlags::EMPTY_PATH, StatxFlags::INO)?;
             *kept = Some(Kept {
-                identity: identity(opened),
+                identity: device_and_inode(&opened),
                 root: Arc::clone(&root),
             });
             Ok(root)
