@@ -172,8 +172,10 @@ impl Shared {
         whole: bool,
         discover: bool,
     ) -> Lookup {
-        let root = match self.publication() {
-            Ok(root) => root,
+        let opened =
+            self.in_publication(|root| publication::open_in(root, &self.dir, relative, index));
+        let (root, mut found) = match opened {
+            Ok((root, found)) => (root, Ok(found)),
             Err(e) => {
                 return Lookup {
                     found: Err(e),
@@ -182,7 +184,6 @@ impl Shared {
                 };
             }
         };
-        let mut found = publication::open_in(&root, &self.dir, relative, index);
         let mut bytes = None;
         let mut lists = Lists::Known(None);
         if let Ok(Found::File(file, meta) | Found::Index(file, meta)) = &found {
@@ -234,6 +235,36 @@ impl Shared {
         }
         #[cfg(not(unix))]
         publication::open_publication(&self.dir).map(Arc::new)
+    }
+
+    /// `open` in the publication (see [`Shared::publication`]), and the publication it
+    /// ran in. Where the handle kept from an earlier request has gone stale (`ESTALE`,
+    /// on NFS: the server removed the directory and may have given its inode number to
+    /// another, which the `statx` of the path cannot tell from the one kept), the handle
+    /// is dropped and `open` runs once more in the directory the path leads to now.
+    /// Without that, every request would fail until the server restarted.
+    pub(super) fn in_publication<T>(
+        &self,
+        open: impl Fn(&Dir) -> io::Result<T>,
+    ) -> io::Result<(Arc<Dir>, T)> {
+        let root = self.publication()?;
+        match open(&root) {
+            Ok(found) => Ok((root, found)),
+            #[cfg(unix)]
+            Err(e) if e.raw_os_error() == Some(libc::ESTALE) => {
+                let mut kept = self.publication.lock().unwrap_or_else(|e| e.into_inner());
+                if kept
+                    .as_ref()
+                    .is_some_and(|kept| Arc::ptr_eq(&kept.root, &root))
+                {
+                    *kept = None;
+                }
+                drop(kept);
+                let root = self.publication()?;
+                open(&root).map(|found| (root, found))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The Capability Lists if the Source Description under `root` is the file last read
@@ -387,5 +418,44 @@ mod tests {
         assert_eq!(read(), "three");
         swap_to(&publish);
         assert_eq!(read(), "two");
+    }
+
+    /// A kept handle that has gone stale (as on NFS, where the path's `statx` can show
+    /// the number the handle was opened on while the handle no longer works) is dropped
+    /// at the first `ESTALE`, and the open tried once more in a handle opened anew; a
+    /// second `ESTALE`, from that new handle, is the answer.
+    #[test]
+    fn a_stale_publication_is_opened_anew_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("a.txt"), "one").unwrap();
+        let shared = Shared::new(tmp.path().to_owned(), Arc::new(|_| {}));
+        let stale = shared.publication().unwrap();
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let (root, read) = shared
+            .in_publication(|root| {
+                calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if std::ptr::eq(root, &*stale) {
+                    Err(io::Error::from_raw_os_error(libc::ESTALE))
+                } else {
+                    root.read_to_string("a.txt")
+                }
+            })
+            .unwrap();
+        assert_eq!(read, "one");
+        assert!(!Arc::ptr_eq(&root, &stale));
+        assert_eq!(calls.into_inner(), 2);
+        // The new handle is the one kept.
+        assert!(Arc::ptr_eq(&root, &shared.publication().unwrap()));
+
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let always = shared.in_publication(|_| -> io::Result<()> {
+            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Err(io::Error::from_raw_os_error(libc::ESTALE))
+        });
+        assert_eq!(
+            always.err().and_then(|e| e.raw_os_error()),
+            Some(libc::ESTALE)
+        );
+        assert_eq!(calls.into_inner(), 2);
     }
 }
