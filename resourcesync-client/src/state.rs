@@ -18,7 +18,12 @@ use resourcesync_model::{Md, Uri, W3cDateTime};
 use serde::{Deserialize, Serialize};
 
 /// The state of a Destination: a checkpoint per set of resources it synchronizes.
+///
+/// A field it does not know is refused, not skipped: a file that holds one is another
+/// program's (a publication's state has `sets` too), or a later version's, and read
+/// as this state its other fields would be lost when it is saved again.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[non_exhaustive]
 pub struct State {
     /// Checkpoints by the URI of their set's Capability List (or of the document the
@@ -166,5 +171,21 @@ mod tests {
             r#"{"sets":{"https://example.com/capabilitylist.xml":{"datetime":"2020-01-01T00:00:00Z","count":0}}}"#
         );
         assert_eq!(serde_json::from_str::<State>(&json).unwrap(), state);
+    }
+
+    /// A publication's state has `sets` too: read as a Destination's, its other fields
+    /// would be dropped at the next save.
+    #[test]
+    fn a_state_with_a_field_it_does_not_know_is_refused() {
+        let theirs = r#"{"version":5,"base_url":"http://example.com/","sets":{}}"#;
+        let refused = serde_json::from_str::<State>(theirs).unwrap_err();
+        assert!(
+            refused.to_string().contains("unknown field `version`"),
+            "{refused}"
+        );
+        assert_eq!(
+            serde_json::from_str::<State>(r#"{"sets":{}}"#).unwrap(),
+            State::new()
+        );
     }
 }

@@ -157,6 +157,16 @@ pub enum DestinationError {
         /// The lock file held.
         lock: PathBuf,
     },
+    /// The directory is a publication: its `.resourcesync/` holds a Source's state
+    /// (`resourcesync build`'s), which a sync would take for its own and write over.
+    /// Refused before anything is written there.
+    #[error("{} is a publication ({} is a Source's state, as `resourcesync build` keeps it): sync into a directory of its own", dir.display(), state.display())]
+    Publication {
+        /// The directory.
+        dir: PathBuf,
+        /// The Source's state found.
+        state: PathBuf,
+    },
     /// A sync without `--shard` keeps the directory: a shard would not know its files.
     #[error("{} was synced without --shard: its files are that sync's inventory's; sync it without --shard, or shard a new directory", dir.display())]
     Unsharded {
@@ -301,6 +311,12 @@ impl DirectoryDestination {
         let root = Dir::open_ambient_dir(&dir, ambient_authority()).map_err(io_at(&dir))?;
         let top = own_dir(&root, Path::new(KEPT), &dir)?;
         let top_path = dir.join(KEPT);
+        if kept::holds_a_sources_state(&top) {
+            return Err(DestinationError::Publication {
+                state: top_path.join(kept::STATE),
+                dir,
+            });
+        }
         let shards_path = top_path.join(SHARDS);
         // Before anything else is touched (the temporary files removed below could be
         // another run's): DIR's lock, held by one unsharded run, or shared by the shards

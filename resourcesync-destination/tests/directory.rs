@@ -174,6 +174,45 @@ fn a_state_that_is_not_ours_is_unreadable_and_named() {
     }
 }
 
+/// A publication's `.resourcesync/` holds a Source's state under the name of the
+/// Destination's, with `sets` in it: a sync into it read it as its own and wrote over
+/// it, and the publication could not be built again. It is refused at the open, before
+/// anything is written there: the state as it was, no lock, no inventory, no `tmp/`.
+#[test]
+fn a_publication_is_refused_before_anything_is_written_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join(KEPT);
+    std::fs::create_dir_all(&kept).unwrap();
+    let theirs = br#"{"version":5,"base_url":"http://example.com/","generation":1,"change_lists":[],"change_dump_from":null,"change_dump":[],"sets":{}}"#;
+    std::fs::write(kept.join("state.json"), theirs).unwrap();
+    match DirectoryDestination::open(dir.path()) {
+        Err(e @ DestinationError::Publication { .. }) => {
+            let DestinationError::Publication { dir: named, state } = &e else {
+                unreachable!()
+            };
+            assert_eq!(named, dir.path());
+            assert_eq!(state, &kept.join("state.json"));
+            assert!(e.to_string().contains("is a publication"), "{e}");
+        }
+        Err(other) => panic!("{other:?}"),
+        Ok(_) => panic!("a publication opened as a Destination"),
+    }
+    assert_eq!(std::fs::read(kept.join("state.json")).unwrap(), theirs);
+    let mut left: Vec<_> = std::fs::read_dir(&kept)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["state.json"]);
+
+    // A Destination's own state, and one that is no JSON at all, still open (the
+    // latter is named at the load, as before).
+    std::fs::write(kept.join("state.json"), br#"{"sets":{}}"#).unwrap();
+    drop(DirectoryDestination::open(dir.path()).unwrap());
+    std::fs::write(kept.join("state.json"), b"not json").unwrap();
+    drop(DirectoryDestination::open(dir.path()).unwrap());
+}
+
 /// The md5 and sha-256 of `bytes` in hexadecimal, as the journal and the old inventory
 /// write them.
 fn hex_digests(bytes: &[u8]) -> (String, String) {

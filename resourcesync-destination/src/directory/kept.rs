@@ -449,6 +449,31 @@ pub(super) fn lock_as(
 pub(super) const LOCK: &str = "lock";
 
 /// The saved state's name in [`KEPT`], and the most bytes it is read to.
+/// Whether `kept` holds a Source's state under [`STATE`]: what `resourcesync build` (the
+/// publishing engine of `resourcesync-source`) keeps in a publication's `.resourcesync/`,
+/// known by its `version` and `base_url`, which a Destination's state never has. A sync
+/// would otherwise read its `sets` as its own and write over it, and the publication
+/// could not be built again.
+pub(super) fn holds_a_sources_state(kept: &Dir) -> bool {
+    #[derive(serde::Deserialize)]
+    struct SourceState {
+        #[serde(rename = "version")]
+        _version: serde::de::IgnoredAny,
+        #[serde(rename = "base_url")]
+        _base_url: serde::de::IgnoredAny,
+    }
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    let Ok(file) = own_file(kept, STATE, &mut options) else {
+        return false;
+    };
+    let mut bytes = Vec::new();
+    io::Read::take(file, STATE_MAX)
+        .read_to_end(&mut bytes)
+        .is_ok()
+        && serde_json::from_slice::<SourceState>(&bytes).is_ok()
+}
+
 pub(crate) const STATE: &str = "state.json";
 pub(crate) const STATE_MAX: u64 = 64 << 20;
 
