@@ -298,6 +298,7 @@ impl<I: Inventory> Client<I> {
         if self.config.dry_run {
             self.progress.settled += 1;
             self.count(action);
+            self.dry.insert(hash(&entry.loc), action != Action::Delete);
             return Some(id);
         }
         let package = bitstream.map(|(p, _)| p);

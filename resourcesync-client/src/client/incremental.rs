@@ -260,6 +260,7 @@ impl<I: Inventory> Client<I> {
         }
         let listing = &self.listed;
         let inventory = &self.inventory;
+        let dry = &self.dry;
         let this = &mut self.sets[set];
         let deferred = &mut this.deferred;
         let declined = &this.declined;
@@ -335,7 +336,13 @@ impl<I: Inventory> Client<I> {
                     && match (baseline, audit) {
                         // Once the listing's changes are settled, what it lists is held.
                         (true, _) => {
-                            inventory.get(&r.uri).is_none() && !declined.contains(&hash(&r.uri))
+                            let h = hash(&r.uri);
+                            // A dry run's listing decided what it lists, stored nothing.
+                            let held = dry
+                                .get(&h)
+                                .copied()
+                                .unwrap_or_else(|| inventory.get(&r.uri).is_some());
+                            !held && !declined.contains(&h)
                         }
                         (_, true) => listing.binary_search(&hash(&r.uri)).is_err(),
                         _ => false,
@@ -413,16 +420,23 @@ impl<I: Inventory> Client<I> {
             if baseline && self.config.delete && r.change != Some(Changed::Deleted) {
                 self.listed.push(hash(&r.uri));
             }
-            let held = self.inventory.get(&r.uri);
+            // What a dry run decided earlier is taken as done (it stored nothing): held
+            // as it would be after a creation or an update, gone after a deletion.
+            let decided = self.dry.get(&hash(&r.uri)).copied();
+            let held = match decided {
+                Some(false) => None,
+                _ => self.inventory.get(&r.uri),
+            };
+            let decided = decided == Some(true);
             let action = match (r.change, held) {
                 // Not held: nothing of ours to delete (a file at its path is someone
                 // else's, whatever the Source says).
-                (Some(Changed::Deleted), None) => continue,
-                (Some(Changed::Deleted), Some(_)) if !self.config.delete => {
+                (Some(Changed::Deleted), None) if !decided => continue,
+                (Some(Changed::Deleted), _) if !self.config.delete => {
                     self.report.kept += 1;
                     continue;
                 }
-                (Some(Changed::Deleted), Some(_)) => {
+                (Some(Changed::Deleted), _) => {
                     if self.deletions >= self.config.max_deletes {
                         // As rsync's --max-delete: the deletions allowed are made, and
                         // the stream stops before the next one; its checkpoint stays
@@ -442,6 +456,13 @@ impl<I: Inventory> Client<I> {
                     }
                     self.deletions += 1;
                     Action::Delete
+                }
+                // Its body would have been fetched by that decision, as it is now.
+                (_, _) if decided => {
+                    if !baseline {
+                        self.report.unchanged += 1;
+                    }
+                    continue;
                 }
                 (_, Some(h)) => match h.compare(r.md.as_ref(), r.lastmod.as_ref()) {
                     Comparison::Same => {

@@ -148,6 +148,12 @@ pub struct Client<I> {
     done: bool,
     /// Deletions decided by an incremental run, against `Config::max_deletes`.
     deletions: u64,
+    /// A dry run's: xxh3-128 of each URI it decided, and whether the decision leaves it
+    /// held (a creation or an update) or not (a deletion). Nothing is stored, so the
+    /// inventory does not know them; a change read later (a baseline's Change Lists since
+    /// its listing's `at`) is judged as a run that had stored them would judge it, not
+    /// counted a second time.
+    dry: HashMap<u128, bool, SourceHash>,
     /// Why discovery could not reach the Source (a request that failed, not a status):
     /// said instead of "offers no Source Description".
     unreachable: Option<(Uri, ProblemKind)>,
@@ -590,6 +596,7 @@ impl<I: Inventory> Client<I> {
             follow_at: None,
             report: Report::default(),
             deletions: 0,
+            dry: HashMap::default(),
             unreachable: None,
             attempts: Vec::new(),
             progress: Progress::default(),
