@@ -420,23 +420,16 @@ impl<I: Inventory> Client<I> {
             if baseline && self.config.delete && r.change != Some(Changed::Deleted) {
                 self.listed.push(hash(&r.uri));
             }
-            // What a dry run decided earlier is taken as done (it stored nothing): held
-            // as it would be after a creation or an update, gone after a deletion.
-            let decided = self.dry.get(&hash(&r.uri)).copied();
-            let held = match decided {
-                Some(false) => None,
-                _ => self.inventory.get(&r.uri),
-            };
-            let decided = decided == Some(true);
+            let held = self.inventory.get(&r.uri);
             let action = match (r.change, held) {
                 // Not held: nothing of ours to delete (a file at its path is someone
                 // else's, whatever the Source says).
-                (Some(Changed::Deleted), None) if !decided => continue,
-                (Some(Changed::Deleted), _) if !self.config.delete => {
+                (Some(Changed::Deleted), None) => continue,
+                (Some(Changed::Deleted), Some(_)) if !self.config.delete => {
                     self.report.kept += 1;
                     continue;
                 }
-                (Some(Changed::Deleted), _) => {
+                (Some(Changed::Deleted), Some(_)) => {
                     if self.deletions >= self.config.max_deletes {
                         // As rsync's --max-delete: the deletions allowed are made, and
                         // the stream stops before the next one; its checkpoint stays
@@ -456,13 +449,6 @@ impl<I: Inventory> Client<I> {
                     }
                     self.deletions += 1;
                     Action::Delete
-                }
-                // Its body would have been fetched by that decision, as it is now.
-                (_, _) if decided => {
-                    if !baseline {
-                        self.report.unchanged += 1;
-                    }
-                    continue;
                 }
                 (_, Some(h)) => match h.compare(r.md.as_ref(), r.lastmod.as_ref()) {
                     Comparison::Same => {

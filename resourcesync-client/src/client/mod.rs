@@ -150,9 +150,12 @@ pub struct Client<I> {
     deletions: u64,
     /// A dry run's: xxh3-128 of each URI it decided, and whether the decision leaves it
     /// held (a creation or an update) or not (a deletion). Nothing is stored, so the
-    /// inventory does not know them; a change read later (a baseline's Change Lists since
-    /// its listing's `at`) is judged as a run that had stored them would judge it, not
-    /// counted a second time.
+    /// inventory does not know them: a baseline's change from before its listing's `at`
+    /// that names one is not a creation the listing missed, as it is not in a run (which
+    /// holds what its listing lists by then). Only that question asks it: a change after
+    /// the checkpoint is compared with the inventory as before, which knows nothing of
+    /// what a dry run decided (its counts there are still those of a run that had not
+    /// stored it).
     dry: HashMap<u128, bool, SourceHash>,
     /// Why discovery could not reach the Source (a request that failed, not a status):
     /// said instead of "offers no Source Description".
