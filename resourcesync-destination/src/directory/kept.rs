@@ -448,7 +448,6 @@ pub(super) fn lock_as(
 /// The lock's name in [`KEPT`].
 pub(super) const LOCK: &str = "lock";
 
-/// The saved state's name in [`KEPT`], and the most bytes it is read to.
 /// Whether `kept` holds a Source's state under [`STATE`]: what `resourcesync build` (the
 /// publishing engine of `resourcesync-source`) keeps in a publication's `.resourcesync/`,
 /// known by its `version` and `base_url`, which a Destination's state never has. A sync
@@ -474,6 +473,7 @@ pub(super) fn holds_a_sources_state(kept: &Dir) -> bool {
         && serde_json::from_slice::<SourceState>(&bytes).is_ok()
 }
 
+/// The saved state's name in [`KEPT`], and the most bytes it is read to.
 pub(crate) const STATE: &str = "state.json";
 pub(crate) const STATE_MAX: u64 = 64 << 20;
 
