@@ -4,7 +4,7 @@
 //! Static files are served from the file a request opened (media types,
 //! `Content-Length`, `Last-Modified`, an `ETag`, the conditionals `If-Match`,
 //! `If-Unmodified-Since`, `If-None-Match`, `If-Modified-Since` and `If-Range`, `HEAD`, single byte ranges)
-//! and, when text, compressed by tower-http's [`CompressionLayer`]; with `application/xml`
+//! and, when text, gzipped as they are sent (`compression`); with `application/xml`
 //! for the ResourceSync documents, no hidden files, and discovery: `/robots.txt` with a
 //! `Sitemap` directive per Resource List, a home page with `<link rel="resourcesync">` per
 //! Capability List, and a `Link: <…>; rel="resourcesync"` header on every resource.
@@ -59,8 +59,6 @@ use axum::response::{IntoResponse, Response};
 use cap_std::fs::Dir;
 use resourcesync_model::uri_path::SegmentRules;
 use resourcesync_model::{Capability, Document, Uri};
-use tower_http::compression::predicate::{NotForContentType, Predicate};
-use tower_http::compression::{CompressionLayer, CompressionLevel};
 
 use compression::*;
 use conditional::Validator;
@@ -306,30 +304,18 @@ pub fn router_reporting(dir: PathBuf, report: Reporter) -> Router {
     Router::new()
         .fallback(respond)
         .with_state(Shared::new(dir, report))
-        // Compression sits outside `respond`, so that the ETag is that of the file; the
-        // layer outside it marks the gzipped representation's ETag as another one.
-        .layer(compression_layer())
-        .layer(axum::middleware::map_response(gzip_etag))
-}
-
-/// The compression every answer goes through, in [`router_reporting`] and in
-/// [`serve_reporting`]'s service alike: gzip alone, at the default level, for what
-/// [`compression_predicate`] takes.
-fn compression_layer() -> CompressionLayer<impl Predicate> {
-    CompressionLayer::new()
-        .gzip(true)
-        .quality(CompressionLevel::Default)
-        .compress_when(compression_predicate())
+        // Compression sits outside `respond`, so that the ETag it marks as the gzipped
+        // representation's is the file's.
+        .layer(axum::middleware::from_fn(compress_middleware))
 }
 
 /// The service [`serve_reporting`] serves: [`router_reporting`]'s, without axum's
-/// router around it (the same `answer`, compression and gzipped ETag), as a tower
-/// service of its own. The router, which routes every request to its fallback, and its
-/// layers' boxed services cost a request some 5,000 instructions of the 47,000 `serve`
-/// spent on a small file (callgrind); [`router`] stays for a server of the caller's.
+/// router around it (the same `answer` and compression), as a tower service of its own.
+/// The router, which routes every request to its fallback, and its layers' boxed
+/// services cost a request some 5,000 instructions of the 47,000 `serve` spent on a
+/// small file (callgrind); [`router`] stays for a server of the caller's.
 fn publication(dir: PathBuf, report: Reporter) -> impl connections::Served {
-    let answering = Answering(Shared::new(dir, report));
-    Publication(tower_layer::Layer::layer(&compression_layer(), answering))
+    Publication(Shared::new(dir, report))
 }
 
 /// A request's answer as a boxed future (an async block's future has no name to give
@@ -338,11 +324,14 @@ type Answer = std::pin::Pin<
     Box<dyn Future<Output = Result<Response, std::convert::Infallible>> + Send + 'static>,
 >;
 
-/// [`answer`] as a tower service.
+/// [`answer`] and [`compress`] as a tower service; then what axum's router does to
+/// every response it routes: `Content-Length` set from a body of known length where the
+/// answer has none (a 416's empty body, a generated page), so that HEAD's answer keeps
+/// GET's fields. (axum also empties HEAD's body; hyper sends none to HEAD anyway.)
 #[derive(Clone)]
-struct Answering(Arc<Shared>);
+struct Publication(Arc<Shared>);
 
-impl tower_service::Service<axum::http::Request<hyper::body::Incoming>> for Answering {
+impl tower_service::Service<axum::http::Request<hyper::body::Incoming>> for Publication {
     type Response = Response;
     type Error = std::convert::Infallible;
     type Future = Answer;
@@ -358,42 +347,9 @@ impl tower_service::Service<axum::http::Request<hyper::body::Incoming>> for Answ
         let shared = Arc::clone(&self.0);
         // The head only, as `respond` takes it.
         let (request, _) = request.into_parts();
-        Box::pin(async move { Ok(answer(&shared, request).await) })
-    }
-}
-
-/// The compressed answers, their body made axum's and a gzipped one's ETag marked, as
-/// [`router_reporting`]'s outer layer does; then what axum's router does to every
-/// response it routes: `Content-Length` set from a body of known length where the
-/// answer has none (a 416's empty body, a generated page), so that HEAD's answer keeps
-/// GET's fields. (axum also empties HEAD's body; hyper sends none to HEAD anyway.)
-#[derive(Clone)]
-struct Publication<S>(S);
-
-impl<S> tower_service::Service<axum::http::Request<hyper::body::Incoming>> for Publication<S>
-where
-    S: tower_service::Service<
-            axum::http::Request<hyper::body::Incoming>,
-            Response = axum::http::Response<tower_http::compression::CompressionBody<Body>>,
-            Error = std::convert::Infallible,
-            Future: Send + 'static,
-        >,
-{
-    type Response = Response;
-    type Error = std::convert::Infallible;
-    type Future = Answer;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.0.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: axum::http::Request<hyper::body::Incoming>) -> Answer {
-        let compressed = self.0.call(request);
+        let gzip = gzip_negotiated(&request.headers);
         Box::pin(async move {
-            let mut response = mark_gzip_etag(compressed.await?.map(Body::new));
+            let mut response = compress(answer(&shared, request).await, gzip);
             // As axum's `RouteFuture` does, before the body goes.
             let known = axum::body::HttpBody::size_hint(response.body()).exact();
             if let Some(len) = known

@@ -3,23 +3,13 @@
 
 use super::*;
 
-/// What the compression layer asks of a response before it gzips it; [`not_modified`]
-/// asks it too, of the 200 a 304 stands for, so that the two cannot disagree.
-pub(super) fn compression_predicate() -> impl Predicate {
-    NotForContentType::GRPC
-        .and(NotForContentType::IMAGES)
-        .and(NotForContentType::SSE)
-        .and(compressible)
-}
-
-/// Whether the compression layer, as [`router`] sets it (gzip alone), picks gzip for a
-/// request with these headers.
+/// Whether a request with these headers is answered gzipped, where its answer may be
+/// ([`compress`]).
 ///
-/// tower-http does not expose its negotiation, so this is the same rule (0.6's
-/// `Encoding::from_headers`): of the `Accept-Encoding` elements `gzip`, `x-gzip` and
+/// The rule tower-http's compression layer had (0.6's `Encoding::from_headers`), which
+/// served before [`compress`]: of the `Accept-Encoding` elements `gzip`, `x-gzip` and
 /// `identity` (case-insensitive) with a valid q-value above 0, the highest q-value
-/// wins, gzip over identity at a tie; `*` and other codings count for nothing. A test
-/// (`a_304_has_the_vary_and_etag_of_the_200_it_stands_for`) compares the two.
+/// wins, gzip over identity at a tie; `*` and other codings count for nothing.
 pub(super) fn gzip_negotiated(headers: &HeaderMap) -> bool {
     let mut gzip = 0;
     let mut identity = 0;
@@ -73,8 +63,8 @@ pub(super) fn qvalue(text: &str) -> Option<u16> {
 /// A list of the compressed types instead (the rule before) gzipped every unknown binary
 /// file.
 pub(super) fn compressible_type(media_type: &str) -> bool {
-    // Compared without case and without a lower-cased copy: this is asked twice of every
-    // whole file sent (by `compressed_type`, and by the layer's predicate).
+    // Compared without case and without a lower-cased copy: this is asked of every
+    // whole file sent.
     let essence = media_type.split(';').next().unwrap_or("").trim().as_bytes();
     let starts = |prefix: &str| {
         essence
@@ -87,6 +77,14 @@ pub(super) fn compressible_type(media_type: &str) -> bool {
             .checked_sub(suffix.len())
             .is_some_and(|at| essence[at..].eq_ignore_ascii_case(suffix.as_bytes()))
     };
+    // Server-sent events go out as they come (gzip would hold them back), and an image
+    // is compressed in its own format whatever its suffix, SVG aside: both as
+    // tower-http's predicate left them, which decided before [`compress`].
+    if essence.eq_ignore_ascii_case(b"text/event-stream")
+        || starts("image/") && !essence.eq_ignore_ascii_case(b"image/svg+xml")
+    {
+        return false;
+    }
     starts("text/")
         || ends("+xml")
         || ends("+json")
@@ -106,33 +104,9 @@ pub(super) fn compressible_type(media_type: &str) -> bool {
         .any(|known| essence.eq_ignore_ascii_case(known.as_bytes()))
 }
 
-/// Below this many bytes gzip saves nothing (the default predicate's bound).
+/// Below this many bytes gzip saves nothing (the bound tower-http's default predicate
+/// had).
 pub(super) const MIN_COMPRESSED: u64 = 32;
-
-/// Whether a response may be gzipped: a whole representation (200; the layer leaves out
-/// ranges itself), of a [`compressible_type`], and not tiny.
-///
-/// This stands in for the default predicate's size bound, which reads the body's size:
-/// the empty body of a HEAD would never be gzipped while its GET is, and HEAD must give
-/// GET's headers. `Content-Length`, which [`static_file`] sets for both, decides instead.
-pub(super) fn compressible(
-    status: StatusCode,
-    _: axum::http::Version,
-    headers: &HeaderMap,
-    _: &axum::http::Extensions,
-) -> bool {
-    let media_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let len = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    status == StatusCode::OK
-        && compressible_type(media_type)
-        && len.is_none_or(|len| len >= MIN_COMPRESSED)
-}
 
 /// The suffix of the ETag of a gzipped representation (as Apache's mod_deflate does): a
 /// strong validator names one sequence of bytes, and the gzipped bytes are another.
@@ -143,47 +117,169 @@ pub(super) fn gzipped_tag(etag: &str) -> String {
     format!("{}{GZIP_SUFFIX}\"", etag.trim_end_matches('"'))
 }
 
-/// Marks the ETag of a gzipped response as the gzipped representation's.
-pub(super) async fn gzip_etag(response: Response) -> Response {
-    mark_gzip_etag(response)
+/// Whether the 200 of `len` bytes of `media_type` is one [`compress`] gzips for a client
+/// that accepts gzip: what the conditionals compare with (the gzipped representation's
+/// tag) and the `Vary` of a 304 are decided by the same rule as what is sent.
+pub(super) fn compressed_type(media_type: &HeaderValue, len: u64) -> bool {
+    len >= MIN_COMPRESSED && media_type.to_str().is_ok_and(compressible_type)
 }
 
-/// [`gzip_etag`], where it is not a middleware's function.
-pub(super) fn mark_gzip_etag(mut response: Response) -> Response {
-    let gzipped = response
-        .headers()
-        .get(header::CONTENT_ENCODING)
-        .is_some_and(|e| e == "gzip");
-    if gzipped {
-        let tag = response
-            .headers()
-            .get(header::ETAG)
-            .and_then(|t| t.to_str().ok())
-            .and_then(|t| HeaderValue::from_str(&gzipped_tag(t)).ok());
-        if let Some(tag) = tag {
-            response.headers_mut().insert(header::ETAG, tag);
+/// An answer as it goes out, `gzip` when the request accepts gzip ([`gzip_negotiated`]).
+///
+/// A whole representation (a 200 without `Content-Range`, not already encoded) of a
+/// [`compressed_type`] says `Vary: accept-encoding`, gzipped or not; gzipped, it loses
+/// its `Content-Length` (sent chunked) and `Accept-Ranges` (a range would be of the
+/// other representation), and its `ETag` is the gzipped representation's
+/// ([`gzipped_tag`]). The length is the `Content-Length` [`static_file`] sets for GET
+/// and HEAD alike (a HEAD's empty body must not decide otherwise than its GET), else the
+/// body's own (a generated page).
+///
+/// This was tower-http's `CompressionLayer`: the same answers, but it parsed
+/// `Accept-Encoding` before every request and boxed every body, about 3,000
+/// instructions of a small binary file's answer, which is never gzipped.
+pub(super) fn compress(response: Response, gzip: bool) -> Response {
+    let headers = response.headers();
+    if response.status() != StatusCode::OK
+        || headers.contains_key(header::CONTENT_ENCODING)
+        || headers.contains_key(header::CONTENT_RANGE)
+    {
+        return response;
+    }
+    let len = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .or_else(|| http_body::Body::size_hint(response.body()).exact());
+    let compressed = headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|media_type| compressed_type(media_type, len.unwrap_or(u64::MAX)));
+    if !compressed {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    let varies = parts.headers.get_all(header::VARY).iter().any(|value| {
+        value
+            .as_bytes()
+            .windows(15)
+            .any(|w| w.eq_ignore_ascii_case(b"accept-encoding"))
+    });
+    if !varies {
+        parts
+            .headers
+            .append(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    if !gzip {
+        return Response::from_parts(parts, body);
+    }
+    parts.headers.remove(header::ACCEPT_RANGES);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts
+        .headers
+        .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    let tag = parts
+        .headers
+        .get(header::ETAG)
+        .and_then(|t| t.to_str().ok())
+        .and_then(|t| HeaderValue::from_str(&gzipped_tag(t)).ok());
+    if let Some(tag) = tag {
+        parts.headers.insert(header::ETAG, tag);
+    }
+    Response::from_parts(parts, Body::new(Gzipped::new(body)))
+}
+
+/// [`compress`] as axum middleware, for [`router`].
+pub(super) async fn compress_middleware(
+    request: Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let gzip = gzip_negotiated(request.headers());
+    compress(next.run(request).await, gzip)
+}
+
+/// A body gzipped as it is sent, at flate2's default level (6, as tower-http's
+/// `CompressionLevel::Default`): each frame compressed as it comes, what deflate has
+/// ready sent on, and the gzip trailer only when the body ends.
+///
+/// A body that fails, or that never ends (a file cut short: [`FileBody`] stops and has
+/// the connection closed), passes that on and is never finished: a gzip stream ended
+/// there would be a complete, valid answer of part of the file.
+pub(super) struct Gzipped<B> {
+    inner: B,
+    /// `None` once the trailer has gone.
+    encoder: Option<flate2::write::GzEncoder<Vec<u8>>>,
+    /// Trailers of the inner body, sent after the gzip stream's end.
+    trailers: Option<HeaderMap>,
+}
+
+impl<B> Gzipped<B> {
+    /// `inner`, gzipped.
+    pub(super) fn new(inner: B) -> Gzipped<B> {
+        Gzipped {
+            inner,
+            encoder: Some(flate2::write::GzEncoder::new(
+                Vec::new(),
+                flate2::Compression::default(),
+            )),
+            trailers: None,
         }
     }
-    response
 }
 
-/// Whether the compression layer would gzip the 200 of a file of `len` bytes and
-/// `media_type` for a client that accepts gzip: the same predicate, asked of the same
-/// headers, so that the representation the conditionals compare with and the one sent
-/// cannot disagree.
-pub(super) fn compressed_type(media_type: &HeaderValue, len: u64) -> bool {
-    // The predicate holds only for a compressible type ([`compressible`]): the probe,
-    // a response built and asked, is made for those alone (a binary file's request
-    // skips it).
-    if !media_type.to_str().is_ok_and(compressible_type) {
-        return false;
+impl<B> http_body::Body for Gzipped<B>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: Into<axum::BoxError>,
+{
+    type Data = Bytes;
+    type Error = axum::BoxError;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, axum::BoxError>>> {
+        use std::io::Write;
+        use std::task::Poll;
+        let this = self.get_mut();
+        loop {
+            let Some(encoder) = this.encoder.as_mut() else {
+                return Poll::Ready(
+                    this.trailers
+                        .take()
+                        .map(|t| Ok(hyper::body::Frame::trailers(t))),
+                );
+            };
+            let frame = if this.trailers.is_some() {
+                None
+            } else {
+                std::task::ready!(std::pin::Pin::new(&mut this.inner).poll_frame(cx))
+            };
+            match frame {
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => {
+                        encoder.write_all(&data)?;
+                        let out = std::mem::take(encoder.get_mut());
+                        if !out.is_empty() {
+                            return Poll::Ready(Some(Ok(hyper::body::Frame::data(out.into()))));
+                        }
+                    }
+                    Err(frame) => {
+                        // Trailers end the body: the stream is finished first.
+                        if let Ok(trailers) = frame.into_trailers() {
+                            this.trailers = Some(trailers);
+                        }
+                    }
+                },
+                Some(Err(e)) => return Poll::Ready(Some(Err(e.into()))),
+                None => {
+                    let Some(encoder) = this.encoder.take() else {
+                        continue;
+                    };
+                    let out = encoder.finish()?;
+                    return Poll::Ready(Some(Ok(hyper::body::Frame::data(out.into()))));
+                }
+            }
+        }
     }
-    let probe = Response::builder()
-        .status(StatusCode::OK)
-        .header(header::CONTENT_TYPE, media_type)
-        .header(header::CONTENT_LENGTH, len)
-        .body(Body::empty());
-    probe.is_ok_and(|probe| compression_predicate().should_compress(&probe))
 }
 
 #[cfg(test)]
@@ -240,34 +336,178 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_probe_is_skipped_only_where_the_predicate_would_refuse() {
-        let probe = |media_type: &str, len: u64| {
-            let response = Response::builder()
-                .status(StatusCode::OK)
-                .header(header::CONTENT_TYPE, media_type)
-                .header(header::CONTENT_LENGTH, len)
-                .body(Body::empty())
-                .unwrap();
-            compression_predicate().should_compress(&response)
+    /// The answers of tower-http's compression layer, as `serve` set it before
+    /// [`compress`] replaced it (gzip alone, at the default level, under this predicate).
+    async fn as_tower_http(request: axum::http::Request<Body>, answer: Response) -> Response {
+        use tower_http::compression::predicate::{NotForContentType, Predicate};
+        use tower_http::compression::{CompressionLayer, CompressionLevel};
+        use tower_service::Service as _;
+        let compressible = |status: StatusCode,
+                            _: axum::http::Version,
+                            headers: &HeaderMap,
+                            _: &axum::http::Extensions| {
+            let media_type = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("");
+            let len = headers
+                .get(header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<u64>().ok());
+            status == StatusCode::OK
+                && lowered(media_type)
+                && len.is_none_or(|len| len >= MIN_COMPRESSED)
         };
-        for media_type in [
+        let predicate = NotForContentType::GRPC
+            .and(NotForContentType::IMAGES)
+            .and(NotForContentType::SSE)
+            .and(compressible);
+        let answer = std::sync::Mutex::new(Some(answer));
+        let inner = tower::service_fn(move |_: axum::http::Request<Body>| {
+            let answer = answer.lock().unwrap().take().unwrap();
+            async move { Ok::<_, std::convert::Infallible>(answer) }
+        });
+        let layer = CompressionLayer::new()
+            .gzip(true)
+            .quality(CompressionLevel::Default)
+            .compress_when(predicate);
+        let mut service = tower_layer::Layer::layer(&layer, inner);
+        let response = service.call(request).await.unwrap();
+        let mut response = response.map(Body::new);
+        // The outer layer that marked a gzipped answer's tag.
+        let gzipped = response
+            .headers()
+            .get(header::CONTENT_ENCODING)
+            .is_some_and(|e| e == "gzip");
+        if let Some(tag) = response.headers().get(header::ETAG).filter(|_| gzipped) {
+            let tag = HeaderValue::from_str(&gzipped_tag(tag.to_str().unwrap())).unwrap();
+            response.headers_mut().insert(header::ETAG, tag);
+        }
+        response
+    }
+
+    /// The headers and the decoded bytes of an answer.
+    async fn seen(response: Response) -> (StatusCode, Vec<(String, String)>, Vec<u8>) {
+        let status = response.status();
+        let mut headers: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_str().unwrap().to_owned()))
+            .collect();
+        headers.sort();
+        let gzipped = response.headers().get(header::CONTENT_ENCODING).is_some();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let bytes = if gzipped {
+            let mut decoded = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut decoded)
+                .unwrap();
+            decoded
+        } else {
+            bytes.to_vec()
+        };
+        (status, headers, bytes)
+    }
+
+    /// [`compress`] answers every request as tower-http's layer did: which answers are
+    /// gzipped, for which `Accept-Encoding`, with which headers, and the same bytes once
+    /// decoded.
+    #[tokio::test]
+    async fn compress_answers_as_the_layer_it_replaced() {
+        let text: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_string().into_bytes())
+            .collect();
+        let accepts = [
+            None,
+            Some("gzip"),
+            Some("GZIP;q=0.5, identity;q=0.4"),
+            Some("gzip;q=0.4, identity"),
+            Some("gzip;q=0"),
+            Some("x-gzip"),
+            Some("br, deflate"),
+            Some("*"),
+            Some("gzip;q=1.0001"),
+            Some("identity;q=0, gzip;q=0.001"),
+        ];
+        let types = [
             "text/plain",
             "application/octet-stream",
             "image/svg+xml",
-            "application/xml",
-            "application/grpc",
+            "image/png",
+            "image/foo+xml",
             "text/event-stream",
-            "application/zip",
-        ] {
-            for len in [0, 31, 32, 1 << 20] {
-                let value = HeaderValue::from_static(media_type);
-                assert_eq!(
-                    compressed_type(&value, len),
-                    probe(media_type, len),
-                    "{media_type} {len}"
-                );
+            "application/xml; charset=utf-8",
+            "application/ld+json",
+        ];
+        for accept in accepts {
+            for media_type in types {
+                for len in [0usize, 31, 32, text.len()] {
+                    for (status, range) in [
+                        (StatusCode::OK, false),
+                        (StatusCode::PARTIAL_CONTENT, true),
+                        (StatusCode::NOT_FOUND, false),
+                    ] {
+                        let answer = || {
+                            let mut response = Response::new(Body::from(text[..len].to_vec()));
+                            *response.status_mut() = status;
+                            let headers = response.headers_mut();
+                            headers
+                                .insert(header::CONTENT_TYPE, HeaderValue::from_static(media_type));
+                            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+                            headers
+                                .insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+                            headers.insert(header::ETAG, HeaderValue::from_static("\"abc\""));
+                            if range {
+                                headers.insert(
+                                    header::CONTENT_RANGE,
+                                    HeaderValue::from_static("bytes 0-0/1"),
+                                );
+                            }
+                            response
+                        };
+                        let mut request = axum::http::Request::new(Body::empty());
+                        if let Some(accept) = accept {
+                            request
+                                .headers_mut()
+                                .insert(header::ACCEPT_ENCODING, HeaderValue::from_static(accept));
+                        }
+                        let gzip = gzip_negotiated(request.headers());
+                        let ours = seen(compress(answer(), gzip)).await;
+                        let theirs = seen(as_tower_http(request, answer()).await).await;
+                        assert_eq!(ours, theirs, "{accept:?} {media_type} {len} {status}");
+                    }
+                }
             }
         }
+    }
+
+    /// A body that fails is not finished as a gzip stream: the error goes on, and no
+    /// trailer makes what came before a whole answer.
+    #[tokio::test]
+    async fn a_failing_body_is_not_finished() {
+        let frames: Vec<Result<Bytes, std::io::Error>> = vec![
+            Ok(Bytes::from(vec![b'a'; 100_000])),
+            Err(std::io::Error::other("the disk is gone")),
+        ];
+        let body = Body::from_stream(futures::stream::iter(frames));
+        let mut gzipped = Gzipped::new(body);
+        let mut sent = Vec::new();
+        let failed = loop {
+            let frame = std::future::poll_fn(|cx| {
+                http_body::Body::poll_frame(std::pin::Pin::new(&mut gzipped), cx)
+            })
+            .await;
+            match frame {
+                Some(Ok(frame)) => sent.extend_from_slice(&frame.into_data().unwrap()),
+                Some(Err(e)) => break e.to_string(),
+                None => panic!("the body ended as if whole"),
+            }
+        };
+        assert!(failed.contains("the disk is gone"), "{failed}");
+        let mut decoded = Vec::new();
+        let read =
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&sent[..]), &mut decoded);
+        assert!(read.is_err(), "what was sent decodes as a whole stream");
     }
 }
