@@ -582,6 +582,63 @@ fn a_run_waiting_on_a_slow_source_saves_what_it_stored_every_few_seconds() {
     assert_eq!(held(&d), stored(&d));
 }
 
+/// A dry run or an audit writes nothing, not even in a directory no sync keeps yet: it
+/// makes neither the directory nor its `.resourcesync/` (it made both, with a lock, an
+/// empty `tmp/` and an inventory of a mebibyte), and still counts what a run would do.
+#[test]
+fn a_dry_run_or_an_audit_of_a_new_directory_makes_nothing_there() {
+    let (served, dir, d) = served_and_dest(4);
+    let dest = d.to_str().unwrap();
+    let out = sync(&["--dry-run", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("baseline: 5 created"),
+        "{}",
+        text(&out)
+    );
+    assert!(!d.exists(), "a dry run made {}", d.display());
+    // Under a parent that is not there either: nothing to make, no error.
+    let deeper = dir.path().join("not/there");
+    let out = sync(&["--dry-run", &served.base, deeper.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!dir.path().join("not").exists());
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let out = sync(&["--audit", &served.base, empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("not in sync"), "{}", text(&out));
+    let out = sync(&["--dry-run", &served.base, empty.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_dir(&empty).unwrap().count(),
+        0,
+        "{}",
+        text(&out)
+    );
+
+    // What a directory a sync keeps has is used as before, and left as it was.
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    let kept = |d: &Path| {
+        let mut names: Vec<_> = walkdir::WalkDir::new(d.join(".resourcesync"))
+            .into_iter()
+            .map(|e| e.unwrap().path().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = kept(&d);
+    let out = sync(&["--dry-run", &served.base, dest]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("incremental: 0 created"),
+        "{}",
+        text(&out)
+    );
+    let out = sync(&["--audit", &served.base, dest]);
+    assert!(text(&out).contains(", in sync"), "{}", text(&out));
+    assert_eq!(kept(&d), before);
+}
+
 #[test]
 fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
     let (served, _dir, d) = served_and_dest(4);

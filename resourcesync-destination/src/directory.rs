@@ -247,6 +247,10 @@ pub struct DirectoryDestination {
     /// A baseline's [`verify`](Self::verify) has files changed since stored fetched
     /// again (see [`with_repair`](Self::with_repair)).
     repair: bool,
+    /// Where `kept` is when DIR has no `.resourcesync/` and this run writes nothing
+    /// there (a dry run, an audit: [`open_for`](Self::open_for)); removed with the
+    /// destination.
+    _scratch: Option<tempfile::TempDir>,
 }
 
 impl fmt::Debug for DirectoryDestination {
@@ -410,6 +414,61 @@ impl DirectoryDestination {
             file_system,
             _locks: locks,
             repair: true,
+            _scratch: None,
+        })
+    }
+
+    /// `dir` for a run that writes nothing (a dry run, an audit) while no sync keeps it
+    /// (it has no `.resourcesync/`, or is not there at all): its resources read where
+    /// they are, if anywhere, and what a run keeps (state, inventory, temporary files)
+    /// in a scratch directory of the system's, removed when the destination is
+    /// dropped. Nothing is made in `dir` or beside it, and nothing is locked, as there
+    /// is nothing of a sync's there to keep consistent. Names are held to the rules of
+    /// the scratch directory's file system, which is DIR's own unless the two differ in
+    /// case or normalization.
+    fn open_scratch(dir: PathBuf) -> Result<DirectoryDestination, DestinationError> {
+        let scratch = tempfile::Builder::new()
+            .prefix("resourcesync-")
+            .tempdir()
+            .map_err(|source| DestinationError::Io {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        let io_at = |path: &Path| {
+            let path = path.to_owned();
+            move |source| DestinationError::Io { path, source }
+        };
+        let outside = Dir::open_ambient_dir(scratch.path(), ambient_authority())
+            .map_err(io_at(scratch.path()))?;
+        let root = match Dir::open_ambient_dir(&dir, ambient_authority()) {
+            Ok(root) => root,
+            // Nothing there: the run finds nothing, as in an empty directory.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                own_dir(&outside, Path::new("empty"), scratch.path())?
+            }
+            Err(e) => return Err(io_at(&dir)(e)),
+        };
+        let kept = own_dir(&outside, Path::new(KEPT), scratch.path())?;
+        let kept_path = scratch.path().join(KEPT);
+        let tmp = own_dir(&kept, Path::new("tmp"), &kept_path)?;
+        let file_system = probe(&tmp).map_err(io_at(&kept_path.join("tmp")))?;
+        let shown = kept_path.join("tmp");
+        Ok(DirectoryDestination {
+            dir,
+            root,
+            kept,
+            kept_path,
+            elsewhere: Vec::new(),
+            bodies: Bodies::new(tmp, shown),
+            made: HashMap::default(),
+            packages: HashMap::default(),
+            replace_foreign: false,
+            journal: None,
+            journaled: HashSet::default(),
+            file_system,
+            _locks: Vec::new(),
+            repair: true,
+            _scratch: Some(scratch),
         })
     }
 
@@ -417,10 +476,23 @@ impl DirectoryDestination {
     /// ([`open_shard`](Self::open_shard)), or the whole for an audit without a shard
     /// ([`open_whole`](Self::open_whole): it reads the shards' inventories); replacing
     /// files no sync stored and repairing as they say.
+    ///
+    /// A dry run or an audit of a directory that no sync keeps yet (no `.resourcesync/`
+    /// in it, or no directory at all) makes nothing there, not even the directory: what
+    /// a run keeps goes to a scratch directory, removed when the destination is
+    /// dropped. (Opened as a run's, it was made with its `.resourcesync/`, a lock and an
+    /// inventory of a mebibyte.)
     pub fn open_for(options: &SyncOptions) -> Result<DirectoryDestination, DestinationError> {
-        let dest = match options.audit && options.shard.is_none() {
-            true => DirectoryDestination::open_whole(&options.dir)?,
-            false => DirectoryDestination::open_shard(&options.dir, options.shard)?,
+        let writes_nothing = options.dry_run || options.audit;
+        let kept = options.dir.join(KEPT);
+        let dest = match std::fs::symlink_metadata(&kept) {
+            Err(e) if writes_nothing && e.kind() == io::ErrorKind::NotFound => {
+                DirectoryDestination::open_scratch(options.dir.clone())?
+            }
+            _ if options.audit && options.shard.is_none() => {
+                DirectoryDestination::open_whole(&options.dir)?
+            }
+            _ => DirectoryDestination::open_shard(&options.dir, options.shard)?,
         };
         Ok(dest
             .with_replace_foreign(options.replace_foreign)

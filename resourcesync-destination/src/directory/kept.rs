@@ -80,7 +80,12 @@ impl DirectoryDestination {
         &self,
         own: Option<Shard>,
     ) -> Result<Vec<(resourcesync_model::Uri, Held)>, DestinationError> {
-        // From DIR's own `.resourcesync/`, whichever this destination keeps.
+        // From DIR's own `.resourcesync/`, whichever this destination keeps; none (a dry
+        // run or an audit of a directory no sync keeps yet) is no shard, and is not made.
+        if matches!(self.root.symlink_metadata(KEPT), Err(e) if e.kind() == io::ErrorKind::NotFound)
+        {
+            return Ok(Vec::new());
+        }
         let top = own_dir(&self.root, Path::new(KEPT), &self.dir)?;
         let shards_path = self.dir.join(KEPT).join(super::SHARDS);
         let all = match top.open_dir(super::SHARDS) {
