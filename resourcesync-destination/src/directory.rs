@@ -397,8 +397,26 @@ impl DirectoryDestination {
         for entry in entries.flatten() {
             let _ = tmp.remove_file(entry.file_name());
         }
-        let file_system = probe(&tmp).map_err(io_at(&kept_path.join("tmp")))?;
+        DirectoryDestination::assemble(dir, root, kept, kept_path, tmp, locks, None)
+    }
+
+    /// The destination of DIR (`root`) keeping its files in `kept` (at `kept_path`), its
+    /// bodies in `tmp`, once opened, checked and locked: the rules of names found by
+    /// trying in `tmp`.
+    fn assemble(
+        dir: PathBuf,
+        root: Dir,
+        kept: Dir,
+        kept_path: PathBuf,
+        tmp: Dir,
+        locks: Vec<std::fs::File>,
+        scratch: Option<tempfile::TempDir>,
+    ) -> Result<DirectoryDestination, DestinationError> {
         let shown = kept_path.join("tmp");
+        let file_system = probe(&tmp).map_err(|source| DestinationError::Io {
+            path: shown.clone(),
+            source,
+        })?;
         Ok(DirectoryDestination {
             dir,
             root,
@@ -414,7 +432,7 @@ impl DirectoryDestination {
             file_system,
             _locks: locks,
             repair: true,
-            _scratch: None,
+            _scratch: scratch,
         })
     }
 
@@ -451,25 +469,8 @@ impl DirectoryDestination {
         let kept = own_dir(&outside, Path::new(KEPT), scratch.path())?;
         let kept_path = scratch.path().join(KEPT);
         let tmp = own_dir(&kept, Path::new("tmp"), &kept_path)?;
-        let file_system = probe(&tmp).map_err(io_at(&kept_path.join("tmp")))?;
-        let shown = kept_path.join("tmp");
-        Ok(DirectoryDestination {
-            dir,
-            root,
-            kept,
-            kept_path,
-            elsewhere: Vec::new(),
-            bodies: Bodies::new(tmp, shown),
-            made: HashMap::default(),
-            packages: HashMap::default(),
-            replace_foreign: false,
-            journal: None,
-            journaled: HashSet::default(),
-            file_system,
-            _locks: Vec::new(),
-            repair: true,
-            _scratch: Some(scratch),
-        })
+        let scratch = Some(scratch);
+        DirectoryDestination::assemble(dir, root, kept, kept_path, tmp, Vec::new(), scratch)
     }
 
     /// The directory of `options` opened for a run of them: one shard's
