@@ -37,6 +37,15 @@ pub enum HubNotice<'a> {
     /// The subscriptions could not be saved: they live on in memory, and the next change
     /// tries again.
     NotSaved(&'a HubError),
+    /// A request to the hub was refused (a 4xx or 5xx status) for `reason`, the text
+    /// its answer carries: a subscription to a topic the hub does not relay, for a
+    /// callback it does not send to, a ping from an address that may not publish.
+    Refused {
+        /// The status answered.
+        status: StatusCode,
+        /// Why, as the answer says.
+        reason: &'a str,
+    },
 }
 
 /// Where the hub's notices go (the command prints them).
@@ -366,6 +375,12 @@ async fn endpoint(
         .handle_request(&parts.method, &parts.headers, &body, may_publish);
     // What the request queued is sent now, not at the driver's next deadline.
     server.wake.notify_one();
+    if !answer.status.is_success() {
+        (server.report)(HubNotice::Refused {
+            status: answer.status,
+            reason: &answer.body,
+        });
+    }
     let mut response = (answer.status, format!("{}\n", answer.body)).into_response();
     if answer.status == StatusCode::METHOD_NOT_ALLOWED {
         response.headers_mut().insert(

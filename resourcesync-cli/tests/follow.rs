@@ -290,3 +290,58 @@ fn a_built_notification_the_hub_did_not_take_waits_for_the_next_build() {
     assert!(!publish.join(&notification).exists(), "{notification}");
     assert_eq!(fourth["notified"]["sequence"], 0, "{fourth}");
 }
+
+/// A hub that refuses the subscription (here `serve --hub` without `--hub-allow`, which
+/// sends nothing to a loopback callback) is heard: the follower says the hub's reason and
+/// when it tries again, and the server logs the refusal (both said only "403" or nothing).
+#[test]
+fn a_refused_subscription_says_why_at_both_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (collection, publish) = (dir.path().join("files"), dir.path().join("pub"));
+    std::fs::create_dir(&collection).unwrap();
+    std::fs::create_dir(&publish).unwrap();
+    std::fs::write(collection.join("a.txt"), "first\n").unwrap();
+    let log = dir.path().join("serve.log");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0", "--json", "--hub"])
+        .arg("--hub-state")
+        .arg(dir.path().join("hub.json"))
+        .arg(&publish)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap());
+    let mut child = command.spawn().unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let _server = server::Server::from(child);
+    let line: serde_json::Value = serde_json::from_str(&first).unwrap();
+    let (base, hub) = (line["url"].as_str().unwrap(), line["hub"].as_str().unwrap());
+    let args = ["--base-url", base, "--hub", hub];
+    let status = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .arg("build")
+        .args(args)
+        .arg(&collection)
+        .arg(&publish)
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{status:?}");
+
+    let follower = Follower::start(base, &dir.path().join("dest"));
+    let failed = follower.until("subscription-failed");
+    assert_eq!(failed["status"], 403, "{failed}");
+    let reason = failed["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("this hub sends nothing to http://127.0.0.1:"),
+        "{failed}"
+    );
+    assert!(failed["retry_in"].as_u64().is_some(), "{failed}");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("refused a request (403 Forbidden): this hub sends nothing to"),
+        "{logged}"
+    );
+}

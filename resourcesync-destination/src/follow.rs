@@ -146,8 +146,15 @@ pub enum FollowNotice {
     /// or link-local address the Source itself is not on): no request goes to it, and the
     /// follower polls.
     HubRefused(resourcesync_client::policy::PolicyError),
-    /// A subscription request failed; it is sent again.
-    SubscriptionFailed(Option<StatusCode>),
+    /// A subscription request failed; it is sent again at `retry_at`.
+    SubscriptionFailed {
+        /// The hub's status, if it answered.
+        status: Option<StatusCode>,
+        /// Why, in the hub's words (its answer's first line), if it gave any.
+        reason: Option<String>,
+        /// When the request is sent again.
+        retry_at: SystemTime,
+    },
     /// A notification was taken; a sync follows.
     Notified {
         /// Its `from` and `until`, when it is a change notification that has them.
@@ -214,8 +221,12 @@ struct Inbox {
     others: mpsc::Sender<Inbound>,
 }
 
-/// The answer of a subscription request, for the subscriber.
-struct Answered(resourcesync_websub::SubscriberRequestId, Option<StatusCode>);
+/// The answer of a subscription request, for the subscriber: its status and, when it is
+/// a refusal, the hub's reason (its body's first line), or nothing when none came.
+struct Answered(
+    resourcesync_websub::SubscriberRequestId,
+    Option<(StatusCode, Option<String>)>,
+);
 
 /// Follows the Source of `options.sync` into its directory until `stop` is asked for.
 pub async fn follow(
@@ -263,6 +274,8 @@ pub async fn follow_into<D: Destination + Send>(
         others: others_tx,
     };
     let (answered_tx, mut answered) = mpsc::channel::<Answered>(16);
+    // The reason of the last refusal answered, until the subscriber reports the failure.
+    let mut refusal: Option<String> = None;
     let mut subscription: Option<Arc<Mutex<Subscriber>>> = None;
     // The hub is named by the Source: held to the sync's address policy, as the Source's
     // documents and resources are (any authority, since a hub is usually elsewhere), so
@@ -321,8 +334,12 @@ pub async fn follow_into<D: Destination + Send>(
                     SubscriberEvent::Subscribed { lease } => FollowNotice::Subscribed(lease),
                     SubscriberEvent::Unsubscribed => FollowNotice::Unsubscribed,
                     SubscriberEvent::Denied { reason } => FollowNotice::Denied(reason),
-                    SubscriberEvent::Failed { status, .. } => {
-                        FollowNotice::SubscriptionFailed(status)
+                    SubscriberEvent::Failed { status, retry_at } => {
+                        FollowNotice::SubscriptionFailed {
+                            status,
+                            reason: refusal.take(),
+                            retry_at,
+                        }
                     }
                     _ => continue,
                 });
@@ -338,11 +355,15 @@ pub async fn follow_into<D: Destination + Send>(
         tokio::select! {
             () = stop.wait() => break,
             () = tokio::time::sleep_until(wake.into()) => {}
-            Some(Answered(id, status)) = answered.recv() => {
+            Some(Answered(id, answer)) = answered.recv() => {
                 if let Some(s) = &subscription {
                     let mut s = lock(s);
-                    match status {
-                        Some(status) => s.handle_response(id, status, SystemTime::now()),
+                    match answer {
+                        Some((status, reason)) => {
+                            // Handed on with the failure the subscriber reports next.
+                            refusal = reason;
+                            s.handle_response(id, status, SystemTime::now());
+                        }
                         None => s.handle_error(id, SystemTime::now()),
                     }
                 }
@@ -430,10 +451,10 @@ async fn unsubscribe(
         }
         tokio::select! {
             () = tokio::time::sleep_until(deadline) => return,
-            Some(Answered(id, status)) = answered.recv() => {
+            Some(Answered(id, answer)) = answered.recv() => {
                 let mut s = lock(subscriber);
-                match status {
-                    Some(status) => s.handle_response(id, status, SystemTime::now()),
+                match answer {
+                    Some((status, _)) => s.handle_response(id, status, SystemTime::now()),
                     None => s.handle_error(id, SystemTime::now()),
                 }
             }
@@ -533,16 +554,41 @@ async fn send(
 ) {
     let id = request.id;
     let (parts, body) = request.request.into_parts();
-    let status = http
+    let response = http
         .request(parts.method, parts.uri.to_string())
         .headers(parts.headers)
         .body(body)
         .send()
-        .await
-        .ok()
-        .map(|r| r.status());
-    let _ = answered.send(Answered(id, status)).await;
+        .await;
+    let answer = match response {
+        Ok(response) if response.status().is_success() => Some((response.status(), None)),
+        Ok(response) => Some((response.status(), reason(response).await)),
+        Err(_) => None,
+    };
+    let _ = answered.send(Answered(id, answer)).await;
 }
+
+/// The first line of a refusal's body, which a hub writes its reason in (WebSub 5.1.2),
+/// at most [`MAX_REASON`] bytes of it, read for at most two seconds.
+async fn reason(mut response: reqwest::Response) -> Option<String> {
+    let mut body = Vec::new();
+    let read = async {
+        while body.len() < MAX_REASON {
+            match response.chunk().await {
+                Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(2), read).await;
+    body.truncate(MAX_REASON);
+    let text = String::from_utf8_lossy(&body);
+    let line = text.lines().next().unwrap_or("").trim();
+    (!line.is_empty()).then(|| line.to_owned())
+}
+
+/// The most of a hub's refusal kept as its reason.
+const MAX_REASON: usize = 512;
 
 /// The address policy a Source's hub is held to: the sync's (its special address kinds
 /// refused, but those the Source itself is on, written or resolved, as a sync allows

@@ -8,6 +8,13 @@ use std::process::{Child, Command, Stdio};
 /// The server, killed when dropped.
 pub(crate) struct Server(Child);
 
+impl From<Child> for Server {
+    /// A server a test started itself.
+    fn from(child: Child) -> Server {
+        Server(child)
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.0.kill();

@@ -420,6 +420,10 @@ fn print_notice(notice: HubNotice<'_>) {
             _ => return,
         },
         HubNotice::NotSaved(e) => format!("{}", resourcesync_cli::Chain(e)),
+        // The reason may quote what the client sent: escaped for the terminal.
+        HubNotice::Refused { status, reason } => {
+            format!("refused a request ({status}): {}", reason.escape_debug())
+        }
         _ => return,
     };
     // The URIs in it were parsed: no control character reaches the terminal.

@@ -417,9 +417,17 @@ pub(crate) fn follow_json(notice: &FollowNotice) -> Option<serde_json::Value> {
         FollowNotice::HubRefused(refused) => {
             serde_json::json!({"follow": "hub-refused", "reason": refused.to_string()})
         }
-        FollowNotice::SubscriptionFailed(status) => {
+        FollowNotice::SubscriptionFailed {
+            status,
+            reason,
+            retry_at,
+        } => {
+            let retry_in = retry_at
+                .duration_since(std::time::SystemTime::now())
+                .unwrap_or_default();
             serde_json::json!({"follow": "subscription-failed",
-                    "status": status.map(|s| s.as_u16())})
+                    "status": status.map(|s| s.as_u16()), "reason": reason,
+                    "retry_in": retry_in.as_secs()})
         }
         FollowNotice::Notified { interval, entries } => {
             serde_json::json!({"follow": "notified",
@@ -467,12 +475,29 @@ pub(crate) fn follow_line(notice: &FollowNotice) -> Option<String> {
         FollowNotice::HubRefused(refused) => {
             format!("not subscribing: the Source's hub is outside the policy ({refused}); polling")
         }
-        FollowNotice::SubscriptionFailed(status) => match status {
-            Some(status) => {
-                format!("the hub answered the subscription with {status}; trying again")
+        FollowNotice::SubscriptionFailed {
+            status,
+            reason,
+            retry_at,
+        } => {
+            let again = retry_at
+                .duration_since(std::time::SystemTime::now())
+                .map_or_else(
+                    |_| "trying again".to_owned(),
+                    |wait| format!("trying again in {} s", wait.as_secs().max(1)),
+                );
+            match status {
+                Some(status) => format!(
+                    "the hub answered the subscription with {status}{}; {again}",
+                    // The hub's words, with no control character for the terminal.
+                    reason
+                        .as_ref()
+                        .map(|r| format!(": {}", r.escape_debug()))
+                        .unwrap_or_default()
+                ),
+                None => format!("the hub did not answer the subscription; {again}"),
             }
-            None => "the hub did not answer the subscription; trying again".into(),
-        },
+        }
         FollowNotice::Notified { entries, .. } => format!("notified of {entries} changes"),
         FollowNotice::Ignored(why) => format!("ignored a body at the callback: {why}"),
         FollowNotice::RunFailed(why) => format!("a run failed (the next goes on): {why}"),
