@@ -488,6 +488,10 @@ impl fmt::Display for Report {
                 "incomplete"
             },
         )?;
+        // Said only when there are such, so that the line is otherwise as before.
+        if self.moved > 0 {
+            write!(f, ", {} moved at the Source", self.moved)?;
+        }
         if let Some(in_sync) = self.in_sync {
             write!(
                 f,
@@ -537,6 +541,12 @@ pub struct Report {
     /// Deletions a Change List or Change Dump listed of resources held, not made: the
     /// run was not allowed to delete ([`Config::delete`](crate::Config::delete)).
     pub kept: u64,
+    /// Resources whose bytes matched nothing listed, even when fetched once more after
+    /// the Change Lists since the listing were read: the Source changed them while the
+    /// run read it ([`ProblemKind::ChangedSinceListed`], said as a problem each). Neither
+    /// stored nor counted as failed (nothing went wrong here): the next run fetches them
+    /// again, and the run is incomplete.
+    pub moved: u64,
     /// Entries refused: their URI by the policy or the path mapper, or the entry itself
     /// for a rule it breaks ([`ProblemKind::EntryRefused`]).
     pub refused: u64,

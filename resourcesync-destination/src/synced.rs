@@ -45,6 +45,9 @@ impl std::fmt::Display for Synced {
                 "incomplete"
             },
         )?;
+        if report.moved > 0 {
+            write!(f, ", {} moved at the Source", report.moved)?;
+        }
         if let Some(in_sync) = report.in_sync {
             write!(
                 f,
@@ -95,6 +98,13 @@ impl Synced {
                 "{} deletions listed by the Source were not made (no --delete); \
                  `sync --baseline --delete` makes them later",
                 report.kept
+            ));
+        }
+        if report.moved > 0 {
+            hints.push(format!(
+                "{} resources changed at the Source while the run read them (their bytes \
+                 matched nothing it listed, named above): the next run fetches them again",
+                report.moved
             ));
         }
         if report.conflicts > 0 {

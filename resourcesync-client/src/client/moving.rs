@@ -79,6 +79,7 @@ impl<I: Inventory> Client<I> {
             return true;
         }
         self.sets[set].refetch.push(again);
+        self.report.moved += 1;
         let cause = Box::new(kind.clone());
         self.push_problem(
             Some(&listed.uri),

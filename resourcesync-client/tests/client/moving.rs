@@ -143,6 +143,13 @@ fn a_source_that_moves_during_the_baseline_is_caught_up_with() {
     assert!(run.problems()[0].starts_with("http://example.com/r/6.txt: fixity"));
     assert!(!report.complete);
     assert_eq!(report.failed, 0, "{report:?}");
+    assert_eq!(report.moved, 1, "{report:?}");
+    assert!(
+        report
+            .to_string()
+            .ends_with("incomplete, 1 moved at the Source"),
+        "{report}"
+    );
     assert_eq!(d.files["r/3.txt"], b"three, moved");
     assert!(!d.files.contains_key("r/4.txt"));
     assert!(
