@@ -83,7 +83,7 @@ pub(crate) use files::{copy_bitstream, holds, temp_name};
 pub use kept::JOURNAL;
 use kept::*;
 #[cfg(feature = "object-store")]
-pub(crate) use kept::{INVENTORY, STATE, STATE_MAX};
+pub(crate) use kept::{INVENTORY, STATE, STATE_MAX, is_a_sources_state};
 
 /// The name under the directory that a [`DirectoryDestination`] keeps for itself: the
 /// state, the inventory and the temporary files.

@@ -459,13 +459,6 @@ pub(super) const LOCK: &str = "lock";
 /// would otherwise read its `sets` as its own and write over it, and the publication
 /// could not be built again.
 pub(super) fn holds_a_sources_state(kept: &Dir) -> bool {
-    #[derive(serde::Deserialize)]
-    struct SourceState {
-        #[serde(rename = "version")]
-        _version: serde::de::IgnoredAny,
-        #[serde(rename = "base_url")]
-        _base_url: serde::de::IgnoredAny,
-    }
     let mut options = cap_std::fs::OpenOptions::new();
     options.read(true);
     let Ok(file) = own_file(kept, STATE, &mut options) else {
@@ -475,7 +468,20 @@ pub(super) fn holds_a_sources_state(kept: &Dir) -> bool {
     io::Read::take(file, STATE_MAX)
         .read_to_end(&mut bytes)
         .is_ok()
-        && serde_json::from_slice::<SourceState>(&bytes).is_ok()
+        && is_a_sources_state(&bytes)
+}
+
+/// Whether `bytes`, read from a [`STATE`], are a Source's state (see
+/// [`holds_a_sources_state`]): a bucket's prefix is asked the same of its object.
+pub(crate) fn is_a_sources_state(bytes: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct SourceState {
+        #[serde(rename = "version")]
+        _version: serde::de::IgnoredAny,
+        #[serde(rename = "base_url")]
+        _base_url: serde::de::IgnoredAny,
+    }
+    serde_json::from_slice::<SourceState>(bytes).is_ok()
 }
 
 /// The saved state's name in [`KEPT`], and the most bytes it is read to.

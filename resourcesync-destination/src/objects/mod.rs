@@ -346,6 +346,18 @@ impl ObjectDestination {
             turns: Arc::new(tokio::sync::Semaphore::new(MAX_UPLOADS)),
             wake: None,
         };
+        // A prefix `resourcesync build` publishes to (its Source's state in
+        // `.resourcesync/`) is refused before anything is written there, as a directory
+        // is: the sync would take its state for its own and write over it.
+        let state = child(&dest.top, STATE);
+        if let Some(bytes) = dest.read(state.clone(), STATE_MAX)?
+            && crate::directory::is_a_sources_state(&bytes)
+        {
+            return Err(DestinationError::Publication {
+                dir: dest.shown.clone(),
+                state: PathBuf::from(state.to_string()),
+            });
+        }
         dest.conditional = dest.probe()?;
         dest.take_lease(settle)?;
         // After the lease is taken (written, then the others read): of a shard and an

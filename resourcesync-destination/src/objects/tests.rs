@@ -62,6 +62,47 @@ fn resources_into(
     (served, sync)
 }
 
+/// A prefix a Source is published to (its state in `.resourcesync/state.json`, as
+/// `resourcesync build` keeps it) is refused before anything is written there: no
+/// probe, no lease, the state as it was (the store's strict reading of the state
+/// refused it only after both).
+#[test]
+fn a_publication_s_prefix_is_refused_before_anything_is_written_there() {
+    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let runner = Runner::new("test").unwrap();
+    let state = Key::from("p/.resourcesync/state.json");
+    let published = r#"{"version":2,"base_url":"http://example.com/","sets":{}}"#;
+    let (put, key) = (store.clone(), state.clone());
+    runner
+        .run(async move { put.put(&key, published.into()).await.map(drop) })
+        .unwrap()
+        .unwrap();
+    for shard in [None, Some(Shard::new(1, 2).unwrap())] {
+        let opened = ObjectDestination::open_inner(
+            store.clone(),
+            Key::from("p"),
+            PathBuf::from("memory:///p"),
+            Duration::from_secs(5),
+            shard,
+            false,
+            false,
+        );
+        assert!(
+            matches!(&opened, Err(DestinationError::Publication { state, .. })
+                if state == Path::new("p/.resourcesync/state.json")),
+            "{opened:?}"
+        );
+        assert_eq!(keys(&*store), vec![state.to_string()]);
+    }
+    // A Destination's own state is no publication.
+    let (put, key) = (store.clone(), state.clone());
+    runner
+        .run(async move { put.put(&key, r#"{"sets":{}}"#.into()).await.map(drop) })
+        .unwrap()
+        .unwrap();
+    drop(opened(&store));
+}
+
 #[test]
 fn a_run_whose_lease_is_found_another_s_writes_nothing_and_ends_busy() {
     let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
