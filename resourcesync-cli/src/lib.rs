@@ -9,7 +9,8 @@
 //!   report with `Display`.
 //! - [`explore`]: the documents a Source offers, read by the client in its exploring
 //!   mode.
-//! - [`Chain`]: an error and its causes on one line, as the command prints every error.
+//! - [`Chain`]: an error and its causes on one line, as the command prints every error;
+//!   [`problem_line`]: a run's problem as the command prints it.
 //! - [`serve`]: serves a publication over HTTP, with the discovery routes of section 6.3
 //!   (`serve_with_limits` until a shutdown future completes; the subcommand's arguments,
 //!   signals and start line are the binary's).
@@ -48,6 +49,39 @@ pub mod validate;
 
 use std::error::Error;
 use std::fmt;
+
+/// A problem of a run as the command prints it: the client's words, but for a URI
+/// refused for its authority, which the client says with the library's way to allow it
+/// (`Policy::allow_authority`), the command's option and where the files of that
+/// authority then go (a directory of their own in DIR, `@HOST:PORT/`, as the README
+/// says).
+pub fn problem_line(problem: &resourcesync_client::Problem) -> String {
+    use resourcesync_client::ProblemKind;
+    use resourcesync_client::policy::Refusal;
+    let ProblemKind::Refused(refused) = &problem.kind else {
+        return problem.to_string();
+    };
+    let Refusal::OtherAuthority(authority) = &refused.refusal else {
+        return problem.to_string();
+    };
+    // Where `resourcesync_client::local_path` puts it: a `:` is no name's character on
+    // Windows.
+    let dir = if cfg!(windows) {
+        authority.replace(':', "%3A")
+    } else {
+        authority.clone()
+    };
+    let uri = problem
+        .uri
+        .as_ref()
+        .map(|uri| format!("{uri}: "))
+        .unwrap_or_default();
+    format!(
+        "{uri}refused {:?}: authority {authority:?} is not the Source's: allow it with \
+         --allow-authority {authority} (its files then go to DIR/@{dir}/)",
+        refused.uri
+    )
+}
 
 /// An error and its causes on one line, for a person to read: `error: cause: cause`.
 ///

@@ -1136,7 +1136,12 @@ fn a_source_built_for_another_address_is_refused_with_a_hint_and_allowed_by_allo
     let out = sync(&[&by_name, d.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--allow-authority"), "{}", text(&out));
+    let said = format!(
+        "is not the Source's: allow it with --allow-authority {authority} (its files then \
+         go to DIR/@{authority}/)"
+    );
+    assert!(err.contains(&said), "{}", text(&out));
+    assert!(!err.contains("Policy::"), "{}", text(&out));
     let out = sync(&[
         "--allow-authority",
         authority,

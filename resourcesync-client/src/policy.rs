@@ -179,11 +179,13 @@ impl fmt::Display for Refusal {
             Refusal::Userinfo => f.write_str("has a userinfo"),
             // Said with the way out: a Source built for one name served under another
             // (`127.0.0.1` and `localhost`, another port), or resources on a mirror host,
-            // are refused until the caller allows them, and only the caller can.
+            // are refused until the caller allows them, and only the caller can (a
+            // command says its own option instead: `resourcesync` prints its
+            // `--allow-authority`).
             Refusal::OtherAuthority(authority) => write!(
                 f,
-                "authority {authority:?} is not the Source's: allow it with \
-                 --allow-authority {authority} (Policy::allow_authority)"
+                "authority {authority:?} is not the Source's (Policy::allow_authority \
+                 allows it)"
             ),
             Refusal::SpecialAddress { host, kind } => write!(f, "{host} is a {kind} address"),
             Refusal::Downgrade => f.write_str("redirects from https to http"),

@@ -485,8 +485,8 @@ fn a_source_built_for_another_name_is_refused_with_the_way_out_and_allowed_when_
     let problems = run.problems();
     assert!(
         problems.iter().any(|p| p.contains(
-            "authority \"127.0.0.1:8080\" is not the Source's: allow it with \
-             --allow-authority 127.0.0.1:8080"
+            "authority \"127.0.0.1:8080\" is not the Source's (Policy::allow_authority \
+             allows it)"
         )),
         "{problems:?}"
     );

@@ -84,7 +84,9 @@ pub(crate) fn run(args: &ExploreArgs) -> ExitCode {
                 });
                 let _ = writeln!(stdout.lock(), "{line}");
             }
-            Event::Problem(problem) => eprintln!("problem: {problem}"),
+            Event::Problem(problem) => {
+                eprintln!("problem: {}", resourcesync_cli::problem_line(problem))
+            }
             _ => {}
         })
         .await?;

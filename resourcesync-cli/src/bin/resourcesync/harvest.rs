@@ -201,7 +201,7 @@ impl HarvestObserver for Printer {
                 eprintln!(
                     "{}: problem: {}",
                     clean(self.name(index)),
-                    clean(&problem.to_string())
+                    clean(&resourcesync_cli::problem_line(problem))
                 );
             }
             Event::Audit { uri, standing } => {

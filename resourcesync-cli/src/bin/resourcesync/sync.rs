@@ -660,7 +660,9 @@ impl Observer for Printer {
             return;
         }
         match event {
-            Event::Problem(problem) => self.bar.suspend(|| eprintln!("problem: {problem}")),
+            Event::Problem(problem) => self
+                .bar
+                .suspend(|| eprintln!("problem: {}", resourcesync_cli::problem_line(problem))),
             Event::Warning(warning) => self.warnings.add(warning),
             Event::Audit { uri, standing } => {
                 self.bar.suspend(|| eprintln!("{standing}: {uri}"));
