@@ -120,7 +120,9 @@ Exit status:
      with its error), or with notifications the hub did not take (they wait for the
      next run): the rest is out, and a script learns that something is missing
   2  nothing published: a wrong command line, an unreadable collection, a PUBLISH-DIR that
-     is not ours, a write that failed; the previous publication is unchanged";
+     is not ours, a write that failed; the previous publication is unchanged
+A run stopped by a signal (Ctrl-C: 130 in a shell) ends at once and says nothing: the
+previous publication is unchanged, and the next run starts over.";
 
 /// The arguments of `resourcesync build`.
 #[derive(Args, Debug, Clone)]
