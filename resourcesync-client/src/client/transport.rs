@@ -21,6 +21,12 @@ use crate::request::{Purpose, Request, RequestId};
 /// hand a body over a few bytes at a time).
 const HELD_PIECE: usize = 16 << 10;
 
+/// Resources in a row whose every request an authority left unanswered (each after
+/// [`Bounds::attempts`](crate::Bounds::attempts)) before the rest of its resources are
+/// failed without a request, for this run: the Source is down, or unreachable, and the
+/// next run fetches what this one could not.
+pub(super) const SILENT_LIMIT: u32 = 8;
+
 impl<I: Inventory> Client<I> {
     /// The next request to make, if one is due and fewer than the bound are in flight.
     #[must_use]
@@ -45,6 +51,22 @@ impl<I: Inventory> Client<I> {
             } else {
                 self.docs.pop_front()
             }?;
+            let gone = match (&job.what, job.uri.authority()) {
+                (What::Resource { .. }, Some(authority)) if !self.gone.is_empty() => self
+                    .gone
+                    .get(authority)
+                    .map(|reason| (authority.to_owned(), reason.clone())),
+                _ => None,
+            };
+            if let Some((authority, reason)) = gone {
+                let reason = format!(
+                    "not requested: {authority} answered none of the requests for the last \
+                     {SILENT_LIMIT} resources asked of it ({reason})"
+                );
+                self.fail_job(job, ProblemKind::Failed(reason), None, now);
+                self.advance(Some(now));
+                continue;
+            }
             match http_uri(&job.uri) {
                 Some(target) => {
                     if !job.uri.is_ascii() {
@@ -224,6 +246,11 @@ impl<I: Inventory> Client<I> {
         };
         if flight.status.is_some() {
             return Err(Misuse::ResponseTwice(id));
+        }
+        if !self.silent.is_empty()
+            && let Some(authority) = flight.job.uri.authority()
+        {
+            self.silent.remove(authority);
         }
         flight.deadline = flight
             .limit
@@ -732,6 +759,18 @@ impl<I: Inventory> Client<I> {
                 .saturating_mul(1 << (job.attempt - 1).min(16));
             self.waiting.push((later(now, delay), job));
         } else {
+            // Every attempt unanswered (retry's kinds are answers' failures: no
+            // connection, no response in time, a body cut short).
+            if let (What::Resource { .. }, ProblemKind::Failed(reason), Some(authority)) =
+                (&job.what, &kind, job.uri.authority())
+                && !self.gone.contains_key(authority)
+            {
+                let silent = self.silent.entry(authority.to_owned()).or_default();
+                *silent += 1;
+                if *silent >= SILENT_LIMIT {
+                    self.gone.insert(authority.to_owned(), reason.clone());
+                }
+            }
             self.fail_job(job, kind, Some(id), now);
         }
     }

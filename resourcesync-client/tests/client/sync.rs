@@ -623,6 +623,44 @@ fn server_errors_and_cut_bodies_are_retried() {
     );
 }
 
+/// A Source that stops answering part way is not asked again and again for every
+/// resource left: once the requests for 8 resources in a row went unanswered, the rest
+/// fail without a request, saying why (it was asked 3 times for each, each a timeout).
+#[test]
+fn a_source_that_stops_answering_is_not_asked_for_every_resource_left() {
+    let s = source(200);
+    let mut d = Destination::default();
+    // Everything after the first 20 resources' first requests hangs.
+    let mut answered = 0;
+    let fault = Box::new(move |uri: &str, _| {
+        if !uri.contains("/r/") {
+            return None;
+        }
+        answered += 1;
+        (answered > 20).then_some(Fault::Hang)
+    });
+    let drive = Drive {
+        fault: Some(fault),
+        ..Drive::default()
+    };
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, drive);
+    let report = run.report();
+    assert!(!report.complete);
+    assert_eq!(report.created + report.failed, 200, "{report:?}");
+    let asked = run.requests.iter().filter(|r| r.contains("/r/")).count();
+    // The 20 answered, 3 attempts for each of the 8 that made the authority gone, and
+    // those in flight meanwhile (each tried as often): far fewer than 3 for each of 180.
+    assert!(asked < 20 + 3 * 8 * 4, "{asked} requests");
+    let problems = run.problems();
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "not requested: example.com answered none of \
+             the requests for the last 8 resources asked of it (timed out"
+        )),
+        "{problems:?}"
+    );
+}
+
 #[test]
 fn failures_leave_the_checkpoint_where_it_was() {
     let mut s = source(10);
