@@ -637,6 +637,34 @@ fn a_dry_run_or_an_audit_of_a_new_directory_makes_nothing_there() {
     let out = sync(&["--audit", &served.base, dest]);
     assert!(text(&out).contains(", in sync"), "{}", text(&out));
     assert_eq!(kept(&d), before);
+    // A shard of a directory an unsharded sync keeps is refused, as a run of it is.
+    let out = sync(&["--dry-run", "--shard", "1/2", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("was synced without --shard"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(kept(&d), before);
+
+    // A shard no run has kept yet, in a directory another shard keeps: nothing made for
+    // it; one of another split is refused.
+    let split = dir.path().join("split");
+    let split_dest = split.to_str().unwrap();
+    let out = sync(&["--shard", "0/2", &served.base, split_dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let before = kept(&split);
+    for args in [
+        ["--dry-run", "--shard", "1/2"],
+        ["--audit", "--shard", "1/2"],
+    ] {
+        let out = sync(&[args[0], args[1], args[2], &served.base, split_dest]);
+        assert_ne!(out.status.code(), Some(2), "{}", text(&out));
+        assert_eq!(kept(&split), before, "{}", text(&out));
+    }
+    let out = sync(&["--dry-run", "--shard", "0/3", &served.base, split_dest]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(kept(&split), before);
 }
 
 #[test]

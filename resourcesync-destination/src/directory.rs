@@ -436,6 +436,53 @@ impl DirectoryDestination {
         })
     }
 
+    /// For a run of `shard` that writes nothing while the shard has no directory in
+    /// `dir`: the refusals [`open_shard`](Self::open_shard) would make, read without
+    /// making, locking or writing anything. A publication, a directory an unsharded sync
+    /// keeps, and one another split's shards keep are refused alike.
+    fn may_shard(dir: &Path, shard: Shard) -> Result<(), DestinationError> {
+        let top_path = dir.join(KEPT);
+        match std::fs::symlink_metadata(&top_path) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(DestinationError::NotOwnDirectory { path: top_path }),
+            // Nothing of a sync's there.
+            Err(_) => return Ok(()),
+        }
+        let top = Dir::open_ambient_dir(&top_path, ambient_authority()).map_err(|source| {
+            DestinationError::Io {
+                path: top_path.clone(),
+                source,
+            }
+        })?;
+        if kept::holds_a_sources_state(&top) {
+            return Err(DestinationError::Publication {
+                state: top_path.join(kept::STATE),
+                dir: dir.to_owned(),
+            });
+        }
+        if top.exists(kept::STATE) {
+            return Err(DestinationError::Unsharded {
+                dir: dir.to_owned(),
+            });
+        }
+        let name = shard_name(shard);
+        if let Ok(entries) = top.read_dir(SHARDS) {
+            for entry in entries.flatten() {
+                let other = entry.file_name().to_string_lossy().into_owned();
+                if other != SPLIT_LOCK
+                    && parse_shard(&other).is_none_or(|o| o.count() != shard.count())
+                {
+                    return Err(DestinationError::Shards {
+                        dir: dir.to_owned(),
+                        found: other,
+                        asked: name,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// `dir` for a run that writes nothing (a dry run, an audit) while no sync keeps it
     /// (it has no `.resourcesync/`, or is not there at all): its resources read where
     /// they are, if anywhere, and what a run keeps (state, inventory, temporary files)
@@ -479,15 +526,23 @@ impl DirectoryDestination {
     /// files no sync stored and repairing as they say.
     ///
     /// A dry run or an audit of a directory that no sync keeps yet (no `.resourcesync/`
-    /// in it, or no directory at all) makes nothing there, not even the directory: what
+    /// in it, or no directory at all; for a shard, no directory of that shard's in it)
+    /// makes nothing there, not even the directory: what
     /// a run keeps goes to a scratch directory, removed when the destination is
     /// dropped. (Opened as a run's, it was made with its `.resourcesync/`, a lock and an
     /// inventory of a mebibyte.)
     pub fn open_for(options: &SyncOptions) -> Result<DirectoryDestination, DestinationError> {
         let writes_nothing = options.dry_run || options.audit;
-        let kept = options.dir.join(KEPT);
+        // What the run would keep: DIR's `.resourcesync/`, or its shard's directory in it.
+        let kept = match options.shard {
+            Some(shard) => options.dir.join(KEPT).join(SHARDS).join(shard_name(shard)),
+            None => options.dir.join(KEPT),
+        };
         let dest = match std::fs::symlink_metadata(&kept) {
             Err(e) if writes_nothing && e.kind() == io::ErrorKind::NotFound => {
+                if let Some(shard) = options.shard {
+                    DirectoryDestination::may_shard(&options.dir, shard)?;
+                }
                 DirectoryDestination::open_scratch(options.dir.clone())?
             }
             _ if options.audit && options.shard.is_none() => {

@@ -750,8 +750,8 @@ fn into_bucket(_: &Member) -> Option<std::convert::Infallible> {
 }
 
 async fn make_parent(options: &SyncOptions) -> Result<(), SyncError> {
-    // An audit or a dry run changes nothing: it makes no directory either (the sync
-    // says so if its directory's parent is missing).
+    // An audit or a dry run changes nothing: it makes no directory either (nor does
+    // its sync: `DirectoryDestination::open_for`).
     if options.audit || options.dry_run {
         return Ok(());
     }

@@ -17,7 +17,9 @@ use crate::directory::DirectoryDestination;
 pub struct SyncOptions {
     /// The Source's base URL (ending in /) or the URL of one of its documents.
     pub source: Uri,
-    /// The destination directory (made if missing; its parent must exist).
+    /// The destination directory (made if missing, for a run that stores: its parent
+    /// must exist; an audit or a dry run makes nothing there, see
+    /// [`DirectoryDestination::open_for`](crate::DirectoryDestination::open_for)).
     pub dir: PathBuf,
     /// Compare the directory with the Source and report; change nothing.
     pub audit: bool,
