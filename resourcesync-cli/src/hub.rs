@@ -352,7 +352,12 @@ async fn endpoint(
 ) -> Response {
     let (parts, body) = request.into_parts();
     let Ok(body) = axum::body::to_bytes(body, MAX_BODY).await else {
-        return (StatusCode::PAYLOAD_TOO_LARGE, "the body is too large\n").into_response();
+        let reason = "the body is too large";
+        (server.report)(HubNotice::Refused {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            reason,
+        });
+        return (StatusCode::PAYLOAD_TOO_LARGE, format!("{reason}\n")).into_response();
     };
     // Who asks: a notification or a ping is taken from the Source's addresses only.
     let peer = parts

@@ -56,15 +56,17 @@ Output:
   terminal; then one summary line on standard output:
     <mode>: <n> created, <n> updated, <n> deleted, <n> unchanged, <n> failed,
     <n> refused, <n> conflicts, <n> not deleted, <n> bytes, <n> requests, <s> s,
-    complete|incomplete
-  A conflict is a path where DIR holds a file no sync stored (left as it is; named on
+    complete|incomplete[, <n> moved at the Source]
+  \"moved at the Source\" counts resources whose bytes matched nothing the Source listed,
+  even fetched again after its Change Lists were read: it changed them while the run
+  read it, and the next run fetches them. A conflict is a path where DIR holds a file no sync stored (left as it is; named on
   standard error), or a file changed since it was stored that the Source deleted (kept).
   \"not deleted\" counts deletions a Change List listed that --delete did not allow.
   and for an audit the counts changed, missing, extra and whether DIR is in sync (each
   such file named on standard error as it is found: changed (length|hash|lastmod|nothing
   to compare), missing or extra, then its URI).
   After it, on standard error, what to run about deletions not made and conflicts, which
-  later incremental runs do not come back to.
+  later incremental runs do not come back to, and what moved at the Source.
 
 JSON (--json):
   Every event of the client as one object per line ({\"event\": \"change\", ...}), then
@@ -92,7 +94,8 @@ pub(crate) struct SyncArgs {
     /// The Source's base URL (ending in /) or the URL of one of its documents.
     #[arg(value_name = "SOURCE-URL", required_unless_present = "sources")]
     source: Option<String>,
-    /// The destination directory (made if missing; its parent must exist), or a
+    /// The destination directory (made if missing, for a run that stores: its parent
+    /// must exist; --audit and --dry-run make nothing), or a
     /// bucket's prefix, `s3://BUCKET/PREFIX` (credentials and endpoint from the AWS_*
     /// variables, or --store-option).
     #[arg(value_name = "DIR", required_unless_present = "sources")]
@@ -422,12 +425,9 @@ pub(crate) fn follow_json(notice: &FollowNotice) -> Option<serde_json::Value> {
             reason,
             retry_at,
         } => {
-            let retry_in = retry_at
-                .duration_since(std::time::SystemTime::now())
-                .unwrap_or_default();
             serde_json::json!({"follow": "subscription-failed",
                     "status": status.map(|s| s.as_u16()), "reason": reason,
-                    "retry_in": retry_in.as_secs()})
+                    "retry_in": seconds_until(*retry_at)})
         }
         FollowNotice::Notified { interval, entries } => {
             serde_json::json!({"follow": "notified",
@@ -449,6 +449,15 @@ pub(crate) fn follow_json(notice: &FollowNotice) -> Option<serde_json::Value> {
         },
         _ => return None,
     })
+}
+
+/// Whole seconds until `at`, rounded up (a wait of half a second is "1 s", not "0 s"):
+/// 0 once it is past.
+fn seconds_until(at: std::time::SystemTime) -> u64 {
+    at.duration_since(std::time::SystemTime::now())
+        .map_or(0, |wait| {
+            wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+        })
 }
 
 /// A follower's notice as the line the command prints, if it prints one.
@@ -480,12 +489,10 @@ pub(crate) fn follow_line(notice: &FollowNotice) -> Option<String> {
             reason,
             retry_at,
         } => {
-            let again = retry_at
-                .duration_since(std::time::SystemTime::now())
-                .map_or_else(
-                    |_| "trying again".to_owned(),
-                    |wait| format!("trying again in {} s", wait.as_secs().max(1)),
-                );
+            let again = match seconds_until(*retry_at) {
+                0 => "trying again".to_owned(),
+                wait => format!("trying again in {wait} s"),
+            };
             match status {
                 Some(status) => format!(
                     "the hub answered the subscription with {status}{}; {again}",
@@ -752,4 +759,20 @@ fn shard(value: &str) -> Result<resourcesync_client::Shard, String> {
         n.trim().parse().map_err(|_| bad())?,
     );
     resourcesync_client::Shard::new(k, n).ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, SystemTime};
+
+    /// A wait is said in whole seconds rounded up: the follower's first retry, half a
+    /// second away, was said "in 0 s" (JSON) or "in 1 s" for waits of 1 s and 2 s.
+    #[test]
+    fn a_wait_is_said_in_seconds_rounded_up() {
+        let now = SystemTime::now();
+        // Far enough that the time this test takes cannot round them down.
+        assert_eq!(super::seconds_until(now + Duration::from_millis(2_500)), 3);
+        assert_eq!(super::seconds_until(now + Duration::from_secs(60)), 60);
+        assert_eq!(super::seconds_until(now - Duration::from_secs(1)), 0);
+    }
 }
