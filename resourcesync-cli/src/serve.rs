@@ -72,22 +72,36 @@ use static_file::*;
 /// it would not: its documents name the base URL it was built for (its Source
 /// Description's first Capability List), and a Destination refuses a document on another
 /// authority than the one it started at (another port, or a host that is not this
-/// address: a name is resolved, for at most two seconds). `None` when they agree, when
-/// the server listens on every address and the ports agree, or when there is no Source
-/// Description to read (a publication built later: nothing to compare yet).
+/// address: a name is resolved, for at most two seconds), and is answered 404 for one
+/// whose path is not the file's in `dir` (built for a base URL with another path).
+/// `None` when they agree, when the server listens on every address and the ports agree
+/// (and the path holds), or when there is no Source Description to read (a publication
+/// built later: nothing to compare yet).
 ///
 /// A warning, not a refusal: behind a proxy that serves the publication at its base URL,
 /// the two differ on purpose.
 pub async fn built_for_elsewhere(dir: &Path, addr: SocketAddr) -> Option<String> {
+    let shown = dir.display().to_string();
     let dir = dir.to_owned();
-    let locs = tokio::task::spawn_blocking(move || {
+    let (locs, served_there) = tokio::task::spawn_blocking(move || {
         let root = publication::open_publication(&dir).ok()?;
         let found = publication::open_in(&root, &dir, Path::new(SOURCE_DESCRIPTION), false);
         let Ok(Found::File(file, _) | Found::Index(file, _)) = found else {
             return None;
         };
         let document = read_bounded(&file).ok()?;
-        Some(locs_of(&document, &Capability::CapabilityList))
+        let locs = locs_of(&document, &Capability::CapabilityList);
+        // Whether the first Capability List is in the publication at its URI's path.
+        let there = locs
+            .first()
+            .and_then(|loc| relative_path_of_uri(loc))
+            .map(|path| {
+                matches!(
+                    publication::open_in(&root, &dir, &path, false),
+                    Ok(Found::File(..))
+                )
+            });
+        Some((locs, there))
     })
     .await
     .ok()??;
@@ -107,7 +121,25 @@ pub async fn built_for_elsewhere(dir: &Path, addr: SocketAddr) -> Option<String>
         }
     };
     let here = addr.ip().is_unspecified() || addresses.contains(&addr.ip());
+    // On every address, the base URL names the machine as Destinations reach it, which
+    // this server cannot know: 0.0.0.0 is no address to fetch from.
+    let base_here = match addr.ip().is_unspecified() {
+        true => format!(
+            "http://HOST:{}/ (the name Destinations reach this machine by)",
+            addr.port()
+        ),
+        false => format!("http://{addr}/"),
+    };
     if here && port == addr.port() {
+        // The right server: but is the Capability List where its URI's path says?
+        if served_there == Some(false) {
+            return Some(format!(
+                "the publication's Source Description lists {listed}, and {shown} has no \
+                 file at that path: a Destination that starts here is answered 404 for \
+                 it (built for another base URL's path?); build with --base-url \
+                 {base_here} to agree (behind a proxy that maps the path, no matter)"
+            ));
+        }
         return None;
     }
     let authority = match url.port() {
@@ -115,11 +147,15 @@ pub async fn built_for_elsewhere(dir: &Path, addr: SocketAddr) -> Option<String>
         None => host.to_owned(),
     };
     let built_for = format!("{}://{authority}/", url.scheme());
+    let at = match addr.ip().is_unspecified() {
+        true => format!("listens on port {} of every address", addr.port()),
+        false => format!("is at http://{addr}/"),
+    };
     Some(format!(
         "the publication was built for {built_for} (its Source Description lists \
-         {listed}), and this server is at http://{addr}/: a Destination that starts here \
+         {listed}), and this server {at}: a Destination that starts here \
          is refused the documents' URIs unless it allows them (resourcesync sync \
-         --allow-authority {authority}); build with --base-url http://{addr}/ or serve \
+         --allow-authority {authority}); build with --base-url {base_here} or serve \
          with --addr {authority} to agree (behind a proxy that serves it at {built_for}, \
          no matter)"
     ))
@@ -598,6 +634,31 @@ fn error_response(e: io::Error, relative: &Path, report: &Reporter) -> Response 
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    /// A server on every address is told no `0.0.0.0` URL to build for: it is no
+    /// address a Destination fetches from.
+    #[tokio::test]
+    async fn the_advice_for_every_address_names_the_machine_not_0_0_0_0() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".well-known")).unwrap();
+        std::fs::write(
+            dir.path().join(".well-known/resourcesync"),
+            "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" \
+             xmlns:rs=\"http://www.openarchives.org/rs/terms/\">\
+             <rs:md capability=\"description\"/><url>\
+             <loc>http://127.0.0.1:1/resourcesync/capabilitylist.xml</loc>\
+             <rs:md capability=\"capabilitylist\"/></url></urlset>",
+        )
+        .unwrap();
+        let every: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        let said = built_for_elsewhere(dir.path(), every).await.unwrap();
+        assert!(
+            said.contains("--base-url http://HOST:8080/")
+                && said.contains("listens on port 8080 of every address")
+                && !said.contains("0.0.0.0"),
+            "{said}"
+        );
+    }
 
     #[test]
     fn request_paths_are_read_by_the_models_grammar_for_a_request() {

@@ -1286,6 +1286,13 @@ fn the_command_warns_when_the_publication_was_built_for_another_address() {
         "wrong",
         "capabilitylist.xml",
     );
+    // Built for this port under a path it is not served at.
+    let under = generation(
+        tmp.path(),
+        &format!("http://localhost:{free}/data/"),
+        "under",
+        "capabilitylist.xml",
+    );
     // Serves `dir` at `addr` until Ctrl-C: what it said on standard error.
     let stderr_of = |dir: &Path, addr: &str| {
         let mut child = Child(
@@ -1323,6 +1330,15 @@ fn the_command_warns_when_the_publication_was_built_for_another_address() {
     // Built for localhost at this port, served on 127.0.0.1 there: the same address.
     let said = stderr_of(&right, &format!("127.0.0.1:{free}"));
     assert!(!said.contains("warning"), "{said}");
+    // The right authority, but the path of the base URL is not where the files are.
+    let said = stderr_of(&under, &format!("127.0.0.1:{free}"));
+    assert!(
+        said.contains(&format!(
+            "lists http://localhost:{free}/data/resourcesync/capabilitylist.xml, and"
+        )) && said.contains("has no file at that path"),
+        "{said}"
+    );
+
     // The same publication on another port.
     let said = stderr_of(&right, "127.0.0.1:0");
     assert!(
