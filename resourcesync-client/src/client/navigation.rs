@@ -342,6 +342,22 @@ impl<I: Inventory> Client<I> {
                     );
                     return;
                 }
+                // A start beneath the host's root names a part of it; the Source
+                // Description is the host's, and what it lists is synced wherever it is,
+                // but said when not under the start: a mistyped start URL would otherwise
+                // sync another part of the host without a word.
+                let start = &self.config.start;
+                if self.config.discovers()
+                    && start.path() != "/"
+                    && !entry.loc.as_str().starts_with(start.as_str())
+                {
+                    let message = format!(
+                        "the Capability List {} is not under the start URL {start}: synced \
+                         all the same, as the host's Source Description lists it",
+                        entry.loc
+                    );
+                    self.warn(Some(&doc_uri), Some(n), None, message);
+                }
                 if let Some(uri) = self.checked(&entry.loc) {
                     let s = self.new_set(uri.as_str(), Phase::Capabilities);
                     self.push_doc(

@@ -2,7 +2,7 @@
 
 use resourcesync_client::{Action, Event, Mode, ProblemKind, Report, Shard, Standing};
 
-use crate::sim::{Destination, Drive, Fault, Response, Source, deleting, sync};
+use crate::sim::{Destination, Drive, Fault, Response, Run, Source, deleting, sync};
 
 fn source(n: usize) -> Source {
     let mut s = Source::new();
@@ -621,6 +621,37 @@ fn server_errors_and_cut_bodies_are_retried() {
             .any(|e| matches!(e, Event::Cancel { request: _ })),
         "the hung request was cancelled"
     );
+}
+
+/// A start URL beneath the host's root whose Source Description (the host's) lists its
+/// Capability List elsewhere: synced all the same, and said; under it, nothing said.
+#[test]
+fn a_capability_list_not_under_the_start_url_is_said() {
+    let s = source(3);
+    let said = |run: &Run| -> Vec<String> {
+        run.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Warning(w) if w.message.contains("not under the start URL") => {
+                    Some(w.message.clone())
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "wrong/", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s));
+    let warned = said(&run);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("is not under the start URL http://example.com/wrong/"),
+        "{warned:?}"
+    );
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, Drive::default());
+    assert!(said(&run).is_empty());
 }
 
 /// A Source that stops answering part way is not asked again and again for every
