@@ -579,3 +579,33 @@ fn a_file_or_directory_that_cannot_be_read_is_reported_and_exits_1() {
     );
     assert_eq!(report["unreadable"], 0);
 }
+
+/// A build under another base URL than the publication's is a new Source (nothing
+/// carried over), and says so: it began a new history without a word.
+#[test]
+fn a_new_base_url_is_said_to_begin_a_new_source() {
+    let root = tempfile::tempdir().unwrap();
+    let (coll, publish) = (root.path().join("coll"), root.path().join("pub"));
+    collection(&coll, 3);
+    let first = build(&coll, &publish, &[]);
+    assert_eq!(first["replaced_base_url"], Value::Null, "{first}");
+    let other = "http://127.0.0.1:8081/";
+    let out = build_output_at(other, &coll, &publish, &[]);
+    assert!(out.status.success(), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["replaced_base_url"], BASE, "{report}");
+    assert_eq!(report["created"], first["created"], "{report}");
+    // The same URL again: nothing said.
+    let again = build_output_at(other, &coll, &publish, &[]);
+    let report: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(report["replaced_base_url"], Value::Null, "{report}");
+    // In text, on standard error.
+    let out = build_text(&coll, &publish);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!(
+            "warning: the base URL was {other}: another base URL names other resources"
+        )),
+        "{said}"
+    );
+}

@@ -478,6 +478,11 @@ pub struct BuildReport {
     /// The sequence numbers of the notifications this run wrote into the outbox (none
     /// without a hub, or without changes).
     pub notifications: Vec<u64>,
+    /// The base URL of the publication this run replaced, when it was another: another
+    /// base URL names other resources, so nothing of that publication was carried over
+    /// (every resource created anew, the Change Lists begun again), and a Destination of
+    /// the old URL starts over with a baseline.
+    pub replaced_base_url: Option<String>,
 }
 
 impl std::fmt::Display for BuildReport {
@@ -559,10 +564,15 @@ pub fn build(
     // Another base URL names other resources: start afresh rather than list changes of
     // resources the Destinations never saw.
     // Nothing of the old publication is carried over then.
-    let (previous, previous_dir) = if previous.base_url == options.base_url.as_str() {
-        (previous, current)
+    let (previous, previous_dir, replaced) = if previous.base_url == options.base_url.as_str() {
+        (previous, current, None)
     } else {
-        (State::default(), None)
+        let replaced = current.is_some().then(|| previous.base_url.clone());
+        (
+            State::default(),
+            None,
+            replaced.filter(|url| !url.is_empty()),
+        )
     };
     // The last run's resources are read on a thread of their own while the walk runs, then
     // its Resource List's documents, whose unchanged entries this run's takes.
@@ -584,7 +594,7 @@ pub fn build(
         resources: known,
     };
     // On an error the store, dropped, removes the generation begun.
-    let report = publish_generation(
+    let mut report = publish_generation(
         &collection,
         &generation,
         previous,
@@ -595,6 +605,7 @@ pub fn build(
         progress,
         || store.commit(),
     )?;
+    report.replaced_base_url = replaced;
     Ok(report)
 }
 

@@ -192,6 +192,7 @@ pub(super) fn publish_generation(
         documents,
         directory: dir.to_owned(),
         notifications,
+        replaced_base_url: None,
     };
     // The run's memory (a string per resource, the last run's resources: 3-4 ms to free
     // on this VM) freed on a thread of its own while this one switches to the generation

@@ -362,6 +362,16 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
                         "resourcesync build: warning: {name}; a sync into such a file system refuses it"
                     );
                 }
+                if let Some(old) = &report.replaced_base_url {
+                    // The old URL was read from the publication's state: escaped.
+                    eprintln!(
+                        "resourcesync build: warning: the base URL was {}: another base URL \
+                         names other resources, so this is a new Source (every resource \
+                         created, its Change Lists begun again); Destinations of the old URL \
+                         start over with a baseline",
+                        old.escape_debug()
+                    );
+                }
                 println!("{}", Summary(&report, started.elapsed()));
                 if let Some(uploaded) = &uploaded {
                     println!(
