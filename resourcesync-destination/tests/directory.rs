@@ -185,11 +185,8 @@ fn a_publication_is_refused_before_anything_is_written_there() {
     std::fs::create_dir_all(&kept).unwrap();
     let theirs = br#"{"version":5,"base_url":"http://example.com/","generation":1,"change_lists":[],"change_dump_from":null,"change_dump":[],"sets":{}}"#;
     std::fs::write(kept.join("state.json"), theirs).unwrap();
-    match DirectoryDestination::open(dir.path()) {
-        Err(e @ DestinationError::Publication { .. }) => {
-            let DestinationError::Publication { dir: named, state } = &e else {
-                unreachable!()
-            };
+    match &DirectoryDestination::open(dir.path()) {
+        Err(e @ DestinationError::Publication { dir: named, state }) => {
             assert_eq!(named, dir.path());
             assert_eq!(state, &kept.join("state.json"));
             assert!(e.to_string().contains("is a publication"), "{e}");
