@@ -121,17 +121,24 @@ impl<I: Inventory> Client<I> {
         }
         self.listed.sort_unstable();
         let listed = std::mem::take(&mut self.listed);
+        // What the Change Lists deleted: counted once, with what the listing does not
+        // list.
+        let named = std::mem::take(&mut self.listed_deletions);
         let config = &self.config;
         let paths = &self.config.paths;
-        let mut gone: Vec<Uri> = Vec::new();
-        let mut count = 0u64;
         let limit = if audit {
             u64::MAX
         } else {
             self.config.max_deletes
         };
+        let mut count = named.len() as u64;
+        let take = usize::try_from(limit).unwrap_or(usize::MAX);
+        let mut gone: Vec<Uri> = named.values().take(take).cloned().collect();
         self.inventory.for_each(&mut |uri, _| {
-            if !config.in_shard(uri) || listed.binary_search(&hash(uri)).is_ok() {
+            if !config.in_shard(uri)
+                || listed.binary_search(&hash(uri)).is_ok()
+                || named.contains_key(&hash(uri))
+            {
                 return;
             }
             // What is not the Source's to list is not ours to delete.

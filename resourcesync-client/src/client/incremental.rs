@@ -416,9 +416,11 @@ impl<I: Inventory> Client<I> {
                 continue;
             }
             // A baseline reconciling through the Change Lists lists what they create or
-            // update, so that what the listing missed is not swept away as unlisted.
+            // update, so that what the listing missed is not swept away as unlisted (nor
+            // as a deletion they named before).
             if baseline && self.config.delete && r.change != Some(Changed::Deleted) {
                 self.listed.push(hash(&r.uri));
+                self.listed_deletions.remove(&hash(&r.uri));
             }
             let held = self.inventory.get(&r.uri);
             let action = match (r.change, held) {
@@ -427,6 +429,11 @@ impl<I: Inventory> Client<I> {
                 (Some(Changed::Deleted), None) => continue,
                 (Some(Changed::Deleted), Some(_)) if !self.config.delete => {
                     self.report.kept += 1;
+                    continue;
+                }
+                // A baseline's deletions are the sweep's to make, with its own.
+                (Some(Changed::Deleted), Some(_)) if baseline => {
+                    self.listed_deletions.insert(hash(&r.uri), r.uri.clone());
                     continue;
                 }
                 (Some(Changed::Deleted), Some(_)) => {

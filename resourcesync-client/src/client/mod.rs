@@ -148,6 +148,12 @@ pub struct Client<I> {
     done: bool,
     /// Deletions decided by an incremental run, against `Config::max_deletes`.
     deletions: u64,
+    /// A baseline's deletions its Change Lists name of what it holds, by xxh3-128 of
+    /// the URI: made with the sweep's, all or nothing within `Config::max_deletes`,
+    /// and only after the whole listing was read. Made as an incremental run makes its
+    /// own (up to the limit, then stopped), some were deleted while the baseline said
+    /// it deleted nothing.
+    listed_deletions: HashMap<u128, Uri, SourceHash>,
     /// A dry run's: xxh3-128 of each URI it decided, and whether the decision leaves it
     /// held (a creation or an update) or not (a deletion). Nothing is stored, so the
     /// inventory does not know them: a baseline's change from before its listing's `at`
@@ -608,6 +614,7 @@ impl<I: Inventory> Client<I> {
             follow_at: None,
             report: Report::default(),
             deletions: 0,
+            listed_deletions: HashMap::default(),
             dry: HashMap::default(),
             unreachable: None,
             silent: HashMap::new(),

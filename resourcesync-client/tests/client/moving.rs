@@ -305,3 +305,50 @@ fn a_creation_the_resource_list_missed_though_it_is_before_its_at_is_taken() {
     assert!(d.equals(&s), "{}", d.difference(&s));
     quiet(&s, &mut d);
 }
+
+/// A baseline deletes all or nothing within `max_deletes`, the deletions its Change Lists
+/// name since its listing included: they were made as an incremental run makes them (up
+/// to the limit, then stopped), so a baseline over the limit deleted some while saying
+/// it deleted nothing. And a dry run counts each once (they were counted again as no
+/// longer listed, the inventory a dry run leaves not having forgotten them).
+#[test]
+fn a_baseline_deletes_all_or_nothing_its_change_lists_deletions_included() {
+    for (limit, dry) in [(2, false), (3, false), (2, true), (3, true)] {
+        let mut s = source();
+        let mut d = Destination::default();
+        let run = sync_moving(&mut s, &mut d, BASELINE, |c| c);
+        assert!(run.report().complete, "{:?}", run.problems());
+        // Deleted once the listing was served: its Change List says so, it does not.
+        s.after_serving("resourcelist.xml", |s| {
+            s.tick(1);
+            for i in 0..3 {
+                s.delete(&format!("r/{i}.txt"));
+            }
+            s.publish_changes();
+            s.tick(1);
+        });
+        let run = sync_moving(&mut s, &mut d, BASELINE, |c| {
+            c.with_delete(limit).with_dry_run(dry)
+        });
+        let report = run.report();
+        let held = (0..3)
+            .filter(|i| d.files.contains_key(&format!("r/{i}.txt")))
+            .count();
+        if limit < 3 {
+            assert_eq!(report.deleted, 0, "{limit} {dry}: {report:?}");
+            assert!(!report.complete);
+            assert!(
+                kinds(&run)
+                    .iter()
+                    .any(|k| matches!(k, ProblemKind::DeleteLimit { would: 3, limit: 2 })),
+                "{:?}",
+                run.problems()
+            );
+            assert_eq!(held, 3, "{limit} {dry}: deleted over the limit");
+        } else {
+            assert_eq!(report.deleted, 3, "{limit} {dry}: {report:?}");
+            assert!(report.complete, "{:?}", run.problems());
+            assert_eq!(held, if dry { 3 } else { 0 });
+        }
+    }
+}
