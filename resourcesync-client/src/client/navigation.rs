@@ -608,6 +608,11 @@ impl<I: Inventory> Client<I> {
         }
         let (uri, role, expect, what) = match self.config.mode {
             Mode::Baseline { prefer_dump } => {
+                // A dry run fetches no resource, and a dump's packages hold them (a
+                // `--dump --dry-run` downloaded every package to count what it holds):
+                // it plans from the Resource List, which lists the same resources, where
+                // there is one.
+                let prefer_dump = prefer_dump && !self.config.dry_run;
                 match (&offered.resourcelist, &offered.resourcedump) {
                     (_, Some(dump)) if prefer_dump || offered.resourcelist.is_none() => (
                         dump.clone(),

@@ -1142,6 +1142,35 @@ fn dumps_written_by_the_python_reference_implementation_sync_with_a_warning() {
     assert_eq!(warned, 5);
 }
 
+/// A dry run of a baseline that prefers the dump plans from the Resource List: no
+/// package is fetched (every one was, to count what it holds), and the counts are the
+/// run's.
+#[test]
+fn a_dry_run_that_prefers_the_dump_fetches_no_package() {
+    let mut s = source(12);
+    s.publish.resource_dump = true;
+    s.publish();
+    let mut d = Destination::default();
+    let run = sync(
+        &s,
+        &mut d,
+        DUMP,
+        "",
+        |c| c.with_dry_run(true),
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(
+        !run.requests.iter().any(|r| r.ends_with(".zip")),
+        "{:?}",
+        run.requests
+    );
+    let dry = run.report().created;
+    let run = sync(&s, &mut d, DUMP, "", |c| c, Drive::default());
+    assert!(run.requests.iter().any(|r| r.ends_with(".zip")));
+    assert_eq!(run.report().created, dry);
+}
+
 #[test]
 fn a_package_that_fails_its_listed_hash_is_not_opened() {
     let mut s = source(3);
