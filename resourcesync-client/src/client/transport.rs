@@ -769,6 +769,12 @@ impl<I: Inventory> Client<I> {
                 *silent += 1;
                 if *silent >= SILENT_LIMIT {
                     self.gone.insert(authority.to_owned(), reason.clone());
+                    // Said once, beside the summary: each resource left says it too.
+                    let message = format!(
+                        "{authority} stopped answering ({reason}): the rest of its resources \
+                         are not requested in this run; a later run fetches them"
+                    );
+                    self.warn(None, None, None, message);
                 }
             }
             self.fail_job(job, kind, Some(id), now);

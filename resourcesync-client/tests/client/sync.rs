@@ -690,6 +690,13 @@ fn a_source_that_stops_answering_is_not_asked_for_every_resource_left() {
         )),
         "{problems:?}"
     );
+    // And once as a warning, which the command prints beside the summary.
+    let said: Vec<_> = run
+        .events
+        .iter()
+        .filter(|e| matches!(e, Event::Warning(w) if w.message.contains("stopped answering")))
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
 }
 
 #[test]
