@@ -597,10 +597,22 @@ fn a_dry_run_or_an_audit_of_a_new_directory_makes_nothing_there() {
         text(&out)
     );
     assert!(!d.exists(), "a dry run made {}", d.display());
-    // Under a parent that is not there either: nothing to make, no error.
+    // Under a parent that is not there either: nothing to make, no error; a run says
+    // which is missing.
     let deeper = dir.path().join("not/there");
     let out = sync(&["--dry-run", &served.base, deeper.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(!dir.path().join("not").exists());
+    let out = sync(&[&served.base, deeper.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "nor is its parent {}: a sync makes its directory",
+            dir.path().join("not").display()
+        )),
+        "{}",
+        text(&out)
+    );
     assert!(!dir.path().join("not").exists());
 
     let empty = dir.path().join("empty");
@@ -1082,7 +1094,11 @@ fn a_directory_whose_parent_is_missing_is_an_error_not_a_new_tree() {
     let out = sync(&[&served.base, typo.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("No such file or directory"),
+        text(&out).contains(&format!(
+            "{} is not there, nor is its parent {}",
+            typo.display(),
+            typo.parent().unwrap().display()
+        )),
         "{}",
         text(&out)
     );

@@ -141,6 +141,15 @@ pub enum DestinationError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// DIR is not there and neither is its parent: a sync makes DIR, not its parents
+    /// (`mkdir`, not `mkdir -p`), so that a mistyped path is an error, not a new tree.
+    #[error("{} is not there, nor is its parent {}: a sync makes its directory, not the directories above it", dir.display(), parent.display())]
+    NoParent {
+        /// The directory.
+        dir: PathBuf,
+        /// Its parent, not there.
+        parent: PathBuf,
+    },
     /// The destination's own directory is a symbolic link (or not a directory): it is not
     /// used, as what is kept there could then be written elsewhere.
     #[error("{} is not a directory of its own (a symbolic link, or a file)", path.display())]
@@ -309,6 +318,13 @@ impl DirectoryDestination {
         // DIR itself is made, not its parents (as `mkdir`, not `mkdir -p`): a mistyped
         // path is an error naming it, not a new tree.
         match std::fs::create_dir(&dir) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let parent = match dir.parent() {
+                    Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+                    _ => PathBuf::from("."),
+                };
+                return Err(DestinationError::NoParent { dir, parent });
+            }
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(io_at(&dir)(e)),
             _ => {}
         }

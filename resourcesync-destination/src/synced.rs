@@ -91,7 +91,12 @@ impl Synced {
         let report = &self.report;
         let mut hints = Vec::new();
         if dry_run {
-            hints.push("a dry run: nothing was changed; the counts are what a run would do".into());
+            hints.push(
+                "a dry run: nothing was changed; the counts are what a run would decide, \
+                 not what it would find in DIR (a file there that no sync stored, or one \
+                 changed since, is a conflict only a run meets)"
+                    .into(),
+            );
         }
         if report.kept > 0 {
             hints.push(format!(
