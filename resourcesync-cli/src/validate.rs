@@ -385,6 +385,28 @@ async fn fetch(url: &Uri, options: &ValidateOptions) -> Result<Vec<u8>, String> 
     if !response.status().is_success() {
         return Err(format!("the server answered {}", response.status()));
     }
+    // A Source's home page, most often (its base URL): an HTML page is no document of
+    // the standard, and its DOCTYPE would be refused as one, which misleads.
+    let html = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| {
+            let essence = t.split(';').next().unwrap_or("").trim();
+            essence.eq_ignore_ascii_case("text/html")
+                || essence.eq_ignore_ascii_case("application/xhtml+xml")
+        });
+    if html {
+        let described = url
+            .to_url()
+            .ok()
+            .and_then(|u| u.join("/.well-known/resourcesync").ok())
+            .map(|u| format!(" (a Source describes itself at {u})"))
+            .unwrap_or_default();
+        return Err(format!(
+            "an HTML page, not a ResourceSync document or package{described}"
+        ));
+    }
     let too_large = || format!("more than {} bytes (--max-bytes)", options.max_bytes);
     if response
         .content_length()

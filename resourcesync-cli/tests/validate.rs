@@ -684,6 +684,18 @@ fn a_url_is_fetched_and_validated() {
         "{}",
         stdout(&out)
     );
+    // The Source's base URL is its home page: said so, with where its description is
+    // (it was refused for its DOCTYPE, as if a hostile document).
+    let out = run(&["validate", &base]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stdout(&out).contains(&format!(
+            "GET {base}: an HTML page, not a ResourceSync document or package (a Source \
+             describes itself at {base}.well-known/resourcesync)"
+        )),
+        "{}",
+        stdout(&out)
+    );
     // Bounded: a document larger than --max-bytes is not read whole.
     let out = run(&["validate", "--max-bytes", "100", &list]);
     assert_eq!(out.status.code(), Some(2));

@@ -359,7 +359,11 @@ impl Hub {
             // not even a denial.
             return Answer::new(
                 StatusCode::FORBIDDEN,
-                format!("this hub sends nothing to {callback}"),
+                format!(
+                    "this hub sends nothing to {callback}: its host is not one the hub's \
+                     operator allows (loopback, private and link-local addresses are \
+                     refused unless allowed)"
+                ),
             );
         }
         if secret.as_ref().is_some_and(|s| s.len() > MAX_SECRET) {
