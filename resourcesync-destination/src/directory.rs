@@ -272,6 +272,27 @@ impl fmt::Debug for DirectoryDestination {
     }
 }
 
+/// Refuses `shard` in `dir` when the shards' directories (`names`, in
+/// `.resourcesync/shards/`) are another split's: the count differs, or a name is no
+/// shard's.
+fn one_split(
+    names: impl Iterator<Item = std::ffi::OsString>,
+    dir: &Path,
+    shard: Shard,
+) -> Result<(), DestinationError> {
+    for name in names {
+        let other = name.to_string_lossy().into_owned();
+        if other != SPLIT_LOCK && parse_shard(&other).is_none_or(|o| o.count() != shard.count()) {
+            return Err(DestinationError::Shards {
+                dir: dir.to_owned(),
+                found: other,
+                asked: shard_name(shard),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl DirectoryDestination {
     /// Opens `dir` (made if missing, not its parents) and its `.resourcesync/tmp/`, and removes the
     /// temporary files a run that was stopped left there: they are of no use to the next.
@@ -366,19 +387,7 @@ impl DirectoryDestination {
                 let _split =
                     kept::lock_as(&all, &dir, &shards_path, SPLIT_LOCK, kept::Hold::Waiting)?;
                 let entries = all.entries().map_err(io_at(&shards_path))?;
-                for entry in entries.flatten() {
-                    let other = entry.file_name().to_string_lossy().into_owned();
-                    if other == SPLIT_LOCK {
-                        continue;
-                    }
-                    if parse_shard(&other).is_none_or(|o| o.count() != shard.count()) {
-                        return Err(DestinationError::Shards {
-                            dir: dir.clone(),
-                            found: other,
-                            asked: name,
-                        });
-                    }
-                }
+                one_split(entries.flatten().map(|e| e.file_name()), &dir, shard)?;
                 let kept = own_dir(&all, Path::new(&name), &shards_path)?;
                 (kept, shards_path.join(&name))
             }
@@ -481,22 +490,10 @@ impl DirectoryDestination {
                 dir: dir.to_owned(),
             });
         }
-        let name = shard_name(shard);
-        if let Ok(entries) = top.read_dir(SHARDS) {
-            for entry in entries.flatten() {
-                let other = entry.file_name().to_string_lossy().into_owned();
-                if other != SPLIT_LOCK
-                    && parse_shard(&other).is_none_or(|o| o.count() != shard.count())
-                {
-                    return Err(DestinationError::Shards {
-                        dir: dir.to_owned(),
-                        found: other,
-                        asked: name,
-                    });
-                }
-            }
+        match top.read_dir(SHARDS) {
+            Ok(entries) => one_split(entries.flatten().map(|e| e.file_name()), dir, shard),
+            Err(_) => Ok(()),
         }
-        Ok(())
     }
 
     /// `dir` for a run that writes nothing (a dry run, an audit) while no sync keeps it
