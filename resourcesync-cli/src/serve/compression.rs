@@ -139,7 +139,13 @@ pub(super) fn compressed_type(media_type: &HeaderValue, len: u64) -> bool {
 /// instructions of a small binary file's answer, which is never gzipped.
 pub(super) fn compress(response: Response, gzip: bool) -> Response {
     let headers = response.headers();
-    if response.status() != StatusCode::OK
+    // The type first: most resources are binary, and are let through with one look.
+    let textual = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(compressible_type);
+    if !textual
+        || response.status() != StatusCode::OK
         || headers.contains_key(header::CONTENT_ENCODING)
         || headers.contains_key(header::CONTENT_RANGE)
     {
@@ -150,10 +156,7 @@ pub(super) fn compress(response: Response, gzip: bool) -> Response {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok())
         .or_else(|| http_body::Body::size_hint(response.body()).exact());
-    let compressed = headers
-        .get(header::CONTENT_TYPE)
-        .is_some_and(|media_type| compressed_type(media_type, len.unwrap_or(u64::MAX)));
-    if !compressed {
+    if len.is_some_and(|len| len < MIN_COMPRESSED) {
         return response;
     }
     let (mut parts, body) = response.into_parts();
