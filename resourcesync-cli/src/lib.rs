@@ -50,11 +50,10 @@ pub mod validate;
 use std::error::Error;
 use std::fmt;
 
-/// A problem of a run as the command prints it: the client's words, but for a URI
-/// refused for its authority, which the client says with the library's way to allow it
-/// (`Policy::allow_authority`), the command's option and where the files of that
-/// authority then go (a directory of their own in DIR, `@HOST:PORT/`, as the README
-/// says).
+/// A problem of a run as the command prints it: the client's words, and for a URI
+/// refused for its authority the way out, which only the caller knows: the command's
+/// option, and where the files of that authority then go (a directory of their own in
+/// DIR, `@HOST:PORT/`, as the README says).
 pub fn problem_line(problem: &resourcesync_client::Problem) -> String {
     use resourcesync_client::ProblemKind;
     use resourcesync_client::policy::Refusal;
@@ -71,15 +70,8 @@ pub fn problem_line(problem: &resourcesync_client::Problem) -> String {
     } else {
         authority.clone()
     };
-    let uri = problem
-        .uri
-        .as_ref()
-        .map(|uri| format!("{uri}: "))
-        .unwrap_or_default();
     format!(
-        "{uri}refused {:?}: authority {authority:?} is not the Source's: allow it with \
-         --allow-authority {authority} (its files then go to DIR/@{dir}/)",
-        refused.uri
+        "{problem}: allow it with --allow-authority {authority} (its files then go to DIR/@{dir}/)"
     )
 }
 

@@ -177,16 +177,14 @@ impl fmt::Display for Refusal {
             Refusal::NotHttp => f.write_str("not an http or https URI"),
             Refusal::Unparsable(reason) => write!(f, "cannot be parsed: {reason}"),
             Refusal::Userinfo => f.write_str("has a userinfo"),
-            // Said with the way out: a Source built for one name served under another
-            // (`127.0.0.1` and `localhost`, another port), or resources on a mirror host,
-            // are refused until the caller allows them, and only the caller can (a
-            // command says its own option instead: `resourcesync` prints its
+            // A Source built for one name served under another (`127.0.0.1` and
+            // `localhost`, another port), or resources on a mirror host, are refused
+            // until the caller allows them (`Policy::allow_authority`), and only the
+            // caller can: the way out is the caller's to say (`resourcesync` says its
             // `--allow-authority`).
-            Refusal::OtherAuthority(authority) => write!(
-                f,
-                "authority {authority:?} is not the Source's (Policy::allow_authority \
-                 allows it)"
-            ),
+            Refusal::OtherAuthority(authority) => {
+                write!(f, "authority {authority:?} is not the Source's")
+            }
             Refusal::SpecialAddress { host, kind } => write!(f, "{host} is a {kind} address"),
             Refusal::Downgrade => f.write_str("redirects from https to http"),
         }
