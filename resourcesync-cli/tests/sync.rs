@@ -679,6 +679,98 @@ fn a_dry_run_or_an_audit_of_a_new_directory_makes_nothing_there() {
     assert_eq!(kept(&split), before);
 }
 
+/// Every file under `d`, `.resourcesync/` included, with its bytes and its time of
+/// change: what a run that writes nothing must leave as it was.
+fn every_file(d: &Path) -> BTreeMap<std::path::PathBuf, (Vec<u8>, std::time::SystemTime)> {
+    walkdir::WalkDir::new(d)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let meta = e.metadata().unwrap();
+            let bytes = std::fs::read(e.path()).unwrap();
+            (e.path().to_owned(), (bytes, meta.modified().unwrap()))
+        })
+        .collect()
+}
+
+/// A dry run or an audit of a directory a sync keeps writes nothing there either: not
+/// its inventory (whose file every open rewrote), not its temporary files (removed as a
+/// stopped run's), for an unsharded directory and for shards, which it reads under a
+/// lock a run storing there refuses. (A read-only DIR, which this makes possible, cannot
+/// be tested here as root; the bytes and times of every file are.)
+#[test]
+fn a_dry_run_or_an_audit_of_a_directory_a_sync_keeps_writes_nothing_there() {
+    let (served, dir, d) = served_and_dest(6);
+    let dest = d.to_str().unwrap();
+    let split = dir.path().join("split");
+    let split_dest = split.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    for shard in ["0/2", "1/2"] {
+        let out = sync(&["--shard", shard, &served.base, split_dest]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    // What a stopped run left, which only a run that stores may remove.
+    std::fs::write(d.join(".resourcesync/tmp/left"), b"a stopped run's").unwrap();
+    std::fs::write(
+        split.join(".resourcesync/shards/1-of-2/tmp/left"),
+        b"a stopped run's",
+    )
+    .unwrap();
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/1.txt", b"resource 1, updated");
+        s.delete("r/2.txt");
+        s.put("r/new.txt", b"new");
+        s.tick(1);
+    });
+    let before = every_file(&d);
+    let out = sync(&["--dry-run", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .starts_with("incremental: 1 created, 1 updated, 0 deleted"),
+        "{}",
+        text(&out)
+    );
+    let out = sync(&["--audit", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("not in sync"), "{}", text(&out));
+    assert!(
+        every_file(&d) == before,
+        "a dry run or an audit wrote in DIR"
+    );
+
+    let before = every_file(&split);
+    for args in [
+        &["--audit"][..],
+        &["--audit", "--shard", "0/2"],
+        &["--dry-run", "--shard", "1/2"],
+    ] {
+        let out = sync(&[args, &[&served.base, split_dest]].concat());
+        assert_ne!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(every_file(&split) == before, "{args:?} wrote in DIR");
+    }
+
+    // A run storing in DIR holds its lock: a dry run does not read what it is changing.
+    let lock = std::fs::File::open(d.join(".resourcesync/lock")).unwrap();
+    rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+    let out = sync(&["--dry-run", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("another sync is using"),
+        "{}",
+        text(&out)
+    );
+    drop(lock);
+    // Nor does a run storing there wait for, or mistake, a dry run's lock: the run is
+    // not refused once the dry run is gone, and stores what it found changed.
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read(d.join("r/new.txt")).unwrap(), b"new");
+    assert!(!d.join(".resourcesync/tmp/left").exists());
+}
+
 #[test]
 fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
     let (served, _dir, d) = served_and_dest(4);

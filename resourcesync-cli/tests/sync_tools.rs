@@ -37,6 +37,11 @@ fn main() -> ExitCode {
             |()| a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes(),
         ),
         needs::trial(
+            "a_dry_run_and_an_audit_read_a_directory_on_a_read_only_file_system",
+            &tmpfs,
+            |()| a_dry_run_and_an_audit_read_a_directory_on_a_read_only_file_system(),
+        ),
+        needs::trial(
             "an_https_source_is_synced_when_the_system_trusts_its_authority_and_refused_when_not",
             &tls,
             |()| {
@@ -147,8 +152,12 @@ impl Tmpfs {
     }
 
     fn resize(&self, size: &str) {
+        self.remount(&format!("size={size}"));
+    }
+
+    fn remount(&self, options: &str) {
         let status = Command::new("mount")
-            .args(["-o", &format!("remount,size={size}")])
+            .args(["-o", &format!("remount,{options}")])
             .arg(&self.0)
             .status()
             .unwrap();
@@ -160,6 +169,44 @@ impl Drop for Tmpfs {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.0).status();
     }
+}
+
+/// A directory a sync keeps, on a file system mounted read-only (a snapshot, a
+/// replica, a mirror served from read-only media): a dry run and an audit read it, as
+/// they change nothing (they failed at the lock, which they opened for writing:
+/// "Read-only file system").
+fn a_dry_run_and_an_audit_read_a_directory_on_a_read_only_file_system() {
+    let served = Served::start(|s| populate(s, 5));
+    let dir = tempfile::tempdir().unwrap();
+    let disk = Tmpfs::mount(&dir.path().join("disk"), "8m").unwrap_or_else(|m| panic!("{}", m.why));
+    let d = disk.0.join("dest");
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    disk.remount("ro");
+    let out = sync(&["--audit", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains(", in sync"), "{}", text(&out));
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/1.txt", b"resource 1, updated");
+        s.tick(1);
+    });
+    let out = sync(&["--dry-run", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("incremental: 0 created, 1 updated"),
+        "{}",
+        text(&out)
+    );
+    // A run that stores says why it cannot, naming where.
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("Read-only file system"),
+        "{}",
+        text(&out)
+    );
+    disk.remount("rw");
 }
 
 fn a_full_disk_names_the_file_keeps_the_state_and_the_rerun_finishes() {

@@ -96,6 +96,39 @@ pub(crate) const SHARDS: &str = "shards";
 /// directory.
 const SPLIT_LOCK: &str = "split.lock";
 
+/// Whether a run writes in DIR's `.resourcesync/` or only reads it (a dry run, an audit:
+/// [`DirectoryDestination::open_for`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Access {
+    /// Makes what is missing, holds its lock as a writer, removes stale temporary files.
+    Writes,
+    /// Makes and removes nothing there, shares its lock with other readers, and keeps
+    /// what it loads in a scratch directory ([`scratch_kept`]).
+    Reads,
+}
+
+/// A scratch directory of the system's (removed when dropped) for a run that writes
+/// nothing in DIR, with a `.resourcesync/` in it and that one's `tmp/`.
+fn scratch_kept() -> Result<(tempfile::TempDir, Dir, Dir), DestinationError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("resourcesync-")
+        .tempdir()
+        .map_err(|source| DestinationError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let outside = Dir::open_ambient_dir(scratch.path(), ambient_authority()).map_err(|source| {
+        DestinationError::Io {
+            path: scratch.path().to_owned(),
+            source,
+        }
+    })?;
+    let kept = own_dir(&outside, Path::new(KEPT), scratch.path())?;
+    let kept_path = scratch.path().join(KEPT);
+    let tmp = own_dir(&kept, Path::new("tmp"), &kept_path)?;
+    Ok((scratch, kept, tmp))
+}
+
 /// A shard's directory under [`SHARDS`]: `K-of-N`.
 pub(crate) fn shard_name(shard: Shard) -> String {
     format!("{}-of-{}", shard.index(), shard.count())
@@ -313,7 +346,7 @@ impl DirectoryDestination {
         dir: impl Into<PathBuf>,
         shard: Option<Shard>,
     ) -> Result<DirectoryDestination, DestinationError> {
-        DirectoryDestination::open_inner(dir.into(), shard, false, false)
+        DirectoryDestination::open_inner(dir.into(), shard, false, false, Access::Writes)
     }
 
     /// [`open`](Self::open) for an audit of the whole of a directory that shards keep
@@ -321,24 +354,31 @@ impl DirectoryDestination {
     /// elsewhere is refused, as the shards' files are not its inventory's), and the
     /// shards' inventories to read with [`shard_records`](Self::shard_records).
     pub fn open_whole(dir: impl Into<PathBuf>) -> Result<DirectoryDestination, DestinationError> {
-        DirectoryDestination::open_inner(dir.into(), None, true, false)
+        DirectoryDestination::open_inner(dir.into(), None, true, false, Access::Writes)
     }
 
     /// `top_locked`: DIR's lock is held already by the caller (an audit reading the
-    /// shards' inventories, [`shard_records`](Self::shard_records)).
+    /// shards' inventories, [`shard_records`](Self::shard_records)). `access`: whether
+    /// the run writes in DIR's `.resourcesync/` or only reads it ([`Access`]).
     pub(crate) fn open_inner(
         dir: PathBuf,
         shard: Option<Shard>,
         whole: bool,
         top_locked: bool,
+        access: Access,
     ) -> Result<DirectoryDestination, DestinationError> {
         let io_at = |path: &Path| {
             let path = path.to_owned();
             move |source| DestinationError::Io { path, source }
         };
+        let writes = access == Access::Writes;
         // DIR itself is made, not its parents (as `mkdir`, not `mkdir -p`): a mistyped
         // path is an error naming it, not a new tree.
-        match std::fs::create_dir(&dir) {
+        match if writes {
+            std::fs::create_dir(&dir)
+        } else {
+            Ok(())
+        } {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 let parent = match dir.parent() {
                     Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
@@ -349,8 +389,19 @@ impl DirectoryDestination {
             Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(io_at(&dir)(e)),
             _ => {}
         }
+        // A run that only reads makes none of its own directories: one missing is an
+        // error (`open_for` reads in a scratch directory where DIR's is not there).
+        let own = |parent: &Dir, name: &Path, shown: &Path| match access {
+            Access::Writes => own_dir(parent, name, shown),
+            Access::Reads => existing_own_dir(parent, name, shown),
+        };
+        // Held while the run goes: one that writes holds DIR's alone (an unsharded run)
+        // or shares it with the other shards of its split; one that only reads shares
+        // it with other readers, through a descriptor opened for reading (DIR may be
+        // read-only to it), so that a run writing there is Busy to it and it to that run.
+        let hold = |writer: Hold| if writes { writer } else { Hold::Reading };
         let root = Dir::open_ambient_dir(&dir, ambient_authority()).map_err(io_at(&dir))?;
-        let top = own_dir(&root, Path::new(KEPT), &dir)?;
+        let top = own(&root, Path::new(KEPT), &dir)?;
         let top_path = dir.join(KEPT);
         if kept::holds_a_sources_state(&top) {
             return Err(DestinationError::Publication {
@@ -363,36 +414,43 @@ impl DirectoryDestination {
         // another run's): DIR's lock, held by one unsharded run, or shared by the shards
         // of one split, each of which then holds its own as well.
         let mut locks = Vec::new();
+        if !top_locked {
+            let writer = match shard {
+                Some(_) => kept::Hold::Shared,
+                None => kept::Hold::Exclusive,
+            };
+            locks.extend(kept::lock_as(
+                &top,
+                &dir,
+                &top_path,
+                kept::LOCK,
+                hold(writer),
+            )?);
+        }
         let (kept, kept_path) = match shard {
             Some(shard) => {
-                if !top_locked {
-                    locks.extend(kept::lock_as(
-                        &top,
-                        &dir,
-                        &top_path,
-                        kept::LOCK,
-                        kept::Hold::Shared,
-                    )?);
-                }
                 // A directory a sync without --shard keeps is that sync's: its files
                 // are in its inventory, which no shard reads.
                 if top.exists(kept::STATE) {
                     return Err(DestinationError::Unsharded { dir });
                 }
                 let name = shard_name(shard);
-                let all = own_dir(&top, Path::new(SHARDS), &top_path)?;
+                let all = own(&top, Path::new(SHARDS), &top_path)?;
                 // One split at a time: the check and the shard's directory made under a
                 // lock of their own, so that shards of two splits starting together
-                // cannot both pass it.
-                let _split =
-                    kept::lock_as(&all, &dir, &shards_path, SPLIT_LOCK, kept::Hold::Waiting)?;
+                // cannot both pass it. (A run that only reads makes nothing.)
+                let _split = match access {
+                    Access::Writes => {
+                        kept::lock_as(&all, &dir, &shards_path, SPLIT_LOCK, kept::Hold::Waiting)?
+                    }
+                    Access::Reads => None,
+                };
                 let entries = all.entries().map_err(io_at(&shards_path))?;
                 one_split(entries.flatten().map(|e| e.file_name()), &dir, shard)?;
-                let kept = own_dir(&all, Path::new(&name), &shards_path)?;
+                let kept = own(&all, Path::new(&name), &shards_path)?;
                 (kept, shards_path.join(&name))
             }
             None => {
-                locks.extend(lock(&top, &dir, &top_path)?);
                 // Looked at under the lock: no shard starts while it is held.
                 let found = match top.read_dir(SHARDS) {
                     Ok(entries) => entries
@@ -415,29 +473,51 @@ impl DirectoryDestination {
             }
         };
         if shard.is_some() {
-            locks.extend(lock(&kept, &dir, &kept_path)?);
+            locks.extend(kept::lock_as(
+                &kept,
+                &dir,
+                &kept_path,
+                kept::LOCK,
+                hold(kept::Hold::Exclusive),
+            )?);
+        }
+        if access == Access::Reads {
+            // What the run loads, copied (under the lock) to a scratch directory of the
+            // system's, where it may change them as a run does and leave them: DIR's
+            // `.resourcesync/` is not written (its inventory's file was rewritten by every
+            // open), nor its temporary files removed, which another run may yet need.
+            let (scratch, copy, tmp) = scratch_kept()?;
+            let copy_path = scratch.path().join(KEPT);
+            kept::copy_kept(&kept, &kept_path, &copy, &copy_path)?;
+            let shown = copy_path.join("tmp");
+            let scratch = Some(scratch);
+            return DirectoryDestination::assemble(
+                dir, root, copy, kept_path, tmp, shown, locks, scratch,
+            );
         }
         let tmp = own_dir(&kept, Path::new("tmp"), &kept_path)?;
         let entries = tmp.entries().map_err(io_at(&kept_path.join("tmp")))?;
         for entry in entries.flatten() {
             let _ = tmp.remove_file(entry.file_name());
         }
-        DirectoryDestination::assemble(dir, root, kept, kept_path, tmp, locks, None)
+        let shown = kept_path.join("tmp");
+        DirectoryDestination::assemble(dir, root, kept, kept_path, tmp, shown, locks, None)
     }
 
-    /// The destination of DIR (`root`) keeping its files in `kept` (at `kept_path`), its
-    /// bodies in `tmp`, once opened, checked and locked: the rules of names found by
-    /// trying in `tmp`.
+    /// The destination of DIR (`root`) keeping its files in `kept` (named `kept_path` in
+    /// errors), its bodies in `tmp` (named `shown`), once opened, checked and locked: the
+    /// rules of names found by trying in `tmp`.
+    #[allow(clippy::too_many_arguments)]
     fn assemble(
         dir: PathBuf,
         root: Dir,
         kept: Dir,
         kept_path: PathBuf,
         tmp: Dir,
+        shown: PathBuf,
         locks: Vec<std::fs::File>,
         scratch: Option<tempfile::TempDir>,
     ) -> Result<DirectoryDestination, DestinationError> {
-        let shown = kept_path.join("tmp");
         let file_system = probe(&tmp).map_err(|source| DestinationError::Io {
             path: shown.clone(),
             source,
@@ -505,32 +585,19 @@ impl DirectoryDestination {
     /// the scratch directory's file system, which is DIR's own unless the two differ in
     /// case or normalization.
     fn open_scratch(dir: PathBuf) -> Result<DirectoryDestination, DestinationError> {
-        let scratch = tempfile::Builder::new()
-            .prefix("resourcesync-")
-            .tempdir()
-            .map_err(|source| DestinationError::Io {
-                path: std::env::temp_dir(),
-                source,
-            })?;
-        let io_at = |path: &Path| {
-            let path = path.to_owned();
-            move |source| DestinationError::Io { path, source }
-        };
-        let outside = Dir::open_ambient_dir(scratch.path(), ambient_authority())
-            .map_err(io_at(scratch.path()))?;
+        let (scratch, kept, tmp) = scratch_kept()?;
         let root = match Dir::open_ambient_dir(&dir, ambient_authority()) {
             Ok(root) => root,
             // Nothing there: the run finds nothing, as in an empty directory.
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                own_dir(&outside, Path::new("empty"), scratch.path())?
+                own_dir(&kept, Path::new("empty"), &scratch.path().join(KEPT))?
             }
-            Err(e) => return Err(io_at(&dir)(e)),
+            Err(source) => return Err(DestinationError::Io { path: dir, source }),
         };
-        let kept = own_dir(&outside, Path::new(KEPT), scratch.path())?;
         let kept_path = scratch.path().join(KEPT);
-        let tmp = own_dir(&kept, Path::new("tmp"), &kept_path)?;
+        let shown = kept_path.join("tmp");
         let scratch = Some(scratch);
-        DirectoryDestination::assemble(dir, root, kept, kept_path, tmp, Vec::new(), scratch)
+        DirectoryDestination::assemble(dir, root, kept, kept_path, tmp, shown, Vec::new(), scratch)
     }
 
     /// The directory of `options` opened for a run of them: one shard's
@@ -538,12 +605,18 @@ impl DirectoryDestination {
     /// ([`open_whole`](Self::open_whole): it reads the shards' inventories); replacing
     /// files no sync stored and repairing as they say.
     ///
-    /// A dry run or an audit of a directory that no sync keeps yet (no `.resourcesync/`
-    /// in it, or no directory at all; for a shard, no directory of that shard's in it)
-    /// makes nothing there, not even the directory: what
-    /// a run keeps goes to a scratch directory, removed when the destination is
-    /// dropped. (Opened as a run's, it was made with its `.resourcesync/`, a lock and an
-    /// inventory of a mebibyte.)
+    /// A dry run or an audit writes nothing in DIR. Of a directory that no sync keeps
+    /// yet (no `.resourcesync/` in it, or no directory at all; for a shard, no directory
+    /// of that shard's in it) it makes nothing there, not even the directory: what a run
+    /// keeps goes to a scratch directory, removed when the destination is dropped.
+    /// (Opened as a run's, it was made with its `.resourcesync/`, a lock and an
+    /// inventory of a mebibyte.) Of one that a sync keeps, what the last run saved (its
+    /// state, inventory and journal) is copied to such a scratch directory under a lock
+    /// shared with other readers, taken through a descriptor opened for reading: a run
+    /// storing there meanwhile is [`DestinationError::Busy`], DIR may be read-only, and
+    /// its temporary files and inventory are left as they are (opened as a run's, the
+    /// inventory's file was rewritten and the temporary files removed). The copy costs
+    /// a read of the inventory, which is smaller than the files it describes.
     pub fn open_for(options: &SyncOptions) -> Result<DirectoryDestination, DestinationError> {
         let writes_nothing = options.dry_run || options.audit;
         // What the run would keep: DIR's `.resourcesync/`, or its shard's directory in it.
@@ -558,9 +631,13 @@ impl DirectoryDestination {
                 }
                 DirectoryDestination::open_scratch(options.dir.clone())?
             }
-            _ if options.audit && options.shard.is_none() => {
-                DirectoryDestination::open_whole(&options.dir)?
-            }
+            _ if writes_nothing => DirectoryDestination::open_inner(
+                options.dir.clone(),
+                options.shard,
+                options.audit && options.shard.is_none(),
+                false,
+                Access::Reads,
+            )?,
             _ => DirectoryDestination::open_shard(&options.dir, options.shard)?,
         };
         Ok(dest

@@ -156,6 +156,23 @@ pub(super) fn own_dir(parent: &Dir, name: &Path, shown: &Path) -> Result<Dir, De
     parent.open_dir(name).map_err(io)
 }
 
+/// [`own_dir`] for a run that makes nothing: `name` in `parent` must be there, a
+/// directory (not a symbolic link to one).
+pub(super) fn existing_own_dir(
+    parent: &Dir,
+    name: &Path,
+    shown: &Path,
+) -> Result<Dir, DestinationError> {
+    let path = shown.join(name);
+    match parent.symlink_metadata(name) {
+        Ok(meta) if meta.is_dir() => parent
+            .open_dir(name)
+            .map_err(|source| DestinationError::Io { path, source }),
+        Ok(_) => Err(DestinationError::NotOwnDirectory { path }),
+        Err(source) => Err(DestinationError::Io { path, source }),
+    }
+}
+
 /// The length and the digests `algorithms` of the file at `path` under `root`: opened
 /// as a regular file only ([`regular_file`]), so that a FIFO or a link swapped in since
 /// its metadata was read is neither waited on nor followed.

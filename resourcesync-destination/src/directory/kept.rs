@@ -118,11 +118,16 @@ impl DirectoryDestination {
             if Some(shard) == own {
                 continue;
             }
-            // DIR's lock is this destination's already (exclusive for an audit of the
-            // whole, shared for a shard's): the shard's own is taken, so that one still
-            // running is Busy.
-            let dest =
-                DirectoryDestination::open_inner(self.dir.clone(), Some(shard), false, true)?;
+            // DIR's lock is this destination's already (shared with other readers, an
+            // audit's): the shard's own is taken as well, as a reader's, so that one
+            // still running is Busy; what it saved is read from a copy.
+            let dest = DirectoryDestination::open_inner(
+                self.dir.clone(),
+                Some(shard),
+                false,
+                true,
+                super::Access::Reads,
+            )?;
             let mut inventory = dest.open_inventory()?;
             dest.replay(&mut inventory);
             inventory.for_each(&mut |uri, held| records.push((uri.clone(), *held)));
@@ -376,18 +381,6 @@ impl DirectoryDestination {
     }
 }
 
-/// Takes the lock of the destination whose own files are at `kept_path` (`lock` there,
-/// opened through `kept`, its handle): an exclusive `flock`, released when the file is closed, by the
-/// process's end too, so that a killed run leaves no stale lock. `None` where there is no
-/// `flock` (not Unix).
-pub(super) fn lock(
-    kept: &Dir,
-    dir: &Path,
-    kept_path: &Path,
-) -> Result<Option<std::fs::File>, DestinationError> {
-    lock_as(kept, dir, kept_path, LOCK, Hold::Exclusive)
-}
-
 /// How a lock is held.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Hold {
@@ -398,9 +391,16 @@ pub(super) enum Hold {
     Shared,
     /// By one at a time, the others waiting for it (held for a moment only).
     Waiting,
+    /// By any number of runs that write nothing (dry runs, audits), none that writes;
+    /// through a descriptor opened for reading, so that a read-only DIR can be read. No
+    /// lock file is no lock: none is made.
+    Reading,
 }
 
-/// [`lock`] of the file `name` in `kept`, held as `hold`.
+/// Takes the lock `name` of the destination whose own files are at `kept_path` (opened
+/// through `kept`, its handle), held as `hold`: a `flock`, released when the file is
+/// closed, by the process's end too, so that a killed run leaves no stale lock. `None`
+/// where there is no `flock` (not Unix, a file system without locks).
 pub(super) fn lock_as(
     kept: &Dir,
     dir: &Path,
@@ -413,14 +413,20 @@ pub(super) fn lock_as(
     {
         use rustix::fs::{FlockOperation, flock};
         let mut options = cap_std::fs::OpenOptions::new();
-        options.read(true).write(true).create(true);
-        let file = own_file(kept, name, &mut options).map_err(|source| DestinationError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        options.read(true);
+        if hold != Hold::Reading {
+            options.write(true).create(true);
+        }
+        let file = match own_file(kept, name, &mut options) {
+            Ok(file) => file,
+            Err(e) if hold == Hold::Reading && e.kind() == io::ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(source) => return Err(DestinationError::Io { path, source }),
+        };
         let operation = match hold {
             Hold::Exclusive => FlockOperation::NonBlockingLockExclusive,
-            Hold::Shared => FlockOperation::NonBlockingLockShared,
+            Hold::Shared | Hold::Reading => FlockOperation::NonBlockingLockShared,
             Hold::Waiting => FlockOperation::LockExclusive,
         };
         match flock(&file, operation) {
@@ -448,6 +454,48 @@ pub(super) fn lock_as(
         let _ = (kept, dir, path, hold);
         Ok(None)
     }
+}
+
+/// Copies into `to` (at `to_path`) what a run loads from `kept` (at `kept_path`): the state, the
+/// inventory, an earlier version's inventory and the journal, those that are there, each
+/// read as [`load`](DirectoryDestination::load) reads it (a regular file of this
+/// program's, no more of the state and the journal than a load reads). For a run that
+/// writes nothing in `kept` ([`super::Access::Reads`]), held under its lock.
+pub(super) fn copy_kept(
+    kept: &Dir,
+    kept_path: &Path,
+    to: &Dir,
+    to_path: &Path,
+) -> Result<(), DestinationError> {
+    for (name, most) in [
+        (STATE, STATE_MAX),
+        (INVENTORY, u64::MAX),
+        (OLD_INVENTORY, u64::MAX),
+        (JOURNAL, JOURNAL_MAX),
+    ] {
+        let io_at = |source| DestinationError::Io {
+            path: kept_path.join(name),
+            source,
+        };
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(true);
+        let file = match own_file(kept, name, &mut options) {
+            Ok(file) => file,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(source) => return Err(io_at(source)),
+        };
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        let mut copy = to
+            .open_with(name, &options)
+            .map_err(|source| DestinationError::Io {
+                path: to_path.join(name),
+                source,
+            })?
+            .into_std();
+        io::copy(&mut io::Read::take(file, most), &mut copy).map_err(io_at)?;
+    }
+    Ok(())
 }
 
 /// The lock's name in [`KEPT`].
