@@ -166,14 +166,16 @@ pub struct Client<I> {
     /// Why discovery could not reach the Source (a request that failed, not a status):
     /// said instead of "offers no Source Description".
     unreachable: Option<(Uri, ProblemKind)>,
-    /// Per authority, the resources whose requests all went unanswered (no connection,
-    /// no response) since it last answered one: at [`SILENT_LIMIT`] it is taken as
-    /// gone for this run.
-    silent: HashMap<String, u32>,
-    /// The authorities gone for this run, with the last reason: their resources still
-    /// to fetch are failed without a request (a Source that stopped while 10,000 were
-    /// left was asked 30,000 times, and one that stopped answering cost each its
-    /// timeouts).
+    /// Per authority, its silence since it last answered a request: at
+    /// [`transport::SILENT_LIMIT`] resources whose requests all went unanswered (no
+    /// connection, no response), or one such after [`transport::SILENT_TIMEOUTS`]
+    /// request timeouts of silence, it
+    /// is taken as gone for this run.
+    silent: HashMap<String, transport::Silence>,
+    /// The authorities gone for this run, with how it showed (the last reason
+    /// included): their resources still to fetch are failed without a request (a
+    /// Source that stopped while 10,000 were left was asked 30,000 times, and one that
+    /// stopped answering cost each its timeouts).
     gone: HashMap<String, String>,
     /// Where discovery looked so far, and what it found: named when it finds nothing.
     attempts: Vec<crate::event::Attempt>,

@@ -27,6 +27,24 @@ const HELD_PIECE: usize = 16 << 10;
 /// next run fetches what this one could not.
 pub(super) const SILENT_LIMIT: u32 = 8;
 
+/// Request timeouts ([`Bounds::request_timeout`](crate::Bounds::request_timeout)) an
+/// authority may go without answering anything, counted from the first request it left
+/// unanswered, before the next it leaves unanswered takes it as gone for this run: a
+/// Source that keeps its connections but stopped answering (a stopped process, a full
+/// queue) cost each resource its attempts' timeouts, and the [`SILENT_LIMIT`] resources
+/// that took it as gone were twelve silent minutes at a concurrency of 2. Two: nothing
+/// answered in three timeouts' time.
+pub(super) const SILENT_TIMEOUTS: u32 = 2;
+
+/// An authority's silence since it last answered a request.
+#[derive(Debug)]
+pub(super) struct Silence {
+    /// When its first request since went unanswered.
+    since: Instant,
+    /// Its resources whose every request went unanswered since.
+    resources: u32,
+}
+
 impl<I: Inventory> Client<I> {
     /// The next request to make, if one is due and fewer than the bound are in flight.
     #[must_use]
@@ -58,11 +76,8 @@ impl<I: Inventory> Client<I> {
                     .map(|reason| (authority.to_owned(), reason.clone())),
                 _ => None,
             };
-            if let Some((authority, reason)) = gone {
-                let reason = format!(
-                    "not requested: {authority} answered none of the requests for the last \
-                     {SILENT_LIMIT} resources asked of it ({reason})"
-                );
+            if let Some((authority, why)) = gone {
+                let reason = format!("not requested: {authority} {why}");
                 self.fail_job(job, ProblemKind::Failed(reason), None, now);
                 self.advance(Some(now));
                 continue;
@@ -751,34 +766,55 @@ impl<I: Inventory> Client<I> {
 
     pub(super) fn retry(&mut self, mut job: Job, id: RequestId, kind: ProblemKind, now: Instant) {
         job.attempt += 1;
-        if job.attempt < self.config.bounds.attempts {
+        let last = job.attempt >= self.config.bounds.attempts;
+        // Unanswered (retry's kinds are answers' failures: no connection, no response in
+        // time, a body cut short): the authority's silence, which an answer ends, and
+        // whether it is long enough to take the authority as gone for this run.
+        let gone = match (&job.what, &kind, job.uri.authority()) {
+            (What::Resource { .. }, ProblemKind::Failed(reason), Some(authority))
+                if !self.gone.contains_key(authority) =>
+            {
+                let silence = self.silent.entry(authority.to_owned()).or_insert(Silence {
+                    since: now,
+                    resources: 0,
+                });
+                silence.resources += u32::from(last);
+                let quiet = now.saturating_duration_since(silence.since);
+                let why = if last && silence.resources >= SILENT_LIMIT {
+                    Some(format!(
+                        "answered none of the requests for the last {SILENT_LIMIT} resources \
+                         asked of it ({reason})"
+                    ))
+                } else if quiet >= self.config.bounds.request_timeout * SILENT_TIMEOUTS {
+                    Some(format!(
+                        "answered no request in {} s ({reason})",
+                        quiet.as_secs()
+                    ))
+                } else {
+                    None
+                };
+                why.map(|why| (authority.to_owned(), reason, why))
+            }
+            _ => None,
+        };
+        if let Some((authority, reason, why)) = gone {
+            // Said once, beside the summary: each resource left says it too.
+            let message = format!(
+                "{authority} stopped answering ({reason}): the rest of its resources are not \
+                 requested in this run; a later run fetches them"
+            );
+            self.gone.insert(authority, why);
+            self.warn(None, None, None, message);
+        } else if !last {
             let delay = self
                 .config
                 .bounds
                 .retry_delay
                 .saturating_mul(1 << (job.attempt - 1).min(16));
             self.waiting.push((later(now, delay), job));
-        } else {
-            // Every attempt unanswered (retry's kinds are answers' failures: no
-            // connection, no response in time, a body cut short).
-            if let (What::Resource { .. }, ProblemKind::Failed(reason), Some(authority)) =
-                (&job.what, &kind, job.uri.authority())
-                && !self.gone.contains_key(authority)
-            {
-                let silent = self.silent.entry(authority.to_owned()).or_default();
-                *silent += 1;
-                if *silent >= SILENT_LIMIT {
-                    self.gone.insert(authority.to_owned(), reason.clone());
-                    // Said once, beside the summary: each resource left says it too.
-                    let message = format!(
-                        "{authority} stopped answering ({reason}): the rest of its resources \
-                         are not requested in this run; a later run fetches them"
-                    );
-                    self.warn(None, None, None, message);
-                }
-            }
-            self.fail_job(job, kind, Some(id), now);
+            return;
         }
+        self.fail_job(job, kind, Some(id), now);
     }
 
     /// A job failed for good (or was refused): what follows depends on what it was for.

@@ -108,6 +108,9 @@ pub struct Run {
     /// journal has it (`DirectoryDestination` journals what it places before it renames
     /// it into place, and the next open records it).
     pub placed: Option<(resourcesync_model::Uri, Held)>,
+    /// The driver's clock from the start to Done: the 10 ms each response takes, and
+    /// every timeout waited for.
+    pub elapsed: Duration,
 }
 
 impl Run {
@@ -235,6 +238,7 @@ fn drive_with(
         requests: Vec::new(),
         crashed: false,
         placed: None,
+        elapsed: Duration::ZERO,
     };
     let mut confirmations = 0u64;
     let mut chunk_i = 0usize;
@@ -302,7 +306,10 @@ fn drive_with(
                     kept.remove(id);
                 }
                 Event::Checkpoint => dest.state = client.state().clone(),
-                Event::Done(report) => run.report = Some(report.clone()),
+                Event::Done(report) => {
+                    run.report = Some(report.clone());
+                    run.elapsed = now - origin;
+                }
                 _ => {}
             }
             run.events.push(event);
@@ -337,7 +344,9 @@ fn drive_with(
             run.requests.push(uri.clone());
             in_flight.push((request.id, uri));
         }
-        if progressed {
+        // A request the client fails without making (its authority gone) may end the run
+        // inside poll_request: its events, Done among them, wait in the queue.
+        if progressed || client.is_done() {
             continue;
         }
         if in_flight.is_empty() {

@@ -684,10 +684,10 @@ fn a_source_that_stops_answering_is_not_asked_for_every_resource_left() {
     assert!(asked < 20 + 3 * 8 * 4, "{asked} requests");
     let problems = run.problems();
     assert!(
-        problems.iter().any(|p| p.contains(
-            "not requested: example.com answered none of \
-             the requests for the last 8 resources asked of it (timed out"
-        )),
+        problems
+            .iter()
+            .any(|p| p
+                .contains("not requested: example.com answered no request in 120 s (timed out")),
         "{problems:?}"
     );
     // And once as a warning, which the command prints beside the summary.
@@ -697,6 +697,53 @@ fn a_source_that_stops_answering_is_not_asked_for_every_resource_left() {
         .filter(|e| matches!(e, Event::Warning(w) if w.message.contains("stopped answering")))
         .collect();
     assert_eq!(said.len(), 1, "{said:?}");
+}
+
+/// A Source that keeps its connections but answers nothing more (a stopped process)
+/// costs a resource its three attempts' timeouts; at a concurrency of 2 the eight
+/// resources that took it as gone were twelve silent minutes. A request left unanswered
+/// two request timeouts after the first, nothing answered between, is enough.
+#[test]
+fn a_source_silent_for_its_timeouts_is_gone_after_one_resource() {
+    let s = source(40);
+    let mut d = Destination::default();
+    let fault = Box::new(|uri: &str, _| uri.contains("/r/").then_some(Fault::Hang));
+    let drive = Drive {
+        fault: Some(fault),
+        ..Drive::default()
+    };
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| {
+            let mut bounds = c.bounds;
+            bounds.max_in_flight = 2;
+            c.with_bounds(bounds)
+        },
+        drive,
+    );
+    let report = run.report();
+    assert_eq!(report.failed, 40, "{report:?}");
+    let asked = run.requests.iter().filter(|r| r.contains("/r/")).count();
+    // Two at a time, each timed out: the first two, the next two, the first two again.
+    assert!(asked <= 6, "{asked} requests");
+    // Three timeouts of 60 s, not twelve minutes (nor the five minutes of the first
+    // resource's three attempts, between which the next resources took their turn).
+    assert!(
+        run.elapsed < std::time::Duration::from_secs(3 * 60 + 10),
+        "{:?}",
+        run.elapsed
+    );
+    let problems = run.problems();
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "not requested: example.com answered no request in 120 s (timed out: nothing \
+             received for 60 s)"
+        )),
+        "{problems:?}"
+    );
 }
 
 #[test]
