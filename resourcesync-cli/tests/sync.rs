@@ -771,6 +771,54 @@ fn a_dry_run_or_an_audit_of_a_directory_a_sync_keeps_writes_nothing_there() {
     assert!(!d.join(".resourcesync/tmp/left").exists());
 }
 
+/// An audit names each finding once: a file no sync stored at the path of a listed
+/// resource is that resource, missing (it was also an extra file, counted twice), and a
+/// file a sync stored that the Source no longer lists is an extra resource, not a file
+/// "no sync stored".
+#[test]
+fn an_audit_names_a_foreign_file_at_a_listed_path_once() {
+    let (served, _dir, d) = served_and_dest(4);
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/new.txt", b"new");
+        s.delete("r/2.txt");
+        s.tick(1);
+    });
+    std::fs::write(d.join("r/new.txt"), b"the user's").unwrap();
+    std::fs::write(d.join("notes.txt"), b"the user's").unwrap();
+    let out = sync(&["--audit", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(", 0 changed, 1 missing, 2 extra, not in sync"),
+        "{}",
+        text(&out)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("new.txt")).collect();
+    assert_eq!(lines.len(), 2, "{}", text(&out));
+    assert!(lines[0].starts_with("missing: ") && lines[0].ends_with("/r/new.txt"));
+    assert!(
+        lines[1].starts_with("foreign: r/new.txt (no sync stored it) is at the path of "),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        stderr.contains("extra: notes.txt (no sync stored it)"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.starts_with("extra: http") && l.ends_with("/r/2.txt")),
+        "{}",
+        text(&out)
+    );
+}
+
 #[test]
 fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
     let (served, _dir, d) = served_and_dest(4);

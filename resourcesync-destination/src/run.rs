@@ -8,6 +8,7 @@
 //! input, as [`blocking::sync`](crate::blocking::sync) and
 //! `asynchronous::sync` (feature `reqwest`) do.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use resourcesync_client::{
     Client, Config, ConfigError, Event, Misuse, Mode, ProblemKind, Progress, Report, Request,
+    Standing,
 };
 
 use crate::destination::Destination;
@@ -93,6 +95,16 @@ pub enum Notice {
     /// A file under the directory (an object under the prefix) that no sync stored,
     /// found by an audit: the destination is not the Source's copy while it is there.
     ExtraFile(PathBuf),
+    /// A file (an object) that no sync stored at the path of a listed resource the audit
+    /// found missing (the [`Event::Audit`] before): counted once, as missing, not as an
+    /// extra as well. A run leaves it, a conflict, unless it holds the listed bytes or
+    /// the run replaces such files.
+    ForeignFile {
+        /// Where, under the directory.
+        path: PathBuf,
+        /// The resource listed there.
+        uri: resourcesync_model::Uri,
+    },
     /// The inventory could not answer a lookup (a damaged record, a read that failed): the
     /// run is not complete.
     InventoryFailed(Box<dyn std::error::Error + Send + Sync>),
@@ -109,6 +121,11 @@ impl std::fmt::Display for Notice {
                 dir.display()
             ),
             Notice::ExtraFile(path) => write!(f, "extra: {} (no sync stored it)", path.display()),
+            Notice::ForeignFile { path, uri } => write!(
+                f,
+                "foreign: {} (no sync stored it) is at the path of {uri}, which is missing",
+                path.display()
+            ),
             Notice::InventoryFailed(e) => write!(f, "the inventory failed a lookup: {e}"),
         }
     }
@@ -192,6 +209,9 @@ pub struct Run<I = DiskInventory, D = DirectoryDestination> {
     saves: bool,
     /// Why the Change Lists cannot carry the directory forward, if they cannot.
     stranded: Option<String>,
+    /// An audit's missing resources, by the hash of their paths ([`path_key`]): a file
+    /// no sync stored at one of them is said as there, not as an extra as well.
+    missing_at: HashMap<u128, resourcesync_model::Uri>,
     stop: StopToken,
     started: Instant,
     /// The report, once the client said [`Event::Done`].
@@ -267,6 +287,7 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
             verified,
             mode,
             stranded: None,
+            missing_at: HashMap::new(),
             stop,
             started: Instant::now(),
             done: None,
@@ -413,6 +434,15 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
         for event in events {
             observer.event(event);
             match event {
+                Event::Audit {
+                    uri,
+                    standing: Standing::Missing,
+                } => {
+                    if let Ok(path) = self.client.config().paths.local_path(uri) {
+                        let key = path_key(&path.to_path_buf());
+                        self.missing_at.insert(key, uri.clone());
+                    }
+                }
                 Event::Problem(problem)
                     if matches!(
                         problem.kind,
@@ -526,11 +556,30 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
         }
         if self.mode == Mode::Audit {
             // Files no sync stored: DIR is not the Source's copy while they are there.
-            for path in &self.verified.extra {
-                observer.notice(&Notice::ExtraFile(path.clone()));
-            }
+            // One at a missing resource's path is that resource's finding.
+            let mut extra = std::mem::take(&mut self.verified.extra);
+            extra.retain(|path| match self.missing_at.get(&path_key(path)) {
+                Some(uri) => {
+                    observer.notice(&Notice::ForeignFile {
+                        path: path.clone(),
+                        uri: uri.clone(),
+                    });
+                    false
+                }
+                None => {
+                    observer.notice(&Notice::ExtraFile(path.clone()));
+                    true
+                }
+            });
+            self.verified.extra = extra;
             self.verified.count_extras(&mut report);
         }
         Ok(Finished::Done(Synced::new(&self.mode, report, seconds)))
     }
+}
+
+/// A path's key in [`Run`]'s `missing_at`: its hash, as the destinations' audits key
+/// the paths they walk.
+fn path_key(path: &std::path::Path) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(path.as_os_str().as_encoded_bytes())
 }

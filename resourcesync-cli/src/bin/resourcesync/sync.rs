@@ -63,8 +63,11 @@ Output:
   standard error), or a file changed since it was stored that the Source deleted (kept).
   \"not deleted\" counts deletions a Change List listed that --delete did not allow.
   and for an audit the counts changed, missing, extra and whether DIR is in sync (each
-  such file named on standard error as it is found: changed (length|hash|lastmod|nothing
-  to compare), missing or extra, then its URI).
+  such resource named on standard error as it is found: changed (length|hash|lastmod|
+  nothing to compare), missing, or extra (a sync stored it, the Source lists it no
+  longer), then its URI; at the end each file no sync stored: \"extra: PATH\", or
+  \"foreign: PATH\" where it is at the path of a missing resource, counted once, as
+  missing).
   After it, on standard error, what to run about deletions not made and conflicts, which
   later incremental runs do not come back to, and what moved at the Source.
 
@@ -698,7 +701,20 @@ impl Observer for Printer {
                 let line = serde_json::json!({"event": "extra-file", "path": path});
                 let _ = writeln!(io::stdout().lock(), "{line}");
             }
+            Notice::ForeignFile { path, uri } if self.json => {
+                let line = serde_json::json!({
+                    "event": "foreign-file",
+                    "path": path,
+                    "uri": uri.as_str(),
+                });
+                let _ = writeln!(io::stdout().lock(), "{line}");
+            }
             Notice::ExtraFile(_) => eprintln!("{notice}"),
+            Notice::ForeignFile { .. } => {
+                eprintln!(
+                    "{notice}: a run takes it if it holds the listed bytes, else leaves it (a conflict) unless --replace-foreign"
+                );
+            }
             _ => self
                 .bar
                 .suspend(|| eprintln!("resourcesync sync: {notice}")),
