@@ -349,4 +349,13 @@ fn a_refused_subscription_says_why_at_both_ends() {
         logged.contains("refused a request (403 Forbidden): this hub sends nothing to"),
         "{logged}"
     );
+    // And at its end the follower says it never was subscribed, and why: every run was
+    // polled (its summary said only how many runs).
+    let summary = &follower.stop()["followed"];
+    assert_eq!(summary["subscribed"], false, "{summary}");
+    let refusal = summary["refusal"].as_str().unwrap_or_default();
+    assert!(
+        refusal.starts_with("the hub answered 403 Forbidden: this hub sends nothing to"),
+        "{summary}"
+    );
 }

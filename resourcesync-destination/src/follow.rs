@@ -200,6 +200,58 @@ pub struct Followed {
     pub failed: u64,
     /// The last run.
     pub last: Option<Synced>,
+    /// Whether the hub ever verified a subscription: `None` when there was none to make
+    /// (the Source names no hub), `Some(false)` when every attempt failed or was refused
+    /// (every run was then polled: see [`refusal`](Self::refusal)).
+    pub subscribed: Option<bool>,
+    /// The last failure or refusal of a subscription, in words: the hub's status and
+    /// reason, no answer, its denial, or the policy that kept the follower from it.
+    pub refusal: Option<String>,
+}
+
+impl std::fmt::Display for Followed {
+    /// `followed: N runs, N failed, N notifications, N ignored`, and when the hub never
+    /// took the subscription `; never subscribed (WHY): every run was polled`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "followed: {} runs, {} failed, {} notifications, {} ignored",
+            self.runs, self.failed, self.notifications, self.ignored
+        )?;
+        if self.subscribed == Some(false) {
+            write!(
+                f,
+                "; never subscribed ({}): every run was polled",
+                self.refusal.as_deref().unwrap_or("no answer yet")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// What `notice` says of the subscription, kept in `followed` for its end.
+fn subscription_said(followed: &mut Followed, notice: &FollowNotice) {
+    let words = |reason: &Option<String>| {
+        reason
+            .as_ref()
+            .map(|r| format!(": {}", r.escape_debug()))
+            .unwrap_or_default()
+    };
+    match notice {
+        FollowNotice::Subscribed(_) => followed.subscribed = Some(true),
+        FollowNotice::Denied(reason) => {
+            followed.refusal = Some(format!("the hub denied it{}", words(reason)));
+        }
+        FollowNotice::SubscriptionFailed {
+            status: Some(status),
+            reason,
+            ..
+        } => followed.refusal = Some(format!("the hub answered {status}{}", words(reason))),
+        FollowNotice::SubscriptionFailed { status: None, .. } => {
+            followed.refusal = Some("the hub did not answer".into());
+        }
+        _ => {}
+    }
 }
 
 /// What the callback hands the follower.
@@ -295,6 +347,8 @@ pub async fn follow_into<D: Destination + Send>(
         Some(channel) => match policy.check(&channel.hub) {
             Ok(()) => Some(channel),
             Err(refused) => {
+                followed.subscribed = Some(false);
+                followed.refusal = Some(format!("the hub is outside the policy: {refused}"));
                 observer.follow(&FollowNotice::Channel(channel));
                 observer.follow(&FollowNotice::HubRefused(refused));
                 None
@@ -303,6 +357,7 @@ pub async fn follow_into<D: Destination + Send>(
         None => None,
     };
     if let Some(channel) = channel.clone() {
+        followed.subscribed = Some(false);
         observer.follow(&FollowNotice::Channel(channel.clone()));
         let (subscriber, task, callback) =
             listen(options, &channel, inbox.clone())
@@ -330,7 +385,7 @@ pub async fn follow_into<D: Destination + Send>(
                 (requests, events, s.poll_timeout())
             };
             for event in events {
-                observer.follow(&match event {
+                let notice = match event {
                     SubscriberEvent::Subscribed { lease } => FollowNotice::Subscribed(lease),
                     SubscriberEvent::Unsubscribed => FollowNotice::Unsubscribed,
                     SubscriberEvent::Denied { reason } => FollowNotice::Denied(reason),
@@ -342,7 +397,9 @@ pub async fn follow_into<D: Destination + Send>(
                         }
                     }
                     _ => continue,
-                });
+                };
+                subscription_said(&mut followed, &notice);
+                observer.follow(&notice);
             }
             for request in requests {
                 tokio::spawn(send(http.clone(), request, answered_tx.clone()));

@@ -316,6 +316,25 @@ fn no_request_goes_to_a_callback_or_topic_the_policy_does_not_allow() {
         CallbackPolicy::Hosts(vec!["cb.example".into()])
             .allows_address("127.0.0.1".parse().unwrap())
     );
+    // `localhost` allowed is the loopback's addresses too, which a follower on the same
+    // machine gives as its callback (a new-user trial's `--hub-allow localhost` refused
+    // http://127.0.0.1:PORT/); no other host's.
+    let local = CallbackPolicy::Hosts(vec!["LocalHost".into()]);
+    for loopback in [
+        "http://localhost:8081/cb",
+        "http://127.0.0.1:8081/cb",
+        "http://127.0.0.2/cb",
+        "http://[::1]:8081/cb",
+    ] {
+        assert!(local.allows(&uri(loopback)), "{loopback}");
+    }
+    for elsewhere in [
+        "http://192.168.1.2/cb",
+        "http://app.localhost/cb",
+        "http://[fe80::1]/cb",
+    ] {
+        assert!(!local.allows(&uri(elsewhere)), "{elsewhere}");
+    }
     // A secret of 200 bytes or more, no mode, no callback.
     let long = "x".repeat(200);
     assert_eq!(

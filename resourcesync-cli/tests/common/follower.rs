@@ -67,6 +67,23 @@ impl Follower {
             .count()
     }
 
+    /// Asks the follower to stop (SIGTERM, as a service manager does) and returns its
+    /// summary line (`{"followed": ...}`), waited for 30 s at most.
+    #[allow(dead_code)] // not every test stops its follower
+    pub(crate) fn stop(&self) -> serde_json::Value {
+        let pid = rustix::process::Pid::from_child(&self.child);
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(value) if value.get("followed").is_some() => return value,
+                Ok(_) => {}
+                Err(e) => panic!("no summary after SIGTERM: {e}"),
+            }
+        }
+    }
+
     /// The next line with `"follow": kind`, waited for 30 s at most.
     pub(crate) fn until(&self, kind: &str) -> serde_json::Value {
         let deadline = Instant::now() + Duration::from_secs(30);

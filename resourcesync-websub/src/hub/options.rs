@@ -60,6 +60,8 @@ pub enum CallbackPolicy {
     /// operator's own network.
     Public,
     /// Only callbacks on these hosts (compared as written, case-insensitively; any port).
+    /// `localhost` names the loopback addresses too (`127.0.0.1`, `::1`): a follower on
+    /// the same machine is told its callback by address.
     Hosts(Vec<String>),
 }
 
@@ -85,9 +87,20 @@ impl CallbackPolicy {
             return false;
         }
         match self {
-            CallbackPolicy::Hosts(hosts) => url
-                .host_str()
-                .is_some_and(|h| hosts.iter().any(|a| a.eq_ignore_ascii_case(h))),
+            CallbackPolicy::Hosts(hosts) => {
+                let loopback = match url.host() {
+                    Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                    Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                    _ => false,
+                };
+                url.host_str().is_some_and(|h| {
+                    hosts.iter().any(|a| {
+                        a.eq_ignore_ascii_case(h)
+                            || (loopback
+                                && a.trim_end_matches('.').eq_ignore_ascii_case("localhost"))
+                    })
+                })
+            }
             CallbackPolicy::Public => match url.host() {
                 Some(url::Host::Domain(d)) => {
                     let d = d.trim_end_matches('.').to_ascii_lowercase();

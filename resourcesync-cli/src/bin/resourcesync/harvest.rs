@@ -67,13 +67,7 @@ pub(crate) async fn run(args: &SyncArgs, file: &Path) -> Result<u8, Error> {
         // A follower that failed was told when it did (`Printer::failed`).
         for (member, followed) in harvest.members().iter().zip(followed) {
             if let Ok(f) = followed {
-                printer.say(
-                    &member.name,
-                    &format!(
-                        "followed: {} runs, {} notifications, {} ignored",
-                        f.runs, f.notifications, f.ignored
-                    ),
-                );
+                printer.say(&member.name, &f.to_string());
             }
         }
         // Followers end when stopped, or when one cannot go on.

@@ -87,7 +87,7 @@ dead subscriber delays no other), retried after a doubling wait and given up aft
 failures in a row; 410 Gone ends a subscription. Only topics under --hub-topic (this
 server's URL by default) are relayed or fetched, and requests go only to callbacks on
 --hub-allow hosts (by default any host but localhost and loopback, private and
-link-local addresses). The subscriptions are saved in --hub-state (beside PUBLISH-DIR by
+link-local addresses; --hub-allow localhost allows the loopback addresses too). The subscriptions are saved in --hub-state (beside PUBLISH-DIR by
 default: .<name>.hub.json, readable by its owner alone) after each change, and kept across
 a restart.
 

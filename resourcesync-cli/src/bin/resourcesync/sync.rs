@@ -373,14 +373,14 @@ async fn follow(args: &SyncArgs) -> Result<u8, Error> {
     for group in printer.warnings.groups() {
         eprintln!("warning: {group}");
     }
-    let line = format!(
-        "followed: {} runs, {} failed, {} notifications, {} ignored",
-        followed.runs, followed.failed, followed.notifications, followed.ignored
-    );
+    // A follower the hub never took polled every run: said at its end, as well as at
+    // each attempt.
+    let line = followed.to_string();
     if args.json {
         let summary = serde_json::json!({"followed": {"runs": followed.runs,
             "failed": followed.failed, "notifications": followed.notifications,
-            "ignored": followed.ignored}});
+            "ignored": followed.ignored, "subscribed": followed.subscribed,
+            "refusal": followed.refusal}});
         let _ = writeln!(io::stdout().lock(), "{summary}");
     } else {
         let _ = writeln!(io::stdout().lock(), "{line}");
