@@ -752,6 +752,23 @@ fn a_dry_run_or_an_audit_of_a_directory_a_sync_keeps_writes_nothing_there() {
         assert!(every_file(&split) == before, "{args:?} wrote in DIR");
     }
 
+    // A shard storing in the split DIR (its lock on DIR held shared, as every shard's):
+    // an audit of the whole, which reads the shards' inventories one at a time, is
+    // refused rather than read while the shard stores.
+    let shared = std::fs::File::open(split.join(".resourcesync/lock")).unwrap();
+    rustix::fs::flock(&shared, rustix::fs::FlockOperation::NonBlockingLockShared).unwrap();
+    let out = sync(&["--audit", &served.base, split_dest]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("another sync is using"),
+        "{}",
+        text(&out)
+    );
+    // A dry run of one shard reads beside it.
+    let out = sync(&["--dry-run", "--shard", "1/2", &served.base, split_dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    drop(shared);
+
     // A run storing in DIR holds its lock: a dry run does not read what it is changing.
     let lock = std::fs::File::open(d.join(".resourcesync/lock")).unwrap();
     rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();

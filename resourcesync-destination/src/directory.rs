@@ -399,7 +399,13 @@ impl DirectoryDestination {
         // or shares it with the other shards of its split; one that only reads shares
         // it with other readers, through a descriptor opened for reading (DIR may be
         // read-only to it), so that a run writing there is Busy to it and it to that run.
-        let hold = |writer: Hold| if writes { writer } else { Hold::Reading };
+        // An audit of the whole, which reads the shards' inventories one by one, holds
+        // DIR's alone, so that no shard starts storing while it reads.
+        let hold = |writer: Hold| match (writes, whole) {
+            (true, _) => writer,
+            (false, false) => Hold::Reading,
+            (false, true) => Hold::ReadingAlone,
+        };
         let root = Dir::open_ambient_dir(&dir, ambient_authority()).map_err(io_at(&dir))?;
         let top = own(&root, Path::new(KEPT), &dir)?;
         let top_path = dir.join(KEPT);
@@ -491,9 +497,16 @@ impl DirectoryDestination {
             kept::copy_kept(&kept, &kept_path, &copy, &copy_path)?;
             let shown = copy_path.join("tmp");
             let scratch = Some(scratch);
-            return DirectoryDestination::assemble(
+            let mut dest = DirectoryDestination::assemble(
                 dir, root, copy, kept_path, tmp, shown, locks, scratch,
-            );
+            )?;
+            // The names' rules were tried in the scratch directory, on the system temp's
+            // file system: whether DIR's ignores case is read there without writing (its
+            // own `.resourcesync/` found under another case). Normalization stays the
+            // scratch's, which no name DIR is known to hold can tell.
+            dest.file_system.case_insensitive =
+                dest.root.symlink_metadata(KEPT.to_uppercase()).is_ok();
+            return Ok(dest);
         }
         let tmp = own_dir(&kept, Path::new("tmp"), &kept_path)?;
         let entries = tmp.entries().map_err(io_at(&kept_path.join("tmp")))?;
@@ -601,9 +614,9 @@ impl DirectoryDestination {
     }
 
     /// The directory of `options` opened for a run of them: one shard's
-    /// ([`open_shard`](Self::open_shard)), or the whole for an audit without a shard
-    /// ([`open_whole`](Self::open_whole): it reads the shards' inventories); replacing
-    /// files no sync stored and repairing as they say.
+    /// ([`open_shard`](Self::open_shard)), or for an audit without a shard the whole
+    /// (as [`open_whole`](Self::open_whole), but read as below: it reads the shards'
+    /// inventories); replacing files no sync stored and repairing as they say.
     ///
     /// A dry run or an audit writes nothing in DIR. Of a directory that no sync keeps
     /// yet (no `.resourcesync/` in it, or no directory at all; for a shard, no directory
@@ -616,7 +629,9 @@ impl DirectoryDestination {
     /// storing there meanwhile is [`DestinationError::Busy`], DIR may be read-only, and
     /// its temporary files and inventory are left as they are (opened as a run's, the
     /// inventory's file was rewritten and the temporary files removed). The copy costs
-    /// a read of the inventory, which is smaller than the files it describes.
+    /// a read of the inventory, which is smaller than the files it describes, and room
+    /// for it in the system's temporary directory (`TMPDIR`). An audit of the whole
+    /// holds DIR's lock alone, so that no shard starts storing while it reads theirs.
     pub fn open_for(options: &SyncOptions) -> Result<DirectoryDestination, DestinationError> {
         let writes_nothing = options.dry_run || options.audit;
         // What the run would keep: DIR's `.resourcesync/`, or its shard's directory in it.
@@ -717,7 +732,7 @@ impl DirectoryDestination {
         mut body: impl Read,
     ) -> Result<(), DestinationError> {
         client.handle_response(id, status, headers, Instant::now())?;
-        let path = || self.kept_path.join("tmp").join(temp_name(id));
+        let path = || self.bodies.path(id);
         let mut file = match keep && status.is_success() {
             true => Some(
                 self.bodies

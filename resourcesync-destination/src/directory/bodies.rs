@@ -198,7 +198,12 @@ impl Bodies {
 
     /// The error `e` met writing the body of `request`, with the file's path.
     pub fn error(&self, request: RequestId, e: &io::Error) -> String {
-        format!("{}: {e}", self.shown.join(temp_name(request)).display())
+        format!("{}: {e}", self.path(request).display())
+    }
+
+    /// The path of the temporary file of `request`'s body, for errors.
+    pub(crate) fn path(&self, request: RequestId) -> PathBuf {
+        self.shown.join(temp_name(request))
     }
 }
 

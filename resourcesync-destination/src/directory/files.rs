@@ -130,30 +130,19 @@ pub(super) fn regular_file(
 /// Opens (making it if missing) the directory `name` under `parent`, which must be a
 /// directory and not a symbolic link. `shown` is `parent`'s path, for the errors.
 pub(super) fn own_dir(parent: &Dir, name: &Path, shown: &Path) -> Result<Dir, DestinationError> {
-    let path = shown.join(name);
-    let io = |source| DestinationError::Io {
-        path: path.clone(),
-        source,
-    };
-    match parent.symlink_metadata(name) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => return Err(DestinationError::NotOwnDirectory { path }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => match parent.create_dir(name) {
-            Ok(()) => {}
-            // Made by another run at the same moment (shards starting together): used if
-            // it is a directory, as it would have been found a moment later.
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                match parent.symlink_metadata(name) {
-                    Ok(meta) if meta.is_dir() => {}
-                    Ok(_) => return Err(DestinationError::NotOwnDirectory { path }),
-                    Err(e) => return Err(io(e)),
-                }
-            }
-            Err(e) => return Err(io(e)),
-        },
-        Err(e) => return Err(io(e)),
+    match parent.create_dir(name) {
+        // Made now, or there already (by another run at the same moment too, shards
+        // starting together): used if it is a directory, not a link to one.
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(source) => {
+            return Err(DestinationError::Io {
+                path: shown.join(name),
+                source,
+            });
+        }
     }
-    parent.open_dir(name).map_err(io)
+    existing_own_dir(parent, name, shown)
 }
 
 /// [`own_dir`] for a run that makes nothing: `name` in `parent` must be there, a

@@ -395,6 +395,9 @@ pub(super) enum Hold {
     /// through a descriptor opened for reading, so that a read-only DIR can be read. No
     /// lock file is no lock: none is made.
     Reading,
+    /// As [`Reading`](Hold::Reading), by one run alone: an audit of the whole of a
+    /// directory that shards keep, which no shard may start storing in while it reads.
+    ReadingAlone,
 }
 
 /// Takes the lock `name` of the destination whose own files are at `kept_path` (opened
@@ -413,19 +416,20 @@ pub(super) fn lock_as(
     {
         use rustix::fs::{FlockOperation, flock};
         let mut options = cap_std::fs::OpenOptions::new();
+        let reading = matches!(hold, Hold::Reading | Hold::ReadingAlone);
         options.read(true);
-        if hold != Hold::Reading {
+        if !reading {
             options.write(true).create(true);
         }
         let file = match own_file(kept, name, &mut options) {
             Ok(file) => file,
-            Err(e) if hold == Hold::Reading && e.kind() == io::ErrorKind::NotFound => {
+            Err(e) if reading && e.kind() == io::ErrorKind::NotFound => {
                 return Ok(None);
             }
             Err(source) => return Err(DestinationError::Io { path, source }),
         };
         let operation = match hold {
-            Hold::Exclusive => FlockOperation::NonBlockingLockExclusive,
+            Hold::Exclusive | Hold::ReadingAlone => FlockOperation::NonBlockingLockExclusive,
             Hold::Shared | Hold::Reading => FlockOperation::NonBlockingLockShared,
             Hold::Waiting => FlockOperation::LockExclusive,
         };
@@ -460,7 +464,8 @@ pub(super) fn lock_as(
 /// inventory, an earlier version's inventory and the journal, those that are there, each
 /// read as [`load`](DirectoryDestination::load) reads it (a regular file of this
 /// program's, no more of the state and the journal than a load reads). For a run that
-/// writes nothing in `kept` ([`super::Access::Reads`]), held under its lock.
+/// writes nothing in `kept` ([`super::Access::Reads`]), held under its lock. The copy
+/// needs room for the inventory in the system's temporary directory (`TMPDIR`).
 pub(super) fn copy_kept(
     kept: &Dir,
     kept_path: &Path,
@@ -484,16 +489,26 @@ pub(super) fn copy_kept(
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(source) => return Err(io_at(source)),
         };
+        let to_at = |source| DestinationError::Io {
+            path: to_path.join(name),
+            source,
+        };
         let mut options = cap_std::fs::OpenOptions::new();
         options.write(true).create_new(true);
-        let mut copy = to
-            .open_with(name, &options)
-            .map_err(|source| DestinationError::Io {
-                path: to_path.join(name),
-                source,
-            })?
-            .into_std();
-        io::copy(&mut io::Read::take(file, most), &mut copy).map_err(io_at)?;
+        let mut copy = to.open_with(name, &options).map_err(to_at)?.into_std();
+        // A read's failure is DIR's file's, a write's the copy's (a full temporary
+        // directory): each named as what it is.
+        let mut from = io::Read::take(file, most);
+        let mut buf = vec![0; 256 << 10];
+        loop {
+            let n = match from.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(source) => return Err(io_at(source)),
+            };
+            copy.write_all(&buf[..n]).map_err(to_at)?;
+        }
     }
     Ok(())
 }
