@@ -699,8 +699,9 @@ impl FileSystem {
         }
     }
 
-    /// The path as this file system compares names.
-    fn fold(&self, path: &str) -> String {
+    /// `path` (names between `/`) as this file system compares names: two paths with
+    /// the same fold are one file on it.
+    pub fn fold(&self, path: &str) -> String {
         match (self.case_insensitive, self.normalizing) {
             (true, true) => fold(path).into_owned(),
             (false, true) => nfc(path).into_owned(),

@@ -166,11 +166,11 @@ pub struct Client<I> {
     /// Why discovery could not reach the Source (a request that failed, not a status):
     /// said instead of "offers no Source Description".
     unreachable: Option<(Uri, ProblemKind)>,
-    /// Per authority, its silence since it last answered a request: at
-    /// [`transport::SILENT_LIMIT`] resources whose requests all went unanswered (no
-    /// connection, no response), or one such after [`transport::SILENT_TIMEOUTS`]
-    /// request timeouts of silence, it
-    /// is taken as gone for this run.
+    /// Per authority, its silence since it last answered a request (a response head or
+    /// body bytes): at [`transport::SILENT_LIMIT`] resources whose requests all went
+    /// unanswered (no connection, no response), or at any request left unanswered
+    /// [`transport::SILENT_TIMEOUTS`] request timeouts after the first, it is taken as
+    /// gone for this run (its resources; documents keep their own attempts).
     silent: HashMap<String, transport::Silence>,
     /// The authorities gone for this run, with how it showed (the last reason
     /// included): their resources still to fetch are failed without a request (a

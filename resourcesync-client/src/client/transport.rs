@@ -39,8 +39,11 @@ pub(super) const SILENT_TIMEOUTS: u32 = 2;
 /// An authority's silence since it last answered a request.
 #[derive(Debug)]
 pub(super) struct Silence {
-    /// When its first request since went unanswered.
+    /// When its first request since went unanswered (or, after a spell with no request
+    /// out to it, the first after that).
     since: Instant,
+    /// When its last request went unanswered.
+    last: Instant,
     /// Its resources whose every request went unanswered since.
     resources: u32,
 }
@@ -422,6 +425,13 @@ impl<I: Inventory> Client<I> {
         flight.deadline = flight
             .limit
             .min(later(now, self.config.bounds.request_timeout));
+        // Bytes coming are an answer too: a Source busy sending one large body while its
+        // other requests wait in its queue is not silent.
+        if !self.silent.is_empty()
+            && let Some(authority) = flight.job.uri.authority()
+        {
+            self.silent.remove(authority);
+        }
         self.report.bytes += bytes.len() as u64;
         self.progress.bytes += bytes.len() as u64;
         let limit = self.config.bounds.max_discovery_bytes;
@@ -776,8 +786,17 @@ impl<I: Inventory> Client<I> {
             {
                 let silence = self.silent.entry(authority.to_owned()).or_insert(Silence {
                     since: now,
+                    last: now,
                     resources: 0,
                 });
+                let limit = (self.config.bounds.request_timeout).saturating_mul(SILENT_TIMEOUTS);
+                // A request out is answered or fails within a request timeout: a longer
+                // spell without a failure had none out (the run was reading another
+                // Source's lists, say), and is no silence of this authority's.
+                if now.saturating_duration_since(silence.last) > limit {
+                    silence.since = now;
+                }
+                silence.last = now;
                 silence.resources += u32::from(last);
                 let quiet = now.saturating_duration_since(silence.since);
                 let why = if last && silence.resources >= SILENT_LIMIT {
@@ -785,7 +804,7 @@ impl<I: Inventory> Client<I> {
                         "answered none of the requests for the last {SILENT_LIMIT} resources \
                          asked of it ({reason})"
                     ))
-                } else if quiet >= self.config.bounds.request_timeout * SILENT_TIMEOUTS {
+                } else if quiet >= limit {
                     Some(format!(
                         "answered no request in {} s ({reason})",
                         quiet.as_secs()

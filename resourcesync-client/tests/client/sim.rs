@@ -29,6 +29,8 @@ pub enum Fault {
     Redirect(String),
     /// No answer at all: the request hangs until the client gives up on it.
     Hang,
+    /// No connection: the request fails at once, unanswered.
+    Refused,
 }
 
 pub type FaultFn = Box<dyn FnMut(&str, u32) -> Option<Fault>>;
@@ -400,6 +402,13 @@ fn drive_with(
                             headers: vec![("location".into(), location)],
                             body: vec![],
                         }
+                    }
+                    Some(Fault::Refused) => {
+                        in_flight.remove(pick);
+                        client
+                            .handle_failure(id, "connection refused", now)
+                            .unwrap();
+                        continue;
                     }
                     Some(Fault::Hang) => {
                         in_flight.remove(pick);

@@ -655,8 +655,9 @@ fn a_capability_list_not_under_the_start_url_is_said() {
 }
 
 /// A Source that stops answering part way is not asked again and again for every
-/// resource left: once the requests for 8 resources in a row went unanswered, the rest
-/// fail without a request, saying why (it was asked 3 times for each, each a timeout).
+/// resource left: once it has left requests unanswered for two request timeouts after
+/// the first, the rest fail without a request, saying why (it was asked 3 times for
+/// each, each a timeout).
 #[test]
 fn a_source_that_stops_answering_is_not_asked_for_every_resource_left() {
     let s = source(200);
@@ -741,6 +742,34 @@ fn a_source_silent_for_its_timeouts_is_gone_after_one_resource() {
         problems.iter().any(|p| p.contains(
             "not requested: example.com answered no request in 120 s (timed out: nothing \
              received for 60 s)"
+        )),
+        "{problems:?}"
+    );
+}
+
+/// A Source that refuses every connection (it stopped, its port closed) fails each
+/// request at once: 8 resources in a row, each refused at every attempt, and the rest
+/// fail without a request.
+#[test]
+fn a_source_that_refuses_every_connection_is_gone_after_8_resources() {
+    let s = source(100);
+    let mut d = Destination::default();
+    let fault = Box::new(|uri: &str, _| uri.contains("/r/").then_some(Fault::Refused));
+    let drive = Drive {
+        fault: Some(fault),
+        ..Drive::default()
+    };
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, drive);
+    assert_eq!(run.report().failed, 100);
+    let asked = run.requests.iter().filter(|r| r.contains("/r/")).count();
+    // Refusals come at once: every resource is tried while the first ones wait to be
+    // tried again (1 s, then 2 s), but not all three times.
+    assert!(asked < 3 * 100, "{asked} requests");
+    let problems = run.problems();
+    assert!(
+        problems.iter().any(|p| p.contains(
+            "not requested: example.com answered none of the requests for the last 8 \
+             resources asked of it (connection refused)"
         )),
         "{problems:?}"
     );
@@ -1570,6 +1599,8 @@ fn durations_past_the_clocks_range_are_no_panic() {
     let mut d = Destination::default();
     let fault = Box::new(|uri: &str, attempt| match attempt {
         0 if uri.ends_with("r/1.txt") => Some(Fault::Status(500)),
+        // Unanswered: the silence's limit is a multiple of the request timeout.
+        0 if uri.ends_with("r/2.txt") => Some(Fault::Refused),
         _ => None,
     });
     let run = sync(
