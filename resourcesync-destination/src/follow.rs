@@ -247,9 +247,11 @@ fn subscription_said(followed: &mut Followed, notice: &FollowNotice) {
             reason,
             ..
         } => followed.refusal = Some(format!("the hub answered {status}{}", words(reason))),
-        FollowNotice::SubscriptionFailed { status: None, .. } => {
-            followed.refusal = Some("the hub did not answer".into());
-        }
+        FollowNotice::SubscriptionFailed {
+            status: None,
+            reason,
+            ..
+        } => followed.refusal = Some(format!("the hub did not answer{}", words(reason))),
         _ => {}
     }
 }

@@ -8,12 +8,13 @@
 //! input, as [`blocking::sync`](crate::blocking::sync) and
 //! `asynchronous::sync` (feature `reqwest`) do.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use resourcesync_client::local_path::FileSystem;
 use resourcesync_client::{
     Client, Config, ConfigError, Event, Misuse, Mode, ProblemKind, Progress, Report, Request,
     Standing,
@@ -209,8 +210,10 @@ pub struct Run<I = DiskInventory, D = DirectoryDestination> {
     saves: bool,
     /// Why the Change Lists cannot carry the directory forward, if they cannot.
     stranded: Option<String>,
-    /// An audit's missing resources, by the hash of their paths ([`path_key`]): a file
-    /// no sync stored at one of them is said as there, not as an extra as well.
+    /// An audit's extra files, by their keys ([`path_key`]); and its missing resources
+    /// at one of them, by the same key: such a file is said with its resource, not as
+    /// an extra as well. Bounded by the extra files found, not by the missing resources.
+    extra_keys: HashSet<u128>,
     missing_at: HashMap<u128, resourcesync_model::Uri>,
     stop: StopToken,
     started: Instant,
@@ -277,6 +280,16 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
         // what the inventory says they hold: a file changed or removed in DIR is reported
         // (an audit) or fetched again (a baseline).
         let verified = dest.verify(&config, &mut inventory)?;
+        let extra_keys = match mode {
+            Mode::Audit => {
+                let file_system = config.paths.file_system();
+                (verified.extra.iter())
+                    .filter_map(|path| slashed(path))
+                    .map(|path| path_key(file_system, &path))
+                    .collect()
+            }
+            _ => HashSet::new(),
+        };
         let client = Client::new(config, state, inventory);
         Ok(Run {
             saved: Saved::new(&client),
@@ -287,6 +300,7 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
             verified,
             mode,
             stranded: None,
+            extra_keys,
             missing_at: HashMap::new(),
             stop,
             started: Instant::now(),
@@ -438,9 +452,14 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
                     uri,
                     standing: Standing::Missing,
                 } => {
-                    if let Ok(path) = self.client.config().paths.local_path(uri) {
-                        let key = path_key(&path.to_path_buf());
-                        self.missing_at.insert(key, uri.clone());
+                    let paths = &self.client.config().paths;
+                    if !self.extra_keys.is_empty()
+                        && let Ok(path) = paths.local_path(uri)
+                    {
+                        let key = path_key(paths.file_system(), path.as_str());
+                        if self.extra_keys.contains(&key) {
+                            self.missing_at.insert(key, uri.clone());
+                        }
                     }
                 }
                 Event::Problem(problem)
@@ -558,7 +577,12 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
             // Files no sync stored: DIR is not the Source's copy while they are there.
             // One at a missing resource's path is that resource's finding.
             let mut extra = std::mem::take(&mut self.verified.extra);
-            extra.retain(|path| match self.missing_at.get(&path_key(path)) {
+            let file_system = self.client.config().paths.file_system();
+            let at_listed = |path: &std::path::Path| {
+                let key = slashed(path).map(|path| path_key(file_system, &path))?;
+                self.missing_at.get(&key)
+            };
+            extra.retain(|path| match at_listed(path) {
                 Some(uri) => {
                     observer.notice(&Notice::ForeignFile {
                         path: path.clone(),
@@ -578,8 +602,16 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
     }
 }
 
-/// A path's key in [`Run`]'s `missing_at`: its hash, as the destinations' audits key
-/// the paths they walk.
-fn path_key(path: &std::path::Path) -> u128 {
-    xxhash_rust::xxh3::xxh3_128(path.as_os_str().as_encoded_bytes())
+/// A path's key in [`Run`]'s `extra_keys` and `missing_at`: the hash of `path` (names
+/// between `/`) as `file_system` compares names, so that a file found as `README.TXT` is
+/// at the path of `readme.txt` where the two are one file.
+fn path_key(file_system: FileSystem, path: &str) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(file_system.fold(path).as_bytes())
+}
+
+/// A relative path found under the destination as names between `/` (how the path
+/// mapper writes them), if every name is UTF-8 (no resource's path is otherwise).
+fn slashed(path: &std::path::Path) -> Option<String> {
+    let names: Option<Vec<&str>> = path.iter().map(|name| name.to_str()).collect();
+    Some(names?.join("/"))
 }
