@@ -836,6 +836,33 @@ fn an_audit_names_a_foreign_file_at_a_listed_path_once() {
     );
 }
 
+/// An audit that could not read the Source's listing compared nothing: it says it does
+/// not know whether DIR is in sync (it said "not in sync", as for a difference found).
+#[test]
+fn an_audit_that_did_not_finish_does_not_say_not_in_sync() {
+    let (served, _dir, d) = served_and_dest(4);
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    served.faults(|path, _| {
+        path.ends_with("resourcelist.xml")
+            .then_some(resourcesync_testkit::served::Fault::Status(503))
+    });
+    let out = sync(&["--audit", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            ", incomplete, 0 changed, 0 missing, 0 extra, not known to be in sync (the audit \
+             did not finish)"
+        ),
+        "{}",
+        text(&out)
+    );
+    served.faults(|_, _| None);
+    let out = sync(&["--audit", &served.base, dest]);
+    assert!(text(&out).contains(", in sync"), "{}", text(&out));
+}
+
 #[test]
 fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
     let (served, _dir, d) = served_and_dest(4);

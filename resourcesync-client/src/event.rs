@@ -464,6 +464,22 @@ pub struct DocumentRead {
     pub at: Option<W3cDateTime>,
 }
 
+impl Report {
+    /// An audit's finding in words: `in sync`, `not in sync`, or, when the audit did not
+    /// finish (the Source out of reach, say) and found no difference in what it
+    /// compared, `not known to be in sync (the audit did not finish)`: it compared too
+    /// little to say either. `None` for a run that is no audit.
+    pub fn standing(&self) -> Option<&'static str> {
+        let in_sync = self.in_sync?;
+        let differs = self.changed + self.missing + self.extra > 0;
+        Some(match (in_sync, self.complete || differs) {
+            (true, _) => "in sync",
+            (false, true) => "not in sync",
+            (false, false) => "not known to be in sync (the audit did not finish)",
+        })
+    }
+}
+
 impl fmt::Display for Report {
     /// The counts, and complete or incomplete (an audit's standing too): the summary
     /// line of `resourcesync sync` without the mode and the time.
@@ -492,14 +508,11 @@ impl fmt::Display for Report {
         if self.moved > 0 {
             write!(f, ", {} moved at the Source", self.moved)?;
         }
-        if let Some(in_sync) = self.in_sync {
+        if let Some(standing) = self.standing() {
             write!(
                 f,
-                ", {} changed, {} missing, {} extra, {}",
-                self.changed,
-                self.missing,
-                self.extra,
-                if in_sync { "in sync" } else { "not in sync" }
+                ", {} changed, {} missing, {} extra, {standing}",
+                self.changed, self.missing, self.extra,
             )?;
             if self.unverified > 0 {
                 write!(f, ", {} unverified", self.unverified)?;

@@ -48,14 +48,11 @@ impl std::fmt::Display for Synced {
         if report.moved > 0 {
             write!(f, ", {} moved at the Source", report.moved)?;
         }
-        if let Some(in_sync) = report.in_sync {
+        if let Some(standing) = report.standing() {
             write!(
                 f,
-                ", {} changed, {} missing, {} extra, {}",
-                report.changed,
-                report.missing,
-                report.extra,
-                if in_sync { "in sync" } else { "not in sync" }
+                ", {} changed, {} missing, {} extra, {standing}",
+                report.changed, report.missing, report.extra,
             )?;
             // Listed without anything to compare the held copy with: said only when
             // there are such, so that the line of a Source that lists digests is as before.
