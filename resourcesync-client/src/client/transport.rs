@@ -27,7 +27,8 @@ const HELD_PIECE: usize = 16 << 10;
 /// next run fetches what this one could not.
 pub(super) const SILENT_LIMIT: u32 = 8;
 
-/// Request timeouts ([`Bounds::request_timeout`](crate::Bounds::request_timeout)) an
+/// Request timeouts ([`Bounds::request_timeout`](crate::Bounds::request_timeout), or
+/// [`Bounds::max_request_time`](crate::Bounds::max_request_time) if shorter) an
 /// authority may go without answering anything, counted from the first request it left
 /// unanswered, before the next it leaves unanswered takes it as gone for this run: a
 /// Source that keeps its connections but stopped answering (a stopped process, a full
@@ -789,7 +790,11 @@ impl<I: Inventory> Client<I> {
                     last: now,
                     resources: 0,
                 });
-                let limit = (self.config.bounds.request_timeout).saturating_mul(SILENT_TIMEOUTS);
+                // A request's own limit: quiet for the request timeout, or longer in all
+                // than the time a request may take, whichever is shorter.
+                let bounds = &self.config.bounds;
+                let limit = (bounds.request_timeout.min(bounds.max_request_time))
+                    .saturating_mul(SILENT_TIMEOUTS);
                 // A request out is answered or fails within a request timeout: a longer
                 // spell without a failure had none out (the run was reading another
                 // Source's lists, say), and is no silence of this authority's.

@@ -745,6 +745,34 @@ fn a_source_silent_for_its_timeouts_is_gone_after_one_resource() {
         )),
         "{problems:?}"
     );
+    // A shorter time a request may take in all (`--max-request-time 20s`) is the
+    // request's limit, and the silence's measure: three of them (a trial waited 141 s
+    // at 20 s, the silence measured in request timeouts of 60 s).
+    let mut d = Destination::default();
+    let fault = Box::new(|uri: &str, _| uri.contains("/r/").then_some(Fault::Hang));
+    let drive = Drive {
+        fault: Some(fault),
+        ..Drive::default()
+    };
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| {
+            let mut bounds = c.bounds;
+            bounds.max_in_flight = 2;
+            bounds.max_request_time = std::time::Duration::from_secs(20);
+            c.with_bounds(bounds)
+        },
+        drive,
+    );
+    assert_eq!(run.report().failed, 40);
+    assert!(
+        run.elapsed < std::time::Duration::from_secs(3 * 20 + 10),
+        "{:?}",
+        run.elapsed
+    );
 }
 
 /// A Source that refuses every connection (it stopped, its port closed) fails each
