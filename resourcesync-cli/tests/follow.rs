@@ -4,6 +4,7 @@
 //! DIR moments later; a forged notification and a verification nobody asked for change
 //! nothing; SIGTERM unsubscribes.
 
+use std::path::Path;
 use std::process::Command;
 
 use resourcesync_testkit::served::Served;
@@ -358,4 +359,30 @@ fn a_refused_subscription_says_why_at_both_ends() {
         refusal.starts_with("the hub answered 403 Forbidden: this hub sends nothing to"),
         "{summary}"
     );
+    // Without --json the refusal is a problem, on standard error, as the help says, in
+    // the hub's words as written (its apostrophes were printed escaped: "hub\'s").
+    let (out, err) = (dir.path().join("out"), dir.path().join("err"));
+    let mut plain = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", "--follow", "--interval", "1h", base])
+        .arg(dir.path().join("plain"))
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let said = |path: &Path| std::fs::read_to_string(path).unwrap_or_default();
+    for _ in 0..100 {
+        if said(&err).contains("the hub answered the subscription with 403") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = plain.kill();
+    let _ = plain.wait();
+    let (out, err) = (said(&out), said(&err));
+    assert!(
+        err.contains("the hub answered the subscription with 403 Forbidden: this hub sends"),
+        "stdout:\n{out}\nstderr:\n{err}"
+    );
+    assert!(!err.contains("\\'"), "{err}");
+    assert!(!out.contains("the hub answered"), "stdout:\n{out}");
 }

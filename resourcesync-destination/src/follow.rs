@@ -204,26 +204,35 @@ pub struct Followed {
     /// (the Source names no hub), `Some(false)` when every attempt failed or was refused
     /// (every run was then polled: see [`refusal`](Self::refusal)).
     pub subscribed: Option<bool>,
-    /// The last failure or refusal of a subscription, in words: the hub's status and
-    /// reason, no answer, its denial, or the policy that kept the follower from it.
+    /// The last failure or refusal of a subscription since the hub last verified one,
+    /// in words: the hub's status and reason, no answer, its denial, or the policy that
+    /// kept the follower from it. With [`subscribed`](Self::subscribed) `Some(true)`: a
+    /// subscription lost (a renewal refused), the runs since polled.
     pub refusal: Option<String>,
 }
 
 impl std::fmt::Display for Followed {
     /// `followed: N runs, N failed, N notifications, N ignored`, and when the hub never
-    /// took the subscription `; never subscribed (WHY): every run was polled`.
+    /// took the subscription `; never subscribed (WHY): every run was polled`, or when it
+    /// refused it after it took it `; the subscription was lost (WHY): the runs since
+    /// were polled`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
             "followed: {} runs, {} failed, {} notifications, {} ignored",
             self.runs, self.failed, self.notifications, self.ignored
         )?;
-        if self.subscribed == Some(false) {
-            write!(
+        match (self.subscribed, &self.refusal) {
+            (Some(false), refusal) => write!(
                 f,
                 "; never subscribed ({}): every run was polled",
-                self.refusal.as_deref().unwrap_or("no answer yet")
-            )?;
+                refusal.as_deref().unwrap_or("no answer yet")
+            )?,
+            (Some(true), Some(refusal)) => write!(
+                f,
+                "; the subscription was lost ({refusal}): the runs since were polled"
+            )?,
+            _ => {}
         }
         Ok(())
     }
@@ -234,11 +243,14 @@ fn subscription_said(followed: &mut Followed, notice: &FollowNotice) {
     let words = |reason: &Option<String>| {
         reason
             .as_ref()
-            .map(|r| format!(": {}", r.escape_debug()))
+            .map(|r| format!(": {}", resourcesync_model::text::escaped(r)))
             .unwrap_or_default()
     };
     match notice {
-        FollowNotice::Subscribed(_) => followed.subscribed = Some(true),
+        FollowNotice::Subscribed(_) => {
+            followed.subscribed = Some(true);
+            followed.refusal = None;
+        }
         FollowNotice::Denied(reason) => {
             followed.refusal = Some(format!("the hub denied it{}", words(reason)));
         }
@@ -816,4 +828,46 @@ fn random_hex() -> std::io::Result<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).map_err(|e| std::io::Error::other(e.to_string()))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The end's line says how the subscription went: never taken, lost after it was
+    /// taken (a renewal refused; a new-user trial's said nothing), or held.
+    #[test]
+    fn the_end_says_how_the_subscription_went() {
+        let mut followed = Followed::default();
+        assert_eq!(
+            followed.to_string(),
+            "followed: 0 runs, 0 failed, 0 notifications, 0 ignored"
+        );
+        followed.subscribed = Some(false);
+        let refused = FollowNotice::SubscriptionFailed {
+            status: Some(StatusCode::FORBIDDEN),
+            reason: Some("the hub's\nreason".into()),
+            retry_at: SystemTime::now(),
+        };
+        subscription_said(&mut followed, &refused);
+        assert!(
+            followed.to_string().ends_with(
+                "; never subscribed (the hub answered 403 Forbidden: the hub's\\nreason): \
+                 every run was polled"
+            ),
+            "{followed}"
+        );
+        subscription_said(
+            &mut followed,
+            &FollowNotice::Subscribed(Duration::from_secs(60)),
+        );
+        assert!(followed.to_string().ends_with("0 ignored"), "{followed}");
+        subscription_said(&mut followed, &refused);
+        assert!(
+            followed
+                .to_string()
+                .ends_with("; the subscription was lost (the hub answered 403 Forbidden: the hub's\\nreason): the runs since were polled"),
+            "{followed}"
+        );
+    }
 }

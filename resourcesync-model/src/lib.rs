@@ -116,6 +116,7 @@ mod path;
 mod priority;
 mod relation;
 mod rules;
+pub mod text;
 mod uri;
 pub mod uri_path;
 

@@ -31,44 +31,9 @@ impl fmt::Display for Shown<'_> {
     }
 }
 
-/// Text from outside (a URI as given, a line of a list) as a message prints it: each
-/// character that does not print as itself escaped as Rust writes it (`\u{1b}`), the rest
-/// as it is, without quotes (the message around it says where it is).
-pub(crate) fn escaped(text: &str) -> std::borrow::Cow<'_, str> {
-    if text
-        .chars()
-        .all(|c| printable(c) || matches!(c, '"' | '\\'))
-    {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if printable(c) || matches!(c, '"' | '\\') {
-            out.push(c);
-        } else {
-            out.extend(c.escape_default());
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-/// Whether `c` prints as itself, the same in every place: not a control character
-/// (C0, DEL, C1), not a line or paragraph separator, not a format character that
-/// changes how the text around it is shown (bidirectional marks, embeddings, overrides
-/// and isolates; zero-width characters), and not a quote or backslash, which the quoted
-/// form escapes and would otherwise be read as its start or escapes.
-fn printable(c: char) -> bool {
-    !(c.is_control()
-        || matches!(
-            c,
-            '"' | '\\'
-                | '\u{061c}'
-                | '\u{200b}'..='\u{200f}'
-                | '\u{2028}'..='\u{202e}'
-                | '\u{2060}'..='\u{206f}'
-                | '\u{feff}'
-        ))
-}
+/// Text from outside as a message prints it ([`resourcesync_model::text::escaped`]).
+pub(crate) use resourcesync_model::text::escaped;
+use resourcesync_model::text::printable;
 
 #[cfg(test)]
 mod tests {

@@ -422,7 +422,10 @@ fn print_notice(notice: HubNotice<'_>) {
         HubNotice::NotSaved(e) => format!("{}", resourcesync_cli::Chain(e)),
         // The reason may quote what the client sent: escaped for the terminal.
         HubNotice::Refused { status, reason } => {
-            format!("refused a request ({status}): {}", reason.escape_debug())
+            format!(
+                "refused a request ({status}): {}",
+                resourcesync_model::text::escaped(reason)
+            )
         }
         _ => return,
     };

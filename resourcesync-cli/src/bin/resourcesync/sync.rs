@@ -14,6 +14,7 @@ use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::objects::ObjectDestination;
 use resourcesync_destination::{Notice, Observer};
 use resourcesync_model::Verification;
+use resourcesync_model::text::escaped;
 
 use resourcesync_destination::follow::{
     FollowNotice, FollowObserver, FollowOptions, FollowerEvent,
@@ -394,8 +395,22 @@ impl FollowObserver for Printer {
             true => follow_json(notice).map(|v| v.to_string()),
             false => follow_line(notice),
         };
-        if let Some(line) = line {
-            let _ = writeln!(io::stdout().lock(), "{line}");
+        // What went wrong (a subscription refused or failed, the hub outside the policy,
+        // a run that failed) on standard error, as the help says of problems; what the
+        // follower did on standard output. `--json` keeps every line on standard output.
+        let problem = matches!(
+            notice,
+            FollowNotice::SubscriptionFailed { .. }
+                | FollowNotice::Denied(_)
+                | FollowNotice::HubRefused(_)
+                | FollowNotice::RunFailed(_)
+        );
+        match line {
+            Some(line) if problem && !self.json => eprintln!("{line}"),
+            Some(line) => {
+                let _ = writeln!(io::stdout().lock(), "{line}");
+            }
+            None => {}
         }
     }
 }
@@ -481,7 +496,7 @@ pub(crate) fn follow_line(notice: &FollowNotice) -> Option<String> {
             // The hub's words, with no control character for the terminal.
             reason
                 .as_ref()
-                .map(|r| format!(" ({})", r.escape_debug()))
+                .map(|r| format!(" ({})", escaped(r)))
                 .unwrap_or_default()
         ),
         FollowNotice::HubRefused(refused) => {
@@ -502,7 +517,7 @@ pub(crate) fn follow_line(notice: &FollowNotice) -> Option<String> {
                     // The hub's words, with no control character for the terminal.
                     reason
                         .as_ref()
-                        .map(|r| format!(": {}", r.escape_debug()))
+                        .map(|r| format!(": {}", escaped(r)))
                         .unwrap_or_default()
                 ),
                 None => format!("the hub did not answer the subscription; {again}"),
