@@ -31,6 +31,13 @@ pub enum Fault {
     Hang,
     /// No connection: the request fails at once, unanswered.
     Refused,
+    /// The body comes in this many pieces, each this long after the one before (the
+    /// driver's clock moves on, and the client's timeouts due meanwhile fire): a large
+    /// body over a slow link.
+    Trickle {
+        pieces: usize,
+        gap: Duration,
+    },
 }
 
 pub type FaultFn = Box<dyn FnMut(&str, u32) -> Option<Fault>>;
@@ -168,6 +175,8 @@ struct Exchange {
     body: Vec<u8>,
     at: usize,
     cut: bool,
+    /// A trickled body's piece size, gap, and when its next piece arrives.
+    trickle: Option<(usize, Duration, Instant)>,
 }
 
 /// Drives `client` until it waits only for a timeout (or is done).
@@ -366,8 +375,21 @@ fn drive_with(
         }
         // One step of one exchange: its head, or its next chunk, or its end; so that the
         // bodies of several requests arrive interleaved.
-        let pick = drive.rotate % in_flight.len();
+        let mut pick = drive.rotate % in_flight.len();
         drive.rotate = drive.rotate.wrapping_add(drive.rotate.max(1));
+        // A trickled body whose next piece is not due yet waits while another exchange
+        // can go on: the clock moves only when none can.
+        let ready = |id: &RequestId| {
+            exchanges.get(id).is_none_or(|e| {
+                e.trickle
+                    .is_none_or(|(_, _, due)| due <= now || e.at >= e.body.len())
+            })
+        };
+        if !ready(&in_flight[pick].0) {
+            if let Some(other) = in_flight.iter().position(|(id, _)| ready(id)) {
+                pick = other;
+            }
+        }
         let id = in_flight[pick].0;
         let uri = in_flight[pick].1.clone();
         let exchange = match exchanges.remove(&id) {
@@ -381,6 +403,7 @@ fn drive_with(
                 let fault = drive.fault.as_mut().and_then(|f| f(&uri, attempt));
                 let mut response = respond(&uri);
                 let mut truncate = None;
+                let mut trickle = None;
                 match fault {
                     None => {}
                     Some(Fault::Status(s)) => {
@@ -391,6 +414,9 @@ fn drive_with(
                         }
                     }
                     Some(Fault::Truncate(n)) => truncate = Some(n),
+                    Some(Fault::Trickle { pieces, gap }) => {
+                        trickle = Some((response.body.len().div_ceil(pieces.max(1)), gap));
+                    }
                     Some(Fault::Corrupt) => {
                         if let Some(b) = response.body.last_mut() {
                             *b ^= 0x20;
@@ -442,6 +468,7 @@ fn drive_with(
                         body: response.body,
                         at: 0,
                         cut: truncate.is_some(),
+                        trickle: trickle.map(|(piece, gap)| (piece, gap, now + gap)),
                     },
                 );
                 continue;
@@ -452,9 +479,39 @@ fn drive_with(
             body,
             at,
             cut,
+            mut trickle,
         } = exchange;
+        if let Some((_, _, due)) = trickle
+            && due > now
+            && at < body.len()
+        {
+            // The client's timeouts due before the next piece fire first, one a step
+            // (their events are taken in between); then the clock moves to the piece.
+            match client.poll_timeout() {
+                Some(timeout) if timeout < due => {
+                    now = now.max(timeout);
+                    client.handle_timeout(now);
+                }
+                _ => now = due,
+            }
+            let exchange = Exchange {
+                keep,
+                body,
+                at,
+                cut,
+                trickle,
+            };
+            exchanges.insert(id, exchange);
+            continue;
+        }
         if at < body.len() {
-            let n = drive.chunks[chunk_i % drive.chunks.len()].max(1);
+            let n = match &mut trickle {
+                Some((piece, gap, due)) => {
+                    *due = now + *gap;
+                    *piece
+                }
+                None => drive.chunks[chunk_i % drive.chunks.len()].max(1),
+            };
             chunk_i += 1;
             let end = (at + n).min(body.len());
             if keep {
@@ -470,6 +527,7 @@ fn drive_with(
                     body,
                     at: end,
                     cut,
+                    trickle,
                 },
             );
             continue;

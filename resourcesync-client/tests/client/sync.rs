@@ -707,24 +707,26 @@ fn a_source_that_stops_answering_is_not_asked_for_every_resource_left() {
 #[test]
 fn a_source_silent_for_its_timeouts_is_gone_after_one_resource() {
     let s = source(40);
-    let mut d = Destination::default();
-    let fault = Box::new(|uri: &str, _| uri.contains("/r/").then_some(Fault::Hang));
-    let drive = Drive {
-        fault: Some(fault),
-        ..Drive::default()
-    };
-    let run = sync(
-        &s,
-        &mut d,
-        BASELINE,
-        "",
-        |c| {
+    // A baseline of `s` at a concurrency of 2 whose resources are never answered, with
+    // `max_request_time` as the time a request may take in all, if given.
+    let silent = |max_request_time: Option<std::time::Duration>| {
+        let mut d = Destination::default();
+        let fault = Box::new(|uri: &str, _| uri.contains("/r/").then_some(Fault::Hang));
+        let drive = Drive {
+            fault: Some(fault),
+            ..Drive::default()
+        };
+        let configure = |c: resourcesync_client::Config| {
             let mut bounds = c.bounds;
             bounds.max_in_flight = 2;
+            if let Some(time) = max_request_time {
+                bounds.max_request_time = time;
+            }
             c.with_bounds(bounds)
-        },
-        drive,
-    );
+        };
+        sync(&s, &mut d, BASELINE, "", configure, drive)
+    };
+    let run = silent(None);
     let report = run.report();
     assert_eq!(report.failed, 40, "{report:?}");
     let asked = run.requests.iter().filter(|r| r.contains("/r/")).count();
@@ -748,8 +750,34 @@ fn a_source_silent_for_its_timeouts_is_gone_after_one_resource() {
     // A shorter time a request may take in all (`--max-request-time 20s`) is the
     // request's limit, and the silence's measure: three of them (a trial waited 141 s
     // at 20 s, the silence measured in request timeouts of 60 s).
+    let run = silent(Some(std::time::Duration::from_secs(20)));
+    assert_eq!(run.report().failed, 40);
+    assert!(
+        run.elapsed < std::time::Duration::from_secs(3 * 20 + 10),
+        "{:?}",
+        run.elapsed
+    );
+}
+
+/// A Source sending one large body slowly while its other requests wait in its queue is
+/// not silent: the body's bytes end its silence as a response head does. Here one
+/// resource's body comes over 300 s in pieces 30 s apart while every other request is
+/// left unanswered twice (each a timeout of 60 s) and answered the third time: every
+/// resource is fetched. (Counted from the first request left unanswered, with the bytes
+/// not counted, the silence reached two timeouts at 180 s, and the resources after were
+/// failed without a request.)
+#[test]
+fn a_source_sending_a_body_slowly_is_not_silent() {
+    let s = source(4);
     let mut d = Destination::default();
-    let fault = Box::new(|uri: &str, _| uri.contains("/r/").then_some(Fault::Hang));
+    let fault = Box::new(|uri: &str, attempt| match uri {
+        u if u.ends_with("/r/0.txt") => Some(Fault::Trickle {
+            pieces: 10,
+            gap: std::time::Duration::from_secs(30),
+        }),
+        u if u.contains("/r/") && attempt < 2 => Some(Fault::Hang),
+        _ => None,
+    });
     let drive = Drive {
         fault: Some(fault),
         ..Drive::default()
@@ -762,17 +790,62 @@ fn a_source_silent_for_its_timeouts_is_gone_after_one_resource() {
         |c| {
             let mut bounds = c.bounds;
             bounds.max_in_flight = 2;
-            bounds.max_request_time = std::time::Duration::from_secs(20);
             c.with_bounds(bounds)
         },
         drive,
     );
-    assert_eq!(run.report().failed, 40);
+    let report = run.report();
+    assert_eq!(
+        (report.failed, report.created),
+        (0, 4),
+        "{:?}",
+        run.problems()
+    );
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    // The trickle took its 300 s, and the others their timeouts meanwhile.
     assert!(
-        run.elapsed < std::time::Duration::from_secs(3 * 20 + 10),
+        run.elapsed >= std::time::Duration::from_secs(300),
         "{:?}",
         run.elapsed
     );
+}
+
+/// An authority's silence restarts after a spell longer than two request timeouts with
+/// nothing failing (no request was out to it: a retry waited, another Source's lists
+/// were read): one timeout much later does not take it as gone. Here the one resource
+/// is left unanswered twice, its retries 200 s apart (the retry delay), and answered
+/// the third time: it is fetched. (Counted from the first timeout, the second came
+/// 260 s after it, past two timeouts, and took the Source as gone.)
+#[test]
+fn a_silence_restarts_after_a_spell_with_nothing_out() {
+    let s = source(1);
+    let mut d = Destination::default();
+    let fault =
+        Box::new(|uri: &str, attempt| (uri.contains("/r/") && attempt < 2).then_some(Fault::Hang));
+    let drive = Drive {
+        fault: Some(fault),
+        ..Drive::default()
+    };
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| {
+            let mut bounds = c.bounds;
+            bounds.retry_delay = std::time::Duration::from_secs(200);
+            c.with_bounds(bounds)
+        },
+        drive,
+    );
+    let report = run.report();
+    assert_eq!(
+        (report.failed, report.created),
+        (0, 1),
+        "{:?}",
+        run.problems()
+    );
+    assert!(d.equals(&s), "{}", d.difference(&s));
 }
 
 /// A Source that refuses every connection (it stopped, its port closed) fails each
