@@ -1,7 +1,8 @@
 //! An object store of a test's own: object_store's trait over another store (the
-//! in-memory one, say), with hooks on what a listing gives and on which reads fail, for
-//! what a real store does and the in-memory one cannot be made to (a folder marker listed
-//! beside its object, an object's time, a store away for a moment).
+//! in-memory one, say), with hooks on what a listing gives, on which reads fail and on
+//! whether it may be written, for what a real store does and the in-memory one cannot
+//! be made to (a folder marker listed beside its object, an object's time, a store away
+//! for a moment, credentials that may only read).
 
 use std::fmt;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ pub struct Hooked {
     inner: Arc<dyn ObjectStore>,
     listed: Option<Arc<Listed>>,
     fails: Option<Arc<Fails>>,
+    read_only: bool,
 }
 
 impl Hooked {
@@ -33,6 +35,26 @@ impl Hooked {
             inner,
             listed: None,
             fails: None,
+            read_only: false,
+        }
+    }
+
+    /// Every write (a PUT, a multipart upload, a DELETE, a copy) refused, as a store
+    /// refuses credentials that may only read: whatever writes, if only for a moment (a
+    /// key written and deleted), fails.
+    pub fn read_only(mut self) -> Hooked {
+        self.read_only = true;
+        self
+    }
+
+    /// The refusal of a write to `location` by a read-only store.
+    fn refuse(&self, location: &Path) -> object_store::Result<()> {
+        match self.read_only {
+            true => Err(object_store::Error::PermissionDenied {
+                path: location.to_string(),
+                source: "the credentials may only read".into(),
+            }),
+            false => Ok(()),
         }
     }
 
@@ -65,6 +87,7 @@ impl fmt::Debug for Hooked {
             .field("inner", &self.inner)
             .field("listed", &self.listed.is_some())
             .field("fails", &self.fails.is_some())
+            .field("read_only", &self.read_only)
             .finish()
     }
 }
@@ -83,6 +106,7 @@ impl ObjectStore for Hooked {
         payload: PutPayload,
         opts: PutOptions,
     ) -> object_store::Result<PutResult> {
+        self.refuse(location)?;
         self.inner.put_opts(location, payload, opts).await
     }
 
@@ -91,6 +115,7 @@ impl ObjectStore for Hooked {
         location: &Path,
         opts: PutMultipartOptions,
     ) -> object_store::Result<Box<dyn MultipartUpload>> {
+        self.refuse(location)?;
         self.inner.put_multipart_opts(location, opts).await
     }
 
@@ -113,6 +138,7 @@ impl ObjectStore for Hooked {
     }
 
     async fn delete(&self, location: &Path) -> object_store::Result<()> {
+        self.refuse(location)?;
         self.inner.delete(location).await
     }
 
@@ -136,10 +162,12 @@ impl ObjectStore for Hooked {
     }
 
     async fn copy(&self, from: &Path, to: &Path) -> object_store::Result<()> {
+        self.refuse(to)?;
         self.inner.copy(from, to).await
     }
 
     async fn copy_if_not_exists(&self, from: &Path, to: &Path) -> object_store::Result<()> {
+        self.refuse(to)?;
         self.inner.copy_if_not_exists(from, to).await
     }
 }

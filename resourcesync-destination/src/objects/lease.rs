@@ -32,6 +32,24 @@ impl ObjectDestination {
         Ok(())
     }
 
+    /// [`DestinationError::Busy`] while another run's lease on the prefix (this shard's,
+    /// or the unsharded prefix's) is live: a run that writes nothing reads it rather than
+    /// takes it.
+    pub(super) fn leased_elsewhere(&self) -> Result<(), DestinationError> {
+        let store = self.store.clone();
+        let key = child(&self.kept, LOCK);
+        let shown = self.shown.clone();
+        self.wait(async move {
+            match Lease::live(&*store, &key).await {
+                true => Err(DestinationError::Busy {
+                    dir: shown,
+                    lock: PathBuf::from(key.to_string()),
+                }),
+                false => Ok(()),
+            }
+        })
+    }
+
     /// A future that ends once the lease was read back: `Ok` if it is this run's,
     /// [`DestinationError::Busy`] if another's. Every write waits for it.
     pub(super) fn settled(

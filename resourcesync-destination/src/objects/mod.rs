@@ -42,6 +42,11 @@
 //!   prefix is written (the store's probe, a random key written and deleted at open,
 //!   comes before the lease): the run reads the Source meanwhile, and a run that finds
 //!   another's lease then ends with [`DestinationError::Busy`], having written nothing.
+//! - **A dry run or an audit writes nothing**, no probe and no lease: it reads the lease
+//!   and is refused ([`DestinationError::Busy`]) while another run's is live, so that it
+//!   does not read a prefix half written, and credentials that may only read the prefix
+//!   can audit it. (A run that starts after it opened is not kept out: the audit then
+//!   reads the prefix as it was at some moment of that run, and says what differed.)
 //!
 //! Uploads run on a runtime of the destination's own, [`MAX_UPLOADS`] at once, while the
 //! driver goes on receiving; each is confirmed to the client when it ends.
@@ -105,6 +110,18 @@ const MAX_STARTED: usize = 4 * MAX_UPLOADS;
 /// everything it wrote is in a saved inventory: found at open, it says a run was killed
 /// (or could not save), and since when to look for what it stored.
 const UNFINISHED: &str = "unfinished";
+
+/// How a run holds the prefix it opened.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Hold {
+    /// It takes the lease (after the probe of the store's conditions). `settle`: the
+    /// open returns once the lease was read back as this run's; without, the read back
+    /// overlaps what the run does before its first write, which waits for it.
+    Writes { settle: bool },
+    /// It writes nothing there (a dry run, an audit): it reads the lease, and is
+    /// refused while another run's is live.
+    Reads,
+}
 
 /// An upload or a deletion that ended: the change, and what became of it.
 struct Ended {
@@ -264,23 +281,24 @@ impl ObjectDestination {
         lease: Duration,
         shard: Option<Shard>,
     ) -> Result<ObjectDestination, DestinationError> {
-        ObjectDestination::open_inner(store, prefix, shown.into(), lease, shard, false, true)
+        let hold = Hold::Writes { settle: true };
+        ObjectDestination::open_inner(store, prefix, shown.into(), lease, shard, false, hold)
     }
 
     /// [`open_store`](Self::open_store) for an audit of the whole of a prefix that shards
     /// keep: refused while a shard runs ([`DestinationError::Busy`]); the shards'
-    /// inventories are read into the audit's.
+    /// inventories are read into the audit's. It writes nothing in the store (the
+    /// leases are read, none is taken), so that credentials that may only read the
+    /// prefix audit it.
     pub fn open_whole(
         store: Arc<dyn ObjectStore>,
         prefix: Key,
         shown: impl Into<PathBuf>,
         lease: Duration,
     ) -> Result<ObjectDestination, DestinationError> {
-        ObjectDestination::open_inner(store, prefix, shown.into(), lease, None, true, true)
+        ObjectDestination::open_inner(store, prefix, shown.into(), lease, None, true, Hold::Reads)
     }
 
-    /// `settle`: returns once the lease was read back as this run's; without, the read
-    /// back overlaps what the run does before its first write, which waits for it.
     fn open_inner(
         store: Arc<dyn ObjectStore>,
         prefix: Key,
@@ -288,7 +306,7 @@ impl ObjectDestination {
         lease: Duration,
         shard: Option<Shard>,
         whole: bool,
-        settle: bool,
+        hold: Hold,
     ) -> Result<ObjectDestination, DestinationError> {
         let runner =
             Runner::new("resourcesync-objects").map_err(|source| DestinationError::Io {
@@ -358,8 +376,17 @@ impl ObjectDestination {
                 state: PathBuf::from(state.to_string()),
             });
         }
-        dest.conditional = dest.probe()?;
-        dest.take_lease(settle)?;
+        match hold {
+            Hold::Writes { settle } => {
+                dest.conditional = dest.probe()?;
+                dest.take_lease(settle)?;
+            }
+            // What a run that writes would refuse at its lease: another's, live.
+            Hold::Reads => {
+                dest.conditional = false;
+                dest.leased_elsewhere()?;
+            }
+        }
         // After the lease is taken (written, then the others read): of a shard and an
         // unsharded run starting together, at least one sees the other.
         dest.check_split(whole)?;
@@ -389,8 +416,12 @@ impl ObjectDestination {
         let whole = options.audit && options.shard.is_none();
         // A run that writes waits for its lease's read back at its first write: the
         // read back (`resourcesync_objects::SETTLE`) overlaps the documents' fetching. An
-        // audit or a dry run writes nothing, and waits here, before it reads.
-        let settle = options.audit || options.dry_run;
+        // audit or a dry run writes nothing at all: it reads the lease, and is refused
+        // while another run's is live.
+        let hold = match options.audit || options.dry_run {
+            true => Hold::Reads,
+            false => Hold::Writes { settle: false },
+        };
         let dest = ObjectDestination::open_inner(
             store,
             prefix,
@@ -398,7 +429,7 @@ impl ObjectDestination {
             lease,
             options.shard,
             whole,
-            settle,
+            hold,
         )?;
         Ok(dest
             .with_replace_foreign(options.replace_foreign)
@@ -423,6 +454,8 @@ impl ObjectDestination {
     /// `If-Match`), found at open by creating one object twice. Without them an object
     /// written by someone else between the check and the PUT (one round trip) is
     /// overwritten, and two syncs starting at the same moment could both take the lease.
+    /// False, not asked, for a destination opened to write nothing (a dry run's, an
+    /// audit's).
     pub fn conditional(&self) -> bool {
         self.conditional
     }

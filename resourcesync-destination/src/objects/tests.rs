@@ -14,7 +14,7 @@ fn opened(store: &Arc<dyn ObjectStore>) -> ObjectDestination {
         Duration::from_secs(5),
         None,
         false,
-        false,
+        Hold::Writes { settle: false },
     )
     .unwrap()
 }
@@ -49,17 +49,94 @@ fn resources_into(
         }
         s.tick(10);
     });
+    let sync = sync_from(dest, options(&served.base));
+    (served, sync)
+}
+
+/// The options of a sync of the Source at `base` into the prefix.
+fn options(base: &str) -> SyncOptions {
+    SyncOptions::new(base.parse().unwrap(), "memory:///p")
+}
+
+/// A sync into `dest` with `options` (its future, for a runtime of the caller's).
+fn sync_from(
+    dest: ObjectDestination,
+    options: SyncOptions,
+) -> impl std::future::Future<Output = Result<crate::Synced, crate::SyncError>> + use<> {
     let mut dest = Some(dest);
     let open = move |_: &SyncOptions| {
         dest.take()
             .ok_or_else(|| crate::SyncError::Http("opened twice".into()))
     };
-    let options = SyncOptions::new(served.base.parse().unwrap(), "memory:///p");
-    let sync = async move {
+    async move {
         let (gate, stop) = (crate::gate::Gate::unlimited(), Default::default());
         crate::asynchronous::sync_into(&options, open, &gate, &stop, &mut ()).await
+    }
+}
+
+/// A dry run or an audit of a prefix a sync keeps writes nothing there: no probe of the
+/// store's conditions, no lease (it wrote both, and with credentials that may only read
+/// it could not start). It reads the lease instead, and is refused while another run's
+/// is live, as a run that writes would be.
+#[test]
+fn a_dry_run_or_an_audit_of_a_prefix_writes_nothing_there() {
+    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let (served, sync) = resources_into(3, opened(&store));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert_eq!(runtime.block_on(sync).unwrap().report.created, 3);
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/new.txt", b"new at the Source");
+        s.tick(1);
+    });
+    let read_only: Arc<dyn ObjectStore> =
+        Arc::new(resourcesync_testkit::objects::Hooked::new(store.clone()).read_only());
+    let open = |whole| {
+        ObjectDestination::open_inner(
+            read_only.clone(),
+            Key::from("p"),
+            PathBuf::from("memory:///p"),
+            Duration::from_secs(5),
+            None,
+            whole,
+            Hold::Reads,
+        )
     };
-    (served, sync)
+    let before = keys(&*store);
+    for audit in [false, true] {
+        let dest = open(audit).unwrap();
+        let mut options = options(&served.base);
+        options.dry_run = !audit;
+        options.audit = audit;
+        let sync = sync_from(dest, options);
+        let synced = runtime.block_on(sync).unwrap();
+        let report = &synced.report;
+        match audit {
+            true => assert_eq!(
+                (report.missing, report.in_sync),
+                (1, Some(false)),
+                "{synced}"
+            ),
+            false => assert_eq!(report.created, 1, "{synced}"),
+        }
+        assert_eq!(report.failed, 0, "{synced}");
+    }
+    assert_eq!(keys(&*store), before);
+    // Another run's lease, live: refused before anything is read of the Source.
+    let runner = Runner::new("test").unwrap();
+    another_s_lease(&runner, &store);
+    for whole in [false, true] {
+        let opened = open(whole);
+        assert!(
+            matches!(&opened, Err(DestinationError::Busy { lock, .. })
+                if lock == Path::new("p/.resourcesync/lock")),
+            "{:?}",
+            opened.as_ref().err()
+        );
+    }
 }
 
 /// A prefix a Source is published to (its state in `.resourcesync/state.json`, as
@@ -85,7 +162,7 @@ fn a_publication_s_prefix_is_refused_before_anything_is_written_there() {
             Duration::from_secs(5),
             shard,
             false,
-            false,
+            Hold::Writes { settle: false },
         );
         assert!(
             matches!(&opened, Err(DestinationError::Publication { state, .. })
