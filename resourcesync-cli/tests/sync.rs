@@ -892,13 +892,62 @@ fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
             && stderr.contains("with --replace-foreign also files no sync stored"),
         "{stderr}"
     );
-    // The next incremental run does not come back to them: the hints are the way.
+    // The next incremental run does not come back to the deletion not made, but it meets
+    // the conflict again: it is not complete while r/1.txt is the user's edit, not the
+    // Source's update (it said "complete" once the run that met the conflict was past).
     let out = sync(&[&served.base, dest]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains("1 conflicts (named above)") && stderr.contains("r/1.txt"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(d.join("r/1.txt")).unwrap(),
+        b"edited by the user"
+    );
     assert!(d.join("r/2.txt").exists());
     let out = sync(&["--baseline", "--delete", &served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     served.equals(&d).unwrap();
+    // Resolved: the runs after it are complete, and fetch nothing again.
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains(" 0 created, 0 updated,"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A file no sync stored, at the path of a resource the Source creates: the run that meets
+/// it and every run after it say the conflict, until the user takes their file away; the
+/// run after that stores the resource and is complete.
+#[test]
+fn a_conflict_is_met_again_by_each_later_run_until_it_is_resolved() {
+    let (served, _dir, d) = served_and_dest(4);
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    std::fs::write(d.join("r/new.txt"), b"the user's").unwrap();
+    served.change(|s| {
+        s.tick(1);
+        s.put("r/new.txt", b"new at the Source");
+        s.tick(1);
+    });
+    for _ in 0..2 {
+        let out = sync(&[&served.base, dest]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains(", 1 conflicts,"), "{}", text(&out));
+        assert_eq!(std::fs::read(d.join("r/new.txt")).unwrap(), b"the user's");
+    }
+    std::fs::remove_file(d.join("r/new.txt")).unwrap();
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains(" 1 created,"), "{}", text(&out));
+    served.equals(&d).unwrap();
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains(" 0 created,"), "{}", text(&out));
 }
 
 #[test]

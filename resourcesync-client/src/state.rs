@@ -9,8 +9,9 @@
 //! after the last checkpoint the caller saved); applying a change twice is harmless:
 //! a create or update writes the same resource, a delete of what is gone does nothing.
 //!
-//! Beside the checkpoints, the resources a run could not take because their bodies
-//! matched nothing the Source listed for them ([`Refetch`]): fetched again by the next run.
+//! Beside the checkpoints, the resources a run could not take ([`Refetch`]): their bodies
+//! matched nothing the Source listed for them, or their paths held a file that is not the
+//! sync's to replace (a conflict); fetched again by the next run.
 
 use std::collections::BTreeMap;
 
@@ -31,11 +32,14 @@ pub struct State {
     pub sets: BTreeMap<String, Checkpoint>,
     /// Resources to fetch again, by the same key as [`sets`](State::sets): a run found
     /// their bodies matching nothing the Source listed for them (they changed after every
-    /// list the run read: [`ProblemKind::ChangedSinceListed`](crate::ProblemKind::ChangedSinceListed)).
+    /// list the run read: [`ProblemKind::ChangedSinceListed`](crate::ProblemKind::ChangedSinceListed)),
+    /// or the caller declined to store them (a conflict:
+    /// [`Client::declined`](crate::Client::declined)).
     /// The checkpoint moved on all the same (the change that made them differ is after
-    /// everything listed, so after it too); the next run fetches each again, checked
-    /// against a later change the Change Lists list for it or, without one, against what
-    /// was listed here. Empty, it is not written, so a state without one reads as before.
+    /// everything listed, so after it too; a conflict is the user's to resolve); the next
+    /// run fetches each again, checked against a later change the Change Lists list for
+    /// it or, without one, against what was listed here. Empty, it is not written, so a
+    /// state without one reads as before.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub refetch: BTreeMap<String, Vec<Refetch>>,
 }

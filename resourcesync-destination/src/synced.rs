@@ -81,9 +81,10 @@ impl Synced {
     }
 
     /// What the user can do about what the summary counts and a later run will not
-    /// come back to by itself: deletions left undone, conflicts left as they are (an
-    /// incremental run goes on from where this one ended). And that a dry run changed
-    /// nothing, its counts being what a run would do.
+    /// settle by itself: deletions left undone (an incremental run goes on from where
+    /// this one ended), conflicts left as they are (each later run meets them again
+    /// until the user resolves them). And that a dry run changed nothing, its counts
+    /// being what a run would do.
     pub fn hints(&self, dry_run: bool) -> Vec<String> {
         let report = &self.report;
         let mut hints = Vec::new();
@@ -111,9 +112,11 @@ impl Synced {
         }
         if report.conflicts > 0 {
             hints.push(format!(
-                "{} conflicts (named above) were left as they are; `sync --baseline` \
-                 fetches again the sync's own files that were edited, with \
-                 --replace-foreign also files no sync stored; `sync --audit` lists them",
+                "{} conflicts (named above) were left as they are, and each later run \
+                 meets them again (it is not complete) until they are resolved: remove \
+                 the file, or `sync --baseline` fetches again the sync's own files that \
+                 were edited, with --replace-foreign also files no sync stored; \
+                 `sync --audit` lists them",
                 report.conflicts
             ));
         }

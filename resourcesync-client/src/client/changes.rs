@@ -81,8 +81,11 @@ impl<I: Inventory> Client<I> {
     /// stored it at the path of a deletion). A conflict: reported as a problem (the run
     /// is not complete) and counted ([`Report::conflicts`](crate::Report::conflicts)),
     /// but the run goes on past it, as past a change applied: the path is the user's
-    /// until they resolve it. A store is not recorded; a deletion forgets the record
-    /// (the file is no longer what the sync stored). The same misuses as
+    /// until they resolve it. A store is not recorded, and the resource is kept in
+    /// [`State::refetch`](crate::State::refetch): each later run fetches it again and
+    /// meets the conflict again (it is not complete) until the user resolves it (takes
+    /// their file away, or has the sync replace it). A deletion forgets the record (the
+    /// file is no longer what the sync stored) and is done with. The same misuses as
     /// [`applied`](Client::applied) are refused.
     pub fn declined(
         &mut self,
@@ -453,6 +456,16 @@ impl<I: Inventory> Client<I> {
                 // The path is the user's: not held, and not a creation a baseline's
                 // listing missed either.
                 self.sets[set].declined.insert(hash(&pending.change.uri));
+                if pending.change.action != Action::Delete {
+                    // Nor is the resource at the Destination: the next run fetches it
+                    // again, and meets the conflict again until the user resolves it, so
+                    // that no later run is complete while the path holds not the
+                    // resource but the user's file. (A deletion declined is done with:
+                    // the sync holds nothing of the resource, and the file is the user's.)
+                    let change = &pending.change;
+                    let again = Refetch::new(change.uri.clone(), change.md.clone(), change.lastmod);
+                    self.sets[set].refetch.push(again);
+                }
                 self.report.conflicts += 1;
                 self.push_problem(Some(&pending.change.uri), None, kind);
             }

@@ -192,4 +192,8 @@ fn declining_records_nothing_forgets_a_deletion_and_is_a_conflict_the_run_goes_p
     assert_eq!(conflicts, 2);
     let (state, _) = client.into_parts();
     assert!(!state.sets.is_empty(), "{state:?}");
+    // The store declined is the next run's to fetch again (it meets the conflict again
+    // until the user resolves it); the deletion declined is done with.
+    let again: Vec<&Uri> = state.refetch.values().flatten().map(|r| &r.uri).collect();
+    assert_eq!(again, [&store.change.uri], "{state:?}");
 }

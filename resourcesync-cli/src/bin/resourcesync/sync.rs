@@ -69,8 +69,9 @@ Output:
   longer), then its URI; at the end each file no sync stored: \"extra: PATH\", or
   \"foreign: PATH\" where it is at the path of a missing resource, counted once, as
   missing).
-  After it, on standard error, what to run about deletions not made and conflicts, which
-  later incremental runs do not come back to, and what moved at the Source.
+  After it, on standard error, what to run about deletions not made (later incremental
+  runs do not come back to them) and conflicts (each later run meets them again, and is
+  not complete, until they are resolved), and what moved at the Source.
 
 JSON (--json):
   Every event of the client as one object per line ({\"event\": \"change\", ...}), then
