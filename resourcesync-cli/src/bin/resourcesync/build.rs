@@ -369,7 +369,7 @@ pub(crate) fn run(args: &BuildArgs) -> ExitCode {
                          names other resources, so this is a new Source (every resource \
                          created, its Change Lists begun again); Destinations of the old URL \
                          start over with a baseline",
-                        old.escape_debug()
+                        resourcesync_model::text::escaped(old)
                     );
                 }
                 println!("{}", Summary(&report, started.elapsed()));

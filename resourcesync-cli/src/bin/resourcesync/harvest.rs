@@ -163,11 +163,11 @@ fn moment(at: std::time::SystemTime) -> String {
     W3cDateTime::from(std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds)).to_string()
 }
 
-/// `text` on one line with no control character (a Source's words reach the terminal).
+/// `text` as a terminal shows it as written: what a terminal would obey (a control
+/// character, a line break, a bidirectional override) escaped, as every message of
+/// ours escapes a Source's words (`resourcesync_model::text::escaped`).
 fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
+    resourcesync_model::text::escaped(text).into_owned()
 }
 
 /// Prints what the Sources' runs say, each after its Source's name.
@@ -261,5 +261,20 @@ impl HarvestObserver for Printer {
             "{}",
             serde_json::json!({ "source": object })
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A Source's words in a harvest's lines keep what a terminal would obey escaped: a
+    /// bidirectional override passed as it was (it is no control character), and a line
+    /// break became a space, where every other message escapes both.
+    #[test]
+    fn a_source_s_words_are_escaped_as_every_message_escapes_them() {
+        assert_eq!(
+            super::clean("evil\u{202e}txt.exe\nnext"),
+            r"evil\u{202e}txt.exe\nnext"
+        );
+        assert_eq!(super::clean("the hub's \"words\""), "the hub's \"words\"");
     }
 }
