@@ -107,6 +107,28 @@ pub(crate) enum Access {
     Reads,
 }
 
+/// Makes `dir` unless it is there, not its parents (as `mkdir`, not `mkdir -p`): a
+/// mistyped path is an error naming it ([`DestinationError::NoParent`]), not a new tree.
+fn make_dir(dir: &Path) -> Result<(), DestinationError> {
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let parent = match dir.parent() {
+                Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
+                _ => PathBuf::from("."),
+            };
+            Err(DestinationError::NoParent {
+                dir: dir.to_owned(),
+                parent,
+            })
+        }
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(DestinationError::Io {
+            path: dir.to_owned(),
+            source: e,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// A scratch directory of the system's (removed when dropped) for a run that writes
 /// nothing in DIR, with a `.resourcesync/` in it and that one's `tmp/`.
 fn scratch_kept() -> Result<(tempfile::TempDir, Dir, Dir), DestinationError> {
@@ -372,22 +394,8 @@ impl DirectoryDestination {
             move |source| DestinationError::Io { path, source }
         };
         let writes = access == Access::Writes;
-        // DIR itself is made, not its parents (as `mkdir`, not `mkdir -p`): a mistyped
-        // path is an error naming it, not a new tree.
-        match if writes {
-            std::fs::create_dir(&dir)
-        } else {
-            Ok(())
-        } {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let parent = match dir.parent() {
-                    Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-                    _ => PathBuf::from("."),
-                };
-                return Err(DestinationError::NoParent { dir, parent });
-            }
-            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(io_at(&dir)(e)),
-            _ => {}
+        if writes {
+            make_dir(&dir)?;
         }
         // A run that only reads makes none of its own directories: one missing is an
         // error (`open_for` reads in a scratch directory where DIR's is not there).
