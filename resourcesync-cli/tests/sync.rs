@@ -939,6 +939,9 @@ fn a_conflict_is_met_again_by_each_later_run_until_it_is_resolved() {
         assert_eq!(out.status.code(), Some(1), "{}", text(&out));
         assert!(text(&out).contains(", 1 conflicts,"), "{}", text(&out));
         assert_eq!(std::fs::read(d.join("r/new.txt")).unwrap(), b"the user's");
+        // A dry run counts what the run will fetch again (it said nothing of it).
+        let out = sync(&["--dry-run", &served.base, dest]);
+        assert!(text(&out).contains(" 1 created,"), "{}", text(&out));
     }
     std::fs::remove_file(d.join("r/new.txt")).unwrap();
     let out = sync(&[&served.base, dest]);

@@ -464,7 +464,7 @@ impl<I: Inventory> Client<I> {
                     // the sync holds nothing of the resource, and the file is the user's.)
                     let change = &pending.change;
                     let again = Refetch::new(change.uri.clone(), change.md.clone(), change.lastmod);
-                    self.sets[set].refetch.push(again);
+                    self.sets[set].conflicted.insert(change.uri.clone(), again);
                 }
                 self.report.conflicts += 1;
                 self.push_problem(Some(&pending.change.uri), None, kind);

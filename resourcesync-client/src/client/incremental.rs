@@ -402,9 +402,11 @@ impl<I: Inventory> Client<I> {
             if !self.config.in_shard(&r.uri) {
                 continue;
             }
-            // A change listed later explains a body that matched nothing before: the
-            // resource is taken as this change says.
+            // A change listed later explains a body that matched nothing before, and
+            // stands for a conflict met before it: the resource is taken as this change
+            // says (a deletion is done with it; an update declined again is kept again).
             self.sets[set].deferred.remove(&r.uri);
+            self.sets[set].conflicted.remove(&r.uri);
             // An audit only notes what the Source says the resource is now.
             if self.config.mode == Mode::Audit {
                 let now = match r.change {

@@ -12,7 +12,7 @@ mod navigation;
 mod reading;
 mod transport;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use http::StatusCode;
@@ -427,6 +427,12 @@ struct Set {
     /// Fetched once more and still matching nothing listed: the next run's to fetch again
     /// ([`State::refetch`]).
     refetch: Vec<Refetch>,
+    /// Stores the caller declined (a conflict: [`Client::declined`]), by URI, as last
+    /// decided: the next run's to fetch again ([`State::refetch`]), so that it meets the
+    /// conflict again until the user resolves it. A later change this run reads for one
+    /// takes its place (a deletion takes it out; an update decided again and declined
+    /// again puts what it lists).
+    conflicted: HashMap<Uri, Refetch>,
     /// An audit's: what the Change Lists since the listing's `at` say each resource they
     /// name is now (`None`: deleted), judged against the inventory once they are read.
     since: HashMap<Uri, Option<Refetch>>,
@@ -542,8 +548,10 @@ enum Origin {
     /// An incremental run's Change List entry: a failure, and the checkpoint stays before
     /// it (the next run reads the Change Lists again, a later change included).
     Changed,
-    /// A deferred resource fetched once more, after every list: a body that still matches
-    /// nothing is [`ProblemKind::ChangedSinceListed`], kept for the next run.
+    /// A deferred resource fetched once more, after every list (in an incremental run,
+    /// one an earlier run kept: it moved, or its path held a conflict): a body that
+    /// still matches nothing is [`ProblemKind::ChangedSinceListed`], kept for the next
+    /// run.
     Refetch,
     /// A creation before the listing's `at` that the listing does not hold (a listing
     /// stamped later than what it holds): gone (404, 410) it is what the listing says,
@@ -944,10 +952,14 @@ impl<I: Inventory> Client<I> {
     /// when nothing is left); whether the state changed.
     fn record_refetch(&mut self, s: usize) -> bool {
         let set = &mut self.sets[s];
-        let mut left = std::mem::take(&mut set.refetch);
-        left.extend(set.deferred.drain().map(|(_, r)| r));
-        left.sort_by(|a, b| a.uri.cmp(&b.uri));
-        left.dedup_by(|a, b| a.uri == b.uri);
+        // One entry a resource, the last one put: a conflict over what matched nothing.
+        let mut left: BTreeMap<Uri, Refetch> = BTreeMap::new();
+        let all = std::mem::take(&mut set.refetch).into_iter();
+        let all = all.chain(set.deferred.drain().map(|(_, r)| r));
+        for again in all.chain(set.conflicted.drain().map(|(_, r)| r)) {
+            left.insert(again.uri.clone(), again);
+        }
+        let left: Vec<Refetch> = left.into_values().collect();
         let key = set.key.clone();
         let before = self.state.refetch.get(&key);
         if before.map_or(left.is_empty(), |b| *b == left) {

@@ -165,7 +165,9 @@ impl<I: Inventory> Client<I> {
             self.audit_moved(set);
             return true;
         }
-        if *retried || deferred.is_empty() || self.config.dry_run {
+        // A dry run decides them as a run would (what an earlier run kept for this one:
+        // a resource that moved, a conflict), fetching nothing: its counts are the run's.
+        if *retried || deferred.is_empty() {
             return true;
         }
         self.sets[set].retried = true;

@@ -307,6 +307,7 @@ impl<I: Inventory> Client<I> {
             deferred: HashMap::new(),
             retried: false,
             refetch: Vec::new(),
+            conflicted: HashMap::new(),
             since: HashMap::new(),
             declined: Default::default(),
         });

@@ -4,7 +4,9 @@
 
 use resourcesync_client::{Event, Mode, ProblemKind, State};
 
-use crate::sim::{Destination, Drive, Fault, Source, deleting, sync, sync_moving, time};
+use crate::sim::{
+    Destination, Drive, Fault, Source, deleting, sync, sync_moving, sync_moving_with, time,
+};
 
 const BASELINE: Mode = Mode::Baseline { prefer_dump: false };
 const SET: &str = "http://example.com/capabilitylist.xml";
@@ -351,4 +353,61 @@ fn a_baseline_deletes_all_or_nothing_its_change_lists_deletions_included() {
             assert_eq!(held, if dry { 3 } else { 0 });
         }
     }
+}
+
+/// A conflict met by a baseline, for a resource the Change Lists since its listing then
+/// say changed, is kept as the latest change says: deleted, it is done with; updated
+/// (and declined again), the next run fetches what the update lists. Kept as first met,
+/// the next runs fetched a 404, or a body that matched nothing kept, each run, for ever.
+#[test]
+fn a_conflict_a_later_change_of_the_same_run_explains_is_kept_as_that_change_says() {
+    let mut s = source();
+    // Once served (and declined): r/3 updated, r/4 deleted, both listed in the Change
+    // List the baseline reads after its listing.
+    s.after_serving("r/3.txt", |s| {
+        s.tick(1);
+        s.put("r/3.txt", b"three, updated");
+        s.publish_changes();
+    });
+    s.after_serving("r/4.txt", |s| {
+        s.tick(1);
+        s.delete("r/4.txt");
+        s.publish_changes();
+    });
+    let mut d = Destination::default();
+    let users = |path: &str| path.ends_with("r/3.txt") || path.ends_with("r/4.txt");
+    let drive = Drive {
+        decline: Some(Box::new(users)),
+        ..Drive::default()
+    };
+    let run = sync_moving_with(&mut s, &mut d, BASELINE, deleting, drive);
+    assert!(!run.report().complete);
+    let kept: Vec<(&str, Option<u64>)> = d.state.refetch[SET]
+        .iter()
+        .map(|r| (r.uri.as_str(), r.md.as_ref().and_then(|md| md.length)))
+        .collect();
+    assert_eq!(
+        kept,
+        [(
+            "http://example.com/r/3.txt",
+            Some(b"three, updated".len() as u64)
+        )],
+        "{:?}",
+        run.problems()
+    );
+    // The next run meets the conflict at r/3 again, and nothing of r/4.
+    let drive = Drive {
+        decline: Some(Box::new(users)),
+        ..Drive::default()
+    };
+    let run = sync(&s, &mut d, Mode::Incremental, "", deleting, drive);
+    let report = run.report();
+    assert_eq!(
+        (report.conflicts, report.moved, report.failed),
+        (1, 0, 0),
+        "{:?}",
+        run.problems()
+    );
+    let asked: Vec<&String> = run.requests.iter().filter(|r| r.contains("/r/")).collect();
+    assert_eq!(asked, ["http://example.com/r/3.txt"]);
 }

@@ -41,6 +41,8 @@ pub enum Fault {
 }
 
 pub type FaultFn = Box<dyn FnMut(&str, u32) -> Option<Fault>>;
+/// Whether the Destination declines a store at this path.
+pub type DeclineFn = Box<dyn FnMut(&str) -> bool>;
 
 /// The Destination: files by local path, and the inventory.
 #[derive(Debug, Default)]
@@ -92,6 +94,9 @@ pub struct Drive {
     pub rotate: usize,
     /// Return when nothing is in flight and the client only waits for a timeout.
     pub stop_when_idle: bool,
+    /// The paths whose stores the Destination declines (a file of the user's there: a
+    /// conflict, `Client::declined`).
+    pub decline: Option<DeclineFn>,
 }
 
 impl Default for Drive {
@@ -102,6 +107,7 @@ impl Default for Drive {
             crash_after: None,
             rotate: 0,
             stop_when_idle: false,
+            decline: None,
         }
     }
 }
@@ -214,15 +220,21 @@ pub fn sync_moving(
     mode: Mode,
     configure: impl FnOnce(Config) -> Config,
 ) -> Run {
+    sync_moving_with(source, dest, mode, configure, Drive::default())
+}
+
+/// [`sync_moving`], driven as `drive` says.
+pub fn sync_moving_with(
+    source: &mut Source,
+    dest: &mut Destination,
+    mode: Mode,
+    configure: impl FnOnce(Config) -> Config,
+    drive: Drive,
+) -> Run {
     let config = configure(Config::new(source.uri(""), mode).unwrap());
     let inventory = std::mem::take(&mut dest.inventory);
     let mut client = Client::new(config, dest.state.clone(), inventory);
-    let run = drive_with(
-        &mut client,
-        &mut |uri| source.serve(uri),
-        dest,
-        Drive::default(),
-    );
+    let run = drive_with(&mut client, &mut |uri| source.serve(uri), dest, drive);
     let (state, inventory) = client.into_parts();
     dest.inventory = inventory;
     dest.state = state;
@@ -263,7 +275,17 @@ fn drive_with(
             // The change to confirm, and what the inventory records for it.
             let mut confirm = None;
             let mut placed = None;
+            let mut declined = None;
             match &event {
+                Event::Store(store)
+                    if drive
+                        .decline
+                        .as_mut()
+                        .is_some_and(|decline| decline(store.change.path.as_str())) =>
+                {
+                    kept.remove(&store.request);
+                    declined = Some(store.change.id);
+                }
                 Event::Store(store) => {
                     let body = kept.remove(&store.request).expect("a stored body was kept");
                     assert_eq!(body.len() as u64, store.digests.length);
@@ -324,6 +346,11 @@ fn drive_with(
                 _ => {}
             }
             run.events.push(event);
+            if let Some(change) = declined {
+                client
+                    .declined(change, "a file of the user's", now)
+                    .unwrap();
+            }
             if let Some((change, held)) = confirm {
                 confirmations += 1;
                 if drive.crash_after.is_some_and(|n| confirmations > n) {
@@ -485,14 +512,20 @@ fn drive_with(
             && due > now
             && at < body.len()
         {
-            // The client's timeouts due before the next piece fire first, one a step
-            // (their events are taken in between); then the clock moves to the piece.
+            // No exchange can go on: the clock moves to the next piece of any trickled
+            // body, or to a timeout of the client's due no later, which fires first, one
+            // a step (their events are taken in between).
+            let next = exchanges
+                .values()
+                .filter(|e| e.at < e.body.len())
+                .filter_map(|e| e.trickle.map(|(_, _, due)| due))
+                .fold(due, Instant::min);
             match client.poll_timeout() {
-                Some(timeout) if timeout < due => {
+                Some(timeout) if timeout <= next => {
                     now = now.max(timeout);
                     client.handle_timeout(now);
                 }
-                _ => now = due,
+                _ => now = next,
             }
             let exchange = Exchange {
                 keep,
