@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt as _;
 use futures::stream::BoxStream;
@@ -26,6 +27,8 @@ pub struct Hooked {
     listed: Option<Arc<Listed>>,
     fails: Option<Arc<Fails>>,
     read_only: bool,
+    /// Writes refused by a read-only store.
+    refusals: AtomicUsize,
 }
 
 impl Hooked {
@@ -36,7 +39,14 @@ impl Hooked {
             listed: None,
             fails: None,
             read_only: false,
+            refusals: AtomicUsize::new(0),
         }
+    }
+
+    /// How many writes a read-only store refused: none, for a caller that writes
+    /// nothing (whose refused writes might otherwise go unseen, their errors ignored).
+    pub fn refusals(&self) -> usize {
+        self.refusals.load(Ordering::Relaxed)
     }
 
     /// Every write (a PUT, a multipart upload, a DELETE, a copy) refused, as a store
@@ -49,13 +59,14 @@ impl Hooked {
 
     /// The refusal of a write to `location` by a read-only store.
     fn refuse(&self, location: &Path) -> object_store::Result<()> {
-        match self.read_only {
-            true => Err(object_store::Error::PermissionDenied {
-                path: location.to_string(),
-                source: "the credentials may only read".into(),
-            }),
-            false => Ok(()),
+        if !self.read_only {
+            return Ok(());
         }
+        self.refusals.fetch_add(1, Ordering::Relaxed);
+        Err(object_store::Error::PermissionDenied {
+            path: location.to_string(),
+            source: "the credentials may only read".into(),
+        })
     }
 
     /// Each object a listing of `inner` gives becomes what `listed` makes of it (itself

@@ -66,8 +66,17 @@ impl ObjectDestination {
     }
 
     /// [`DestinationError::Busy`] once the lease's read back found another run's: this
-    /// one never held the prefix, wrote nothing, and ends.
+    /// one never held the prefix, wrote nothing, and ends. Every write asks first: one
+    /// opened to write nothing refuses them all, as it holds no lease and knows nothing
+    /// of the store's conditions (no run asks it to write; a caller's misuse would write
+    /// unguarded).
     pub(super) fn refused(&self) -> Result<(), DestinationError> {
+        if self.hold == Hold::Reads {
+            return Err(DestinationError::Store {
+                key: self.shown.display().to_string(),
+                source: "opened to write nothing (a dry run, an audit): not written".into(),
+            });
+        }
         match &self.lease {
             Some(lease) if lease.refused() => Err(DestinationError::Busy {
                 dir: self.shown.clone(),

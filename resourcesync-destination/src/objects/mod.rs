@@ -123,6 +123,18 @@ enum Hold {
     Reads,
 }
 
+impl Hold {
+    /// How a run of `options` holds the prefix. A run that writes waits for its lease's
+    /// read back at its first write: the read back (`resourcesync_objects::SETTLE`)
+    /// overlaps the documents' fetching. An audit or a dry run writes nothing at all.
+    fn of(options: &SyncOptions) -> Hold {
+        match options.audit || options.dry_run {
+            true => Hold::Reads,
+            false => Hold::Writes { settle: false },
+        }
+    }
+}
+
 /// An upload or a deletion that ended: the change, and what became of it.
 struct Ended {
     change: Decision,
@@ -152,6 +164,8 @@ pub struct ObjectDestination {
     bodies: Bodies,
     /// Whether the store honours `If-None-Match` and `If-Match` on a PUT.
     conditional: bool,
+    /// Whether the run writes (and holds the lease) or only reads.
+    hold: Hold,
     /// The prefix's lease, once taken (given back on drop).
     lease: Option<Lease>,
     lease_time: Duration,
@@ -350,6 +364,7 @@ impl ObjectDestination {
             runner,
             work,
             conditional: true,
+            hold,
             lease: None,
             lease_time: lease.max(Duration::from_secs(1)),
             recovering: None,
@@ -387,8 +402,8 @@ impl ObjectDestination {
                 dest.leased_elsewhere()?;
             }
         }
-        // After the lease is taken (written, then the others read): of a shard and an
-        // unsharded run starting together, at least one sees the other.
+        // After the lease is taken (written, then the others read) or read: of a shard
+        // and an unsharded run starting together, at least one sees the other.
         dest.check_split(whole)?;
         // Left by a run that did not end cleanly: it began writing at that time.
         let store = dest.store.clone();
@@ -414,14 +429,6 @@ impl ObjectDestination {
     ) -> Result<ObjectDestination, DestinationError> {
         let (store, prefix, shown) = ObjectDestination::store(url, store_options.iter().cloned())?;
         let whole = options.audit && options.shard.is_none();
-        // A run that writes waits for its lease's read back at its first write: the
-        // read back (`resourcesync_objects::SETTLE`) overlaps the documents' fetching. An
-        // audit or a dry run writes nothing at all: it reads the lease, and is refused
-        // while another run's is live.
-        let hold = match options.audit || options.dry_run {
-            true => Hold::Reads,
-            false => Hold::Writes { settle: false },
-        };
         let dest = ObjectDestination::open_inner(
             store,
             prefix,
@@ -429,7 +436,7 @@ impl ObjectDestination {
             lease,
             options.shard,
             whole,
-            hold,
+            Hold::of(options),
         )?;
         Ok(dest
             .with_replace_foreign(options.replace_foreign)

@@ -92,8 +92,8 @@ fn a_dry_run_or_an_audit_of_a_prefix_writes_nothing_there() {
         s.put("r/new.txt", b"new at the Source");
         s.tick(1);
     });
-    let read_only: Arc<dyn ObjectStore> =
-        Arc::new(resourcesync_testkit::objects::Hooked::new(store.clone()).read_only());
+    let hooked = Arc::new(resourcesync_testkit::objects::Hooked::new(store.clone()).read_only());
+    let read_only: Arc<dyn ObjectStore> = hooked.clone();
     let open = |whole| {
         ObjectDestination::open_inner(
             read_only.clone(),
@@ -111,6 +111,8 @@ fn a_dry_run_or_an_audit_of_a_prefix_writes_nothing_there() {
         let mut options = options(&served.base);
         options.dry_run = !audit;
         options.audit = audit;
+        // What `open_for` opens for them.
+        assert_eq!(Hold::of(&options), Hold::Reads);
         let sync = sync_from(dest, options);
         let synced = runtime.block_on(sync).unwrap();
         let report = &synced.report;
@@ -125,6 +127,19 @@ fn a_dry_run_or_an_audit_of_a_prefix_writes_nothing_there() {
         assert_eq!(report.failed, 0, "{synced}");
     }
     assert_eq!(keys(&*store), before);
+    assert_eq!(hooked.refusals(), 0, "a write was tried");
+    // Nor could a caller write through it (no lease held, no conditions known).
+    let dest = open(false).unwrap();
+    let written = dest.write_kept(STATE, b"{}".to_vec());
+    assert!(
+        matches!(written, Err(DestinationError::Store { .. })),
+        "{written:?}"
+    );
+    assert_eq!(hooked.refusals(), 0);
+    assert_eq!(
+        Hold::of(&options(&served.base)),
+        Hold::Writes { settle: false }
+    );
     // Another run's lease, live: refused before anything is read of the Source.
     let runner = Runner::new("test").unwrap();
     another_s_lease(&runner, &store);
