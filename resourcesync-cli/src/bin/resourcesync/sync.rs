@@ -36,7 +36,9 @@ carry DIR forward (the changes since its checkpoint no longer offered, a gap), t
 a baseline instead and says so on standard error. Each resource
 is checked against its listed length and hashes, written to a temporary file and renamed
 into place; nothing is written outside DIR, whatever the Source lists. The state and the
-inventory are kept in DIR/.resourcesync/, which no resource can overwrite.
+inventory are kept in DIR/.resourcesync/, which no resource can overwrite; a run that
+writes removes the temporary files a stopped run left in its tmp/ (a dry run and an audit
+write nothing in DIR).
 
 With --follow, the command goes on after the first run: when the Source's Capability List
 advertises a Change Notification channel (ResourceSync Change Notification 1.0.1, over a
