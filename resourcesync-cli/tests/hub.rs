@@ -253,3 +253,44 @@ async fn a_hub_beside_the_publication_verifies_signs_retries_and_remembers() {
     );
     drop(server);
 }
+
+/// What the hub's operator reads of a subscriber names its callback by scheme and
+/// authority only: the rest is the subscriber's secret (WebSub 6). A callback that
+/// refused its verification was printed whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_s_log_never_shows_a_callback_s_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let publish = dir.path().join("pub");
+    std::fs::create_dir(&publish).unwrap();
+    std::fs::write(publish.join("hello.txt"), "hello").unwrap();
+    let state = dir.path().join("hub.json");
+    let log = dir.path().join("stderr");
+    // A subscriber whose callback refuses the verification (404).
+    let app = Router::new().route(
+        "/s3cret-path/cb",
+        axum::routing::get(|| async { StatusCode::NOT_FOUND }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let callback = format!("http://{}/s3cret-path/cb", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let stderr = std::fs::File::create(&log).unwrap();
+    let (server, url, hub) =
+        server::serve_hub_logged(&publish, &state, "127.0.0.1:0", &[], &[], stderr.into());
+    let topic = format!("{url}resourcesync/change-notification.xml");
+    let client = reqwest::Client::new();
+    let pairs = [
+        ("hub.mode", "subscribe"),
+        ("hub.topic", topic.as_str()),
+        ("hub.callback", callback.as_str()),
+    ];
+    assert_eq!(form(&client, &hub, &pairs).await, StatusCode::ACCEPTED);
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    until("the hub to say the verification failed", || {
+        read().contains("did not confirm")
+    })
+    .await;
+    drop(server);
+    let said = read();
+    assert!(!said.contains("s3cret"), "{said}");
+    assert!(said.contains("/… did not confirm its request"), "{said}");
+}

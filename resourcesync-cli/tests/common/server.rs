@@ -45,6 +45,19 @@ pub(crate) fn serve_hub_with(
     topics: &[&str],
     args: &[&str],
 ) -> (Server, String, String) {
+    serve_hub_logged(publish, state, addr, topics, args, default_stderr())
+}
+
+/// [`serve_hub_with`], the hub's standard error (what its operator reads) to `stderr`.
+#[allow(dead_code)] // not every test binary that shares this file serves a hub
+pub(crate) fn serve_hub_logged(
+    publish: &Path,
+    state: &Path,
+    addr: &str,
+    topics: &[&str],
+    args: &[&str],
+    stderr: Stdio,
+) -> (Server, String, String) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_resourcesync"));
     command
         .args(["serve", "--addr", addr, "--json", "--hub"])
@@ -54,7 +67,7 @@ pub(crate) fn serve_hub_with(
         command.args(["--hub-topic", topic]);
     }
     command.arg("--hub-state").arg(state).arg(publish);
-    let (server, first) = start(command);
+    let (server, first) = start_with(command, stderr);
     let line: serde_json::Value = serde_json::from_str(&first).unwrap();
     let url = line["url"].as_str().unwrap().to_owned();
     let hub = line["hub"].as_str().unwrap().to_owned();
@@ -63,14 +76,23 @@ pub(crate) fn serve_hub_with(
 
 /// Starts `command` (a `serve`), its output piped, and reads the start line.
 #[allow(dead_code)] // called by this file's functions, and by a test binary of its own
-pub(crate) fn start(mut command: Command) -> (Server, String) {
+pub(crate) fn start(command: Command) -> (Server, String) {
+    start_with(command, default_stderr())
+}
+
+/// A server's standard error: none, or the test's with `DEBUG_FOLLOW` set.
+fn default_stderr() -> Stdio {
+    match std::env::var_os("DEBUG_FOLLOW") {
+        Some(_) => Stdio::inherit(),
+        None => Stdio::null(),
+    }
+}
+
+/// [`start`], its standard error to `stderr`.
+fn start_with(mut command: Command, stderr: Stdio) -> (Server, String) {
     let mut child = command
         .stdout(Stdio::piped())
-        .stderr(if std::env::var_os("DEBUG_FOLLOW").is_some() {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
+        .stderr(stderr)
         .spawn()
         .unwrap();
     let mut first = String::new();

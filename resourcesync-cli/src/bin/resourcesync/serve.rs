@@ -386,9 +386,10 @@ fn print_notice(notice: HubNotice<'_>) {
                 callback,
                 status,
             } => match status {
-                Some(status) => {
-                    format!("{callback} did not confirm its request about {topic} ({status})")
-                }
+                Some(status) => format!(
+                    "{} did not confirm its request about {topic} ({status})",
+                    shown(callback)
+                ),
                 None => format!(
                     "{} did not answer the verification about {topic}",
                     shown(callback)
