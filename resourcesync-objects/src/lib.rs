@@ -170,6 +170,26 @@ fn s3_builder(
         payload_said |= parsed == AmazonS3ConfigKey::UnsignedPayload;
         builder = builder.with_config(parsed, value);
     }
+    // A plain-HTTP endpoint is refused by the store's HTTP client at the first request,
+    // in words that name no setting ("builder error: URL scheme is not allowed"): said
+    // here, with the setting that allows it.
+    let endpoint = builder.get_config_value(&AmazonS3ConfigKey::Endpoint);
+    if let Some(endpoint) = endpoint.filter(|e| e.to_ascii_lowercase().starts_with("http://")) {
+        let allow = AmazonS3ConfigKey::Client(object_store::ClientConfigKey::AllowHttp);
+        let allowed = builder.get_config_value(&allow).is_some_and(|value| {
+            matches!(
+                value.to_ascii_lowercase().as_str(),
+                "true" | "1" | "yes" | "on"
+            )
+        });
+        if !allowed {
+            return Err(format!(
+                "the endpoint {endpoint} is plain HTTP, which the store refuses unless \
+                 aws_allow_http is true (AWS_ALLOW_HTTP=true, or the setting \
+                 aws_allow_http=true)"
+            ));
+        }
+    }
     // Over HTTPS the payload goes unsigned unless a setting says otherwise, as the
     // AWS SDKs and rclone send it: TLS keeps the bytes whole on the way, and a
     // signed payload costs a SHA-256 of every body on each side. Over plain HTTP
@@ -700,6 +720,31 @@ mod tests {
     use super::*;
     use object_store::memory::InMemory;
 
+    /// A plain-HTTP endpoint without `aws_allow_http` is refused at open, naming the
+    /// setting (the store's client refused it at the first request: "builder error: URL
+    /// scheme is not allowed").
+    #[test]
+    fn a_plain_http_endpoint_is_refused_naming_the_setting_that_allows_it() {
+        let url = url::Url::parse("s3://bucket/prefix").unwrap();
+        let endpoint = ("aws_endpoint".to_owned(), "http://127.0.0.1:9".to_owned());
+        let settings = |allow: Option<&str>| {
+            let allow = allow.map(|v| ("aws_allow_http".to_owned(), v.to_owned()));
+            [Some(endpoint.clone()), allow].into_iter().flatten()
+        };
+        match Bucket::open(&url, settings(None)) {
+            Err(e @ ObjectsError::Setting { .. }) => {
+                let said = e.to_string();
+                assert!(said.contains("aws_allow_http"), "{said}");
+                assert!(
+                    said.starts_with("s3://bucket/prefix: the endpoint http://"),
+                    "{said}"
+                );
+            }
+            other => panic!("{:?}", other.map(|b| b.shown)),
+        }
+        assert!(Bucket::open(&url, settings(Some("true"))).is_ok());
+    }
+
     /// A lease's bytes: `owner`'s until `until_ms`.
     fn lease_of(owner: &str, until_ms: u64) -> Vec<u8> {
         let body = LeaseBody {
@@ -835,10 +880,11 @@ mod tests {
             unsigned(&[("aws_endpoint", "https://s3.example.com")]).0,
             "true"
         );
-        assert_eq!(
-            unsigned(&[("aws_endpoint", "http://127.0.0.1:9000")]).0,
-            "false"
-        );
+        let plain = [
+            ("aws_endpoint", "http://127.0.0.1:9000"),
+            ("aws_allow_http", "true"),
+        ];
+        assert_eq!(unsigned(&plain).0, "false");
         let said = [
             ("aws_endpoint", "https://s3.example.com"),
             ("aws_unsigned_payload", "false"),
@@ -846,6 +892,7 @@ mod tests {
         assert_eq!(unsigned(&said).0, "false");
         let said = [
             ("aws_endpoint", "http://127.0.0.1:9000"),
+            ("aws_allow_http", "true"),
             ("aws_unsigned_payload", "true"),
         ];
         assert_eq!(unsigned(&said).0, "true");

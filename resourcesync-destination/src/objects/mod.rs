@@ -215,6 +215,11 @@ fn objects_error(shown: &str, e: ObjectsError) -> DestinationError {
             key,
             source: Box::new(source),
         },
+        // Named once: the setting's error names the store itself.
+        ObjectsError::Setting { store, reason } => DestinationError::Store {
+            key: store,
+            source: reason.into(),
+        },
         other => DestinationError::Store {
             key: shown.to_owned(),
             source: Box::new(other),

@@ -348,3 +348,16 @@ fn a_sync_into_a_prefix_keeps_its_resources_in_memory() {
         assert!(keys.contains(&format!("p/r/{i}.txt")), "{keys:?}");
     }
 }
+
+/// A setting the store does not have is said with the store's URL once (it was twice:
+/// `s3://b/q: s3://b/q: "bogus" is not a setting of an S3 store`).
+#[test]
+fn a_bad_setting_names_the_store_once() {
+    let url = url::Url::parse("s3://bucket/q").unwrap();
+    let opened = ObjectDestination::store(&url, [("bogus".to_owned(), "x".to_owned())]);
+    let said = opened.err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(
+        said,
+        r#"s3://bucket/q: "bogus" is not a setting of an S3 store"#
+    );
+}
