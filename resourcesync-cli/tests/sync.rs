@@ -943,6 +943,11 @@ fn a_conflict_is_met_again_by_each_later_run_until_it_is_resolved() {
         let out = sync(&["--dry-run", &served.base, dest]);
         assert!(text(&out).contains(" 1 created,"), "{}", text(&out));
     }
+    // An audit's counts are what it found: no dry run's note (`--dry-run` changes
+    // nothing for it).
+    let out = sync(&["--audit", "--dry-run", &served.base, dest]);
+    assert!(text(&out).contains(", 1 missing,"), "{}", text(&out));
+    assert!(!text(&out).contains("a dry run"), "{}", text(&out));
     std::fs::remove_file(d.join("r/new.txt")).unwrap();
     let out = sync(&[&served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

@@ -112,10 +112,13 @@ impl Synced {
         }
         if report.conflicts > 0 {
             hints.push(format!(
-                "{} conflicts (named above) were left as they are, and each later run \
-                 meets them again (it is not complete) until they are resolved: remove \
-                 the file, or `sync --baseline` fetches again the sync's own files that \
-                 were edited, with --replace-foreign also files no sync stored; \
+                "{} conflicts (named above) were left as they are. A file at a listed \
+                 resource's path that is not what the sync stored is met again by each \
+                 later run (it is not complete) until it is resolved: remove the file, or \
+                 `sync --baseline` fetches again the sync's own files that were edited, \
+                 with --replace-foreign also files no sync stored (and --replace-foreign \
+                 replaces both in any run). A file edited since the sync stored it that \
+                 the Source deleted is kept, yours from then on: no later run names it. \
                  `sync --audit` lists them",
                 report.conflicts
             ));

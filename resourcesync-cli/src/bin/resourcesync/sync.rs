@@ -62,18 +62,19 @@ Output:
     complete|incomplete[, <n> moved at the Source]
   \"moved at the Source\" counts resources whose bytes matched nothing the Source listed,
   even fetched again after its Change Lists were read: it changed them while the run
-  read it, and the next run fetches them. A conflict is a path where DIR holds a file no sync stored (left as it is; named on
-  standard error), or a file changed since it was stored that the Source deleted (kept).
-  \"not deleted\" counts deletions a Change List listed that --delete did not allow.
-  and for an audit the counts changed, missing, extra and whether DIR is in sync (each
+  read it, and the next run fetches them. A conflict is a path where DIR holds a file no
+  sync stored, or one changed since a sync stored it (left as it is, named on standard
+  error, and met again by each later run until it is resolved), or a file changed since
+  it was stored that the Source deleted (kept, the user's from then on). \"not deleted\"
+  counts deletions a Change List listed that --delete did not allow.
+  An audit's line adds the counts changed, missing, extra and whether DIR is in sync (each
   such resource named on standard error as it is found: changed (length|hash|lastmod|
   nothing to compare), missing, or extra (a sync stored it, the Source lists it no
   longer), then its URI; at the end each file no sync stored: \"extra: PATH\", or
   \"foreign: PATH\" where it is at the path of a missing resource, counted once, as
   missing).
   After it, on standard error, what to run about deletions not made (later incremental
-  runs do not come back to them) and conflicts (each later run meets them again, and is
-  not complete, until they are resolved), and what moved at the Source.
+  runs do not come back to them), conflicts and what moved at the Source.
 
 JSON (--json):
   Every event of the client as one object per line ({\"event\": \"change\", ...}), then
@@ -166,9 +167,9 @@ pub(crate) struct SyncArgs {
     /// Answer requests for URLs under PREFIX from the directory DIR (a mirror on disk).
     #[arg(long, value_name = "PREFIX=DIR")]
     mirror: Vec<String>,
-    /// Replace a file at a listed path that no sync stored (by default such a file is a
-    /// conflict, named and left as it is, unless it holds the listed bytes: then it is
-    /// taken as stored).
+    /// Replace whatever file is at a listed path: one no sync stored, and one changed since
+    /// a sync stored it (by default either is a conflict, named and left as it is; a file
+    /// no sync stored that holds the listed bytes is taken as stored).
     #[arg(long)]
     replace_foreign: bool,
     /// Fetch from another host or port too (HOST or HOST:PORT; repeatable): a Source
@@ -621,7 +622,9 @@ pub(crate) async fn sync_to(
         );
     } else {
         let _ = writeln!(stdout.lock(), "{synced}");
-        for hint in synced.hints(options.dry_run) {
+        // An audit changes nothing either, but its counts are what it found, not what a
+        // run would decide: the dry run's note is not for it.
+        for hint in synced.hints(options.dry_run && !options.audit) {
             eprintln!("resourcesync sync: {hint}");
         }
     }
