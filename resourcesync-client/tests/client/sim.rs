@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use http::{HeaderMap, HeaderValue, StatusCode};
 use resourcesync_client::{
-    Client, Config, Event, Held, MemoryInventory, Mode, Report, RequestId, State,
+    Bounds, Client, Config, Event, Held, MemoryInventory, Mode, Report, RequestId, State,
 };
 use resourcesync_model::Fixity;
 use resourcesync_package::Package;
@@ -109,6 +109,25 @@ impl Default for Drive {
             stop_when_idle: false,
             decline: None,
         }
+    }
+}
+
+impl Drive {
+    /// The default drive, `fault` saying each exchange's fault.
+    pub fn faulty(fault: impl FnMut(&str, u32) -> Option<Fault> + 'static) -> Drive {
+        Drive {
+            fault: Some(Box::new(fault)),
+            ..Drive::default()
+        }
+    }
+}
+
+/// A configuration's bounds as `set` changes them (a `configure` for [`sync`]).
+pub fn bounded(set: impl FnOnce(&mut Bounds)) -> impl FnOnce(Config) -> Config {
+    |c| {
+        let mut bounds = c.bounds;
+        set(&mut bounds);
+        c.with_bounds(bounds)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use resourcesync_client::{Action, Event, Mode, ProblemKind, Report, Shard, Standing};
 
-use crate::sim::{Destination, Drive, Fault, Response, Run, Source, deleting, sync};
+use crate::sim::{Destination, Drive, Fault, Response, Run, Source, bounded, deleting, sync};
 
 fn source(n: usize) -> Source {
     let mut s = Source::new();
@@ -711,19 +711,13 @@ fn a_source_silent_for_its_timeouts_is_gone_after_one_resource() {
     // `max_request_time` as the time a request may take in all, if given.
     let silent = |max_request_time: Option<std::time::Duration>| {
         let mut d = Destination::default();
-        let fault = Box::new(|uri: &str, _| uri.contains("/r/").then_some(Fault::Hang));
-        let drive = Drive {
-            fault: Some(fault),
-            ..Drive::default()
-        };
-        let configure = |c: resourcesync_client::Config| {
-            let mut bounds = c.bounds;
+        let drive = Drive::faulty(|uri, _| uri.contains("/r/").then_some(Fault::Hang));
+        let configure = bounded(|bounds| {
             bounds.max_in_flight = 2;
             if let Some(time) = max_request_time {
                 bounds.max_request_time = time;
             }
-            c.with_bounds(bounds)
-        };
+        });
         sync(&s, &mut d, BASELINE, "", configure, drive)
     };
     let run = silent(None);
@@ -770,7 +764,7 @@ fn a_source_silent_for_its_timeouts_is_gone_after_one_resource() {
 fn a_source_sending_a_body_slowly_is_not_silent() {
     let s = source(4);
     let mut d = Destination::default();
-    let fault = Box::new(|uri: &str, attempt| match uri {
+    let drive = Drive::faulty(|uri, attempt| match uri {
         u if u.ends_with("/r/0.txt") => Some(Fault::Trickle {
             pieces: 10,
             gap: std::time::Duration::from_secs(30),
@@ -778,22 +772,8 @@ fn a_source_sending_a_body_slowly_is_not_silent() {
         u if u.contains("/r/") && attempt < 2 => Some(Fault::Hang),
         _ => None,
     });
-    let drive = Drive {
-        fault: Some(fault),
-        ..Drive::default()
-    };
-    let run = sync(
-        &s,
-        &mut d,
-        BASELINE,
-        "",
-        |c| {
-            let mut bounds = c.bounds;
-            bounds.max_in_flight = 2;
-            c.with_bounds(bounds)
-        },
-        drive,
-    );
+    let configure = bounded(|bounds| bounds.max_in_flight = 2);
+    let run = sync(&s, &mut d, BASELINE, "", configure, drive);
     let report = run.report();
     assert_eq!(
         (report.failed, report.created),
@@ -820,24 +800,10 @@ fn a_source_sending_a_body_slowly_is_not_silent() {
 fn a_silence_restarts_after_a_spell_with_nothing_out() {
     let s = source(1);
     let mut d = Destination::default();
-    let fault =
-        Box::new(|uri: &str, attempt| (uri.contains("/r/") && attempt < 2).then_some(Fault::Hang));
-    let drive = Drive {
-        fault: Some(fault),
-        ..Drive::default()
-    };
-    let run = sync(
-        &s,
-        &mut d,
-        BASELINE,
-        "",
-        |c| {
-            let mut bounds = c.bounds;
-            bounds.retry_delay = std::time::Duration::from_secs(200);
-            c.with_bounds(bounds)
-        },
-        drive,
-    );
+    let drive =
+        Drive::faulty(|uri, attempt| (uri.contains("/r/") && attempt < 2).then_some(Fault::Hang));
+    let configure = bounded(|bounds| bounds.retry_delay = std::time::Duration::from_secs(200));
+    let run = sync(&s, &mut d, BASELINE, "", configure, drive);
     let report = run.report();
     assert_eq!(
         (report.failed, report.created),
@@ -855,11 +821,7 @@ fn a_silence_restarts_after_a_spell_with_nothing_out() {
 fn a_source_that_refuses_every_connection_is_gone_after_8_resources() {
     let s = source(100);
     let mut d = Destination::default();
-    let fault = Box::new(|uri: &str, _| uri.contains("/r/").then_some(Fault::Refused));
-    let drive = Drive {
-        fault: Some(fault),
-        ..Drive::default()
-    };
+    let drive = Drive::faulty(|uri, _| uri.contains("/r/").then_some(Fault::Refused));
     let run = sync(&s, &mut d, BASELINE, "", |c| c, drive);
     assert_eq!(run.report().failed, 100);
     let asked = run.requests.iter().filter(|r| r.contains("/r/")).count();

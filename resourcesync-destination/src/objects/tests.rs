@@ -7,16 +7,22 @@ use resourcesync_testkit::objects::keys;
 /// The prefix `p` of `store` opened as a sync opens it: the lease claimed, its read
 /// back still to come.
 fn opened(store: &Arc<dyn ObjectStore>) -> ObjectDestination {
-    ObjectDestination::open_inner(
-        store.clone(),
+    open_p(store, None, false, Hold::Writes { settle: false }).unwrap()
+}
+
+/// The prefix `p` of `store` opened for `shard` (or the whole, `whole`) as `hold` says.
+fn open_p(
+    store: &Arc<dyn ObjectStore>,
+    shard: Option<Shard>,
+    whole: bool,
+    hold: Hold,
+) -> Result<ObjectDestination, DestinationError> {
+    let (prefix, shown, lease) = (
         Key::from("p"),
         PathBuf::from("memory:///p"),
         Duration::from_secs(5),
-        None,
-        false,
-        Hold::Writes { settle: false },
-    )
-    .unwrap()
+    );
+    ObjectDestination::open_inner(store.clone(), prefix, shown, lease, shard, whole, hold)
 }
 
 /// Puts another writer's lease, valid for a minute, on the prefix `p`; its key.
@@ -94,17 +100,7 @@ fn a_dry_run_or_an_audit_of_a_prefix_writes_nothing_there() {
     });
     let hooked = Arc::new(resourcesync_testkit::objects::Hooked::new(store.clone()).read_only());
     let read_only: Arc<dyn ObjectStore> = hooked.clone();
-    let open = |whole| {
-        ObjectDestination::open_inner(
-            read_only.clone(),
-            Key::from("p"),
-            PathBuf::from("memory:///p"),
-            Duration::from_secs(5),
-            None,
-            whole,
-            Hold::Reads,
-        )
-    };
+    let open = |whole| open_p(&read_only, None, whole, Hold::Reads);
     let before = keys(&*store);
     for audit in [false, true] {
         let dest = open(audit).unwrap();
@@ -170,15 +166,7 @@ fn a_publication_s_prefix_is_refused_before_anything_is_written_there() {
         .unwrap()
         .unwrap();
     for shard in [None, Some(Shard::new(1, 2).unwrap())] {
-        let opened = ObjectDestination::open_inner(
-            store.clone(),
-            Key::from("p"),
-            PathBuf::from("memory:///p"),
-            Duration::from_secs(5),
-            shard,
-            false,
-            Hold::Writes { settle: false },
-        );
+        let opened = open_p(&store, shard, false, Hold::Writes { settle: false });
         assert!(
             matches!(&opened, Err(DestinationError::Publication { state, .. })
                 if state == Path::new("p/.resourcesync/state.json")),
