@@ -907,6 +907,14 @@ fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
         b"edited by the user"
     );
     assert!(d.join("r/2.txt").exists());
+    // --replace-foreign replaces the edited file too, in an incremental run (as its help
+    // says), and the run is complete.
+    let out = sync(&["--replace-foreign", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(d.join("r/1.txt")).unwrap(),
+        b"resource 1, updated"
+    );
     let out = sync(&["--baseline", "--delete", &served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     served.equals(&d).unwrap();
