@@ -76,7 +76,7 @@ pub enum ObjectsError {
         /// The key the request was for.
         key: String,
         /// The store's error.
-        source: object_store::Error,
+        source: StoreFailure,
     },
 }
 
@@ -85,9 +85,130 @@ impl ObjectsError {
     pub fn store(key: &Key, source: object_store::Error) -> ObjectsError {
         ObjectsError::Store {
             key: key.to_string(),
-            source,
+            source: StoreFailure(source),
         }
     }
+}
+
+/// An object store's error, said on one line a person reads: where an S3 server answered
+/// with its XML error document (`<Error><Code>NoSuchBucket</Code><Message>The specified
+/// bucket does not exist</Message>...`), its code and message stand in its place, the
+/// request's duration is left out, and a long body is cut.
+///
+/// The store's error itself is [`StoreFailure::error`], whole. It is not this error's
+/// [`source`](std::error::Error::source): its text holds the response's body as it came,
+/// over several lines, which a printer of an error's causes would say again after this
+/// one.
+///
+/// ```
+/// use resourcesync_objects::StoreFailure;
+/// use resourcesync_objects::object_store::Error;
+///
+/// let body = "Server returned non-2xx status code: 404 Not Found: <?xml version=\"1.0\"?>\n\
+///     <Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message>\
+///     <RequestId>1UmG</RequestId></Error>";
+/// let failure = StoreFailure::from(Error::Generic { store: "S3", source: body.into() });
+/// assert_eq!(
+///     failure.to_string(),
+///     "Generic S3 error: Server returned non-2xx status code: 404 Not Found: \
+///      NoSuchBucket: The specified bucket does not exist"
+/// );
+/// ```
+#[derive(Debug)]
+pub struct StoreFailure(object_store::Error);
+
+impl StoreFailure {
+    /// The store's error, as the store's client gave it.
+    pub fn error(&self) -> &object_store::Error {
+        &self.0
+    }
+
+    /// The store's error, taken back.
+    pub fn into_error(self) -> object_store::Error {
+        self.0
+    }
+}
+
+impl From<object_store::Error> for StoreFailure {
+    fn from(error: object_store::Error) -> Self {
+        StoreFailure(error)
+    }
+}
+
+impl std::fmt::Display for StoreFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&said(&self.0.to_string()))
+    }
+}
+
+impl std::error::Error for StoreFailure {}
+
+/// The most characters of a store's error said ([`StoreFailure`]): an S3 server that is
+/// not one (a proxy's HTML page, say) can answer with a long body.
+const SAID: usize = 300;
+
+/// `text`, a store's error, on one line: an S3 error document's code and message for the
+/// document, the request's duration (`in 3.03ms`) left out, at most [`SAID`] characters.
+fn said(text: &str) -> String {
+    let element = |name: &str| {
+        let open = format!("<{name}>");
+        let start = text.find(&open)? + open.len();
+        let end = text[start..].find(&format!("</{name}>"))?;
+        Some(text[start..start + end].trim())
+    };
+    let mut line = match (element("Code"), element("Message")) {
+        (Some(code), message) => {
+            // The document starts at its declaration, or at its root when it has none.
+            let at = ["<?xml", "<Error"]
+                .iter()
+                .filter_map(|start| text.find(start))
+                .min()
+                .unwrap_or(text.len());
+            let before = text[..at].trim_end().trim_end_matches(':');
+            match message {
+                Some(message) if !message.is_empty() => format!("{before}: {code}: {message}"),
+                _ => format!("{before}: {code}"),
+            }
+        }
+        _ => text.to_owned(),
+    };
+    line = without_durations(&line);
+    let mut line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some((cut, _)) = line.char_indices().nth(SAID) {
+        line.truncate(cut);
+        line.push_str("...");
+    }
+    line
+}
+
+/// `text` without the durations object_store's client says of a request (` in 3.035654ms`,
+/// ` in 1.2s`): they differ from one run to the next and tell a person nothing to act on.
+fn without_durations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" in ") {
+        let after = &rest[at + 4..];
+        let number = after
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(after.len());
+        let unit = after[number..]
+            .find(|c: char| !c.is_alphabetic())
+            .unwrap_or(after.len() - number);
+        let is_duration = number > 0
+            && matches!(
+                &after[number..number + unit],
+                "ns" | "µs" | "us" | "ms" | "s"
+            );
+        if is_duration {
+            out.push_str(&rest[..at]);
+            rest = &after[number + unit..];
+        } else {
+            out.push_str(&rest[..at + 4]);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A prefix of a store: where a destination or a publication lives.
@@ -438,10 +559,10 @@ impl Lease {
                 Some(Settled::Ours) => Ok(()),
                 Some(Settled::Failed(why)) => Err(ObjectsError::Store {
                     key,
-                    source: object_store::Error::Generic {
+                    source: StoreFailure(object_store::Error::Generic {
                         store: "lease",
                         source: why.into(),
-                    },
+                    }),
                 }),
                 // Another's, or the renewing task is gone (released).
                 Some(Settled::Another) | None => Err(ObjectsError::Busy { key }),
@@ -717,6 +838,41 @@ pub fn random() -> u128 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_store_s_error_is_said_on_one_line() {
+        use super::said;
+        // moto's answer to a PUT into a bucket it does not have, as object_store says it.
+        let moto = "Object at location p/x not found: Error performing PUT \
+            http://127.0.0.1:5999/nobucket/p/x in 3.035654ms - Server returned non-2xx status \
+            code: 404 Not Found: <?xml version=\"1.0\" encoding=\"utf-8\"?>\n<Error><Code>\
+            NoSuchBucket</Code><Message>The specified bucket does not exist</Message>\
+            <BucketName>nobucket</BucketName><RequestId>1UmG</RequestId></Error>";
+        assert_eq!(
+            said(moto),
+            "Object at location p/x not found: Error performing PUT \
+             http://127.0.0.1:5999/nobucket/p/x - Server returned non-2xx status code: 404 Not \
+             Found: NoSuchBucket: The specified bucket does not exist"
+        );
+        // A document without a declaration, and with no message.
+        assert_eq!(
+            said("refused: <Error><Code>AccessDenied</Code></Error>"),
+            "refused: AccessDenied"
+        );
+        // After retries: the duration goes, the rest stays.
+        assert_eq!(
+            said("Error performing GET http://h/k in 1.2s, after 3 retries, max_retries: 3"),
+            "Error performing GET http://h/k, after 3 retries, max_retries: 3"
+        );
+        // Words that only look like a duration's start are kept.
+        assert_eq!(said("not in 3 places in sync"), "not in 3 places in sync");
+        // A body that is not S3's, long and over lines: one line, cut.
+        let page = format!("status 502: <html>\n{}</html>", "x".repeat(1000));
+        let line = said(&page);
+        assert!(!line.contains('\n'), "{line}");
+        assert_eq!(line.chars().count(), super::SAID + 3, "{line}");
+        assert!(line.ends_with("..."), "{line}");
+    }
+
     use super::*;
     use object_store::memory::InMemory;
 

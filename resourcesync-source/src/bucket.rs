@@ -714,7 +714,7 @@ async fn delete_under(objects: &dyn ObjectStore, prefix: &Key) -> Result<(), Sto
 fn object_error(key: &Key, source: object_store::Error) -> StoreError {
     StoreError::Object {
         key: key.to_string(),
-        source: Box::new(source),
+        source: Box::new(resourcesync_objects::StoreFailure::from(source)),
     }
 }
 

@@ -231,7 +231,7 @@ fn objects_error(shown: &str, e: ObjectsError) -> DestinationError {
 fn store_error(key: &Key, e: object_store::Error) -> DestinationError {
     DestinationError::Store {
         key: key.to_string(),
-        source: Box::new(e),
+        source: Box::new(resourcesync_objects::StoreFailure::from(e)),
     }
 }
 

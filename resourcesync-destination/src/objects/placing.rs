@@ -69,7 +69,11 @@ pub(super) struct Placing {
 
 impl Placing {
     pub(super) async fn place(&self) -> Result<Option<Held>, Outcome> {
-        let failed = |e: object_store::Error| Outcome::Failed(io::Error::other(e));
+        let failed = |e: object_store::Error| {
+            Outcome::Failed(io::Error::other(resourcesync_objects::StoreFailure::from(
+                e,
+            )))
+        };
         // A body in memory is at most a whole PUT (`Bodies::reserve`); one in its file
         // past that goes up in parts.
         let large = matches!(self.body, Waiting::File(_))
