@@ -1447,6 +1447,51 @@ fn a_source_built_for_another_address_is_refused_with_a_hint_and_allowed_by_allo
 }
 
 #[test]
+fn a_source_url_that_names_no_resourcesync_document_is_said_to_with_what_it_should_name() {
+    let (served, _dir, d) = served_and_dest(0);
+    let base = served.base.clone();
+    let put = |name: &str, body: &[u8]| {
+        served
+            .source
+            .lock()
+            .unwrap()
+            .files
+            .insert(name.into(), Response::ok(body.to_vec()));
+    };
+    put(
+        "page.html",
+        b"<!DOCTYPE html>\n<html><body>hello</body></html>\n",
+    );
+    put("bare.html", b"<html><body>hello</body></html>\n");
+    put("data.bin", &[0x89, 0xff, 0x00, 0x13, 0xfe]);
+    put("notes.txt", b"a plain text file\n");
+    // A Resource List broken at its second entry: a ResourceSync document that breaks a
+    // rule, not the wrong URL.
+    put(
+        "broken.xml",
+        format!(
+            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/><url><loc>{base}a.txt</loc></url><url><loc>"#
+        )
+        .as_bytes(),
+    );
+    let hint = "is not a ResourceSync document: SOURCE-URL is the Source's base URL";
+    for name in ["page.html", "bare.html", "data.bin", "notes.txt"] {
+        let url = format!("{base}{name}");
+        let out = sync(&[&url, d.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("{url} {hint}")), "{}", text(&out));
+    }
+    let out = sync(&[&format!("{base}broken.xml"), d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains(hint),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
 fn a_sync_started_at_a_list_that_names_no_capability_list_takes_a_baseline_each_later_run() {
     // A plain Resource List, no `up` link: nothing to follow incrementally.
     let (served, _dir, d) = served_and_dest(0);

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use resourcesync_cli::Chain;
-use resourcesync_client::{Event, Progress, WarningSummary};
+use resourcesync_client::{Event, ProblemKind, Progress, WarningSummary};
 use resourcesync_destination::asynchronous::{self, AsyncStop};
 use resourcesync_destination::objects::ObjectDestination;
 use resourcesync_destination::{Notice, Observer};
@@ -74,7 +74,8 @@ Output:
   \"foreign: PATH\" where it is at the path of a missing resource, counted once, as
   missing).
   After it, on standard error, what to run about deletions not made (later incremental
-  runs do not come back to them), conflicts and what moved at the Source.
+  runs do not come back to them), conflicts and what moved at the Source, and what
+  SOURCE-URL should name when it named no ResourceSync document (a resource, a page).
 
 JSON (--json):
   Every event of the client as one object per line ({\"event\": \"change\", ...}), then
@@ -366,6 +367,8 @@ async fn follow(args: &SyncArgs) -> Result<u8, Error> {
         json: args.json,
         bar: ProgressBar::hidden(),
         warnings: WarningSummary::new(),
+        start: options.sync.source.clone(),
+        start_unread: false,
     };
     let followed = match &store {
         None => resourcesync_destination::follow::follow(&options, &stop, &mut printer).await?,
@@ -655,6 +658,8 @@ async fn synchronize_to(
         json,
         bar: bar.clone(),
         warnings: WarningSummary::new(),
+        start: options.source.clone(),
+        start_unread: false,
     };
     let synced = match store {
         None => asynchronous::sync(options, &stop, &mut printer).await,
@@ -670,6 +675,17 @@ async fn synchronize_to(
     for group in printer.warnings.groups() {
         eprintln!("warning: {group}");
     }
+    if printer.start_unread {
+        // A new user's first mistake: the URL of a resource, or of a page, where the
+        // Source's is meant. The problem above says what the document is not.
+        eprintln!(
+            "resourcesync sync: {} is not a ResourceSync document: SOURCE-URL is the \
+             Source's base URL (ending in /: its Source Description is found from there) \
+             or the URL of its Source Description, a Capability List, or a list or index \
+             one names",
+            options.source
+        );
+    }
     Ok(synced?)
 }
 
@@ -680,6 +696,10 @@ struct Printer {
     json: bool,
     bar: ProgressBar,
     warnings: WarningSummary,
+    /// SOURCE-URL.
+    start: resourcesync_model::Uri,
+    /// SOURCE-URL was read and is no document of ResourceSync's (not XML, not a sitemap).
+    start_unread: bool,
 }
 
 impl Observer for Printer {
@@ -691,9 +711,16 @@ impl Observer for Printer {
             return;
         }
         match event {
-            Event::Problem(problem) => self
-                .bar
-                .suspend(|| eprintln!("problem: {}", resourcesync_cli::problem_line(problem))),
+            Event::Problem(problem) => {
+                if let ProblemKind::Document(e) = &problem.kind
+                    && problem.uri.as_ref() == Some(&self.start)
+                    && not_resourcesync(e)
+                {
+                    self.start_unread = true;
+                }
+                self.bar
+                    .suspend(|| eprintln!("problem: {}", resourcesync_cli::problem_line(problem)))
+            }
             Event::Warning(warning) => self.warnings.add(warning),
             Event::Audit { uri, standing } => {
                 self.bar.suspend(|| eprintln!("{standing}: {uri}"));
@@ -741,6 +768,18 @@ impl Observer for Printer {
                 .suspend(|| eprintln!("resourcesync sync: {notice}")),
         }
     }
+}
+
+/// Whether a document's error says it is no document of ResourceSync's at all (a
+/// resource's bytes, a web page), rather than one that breaks a rule further in: its root
+/// is not a sitemap's, it is empty or an HTML page's doctype, or its first byte is not XML.
+fn not_resourcesync(error: &resourcesync_client::DocumentError) -> bool {
+    use resourcesync_xml::ErrorKind;
+    let at = error.position();
+    matches!(
+        error.kind(),
+        ErrorKind::NotSitemap { .. } | ErrorKind::Empty | ErrorKind::DocType
+    ) || (at.entry.is_none() && at.byte == 0)
 }
 
 /// SIGINT (Ctrl-C) and SIGTERM: the first asks the run to stop and save, a second ends
