@@ -254,37 +254,74 @@ async fn a_hub_beside_the_publication_verifies_signs_retries_and_remembers() {
     drop(server);
 }
 
+/// `serve --hub` over a one-file publication, its standard error kept in a file, and a
+/// subscriber's callback served by `app` at `path`.
+struct Logged {
+    _dir: tempfile::TempDir,
+    log: std::path::PathBuf,
+    hub: String,
+    topic: String,
+    callback: String,
+}
+
+impl Logged {
+    /// The hub started (stopped when its server is dropped), and the callback.
+    async fn start(app: Router, path: &str) -> (Logged, server::Server) {
+        let dir = tempfile::tempdir().unwrap();
+        let publish = dir.path().join("pub");
+        std::fs::create_dir(&publish).unwrap();
+        std::fs::write(publish.join("hello.txt"), "hello").unwrap();
+        let state = dir.path().join("hub.json");
+        let log = dir.path().join("stderr");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let callback = format!("http://{}{path}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let stderr = std::fs::File::create(&log).unwrap();
+        let (server, url, hub) =
+            server::serve_hub_logged(&publish, &state, "127.0.0.1:0", &[], &[], stderr.into());
+        let topic = format!("{url}resourcesync/change-notification.xml");
+        let logged = Logged {
+            _dir: dir,
+            log,
+            hub,
+            topic,
+            callback,
+        };
+        (logged, server)
+    }
+
+    /// The callback's request to subscribe to the topic.
+    fn subscription(&self) -> [(&str, &str); 3] {
+        [
+            ("hub.mode", "subscribe"),
+            ("hub.topic", self.topic.as_str()),
+            ("hub.callback", self.callback.as_str()),
+        ]
+    }
+
+    /// What the hub said so far.
+    fn read(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
 /// What the hub's operator reads of a subscriber names its callback by scheme and
 /// authority only: the rest is the subscriber's secret (WebSub 6). A callback that
 /// refused its verification was printed whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operator_s_log_never_shows_a_callback_s_secret() {
-    let dir = tempfile::tempdir().unwrap();
-    let publish = dir.path().join("pub");
-    std::fs::create_dir(&publish).unwrap();
-    std::fs::write(publish.join("hello.txt"), "hello").unwrap();
-    let state = dir.path().join("hub.json");
-    let log = dir.path().join("stderr");
     // A subscriber whose callback refuses the verification (404).
     let app = Router::new().route(
         "/s3cret-path/cb",
         axum::routing::get(|| async { StatusCode::NOT_FOUND }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let callback = format!("http://{}/s3cret-path/cb", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let stderr = std::fs::File::create(&log).unwrap();
-    let (server, url, hub) =
-        server::serve_hub_logged(&publish, &state, "127.0.0.1:0", &[], &[], stderr.into());
-    let topic = format!("{url}resourcesync/change-notification.xml");
+    let (logged, server) = Logged::start(app, "/s3cret-path/cb").await;
     let client = reqwest::Client::new();
-    let pairs = [
-        ("hub.mode", "subscribe"),
-        ("hub.topic", topic.as_str()),
-        ("hub.callback", callback.as_str()),
-    ];
-    assert_eq!(form(&client, &hub, &pairs).await, StatusCode::ACCEPTED);
-    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        form(&client, &logged.hub, &logged.subscription()).await,
+        StatusCode::ACCEPTED
+    );
+    let read = || logged.read();
     until("the hub to say the verification failed", || {
         read().contains("did not confirm")
     })
@@ -293,4 +330,27 @@ async fn the_operator_s_log_never_shows_a_callback_s_secret() {
     let said = read();
     assert!(!said.contains("s3cret"), "{said}");
     assert!(said.contains("/… did not confirm its request"), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operator_s_log_tells_a_renewal_from_a_new_subscription() {
+    let seen = Shared::default();
+    let app = Router::new()
+        .route("/cb", axum::routing::get(verify))
+        .with_state(seen.clone());
+    let (logged, server) = Logged::start(app, "/cb").await;
+    let (client, hub, pairs) = (reqwest::Client::new(), &logged.hub, logged.subscription());
+    let read = || logged.read();
+    assert_eq!(form(&client, hub, &pairs).await, StatusCode::ACCEPTED);
+    until("the subscription", || read().contains(" subscribed to ")).await;
+    // The same subscriber again, as it does before its lease ends.
+    assert_eq!(form(&client, hub, &pairs).await, StatusCode::ACCEPTED);
+    until("the renewal", || {
+        read().contains(" renewed its subscription to ")
+    })
+    .await;
+    drop(server);
+    let said = read();
+    assert_eq!(said.matches(" subscribed to ").count(), 1, "{said}");
+    assert_eq!(seen.lock().unwrap().verifications.len(), 2, "{said}");
 }

@@ -208,7 +208,15 @@ fn leases_are_held_to_their_bounds_and_end() {
         );
         echo(&mut hub, &verify, t(0));
     }
-    events(&mut hub);
+    // The first made the subscription, the two after renewed it.
+    let renewed: Vec<bool> = events(&mut hub)
+        .into_iter()
+        .filter_map(|e| match e {
+            HubEvent::Subscribed { renewed, .. } => Some(renewed),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(renewed, [false, true, true]);
     assert_eq!(hub.poll_timeout(), Some(t(3600)));
     assert!(hub.poll_transmit(t(3600)).is_none());
     assert!(matches!(events(&mut hub)[..], [HubEvent::Expired { .. }]));

@@ -75,6 +75,10 @@ pub enum HubEvent {
         callback: Uri,
         /// The lease granted.
         lease: Duration,
+        /// The callback held a subscription to the topic already: this one renews it
+        /// (a subscriber renews before its lease ends, WebSub 5.1), with its new lease
+        /// and secret.
+        renewed: bool,
     },
     /// An unsubscription was verified: the subscription is gone. Save.
     Unsubscribed {

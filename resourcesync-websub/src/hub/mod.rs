@@ -705,17 +705,22 @@ impl Hub {
             return;
         }
         let expires = sent + p.lease;
-        match self.subscribers.get_mut(&key) {
+        let renewed = match self.subscribers.get_mut(&key) {
             Some(s) => {
                 s.expires = expires;
                 s.secret = p.secret;
+                true
             }
-            None => self.insert(p.topic.clone(), p.callback.clone(), p.secret, expires),
-        }
+            None => {
+                self.insert(p.topic.clone(), p.callback.clone(), p.secret, expires);
+                false
+            }
+        };
         self.events.push_back(HubEvent::Subscribed {
             topic: p.topic,
             callback: p.callback,
             lease: p.lease,
+            renewed,
         });
     }
 

@@ -371,9 +371,15 @@ fn print_notice(notice: HubNotice<'_>) {
                 topic,
                 callback,
                 lease,
+                renewed,
             } => {
+                let what = if *renewed {
+                    "renewed its subscription"
+                } else {
+                    "subscribed"
+                };
                 format!(
-                    "{} subscribed to {topic} for {} s",
+                    "{} {what} to {topic} for {} s",
                     shown(callback),
                     lease.as_secs()
                 )
