@@ -137,48 +137,72 @@ impl From<object_store::Error> for StoreFailure {
 
 impl std::fmt::Display for StoreFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&said(&self.0.to_string()))
+        // object_store's text, and each cause it does not say itself: reqwest's "error
+        // sending request for url" names why (connection refused, a name not found) only
+        // among its causes, which this error does not return.
+        let mut text = self.0.to_string();
+        let mut cause = std::error::Error::source(&self.0);
+        while let Some(error) = cause {
+            let message = error.to_string();
+            if !text.contains(&message) {
+                text = format!("{text}: {message}");
+            }
+            cause = error.source();
+        }
+        f.write_str(&said(&text))
     }
 }
 
 impl std::error::Error for StoreFailure {}
 
-/// The most characters of a store's error said ([`StoreFailure`]): an S3 server that is
-/// not one (a proxy's HTML page, say) can answer with a long body.
+/// The most characters of a response's body said ([`StoreFailure`]) that is not an S3
+/// error document: a server that is not S3's (a proxy's HTML page, say) can answer with
+/// a long one.
 const SAID: usize = 300;
 
-/// `text`, a store's error, on one line: an S3 error document's code and message for the
-/// document, the request's duration (`in 3.03ms`) left out, at most [`SAID`] characters.
+/// The most characters of a store's error said in all: object_store's words, the key and
+/// the URL before the body are kept whole up to this.
+const LINE: usize = 1000;
+
+/// `text`, a store's error, on one line: the response's body (from its first markup) as
+/// an S3 error document's code and message, or cut to [`SAID`] characters; the request's
+/// duration (`in 3.03ms`) left out; at most [`LINE`] characters.
 fn said(text: &str) -> String {
+    // object_store's own words never hold a `<`: the body starts at the first.
+    let (before, body) = text.split_at(text.find('<').unwrap_or(text.len()));
     let element = |name: &str| {
         let open = format!("<{name}>");
-        let start = text.find(&open)? + open.len();
-        let end = text[start..].find(&format!("</{name}>"))?;
-        Some(text[start..start + end].trim())
+        let start = body.find(&open)? + open.len();
+        let end = body[start..].find(&format!("</{name}>"))?;
+        Some(body[start..start + end].trim())
     };
-    let mut line = match (element("Code"), element("Message")) {
-        (Some(code), message) => {
-            // The document starts at its declaration, or at its root when it has none.
-            let at = ["<?xml", "<Error"]
-                .iter()
-                .filter_map(|start| text.find(start))
-                .min()
-                .unwrap_or(text.len());
-            let before = text[..at].trim_end().trim_end_matches(':');
-            match message {
-                Some(message) if !message.is_empty() => format!("{before}: {code}: {message}"),
-                _ => format!("{before}: {code}"),
-            }
-        }
-        _ => text.to_owned(),
+    let body = match (element("Code"), element("Message")) {
+        (Some(code), Some(message)) if !message.is_empty() => format!("{code}: {message}"),
+        (Some(code), _) => code.to_owned(),
+        _ => cut(one_line(body), SAID),
     };
-    line = without_durations(&line);
-    let mut line = line.split_whitespace().collect::<Vec<_>>().join(" ");
-    if let Some((cut, _)) = line.char_indices().nth(SAID) {
-        line.truncate(cut);
-        line.push_str("...");
+    let before = one_line(&without_durations(before));
+    let before = before.trim_end_matches(':');
+    let line = match (before.is_empty(), body.is_empty()) {
+        (_, true) => before.to_owned(),
+        (true, false) => body,
+        (false, false) => format!("{before}: {body}"),
+    };
+    cut(line, LINE)
+}
+
+/// `text`'s words, one space between each.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `text` cut to `most` characters, `...` after it when cut.
+fn cut(mut text: String, most: usize) -> String {
+    if let Some((at, _)) = text.char_indices().nth(most) {
+        text.truncate(at);
+        text.push_str("...");
     }
-    line
+    text
 }
 
 /// `text` without the durations object_store's client says of a request (` in 3.035654ms`,
@@ -865,12 +889,58 @@ mod tests {
         );
         // Words that only look like a duration's start are kept.
         assert_eq!(said("not in 3 places in sync"), "not in 3 places in sync");
-        // A body that is not S3's, long and over lines: one line, cut.
+        // A body that is not S3's, long and over lines: one line, the body cut.
         let page = format!("status 502: <html>\n{}</html>", "x".repeat(1000));
         let line = said(&page);
         assert!(!line.contains('\n'), "{line}");
-        assert_eq!(line.chars().count(), super::SAID + 3, "{line}");
+        assert_eq!(line.chars().count(), "status 502: ".len() + super::SAID + 3);
         assert!(line.ends_with("..."), "{line}");
+        // A long key before an S3 document: the code and message are still said.
+        let long = format!(
+            "PUT http://h/{}: <Error><Code>SlowDown</Code></Error>",
+            "k/".repeat(200)
+        );
+        assert!(said(&long).ends_with(": SlowDown"), "{}", said(&long));
+        // A code but neither a declaration nor an <Error> root: the body is not said twice.
+        assert_eq!(
+            said("403: <Fault><Code>Denied</Code><Message>no</Message></Fault>"),
+            "403: Denied: no"
+        );
+    }
+
+    #[test]
+    fn a_store_s_error_says_the_causes_its_words_leave_out() {
+        /// As reqwest's error: its words name the request, its cause why it failed.
+        #[derive(Debug)]
+        struct Sending(std::io::Error);
+        impl std::fmt::Display for Sending {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("error sending request for url (http://127.0.0.1:9/b/k)")
+            }
+        }
+        impl std::error::Error for Sending {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let refused =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        let error = object_store::Error::Generic {
+            store: "S3",
+            source: Box::new(Sending(refused)),
+        };
+        let said = super::StoreFailure::from(error).to_string();
+        assert_eq!(
+            said,
+            "Generic S3 error: error sending request for url (http://127.0.0.1:9/b/k): \
+             Connection refused"
+        );
+        assert!(
+            std::error::Error::source(&super::StoreFailure::from(
+                object_store::Error::NotImplemented
+            ))
+            .is_none()
+        );
     }
 
     use super::*;
