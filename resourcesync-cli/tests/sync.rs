@@ -887,9 +887,8 @@ fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
     assert!(
         stderr.contains("1 deletions listed by the Source were not made")
             && stderr.contains("`sync --baseline --delete`")
-            && stderr.contains("1 conflicts (named above)")
-            && stderr.contains("`sync --baseline` fetches again the sync's own files")
-            && stderr.contains("with --replace-foreign also files no sync stored"),
+            && stderr.contains("1 conflict (named above) was left as it is")
+            && stderr.contains("or run with --replace-foreign, which replaces it"),
         "{stderr}"
     );
     // The next incremental run does not come back to the deletion not made, but it meets
@@ -899,7 +898,7 @@ fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
-        stderr.contains("1 conflicts (named above)") && stderr.contains("r/1.txt"),
+        stderr.contains("1 conflict (named above)") && stderr.contains("r/1.txt"),
         "{stderr}"
     );
     assert_eq!(
@@ -1411,8 +1410,14 @@ fn a_baseline_not_asked_for_keeps_a_file_the_user_edited() {
         b"resource 2, updated"
     );
     assert!(d.join("r/new.txt").is_file());
-    // Asked for, a baseline repairs it.
+    // A baseline asked for keeps it too; --replace-foreign replaces it.
     let out = sync(&["--baseline", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(d.join("r/1.txt")).unwrap(),
+        b"edited by the user"
+    );
+    let out = sync(&["--baseline", "--replace-foreign", &served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     served.equals(&d).unwrap();
 }
@@ -1482,13 +1487,22 @@ fn a_source_url_that_names_no_resourcesync_document_is_said_to_with_what_it_shou
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(&format!("{url} {hint}")), "{}", text(&out));
     }
-    let out = sync(&[&format!("{base}broken.xml"), d.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(
-        !String::from_utf8_lossy(&out.stderr).contains(hint),
-        "{}",
-        text(&out)
+    // A Resource List in an encoding the reader refuses: a sitemap it could not read,
+    // not the wrong URL.
+    put(
+        "latin1.xml",
+        format!(
+            r#"<?xml version="1.0" encoding="ISO-8859-1"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcelist" at="2020-01-01T00:00:10Z"/><url><loc>{base}a.txt</loc></url></urlset>"#
+        )
+        .as_bytes(),
     );
+    for name in ["broken.xml", "latin1.xml"] {
+        let out = sync(&[&format!("{base}{name}"), d.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("problem: "), "{}", text(&out));
+        assert!(!err.contains(hint), "{}", text(&out));
+    }
 }
 
 #[test]

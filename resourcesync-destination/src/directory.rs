@@ -677,11 +677,14 @@ impl DirectoryDestination {
         self
     }
 
-    /// Whether a baseline fetches again the files changed in DIR since the sync stored
-    /// them (`true`, the default: a baseline asked for to repair DIR), or keeps them as
-    /// they are, an update of one then a conflict as in an incremental run (`false`: a
-    /// baseline the user did not ask for, such as one in place of Change Lists that no
-    /// longer carry DIR forward). A missing file is fetched again either way.
+    /// Whether a baseline reads every file in DIR the sync stored (`true`, the default: a
+    /// baseline asked for, to repair DIR): one changed since is fetched again and, as in
+    /// any run, left as the user made it, a conflict, unless the run replaces such files
+    /// ([`with_replace_foreign`](Self::with_replace_foreign)); nothing the sync did not
+    /// store is overwritten. Or only finds the missing ones (`false`: a baseline the user
+    /// did not ask for, such as one in place of Change Lists that no longer carry DIR
+    /// forward), a changed file then met only when the Source changes it. A missing file
+    /// is fetched again either way.
     #[must_use]
     pub fn with_repair(mut self, repair: bool) -> DirectoryDestination {
         self.repair = repair;
@@ -875,9 +878,10 @@ impl DirectoryDestination {
     /// Checks what the inventory says the sync stored against the bytes on disk, for a
     /// run that compares the whole listing with the inventory (an audit, a baseline): a
     /// file missing is taken out of `inventory`, a file whose bytes changed (or that is
-    /// no longer a plain file) is recorded with what it holds now, so that the audit
-    /// reports them and the baseline fetches them again; the files under DIR that no
-    /// record names are the extras. Nothing is done for other runs. Every held file is
+    /// no longer a plain file) is recorded as changed (an audit: with what it holds now),
+    /// so that the audit reports them and the baseline fetches them again (and, its
+    /// placement finding what the sync did not store there, says a conflict unless it
+    /// replaces such files); the files under DIR that no record names are the extras. Nothing is done for other runs. Every held file is
     /// read: an audit is only as true as the bytes it reads. A baseline without
     /// [`with_repair`](Self::with_repair) leaves a changed file's record as it was: the
     /// file is kept, not fetched again.
@@ -918,7 +922,12 @@ impl DirectoryDestination {
             };
             let standing = match found {
                 Some(Ok(found)) if holds(held, &found) => return,
-                Some(Ok(found)) => Some(Held::of(&found, None)),
+                // An audit says how it differs.
+                Some(Ok(found)) if config.mode == Mode::Audit => Some(Held::of(&found, None)),
+                // A baseline fetches it again, and its placement finds the file holds
+                // nothing the sync stored: a conflict, the user's edit kept, unless the
+                // run replaces such files.
+                Some(Ok(_)) => Some(Held::new().with_length(u64::MAX)),
                 Some(Err(e)) if e.kind() == io::ErrorKind::NotFound => None,
                 // Not a plain file, or unreadable: what it holds is not what was stored.
                 _ => Some(Held::new().with_length(u64::MAX)),

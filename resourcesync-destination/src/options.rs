@@ -29,10 +29,12 @@ pub struct SyncOptions {
     /// [`with_baseline`](Self::with_baseline), which also sets [`repair`](Self::repair):
     /// a baseline asked for repairs DIR.
     pub baseline: bool,
-    /// A baseline fetches again the files changed in DIR since the sync stored them
-    /// (set with [`baseline`](Self::baseline) by [`with_baseline`](Self::with_baseline));
-    /// a baseline not asked for (a first run, one in place of Change Lists that cannot
-    /// carry DIR forward) keeps them, an update of one a conflict.
+    /// A baseline reads every file the sync stored in DIR: one missing is fetched again,
+    /// one changed since is a conflict, left as it is unless
+    /// [`replace_foreign`](Self::replace_foreign) (set with [`baseline`](Self::baseline) by
+    /// [`with_baseline`](Self::with_baseline)). A baseline not asked for (a first run, one
+    /// in place of Change Lists that cannot carry DIR forward) reads none: it fetches the
+    /// missing ones, and meets a changed one only when the Source changes it.
     pub repair: bool,
     /// Take a baseline from the Resource Dump when the Source has one.
     pub dump: bool,

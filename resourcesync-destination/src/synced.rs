@@ -111,16 +111,18 @@ impl Synced {
             ));
         }
         if report.conflicts > 0 {
+            let count = match report.conflicts {
+                1 => "1 conflict (named above) was left as it is".to_owned(),
+                n => format!("{n} conflicts (named above) were left as they are"),
+            };
             hints.push(format!(
-                "{} conflicts (named above) were left as they are. A file at a listed \
-                 resource's path that is not what the sync stored is met again by each \
-                 later run (it is not complete) until it is resolved: remove the file, or \
-                 `sync --baseline` fetches again the sync's own files that were edited, \
-                 with --replace-foreign also files no sync stored (and --replace-foreign \
-                 replaces both in any run). A file edited since the sync stored it that \
-                 the Source deleted is kept, yours from then on: no later run names it. \
-                 `sync --audit` lists them",
-                report.conflicts
+                "{count}. A file at a listed resource's path that is not what the sync \
+                 stored (one no sync stored, or one edited since) is met again by each \
+                 later run (it is not complete) until it is resolved: remove the file (the \
+                 next run fetches the Source's), or run with --replace-foreign, which \
+                 replaces it. A file edited since the sync stored it that the Source \
+                 deleted is kept, yours from then on: no later run names it. `sync \
+                 --audit` lists them"
             ));
         }
         hints

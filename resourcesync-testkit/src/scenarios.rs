@@ -310,7 +310,8 @@ pub fn incremental_deletions_obey_delete_and_spare_what_the_sync_did_not_store(d
 
 /// An update replaces a file only if it still holds what the sync stored: a file the
 /// user edited since (of another length, or of the same length) is a conflict kept as it
-/// is, as a deletion would keep it; `--baseline` repairs it on request.
+/// is, as a deletion would keep it, by a baseline asked for too; `--replace-foreign`
+/// replaces it on request.
 pub fn an_update_never_replaces_a_file_edited_since_the_sync_stored_it(driver: &Driver) {
     let served = Served::start(|s| populate(s, 4));
     let dir = tempfile::tempdir().unwrap();
@@ -351,8 +352,18 @@ pub fn an_update_never_replaces_a_file_edited_since_the_sync_stored_it(driver: &
         std::fs::read(d.join("r/3.txt")).unwrap(),
         b"resource 3, updated"
     );
-    // Asked for: the baseline reads the files and repairs them.
+    // A baseline asked for reads the files: the edits are still conflicts, kept.
     let out = driver.run(&["--baseline", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(" 2 conflicts,"),
+        "{driver:?}: {}",
+        text(&out)
+    );
+    assert_eq!(std::fs::read(d.join("r/2.txt")).unwrap(), b"RESOURCE 2");
+    // Asked for: replaced.
+    let out = driver.run(&["--baseline", "--replace-foreign", &served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
     served.equals(&d).unwrap();
 }
@@ -452,8 +463,10 @@ pub fn nothing_is_written_or_deleted_through_a_link_out_of_the_directory(driver:
 }
 
 /// An audit reads the bytes on disk: a file changed, one removed and one no sync stored
-/// are named and DIR is not in sync; a baseline fetches the first two again (and leaves
-/// the third, which is not the sync's).
+/// are named and DIR is not in sync; a baseline fetches the removed one again and keeps
+/// the changed one, a conflict (its bytes are not what the sync stored: a user's edit,
+/// or damage, which `--replace-foreign` repairs), and leaves the third, which is not the
+/// sync's.
 pub fn an_audit_reads_the_files_and_a_baseline_repairs_them(driver: &Driver) {
     let served = Served::start(|s| populate(s, 5));
     let dir = tempfile::tempdir().unwrap();
@@ -492,9 +505,12 @@ pub fn an_audit_reads_the_files_and_a_baseline_repairs_them(driver: &Driver) {
     // The audit changed nothing.
     assert_eq!(std::fs::read(d.join("r/1.txt")).unwrap(), b"resource X");
     let out = driver.run(&["--baseline", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{driver:?}: {}", text(&out));
+    assert_eq!(std::fs::read(d.join("r/1.txt")).unwrap(), b"resource X");
+    assert_eq!(std::fs::read(d.join("r/2.txt")).unwrap(), b"resource 2");
+    let out = driver.run(&["--baseline", "--replace-foreign", &served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{driver:?}: {}", text(&out));
     assert_eq!(std::fs::read(d.join("r/1.txt")).unwrap(), b"resource 1");
-    assert_eq!(std::fs::read(d.join("r/2.txt")).unwrap(), b"resource 2");
     assert_eq!(std::fs::read(d.join("r/extra.txt")).unwrap(), b"the user's");
     std::fs::remove_file(d.join("r/extra.txt")).unwrap();
     let out = driver.run(&["--audit", &served.base, dest]);

@@ -119,9 +119,9 @@ impl DirectoryDestination {
             Err(e) => return Err(Outcome::Failed(e)),
             Ok(_) if self.replace_foreign => false,
             // Held: the sync's own file, replaced if it still holds what the inventory
-            // records (what the sync stored; in a baseline after `verify`, what is there
-            // now, which the baseline repairs). Edited since: kept, as a deletion would
-            // keep it. The length first, which the metadata has: an edit mostly changes it.
+            // records (what the sync stored; a file a baseline's `verify` found changed
+            // is recorded as holding what no file holds). Edited since: kept, as a
+            // deletion would keep it. The length first, which the metadata has: an edit mostly changes it.
             Ok(meta) if meta.is_file() && held.is_some() => {
                 if let Some(held) = held
                     && !self.unchanged(target, meta.len(), &held)?

@@ -57,7 +57,8 @@ impl ObjectDestination {
         if !matches!(config.mode, Mode::Audit | Mode::Baseline { .. }) {
             return Ok(verified);
         }
-        let reads = config.mode == Mode::Audit || self.repair;
+        let audit = config.mode == Mode::Audit;
+        let reads = audit || self.repair;
         // Every object under the prefix but the kept ones: one listing.
         let store = self.store.clone();
         // Every shard's `.resourcesync/` left out too.
@@ -132,7 +133,12 @@ impl ObjectDestination {
                                 .await
                             {
                                 Ok(found) if size == found.length && holds(&held, &found) => None,
-                                Ok(found) => Some(Held::of(&found, None)),
+                                // An audit says how it differs.
+                                Ok(found) if audit => Some(Held::of(&found, None)),
+                                // A baseline fetches it again, and its placement finds
+                                // the object holds nothing the sync stored: a conflict
+                                // unless the run replaces such objects.
+                                Ok(_) => Some(Held::new().with_length(u64::MAX)),
                                 // Gone since the listing, or never there: only its folder
                                 // marker `KEY/` was listed (as `KEY`).
                                 Err(object_store::Error::NotFound { .. }) => return (i, None),

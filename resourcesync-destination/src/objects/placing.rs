@@ -69,11 +69,6 @@ pub(super) struct Placing {
 
 impl Placing {
     pub(super) async fn place(&self) -> Result<Option<Held>, Outcome> {
-        let failed = |e: object_store::Error| {
-            Outcome::Failed(io::Error::other(resourcesync_objects::StoreFailure::from(
-                e,
-            )))
-        };
         // A body in memory is at most a whole PUT (`Bodies::reserve`); one in its file
         // past that goes up in parts.
         let large = matches!(self.body, Waiting::File(_))
@@ -130,8 +125,9 @@ impl Placing {
             // what the inventory holds, or what a run stopped before it saved stored
             // there, as a directory's journal would say.
             (_, Some(m)) => m.length.is_none_or(|l| l == size),
-            // Recorded without a mark: a baseline's record of what is there now (which
-            // it repairs), read to be sure it still is.
+            // Recorded without a mark: read to be sure it still holds what the record
+            // says (an object a baseline's `verify` found changed is recorded as holding
+            // what none holds: kept).
             (Some(held), None) => {
                 held.length.is_none_or(|l| l == size)
                     && digest_object(&*self.store, &self.key, held.algorithms())
@@ -171,7 +167,7 @@ impl Placing {
             | Err(object_store::Error::Precondition { .. }) => Err(Outcome::Conflict(
                 "written by someone else while the sync stored it: left as it is".into(),
             )),
-            Err(e) => Err(Outcome::Failed(io::Error::other(e))),
+            Err(e) => Err(failed(e)),
         }
     }
 
@@ -306,7 +302,7 @@ pub(super) async fn delete(
     let found = match head(store, key).await {
         Ok(found) => found,
         Err(object_store::Error::NotFound { .. }) => return Ok(()),
-        Err(e) => return Err(Outcome::Failed(io::Error::other(e))),
+        Err(e) => return Err(failed(e)),
     };
     let Some(held) = held else {
         return Err(Outcome::Conflict(
@@ -334,7 +330,7 @@ pub(super) async fn delete(
     }
     match store.delete(key).await {
         Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
-        Err(e) => Err(Outcome::Failed(io::Error::other(e))),
+        Err(e) => Err(failed(e)),
     }
 }
 
@@ -511,6 +507,15 @@ impl ObjectDestination {
         })?;
         Ok(())
     }
+}
+
+/// A store's failure as a change's: said on one line ([`StoreFailure`]).
+///
+/// [`StoreFailure`]: resourcesync_objects::StoreFailure
+fn failed(e: object_store::Error) -> Outcome {
+    Outcome::Failed(io::Error::other(resourcesync_objects::StoreFailure::from(
+        e,
+    )))
 }
 
 #[cfg(test)]

@@ -74,8 +74,9 @@ Output:
   \"foreign: PATH\" where it is at the path of a missing resource, counted once, as
   missing).
   After it, on standard error, what to run about deletions not made (later incremental
-  runs do not come back to them), conflicts and what moved at the Source, and what
-  SOURCE-URL should name when it named no ResourceSync document (a resource, a page).
+  runs do not come back to them), conflicts and what moved at the Source. When SOURCE-URL
+  names no ResourceSync document (a resource, a web page), the problem says so and what
+  it should name.
 
 JSON (--json):
   Every event of the client as one object per line ({\"event\": \"change\", ...}), then
@@ -129,8 +130,9 @@ pub(crate) struct SyncArgs {
     /// Decide and report the changes; fetch no resource, change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
-    /// A baseline even when DIR has a checkpoint; it also reads the files in DIR, and
-    /// fetches again what changed or went missing since the sync stored it.
+    /// A baseline even when DIR has a checkpoint; it also reads the files in DIR: one that
+    /// went missing since the sync stored it is fetched again, one changed since is a
+    /// conflict, named and left as it is (replaced with --replace-foreign).
     #[arg(long)]
     pub(crate) baseline: bool,
     /// Take a baseline from the Resource Dump when the Source has one.
@@ -368,7 +370,6 @@ async fn follow(args: &SyncArgs) -> Result<u8, Error> {
         bar: ProgressBar::hidden(),
         warnings: WarningSummary::new(),
         start: options.sync.source.clone(),
-        start_unread: false,
     };
     let followed = match &store {
         None => resourcesync_destination::follow::follow(&options, &stop, &mut printer).await?,
@@ -659,7 +660,6 @@ async fn synchronize_to(
         bar: bar.clone(),
         warnings: WarningSummary::new(),
         start: options.source.clone(),
-        start_unread: false,
     };
     let synced = match store {
         None => asynchronous::sync(options, &stop, &mut printer).await,
@@ -675,17 +675,6 @@ async fn synchronize_to(
     for group in printer.warnings.groups() {
         eprintln!("warning: {group}");
     }
-    if printer.start_unread {
-        // A new user's first mistake: the URL of a resource, or of a page, where the
-        // Source's is meant. The problem above says what the document is not.
-        eprintln!(
-            "resourcesync sync: {} is not a ResourceSync document: SOURCE-URL is the \
-             Source's base URL (ending in /: its Source Description is found from there) \
-             or the URL of its Source Description, a Capability List, or a list or index \
-             one names",
-            options.source
-        );
-    }
     Ok(synced?)
 }
 
@@ -698,8 +687,6 @@ struct Printer {
     warnings: WarningSummary,
     /// SOURCE-URL.
     start: resourcesync_model::Uri,
-    /// SOURCE-URL was read and is no document of ResourceSync's (not XML, not a sitemap).
-    start_unread: bool,
 }
 
 impl Observer for Printer {
@@ -711,16 +698,23 @@ impl Observer for Printer {
             return;
         }
         match event {
-            Event::Problem(problem) => {
+            Event::Problem(problem) => self.bar.suspend(|| {
+                eprintln!("problem: {}", resourcesync_cli::problem_line(problem));
+                // A new user's first mistake: the URL of a resource, or of a web page,
+                // where the Source's is meant. The line above says what it is not.
                 if let ProblemKind::Document(e) = &problem.kind
                     && problem.uri.as_ref() == Some(&self.start)
                     && not_resourcesync(e)
                 {
-                    self.start_unread = true;
+                    eprintln!(
+                        "resourcesync sync: {} is not a ResourceSync document: SOURCE-URL \
+                         is the Source's base URL (ending in /: its Source Description is \
+                         found from there) or the URL of its Source Description, a \
+                         Capability List, or a list or index one names",
+                        self.start
+                    );
                 }
-                self.bar
-                    .suspend(|| eprintln!("problem: {}", resourcesync_cli::problem_line(problem)))
-            }
+            }),
             Event::Warning(warning) => self.warnings.add(warning),
             Event::Audit { uri, standing } => {
                 self.bar.suspend(|| eprintln!("{standing}: {uri}"));
@@ -771,15 +765,20 @@ impl Observer for Printer {
 }
 
 /// Whether a document's error says it is no document of ResourceSync's at all (a
-/// resource's bytes, a web page), rather than one that breaks a rule further in: its root
-/// is not a sitemap's, it is empty or an HTML page's doctype, or its first byte is not XML.
+/// resource's bytes, a web page), rather than one that breaks a rule: its root is not a
+/// sitemap's, it is empty or an HTML page's doctype, or its first byte is no XML (text,
+/// bytes that are no UTF-8). A document in an encoding the reader refuses, or one whose
+/// transfer failed, is a sitemap that could not be read: not said to be the wrong URL.
 fn not_resourcesync(error: &resourcesync_client::DocumentError) -> bool {
     use resourcesync_xml::ErrorKind;
-    let at = error.position();
-    matches!(
-        error.kind(),
-        ErrorKind::NotSitemap { .. } | ErrorKind::Empty | ErrorKind::DocType
-    ) || (at.entry.is_none() && at.byte == 0)
+    let first = error.position().byte == 0;
+    match error.kind() {
+        ErrorKind::NotSitemap { .. } | ErrorKind::Empty | ErrorKind::DocType => true,
+        ErrorKind::Xml(_) | ErrorKind::UnexpectedText(_) | ErrorKind::ForbiddenCharacter(_) => {
+            first
+        }
+        _ => false,
+    }
 }
 
 /// SIGINT (Ctrl-C) and SIGTERM: the first asks the run to stop and save, a second ends
