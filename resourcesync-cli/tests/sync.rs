@@ -1451,6 +1451,35 @@ fn a_source_built_for_another_address_is_refused_with_a_hint_and_allowed_by_allo
     served.equals(&d.join(format!("@{authority}"))).unwrap();
 }
 
+/// A run that cannot start (a start that is no http or https URI, an authority that is
+/// none) says why, exits 2, and makes nothing: not DIR, not its `.resourcesync/`. It made
+/// both, its lock and its temporary directory, before it found out.
+#[test]
+fn a_run_that_cannot_start_makes_nothing_in_dir() {
+    let (served, dir, d) = served_and_dest(1);
+    let dest = d.to_str().unwrap();
+    for args in [
+        vec!["ftp://127.0.0.1/", dest],
+        vec!["--allow-authority", "not an authority", &served.base, dest],
+        vec!["--audit", "ftp://127.0.0.1/", dest],
+    ] {
+        let out = sync(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("cannot start at"),
+            "{args:?}: {}",
+            text(&out)
+        );
+        assert!(!d.exists(), "{args:?}: {}", text(&out));
+    }
+    // Into a DIR that is there: nothing is added to it either.
+    std::fs::create_dir(&d).unwrap();
+    let out = sync(&["ftp://127.0.0.1/", dest]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
+    drop(dir);
+}
+
 #[test]
 fn a_source_url_that_names_no_resourcesync_document_is_said_to_with_what_it_should_name() {
     let (served, _dir, d) = served_and_dest(0);

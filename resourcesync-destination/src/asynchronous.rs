@@ -153,6 +153,8 @@ pub async fn sync_into<D: Destination + Send>(
     observer: &mut (dyn Observer + Send),
 ) -> Result<Synced, SyncError> {
     let started = Instant::now();
+    // Refused before DIR is opened: a run that cannot start makes nothing there.
+    options.check()?;
     let mut options = options.clone();
     loop {
         let dest = open(&options)?;

@@ -96,6 +96,8 @@ pub fn sync(
     observer: &mut dyn Observer,
 ) -> Result<Synced, SyncError> {
     let started = Instant::now();
+    // Refused before DIR is opened: a run that cannot start makes nothing there.
+    options.check()?;
     let mut options = options.clone();
     // A Source named by a host name is on whatever address kinds that name resolves to
     // now (a Source on localhost is on loopback): those are allowed, as an address

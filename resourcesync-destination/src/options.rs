@@ -217,6 +217,25 @@ impl SyncOptions {
         if let Some(shard) = self.shard {
             config = config.with_shard(shard);
         }
+        config = self.allow_authorities(config)?;
+        let mut bounds = config.bounds;
+        bounds.max_in_flight = self.concurrency.max(1);
+        bounds.max_unlisted_bytes = self.max_unlisted_bytes;
+        bounds.max_request_time = self.max_request_time;
+        Ok(config.with_bounds(bounds))
+    }
+
+    /// Whether a run can start at all, asked before its destination is opened (locked,
+    /// its directory made): a start the client refuses (no http or https URI, one with
+    /// credentials in it) or an authority it cannot allow is said now, as
+    /// [`config`](Self::config) would say it, and nothing is made in DIR.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        self.allow_authorities(Config::new(self.source.clone(), Mode::Incremental)?)
+            .map(drop)
+    }
+
+    /// `config` allowing the other authorities asked for.
+    fn allow_authorities(&self, mut config: Config) -> Result<Config, ConfigError> {
         for authority in &self.allowed_authorities {
             config = config
                 .with_allowed_authority(authority)
@@ -225,10 +244,6 @@ impl SyncOptions {
                     reason: format!("--allow-authority {authority:?}: {e}"),
                 })?;
         }
-        let mut bounds = config.bounds;
-        bounds.max_in_flight = self.concurrency.max(1);
-        bounds.max_unlisted_bytes = self.max_unlisted_bytes;
-        bounds.max_request_time = self.max_request_time;
-        Ok(config.with_bounds(bounds))
+        Ok(config)
     }
 }
