@@ -386,3 +386,54 @@ fn a_refused_subscription_says_why_at_both_ends() {
     assert!(!err.contains("\\'"), "{err}");
     assert!(!out.contains("the hub answered"), "stdout:\n{out}");
 }
+
+/// Each of a follower's runs is followed by the hints a single sync prints after its
+/// summary: here, that the deletions its Change Lists listed were not made (no --delete),
+/// and what makes them.
+#[test]
+fn a_follower_says_what_to_do_about_the_deletions_it_did_not_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(|s| {
+        s.put("r/a.txt", b"a");
+        s.put("r/b.txt", b"b");
+        s.tick(10);
+    });
+    let dest = dir.path().join("dest");
+    let log = dir.path().join("stderr");
+    // No hub: a run every second.
+    let child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", "--follow", "--interval", "1s"])
+        .arg(&served.base)
+        .arg(&dest)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    // Killed however the test ends.
+    struct Killed(std::process::Child);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _killed = Killed(child);
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !dest.join("r/b.txt").exists() {
+        assert!(std::time::Instant::now() < deadline, "{}", read());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    served.change(|s| {
+        s.tick(10);
+        s.delete("r/b.txt");
+        s.tick(10);
+    });
+    let hint = "1 deletions listed by the Source were not made (no --delete); \
+                `sync --baseline --delete` makes them later";
+    while !read().contains(hint) {
+        assert!(std::time::Instant::now() < deadline, "{}", read());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(dest.join("r/b.txt").exists());
+}

@@ -420,6 +420,15 @@ impl FollowObserver for Printer {
             }
             None => {}
         }
+        // What to do about a run's deletions not made and its conflicts, after its line,
+        // as a single sync says them after its summary.
+        if let FollowNotice::Synced { synced, .. } = notice
+            && !self.json
+        {
+            for hint in synced.hints(false) {
+                eprintln!("resourcesync sync: {hint}");
+            }
+        }
     }
 }
 
