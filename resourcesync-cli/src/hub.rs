@@ -45,6 +45,9 @@ pub enum HubNotice<'a> {
         status: StatusCode,
         /// Why, as the answer says.
         reason: &'a str,
+        /// The hub's policy does not allow the callback's host: the operator can
+        /// ([`Answer::callback_not_allowed`](resourcesync_websub::hub::Answer::callback_not_allowed)).
+        callback_not_allowed: bool,
     },
 }
 
@@ -356,6 +359,7 @@ async fn endpoint(
         (server.report)(HubNotice::Refused {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             reason,
+            callback_not_allowed: false,
         });
         return (StatusCode::PAYLOAD_TOO_LARGE, format!("{reason}\n")).into_response();
     };
@@ -384,6 +388,7 @@ async fn endpoint(
         (server.report)(HubNotice::Refused {
             status: answer.status,
             reason: &answer.body,
+            callback_not_allowed: answer.callback_not_allowed,
         });
     }
     let mut response = (answer.status, format!("{}\n", answer.body)).into_response();

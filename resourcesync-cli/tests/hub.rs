@@ -333,7 +333,7 @@ async fn the_operator_s_log_never_shows_a_callback_s_secret() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_operator_s_log_tells_a_renewal_from_a_new_subscription() {
+async fn the_operator_s_log_tells_a_renewal_from_a_new_subscription_and_names_what_allows_a_host() {
     let seen = Shared::default();
     let app = Router::new()
         .route("/cb", axum::routing::get(verify))
@@ -349,8 +349,35 @@ async fn the_operator_s_log_tells_a_renewal_from_a_new_subscription() {
         read().contains(" renewed its subscription to ")
     })
     .await;
-    drop(server);
     let said = read();
     assert_eq!(said.matches(" subscribed to ").count(), 1, "{said}");
     assert_eq!(seen.lock().unwrap().verifications.len(), 2, "{said}");
+    // A callback on a host the hub does not allow (a private address): refused, and the
+    // operator's log names what allows it; a topic the hub does not relay is no such
+    // thing.
+    let private = [
+        ("hub.mode", "subscribe"),
+        ("hub.topic", logged.topic.as_str()),
+        ("hub.callback", "http://10.1.2.3/cb"),
+    ];
+    assert_eq!(form(&client, hub, &private).await, StatusCode::FORBIDDEN);
+    let elsewhere = [
+        ("hub.mode", "subscribe"),
+        ("hub.topic", "http://elsewhere.example/topic"),
+        ("hub.callback", logged.callback.as_str()),
+    ];
+    assert_eq!(form(&client, hub, &elsewhere).await, StatusCode::FORBIDDEN);
+    until("the refusals", || {
+        read().matches("refused a request").count() == 2
+    })
+    .await;
+    drop(server);
+    let said = read();
+    assert_eq!(said.matches("--hub-allow HOST").count(), 1, "{said}");
+    // Named by its host: its path is the subscriber's secret.
+    assert!(
+        said.contains("http://10.1.2.3/…: its host is not one"),
+        "{said}"
+    );
+    assert!(!said.contains("/cb"), "{said}");
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use resourcesync_websub::{
-    CallbackPolicy, Hub, HubEvent, HubOptions, HubSignature, Leases, Links, Retry, Transmit,
+    Answer, CallbackPolicy, Hub, HubEvent, HubOptions, HubSignature, Leases, Links, Retry, Transmit,
 };
 
 mod common;
@@ -46,6 +46,10 @@ fn post(hub: &mut Hub, pairs: &[(&str, &str)], _now: SystemTime) -> StatusCode {
     let (headers, body) = form(pairs);
     hub.handle_request(&Method::POST, &headers, &body, true)
         .status
+}
+
+fn hub_answer(hub: &mut Hub, headers: &HeaderMap, body: &[u8]) -> Answer {
+    hub.handle_request(&Method::POST, headers, body, true)
 }
 
 fn subscribe_request(
@@ -284,6 +288,22 @@ fn no_request_goes_to_a_callback_or_topic_the_policy_does_not_allow() {
         t(0),
     );
     assert_eq!(status, StatusCode::FORBIDDEN);
+    // Which of the two refusals is the operator's to lift: the callback's host, not the
+    // topic.
+    let refused = |callback: &str, topic: &str| {
+        let (headers, body) = form(&[
+            ("hub.mode", "subscribe"),
+            ("hub.topic", topic),
+            ("hub.callback", callback),
+        ]);
+        hub_answer(&mut crate::hub(), &headers, &body)
+    };
+    let answer = refused("http://10.0.0.1/cb", TOPIC);
+    assert_eq!(answer.status, StatusCode::FORBIDDEN);
+    assert!(answer.callback_not_allowed);
+    let answer = refused("http://127.0.0.1/cb", other);
+    assert_eq!(answer.status, StatusCode::FORBIDDEN);
+    assert!(!answer.callback_not_allowed);
     assert_eq!(
         post(
             &mut hub,

@@ -12,6 +12,10 @@ pub struct Answer {
     pub status: StatusCode,
     /// A line of plain text saying why (WebSub 5.1.2: a description of any error).
     pub body: String,
+    /// Refused because the hub's [`CallbackPolicy`](crate::hub::CallbackPolicy) does not allow the
+    /// callback's host (a loopback, private or link-local address, or one not named):
+    /// what the hub's operator can allow, where the subscriber can do nothing.
+    pub callback_not_allowed: bool,
 }
 
 impl Answer {
@@ -19,6 +23,7 @@ impl Answer {
         Answer {
             status,
             body: body.into(),
+            callback_not_allowed: false,
         }
     }
 }

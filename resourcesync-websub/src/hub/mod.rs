@@ -356,15 +356,23 @@ impl Hub {
         };
         if !self.options.callbacks.allows(&callback) {
             // Refused here: no request goes to a callback the operator does not allow,
-            // not even a denial.
-            return Answer::new(
+            // not even a denial. Named by its scheme and authority: its path is the
+            // subscriber's secret (WebSub 6), and the answer is logged by the operator.
+            let host = format!(
+                "{}://{}",
+                callback.scheme(),
+                callback.authority().unwrap_or_default()
+            );
+            let mut answer = Answer::new(
                 StatusCode::FORBIDDEN,
                 format!(
-                    "this hub sends nothing to {callback}: its host is not one the hub's \
+                    "this hub sends nothing to {host}/…: its host is not one the hub's \
                      operator allows (loopback, private and link-local addresses are \
                      refused unless allowed)"
                 ),
             );
+            answer.callback_not_allowed = true;
+            return answer;
         }
         if secret.as_ref().is_some_and(|s| s.len() > MAX_SECRET) {
             return bad(format!(

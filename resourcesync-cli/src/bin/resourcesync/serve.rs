@@ -428,9 +428,18 @@ fn print_notice(notice: HubNotice<'_>) {
         },
         HubNotice::NotSaved(e) => format!("{}", resourcesync_cli::Chain(e)),
         // The reason may quote what the client sent: escaped for the terminal.
-        HubNotice::Refused { status, reason } => {
+        HubNotice::Refused {
+            status,
+            reason,
+            callback_not_allowed,
+        } => {
+            // What the operator can do about it, where it is theirs to do.
+            let allow = match callback_not_allowed {
+                true => "; --hub-allow HOST lets the hub send to a host",
+                false => "",
+            };
             format!(
-                "refused a request ({status}): {}",
+                "refused a request ({status}): {}{allow}",
                 resourcesync_model::text::escaped(reason)
             )
         }
