@@ -110,12 +110,14 @@ impl<I: Inventory> Client<I> {
         }
         if self.sets.iter().any(|s| s.failed || s.unread) {
             if !audit {
-                self.warn(
-                    None,
-                    None,
-                    None,
-                    "the listing was not read whole: nothing is deleted".into(),
-                );
+                // Which of the two: a run whose listing was read whole but whose writes
+                // failed was told its listing was not read.
+                let why = if self.sets.iter().any(|s| s.unread) {
+                    "the listing was not read whole"
+                } else {
+                    "something the listing names failed (said above)"
+                };
+                self.warn(None, None, None, format!("{why}: nothing is deleted"));
             }
             return;
         }

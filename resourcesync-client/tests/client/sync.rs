@@ -225,6 +225,51 @@ fn nothing_is_deleted_when_the_listing_was_not_read_whole() {
     assert_eq!(changes(&run, Action::Delete), 0);
     assert!(!run.report().complete);
     assert!(d.files.contains_key("r/3.txt"));
+    let warned = |run: &Run| -> Vec<String> {
+        (run.events.iter())
+            .filter_map(|e| match e {
+                Event::Warning(w) => Some(w.to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(
+        warned(&run)
+            .iter()
+            .any(|w| w
+                .contains("something the listing names failed (said above): nothing is deleted")),
+        "{:?}",
+        warned(&run)
+    );
+    // A listing read whole, a resource it lists failing: the same, and not said to be a
+    // listing not read.
+    s.put("r/5.txt", b"resource 5, changed");
+    s.tick(1);
+    s.publish();
+    let fault = Box::new(|uri: &str, _| uri.ends_with("r/5.txt").then_some(Fault::Status(500)));
+    let run = sync(
+        &s,
+        &mut d,
+        BASELINE,
+        "",
+        |c| c.with_delete(10),
+        Drive {
+            fault: Some(fault),
+            ..Drive::default()
+        },
+    );
+    assert_eq!(changes(&run, Action::Delete), 0);
+    assert!(d.files.contains_key("r/3.txt"));
+    let said = warned(&run);
+    assert!(
+        said.iter()
+            .any(|w| w.contains("something the listing names failed")),
+        "{said:?}"
+    );
+    assert!(
+        !said.iter().any(|w| w.contains("not read whole")),
+        "{said:?}"
+    );
 }
 
 #[test]
