@@ -1472,6 +1472,16 @@ fn a_run_that_cannot_start_makes_nothing_in_dir() {
         );
         assert!(!d.exists(), "{args:?}: {}", text(&out));
     }
+    // A limit on deletions without --delete is a mistake said, not a run that deletes
+    // nothing while the user thinks it deletes at most N.
+    let out = sync(&["--max-deletes", "5", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--delete"),
+        "{}",
+        text(&out)
+    );
+    assert!(!d.exists(), "{}", text(&out));
     // Into a DIR that is there: nothing is added to it either.
     std::fs::create_dir(&d).unwrap();
     let out = sync(&["ftp://127.0.0.1/", dest]);

@@ -147,7 +147,13 @@ pub(crate) struct SyncArgs {
     /// Delete at most N resources (with --delete). Over it a baseline deletes nothing;
     /// an incremental run makes N deletions and stops before the next (a later run with
     /// a higher N goes on from there).
-    #[arg(long, value_name = "N", default_value_t = u64::MAX, hide_default_value = true)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = u64::MAX,
+        hide_default_value = true,
+        requires = "delete"
+    )]
     max_deletes: u64,
     /// Requests in flight at once.
     #[arg(long, value_name = "N", default_value_t = 8)]
