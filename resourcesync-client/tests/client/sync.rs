@@ -207,65 +207,33 @@ fn nothing_is_deleted_when_the_listing_was_not_read_whole() {
     s.delete("r/3.txt");
     s.tick(1);
     s.publish();
-    let fault = Box::new(|uri: &str, _| {
-        uri.ends_with("resourcelist-2.xml")
-            .then_some(Fault::Status(404))
-    });
-    let run = sync(
-        &s,
-        &mut d,
-        BASELINE,
-        "",
-        |c| c.with_delete(10),
-        Drive {
-            fault: Some(fault),
-            ..Drive::default()
-        },
-    );
-    assert_eq!(changes(&run, Action::Delete), 0);
-    assert!(!run.report().complete);
-    assert!(d.files.contains_key("r/3.txt"));
-    let warned = |run: &Run| -> Vec<String> {
-        (run.events.iter())
+    // A baseline with --delete where `failing` fails: the warnings it said.
+    let mut run = |s: &Source, failing: &'static str, status: u16| {
+        let fault = Drive::faulty(move |uri: &str, _| {
+            uri.ends_with(failing).then_some(Fault::Status(status))
+        });
+        let run = sync(s, &mut d, BASELINE, "", |c| c.with_delete(10), fault);
+        assert_eq!(changes(&run, Action::Delete), 0);
+        assert!(!run.report().complete);
+        let warned: Vec<String> = (run.events.iter())
             .filter_map(|e| match e {
                 Event::Warning(w) => Some(w.to_string()),
                 _ => None,
             })
-            .collect()
+            .collect();
+        assert!(d.files.contains_key("r/3.txt"), "{warned:?}");
+        warned
     };
-    assert!(
-        warned(&run)
-            .iter()
-            .any(|w| w
-                .contains("something the listing names failed (said above): nothing is deleted")),
-        "{:?}",
-        warned(&run)
-    );
+    let said = run(&s, "resourcelist-2.xml", 404);
+    let why = "something the listing names failed (said above): nothing is deleted";
+    assert!(said.iter().any(|w| w.contains(why)), "{said:?}");
     // A listing read whole, a resource it lists failing: the same, and not said to be a
     // listing not read.
     s.put("r/5.txt", b"resource 5, changed");
     s.tick(1);
     s.publish();
-    let fault = Box::new(|uri: &str, _| uri.ends_with("r/5.txt").then_some(Fault::Status(500)));
-    let run = sync(
-        &s,
-        &mut d,
-        BASELINE,
-        "",
-        |c| c.with_delete(10),
-        Drive {
-            fault: Some(fault),
-            ..Drive::default()
-        },
-    );
-    assert_eq!(changes(&run, Action::Delete), 0);
-    assert!(d.files.contains_key("r/3.txt"));
-    let said = warned(&run);
-    assert!(
-        said.iter()
-            .any(|w| w.contains("something the listing names failed")),
-        "{said:?}"
-    );
+    let said = run(&s, "r/5.txt", 500);
+    assert!(said.iter().any(|w| w.contains(why)), "{said:?}");
     assert!(
         !said.iter().any(|w| w.contains("not read whole")),
         "{said:?}"
