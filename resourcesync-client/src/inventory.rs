@@ -72,6 +72,20 @@ impl Held {
         Held::default()
     }
 
+    /// The record of a file (an object) found holding something else than what was
+    /// stored, or no longer a plain file: a length no file has, so that it compares as
+    /// other than anything listed (the client fetches the resource again) and a
+    /// destination's placement finds the path not what the sync stored (a conflict,
+    /// unless it replaces such files). For one run, never saved.
+    pub fn changed() -> Held {
+        Held::new().with_length(u64::MAX)
+    }
+
+    /// Whether this is [`Held::changed`]'s record.
+    pub fn is_changed(&self) -> bool {
+        self.length == Some(u64::MAX)
+    }
+
     /// What a fetch or extraction the client verified gave: the length and the digests
     /// computed, and the `lastmod` the Source listed.
     pub fn of(measured: &Measured, lastmod: Option<W3cDateTime>) -> Held {

@@ -25,8 +25,9 @@
 //!   it saved its inventory leaves such files) or the caller asked to replace such files
 //!   ([`DirectoryDestination::with_replace_foreign`]). A deletion removes a file, and an
 //!   update replaces it, only if it still holds the bytes the inventory says were stored
-//!   (an edited file is a conflict, kept); a baseline, which reads the files first
-//!   ([`DirectoryDestination::verify`]), repairs them.
+//!   (an edited file is a conflict, kept, in a baseline too); a baseline, which reads the
+//!   files first ([`DirectoryDestination::verify`]), fetches the missing ones again, and
+//!   replaces the edited ones only with [`DirectoryDestination::with_replace_foreign`].
 //!
 //! ```no_run
 //! use resourcesync_destination::DirectoryDestination;
@@ -927,10 +928,10 @@ impl DirectoryDestination {
                 // A baseline fetches it again, and its placement finds the file holds
                 // nothing the sync stored: a conflict, the user's edit kept, unless the
                 // run replaces such files.
-                Some(Ok(_)) => Some(Held::new().with_length(u64::MAX)),
+                Some(Ok(_)) => Some(Held::changed()),
                 Some(Err(e)) if e.kind() == io::ErrorKind::NotFound => None,
                 // Not a plain file, or unreadable: what it holds is not what was stored.
-                _ => Some(Held::new().with_length(u64::MAX)),
+                _ => Some(Held::changed()),
             };
             match standing {
                 // Kept as the user left it: compared with what the sync stored.

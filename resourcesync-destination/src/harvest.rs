@@ -750,6 +750,8 @@ fn into_bucket(_: &Member) -> Option<std::convert::Infallible> {
 }
 
 async fn make_parent(options: &SyncOptions) -> Result<(), SyncError> {
+    // A member that cannot start makes nothing, its parent directories included.
+    options.check()?;
     // An audit or a dry run changes nothing: it makes no directory either (nor does
     // its sync: `DirectoryDestination::open_for`).
     if options.audit || options.dry_run {

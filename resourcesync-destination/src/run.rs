@@ -252,6 +252,8 @@ impl<I: KeptInventory> Run<I> {
         configure: impl FnOnce(Config) -> Config,
         open: impl FnOnce(&DirectoryDestination) -> Result<I, SyncError>,
     ) -> Result<Run<I>, SyncError> {
+        // Refused before DIR is opened: a run that cannot start makes nothing there.
+        options.check()?;
         let dest = DirectoryDestination::open_for(options)?;
         Run::start_on(dest, options, stop, configure, open)
     }

@@ -837,3 +837,30 @@ fn a_journal_line_an_earlier_run_left_cut_short_costs_only_itself_not_the_next_r
     assert!(!placed.is_empty(), "nothing placed before the run's end");
     assert_recorded_after_kill(&d, &source, journal, &placed);
 }
+
+/// A run that cannot start, started through the library's `Run`: refused before DIR is
+/// opened, so nothing is made there (not DIR, not its `.resourcesync/`); the blocking and
+/// async drivers ask the same before they open it.
+#[test]
+fn a_run_that_cannot_start_opens_nothing() {
+    use resourcesync_destination::{Run, StopToken, SyncError};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let options = SyncOptions::new("ftp://127.0.0.1/".parse().unwrap(), &d);
+    let started = Run::start(&options, StopToken::new(), |c| c);
+    assert!(
+        matches!(started, Err(SyncError::Config(_))),
+        "{:?}",
+        started.err()
+    );
+    assert!(!d.exists());
+    let mut transport = resourcesync_destination::blocking::UreqTransport::new();
+    let synced = resourcesync_destination::blocking::sync(
+        &options,
+        &mut transport,
+        &StopToken::new(),
+        &mut (),
+    );
+    assert!(matches!(synced, Err(SyncError::Config(_))));
+    assert!(!d.exists());
+}

@@ -304,6 +304,23 @@ fn no_request_goes_to_a_callback_or_topic_the_policy_does_not_allow() {
     let answer = refused("http://127.0.0.1/cb", other);
     assert_eq!(answer.status, StatusCode::FORBIDDEN);
     assert!(!answer.callback_not_allowed);
+    // The refused callback is named by its host and port: neither its path nor its
+    // userinfo, the subscriber's secrets, is in the answer (which the operator logs).
+    let answer = refused("http://user:t0ken@10.0.0.1:8080/s3cret/cb", TOPIC);
+    assert!(
+        answer.body.contains("http://10.0.0.1:8080/…"),
+        "{}",
+        answer.body
+    );
+    assert!(
+        !answer.body.contains("t0ken") && !answer.body.contains("s3cret"),
+        "{}",
+        answer.body
+    );
+    // A scheme the hub never sends to is nothing the operator can allow.
+    let answer = refused("ftp://10.0.0.1/cb", TOPIC);
+    assert_eq!(answer.status, StatusCode::FORBIDDEN);
+    assert!(!answer.callback_not_allowed);
     assert_eq!(
         post(
             &mut hub,

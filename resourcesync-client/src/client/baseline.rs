@@ -115,7 +115,9 @@ impl<I: Inventory> Client<I> {
                 let why = if self.sets.iter().any(|s| s.unread) {
                     "the listing was not read whole"
                 } else {
-                    "something the listing names failed (said above)"
+                    // A document of the listing or a resource it lists: either is said
+                    // above.
+                    "a document of the listing or a resource it lists failed (said above)"
                 };
                 self.warn(None, None, None, format!("{why}: nothing is deleted"));
             }

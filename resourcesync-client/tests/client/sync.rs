@@ -225,7 +225,8 @@ fn nothing_is_deleted_when_the_listing_was_not_read_whole() {
         warned
     };
     let said = run(&s, "resourcelist-2.xml", 404);
-    let why = "something the listing names failed (said above): nothing is deleted";
+    let why = "a document of the listing or a resource it lists failed (said above): \
+               nothing is deleted";
     assert!(said.iter().any(|w| w.contains(why)), "{said:?}");
     // A listing read whole, a resource it lists failing: the same, and not said to be a
     // listing not read.

@@ -138,12 +138,12 @@ impl ObjectDestination {
                                 // A baseline fetches it again, and its placement finds
                                 // the object holds nothing the sync stored: a conflict
                                 // unless the run replaces such objects.
-                                Ok(_) => Some(Held::new().with_length(u64::MAX)),
+                                Ok(_) => Some(Held::changed()),
                                 // Gone since the listing, or never there: only its folder
                                 // marker `KEY/` was listed (as `KEY`).
                                 Err(object_store::Error::NotFound { .. }) => return (i, None),
                                 // Unreadable: what it holds is not what was stored.
-                                Err(_) => Some(Held::new().with_length(u64::MAX)),
+                                Err(_) => Some(Held::changed()),
                             };
                             (i, Some(standing))
                         }

@@ -112,15 +112,21 @@ impl Placing {
         if self.replace_foreign {
             return self.put_or_conflict(replace, large).await;
         }
+        // A baseline's `verify` read the object and found it changed since the sync
+        // stored it: its mark (metadata a writer may have kept while changing the bytes)
+        // says nothing more; only its bytes may show it holds the listed ones already.
+        let changed = self.held.as_ref().is_some_and(Held::is_changed);
         // Already the listed bytes (stored by a run stopped before it saved, or copied in
         // by someone): taken as they are.
-        if marker
-            .as_ref()
-            .is_some_and(|m| same(&self.stored, m) && size == self.digests.length)
+        if !changed
+            && marker
+                .as_ref()
+                .is_some_and(|m| same(&self.stored, m) && size == self.digests.length)
         {
             return Ok(None);
         }
         let ours = match (&self.held, &marker) {
+            _ if changed => false,
             // Written by a sync, and whole (a PUT replaces the metadata with the bytes):
             // what the inventory holds, or what a run stopped before it saved stored
             // there, as a directory's journal would say.

@@ -349,3 +349,53 @@ fn a_bad_setting_names_the_store_once() {
         r#"s3://bucket/q: "bogus" is not a setting of an S3 store"#
     );
 }
+
+/// An object changed since the sync stored it, by a writer that kept its metadata (the
+/// sync's mark) and its length: a baseline asked for reads its bytes, finds them changed,
+/// and keeps it, a conflict, as it keeps any object changed since. The mark alone took
+/// it for the sync's, as stored: replaced, or (its length the listed one) taken as the
+/// listed bytes already, the run complete with the change still there.
+#[test]
+fn a_baseline_keeps_an_object_changed_under_the_sync_s_mark() {
+    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let (served, sync) = resources_into(3, opened(&store));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert_eq!(runtime.block_on(sync).unwrap().report.created, 3);
+    let key = Key::from("p/r/1.txt");
+    let edited = b"RESOURCE 1".to_vec();
+    runtime.block_on(async {
+        let found = store.get(&key).await.unwrap();
+        let attributes = found.attributes.clone();
+        assert!(mark(&attributes).is_some(), "no mark of the sync's");
+        assert_eq!(found.bytes().await.unwrap().len(), edited.len());
+        let options = PutOptions {
+            attributes,
+            ..Default::default()
+        };
+        store
+            .put_opts(&key, edited.clone().into(), options)
+            .await
+            .unwrap();
+    });
+    let run = |replace: bool| {
+        let options = options(&served.base)
+            .with_baseline(true)
+            .with_replace_foreign(replace);
+        // What `open_for` opens for such options.
+        let dest = opened(&store).with_replace_foreign(replace);
+        runtime.block_on(sync_from(dest, options)).unwrap()
+    };
+    let synced = run(false);
+    assert_eq!(synced.report.conflicts, 1, "{synced}");
+    assert!(!synced.report.complete, "{synced}");
+    let held = runtime.block_on(async { store.get(&key).await.unwrap().bytes().await.unwrap() });
+    assert_eq!(held.as_ref(), edited.as_slice());
+    // Asked for: replaced.
+    let synced = run(true);
+    assert!(synced.report.complete, "{synced}");
+    let held = runtime.block_on(async { store.get(&key).await.unwrap().bytes().await.unwrap() });
+    assert_eq!(held.as_ref(), b"resource 1");
+}

@@ -356,13 +356,14 @@ impl Hub {
         };
         if !self.options.callbacks.allows(&callback) {
             // Refused here: no request goes to a callback the operator does not allow,
-            // not even a denial. Named by its scheme and authority: its path is the
-            // subscriber's secret (WebSub 6), and the answer is logged by the operator.
-            let host = format!(
-                "{}://{}",
-                callback.scheme(),
-                callback.authority().unwrap_or_default()
-            );
+            // not even a denial. Named by its scheme, host and port: its path is the
+            // subscriber's secret (WebSub 6), and so is any userinfo, and the answer is
+            // logged by the operator.
+            let authority = callback.authority().unwrap_or_default();
+            let host_port = authority
+                .rfind('@')
+                .map_or(authority, |at| &authority[at + 1..]);
+            let host = format!("{}://{host_port}", callback.scheme());
             let mut answer = Answer::new(
                 StatusCode::FORBIDDEN,
                 format!(
@@ -371,7 +372,9 @@ impl Hub {
                      refused unless allowed)"
                 ),
             );
-            answer.callback_not_allowed = true;
+            // A host the operator can allow; a scheme the hub never sends to is no such
+            // thing.
+            answer.callback_not_allowed = matches!(callback.scheme(), "http" | "https");
             return answer;
         }
         if secret.as_ref().is_some_and(|s| s.len() > MAX_SECRET) {
