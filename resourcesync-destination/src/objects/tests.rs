@@ -59,6 +59,23 @@ fn resources_into(
     (served, sync)
 }
 
+/// A memory store whose prefix `p` a sync filled with a Source's three resources, the
+/// Source, and a runtime for the runs after.
+fn three_synced() -> (
+    Arc<dyn ObjectStore>,
+    resourcesync_testkit::served::Served,
+    tokio::runtime::Runtime,
+) {
+    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
+    let (served, sync) = resources_into(3, opened(&store));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    assert_eq!(runtime.block_on(sync).unwrap().report.created, 3);
+    (store, served, runtime)
+}
+
 /// The options of a sync of the Source at `base` into the prefix.
 fn options(base: &str) -> SyncOptions {
     SyncOptions::new(base.parse().unwrap(), "memory:///p")
@@ -86,13 +103,7 @@ fn sync_from(
 /// is live, as a run that writes would be.
 #[test]
 fn a_dry_run_or_an_audit_of_a_prefix_writes_nothing_there() {
-    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
-    let (served, sync) = resources_into(3, opened(&store));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    assert_eq!(runtime.block_on(sync).unwrap().report.created, 3);
+    let (store, served, runtime) = three_synced();
     served.change(|s| {
         s.tick(1);
         s.put("r/new.txt", b"new at the Source");
@@ -357,13 +368,7 @@ fn a_bad_setting_names_the_store_once() {
 /// listed bytes already, the run complete with the change still there.
 #[test]
 fn a_baseline_keeps_an_object_changed_under_the_sync_s_mark() {
-    let store: Arc<dyn ObjectStore> = Arc::new(object_store::memory::InMemory::new());
-    let (served, sync) = resources_into(3, opened(&store));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    assert_eq!(runtime.block_on(sync).unwrap().report.created, 3);
+    let (store, served, runtime) = three_synced();
     let key = Key::from("p/r/1.txt");
     let edited = b"RESOURCE 1".to_vec();
     runtime.block_on(async {
