@@ -344,13 +344,28 @@ impl Uri {
         authority.rfind('@').map(|at| &authority[..at])
     }
 
+    /// The authority without its userinfo, as written: host and port, what a message may
+    /// name of a URI whose userinfo and path are secrets (a WebSub callback's).
+    ///
+    /// ```
+    /// use resourcesync_model::Uri;
+    /// let uri: Uri = "http://user:t0ken@a.example:8080/s3cret".parse()?;
+    /// assert_eq!(uri.host_port(), Some("a.example:8080"));
+    /// # Ok::<(), resourcesync_model::UriError>(())
+    /// ```
+    pub fn host_port(&self) -> Option<&str> {
+        let authority = self.authority()?;
+        Some(
+            authority
+                .rfind('@')
+                .map_or(authority, |at| &authority[at + 1..]),
+        )
+    }
+
     /// The host of the authority, as written: after any userinfo, without the port. An IP
     /// literal keeps its brackets (`[::1]`).
     pub fn host(&self) -> Option<&str> {
-        let authority = self.authority()?;
-        let host_port = authority
-            .rfind('@')
-            .map_or(authority, |at| &authority[at + 1..]);
+        let host_port = self.host_port()?;
         if host_port.starts_with('[') {
             let end = host_port.find(']').map_or(host_port.len(), |at| at + 1);
             return Some(&host_port[..end]);

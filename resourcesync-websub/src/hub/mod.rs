@@ -359,11 +359,11 @@ impl Hub {
             // not even a denial. Named by its scheme, host and port: its path is the
             // subscriber's secret (WebSub 6), and so is any userinfo, and the answer is
             // logged by the operator.
-            let authority = callback.authority().unwrap_or_default();
-            let host_port = authority
-                .rfind('@')
-                .map_or(authority, |at| &authority[at + 1..]);
-            let host = format!("{}://{host_port}", callback.scheme());
+            let host = format!(
+                "{}://{}",
+                callback.scheme(),
+                callback.host_port().unwrap_or_default()
+            );
             let mut answer = Answer::new(
                 StatusCode::FORBIDDEN,
                 format!(

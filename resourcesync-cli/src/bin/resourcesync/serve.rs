@@ -350,16 +350,12 @@ fn open_hub(
     HubServer::open(options, args.hub_publisher.clone(), Some(state), report).map_err(Error::Hub)
 }
 
-/// A callback as the operator's log shows it: its scheme and authority. The rest is the
-/// subscriber's secret (WebSub 6: an unguessable URL authenticates the hub's requests).
+/// A callback as the operator's log shows it: its scheme, host and port. The rest (its
+/// userinfo, its path) is the subscriber's secret (WebSub 6: an unguessable URL authenticates the hub's requests).
 fn shown(callback: &resourcesync_model::Uri) -> String {
-    match callback.to_url() {
-        Ok(url) => format!(
-            "{}://{}/…",
-            url.scheme(),
-            &url[url::Position::BeforeHost..url::Position::AfterPort]
-        ),
-        Err(_) => "a callback".into(),
+    match callback.host_port() {
+        Some(host_port) => format!("{}://{host_port}/…", callback.scheme()),
+        None => "a callback".into(),
     }
 }
 
