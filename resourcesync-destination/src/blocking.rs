@@ -96,7 +96,8 @@ pub fn sync(
     observer: &mut dyn Observer,
 ) -> Result<Synced, SyncError> {
     let started = Instant::now();
-    // Refused before DIR is opened: a run that cannot start makes nothing there.
+    // Refused before DIR is opened (`Run::start` asks again) and before the start's
+    // name is resolved: a run that cannot start makes nothing and asks nothing.
     options.check()?;
     let mut options = options.clone();
     // A Source named by a host name is on whatever address kinds that name resolves to

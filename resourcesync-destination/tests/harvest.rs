@@ -228,3 +228,18 @@ fn a_farm_of_a_hundred_and_fifty_sources_of_every_kind_is_harvested() {
         assert!(!root.path().join(format!("s{i}/r/0.txt")).exists(), "{i}");
     }
 }
+
+/// A member that cannot start (its start no http or https URI) is reported as such and
+/// makes nothing: not its directory, not the parents a harvest makes for a member's
+/// directory (it made them before its sync found the start refused).
+#[test]
+fn a_member_that_cannot_start_makes_nothing() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("deep/down/s0");
+    let sync = SyncOptions::new("ftp://127.0.0.1/".parse().unwrap(), &dir);
+    let harvest = Harvest::new(vec![Member::new("ftp", sync)], Limits::default()).unwrap();
+    let done = runtime().block_on(harvest::harvest(&harvest, &AsyncStop::new(), Arc::new(())));
+    assert_eq!(done.len(), 1);
+    assert!(done[0].outcome.is_err(), "{:?}", done[0].outcome);
+    assert!(!root.path().join("deep").exists());
+}
