@@ -45,6 +45,7 @@ use crate::synced::Synced;
 
 mod exchange;
 mod http_client;
+mod plain;
 
 use exchange::exchange;
 pub use exchange::{Keep, Msg, PIECE, fetch, wait};
@@ -288,9 +289,17 @@ async fn one_run<D: Destination + Send>(
                     worker.alive.fetch_add(1, Ordering::AcqRel);
                     workers.0.push(tokio::spawn(worker.clone().work()));
                 }
+                // Listed at LARGE bytes or more (a limit that is the cap for an unlisted
+                // body is no listed length).
+                let unlisted = run.client().config().bounds.max_unlisted_bytes;
+                let large = keep
+                    .as_ref()
+                    .and_then(|keep| keep.limit)
+                    .is_some_and(|limit| limit >= plain::LARGE && limit != unlisted);
                 let job = Job {
                     request,
                     keep,
+                    large,
                     authority,
                     cancelled,
                 };
@@ -336,8 +345,13 @@ async fn one_run<D: Destination + Send>(
     // The requests in flight go with their workers (their temporary files at the next
     // open), every worker at rest before `finish` stores what was whole and verified
     // (or, after an error, before the run lets go of the destination), so that none
-    // writes beside it.
+    // writes beside it: the threads reading large bodies too, which the channels
+    // closed stop if they wait on them.
+    drop((rx, documents_rx));
+    let blocking = worker.http.blocking().clone();
+    drop(worker);
     workers.stop().await;
+    blocking.settled().await;
     ran?;
     run.finish(observer)
 }
@@ -407,6 +421,8 @@ impl Drop for Workers {
 struct Job {
     request: Request,
     keep: Option<Keep>,
+    /// Its body listed at [`plain::LARGE`] bytes or more.
+    large: bool,
     /// The authority a gate holds it back by (a gated run's only).
     authority: Option<String>,
     /// Sent when the client cancels it.
@@ -447,6 +463,7 @@ impl Worker {
             let Some(Job {
                 request,
                 keep,
+                large,
                 authority,
                 mut cancelled,
             }) = job
@@ -482,7 +499,7 @@ impl Worker {
                     _ => None,
                 };
                 let kept = self.gate.is_none().then_some(&mut kept);
-                exchange(&self.http, kept, request, keep, tx, &self.mirrors).await;
+                exchange(&self.http, kept, request, keep, large, tx, &self.mirrors).await;
                 drop(pass);
             });
             let job = async {
