@@ -7,7 +7,9 @@
 //! messages, which the run's task takes one at a time beside the rest; [`fetch`] makes
 //! one request so); a
 //! resource's or a package's body is hashed on the task that receives it and kept in its
-//! temporary file, so that hashing runs on every core.
+//! temporary file, so that hashing runs on every core. A large body (listed at 256 KiB
+//! or more) over plain HTTP is read on a blocking thread instead, on a connection of its
+//! worker's own (`plain`: less CPU a byte than hyper's connection on tokio).
 //! Requests go through [`Http`]: host names are resolved and checked against the
 //! client's policy before a connection is made ([`CheckedResolver`]).
 //!

@@ -1,17 +1,22 @@
 //! A large body over plain HTTP/1.1, read on a blocking thread.
 //!
-//! Why not through hyper, as every other response: measured on a 2-core machine, 200 files
-//! of 1 MiB from nginx on 127.0.0.1, both cores busy (the server and the client), a body
-//! read by blocking `recv` calls into one buffer a connection reuses, hashed and written
-//! with one `write` a MiB, took 8 to 15 % less CPU than the same work on hyper's
-//! connection driven by tokio (its reads into fresh buffers, its wake-ups between the
-//! connection's task and the body's), and the run's time with it: wget2's throughput
-//! 0.96-1.00x through hyper, 1.07-1.15x so (benches/README.md, session 44, by the
-//! throwaway clients described there; ureq, a blocking client, was 0.85x). So a body the
-//! worker keeps, over plain HTTP without a proxy, listed at [`LARGE`] bytes or more, is
-//! read here; everything else (documents, small or unlisted bodies, `https`, a proxy's
-//! URLs, a gated run's pool) stays with hyper, where a hop to a blocking thread would
-//! cost a small body more than it saves.
+//! Why not through hyper, as every other response: measured on a 2-core machine (an AMD
+//! EPYC), 200 files of 1 MiB from nginx on 127.0.0.1, both cores busy (the server and
+//! the client), a body read by blocking `recv` calls into one buffer a connection
+//! reuses, hashed and written a MiB at a time, took some 10 % less CPU than the same work
+//! on hyper's connection driven by tokio (its reads into fresh buffers, its wake-ups
+//! between the connection's task and the body's), and the run's time with it. Throwaway
+//! clients doing the same work (sha-256, a temporary file, a rename), in alternated
+//! rounds against wget2: hyper on tokio 0.95-0.98x wget2's throughput, 1.02-1.07x on
+//! current-thread runtimes, one a core; blocking reads with a hop to tokio's blocking
+//! pool a request 1.07-1.09x, on threads of their own 1.13-1.18x; ureq 0.85x (session
+//! 42). `sync` with this path: 1.08x, against 0.99x before (benches/README.md, "Session
+//! 44"). So a body the worker keeps, over plain HTTP without a proxy, listed at
+//! [`LARGE`] bytes or more, is read here; everything else (documents, small or
+//! unlisted bodies, `https`, a proxy's URLs, a gated run's pool, bodies held in memory)
+//! stays with hyper, where a hop to a blocking thread would cost a small body more than
+//! it saves. A worker keeps this connection beside its hyper ones: a run may hold two
+//! connections to a Source a worker.
 //!
 //! What is written by hand is the least of HTTP/1.1 a GET's response needs: the head is
 //! parsed by httparse (hyper's own parser), the body framed as RFC 9112 section 6.3 says
@@ -22,8 +27,9 @@
 //!
 //! The thread stops at the request's cancel (the client's timeout or a stop): dropping the
 //! request's future shuts the socket down, which ends a `recv` at once, and the thread
-//! checks the cancel between reads and writes. [`Blocking::settled`] waits until no such
-//! thread runs, so that a run's end waits for them as it waits for its tasks.
+//! checks the cancel before each read and each write to the body's file.
+//! [`Blocking::settled`] waits until no such thread runs, so that a run's end waits for
+//! them as it waits for its tasks.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -54,6 +60,13 @@ const MOST_HEAD: usize = 64 * 1024;
 
 /// The most header fields of a response's head.
 const MOST_FIELDS: usize = 128;
+
+/// The most 1xx responses before a request's own.
+const MOST_INFORMATIONAL: usize = 16;
+
+/// The most bytes of a chunked body's trailer, and of its fields (hyper's limits).
+const MOST_TRAILER: usize = 16 * 1024;
+const MOST_TRAILER_FIELDS: usize = 100;
 
 /// How long a `recv` waits before the thread looks at its cancel again: a stalled
 /// Source is the client's to time out (its timeout cancels the request).
@@ -151,8 +164,9 @@ enum Outcome {
     /// The response was answered (as messages, a failure among them); the connection
     /// is kept for the next request when it may be.
     Done { keep: bool },
-    /// Nothing of a response came on a connection that had served: the server closed it
-    /// while it was idle. Sent again on a new one.
+    /// Not a byte of a response came on a connection that had served before the server
+    /// closed it (its keep-alive ended as the request went out): a GET, idempotent, is
+    /// sent again on a new connection (RFC 9112 section 9.3.1), once.
     Unanswered,
 }
 
@@ -175,7 +189,7 @@ pub(super) async fn exchange(
         // The worker's connection to the authority, else a new one (after a kept one
         // found closed, a new one: the kept one was taken).
         let (plain, reused) = match kept.plain.take() {
-            Some(plain) if plain.authority == authority => (plain, true),
+            Some(plain) if plain.authority == authority && idle(&plain.stream) => (plain, true),
             _ => match http.connect_plain(uri).await {
                 Ok(stream) => {
                     let plain = Plain {
@@ -231,6 +245,21 @@ pub(super) async fn exchange(
     }
 }
 
+/// Whether a kept connection is as it was left: open, nothing on it. A server that ended
+/// it (its keep-alive over) or sent something unasked (a `408`, bytes past a body) has
+/// it dropped before a request goes out on it, as hyper's idle connection reads them
+/// and closes.
+fn idle(stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let clean = matches!(
+        stream.peek(&mut [0u8; 1]),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
+    );
+    stream.set_nonblocking(false).is_ok() && clean
+}
+
 /// Sends `request` on `plain` and reads its response, on a blocking thread.
 fn receive(
     plain: &mut Plain,
@@ -255,12 +284,13 @@ fn receive(
             false => failed(format!("request failed: {e}")),
         };
     }
-    // The head, past any 1xx response.
+    // The head, past any 1xx response (a few: each is a head to read).
+    let mut informational = 0;
     let (status, headers, framing, mut keep_alive, length) = loop {
         let read = match read_head(plain, cancel) {
             Ok(read) => read,
             Err(Head::Cancelled) => return Outcome::Done { keep: false },
-            Err(Head::Unanswered) if reused => return Outcome::Unanswered,
+            Err(Head::Unanswered) if reused && informational == 0 => return Outcome::Unanswered,
             Err(Head::Unanswered) => {
                 return failed("request failed: the connection closed before a response".into());
             }
@@ -270,6 +300,12 @@ fn receive(
             return failed("request failed: the server switched protocols".into());
         }
         if read.0.is_informational() {
+            informational += 1;
+            if informational > MOST_INFORMATIONAL {
+                return failed(format!(
+                    "request failed: over {MOST_INFORMATIONAL} informational (1xx) responses"
+                ));
+            }
             plain.head.drain(..read.4);
             continue;
         }
@@ -289,6 +325,7 @@ fn receive(
         tx,
         measure: Measure::new(keep.algorithms),
         file: None,
+        cancel,
         told: Instant::now(),
         untold: 0,
     };
@@ -389,12 +426,18 @@ fn parsed(response: &httparse::Response<'_, '_>, length: usize) -> Result<Parsed
             .collect::<Vec<_>>()
     };
     let codings = tokens(TRANSFER_ENCODING);
+    let coded = headers.contains_key(TRANSFER_ENCODING);
+    let http10 = response.version != Some(1);
+    if coded && http10 {
+        // RFC 9112 section 6.1: faulty framing.
+        return Err("an HTTP/1.0 response with a Transfer-Encoding".into());
+    }
     let no_body = status.is_informational()
         || status == StatusCode::NO_CONTENT
         || status == StatusCode::NOT_MODIFIED;
     let framing = if no_body {
         Framing::Length(0)
-    } else if !codings.is_empty() {
+    } else if coded {
         // Chunked last, or the body ends with the connection.
         match codings.last().map(String::as_str) {
             Some("chunked") => Framing::Chunked,
@@ -404,7 +447,13 @@ fn parsed(response: &httparse::Response<'_, '_>, length: usize) -> Result<Parsed
         // Every copy of it the same number (RFC 9112 section 6.3, item 5).
         let mut lengths = (headers.get_all(CONTENT_LENGTH).iter())
             .flat_map(|v| v.to_str().unwrap_or("x").split(','))
-            .map(|t| t.trim().parse::<u64>().ok());
+            .map(|t| t.trim())
+            .map(|t| {
+                // Digits only (`u64`'s parser takes a `+`).
+                (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+                    .then(|| t.parse::<u64>().ok())
+                    .flatten()
+            });
         let first = lengths.next().flatten();
         match first {
             Some(n) if lengths.all(|l| l == Some(n)) => Framing::Length(n),
@@ -415,7 +464,7 @@ fn parsed(response: &httparse::Response<'_, '_>, length: usize) -> Result<Parsed
     };
     let close = tokens(CONNECTION).iter().any(|t| t == "close");
     // HTTP/1.0 keeps a connection only when asked; this client does not ask.
-    let keep = response.version == Some(1) && !close && codings.len() <= 1;
+    let keep = !http10 && !close && (!coded || codings == ["chunked"]);
     Ok((status, headers, framing, keep, length))
 }
 
@@ -452,6 +501,8 @@ fn receive_some(
             return Err(Stop::Cancelled);
         }
         match stream.read(buffer) {
+            // The end a cancel's shutdown made is no end of the response's.
+            Ok(0) if cancel.load(Ordering::Acquire) => return Err(Stop::Cancelled),
             Ok(n) => return Ok(n),
             Err(e)
                 if matches!(
@@ -573,6 +624,12 @@ fn read_chunked(
                 crlf = chunk_left == 0;
                 continue;
             }
+            // A size has a digit first (httparse takes an empty line for a size 0).
+            if raw.get(at).is_some_and(|b| !b.is_ascii_hexdigit()) {
+                break 'read Err(Stop::Failed(
+                    "the body broke off: a chunk's size is invalid".into(),
+                ));
+            }
             match httparse::parse_chunk_size(&raw[at..]) {
                 Ok(httparse::Status::Complete((used, 0))) => {
                     at += used;
@@ -640,18 +697,31 @@ fn skip_trailer(
     more: &mut [u8],
     cancel: &AtomicBool,
 ) -> Result<(), Stop> {
+    // Bytes and fields of the trailer so far: both bounded, as hyper bounds them.
+    let (mut bytes, mut fields) = (0, 0);
     loop {
         if let Some(end) = raw[*at..].windows(2).position(|w| w == b"\r\n") {
-            let line = end == 0;
             *at += end + 2;
-            if line {
+            bytes += end + 2;
+            if end == 0 {
                 return Ok(());
+            }
+            fields += 1;
+            if fields > MOST_TRAILER_FIELDS || bytes > MOST_TRAILER {
+                return Err(Stop::Failed(format!(
+                    "the body's trailer is over {MOST_TRAILER} bytes or {MOST_TRAILER_FIELDS} fields"
+                )));
             }
             continue;
         }
-        if raw.len() - *at > MOST_HEAD {
-            return Err(Stop::Failed("the body's trailer is too long".into()));
+        if bytes + (raw.len() - *at) > MOST_TRAILER {
+            return Err(Stop::Failed(format!(
+                "the body's trailer is over {MOST_TRAILER} bytes or {MOST_TRAILER_FIELDS} fields"
+            )));
         }
+        // What was skipped goes before more comes.
+        raw.drain(..*at);
+        *at = 0;
         match receive_some(stream, more, cancel).map_err(broke_off)? {
             0 => {
                 return Err(Stop::Failed(
@@ -671,6 +741,7 @@ struct Sink<'a> {
     tx: &'a mpsc::Sender<Msg>,
     measure: Measure,
     file: Option<std::fs::File>,
+    cancel: &'a AtomicBool,
     told: Instant,
     untold: u64,
 }
@@ -693,6 +764,9 @@ impl Sink<'_> {
     }
 
     fn write(&mut self, bytes: &[u8]) -> Result<(), Stop> {
+        if self.cancel.load(Ordering::Acquire) {
+            return Err(Stop::Cancelled);
+        }
         let file = match &mut self.file {
             Some(file) => file,
             None => match self.keep.bodies.create(self.id) {
@@ -747,6 +821,8 @@ mod tests {
         SendAndStall(Vec<u8>),
         /// In pieces of a few bytes, each a segment of its own.
         Dribble(Vec<u8>),
+        /// The first, then the second unasked a moment later, the connection left open.
+        Late(Vec<u8>, Vec<u8>),
     }
 
     /// A server on 127.0.0.1 that answers its requests, in the order they come on any
@@ -796,6 +872,11 @@ mod tests {
                                     }
                                     std::thread::sleep(Duration::from_micros(50));
                                 }
+                            }
+                            Answer::Late(bytes, late) => {
+                                let _ = stream.write_all(&bytes);
+                                std::thread::sleep(Duration::from_millis(50));
+                                let _ = stream.write_all(&late);
                             }
                             Answer::SendAndStall(bytes) => {
                                 let _ = stream.write_all(&bytes);
@@ -862,11 +943,17 @@ mod tests {
     /// body kept in a file of `dir`'s (`limit` the most it may have), and what each
     /// said and kept.
     fn fetch_all(uris: &[String], limit: Option<u64>) -> Vec<Fetched> {
+        fetch_paused(uris, limit, Duration::ZERO)
+    }
+
+    /// [`fetch_all`], `pause` between two requests.
+    fn fetch_paused(uris: &[String], limit: Option<u64>, pause: Duration) -> Vec<Fetched> {
         let (runtime, _dir, bodies) = setup();
         let http = Http::new(None, 1);
         let mut kept = Kept::default();
         let mut all = Vec::new();
         for uri in uris {
+            std::thread::sleep(pause);
             let request = first_request(uri);
             let id = request.id;
             let keep = Keep {
@@ -962,6 +1049,24 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_connection_the_server_wrote_on_while_idle_is_not_used_again() {
+        let a = body(LARGE as usize);
+        // A 408 after the response, unasked, as a balancer sends when it ends a
+        // connection: not the next request's answer.
+        let stale = b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n".to_vec();
+        let (base, accepted) = server(vec![
+            Answer::Late(with_length(&a), stale),
+            Answer::Send(with_length(&a)),
+        ]);
+        let uris = vec![format!("{base}a"), format!("{base}b")];
+        let fetched = fetch_paused(&uris, None, Duration::from_millis(300));
+        for fetched in &fetched {
+            assert_eq!(digests(fetched).length, a.len() as u64);
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
     fn a_body_cut_short_or_framed_wrong_fails_with_the_reason() {
         let a = body(600_000);
         let mut cut =
@@ -970,7 +1075,10 @@ mod tests {
         let mut bad_chunk =
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcdefgh".to_vec();
         bad_chunk.extend_from_slice(b"\r\n0\r\n\r\n");
-        let cases: [(Vec<u8>, &str); 6] = [
+        let mut trailer_flood =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n".to_vec();
+        trailer_flood.extend(b"a: b\r\n".repeat(5000));
+        let cases: [(Vec<u8>, &str); 11] = [
             (
                 cut,
                 "the body broke off: the connection closed 448576 bytes before its end",
@@ -994,6 +1102,28 @@ mod tests {
             (
                 [b"HTTP/1.1 200 OK\r\nX: ".as_slice(), &b"y".repeat(70_000)].concat(),
                 "request failed: the response's head is over 65536 bytes",
+            ),
+            (
+                trailer_flood,
+                "the body's trailer is over 16384 bytes or 100 fields",
+            ),
+            (
+                // An empty size line is no last chunk.
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n\r\n\r\n"
+                    .to_vec(),
+                "the body broke off: a chunk's size is invalid",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nabcde".to_vec(),
+                "request failed: the response's Content-Length is invalid",
+            ),
+            (
+                b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".to_vec(),
+                "request failed: an HTTP/1.0 response with a Transfer-Encoding",
+            ),
+            (
+                b"HTTP/1.1 100 Continue\r\n\r\n".repeat(17),
+                "request failed: over 16 informational (1xx) responses",
             ),
         ];
         for (answer, reason) in cases {
