@@ -7,9 +7,7 @@
 //! messages, which the run's task takes one at a time beside the rest; [`fetch`] makes
 //! one request so); a
 //! resource's or a package's body is hashed on the task that receives it and kept in its
-//! temporary file, so that hashing runs on every core. A large body (listed at 256 KiB
-//! or more) over plain HTTP is read on a blocking thread instead, on a connection of its
-//! worker's own (`plain`: less CPU a byte than hyper's connection on tokio).
+//! temporary file, so that hashing runs on every core.
 //! Requests go through [`Http`]: host names are resolved and checked against the
 //! client's policy before a connection is made ([`CheckedResolver`]).
 //!
@@ -47,7 +45,6 @@ use crate::synced::Synced;
 
 mod exchange;
 mod http_client;
-mod plain;
 
 use exchange::exchange;
 pub use exchange::{Keep, Msg, PIECE, fetch, wait};
@@ -291,17 +288,9 @@ async fn one_run<D: Destination + Send>(
                     worker.alive.fetch_add(1, Ordering::AcqRel);
                     workers.0.push(tokio::spawn(worker.clone().work()));
                 }
-                // Listed at LARGE bytes or more (a limit that is the cap for an unlisted
-                // body is no listed length).
-                let unlisted = run.client().config().bounds.max_unlisted_bytes;
-                let large = keep
-                    .as_ref()
-                    .and_then(|keep| keep.limit)
-                    .is_some_and(|limit| limit >= plain::LARGE && limit != unlisted);
                 let job = Job {
                     request,
                     keep,
-                    large,
                     authority,
                     cancelled,
                 };
@@ -347,13 +336,8 @@ async fn one_run<D: Destination + Send>(
     // The requests in flight go with their workers (their temporary files at the next
     // open), every worker at rest before `finish` stores what was whole and verified
     // (or, after an error, before the run lets go of the destination), so that none
-    // writes beside it: the threads reading large bodies too, which the channels
-    // closed stop if they wait on them.
-    drop((rx, documents_rx));
-    let blocking = worker.http.blocking().clone();
-    drop(worker);
+    // writes beside it.
     workers.stop().await;
-    blocking.settled().await;
     ran?;
     run.finish(observer)
 }
@@ -423,8 +407,6 @@ impl Drop for Workers {
 struct Job {
     request: Request,
     keep: Option<Keep>,
-    /// Its body listed at [`plain::LARGE`] bytes or more.
-    large: bool,
     /// The authority a gate holds it back by (a gated run's only).
     authority: Option<String>,
     /// Sent when the client cancels it.
@@ -465,7 +447,6 @@ impl Worker {
             let Some(Job {
                 request,
                 keep,
-                large,
                 authority,
                 mut cancelled,
             }) = job
@@ -501,7 +482,7 @@ impl Worker {
                     _ => None,
                 };
                 let kept = self.gate.is_none().then_some(&mut kept);
-                exchange(&self.http, kept, request, keep, large, tx, &self.mirrors).await;
+                exchange(&self.http, kept, request, keep, tx, &self.mirrors).await;
                 drop(pass);
             });
             let job = async {

@@ -138,18 +138,15 @@ pub async fn fetch(
     tx: mpsc::Sender<Msg>,
     mirrors: Vec<(String, PathBuf)>,
 ) {
-    exchange(&http, None, request, keep, false, &tx, &mirrors).await;
+    exchange(&http, None, request, keep, &tx, &mirrors).await;
 }
 
-/// [`fetch`], on `kept` when given ([`Http::get_on`]), else through the pool; a `large`
-/// body kept in its file, over plain HTTP, on `kept`'s blocking connection
-/// ([`plain`](super::plain)).
+/// [`fetch`], on `kept` when given ([`Http::get_on`]), else through the pool.
 pub(super) async fn exchange(
     http: &Http,
     kept: Option<&mut Kept>,
     request: Request,
-    mut keep: Option<Keep>,
-    large: bool,
+    keep: Option<Keep>,
     tx: &mpsc::Sender<Msg>,
     mirrors: &[(String, PathBuf)],
 ) {
@@ -214,18 +211,6 @@ pub(super) async fn exchange(
         let _ = tx.send(Msg::End(id)).await;
         return;
     }
-    let uri = request.http.uri();
-    let kept = match (kept, keep) {
-        (Some(kept), Some(keep))
-            if large && !keep.in_memory && http.plain_request(uri).is_some() =>
-        {
-            return super::plain::exchange(http, kept, uri, id, keep, tx).await;
-        }
-        (kept, it) => {
-            keep = it;
-            kept
-        }
-    };
     let got = match kept {
         Some(kept) => http.get_on(kept, request.http.uri()).await,
         None => http.get(request.http.uri()).await,

@@ -20,13 +20,11 @@ use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use resourcesync_client::policy::Policy;
 
-use super::plain::{Blocking, Plain};
-
 /// What a failed resolution or connection carries.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The user agent every request names.
-pub(crate) const AGENT: &str = concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION"));
+const AGENT: &str = concat!("resourcesync-rs/", env!("CARGO_PKG_VERSION"));
 
 /// How long an idle connection is kept for the next request to its host (reqwest's
 /// default).
@@ -89,8 +87,6 @@ pub struct Http {
     proxied: Arc<OnceLock<Result<reqwest::Client, String>>>,
     policy: Option<Policy>,
     idle_per_host: usize,
-    /// The threads reading large bodies ([`plain`](super::plain)).
-    blocking: Arc<Blocking>,
 }
 
 impl Http {
@@ -132,43 +128,7 @@ impl Http {
             proxied: Arc::new(OnceLock::new()),
             policy,
             idle_per_host,
-            blocking: Arc::default(),
         }
-    }
-
-    /// The threads reading large bodies, counted.
-    pub(crate) fn blocking(&self) -> &Arc<Blocking> {
-        &self.blocking
-    }
-
-    /// For an `http` URL no proxy takes: its authority, and the bytes of its GET on a
-    /// connection of the caller's ([`plain`](super::plain)), with the head fields
-    /// [`Http::get_on`] sends.
-    pub(crate) fn plain_request(&self, uri: &Uri) -> Option<(Authority, Vec<u8>)> {
-        let authority = uri.authority().filter(|_| {
-            uri.scheme() == Some(&http::uri::Scheme::HTTP) && self.proxies.intercept(uri).is_none()
-        })?;
-        // Origin-form; the URI's characters are a request line's (no space, no CR or LF).
-        let target = uri.path_and_query().map_or("/", |p| p.as_str());
-        let host = host_field(authority);
-        let head = format!(
-            "GET {target} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {AGENT}\r\nAccept: */*\r\n\r\n"
-        );
-        Some((authority.clone(), head.into_bytes()))
-    }
-
-    /// A new connection to `uri`'s authority (an `http` URL's), through the policy's
-    /// resolver, as a blocking socket.
-    pub(crate) async fn connect_plain(&self, uri: &Uri) -> Result<std::net::TcpStream, String> {
-        let mut plain = self.plain.clone();
-        let io = match tower_service::Service::call(&mut plain, uri.clone()).await {
-            Ok(io) => io,
-            Err(e) => return Err(described("cannot connect", &e)),
-        };
-        let stream = io.into_inner().into_std();
-        stream
-            .and_then(|s| s.set_nonblocking(false).map(|()| s))
-            .map_err(|e| described("cannot connect", &e))
     }
 
     /// The client of the URLs sent to a proxy: reqwest, which reads the same variables.
@@ -216,13 +176,18 @@ impl Http {
             Some(path) => path.clone(),
             None => http::uri::PathAndQuery::from_static("/"),
         });
-        let position = |kept: &Kept| kept.hyper.iter().position(|(to, ..)| to == authority);
+        let position = |kept: &Kept| kept.0.iter().position(|(to, ..)| to == authority);
         let mut found = position(kept);
         // Made once a connection, kept with it: not a string formatted a request.
-        let host = match found.and_then(|at| kept.hyper.get(at)) {
+        let host = match found.and_then(|at| kept.0.get(at)) {
             Some((_, host, _)) => host.clone(),
-            None => HeaderValue::try_from(host_field(authority))
-                .map_err(|e| described("request failed", &e))?,
+            None => {
+                let host = match authority.port_u16() {
+                    Some(port) if port != 80 => format!("{}:{port}", authority.host()),
+                    _ => authority.host().to_owned(),
+                };
+                HeaderValue::try_from(host).map_err(|e| described("request failed", &e))?
+            }
         };
         let mut request = http::Request::new(Empty::new());
         *request.uri_mut() =
@@ -234,7 +199,7 @@ impl Http {
         loop {
             // The connection found above, or after a retry another to the same authority.
             let at = found.take().or_else(|| position(kept));
-            let (mut sender, reused) = match at.map(|at| kept.hyper.remove(at)) {
+            let (mut sender, reused) = match at.map(|at| kept.0.remove(at)) {
                 Some((_, _, sender)) if !sender.is_closed() => (sender, true),
                 _ => (self.connect(uri).await?, false),
             };
@@ -247,10 +212,10 @@ impl Http {
             match sender.try_send_request(request).await {
                 Ok(response) => {
                     // The most recently used last; the least, first to go.
-                    if kept.hyper.len() >= KEPT {
-                        kept.hyper.remove(0);
+                    if kept.0.len() >= KEPT {
+                        kept.0.remove(0);
                     }
-                    kept.hyper.push((authority.clone(), host, sender));
+                    kept.0.push((authority.clone(), host, sender));
                     let (head, body) = response.into_parts();
                     return Ok(Response {
                         status: head.status,
@@ -329,23 +294,8 @@ impl Http {
 /// A response left unread (a request the client cancelled while its body came) is
 /// dropped by its reader, and hyper then closes its connection, unless it had come
 /// whole: the next request opens another rather than waiting on it.
-///
-/// And, apart, the connection it reads large bodies on ([`plain`](super::plain)), to
-/// the authority of the last.
 #[derive(Debug, Default)]
-pub(crate) struct Kept {
-    hyper: Vec<(Authority, HeaderValue, SendRequest<Empty<Bytes>>)>,
-    pub(super) plain: Option<Plain>,
-}
-
-/// The Host field of a request to `authority`: the port left out where it is the
-/// scheme's.
-fn host_field(authority: &Authority) -> String {
-    match authority.port_u16() {
-        Some(port) if port != 80 => format!("{}:{port}", authority.host()),
-        _ => authority.host().to_owned(),
-    }
-}
+pub(crate) struct Kept(Vec<(Authority, HeaderValue, SendRequest<Empty<Bytes>>)>);
 
 /// The most connections a task keeps: a Source's host, and the hosts its resources are
 /// on or redirect to (one connection a host would be opened and closed a request
