@@ -301,8 +301,9 @@ impl Http {
 /// The connections a task keeps for its next requests ([`Http::get_on`]), one an
 /// authority, [`KEPT`] at most, the least recently used closed first; none at first.
 /// A response left unread (a request the client cancelled while its body came) is
-/// dropped by its reader, and hyper then closes its connection, unless it had come
-/// whole: the next request opens another rather than waiting on it.
+/// dropped by its reader; when the connection's driver is next polled (the worker's next
+/// request to its authority), hyper closes it unless the body had come whole, and that
+/// request opens another rather than waiting on it. Till then it stays open, unread.
 ///
 /// Each connection's driver is polled by the task that uses it, while it uses it
 /// ([`driven`]), not spawned as a task of its own: the socket's bytes go from the driver
