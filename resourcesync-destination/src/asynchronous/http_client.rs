@@ -307,9 +307,10 @@ impl Http {
 ///
 /// Each connection's driver is polled by the task that uses it, while it uses it
 /// ([`driven`]), not spawned as a task of its own: the socket's bytes go from the driver
-/// to the body in the same poll, with no wake-up of another task between them (200
-/// files of 1 MiB from nginx on 2 cores, `sync`: 0.367-0.369 CPU-s against
-/// 0.381-0.383, 1-3 % more throughput; benches/README.md, session 44).
+/// to the body in the same poll, with no wake-up of another task between them. 200
+/// files of 1 MiB from nginx on 2 cores, by hand (15 and 21 alternated rounds): 0.367-0.369
+/// CPU-s against 0.381-0.383, 1-3 % more throughput; the serve bench's 7 rounds of both
+/// builds as processes did not tell them apart (benches/README.md, session 44).
 #[derive(Debug, Default)]
 pub(crate) struct Kept(Vec<KeptConnection>);
 
