@@ -400,24 +400,7 @@ fn a_follower_says_what_to_do_about_the_deletions_it_did_not_make() {
     });
     let dest = dir.path().join("dest");
     let log = dir.path().join("stderr");
-    // No hub: a run every second.
-    let child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
-        .args(["sync", "--follow", "--interval", "1s"])
-        .arg(&served.base)
-        .arg(&dest)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    // Killed however the test ends.
-    struct Killed(std::process::Child);
-    impl Drop for Killed {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-    let _killed = Killed(child);
+    let _follower = polling_follower(&served.base, &dest, &log);
     let read = || std::fs::read_to_string(&log).unwrap_or_default();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !dest.join("r/b.txt").exists() {
@@ -436,4 +419,59 @@ fn a_follower_says_what_to_do_about_the_deletions_it_did_not_make() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(dest.join("r/b.txt").exists());
+}
+
+/// A conflict left as it is is met by each of a follower's runs, and each run's problem
+/// line names it; the hint that says what to do about it comes once, not after every
+/// run (a follower without a hub runs every second here).
+#[test]
+fn a_follower_says_what_to_do_about_a_conflict_once_not_after_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = Served::start(|s| {
+        s.put("r/a.txt", b"a");
+        s.put("r/b.txt", b"b");
+        s.tick(10);
+    });
+    let dest = dir.path().join("dest");
+    // A file of the user's at a listed path, with other bytes: a conflict, left as it is.
+    std::fs::create_dir_all(dest.join("r")).unwrap();
+    std::fs::write(dest.join("r/a.txt"), b"mine").unwrap();
+    let log = dir.path().join("stderr");
+    let _follower = polling_follower(&served.base, &dest, &log);
+    let read = || std::fs::read_to_string(&log).unwrap_or_default();
+    let problem = "a file no sync stored, with other bytes: left as it is";
+    let hint = "1 conflict (named above) was left as it is";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    // Three runs met it; the first one's hint came before the second run's problem line.
+    while read().matches(problem).count() < 3 {
+        assert!(std::time::Instant::now() < deadline, "{}", read());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let err = read();
+    assert_eq!(err.matches(hint).count(), 1, "{err}");
+    assert_eq!(std::fs::read(dest.join("r/a.txt")).unwrap(), b"mine");
+    assert_eq!(std::fs::read(dest.join("r/b.txt")).unwrap(), b"b");
+}
+
+/// `sync --follow` of `base` into `dest` without a hub (a run every second), its
+/// standard error written to `log`; killed when dropped, however the test ends.
+fn polling_follower(base: &str, dest: &std::path::Path, log: &std::path::Path) -> Killed {
+    let child = Command::new(env!("CARGO_BIN_EXE_resourcesync"))
+        .args(["sync", "--follow", "--interval", "1s", base])
+        .arg(dest)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    Killed(child)
+}
+
+/// A child process, killed and waited for when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -376,6 +376,7 @@ async fn follow(args: &SyncArgs) -> Result<u8, Error> {
         bar: ProgressBar::hidden(),
         warnings: WarningSummary::new(),
         start: options.sync.source.clone(),
+        hinted: Vec::new(),
     };
     let followed = match &store {
         None => resourcesync_destination::follow::follow(&options, &stop, &mut printer).await?,
@@ -427,13 +428,20 @@ impl FollowObserver for Printer {
             None => {}
         }
         // What to do about a run's deletions not made and its conflicts, after its line,
-        // as a single sync says them after its summary.
+        // as a single sync says them after its summary; but not again after each run
+        // while they are the same: a conflict left as it is is met by every run (its
+        // problem line says so each time), and a follower runs every few seconds. A
+        // hint whose count changed, or that comes back, is said again.
         if let FollowNotice::Synced { synced, .. } = notice
             && !self.json
         {
-            for hint in synced.hints(false) {
-                eprintln!("resourcesync sync: {hint}");
+            let hints = synced.hints(false);
+            if hints != self.hinted {
+                for hint in &hints {
+                    eprintln!("resourcesync sync: {hint}");
+                }
             }
+            self.hinted = hints;
         }
     }
 }
@@ -675,6 +683,7 @@ async fn synchronize_to(
         bar: bar.clone(),
         warnings: WarningSummary::new(),
         start: options.source.clone(),
+        hinted: Vec::new(),
     };
     let synced = match store {
         None => asynchronous::sync(options, &stop, &mut printer).await,
@@ -702,6 +711,9 @@ struct Printer {
     warnings: WarningSummary,
     /// SOURCE-URL.
     start: resourcesync_model::Uri,
+    /// The hints said after a follower's last run ([`Synced::hints`]): not said again
+    /// while each run's are the same.
+    hinted: Vec<String>,
 }
 
 impl Observer for Printer {
