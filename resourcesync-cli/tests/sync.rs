@@ -836,6 +836,49 @@ fn an_audit_names_a_foreign_file_at_a_listed_path_once() {
     );
 }
 
+/// With --json, the run's `done` event is its last and carries the report the summary
+/// gives: an audit's files no sync stored are counted in it, found after the client
+/// was done (it said "in_sync": true, "extra": 0 of a directory the summary called not
+/// in sync).
+#[test]
+fn an_audit_s_done_event_says_what_its_summary_says() {
+    let (served, _dir, d) = served_and_dest(3);
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    std::fs::write(d.join("notes.txt"), b"the user's").unwrap();
+    let out = sync(&["--audit", "--json", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let done: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i]["event"] == "done")
+        .collect();
+    // The last event, then the summary.
+    assert_eq!(done, [lines.len() - 2], "{}", text(&out));
+    let (done, summary) = (&lines[done[0]], &lines[lines.len() - 1]["summary"]);
+    assert_eq!(done["in_sync"], false, "{}", text(&out));
+    assert_eq!(done["extra"], 1, "{}", text(&out));
+    for key in [
+        "complete",
+        "in_sync",
+        "extra",
+        "changed",
+        "missing",
+        "unchanged",
+    ] {
+        assert_eq!(done[key], summary[key], "{key}: {}", text(&out));
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["event"] == "extra-file" && l["path"] == "notes.txt"),
+        "{}",
+        text(&out)
+    );
+}
+
 /// An audit that could not read the Source's listing compared nothing: it says it does
 /// not know whether DIR is in sync (it said "not in sync", as for a difference found).
 #[test]

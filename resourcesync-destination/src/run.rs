@@ -135,7 +135,11 @@ impl std::fmt::Display for Notice {
 /// Who watches a run: every event of the client before it is carried out, the progress
 /// after each round, and the run's own [`Notice`]s. Every method does nothing by default.
 pub trait Observer {
-    /// An event of the client's, before the run carries it out.
+    /// An event of the client's, before the run carries it out; but [`Event::Done`]
+    /// at the run's end, with the report the run comes to (the client's, with what
+    /// the run found after it: a save that failed, an audit's files no sync stored),
+    /// not the client's as it said it: a reader of the events must not take a run
+    /// as complete, or a directory as in sync, that the summary then says is not.
     fn event(&mut self, event: &Event) {
         let _ = event;
     }
@@ -448,7 +452,10 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
         observer: &mut dyn Observer,
     ) -> Result<(), SyncError> {
         for event in events {
-            observer.event(event);
+            // `Done` is said at the end, with the report the run comes to (`finish`).
+            if !matches!(event, Event::Done(_)) {
+                observer.event(event);
+            }
             match event {
                 Event::Audit {
                     uri,
@@ -565,6 +572,7 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
         if let (Some(reason), Mode::Incremental, true) =
             (self.stranded.take(), self.mode, self.saves)
         {
+            observer.event(&Event::Done(report));
             observer.notice(&Notice::Fallback {
                 dir: self.dest.location().to_owned(),
                 reason,
@@ -600,6 +608,7 @@ impl<I: KeptInventory, D: Destination> Run<I, D> {
             self.verified.extra = extra;
             self.verified.count_extras(&mut report);
         }
+        observer.event(&Event::Done(report.clone()));
         Ok(Finished::Done(Synced::new(&self.mode, report, seconds)))
     }
 }
