@@ -879,6 +879,43 @@ fn an_audit_s_done_event_says_what_its_summary_says() {
     );
 }
 
+/// A path that was a file at the Source and is now a directory (`r/x` deleted, `r/x/y`
+/// listed): `r/x/y` cannot be placed while the held file `r/x` is there, and a run
+/// without --delete says so and that `sync --baseline --delete` makes the deletion.
+/// That baseline deletes `r/x` though `r/x/y` failed in it (the listing was read whole:
+/// it says `r/x` is not the Source's any more), and the next run places `r/x/y`. Before,
+/// a baseline whose resource failed deleted nothing, so each one failed again for ever.
+#[test]
+fn a_file_that_became_a_directory_at_the_source_is_caught_up_with_as_the_hint_says() {
+    let served = Served::start(|s| {
+        s.put("r/x", b"a file");
+        s.put("r/keep.txt", b"kept");
+        s.tick(10);
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    served.change(|s| {
+        s.tick(10);
+        s.delete("r/x");
+        s.put("r/x/y", b"inside a directory now");
+        s.tick(10);
+    });
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`sync --baseline --delete` makes them"),
+        "{}",
+        text(&out)
+    );
+    let out = sync(&["--baseline", "--delete", &served.base, dest]);
+    assert!(!d.join("r/x").is_file(), "{}", text(&out));
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+}
+
 /// An audit that could not read the Source's listing compared nothing: it says it does
 /// not know whether DIR is in sync (it said "not in sync", as for a difference found).
 #[test]

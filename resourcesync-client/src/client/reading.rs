@@ -256,6 +256,7 @@ impl<I: Inventory> Client<I> {
             if kind.is_index() {
                 // A part of the listing is not read.
                 self.sets[s].failed = true;
+                self.sets[s].listing_failed = true;
             }
         }
         let about = uri.cloned().or_else(|| refusal.document.clone());
