@@ -916,6 +916,43 @@ fn a_file_that_became_a_directory_at_the_source_is_caught_up_with_as_the_hint_sa
     served.equals(&d).unwrap();
 }
 
+/// The other way round: a directory `r/d/` the sync made for `r/d/y` where the Source
+/// now has a file `r/d`. The conflict says a directory is there (not that no sync made
+/// it: one did), `sync --baseline --delete` deletes `r/d/y` and the directory it leaves
+/// empty, and the next run places the file.
+#[test]
+fn a_directory_that_became_a_file_at_the_source_is_caught_up_with_as_the_hint_says() {
+    let served = Served::start(|s| {
+        s.put("r/d/y", b"inside a directory");
+        s.put("r/keep.txt", b"kept");
+        s.tick(10);
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("dest");
+    let dest = d.to_str().unwrap();
+    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    served.change(|s| {
+        s.tick(10);
+        s.delete("r/d/y");
+        s.put("r/d", b"a file now");
+        s.tick(10);
+    });
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a directory (a file goes here once it is gone): left as it is"),
+        "{}",
+        text(&out)
+    );
+    assert!(!stderr.contains("no sync made"), "{}", text(&out));
+    let out = sync(&["--baseline", "--delete", &served.base, dest]);
+    assert!(!d.join("r/d").is_dir(), "{}", text(&out));
+    let out = sync(&[&served.base, dest]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    served.equals(&d).unwrap();
+}
+
 /// An audit that could not read the Source's listing compared nothing: it says it does
 /// not know whether DIR is in sync (it said "not in sync", as for a difference found).
 #[test]

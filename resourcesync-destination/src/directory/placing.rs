@@ -160,16 +160,18 @@ impl DirectoryDestination {
                 }
             }
             Ok(meta) => {
+                // A sync makes directories (the parents of what it stores), so one
+                // may be its own: where the Source's `d/y` became a file `d`, the
+                // directory goes once what the sync stored in it is deleted (--delete),
+                // and a later run places the file. Links and special files no sync makes.
                 let what = if meta.is_symlink() {
-                    "a symbolic link"
+                    "a symbolic link no sync made"
                 } else if meta.is_dir() {
-                    "a directory"
+                    "a directory (a file goes here once it is gone)"
                 } else {
-                    "a special file"
+                    "a special file no sync made"
                 };
-                return Err(Outcome::Conflict(format!(
-                    "{what} no sync made: left as it is"
-                )));
+                return Err(Outcome::Conflict(format!("{what}: left as it is")));
             }
         };
         self.journal_once(placement)?;
