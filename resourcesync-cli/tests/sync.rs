@@ -887,33 +887,12 @@ fn an_audit_s_done_event_says_what_its_summary_says() {
 /// a baseline whose resource failed deleted nothing, so each one failed again for ever.
 #[test]
 fn a_file_that_became_a_directory_at_the_source_is_caught_up_with_as_the_hint_says() {
-    let served = Served::start(|s| {
-        s.put("r/x", b"a file");
-        s.put("r/keep.txt", b"kept");
-        s.tick(10);
-    });
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().join("dest");
-    let dest = d.to_str().unwrap();
-    assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
-    served.change(|s| {
-        s.tick(10);
-        s.delete("r/x");
-        s.put("r/x/y", b"inside a directory now");
-        s.tick(10);
-    });
-    let out = sync(&[&served.base, dest]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let out = caught_up_after("r/x", "r/x/y");
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("`sync --baseline --delete` makes them"),
         "{}",
         text(&out)
     );
-    let out = sync(&["--baseline", "--delete", &served.base, dest]);
-    assert!(!d.join("r/x").is_file(), "{}", text(&out));
-    let out = sync(&[&served.base, dest]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    served.equals(&d).unwrap();
 }
 
 /// The other way round: a directory `r/d/` the sync made for `r/d/y` where the Source
@@ -922,8 +901,23 @@ fn a_file_that_became_a_directory_at_the_source_is_caught_up_with_as_the_hint_sa
 /// empty, and the next run places the file.
 #[test]
 fn a_directory_that_became_a_file_at_the_source_is_caught_up_with_as_the_hint_says() {
+    let out = caught_up_after("r/d/y", "r/d");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("a directory (a file goes here once it is gone): left as it is"),
+        "{}",
+        text(&out)
+    );
+    assert!(!stderr.contains("no sync made"), "{}", text(&out));
+}
+
+/// A Source that held `before` (and `r/keep.txt`) and now holds `after` in its place,
+/// synced before and after: the run after it fails (exit 1), `sync --baseline --delete`
+/// removes `before` (and a directory it leaves empty), and the next run is complete
+/// with the Source's copy. The output of the run that failed.
+fn caught_up_after(before: &'static str, after: &'static str) -> Output {
     let served = Served::start(|s| {
-        s.put("r/d/y", b"inside a directory");
+        s.put(before, b"before");
         s.put("r/keep.txt", b"kept");
         s.tick(10);
     });
@@ -933,24 +927,18 @@ fn a_directory_that_became_a_file_at_the_source_is_caught_up_with_as_the_hint_sa
     assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
     served.change(|s| {
         s.tick(10);
-        s.delete("r/d/y");
-        s.put("r/d", b"a file now");
+        s.delete(before);
+        s.put(after, b"after");
         s.tick(10);
     });
-    let out = sync(&[&served.base, dest]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("a directory (a file goes here once it is gone): left as it is"),
-        "{}",
-        text(&out)
-    );
-    assert!(!stderr.contains("no sync made"), "{}", text(&out));
+    let failed = sync(&[&served.base, dest]);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed));
     let out = sync(&["--baseline", "--delete", &served.base, dest]);
-    assert!(!d.join("r/d").is_dir(), "{}", text(&out));
+    assert!(!d.join(before).exists(), "{}", text(&out));
     let out = sync(&[&served.base, dest]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     served.equals(&d).unwrap();
+    failed
 }
 
 /// An audit that could not read the Source's listing compared nothing: it says it does
