@@ -412,8 +412,8 @@ fn a_follower_says_what_to_do_about_the_deletions_it_did_not_make() {
         s.delete("r/b.txt");
         s.tick(10);
     });
-    let hint = "1 deletions listed by the Source were not made (no --delete); \
-                `sync --baseline --delete` makes them later";
+    let hint = "1 deletion listed by the Source was not made (no --delete); \
+                `sync --baseline --delete` makes it later";
     while !read().contains(hint) {
         assert!(std::time::Instant::now() < deadline, "{}", read());
         std::thread::sleep(std::time::Duration::from_millis(50));

@@ -97,11 +97,15 @@ impl Synced {
             );
         }
         if report.kept > 0 {
-            hints.push(format!(
-                "{} deletions listed by the Source were not made (no --delete); \
-                 `sync --baseline --delete` makes them later",
-                report.kept
-            ));
+            hints.push(match report.kept {
+                1 => "1 deletion listed by the Source was not made (no --delete); \
+                      `sync --baseline --delete` makes it later"
+                    .to_owned(),
+                n => format!(
+                    "{n} deletions listed by the Source were not made (no --delete); \
+                     `sync --baseline --delete` makes them later"
+                ),
+            });
         }
         if report.moved > 0 {
             hints.push(format!(

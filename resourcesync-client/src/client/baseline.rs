@@ -108,19 +108,16 @@ impl<I: Inventory> Client<I> {
         if self.config.mode == Mode::Explore || (!audit && !self.config.delete) {
             return;
         }
-        // Only the listing decides what is not the Source's any more: a resource it
-        // lists that failed does not stop the deletions (it is listed, so not one of
-        // them), and one may be what they clear the way for (a held file `x` where the
-        // listing now has `x/y`: until `x` is deleted `x/y` fails, and a baseline that
-        // deleted nothing for it would fail so for ever).
-        if self.sets.iter().any(|s| s.listing_failed || s.unread) {
+        if self.sets.iter().any(|s| s.failed || s.unread) {
             if !audit {
-                // Which of the two: a run whose listing was read whole but one of whose
-                // documents failed was told its listing was not read.
+                // Which of the two: a run whose listing was read whole but whose writes
+                // failed was told its listing was not read.
                 let why = if self.sets.iter().any(|s| s.unread) {
                     "the listing was not read whole"
                 } else {
-                    "a document of the listing failed (said above)"
+                    // A document of the listing or a resource it lists: either is said
+                    // above.
+                    "a document of the listing or a resource it lists failed (said above)"
                 };
                 self.warn(None, None, None, format!("{why}: nothing is deleted"));
             }

@@ -156,7 +156,6 @@ impl<I: Inventory> Client<I> {
         };
         if manifest.head.md.capability.as_ref() != Some(&expected) {
             self.sets[set].failed = true;
-            self.sets[set].listing_failed = true;
             self.push_problem(
                 None,
                 Some(id),

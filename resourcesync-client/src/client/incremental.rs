@@ -18,7 +18,6 @@ impl<I: Inventory> Client<I> {
     pub(super) fn start_stream(&mut self, set: usize) -> bool {
         let Some(checkpoint) = self.state.checkpoint(&self.sets[set].key).copied() else {
             self.sets[set].failed = true;
-            self.sets[set].listing_failed = true;
             let uri = self.capability_list_uri(set);
             self.push_problem(uri.as_ref(), None, ProblemKind::NoCheckpoint);
             return false;
@@ -139,7 +138,6 @@ impl<I: Inventory> Client<I> {
                     }
                     None => {
                         self.sets[set].failed = true;
-                        self.sets[set].listing_failed = true;
                         self.sets[set].phase = Phase::Finished;
                     }
                 }
@@ -177,7 +175,6 @@ impl<I: Inventory> Client<I> {
             return;
         }
         self.sets[set].failed = true;
-        self.sets[set].listing_failed = true;
         self.sets[set].phase = Phase::Finished;
         self.push_problem(uri.as_ref(), None, kind);
     }
@@ -453,7 +450,6 @@ impl<I: Inventory> Client<I> {
                             ProblemKind::DeleteLimitReached { limit },
                         );
                         self.sets[set].failed = true;
-                        self.sets[set].listing_failed = true;
                         if let Some(stream) = self.sets[set].stream.as_mut() {
                             stream.failed_at =
                                 Some(stream.failed_at.map_or(position, |f| f.min(position)));

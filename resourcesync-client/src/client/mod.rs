@@ -406,15 +406,8 @@ struct Set {
     pending: u32,
     /// The listing's `at` (the earliest of its documents).
     at: Option<W3cDateTime>,
-    /// Something of the set failed: its checkpoint stays.
+    /// Something of the set failed: its checkpoint stays, no deletions follow.
     failed: bool,
-    /// A document of its listing (or a package's manifest) failed, or was not what it
-    /// should be: the listing is not whole, and a baseline deletes nothing. Not set by
-    /// a resource that failed: the listing still says what is not the Source's any
-    /// more, and a held file it no longer lists may be what stands in a listed one's
-    /// way (a file `x` that became a directory `x/`: `x/y` cannot be placed until `x`
-    /// is deleted).
-    listing_failed: bool,
     /// An entry of its listing was refused without a URI: no deletions follow (it may
     /// name a resource held), though the checkpoint may move.
     unread: bool,

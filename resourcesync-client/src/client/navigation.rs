@@ -30,7 +30,6 @@ impl<I: Inventory> Client<I> {
     ) {
         if !self.visited.insert(uri.as_str().to_owned()) {
             self.sets[set].failed = true;
-            self.sets[set].listing_failed = true;
             self.push_problem(Some(&uri), None, ProblemKind::Loop);
             return;
         }
@@ -301,7 +300,6 @@ impl<I: Inventory> Client<I> {
             pending: 0,
             at: None,
             failed: false,
-            listing_failed: false,
             unread: false,
             phase,
             stream: None,
@@ -406,7 +404,6 @@ impl<I: Inventory> Client<I> {
                 let Some(s) = set else { return };
                 if depth + 1 > self.config.bounds.max_depth {
                     self.sets[s].failed = true;
-                    self.sets[s].listing_failed = true;
                     self.push_problem(
                         Some(&entry.loc),
                         Some(id),
@@ -442,7 +439,6 @@ impl<I: Inventory> Client<I> {
                 let Some(s) = set else { return };
                 if depth + 1 > self.config.bounds.max_depth {
                     self.sets[s].failed = true;
-                    self.sets[s].listing_failed = true;
                     let max = self.config.bounds.max_depth;
                     self.push_problem(Some(&entry.loc), Some(id), ProblemKind::TooDeep(max));
                     return;
@@ -531,7 +527,6 @@ impl<I: Inventory> Client<I> {
         // Said once per set: every document past the bound would say it again.
         if !self.sets[set].failed {
             self.sets[set].failed = true;
-            self.sets[set].listing_failed = true;
             self.push_problem(Some(uri), None, ProblemKind::TooManyDocuments(max));
         }
         false
@@ -647,7 +642,6 @@ impl<I: Inventory> Client<I> {
                     (None, Some(dump)) => (dump.clone(), Capability::ChangeDump),
                     _ => {
                         self.sets[set].failed = true;
-                        self.sets[set].listing_failed = true;
                         self.sets[set].phase = Phase::Finished;
                         let uri = self.capability_list_uri(set);
                         let why = "its Capability List lists neither";
@@ -668,13 +662,11 @@ impl<I: Inventory> Client<I> {
             self.push_doc(set, uri, role, 2, Some(expect), parent);
         } else {
             self.sets[set].failed = true;
-            self.sets[set].listing_failed = true;
         }
     }
 
     pub(super) fn set_not_offered(&mut self, set: usize, what: &'static str) {
         self.sets[set].failed = true;
-        self.sets[set].listing_failed = true;
         self.sets[set].phase = Phase::Finished;
         let uri = self.capability_list_uri(set);
         self.push_problem(uri.as_ref(), None, ProblemKind::NotOffered(what));

@@ -256,7 +256,6 @@ impl<I: Inventory> Client<I> {
             if kind.is_index() {
                 // A part of the listing is not read.
                 self.sets[s].failed = true;
-                self.sets[s].listing_failed = true;
             }
         }
         let about = uri.cloned().or_else(|| refusal.document.clone());

@@ -716,7 +716,6 @@ impl<I: Inventory> Client<I> {
             let set = package.set;
             self.packages.remove(&id);
             self.sets[set].failed = true;
-            self.sets[set].listing_failed = true;
             self.events
                 .push_back(problem(None, Some(id), ProblemKind::Failed(reason)));
             self.report.problems += 1;
@@ -883,7 +882,6 @@ impl<I: Inventory> Client<I> {
                 match doc.set {
                     Some(set) => {
                         self.sets[set].failed = true;
-                        self.sets[set].listing_failed = true;
                         self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
                     }
                     None => self.root_pending = self.root_pending.saturating_sub(1),
@@ -914,7 +912,6 @@ impl<I: Inventory> Client<I> {
             What::Package { set, .. } => {
                 self.push_problem(Some(&job.uri), id, kind);
                 self.sets[set].failed = true;
-                self.sets[set].listing_failed = true;
                 self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
             }
         }
