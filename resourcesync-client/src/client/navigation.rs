@@ -420,11 +420,14 @@ impl<I: Inventory> Client<I> {
                         // Change lists (or dumps) become candidates, read in order later.
                         self.add_candidate(s, &entry, k == DocumentKind::ChangeDumpIndex);
                     }
-                    _ => {
-                        if let Some(uri) = self.checked(&entry.loc) {
-                            self.push_doc(s, uri, role, depth + 1, expect, Some(doc_uri.clone()));
+                    _ => match self.checked(&entry.loc) {
+                        Some(uri) => {
+                            self.push_doc(s, uri, role, depth + 1, expect, Some(doc_uri.clone()))
                         }
-                    }
+                        // Refused (a problem said so): a part of the set's listing is not
+                        // read, and what it lists must not be deleted for want of it.
+                        None => self.sets[s].failed = true,
+                    },
                 }
             }
             (Role::Explore, archive) => {
@@ -468,6 +471,9 @@ impl<I: Inventory> Client<I> {
                         attempt: 0,
                         redirects: 0,
                     });
+                } else {
+                    // Refused: its bitstreams are not read (as for an index's child).
+                    self.sets[s].failed = true;
                 }
             }
             (Role::Changes, DocumentKind::ChangeDump)

@@ -250,6 +250,9 @@ impl<I: Inventory> Client<I> {
             match uri {
                 // Listed, if refused: never deleted for want of a listing.
                 Some(uri) if role == Role::Listing => self.listed.push(super::hash(uri)),
+                // A package of a Resource Dump: what it holds is not read, and must not
+                // be deleted for want of it.
+                Some(_) if role == Role::Dump => self.sets[s].failed = true,
                 Some(_) => {}
                 None => self.sets[s].unread = true,
             }

@@ -199,3 +199,57 @@ fn warnings_are_summarized_per_document_and_rule() {
     );
     assert!(line.ends_with("(99 entries: 1, 2, 3, ...)"), "{text}");
 }
+
+/// A Resource List Index whose child the policy refuses (moved to a host the sync may
+/// not ask): that part of the listing is not read, so a baseline with deletions deletes
+/// nothing, not every resource the unread list names (it deleted `b.txt`).
+#[test]
+fn a_baseline_deletes_nothing_when_the_policy_refuses_a_part_of_its_listing() {
+    let index = |b_list: &str| {
+        format!(
+            r#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
+  <sitemap><loc>http://example.com/list-a.xml</loc></sitemap>
+  <sitemap><loc>{b_list}</loc></sitemap>
+</sitemapindex>"#
+        )
+        .into_bytes()
+    };
+    let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    let list_b = resource_list(r#"<url><loc>http://example.com/b.txt</loc></url>"#);
+    let before = index("http://example.com/list-b.xml");
+    let mut source = serving(&[
+        ("resourcelist.xml", &before),
+        ("list-a.xml", &list_a),
+        ("list-b.xml", &list_b),
+        ("a.txt", b"a"),
+        ("b.txt", b"b"),
+    ]);
+    let mut dest = Destination::default();
+    let run = baseline(&source, &mut dest);
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(dest.files.contains_key("b.txt"));
+    let after = index("http://elsewhere.example/list-b.xml");
+    source
+        .files
+        .insert("resourcelist.xml".into(), Response::ok(after));
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "resourcelist.xml",
+        |c| c.with_delete(10),
+        Drive::default(),
+    );
+    assert!(!run.report().complete);
+    assert_eq!(run.report().deleted, 0, "{:?}", run.problems());
+    assert!(dest.files.contains_key("b.txt"), "{:?}", run.problems());
+    assert!(
+        warnings(&run.events)
+            .iter()
+            .any(|w| w.contains("nothing is deleted")),
+        "{:?}",
+        warnings(&run.events)
+    );
+}

@@ -241,6 +241,49 @@ fn nothing_is_deleted_when_the_listing_was_not_read_whole() {
     );
 }
 
+/// A Resource Dump whose package is not read, because the policy refuses it (moved to
+/// a host the sync may not ask) or its entry breaks a rule: its resources are not
+/// listed, so a baseline with deletions deletes nothing (it deleted every resource held).
+#[test]
+fn a_dump_baseline_deletes_nothing_when_a_package_is_not_read() {
+    let mut s = source(4);
+    s.publish.resource_dump = true;
+    s.publish();
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, DUMP, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(d.files.len(), 4);
+    let dump = String::from_utf8(s.files["resourcedump.xml"].body.clone()).unwrap();
+    for (from, to) in [
+        (
+            "http://example.com/resourcedump-1.zip",
+            "http://elsewhere.example/resourcedump-1.zip",
+        ),
+        ("length=\"", "length=\"x"),
+    ] {
+        let unread = dump.replace(from, to);
+        assert_ne!(dump, unread);
+        s.files
+            .insert("resourcedump.xml".into(), Response::ok(unread.into_bytes()));
+        let run = sync(
+            &s,
+            &mut d,
+            DUMP,
+            "",
+            |c| c.with_delete(10),
+            Drive::default(),
+        );
+        assert!(!run.report().complete, "{to}");
+        assert_eq!(
+            changes(&run, Action::Delete),
+            0,
+            "{to}: {:?}",
+            run.problems()
+        );
+        assert_eq!(d.files.len(), 4, "{to}: {:?}", run.problems());
+    }
+}
+
 #[test]
 fn a_baseline_from_a_resource_dump() {
     let mut s = source(12);
