@@ -108,11 +108,13 @@ impl<I: Inventory> Client<I> {
         if self.config.mode == Mode::Explore || (!audit && !self.config.delete) {
             return;
         }
-        if self.sets.iter().any(|s| s.failed || s.unread) {
+        if self.root_unread || self.sets.iter().any(|s| s.failed || s.unread) {
             if !audit {
                 // Which of the two: a run whose listing was read whole but whose writes
                 // failed was told its listing was not read.
-                let why = if self.sets.iter().any(|s| s.unread) {
+                let why = if self.root_unread {
+                    "the Source Description was not read whole"
+                } else if self.sets.iter().any(|s| s.unread) {
                     "the listing was not read whole"
                 } else {
                     // A document of the listing or a resource it lists: either is said

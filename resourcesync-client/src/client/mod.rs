@@ -139,6 +139,10 @@ pub struct Client<I> {
     documents: u64,
     /// Jobs that have no set yet (discovery, the start, a Source Description).
     root_pending: u32,
+    /// A part of the Source Description was not read (it failed part-way, or the
+    /// policy refused a Capability List it names): what the lists not read hold is
+    /// unknown, and the sweep, which goes over every held resource, deletes nothing.
+    root_unread: bool,
     /// Deletions (baseline) or extras (audit) were worked out.
     swept: bool,
     /// Next reading of the Change Lists, when following.
@@ -620,6 +624,7 @@ impl<I: Inventory> Client<I> {
             source_date: None,
             clamped: false,
             root_pending: 0,
+            root_unread: false,
             swept: false,
             follow_at: None,
             report: Report::default(),

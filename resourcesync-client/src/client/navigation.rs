@@ -359,16 +359,20 @@ impl<I: Inventory> Client<I> {
                     );
                     self.warn(Some(&doc_uri), Some(n), None, message);
                 }
-                if let Some(uri) = self.checked(&entry.loc) {
-                    let s = self.new_set(uri.as_str(), Phase::Capabilities);
-                    self.push_doc(
-                        s,
-                        uri,
-                        Role::Capabilities,
-                        depth + 1,
-                        Some(Capability::CapabilityList),
-                        Some(doc_uri.clone()),
-                    );
+                match self.checked(&entry.loc) {
+                    Some(uri) => {
+                        let s = self.new_set(uri.as_str(), Phase::Capabilities);
+                        self.push_doc(
+                            s,
+                            uri,
+                            Role::Capabilities,
+                            depth + 1,
+                            Some(Capability::CapabilityList),
+                            Some(doc_uri.clone()),
+                        );
+                    }
+                    // Refused (a problem said so): its set is not read.
+                    None => self.root_unread = true,
                 }
             }
             (Role::Capabilities, _) if capability.as_ref().is_some_and(|c| c.is_notification()) => {

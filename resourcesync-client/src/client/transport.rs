@@ -884,7 +884,12 @@ impl<I: Inventory> Client<I> {
                         self.sets[set].failed = true;
                         self.sets[set].pending = self.sets[set].pending.saturating_sub(1);
                     }
-                    None => self.root_pending = self.root_pending.saturating_sub(1),
+                    None => {
+                        self.root_pending = self.root_pending.saturating_sub(1);
+                        // The Source Description, failed (part-way, maybe): the sets
+                        // it names past the failure are not read.
+                        self.root_unread = true;
+                    }
                 }
             }
             What::Resource { change, mut others } => {

@@ -253,3 +253,72 @@ fn a_baseline_deletes_nothing_when_the_policy_refuses_a_part_of_its_listing() {
         warnings(&run.events)
     );
 }
+
+/// A Source Description one of whose Capability Lists the policy refuses (moved to a
+/// host the sync may not ask): that set is not read, and a baseline with deletions of the
+/// others deletes nothing; it deleted what the unread set holds (`b.txt`), the sweep
+/// going over every held resource.
+#[test]
+fn a_baseline_deletes_nothing_when_the_policy_refuses_a_capability_list() {
+    let description = |b_list: &str| {
+        format!(
+            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="description"/>
+  <url><loc>http://example.com/cl-a.xml</loc><rs:md capability="capabilitylist"/></url>
+  <url><loc>{b_list}</loc><rs:md capability="capabilitylist"/></url>
+</urlset>"#
+        )
+        .into_bytes()
+    };
+    let capabilities = |list: &str| {
+        format!(
+            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="http://example.com/.well-known/resourcesync"/>
+  <rs:md capability="capabilitylist"/>
+  <url><loc>http://example.com/{list}</loc><rs:md capability="resourcelist"/></url>
+</urlset>"#
+        )
+        .into_bytes()
+    };
+    let (cl_a, cl_b) = (capabilities("list-a.xml"), capabilities("list-b.xml"));
+    let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    let list_b = resource_list(r#"<url><loc>http://example.com/b.txt</loc></url>"#);
+    let before = description("http://example.com/cl-b.xml");
+    let mut source = serving(&[
+        (".well-known/resourcesync", &before),
+        ("cl-a.xml", &cl_a),
+        ("cl-b.xml", &cl_b),
+        ("list-a.xml", &list_a),
+        ("list-b.xml", &list_b),
+        ("a.txt", b"a"),
+        ("b.txt", b"b"),
+    ]);
+    let mut dest = Destination::default();
+    let run = sync(&source, &mut dest, BASELINE, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(dest.files.contains_key("b.txt"));
+    let after = description("http://elsewhere.example/cl-b.xml");
+    source
+        .files
+        .insert(".well-known/resourcesync".into(), Response::ok(after));
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "",
+        |c| c.with_delete(10),
+        Drive::default(),
+    );
+    assert!(!run.report().complete);
+    assert_eq!(run.report().deleted, 0, "{:?}", run.problems());
+    assert!(dest.files.contains_key("b.txt"), "{:?}", run.problems());
+    assert!(
+        warnings(&run.events)
+            .iter()
+            .any(|w| w.contains("the Source Description was not read whole")),
+        "{:?}",
+        warnings(&run.events)
+    );
+}
