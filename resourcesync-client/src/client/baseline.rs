@@ -108,14 +108,20 @@ impl<I: Inventory> Client<I> {
         if self.config.mode == Mode::Explore || (!audit && !self.config.delete) {
             return;
         }
-        if self.root_unread || self.sets.iter().any(|s| s.failed || s.unread) {
+        // An audit counts what it holds beyond the listing all the same: one created
+        // since is said as extra, where no extra would be said in sync.
+        let unreconciled = !audit && self.sets.iter().any(|s| s.unreconciled);
+        if self.root_unread || unreconciled || self.sets.iter().any(|s| s.failed || s.unread) {
             if !audit {
-                // Which of the two: a run whose listing was read whole but whose writes
+                // Which of them: a run whose listing was read whole but whose writes
                 // failed was told its listing was not read.
                 let why = if self.root_unread {
                     "the Source Description was not read whole"
                 } else if self.sets.iter().any(|s| s.unread) {
                     "the listing was not read whole"
+                } else if unreconciled && !self.sets.iter().any(|s| s.failed) {
+                    "the Change Lists since the listing were not read to its time (what it \
+                     does not list may have been created since)"
                 } else {
                     // A document of the listing or a resource it lists: either is said
                     // above.

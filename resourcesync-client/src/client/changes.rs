@@ -210,17 +210,29 @@ impl<I: Inventory> Client<I> {
             }
             None => {
                 for (entry, number) in manifest.entries.iter().zip(&numbers) {
+                    let deleted = entry.md.as_ref().and_then(|md| md.change)
+                        == Some(resourcesync_model::Change::Deleted);
                     match *number {
                         Some(i) => self.listed_entry(set, entry, Some((id, i))),
-                        None => self.warn(
+                        // A deletion, which only a Change Dump's manifest states: not listed.
+                        None if deleted => self.warn(
                             None,
                             None,
                             None,
-                            format!(
-                                "{}: listed in the manifest without a bitstream; skipped",
-                                entry.loc
-                            ),
+                            format!("{}: listed in the manifest as deleted; skipped", entry.loc),
                         ),
+                        // Listed with no path (which the standard requires): the resource
+                        // is the Source's all the same. Fetched from its URI, as a Resource
+                        // List's entry is; skipped, it was deleted if held.
+                        None => {
+                            let message = format!(
+                                "{}: listed in the manifest without a bitstream; fetched from \
+                                 its URI",
+                                entry.loc
+                            );
+                            self.warn(None, None, None, message);
+                            self.listed_entry(set, entry, None);
+                        }
                     }
                 }
             }

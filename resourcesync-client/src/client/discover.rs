@@ -17,9 +17,10 @@ impl<I: Inventory> Client<I> {
         then: Option<Step>,
         discovered: bool,
     ) {
-        if !self.visited.insert(uri.as_str().to_owned()) {
+        if self.visited.contains_key(uri.as_str()) {
             return;
         }
+        self.visited.insert(uri.as_str().to_owned(), None);
         self.root_pending += 1;
         self.docs.push_back(Job {
             uri,

@@ -129,7 +129,10 @@ pub struct Client<I> {
     listed: Vec<u128>,
     /// Paths written in this run, for collisions.
     paths: PathSet,
-    visited: HashSet<String>,
+    /// Every document named in this run, with the document that named it (its URI's
+    /// hash; none for a root): one named twice is a loop, unless by the same document
+    /// read again.
+    visited: HashMap<String, Option<u128>>,
     /// The latest `Date` of the Source's responses: no checkpoint is later.
     source_date: Option<W3cDateTime>,
     /// A checkpoint was held back to what the run can vouch for (said once).
@@ -415,6 +418,10 @@ struct Set {
     /// An entry of its listing was refused without a URI: no deletions follow (it may
     /// name a resource held), though the checkpoint may move.
     unread: bool,
+    /// A baseline's Change Lists since its listing's `at` were not read to their end (a
+    /// gap, a refusal, two where an index was due): what the listing does not list may
+    /// have been created since, so no deletions follow; the checkpoint may move.
+    unreconciled: bool,
     phase: Phase,
     stream: Option<Stream>,
     /// Changes of the set decided and not yet settled: a baseline reads the Change Lists
@@ -454,6 +461,22 @@ struct Offered {
     changelist: Option<Uri>,
     changedump: Option<Uri>,
     changelist_archive: Option<Uri>,
+    /// Documents of a capability above named after its first (where the standard
+    /// groups them in an index).
+    more: Vec<(Capability, Uri)>,
+}
+
+impl Offered {
+    /// A second Change List, Change Dump or Change List Archive is named: the order of
+    /// the changes is not stated.
+    fn more_changes(&self) -> bool {
+        self.more.iter().any(|(c, _)| {
+            matches!(
+                c,
+                Capability::ChangeList | Capability::ChangeDump | Capability::ChangeListArchive
+            )
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -619,7 +642,7 @@ impl<I: Inventory> Client<I> {
             packages: HashMap::default(),
             listed: Vec::new(),
             paths: PathSet::for_file_system(file_system),
-            visited: HashSet::new(),
+            visited: HashMap::new(),
             documents: 0,
             source_date: None,
             clamped: false,

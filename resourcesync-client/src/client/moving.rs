@@ -106,6 +106,15 @@ impl<I: Inventory> Client<I> {
             return;
         }
         let audit = self.config.mode == Mode::Audit;
+        if s.at.is_some() && s.offered.more_changes() {
+            // Which of two Change Lists comes first only an index states (said where
+            // the Capability List was read): what was created since is not known.
+            self.sets[set].unreconciled = true;
+            if self.refetch_deferred(set) {
+                self.sets[set].phase = Phase::Finished;
+            }
+            return;
+        }
         // Change Lists are read in any case: what changed since the listing is what the
         // Source is now, and a listing may miss a resource created before its `at` (a
         // list written while the Source changes, stamped when it was done: Python's
@@ -131,8 +140,10 @@ impl<I: Inventory> Client<I> {
                     let parent = self.capability_list_uri(set);
                     self.push_doc(set, uri, Role::Changes, 2, Some(expect), parent);
                 }
-                // Refused (a problem said so): what was deferred is fetched once more.
+                // Refused (a problem said so): what was deferred is fetched once more,
+                // and what was created since is not known.
                 None => {
+                    self.sets[set].unreconciled = true;
                     if let Some(stream) = self.sets[set].stream.as_mut() {
                         stream.planned = true;
                     }

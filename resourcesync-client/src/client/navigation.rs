@@ -3,6 +3,7 @@
 //! the bytes arrive, is `reading`'s.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry as Named;
 
 use resourcesync_model::{Capability, Channel, DocumentHead, DocumentKind, Entry, Relation, Uri};
 
@@ -28,10 +29,20 @@ impl<I: Inventory> Client<I> {
         expect: Option<Capability>,
         parent: Option<Uri>,
     ) {
-        if !self.visited.insert(uri.as_str().to_owned()) {
-            self.sets[set].failed = true;
-            self.push_problem(Some(&uri), None, ProblemKind::Loop);
-            return;
+        let by = parent.as_ref().map(hash);
+        match self.visited.entry(uri.as_str().to_owned()) {
+            Named::Vacant(v) => {
+                v.insert(by);
+            }
+            // Named again by the document that named it: that document read again (a
+            // retry after its body was cut part-way), or an entry it repeats. Read once,
+            // and no loop.
+            Named::Occupied(o) if by.is_some() && *o.get() == by => return,
+            Named::Occupied(_) => {
+                self.sets[set].failed = true;
+                self.push_problem(Some(&uri), None, ProblemKind::Loop);
+                return;
+            }
         }
         if !self.count_document(set, &uri) {
             return;
@@ -75,17 +86,25 @@ impl<I: Inventory> Client<I> {
         }
         let mode = self.config.mode;
         let mut set = doc.set;
+        let mut part_alone = false;
         if doc.role == Role::Any {
-            if let Some(instead) = self.instead_of_start(head, kind) {
-                // Read the whole set instead: this document is not read on (and may be
-                // reached again from there).
-                self.visited.remove(job.uri.as_str());
-                self.push_root_doc(instead, Role::Any, None, false);
-                if self.flights.remove(&id).is_some() {
-                    self.cancel(id);
-                    self.root_pending = self.root_pending.saturating_sub(1);
+            match self.instead_of_start(head, kind) {
+                Instead::There(instead) => {
+                    // Read the whole set instead: this document is not read on (and may
+                    // be reached again from there).
+                    self.visited.remove(job.uri.as_str());
+                    self.push_root_doc(instead, Role::Any, None, false);
+                    if self.flights.remove(&id).is_some() {
+                        self.cancel(id);
+                        self.root_pending = self.root_pending.saturating_sub(1);
+                    }
+                    return Ok(());
                 }
-                return Ok(());
+                // The whole is refused (a problem said so): this part is read, its
+                // resources synced, but it is not the listing: what the other parts
+                // list must not be deleted for want of them.
+                Instead::Refused => part_alone = true,
+                Instead::Here => {}
             }
         }
         // A list started at directly belongs to the set of the Capability List it
@@ -171,6 +190,9 @@ impl<I: Inventory> Client<I> {
             }
             (role, _) => role,
         };
+        if let (true, Some(s)) = (part_alone, set) {
+            self.sets[s].failed = true;
+        }
         // The start was counted as a root job; it now belongs to its set (and a failure
         // later in its body is counted there).
         if doc.set.is_none() {
@@ -185,6 +207,15 @@ impl<I: Inventory> Client<I> {
                         d.role = role;
                         // Found, so no longer discovery's: a failure later is this set's,
                         // not a reason to try the next way of discovery.
+                        d.then = None;
+                    }
+                }
+            } else if kind == DocumentKind::SourceDescription {
+                // Found too: a failure later leaves the sets it names past it unread
+                // (`fail_job`), and is no reason to try the next way of discovery (which
+                // went on, and the sets read were taken as the whole).
+                if let Some(flight) = self.flights.get_mut(&id) {
+                    if let What::Document(d) = &mut flight.job.what {
                         d.then = None;
                     }
                 }
@@ -255,29 +286,31 @@ impl<I: Inventory> Client<I> {
     }
 
     /// Where a run that starts at a list should read instead: a baseline or audit reads
-    /// a Resource List's whole index (its `index` link), never one part (deleting what
-    /// the other parts list); an incremental run reads the Capability List a Resource
-    /// List or Dump points `up` to, where the Change Lists are.
-    pub(super) fn instead_of_start(
-        &mut self,
-        head: &DocumentHead,
-        kind: DocumentKind,
-    ) -> Option<Uri> {
-        let link = match (self.config.mode, kind) {
+    /// a Resource List's whole index (its `index` link), and a baseline a Resource
+    /// Dump's, never one part (deleting what the other parts list); an incremental run
+    /// reads the Capability List a Resource List or Dump points `up` to, where the Change
+    /// Lists are.
+    fn instead_of_start(&mut self, head: &DocumentHead, kind: DocumentKind) -> Instead {
+        let rel = match (self.config.mode, kind) {
             (
                 Mode::Incremental,
                 DocumentKind::ResourceList
                 | DocumentKind::ResourceListIndex
                 | DocumentKind::ResourceDump
                 | DocumentKind::ResourceDumpIndex,
-            ) => head.link(&Relation::Up)?,
-            (Mode::Baseline { .. } | Mode::Audit, DocumentKind::ResourceList) => {
-                head.link(&Relation::Index)?
-            }
-            _ => return None,
+            ) => Relation::Up,
+            (Mode::Baseline { .. } | Mode::Audit, DocumentKind::ResourceList)
+            | (Mode::Baseline { .. }, DocumentKind::ResourceDump) => Relation::Index,
+            _ => return Instead::Here,
+        };
+        let Some(link) = head.link(&rel) else {
+            return Instead::Here;
         };
         let uri = link.href.clone();
-        self.checked(&uri)
+        match self.checked(&uri) {
+            Some(uri) => Instead::There(uri),
+            None => Instead::Refused,
+        }
     }
 
     /// The set of a list the run started at: keyed by `key`, re-read from `start`.
@@ -301,6 +334,7 @@ impl<I: Inventory> Client<I> {
             at: None,
             failed: false,
             unread: false,
+            unreconciled: false,
             phase,
             stream: None,
             unsettled: 0,
@@ -393,14 +427,38 @@ impl<I: Inventory> Client<I> {
                 if let Some(c) = &capability {
                     offered.all.push((c.clone(), uri.clone()));
                 }
-                match capability {
-                    Some(Capability::ResourceList) => offered.resourcelist = Some(uri),
-                    Some(Capability::ResourceDump) => offered.resourcedump = Some(uri),
-                    Some(Capability::ChangeList) => offered.changelist = Some(uri),
-                    Some(Capability::ChangeDump) => offered.changedump = Some(uri),
-                    Some(Capability::ChangeListArchive) => offered.changelist_archive = Some(uri),
+                let slot = match capability {
+                    Some(Capability::ResourceList) => &mut offered.resourcelist,
+                    Some(Capability::ResourceDump) => &mut offered.resourcedump,
+                    Some(Capability::ChangeList) => &mut offered.changelist,
+                    Some(Capability::ChangeDump) => &mut offered.changedump,
+                    Some(Capability::ChangeListArchive) => &mut offered.changelist_archive,
                     // Others (archives of lists and dumps, unknown) are not needed.
-                    _ => {}
+                    _ => return,
+                };
+                match slot {
+                    None => *slot = Some(uri),
+                    Some(first) if *first == uri => {}
+                    // A second document of one capability, where the standard groups
+                    // them in an index (11.2, 12.2): read as its parts would be, or,
+                    // for the change stream, whose order two cannot state, said.
+                    Some(_) => {
+                        let Some(capability) = capability else { return };
+                        let message = format!(
+                            "a second {capability} in one Capability List (the standard \
+                             groups them in an index): {}",
+                            if matches!(
+                                capability,
+                                Capability::ResourceList | Capability::ResourceDump
+                            ) {
+                                "read as parts of one"
+                            } else {
+                                "the changes are not read"
+                            }
+                        );
+                        offered.more.push((capability, uri));
+                        self.warn(Some(&doc_uri), Some(n), None, message);
+                    }
                 }
             }
             (_, k) if k.is_index() => {
@@ -534,9 +592,11 @@ impl<I: Inventory> Client<I> {
         if self.documents <= max {
             return true;
         }
-        // Said once per set: every document past the bound would say it again.
-        if !self.sets[set].failed {
-            self.sets[set].failed = true;
+        // Said once: every document past the bound would say it again. Said even where
+        // the set had failed already: another failure does not tell that the bound
+        // was met.
+        self.sets[set].failed = true;
+        if self.documents == max.saturating_add(1) {
             self.push_problem(Some(uri), None, ProblemKind::TooManyDocuments(max));
         }
         false
@@ -647,6 +707,16 @@ impl<I: Inventory> Client<I> {
             },
             Mode::Explore => return,
             Mode::Incremental => {
+                if offered.more_changes() {
+                    // Said as a warning where it was read; which comes first of two
+                    // Change Lists only an index states.
+                    self.sets[set].failed = true;
+                    self.sets[set].phase = Phase::Finished;
+                    let uri = self.capability_list_uri(set);
+                    let why = "its Capability List names more than one of a kind";
+                    self.push_problem(uri.as_ref(), None, ProblemKind::NoChanges(why));
+                    return;
+                }
                 let (uri, expect) = match (&offered.changelist, &offered.changedump) {
                     (Some(list), _) => (list.clone(), Capability::ChangeList),
                     (None, Some(dump)) => (dump.clone(), Capability::ChangeDump),
@@ -667,11 +737,22 @@ impl<I: Inventory> Client<I> {
             }
         };
         let _ = what;
-        if let Some(uri) = self.checked(&uri) {
-            let parent = self.capability_list_uri(set);
-            self.push_doc(set, uri, role, 2, Some(expect), parent);
-        } else {
-            self.sets[set].failed = true;
+        // The parts of a listing named one by one in the Capability List, not in an
+        // index (warned of where they were read), after the first.
+        let more: Vec<Uri> = self.sets[set]
+            .offered
+            .more
+            .iter()
+            .filter(|(c, _)| *c == expect)
+            .map(|(_, uri)| uri.clone())
+            .collect();
+        let parent = self.capability_list_uri(set);
+        for uri in std::iter::once(uri).chain(more) {
+            match self.checked(&uri) {
+                Some(uri) => self.push_doc(set, uri, role, 2, Some(expect.clone()), parent.clone()),
+                // Refused (a problem said so): a part of the listing is not read.
+                None => self.sets[set].failed = true,
+            }
         }
     }
 
@@ -692,4 +773,14 @@ pub(super) fn later(
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
     }
+}
+
+/// What a run that starts at a list reads ([`Client::instead_of_start`]).
+enum Instead {
+    /// The list itself.
+    Here,
+    /// The document it links to (its whole, or its Capability List).
+    There(Uri),
+    /// Not the document it links to, which the policy refuses (a problem said so).
+    Refused,
 }

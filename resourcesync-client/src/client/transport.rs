@@ -886,8 +886,9 @@ impl<I: Inventory> Client<I> {
                     }
                     None => {
                         self.root_pending = self.root_pending.saturating_sub(1);
-                        // The Source Description, failed (part-way, maybe): the sets
-                        // it names past the failure are not read.
+                        // A root document with no set, failed (part-way, maybe): the
+                        // start, or one discovery found, such as a Source Description,
+                        // whose sets named past the failure are not read.
                         self.root_unread = true;
                     }
                 }

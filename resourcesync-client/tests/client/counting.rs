@@ -4,7 +4,7 @@
 
 use resourcesync_client::{Event, Mode};
 
-use crate::sim::{Destination, Drive, Response, Run, Source, sync};
+use crate::sim::{Destination, Drive, Fault, Response, Run, Source, sync};
 
 /// A Source that serves exactly `files` (paths under its base, as requested), nothing
 /// published by the testkit.
@@ -200,58 +200,110 @@ fn warnings_are_summarized_per_document_and_rule() {
     assert!(line.ends_with("(99 entries: 1, 2, 3, ...)"), "{text}");
 }
 
-/// A Resource List Index whose child the policy refuses (moved to a host the sync may
-/// not ask): that part of the listing is not read, so a baseline with deletions deletes
-/// nothing, not every resource the unread list names (it deleted `b.txt`).
-#[test]
-fn a_baseline_deletes_nothing_when_the_policy_refuses_a_part_of_its_listing() {
-    let index = |b_list: &str| {
-        format!(
-            r#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+/// `file` of `source` becomes `body`; a baseline with deletions started at `start`,
+/// driven by `drive`, then deletes nothing: `kept` stays, and a warning says why (`why`).
+fn nothing_deleted_after(
+    source: &mut Source,
+    dest: &mut Destination,
+    start: &str,
+    (file, body): (&str, Vec<u8>),
+    drive: Drive,
+    (kept, why): (&str, &str),
+) -> Run {
+    assert!(dest.files.contains_key(kept));
+    source.files.insert(file.into(), Response::ok(body));
+    let run = sync(source, dest, BASELINE, start, |c| c.with_delete(10), drive);
+    assert_eq!(run.report().deleted, 0, "{:?}", run.problems());
+    assert!(dest.files.contains_key(kept), "{:?}", run.problems());
+    let warned = warnings(&run.events);
+    assert!(
+        warned.iter().any(|w| w.contains(why)),
+        "{warned:?} {:?}",
+        run.problems()
+    );
+    run
+}
+
+/// A Resource List Index of `list-a.xml` and `b_list` (which lists `b.txt`).
+fn index_of_two(b_list: &str) -> Vec<u8> {
+    format!(
+        r#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
     xmlns:rs="http://www.openarchives.org/rs/terms/">
   <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
   <sitemap><loc>http://example.com/list-a.xml</loc></sitemap>
   <sitemap><loc>{b_list}</loc></sitemap>
 </sitemapindex>"#
-        )
-        .into_bytes()
-    };
-    let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    )
+    .into_bytes()
+}
+
+/// A Source of `a.txt` in `list_a` and `b.txt` in `list-b.xml`, with `index` at
+/// `resourcelist.xml`; and a Destination that holds both, from a baseline started at
+/// `start`.
+fn two_parts(index: &[u8], list_a: &[u8], start: &str) -> (Source, Destination) {
     let list_b = resource_list(r#"<url><loc>http://example.com/b.txt</loc></url>"#);
-    let before = index("http://example.com/list-b.xml");
-    let mut source = serving(&[
-        ("resourcelist.xml", &before),
-        ("list-a.xml", &list_a),
+    let source = serving(&[
+        ("resourcelist.xml", index),
+        ("list-a.xml", list_a),
         ("list-b.xml", &list_b),
         ("a.txt", b"a"),
         ("b.txt", b"b"),
     ]);
     let mut dest = Destination::default();
-    let run = baseline(&source, &mut dest);
+    let run = sync(&source, &mut dest, BASELINE, start, |c| c, Drive::default());
     assert!(run.report().complete, "{:?}", run.problems());
-    assert!(dest.files.contains_key("b.txt"));
-    let after = index("http://elsewhere.example/list-b.xml");
-    source
-        .files
-        .insert("resourcelist.xml".into(), Response::ok(after));
-    let run = sync(
-        &source,
+    (source, dest)
+}
+
+/// A Resource List Index whose child the policy refuses (moved to a host the sync may
+/// not ask): that part of the listing is not read, so a baseline with deletions deletes
+/// nothing, not every resource the unread list names (it deleted `b.txt`).
+#[test]
+fn a_baseline_deletes_nothing_when_the_policy_refuses_a_part_of_its_listing() {
+    let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    let before = index_of_two("http://example.com/list-b.xml");
+    let (mut source, mut dest) = two_parts(&before, &list_a, "resourcelist.xml");
+    let after = index_of_two("http://elsewhere.example/list-b.xml");
+    let run = nothing_deleted_after(
+        &mut source,
         &mut dest,
-        BASELINE,
         "resourcelist.xml",
-        |c| c.with_delete(10),
+        ("resourcelist.xml", after),
         Drive::default(),
+        ("b.txt", "nothing is deleted"),
     );
     assert!(!run.report().complete);
-    assert_eq!(run.report().deleted, 0, "{:?}", run.problems());
-    assert!(dest.files.contains_key("b.txt"), "{:?}", run.problems());
-    assert!(
-        warnings(&run.events)
-            .iter()
-            .any(|w| w.contains("nothing is deleted")),
-        "{:?}",
-        warnings(&run.events)
+}
+
+/// A baseline started at one part of a Resource List Index reads the whole index, where
+/// the part links to it; when the policy refuses that link, the part is read, but not as
+/// the whole listing: a baseline with deletions deleted what the other parts list.
+#[test]
+fn a_baseline_started_at_a_part_deletes_nothing_when_its_index_is_refused() {
+    let part = |index: &str| {
+        format!(
+            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="index" href="{index}"/>
+  <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
+  <url><loc>http://example.com/a.txt</loc></url>
+</urlset>"#
+        )
+        .into_bytes()
+    };
+    let index = index_of_two("http://example.com/list-b.xml");
+    let list_a = part("http://example.com/resourcelist.xml");
+    let (mut source, mut dest) = two_parts(&index, &list_a, "list-a.xml");
+    let refused = part("http://elsewhere.example/resourcelist.xml");
+    let run = nothing_deleted_after(
+        &mut source,
+        &mut dest,
+        "list-a.xml",
+        ("list-a.xml", refused),
+        Drive::default(),
+        ("b.txt", "nothing is deleted"),
     );
+    assert!(!run.report().complete);
 }
 
 /// A Source Description one of whose Capability Lists the policy refuses (moved to a
@@ -260,33 +312,67 @@ fn a_baseline_deletes_nothing_when_the_policy_refuses_a_part_of_its_listing() {
 /// going over every held resource.
 #[test]
 fn a_baseline_deletes_nothing_when_the_policy_refuses_a_capability_list() {
-    let description = |b_list: &str| {
-        format!(
-            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    let (mut source, mut dest) = two_sets();
+    let after = description("http://elsewhere.example/cl-b.xml");
+    let run = nothing_deleted_after(
+        &mut source,
+        &mut dest,
+        "",
+        (".well-known/resourcesync", after),
+        Drive::default(),
+        ("b.txt", "the Source Description was not read whole"),
+    );
+    assert!(!run.report().complete);
+}
+
+/// A Source Description that fails part-way (its body cut after its first Capability
+/// List, at every try): the set it names past the cut is not read, and a baseline with
+/// deletions of the other deletes nothing.
+#[test]
+fn a_baseline_deletes_nothing_when_the_source_description_fails_part_way() {
+    let (mut source, mut dest) = two_sets();
+    let whole = description("http://example.com/cl-b.xml");
+    let text = String::from_utf8(whole.clone()).unwrap();
+    let cut = text.find("</url>").unwrap() + "</url>".len();
+    let drive = Drive::faulty(move |uri, _| {
+        uri.ends_with(".well-known/resourcesync")
+            .then_some(Fault::Truncate(cut))
+    });
+    let run = nothing_deleted_after(
+        &mut source,
+        &mut dest,
+        "",
+        (".well-known/resourcesync", whole),
+        drive,
+        ("b.txt", "the Source Description was not read whole"),
+    );
+    assert!(!run.report().complete);
+}
+
+/// A Source Description of `cl-a.xml` and `b_list`.
+fn description(b_list: &str) -> Vec<u8> {
+    format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
     xmlns:rs="http://www.openarchives.org/rs/terms/">
   <rs:md capability="description"/>
   <url><loc>http://example.com/cl-a.xml</loc><rs:md capability="capabilitylist"/></url>
   <url><loc>{b_list}</loc><rs:md capability="capabilitylist"/></url>
 </urlset>"#
-        )
-        .into_bytes()
-    };
-    let capabilities = |list: &str| {
-        format!(
-            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
-    xmlns:rs="http://www.openarchives.org/rs/terms/">
-  <rs:ln rel="up" href="http://example.com/.well-known/resourcesync"/>
-  <rs:md capability="capabilitylist"/>
-  <url><loc>http://example.com/{list}</loc><rs:md capability="resourcelist"/></url>
-</urlset>"#
-        )
-        .into_bytes()
-    };
-    let (cl_a, cl_b) = (capabilities("list-a.xml"), capabilities("list-b.xml"));
+    )
+    .into_bytes()
+}
+
+/// A Source of two sets (`a.txt` in `cl-a.xml`'s, `b.txt` in `cl-b.xml`'s), found by
+/// its Source Description; and a Destination that holds both, from a baseline.
+fn two_sets() -> (Source, Destination) {
+    let (cl_a, cl_b) = (
+        capabilities(&["list-a.xml"], ""),
+        capabilities(&["list-b.xml"], ""),
+    );
     let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
     let list_b = resource_list(r#"<url><loc>http://example.com/b.txt</loc></url>"#);
     let before = description("http://example.com/cl-b.xml");
-    let mut source = serving(&[
+    let source = serving(&[
         (".well-known/resourcesync", &before),
         ("cl-a.xml", &cl_a),
         ("cl-b.xml", &cl_b),
@@ -298,27 +384,176 @@ fn a_baseline_deletes_nothing_when_the_policy_refuses_a_capability_list() {
     let mut dest = Destination::default();
     let run = sync(&source, &mut dest, BASELINE, "", |c| c, Drive::default());
     assert!(run.report().complete, "{:?}", run.problems());
-    assert!(dest.files.contains_key("b.txt"));
-    let after = description("http://elsewhere.example/cl-b.xml");
-    source
-        .files
-        .insert(".well-known/resourcesync".into(), Response::ok(after));
+    (source, dest)
+}
+
+/// A Capability List naming `lists` as its Resource Lists, and `more` (entries) beside.
+fn capabilities(lists: &[&str], more: &str) -> Vec<u8> {
+    let lists: String = lists
+        .iter()
+        .map(|l| {
+            format!(
+                r#"<url><loc>http://example.com/{l}</loc><rs:md capability="resourcelist"/></url>"#
+            )
+        })
+        .collect();
+    format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="http://example.com/.well-known/resourcesync"/>
+  <rs:md capability="capabilitylist"/>
+  {lists}{more}
+</urlset>"#
+    )
+    .into_bytes()
+}
+
+/// A Capability List that names two Resource Lists, where the standard groups them in an
+/// index: both are read, as parts of one listing, with a warning (the first was not
+/// read, and a baseline with deletions deleted what it lists).
+#[test]
+fn a_capability_list_naming_two_resource_lists_is_read_as_both() {
+    let cl = capabilities(&["list-a.xml", "list-b.xml"], "");
+    let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    let list_b = resource_list(r#"<url><loc>http://example.com/b.txt</loc></url>"#);
+    let source = serving(&[
+        ("capabilitylist.xml", &cl),
+        ("list-a.xml", &list_a),
+        ("list-b.xml", &list_b),
+        ("a.txt", b"a"),
+        ("b.txt", b"b"),
+    ]);
+    let mut dest = Destination::default();
+    for delete in [false, true] {
+        let run = sync(
+            &source,
+            &mut dest,
+            BASELINE,
+            "capabilitylist.xml",
+            |c| if delete { c.with_delete(10) } else { c },
+            Drive::default(),
+        );
+        assert!(run.report().complete, "{:?}", run.problems());
+        assert_eq!(run.report().deleted, 0);
+        assert_eq!(dest.files.len(), 2, "{:?}", dest.files.keys());
+        let warned = warnings(&run.events);
+        assert!(
+            warned
+                .iter()
+                .any(|w| w.contains("a second resourcelist in one Capability List")),
+            "{warned:?}"
+        );
+    }
+}
+
+/// A Change List of the set in `capabilities`, from `from`, with no change.
+fn empty_change_list(from: &str) -> Vec<u8> {
+    format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="http://example.com/capabilitylist.xml"/>
+  <rs:md capability="changelist" from="{from}"/>
+</urlset>"#
+    )
+    .into_bytes()
+}
+
+/// A Source whose Capability List names `list.xml` (of `a.txt` and `x.txt`) and
+/// `changes` (entries, each served with `reaching`: no change, from the listing's `at`);
+/// and a Destination that holds both resources, from a baseline, with that baseline's run.
+fn a_and_x(changes: &[&str]) -> (Source, Destination, Run) {
+    let named: String = changes
+        .iter()
+        .map(|c| {
+            format!(
+                r#"<url><loc>http://example.com/{c}</loc><rs:md capability="changelist"/></url>"#
+            )
+        })
+        .collect();
+    let cl = capabilities(&["list.xml"], &named);
+    let both = resource_list(
+        r#"<url><loc>http://example.com/a.txt</loc></url>
+  <url><loc>http://example.com/x.txt</loc></url>"#,
+    );
+    let reaching = empty_change_list("2025-01-01T00:00:00Z");
+    let mut files: Vec<(&str, &[u8])> = vec![
+        ("capabilitylist.xml", &cl),
+        ("list.xml", &both),
+        ("a.txt", b"a"),
+        ("x.txt", b"x"),
+    ];
+    files.extend(changes.iter().map(|c| (*c, &reaching[..])));
+    let source = serving(&files);
+    let mut dest = Destination::default();
+    let run = sync(&source, &mut dest, BASELINE, START, |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    (source, dest, run)
+}
+
+/// Where [`a_and_x`]'s runs start.
+const START: &str = "capabilitylist.xml";
+
+/// What a baseline with deletions says when it cannot learn what was created since its
+/// listing.
+const UNRECONCILED: &str = "the Change Lists since the listing were not read to its time";
+
+/// The Change Lists a baseline reads to learn what was created since its listing's `at`
+/// start after it (a gap): what the listing does not list may have been created since
+/// (held from an incremental run), so a baseline with deletions deletes nothing; it
+/// deleted it, said only as a warning.
+#[test]
+fn a_baseline_whose_change_lists_do_not_reach_its_listing_deletes_nothing() {
+    let (mut source, mut dest, _) = a_and_x(&["changelist.xml"]);
+    let one = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    source.files.insert("list.xml".into(), Response::ok(one));
+    let gap = empty_change_list("2025-06-01T00:00:00Z");
+    nothing_deleted_after(
+        &mut source,
+        &mut dest,
+        START,
+        ("changelist.xml", gap),
+        Drive::default(),
+        ("x.txt", UNRECONCILED),
+    );
+}
+
+/// A Capability List that names two Change Lists, where the standard groups them in an
+/// index (which states their order): an incremental run reads neither and says why, and
+/// a baseline with deletions, which cannot learn from them what was created since its
+/// listing, deletes nothing.
+#[test]
+fn a_capability_list_naming_two_change_lists_is_said() {
+    let (mut source, mut dest, run) = a_and_x(&["cl-1.xml", "cl-2.xml"]);
+    let warned = warnings(&run.events);
+    assert!(
+        warned
+            .iter()
+            .any(|w| w.contains("a second changelist in one Capability List")),
+        "{warned:?}"
+    );
+    let one = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    nothing_deleted_after(
+        &mut source,
+        &mut dest,
+        START,
+        ("list.xml", one),
+        Drive::default(),
+        ("x.txt", UNRECONCILED),
+    );
     let run = sync(
         &source,
         &mut dest,
-        BASELINE,
-        "",
-        |c| c.with_delete(10),
+        Mode::Incremental,
+        START,
+        |c| c,
         Drive::default(),
     );
     assert!(!run.report().complete);
-    assert_eq!(run.report().deleted, 0, "{:?}", run.problems());
-    assert!(dest.files.contains_key("b.txt"), "{:?}", run.problems());
     assert!(
-        warnings(&run.events)
+        run.problems()
             .iter()
-            .any(|w| w.contains("the Source Description was not read whole")),
+            .any(|p| p.contains("more than one of a kind")),
         "{:?}",
-        warnings(&run.events)
+        run.problems()
     );
 }

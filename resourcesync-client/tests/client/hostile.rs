@@ -76,8 +76,21 @@ fn a_body_in_a_content_coding_nobody_asked_for_is_not_stored() {
 /// An index of indexes names its children's children by the billion: depth alone does
 /// not bound it. Past `Bounds::max_documents` the set fails, said once, and no more
 /// documents are queued or asked for (memory bounded by the bound, not by what is named).
+/// Said even where the set failed already (a child the policy refuses, first): it was
+/// not, and the run did not tell that it met the bound.
 #[test]
 fn an_index_that_names_more_documents_than_the_bound_fails_without_reading_them_all() {
+    for refused in [
+        "",
+        "<sitemap><loc>http://elsewhere.example/index.xml</loc></sitemap>",
+    ] {
+        bounded_index(refused);
+    }
+}
+
+/// [`an_index_that_names_more_documents_than_the_bound_fails_without_reading_them_all`],
+/// with `first` before the children each index names.
+fn bounded_index(first: &str) {
     const NAMED: usize = 2_000;
     const MAX: u64 = 100;
     let lists: String = (0..NAMED)
@@ -87,7 +100,7 @@ fn an_index_that_names_more_documents_than_the_bound_fails_without_reading_them_
         r#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
     xmlns:rs="http://www.openarchives.org/rs/terms/">
   <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
-  {lists}
+  {first}{lists}
 </sitemapindex>"#
     );
     // Each child is an index again, of as many: what a hostile Source serves (served

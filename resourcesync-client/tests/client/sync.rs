@@ -1281,16 +1281,33 @@ fn resolved_addresses_are_checked_against_the_policy() {
 }
 
 /// A Resource Dump package as the Python reference implementation writes it: bitstream
-/// paths without the leading slash.
-fn python_style_package(s: &Source) -> Vec<u8> {
+/// paths without the leading slash; the resource at `pathless`, if any, listed in the
+/// manifest without a path, and not in the package.
+fn python_style_package(s: &Source, pathless: Option<&str>) -> Vec<u8> {
+    package_of(s, |_| true, pathless)
+}
+
+/// [`python_style_package`] of the resources of `s` whose path is `chosen`.
+fn package_of(s: &Source, chosen: impl Fn(&str) -> bool, pathless: Option<&str>) -> Vec<u8> {
     use std::io::Write;
+    let resources: Vec<(&String, &Vec<u8>)> = s
+        .resources
+        .iter()
+        .filter(|(path, _)| chosen(path))
+        .map(|(path, (bytes, _))| (path, bytes))
+        .collect();
     let mut urls = String::new();
-    for (path, (bytes, _)) in &s.resources {
+    for (path, bytes) in &resources {
         let mut f = resourcesync_model::Fixity::new();
         f.update(bytes);
         let d = f.finish();
+        let at = if pathless == Some(path.as_str()) {
+            String::new()
+        } else {
+            format!(r#" path="{path}""#)
+        };
         urls += &format!(
-            r#"<url><loc>{}{path}</loc><rs:md hash="{}" length="{}" path="{path}"/></url>"#,
+            r#"<url><loc>{}{path}</loc><rs:md hash="{}" length="{}"{at}/></url>"#,
             s.base,
             d.hashes(),
             d.length
@@ -1306,11 +1323,91 @@ fn python_style_package(s: &Source) -> Vec<u8> {
         zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     zip.start_file("manifest.xml", options).unwrap();
     zip.write_all(manifest.as_bytes()).unwrap();
-    for (path, (bytes, _)) in &s.resources {
-        zip.start_file(path.as_str(), options).unwrap();
-        zip.write_all(bytes).unwrap();
+    for (path, bytes) in resources {
+        if pathless != Some(path.as_str()) {
+            zip.start_file(path.as_str(), options).unwrap();
+            zip.write_all(bytes).unwrap();
+        }
     }
     zip.finish().unwrap().into_inner()
+}
+
+/// `zip` served as the one package of `s`'s Resource Dump.
+fn serve_package(s: &mut Source, zip: Vec<u8>) {
+    let dump = dump_of(s, "", "resourcedump-1.zip", &zip);
+    s.files
+        .insert("resourcedump.xml".into(), Response::ok(dump));
+    s.files
+        .insert("resourcedump-1.zip".into(), Response::ok(zip));
+}
+
+/// A Resource Dump of `s` whose one package is `zip`, served at `name`, with `links` in
+/// its head beside its `up` link.
+fn dump_of(s: &Source, links: &str, name: &str, zip: &[u8]) -> Vec<u8> {
+    let mut f = resourcesync_model::Fixity::new();
+    f.update(zip);
+    let d = f.finish();
+    format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{}capabilitylist.xml"/>{links}<rs:md capability="resourcedump" at="2020-01-01T00:00:10Z"/><url><loc>{}{name}</loc><rs:md length="{}" hash="{}"/></url></urlset>"#,
+        s.base,
+        s.base,
+        d.length,
+        d.hashes()
+    )
+    .into_bytes()
+}
+
+/// A baseline from a Resource Dump started at one part of a Resource Dump Index reads the
+/// whole index, where the part links to it (it read the one part, and a baseline with
+/// deletions deleted what the others hold); when the policy refuses that link, the part
+/// is read, but not as the whole: nothing is deleted.
+#[test]
+fn a_dump_baseline_started_at_a_part_reads_its_index() {
+    let mut s = source(4);
+    s.publish();
+    let first: Vec<String> = s.resources.keys().take(2).cloned().collect();
+    let zips = [
+        package_of(&s, |p| first.iter().any(|f| f == p), None),
+        package_of(&s, |p| !first.iter().any(|f| f == p), None),
+    ];
+    let index = |at: &str| format!(r#"<rs:ln rel="index" href="{at}resourcedump-index.xml"/>"#);
+    let base = s.base.clone();
+    let dump_index = format!(
+        r#"<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:md capability="resourcedump" at="2020-01-01T00:00:10Z"/><sitemap><loc>{base}dump-1.xml</loc></sitemap><sitemap><loc>{base}dump-2.xml</loc></sitemap></sitemapindex>"#
+    );
+    s.files.insert(
+        "resourcedump-index.xml".into(),
+        Response::ok(dump_index.into_bytes()),
+    );
+    for (n, zip) in zips.iter().enumerate() {
+        let n = n + 1;
+        let dump = dump_of(&s, &index(&base), &format!("package-{n}.zip"), zip);
+        s.files.insert(format!("dump-{n}.xml"), Response::ok(dump));
+        s.files
+            .insert(format!("package-{n}.zip"), Response::ok(zip.clone()));
+    }
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, DUMP, "dump-1.xml", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    let refused = dump_of(
+        &s,
+        &index("http://elsewhere.example/"),
+        "package-1.zip",
+        &zips[0],
+    );
+    s.files.insert("dump-1.xml".into(), Response::ok(refused));
+    let run = sync(
+        &s,
+        &mut d,
+        DUMP,
+        "dump-1.xml",
+        |c| c.with_delete(10),
+        Drive::default(),
+    );
+    assert!(!run.report().complete);
+    assert_eq!(changes(&run, Action::Delete), 0, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
 }
 
 #[test]
@@ -1318,21 +1415,8 @@ fn dumps_written_by_the_python_reference_implementation_sync_with_a_warning() {
     let mut s = source(5);
     s.publish.resource_dump = true;
     s.publish();
-    let zip = python_style_package(&s);
-    let mut f = resourcesync_model::Fixity::new();
-    f.update(&zip);
-    let d = f.finish();
-    let dump = format!(
-        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln rel="up" href="{}capabilitylist.xml"/><rs:md capability="resourcedump" at="2020-01-01T00:00:10Z"/><url><loc>{}resourcedump-1.zip</loc><rs:md length="{}" hash="{}"/></url></urlset>"#,
-        s.base,
-        s.base,
-        d.length,
-        d.hashes()
-    );
-    s.files
-        .insert("resourcedump.xml".into(), Response::ok(dump.into_bytes()));
-    s.files
-        .insert("resourcedump-1.zip".into(), Response::ok(zip));
+    let zip = python_style_package(&s, None);
+    serve_package(&mut s, zip);
     let mut dest = Destination::default();
     let run = sync(&s, &mut dest, DUMP, "", |c| c, Drive::default());
     assert!(run.report().complete, "{:?}", run.problems());
@@ -1343,6 +1427,45 @@ fn dumps_written_by_the_python_reference_implementation_sync_with_a_warning() {
         .filter(|e| matches!(e, Event::Warning(w) if w.message.contains("does not start with")))
         .count();
     assert_eq!(warned, 5);
+}
+
+/// A Resource Dump's manifest that lists a resource without its bitstream (no `path`,
+/// which the standard requires): the resource is the Source's all the same, fetched from
+/// its URI; skipped, it was deleted by a baseline with deletions that held it.
+#[test]
+fn a_manifest_entry_without_a_bitstream_is_fetched_and_never_deleted() {
+    let mut s = source(4);
+    s.publish.resource_dump = true;
+    s.publish();
+    let mut held = Destination::default();
+    let run = sync(&s, &mut held, DUMP, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(held.files.len(), 4);
+    let pathless = s.resources.keys().next().unwrap().clone();
+    let zip = python_style_package(&s, Some(&pathless));
+    serve_package(&mut s, zip);
+    let run = sync(
+        &s,
+        &mut held,
+        DUMP,
+        "",
+        |c| c.with_delete(10),
+        Drive::default(),
+    );
+    assert_eq!(changes(&run, Action::Delete), 0, "{:?}", run.problems());
+    assert!(held.equals(&s), "{}", held.difference(&s));
+    let mut fresh = Destination::default();
+    let run = sync(&s, &mut fresh, DUMP, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(fresh.equals(&s), "{}", fresh.difference(&s));
+    let fetched: Vec<&String> = run.requests.iter().filter(|r| r.contains("/r/")).collect();
+    assert_eq!(fetched.len(), 1, "{fetched:?}");
+    assert!(
+        run.events.iter().any(|e| matches!(e, Event::Warning(w)
+            if w.message.contains("without a bitstream; fetched from its URI"))),
+        "{:?}",
+        run.events
+    );
 }
 
 /// A dry run of a baseline that prefers the dump plans from the Resource List: no
@@ -1878,4 +2001,39 @@ fn a_parked_listing_past_the_byte_limit_fails_as_the_reader_would() {
     );
     assert!(!run.report().complete);
     assert!(most_decided_ahead(&run) <= 1024 + 16);
+}
+
+/// A document that names documents (a Source Description, a Capability List, a Resource
+/// List Index), its body cut short after its first entry and read again: what it named
+/// the first time is named again by it, not a loop (the set failed, "document reached
+/// twice", and the baseline was never complete over a connection that broke once).
+#[test]
+fn a_document_cut_short_after_naming_documents_is_read_again_without_a_loop() {
+    for (start, file, part) in [
+        ("", ".well-known/resourcesync", 100),
+        ("", "capabilitylist.xml", 100),
+        ("resourcelist.xml", "resourcelist.xml", 5),
+    ] {
+        let mut s = source(30);
+        s.publish.list_part = part;
+        s.publish();
+        let body = String::from_utf8(s.files[file].body.clone()).unwrap();
+        // Into the second entry: the first was read whole.
+        let first = body.find("</url>").or(body.find("</sitemap>")).unwrap();
+        let cut = first + 30;
+        let cut_file = file.to_owned();
+        let mut d = Destination::default();
+        let fault = Box::new(move |uri: &str, attempt| {
+            (uri.ends_with(&cut_file) && attempt == 0).then_some(Fault::Truncate(cut))
+        });
+        let drive = Drive {
+            fault: Some(fault),
+            ..Drive::default()
+        };
+        let run = sync(&s, &mut d, BASELINE, start, |c| c, drive);
+        assert!(run.report().complete, "{file}: {:?}", run.problems());
+        assert!(d.equals(&s), "{file}: {}", d.difference(&s));
+        let asked = run.requests.iter().filter(|r| r.ends_with(file)).count();
+        assert_eq!(asked, 2, "{file}");
+    }
 }
