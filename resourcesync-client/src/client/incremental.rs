@@ -134,6 +134,7 @@ impl<I: Inventory> Client<I> {
                             3,
                             Some(Capability::ChangeList),
                             None,
+                            false,
                         );
                     }
                     None => {
@@ -204,16 +205,23 @@ impl<I: Inventory> Client<I> {
         if missing_early && !stream.archive_read {
             if let Some(archive) = stream.archive.clone() {
                 stream.archive_read = true;
-                if let Some(uri) = self.checked(&archive) {
-                    self.push_doc(
-                        set,
-                        uri,
-                        Role::Archive,
-                        3,
-                        Some(Capability::ChangeListArchive),
-                        None,
-                    );
-                }
+                let Some(uri) = self.checked(&archive) else {
+                    // Refused (a problem said so): the changes before those on offer
+                    // are not known, at the checkpoint's second itself included.
+                    return Err(ProblemKind::Gap {
+                        checkpoint,
+                        from: earliest,
+                    });
+                };
+                self.push_doc(
+                    set,
+                    uri,
+                    Role::Archive,
+                    3,
+                    Some(Capability::ChangeListArchive),
+                    None,
+                    false,
+                );
                 return Ok(());
             }
         }

@@ -146,6 +146,10 @@ pub struct Client<I> {
     /// policy refused a Capability List it names): what the lists not read hold is
     /// unknown, and the sweep, which goes over every held resource, deletes nothing.
     root_unread: bool,
+    /// The link a run that started at a list followed to read its whole instead
+    /// (`instead_of_start`): followed once a run, and what it leads to must be that
+    /// whole (an index, or a Capability List).
+    instead: Option<resourcesync_model::Relation>,
     /// Deletions (baseline) or extras (audit) were worked out.
     swept: bool,
     /// Next reading of the Change Lists, when following.
@@ -648,6 +652,7 @@ impl<I: Inventory> Client<I> {
             clamped: false,
             root_pending: 0,
             root_unread: false,
+            instead: None,
             swept: false,
             follow_at: None,
             report: Report::default(),

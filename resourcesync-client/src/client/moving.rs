@@ -118,19 +118,32 @@ impl<I: Inventory> Client<I> {
         // Change Lists are read in any case: what changed since the listing is what the
         // Source is now, and a listing may miss a resource created before its `at` (a
         // list written while the Source changes, stamped when it was done: Python's
-        // resync-simulator). A Change Dump only for what matched nothing (its packages
-        // are large), and never in an audit (it fetches documents only).
+        // resync-simulator). A Change Dump only for what matched nothing, or what a run
+        // since the listing stored (its packages are large), and never in an audit (it
+        // fetches documents only).
+        //
+        // A run since the listing's `at` (an incremental one: the checkpoint is past it)
+        // stored what the listing may not list; where no Change List this run reads
+        // says what (none offered but a Change Dump or an archive, or a start at a list
+        // whose Capability List was not read), the sweep deletes nothing.
+        let past = match (s.at, self.state.checkpoint(&s.key)) {
+            (Some(at), Some(checkpoint)) => checkpoint.datetime > at,
+            _ => false,
+        };
         let changes = match (&s.offered.changelist, &s.offered.changedump) {
             (Some(list), _) => Some((list.clone(), Capability::ChangeList)),
-            (None, Some(dump)) if !audit && !s.deferred.is_empty() => {
+            (None, Some(dump)) if !audit && (past || !s.deferred.is_empty()) => {
                 Some((dump.clone(), Capability::ChangeDump))
             }
             _ => None,
         };
-        if let (Some(at), Some((uri, expect))) = (s.at, changes) {
+        let (at, archive) = (s.at, s.offered.changelist_archive.clone());
+        if changes.is_none() && past {
+            self.sets[set].unreconciled = true;
+        }
+        if let (Some(at), Some((uri, expect))) = (at, changes) {
             // Read as an incremental run would from a checkpoint at the listing's `at`:
             // `advance_stream` takes the set on from here.
-            let archive = s.offered.changelist_archive.clone();
             self.stream_from(set, Checkpoint::at(at));
             if let Some(stream) = self.sets[set].stream.as_mut() {
                 stream.archive = archive;
@@ -138,7 +151,7 @@ impl<I: Inventory> Client<I> {
             match self.checked(&uri) {
                 Some(uri) => {
                     let parent = self.capability_list_uri(set);
-                    self.push_doc(set, uri, Role::Changes, 2, Some(expect), parent);
+                    self.push_doc(set, uri, Role::Changes, 2, Some(expect), parent, false);
                 }
                 // Refused (a problem said so): what was deferred is fetched once more,
                 // and what was created since is not known.

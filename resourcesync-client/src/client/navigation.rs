@@ -18,7 +18,8 @@ use crate::inventory::Inventory;
 use crate::request::RequestId;
 
 impl<I: Inventory> Client<I> {
-    /// Queues a document of `set`, listed by `parent`.
+    /// Queues a document of `set`, listed by `parent` (read `again` when that one is read
+    /// once more, a retry after its body was cut part-way).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn push_doc(
         &mut self,
@@ -28,16 +29,17 @@ impl<I: Inventory> Client<I> {
         depth: u32,
         expect: Option<Capability>,
         parent: Option<Uri>,
+        again: bool,
     ) {
         let by = parent.as_ref().map(hash);
         match self.visited.entry(uri.as_str().to_owned()) {
             Named::Vacant(v) => {
                 v.insert(by);
             }
-            // Named again by the document that named it: that document read again (a
-            // retry after its body was cut part-way), or an entry it repeats. Read once,
-            // and no loop.
-            Named::Occupied(o) if by.is_some() && *o.get() == by => return,
+            // Named again by the document that named it, read again: read once, and no
+            // loop. Not a document named by another that answers with its body (a
+            // redirect to it), nor one URI named under two roles: those are loops.
+            Named::Occupied(o) if again && by.is_some() && *o.get() == by => return,
             Named::Occupied(_) => {
                 self.sets[set].failed = true;
                 self.push_problem(Some(&uri), None, ProblemKind::Loop);
@@ -104,6 +106,17 @@ impl<I: Inventory> Client<I> {
                 // resources synced, but it is not the listing: what the other parts
                 // list must not be deleted for want of them.
                 Instead::Refused => part_alone = true,
+                // Led here by a list's `index` link, and no index: this is not the whole
+                // listing that list is a part of.
+                Instead::Here
+                    if doc.set.is_none()
+                        && self.instead == Some(Relation::Index)
+                        && !kind.is_index() =>
+                {
+                    part_alone = true;
+                    let what = "index (a list's index link names a document that is none)";
+                    self.push_problem(Some(&job.uri), None, ProblemKind::NotOffered(what));
+                }
                 Instead::Here => {}
             }
         }
@@ -192,6 +205,11 @@ impl<I: Inventory> Client<I> {
         };
         if let (true, Some(s)) = (part_alone, set) {
             self.sets[s].failed = true;
+        }
+        if let (Role::Capabilities, Some(s)) = (role, set) {
+            // Read anew (a follower's next run, a retry after a cut): what it offers now,
+            // not beside what it offered before (a second Change List, said).
+            self.sets[s].offered = Offered::default();
         }
         // The start was counted as a root job; it now belongs to its set (and a failure
         // later in its body is counted there).
@@ -306,9 +324,20 @@ impl<I: Inventory> Client<I> {
         let Some(link) = head.link(&rel) else {
             return Instead::Here;
         };
+        if self.instead.is_some() {
+            // Led here by such a link already: a second would go round (a list whose
+            // index link names itself, or two that name each other), and this is not
+            // the whole the first link promised.
+            let uri = link.href.clone();
+            self.push_problem(Some(&uri), None, ProblemKind::Loop);
+            return Instead::Refused;
+        }
         let uri = link.href.clone();
         match self.checked(&uri) {
-            Some(uri) => Instead::There(uri),
+            Some(uri) => {
+                self.instead = Some(rel);
+                Instead::There(uri)
+            }
             None => Instead::Refused,
         }
     }
@@ -358,6 +387,8 @@ impl<I: Inventory> Client<I> {
             What::Document(d) => d.depth,
             _ => 0,
         };
+        // Read once more (a retry after its body was cut): what it names, it named.
+        let again = job.attempt > 0;
         // The entries of lists, by the million, go straight to their role (a listing's
         // from `read_document`); the rest may name the document they are in.
         if let (Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) = (role, kind) {
@@ -369,6 +400,9 @@ impl<I: Inventory> Client<I> {
         match (role, kind) {
             (Role::Any, DocumentKind::SourceDescription) => {
                 if capability != Some(Capability::CapabilityList) {
+                    // Every entry of a Source Description is a Capability List (the
+                    // standard's 8): this one, not read, may be a set's all the same.
+                    self.root_unread = true;
                     self.warn(
                         Some(&doc_uri),
                         Some(n),
@@ -403,6 +437,7 @@ impl<I: Inventory> Client<I> {
                             depth + 1,
                             Some(Capability::CapabilityList),
                             Some(doc_uri.clone()),
+                            again,
                         );
                     }
                     // Refused (a problem said so): its set is not read.
@@ -483,9 +518,15 @@ impl<I: Inventory> Client<I> {
                         self.add_candidate(s, &entry, k == DocumentKind::ChangeDumpIndex);
                     }
                     _ => match self.checked(&entry.loc) {
-                        Some(uri) => {
-                            self.push_doc(s, uri, role, depth + 1, expect, Some(doc_uri.clone()))
-                        }
+                        Some(uri) => self.push_doc(
+                            s,
+                            uri,
+                            role,
+                            depth + 1,
+                            expect,
+                            Some(doc_uri.clone()),
+                            again,
+                        ),
                         // Refused (a problem said so): a part of the set's listing is not
                         // read, and what it lists must not be deleted for want of it.
                         None => self.sets[s].failed = true,
@@ -516,6 +557,7 @@ impl<I: Inventory> Client<I> {
                         depth + 1,
                         Some(archived),
                         Some(doc_uri.clone()),
+                        again,
                     );
                 }
             }
@@ -672,7 +714,15 @@ impl<I: Inventory> Client<I> {
             let all = std::mem::take(&mut self.sets[set].offered.all);
             for (capability, uri) in all {
                 if let Some(uri) = self.checked(&uri) {
-                    self.push_doc(set, uri, Role::Explore, 2, Some(capability), parent.clone());
+                    self.push_doc(
+                        set,
+                        uri,
+                        Role::Explore,
+                        2,
+                        Some(capability),
+                        parent.clone(),
+                        false,
+                    );
                 }
             }
             return;
@@ -713,7 +763,7 @@ impl<I: Inventory> Client<I> {
                     self.sets[set].failed = true;
                     self.sets[set].phase = Phase::Finished;
                     let uri = self.capability_list_uri(set);
-                    let why = "its Capability List names more than one of a kind";
+                    let why = "its Capability List names more than one, where only an index states their order";
                     self.push_problem(uri.as_ref(), None, ProblemKind::NoChanges(why));
                     return;
                 }
@@ -749,7 +799,15 @@ impl<I: Inventory> Client<I> {
         let parent = self.capability_list_uri(set);
         for uri in std::iter::once(uri).chain(more) {
             match self.checked(&uri) {
-                Some(uri) => self.push_doc(set, uri, role, 2, Some(expect.clone()), parent.clone()),
+                Some(uri) => self.push_doc(
+                    set,
+                    uri,
+                    role,
+                    2,
+                    Some(expect.clone()),
+                    parent.clone(),
+                    false,
+                ),
                 // Refused (a problem said so): a part of the listing is not read.
                 None => self.sets[set].failed = true,
             }

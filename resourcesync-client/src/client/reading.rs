@@ -253,6 +253,10 @@ impl<I: Inventory> Client<I> {
                 // A package of a Resource Dump: what it holds is not read, and must not
                 // be deleted for want of it.
                 Some(_) if role == Role::Dump => self.sets[s].failed = true,
+                // What a Capability List offers (a part of the listing, the Change
+                // Lists since it): not read, and what it names must not be deleted for
+                // want of it.
+                _ if role == Role::Capabilities => self.sets[s].unread = true,
                 Some(_) => {}
                 None => self.sets[s].unread = true,
             }
@@ -260,6 +264,11 @@ impl<I: Inventory> Client<I> {
                 // A part of the listing is not read.
                 self.sets[s].failed = true;
             }
+        }
+        if set.is_none() && kind == DocumentKind::SourceDescription {
+            // A Capability List it names, not read: its set's files must not be deleted
+            // by the others' sweep.
+            self.root_unread = true;
         }
         let about = uri.cloned().or_else(|| refusal.document.clone());
         self.push_problem(

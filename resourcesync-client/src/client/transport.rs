@@ -225,6 +225,7 @@ impl<I: Inventory> Client<I> {
         if self.follow_at.is_some_and(|at| at <= now) {
             self.follow_at = None;
             self.visited.clear();
+            self.instead = None;
             self.documents = 0;
             for i in 0..self.sets.len() {
                 let uri = self.sets[i].start.clone();
@@ -238,10 +239,11 @@ impl<I: Inventory> Client<I> {
                         1,
                         Some(Capability::CapabilityList),
                         None,
+                        false,
                     );
                 } else if self.start_stream(i) {
                     self.sets[i].phase = Phase::Reading;
-                    self.push_doc(i, uri, Role::Changes, 0, None, None);
+                    self.push_doc(i, uri, Role::Changes, 0, None, None, false);
                 }
             }
         }

@@ -237,13 +237,31 @@ fn index_of_two(b_list: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// A Resource List part of `a.txt` whose `index` link is `index`.
+fn part(index: &str) -> Vec<u8> {
+    format!(
+        r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="index" href="{index}"/>
+  <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
+  <url><loc>http://example.com/a.txt</loc></url>
+</urlset>"#
+    )
+    .into_bytes()
+}
+
 /// A Source of `a.txt` in `list_a` and `b.txt` in `list-b.xml`, with `index` at
 /// `resourcelist.xml`; and a Destination that holds both, from a baseline started at
 /// `start`.
 fn two_parts(index: &[u8], list_a: &[u8], start: &str) -> (Source, Destination) {
+    two_lists(("resourcelist.xml", index), list_a, start)
+}
+
+/// [`two_parts`], with `file` (an index, a Capability List) that names the lists.
+fn two_lists((file, names): (&str, &[u8]), list_a: &[u8], start: &str) -> (Source, Destination) {
     let list_b = resource_list(r#"<url><loc>http://example.com/b.txt</loc></url>"#);
     let source = serving(&[
-        ("resourcelist.xml", index),
+        (file, names),
         ("list-a.xml", list_a),
         ("list-b.xml", &list_b),
         ("a.txt", b"a"),
@@ -280,17 +298,6 @@ fn a_baseline_deletes_nothing_when_the_policy_refuses_a_part_of_its_listing() {
 /// the whole listing: a baseline with deletions deleted what the other parts list.
 #[test]
 fn a_baseline_started_at_a_part_deletes_nothing_when_its_index_is_refused() {
-    let part = |index: &str| {
-        format!(
-            r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
-    xmlns:rs="http://www.openarchives.org/rs/terms/">
-  <rs:ln rel="index" href="{index}"/>
-  <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
-  <url><loc>http://example.com/a.txt</loc></url>
-</urlset>"#
-        )
-        .into_bytes()
-    };
     let index = index_of_two("http://example.com/list-b.xml");
     let list_a = part("http://example.com/resourcelist.xml");
     let (mut source, mut dest) = two_parts(&index, &list_a, "list-a.xml");
@@ -552,8 +559,111 @@ fn a_capability_list_naming_two_change_lists_is_said() {
     assert!(
         run.problems()
             .iter()
-            .any(|p| p.contains("more than one of a kind")),
+            .any(|p| p.contains("names more than one, where only an index")),
         "{:?}",
         run.problems()
+    );
+}
+
+/// A part of a Resource List Index that answers with its index (a redirect to it): that
+/// body names the parts again, a loop, not the part read; a baseline with deletions
+/// deletes nothing (what the part lists is not known).
+#[test]
+fn a_part_that_answers_with_its_index_is_a_loop() {
+    let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    let index = index_of_two("http://example.com/list-b.xml");
+    let (mut source, mut dest) = two_parts(&index, &list_a, "resourcelist.xml");
+    let drive = Drive::faulty(|uri, _| {
+        uri.ends_with("list-b.xml")
+            .then(|| Fault::Redirect("http://example.com/resourcelist.xml".into()))
+    });
+    let run = nothing_deleted_after(
+        &mut source,
+        &mut dest,
+        "resourcelist.xml",
+        ("resourcelist.xml", index),
+        drive,
+        ("b.txt", "nothing is deleted"),
+    );
+    assert!(!run.report().complete);
+    let problems = run.problems();
+    assert!(problems.iter().any(|p| p.contains("loop")), "{problems:?}");
+}
+
+/// A Resource List part whose `index` link does not lead to the whole: a link to itself
+/// (read round for ever, unbounded), or to a list that is no index (read as the whole
+/// listing). The part is read, not as the whole, and said.
+#[test]
+fn a_part_whose_index_link_leads_nowhere_whole_is_said_and_read_alone() {
+    let list_b = resource_list(r#"<url><loc>http://example.com/b.txt</loc></url>"#);
+    for (index, said) in [
+        ("list-a.xml", "loop"),
+        (
+            "list-b.xml",
+            "a list's index link names a document that is none",
+        ),
+    ] {
+        let list_a = part(&format!("http://example.com/{index}"));
+        let source = serving(&[
+            ("list-a.xml", &list_a),
+            ("list-b.xml", &list_b),
+            ("a.txt", b"a"),
+            ("b.txt", b"b"),
+        ]);
+        let mut dest = Destination::default();
+        let start = "list-a.xml";
+        let run = sync(&source, &mut dest, BASELINE, start, |c| c, Drive::default());
+        assert!(!run.report().complete, "{index}");
+        let problems = run.problems();
+        assert!(problems.iter().any(|p| p.contains(said)), "{problems:?}");
+        assert!(run.requests.len() <= 4, "{:?}", run.requests);
+    }
+}
+
+/// A Source Description entry the client does not read as a Capability List (refused
+/// for a `length` it cannot read, or not stated a Capability List): that set is not
+/// read, and a baseline with deletions of the other deletes nothing (it deleted `b.txt`).
+#[test]
+fn a_source_description_entry_not_read_makes_a_baseline_delete_nothing() {
+    let named = r#"<loc>http://example.com/cl-b.xml</loc><rs:md capability="capabilitylist"/>"#;
+    for unread in [
+        r#"<loc>http://example.com/cl-b.xml</loc><rs:md capability="capabilitylist" length="x"/>"#,
+        r#"<loc>http://example.com/cl-b.xml</loc><rs:md capability="resourcelist"/>"#,
+    ] {
+        let (mut source, mut dest) = two_sets();
+        let whole = String::from_utf8(description("http://example.com/cl-b.xml")).unwrap();
+        let body = whole.replace(named, unread).into_bytes();
+        nothing_deleted_after(
+            &mut source,
+            &mut dest,
+            "",
+            (".well-known/resourcesync", body),
+            Drive::default(),
+            ("b.txt", "the Source Description was not read whole"),
+        );
+    }
+}
+
+/// A Capability List entry refused (a `length` it cannot read) on the second of two
+/// Resource Lists: that part is not read, so a baseline with deletions deletes nothing.
+#[test]
+fn a_capability_list_entry_refused_makes_a_baseline_delete_nothing() {
+    let cl = capabilities(&["list-a.xml", "list-b.xml"], "");
+    let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
+    let (mut source, mut dest) = two_lists(("capabilitylist.xml", &cl), &list_a, START);
+    let refused = String::from_utf8(cl)
+        .unwrap()
+        .replace(
+            r#"list-b.xml</loc><rs:md capability="resourcelist"/>"#,
+            r#"list-b.xml</loc><rs:md capability="resourcelist" length="x"/>"#,
+        )
+        .into_bytes();
+    nothing_deleted_after(
+        &mut source,
+        &mut dest,
+        START,
+        ("capabilitylist.xml", refused),
+        Drive::default(),
+        ("b.txt", "the listing was not read whole"),
     );
 }

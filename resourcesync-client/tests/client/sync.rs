@@ -1173,6 +1173,33 @@ fn mirrors_are_tried_in_priority_order_with_the_loc_last() {
 
 #[test]
 fn following_reads_the_change_lists_again_later() {
+    followed_through(|_| {});
+}
+
+/// A follower whose Source names another Change List in its Capability List between two
+/// readings (a dated Change List, say): the next reading takes the one named now, not both
+/// (two named in one Capability List, which fails the set).
+#[test]
+fn a_follower_takes_the_change_list_its_capability_list_names_now() {
+    followed_through(|s| {
+        let moved = |file: &str| {
+            String::from_utf8(s.files[file].body.clone())
+                .unwrap()
+                .replace("changelist.xml", "changelist-2.xml")
+                .into_bytes()
+        };
+        let (list, capabilities) = (moved("changelist.xml"), moved("capabilitylist.xml"));
+        s.files
+            .insert("changelist-2.xml".into(), Response::ok(list));
+        s.files
+            .insert("capabilitylist.xml".into(), Response::ok(capabilities));
+    });
+}
+
+/// A follower of a Source that changed since its baseline, driven until it caught up;
+/// then a resource is created there and `then` changes it more, and the follower's next
+/// reading catches up again.
+fn followed_through(then: impl FnOnce(&mut Source)) {
     let mut s = source(3);
     let mut d = baseline(&s);
     change(&mut s);
@@ -1192,9 +1219,10 @@ fn following_reads_the_change_lists_again_later() {
     s.tick(30);
     s.put("r/later.txt", b"later");
     s.publish();
+    then(&mut s);
     client.handle_timeout(at);
     let run = crate::sim::drive_client_until_idle(&mut client, &s, &mut d);
-    assert!(run.report.is_none());
+    assert!(run.report.is_none(), "{:?}", run.events);
     assert!(d.equals(&s), "{}", d.difference(&s));
 }
 
@@ -2036,4 +2064,42 @@ fn a_document_cut_short_after_naming_documents_is_read_again_without_a_loop() {
         let asked = run.requests.iter().filter(|r| r.ends_with(file)).count();
         assert_eq!(asked, 2, "{file}");
     }
+}
+
+/// A Source that offers a Change Dump and no Change List, whose Resource List lags
+/// behind: a resource an incremental run stored after the listing's `at` is not listed.
+/// A baseline with deletions reads the Change Dump to learn it was created since (it read
+/// none, since nothing it fetched disagreed with the listing, and deleted it).
+#[test]
+fn a_baseline_with_deletions_reads_the_change_dump_when_a_run_since_its_listing_stored_more() {
+    let mut s = source(4);
+    s.publish.change_dump = true;
+    s.publish();
+    let mut d = baseline(&s);
+    let lagging = s.files["resourcelist.xml"].clone();
+    s.tick(30);
+    s.put("r/later.txt", b"later");
+    s.publish();
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.files.contains_key("r/later.txt"));
+    s.files.insert("resourcelist.xml".into(), lagging);
+    let run = sync(&s, &mut d, BASELINE, "", deleting, Drive::default());
+    assert_eq!(changes(&run, Action::Delete), 0, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    // Started at the Resource List, whose Capability List (and so its Change Dump) it
+    // does not read: it cannot learn what was created since, and deletes nothing.
+    let start = "resourcelist.xml";
+    let run = sync(&s, &mut d, BASELINE, start, deleting, Drive::default());
+    assert_eq!(changes(&run, Action::Delete), 0, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+    assert!(run.events.iter().any(|e| matches!(e, Event::Warning(w)
+        if w.message.contains("the Change Lists since the listing were not read"))));
 }
