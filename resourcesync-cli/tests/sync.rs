@@ -882,8 +882,7 @@ fn an_audit_s_done_event_says_what_its_summary_says() {
 /// A directory `r/d/` the sync made for `r/d/y` where the Source now has a file `r/d`:
 /// the conflict says a directory is there (not that no sync made it: one did), `sync
 /// --baseline --delete` deletes `r/d/y` and the directory it leaves empty, and the next
-/// run places the file. (The other way round, a file `r/x` that became a directory,
-/// still fails each `sync --baseline --delete`: see CHANGELOG, session 45.)
+/// run places the file.
 #[test]
 fn a_directory_that_became_a_file_at_the_source_is_caught_up_with_as_the_hint_says() {
     let out = caught_up_after("r/d/y", "r/d");
@@ -894,6 +893,22 @@ fn a_directory_that_became_a_file_at_the_source_is_caught_up_with_as_the_hint_sa
         text(&out)
     );
     assert!(!stderr.contains("no sync made"), "{}", text(&out));
+}
+
+/// A file `r/x` the sync stored where the Source now has a directory `r/x/` (with
+/// `r/x/y`): `r/x/y` fails while the file is there, and `sync --baseline --delete`, in
+/// which it fails again, deletes the file all the same (its listing was read whole), so
+/// the next run stores `r/x/y`. Each such baseline deleted nothing, "because a resource it
+/// lists failed", and no run got out.
+#[test]
+fn a_file_that_became_a_directory_at_the_source_is_caught_up_with_as_the_hint_says() {
+    let out = caught_up_after("r/x", "r/x/y");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("sync --baseline --delete"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// A Source that held `before` (and `r/keep.txt`) and now holds `after` in its place,

@@ -493,11 +493,20 @@ impl<I: Inventory> Client<I> {
                 if let ProblemKind::NotApplied(_) = kind {
                     self.push_problem(Some(&pending.change.uri), None, kind);
                 }
-                self.sets[set].failed = true;
-                if let Some(stream) = self.sets[set].stream.as_mut() {
-                    if let Some((pos, _)) = stream.issued.iter().find(|(_, c)| *c == change) {
-                        stream.failed_at = Some(stream.failed_at.map_or(*pos, |f| f.min(*pos)));
-                    }
+                let issued = self.sets[set].stream.as_mut().and_then(|stream| {
+                    let (pos, _) = stream.issued.iter().find(|(_, c)| *c == change)?;
+                    stream.failed_at = Some(stream.failed_at.map_or(*pos, |f| f.min(*pos)));
+                    Some(*pos)
+                });
+                if issued.is_none() && pending.origin == Origin::Listed {
+                    // A baseline's listed resource, not a change of its Change Lists
+                    // (whose later changes wait for it): the listing stays whole
+                    // (`Set::resource_failed`). Not held, and no creation the listing
+                    // missed either: the Change Lists do not ask for it again.
+                    self.sets[set].resource_failed = true;
+                    self.sets[set].declined.insert(hash(&pending.change.uri));
+                } else {
+                    self.sets[set].failed = true;
                 }
             }
         }

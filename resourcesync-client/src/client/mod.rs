@@ -422,6 +422,12 @@ struct Set {
     /// An entry of its listing was refused without a URI: no deletions follow (it may
     /// name a resource held), though the checkpoint may move.
     unread: bool,
+    /// A resource its baseline's listing lists failed (and nothing else of the set): no
+    /// checkpoint, and the run is not complete, but the listing was read whole, so the
+    /// Change Lists since it are read and the sweep goes ahead. The failure may be what
+    /// a deletion clears: a held file `x` where the Source's `x/y` now goes, which no
+    /// run would store while no run deleted `x`.
+    resource_failed: bool,
     /// A baseline's Change Lists since its listing's `at` were not read to their end (a
     /// gap, a refusal, two where an index was due): what the listing does not list may
     /// have been created since, so no deletions follow; the checkpoint may move.
@@ -452,7 +458,8 @@ struct Set {
     /// name is now (`None`: deleted), judged against the inventory once they are read.
     since: HashMap<Uri, Option<Refetch>>,
     /// xxh3-128 of the URIs a baseline's listing lists that are not held for another
-    /// reason than the Source's motion (refused, a conflict): not creations it missed.
+    /// reason than the Source's motion (refused, a conflict, failed): not creations it
+    /// missed.
     declined: HashSet<u128, SourceHash>,
 }
 
@@ -928,7 +935,7 @@ impl<I: Inventory> Client<I> {
         if !self.config.dry_run && matches!(self.config.mode, Mode::Baseline { .. }) {
             for s in 0..self.sets.len() {
                 let set = &self.sets[s];
-                if set.failed {
+                if set.failed || set.resource_failed {
                     continue;
                 }
                 match set.at {
@@ -964,7 +971,8 @@ impl<I: Inventory> Client<I> {
         if !matches!(self.config.mode, Mode::Incremental) {
             self.report.at = self.sets.iter().filter_map(|s| s.at).min();
         }
-        self.report.complete = self.report.problems == 0 && !self.sets.iter().any(|s| s.failed);
+        self.report.complete =
+            self.report.problems == 0 && !self.sets.iter().any(|s| s.failed || s.resource_failed);
         if self.config.mode == Mode::Audit {
             // What a set whose Change Lists failed left unjudged is judged by its listing.
             for s in 0..self.sets.len() {

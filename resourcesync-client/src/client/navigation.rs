@@ -364,6 +364,7 @@ impl<I: Inventory> Client<I> {
             failed: false,
             unread: false,
             unreconciled: false,
+            resource_failed: false,
             phase,
             stream: None,
             unsettled: 0,

@@ -547,15 +547,7 @@ fn a_capability_list_naming_two_change_lists_is_said() {
         Drive::default(),
         ("x.txt", UNRECONCILED),
     );
-    let run = sync(
-        &source,
-        &mut dest,
-        Mode::Incremental,
-        START,
-        |c| c,
-        Drive::default(),
-    );
-    assert!(!run.report().complete);
+    let run = incomplete_incremental(&source, &mut dest);
     assert!(
         run.problems()
             .iter()
@@ -666,4 +658,39 @@ fn a_capability_list_entry_refused_makes_a_baseline_delete_nothing() {
         Drive::default(),
         ("b.txt", "the listing was not read whole"),
     );
+}
+
+/// A Change List Archive the policy refuses (on a host the sync may not ask), where the
+/// open Change List starts at the checkpoint's second: the closed lists may hold changes
+/// at that second, so it is a gap; the run planned on without them.
+#[test]
+fn a_refused_change_list_archive_is_a_gap() {
+    let (mut source, mut dest, _) = a_and_x(&["changelist.xml"]);
+    let archived = capabilities(
+        &["list.xml"],
+        r#"<url><loc>http://example.com/changelist.xml</loc><rs:md capability="changelist"/></url>
+  <url><loc>http://elsewhere.example/archive.xml</loc><rs:md capability="changelist-archive"/></url>"#,
+    );
+    source.files.insert(START.into(), Response::ok(archived));
+    let run = incomplete_incremental(&source, &mut dest);
+    let problems = run.problems();
+    assert!(
+        run.events.iter().any(|e| matches!(e, Event::Problem(p)
+            if matches!(p.kind, resourcesync_client::ProblemKind::Gap { .. }))),
+        "{problems:?}"
+    );
+}
+
+/// An incremental run of `source` into `dest` from [`START`], which is not complete.
+fn incomplete_incremental(source: &Source, dest: &mut Destination) -> Run {
+    let run = sync(
+        source,
+        dest,
+        Mode::Incremental,
+        START,
+        |c| c,
+        Drive::default(),
+    );
+    assert!(!run.report().complete);
+    run
 }

@@ -243,14 +243,16 @@ impl Http {
                 Err(mut e) => match e.take_message() {
                     // Not sent, on a connection that had served: once more, anew.
                     Some(unsent) if reused => request = unsent,
-                    // Sent on a connection that had served, which ended before the
-                    // response's head came: the server's keep-alive ended as the
-                    // request went, its close crossing the request (the driver is
-                    // polled only while the task uses it, so a close that came while
-                    // the task was elsewhere may be learnt only now). A GET may be
-                    // sent again (RFC 9110, 9.2.2: idempotent), as curl and browsers
-                    // do: once, on a new connection, whose failure is the request's.
-                    // Not a response the server got wrong: that one is said.
+                    // Sent on a connection that had served, which ended (closed or
+                    // reset) before the response's head was whole: the server's
+                    // keep-alive ended as the request went, its close crossing the
+                    // request (the driver is polled only while the task uses it, so a
+                    // close that came while the task was elsewhere may be learnt only
+                    // now). A GET may be sent again (RFC 9110, 9.2.2: idempotent):
+                    // once, on a new connection, whose failure is the request's. Where
+                    // part of a head had come, curl would not send it again; a GET
+                    // asked twice costs the server one more answer, no harm. Not a
+                    // head the server got wrong: that one is said.
                     None if reused && !e.error().is_parse() && !e.error().is_user() => {
                         request = fresh();
                     }
