@@ -911,11 +911,25 @@ fn a_file_that_became_a_directory_at_the_source_is_caught_up_with_as_the_hint_sa
     );
 }
 
+/// As above, where the Source's Resource List lags behind (it still lists `r/x`, as a
+/// Source that rewrites it rarely leaves it): `r/x/y` comes through the Change Lists, in
+/// the baseline too, where it failed again and stopped the deletions.
+#[test]
+fn a_file_that_became_a_directory_through_the_change_lists_is_caught_up_with() {
+    caught_up("r/x", "r/x/y", true);
+}
+
 /// A Source that held `before` (and `r/keep.txt`) and now holds `after` in its place,
 /// synced before and after: the run after it fails (exit 1), `sync --baseline --delete`
 /// removes `before` (and a directory it leaves empty), and the next run is complete
 /// with the Source's copy. The output of the run that failed.
 fn caught_up_after(before: &'static str, after: &'static str) -> Output {
+    caught_up(before, after, false)
+}
+
+/// [`caught_up_after`], with the Source's Resource List left as it was before (`lagging`)
+/// where it is.
+fn caught_up(before: &'static str, after: &'static str, lagging: bool) -> Output {
     let served = Served::start(|s| {
         s.put(before, b"before");
         s.put("r/keep.txt", b"kept");
@@ -925,12 +939,16 @@ fn caught_up_after(before: &'static str, after: &'static str) -> Output {
     let d = dir.path().join("dest");
     let dest = d.to_str().unwrap();
     assert_eq!(sync(&[&served.base, dest]).status.code(), Some(0));
+    let list = served.edit(|s| s.files["resourcelist.xml"].clone());
     served.change(|s| {
         s.tick(10);
         s.delete(before);
         s.put(after, b"after");
         s.tick(10);
     });
+    if lagging {
+        served.edit(|s| s.files.insert("resourcelist.xml".into(), list));
+    }
     let failed = sync(&[&served.base, dest]);
     assert_eq!(failed.status.code(), Some(1), "{}", text(&failed));
     let out = sync(&["--baseline", "--delete", &served.base, dest]);

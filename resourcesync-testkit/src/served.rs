@@ -203,6 +203,12 @@ impl Served {
         self.log.lock().unwrap().starts.clone()
     }
 
+    /// Reads or changes what the Source serves without publishing again (a list left as
+    /// it was, as a Source that rewrites it rarely leaves it).
+    pub fn edit<T>(&self, f: impl FnOnce(&mut Source) -> T) -> T {
+        f(&mut self.source.lock().unwrap())
+    }
+
     /// Changes the Source and publishes again.
     pub fn change(&self, f: impl FnOnce(&mut Source)) {
         let mut source = self.source.lock().unwrap();

@@ -493,20 +493,24 @@ impl<I: Inventory> Client<I> {
                 if let ProblemKind::NotApplied(_) = kind {
                     self.push_problem(Some(&pending.change.uri), None, kind);
                 }
-                let issued = self.sets[set].stream.as_mut().and_then(|stream| {
-                    let (pos, _) = stream.issued.iter().find(|(_, c)| *c == change)?;
-                    stream.failed_at = Some(stream.failed_at.map_or(*pos, |f| f.min(*pos)));
-                    Some(*pos)
-                });
-                if issued.is_none() && pending.origin == Origin::Listed {
-                    // A baseline's listed resource, not a change of its Change Lists
-                    // (whose later changes wait for it): the listing stays whole
-                    // (`Set::resource_failed`). Not held, and no creation the listing
-                    // missed either: the Change Lists do not ask for it again.
+                if matches!(self.config.mode, Mode::Baseline { .. }) {
+                    // A baseline's resource (listed, named by the Change Lists since the
+                    // listing, fetched once more, or deleted by the sweep): what the
+                    // Source lists is read on to its end all the same, and the sweep
+                    // goes ahead (`Set::resource_failed`); the baseline takes no
+                    // checkpoint, so no change is passed over for good. Not held, and
+                    // no creation the listing missed either: the Change Lists before
+                    // the listing's `at` do not ask for it again.
                     self.sets[set].resource_failed = true;
                     self.sets[set].declined.insert(hash(&pending.change.uri));
                 } else {
+                    // An incremental run's change: the later ones wait for it.
                     self.sets[set].failed = true;
+                    if let Some(stream) = self.sets[set].stream.as_mut() {
+                        if let Some((pos, _)) = stream.issued.iter().find(|(_, c)| *c == change) {
+                            stream.failed_at = Some(stream.failed_at.map_or(*pos, |f| f.min(*pos)));
+                        }
+                    }
                 }
             }
         }

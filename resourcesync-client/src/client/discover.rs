@@ -16,6 +16,7 @@ impl<I: Inventory> Client<I> {
         role: Role,
         then: Option<Step>,
         discovered: bool,
+        via: Option<resourcesync_model::Relation>,
     ) {
         if self.visited.contains_key(uri.as_str()) {
             return;
@@ -32,6 +33,7 @@ impl<I: Inventory> Client<I> {
                 then,
                 discovered,
                 parent: None,
+                via,
             }),
             attempt: 0,
             redirects: 0,
@@ -54,7 +56,7 @@ impl<I: Inventory> Client<I> {
             }
             Some(Step::PathWellKnown) => {
                 if let Some(uri) = discovery::path_well_known_uri(&base) {
-                    self.push_root_doc(uri, Role::Any, Some(Step::Robots), true);
+                    self.push_root_doc(uri, Role::Any, Some(Step::Robots), true, None);
                     return;
                 }
                 return self.discover(Some(Step::Robots));
@@ -99,7 +101,7 @@ impl<I: Inventory> Client<I> {
         for uri in found.uris {
             if let Some(uri) = self.checked(&uri) {
                 any = true;
-                self.push_root_doc(uri, Role::Any, None, true);
+                self.push_root_doc(uri, Role::Any, None, true, None);
             }
         }
         if !any {

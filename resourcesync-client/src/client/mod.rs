@@ -146,10 +146,6 @@ pub struct Client<I> {
     /// policy refused a Capability List it names): what the lists not read hold is
     /// unknown, and the sweep, which goes over every held resource, deletes nothing.
     root_unread: bool,
-    /// The link a run that started at a list followed to read its whole instead
-    /// (`instead_of_start`): followed once a run, and what it leads to must be that
-    /// whole (an index, or a Capability List).
-    instead: Option<resourcesync_model::Relation>,
     /// Deletions (baseline) or extras (audit) were worked out.
     swept: bool,
     /// Next reading of the Change Lists, when following.
@@ -209,7 +205,7 @@ impl<I> std::fmt::Debug for Client<I> {
                 &self
                     .sets
                     .iter()
-                    .map(|s| (s.pending, s.phase, s.failed))
+                    .map(|s| (s.pending, s.phase, s.failed, s.resource_failed))
                     .collect::<Vec<_>>(),
             )
             .finish_non_exhaustive()
@@ -279,6 +275,10 @@ struct DocJob {
     discovered: bool,
     /// The document that listed it (none for the first).
     parent: Option<Uri>,
+    /// The link of a list the run started at that led here, to read its whole instead
+    /// (`instead_of_start`): what it leads to must be that whole (an index, a Capability
+    /// List), and is followed no further so.
+    via: Option<resourcesync_model::Relation>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -659,7 +659,6 @@ impl<I: Inventory> Client<I> {
             clamped: false,
             root_pending: 0,
             root_unread: false,
-            instead: None,
             swept: false,
             follow_at: None,
             report: Report::default(),
@@ -686,7 +685,7 @@ impl<I: Inventory> Client<I> {
                         Some(under) if under != uri => Step::PathWellKnown,
                         _ => Step::Robots,
                     };
-                    self.push_root_doc(uri, Role::Any, Some(then), true)
+                    self.push_root_doc(uri, Role::Any, Some(then), true, None)
                 }
                 Err(e) => {
                     self.events
@@ -695,7 +694,7 @@ impl<I: Inventory> Client<I> {
                 }
             }
         } else {
-            self.push_root_doc(start, Role::Any, None, false);
+            self.push_root_doc(start, Role::Any, None, false, None);
         }
         self.advance(None);
     }

@@ -105,6 +105,14 @@ impl<I: Inventory> Client<I> {
         if s.unsettled > 0 {
             return;
         }
+        if s.unreconciled {
+            // Its Change Lists were given up (a gap, two named where an index was due):
+            // what matched nothing is fetched once more, and they are not read again.
+            if self.refetch_deferred(set) {
+                self.sets[set].phase = Phase::Finished;
+            }
+            return;
+        }
         let audit = self.config.mode == Mode::Audit;
         if s.at.is_some() && s.offered.more_changes() {
             // Which of two Change Lists comes first only an index states (said where

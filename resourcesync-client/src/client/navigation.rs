@@ -60,6 +60,7 @@ impl<I: Inventory> Client<I> {
                 then: None,
                 discovered: false,
                 parent,
+                via: None,
             }),
             attempt: 0,
             redirects: 0,
@@ -90,12 +91,12 @@ impl<I: Inventory> Client<I> {
         let mut set = doc.set;
         let mut part_alone = false;
         if doc.role == Role::Any {
-            match self.instead_of_start(head, kind) {
-                Instead::There(instead) => {
+            match self.instead_of_start(head, kind, doc.via.is_some()) {
+                Instead::There(instead, rel) => {
                     // Read the whole set instead: this document is not read on (and may
                     // be reached again from there).
                     self.visited.remove(job.uri.as_str());
-                    self.push_root_doc(instead, Role::Any, None, false);
+                    self.push_root_doc(instead, Role::Any, None, false, Some(rel));
                     if self.flights.remove(&id).is_some() {
                         self.cancel(id);
                         self.root_pending = self.root_pending.saturating_sub(1);
@@ -108,11 +109,7 @@ impl<I: Inventory> Client<I> {
                 Instead::Refused => part_alone = true,
                 // Led here by a list's `index` link, and no index: this is not the whole
                 // listing that list is a part of.
-                Instead::Here
-                    if doc.set.is_none()
-                        && self.instead == Some(Relation::Index)
-                        && !kind.is_index() =>
-                {
+                Instead::Here if doc.via == Some(Relation::Index) && !kind.is_index() => {
                     part_alone = true;
                     let what = "index (a list's index link names a document that is none)";
                     self.push_problem(Some(&job.uri), None, ProblemKind::NotOffered(what));
@@ -308,7 +305,8 @@ impl<I: Inventory> Client<I> {
     /// Dump's, never one part (deleting what the other parts list); an incremental run
     /// reads the Capability List a Resource List or Dump points `up` to, where the Change
     /// Lists are.
-    fn instead_of_start(&mut self, head: &DocumentHead, kind: DocumentKind) -> Instead {
+    /// A document a link of this kind `led` to follows no such link again.
+    fn instead_of_start(&mut self, head: &DocumentHead, kind: DocumentKind, led: bool) -> Instead {
         let rel = match (self.config.mode, kind) {
             (
                 Mode::Incremental,
@@ -324,7 +322,7 @@ impl<I: Inventory> Client<I> {
         let Some(link) = head.link(&rel) else {
             return Instead::Here;
         };
-        if self.instead.is_some() {
+        if led {
             // Led here by such a link already: a second would go round (a list whose
             // index link names itself, or two that name each other), and this is not
             // the whole the first link promised.
@@ -334,10 +332,7 @@ impl<I: Inventory> Client<I> {
         }
         let uri = link.href.clone();
         match self.checked(&uri) {
-            Some(uri) => {
-                self.instead = Some(rel);
-                Instead::There(uri)
-            }
+            Some(uri) => Instead::There(uri, rel),
             None => Instead::Refused,
         }
     }
@@ -388,8 +383,9 @@ impl<I: Inventory> Client<I> {
             What::Document(d) => d.depth,
             _ => 0,
         };
-        // Read once more (a retry after its body was cut): what it names, it named.
-        let again = job.attempt > 0;
+        // Read once more (a retry after its body was cut): what it names, it named. Not
+        // one redirected: it may answer with the document that named it.
+        let again = job.attempt > 0 && job.redirects == 0;
         // The entries of lists, by the million, go straight to their role (a listing's
         // from `read_document`); the rest may name the document they are in.
         if let (Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) = (role, kind) {
@@ -838,8 +834,8 @@ pub(super) fn later(
 enum Instead {
     /// The list itself.
     Here,
-    /// The document it links to (its whole, or its Capability List).
-    There(Uri),
+    /// The document it links to (its whole, or its Capability List), by that link.
+    There(Uri, Relation),
     /// Not the document it links to, which the policy refuses (a problem said so).
     Refused,
 }

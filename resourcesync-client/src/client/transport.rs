@@ -225,7 +225,6 @@ impl<I: Inventory> Client<I> {
         if self.follow_at.is_some_and(|at| at <= now) {
             self.follow_at = None;
             self.visited.clear();
-            self.instead = None;
             self.documents = 0;
             for i in 0..self.sets.len() {
                 let uri = self.sets[i].start.clone();

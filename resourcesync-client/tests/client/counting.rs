@@ -564,22 +564,58 @@ fn a_capability_list_naming_two_change_lists_is_said() {
 fn a_part_that_answers_with_its_index_is_a_loop() {
     let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
     let index = index_of_two("http://example.com/list-b.xml");
-    let (mut source, mut dest) = two_parts(&index, &list_a, "resourcelist.xml");
-    let drive = Drive::faulty(|uri, _| {
-        uri.ends_with("list-b.xml")
-            .then(|| Fault::Redirect("http://example.com/resourcelist.xml".into()))
-    });
-    let run = nothing_deleted_after(
-        &mut source,
-        &mut dest,
-        "resourcelist.xml",
-        ("resourcelist.xml", index),
-        drive,
-        ("b.txt", "nothing is deleted"),
-    );
-    assert!(!run.report().complete);
-    let problems = run.problems();
-    assert!(problems.iter().any(|p| p.contains("loop")), "{problems:?}");
+    // At once, or once it failed a first time (a retry, which names what it named
+    // before without a loop, unless redirected).
+    for first in [0, 1] {
+        let (mut source, mut dest) = two_parts(&index, &list_a, "resourcelist.xml");
+        let drive = Drive::faulty(move |uri, attempt| {
+            let to_index = Fault::Redirect("http://example.com/resourcelist.xml".into());
+            let fault = if attempt < first {
+                Fault::Status(503)
+            } else {
+                to_index
+            };
+            uri.ends_with("list-b.xml").then_some(fault)
+        });
+        let run = nothing_deleted_after(
+            &mut source,
+            &mut dest,
+            "resourcelist.xml",
+            ("resourcelist.xml", index.clone()),
+            drive,
+            ("b.txt", "nothing is deleted"),
+        );
+        assert!(!run.report().complete);
+        let problems = run.problems();
+        assert!(problems.iter().any(|p| p.contains("loop")), "{problems:?}");
+    }
+}
+
+/// Two parts of one Resource List Index found by discovery (a `Sitemap:` line each in
+/// robots.txt), each with its `index` link: each leads to the index, read once, and the
+/// run is complete (the second was refused as a loop: one link a run was followed).
+#[test]
+fn two_parts_found_by_discovery_lead_to_their_index_once() {
+    let index = index_of_two("http://example.com/list-b.xml");
+    let list_a = part("http://example.com/resourcelist.xml");
+    let list_b = String::from_utf8(list_a.clone())
+        .unwrap()
+        .replace("a.txt", "b.txt")
+        .into_bytes();
+    let robots =
+        b"Sitemap: http://example.com/list-a.xml\nSitemap: http://example.com/list-b.xml\n";
+    let source = serving(&[
+        ("robots.txt", robots),
+        ("resourcelist.xml", &index),
+        ("list-a.xml", &list_a),
+        ("list-b.xml", &list_b),
+        ("a.txt", b"a"),
+        ("b.txt", b"b"),
+    ]);
+    let mut dest = Destination::default();
+    let run = sync(&source, &mut dest, BASELINE, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert_eq!(dest.files.len(), 2, "{:?}", dest.files.keys());
 }
 
 /// A Resource List part whose `index` link does not lead to the whole: a link to itself
@@ -693,4 +729,31 @@ fn incomplete_incremental(source: &Source, dest: &mut Destination) -> Run {
     );
     assert!(!run.report().complete);
     run
+}
+
+/// A baseline whose Change Lists do not reach back to its listing (a gap) while a
+/// resource matched nothing listed (fetched once more after them): the Change Lists are
+/// given up once, not read again when that fetch settles (read again, the Change List
+/// was "reached twice", a loop that failed the set).
+#[test]
+fn a_gap_with_a_resource_to_fetch_once_more_is_no_loop() {
+    let (mut source, mut dest, _) = a_and_x(&["changelist.xml"]);
+    let wrong = resource_list(
+        r#"<url><loc>http://example.com/a.txt</loc><rs:md length="9"/></url>
+  <url><loc>http://example.com/x.txt</loc></url>"#,
+    );
+    source.files.insert("list.xml".into(), Response::ok(wrong));
+    let gap = empty_change_list("2025-06-01T00:00:00Z");
+    source
+        .files
+        .insert("changelist.xml".into(), Response::ok(gap));
+    dest.files.clear();
+    let run = sync(&source, &mut dest, BASELINE, START, |c| c, Drive::default());
+    let problems = run.problems();
+    assert!(!problems.iter().any(|p| p.contains("loop")), "{problems:?}");
+    let warned = warnings(&run.events);
+    assert!(
+        warned.iter().any(|w| w.contains("do not reach back")),
+        "{warned:?}"
+    );
 }
