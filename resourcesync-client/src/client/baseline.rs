@@ -123,9 +123,9 @@ impl<I: Inventory> Client<I> {
                     "the Change Lists since the listing were not read to its time (what it \
                      does not list may have been created since)"
                 } else {
-                    // A document of the listing or a resource it lists: either is said
-                    // above.
-                    "a document of the listing or a resource it lists failed (said above)"
+                    // A document or a package of the listing (a resource that failed
+                    // leaves the sweep to go ahead: `Set::resource_failed`).
+                    "a document or a package of the listing failed (said above)"
                 };
                 self.warn(None, None, None, format!("{why}: nothing is deleted"));
             }

@@ -498,11 +498,17 @@ impl<I: Inventory> Client<I> {
                     // listing, fetched once more, or deleted by the sweep): what the
                     // Source lists is read on to its end all the same, and the sweep
                     // goes ahead (`Set::resource_failed`); the baseline takes no
-                    // checkpoint, so no change is passed over for good. Not held, and
-                    // no creation the listing missed either: the Change Lists before
-                    // the listing's `at` do not ask for it again.
+                    // checkpoint, and records the resource to fetch again, so no change
+                    // is passed over for good. No creation the listing missed either:
+                    // the Change Lists before the listing's `at` do not ask for it again.
                     self.sets[set].resource_failed = true;
                     self.sets[set].declined.insert(hash(&pending.change.uri));
+                    let change = &pending.change;
+                    if change.action != Action::Delete && pending.origin != Origin::Refetch {
+                        let again =
+                            Refetch::new(change.uri.clone(), change.md.clone(), change.lastmod);
+                        self.sets[set].refetch.push(again);
+                    }
                 } else {
                     // An incremental run's change: the later ones wait for it.
                     self.sets[set].failed = true;

@@ -34,6 +34,7 @@ impl<I: Inventory> Client<I> {
                 discovered,
                 parent: None,
                 via,
+                retried_at: 0,
             }),
             attempt: 0,
             redirects: 0,

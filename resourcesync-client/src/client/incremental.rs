@@ -68,7 +68,8 @@ impl<I: Inventory> Client<I> {
                 return;
             };
             if failed && !stream.applying {
-                // A document failed, or a change: later changes wait for the next run. A
+                // A document failed, or an incremental run's change: later changes wait
+                // for the next run (a baseline's changes that fail do not stop it). A
                 // baseline's resources that matched nothing are fetched once more first
                 // (an incremental run's stay in the state for the next).
                 if self.config.mode != Mode::Incremental && !self.refetch_deferred(set) {

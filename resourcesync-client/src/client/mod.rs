@@ -275,6 +275,10 @@ struct DocJob {
     discovered: bool,
     /// The document that listed it (none for the first).
     parent: Option<Uri>,
+    /// The job's redirects when it was last retried: read again with no redirect since,
+    /// it names what it named before (`push_doc`'s `again`); redirected since, it may
+    /// answer with the document that named it.
+    retried_at: u32,
     /// The link of a list the run started at that led here, to read its whole instead
     /// (`instead_of_start`): what it leads to must be that whole (an index, a Capability
     /// List), and is followed no further so.
@@ -422,11 +426,13 @@ struct Set {
     /// An entry of its listing was refused without a URI: no deletions follow (it may
     /// name a resource held), though the checkpoint may move.
     unread: bool,
-    /// A resource its baseline's listing lists failed (and nothing else of the set): no
-    /// checkpoint, and the run is not complete, but the listing was read whole, so the
-    /// Change Lists since it are read and the sweep goes ahead. The failure may be what
-    /// a deletion clears: a held file `x` where the Source's `x/y` now goes, which no
-    /// run would store while no run deleted `x`.
+    /// A baseline's resource failed (listed, named by the Change Lists since the
+    /// listing, fetched once more, or a deletion), and nothing else of the set: no new
+    /// checkpoint (what it leaves to fetch again is recorded), and the run is not
+    /// complete, but the listing was read whole, so the Change Lists since it are read to
+    /// their end and the sweep goes ahead. The failure may be what a deletion clears: a
+    /// held file `x` where the Source's `x/y` now goes, which no run would store while
+    /// no run deleted `x`.
     resource_failed: bool,
     /// A baseline's Change Lists since its listing's `at` were not read to their end (a
     /// gap, a refusal, two where an index was due): what the listing does not list may
@@ -934,7 +940,16 @@ impl<I: Inventory> Client<I> {
         if !self.config.dry_run && matches!(self.config.mode, Mode::Baseline { .. }) {
             for s in 0..self.sets.len() {
                 let set = &self.sets[s];
-                if set.failed || set.resource_failed {
+                if set.failed {
+                    continue;
+                }
+                if set.resource_failed {
+                    // The checkpoint stays where it was; the next run fetches again
+                    // what failed (and what moved, or met a conflict), even an
+                    // incremental one whose Change Lists do not name it.
+                    if self.record_refetch(s) {
+                        self.events.push_back(Event::Checkpoint);
+                    }
                     continue;
                 }
                 match set.at {

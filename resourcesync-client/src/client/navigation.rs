@@ -61,6 +61,7 @@ impl<I: Inventory> Client<I> {
                 discovered: false,
                 parent,
                 via: None,
+                retried_at: 0,
             }),
             attempt: 0,
             redirects: 0,
@@ -384,8 +385,9 @@ impl<I: Inventory> Client<I> {
             _ => 0,
         };
         // Read once more (a retry after its body was cut): what it names, it named. Not
-        // one redirected: it may answer with the document that named it.
-        let again = job.attempt > 0 && job.redirects == 0;
+        // one redirected since: it may answer with the document that named it.
+        let again = job.attempt > 0
+            && matches!(&job.what, What::Document(d) if d.retried_at == job.redirects);
         // The entries of lists, by the million, go straight to their role (a listing's
         // from `read_document`); the rest may name the document they are in.
         if let (Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) = (role, kind) {

@@ -778,6 +778,9 @@ impl<I: Inventory> Client<I> {
 
     pub(super) fn retry(&mut self, mut job: Job, id: RequestId, kind: ProblemKind, now: Instant) {
         job.attempt += 1;
+        if let What::Document(doc) = &mut job.what {
+            doc.retried_at = job.redirects;
+        }
         let last = job.attempt >= self.config.bounds.attempts;
         // Unanswered (retry's kinds are answers' failures: no connection, no response in
         // time, a body cut short): the authority's silence, which an answer ends, and

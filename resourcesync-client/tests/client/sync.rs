@@ -225,7 +225,7 @@ fn nothing_is_deleted_when_the_listing_was_not_read_whole() {
         (changes(&run, Action::Delete), kept, warned)
     };
     let (deleted, kept, said) = run(&s, "resourcelist-2.xml", 404);
-    let why = "a document of the listing or a resource it lists failed (said above): \
+    let why = "a document or a package of the listing failed (said above): \
                nothing is deleted";
     assert!(said.iter().any(|w| w.contains(why)), "{said:?}");
     assert_eq!((deleted, kept), (0, true), "{said:?}");
@@ -2105,4 +2105,56 @@ fn a_baseline_with_deletions_reads_the_change_dump_when_a_run_since_its_listing_
     assert!(d.equals(&s), "{}", d.difference(&s));
     assert!(run.events.iter().any(|e| matches!(e, Event::Warning(w)
         if w.message.contains("the Change Lists since the listing were not read"))));
+}
+
+/// A document reached by a redirect (the well-known URI to the Source Description's own
+/// address), its body cut short after its first entry and read again (where it was
+/// redirected to): what it names, it named; no loop.
+#[test]
+fn a_redirected_document_cut_short_is_read_again_without_a_loop() {
+    let mut s = source(3);
+    s.publish();
+    let body = s.files[".well-known/resourcesync"].body.clone();
+    let text = String::from_utf8(body.clone()).unwrap();
+    let cut = (text.find("</url>").unwrap() + 30).min(text.len() - 1);
+    s.files.insert("description.xml".into(), Response::ok(body));
+    let fault = Box::new(move |uri: &str, attempt| {
+        if uri.ends_with(".well-known/resourcesync") {
+            return Some(Fault::Redirect("http://example.com/description.xml".into()));
+        }
+        (uri.ends_with("description.xml") && attempt == 0).then_some(Fault::Truncate(cut))
+    });
+    let drive = Drive {
+        fault: Some(fault),
+        ..Drive::default()
+    };
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, BASELINE, "", |c| c, drive);
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
+}
+
+/// A baseline in which a resource failed keeps its checkpoint where it was, and records
+/// the resource to fetch again: the next run, incremental, whose Change Lists do not name
+/// it, fetches it (it ended complete without it: the baseline had recorded nothing).
+#[test]
+fn a_resource_a_baseline_failed_is_fetched_by_the_next_incremental_run() {
+    let s = source(3);
+    let mut d = baseline(&s);
+    let lost = s.uri("r/1.txt");
+    d.inventory.remove(&lost);
+    d.files.remove("r/1.txt");
+    let failing = Drive::faulty(|uri, _| uri.ends_with("r/1.txt").then_some(Fault::Status(500)));
+    let run = sync(&s, &mut d, BASELINE, "", deleting, failing);
+    assert!(!run.report().complete);
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    assert!(d.equals(&s), "{}", d.difference(&s));
 }
