@@ -181,7 +181,8 @@ impl<I: Inventory> Client<I> {
                 Role::Any
             }
             // A list or a dump started at without an `up` link (one with it was read
-            // instead: `instead_of_start`): no change stream to follow, only baselines.
+            // instead: `instead_of_start`), or whose `up` link was refused (said): no
+            // change stream to follow, only baselines.
             (
                 Role::Any,
                 DocumentKind::ResourceList
@@ -189,9 +190,11 @@ impl<I: Inventory> Client<I> {
                 | DocumentKind::ResourceDump
                 | DocumentKind::ResourceDumpIndex,
             ) if mode == Mode::Incremental => {
-                return Err(ProblemKind::NoChanges(
-                    "the start is a list that names no Capability List",
-                ));
+                return Err(ProblemKind::NoChanges(if part_alone {
+                    "the start is a list whose Capability List is not read"
+                } else {
+                    "the start is a list that names no Capability List"
+                }));
             }
             (Role::Any, _) => {
                 return Err(ProblemKind::NotOffered(match mode {

@@ -757,3 +757,33 @@ fn a_gap_with_a_resource_to_fetch_once_more_is_no_loop() {
         "{warned:?}"
     );
 }
+
+/// An incremental run started at a Resource List whose `up` link the policy refuses:
+/// said as a list whose Capability List is not read, not as one that names none.
+#[test]
+fn an_incremental_run_from_a_list_whose_capability_list_is_refused_says_so() {
+    let list = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+    xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="http://elsewhere.example/capabilitylist.xml"/>
+  <rs:md capability="resourcelist" at="2025-01-01T00:00:00Z"/>
+  <url><loc>http://example.com/a.txt</loc></url>
+</urlset>"#;
+    let source = serving(&[("resourcelist.xml", list.as_bytes()), ("a.txt", b"a")]);
+    let mut dest = Destination::default();
+    let start = "resourcelist.xml";
+    let run = sync(
+        &source,
+        &mut dest,
+        Mode::Incremental,
+        start,
+        |c| c,
+        Drive::default(),
+    );
+    let problems = run.problems();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("a list whose Capability List is not read")),
+        "{problems:?}"
+    );
+}
