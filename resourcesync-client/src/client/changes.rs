@@ -502,6 +502,14 @@ impl<I: Inventory> Client<I> {
                     // is passed over for good. No creation the listing missed either:
                     // the Change Lists before the listing's `at` do not ask for it again.
                     self.sets[set].resource_failed = true;
+                    if pending.change.action == Action::Delete {
+                        // The sweep's, charged to the first set: what it deletes is no
+                        // one set's (nor is what no set lists), so no set's checkpoint
+                        // moves past it.
+                        for s in &mut self.sets {
+                            s.resource_failed = true;
+                        }
+                    }
                     self.sets[set].declined.insert(hash(&pending.change.uri));
                     let change = &pending.change;
                     if change.action != Action::Delete && pending.origin != Origin::Refetch {

@@ -787,3 +787,37 @@ fn an_incremental_run_from_a_list_whose_capability_list_is_refused_says_so() {
         "{problems:?}"
     );
 }
+
+/// A baseline's deletion that fails (the file system refused) belongs to the run, not to
+/// one set: no set's checkpoint moves past it. (It was charged to the first set, and the
+/// other set, whose listing no longer lists `b.txt`, saved its checkpoint: no later
+/// incremental run would delete `b.txt`.)
+#[test]
+fn a_baseline_deletion_that_fails_moves_no_checkpoint() {
+    let (mut source, mut dest) = two_sets();
+    let key = "http://example.com/cl-b.xml";
+    let before = dest.state.checkpoint(key).expect("a checkpoint").datetime;
+    let later = String::from_utf8(resource_list(""))
+        .unwrap()
+        .replace("2025-01-01", "2025-02-01")
+        .into_bytes();
+    source
+        .files
+        .insert("list-b.xml".into(), Response::ok(later));
+    let drive = Drive {
+        fail_delete: Some(Box::new(|path: &str| path == "b.txt")),
+        ..Drive::default()
+    };
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        "",
+        |c| c.with_delete(10),
+        drive,
+    );
+    assert!(!run.report().complete);
+    assert!(dest.files.contains_key("b.txt"));
+    let after = dest.state.checkpoint(key).expect("a checkpoint").datetime;
+    assert_eq!(after, before, "{:?}", run.problems());
+}

@@ -97,6 +97,8 @@ pub struct Drive {
     /// The paths whose stores the Destination declines (a file of the user's there: a
     /// conflict, `Client::declined`).
     pub decline: Option<DeclineFn>,
+    /// The paths whose deletions fail (`Client::failed`: a file system that refused).
+    pub fail_delete: Option<DeclineFn>,
 }
 
 impl Default for Drive {
@@ -108,6 +110,7 @@ impl Default for Drive {
             rotate: 0,
             stop_when_idle: false,
             decline: None,
+            fail_delete: None,
         }
     }
 }
@@ -295,6 +298,7 @@ fn drive_with(
             let mut confirm = None;
             let mut placed = None;
             let mut declined = None;
+            let mut failed = None;
             match &event {
                 Event::Store(store)
                     if drive
@@ -314,6 +318,14 @@ fn drive_with(
                     confirm = Some((store.change.id, None));
                     let held = Held::of(&store.digests, store.change.lastmod);
                     placed = Some((store.change.uri.clone(), held));
+                }
+                Event::Delete(change)
+                    if drive
+                        .fail_delete
+                        .as_mut()
+                        .is_some_and(|fail| fail(change.path.as_str())) =>
+                {
+                    failed = Some(change.id);
                 }
                 Event::Delete(change) => {
                     dest.files.remove(change.path.as_str());
@@ -369,6 +381,9 @@ fn drive_with(
                 client
                     .declined(change, "a file of the user's", now)
                     .unwrap();
+            }
+            if let Some(change) = failed {
+                client.failed(change, "permission denied", now).unwrap();
             }
             if let Some((change, held)) = confirm {
                 confirmations += 1;
