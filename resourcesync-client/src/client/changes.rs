@@ -515,7 +515,7 @@ impl<I: Inventory> Client<I> {
                     if change.action != Action::Delete && pending.origin != Origin::Refetch {
                         let again =
                             Refetch::new(change.uri.clone(), change.md.clone(), change.lastmod);
-                        self.sets[set].refetch.push(again);
+                        self.sets[set].unfetched.insert(change.uri.clone(), again);
                     }
                 } else {
                     // An incremental run's change: the later ones wait for it.

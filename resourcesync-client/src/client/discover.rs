@@ -22,6 +22,7 @@ impl<I: Inventory> Client<I> {
             return;
         }
         self.visited.insert(uri.as_str().to_owned(), None);
+        self.serials += 1;
         self.root_pending += 1;
         self.docs.push_back(Job {
             uri,
@@ -34,7 +35,7 @@ impl<I: Inventory> Client<I> {
                 discovered,
                 parent: None,
                 via,
-                retried_at: 0,
+                serial: self.serials,
             }),
             attempt: 0,
             redirects: 0,

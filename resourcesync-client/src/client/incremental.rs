@@ -135,7 +135,7 @@ impl<I: Inventory> Client<I> {
                             3,
                             Some(Capability::ChangeList),
                             None,
-                            false,
+                            None,
                         );
                     }
                     None => {
@@ -221,7 +221,7 @@ impl<I: Inventory> Client<I> {
                     3,
                     Some(Capability::ChangeListArchive),
                     None,
-                    false,
+                    None,
                 );
                 return Ok(());
             }
@@ -418,6 +418,9 @@ impl<I: Inventory> Client<I> {
             // says (a deletion is done with it; an update declined again is kept again).
             self.sets[set].deferred.remove(&r.uri);
             self.sets[set].conflicted.remove(&r.uri);
+            // And for one that failed earlier in this run (a baseline's, left to fetch
+            // again as it was listed): this change says what it is now.
+            self.sets[set].unfetched.remove(&r.uri);
             // An audit only notes what the Source says the resource is now.
             if self.config.mode == Mode::Audit {
                 let now = match r.change {

@@ -129,10 +129,13 @@ pub struct Client<I> {
     listed: Vec<u128>,
     /// Paths written in this run, for collisions.
     paths: PathSet,
-    /// Every document named in this run, with the document that named it (its URI's
-    /// hash; none for a root): one named twice is a loop, unless by the same document
-    /// read again.
-    visited: HashMap<String, Option<u128>>,
+    /// Every document named in this run, with the job of the document that named it
+    /// ([`DocJob::serial`]; none for a root or a set's own step): one named twice is a
+    /// loop, unless by that same job read again (a retry after its body was cut, wherever
+    /// a redirect took it), or an entry it repeats.
+    visited: HashMap<String, Option<u64>>,
+    /// The last [`DocJob::serial`] given.
+    serials: u64,
     /// The latest `Date` of the Source's responses: no checkpoint is later.
     source_date: Option<W3cDateTime>,
     /// A checkpoint was held back to what the run can vouch for (said once).
@@ -275,10 +278,9 @@ struct DocJob {
     discovered: bool,
     /// The document that listed it (none for the first).
     parent: Option<Uri>,
-    /// The job's redirects when it was last retried: read again with no redirect since,
-    /// it names what it named before (`push_doc`'s `again`); redirected since, it may
-    /// answer with the document that named it.
-    retried_at: u32,
+    /// The job's own number, kept through its retries and redirects: what it names, it
+    /// names as itself ([`Client::visited`]'s loops).
+    serial: u64,
     /// The link of a list the run started at that led here, to read its whole instead
     /// (`instead_of_start`): what it leads to must be that whole (an index, a Capability
     /// List), and is followed no further so.
@@ -460,6 +462,10 @@ struct Set {
     /// takes its place (a deletion takes it out; an update decided again and declined
     /// again puts what it lists).
     conflicted: HashMap<Uri, Refetch>,
+    /// A baseline's resources that failed, as last decided: the next run's to fetch
+    /// again ([`State::refetch`]; the baseline's checkpoint stays where it was). A later
+    /// change this run reads for one takes its place, as for [`Set::conflicted`].
+    unfetched: HashMap<Uri, Refetch>,
     /// An audit's: what the Change Lists since the listing's `at` say each resource they
     /// name is now (`None`: deleted), judged against the inventory once they are read.
     since: HashMap<Uri, Option<Refetch>>,
@@ -660,6 +666,7 @@ impl<I: Inventory> Client<I> {
             listed: Vec::new(),
             paths: PathSet::for_file_system(file_system),
             visited: HashMap::new(),
+            serials: 0,
             documents: 0,
             source_date: None,
             clamped: false,
@@ -1011,6 +1018,7 @@ impl<I: Inventory> Client<I> {
         let mut left: BTreeMap<Uri, Refetch> = BTreeMap::new();
         let all = std::mem::take(&mut set.refetch).into_iter();
         let all = all.chain(set.deferred.drain().map(|(_, r)| r));
+        let all = all.chain(set.unfetched.drain().map(|(_, r)| r));
         for again in all.chain(set.conflicted.drain().map(|(_, r)| r)) {
             left.insert(again.uri.clone(), again);
         }

@@ -159,7 +159,7 @@ impl<I: Inventory> Client<I> {
             match self.checked(&uri) {
                 Some(uri) => {
                     let parent = self.capability_list_uri(set);
-                    self.push_doc(set, uri, Role::Changes, 2, Some(expect), parent, false);
+                    self.push_doc(set, uri, Role::Changes, 2, Some(expect), parent, None);
                 }
                 // Refused (a problem said so): what was deferred is fetched once more,
                 // and what was created since is not known.

@@ -18,8 +18,8 @@ use crate::inventory::Inventory;
 use crate::request::RequestId;
 
 impl<I: Inventory> Client<I> {
-    /// Queues a document of `set`, listed by `parent` (read `again` when that one is read
-    /// once more, a retry after its body was cut part-way).
+    /// Queues a document of `set`, listed by `parent`, whose job is `by` (none for a
+    /// set's own step: its listing, its Change Lists).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn push_doc(
         &mut self,
@@ -29,17 +29,18 @@ impl<I: Inventory> Client<I> {
         depth: u32,
         expect: Option<Capability>,
         parent: Option<Uri>,
-        again: bool,
+        by: Option<u64>,
     ) {
-        let by = parent.as_ref().map(hash);
         match self.visited.entry(uri.as_str().to_owned()) {
             Named::Vacant(v) => {
                 v.insert(by);
             }
-            // Named again by the document that named it, read again: read once, and no
-            // loop. Not a document named by another that answers with its body (a
-            // redirect to it), nor one URI named under two roles: those are loops.
-            Named::Occupied(o) if again && by.is_some() && *o.get() == by => return,
+            // Named again by the job that named it: that document read again (a retry
+            // after its body was cut, wherever a redirect took it), or an entry it
+            // repeats: read once, and no loop. Not by another job, even one that answers
+            // with the same body (a part redirected to its index), nor one URI named
+            // under two roles: those are loops.
+            Named::Occupied(o) if by.is_some() && *o.get() == by => return,
             Named::Occupied(_) => {
                 self.sets[set].failed = true;
                 self.push_problem(Some(&uri), None, ProblemKind::Loop);
@@ -49,6 +50,7 @@ impl<I: Inventory> Client<I> {
         if !self.count_document(set, &uri) {
             return;
         }
+        self.serials += 1;
         self.sets[set].pending += 1;
         self.docs.push_back(Job {
             uri,
@@ -61,7 +63,7 @@ impl<I: Inventory> Client<I> {
                 discovered: false,
                 parent,
                 via: None,
-                retried_at: 0,
+                serial: self.serials,
             }),
             attempt: 0,
             redirects: 0,
@@ -371,6 +373,7 @@ impl<I: Inventory> Client<I> {
             retried: false,
             refetch: Vec::new(),
             conflicted: HashMap::new(),
+            unfetched: HashMap::new(),
             since: HashMap::new(),
             declined: Default::default(),
         });
@@ -387,10 +390,11 @@ impl<I: Inventory> Client<I> {
             What::Document(d) => d.depth,
             _ => 0,
         };
-        // Read once more (a retry after its body was cut): what it names, it named. Not
-        // one redirected since: it may answer with the document that named it.
-        let again = job.attempt > 0
-            && matches!(&job.what, What::Document(d) if d.retried_at == job.redirects);
+        // What it names, it names as its job (read again, it names the same).
+        let by = match &job.what {
+            What::Document(d) => Some(d.serial),
+            _ => None,
+        };
         // The entries of lists, by the million, go straight to their role (a listing's
         // from `read_document`); the rest may name the document they are in.
         if let (Role::Changes | Role::Candidate(_), DocumentKind::ChangeList) = (role, kind) {
@@ -439,7 +443,7 @@ impl<I: Inventory> Client<I> {
                             depth + 1,
                             Some(Capability::CapabilityList),
                             Some(doc_uri.clone()),
-                            again,
+                            by,
                         );
                     }
                     // Refused (a problem said so): its set is not read.
@@ -527,7 +531,7 @@ impl<I: Inventory> Client<I> {
                             depth + 1,
                             expect,
                             Some(doc_uri.clone()),
-                            again,
+                            by,
                         ),
                         // Refused (a problem said so): a part of the set's listing is not
                         // read, and what it lists must not be deleted for want of it.
@@ -559,7 +563,7 @@ impl<I: Inventory> Client<I> {
                         depth + 1,
                         Some(archived),
                         Some(doc_uri.clone()),
-                        again,
+                        by,
                     );
                 }
             }
@@ -723,7 +727,7 @@ impl<I: Inventory> Client<I> {
                         2,
                         Some(capability),
                         parent.clone(),
-                        false,
+                        None,
                     );
                 }
             }
@@ -808,7 +812,7 @@ impl<I: Inventory> Client<I> {
                     2,
                     Some(expect.clone()),
                     parent.clone(),
-                    false,
+                    None,
                 ),
                 // Refused (a problem said so): a part of the listing is not read.
                 None => self.sets[set].failed = true,

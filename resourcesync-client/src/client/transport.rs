@@ -238,11 +238,11 @@ impl<I: Inventory> Client<I> {
                         1,
                         Some(Capability::CapabilityList),
                         None,
-                        false,
+                        None,
                     );
                 } else if self.start_stream(i) {
                     self.sets[i].phase = Phase::Reading;
-                    self.push_doc(i, uri, Role::Changes, 0, None, None, false);
+                    self.push_doc(i, uri, Role::Changes, 0, None, None, None);
                 }
             }
         }
@@ -778,9 +778,6 @@ impl<I: Inventory> Client<I> {
 
     pub(super) fn retry(&mut self, mut job: Job, id: RequestId, kind: ProblemKind, now: Instant) {
         job.attempt += 1;
-        if let What::Document(doc) = &mut job.what {
-            doc.retried_at = job.redirects;
-        }
         let last = job.attempt >= self.config.bounds.attempts;
         // Unanswered (retry's kinds are answers' failures: no connection, no response in
         // time, a body cut short): the authority's silence, which an answer ends, and

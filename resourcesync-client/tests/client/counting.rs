@@ -564,11 +564,15 @@ fn a_capability_list_naming_two_change_lists_is_said() {
 fn a_part_that_answers_with_its_index_is_a_loop() {
     let list_a = resource_list(r#"<url><loc>http://example.com/a.txt</loc></url>"#);
     let index = index_of_two("http://example.com/list-b.xml");
-    // At once, or once it failed a first time (a retry, which names what it named
-    // before without a loop, unless redirected).
-    for first in [0, 1] {
+    // At once; once it failed a first time (a retry, which names what it named before
+    // without a loop); or failing once where it was redirected (the index's second ask),
+    // read again there.
+    for (first, there) in [(0, false), (1, false), (0, true)] {
         let (mut source, mut dest) = two_parts(&index, &list_a, "resourcelist.xml");
         let drive = Drive::faulty(move |uri, attempt| {
+            if there && uri.ends_with("resourcelist.xml") {
+                return (attempt == 1).then_some(Fault::Status(503));
+            }
             let to_index = Fault::Redirect("http://example.com/resourcelist.xml".into());
             let fault = if attempt < first {
                 Fault::Status(503)
@@ -820,4 +824,44 @@ fn a_baseline_deletion_that_fails_moves_no_checkpoint() {
     assert!(dest.files.contains_key("b.txt"));
     let after = dest.state.checkpoint(key).expect("a checkpoint").datetime;
     assert_eq!(after, before, "{:?}", run.problems());
+}
+
+/// A baseline's resource that fails as listed, which its Change Lists since then say was
+/// deleted: the state keeps nothing to fetch again for it (it kept what was listed, and
+/// each later run fetched it, found it gone, and was not complete).
+#[test]
+fn a_failed_resource_the_change_lists_deleted_is_not_left_to_fetch_again() {
+    let (mut source, mut dest, _) = a_and_x(&["changelist.xml"]);
+    let listed = resource_list(
+        r#"<url><loc>http://example.com/a.txt</loc></url>
+  <url><loc>http://example.com/x.txt</loc><rs:md length="5"/></url>"#,
+    );
+    source.files.insert("list.xml".into(), Response::ok(listed));
+    let deleted = String::from_utf8(empty_change_list("2025-01-01T00:00:00Z"))
+        .unwrap()
+        .replace(
+            "</urlset>",
+            r#"<url><loc>http://example.com/x.txt</loc><rs:md change="deleted" datetime="2025-03-01T00:00:00Z"/></url>
+</urlset>"#,
+        )
+        .into_bytes();
+    source
+        .files
+        .insert("changelist.xml".into(), Response::ok(deleted));
+    let drive = Drive::faulty(|uri, _| uri.ends_with("x.txt").then_some(Fault::Status(500)));
+    let run = sync(
+        &source,
+        &mut dest,
+        BASELINE,
+        START,
+        |c| c.with_delete(10),
+        drive,
+    );
+    let left = dest.state.refetch.values().flatten();
+    let left: Vec<String> = left.map(|r| r.uri.to_string()).collect();
+    assert!(
+        left.iter().all(|u| !u.ends_with("x.txt")),
+        "{left:?} {:?}",
+        run.problems()
+    );
 }
