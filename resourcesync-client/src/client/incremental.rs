@@ -162,12 +162,13 @@ impl<I: Inventory> Client<I> {
     /// A baseline or an audit, which read the Change Lists only to reconcile a Source
     /// that moved since its listing, stands on its listing alone (its checkpoint the
     /// listing's `at`, as without them), said as a warning; what matched nothing listed
-    /// is fetched once more, and a baseline deletes nothing (what the listing does not
-    /// list may have been created since: held from an incremental run).
+    /// is fetched once more, and a baseline deletes nothing where its listing is older
+    /// than the set's checkpoint (what it does not list may have been created since:
+    /// held from an incremental run).
     fn gap(&mut self, set: usize, uri: Option<Uri>, kind: ProblemKind) {
         if self.config.mode != Mode::Incremental {
             self.sets[set].stream = None;
-            self.sets[set].unreconciled = true;
+            self.give_up_changes(set);
             let message = format!(
                 "{kind}: the Change Lists do not reach back to the listing; what matched \
                  nothing listed is fetched once more"

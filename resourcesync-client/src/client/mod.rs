@@ -436,9 +436,14 @@ struct Set {
     /// held file `x` where the Source's `x/y` now goes, which no run would store while
     /// no run deleted `x`.
     resource_failed: bool,
-    /// A baseline's Change Lists since its listing's `at` were not read to their end (a
-    /// gap, a refusal, two where an index was due): what the listing does not list may
-    /// have been created since, so no deletions follow; the checkpoint may move.
+    /// A baseline's Change Lists since its listing's `at` were given up (a gap, a
+    /// refusal, two where an index was due): not read again in this run.
+    changes_given_up: bool,
+    /// A baseline's listing is older than the set's checkpoint (a run since its `at`
+    /// stored what it may not list), and no Change List read says what was created
+    /// since: no deletions follow; the checkpoint may move. (With the listing newer than
+    /// the checkpoint, all that is held was stored before its `at`, and the sweep
+    /// stands on the listing, as without Change Lists.)
     unreconciled: bool,
     phase: Phase,
     stream: Option<Stream>,

@@ -105,7 +105,7 @@ impl<I: Inventory> Client<I> {
         if s.unsettled > 0 {
             return;
         }
-        if s.unreconciled {
+        if s.changes_given_up {
             // Its Change Lists were given up (a gap, two named where an index was due):
             // what matched nothing is fetched once more, and they are not read again.
             if self.refetch_deferred(set) {
@@ -117,7 +117,7 @@ impl<I: Inventory> Client<I> {
         if s.at.is_some() && s.offered.more_changes() {
             // Which of two Change Lists comes first only an index states (said where
             // the Capability List was read): what was created since is not known.
-            self.sets[set].unreconciled = true;
+            self.give_up_changes(set);
             if self.refetch_deferred(set) {
                 self.sets[set].phase = Phase::Finished;
             }
@@ -134,10 +134,8 @@ impl<I: Inventory> Client<I> {
         // stored what the listing may not list; where no Change List this run reads
         // says what (none offered but a Change Dump or an archive, or a start at a list
         // whose Capability List was not read), the sweep deletes nothing.
-        let past = match (s.at, self.state.checkpoint(&s.key)) {
-            (Some(at), Some(checkpoint)) => checkpoint.datetime > at,
-            _ => false,
-        };
+        let past = self.moved_past(set);
+        let s = &self.sets[set];
         let changes = match (&s.offered.changelist, &s.offered.changedump) {
             (Some(list), _) => Some((list.clone(), Capability::ChangeList)),
             (None, Some(dump)) if !audit && (past || !s.deferred.is_empty()) => {
@@ -164,7 +162,7 @@ impl<I: Inventory> Client<I> {
                 // Refused (a problem said so): what was deferred is fetched once more,
                 // and what was created since is not known.
                 None => {
-                    self.sets[set].unreconciled = true;
+                    self.give_up_changes(set);
                     if let Some(stream) = self.sets[set].stream.as_mut() {
                         stream.planned = true;
                     }
@@ -177,6 +175,27 @@ impl<I: Inventory> Client<I> {
         }
         if self.refetch_deferred(set) {
             self.sets[set].phase = Phase::Finished;
+        }
+    }
+
+    /// Whether a run since the listing's `at` stored what the listing of `set` may not
+    /// list: the set's checkpoint is past that `at` (an incremental run's; a listing
+    /// that lags behind).
+    pub(super) fn moved_past(&self, set: usize) -> bool {
+        let s = &self.sets[set];
+        match (s.at, self.state.checkpoint(&s.key)) {
+            (Some(at), Some(checkpoint)) => checkpoint.datetime > at,
+            _ => false,
+        }
+    }
+
+    /// The Change Lists since the listing of `set` are given up: not read again, and
+    /// the sweep deletes nothing where a run since the listing stored what it may not
+    /// list ([`Client::moved_past`]).
+    pub(super) fn give_up_changes(&mut self, set: usize) {
+        self.sets[set].changes_given_up = true;
+        if self.moved_past(set) {
+            self.sets[set].unreconciled = true;
         }
     }
 

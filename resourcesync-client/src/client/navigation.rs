@@ -365,6 +365,7 @@ impl<I: Inventory> Client<I> {
             failed: false,
             unread: false,
             unreconciled: false,
+            changes_given_up: false,
             resource_failed: false,
             phase,
             stream: None,
