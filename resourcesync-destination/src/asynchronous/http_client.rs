@@ -613,6 +613,9 @@ mod tests {
         /// crossing the request, a keep-alive's end as a client meets it on a busy
         /// machine).
         AtSecond,
+        /// Answering the connection's second request with bytes that are no HTTP (a
+        /// server that got it wrong), then closing.
+        GarbageAtSecond,
     }
 
     /// A server on 127.0.0.1 that answers each request on a connection with `body`
@@ -651,6 +654,11 @@ mod tests {
                             }
                         }
                         if ends == Ends::AtSecond && n == 1 {
+                            let _ = stream.shutdown(std::net::Shutdown::Both);
+                            return;
+                        }
+                        if ends == Ends::GarbageAtSecond && n == 1 {
+                            let _ = stream.write_all(b"NOT HTTP AT ALL\r\n\r\n");
                             let _ = stream.shutdown(std::net::Shutdown::Both);
                             return;
                         }
@@ -754,9 +762,7 @@ mod tests {
         let http = direct();
         let mut kept = Kept::default();
         for n in 0..3 {
-            let uri: http::Uri = format!("{base}r/{n}").parse().unwrap();
-            let response = http.get_on(&mut kept, &uri).await.unwrap();
-            assert_eq!(read(response).await, b"ok");
+            assert_eq!(got(&http, &mut kept, &base, n).await.unwrap(), b"ok");
             // Closed by the server before the next request is made (what an idle
             // connection's end is). The client may learn it before the request or
             // only as it goes (the test below): either way it is sent on another.
@@ -778,12 +784,29 @@ mod tests {
         let http = direct();
         let mut kept = Kept::default();
         for n in 0..3 {
-            let uri: http::Uri = format!("{base}r/{n}").parse().unwrap();
-            let response = http.get_on(&mut kept, &uri).await.unwrap();
-            assert_eq!(read(response).await, b"ok");
+            assert_eq!(got(&http, &mut kept, &base, n).await.unwrap(), b"ok");
         }
         // Each request after the first: sent on the kept one, then on a new one.
         assert_eq!(accepted.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn a_response_the_server_got_wrong_is_said_not_asked_again() {
+        // The second request on the kept connection is answered with no HTTP: that
+        // answer is the request's failure, not a close to send it again past.
+        let Server { base, accepted, .. } = server(b"ok", 2, Ends::GarbageAtSecond);
+        let http = direct();
+        let mut kept = Kept::default();
+        assert_eq!(got(&http, &mut kept, &base, 0).await.unwrap(), b"ok");
+        let failed = got(&http, &mut kept, &base, 1).await;
+        assert!(failed.is_err(), "{failed:?}");
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+    }
+
+    /// The body of `r/{n}` under `base`, asked on `kept`, or why not.
+    async fn got(http: &Http, kept: &mut Kept, base: &str, n: usize) -> Result<Vec<u8>, String> {
+        let uri: http::Uri = format!("{base}r/{n}").parse().unwrap();
+        Ok(read(http.get_on(kept, &uri).await?).await)
     }
 
     #[tokio::test]
