@@ -105,24 +105,20 @@ impl<I: Inventory> Client<I> {
         if s.unsettled > 0 {
             return;
         }
-        if s.changes_given_up {
-            // Its Change Lists were given up (a gap, two named where an index was due):
-            // what matched nothing is fetched once more, and they are not read again.
+        if s.at.is_some() && s.offered.more_changes() {
+            // Which of two Change Lists comes first only an index states (said where
+            // the Capability List was read): what was created since is not known.
+            self.give_up_changes(set);
+        }
+        if self.sets[set].changes_given_up {
+            // Its Change Lists were given up (that, or a gap): what matched nothing is
+            // fetched once more, and they are not read again.
             if self.refetch_deferred(set) {
                 self.sets[set].phase = Phase::Finished;
             }
             return;
         }
         let audit = self.config.mode == Mode::Audit;
-        if s.at.is_some() && s.offered.more_changes() {
-            // Which of two Change Lists comes first only an index states (said where
-            // the Capability List was read): what was created since is not known.
-            self.give_up_changes(set);
-            if self.refetch_deferred(set) {
-                self.sets[set].phase = Phase::Finished;
-            }
-            return;
-        }
         // Change Lists are read in any case: what changed since the listing is what the
         // Source is now, and a listing may miss a resource created before its `at` (a
         // list written while the Source changes, stamped when it was done: Python's

@@ -216,29 +216,23 @@ impl<I: Inventory> Client<I> {
         }
         // The start was counted as a root job; it now belongs to its set (and a failure
         // later in its body is counted there).
-        if doc.set.is_none() {
-            if let Some(s) = set {
-                self.root_pending = self.root_pending.saturating_sub(1);
-                self.sets[s].pending += 1;
-                // And it is that set's document of that role from now on: read again
-                // (a retry after its body failed), it is not a start a second time.
-                if let Some(flight) = self.flights.get_mut(&id) {
-                    if let What::Document(d) = &mut flight.job.what {
-                        d.set = Some(s);
-                        d.role = role;
-                        // Found, so no longer discovery's: a failure later is this set's,
-                        // not a reason to try the next way of discovery.
-                        d.then = None;
-                    }
-                }
-            } else if kind == DocumentKind::SourceDescription {
-                // Found too: a failure later leaves the sets it names past it unread
-                // (`fail_job`), and is no reason to try the next way of discovery (which
-                // went on, and the sets read were taken as the whole).
-                if let Some(flight) = self.flights.get_mut(&id) {
-                    if let What::Document(d) = &mut flight.job.what {
-                        d.then = None;
-                    }
+        if let (None, Some(s)) = (doc.set, set) {
+            self.root_pending = self.root_pending.saturating_sub(1);
+            self.sets[s].pending += 1;
+        }
+        // Found, so no longer discovery's: a failure later is its set's (a Source
+        // Description's: the sets it names past the failure are unread, `fail_job`), not
+        // a reason to try the next way of discovery, which went on and took the sets
+        // read for the whole.
+        let found = doc.set.is_none() && (set.is_some() || kind == DocumentKind::SourceDescription);
+        if let (true, Some(flight)) = (found, self.flights.get_mut(&id)) {
+            if let What::Document(d) = &mut flight.job.what {
+                d.then = None;
+                // And a set's document of that role from now on: read again (a retry
+                // after its body failed), it is not a start a second time.
+                if let Some(s) = set {
+                    d.set = Some(s);
+                    d.role = role;
                 }
             }
         }
