@@ -589,9 +589,12 @@ impl Io<'_> {
             Ok(package) => {
                 // Its manifest's entries count as listed, like a document's.
                 *self.body_bytes += package.manifest().entries.len() * 16;
-                let _ = self
-                    .client
-                    .handle_package(id, package.manifest(), *self.now);
+                let manifest = resourcesync_client::PackageManifest {
+                    document: package.manifest(),
+                    findings: package.findings(),
+                    skipped: package.skipped(),
+                };
+                let _ = self.client.handle_package(id, manifest, *self.now);
             }
             Err(e) => {
                 let _ = self.client.handle_failure(id, e.to_string(), *self.now);

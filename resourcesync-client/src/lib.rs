@@ -237,7 +237,7 @@ mod request;
 mod state;
 mod warnings;
 
-pub use client::Client;
+pub use client::{Client, PackageManifest};
 pub use config::{Bounds, Config, ConfigError, Mode, Shard};
 pub use event::{
     Action, Attempt, ChangeId, Decision, DocumentError, DocumentRead, EntryRefusal, Event, Extract,

@@ -153,6 +153,18 @@ fn scratch_kept() -> Result<(tempfile::TempDir, Dir, Dir), DestinationError> {
 }
 
 /// A shard's directory under [`SHARDS`]: `K-of-N`.
+/// What the client is told of a package it asked to open: its manifest, the manifest's
+/// findings and the entries its reader skipped.
+pub(crate) fn manifest_of<R: Read + io::Seek>(
+    package: &Package<R>,
+) -> resourcesync_client::PackageManifest<'_> {
+    resourcesync_client::PackageManifest {
+        document: package.manifest(),
+        findings: package.findings(),
+        skipped: package.skipped(),
+    }
+}
+
 pub(crate) fn shard_name(shard: Shard) -> String {
     format!("{}-of-{}", shard.index(), shard.count())
 }
@@ -839,7 +851,7 @@ impl DirectoryDestination {
             }
             Event::Package { request } => match self.open_package(*request) {
                 Ok(package) => {
-                    client.handle_package(*request, package.manifest(), now())?;
+                    client.handle_package(*request, manifest_of(&package), now())?;
                     self.packages.insert(*request, package);
                 }
                 Err(e) => client.handle_failure(*request, e, now())?,

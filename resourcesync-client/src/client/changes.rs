@@ -3,9 +3,13 @@
 
 use std::time::Instant;
 
-use resourcesync_model::{Capability, Document, Entry, HashAlgorithm, Rule, Uri};
+use resourcesync_model::{
+    Capability, Document, Entry, Finding, HashAlgorithm, Rule, Uri, W3cDateTime,
+};
 
+use super::Raw;
 use super::incremental::raw;
+use super::reading::{FIXITY_RULES, LOC_RULES, finding_of};
 use super::{Client, Job, Origin, Pending, Unpacking, What, hash};
 use crate::config::Mode;
 use crate::event::{
@@ -116,18 +120,24 @@ impl<I: Inventory> Client<I> {
     }
 
     /// The manifest of the package received for `id` (announced by [`Event::Package`]),
-    /// as the caller read it from the package (`resourcesync_package::Package::manifest`):
-    /// the client decides what to take from it. [`Event::Extract`] names a bitstream by
-    /// its number among the manifest's entries that have one
-    /// ([`resourcesync_model::Entry::has_bitstream`]), in manifest
-    /// order, which is how `resourcesync_package::Package::bitstream` numbers them.
+    /// as the caller read it from the package ([`PackageManifest`]): the client decides
+    /// what to take from it. [`Event::Extract`] names a bitstream by its number among the
+    /// manifest's entries that have one ([`resourcesync_model::Entry::has_bitstream`]), in
+    /// manifest order, which is how `resourcesync_package::Package::bitstream` numbers
+    /// them.
+    ///
+    /// The manifest's findings are warnings, as a document's are. An entry its reader
+    /// skipped is refused, as one of a list is: in a Resource Dump it may name a resource
+    /// held, so nothing is deleted for want of it; in a Change Dump its change is not
+    /// known, so the set goes no further than the changes before it. An entry whose `hash`
+    /// or `length` could not be read is refused rather than extracted unchecked.
     ///
     /// A manifest for a request no [`Event::Package`] named, or a second one, is a
     /// [`Misuse`].
     pub fn handle_package(
         &mut self,
         id: RequestId,
-        manifest: &Document,
+        manifest: PackageManifest<'_>,
         now: Instant,
     ) -> Result<(), Misuse> {
         let Some(pending) = self.packages.get_mut(&id) else {
@@ -137,6 +147,14 @@ impl<I: Inventory> Client<I> {
             return Err(Misuse::NoPackage(id));
         }
         pending.manifest_read = true;
+        let package = pending.uri.clone();
+        let PackageManifest {
+            document: manifest,
+            findings,
+            skipped,
+        } = manifest;
+        let set = pending.set;
+        let candidate = pending.candidate;
         // Each entry's bitstream number, counted as the package counts them.
         let numbers: Vec<Option<usize>> = manifest
             .entries
@@ -147,8 +165,6 @@ impl<I: Inventory> Client<I> {
                 Some(number)
             })
             .collect();
-        let set = pending.set;
-        let candidate = pending.candidate;
         let expected = if candidate.is_some() {
             Capability::ChangeDumpManifest
         } else {
@@ -170,13 +186,14 @@ impl<I: Inventory> Client<I> {
             self.advance(Some(now));
             return Ok(());
         }
-        for (i, entry) in manifest.entries.iter().enumerate() {
+        let items = manifest_items(&package, manifest, findings, skipped, &numbers);
+        for (entry, written) in items.iter().filter_map(Item::kept) {
             if let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) {
                 if !path.as_str().starts_with('/') {
                     self.warn(
-                        None,
-                        Some(i as u64 + 1),
-                        None,
+                        Some(&package),
+                        Some(written),
+                        Some(Rule::PathLeadingSlash),
                         format!(
                             "bitstream path {:?} does not start with \"/\" (as the Python \
                              reference implementation writes them); read as if it did",
@@ -186,13 +203,32 @@ impl<I: Inventory> Client<I> {
                 }
             }
         }
+        self.manifest_findings(&package, findings);
         match candidate {
             Some(c) => {
-                let raws = manifest
-                    .entries
-                    .iter()
-                    .zip(&numbers)
-                    .map(|(e, number)| raw(e, number.map(|i| (id, i))))
+                let raws = items
+                    .into_iter()
+                    .map(|item| match item {
+                        Item::Kept {
+                            entry,
+                            number,
+                            refused,
+                            ..
+                        } => {
+                            let mut r = raw(entry, number.map(|i| (id, i)));
+                            if let Some(refusal) = refused {
+                                r.refused = Some(Box::new(refusal));
+                            }
+                            r
+                        }
+                        // Its change is not known: the set goes no further than the changes
+                        // before it, as for an entry refused in a Change List.
+                        Item::Skipped(refusal, bound) => {
+                            let mut r = Raw::refused(package.clone(), refusal);
+                            r.datetime = bound;
+                            r
+                        }
+                    })
                     .collect();
                 if let Some(stream) = self.sets[set].stream.as_mut() {
                     if let Some(cand) = stream.candidates.get_mut(c) {
@@ -209,10 +245,36 @@ impl<I: Inventory> Client<I> {
                 }
             }
             None => {
-                for (entry, number) in manifest.entries.iter().zip(&numbers) {
+                for item in items {
+                    let (entry, number) = match item {
+                        Item::Kept {
+                            entry,
+                            refused: Some(refusal),
+                            ..
+                        } => {
+                            // Listed, so never deleted for want of a listing; not stored
+                            // unchecked.
+                            if self.config.in_shard(&entry.loc) {
+                                self.report.listed += 1;
+                                self.listed.push(hash(&entry.loc));
+                            }
+                            let kind = ProblemKind::EntryRefused(Box::new(refusal));
+                            self.push_problem(Some(&entry.loc), Some(id), kind);
+                            continue;
+                        }
+                        Item::Kept { entry, number, .. } => (entry, number),
+                        // It may name a resource held: nothing is deleted for want of it.
+                        Item::Skipped(refusal, _) => {
+                            self.report.listed += 1;
+                            self.sets[set].unread = true;
+                            let kind = ProblemKind::EntryRefused(Box::new(refusal));
+                            self.push_problem(Some(&package), Some(id), kind);
+                            continue;
+                        }
+                    };
                     let deleted = entry.md.as_ref().and_then(|md| md.change)
                         == Some(resourcesync_model::Change::Deleted);
-                    match *number {
+                    match number {
                         Some(i) => self.listed_entry(set, entry, Some((id, i))),
                         // A deletion, which only a Change Dump's manifest states: not listed.
                         None if deleted => self.warn(
@@ -241,6 +303,25 @@ impl<I: Inventory> Client<I> {
         self.release_if_settled(id);
         self.advance(Some(now));
         Ok(())
+    }
+
+    /// The findings of `package`'s manifest, as warnings (no more than
+    /// [`Bounds::max_warnings`](crate::Bounds::max_warnings) said, all counted). A path
+    /// without its leading slash is said by `handle_package` in its own words.
+    fn manifest_findings(&mut self, package: &Uri, findings: &[Finding]) {
+        let max = self.config.bounds.max_warnings;
+        let said = findings.iter().filter(|f| f.rule != Rule::PathLeadingSlash);
+        for (i, finding) in said.enumerate() {
+            self.report.warnings += 1;
+            if i < max {
+                self.events.push_back(Event::Warning(crate::event::Warning {
+                    document: Some(package.clone()),
+                    entry: finding.entry,
+                    rule: Some(finding.rule),
+                    message: finding.message.clone(),
+                }));
+            }
+        }
     }
 
     /// Decides a change: checks the URI and its path, announces it, and in a real run
@@ -420,6 +501,7 @@ impl<I: Inventory> Client<I> {
                     self.packages.insert(
                         id,
                         Unpacking {
+                            uri: job.uri.clone(),
                             set: *set,
                             unsettled: 0,
                             manifest_read: false,
@@ -535,4 +617,103 @@ impl<I: Inventory> Client<I> {
             self.release_if_settled(package);
         }
     }
+}
+
+/// A package's manifest as the caller read it from the package, for
+/// [`Client::handle_package`]: with `resourcesync_package::Package`,
+/// `PackageManifest { document: package.manifest(), findings: package.findings(), skipped:
+/// package.skipped() }`.
+#[derive(Debug, Clone, Copy)]
+pub struct PackageManifest<'a> {
+    /// The manifest: the entries its reader kept.
+    pub document: &'a Document,
+    /// The reader's findings, which number the entries as written (skipped ones
+    /// included), from 1.
+    pub findings: &'a [Finding],
+    /// The numbers (from 1, in order) of the entries as written that the reader skipped
+    /// (no `<loc>`, or one no reading makes a URI): they may name a resource the Source
+    /// holds.
+    pub skipped: &'a [u64],
+}
+
+impl<'a> PackageManifest<'a> {
+    /// A manifest read with no finding and no entry skipped (one a program wrote).
+    pub fn whole(document: &'a Document) -> PackageManifest<'a> {
+        PackageManifest {
+            document,
+            findings: &[],
+            skipped: &[],
+        }
+    }
+}
+
+/// An entry of a package's manifest as the client takes it, in manifest order.
+enum Item<'a> {
+    /// Kept by the reader: its number as written, its bitstream's number (if it has one),
+    /// and why it is refused, if it is (a `hash` or `length` not read).
+    Kept {
+        entry: &'a Entry,
+        written: u64,
+        number: Option<usize>,
+        refused: Option<EntryRefusal>,
+    },
+    /// Skipped by the reader: it names nothing known. In a Change Dump, the latest its
+    /// change can be stamped: the next entry's datetime, or the manifest's `until` (see
+    /// `Raw::datetime`).
+    Skipped(EntryRefusal, Option<W3cDateTime>),
+}
+
+impl<'a> Item<'a> {
+    fn kept(&self) -> Option<(&'a Entry, u64)> {
+        match self {
+            Item::Kept { entry, written, .. } => Some((entry, *written)),
+            Item::Skipped(..) => None,
+        }
+    }
+}
+
+/// The manifest's entries, kept and skipped, in the order written, each kept one with
+/// its bitstream's number from `numbers`.
+fn manifest_items<'a>(
+    package: &Uri,
+    manifest: &'a Document,
+    findings: &[Finding],
+    skipped: &[u64],
+    numbers: &[Option<usize>],
+) -> Vec<Item<'a>> {
+    let refusal = |entry: u64, (rule, reason): (Rule, String)| EntryRefusal {
+        document: Some(package.clone()),
+        entry: Some(entry),
+        rule,
+        reason,
+    };
+    let skip = |n: u64, bound: Option<W3cDateTime>| {
+        let why = finding_of(findings, n, &LOC_RULES).unwrap_or_else(|| {
+            (
+                Rule::LocMandatory,
+                "the entry has no loc that can be read".into(),
+            )
+        });
+        Item::Skipped(refusal(n, why), bound)
+    };
+    let mut items = Vec::with_capacity(manifest.entries.len() + skipped.len());
+    let mut skipped = skipped.iter().copied().peekable();
+    let mut written = 0;
+    for (entry, number) in manifest.entries.iter().zip(numbers) {
+        written += 1;
+        while let Some(n) = skipped.next_if(|n| *n <= written) {
+            items.push(skip(n, entry.datetime().or(entry.lastmod)));
+            written = written.max(n + 1);
+        }
+        let refused = finding_of(findings, written, &FIXITY_RULES).map(|why| refusal(written, why));
+        items.push(Item::Kept {
+            entry,
+            written,
+            number: *number,
+            refused,
+        });
+    }
+    let until = manifest.head.md.until;
+    items.extend(skipped.map(|n| skip(n, until)));
+    items
 }

@@ -321,7 +321,14 @@ impl<I: Inventory> Client<I> {
                     cursor = Some((from, 0));
                 }
             }
-            for r in cand.loaded.take().unwrap_or_default() {
+            for mut r in cand.loaded.take().unwrap_or_default() {
+                // An entry refused without its URI has a bound, not a datetime (see
+                // `Raw::datetime`).
+                let bound = if r.refused.is_some() && !r.known {
+                    r.datetime.take()
+                } else {
+                    None
+                };
                 let (at, next) = match (r.datetime.or(r.lastmod), cursor) {
                     // Out of order (a finding of its own): counted where the stream is.
                     (Some(dt), Some((at, next))) if dt <= at => (at, next),
@@ -359,7 +366,11 @@ impl<I: Inventory> Client<I> {
                         (_, true) => listing.binary_search(&hash(&r.uri)).is_err(),
                         _ => false,
                     };
-                if checkpoint.covers(position) && !missed {
+                let covered = checkpoint.covers(position)
+                    && bound.is_none_or(|datetime| {
+                        checkpoint.covers(StreamPosition { datetime, index: 0 })
+                    });
+                if covered && !missed {
                     if let Some(again) = deferred.get_mut(&r.uri) {
                         match r.change {
                             Some(Changed::Deleted) => {

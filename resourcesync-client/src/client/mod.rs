@@ -5,6 +5,7 @@
 
 mod baseline;
 mod changes;
+pub use changes::PackageManifest;
 mod discover;
 mod incremental;
 mod moving;
@@ -569,6 +570,11 @@ struct Raw {
     known: bool,
     uri: Uri,
     change: Option<Changed>,
+    /// Its datetime; for a refused entry whose URI is not known (its datetime was not
+    /// read either), the latest it can be (the next entry's, or its list's `until`): it
+    /// takes its place after the entry before it, and the checkpoint covers it only where
+    /// it covers that bound. Without it, the checkpoint covering the entry before it, an
+    /// entry that could not be read passed as applied.
     datetime: Option<W3cDateTime>,
     lastmod: Option<W3cDateTime>,
     md: Option<Md>,
@@ -615,6 +621,8 @@ enum Origin {
 }
 
 struct Unpacking {
+    /// The package's URI: what its manifest's findings are about.
+    uri: Uri,
     set: usize,
     unsettled: u64,
     manifest_read: bool,

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use resourcesync_model::{DocumentKind, Finding, Rule, Uri};
+use resourcesync_model::{DocumentKind, Finding, Rule, Uri, W3cDateTime};
 use resourcesync_xml::Next;
 
 use super::{Client, DECIDED_AHEAD, Head, Raw, Role, document, document_mut};
@@ -81,11 +81,13 @@ impl<I: Inventory> Client<I> {
                         }) => Some(*set),
                         _ => None,
                     };
+                    let stamped = entry.datetime().or(entry.lastmod);
                     if skipped {
-                        self.skipped(id, number.saturating_sub(1));
+                        self.skipped(id, number.saturating_sub(1), stamped);
                     }
                     if let Some((rule, message)) = unreadable {
-                        self.refuse_entry(id, Some(number), Some(&entry.loc), rule, message);
+                        let at = Some(&entry.loc);
+                        self.refuse_entry(id, Some(number), at, rule, message, stamped);
                         self.take_findings(id);
                         continue;
                     }
@@ -117,7 +119,8 @@ impl<I: Inventory> Client<I> {
                     return;
                 }
                 Ok(Next::End) => {
-                    self.skipped(id, u64::MAX);
+                    let until = self.candidate_until(id);
+                    self.skipped(id, u64::MAX, until);
                     self.take_findings(id);
                     if end {
                         self.document_read(id);
@@ -176,8 +179,10 @@ impl<I: Inventory> Client<I> {
     }
 
     /// Refuses the entries the reader skipped (no `<loc>`, or one that no reading makes a
-    /// URI) up to entry `upto` (the reader's count): each counted, with its rule.
-    fn skipped(&mut self, id: RequestId, upto: u64) {
+    /// URI) up to entry `upto` (the reader's count): each counted, with its rule. In a
+    /// Change List, `bound` is the latest their changes can be stamped: the next entry's
+    /// datetime, or the list's `until` after the last.
+    fn skipped(&mut self, id: RequestId, upto: u64, bound: Option<W3cDateTime>) {
         let Some((doc, _)) = document_mut(&mut self.flights, id) else {
             return;
         };
@@ -208,14 +213,28 @@ impl<I: Inventory> Client<I> {
                     "the entry has no loc that can be read".into(),
                 )
             });
-            self.refuse_entry(id, Some(n), None, rule, message);
+            self.refuse_entry(id, Some(n), None, rule, message, bound);
+        }
+    }
+
+    /// The `until` of the Change List read for `id`, as its set's stream has it.
+    fn candidate_until(&self, id: RequestId) -> Option<W3cDateTime> {
+        let (doc, _) = document(&self.flights, id)?;
+        match doc.head.as_ref()? {
+            Head {
+                set: Some(s),
+                role: Role::Candidate(c),
+                ..
+            } => self.sets[*s].stream.as_ref()?.candidates.get(*c)?.until,
+            _ => None,
         }
     }
 
     /// Refuses entry `n` of the document of `id`: counted and reported with its rule.
     /// One of a listing whose URI is not known stops deletions (it may name a resource
     /// held); one of a Change List is refused where it stands in the stream, after the
-    /// changes before it.
+    /// changes before it, stamped `at` (its own datetime, or for one whose URI is not
+    /// known the latest it can be: see `Raw::datetime`).
     fn refuse_entry(
         &mut self,
         id: RequestId,
@@ -223,6 +242,7 @@ impl<I: Inventory> Client<I> {
         uri: Option<&Uri>,
         rule: Rule,
         reason: String,
+        at: Option<W3cDateTime>,
     ) {
         let Some((doc, job)) = document(&self.flights, id) else {
             return;
@@ -240,6 +260,7 @@ impl<I: Inventory> Client<I> {
         {
             let mut r = Raw::refused(uri.unwrap_or(&job.uri).clone(), refusal);
             r.known = uri.is_some();
+            r.datetime = at;
             self.collect_raw(Some(s), role, r);
             return;
         }
@@ -325,7 +346,7 @@ impl<I: Inventory> Client<I> {
 
 /// Findings that leave an entry's fixity unknown: a `hash` or `length` present but not
 /// read. Stored, the entry would be stored unchecked.
-const FIXITY_RULES: [Rule; 4] = [
+pub(super) const FIXITY_RULES: [Rule; 4] = [
     Rule::HashSyntax,
     Rule::HashDigestLength,
     Rule::HashConflict,
@@ -336,10 +357,10 @@ const FIXITY_RULES: [Rule; 4] = [
 const MAX_KEPT_FINDINGS: usize = 1000;
 
 /// Findings that the reader skipped an entry for.
-const LOC_RULES: [Rule; 2] = [Rule::UriSyntax, Rule::LocMandatory];
+pub(super) const LOC_RULES: [Rule; 2] = [Rule::UriSyntax, Rule::LocMandatory];
 
 /// The first finding about entry `n` of one of `rules`: its rule and message.
-fn finding_of(findings: &[Finding], n: u64, rules: &[Rule]) -> Option<(Rule, String)> {
+pub(super) fn finding_of(findings: &[Finding], n: u64, rules: &[Rule]) -> Option<(Rule, String)> {
     findings
         .iter()
         .find(|f| f.entry == Some(n) && rules.contains(&f.rule))

@@ -3,7 +3,9 @@
 use std::time::{Duration, Instant};
 
 use http::{HeaderMap, StatusCode};
-use resourcesync_client::{Event, Held, Inventory, MemoryInventory, Misuse, Purpose};
+use resourcesync_client::{
+    Event, Held, Inventory, MemoryInventory, Misuse, PackageManifest, Purpose,
+};
 use resourcesync_model::{Document, DocumentHead, DocumentKind};
 
 use crate::apply::{answer, client, read_all};
@@ -232,7 +234,7 @@ fn a_manifest_for_no_package_is_refused() {
     let request = client.poll_request(now).unwrap();
     let manifest = Document::new(DocumentHead::of_kind(DocumentKind::ResourceDumpManifest));
     assert_eq!(
-        client.handle_package(request.id, &manifest, now),
+        client.handle_package(request.id, PackageManifest::whole(&manifest), now),
         Err(Misuse::NoPackage(request.id))
     );
     assert_eq!(client.poll_event(), None);

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use http::{HeaderMap, HeaderValue, StatusCode};
 use resourcesync_client::{
-    Bounds, Client, Config, Event, Held, MemoryInventory, Mode, Report, RequestId, State,
+    Bounds, Client, Config, Event, Held, MemoryInventory, Mode, PackageManifest, Report, RequestId,
+    State,
 };
 use resourcesync_model::Fixity;
 use resourcesync_package::Package;
@@ -353,7 +354,12 @@ fn drive_with(
                 Event::Package { request: id } => {
                     let body = kept.remove(id).expect("a package body was kept");
                     let package = Package::new(Cursor::new(body)).unwrap();
-                    client.handle_package(*id, package.manifest(), now).unwrap();
+                    let manifest = PackageManifest {
+                        document: package.manifest(),
+                        findings: package.findings(),
+                        skipped: package.skipped(),
+                    };
+                    client.handle_package(*id, manifest, now).unwrap();
                     packages.insert(*id, package);
                 }
                 Event::Release { request: id } => {

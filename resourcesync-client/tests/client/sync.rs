@@ -2158,3 +2158,216 @@ fn a_resource_a_baseline_failed_is_fetched_by_the_next_incremental_run() {
     assert!(run.report().complete, "{:?}", run.problems());
     assert!(d.equals(&s), "{}", d.difference(&s));
 }
+
+/// `s`'s package `zip_name` with its manifest edited by `edit`, and the dump `dump` that
+/// lists it stating the new package's length and digests.
+fn edit_package(s: &mut Source, dump: &str, zip_name: &str, edit: impl Fn(String) -> String) {
+    use std::io::{Read, Write};
+    let old = s.files[zip_name].body.clone();
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(&old)).unwrap();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for i in 0..archive.len() {
+        let mut file = archive.by_index(i).unwrap();
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).unwrap();
+        let name = file.name().unwrap().into_owned();
+        if name == "manifest.xml" {
+            bytes = edit(String::from_utf8(bytes).unwrap()).into_bytes();
+        }
+        zip.start_file(name, options).unwrap();
+        zip.write_all(&bytes).unwrap();
+    }
+    let new = zip.finish().unwrap().into_inner();
+    let fixity = |bytes: &[u8]| {
+        let mut f = resourcesync_model::Fixity::new();
+        f.update(bytes);
+        let d = f.finish();
+        (format!(r#"length="{}""#, d.length), d.hashes().to_string())
+    };
+    let (old_length, old_hashes) = fixity(&old);
+    let (new_length, new_hashes) = fixity(&new);
+    let listing = String::from_utf8(s.files[dump].body.clone()).unwrap();
+    assert!(listing.contains(&old_hashes), "{listing}");
+    let listing = listing
+        .replace(&old_length, &new_length)
+        .replace(&old_hashes, &new_hashes);
+    s.files
+        .insert(dump.into(), Response::ok(listing.into_bytes()));
+    s.files.insert(zip_name.into(), Response::ok(new));
+}
+
+/// The manifest of the package `zip`, as text.
+fn manifest_in(zip: &[u8]) -> String {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(zip)).unwrap();
+    let mut text = String::new();
+    (archive.by_name("manifest.xml").unwrap())
+        .read_to_string(&mut text)
+        .unwrap();
+    text
+}
+
+/// The problems of `run` that refuse an entry for `rule`.
+fn refused_for(run: &Run, rule: resourcesync_model::Rule) -> usize {
+    (run.events.iter())
+        .filter(|e| {
+            matches!(e, Event::Problem(p)
+            if matches!(&p.kind, ProblemKind::EntryRefused(r) if r.rule == rule))
+        })
+        .count()
+}
+
+/// A Resource Dump manifest entry whose `<loc>` no reading makes a URI is skipped by the
+/// package's reader: it may name a resource held, so a baseline with deletions deletes
+/// nothing for want of it, and says so (the sweep deleted the resource it named).
+#[test]
+fn a_dump_manifest_entry_that_names_nothing_stops_the_deletions() {
+    let mut s = source(3);
+    s.publish.resource_dump = true;
+    s.publish();
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, DUMP, "", |c| c, Drive::default());
+    assert!(run.report().complete, "{:?}", run.problems());
+    let named = format!("<loc>{}</loc>", s.uri("r/1.txt"));
+    let dump = s.files["resourcedump.xml"].clone();
+    let package = s.files["resourcedump-1.zip"].clone();
+    for (broken, rule) in [
+        (
+            "<loc>http://exa mple.com/r/1.txt</loc>",
+            resourcesync_model::Rule::UriSyntax,
+        ),
+        ("", resourcesync_model::Rule::LocMandatory),
+    ] {
+        s.files.insert("resourcedump.xml".into(), dump.clone());
+        s.files.insert("resourcedump-1.zip".into(), package.clone());
+        edit_package(&mut s, "resourcedump.xml", "resourcedump-1.zip", |m| {
+            assert!(m.contains(&named), "{m}");
+            m.replace(&named, broken)
+        });
+        let run = sync(&s, &mut d, DUMP, "", deleting, Drive::default());
+        assert_eq!(
+            changes(&run, Action::Delete),
+            0,
+            "{broken}: {:?}",
+            run.problems()
+        );
+        assert!(d.files.contains_key("r/1.txt"), "{broken}");
+        assert!(!run.report().complete, "{broken}");
+        assert_eq!(refused_for(&run, rule), 1, "{broken}: {:?}", run.problems());
+    }
+}
+
+/// A Resource Dump manifest entry whose hash cannot be read is refused, not extracted
+/// unchecked (its bytes were stored whatever they were), and not deleted either.
+#[test]
+fn a_dump_manifest_entry_whose_hash_cannot_be_read_is_not_extracted_unchecked() {
+    let mut s = source(3);
+    s.publish.resource_dump = true;
+    s.publish();
+    let uri = s.uri("r/1.txt");
+    edit_package(&mut s, "resourcedump.xml", "resourcedump-1.zip", |m| {
+        let at = m.find(&format!("<loc>{uri}</loc>")).unwrap();
+        let hash = at + m[at..].find("hash=\"").unwrap() + "hash=\"".len();
+        let end = hash + m[hash..].find('"').unwrap();
+        format!("{}md5:zz{}", &m[..hash], &m[end..])
+    });
+    let mut d = Destination::default();
+    let run = sync(&s, &mut d, DUMP, "", |c| c, Drive::default());
+    // (The Change Lists since the dump name it with its digests: fetched so, it is checked.)
+    let extracted = |e: &Event| matches!(e, Event::Extract(x) if x.change.uri == uri);
+    assert!(!run.events.iter().any(extracted), "extracted unchecked");
+    assert!(!run.report().complete);
+    assert_eq!(
+        refused_for(&run, resourcesync_model::Rule::HashSyntax),
+        1,
+        "{:?}",
+        run.problems()
+    );
+    // Held from an earlier run, it is kept: listed, if refused.
+    let mut held = baseline(&s);
+    let run = sync(&s, &mut held, DUMP, "", deleting, Drive::default());
+    assert_eq!(changes(&run, Action::Delete), 0, "{:?}", run.problems());
+    assert!(held.files.contains_key("r/1.txt"));
+}
+
+/// A Change Dump manifest entry whose `<loc>` no reading makes a URI is a change not
+/// known: refused where it stands, as one of a Change List is; the run is not complete
+/// (it was, without the change).
+#[test]
+fn a_change_dump_manifest_entry_that_names_nothing_is_refused() {
+    let mut s = source(3);
+    s.publish.change_dump = true;
+    s.publish();
+    let mut d = baseline(&s);
+    s.tick(30);
+    s.put("r/later.txt", b"later");
+    s.put("r/next.txt", b"next");
+    s.publish();
+    let named = format!("<loc>{}</loc>", s.uri("r/later.txt"));
+    let package = (s.files.keys())
+        .filter(|name| name.ends_with(".zip"))
+        .find(|name| manifest_in(&s.files[*name].body).contains(&named))
+        .unwrap()
+        .clone();
+    edit_package(&mut s, "changedump.xml", &package, |m| {
+        m.replace(&named, "<loc>http://exa mple.com/r/later.txt</loc>")
+    });
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
+    assert!(!run.report().complete, "{:?}", run.problems());
+    assert!(!d.files.contains_key("r/later.txt"));
+    assert_eq!(
+        refused_for(&run, resourcesync_model::Rule::UriSyntax),
+        1,
+        "{:?}",
+        run.problems()
+    );
+}
+
+/// A Change List entry whose `<loc>` no reading makes a URI, right after changes the
+/// checkpoint covers and before one it does not: refused and said, not passed over as
+/// applied (it took the place of the entry before it, which the checkpoint covers).
+#[test]
+fn a_change_list_entry_that_names_nothing_after_applied_changes_is_refused() {
+    let mut s = source(3);
+    s.publish();
+    let mut d = baseline(&s);
+    s.tick(30);
+    s.put("r/later.txt", b"later");
+    s.tick(30);
+    s.put("r/next.txt", b"next");
+    s.publish();
+    let named = format!("<loc>{}</loc>", s.uri("r/later.txt"));
+    let list = (s.files.keys())
+        .filter(|name| name.starts_with("changelist"))
+        .find(|name| String::from_utf8_lossy(&s.files[*name].body).contains(&named))
+        .unwrap()
+        .clone();
+    let text = String::from_utf8(s.files[&list].body.clone()).unwrap();
+    let broken = text.replace(&named, "<loc>http://exa mple.com/r/later.txt</loc>");
+    s.files.insert(list, Response::ok(broken.into_bytes()));
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
+    assert!(!run.report().complete, "{:?}", run.problems());
+    assert!(d.files.contains_key("r/next.txt"));
+    assert_eq!(
+        refused_for(&run, resourcesync_model::Rule::UriSyntax),
+        1,
+        "{:?}",
+        run.problems()
+    );
+}

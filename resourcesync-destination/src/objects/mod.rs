@@ -750,7 +750,11 @@ impl Destination for ObjectDestination {
             }
             Event::Package { request } => match self.open_package(*request) {
                 Ok(package) => {
-                    client.handle_package(*request, package.manifest(), now())?;
+                    client.handle_package(
+                        *request,
+                        crate::directory::manifest_of(&package),
+                        now(),
+                    )?;
                     self.packages.insert(*request, package);
                 }
                 Err(e) => client.handle_failure(*request, e, now())?,

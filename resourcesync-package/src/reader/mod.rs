@@ -129,10 +129,39 @@ pub struct Package<R: Read + Seek> {
     entries: Vec<ZipEntry>,
     manifest: Document,
     findings: Vec<Finding>,
+    /// The manifest's entries the reader skipped (see [`Package::skipped`]).
+    skipped: Vec<u64>,
     listed: Vec<Listed>,
     unlisted: Vec<String>,
     limits: PackageLimits,
     inflated: u64,
+}
+
+/// Reads a manifest whole: the document, the reader's findings, and the numbers of the
+/// entries the reader skipped (it cannot name them), among the entries as written.
+fn read_manifest(
+    xml: &[u8],
+) -> Result<(Document, Vec<Finding>, Vec<u64>), resourcesync_xml::Error> {
+    let mut reader = resourcesync_xml::Reader::from_slice(xml);
+    let head = reader.head()?.clone();
+    let mut entries = Vec::new();
+    let mut skipped = Vec::new();
+    // The entries seen up to `seen` that are neither kept nor counted yet: skipped.
+    let skip_to = |seen: u64, kept: usize, skipped: &mut Vec<u64>| {
+        let before = kept as u64 + skipped.len() as u64;
+        skipped.extend(before + 1..=seen);
+    };
+    while let Some(entry) = reader.next_entry()? {
+        skip_to(
+            reader.entries_read().saturating_sub(1),
+            entries.len(),
+            &mut skipped,
+        );
+        entries.push(entry);
+    }
+    skip_to(reader.entries_read(), entries.len(), &mut skipped);
+    let findings = reader.take_findings();
+    Ok((Document { head, entries }, findings, skipped))
 }
 
 impl<R: Read + Seek> fmt::Debug for Package<R> {
@@ -231,8 +260,7 @@ impl<R: Read + Seek> Package<R> {
         if xml.len() as u64 > max {
             return Err(LimitExceeded::ManifestBytes { max }.into());
         }
-        let (manifest, findings) =
-            resourcesync_xml::read_document(&xml).map_err(PackageError::Manifest)?;
+        let (manifest, findings, skipped) = read_manifest(&xml).map_err(PackageError::Manifest)?;
         let kind = manifest.head.kind();
         if !matches!(
             kind,
@@ -255,6 +283,7 @@ impl<R: Read + Seek> Package<R> {
             entries,
             manifest,
             findings,
+            skipped,
             listed,
             unlisted,
             limits,
@@ -270,6 +299,16 @@ impl<R: Read + Seek> Package<R> {
     /// Rules of the standard the manifest breaks.
     pub fn findings(&self) -> &[Finding] {
         &self.findings
+    }
+
+    /// The numbers (from 1, in order) of the manifest's entries, as written, that its
+    /// reader skipped: no `<loc>`, or one no reading makes a URI (a
+    /// [finding](Package::findings) with that number says which). They are not in
+    /// [`manifest`](Package::manifest), and the findings number entries as written, skipped
+    /// ones included. Such an entry may name a resource the Source holds: a Destination
+    /// deletes nothing for want of it (`resourcesync_client::PackageManifest`).
+    pub fn skipped(&self) -> &[u64] {
+        &self.skipped
     }
 
     /// Files in the package that the manifest does not list.
