@@ -152,7 +152,6 @@ fn scratch_kept() -> Result<(tempfile::TempDir, Dir, Dir), DestinationError> {
     Ok((scratch, kept, tmp))
 }
 
-/// A shard's directory under [`SHARDS`]: `K-of-N`.
 /// What the client is told of a package it asked to open: its manifest, the manifest's
 /// findings and the entries its reader skipped.
 pub(crate) fn manifest_of<R: Read + io::Seek>(
@@ -165,6 +164,7 @@ pub(crate) fn manifest_of<R: Read + io::Seek>(
     }
 }
 
+/// A shard's directory under [`SHARDS`]: `K-of-N`.
 pub(crate) fn shard_name(shard: Shard) -> String {
     format!("{}-of-{}", shard.index(), shard.count())
 }

@@ -186,7 +186,15 @@ impl<I: Inventory> Client<I> {
             self.advance(Some(now));
             return Ok(());
         }
-        let items = manifest_items(&package, manifest, findings, skipped, &numbers);
+        // The latest the last entries can be stamped: the manifest's `until`, or the one
+        // its Change Dump states for the package.
+        let listed_until =
+            candidate.and_then(|c| self.sets[set].stream.as_ref()?.candidates.get(c)?.until);
+        let until = match (manifest.head.md.until, listed_until) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let items = manifest_items(&package, manifest, findings, skipped, &numbers, until);
         for (entry, written) in items.iter().filter_map(Item::kept) {
             if let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) {
                 if !path.as_str().starts_with('/') {
@@ -673,13 +681,15 @@ impl<'a> Item<'a> {
 }
 
 /// The manifest's entries, kept and skipped, in the order written, each kept one with
-/// its bitstream's number from `numbers`.
+/// its bitstream's number from `numbers`; `until` bounds the skipped ones after the last
+/// kept one.
 fn manifest_items<'a>(
     package: &Uri,
     manifest: &'a Document,
     findings: &[Finding],
     skipped: &[u64],
     numbers: &[Option<usize>],
+    until: Option<W3cDateTime>,
 ) -> Vec<Item<'a>> {
     let refusal = |entry: u64, (rule, reason): (Rule, String)| EntryRefusal {
         document: Some(package.clone()),
@@ -713,7 +723,6 @@ fn manifest_items<'a>(
             refused,
         });
     }
-    let until = manifest.head.md.until;
     items.extend(skipped.map(|n| skip(n, until)));
     items
 }

@@ -324,11 +324,8 @@ impl<I: Inventory> Client<I> {
             for mut r in cand.loaded.take().unwrap_or_default() {
                 // An entry refused without its URI has a bound, not a datetime (see
                 // `Raw::datetime`).
-                let bound = if r.refused.is_some() && !r.known {
-                    r.datetime.take()
-                } else {
-                    None
-                };
+                let unknown = r.refused.is_some() && !r.known;
+                let bound = if unknown { r.datetime.take() } else { None };
                 let (at, next) = match (r.datetime.or(r.lastmod), cursor) {
                     // Out of order (a finding of its own): counted where the stream is.
                     (Some(dt), Some((at, next))) if dt <= at => (at, next),
@@ -366,10 +363,14 @@ impl<I: Inventory> Client<I> {
                         (_, true) => listing.binary_search(&hash(&r.uri)).is_err(),
                         _ => false,
                     };
+                // Without a bound (the last entry of an open list, or before one stamped
+                // with nothing), it may be any change after the one before it: never
+                // taken as applied, and said on every run until the list says more.
                 let covered = checkpoint.covers(position)
-                    && bound.is_none_or(|datetime| {
-                        checkpoint.covers(StreamPosition { datetime, index: 0 })
-                    });
+                    && (!unknown
+                        || bound.is_some_and(|datetime| {
+                            checkpoint.covers(StreamPosition { datetime, index: 0 })
+                        }));
                 if covered && !missed {
                     if let Some(again) = deferred.get_mut(&r.uri) {
                         match r.change {

@@ -573,8 +573,9 @@ struct Raw {
     /// Its datetime; for a refused entry whose URI is not known (its datetime was not
     /// read either), the latest it can be (the next entry's, or its list's `until`): it
     /// takes its place after the entry before it, and the checkpoint covers it only where
-    /// it covers that bound. Without it, the checkpoint covering the entry before it, an
-    /// entry that could not be read passed as applied.
+    /// it covers that bound too (without one, never). Without it, the checkpoint covering
+    /// the entry before it, an entry that could not be read passed as applied. A refused
+    /// entry whose URI is known has its own datetime, and its place is its own.
     datetime: Option<W3cDateTime>,
     lastmod: Option<W3cDateTime>,
     md: Option<Md>,

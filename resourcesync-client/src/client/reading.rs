@@ -217,17 +217,19 @@ impl<I: Inventory> Client<I> {
         }
     }
 
-    /// The `until` of the Change List read for `id`, as its set's stream has it.
+    /// The `until` of the Change List read for `id`, as its set's stream has it (the
+    /// list's own, or its index's): none for an open list.
     fn candidate_until(&self, id: RequestId) -> Option<W3cDateTime> {
         let (doc, _) = document(&self.flights, id)?;
-        match doc.head.as_ref()? {
-            Head {
-                set: Some(s),
-                role: Role::Candidate(c),
-                ..
-            } => self.sets[*s].stream.as_ref()?.candidates.get(*c)?.until,
-            _ => None,
-        }
+        let head = doc.head.as_ref()?;
+        let stream = self.sets[head.set?].stream.as_ref()?;
+        // Where `collect_raw` puts the list's changes.
+        let c = match head.role {
+            Role::Candidate(c) => c,
+            Role::Changes => stream.candidates.len().checked_sub(1)?,
+            _ => return None,
+        };
+        stream.candidates.get(c)?.until
     }
 
     /// Refuses entry `n` of the document of `id`: counted and reported with its rule.

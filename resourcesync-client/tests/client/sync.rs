@@ -2371,3 +2371,44 @@ fn a_change_list_entry_that_names_nothing_after_applied_changes_is_refused() {
         run.problems()
     );
 }
+
+/// The same, the entry last in the open Change List (no next entry, no `until`): it may
+/// be any change since the one before it, which the checkpoint covers. Refused and said,
+/// on every run until the list says more.
+#[test]
+fn the_last_entry_of_an_open_change_list_that_names_nothing_is_refused_on_every_run() {
+    let mut s = source(3);
+    s.publish();
+    let mut d = baseline(&s);
+    let open = (s.files.keys())
+        .filter(|name| name.starts_with("changelist") && name.ends_with(".xml"))
+        .find(|name| {
+            let text = String::from_utf8_lossy(&s.files[*name].body).into_owned();
+            text.contains("<url>") && !text.contains("until=")
+        })
+        .unwrap()
+        .clone();
+    let text = String::from_utf8(s.files[&open].body.clone()).unwrap();
+    let broken = text.replace(
+        "</urlset>",
+        r#"<url><loc>http://exa mple.com/r/x.txt</loc><rs:md change="created"/></url></urlset>"#,
+    );
+    s.files.insert(open, Response::ok(broken.into_bytes()));
+    for _ in 0..2 {
+        let run = sync(
+            &s,
+            &mut d,
+            Mode::Incremental,
+            "",
+            deleting,
+            Drive::default(),
+        );
+        assert!(!run.report().complete, "{:?}", run.problems());
+        assert_eq!(
+            refused_for(&run, resourcesync_model::Rule::UriSyntax),
+            1,
+            "{:?}",
+            run.problems()
+        );
+    }
+}
