@@ -589,11 +589,11 @@ impl Io<'_> {
             Ok(package) => {
                 // Its manifest's entries count as listed, like a document's.
                 *self.body_bytes += package.manifest().entries.len() * 16;
-                let manifest = resourcesync_client::PackageManifest {
-                    document: package.manifest(),
-                    findings: package.findings(),
-                    skipped: package.skipped(),
-                };
+                let manifest = resourcesync_client::PackageManifest::new(
+                    package.manifest(),
+                    package.findings(),
+                    package.skipped(),
+                );
                 let _ = self.client.handle_package(id, manifest, *self.now);
             }
             Err(e) => {

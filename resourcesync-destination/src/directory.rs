@@ -157,11 +157,11 @@ fn scratch_kept() -> Result<(tempfile::TempDir, Dir, Dir), DestinationError> {
 pub(crate) fn manifest_of<R: Read + io::Seek>(
     package: &Package<R>,
 ) -> resourcesync_client::PackageManifest<'_> {
-    resourcesync_client::PackageManifest {
-        document: package.manifest(),
-        findings: package.findings(),
-        skipped: package.skipped(),
-    }
+    resourcesync_client::PackageManifest::new(
+        package.manifest(),
+        package.findings(),
+        package.skipped(),
+    )
 }
 
 /// A shard's directory under [`SHARDS`]: `K-of-N`.

@@ -129,7 +129,8 @@ impl<I: Inventory> Client<I> {
     /// The manifest's findings are warnings, as a document's are. An entry its reader
     /// skipped is refused, as one of a list is: in a Resource Dump it may name a resource
     /// held, so nothing is deleted for want of it; in a Change Dump its change is not
-    /// known, so the set goes no further than the changes before it. An entry whose `hash`
+    /// known, so it is refused where it stands in the stream (said, the run not
+    /// complete), unless the checkpoint covers the next entry too. An entry whose `hash`
     /// or `length` could not be read is refused rather than extracted unchecked.
     ///
     /// A manifest for a request no [`Event::Package`] named, or a second one, is a
@@ -187,11 +188,12 @@ impl<I: Inventory> Client<I> {
             return Ok(());
         }
         // The latest the last entries can be stamped: the manifest's `until`, or the one
-        // its Change Dump states for the package.
+        // its Change Dump states for the package; of two, the later (a bound too early
+        // would take an unread change as applied).
         let listed_until =
             candidate.and_then(|c| self.sets[set].stream.as_ref()?.candidates.get(c)?.until);
         let until = match (manifest.head.md.until, listed_until) {
-            (Some(a), Some(b)) => Some(a.min(b)),
+            (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
         let items = manifest_items(&package, manifest, findings, skipped, &numbers, until);
@@ -229,8 +231,8 @@ impl<I: Inventory> Client<I> {
                             }
                             r
                         }
-                        // Its change is not known: the set goes no further than the changes
-                        // before it, as for an entry refused in a Change List.
+                        // Its change is not known: refused where it stands in the stream,
+                        // as an entry of a Change List that could not be read is.
                         Item::Skipped(refusal, bound) => {
                             let mut r = Raw::refused(package.clone(), refusal);
                             r.datetime = bound;
@@ -629,9 +631,9 @@ impl<I: Inventory> Client<I> {
 
 /// A package's manifest as the caller read it from the package, for
 /// [`Client::handle_package`]: with `resourcesync_package::Package`,
-/// `PackageManifest { document: package.manifest(), findings: package.findings(), skipped:
-/// package.skipped() }`.
+/// `PackageManifest::new(package.manifest(), package.findings(), package.skipped())`.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct PackageManifest<'a> {
     /// The manifest: the entries its reader kept.
     pub document: &'a Document,
@@ -645,6 +647,20 @@ pub struct PackageManifest<'a> {
 }
 
 impl<'a> PackageManifest<'a> {
+    /// A manifest as read: the entries kept, the reader's findings, and the numbers of
+    /// the entries it skipped.
+    pub fn new(
+        document: &'a Document,
+        findings: &'a [Finding],
+        skipped: &'a [u64],
+    ) -> PackageManifest<'a> {
+        PackageManifest {
+            document,
+            findings,
+            skipped,
+        }
+    }
+
     /// A manifest read with no finding and no entry skipped (one a program wrote).
     pub fn whole(document: &'a Document) -> PackageManifest<'a> {
         PackageManifest {
@@ -666,8 +682,8 @@ enum Item<'a> {
         refused: Option<EntryRefusal>,
     },
     /// Skipped by the reader: it names nothing known. In a Change Dump, the latest its
-    /// change can be stamped: the next entry's datetime, or the manifest's `until` (see
-    /// `Raw::datetime`).
+    /// change can be stamped: the next entry's datetime, or after the last the later of
+    /// the manifest's `until` and its Change Dump's (see `Raw::datetime`).
     Skipped(EntryRefusal, Option<W3cDateTime>),
 }
 

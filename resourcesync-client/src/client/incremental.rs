@@ -337,6 +337,9 @@ impl<I: Inventory> Client<I> {
                     datetime: at,
                     index: next,
                 };
+                // A bound earlier than the entry before it: the list is out of order
+                // there, and the unread change may be any (see `Raw::datetime`).
+                let bound = bound.filter(|bound| *bound >= at);
                 cursor = Some((at, next + 1));
                 last = Some(position);
                 // A change the checkpoint covers, in a baseline, is one before its
@@ -347,7 +350,10 @@ impl<I: Inventory> Client<I> {
                 // one the listing missed (neither held nor deferred once the listing's
                 // changes are settled); a deletion only takes back such a creation (what
                 // is held was fetched after it, so it is there).
-                let missed = r.change != Some(Changed::Deleted)
+                // (An entry refused without its URI names nothing held or listed: the
+                // checkpoint alone says whether it is covered.)
+                let missed = !unknown
+                    && r.change != Some(Changed::Deleted)
                     && !deferred.contains_key(&r.uri)
                     && match (baseline, audit) {
                         // Once the listing's changes are settled, what it lists is held.

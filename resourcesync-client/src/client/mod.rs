@@ -407,6 +407,8 @@ struct Head {
     kind: DocumentKind,
     set: Option<usize>,
     at: Option<W3cDateTime>,
+    /// The document's own `until`.
+    until: Option<W3cDateTime>,
     /// What its entries are for.
     role: Role,
 }
@@ -442,7 +444,8 @@ struct Set {
     changes_given_up: bool,
     /// A baseline's listing is older than the set's checkpoint (a run since its `at`
     /// stored what it may not list), and no Change List read says what was created
-    /// since: no deletions follow; the checkpoint may move. (With the listing newer than
+    /// since: no deletions follow, and a run asked to delete is not complete; the
+    /// checkpoint may move. (With the listing newer than
     /// the checkpoint, all that is held was stored before its `at`, and the sweep
     /// stands on the listing, as without Change Lists.)
     unreconciled: bool,
@@ -571,9 +574,11 @@ struct Raw {
     uri: Uri,
     change: Option<Changed>,
     /// Its datetime; for a refused entry whose URI is not known (its datetime was not
-    /// read either), the latest it can be (the next entry's, or its list's `until`): it
+    /// read either), a bound: the latest its change can be in a list in chronological
+    /// order (the next entry's datetime, or, after the last, its list's `until`). It
     /// takes its place after the entry before it, and the checkpoint covers it only where
-    /// it covers that bound too (without one, never). Without it, the checkpoint covering
+    /// it covers that bound too; without a bound, or with one earlier than the entry
+    /// before it (a list out of order there), never. Without it, the checkpoint covering
     /// the entry before it, an entry that could not be read passed as applied. A refused
     /// entry whose URI is known has its own datetime, and its place is its own.
     datetime: Option<W3cDateTime>,
@@ -1006,8 +1011,17 @@ impl<I: Inventory> Client<I> {
         if !matches!(self.config.mode, Mode::Incremental) {
             self.report.at = self.sets.iter().filter_map(|s| s.at).min();
         }
-        self.report.complete =
-            self.report.problems == 0 && !self.sets.iter().any(|s| s.failed || s.resource_failed);
+        // A baseline asked to delete, whose deletions were withheld (a part of what the
+        // Source lists not read: an entry of its Source Description or of a listing
+        // ignored, or the Change Lists that say what was created since the listing), did
+        // not do all it set out to: DIR may hold what the Source deleted. (A set that
+        // failed is not complete in any case.)
+        let withheld = self.config.delete
+            && matches!(self.config.mode, Mode::Baseline { .. })
+            && (self.root_unread || self.sets.iter().any(|s| s.unread || s.unreconciled));
+        self.report.complete = self.report.problems == 0
+            && !withheld
+            && !self.sets.iter().any(|s| s.failed || s.resource_failed);
         if self.config.mode == Mode::Audit {
             // What a set whose Change Lists failed left unjudged is judged by its listing.
             for s in 0..self.sets.len() {

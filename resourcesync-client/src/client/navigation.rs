@@ -245,6 +245,7 @@ impl<I: Inventory> Client<I> {
                 kind,
                 set,
                 at: head.md.at,
+                until: head.md.until,
                 role,
             });
         }

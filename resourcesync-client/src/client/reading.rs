@@ -217,11 +217,14 @@ impl<I: Inventory> Client<I> {
         }
     }
 
-    /// The `until` of the Change List read for `id`, as its set's stream has it (the
-    /// list's own, or its index's): none for an open list.
+    /// The `until` of the Change List read for `id`: its own, or where it states none
+    /// the one its index states for it; none for an open list.
     fn candidate_until(&self, id: RequestId) -> Option<W3cDateTime> {
         let (doc, _) = document(&self.flights, id)?;
         let head = doc.head.as_ref()?;
+        if head.until.is_some() {
+            return head.until;
+        }
         let stream = self.sets[head.set?].stream.as_ref()?;
         // Where `collect_raw` puts the list's changes.
         let c = match head.role {

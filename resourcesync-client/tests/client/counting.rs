@@ -201,7 +201,8 @@ fn warnings_are_summarized_per_document_and_rule() {
 }
 
 /// `file` of `source` becomes `body`; a baseline with deletions started at `start`,
-/// driven by `drive`, then deletes nothing: `kept` stays, and a warning says why (`why`).
+/// driven by `drive`, then deletes nothing: `kept` stays, a warning says why (`why`), and
+/// the run is not complete.
 fn nothing_deleted_after(
     source: &mut Source,
     dest: &mut Destination,
@@ -215,6 +216,8 @@ fn nothing_deleted_after(
     let run = sync(source, dest, BASELINE, start, |c| c.with_delete(10), drive);
     assert_eq!(run.report().deleted, 0, "{:?}", run.problems());
     assert!(dest.files.contains_key(kept), "{:?}", run.problems());
+    // The deletions it was asked for were not done: not complete.
+    assert!(!run.report().complete, "{:?}", run.problems());
     let warned = warnings(&run.events);
     assert!(
         warned.iter().any(|w| w.contains(why)),

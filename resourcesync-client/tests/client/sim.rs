@@ -354,11 +354,11 @@ fn drive_with(
                 Event::Package { request: id } => {
                     let body = kept.remove(id).expect("a package body was kept");
                     let package = Package::new(Cursor::new(body)).unwrap();
-                    let manifest = PackageManifest {
-                        document: package.manifest(),
-                        findings: package.findings(),
-                        skipped: package.skipped(),
-                    };
+                    let manifest = PackageManifest::new(
+                        package.manifest(),
+                        package.findings(),
+                        package.skipped(),
+                    );
                     client.handle_package(*id, manifest, now).unwrap();
                     packages.insert(*id, package);
                 }
