@@ -130,7 +130,8 @@ impl<I: Inventory> Client<I> {
     /// skipped is refused, as one of a list is: in a Resource Dump it may name a resource
     /// held, so nothing is deleted for want of it; in a Change Dump its change is not
     /// known, so it is refused where it stands in the stream (said, the run not
-    /// complete), unless the checkpoint covers the next entry too. An entry whose `hash`
+    /// complete), unless, in an incremental run, the checkpoint covers the next entry
+    /// too (or the package's `until`, after the last). An entry whose `hash`
     /// or `length` could not be read is refused rather than extracted unchecked.
     ///
     /// A manifest for a request no [`Event::Package`] named, or a second one, is a

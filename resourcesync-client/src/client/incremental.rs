@@ -309,6 +309,7 @@ impl<I: Inventory> Client<I> {
         let mut order: Vec<Uri> = Vec::new();
         let mut packages = Vec::new();
         let mut refusals = Vec::new();
+        let mut reflected: HashMap<u128, bool> = HashMap::new();
         for c in stream.batch_start..stream.next {
             let cand = &mut stream.candidates[c];
             if let Some(p) = cand.package {
@@ -350,25 +351,26 @@ impl<I: Inventory> Client<I> {
                 // one the listing missed (neither held nor deferred once the listing's
                 // changes are settled); a deletion only takes back such a creation (what
                 // is held was fetched after it, so it is there).
-                // (An entry refused without its URI names nothing held or listed: the
-                // checkpoint alone says whether it is covered.)
-                let missed = !unknown
-                    && r.change != Some(Changed::Deleted)
-                    && !deferred.contains_key(&r.uri)
-                    && match (baseline, audit) {
-                        // Once the listing's changes are settled, what it lists is held.
-                        (true, _) => {
-                            let h = hash(&r.uri);
-                            // A dry run's listing decided what it lists, stored nothing.
-                            let held = dry
-                                .get(&h)
-                                .copied()
-                                .unwrap_or_else(|| inventory.get(&r.uri).is_some());
-                            !held && !declined.contains(&h)
-                        }
-                        (_, true) => listing.binary_search(&hash(&r.uri)).is_err(),
-                        _ => false,
-                    };
+                // An entry refused without its URI may be such a creation too: in a
+                // baseline or an audit it is never taken as reflected.
+                let missed = (unknown && (baseline || audit))
+                    || (!unknown
+                        && r.change != Some(Changed::Deleted)
+                        && !deferred.contains_key(&r.uri)
+                        && match (baseline, audit) {
+                            // Once the listing's changes are settled, what it lists is held.
+                            (true, _) => {
+                                let h = hash(&r.uri);
+                                // A dry run's listing decided what it lists, stored nothing.
+                                let held = dry
+                                    .get(&h)
+                                    .copied()
+                                    .unwrap_or_else(|| inventory.get(&r.uri).is_some());
+                                !held && !declined.contains(&h)
+                            }
+                            (_, true) => listing.binary_search(&hash(&r.uri)).is_err(),
+                            _ => false,
+                        });
                 // Without a bound (the last entry of an open list, or before one stamped
                 // with nothing), it may be any change after the one before it: never
                 // taken as applied, and said on every run until the list says more.
@@ -378,6 +380,16 @@ impl<I: Inventory> Client<I> {
                             checkpoint.covers(StreamPosition { datetime, index: 0 })
                         }));
                 if covered && !missed {
+                    // Applied before; its URI (the list's) is no resource's.
+                    if unknown {
+                        continue;
+                    }
+                    // What a baseline's listing reflects, or missed: a resource it does
+                    // not list that this change created or updated (and no later one
+                    // deleted) is not swept away as unlisted.
+                    if baseline {
+                        reflected.insert(hash(&r.uri), r.change != Some(Changed::Deleted));
+                    }
                     if let Some(again) = deferred.get_mut(&r.uri) {
                         match r.change {
                             Some(Changed::Deleted) => {
@@ -424,6 +436,10 @@ impl<I: Inventory> Client<I> {
             .map(|(position, _, r)| (position, r))
             .collect();
         ordered.sort_by_key(|a| a.0);
+        if baseline && self.config.delete {
+            let alive = reflected.into_iter().filter(|(_, alive)| *alive);
+            self.listed.extend(alive.map(|(h, _)| h));
+        }
         for (uri, refusal) in refusals {
             let uri = uri.or_else(|| refusal.document.clone());
             self.push_problem(uri.as_ref(), None, ProblemKind::EntryRefused(refusal));

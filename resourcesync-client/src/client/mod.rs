@@ -146,9 +146,10 @@ pub struct Client<I> {
     documents: u64,
     /// Jobs that have no set yet (discovery, the start, a Source Description).
     root_pending: u32,
-    /// A part of the Source Description was not read (it failed part-way, or the
-    /// policy refused a Capability List it names): what the lists not read hold is
-    /// unknown, and the sweep, which goes over every held resource, deletes nothing.
+    /// A part of the Source Description was not read (it failed part-way, the policy
+    /// refused a Capability List it names, or an entry is not stated a Capability List):
+    /// what the lists not read hold is unknown, and the sweep, which goes over every held
+    /// resource, deletes nothing (a baseline asked to delete is then not complete).
     root_unread: bool,
     /// Deletions (baseline) or extras (audit) were worked out.
     swept: bool,
@@ -429,7 +430,8 @@ struct Set {
     /// Something of the set failed: its checkpoint stays, no deletions follow.
     failed: bool,
     /// An entry of its listing was refused without a URI: no deletions follow (it may
-    /// name a resource held), though the checkpoint may move.
+    /// name a resource held; a baseline asked to delete is then not complete), though
+    /// the checkpoint may move.
     unread: bool,
     /// A baseline's resource failed (listed, named by the Change Lists since the
     /// listing, fetched once more, or a deletion), and nothing else of the set: no new
@@ -577,8 +579,9 @@ struct Raw {
     /// read either), a bound: the latest its change can be in a list in chronological
     /// order (the next entry's datetime, or, after the last, its list's `until`). It
     /// takes its place after the entry before it, and the checkpoint covers it only where
-    /// it covers that bound too; without a bound, or with one earlier than the entry
-    /// before it (a list out of order there), never. Without it, the checkpoint covering
+    /// it covers that bound too; without a bound, or with one earlier than the place the
+    /// stream reached (a list out of order there), never; nor in a baseline or an audit,
+    /// whose listing may have missed what it created. Without it, the checkpoint covering
     /// the entry before it, an entry that could not be read passed as applied. A refused
     /// entry whose URI is known has its own datetime, and its place is its own.
     datetime: Option<W3cDateTime>,
