@@ -118,7 +118,8 @@ impl<I: Inventory> Client<I> {
                 let why = if self.root_unread {
                     "the Source Description was not read whole"
                 } else if self.sets.iter().any(|s| s.unread) {
-                    "the listing was not read whole"
+                    "the listing was not read whole (or an entry of the Change Lists since \
+                     it could not be read)"
                 } else if unreconciled && !self.sets.iter().any(|s| s.failed) {
                     "the Change Lists since the listing were not read to its time (what it \
                      does not list may have been created since)"
@@ -130,6 +131,14 @@ impl<I: Inventory> Client<I> {
                 self.warn(None, None, None, format!("{why}: nothing is deleted"));
             }
             return;
+        }
+        if !audit {
+            // What the listing missed, as the Change Lists before its `at` say.
+            for s in &mut self.sets {
+                let kept = std::mem::take(&mut s.reflected).into_iter();
+                let kept = kept.filter(|(_, (_, alive))| *alive);
+                self.listed.extend(kept.map(|(h, _)| h));
+            }
         }
         self.listed.sort_unstable();
         let listed = std::mem::take(&mut self.listed);

@@ -276,6 +276,7 @@ impl<I: Inventory> Client<I> {
         let this = &mut self.sets[set];
         let deferred = &mut this.deferred;
         let declined = &this.declined;
+        let reflected = &mut this.reflected;
         let Some(stream) = this.stream.as_mut() else {
             return;
         };
@@ -309,7 +310,7 @@ impl<I: Inventory> Client<I> {
         let mut order: Vec<Uri> = Vec::new();
         let mut packages = Vec::new();
         let mut refusals = Vec::new();
-        let mut reflected: HashMap<u128, bool> = HashMap::new();
+        let mut this_unread = false;
         for c in stream.batch_start..stream.next {
             let cand = &mut stream.candidates[c];
             if let Some(p) = cand.package {
@@ -349,8 +350,8 @@ impl<I: Inventory> Client<I> {
                 // written, a list written while the Source changed). So it still says
                 // what a resource that matched nothing was last listed as, and it creates
                 // one the listing missed (neither held nor deferred once the listing's
-                // changes are settled); a deletion only takes back such a creation (what
-                // is held was fetched after it, so it is there).
+                // changes are settled). What is held and not listed, such a change keeps
+                // from the sweep, unless a later one deleted it (`Set::reflected`).
                 // An entry refused without its URI may be such a creation too: in a
                 // baseline or an audit it is never taken as reflected.
                 let missed = (unknown && (baseline || audit))
@@ -385,10 +386,18 @@ impl<I: Inventory> Client<I> {
                         continue;
                     }
                     // What a baseline's listing reflects, or missed: a resource it does
-                    // not list that this change created or updated (and no later one
-                    // deleted) is not swept away as unlisted.
+                    // not list that the last of these changes (by datetime, as `latest`
+                    // orders them, across batches) created or updated is not swept away
+                    // as unlisted.
                     if baseline {
-                        reflected.insert(hash(&r.uri), r.change != Some(Changed::Deleted));
+                        let own = r.datetime.or(r.lastmod);
+                        let alive = r.change != Some(Changed::Deleted);
+                        match reflected.get(&hash(&r.uri)) {
+                            Some((Some(kept), _)) if own.is_some_and(|own| own < *kept) => {}
+                            _ => {
+                                reflected.insert(hash(&r.uri), (own, alive));
+                            }
+                        }
                     }
                     if let Some(again) = deferred.get_mut(&r.uri) {
                         match r.change {
@@ -407,7 +416,12 @@ impl<I: Inventory> Client<I> {
                 }
                 if let Some(refusal) = r.refused {
                     // Refused for good (the Source wrote it so): counted, and the stream
-                    // goes on past it, as past a URI the policy refuses.
+                    // goes on past it, as past a URI the policy refuses. In a baseline,
+                    // one whose URI is not known may have created what the listing does
+                    // not list: no deletions follow.
+                    if unknown && baseline {
+                        this_unread = true;
+                    }
                     refusals.push((r.known.then_some(r.uri), refusal));
                     continue;
                 }
@@ -436,9 +450,8 @@ impl<I: Inventory> Client<I> {
             .map(|(position, _, r)| (position, r))
             .collect();
         ordered.sort_by_key(|a| a.0);
-        if baseline && self.config.delete {
-            let alive = reflected.into_iter().filter(|(_, alive)| *alive);
-            self.listed.extend(alive.map(|(h, _)| h));
+        if this_unread {
+            self.sets[set].unread = true;
         }
         for (uri, refusal) in refusals {
             let uri = uri.or_else(|| refusal.document.clone());

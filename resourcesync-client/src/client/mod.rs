@@ -429,9 +429,10 @@ struct Set {
     at: Option<W3cDateTime>,
     /// Something of the set failed: its checkpoint stays, no deletions follow.
     failed: bool,
-    /// An entry of its listing was refused without a URI: no deletions follow (it may
-    /// name a resource held; a baseline asked to delete is then not complete), though
-    /// the checkpoint may move.
+    /// An entry of its listing, or of a baseline's Change Lists, was refused without a
+    /// URI: no deletions follow (it may name a resource held, or have created one the
+    /// listing missed; a baseline asked to delete is then not complete), though the
+    /// checkpoint may move.
     unread: bool,
     /// A baseline's resource failed (listed, named by the Change Lists since the
     /// listing, fetched once more, or a deletion), and nothing else of the set: no new
@@ -451,6 +452,11 @@ struct Set {
     /// the checkpoint, all that is held was stored before its `at`, and the sweep
     /// stands on the listing, as without Change Lists.)
     unreconciled: bool,
+    /// A baseline's changes before its listing's `at` (which the checkpoint covers), per
+    /// resource the last by datetime: its datetime, and whether it left the resource in
+    /// place (created or updated). What the listing does not list and such a change
+    /// left in place, the listing missed (stamped late): the sweep keeps it.
+    reflected: HashMap<u128, (Option<W3cDateTime>, bool), SourceHash>,
     phase: Phase,
     stream: Option<Stream>,
     /// Changes of the set decided and not yet settled: a baseline reads the Change Lists

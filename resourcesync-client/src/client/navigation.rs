@@ -360,6 +360,7 @@ impl<I: Inventory> Client<I> {
             failed: false,
             unread: false,
             unreconciled: false,
+            reflected: HashMap::default(),
             changes_given_up: false,
             resource_failed: false,
             phase,

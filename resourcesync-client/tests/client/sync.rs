@@ -2433,21 +2433,33 @@ fn an_unread_change_list_entry_before_one_out_of_order_is_refused() {
 }
 
 /// A baseline reads the Change Lists since its listing's `at`: an unread entry even
-/// between two changes before that `at` is refused, since a listing stamped late may
-/// have missed what it created (it cannot be told from one the listing reflects).
+/// before that `at` is refused, since a listing stamped late may have missed what it
+/// created (it cannot be told from one the listing reflects). Here it stands where the
+/// creation of `r/2.txt`, held and no longer listed, was: nothing is deleted (it was).
 #[test]
 fn a_baseline_refuses_an_unread_change_even_before_its_listing() {
     let mut s = source(3);
     s.publish();
     let mut d = baseline(&s);
-    let second = format!("<url><loc>{}</loc>", s.uri("r/1.txt"));
+    let named = format!("<url><loc>{}</loc>", s.uri("r/2.txt"));
+    let entry = |text: &str| {
+        let start = text.find(&named).unwrap();
+        start..start + text[start..].find("</url>").unwrap() + "</url>".len()
+    };
     edit_open_change_list(&mut s, |text| {
-        assert!(text.contains(&second), "{text}");
-        text.replace(&second, &format!("{UNREAD}{second}"))
+        let mut text = text.to_owned();
+        text.replace_range(entry(&text), UNREAD);
+        text
     });
+    let mut list = String::from_utf8(s.files["resourcelist.xml"].body.clone()).unwrap();
+    list.replace_range(entry(&list), "");
+    s.files
+        .insert("resourcelist.xml".into(), Response::ok(list.into_bytes()));
     let run = sync(&s, &mut d, BASELINE, "", deleting, Drive::default());
     assert!(!run.report().complete);
     refused_once(&run, resourcesync_model::Rule::UriSyntax);
+    assert_eq!(changes(&run, Action::Delete), 0, "{:?}", run.problems());
+    assert!(d.files.contains_key("r/2.txt"));
 }
 
 /// A resource an incremental run stored, which a listing stamped after its creation
@@ -2482,6 +2494,48 @@ fn a_resource_a_late_stamped_listing_missed_is_not_deleted_by_a_baseline() {
         "resourcelist.xml".into(),
         Response::ok(missing.into_bytes()),
     );
+    let run = sync(&s, &mut d, BASELINE, "", deleting, Drive::default());
+    assert_eq!(changes(&run, Action::Delete), 0, "{:?}", run.problems());
+    assert!(d.files.contains_key("r/late.txt"));
+}
+
+/// The same, the Change Lists stating, out of chronological order, the creation and then
+/// an earlier deletion: by datetime the creation is the last change, and the resource is
+/// kept (the deletion, written last, took it back).
+#[test]
+fn a_resource_a_late_stamped_listing_missed_is_kept_by_its_last_change_by_datetime() {
+    let mut s = source(3);
+    s.publish();
+    let mut d = baseline(&s);
+    s.tick(30);
+    s.put("r/late.txt", b"late");
+    s.tick(30);
+    s.publish();
+    let run = sync(
+        &s,
+        &mut d,
+        Mode::Incremental,
+        "",
+        deleting,
+        Drive::default(),
+    );
+    assert!(run.report().complete, "{:?}", run.problems());
+    let late = format!("<url><loc>{}</loc>", s.uri("r/late.txt"));
+    let list = String::from_utf8(s.files["resourcelist.xml"].body.clone()).unwrap();
+    let start = list.find(&late).unwrap();
+    let end = start + list[start..].find("</url>").unwrap() + "</url>".len();
+    let missing = format!("{}{}", &list[..start], &list[end..]);
+    s.files.insert(
+        "resourcelist.xml".into(),
+        Response::ok(missing.into_bytes()),
+    );
+    let earlier = format!(
+        r#"<url><loc>{}</loc><rs:md change="deleted" datetime="2019-01-01T00:00:00Z"/></url>"#,
+        s.uri("r/late.txt")
+    );
+    edit_open_change_list(&mut s, |text| {
+        text.replace("</urlset>", &format!("{earlier}</urlset>"))
+    });
     let run = sync(&s, &mut d, BASELINE, "", deleting, Drive::default());
     assert_eq!(changes(&run, Action::Delete), 0, "{:?}", run.problems());
     assert!(d.files.contains_key("r/late.txt"));
