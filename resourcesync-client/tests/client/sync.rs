@@ -2441,18 +2441,10 @@ fn a_baseline_refuses_an_unread_change_even_before_its_listing() {
     let mut s = source(3);
     s.publish();
     let mut d = baseline(&s);
-    let named = format!("<url><loc>{}</loc>", s.uri("r/2.txt"));
-    let entry = |text: &str| {
-        let start = text.find(&named).unwrap();
-        start..start + text[start..].find("</url>").unwrap() + "</url>".len()
-    };
-    edit_open_change_list(&mut s, |text| {
-        let mut text = text.to_owned();
-        text.replace_range(entry(&text), UNREAD);
-        text
-    });
-    let mut list = String::from_utf8(s.files["resourcelist.xml"].body.clone()).unwrap();
-    list.replace_range(entry(&list), "");
+    let uri = s.uri("r/2.txt");
+    edit_open_change_list(&mut s, |text| text.replace(entry_of(text, &uri), UNREAD));
+    let list = String::from_utf8(s.files["resourcelist.xml"].body.clone()).unwrap();
+    let list = list.replace(entry_of(&list, &uri), "");
     s.files
         .insert("resourcelist.xml".into(), Response::ok(list.into_bytes()));
     let run = sync(&s, &mut d, BASELINE, "", deleting, Drive::default());
@@ -2462,12 +2454,16 @@ fn a_baseline_refuses_an_unread_change_even_before_its_listing() {
     assert!(d.files.contains_key("r/2.txt"));
 }
 
-/// A resource an incremental run stored, which a listing stamped after its creation
-/// does not list (written while the Source changed): the Change Lists say it was
-/// created before the listing's `at`, so a baseline with deletions keeps it (it deleted
-/// it as unlisted).
-#[test]
-fn a_resource_a_late_stamped_listing_missed_is_not_deleted_by_a_baseline() {
+/// The `<url>` entry of `uri` in `text`.
+fn entry_of<'a>(text: &'a str, uri: &resourcesync_model::Uri) -> &'a str {
+    let start = text.find(&format!("<url><loc>{uri}</loc>")).unwrap();
+    &text[start..start + text[start..].find("</url>").unwrap() + "</url>".len()]
+}
+
+/// A Source whose listing, stamped after `r/late.txt` was created, does not list it
+/// (written while the Source changed), and a destination an incremental run brought up
+/// to date: it holds it.
+fn missed_by_a_late_listing() -> (Source, Destination) {
     let mut s = source(3);
     s.publish();
     let mut d = baseline(&s);
@@ -2485,15 +2481,20 @@ fn a_resource_a_late_stamped_listing_missed_is_not_deleted_by_a_baseline() {
     );
     assert!(run.report().complete, "{:?}", run.problems());
     assert!(d.files.contains_key("r/late.txt"));
-    let late = format!("<url><loc>{}</loc>", s.uri("r/late.txt"));
     let list = String::from_utf8(s.files["resourcelist.xml"].body.clone()).unwrap();
-    let start = list.find(&late).unwrap();
-    let end = start + list[start..].find("</url>").unwrap() + "</url>".len();
-    let missing = format!("{}{}", &list[..start], &list[end..]);
-    s.files.insert(
-        "resourcelist.xml".into(),
-        Response::ok(missing.into_bytes()),
-    );
+    let list = list.replace(entry_of(&list, &s.uri("r/late.txt")), "");
+    s.files
+        .insert("resourcelist.xml".into(), Response::ok(list.into_bytes()));
+    (s, d)
+}
+
+/// A resource an incremental run stored, which a listing stamped after its creation
+/// does not list (written while the Source changed): the Change Lists say it was
+/// created before the listing's `at`, so a baseline with deletions keeps it (it deleted
+/// it as unlisted).
+#[test]
+fn a_resource_a_late_stamped_listing_missed_is_not_deleted_by_a_baseline() {
+    let (s, mut d) = missed_by_a_late_listing();
     let run = sync(&s, &mut d, BASELINE, "", deleting, Drive::default());
     assert_eq!(changes(&run, Action::Delete), 0, "{:?}", run.problems());
     assert!(d.files.contains_key("r/late.txt"));
@@ -2504,31 +2505,7 @@ fn a_resource_a_late_stamped_listing_missed_is_not_deleted_by_a_baseline() {
 /// kept (the deletion, written last, took it back).
 #[test]
 fn a_resource_a_late_stamped_listing_missed_is_kept_by_its_last_change_by_datetime() {
-    let mut s = source(3);
-    s.publish();
-    let mut d = baseline(&s);
-    s.tick(30);
-    s.put("r/late.txt", b"late");
-    s.tick(30);
-    s.publish();
-    let run = sync(
-        &s,
-        &mut d,
-        Mode::Incremental,
-        "",
-        deleting,
-        Drive::default(),
-    );
-    assert!(run.report().complete, "{:?}", run.problems());
-    let late = format!("<url><loc>{}</loc>", s.uri("r/late.txt"));
-    let list = String::from_utf8(s.files["resourcelist.xml"].body.clone()).unwrap();
-    let start = list.find(&late).unwrap();
-    let end = start + list[start..].find("</url>").unwrap() + "</url>".len();
-    let missing = format!("{}{}", &list[..start], &list[end..]);
-    s.files.insert(
-        "resourcelist.xml".into(),
-        Response::ok(missing.into_bytes()),
-    );
+    let (mut s, mut d) = missed_by_a_late_listing();
     let earlier = format!(
         r#"<url><loc>{}</loc><rs:md change="deleted" datetime="2019-01-01T00:00:00Z"/></url>"#,
         s.uri("r/late.txt")
