@@ -273,6 +273,7 @@ impl<I: Inventory> Client<I> {
         let listing = &self.listed;
         let inventory = &self.inventory;
         let dry = &self.dry;
+        let deleting = self.config.delete;
         let this = &mut self.sets[set];
         let deferred = &mut this.deferred;
         let declined = &this.declined;
@@ -386,10 +387,10 @@ impl<I: Inventory> Client<I> {
                         continue;
                     }
                     // What a baseline's listing reflects, or missed: a resource it does
-                    // not list that the last of these changes (by datetime, as `latest`
-                    // orders them, across batches) created or updated is not swept away
-                    // as unlisted.
-                    if baseline {
+                    // not list (held: not `missed`) that the last of these changes (by
+                    // datetime, as `latest` orders them, across batches) created or
+                    // updated is not swept away as unlisted. Kept only for a sweep.
+                    if baseline && deleting {
                         let own = r.datetime.or(r.lastmod);
                         let alive = r.change != Some(Changed::Deleted);
                         match reflected.get(&hash(&r.uri)) {
@@ -410,7 +411,13 @@ impl<I: Inventory> Client<I> {
                             }
                         }
                     } else if (baseline || audit) && r.change == Some(Changed::Deleted) {
-                        latest.remove(&r.uri);
+                        // It takes back a creation the listing missed, unless that one is
+                        // later by datetime (a list out of order).
+                        let own = r.datetime.or(r.lastmod);
+                        let later = |kept: &W3cDateTime| own.is_some_and(|own| own < *kept);
+                        if !matches!(latest.get(&r.uri), Some((_, Some(kept), _)) if later(kept)) {
+                            latest.remove(&r.uri);
+                        }
                     }
                     continue;
                 }

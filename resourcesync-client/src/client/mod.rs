@@ -452,10 +452,11 @@ struct Set {
     /// the checkpoint, all that is held was stored before its `at`, and the sweep
     /// stands on the listing, as without Change Lists.)
     unreconciled: bool,
-    /// A baseline's changes before its listing's `at` (which the checkpoint covers), per
-    /// resource the last by datetime: its datetime, and whether it left the resource in
-    /// place (created or updated). What the listing does not list and such a change
-    /// left in place, the listing missed (stamped late): the sweep keeps it.
+    /// A baseline's changes (with deletions asked for) before its listing's `at`, which
+    /// the checkpoint covers, of resources held, per resource the last by datetime (by
+    /// the order written among those without one): its datetime, and whether it left the
+    /// resource in place (created or updated). What the listing does not list and such a
+    /// change left in place, the listing missed (stamped late): the sweep keeps it.
     reflected: HashMap<u128, (Option<W3cDateTime>, bool), SourceHash>,
     phase: Phase,
     stream: Option<Stream>,
