@@ -634,7 +634,9 @@ pub enum Event {
     Delete(Decision),
     /// The body of this request is a package, verified against what the Source listed:
     /// open it (`resourcesync_package::Package`) and hand its manifest over with
-    /// [`Client::handle_package`](crate::Client::handle_package).
+    /// [`Client::handle_package`](crate::Client::handle_package), as a
+    /// [`PackageManifest::new`](crate::PackageManifest::new) of the package's manifest,
+    /// findings and skipped entries.
     Package {
         /// The request the package came in.
         request: RequestId,

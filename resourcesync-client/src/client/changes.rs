@@ -633,6 +633,31 @@ impl<I: Inventory> Client<I> {
 /// A package's manifest as the caller read it from the package, for
 /// [`Client::handle_package`]: with `resourcesync_package::Package`,
 /// `PackageManifest::new(package.manifest(), package.findings(), package.skipped())`.
+/// The findings and the skipped entries matter: an entry the manifest's reader skipped
+/// may name a resource held, which the client must not delete for want of it, and an
+/// entry whose fixity was not read must not be extracted unchecked.
+///
+/// ```
+/// use resourcesync_client::PackageManifest;
+/// use resourcesync_model::{DocumentHead, DocumentKind, Link, Relation};
+/// use resourcesync_package::{Bitstream, Package, PackageOptions, PackageWriter};
+///
+/// let mut head = DocumentHead::of_kind(DocumentKind::ResourceDumpManifest);
+/// head.md.at = Some("2013-01-03T09:00:00Z".parse()?);
+/// let up = "http://example.com/capabilitylist.xml".parse()?;
+/// head.links.push(Link::new(Relation::Up, up));
+/// let mut writer = PackageWriter::new(Vec::new(), head, PackageOptions::default())?;
+/// let resource = Bitstream::new("http://example.com/res1".parse()?, "/res1".into());
+/// writer.add(resource, &b"hello"[..])?;
+/// let (zip, _) = writer.finish()?;
+///
+/// // As a driver does on `Event::Package`, before `handle_package`:
+/// let package = Package::new(std::io::Cursor::new(zip))?;
+/// let manifest = PackageManifest::new(package.manifest(), package.findings(), package.skipped());
+/// assert_eq!(manifest.document.entries.len(), 1);
+/// assert!(manifest.skipped.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct PackageManifest<'a> {
@@ -662,7 +687,9 @@ impl<'a> PackageManifest<'a> {
         }
     }
 
-    /// A manifest read with no finding and no entry skipped (one a program wrote).
+    /// A manifest with no finding and no entry skipped: one a program built, not one
+    /// read from a Source's package, whose reader may have skipped entries (use
+    /// [`new`](PackageManifest::new) for those).
     pub fn whole(document: &'a Document) -> PackageManifest<'a> {
         PackageManifest {
             document,
@@ -730,7 +757,7 @@ fn manifest_items<'a>(
         written += 1;
         while let Some(n) = skipped.next_if(|n| *n <= written) {
             items.push(skip(n, entry.datetime().or(entry.lastmod)));
-            written = written.max(n + 1);
+            written = written.max(n.saturating_add(1));
         }
         let refused = finding_of(findings, written, &FIXITY_RULES).map(|why| refusal(written, why));
         items.push(Item::Kept {

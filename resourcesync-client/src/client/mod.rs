@@ -57,7 +57,9 @@ use crate::state::{Checkpoint, Refetch, State, StreamPosition};
 ///    confirmed with [`applied`](Client::applied) (which records it in the inventory: one
 ///    call) or [`failed`](Client::failed); [`Event::Package`] (open the kept package, with
 ///    `resourcesync-package`, and hand its manifest over with
-///    [`handle_package`](Client::handle_package)); [`Event::Cancel`] (abort that
+///    [`handle_package`](Client::handle_package), as a
+///    [`PackageManifest::new`](crate::PackageManifest::new) of the package's manifest,
+///    findings and skipped entries); [`Event::Cancel`] (abort that
 ///    request); [`Event::Checkpoint`] (save [`state`](Client::state)). Then go back to 1:
 ///    an input may have made room for new requests.
 /// 4. When nothing is in flight, wait until [`poll_timeout`](Client::poll_timeout) and
@@ -453,10 +455,11 @@ struct Set {
     /// stands on the listing, as without Change Lists.)
     unreconciled: bool,
     /// A baseline's changes (with deletions asked for) before its listing's `at`, which
-    /// the checkpoint covers, of resources held, per resource the last by datetime (by
-    /// the order written among those without one): its datetime, and whether it left the
-    /// resource in place (created or updated). What the listing does not list and such a
-    /// change left in place, the listing missed (stamped late): the sweep keeps it.
+    /// the checkpoint covers, and that it did not take as missed (creations and updates
+    /// of resources held, deletions of any), per resource the last by datetime (by the
+    /// order written among those without one): its datetime, and whether it left the
+    /// resource in place. What the listing does not list and such a change left in
+    /// place, the listing missed (stamped late): the sweep keeps it.
     reflected: HashMap<u128, (Option<W3cDateTime>, bool), SourceHash>,
     phase: Phase,
     stream: Option<Stream>,

@@ -217,22 +217,23 @@ impl<I: Inventory> Client<I> {
         }
     }
 
-    /// The `until` of the Change List read for `id`: its own, or where it states none
-    /// the one its index states for it; none for an open list.
+    /// The `until` of the Change List read for `id`: the later of its own and the one
+    /// its index states for it (a bound too early would take an unread change as
+    /// applied); none for an open list.
     fn candidate_until(&self, id: RequestId) -> Option<W3cDateTime> {
         let (doc, _) = document(&self.flights, id)?;
         let head = doc.head.as_ref()?;
-        if head.until.is_some() {
-            return head.until;
-        }
-        let stream = self.sets[head.set?].stream.as_ref()?;
-        // Where `collect_raw` puts the list's changes.
-        let c = match head.role {
-            Role::Candidate(c) => c,
-            Role::Changes => stream.candidates.len().checked_sub(1)?,
-            _ => return None,
+        let indexed = match (head.set, head.role) {
+            (Some(s), Role::Candidate(c)) => (self.sets[s].stream.as_ref())
+                .and_then(|stream| stream.candidates.get(c))
+                .and_then(|candidate| candidate.md.as_ref())
+                .and_then(|md| md.until),
+            _ => None,
         };
-        stream.candidates.get(c)?.until
+        match (head.until, indexed) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Refuses entry `n` of the document of `id`: counted and reported with its rule.

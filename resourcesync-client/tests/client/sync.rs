@@ -2374,16 +2374,7 @@ fn the_last_entry_of_an_open_change_list_that_names_nothing_is_refused_on_every_
         text.replace("</urlset>", &format!("{UNREAD}</urlset>"))
     });
     for _ in 0..2 {
-        let run = sync(
-            &s,
-            &mut d,
-            Mode::Incremental,
-            "",
-            deleting,
-            Drive::default(),
-        );
-        assert!(!run.report().complete, "{:?}", run.problems());
-        refused_once(&run, resourcesync_model::Rule::UriSyntax);
+        one_unread_refused(&s, &mut d);
     }
 }
 
@@ -2420,16 +2411,7 @@ fn an_unread_change_list_entry_before_one_out_of_order_is_refused() {
     edit_open_change_list(&mut s, |text| {
         text.replace("</urlset>", &format!("{UNREAD}{earlier}</urlset>"))
     });
-    let run = sync(
-        &s,
-        &mut d,
-        Mode::Incremental,
-        "",
-        deleting,
-        Drive::default(),
-    );
-    assert!(!run.report().complete, "{:?}", run.problems());
-    refused_once(&run, resourcesync_model::Rule::UriSyntax);
+    one_unread_refused(&s, &mut d);
 }
 
 /// A baseline reads the Change Lists since its listing's `at`: an unread entry even
@@ -2534,4 +2516,43 @@ fn deleted_earlier_written_last(s: &mut Source) {
     edit_open_change_list(s, |text| {
         text.replace("</urlset>", &format!("{earlier}</urlset>"))
     });
+}
+
+/// An unread last entry of a closed Change List whose index states a later `until` than
+/// the list does: the bound is the later (a list may end before its index says), and a
+/// checkpoint between the two does not cover it (the list's own, earlier, passed it).
+#[test]
+fn an_unread_last_entry_is_bounded_by_the_later_of_the_list_s_and_its_index_s_until() {
+    let mut s = source(3);
+    s.publish.change_part = 2;
+    s.publish();
+    let mut d = baseline(&s);
+    let index = String::from_utf8(s.files["changelist.xml"].body.clone()).unwrap();
+    assert!(index.contains("<sitemapindex"), "{index}");
+    let closed = (s.files.keys())
+        .find(|name| {
+            let text = String::from_utf8_lossy(&s.files[*name].body).into_owned();
+            text.contains("<urlset") && text.contains("changelist") && text.contains("until=")
+        })
+        .unwrap_or_else(|| panic!("{:?}", s.files.keys().collect::<Vec<_>>()))
+        .clone();
+    let text = String::from_utf8(s.files[&closed].body.clone()).unwrap();
+    let text = text.replace("</urlset>", &format!("{UNREAD}</urlset>"));
+    s.files
+        .insert(closed.clone(), Response::ok(text.into_bytes()));
+    // The index says the closed list runs far later than it says itself.
+    let at = index.find(&format!("{closed}</loc>")).unwrap();
+    let until = at + index[at..].find("until=\"").unwrap() + "until=\"".len();
+    let end = until + index[until..].find('"').unwrap();
+    let index = format!("{}2100-01-01T00:00:00Z{}", &index[..until], &index[end..]);
+    s.files
+        .insert("changelist.xml".into(), Response::ok(index.into_bytes()));
+    one_unread_refused(&s, &mut d);
+}
+
+/// An incremental run of `s` into `d`: not complete, one entry refused for its `<loc>`.
+fn one_unread_refused(s: &Source, d: &mut Destination) {
+    let run = sync(s, d, Mode::Incremental, "", deleting, Drive::default());
+    assert!(!run.report().complete, "{:?}", run.problems());
+    refused_once(&run, resourcesync_model::Rule::UriSyntax);
 }
