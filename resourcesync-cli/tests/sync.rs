@@ -986,6 +986,27 @@ fn an_audit_that_did_not_finish_does_not_say_not_in_sync() {
     assert!(text(&out).contains(", in sync"), "{}", text(&out));
 }
 
+/// --replace-foreign replaces a file no sync stored, never a directory at a file's path:
+/// that is a conflict said as one, what it holds left as it is (the run failed with the
+/// rename's raw "Is a directory" error).
+#[test]
+fn replace_foreign_leaves_a_directory_at_a_file_s_path_as_a_conflict() {
+    let (served, _dir, d) = served_and_dest(3);
+    let dest = d.to_str().unwrap();
+    std::fs::create_dir_all(d.join("r/1.txt")).unwrap();
+    std::fs::write(d.join("r/1.txt/mine"), b"the user's").unwrap();
+    let out = sync(&["--replace-foreign", &served.base, dest]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let all = text(&out);
+    assert!(all.contains("a directory"), "{all}");
+    assert!(!all.contains("os error"), "{all}");
+    assert_eq!(
+        std::fs::read(d.join("r/1.txt/mine")).unwrap(),
+        b"the user's"
+    );
+    assert_eq!(std::fs::read(d.join("r/0.txt")).unwrap(), b"resource 0");
+}
+
 #[test]
 fn the_hints_after_the_summary_say_what_to_run_and_it_works() {
     let (served, _dir, d) = served_and_dest(4);

@@ -117,7 +117,9 @@ impl DirectoryDestination {
         let absent = match dir.symlink_metadata(name) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => true,
             Err(e) => return Err(Outcome::Failed(e)),
-            Ok(_) if self.replace_foreign => false,
+            // Replaced: a file, a link, a special file; never a directory, which holds
+            // what is not the sync's to remove (as below).
+            Ok(meta) if self.replace_foreign && !meta.is_dir() => false,
             // Held: the sync's own file, replaced if it still holds what the inventory
             // records (what the sync stored; a file a baseline's `verify` found changed
             // is recorded as holding what no file holds). Edited since: kept, as a
