@@ -193,10 +193,7 @@ impl<I: Inventory> Client<I> {
         // would take an unread change as applied).
         let listed_until =
             candidate.and_then(|c| self.sets[set].stream.as_ref()?.candidates.get(c)?.until);
-        let until = match (manifest.head.md.until, listed_until) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        let until = super::navigation::later(manifest.head.md.until, listed_until);
         let items = manifest_items(&package, manifest, findings, skipped, &numbers, until);
         for (entry, written) in items.iter().filter_map(Item::kept) {
             if let Some(path) = entry.md.as_ref().and_then(|md| md.path.as_ref()) {

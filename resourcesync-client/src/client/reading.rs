@@ -230,10 +230,7 @@ impl<I: Inventory> Client<I> {
                 .and_then(|md| md.until),
             _ => None,
         };
-        match (head.until, indexed) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        }
+        super::navigation::later(head.until, indexed)
     }
 
     /// Refuses entry `n` of the document of `id`: counted and reported with its rule.
