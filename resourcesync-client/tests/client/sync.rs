@@ -2273,10 +2273,7 @@ fn a_dump_manifest_entry_whose_hash_cannot_be_read_is_not_extracted_unchecked() 
     s.publish();
     let uri = s.uri("r/1.txt");
     edit_package(&mut s, "resourcedump.xml", "resourcedump-1.zip", |m| {
-        let at = m.find(&format!("<loc>{uri}</loc>")).unwrap();
-        let hash = at + m[at..].find("hash=\"").unwrap() + "hash=\"".len();
-        let end = hash + m[hash..].find('"').unwrap();
-        format!("{}md5:zz{}", &m[..hash], &m[end..])
+        unreadable_hash(&m, &format!("<loc>{uri}</loc>"))
     });
     let mut d = Destination::default();
     let run = sync(&s, &mut d, DUMP, "", |c| c, Drive::default());
@@ -2297,22 +2294,22 @@ fn a_dump_manifest_entry_whose_hash_cannot_be_read_is_not_extracted_unchecked() 
 /// (it was, without the change).
 #[test]
 fn a_change_dump_manifest_entry_that_names_nothing_is_refused() {
-    let mut s = source(3);
-    s.publish.change_dump = true;
-    s.publish();
-    let mut d = baseline(&s);
-    s.tick(30);
-    s.put("r/later.txt", b"later");
-    s.put("r/next.txt", b"next");
-    s.publish();
-    let named = format!("<loc>{}</loc>", s.uri("r/later.txt"));
-    let package = (s.files.keys())
-        .filter(|name| name.ends_with(".zip"))
-        .find(|name| manifest_in(&s.files[*name].body).contains(&named))
-        .unwrap()
-        .clone();
+    let (mut s, mut d, package, named) = change_dump_with_later();
     edit_package(&mut s, "changedump.xml", &package, |m| {
         m.replace(&named, "<loc>http://exa mple.com/r/later.txt</loc>")
+    });
+    one_unread_refused(&s, &mut d);
+    assert!(!d.files.contains_key("r/later.txt"));
+}
+
+/// A Change Dump manifest entry whose hash cannot be read is refused where it stands,
+/// not extracted unchecked (its bytes were stored whatever they were); the change after
+/// it is applied.
+#[test]
+fn a_change_dump_manifest_entry_whose_hash_cannot_be_read_is_not_extracted_unchecked() {
+    let (mut s, mut d, package, named) = change_dump_with_later();
+    edit_package(&mut s, "changedump.xml", &package, |m| {
+        unreadable_hash(&m, &named)
     });
     let run = sync(
         &s,
@@ -2323,8 +2320,48 @@ fn a_change_dump_manifest_entry_that_names_nothing_is_refused() {
         Drive::default(),
     );
     assert!(!run.report().complete, "{:?}", run.problems());
+    refused_once(&run, resourcesync_model::Rule::HashSyntax);
+    let later = s.uri("r/later.txt");
+    let extracted = |e: &Event| matches!(e, Event::Extract(x) if x.change.uri == later);
+    assert!(!run.events.iter().any(extracted), "extracted unchecked");
     assert!(!d.files.contains_key("r/later.txt"));
-    refused_once(&run, resourcesync_model::Rule::UriSyntax);
+    assert!(d.files.contains_key("r/next.txt"));
+}
+
+/// A Source offering a Change Dump, `r/later.txt` and `r/next.txt` created since a
+/// destination's baseline: the Source, the destination, the package whose manifest
+/// names `r/later.txt`, and its `<loc>` as written there.
+fn change_dump_with_later() -> (Source, Destination, String, String) {
+    let mut s = source(3);
+    s.publish.change_dump = true;
+    s.publish();
+    let d = baseline(&s);
+    s.tick(30);
+    s.put("r/later.txt", b"later");
+    s.put("r/next.txt", b"next");
+    s.publish();
+    let named = format!("<loc>{}</loc>", s.uri("r/later.txt"));
+    let package = served_where(&s, |name, body| {
+        name.ends_with(".zip") && manifest_in(body).contains(&named)
+    });
+    (s, d, package, named)
+}
+
+/// `manifest` with the hash of the entry whose `<loc>` is `named` made unreadable.
+fn unreadable_hash(manifest: &str, named: &str) -> String {
+    let m = manifest;
+    let at = m.find(named).unwrap();
+    let hash = at + m[at..].find("hash=\"").unwrap() + "hash=\"".len();
+    let end = hash + m[hash..].find('"').unwrap();
+    format!("{}md5:zz{}", &m[..hash], &m[end..])
+}
+
+/// The name of the file `s` serves that `found` picks by its name and body.
+fn served_where(s: &Source, found: impl Fn(&str, &[u8]) -> bool) -> String {
+    (s.files.iter())
+        .find(|(name, response)| found(name, &response.body))
+        .map(|(name, _)| name.clone())
+        .unwrap_or_else(|| panic!("{:?}", s.files.keys().collect::<Vec<_>>()))
 }
 
 /// A Change List entry whose `<loc>` no reading makes a URI, right after changes the
@@ -2341,11 +2378,9 @@ fn a_change_list_entry_that_names_nothing_after_applied_changes_is_refused() {
     s.put("r/next.txt", b"next");
     s.publish();
     let named = format!("<loc>{}</loc>", s.uri("r/later.txt"));
-    let list = (s.files.keys())
-        .filter(|name| name.starts_with("changelist"))
-        .find(|name| String::from_utf8_lossy(&s.files[*name].body).contains(&named))
-        .unwrap()
-        .clone();
+    let list = served_where(&s, |name, body| {
+        name.starts_with("changelist") && String::from_utf8_lossy(body).contains(&named)
+    });
     let text = String::from_utf8(s.files[&list].body.clone()).unwrap();
     let broken = text.replace(&named, "<loc>http://exa mple.com/r/later.txt</loc>");
     s.files.insert(list, Response::ok(broken.into_bytes()));
@@ -2384,14 +2419,10 @@ const UNREAD: &str =
 
 /// `s`'s open Change List (the one with entries and no `until`) edited by `edit`.
 fn edit_open_change_list(s: &mut Source, edit: impl Fn(&str) -> String) {
-    let open = (s.files.keys())
-        .filter(|name| name.starts_with("changelist") && name.ends_with(".xml"))
-        .find(|name| {
-            let text = String::from_utf8_lossy(&s.files[*name].body).into_owned();
-            text.contains("<url>") && !text.contains("until=")
-        })
-        .unwrap()
-        .clone();
+    let open = served_where(s, |name, body| {
+        let text = String::from_utf8_lossy(body);
+        name.starts_with("changelist") && text.contains("<url>") && !text.contains("until=")
+    });
     let text = String::from_utf8(s.files[&open].body.clone()).unwrap();
     s.files.insert(open, Response::ok(edit(&text).into_bytes()));
 }
@@ -2529,13 +2560,10 @@ fn an_unread_last_entry_is_bounded_by_the_later_of_the_list_s_and_its_index_s_un
     let mut d = baseline(&s);
     let index = String::from_utf8(s.files["changelist.xml"].body.clone()).unwrap();
     assert!(index.contains("<sitemapindex"), "{index}");
-    let closed = (s.files.keys())
-        .find(|name| {
-            let text = String::from_utf8_lossy(&s.files[*name].body).into_owned();
-            text.contains("<urlset") && text.contains("changelist") && text.contains("until=")
-        })
-        .unwrap_or_else(|| panic!("{:?}", s.files.keys().collect::<Vec<_>>()))
-        .clone();
+    let closed = served_where(&s, |_, body| {
+        let text = String::from_utf8_lossy(body);
+        text.contains("<urlset") && text.contains("changelist") && text.contains("until=")
+    });
     let text = String::from_utf8(s.files[&closed].body.clone()).unwrap();
     let text = text.replace("</urlset>", &format!("{UNREAD}</urlset>"));
     s.files
