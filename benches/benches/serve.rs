@@ -10,9 +10,11 @@
 //! address (a publication names its base URL), into publications of the same files: both
 //! servers serve the same bytes.
 //!
-//! The servers, both on 127.0.0.1:
-//! - `resourcesync serve` in process (`serve::serve` with the default limits), on a
-//!   tokio runtime of its own with a worker per core, as the command makes it;
+//! The servers, both on 127.0.0.1, each a process in a session of its own, as servers
+//! run (nginx's own default; `web::server_command` says why it matters on one machine):
+//! - `resourcesync serve`: this bench's program run again as a child, where it serves
+//!   (`serve::serve` with the default limits) on a tokio runtime with a worker per core,
+//!   as the command does;
 //! - nginx (Debian's `nginx-light`), a child process with a generated configuration:
 //!   Debian's defaults that bear on speed (`worker_processes auto`, `sendfile on`,
 //!   `tcp_nopush on`, keep-alive), root at the publication, `access_log off`, its pid,
@@ -53,9 +55,9 @@
 //! (what the figures are: `benches/README.md`), N rounds: in each every client
 //! fetches from `serve` then from nginx; printed are the medians and the medians of the
 //! rounds' ratios (ratios of times taken in the same round: the drift of a shared machine
-//! between rounds cancels out), and for each client from nginx the CPU time it and nginx
-//! used (`/proc`), with what they come to on 2 cores: a CPU-bound run's floor. Without it, criterion's groups, then the ratios of the
-//! medians. Per client `serve`'s throughput over nginx's; from nginx `sync`'s over each
+//! between rounds cancels out), and for each client and server the CPU time the client
+//! and the server used (`/proc`), with what they come to on 2 cores: a CPU-bound run's
+//! floor. Without it, criterion's groups, then the ratios of the medians. Per client `serve`'s throughput over nginx's; from nginx `sync`'s over each
 //! peer's.
 //!
 //! nginx, wget2 and aria2c come from the system (`.ci/run` installs them with apt-get),
@@ -64,7 +66,6 @@
 //!
 //! `SERVE_PAIRED=5 cargo bench -p resourcesync-benches --bench serve`
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -75,7 +76,7 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group};
 use resourcesync_benches::peers::{self, median, program};
 use resourcesync_cli::serve;
 use resourcesync_destination::SyncOptions;
@@ -96,48 +97,84 @@ fn measuring() -> bool {
 /// Requests in flight for both clients.
 const CONCURRENCY: usize = 16;
 
-/// `resourcesync serve` in process, until dropped.
+/// `resourcesync serve` as a server of its own, until dropped: this bench's program run
+/// again as a child in a session of its own (`web::server_command`, as nginx is run),
+/// where [`main`] serves the publication as the command does.
 struct Ours {
     base: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    runtime: Option<tokio::runtime::Runtime>,
+    child: std::process::Child,
 }
 
+/// The variables that make this bench's program a `serve` ([`serve_here`]): the
+/// publication's directory, and the address to listen on.
+const SERVE_DIR: &str = "SERVE_BENCH_SERVE_DIR";
+const SERVE_ADDR: &str = "SERVE_BENCH_SERVE_ADDR";
+
 impl Ours {
-    fn start(listener: TcpListener, publish: PathBuf) -> Ours {
-        // As `resourcesync serve` builds it: a worker per core.
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()
+    fn start(port: u16, publish: &Path) -> Ours {
+        let exe = std::env::current_exe().unwrap();
+        let addr = format!("127.0.0.1:{port}");
+        let mut child = web::server_command(&exe)
+            .env(SERVE_DIR, publish)
+            .env(SERVE_ADDR, &addr)
+            // Its standard input closed is its signal to stop (`serve_here`): this
+            // process gone, however it ended, it does not serve on.
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
             .unwrap();
-        let base = format!("http://{}/", listener.local_addr().unwrap());
-        listener.set_nonblocking(true).unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        runtime.spawn(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            serve::serve(listener, publish, async {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-        });
-        Ours {
-            base,
-            stop: Some(stop),
-            runtime: Some(runtime),
+        let started = Instant::now();
+        while std::net::TcpStream::connect(&addr).is_err() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("serve exited ({status})");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "serve did not listen within 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(10));
         }
+        Ours {
+            base: format!("http://{addr}/"),
+            child,
+        }
+    }
+
+    /// The CPU time the server has used so far, in seconds.
+    fn cpu(&self) -> f64 {
+        web::process_cpu(self.child.id())
     }
 }
 
 impl Drop for Ours {
     fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_timeout(Duration::from_secs(5));
-        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
+}
+
+/// In the child [`Ours::start`] runs: serves `dir` at `addr` as `resourcesync serve`
+/// does (a multi-thread runtime, a worker per core, the server's loop on the main
+/// thread; `serve::serve` with the default limits) until its standard input closes.
+fn serve_here(dir: PathBuf, addr: String) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (closed, stdin_closed) = tokio::sync::oneshot::channel::<()>();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        let _ = closed.send(());
+    });
+    runtime
+        .block_on(async move {
+            let listener = tokio::net::TcpListener::bind(&addr).await?;
+            serve::serve(listener, dir, async {
+                let _ = stdin_closed.await;
+            })
+            .await
+        })
+        .unwrap();
 }
 
 /// Files under `dir`, and their bytes.
@@ -561,10 +598,10 @@ fn bench(c: &mut Criterion) {
         };
         let collection = generate(&size, files);
 
-        let ours_listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let ours_base = format!("http://{}/", ours_listener.local_addr().unwrap());
-        let (_ours_dir, ours_publish) = publish(&collection, &ours_base);
-        let ours = Ours::start(ours_listener, ours_publish);
+        let ours_port = free_port();
+        let (_ours_dir, ours_publish) =
+            publish(&collection, &format!("http://127.0.0.1:{ours_port}/"));
+        let ours = Ours::start(ours_port, &ours_publish);
         let nginx = nginx.as_ref().map(|nginx| {
             let port = free_port();
             let publication = publish(&collection, &format!("http://127.0.0.1:{port}/"));
@@ -624,34 +661,34 @@ fn bench(c: &mut Criterion) {
 
         if let Some(rounds) = paired {
             println!("{title}: {rounds} rounds, each client from serve then nginx");
-            // times[client][server]: one time per round; cpu[client]: the client's and
-            // nginx's CPU time while it fetched from nginx, one pair per round.
+            // times[client][server]: one time per round; cpu[client][server]: the
+            // client's and the server's CPU time while it fetched, one pair per round.
+            let server_cpu = |s: usize| match s {
+                0 => ours.cpu(),
+                _ => nginx.map_or(0.0, Nginx::cpu),
+            };
             let mut times = vec![vec![Vec::new(); servers.len()]; clients.len()];
-            let mut cpu = vec![(Vec::new(), Vec::new()); clients.len()];
+            let mut cpu = vec![vec![(Vec::new(), Vec::new()); servers.len()]; clients.len()];
             for _ in 0..rounds {
                 for (c, &client) in clients.iter().enumerate() {
-                    for (s, (server, base)) in servers.iter().enumerate() {
-                        let before = (own_cpu(), nginx.map(Nginx::cpu));
+                    for (s, (_, base)) in servers.iter().enumerate() {
+                        let before = (own_cpu(), server_cpu(s));
                         times[c][s].push(fetcher.fetch(client, base).as_secs_f64());
-                        if let (&"nginx", Some(nginx), Some(was)) = (server, nginx, before.1) {
-                            cpu[c].0.push(own_cpu() - before.0);
-                            cpu[c].1.push(nginx.cpu() - was);
-                        }
+                        cpu[c][s].0.push(own_cpu() - before.0);
+                        cpu[c][s].1.push(server_cpu(s) - before.1);
                     }
                 }
             }
             for (c, &client) in clients.iter().enumerate() {
                 for (s, (server, _)) in servers.iter().enumerate() {
                     let time = median(&mut times[c][s].clone());
-                    print!("  {} from {server}: median {time:.3} s", client.name());
-                    if *server == "nginx" && !cpu[c].0.is_empty() {
-                        let (mine, nginx) = (median(&mut cpu[c].0), median(&mut cpu[c].1));
-                        print!(
-                            "; CPU: client {mine:.2} s, nginx {nginx:.2} s, both on 2 cores {:.3} s",
-                            (mine + nginx) / 2.0
-                        );
-                    }
-                    println!();
+                    let (mine, theirs) = &mut cpu[c][s];
+                    let (mine, theirs) = (median(mine), median(theirs));
+                    println!(
+                        "  {} from {server}: median {time:.3} s; CPU: client {mine:.2} s, {server} {theirs:.2} s, both on 2 cores {:.3} s",
+                        client.name(),
+                        (mine + theirs) / 2.0
+                    );
                 }
             }
             floors();
@@ -710,4 +747,13 @@ fn bench(c: &mut Criterion) {
 }
 
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+/// `criterion_main!`'s, but for the child that serves ([`Ours::start`]).
+fn main() {
+    if let (Some(dir), Some(addr)) = (std::env::var_os(SERVE_DIR), std::env::var(SERVE_ADDR).ok()) {
+        serve_here(PathBuf::from(dir), addr);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

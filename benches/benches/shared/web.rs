@@ -144,7 +144,7 @@ http {{
         );
         let conf = prefix.join("nginx.conf");
         std::fs::write(&conf, config).unwrap();
-        let mut child = Command::new(nginx)
+        let mut child = server_command(nginx)
             .arg("-p")
             .arg(prefix)
             .arg("-c")
@@ -250,6 +250,54 @@ impl Drop for Nginx {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A command that runs the server `program` in a session of its own, as servers run:
+/// nginx started as it starts by default (`daemon on`) calls `setsid`, and a service
+/// manager starts each service in its own session and group. On one machine this
+/// decides how the kernel shares the cores between server and client: with autogroup
+/// scheduling (on by default in Linux, and on these machines:
+/// `/proc/sys/kernel/sched_autogroup_enabled` is 1) each session is a group, and the
+/// CPU is shared between groups before threads. A server in the clients' session (a
+/// plain child of this process, as the benches ran it before) shares it thread by
+/// thread with them, so a client of 16 threads takes CPU from a server of 2 workers
+/// that a server of its own would have had: wget2 fetched the 10,000 small files from
+/// nginx in 0.30 s with nginx in the bench's session and in 0.39 s with nginx in a
+/// session of its own, where `sync` took 0.27 s either way. Client and server on two
+/// machines, each with cores of its own, are closer to the second.
+///
+/// With `BENCH_ONE_SESSION` set, or without `setsid` (util-linux, on every Debian), the
+/// server is run as a plain child in this process's session, as before (said once).
+pub(crate) fn server_command(program: &Path) -> Command {
+    static SETSID: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let setsid = SETSID.get_or_init(|| {
+        if std::env::var_os("BENCH_ONE_SESSION").is_some() {
+            eprintln!("servers run in the bench's session (BENCH_ONE_SESSION)");
+            return None;
+        }
+        let found = resourcesync_benches::peers::program("setsid", "util-linux");
+        if found.is_none() {
+            eprintln!("servers run in the bench's session: no setsid");
+        }
+        found
+    });
+    match setsid {
+        // `setsid` calls setsid(2) and executes the program in its place (it forks only
+        // when it leads its process group, which a child just spawned does not): the
+        // child's process id is the server's, to read its CPU time and to stop it by.
+        Some(setsid) => {
+            let mut command = Command::new(setsid);
+            command.arg(program);
+            command
+        }
+        None => Command::new(program),
+    }
+}
+
+/// The CPU time process `pid` has used so far, in seconds (its own, not its
+/// children's): a server's, read before and after a fetch.
+pub(crate) fn process_cpu(pid: u32) -> f64 {
+    cpu_ticks(pid, false) as f64 / TICKS_PER_SECOND
 }
 
 /// A free port on 127.0.0.1 for nginx, which is given a port rather than a socket.
