@@ -11,7 +11,8 @@
 //! servers serve the same bytes.
 //!
 //! The servers, both on 127.0.0.1, each a process in a session of its own, as servers
-//! run (nginx's own default; `web::server_command` says why it matters on one machine):
+//! run (nginx's own default; `web::server_command` says why it matters on one machine;
+//! `BENCH_ONE_SESSION=1` runs both in the bench's session, `serve` still a process):
 //! - `resourcesync serve`: this bench's program run again as a child, where it serves
 //!   (`serve::serve` with the default limits) on a tokio runtime with a worker per core,
 //!   as the command does;
@@ -57,8 +58,8 @@
 //! rounds' ratios (ratios of times taken in the same round: the drift of a shared machine
 //! between rounds cancels out), and for each client and server the CPU time the client
 //! and the server used (`/proc`), with what they come to on 2 cores: a CPU-bound run's
-//! floor. Without it, criterion's groups, then the ratios of the medians. Per client `serve`'s throughput over nginx's; from nginx `sync`'s over each
-//! peer's.
+//! floor. Without it, criterion's groups, then the ratios of the medians. Per client
+//! `serve`'s throughput over nginx's; from nginx `sync`'s over each peer's.
 //!
 //! nginx, wget2 and aria2c come from the system (`.ci/run` installs them with apt-get),
 //! `resync-sync` from `.venv` or `RESOURCESYNC_PYTHON`'s directory; without one, the bench
@@ -72,7 +73,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The allocator the `resourcesync` command runs with (its `main.rs` says why): what is
-/// measured here is the command's `sync` and `serve`, in process.
+/// measured here is the command's `sync` (in this process) and `serve` (this program
+/// run again as the server).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -124,9 +126,14 @@ impl Ours {
             .spawn()
             .unwrap();
         let started = Instant::now();
-        while std::net::TcpStream::connect(&addr).is_err() {
+        loop {
+            // Its exit first: one that could not bind (the port taken since
+            // `free_port`) is said as such, not taken for a server up.
             if let Some(status) = child.try_wait().unwrap() {
                 panic!("serve exited ({status})");
+            }
+            if std::net::TcpStream::connect(&addr).is_ok() {
+                break;
             }
             assert!(
                 started.elapsed() < Duration::from_secs(10),
@@ -672,10 +679,13 @@ fn bench(c: &mut Criterion) {
             for _ in 0..rounds {
                 for (c, &client) in clients.iter().enumerate() {
                     for (s, (_, base)) in servers.iter().enumerate() {
-                        let before = (own_cpu(), server_cpu(s));
+                        // The server's read outside the client's: reading nginx's
+                        // takes a walk of `/proc` by this process.
+                        let server_was = server_cpu(s);
+                        let was = own_cpu();
                         times[c][s].push(fetcher.fetch(client, base).as_secs_f64());
-                        cpu[c][s].0.push(own_cpu() - before.0);
-                        cpu[c][s].1.push(server_cpu(s) - before.1);
+                        cpu[c][s].0.push(own_cpu() - was);
+                        cpu[c][s].1.push(server_cpu(s) - server_was);
                     }
                 }
             }

@@ -260,14 +260,19 @@ impl Drop for Nginx {
 /// `/proc/sys/kernel/sched_autogroup_enabled` is 1) each session is a group, and the
 /// CPU is shared between groups before threads. A server in the clients' session (a
 /// plain child of this process, as the benches ran it before) shares it thread by
-/// thread with them, so a client of 16 threads takes CPU from a server of 2 workers
-/// that a server of its own would have had: wget2 fetched the 10,000 small files from
+/// thread with them, so a client of 16 threads takes CPU from a server of a worker per
+/// core that a server of its own would have had: wget2 fetched the 10,000 small files from
 /// nginx in 0.30 s with nginx in the bench's session and in 0.39 s with nginx in a
 /// session of its own, where `sync` took 0.27 s either way. Client and server on two
 /// machines, each with cores of its own, are closer to the second.
 ///
-/// With `BENCH_ONE_SESSION` set, or without `setsid` (util-linux, on every Debian), the
-/// server is run as a plain child in this process's session, as before (said once).
+/// With `BENCH_ONE_SESSION` set, or without `setsid` (util-linux, on every Debian; on
+/// CI its absence fails the bench), the server is a plain child in this process's
+/// session (said once).
+///
+/// Either way the server gets SIGTERM when this process ends, however it ends (its
+/// parent-death signal): out of the terminal's process group, a Ctrl-C would otherwise
+/// leave it serving. nginx takes SIGTERM as its fast shutdown, workers included.
 pub(crate) fn server_command(program: &Path) -> Command {
     static SETSID: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
     let setsid = SETSID.get_or_init(|| {
@@ -281,7 +286,7 @@ pub(crate) fn server_command(program: &Path) -> Command {
         }
         found
     });
-    match setsid {
+    let mut command = match setsid {
         // `setsid` calls setsid(2) and executes the program in its place (it forks only
         // when it leads its process group, which a child just spawned does not): the
         // child's process id is the server's, to read its CPU time and to stop it by.
@@ -291,7 +296,24 @@ pub(crate) fn server_command(program: &Path) -> Command {
             command
         }
         None => Command::new(program),
+    };
+    let parent = rustix::process::getpid();
+    // SAFETY: between fork and exec the hook makes two system calls (prctl, getppid),
+    // which are async-signal-safe, and allocates nothing. The signal is kept across
+    // `setsid`'s exec and nginx's (neither is set-user-ID), and set before the check
+    // that the parent is still there (a parent gone before it would never send it).
+    #[allow(unsafe_code)]
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::TERM))?;
+            if rustix::process::getppid() != Some(parent) {
+                return Err(std::io::Error::other("the bench ended"));
+            }
+            Ok(())
+        });
     }
+    command
 }
 
 /// The CPU time process `pid` has used so far, in seconds (its own, not its
